@@ -1,0 +1,30 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir } from 'node:fs/promises';
+import { writeFileAtomic, writeJsonAtomic } from '../fs/atomic-write.js';
+import type { KernelConfigFile } from '../config/kernel-config.js';
+import { readJsonFile } from '../util/json-file.js';
+import type { Workspace } from '../workspace.js';
+import { digestOf } from './authenticator.js';
+
+export interface GeneratedToken {
+  token: string;
+  file: string;
+}
+
+/**
+ * On first start (no admin token configured), creates one: the token itself goes to
+ * `<workspace>/.quire/admin.token` with mode 0600, only its SHA-256 goes into quire.json.
+ * Returns the new token so the CLI can print it once; undefined when an admin token already exists.
+ */
+export async function ensureAdminToken(workspace: Workspace, config: KernelConfigFile): Promise<GeneratedToken | undefined> {
+  if ((config.auth?.tokens ?? []).some((entry) => entry.role === 'admin')) return undefined;
+  const token = `qk_${randomBytes(32).toString('base64url')}`;
+  await mkdir(workspace.privateDir, { recursive: true, mode: 0o700 });
+  await writeFileAtomic(workspace.adminTokenFile, `${token}\n`, { mode: 0o600 });
+  // Re-read the file as it is on disk so that fields the schema types do not list are kept verbatim.
+  const onDisk = await readJsonFile<Record<string, unknown>>(workspace.configFile, {});
+  const auth = (onDisk.auth ?? {}) as { tokens?: unknown[] };
+  const tokens = [...(auth.tokens ?? []), { name: 'admin', role: 'admin', sha256: digestOf(token).toString('hex') }];
+  await writeJsonAtomic(workspace.configFile, { ...onDisk, auth: { ...auth, tokens } });
+  return { token, file: workspace.adminTokenFile };
+}

@@ -1,0 +1,40 @@
+import { KERNEL_VERSION } from '../paths.js';
+import { EXIT_OK, EXIT_USAGE, type CliIO, type Command } from './cli-io.js';
+import { auditVerifyCommand } from './commands/audit-verify.js';
+import { pluginValidateCommand } from './commands/plugin-validate.js';
+import { serveCommand } from './commands/serve.js';
+
+const COMMANDS: readonly Command[] = [serveCommand, pluginValidateCommand, auditVerifyCommand];
+
+function usage(): string {
+  const width = Math.max(...COMMANDS.map((command) => command.name.length));
+  return [
+    `Quire ${KERNEL_VERSION}: a local-first block notebook kernel with an agent inside.`,
+    '',
+    'Usage: quire <command> [options]',
+    '',
+    'Commands:',
+    ...COMMANDS.map((command) => `  ${command.name.padEnd(width)}   ${command.summary}`),
+    '',
+    "Run 'quire <command> --help' for a command's options.",
+  ].join('\n');
+}
+
+/** Finds the command named by the first one or two words and runs it; returns the exit code. */
+export async function runCli(argv: string[], io: CliIO): Promise<number> {
+  if (argv.length === 0 || argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') {
+    io.out(usage());
+    return argv.length === 0 ? EXIT_USAGE : EXIT_OK;
+  }
+  if (argv[0] === '--version') return io.out(KERNEL_VERSION), EXIT_OK;
+  const byName = new Map(COMMANDS.map((command) => [command.name, command]));
+  const command = byName.get(`${argv[0]} ${argv[1] ?? ''}`) ?? byName.get(argv[0] ?? '');
+  if (!command) {
+    const group = COMMANDS.filter((candidate) => candidate.name.startsWith(`${argv[0]} `));
+    io.err(group.length > 0
+      ? `quire ${argv[0]}: expected one of: ${group.map((candidate) => candidate.name).join(', ')}`
+      : `quire: unknown command '${argv.join(' ')}'\n\n${usage()}`);
+    return EXIT_USAGE;
+  }
+  return command.run(argv.slice(command.name.split(' ').length), io);
+}

@@ -1,0 +1,93 @@
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { KernelError } from '../errors.js';
+import type { Role } from '../plugin-api.js';
+import { formatIssues, runValidator } from '../schema/ajv.js';
+import { getKernelConfigValidator } from '../manifest/manifest-schema.js';
+
+export interface TokenEntry {
+  name: string;
+  role: Role;
+  sha256?: string;
+  env?: string;
+}
+
+export interface PluginSettings {
+  enabled?: boolean;
+  trusted?: boolean;
+  config?: Record<string, unknown>;
+}
+
+export interface DenyRule {
+  plugin?: string;
+  tool: string;
+  action?: string;
+  notebook?: string;
+}
+
+/** quire.json as written by a person; every field optional. */
+export interface KernelConfigFile {
+  server?: { host?: string; port?: number; bodyLimitBytes?: number; allowedHosts?: string[]; allowedOrigins?: string[] };
+  auth?: { tokens?: TokenEntry[] };
+  plugins?: Record<string, PluginSettings>;
+  gate?: { allowAutoMode?: boolean; deny?: DenyRule[] };
+  pluginHost?: { activationTimeoutMs?: number };
+  actions?: { timeoutMs?: number };
+  readOnly?: boolean;
+}
+
+/** The configuration the kernel runs with: the file plus defaults. */
+export interface KernelConfig {
+  server: { host: string; port: number; bodyLimitBytes: number; allowedHosts: string[]; allowedOrigins: string[] };
+  auth: { tokens: TokenEntry[] };
+  plugins: Map<string, PluginSettings>;
+  gate: { allowAutoMode: boolean; deny: DenyRule[] };
+  pluginHost: { activationTimeoutMs: number };
+  actions: { timeoutMs: number };
+  readOnly: boolean;
+}
+
+export const DEFAULT_PORT = 6806;
+
+export function withDefaults(file: KernelConfigFile): KernelConfig {
+  return {
+    server: {
+      host: file.server?.host ?? '127.0.0.1',
+      port: file.server?.port ?? DEFAULT_PORT,
+      bodyLimitBytes: file.server?.bodyLimitBytes ?? 1024 * 1024,
+      allowedHosts: file.server?.allowedHosts ?? [],
+      allowedOrigins: file.server?.allowedOrigins ?? [],
+    },
+    auth: { tokens: file.auth?.tokens ?? [] },
+    plugins: new Map(Object.entries(file.plugins ?? {})),
+    gate: { allowAutoMode: file.gate?.allowAutoMode ?? true, deny: file.gate?.deny ?? [] },
+    pluginHost: { activationTimeoutMs: file.pluginHost?.activationTimeoutMs ?? 10_000 },
+    actions: { timeoutMs: file.actions?.timeoutMs ?? 60_000 },
+    readOnly: file.readOnly ?? false,
+  };
+}
+
+/** Validates a parsed quire.json; errors name the file and the JSON pointer of each problem. */
+export function parseKernelConfig(raw: unknown, file: string): KernelConfigFile {
+  const result = runValidator<KernelConfigFile>(getKernelConfigValidator(), raw);
+  if (!result.ok) {
+    throw new KernelError('CONFIG_INVALID', `${file}: ${formatIssues(result.issues)}`, { details: { file, issues: result.issues } });
+  }
+  return result.value;
+}
+
+/** Reads `<workspace>/quire.json`; a missing file means all defaults. */
+export async function readKernelConfigFile(file: string): Promise<KernelConfigFile> {
+  if (!existsSync(file)) return {};
+  let raw: unknown;
+  try {
+    raw = JSON.parse(await readFile(file, 'utf8'));
+  } catch (error) {
+    throw new KernelError('CONFIG_INVALID', `${file}: not valid JSON: ${(error as Error).message}`, { details: { file } });
+  }
+  return parseKernelConfig(raw, file);
+}
+
+export function isPluginEnabled(config: KernelConfig, pluginId: string): boolean {
+  return config.plugins.get(pluginId)?.enabled !== false;
+}

@@ -1,0 +1,33 @@
+import { createToken } from './tokens.js';
+import type { Workspace } from './workspace.js';
+import type { KernelConfig } from './config/kernel-config.js';
+import type { Logger } from './log.js';
+import type { AuditLog } from './audit/audit-log.js';
+import type { GrantsStore } from './gate/grants-store.js';
+import type { ConfirmationStore } from './gate/confirmation-store.js';
+import type { ActionRegistry } from './registry/action-registry.js';
+import type { ActionPipeline } from './pipeline/action-pipeline.js';
+import type { PluginHost } from './plugins/plugin-host.js';
+
+/** Kernel information a plugin may read. */
+export interface KernelInfo {
+  version: string;
+  startedAt: string;
+}
+
+export const WORKSPACE = createToken<Workspace>('core.workspace');
+export const KERNEL_INFO = createToken<KernelInfo>('core.kernel-info');
+export const KERNEL_CONFIG = createToken<KernelConfig>('core.config');
+export const LOGGER = createToken<Logger>('core.logger');
+export const AUDIT_LOG = createToken<AuditLog>('core.audit-log');
+export const GRANTS_STORE = createToken<GrantsStore>('core.grants');
+export const CONFIRMATION_STORE = createToken<ConfirmationStore>('core.confirmations');
+export const ACTION_REGISTRY = createToken<ActionRegistry>('core.action-registry');
+export const ACTION_PIPELINE = createToken<ActionPipeline>('core.action-pipeline');
+export const PLUGIN_HOST = createToken<PluginHost>('core.plugin-host');
+
+/**
+ * The core services a plugin may `require`. The rest (grants, confirmations, audit, the pipeline) stay
+ * out of plugins' reach: a plugin that could write grants could approve its own actions.
+ */
+export const PLUGIN_VISIBLE_CORE_TOKENS: ReadonlySet<symbol> = new Set([WORKSPACE, KERNEL_INFO]);

@@ -1,0 +1,49 @@
+import { open, rename, rm, mkdir } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+
+export interface AtomicWriteOptions {
+  /** File mode for the new file, e.g. 0o600 for secrets. */
+  mode?: number;
+}
+
+/**
+ * Writes a file so that a crash leaves either the old content or the new, never a torn file:
+ * temporary file in the same folder → fsync → rename → fsync the folder (so the rename itself is durable).
+ */
+export async function writeFileAtomic(path: string, data: string | Uint8Array, options: AtomicWriteOptions = {}): Promise<void> {
+  const folder = dirname(path);
+  await mkdir(folder, { recursive: true });
+  const temp = join(folder, `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
+  const file = await open(temp, 'wx', options.mode ?? 0o644);
+  try {
+    await file.writeFile(data);
+    await file.sync();
+  } catch (error) {
+    await file.close().catch(() => undefined);
+    await rm(temp, { force: true });
+    throw error;
+  }
+  await file.close();
+  try {
+    await rename(temp, path);
+  } catch (error) {
+    await rm(temp, { force: true });
+    throw error;
+  }
+  await syncFolder(folder);
+}
+
+async function syncFolder(folder: string): Promise<void> {
+  const handle = await open(folder, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Pretty-printed JSON with a trailing newline, written atomically. */
+export async function writeJsonAtomic(path: string, value: unknown, options: AtomicWriteOptions = {}): Promise<void> {
+  await writeFileAtomic(path, `${JSON.stringify(value, null, 2)}\n`, options);
+}

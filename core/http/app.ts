@@ -1,0 +1,40 @@
+import { Hono } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import type { Kernel } from '../kernel.js';
+import { KernelError } from '../errors.js';
+import { KERNEL_VERSION } from '../paths.js';
+import { errorResponse } from './error-response.js';
+import type { HttpEnv } from './http-env.js';
+import { bearerAuth, requireRole } from './middleware/bearer-auth.js';
+import { hostOriginGuard } from './middleware/host-origin-guard.js';
+import { actionRoutes } from './routes/actions.js';
+import { confirmationRoutes } from './routes/confirmations.js';
+import { grantRoutes } from './routes/grants.js';
+import { pluginRoutes } from './routes/plugins.js';
+
+/**
+ * The kernel's HTTP surface. Order matters: the Host/Origin guard runs before anything else, the body
+ * limit before a body is read, authentication before any `/api` route.
+ */
+export function createHttpApp(kernel: Kernel): Hono<HttpEnv> {
+  const app = new Hono<HttpEnv>();
+  const { server } = kernel.config;
+  app.onError((error, c) => errorResponse(c, error, kernel.log));
+  app.notFound((c) => errorResponse(c, new KernelError('NOT_FOUND', `no route ${c.req.method} ${c.req.path}`)));
+  app.use('*', hostOriginGuard({ allowedHosts: server.allowedHosts, allowedOrigins: server.allowedOrigins }));
+  app.use('*', bodyLimit({
+    maxSize: server.bodyLimitBytes,
+    onError: (c) => errorResponse(c, new KernelError('PAYLOAD_TOO_LARGE', `the body is larger than ${server.bodyLimitBytes} bytes`)),
+  }));
+  app.get('/healthz', (c) => c.json({ ok: true, version: KERNEL_VERSION }));
+  app.use('/api/*', bearerAuth(kernel.authenticator));
+  app.route('/api/plugins', pluginRoutes(kernel));
+  app.route('/api/actions', actionRoutes(() => kernel.pipeline));
+  app.use('/api/grants/*', requireRole('admin'));
+  app.use('/api/grants', requireRole('admin'));
+  app.route('/api/grants', grantRoutes(kernel));
+  app.use('/api/confirmations/*', requireRole('admin'));
+  app.use('/api/confirmations', requireRole('admin'));
+  app.route('/api/confirmations', confirmationRoutes(kernel));
+  return app;
+}

@@ -1,0 +1,34 @@
+import type { Context } from 'hono';
+import type { ValidateFunction } from 'ajv';
+import { KernelError } from '../errors.js';
+import { createAjv, formatIssues, runValidator } from '../schema/ajv.js';
+
+/**
+ * Reads a JSON request body. An empty body is `{}`; a body must be sent as application/json (which a
+ * cross-site HTML form cannot do), and invalid JSON is named as such, with the parser's reason.
+ */
+export async function readJsonBody(c: Context): Promise<unknown> {
+  const text = await c.req.text();
+  if (text.trim() === '') return {};
+  const type = c.req.header('content-type') ?? '';
+  if (!/^application\/json\b/i.test(type)) {
+    throw new KernelError('UNSUPPORTED_MEDIA_TYPE', `the body must be sent with Content-Type: application/json (got '${type || 'none'}')`);
+  }
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new KernelError('INVALID_JSON', `the body is not valid JSON: ${(error as Error).message}`);
+  }
+}
+
+const routeAjv = createAjv();
+
+/** Compiles a route's body schema once; the returned function validates and throws INVALID_INPUT naming pointers. */
+export function bodyValidator<T>(schema: Record<string, unknown>): (value: unknown) => T {
+  const validate: ValidateFunction = routeAjv.compile(schema);
+  return (value) => {
+    const result = runValidator<T>(validate, value);
+    if (!result.ok) throw new KernelError('INVALID_INPUT', `invalid body: ${formatIssues(result.issues)}`, { details: { issues: result.issues } });
+    return result.value;
+  };
+}

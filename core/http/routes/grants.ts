@@ -1,0 +1,46 @@
+import { Hono } from 'hono';
+import type { Kernel } from '../../kernel.js';
+import { NotFoundError } from '../../errors.js';
+import type { HttpEnv } from '../http-env.js';
+import { bodyValidator, readJsonBody } from '../read-body.js';
+
+interface NewGrantBody {
+  plugin: string;
+  tool: string;
+  action: string;
+  notebook?: string;
+  expiresAt?: string;
+}
+
+const parseNewGrant = bodyValidator<NewGrantBody>({
+  type: 'object',
+  required: ['plugin', 'tool', 'action'],
+  additionalProperties: false,
+  properties: {
+    plugin: { type: 'string', minLength: 1 },
+    tool: { type: 'string', minLength: 1 },
+    action: { type: 'string', minLength: 1 },
+    notebook: { type: 'string', minLength: 1 },
+    expiresAt: { type: 'string', format: 'date-time' },
+  },
+});
+
+/** Standing permissions: list, create (the person granting ahead of time) and revoke. Admin only. */
+export function grantRoutes(kernel: Kernel): Hono<HttpEnv> {
+  const app = new Hono<HttpEnv>();
+  app.get('/', (c) => c.json({ grants: kernel.grants.list() }));
+  app.post('/', async (c) => {
+    const body = parseNewGrant(await readJsonBody(c));
+    const action = kernel.registry.find(body.plugin, body.tool, body.action);
+    if (!action) throw new NotFoundError('ACTION_NOT_FOUND', `no action '${body.plugin}/${body.tool}/${body.action}' is available`);
+    const grant = await kernel.grants.add({
+      plugin: body.plugin, tool: body.tool, action: body.action, effects: [...action.effects],
+      ...(body.notebook !== undefined ? { notebook: body.notebook } : {}),
+      ...(body.expiresAt !== undefined ? { expiresAt: new Date(body.expiresAt).toISOString() } : {}),
+      createdBy: `person:${c.get('principal').name}`,
+    });
+    return c.json({ grant }, 201);
+  });
+  app.delete('/:id', async (c) => c.json({ revoked: await kernel.grants.revoke(c.req.param('id')) }));
+  return app;
+}

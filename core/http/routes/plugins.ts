@@ -1,0 +1,50 @@
+import { Hono } from 'hono';
+import type { Kernel } from '../../kernel.js';
+import { recordId } from '../../plugins/plugin-catalog.js';
+import type { ManifestRecord } from '../../manifest/load-manifests.js';
+import type { RegisteredAction } from '../../registry/action-registry.js';
+import type { HttpEnv } from '../http-env.js';
+
+/** `GET /api/plugins`: every plugin found, whether it is active, and the effects of each of its actions. */
+export function pluginRoutes(kernel: Kernel): Hono<HttpEnv> {
+  const app = new Hono<HttpEnv>();
+  app.get('/', (c) => {
+    const isAdmin = c.get('principal').role === 'admin';
+    const catalog = kernel.plugins.getCatalog();
+    const actions = kernel.registry.list();
+    const plugins = (catalog?.all ?? []).map((record) => describePlugin(kernel, record, actions, isAdmin));
+    return c.json({ plugins });
+  });
+  return app;
+}
+
+function describePlugin(kernel: Kernel, record: ManifestRecord, actions: RegisteredAction[], isAdmin: boolean): Record<string, unknown> {
+  const id = recordId(record);
+  const active = kernel.plugins.isActive(id);
+  const settings = kernel.config.plugins.get(id);
+  const base = {
+    id, source: record.source, enabled: settings?.enabled !== false, active,
+    trusted: record.source === 'native' || settings?.trusted === true,
+    ...(isAdmin ? { file: record.file } : {}),
+  };
+  if (!record.ok) return { ...base, state: 'invalid', ...(isAdmin ? { issues: record.issues } : {}) };
+  const { manifest } = record.compiled;
+  const described = { ...base, version: manifest.version, description: manifest.description, requires: manifest.requires ?? [], provides: manifest.provides ?? [] };
+  // A disabled plugin has no tools anywhere, not even in this listing.
+  if (!active) return { ...described, state: base.enabled ? 'inactive' : 'disabled', tools: [] };
+  const own = actions.filter((action) => action.pluginId === id);
+  const tools = manifest.tools.map((tool) => ({
+    name: tool.name, title: tool.title, description: tool.description,
+    actions: own.filter((action) => action.tool === tool.name).map(describeAction),
+  }));
+  return { ...described, state: 'active', tools };
+}
+
+function describeAction(action: RegisteredAction): Record<string, unknown> {
+  return {
+    name: action.action, wireName: action.wireName, description: action.spec.description,
+    effects: action.effects, declaredEffects: action.declaredEffects,
+    destructive: action.spec.destructive === true, idempotent: action.spec.idempotent === true,
+    agentOnly: action.spec.agentOnly === true, input: action.spec.input,
+  };
+}

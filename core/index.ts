@@ -1,0 +1,18 @@
+/**
+ * The only module plugins import. Named exports only; no logic lives here.
+ */
+export { definePlugin, ALL_EFFECTS } from './plugin-api.js';
+export type {
+  ActionCall, ActionHandler, ActionManifest, Effect, JsonSchema, PluginContext, PluginDefinition, PluginHandlers,
+  PluginManifest, PluginSource, Principal, Role, ToolManifest,
+} from './plugin-api.js';
+export { createToken, tokenName } from './tokens.js';
+export type { Token } from './tokens.js';
+export { WORKSPACE, KERNEL_INFO } from './core-tokens.js';
+export type { KernelInfo } from './core-tokens.js';
+export type { Workspace } from './workspace.js';
+export type { Logger, LogFields } from './log.js';
+export { KernelError, PluginError, ConflictError, NotFoundError, CapabilityError, isKernelError } from './errors.js';
+export type { ErrorCode } from './errors.js';
+export { newId, isValidId } from './ids.js';
+export { writeFileAtomic, writeJsonAtomic } from './fs/atomic-write.js';

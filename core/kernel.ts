@@ -1,0 +1,110 @@
+import type { DependencyContainer } from './di.js';
+import { createKernelContainer } from './container.js';
+import {
+  ACTION_PIPELINE, ACTION_REGISTRY, AUDIT_LOG, CONFIRMATION_STORE, GRANTS_STORE, KERNEL_CONFIG, KERNEL_INFO, LOGGER,
+  PLUGIN_HOST, PLUGIN_VISIBLE_CORE_TOKENS, WORKSPACE, type KernelInfo,
+} from './core-tokens.js';
+import { readKernelConfigFile, withDefaults, type KernelConfig, type KernelConfigFile } from './config/kernel-config.js';
+import { AuditLog } from './audit/audit-log.js';
+import { ensureAdminToken, type GeneratedToken } from './auth/admin-token.js';
+import { Authenticator } from './auth/authenticator.js';
+import { installEgressGuard } from './egress/egress-guard.js';
+import { ConfirmationStore } from './gate/confirmation-store.js';
+import { FileGrantsStore } from './gate/grants-store.js';
+import { createLogger, type Logger } from './log.js';
+import { CODE_ROOT, KERNEL_VERSION, NATIVE_MANIFESTS_DIR } from './paths.js';
+import { ActionPipeline } from './pipeline/action-pipeline.js';
+import { KERNEL_CONTAINER, PLUGIN_HOST_OPTIONS, PluginHost } from './plugins/plugin-host.js';
+import { ActionRegistry } from './registry/action-registry.js';
+import { tokenName } from './tokens.js';
+import { openWorkspace, type Workspace } from './workspace.js';
+
+export interface KernelOptions {
+  /** The workspace folder; created if absent. */
+  workspace: string;
+  /** Use this configuration instead of reading `<workspace>/quire.json` (tests). */
+  config?: KernelConfigFile;
+  /** Folder of native manifests; defaults to the package's `manifests/`. */
+  nativeManifestsDir?: string;
+  /** Root the native manifests' entries resolve against; defaults to the code root. */
+  codeRoot?: string;
+  /** Create an admin token on first start (what `quire serve` does). */
+  generateAdminToken?: boolean;
+  logger?: Logger;
+}
+
+/**
+ * One kernel over one workspace: its own DI container, stores, registry and plugins.
+ * Boot: open the workspace → read config → open the stores → load, order and activate plugins.
+ */
+export class Kernel {
+  private closed = false;
+
+  private constructor(
+    readonly container: DependencyContainer,
+    readonly workspace: Workspace,
+    readonly config: KernelConfig,
+    readonly authenticator: Authenticator,
+    /** The admin token created by this boot, to be shown once; undefined when one already existed. */
+    readonly generatedAdminToken: GeneratedToken | undefined,
+  ) {}
+
+  static async boot(options: KernelOptions): Promise<Kernel> {
+    const workspace = await openWorkspace(options.workspace);
+    let file = options.config ?? await readKernelConfigFile(workspace.configFile);
+    const generated = options.generateAdminToken && !options.config ? await ensureAdminToken(workspace, file) : undefined;
+    if (generated) file = await readKernelConfigFile(workspace.configFile);
+    const config = withDefaults(file);
+    const container = createKernelContainer();
+    const kernel = new Kernel(container, workspace, config, new Authenticator(config.auth.tokens), generated);
+    registerCore(container, workspace, config, options);
+    try {
+      await container.resolve<FileGrantsStore>(GRANTS_STORE).load();
+      await container.resolve<ConfirmationStore>(CONFIRMATION_STORE).load();
+      await container.resolve<AuditLog>(AUDIT_LOG).open();
+      installEgressGuard();
+      const coreCapabilities = new Set([...PLUGIN_VISIBLE_CORE_TOKENS].map(tokenName));
+      await kernel.plugins.start(coreCapabilities);
+    } catch (error) {
+      await kernel.close();
+      throw error;
+    }
+    return kernel;
+  }
+
+  get registry(): ActionRegistry { return this.container.resolve<ActionRegistry>(ACTION_REGISTRY); }
+  get pipeline(): ActionPipeline { return this.container.resolve<ActionPipeline>(ACTION_PIPELINE); }
+  get plugins(): PluginHost { return this.container.resolve<PluginHost>(PLUGIN_HOST); }
+  get grants(): FileGrantsStore { return this.container.resolve<FileGrantsStore>(GRANTS_STORE); }
+  get confirmations(): ConfirmationStore { return this.container.resolve<ConfirmationStore>(CONFIRMATION_STORE); }
+  get audit(): AuditLog { return this.container.resolve<AuditLog>(AUDIT_LOG); }
+  get log(): Logger { return this.container.resolve<Logger>(LOGGER); }
+
+  /** Disposes plugins in reverse order, then closes the stores. Safe to call twice. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.plugins.close();
+    await this.audit.close();
+    this.container.clearInstances();
+  }
+}
+
+function registerCore(container: DependencyContainer, workspace: Workspace, config: KernelConfig, options: KernelOptions): void {
+  const info: KernelInfo = { version: KERNEL_VERSION, startedAt: new Date().toISOString() };
+  container.registerInstance(KERNEL_CONTAINER, container);
+  container.registerInstance(WORKSPACE, workspace);
+  container.registerInstance(KERNEL_CONFIG, config);
+  container.registerInstance(KERNEL_INFO, info);
+  container.registerInstance(LOGGER, options.logger ?? createLogger({ tag: 'quire' }));
+  container.registerInstance(PLUGIN_HOST_OPTIONS, {
+    nativeManifestsDir: options.nativeManifestsDir ?? NATIVE_MANIFESTS_DIR,
+    codeRoot: options.codeRoot ?? CODE_ROOT,
+  });
+  container.registerSingleton(GRANTS_STORE, FileGrantsStore);
+  container.registerSingleton(CONFIRMATION_STORE, ConfirmationStore);
+  container.registerSingleton(AUDIT_LOG, AuditLog);
+  container.registerSingleton(ACTION_REGISTRY, ActionRegistry);
+  container.registerSingleton(ACTION_PIPELINE, ActionPipeline);
+  container.registerSingleton(PLUGIN_HOST, PluginHost);
+}

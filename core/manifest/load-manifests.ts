@@ -1,0 +1,102 @@
+import { existsSync } from 'node:fs';
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
+import type { ManifestIssue } from '../errors.js';
+import type { PluginSource } from '../plugin-api.js';
+import { CODE_ROOT } from '../paths.js';
+import { validateManifest, type CompiledManifest } from './validate-manifest.js';
+
+/** A manifest file as found on disk: valid (with compiled schemas and a resolved entry) or its problems. */
+export type ManifestRecord =
+  | { ok: true; source: PluginSource; file: string; entryPath: string; compiled: CompiledManifest }
+  | { ok: false; source: PluginSource; file: string; id: string; issues: ManifestIssue[] };
+
+export interface ReadManifestOptions {
+  source: PluginSource;
+  expectedId?: string;
+  /** The folder the entry is relative to, and must stay inside. */
+  entryBase: string;
+}
+
+/** Reads, parses and validates one manifest file, and resolves its entry module. */
+export async function readManifestFile(file: string, options: ReadManifestOptions): Promise<ManifestRecord> {
+  const fallbackId = options.expectedId ?? basename(file, '.json');
+  const fail = (issue: Omit<ManifestIssue, 'file'>): ManifestRecord => ({
+    ok: false, source: options.source, file, id: fallbackId, issues: [{ ...issue, file }],
+  });
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    return fail({ code: 'MANIFEST_INVALID', pointer: '', message: `cannot read: ${(error as Error).message}` });
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (error) {
+    return fail({ code: 'MANIFEST_JSON_INVALID', pointer: '', message: `not valid JSON: ${(error as Error).message}` });
+  }
+  const result = validateManifest(raw, { file, ...(options.expectedId !== undefined ? { expectedId: options.expectedId } : {}) });
+  if (!result.ok) return { ok: false, source: options.source, file, id: idOf(raw) ?? fallbackId, issues: result.issues };
+  const entryPath = resolveEntry(options.entryBase, result.value.manifest.entry);
+  if (entryPath === undefined) {
+    return fail({ code: 'MANIFEST_ENTRY_MISSING', pointer: '/entry', message: `entry '${result.value.manifest.entry}' not found under ${options.entryBase}` });
+  }
+  return { ok: true, source: options.source, file, entryPath, compiled: result.value };
+}
+
+/**
+ * Native entries name the built `.js`; when the kernel runs from its TypeScript sources (tests),
+ * the `.ts` file beside that path is used instead.
+ */
+function resolveEntry(base: string, entry: string): string | undefined {
+  const path = resolve(base, entry);
+  const inside = relative(base, path);
+  if (inside.startsWith('..') || isAbsolute(inside)) return undefined;
+  if (existsSync(path)) return path;
+  const typescript = path.replace(/\.m?js$/, '.ts');
+  return existsSync(typescript) ? typescript : undefined;
+}
+
+function idOf(raw: unknown): string | undefined {
+  const id = (raw as { id?: unknown } | null)?.id;
+  return typeof id === 'string' ? id : undefined;
+}
+
+/** Native manifests: `<dir>/<id>.json` (schemas excluded); entries resolve against the code root. */
+export async function loadNativeManifests(dir: string, codeRoot: string = CODE_ROOT): Promise<ManifestRecord[]> {
+  if (!existsSync(dir)) return [];
+  const names = (await readdir(dir)).filter((name) => name.endsWith('.json') && !name.endsWith('.schema.json')).sort();
+  return Promise.all(names.map((name) =>
+    readManifestFile(join(dir, name), { source: 'native', expectedId: basename(name, '.json'), entryBase: codeRoot })));
+}
+
+/** User plugins: `<workspace>/plugins/<id>/manifest.json`, entry beside the manifest. */
+export async function loadUserManifests(pluginsDir: string): Promise<ManifestRecord[]> {
+  if (!existsSync(pluginsDir)) return [];
+  const records: ManifestRecord[] = [];
+  for (const name of (await readdir(pluginsDir)).sort()) {
+    const folder = join(pluginsDir, name);
+    if (!(await stat(folder)).isDirectory()) continue;
+    const file = join(folder, 'manifest.json');
+    if (!existsSync(file)) continue;
+    records.push(await readManifestFile(file, { source: 'user', expectedId: name, entryBase: folder }));
+  }
+  return records;
+}
+
+/** How `quire plugin validate` reads a path: a manifest file, a plugin folder, or a folder of manifests. */
+export async function readManifestsAt(path: string): Promise<ManifestRecord[]> {
+  const target = resolve(path);
+  const info = await stat(target);
+  if (info.isDirectory()) {
+    const own = join(target, 'manifest.json');
+    if (existsSync(own)) return [await readManifestFile(own, { source: 'user', expectedId: basename(target), entryBase: target })];
+    const native = await loadNativeManifests(target, CODE_ROOT);
+    return native.length > 0 ? native : loadUserManifests(target);
+  }
+  if (basename(target) === 'manifest.json') {
+    return [await readManifestFile(target, { source: 'user', expectedId: basename(dirname(target)), entryBase: dirname(target) })];
+  }
+  return [await readManifestFile(target, { source: 'native', expectedId: basename(target, '.json'), entryBase: CODE_ROOT })];
+}

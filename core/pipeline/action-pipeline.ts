@@ -1,0 +1,185 @@
+import { inject, injectable } from '../di.js';
+import { ACTION_REGISTRY, AUDIT_LOG, CONFIRMATION_STORE, GRANTS_STORE, KERNEL_CONFIG, LOGGER } from '../core-tokens.js';
+import { KernelError, NotFoundError, isKernelError } from '../errors.js';
+import { hashArguments } from '../canonical-json.js';
+import type { KernelConfig } from '../config/kernel-config.js';
+import type { AuditLog } from '../audit/audit-log.js';
+import type { AuditOutcome } from '../audit/audit-record.js';
+import type { Confirmation } from '../gate/confirmation.js';
+import type { ConfirmationStore } from '../gate/confirmation-store.js';
+import { decide, type SessionMode } from '../gate/decide.js';
+import type { GrantsStore } from '../gate/grants-store.js';
+import { newId } from '../ids.js';
+import type { Logger } from '../log.js';
+import type { Principal } from '../plugin-api.js';
+import type { ActionRegistry, RegisteredAction } from '../registry/action-registry.js';
+import { formatIssues, runValidator } from '../schema/ajv.js';
+import type { ActionRef, CallDecision, PreparedCall } from './prepared-call.js';
+import { runHandler } from './run-handler.js';
+
+export interface ActionRequest {
+  /** A wire name (`block_get`) or the plugin/tool/action path. */
+  target: string | ActionRef;
+  input: unknown;
+  principal: Principal;
+  signal?: AbortSignal;
+  /** The agent session's mode; only agent calls go through the gate. */
+  sessionMode?: SessionMode;
+}
+
+export type CallOutcome =
+  | { status: 'ok'; value: unknown; call: PreparedCall }
+  | { status: 'confirmation_required'; confirmation: Confirmation; call: PreparedCall };
+
+/**
+ * The single path of every call, from every surface: Map lookup → input validation → role and
+ * read-only checks → effects gate (agent calls) → handler in its effect scope → audit (actions with effects).
+ */
+@injectable()
+export class ActionPipeline {
+  constructor(
+    @inject(ACTION_REGISTRY) private readonly registry: ActionRegistry,
+    @inject(GRANTS_STORE) private readonly grants: GrantsStore,
+    @inject(CONFIRMATION_STORE) private readonly confirmations: ConfirmationStore,
+    @inject(AUDIT_LOG) private readonly audit: AuditLog,
+    @inject(KERNEL_CONFIG) private readonly config: KernelConfig,
+    @inject(LOGGER) private readonly log: Logger,
+  ) {}
+
+  /** Runs a call to the end, or stops at a confirmation the person must answer (agent calls only). */
+  async call(request: ActionRequest): Promise<CallOutcome> {
+    const call = this.prepare(request);
+    if (call.decision.outcome === 'confirm') {
+      return { status: 'confirmation_required', confirmation: await this.requestConfirmation(call), call };
+    }
+    return { status: 'ok', value: await this.execute(call), call };
+  }
+
+  /** Everything before the handler; throws a typed error for an unknown action, bad input, or a refusal. */
+  prepare(request: ActionRequest): PreparedCall {
+    const entry = this.lookup(request.target, request.principal);
+    const input = this.validateInput(entry, request.input);
+    const { principal } = request;
+    if (entry.effects.length > 0 && principal.role !== 'admin') {
+      throw new KernelError('FORBIDDEN', `role '${principal.role}' may only call actions without effects; ${entry.wireName} has ${entry.effects.join(', ')}`, { details: { action: entry.wireName, effects: entry.effects } });
+    }
+    if (entry.effects.length > 0 && this.config.readOnly) {
+      throw new KernelError('WORKSPACE_READ_ONLY', `the workspace is read-only; ${entry.wireName} has effects (${entry.effects.join(', ')})`, { details: { action: entry.wireName } });
+    }
+    const notebook = typeof input.notebook === 'string' ? input.notebook : undefined;
+    const decision = this.decideFor(entry, principal, notebook, request.sessionMode ?? 'confirm');
+    if (decision.outcome === 'deny') {
+      throw new KernelError('ACTION_DENIED', `${entry.wireName} is denied by a rule in quire.json`, { details: { action: entry.wireName, rule: decision.rule } });
+    }
+    const needsHash = decision.outcome === 'confirm' || entry.effects.length > 0;
+    return {
+      id: newId(), entry, input, principal, notebook, decision, signal: request.signal,
+      argsHash: needsHash ? hashArguments(input) : '',
+    };
+  }
+
+  /** Persists a pending confirmation for a call the gate could not let through. */
+  requestConfirmation(call: PreparedCall, id?: string): Promise<Confirmation> {
+    const { entry, principal } = call;
+    return this.confirmations.create({
+      ...(id !== undefined ? { id } : {}),
+      plugin: entry.pluginId, tool: entry.tool, action: entry.action, wireName: entry.wireName,
+      arguments: call.input, argsHash: call.argsHash, effects: [...entry.effects], destructive: entry.spec.destructive === true,
+      principal: principal.name,
+      ...(principal.sessionId !== undefined ? { sessionId: principal.sessionId } : {}),
+      ...(principal.turnId !== undefined ? { turnId: principal.turnId } : {}),
+      ...(call.notebook !== undefined ? { notebook: call.notebook } : {}),
+    });
+  }
+
+  /** Runs the handler; a call that needed the person runs only with its approved, unused confirmation. */
+  async execute(call: PreparedCall, options: { confirmationId?: string } = {}): Promise<unknown> {
+    if (call.decision.outcome === 'confirm') await this.consumeApproval(call, options.confirmationId);
+    const { entry } = call;
+    const refusals: Promise<unknown>[] = [];
+    try {
+      const value = await runHandler(call, {
+        timeoutMs: this.config.actions.timeoutMs,
+        log: this.log.child(entry.pluginId),
+        onRefused: (target) => refusals.push(this.record(call, 'egress_denied', 'EGRESS_DENIED', { target })),
+      });
+      this.checkOutput(entry, value);
+      if (entry.effects.length > 0) await this.record(call, 'ok');
+      return value;
+    } catch (error) {
+      if (entry.effects.length > 0) await this.record(call, 'error', isKernelError(error) ? error.code : 'INTERNAL');
+      throw error;
+    } finally {
+      await Promise.all(refusals);
+    }
+  }
+
+  private lookup(target: string | ActionRef, principal: Principal): RegisteredAction {
+    const entry = typeof target === 'string' ? this.registry.get(target) : this.registry.find(target.plugin, target.tool, target.action);
+    // Agent-only actions do not exist for other callers.
+    if (!entry || (entry.spec.agentOnly === true && principal.kind !== 'agent')) {
+      const name = typeof target === 'string' ? target : `${target.plugin}/${target.tool}/${target.action}`;
+      throw new NotFoundError('ACTION_NOT_FOUND', `no action '${name}' is available`, { details: { action: name } });
+    }
+    return entry;
+  }
+
+  private validateInput(entry: RegisteredAction, raw: unknown): Record<string, unknown> {
+    if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+      throw new KernelError('INVALID_INPUT', `input of ${entry.wireName} must be a JSON object`, { details: { action: entry.wireName, issues: [{ pointer: '', message: 'must be an object' }] } });
+    }
+    const result = runValidator<Record<string, unknown>>(entry.validateInput, structuredClone(raw));
+    if (!result.ok) {
+      throw new KernelError('INVALID_INPUT', `invalid input for ${entry.wireName}: ${formatIssues(result.issues)}`, { details: { action: entry.wireName, issues: result.issues } });
+    }
+    return result.value;
+  }
+
+  private decideFor(entry: RegisteredAction, principal: Principal, notebook: string | undefined, sessionMode: SessionMode): CallDecision {
+    if (principal.kind !== 'agent') return { outcome: 'run', reason: 'caller_is_person' };
+    return decide({
+      plugin: entry.pluginId, tool: entry.tool, action: entry.action, source: entry.source, trusted: entry.trusted,
+      declaredEffects: entry.declaredEffects, ...(notebook !== undefined ? { notebook } : {}),
+      denyRules: this.config.gate.deny, grants: this.grants.list(), sessionMode,
+      allowAutoMode: this.config.gate.allowAutoMode, now: new Date(),
+    });
+  }
+
+  private async consumeApproval(call: PreparedCall, confirmationId: string | undefined): Promise<void> {
+    if (confirmationId === undefined) {
+      throw new KernelError('CONFIRMATION_NOT_APPROVED', `${call.entry.wireName} needs the person's approval before it runs`);
+    }
+    const confirmation = this.confirmations.get(confirmationId);
+    if (confirmation && confirmation.wireName !== call.entry.wireName) {
+      throw new KernelError('CONFIRMATION_ARGS_MISMATCH', `confirmation '${confirmationId}' is for ${confirmation.wireName}, not ${call.entry.wireName}`);
+    }
+    await this.confirmations.consume(confirmationId, call.argsHash);
+  }
+
+  private checkOutput(entry: RegisteredAction, value: unknown): void {
+    if (!entry.validateOutput) return;
+    const result = runValidator(entry.validateOutput, value);
+    if (!result.ok) {
+      throw new KernelError('PLUGIN_ERROR', `[plugin ${entry.pluginId}] ${entry.wireName} returned a result that does not match its output schema (${formatIssues(result.issues)}); it may have had effects, do not retry blindly`, { details: { plugin: entry.pluginId, issues: result.issues } });
+    }
+  }
+
+  private record(call: PreparedCall, outcome: AuditOutcome, errorCode?: string, details: Record<string, unknown> = {}): Promise<unknown> {
+    const { entry, principal, decision } = call;
+    const facts = { ...details, ...(decision.outcome === 'run' && decision.reason === 'grant' ? { grantId: decision.grantId } : {}) };
+    return this.audit.append({
+      principal: {
+        kind: principal.kind, name: principal.name, role: principal.role,
+        ...(principal.sessionId !== undefined ? { sessionId: principal.sessionId } : {}),
+        ...(principal.turnId !== undefined ? { turnId: principal.turnId } : {}),
+      },
+      plugin: entry.pluginId, tool: entry.tool, action: entry.action, effects: [...entry.effects],
+      argsHash: call.argsHash || hashArguments(call.input), outcome,
+      ...(errorCode !== undefined ? { errorCode } : {}),
+      ...(Object.keys(facts).length > 0 ? { details: facts } : {}),
+    }).catch((error: unknown) => {
+      this.log.error('audit append failed', { error: (error as Error).message, action: entry.wireName });
+      throw error;
+    });
+  }
+}

@@ -1,0 +1,26 @@
+import type { GateDecision } from '../gate/decide.js';
+import type { Principal } from '../plugin-api.js';
+import type { RegisteredAction } from '../registry/action-registry.js';
+
+/** How the gate let a call through, or that it needs the person; persons' own calls skip the gate. */
+export type CallDecision = GateDecision | { outcome: 'run'; reason: 'caller_is_person' };
+
+/** A call that passed lookup, validation, the role check and the gate, ready to run or to confirm. */
+export interface PreparedCall {
+  readonly id: string;
+  readonly entry: RegisteredAction;
+  /** Validated input, with schema defaults applied; a copy, never the caller's object. */
+  readonly input: Record<string, unknown>;
+  /** Canonical hash of the input; set when a confirmation or the audit needs it. */
+  readonly argsHash: string;
+  readonly principal: Principal;
+  readonly notebook: string | undefined;
+  readonly decision: CallDecision;
+  readonly signal: AbortSignal | undefined;
+}
+
+export interface ActionRef {
+  plugin: string;
+  tool: string;
+  action: string;
+}

@@ -1,0 +1,113 @@
+import type { Token } from './tokens.js';
+import type { Logger } from './log.js';
+
+/** The closed vocabulary of effects. An empty list means the action only reads. */
+export type Effect = 'localWrite' | 'dataEgress' | 'externalCost';
+export const ALL_EFFECTS: readonly Effect[] = Object.freeze(['localWrite', 'dataEgress', 'externalCost']);
+
+/** A JSON Schema document (draft-07 subset understood by ajv). */
+export type JsonSchema = { readonly [key: string]: unknown };
+
+export interface ActionManifest {
+  description: string;
+  input: JsonSchema;
+  output?: JsonSchema;
+  effects: Effect[];
+  /** Removes or overwrites something; a hint shown to people and exported as MCP destructiveHint. */
+  destructive?: boolean;
+  /** Calling twice with the same input has the effect of calling once. */
+  idempotent?: boolean;
+  /** Offered to the agent only, never on HTTP or MCP. */
+  agentOnly?: boolean;
+}
+
+export interface ToolManifest {
+  name: string;
+  title?: string;
+  description: string;
+  actions: Record<string, ActionManifest>;
+}
+
+/** A plugin manifest: static JSON, validated before any of the plugin's code is loaded. */
+export interface PluginManifest {
+  id: string;
+  version: string;
+  kernel: string;
+  description: string;
+  entry: string;
+  requires?: string[];
+  provides?: string[];
+  config?: JsonSchema;
+  tools: ToolManifest[];
+  providers?: string[];
+  embedders?: string[];
+  rerankers?: string[];
+}
+
+/** Where a plugin came from; user and external plugins are untrusted unless the person says otherwise. */
+export type PluginSource = 'native' | 'user' | 'mcp';
+
+export type Role = 'admin' | 'reader';
+
+/** Who is calling: a person (HTTP, CLI), the agent (inside a turn), an MCP client, or the kernel itself. */
+export interface Principal {
+  kind: 'person' | 'agent' | 'mcp' | 'kernel';
+  /** The token name, or `agent:<session>/<turn>/<call>` for the agent. */
+  name: string;
+  role: Role;
+  sessionId?: string;
+  turnId?: string;
+}
+
+/** What a handler receives besides its (already validated) input. */
+export interface ActionCall {
+  readonly callId: string;
+  readonly principal: Principal;
+  readonly signal: AbortSignal;
+  readonly log: Logger;
+}
+
+export type ActionHandler<I = Record<string, unknown>, O = unknown> = (input: I, call: ActionCall) => O | Promise<O>;
+
+/** tool name → action name → handler; the names must equal the manifest's exactly. */
+export type PluginHandlers = Record<string, Record<string, ActionHandler>>;
+
+/**
+ * What `activate` gets: the plugin's config, a logger tagged with its id, and access to exactly the
+ * services its manifest `requires` (`get`) and `provides` (`provide`); anything else is CAPABILITY_DENIED.
+ *
+ * @example
+ * activate(ctx) {
+ *   const workspace = ctx.get(WORKSPACE);          // manifest lists "core.workspace" in requires
+ *   ctx.provide(GREETER, createGreeter());         // manifest lists "hello.greeter" in provides
+ *   ctx.onDispose(() => ctx.log.info('bye'));
+ *   return { hello: { greet: (input) => ({ text: `Hello, ${String(input.name)}` }) } };
+ * }
+ */
+export interface PluginContext<C = Record<string, unknown>> {
+  readonly id: string;
+  readonly config: C;
+  readonly log: Logger;
+  get<T>(token: Token<T>): T;
+  provide<T>(token: Token<T>, value: T): void;
+  onDispose(fn: () => void | Promise<void>): void;
+}
+
+export interface PluginDefinition<C = Record<string, unknown>> {
+  activate(ctx: PluginContext<C>): PluginHandlers | Promise<PluginHandlers>;
+}
+
+/**
+ * Declares a plugin; the default export of every plugin entry module.
+ *
+ * @example
+ * import { definePlugin } from 'quire/core';
+ * export default definePlugin({
+ *   activate(ctx) {
+ *     return { hello: { greet: (input) => ({ text: `Hello, ${String(input.name)}` }) } };
+ *   },
+ * });
+ */
+export function definePlugin<C = Record<string, unknown>>(definition: PluginDefinition<C>): PluginDefinition<C> {
+  return definition;
+}

@@ -1,0 +1,54 @@
+import type { DependencyContainer } from '../di.js';
+import { CapabilityError } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { PluginContext, PluginManifest } from '../plugin-api.js';
+import { tokenName, type Token } from '../tokens.js';
+
+export type Disposer = () => void | Promise<void>;
+
+export interface PluginContextParts {
+  manifest: PluginManifest;
+  config: Record<string, unknown>;
+  log: Logger;
+  container: DependencyContainer;
+  /** The core tokens plugins may require at all. */
+  visibleCoreTokens: ReadonlySet<symbol>;
+  disposers: Disposer[];
+  provided: Set<string>;
+}
+
+/** A plugin's view of the kernel: only what its manifest declares, nothing else. */
+export function createPluginContext(parts: PluginContextParts): PluginContext {
+  const { manifest, container } = parts;
+  const requires = new Set(manifest.requires ?? []);
+  const provides = new Set(manifest.provides ?? []);
+  return {
+    id: manifest.id,
+    config: parts.config,
+    log: parts.log,
+    get<T>(token: Token<T>): T {
+      const name = tokenName(token);
+      if (!requires.has(name)) {
+        throw new CapabilityError(`plugin '${manifest.id}' asked for '${name}' but its manifest does not list it in 'requires'`, { details: { plugin: manifest.id, capability: name } });
+      }
+      if (name.startsWith('core.') && !parts.visibleCoreTokens.has(token)) {
+        throw new CapabilityError(`'${name}' is internal to the kernel and not available to plugins`, { details: { plugin: manifest.id, capability: name } });
+      }
+      if (!container.isRegistered(token, true)) {
+        throw new CapabilityError(`'${name}' is not provided by any active plugin`, { details: { plugin: manifest.id, capability: name } });
+      }
+      return container.resolve<T>(token);
+    },
+    provide<T>(token: Token<T>, value: T): void {
+      const name = tokenName(token);
+      if (!provides.has(name)) {
+        throw new CapabilityError(`plugin '${manifest.id}' tried to provide '${name}' but its manifest does not list it in 'provides'`, { details: { plugin: manifest.id, capability: name } });
+      }
+      container.registerInstance<T>(token, value);
+      parts.provided.add(name);
+    },
+    onDispose(fn: Disposer): void {
+      parts.disposers.push(fn);
+    },
+  };
+}

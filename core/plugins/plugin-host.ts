@@ -1,0 +1,171 @@
+import { pathToFileURL } from 'node:url';
+import { inject, injectable, type DependencyContainer } from '../di.js';
+import { ACTION_REGISTRY, KERNEL_CONFIG, LOGGER, PLUGIN_VISIBLE_CORE_TOKENS, WORKSPACE } from '../core-tokens.js';
+import { PluginError, isKernelError } from '../errors.js';
+import type { KernelConfig } from '../config/kernel-config.js';
+import type { Logger } from '../log.js';
+import type { PluginDefinition, PluginHandlers } from '../plugin-api.js';
+import { effectiveEffects } from '../gate/effects.js';
+import type { ActionRegistry, RegisteredAction } from '../registry/action-registry.js';
+import type { Workspace } from '../workspace.js';
+import { createToken } from '../tokens.js';
+import { orderByDependencies } from './dependency-order.js';
+import { matchHandlers } from './match-handlers.js';
+import { createPluginContext, type Disposer } from './plugin-context.js';
+import { loadPluginCatalog, recordId, type PluginCatalog, type ValidRecord } from './plugin-catalog.js';
+
+export interface PluginHostOptions {
+  nativeManifestsDir: string;
+  codeRoot: string;
+}
+
+export const PLUGIN_HOST_OPTIONS = createToken<PluginHostOptions>('core.plugin-host-options');
+export const KERNEL_CONTAINER = createToken<DependencyContainer>('core.container');
+
+interface ActivePlugin {
+  id: string;
+  disposers: Disposer[];
+}
+
+/** Loads, orders, activates and disposes plugins (DESIGN.md §4). */
+@injectable()
+export class PluginHost {
+  private catalog: PluginCatalog | undefined;
+  private readonly active: ActivePlugin[] = [];
+
+  constructor(
+    @inject(KERNEL_CONFIG) private readonly config: KernelConfig,
+    @inject(WORKSPACE) private readonly workspace: Workspace,
+    @inject(ACTION_REGISTRY) private readonly registry: ActionRegistry,
+    @inject(LOGGER) private readonly log: Logger,
+    @inject(KERNEL_CONTAINER) private readonly container: DependencyContainer,
+    @inject(PLUGIN_HOST_OPTIONS) private readonly options: PluginHostOptions,
+  ) {}
+
+  /** Validates every manifest, orders the enabled plugins by requires/provides, and activates them in order. */
+  async start(coreCapabilities: ReadonlySet<string>): Promise<void> {
+    const catalog = await loadPluginCatalog(this.config, this.options.nativeManifestsDir, this.options.codeRoot, this.workspace.pluginsDir);
+    this.catalog = catalog;
+    const disabledProviders = new Map<string, string>();
+    for (const record of catalog.disabled) {
+      if (record.ok) for (const name of record.compiled.manifest.provides ?? []) disabledProviders.set(name, recordId(record));
+    }
+    const order = orderByDependencies(
+      catalog.enabled.map((record) => ({ id: record.compiled.manifest.id, requires: record.compiled.manifest.requires ?? [], provides: record.compiled.manifest.provides ?? [] })),
+      { available: coreCapabilities, disabledProviders },
+    );
+    const byId = new Map(catalog.enabled.map((record) => [record.compiled.manifest.id, record]));
+    try {
+      for (const id of order) {
+        const record = byId.get(id);
+        if (record) await this.activate(record, catalog.configs.get(id) ?? {});
+      }
+    } catch (error) {
+      await this.close();
+      throw error;
+    }
+  }
+
+  /** Everything found on disk, for listings (`GET /api/plugins`). */
+  getCatalog(): PluginCatalog | undefined {
+    return this.catalog;
+  }
+
+  isActive(id: string): boolean {
+    return this.active.some((plugin) => plugin.id === id);
+  }
+
+  /** Disposes active plugins in reverse activation order; one failing disposer does not stop the others. */
+  async close(): Promise<void> {
+    while (this.active.length > 0) {
+      const plugin = this.active.pop();
+      if (!plugin) break;
+      this.registry.removePlugin(plugin.id);
+      await this.runDisposers(plugin);
+    }
+  }
+
+  private async activate(record: ValidRecord, config: Record<string, unknown>): Promise<void> {
+    const { manifest } = record.compiled;
+    const definition = await this.importDefinition(record);
+    const plugin: ActivePlugin = { id: manifest.id, disposers: [] };
+    const provided = new Set<string>();
+    const ctx = createPluginContext({
+      manifest, config, log: this.log.child(manifest.id), container: this.container,
+      visibleCoreTokens: PLUGIN_VISIBLE_CORE_TOKENS, disposers: plugin.disposers, provided,
+    });
+    try {
+      const handlers = await this.withActivationLimit(manifest.id, () => definition.activate(ctx));
+      const match = matchHandlers(record.compiled.actions, handlers);
+      if (!match.ok) {
+        const parts = [match.missing.length ? `missing handlers: ${match.missing.join(', ')}` : '', match.undeclared.length ? `handlers not in the manifest: ${match.undeclared.join(', ')}` : ''];
+        throw new PluginError('PLUGIN_ACTION_MISMATCH', manifest.id, `handlers differ from the manifest's actions (${parts.filter(Boolean).join('; ')})`, { details: { missing: match.missing, undeclared: match.undeclared } });
+      }
+      const unprovided = (manifest.provides ?? []).filter((name) => !provided.has(name));
+      if (unprovided.length > 0) {
+        throw new PluginError('PLUGIN_ACTIVATION_FAILED', manifest.id, `declares but did not provide: ${unprovided.join(', ')}`);
+      }
+      this.registry.addAll(this.toRegistered(record, match.handlers));
+      this.active.push(plugin);
+      this.log.info('plugin activated', { plugin: manifest.id, source: record.source, actions: match.handlers.size });
+    } catch (error) {
+      await this.runDisposers(plugin);
+      throw error instanceof PluginError ? error
+        : new PluginError(isKernelError(error) ? error.code : 'PLUGIN_ACTIVATION_FAILED', manifest.id, `activation failed: ${(error as Error).message}`, { cause: error });
+    }
+  }
+
+  private async importDefinition(record: ValidRecord): Promise<PluginDefinition> {
+    const id = record.compiled.manifest.id;
+    let module: { default?: unknown };
+    try {
+      module = (await import(pathToFileURL(record.entryPath).href)) as { default?: unknown };
+    } catch (error) {
+      throw new PluginError('PLUGIN_LOAD_FAILED', id, `cannot load ${record.entryPath}: ${(error as Error).message}`, { cause: error });
+    }
+    const definition = module.default as Partial<PluginDefinition> | undefined;
+    if (typeof definition?.activate !== 'function') {
+      throw new PluginError('PLUGIN_LOAD_FAILED', id, `${record.entryPath} must export definePlugin({ activate }) as its default export`);
+    }
+    return definition as PluginDefinition;
+  }
+
+  private withActivationLimit(id: string, activate: () => PluginHandlers | Promise<PluginHandlers>): Promise<PluginHandlers> {
+    const limit = this.config.pluginHost.activationTimeoutMs;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new PluginError('PLUGIN_ACTIVATION_TIMEOUT', id, `activate did not finish within ${limit} ms`)), limit);
+    });
+    return Promise.race([Promise.resolve().then(activate), timeout]).finally(() => clearTimeout(timer));
+  }
+
+  private toRegistered(record: ValidRecord, handlers: Map<string, RegisteredAction['handler']>): RegisteredAction[] {
+    const { manifest } = record.compiled;
+    const trusted = record.source === 'native' || this.config.plugins.get(manifest.id)?.trusted === true;
+    return record.compiled.actions.map((action) => ({
+      pluginId: manifest.id,
+      source: record.source,
+      trusted,
+      tool: action.tool,
+      action: action.action,
+      wireName: action.wireName,
+      spec: action.spec,
+      declaredEffects: action.spec.effects,
+      effects: effectiveEffects(action.spec.effects, record.source, trusted),
+      validateInput: action.validateInput,
+      validateOutput: action.validateOutput,
+      handler: handlers.get(action.wireName) as RegisteredAction['handler'],
+    }));
+  }
+
+  private async runDisposers(plugin: ActivePlugin): Promise<void> {
+    for (const dispose of [...plugin.disposers].reverse()) {
+      try {
+        await dispose();
+      } catch (error) {
+        this.log.error('plugin dispose failed', { plugin: plugin.id, error: (error as Error).message });
+      }
+    }
+    plugin.disposers.length = 0;
+  }
+}

@@ -1,0 +1,71 @@
+import type { ValidateFunction } from 'ajv';
+import { injectable } from '../di.js';
+import { KernelError } from '../errors.js';
+import type { ActionHandler, ActionManifest, Effect, PluginSource } from '../plugin-api.js';
+
+/** One callable action, as every surface (agent, HTTP, MCP) sees it. */
+export interface RegisteredAction {
+  pluginId: string;
+  source: PluginSource;
+  trusted: boolean;
+  tool: string;
+  action: string;
+  wireName: string;
+  spec: ActionManifest;
+  /** As declared in the manifest; what enforcement (egress, read-only handles) uses. */
+  declaredEffects: readonly Effect[];
+  /** What the gate, the role check and annotations use (untrusted silence ⇒ every effect). */
+  effects: readonly Effect[];
+  validateInput: ValidateFunction;
+  validateOutput: ValidateFunction | undefined;
+  handler: ActionHandler;
+}
+
+/** The callable actions of the enabled, activated plugins, looked up by wire name or by path. */
+@injectable()
+export class ActionRegistry {
+  private readonly byWireName = new Map<string, RegisteredAction>();
+  private readonly byPath = new Map<string, RegisteredAction>();
+
+  /** Adds a plugin's actions all at once, or none of them if any wire name is taken. */
+  addAll(actions: readonly RegisteredAction[]): void {
+    for (const entry of actions) {
+      const existing = this.byWireName.get(entry.wireName);
+      if (existing) {
+        throw new KernelError(
+          'WIRE_NAME_COLLISION',
+          `plugins '${existing.pluginId}' and '${entry.pluginId}' both define the action '${entry.wireName}'; disable one of them in quire.json`,
+          { details: { wireName: entry.wireName, plugins: [existing.pluginId, entry.pluginId] } },
+        );
+      }
+    }
+    for (const entry of actions) {
+      this.byWireName.set(entry.wireName, entry);
+      this.byPath.set(pathKey(entry.pluginId, entry.tool, entry.action), entry);
+    }
+  }
+
+  removePlugin(pluginId: string): void {
+    for (const [name, entry] of this.byWireName) {
+      if (entry.pluginId !== pluginId) continue;
+      this.byWireName.delete(name);
+      this.byPath.delete(pathKey(entry.pluginId, entry.tool, entry.action));
+    }
+  }
+
+  get(wireName: string): RegisteredAction | undefined {
+    return this.byWireName.get(wireName);
+  }
+
+  find(pluginId: string, tool: string, action: string): RegisteredAction | undefined {
+    return this.byPath.get(pathKey(pluginId, tool, action));
+  }
+
+  list(): RegisteredAction[] {
+    return [...this.byWireName.values()];
+  }
+}
+
+function pathKey(pluginId: string, tool: string, action: string): string {
+  return `${pluginId}\u0000${tool}\u0000${action}`;
+}

@@ -1,0 +1,69 @@
+import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv';
+import formatsModule from 'ajv-formats';
+
+// ajv-formats is CommonJS; under NodeNext its default import is the module object, whose
+// `default` is the plugin function (the same function at run time).
+const addFormats = formatsModule.default;
+
+const BASE_OPTIONS: Options = {
+  allErrors: true,
+  strictSchema: true,
+  strictTypes: false,
+  strictTuples: false,
+  allowUnionTypes: true,
+  // Plugins may reuse $id values; schemas are compiled one by one and never looked up by id.
+  addUsedSchema: false,
+};
+
+/** A new ajv instance with the kernel's options and the standard formats. */
+export function createAjv(options: Options = {}): Ajv {
+  const ajv = new Ajv({ ...BASE_OPTIONS, ...options });
+  addFormats(ajv);
+  return ajv;
+}
+
+/** One problem in a value, with the JSON pointer of the offending part. */
+export interface SchemaIssue {
+  pointer: string;
+  keyword: string;
+  message: string;
+}
+
+export type Validated<T> = { ok: true; value: T } | { ok: false; issues: SchemaIssue[] };
+
+const MAX_REPORTED_ISSUES = 50;
+
+/** Turns ajv's errors into pointers a person can follow: a missing field points at the field itself. */
+export function toSchemaIssues(errors: readonly ErrorObject[] | null | undefined): SchemaIssue[] {
+  if (!errors) return [];
+  return errors.slice(0, MAX_REPORTED_ISSUES).map((error) => {
+    const params = error.params as Record<string, unknown>;
+    if (error.keyword === 'required') {
+      const field = String(params.missingProperty);
+      return { pointer: `${error.instancePath}/${escapePointer(field)}`, keyword: 'required', message: `'${field}' is required` };
+    }
+    if (error.keyword === 'additionalProperties') {
+      const field = String(params.additionalProperty);
+      return { pointer: `${error.instancePath}/${escapePointer(field)}`, keyword: 'additionalProperties', message: `'${field}' is not an allowed field` };
+    }
+    if (error.keyword === 'enum') {
+      const allowed = (params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ');
+      return { pointer: error.instancePath, keyword: 'enum', message: `must be one of ${allowed}` };
+    }
+    return { pointer: error.instancePath, keyword: error.keyword, message: error.message ?? 'is invalid' };
+  });
+}
+
+/** Runs a compiled validator and returns a result union instead of ajv's side-channel errors. */
+export function runValidator<T>(validate: ValidateFunction, value: unknown): Validated<T> {
+  if (validate(value)) return { ok: true, value: value as T };
+  return { ok: false, issues: toSchemaIssues(validate.errors) };
+}
+
+export function escapePointer(segment: string): string {
+  return segment.replace(/~/g, '~0').replace(/\//g, '~1');
+}
+
+export function formatIssues(issues: readonly SchemaIssue[]): string {
+  return issues.map((issue) => `${issue.pointer || '/'}: ${issue.message}`).join('; ');
+}
