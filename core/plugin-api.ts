@@ -88,8 +88,10 @@ export interface PluginContext<C = Record<string, unknown>> {
   readonly id: string;
   readonly config: C;
   readonly log: Logger;
-  get<T>(token: Token<T>): T;
-  provide<T>(token: Token<T>, value: T): void;
+  /** A service the manifest `requires`, by token or (from plain JavaScript) by capability name. */
+  get<T>(token: Token<T> | string): T;
+  /** Offers a service the manifest `provides`. */
+  provide<T>(token: Token<T> | string, value: T): void;
   onDispose(fn: () => void | Promise<void>): void;
 }
 

@@ -2,7 +2,7 @@ import type { DependencyContainer } from '../di.js';
 import { CapabilityError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { PluginContext, PluginManifest } from '../plugin-api.js';
-import { tokenName, type Token } from '../tokens.js';
+import { createToken, tokenName, type Token } from '../tokens.js';
 
 export type Disposer = () => void | Promise<void>;
 
@@ -26,7 +26,8 @@ export function createPluginContext(parts: PluginContextParts): PluginContext {
     id: manifest.id,
     config: parts.config,
     log: parts.log,
-    get<T>(token: Token<T>): T {
+    get<T>(tokenOrName: Token<T> | string): T {
+      const token = toToken(tokenOrName);
       const name = tokenName(token);
       if (!requires.has(name)) {
         throw new CapabilityError(`plugin '${manifest.id}' asked for '${name}' but its manifest does not list it in 'requires'`, { details: { plugin: manifest.id, capability: name } });
@@ -39,7 +40,8 @@ export function createPluginContext(parts: PluginContextParts): PluginContext {
       }
       return container.resolve<T>(token);
     },
-    provide<T>(token: Token<T>, value: T): void {
+    provide<T>(tokenOrName: Token<T> | string, value: T): void {
+      const token = toToken(tokenOrName);
       const name = tokenName(token);
       if (!provides.has(name)) {
         throw new CapabilityError(`plugin '${manifest.id}' tried to provide '${name}' but its manifest does not list it in 'provides'`, { details: { plugin: manifest.id, capability: name } });
@@ -51,4 +53,8 @@ export function createPluginContext(parts: PluginContextParts): PluginContext {
       parts.disposers.push(fn);
     },
   };
+}
+
+function toToken<T>(tokenOrName: Token<T> | string): Token<T> {
+  return typeof tokenOrName === 'string' ? createToken<T>(tokenOrName) : tokenOrName;
 }

@@ -110,8 +110,10 @@ export class PluginHost {
       this.log.info('plugin activated', { plugin: manifest.id, source: record.source, actions: match.handlers.size });
     } catch (error) {
       await this.runDisposers(plugin);
-      throw error instanceof PluginError ? error
-        : new PluginError(isKernelError(error) ? error.code : 'PLUGIN_ACTIVATION_FAILED', manifest.id, `activation failed: ${(error as Error).message}`, { cause: error });
+      if (error instanceof PluginError) throw error;
+      throw isKernelError(error)
+        ? new PluginError(error.code, manifest.id, error.message, { cause: error, details: error.details })
+        : new PluginError('PLUGIN_ACTIVATION_FAILED', manifest.id, `activation failed: ${(error as Error).message}`, { cause: error });
     }
   }
 

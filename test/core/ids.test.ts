@@ -1,0 +1,18 @@
+import { describe, expect, it } from 'vitest';
+import { isValidId, newId } from '../../core/ids.js';
+
+describe('ids', () => {
+  it('carry their creation time and sort by it', () => {
+    const early = newId(new Date('2026-01-02T03:04:05Z'));
+    const late = newId(new Date('2026-01-02T03:04:06Z'));
+    expect(early).toMatch(/^20260102030405-[0-9a-z]{7}$/);
+    expect([late, early].sort()).toEqual([early, late]);
+  });
+
+  it('reject anything that could escape a path', () => {
+    expect(isValidId(newId())).toBe(true);
+    for (const bad of ['../20260102030405-abcdefg', '20260102030405-ABCDEFG', '20260102030405-abcdef', '20260102030405-abcdefg/x', '', 42, null]) {
+      expect(isValidId(bad)).toBe(false);
+    }
+  });
+});

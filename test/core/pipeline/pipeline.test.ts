@@ -1,0 +1,165 @@
+import { readFile } from 'node:fs/promises';
+import { describe, expect, it } from 'vitest';
+import type { Principal } from '../../../core/plugin-api.js';
+import type { AuditRecord } from '../../../core/audit/audit-record.js';
+import { caught, useHarness, type UserPlugin } from '../../helpers/harness.js';
+
+const agent: Principal = { kind: 'agent', name: 'agent:s1/t1/c1', role: 'admin', sessionId: 's1', turnId: 't1' };
+const admin: Principal = { kind: 'person', name: 'admin', role: 'admin' };
+const reader: Principal = { kind: 'person', name: 'viewer', role: 'reader' };
+
+/** A user plugin mirroring the notes fixture's shape, in plain JavaScript from the workspace folder. */
+function userNotes(effectsOfPut: string[]): UserPlugin {
+  return {
+    manifest: {
+      id: 'user-notes', version: '0.2.0', kernel: '^0.1.0', description: 'user plugin', entry: 'main.js',
+      tools: [{ name: 'memo', description: 'memos', actions: {
+        read: { description: 'read', input: { type: 'object' }, effects: [] },
+        save: { description: 'save', input: { type: 'object', required: ['text'], properties: { text: { type: 'string' } } }, effects: effectsOfPut },
+        slow: { description: 'slow', input: { type: 'object' }, effects: [] },
+        boom: { description: 'throws', input: { type: 'object' }, effects: ['localWrite'] },
+        secret: { description: 'agent only', input: { type: 'object' }, effects: [], agentOnly: true },
+        shaped: { description: 'output schema', input: { type: 'object' }, effects: [], output: { type: 'object', required: ['n'], properties: { n: { type: 'number' } } } },
+      } }],
+    },
+    entry: 'main.js',
+    code: `export default {
+  activate(ctx) {
+    const saved = [];
+    return { memo: {
+      read: () => ({ saved }),
+      save: (input) => { saved.push(input.text); return { count: saved.length }; },
+      slow: (_input, call) => new Promise((resolve) => call.signal.addEventListener('abort', () => resolve({ stopped: true }))),
+      boom: () => { throw new Error('disk on fire'); },
+      secret: () => ({ secret: 42 }),
+      shaped: () => ({ n: 'not a number' }),
+    } };
+  },
+};
+`,
+  };
+}
+
+async function auditLines(file: string): Promise<AuditRecord[]> {
+  return (await readFile(file, 'utf8')).trim().split('\n').filter(Boolean).map((line) => JSON.parse(line) as AuditRecord);
+}
+
+describe('action pipeline', () => {
+  const harness = useHarness();
+
+  it('rejects invalid input naming the JSON pointer, before the handler runs', async () => {
+    const kernel = await harness.boot({ plugins: ['notes'] });
+    const error = await caught(kernel.pipeline.call({ target: 'note_put', input: { name: 'Bad Name!', text: 3 }, principal: admin }));
+    expect(error.code).toBe('INVALID_INPUT');
+    const pointers = (error.details?.issues as { pointer: string }[]).map((issue) => issue.pointer);
+    expect(pointers).toEqual(expect.arrayContaining(['/name', '/text']));
+    expect((await caught(kernel.pipeline.call({ target: 'note_put', input: [1], principal: admin }))).code).toBe('INVALID_INPUT');
+  });
+
+  it('never changes the caller\'s input object', async () => {
+    const kernel = await harness.boot({ plugins: ['notes'] });
+    const input = { name: 'a', text: 'x' };
+    await kernel.pipeline.call({ target: 'note_put', input, principal: admin });
+    expect(input).toEqual({ name: 'a', text: 'x' });
+  });
+
+  it('lets a reader call actions without effects only', async () => {
+    const kernel = await harness.boot({ plugins: ['notes'] });
+    expect((await caught(kernel.pipeline.call({ target: 'note_put', input: { name: 'a', text: 'x' }, principal: reader }))).code).toBe('FORBIDDEN');
+    await kernel.pipeline.call({ target: 'note_put', input: { name: 'a', text: 'x' }, principal: admin });
+    const read = await kernel.pipeline.call({ target: 'note_get', input: { name: 'a' }, principal: reader });
+    expect(read.status === 'ok' && read.value).toEqual({ name: 'a', text: 'x' });
+  });
+
+  it('refuses every action with an effect in a read-only workspace, from every caller', async () => {
+    const kernel = await harness.boot({ plugins: ['notes'], config: { readOnly: true } });
+    for (const principal of [admin, agent]) {
+      expect((await caught(kernel.pipeline.call({ target: 'note_put', input: { name: 'a', text: 'x' }, principal }))).code).toBe('WORKSPACE_READ_ONLY');
+    }
+    expect((await caught(kernel.pipeline.call({ target: 'note_get', input: { name: 'a' }, principal: admin }))).code).toBe('NOT_FOUND');
+  });
+
+  it('denies an agent call matching a deny rule, but not a person\'s own call', async () => {
+    const kernel = await harness.boot({ plugins: ['notes'], config: { gate: { deny: [{ tool: 'note', action: 'delete' }] } } });
+    expect((await caught(kernel.pipeline.call({ target: 'note_delete', input: { name: 'a' }, principal: agent }))).code).toBe('ACTION_DENIED');
+    expect((await kernel.pipeline.call({ target: 'note_delete', input: { name: 'a' }, principal: admin })).status).toBe('ok');
+  });
+
+  it('runs agent reads and auto-mode writes without asking; forbidding auto mode brings the question back', async () => {
+    const kernel = await harness.boot({ plugins: ['notes'] });
+    expect((await kernel.pipeline.call({ target: 'note_put', input: { name: 'a', text: 'x' }, principal: agent, sessionMode: 'auto' })).status).toBe('ok');
+    expect((await kernel.pipeline.call({ target: 'note_get', input: { name: 'a' }, principal: agent })).status).toBe('ok');
+    const strict = await harness.boot({ plugins: ['notes'], config: { gate: { allowAutoMode: false } } });
+    expect((await strict.pipeline.call({ target: 'note_put', input: { name: 'a', text: 'x' }, principal: agent, sessionMode: 'auto' })).status).toBe('confirmation_required');
+  });
+
+  it('audits every action with an effect, from any caller, with outcome and the grant used', async () => {
+    const kernel = await harness.boot({ plugins: ['notes'] });
+    await kernel.pipeline.call({ target: 'note_put', input: { name: 'a', text: 'x' }, principal: admin });
+    await kernel.pipeline.call({ target: 'note_get', input: { name: 'a' }, principal: admin });
+    await kernel.pipeline.call({ target: 'note_put', input: { name: 'b', text: 'y' }, principal: agent, sessionMode: 'auto' });
+    const lines = await auditLines(kernel.audit.logFile);
+    expect(lines.map((line) => [line.principal.kind, line.tool, line.action, line.outcome])).toEqual([
+      ['person', 'note', 'put', 'ok'], ['agent', 'note', 'put', 'ok'],
+    ]);
+    expect(lines[1]?.principal).toMatchObject({ sessionId: 's1', turnId: 't1' });
+    expect(lines[0]?.argsHash).toMatch(/^[0-9a-f]{64}$/);
+    expect(JSON.stringify(lines)).not.toContain('"text"');
+  });
+
+  it('sends an untrusted user plugin through the same gate as a native one, and trusts it when told', async () => {
+    const untrusted = await harness.boot({ plugins: ['notes'], userPlugins: { 'user-notes': userNotes([]) } });
+    const entry = untrusted.registry.get('memo_save');
+    expect(entry?.source).toBe('user');
+    expect(entry?.effects).toEqual(['localWrite', 'dataEgress', 'externalCost']);
+    expect((await untrusted.pipeline.call({ target: 'memo_save', input: { text: 'x' }, principal: agent })).status).toBe('confirmation_required');
+    expect((await untrusted.pipeline.call({ target: 'note_put', input: { name: 'a', text: 'x' }, principal: agent })).status).toBe('confirmation_required');
+    expect((await caught(untrusted.pipeline.call({ target: 'memo_read', input: {}, principal: reader }))).code).toBe('FORBIDDEN');
+
+    const trusted = await harness.boot({ userPlugins: { 'user-notes': userNotes([]) }, config: { plugins: { 'user-notes': { trusted: true } } } });
+    expect((await trusted.pipeline.call({ target: 'memo_save', input: { text: 'x' }, principal: agent })).status).toBe('ok');
+
+    const declared = await harness.boot({ userPlugins: { 'user-notes': userNotes(['localWrite']) } });
+    const outcome = await declared.pipeline.call({ target: 'memo_save', input: { text: 'x' }, principal: agent });
+    expect(outcome.status === 'confirmation_required' && outcome.confirmation.effects).toEqual(['localWrite']);
+  });
+
+  it('wraps what a handler throws with the plugin id and audits the failure', async () => {
+    const kernel = await harness.boot({ userPlugins: { 'user-notes': userNotes(['localWrite']) }, config: { plugins: { 'user-notes': { trusted: true } } } });
+    const error = await caught(kernel.pipeline.call({ target: 'memo_boom', input: {}, principal: admin }));
+    expect(error.code).toBe('PLUGIN_ERROR');
+    expect(error.message).toContain('user-notes');
+    expect(error.message).toContain('disk on fire');
+    expect((await auditLines(kernel.audit.logFile)).at(-1)).toMatchObject({ action: 'boom', outcome: 'error', errorCode: 'PLUGIN_ERROR' });
+  });
+
+  it('stops waiting for a handler at the time limit and aborts its signal', async () => {
+    const kernel = await harness.boot({ userPlugins: { 'user-notes': userNotes([]) }, config: { plugins: { 'user-notes': { trusted: true } }, actions: { timeoutMs: 50 } } });
+    expect((await caught(kernel.pipeline.call({ target: 'memo_slow', input: {}, principal: admin }))).code).toBe('ACTION_TIMEOUT');
+    const controller = new AbortController();
+    const pending = kernel.pipeline.call({ target: 'memo_slow', input: {}, principal: admin, signal: controller.signal });
+    controller.abort();
+    expect((await caught(pending)).code).toBe('ACTION_CANCELLED');
+  });
+
+  it('hides agent-only actions from every caller but the agent', async () => {
+    const kernel = await harness.boot({ userPlugins: { 'user-notes': userNotes([]) }, config: { plugins: { 'user-notes': { trusted: true } } } });
+    expect((await caught(kernel.pipeline.call({ target: 'memo_secret', input: {}, principal: admin }))).code).toBe('ACTION_NOT_FOUND');
+    expect((await kernel.pipeline.call({ target: 'memo_secret', input: {}, principal: agent })).status).toBe('ok');
+  });
+
+  it('refuses a result that breaks the declared output schema', async () => {
+    const kernel = await harness.boot({ userPlugins: { 'user-notes': userNotes([]) }, config: { plugins: { 'user-notes': { trusted: true } } } });
+    const error = await caught(kernel.pipeline.call({ target: 'memo_shaped', input: {}, principal: admin }));
+    expect(error.code).toBe('PLUGIN_ERROR');
+    expect(error.message).toContain('/n');
+  });
+
+  it('finds actions by plugin, tool and action as well as by wire name', async () => {
+    const kernel = await harness.boot({ plugins: ['notes'] });
+    const outcome = await kernel.pipeline.call({ target: { plugin: 'notes', tool: 'note', action: 'put' }, input: { name: 'a', text: 'x' }, principal: admin });
+    expect(outcome.status).toBe('ok');
+    expect((await caught(kernel.pipeline.call({ target: { plugin: 'other', tool: 'note', action: 'put' }, input: {}, principal: admin }))).code).toBe('ACTION_NOT_FOUND');
+    expect((await caught(kernel.pipeline.call({ target: '__proto__', input: {}, principal: admin }))).code).toBe('ACTION_NOT_FOUND');
+  });
+});

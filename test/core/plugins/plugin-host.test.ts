@@ -1,0 +1,152 @@
+import { beforeEach, describe, expect, it } from 'vitest';
+import { Kernel } from '../../../core/kernel.js';
+import { caught, useHarness } from '../../helpers/harness.js';
+import { fixtureEvents } from '../../fixtures/native/plugins/fixture-events.js';
+
+const person = { kind: 'person', name: 'tester', role: 'admin' } as const;
+
+describe('plugin host', () => {
+  const harness = useHarness();
+  beforeEach(() => {
+    fixtureEvents().length = 0;
+  });
+
+  it('activates plugins after the plugins they require, and disposes them in reverse order', async () => {
+    const kernel = await harness.boot({ plugins: ['note-stats', 'notes'] });
+    await kernel.pipeline.call({ target: 'note_put', input: { name: 'a', text: 'x' }, principal: person });
+    const outcome = await kernel.pipeline.call({ target: 'note_stats_count', input: {}, principal: person });
+    expect(outcome.status === 'ok' && outcome.value).toEqual({ count: 1 });
+    await kernel.close();
+    expect(fixtureEvents()).toEqual(['activate:notes', 'activate:note-stats', 'dispose:note-stats', 'dispose:notes']);
+  });
+
+  it('stops the boot naming the plugin and the capability when a requirement is missing', async () => {
+    const error = await caught(harness.boot({ plugins: ['note-stats'] }));
+    expect(error.code).toBe('PLUGIN_DEPENDENCY_MISSING');
+    expect(error.message).toContain("plugin 'note-stats' requires 'notes.store'");
+  });
+
+  it('says which disabled plugin would have provided a missing requirement', async () => {
+    const error = await caught(harness.boot({ plugins: ['note-stats', 'notes'], config: { plugins: { notes: { enabled: false } } } }));
+    expect(error.code).toBe('PLUGIN_DEPENDENCY_MISSING');
+    expect(error.message).toContain("provided by 'notes', which is disabled");
+  });
+
+  it('stops the boot naming every plugin of a dependency cycle', async () => {
+    const error = await caught(harness.boot({ plugins: ['cycle-a', 'cycle-b'] }));
+    expect(error.code).toBe('PLUGIN_DEPENDENCY_CYCLE');
+    expect(error.details?.cycle).toEqual(['cycle-a', 'cycle-b', 'cycle-a']);
+  });
+
+  it('refuses a plugin whose handlers differ from its declared actions, naming both differences', async () => {
+    const error = await caught(harness.boot({ plugins: ['mismatch'] }));
+    expect(error.code).toBe('PLUGIN_ACTION_MISMATCH');
+    expect(error.details).toMatchObject({ plugin: 'mismatch', missing: ['mm.b'], undeclared: ['mm.c'] });
+    expect(fixtureEvents()).toContain('dispose:mismatch');
+  });
+
+  it('gives up on an activation that exceeds the time limit and disposes what was activated', async () => {
+    const error = await caught(harness.boot({ plugins: ['notes', 'slow'], config: { pluginHost: { activationTimeoutMs: 50 } } }));
+    expect(error.code).toBe('PLUGIN_ACTIVATION_TIMEOUT');
+    expect(error.message).toContain('slow');
+    expect(fixtureEvents()).toEqual(['activate:notes', 'dispose:slow', 'dispose:notes']);
+  });
+
+  it.each([
+    ['get-undeclared', 'notes.store'],
+    ['provide-undeclared', 'sneaky.secret'],
+    ['get-internal', 'core.grants'],
+  ])('denies a plugin a capability it did not declare or may not have (%s)', async (attempt, capability) => {
+    const error = await caught(harness.boot({ plugins: ['sneaky', 'notes'], config: { plugins: { sneaky: { config: { attempt } } } } }));
+    expect(error.code).toBe('CAPABILITY_DENIED');
+    expect(error.message).toContain(capability);
+    expect(error.message).toContain('sneaky');
+  });
+
+  it('refuses to boot a plugin that requires an internal core service', async () => {
+    const manifest = { id: 'grabby', version: '1.0.0', kernel: '^0.1.0', description: 'x', entry: 'index.js', requires: ['core.grants'], tools: [] };
+    const error = await caught(harness.boot({ userPlugins: { grabby: { manifest, code: 'export default { activate() { return {}; } };' } } }));
+    expect(error.code).toBe('PLUGIN_DEPENDENCY_MISSING');
+    expect(error.message).toContain("plugin 'grabby' requires 'core.grants'");
+  });
+
+  it("validates a plugin's config against its schema and applies the schema's defaults", async () => {
+    const error = await caught(harness.boot({ plugins: ['notes'], config: { plugins: { notes: { config: { folder: 'Bad Folder' } } } } }));
+    expect(error.code).toBe('PLUGIN_CONFIG_INVALID');
+    expect(error.message).toContain('/plugins/notes/config/folder');
+    const kernel = await harness.boot({ plugins: ['notes'] });
+    await kernel.pipeline.call({ target: 'note_put', input: { name: 'n', text: 'hello' }, principal: person });
+    const { existsSync } = await import('node:fs');
+    expect(existsSync(`${kernel.workspace.dataDir}/fixture-notes/n.txt`)).toBe(true);
+  });
+
+  it('leaves a disabled plugin with no tools in the registry or the pipeline', async () => {
+    const kernel = await harness.boot({ plugins: ['notes', 'egress'], config: { plugins: { notes: { enabled: false } } } });
+    expect(kernel.registry.list().map((action) => action.pluginId)).not.toContain('notes');
+    expect(kernel.registry.get('note_get')).toBeUndefined();
+    const error = await caught(kernel.pipeline.call({ target: 'note_get', input: { name: 'a' }, principal: person }));
+    expect(error.code).toBe('ACTION_NOT_FOUND');
+    expect(kernel.plugins.isActive('notes')).toBe(false);
+  });
+
+  it('does not let a broken manifest of a disabled plugin stop the boot', async () => {
+    const kernel = await harness.boot({
+      plugins: ['notes'],
+      config: { plugins: { broken: { enabled: false } } },
+      userPlugins: { broken: { manifest: { id: 'broken' }, code: '' } },
+    });
+    const broken = kernel.plugins.getCatalog()?.all.find((record) => !record.ok);
+    expect(broken?.ok).toBe(false);
+    expect(kernel.plugins.isActive('notes')).toBe(true);
+  });
+
+  it('refuses to boot when an enabled manifest is invalid, listing every problem', async () => {
+    const error = await caught(harness.boot({ userPlugins: { broken: { manifest: { id: 'broken', tools: 'none' }, code: '' } } }));
+    expect(error.code).toBe('MANIFEST_FIELD_MISSING');
+    const issues = error.details?.issues as { pointer: string }[];
+    expect(issues.map((issue) => issue.pointer)).toEqual(expect.arrayContaining(['/version', '/kernel', '/entry', '/description', '/tools']));
+  });
+
+  it('refuses a user plugin whose id collides with a native one', async () => {
+    const error = await caught(harness.boot({
+      plugins: ['notes'],
+      userPlugins: { notes: { manifest: { id: 'notes', version: '1.0.0', kernel: '^0.1.0', description: 'x', entry: 'index.js', tools: [] }, code: 'export default { activate() { return {}; } };' } },
+    }));
+    expect(error.code).toBe('PLUGIN_DUPLICATE_ID');
+  });
+
+  it('refuses two plugins defining the same wire name, naming both', async () => {
+    const clash = { id: 'clash', version: '1.0.0', kernel: '^0.1.0', description: 'x', entry: 'index.js',
+      tools: [{ name: 'note', description: 'x', actions: { get: { description: 'x', input: { type: 'object' }, effects: [] } } }] };
+    const error = await caught(harness.boot({
+      plugins: ['notes'],
+      userPlugins: { clash: { manifest: clash, code: 'export default { activate() { return { note: { get: () => ({}) } }; } };' } },
+    }));
+    expect(error.code).toBe('WIRE_NAME_COLLISION');
+    expect([...(error.details?.plugins as string[])].sort()).toEqual(['clash', 'notes']);
+  });
+
+  it('uses one DI container per kernel, so two kernels never share services', async () => {
+    const first = await harness.boot({ plugins: ['notes'] });
+    const second = await harness.boot({ plugins: ['notes'] });
+    expect(first.container).not.toBe(second.container);
+    expect(first.registry).not.toBe(second.registry);
+    expect(first.workspace.root).not.toBe(second.workspace.root);
+    expect(first.pipeline).toBe(first.pipeline);
+  });
+
+  it('reports a plugin entry that fails to load, naming the plugin', async () => {
+    const manifest = { id: 'throws', version: '1.0.0', kernel: '^0.1.0', description: 'x', entry: 'index.js', tools: [] };
+    const error = await caught(harness.boot({ userPlugins: { throws: { manifest, code: 'throw new Error("boom at import");' } } }));
+    expect(error.code).toBe('PLUGIN_LOAD_FAILED');
+    expect(error.message).toContain('throws');
+    expect(error.message).toContain('boom at import');
+  });
+
+  it('closes cleanly when closed twice', async () => {
+    const kernel: Kernel = await harness.boot({ plugins: ['notes'] });
+    await kernel.close();
+    await kernel.close();
+    expect(fixtureEvents().filter((event) => event === 'dispose:notes')).toHaveLength(1);
+  });
+});
