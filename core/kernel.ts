@@ -39,6 +39,13 @@ export interface KernelOptions {
  */
 export class Kernel {
   private closed = false;
+  readonly registry: ActionRegistry;
+  readonly pipeline: ActionPipeline;
+  readonly plugins: PluginHost;
+  readonly grants: FileGrantsStore;
+  readonly confirmations: ConfirmationStore;
+  readonly audit: AuditLog;
+  readonly log: Logger;
 
   private constructor(
     readonly container: DependencyContainer,
@@ -47,7 +54,15 @@ export class Kernel {
     readonly authenticator: Authenticator,
     /** The admin token created by this boot, to be shown once; undefined when one already existed. */
     readonly generatedAdminToken: GeneratedToken | undefined,
-  ) {}
+  ) {
+    this.registry = container.resolve<ActionRegistry>(ACTION_REGISTRY);
+    this.pipeline = container.resolve<ActionPipeline>(ACTION_PIPELINE);
+    this.plugins = container.resolve<PluginHost>(PLUGIN_HOST);
+    this.grants = container.resolve<FileGrantsStore>(GRANTS_STORE);
+    this.confirmations = container.resolve<ConfirmationStore>(CONFIRMATION_STORE);
+    this.audit = container.resolve<AuditLog>(AUDIT_LOG);
+    this.log = container.resolve<Logger>(LOGGER);
+  }
 
   static async boot(options: KernelOptions): Promise<Kernel> {
     const workspace = await openWorkspace(options.workspace);
@@ -56,12 +71,12 @@ export class Kernel {
     if (generated) file = await readKernelConfigFile(workspace.configFile);
     const config = withDefaults(file);
     const container = createKernelContainer();
-    const kernel = new Kernel(container, workspace, config, new Authenticator(config.auth.tokens), generated);
     registerCore(container, workspace, config, options);
+    const kernel = new Kernel(container, workspace, config, new Authenticator(config.auth.tokens), generated);
     try {
-      await container.resolve<FileGrantsStore>(GRANTS_STORE).load();
-      await container.resolve<ConfirmationStore>(CONFIRMATION_STORE).load();
-      await container.resolve<AuditLog>(AUDIT_LOG).open();
+      await kernel.grants.load();
+      await kernel.confirmations.load();
+      await kernel.audit.open();
       installEgressGuard();
       const coreCapabilities = new Set([...PLUGIN_VISIBLE_CORE_TOKENS].map(tokenName));
       await kernel.plugins.start(coreCapabilities);
@@ -71,14 +86,6 @@ export class Kernel {
     }
     return kernel;
   }
-
-  get registry(): ActionRegistry { return this.container.resolve<ActionRegistry>(ACTION_REGISTRY); }
-  get pipeline(): ActionPipeline { return this.container.resolve<ActionPipeline>(ACTION_PIPELINE); }
-  get plugins(): PluginHost { return this.container.resolve<PluginHost>(PLUGIN_HOST); }
-  get grants(): FileGrantsStore { return this.container.resolve<FileGrantsStore>(GRANTS_STORE); }
-  get confirmations(): ConfirmationStore { return this.container.resolve<ConfirmationStore>(CONFIRMATION_STORE); }
-  get audit(): AuditLog { return this.container.resolve<AuditLog>(AUDIT_LOG); }
-  get log(): Logger { return this.container.resolve<Logger>(LOGGER); }
 
   /** Disposes plugins in reverse order, then closes the stores. Safe to call twice. */
   async close(): Promise<void> {

@@ -1,0 +1,96 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import { describe, expect, it } from 'vitest';
+import { runCli } from '../../../core/cli/run-cli.js';
+import type { Principal } from '../../../core/plugin-api.js';
+import { Kernel } from '../../../core/kernel.js';
+import { bufferIO } from '../../helpers/buffer-io.js';
+import { useHarness } from '../../helpers/harness.js';
+
+const admin: Principal = { kind: 'person', name: 'admin', role: 'admin' };
+
+describe('audit log', () => {
+  const harness = useHarness();
+
+  async function kernelWithWrites(count: number): Promise<Kernel> {
+    const kernel = await harness.boot({ plugins: ['notes'] });
+    for (let i = 0; i < count; i++) {
+      await kernel.pipeline.call({ target: 'note_put', input: { name: `n${i}`, text: `text ${i}` }, principal: admin });
+    }
+    return kernel;
+  }
+
+  async function verifyWithCli(workspace: string): Promise<{ code: number; text: string }> {
+    const io = bufferIO();
+    const code = await runCli(['audit', 'verify', '--workspace', workspace], io);
+    return { code, text: `${io.outText()}\n${io.errText()}` };
+  }
+
+  it('chains each line to the one before, and verifies intact', async () => {
+    const kernel = await kernelWithWrites(4);
+    const lines = (await readFile(kernel.audit.logFile, 'utf8')).trim().split('\n').map((line) => JSON.parse(line) as { seq: number; prev: string; hash: string });
+    expect(lines.map((line) => line.seq)).toEqual([1, 2, 3, 4]);
+    expect(lines[0]?.prev).toBe('0'.repeat(64));
+    for (let i = 1; i < lines.length; i++) expect(lines[i]?.prev).toBe(lines[i - 1]?.hash);
+    expect(await kernel.audit.verify()).toEqual({ ok: true, lines: 4 });
+    expect(await verifyWithCli(kernel.workspace.root)).toMatchObject({ code: 0 });
+  });
+
+  it('continues the chain across a restart', async () => {
+    const options = await harness.kernelOptions({ plugins: ['notes'] });
+    for (const name of ['a', 'b']) {
+      const kernel = await Kernel.boot(options);
+      await kernel.pipeline.call({ target: 'note_put', input: { name, text: name }, principal: admin });
+      await kernel.close();
+    }
+    const verify = await verifyWithCli(options.workspace);
+    expect(verify.code).toBe(0);
+    expect(verify.text).toContain('2 line(s)');
+  });
+
+  it('reports the first line whose content was edited', async () => {
+    const kernel = await kernelWithWrites(5);
+    await kernel.close();
+    const lines = (await readFile(kernel.audit.logFile, 'utf8')).split('\n');
+    lines[2] = (lines[2] ?? '').replace('"outcome":"ok"', '"outcome":"error"');
+    await writeFile(kernel.audit.logFile, lines.join('\n'));
+    const verify = await verifyWithCli(kernel.workspace.root);
+    expect(verify.code).toBe(1);
+    expect(verify.text).toContain('line 3 of 5');
+    expect(verify.text).toContain('altered');
+  });
+
+  it('reports a line removed from the middle', async () => {
+    const kernel = await kernelWithWrites(5);
+    await kernel.close();
+    const lines = (await readFile(kernel.audit.logFile, 'utf8')).split('\n');
+    lines.splice(1, 1);
+    await writeFile(kernel.audit.logFile, lines.join('\n'));
+    const verify = await verifyWithCli(kernel.workspace.root);
+    expect(verify.code).toBe(1);
+    expect(verify.text).toContain('line 2 of 4');
+  });
+
+  it('reports lines cut from the end, which no chain alone could show', async () => {
+    const kernel = await kernelWithWrites(3);
+    await kernel.close();
+    const lines = (await readFile(kernel.audit.logFile, 'utf8')).trim().split('\n');
+    await writeFile(kernel.audit.logFile, `${lines.slice(0, 2).join('\n')}\n`);
+    const verify = await verifyWithCli(kernel.workspace.root);
+    expect(verify.code).toBe(1);
+    expect(verify.text).toContain('removed from the end');
+  });
+
+  it('reports a rewritten line even when its hash was recomputed, through the next line\'s link', async () => {
+    const kernel = await kernelWithWrites(3);
+    await kernel.close();
+    const { hashRecord } = await import('../../../core/audit/audit-record.js');
+    const lines = (await readFile(kernel.audit.logFile, 'utf8')).trim().split('\n');
+    const record = JSON.parse(lines[0] ?? '') as Record<string, unknown> & { hash: string };
+    const { hash: _old, ...rest } = { ...record, outcome: 'error' };
+    lines[0] = JSON.stringify({ ...rest, hash: hashRecord(rest as never) });
+    await writeFile(kernel.audit.logFile, `${lines.join('\n')}\n`);
+    const verify = await verifyWithCli(kernel.workspace.root);
+    expect(verify.code).toBe(1);
+    expect(verify.text).toContain('line 2 of 3');
+  });
+});
