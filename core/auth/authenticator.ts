@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { hash, timingSafeEqual } from 'node:crypto';
 import type { TokenEntry } from '../config/kernel-config.js';
 import type { Principal, Role } from '../plugin-api.js';
 
@@ -42,5 +42,5 @@ export class Authenticator {
 }
 
 export function digestOf(token: string): Buffer {
-  return createHash('sha256').update(token, 'utf8').digest();
+  return hash('sha256', token, 'buffer');
 }

@@ -1,11 +1,11 @@
 import { Hono } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
 import type { Kernel } from '../kernel.js';
 import { KernelError } from '../errors.js';
 import { KERNEL_VERSION } from '../paths.js';
 import { errorResponse } from './error-response.js';
 import type { HttpEnv } from './http-env.js';
 import { bearerAuth, requireRole } from './middleware/bearer-auth.js';
+import { bodySizeLimit } from './middleware/body-size-limit.js';
 import { hostOriginGuard } from './middleware/host-origin-guard.js';
 import { actionRoutes } from './routes/actions.js';
 import { confirmationRoutes } from './routes/confirmations.js';
@@ -22,10 +22,7 @@ export function createHttpApp(kernel: Kernel): Hono<HttpEnv> {
   app.onError((error, c) => errorResponse(c, error, kernel.log));
   app.notFound((c) => errorResponse(c, new KernelError('NOT_FOUND', `no route ${c.req.method} ${c.req.path}`)));
   app.use('*', hostOriginGuard({ allowedHosts: server.allowedHosts, allowedOrigins: server.allowedOrigins }));
-  app.use('*', bodyLimit({
-    maxSize: server.bodyLimitBytes,
-    onError: (c) => errorResponse(c, new KernelError('PAYLOAD_TOO_LARGE', `the body is larger than ${server.bodyLimitBytes} bytes`)),
-  }));
+  app.use('*', bodySizeLimit(server.bodyLimitBytes));
   app.get('/healthz', (c) => c.json({ ok: true, version: KERNEL_VERSION }));
   app.use('/api/*', bearerAuth(kernel.authenticator));
   app.route('/api/plugins', pluginRoutes(kernel));

@@ -1,6 +1,8 @@
+import type { HttpBindings } from '@hono/node-server';
 import type { Principal } from '../plugin-api.js';
 
-/** Hono context variables set by the middleware. */
+/** Hono context: the node bindings (absent under app.request in tests) and the middleware's variables. */
 export interface HttpEnv {
-  Variables: { principal: Principal };
+  Bindings: Partial<HttpBindings>;
+  Variables: { principal: Principal; bodyLimit: number };
 }

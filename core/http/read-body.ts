@@ -1,4 +1,6 @@
 import type { Context } from 'hono';
+import type { HttpEnv } from './http-env.js';
+import { tooLarge } from './middleware/body-size-limit.js';
 import type { ValidateFunction } from 'ajv';
 import { KernelError } from '../errors.js';
 import { createAjv, formatIssues, runValidator } from '../schema/ajv.js';
@@ -7,8 +9,8 @@ import { createAjv, formatIssues, runValidator } from '../schema/ajv.js';
  * Reads a JSON request body. An empty body is `{}`; a body must be sent as application/json (which a
  * cross-site HTML form cannot do), and invalid JSON is named as such, with the parser's reason.
  */
-export async function readJsonBody(c: Context): Promise<unknown> {
-  const text = await c.req.text();
+export async function readJsonBody(c: Context<HttpEnv>): Promise<unknown> {
+  const text = await readBodyText(c);
   if (text.trim() === '') return {};
   const type = c.req.header('content-type') ?? '';
   if (!/^application\/json\b/i.test(type)) {
@@ -19,6 +21,25 @@ export async function readJsonBody(c: Context): Promise<unknown> {
   } catch (error) {
     throw new KernelError('INVALID_JSON', `the body is not valid JSON: ${(error as Error).message}`);
   }
+}
+
+/**
+ * A body with a declared length was checked against the limit already and is read in one go; one
+ * without (chunked) is read chunk by chunk and refused as soon as it passes the limit.
+ */
+async function readBodyText(c: Context<HttpEnv>): Promise<string> {
+  const limit = c.get('bodyLimit');
+  if (c.req.header('content-length') !== undefined || limit === undefined) return c.req.text();
+  const body = c.req.raw.body;
+  if (!body) return '';
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
+    size += chunk.byteLength;
+    if (size > limit) throw tooLarge(limit);
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 const routeAjv = createAjv();

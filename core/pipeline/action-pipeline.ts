@@ -9,22 +9,37 @@ import type { Confirmation } from '../gate/confirmation.js';
 import type { ConfirmationStore } from '../gate/confirmation-store.js';
 import { decide, type SessionMode } from '../gate/decide.js';
 import type { GrantsStore } from '../gate/grants-store.js';
-import { newId } from '../ids.js';
 import type { Logger } from '../log.js';
 import type { Principal } from '../plugin-api.js';
 import type { ActionRegistry, RegisteredAction } from '../registry/action-registry.js';
 import { formatIssues, runValidator } from '../schema/ajv.js';
 import type { ActionRef, CallDecision, PreparedCall } from './prepared-call.js';
 import { runHandler } from './run-handler.js';
+import type { CancelSource } from './cancel-source.js';
+
+let callCounter = 0;
+const PROCESS_TAG = `${process.pid.toString(36)}${Date.now().toString(36)}`;
+
+/** Ids of calls in this process: unique and cheap (no randomness needed, they never reach a path). */
+function nextCallId(): string {
+  callCounter += 1;
+  return `call-${PROCESS_TAG}-${callCounter}`;
+}
 
 export interface ActionRequest {
   /** A wire name (`block_get`) or the plugin/tool/action path. */
   target: string | ActionRef;
   input: unknown;
   principal: Principal;
-  signal?: AbortSignal;
+  /** Stops the call when the caller goes away. */
+  signal?: CancelSource;
   /** The agent session's mode; only agent calls go through the gate. */
   sessionMode?: SessionMode;
+  /**
+   * The caller hands the input over (e.g. a freshly parsed request body) and will not look at it again,
+   * so it need not be copied before schema defaults are applied to it.
+   */
+  ownsInput?: boolean;
 }
 
 export type CallOutcome =
@@ -47,18 +62,25 @@ export class ActionPipeline {
   ) {}
 
   /** Runs a call to the end, or stops at a confirmation the person must answer (agent calls only). */
-  async call(request: ActionRequest): Promise<CallOutcome> {
-    const call = this.prepare(request);
-    if (call.decision.outcome === 'confirm') {
-      return { status: 'confirmation_required', confirmation: await this.requestConfirmation(call), call };
+  call(request: ActionRequest): Promise<CallOutcome> {
+    // Written with then() rather than async/await: every promise costs extra while the action scope's
+    // AsyncLocalStorage is active, and this is the path of every call.
+    let call: PreparedCall;
+    try {
+      call = this.prepare(request);
+    } catch (error) {
+      return Promise.reject(error);
     }
-    return { status: 'ok', value: await this.execute(call), call };
+    if (call.decision.outcome === 'confirm') {
+      return this.requestConfirmation(call).then((confirmation) => ({ status: 'confirmation_required', confirmation, call }));
+    }
+    return this.execute(call).then((value) => ({ status: 'ok', value, call }));
   }
 
   /** Everything before the handler; throws a typed error for an unknown action, bad input, or a refusal. */
   prepare(request: ActionRequest): PreparedCall {
     const entry = this.lookup(request.target, request.principal);
-    const input = this.validateInput(entry, request.input);
+    const input = this.validateInput(entry, request.input, request.ownsInput === true);
     const { principal } = request;
     if (entry.effects.length > 0 && principal.role !== 'admin') {
       throw new KernelError('FORBIDDEN', `role '${principal.role}' may only call actions without effects; ${entry.wireName} has ${entry.effects.join(', ')}`, { details: { action: entry.wireName, effects: entry.effects } });
@@ -73,7 +95,7 @@ export class ActionPipeline {
     }
     const needsHash = decision.outcome === 'confirm' || entry.effects.length > 0;
     return {
-      id: newId(), entry, input, principal, notebook, decision, signal: request.signal,
+      id: nextCallId(), entry, input, principal, notebook, decision, cancel: request.signal,
       argsHash: needsHash ? hashArguments(input) : '',
     };
   }
@@ -93,25 +115,42 @@ export class ActionPipeline {
   }
 
   /** Runs the handler; a call that needed the person runs only with its approved, unused confirmation. */
-  async execute(call: PreparedCall, options: { confirmationId?: string } = {}): Promise<unknown> {
-    if (call.decision.outcome === 'confirm') await this.consumeApproval(call, options.confirmationId);
-    const { entry } = call;
-    const refusals: Promise<unknown>[] = [];
+  execute(call: PreparedCall, options: { confirmationId?: string } = {}): Promise<unknown> {
+    if (call.decision.outcome !== 'confirm' && call.entry.effects.length === 0) return this.run(call);
+    return this.executeRecorded(call, options.confirmationId);
+  }
+
+  private async executeRecorded(call: PreparedCall, confirmationId: string | undefined): Promise<unknown> {
+    if (call.decision.outcome === 'confirm') await this.consumeApproval(call, confirmationId);
+    const audited = call.entry.effects.length > 0;
     try {
-      const value = await runHandler(call, {
-        timeoutMs: this.config.actions.timeoutMs,
-        log: this.log.child(entry.pluginId),
-        onRefused: (target) => refusals.push(this.record(call, 'egress_denied', 'EGRESS_DENIED', { target })),
-      });
-      this.checkOutput(entry, value);
-      if (entry.effects.length > 0) await this.record(call, 'ok');
+      const value = await this.run(call);
+      if (audited) await this.record(call, 'ok');
       return value;
     } catch (error) {
-      if (entry.effects.length > 0) await this.record(call, 'error', isKernelError(error) ? error.code : 'INTERNAL');
+      if (audited) await this.record(call, 'error', isKernelError(error) ? error.code : 'INTERNAL');
       throw error;
-    } finally {
-      await Promise.all(refusals);
     }
+  }
+
+  /** The handler in its scope, then the output check; refused egress is recorded before the call ends. */
+  private run(call: PreparedCall): Promise<unknown> {
+    const { entry } = call;
+    const refusals: Promise<unknown>[] = [];
+    const afterRefusals = <T>(settle: () => T): T | Promise<T> => (refusals.length > 0 ? Promise.all(refusals).then(settle) : settle());
+    return runHandler(call, {
+      timeoutMs: this.config.actions.timeoutMs,
+      log: entry.log,
+      onRefused: (target) => refusals.push(this.record(call, 'egress_denied', 'EGRESS_DENIED', { target }).catch(() => undefined)),
+    }).then(
+      (value) => afterRefusals(() => {
+        this.checkOutput(entry, value);
+        return value;
+      }),
+      (error: unknown) => afterRefusals(() => {
+        throw error;
+      }),
+    );
   }
 
   private lookup(target: string | ActionRef, principal: Principal): RegisteredAction {
@@ -124,11 +163,11 @@ export class ActionPipeline {
     return entry;
   }
 
-  private validateInput(entry: RegisteredAction, raw: unknown): Record<string, unknown> {
+  private validateInput(entry: RegisteredAction, raw: unknown, ownsInput: boolean): Record<string, unknown> {
     if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
       throw new KernelError('INVALID_INPUT', `input of ${entry.wireName} must be a JSON object`, { details: { action: entry.wireName, issues: [{ pointer: '', message: 'must be an object' }] } });
     }
-    const result = runValidator<Record<string, unknown>>(entry.validateInput, structuredClone(raw));
+    const result = runValidator<Record<string, unknown>>(entry.validateInput, ownsInput ? raw : structuredClone(raw));
     if (!result.ok) {
       throw new KernelError('INVALID_INPUT', `invalid input for ${entry.wireName}: ${formatIssues(result.issues)}`, { details: { action: entry.wireName, issues: result.issues } });
     }

@@ -1,6 +1,7 @@
 import type { GateDecision } from '../gate/decide.js';
 import type { Principal } from '../plugin-api.js';
 import type { RegisteredAction } from '../registry/action-registry.js';
+import type { CancelSource } from './cancel-source.js';
 
 /** How the gate let a call through, or that it needs the person; persons' own calls skip the gate. */
 export type CallDecision = GateDecision | { outcome: 'run'; reason: 'caller_is_person' };
@@ -16,7 +17,7 @@ export interface PreparedCall {
   readonly principal: Principal;
   readonly notebook: string | undefined;
   readonly decision: CallDecision;
-  readonly signal: AbortSignal | undefined;
+  readonly cancel: CancelSource | undefined;
 }
 
 export interface ActionRef {

@@ -1,7 +1,9 @@
 import { KernelError, PluginError, isKernelError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { ActionCall } from '../plugin-api.js';
-import { runInActionScope } from '../egress/action-scope.js';
+import { runInActionScope, type RunningAction } from '../egress/action-scope.js';
+import { DeadlineWatch } from './deadline-watch.js';
+import { isCancelled } from './cancel-source.js';
 import type { PreparedCall } from './prepared-call.js';
 
 export interface RunOptions {
@@ -10,40 +12,68 @@ export interface RunOptions {
   onRefused(target: string): void;
 }
 
+const deadlines = new DeadlineWatch();
+
 /**
  * Runs a handler inside its action scope (so undeclared egress is refused), bounded by a time limit and
  * the caller's signal. Whatever the handler throws leaves here wrapped with the plugin's id.
  */
-export async function runHandler(call: PreparedCall, options: RunOptions): Promise<unknown> {
+export function runHandler(call: PreparedCall, options: RunOptions): Promise<unknown> {
   const { entry } = call;
-  const controller = new AbortController();
-  let timer: NodeJS.Timeout | undefined;
-  let onCallerAbort: (() => void) | undefined;
-  const stopped = new Promise<never>((_, reject) => {
-    const fail = (error: KernelError): void => {
-      controller.abort(error);
+  return new Promise((resolve, reject) => {
+    // The handler's signal is created only if the handler asks for it: most never do, and an
+    // AbortSignal per call costs more than the rest of a read action's path.
+    let controller: AbortController | undefined;
+    let stopReason: KernelError | undefined;
+    let settled = false;
+    const settle = (): boolean => {
+      if (settled) return false;
+      settled = true;
+      deadlines.clear(watched);
+      return true;
+    };
+    const stop = (error: KernelError): void => {
+      if (!settle()) return;
+      stopReason = error;
+      controller?.abort(error);
       reject(error);
     };
-    timer = setTimeout(() => fail(new KernelError('ACTION_TIMEOUT', `${entry.wireName} did not finish within ${options.timeoutMs} ms`)), options.timeoutMs);
-    onCallerAbort = () => fail(new KernelError('ACTION_CANCELLED', `${entry.wireName} was cancelled`));
-    if (call.signal?.aborted) onCallerAbort();
-    else call.signal?.addEventListener('abort', onCallerAbort, { once: true });
+    const onCallerAbort = (): void => stop(new KernelError('ACTION_CANCELLED', `${entry.wireName} was cancelled`));
+    if (call.cancel && isCancelled(call.cancel)) return onCallerAbort();
+    const watched = deadlines.watch({
+      timeoutMs: options.timeoutMs,
+      cancel: call.cancel,
+      onCancel: onCallerAbort,
+      onTimeout: () => stop(new KernelError('ACTION_TIMEOUT', `${entry.wireName} did not finish within ${options.timeoutMs} ms`)),
+    });
+    const actionCall: ActionCall = {
+      callId: call.id,
+      principal: call.principal,
+      log: options.log,
+      get signal(): AbortSignal {
+        if (!controller) {
+          controller = new AbortController();
+          if (stopReason) controller.abort(stopReason);
+        }
+        return controller.signal;
+      },
+    };
+    const scope: RunningAction = {
+      plugin: entry.pluginId, tool: entry.tool, action: entry.action, declaredEffects: entry.declaredEffects,
+      onRefused: (_kind, target) => options.onRefused(target),
+    };
+    // Inside the scope so that everything the handler starts, sync or async, is attributed to it.
+    runInActionScope(scope, () => {
+      try {
+        Promise.resolve(entry.handler(call.input, actionCall)).then(
+          (value) => { if (settle()) resolve(value); },
+          (error: unknown) => { if (settle()) reject(wrapPluginError(error, entry.pluginId, `${entry.tool}.${entry.action}`)); },
+        );
+      } catch (error) {
+        if (settle()) reject(wrapPluginError(error, entry.pluginId, `${entry.tool}.${entry.action}`));
+      }
+    });
   });
-  stopped.catch(() => undefined);
-  const actionCall: ActionCall = { callId: call.id, principal: call.principal, signal: controller.signal, log: options.log };
-  const scope = {
-    plugin: entry.pluginId, tool: entry.tool, action: entry.action, declaredEffects: entry.declaredEffects,
-    onRefused: (_kind: 'egress', target: string) => options.onRefused(target),
-  };
-  try {
-    const running = runInActionScope(scope, () => Promise.resolve().then(() => entry.handler(call.input, actionCall)));
-    return await Promise.race([running, stopped]);
-  } catch (error) {
-    throw wrapPluginError(error, entry.pluginId, `${entry.tool}.${entry.action}`);
-  } finally {
-    clearTimeout(timer);
-    if (onCallerAbort) call.signal?.removeEventListener('abort', onCallerAbort);
-  }
 }
 
 function wrapPluginError(error: unknown, pluginId: string, action: string): KernelError {

@@ -105,7 +105,7 @@ export class PluginHost {
       if (unprovided.length > 0) {
         throw new PluginError('PLUGIN_ACTIVATION_FAILED', manifest.id, `declares but did not provide: ${unprovided.join(', ')}`);
       }
-      this.registry.addAll(this.toRegistered(record, match.handlers));
+      this.registry.addAll(this.toRegistered(record, match.handlers, ctx.log));
       this.active.push(plugin);
       this.log.info('plugin activated', { plugin: manifest.id, source: record.source, actions: match.handlers.size });
     } catch (error) {
@@ -141,7 +141,7 @@ export class PluginHost {
     return Promise.race([Promise.resolve().then(activate), timeout]).finally(() => clearTimeout(timer));
   }
 
-  private toRegistered(record: ValidRecord, handlers: Map<string, RegisteredAction['handler']>): RegisteredAction[] {
+  private toRegistered(record: ValidRecord, handlers: Map<string, RegisteredAction['handler']>, log: Logger): RegisteredAction[] {
     const { manifest } = record.compiled;
     const trusted = record.source === 'native' || this.config.plugins.get(manifest.id)?.trusted === true;
     return record.compiled.actions.map((action) => ({
@@ -157,6 +157,7 @@ export class PluginHost {
       validateInput: action.validateInput,
       validateOutput: action.validateOutput,
       handler: handlers.get(action.wireName) as RegisteredAction['handler'],
+      log,
     }));
   }
 

@@ -2,6 +2,7 @@ import type { ValidateFunction } from 'ajv';
 import { injectable } from '../di.js';
 import { KernelError } from '../errors.js';
 import type { ActionHandler, ActionManifest, Effect, PluginSource } from '../plugin-api.js';
+import type { Logger } from '../log.js';
 
 /** One callable action, as every surface (agent, HTTP, MCP) sees it. */
 export interface RegisteredAction {
@@ -19,6 +20,8 @@ export interface RegisteredAction {
   validateInput: ValidateFunction;
   validateOutput: ValidateFunction | undefined;
   handler: ActionHandler;
+  /** The plugin's logger, handed to each call. */
+  log: Logger;
 }
 
 /** The callable actions of the enabled, activated plugins, looked up by wire name or by path. */

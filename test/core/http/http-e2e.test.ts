@@ -116,11 +116,17 @@ describe('HTTP API over a real loopback port', () => {
     expect(route.json().error?.code).toBe('NOT_FOUND');
   });
 
-  it('answers 413 for a body over the limit and stores nothing', async () => {
+  it('answers 413 for a body over the limit, declared or streamed, and stores nothing', async () => {
     const url = await serve();
+    // Chunked: no Content-Length, so the limit is enforced while reading.
     const response = await post(`${url}/api/actions/notes/note/put`, ADMIN, { name: 'big', text: 'x'.repeat(10_000) });
     expect(response.status).toBe(413);
     expect(response.json().error?.code).toBe('PAYLOAD_TOO_LARGE');
+    const body = JSON.stringify({ name: 'big', text: 'y'.repeat(10_000) });
+    const declared = await post(`${url}/api/actions/notes/note/put`, ADMIN, body, { 'content-length': String(Buffer.byteLength(body)) });
+    expect(declared.status).toBe(413);
+    const fits = JSON.stringify({ name: 'small', text: 'z'.repeat(100) });
+    expect((await post(`${url}/api/actions/notes/note/put`, ADMIN, fits, { 'content-length': String(Buffer.byteLength(fits)) })).status).toBe(200);
     expect((await post(`${url}/api/actions/notes/note/get`, ADMIN, { name: 'big' })).status).toBe(404);
   });
 
