@@ -16,7 +16,8 @@ export function hostOriginGuard(options: HostOriginOptions): MiddlewareHandler {
   const hosts = new Set([...LOOPBACK_NAMES, ...options.allowedHosts].map((name) => name.toLowerCase()));
   const origins = new Set(options.allowedOrigins.map((origin) => origin.toLowerCase()));
   return async (c, next) => {
-    const host = (c.req.header('host') ?? '').toLowerCase();
+    // HTTP/1.1 requests always carry Host; a request built in process (app.request) has only its URL.
+    const host = (c.req.header('host') ?? new URL(c.req.url).host).toLowerCase();
     if (!hosts.has(hostName(host))) {
       throw httpError('ORIGIN_REFUSED', `Host '${host}' is not accepted; add it to server.allowedHosts in quire.json`);
     }

@@ -1,0 +1,69 @@
+import { createHash } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { createHttpApp } from '../../../core/http/app.js';
+import { HTTP_STATUS } from '../../../core/http/status-table.js';
+import type { KernelConfigFile } from '../../../core/config/kernel-config.js';
+import { useHarness } from '../../helpers/harness.js';
+
+const ADMIN = 'qk_route-admin';
+const READER = 'qk_route-reader';
+const sha = (token: string): string => createHash('sha256').update(token).digest('hex');
+const config: KernelConfigFile = {
+  auth: { tokens: [{ name: 'admin', role: 'admin', sha256: sha(ADMIN) }, { name: 'viewer', role: 'reader', sha256: sha(READER) }] },
+};
+
+describe('HTTP routes (app.request)', () => {
+  const harness = useHarness();
+
+  async function app() {
+    return createHttpApp(await harness.boot({
+      plugins: ['notes'],
+      config: { ...config, plugins: { broken: { enabled: false } } },
+      userPlugins: { broken: { manifest: { id: 'broken' }, code: '' } },
+    }));
+  }
+
+  const call = (token: string, body?: unknown, method = 'POST') => ({
+    method,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+
+  it('maps every error code to a client or server status', () => {
+    for (const [code, status] of Object.entries(HTTP_STATUS)) {
+      expect(status, code).toBeGreaterThanOrEqual(400);
+      expect(status, code).toBeLessThan(600);
+    }
+  });
+
+  it('passes a plugin\'s typed error through to its status, wrapped with the plugin id', async () => {
+    const routes = await app();
+    const response = await routes.request('/api/actions/notes/note/get', call(ADMIN, { name: 'missing' }));
+    expect(response.status).toBe(404);
+    const body = (await response.json()) as { error: { code: string; message: string; details: Record<string, unknown> } };
+    expect(body.error.code).toBe('NOT_FOUND');
+    expect(body.error.details.plugin).toBe('notes');
+  });
+
+  it('shows readers no file paths and no manifest problems', async () => {
+    const routes = await app();
+    const asReader = (await (await routes.request('/api/plugins', call(READER, undefined, 'GET'))).json()) as { plugins: Record<string, unknown>[] };
+    expect(asReader.plugins.every((plugin) => plugin.file === undefined && plugin.issues === undefined)).toBe(true);
+    const asAdmin = (await (await routes.request('/api/plugins', call(ADMIN, undefined, 'GET'))).json()) as { plugins: Record<string, unknown>[] };
+    const broken = asAdmin.plugins.find((plugin) => plugin.id === 'broken');
+    expect(broken).toMatchObject({ state: 'invalid', enabled: false });
+    expect(broken?.issues).toEqual(expect.arrayContaining([expect.objectContaining({ code: 'MANIFEST_FIELD_MISSING', pointer: '/version' })]));
+  });
+
+  it('names an unknown confirmation status instead of ignoring it', async () => {
+    const routes = await app();
+    const response = await routes.request('/api/confirmations?status=maybe', call(ADMIN, undefined, 'GET'));
+    expect(response.status).toBe(400);
+  });
+
+  it('answers /healthz and refuses a foreign Host even there', async () => {
+    const routes = await app();
+    expect((await routes.request('/healthz')).status).toBe(200);
+    expect((await routes.request('http://evil.example.com/healthz')).status).toBe(403);
+  });
+});
