@@ -8,6 +8,7 @@ import type { ConfirmationStore } from './gate/confirmation-store.js';
 import type { ActionRegistry } from './registry/action-registry.js';
 import type { ActionPipeline } from './pipeline/action-pipeline.js';
 import type { PluginHost } from './plugins/plugin-host.js';
+import type { Authenticator } from './auth/authenticator.js';
 
 /** Kernel information a plugin may read. */
 export interface KernelInfo {
@@ -25,6 +26,9 @@ export const CONFIRMATION_STORE = createToken<ConfirmationStore>('core.confirmat
 export const ACTION_REGISTRY = createToken<ActionRegistry>('core.action-registry');
 export const ACTION_PIPELINE = createToken<ActionPipeline>('core.action-pipeline');
 export const PLUGIN_HOST = createToken<PluginHost>('core.plugin-host');
+export const AUTHENTICATOR = createToken<Authenticator>('core.authenticator');
+/** The environment tokens may be read from (`auth.tokens[].env`); a token so tests can give their own. */
+export const PROCESS_ENV = createToken<NodeJS.ProcessEnv>('core.process-env');
 
 /**
  * The core services a plugin may `require`. The rest (grants, confirmations, audit, the pipeline) stay

@@ -23,6 +23,7 @@ export type ErrorCode =
   | 'CONFIRMATION_ALREADY_ANSWERED'
   | 'CONFIRMATION_ARGS_MISMATCH'
   | 'CONFIRMATION_NOT_APPROVED'
+  | 'CONFIRMATION_SESSION_MISMATCH'
   // manifests
   | 'MANIFEST_INVALID'
   | 'MANIFEST_JSON_INVALID'
@@ -113,7 +114,8 @@ export class PluginError extends KernelError {
   constructor(code: ErrorCode, pluginId: string, message: string, options: KernelErrorOptions & { action?: string } = {}) {
     super(code, `[plugin ${pluginId}${options.action ? ` ${options.action}` : ''}] ${message}`, {
       cause: options.cause,
-      details: { plugin: pluginId, ...(options.action ? { action: options.action } : {}), ...options.details },
+      // The plugin and action come last: details passed along from elsewhere cannot overwrite them.
+      details: { ...options.details, plugin: pluginId, ...(options.action ? { action: options.action } : {}) },
     });
     this.name = 'PluginError';
     this.pluginId = pluginId;

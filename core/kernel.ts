@@ -1,8 +1,8 @@
 import type { DependencyContainer } from './di.js';
 import { createKernelContainer } from './container.js';
 import {
-  ACTION_PIPELINE, ACTION_REGISTRY, AUDIT_LOG, CONFIRMATION_STORE, GRANTS_STORE, KERNEL_CONFIG, KERNEL_INFO, LOGGER,
-  PLUGIN_HOST, PLUGIN_VISIBLE_CORE_TOKENS, WORKSPACE, type KernelInfo,
+  ACTION_PIPELINE, ACTION_REGISTRY, AUDIT_LOG, AUTHENTICATOR, PROCESS_ENV, CONFIRMATION_STORE, GRANTS_STORE, KERNEL_CONFIG, KERNEL_INFO, LOGGER,
+  PLUGIN_HOST, WORKSPACE, type KernelInfo,
 } from './core-tokens.js';
 import { readKernelConfigFile, withDefaults, type KernelConfig, type KernelConfigFile } from './config/kernel-config.js';
 import { AuditLog } from './audit/audit-log.js';
@@ -16,7 +16,6 @@ import { CODE_ROOT, KERNEL_VERSION, NATIVE_MANIFESTS_DIR } from './paths.js';
 import { ActionPipeline } from './pipeline/action-pipeline.js';
 import { KERNEL_CONTAINER, PLUGIN_HOST_OPTIONS, PluginHost } from './plugins/plugin-host.js';
 import { ActionRegistry } from './registry/action-registry.js';
-import { tokenName } from './tokens.js';
 import { openWorkspace, type Workspace } from './workspace.js';
 
 export interface KernelOptions {
@@ -28,6 +27,8 @@ export interface KernelOptions {
   nativeManifestsDir?: string;
   /** Root the native manifests' entries resolve against; defaults to the code root. */
   codeRoot?: string;
+  /** Where `auth.tokens[].env` entries are read; defaults to process.env. */
+  env?: NodeJS.ProcessEnv;
   /** Create an admin token on first start (what `quire serve` does). */
   generateAdminToken?: boolean;
   logger?: Logger;
@@ -46,12 +47,12 @@ export class Kernel {
   readonly confirmations: ConfirmationStore;
   readonly audit: AuditLog;
   readonly log: Logger;
+  readonly authenticator: Authenticator;
 
   private constructor(
     readonly container: DependencyContainer,
     readonly workspace: Workspace,
     readonly config: KernelConfig,
-    readonly authenticator: Authenticator,
     /** The admin token created by this boot, to be shown once; undefined when one already existed. */
     readonly generatedAdminToken: GeneratedToken | undefined,
   ) {
@@ -62,6 +63,7 @@ export class Kernel {
     this.confirmations = container.resolve<ConfirmationStore>(CONFIRMATION_STORE);
     this.audit = container.resolve<AuditLog>(AUDIT_LOG);
     this.log = container.resolve<Logger>(LOGGER);
+    this.authenticator = container.resolve<Authenticator>(AUTHENTICATOR);
   }
 
   static async boot(options: KernelOptions): Promise<Kernel> {
@@ -72,14 +74,13 @@ export class Kernel {
     const config = withDefaults(file);
     const container = createKernelContainer();
     registerCore(container, workspace, config, options);
-    const kernel = new Kernel(container, workspace, config, new Authenticator(config.auth.tokens), generated);
+    const kernel = new Kernel(container, workspace, config, generated);
     try {
       await kernel.grants.load();
       await kernel.confirmations.load();
       await kernel.audit.open();
       installEgressGuard();
-      const coreCapabilities = new Set([...PLUGIN_VISIBLE_CORE_TOKENS].map(tokenName));
-      await kernel.plugins.start(coreCapabilities);
+      await kernel.plugins.start();
     } catch (error) {
       await kernel.close();
       throw error;
@@ -104,6 +105,7 @@ function registerCore(container: DependencyContainer, workspace: Workspace, conf
   container.registerInstance(KERNEL_CONFIG, config);
   container.registerInstance(KERNEL_INFO, info);
   container.registerInstance(LOGGER, options.logger ?? createLogger({ tag: 'quire' }));
+  container.registerInstance(PROCESS_ENV, options.env ?? process.env);
   container.registerInstance(PLUGIN_HOST_OPTIONS, {
     nativeManifestsDir: options.nativeManifestsDir ?? NATIVE_MANIFESTS_DIR,
     codeRoot: options.codeRoot ?? CODE_ROOT,
@@ -114,4 +116,5 @@ function registerCore(container: DependencyContainer, workspace: Workspace, conf
   container.registerSingleton(ACTION_REGISTRY, ActionRegistry);
   container.registerSingleton(ACTION_PIPELINE, ActionPipeline);
   container.registerSingleton(PLUGIN_HOST, PluginHost);
+  container.registerSingleton(AUTHENTICATOR, Authenticator);
 }

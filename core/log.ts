@@ -23,7 +23,8 @@ export function redact(value: unknown, depth = 0): unknown {
   if (Array.isArray(value)) return value.map((item) => redact(item, depth + 1));
   const out: Record<string, unknown> = {};
   for (const [key, inner] of Object.entries(value)) {
-    out[key] = SECRET_KEY.test(key) ? '[redacted]' : redact(inner, depth + 1);
+    const safe = SECRET_KEY.test(key) ? '[redacted]' : redact(inner, depth + 1);
+    Object.defineProperty(out, key, { value: safe, enumerable: true, writable: true, configurable: true });
   }
   return out;
 }

@@ -24,7 +24,8 @@ export class Workspace {
 
 /** Opens (and creates, if absent) a workspace folder. */
 export async function openWorkspace(root: string): Promise<Workspace> {
-  const workspace = new Workspace(root);
+  // Frozen: plugins receive this object, and moving its root would move where grants and audit go.
+  const workspace = Object.freeze(new Workspace(root));
   await mkdir(workspace.root, { recursive: true });
   return workspace;
 }

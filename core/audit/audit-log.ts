@@ -1,19 +1,23 @@
 import { existsSync } from 'node:fs';
-import { mkdir, open, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, stat, truncate, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { inject, injectable } from '../di.js';
-import { WORKSPACE } from '../core-tokens.js';
+import { LOGGER, WORKSPACE } from '../core-tokens.js';
 import { KernelError } from '../errors.js';
 import { writeJsonAtomic } from '../fs/atomic-write.js';
+import type { Logger } from '../log.js';
 import { readJsonFile } from '../util/json-file.js';
 import { SerialQueue } from '../util/serial-queue.js';
 import type { Workspace } from '../workspace.js';
 import { GENESIS_HASH, sealRecord, type AuditEntry, type AuditRecord } from './audit-record.js';
+import { readLastLine } from './read-last-line.js';
 import { verifyAuditLog, type AuditHead, type AuditVerification } from './verify-audit.js';
 
 /**
  * `<workspace>/audit/audit.jsonl`: append-only, each line hash-chained to the one before. `audit.head.json`
- * holds the last seq and hash, so that lines cut from the end are detected too.
+ * holds the last seq and hash, so that lines cut from the end are detected too. The log is the truth
+ * for where the chain continues; the head only ever lags it (a crash between the two writes) and is
+ * caught up on open.
  */
 @injectable()
 export class AuditLog {
@@ -21,18 +25,27 @@ export class AuditLog {
   private file: FileHandle | undefined;
   private readonly queue = new SerialQueue();
 
-  constructor(@inject(WORKSPACE) private readonly workspace: Workspace) {}
+  constructor(
+    @inject(WORKSPACE) private readonly workspace: Workspace,
+    @inject(LOGGER) private readonly log: Logger,
+  ) {}
 
   get logFile(): string { return join(this.workspace.auditDir, 'audit.jsonl'); }
   get headFile(): string { return join(this.workspace.auditDir, 'audit.head.json'); }
 
-  /** Opens the log for appending, continuing the chain recorded in the head file. */
+  /** Opens the log for appending; refuses a log that lost lines at its end, so appends cannot hide it. */
   async open(): Promise<void> {
     await mkdir(this.workspace.auditDir, { recursive: true });
-    this.head = await readJsonFile<AuditHead>(this.headFile, { seq: 0, hash: GENESIS_HASH });
-    if (!existsSync(this.logFile) && this.head.seq > 0) {
-      throw new KernelError('AUDIT_CHAIN_BROKEN', `${this.logFile} is missing but ${this.headFile} records ${this.head.seq} lines`);
+    const head = await readJsonFile<AuditHead | undefined>(this.headFile, undefined);
+    const last = await this.lastRecord();
+    const position: AuditHead = last ? { seq: last.seq, hash: last.hash } : { seq: 0, hash: GENESIS_HASH };
+    if (head && (head.seq > position.seq || (head.seq === position.seq && head.hash !== position.hash))) {
+      throw new KernelError('AUDIT_CHAIN_BROKEN', `${this.logFile} ends at seq ${position.seq} but ${this.headFile} records seq ${head.seq}: lines were removed or changed. Run 'quire audit verify'; to start a new log, move the audit folder aside.`, {
+        details: { file: this.logFile, logSeq: position.seq, headSeq: head.seq },
+      });
     }
+    this.head = position;
+    if (!head || head.seq !== position.seq) await writeJsonAtomic(this.headFile, position);
     this.file = await open(this.logFile, 'a', 0o600);
   }
 
@@ -42,8 +55,11 @@ export class AuditLog {
       const record = sealRecord(entry, this.head.seq + 1, this.head.hash, new Date());
       await this.file.appendFile(`${JSON.stringify(record)}\n`);
       await this.file.datasync();
+      // The line is durable: the chain continues from it even if the head file cannot be written now.
       this.head = { seq: record.seq, hash: record.hash };
-      await writeJsonAtomic(this.headFile, this.head);
+      await writeJsonAtomic(this.headFile, this.head).catch((error: Error) => {
+        this.log.error('audit head not written; it is caught up on the next open', { error: error.message });
+      });
       return record;
     });
   }
@@ -58,10 +74,26 @@ export class AuditLog {
       this.file = undefined;
     });
   }
+
+  /** The last complete line. A torn final line (a crash in the middle of an append) was never acknowledged and is dropped. */
+  private async lastRecord(): Promise<AuditRecord | undefined> {
+    if (!existsSync(this.logFile)) return undefined;
+    const last = await readLastLine(this.logFile);
+    if (last.tornFrom !== undefined) {
+      this.log.warn('dropping a torn final line of the audit log', { file: this.logFile, bytes: (await stat(this.logFile)).size - last.tornFrom });
+      await truncate(this.logFile, last.tornFrom);
+    }
+    if (last.line === undefined) return undefined;
+    try {
+      return JSON.parse(last.line) as AuditRecord;
+    } catch {
+      throw new KernelError('AUDIT_CHAIN_BROKEN', `the last line of ${this.logFile} is not valid JSON; run 'quire audit verify'`);
+    }
+  }
 }
 
 /** Verifies a workspace's audit log without opening a kernel (for `quire audit verify`). */
 export async function verifyWorkspaceAudit(workspace: Workspace): Promise<AuditVerification> {
-  const log = new AuditLog(workspace);
-  return verifyAuditLog(log.logFile, await readJsonFile<AuditHead | undefined>(log.headFile, undefined));
+  const logFile = join(workspace.auditDir, 'audit.jsonl');
+  return verifyAuditLog(logFile, await readJsonFile<AuditHead | undefined>(join(workspace.auditDir, 'audit.head.json'), undefined));
 }

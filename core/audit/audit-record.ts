@@ -3,7 +3,8 @@ import type { Effect, Principal } from '../plugin-api.js';
 
 export const GENESIS_HASH = '0'.repeat(64);
 
-export type AuditOutcome = 'ok' | 'error' | 'egress_denied';
+/** ok / error: the handler ran; refused: stopped before it ran (role, read-only, deny rule); egress_denied: undeclared egress. */
+export type AuditOutcome = 'ok' | 'error' | 'refused' | 'egress_denied';
 
 /** What an audit line says, before the chain fields are added. */
 export interface AuditEntry {

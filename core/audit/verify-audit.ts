@@ -28,8 +28,14 @@ export async function verifyAuditLog(file: string, head?: AuditHead): Promise<Au
     prev = checked.record.hash;
     seq = checked.record.seq;
   }
-  if (head && (head.seq !== seq || head.hash !== prev)) {
+  if (!head && lines.length > 0) {
+    return { ok: false, lines: lines.length, line: lines.length + 1, reason: 'audit.head.json is missing, so lines removed from the end cannot be ruled out' };
+  }
+  if (head && head.seq > seq) {
     return { ok: false, lines: lines.length, line: lines.length + 1, reason: `the log ends at seq ${seq} but the head records seq ${head.seq}: lines were removed from the end` };
+  }
+  if (head && (head.seq !== seq || head.hash !== prev)) {
+    return { ok: false, lines: lines.length, line: Math.min(head.seq + 1, lines.length), reason: `the head records seq ${head.seq}, the log ends at seq ${seq}: the head lags (a crash between two writes, caught up on the next start) or lines were changed or added by hand` };
   }
   return { ok: true, lines: lines.length };
 }

@@ -1,5 +1,7 @@
 import { hash, timingSafeEqual } from 'node:crypto';
-import type { TokenEntry } from '../config/kernel-config.js';
+import type { KernelConfig } from '../config/kernel-config.js';
+import { KERNEL_CONFIG, PROCESS_ENV } from '../core-tokens.js';
+import { inject, injectable } from '../di.js';
 import type { Principal, Role } from '../plugin-api.js';
 
 interface KnownToken {
@@ -13,12 +15,16 @@ interface KnownToken {
  * start). Digests have a fixed length and every entry is compared, so timing says nothing about which
  * token, or how much of one, matched.
  */
+@injectable()
 export class Authenticator {
   private readonly known: KnownToken[];
 
-  constructor(entries: readonly TokenEntry[], env: NodeJS.ProcessEnv = process.env) {
+  constructor(
+    @inject(KERNEL_CONFIG) config: Pick<KernelConfig, 'auth'>,
+    @inject(PROCESS_ENV) env: NodeJS.ProcessEnv,
+  ) {
     this.known = [];
-    for (const entry of entries) {
+    for (const entry of config.auth.tokens) {
       const digest = entry.sha256 !== undefined ? Buffer.from(entry.sha256, 'hex') : digestOf(env[entry.env ?? ''] ?? '');
       // An entry whose environment variable is unset or empty matches nothing.
       if (entry.sha256 === undefined && !env[entry.env ?? '']) continue;

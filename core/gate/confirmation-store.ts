@@ -85,15 +85,21 @@ export class ConfirmationStore {
     });
   }
 
-  /** Marks an approved confirmation as used; refuses one that is not approved, already used, or for other arguments. */
-  consume(id: string, argsHash: string): Promise<Confirmation> {
+  /**
+   * Marks an approved confirmation as used. Refuses one that is not approved or already used, one for
+   * another action or other arguments, and one asked in another session.
+   */
+  consume(id: string, call: { wireName: string; argsHash: string; sessionId: string | undefined }): Promise<Confirmation> {
     return this.queue.run(async () => {
       const current = this.require(id);
       if (current.status !== 'approved') {
         throw new ConflictError('CONFIRMATION_NOT_APPROVED', `confirmation '${id}' is ${current.status}, not approved`, { details: { id, status: current.status } });
       }
-      if (current.argsHash !== argsHash) {
-        throw new ConflictError('CONFIRMATION_ARGS_MISMATCH', `confirmation '${id}' approved other arguments`, { details: { id } });
+      if (current.wireName !== call.wireName || current.argsHash !== call.argsHash) {
+        throw new ConflictError('CONFIRMATION_ARGS_MISMATCH', `confirmation '${id}' approved ${current.wireName} with other arguments`, { details: { id } });
+      }
+      if (current.sessionId !== undefined && current.sessionId !== call.sessionId) {
+        throw new ConflictError('CONFIRMATION_SESSION_MISMATCH', `confirmation '${id}' belongs to another session`, { details: { id } });
       }
       const consumed: Confirmation = { ...current, status: 'consumed' };
       await this.persist(new Map(this.items).set(id, consumed));
@@ -113,7 +119,7 @@ export class ConfirmationStore {
       };
       const onAbort = (): void => {
         listeners.delete(onAnswer);
-        reject(signal?.reason instanceof Error ? signal.reason : new KernelError('CONFLICT', 'waiting for the confirmation was cancelled'));
+        reject(signal?.reason instanceof Error ? signal.reason : new KernelError('ACTION_CANCELLED', 'waiting for the confirmation was cancelled'));
       };
       if (signal?.aborted) return onAbort();
       signal?.addEventListener('abort', onAbort, { once: true });

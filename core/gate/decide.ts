@@ -58,6 +58,7 @@ export function denyRuleMatches(rule: DenyRule, call: Pick<GateInput, 'plugin' |
 export function grantMatches(grant: Grant, call: Pick<GateInput, 'plugin' | 'tool' | 'action' | 'notebook' | 'now'>, effects: readonly Effect[]): boolean {
   if (grant.plugin !== call.plugin || grant.tool !== call.tool || grant.action !== call.action) return false;
   if (grant.notebook !== undefined && grant.notebook !== call.notebook) return false;
-  if (grant.expiresAt !== undefined && Date.parse(grant.expiresAt) <= call.now.getTime()) return false;
+  // An unreadable expiry counts as expired: a grant fails closed.
+  if (grant.expiresAt !== undefined && !(Date.parse(grant.expiresAt) > call.now.getTime())) return false;
   return coversEffects(grant.effects, effects);
 }

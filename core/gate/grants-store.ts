@@ -7,6 +7,8 @@ import { readJsonFile } from '../util/json-file.js';
 import { SerialQueue } from '../util/serial-queue.js';
 import type { Workspace } from '../workspace.js';
 import type { Grant, GrantInput } from './grant.js';
+import { grantsFileValidator } from './grants-file-schema.js';
+import { formatIssues, runValidator } from '../schema/ajv.js';
 
 /** Standing permissions, each visible and revocable. */
 export interface GrantsStore {
@@ -30,11 +32,12 @@ export class FileGrantsStore implements GrantsStore {
   constructor(@inject(WORKSPACE) private readonly workspace: Workspace) {}
 
   async load(): Promise<void> {
-    const file = await readJsonFile<GrantsFile>(this.workspace.grantsFile, { version: 1, grants: [] });
-    if (!Array.isArray(file.grants)) {
-      throw new KernelError('WORKSPACE_INVALID', `${this.workspace.grantsFile}: 'grants' must be an array`);
+    const raw = await readJsonFile<unknown>(this.workspace.grantsFile, { version: 1, grants: [] });
+    const result = runValidator<GrantsFile>(grantsFileValidator(), raw);
+    if (!result.ok) {
+      throw new KernelError('WORKSPACE_INVALID', `${this.workspace.grantsFile}: ${formatIssues(result.issues)}`, { details: { file: this.workspace.grantsFile, issues: result.issues } });
     }
-    this.grants = file.grants;
+    this.grants = result.value.grants;
   }
 
   list(): readonly Grant[] {

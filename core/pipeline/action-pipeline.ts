@@ -4,7 +4,8 @@ import { KernelError, NotFoundError, isKernelError } from '../errors.js';
 import { hashArguments } from '../canonical-json.js';
 import type { KernelConfig } from '../config/kernel-config.js';
 import type { AuditLog } from '../audit/audit-log.js';
-import type { AuditOutcome } from '../audit/audit-record.js';
+import type { AuditEntry, AuditOutcome } from '../audit/audit-record.js';
+import { auditEntryFor } from './audit-entry.js';
 import type { Confirmation } from '../gate/confirmation.js';
 import type { ConfirmationStore } from '../gate/confirmation-store.js';
 import { decide, type SessionMode } from '../gate/decide.js';
@@ -69,7 +70,7 @@ export class ActionPipeline {
     try {
       call = this.prepare(request);
     } catch (error) {
-      return Promise.reject(error);
+      return this.recordRefusal(request, error).then(() => Promise.reject(error));
     }
     if (call.decision.outcome === 'confirm') {
       return this.requestConfirmation(call).then((confirmation) => ({ status: 'confirmation_required', confirmation, call }));
@@ -106,7 +107,7 @@ export class ActionPipeline {
     return this.confirmations.create({
       ...(id !== undefined ? { id } : {}),
       plugin: entry.pluginId, tool: entry.tool, action: entry.action, wireName: entry.wireName,
-      arguments: call.input, argsHash: call.argsHash, effects: [...entry.effects], destructive: entry.spec.destructive === true,
+      arguments: structuredClone(call.input), argsHash: call.argsHash, effects: [...entry.effects], destructive: entry.spec.destructive === true,
       principal: principal.name,
       ...(principal.sessionId !== undefined ? { sessionId: principal.sessionId } : {}),
       ...(principal.turnId !== undefined ? { turnId: principal.turnId } : {}),
@@ -123,14 +124,15 @@ export class ActionPipeline {
   private async executeRecorded(call: PreparedCall, confirmationId: string | undefined): Promise<unknown> {
     if (call.decision.outcome === 'confirm') await this.consumeApproval(call, confirmationId);
     const audited = call.entry.effects.length > 0;
+    let value: unknown;
     try {
-      const value = await this.run(call);
-      if (audited) await this.record(call, 'ok');
-      return value;
+      value = await this.run(call);
     } catch (error) {
       if (audited) await this.record(call, 'error', isKernelError(error) ? error.code : 'INTERNAL');
       throw error;
     }
+    if (audited) await this.record(call, 'ok');
+    return value;
   }
 
   /** The handler in its scope, then the output check; refused egress is recorded before the call ends. */
@@ -153,8 +155,12 @@ export class ActionPipeline {
     );
   }
 
+  private find(target: string | ActionRef): RegisteredAction | undefined {
+    return typeof target === 'string' ? this.registry.get(target) : this.registry.find(target.plugin, target.tool, target.action);
+  }
+
   private lookup(target: string | ActionRef, principal: Principal): RegisteredAction {
-    const entry = typeof target === 'string' ? this.registry.get(target) : this.registry.find(target.plugin, target.tool, target.action);
+    const entry = this.find(target);
     // Agent-only actions do not exist for other callers.
     if (!entry || (entry.spec.agentOnly === true && principal.kind !== 'agent')) {
       const name = typeof target === 'string' ? target : `${target.plugin}/${target.tool}/${target.action}`;
@@ -184,15 +190,19 @@ export class ActionPipeline {
     });
   }
 
+  /**
+   * The approval must be for this action, these exact arguments (hashed again now, not as prepared)
+   * and this session; the store checks and consumes it in one step, so it is used once.
+   */
   private async consumeApproval(call: PreparedCall, confirmationId: string | undefined): Promise<void> {
     if (confirmationId === undefined) {
       throw new KernelError('CONFIRMATION_NOT_APPROVED', `${call.entry.wireName} needs the person's approval before it runs`);
     }
-    const confirmation = this.confirmations.get(confirmationId);
-    if (confirmation && confirmation.wireName !== call.entry.wireName) {
-      throw new KernelError('CONFIRMATION_ARGS_MISMATCH', `confirmation '${confirmationId}' is for ${confirmation.wireName}, not ${call.entry.wireName}`);
-    }
-    await this.confirmations.consume(confirmationId, call.argsHash);
+    await this.confirmations.consume(confirmationId, {
+      wireName: call.entry.wireName,
+      argsHash: hashArguments(call.input),
+      sessionId: call.principal.sessionId,
+    });
   }
 
   private checkOutput(entry: RegisteredAction, value: unknown): void {
@@ -204,21 +214,29 @@ export class ActionPipeline {
   }
 
   private record(call: PreparedCall, outcome: AuditOutcome, errorCode?: string, details: Record<string, unknown> = {}): Promise<unknown> {
-    const { entry, principal, decision } = call;
+    const { decision } = call;
     const facts = { ...details, ...(decision.outcome === 'run' && decision.reason === 'grant' ? { grantId: decision.grantId } : {}) };
-    return this.audit.append({
-      principal: {
-        kind: principal.kind, name: principal.name, role: principal.role,
-        ...(principal.sessionId !== undefined ? { sessionId: principal.sessionId } : {}),
-        ...(principal.turnId !== undefined ? { turnId: principal.turnId } : {}),
-      },
-      plugin: entry.pluginId, tool: entry.tool, action: entry.action, effects: [...entry.effects],
-      argsHash: call.argsHash || hashArguments(call.input), outcome,
-      ...(errorCode !== undefined ? { errorCode } : {}),
-      ...(Object.keys(facts).length > 0 ? { details: facts } : {}),
-    }).catch((error: unknown) => {
-      this.log.error('audit append failed', { error: (error as Error).message, action: entry.wireName });
+    return this.append(auditEntryFor(call.entry, call.principal, call.argsHash || hashArguments(call.input), outcome, errorCode, facts));
+  }
+
+  /** A call with effects that was refused before it ran (role, read-only workspace, deny rule) is audited too. */
+  private recordRefusal(request: ActionRequest, error: unknown): Promise<unknown> {
+    try {
+      if (!isKernelError(error) || !REFUSALS.has(error.code)) return Promise.resolve();
+      const entry = this.find(request.target);
+      if (!entry || entry.effects.length === 0) return Promise.resolve();
+      return this.append(auditEntryFor(entry, request.principal, hashArguments(request.input), 'refused', error.code)).catch(() => undefined);
+    } catch {
+      return Promise.resolve();
+    }
+  }
+
+  private append(entry: AuditEntry): Promise<unknown> {
+    return this.audit.append(entry).catch((error: unknown) => {
+      this.log.error('audit append failed', { error: (error as Error).message, action: `${entry.plugin}/${entry.tool}/${entry.action}` });
       throw error;
     });
   }
 }
+
+const REFUSALS: ReadonlySet<string> = new Set(['FORBIDDEN', 'WORKSPACE_READ_ONLY', 'ACTION_DENIED']);

@@ -1,4 +1,4 @@
-import { KernelError, PluginError, isKernelError } from '../errors.js';
+import { KernelError, PluginError, isKernelError, type ErrorCode } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { ActionCall } from '../plugin-api.js';
 import { runInActionScope, type RunningAction } from '../egress/action-scope.js';
@@ -76,10 +76,22 @@ export function runHandler(call: PreparedCall, options: RunOptions): Promise<unk
   });
 }
 
+/** The codes a plugin's own error may carry to its caller; anything else becomes PLUGIN_ERROR. */
+const PLUGIN_RAISABLE: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
+  'INVALID_INPUT', 'NOT_FOUND', 'CONFLICT', 'FORBIDDEN', 'EGRESS_DENIED', 'CAPABILITY_DENIED',
+  'WORKSPACE_READ_ONLY', 'ACTION_TIMEOUT', 'ACTION_CANCELLED', 'PLUGIN_ERROR',
+]);
+
+/**
+ * Every error leaves a handler wrapped with the id of the plugin that really ran: a plugin cannot
+ * blame another plugin, nor answer with a status that means something else (401 would make a client
+ * drop a valid token).
+ */
 function wrapPluginError(error: unknown, pluginId: string, action: string): KernelError {
-  if (error instanceof PluginError) return error;
   if (isKernelError(error)) {
-    return new PluginError(error.code, pluginId, error.message, { action, cause: error, details: error.details });
+    const code = PLUGIN_RAISABLE.has(error.code) ? error.code : 'PLUGIN_ERROR';
+    const message = error instanceof PluginError ? error.message.replace(/^\[plugin [^\]]*\] /, '') : error.message;
+    return new PluginError(code, pluginId, message, { action, cause: error, details: { ...error.details, ...(code !== error.code ? { raised: error.code } : {}) } });
   }
   const message = error instanceof Error ? error.message : String(error);
   return new PluginError('PLUGIN_ERROR', pluginId, message, { action, cause: error });

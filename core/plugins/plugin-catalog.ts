@@ -1,4 +1,7 @@
-import { KernelError, ManifestError, PluginError, type ManifestIssue } from '../errors.js';
+import { ManifestError, PluginError, type ManifestIssue } from '../errors.js';
+import { checkUniqueIds, checkWireNames, recordId } from './catalog-checks.js';
+
+export { recordId };
 import { isPluginEnabled, type KernelConfig } from '../config/kernel-config.js';
 import { loadNativeManifests, loadUserManifests, type ManifestRecord } from '../manifest/load-manifests.js';
 import { formatIssues, runValidator } from '../schema/ajv.js';
@@ -14,17 +17,13 @@ export interface PluginCatalog {
   configs: Map<string, Record<string, unknown>>;
 }
 
-export function recordId(record: ManifestRecord): string {
-  return record.ok ? record.compiled.manifest.id : record.id;
-}
-
 /**
  * Reads native and user manifests and checks, before any plugin code is imported, that every enabled
  * plugin is valid, unique and configured correctly. Problems of disabled plugins are listed, not fatal.
  */
 export async function loadPluginCatalog(config: KernelConfig, nativeDir: string, codeRoot: string, userDir: string): Promise<PluginCatalog> {
   const all = [...await loadNativeManifests(nativeDir, codeRoot), ...await loadUserManifests(userDir)];
-  rejectDuplicateIds(all);
+  checkUniqueIds(all);
   const enabled: ValidRecord[] = [];
   const disabled: ManifestRecord[] = [];
   const issues: ManifestIssue[] = [];
@@ -34,20 +33,9 @@ export async function loadPluginCatalog(config: KernelConfig, nativeDir: string,
     else issues.push(...record.issues);
   }
   if (issues.length > 0) throw new ManifestError(issues);
+  checkWireNames(enabled);
   const configs = new Map(enabled.map((record) => [record.compiled.manifest.id, validatePluginConfig(record, config)]));
   return { all, enabled, disabled, configs };
-}
-
-function rejectDuplicateIds(records: readonly ManifestRecord[]): void {
-  const seen = new Map<string, string>();
-  for (const record of records) {
-    const id = recordId(record);
-    const other = seen.get(id);
-    if (other !== undefined) {
-      throw new KernelError('PLUGIN_DUPLICATE_ID', `two plugins have the id '${id}': ${other} and ${record.file}`, { details: { id, files: [other, record.file] } });
-    }
-    seen.set(id, record.file);
-  }
 }
 
 function validatePluginConfig(record: ValidRecord, config: KernelConfig): Record<string, unknown> {

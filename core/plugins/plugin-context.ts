@@ -13,7 +13,7 @@ export interface PluginContextParts {
   container: DependencyContainer;
   /** The core tokens plugins may require at all. */
   visibleCoreTokens: ReadonlySet<symbol>;
-  disposers: Disposer[];
+  addDisposer(fn: Disposer): void;
   provided: Set<string>;
 }
 
@@ -50,7 +50,7 @@ export function createPluginContext(parts: PluginContextParts): PluginContext {
       parts.provided.add(name);
     },
     onDispose(fn: Disposer): void {
-      parts.disposers.push(fn);
+      parts.addDisposer(fn);
     },
   };
 }

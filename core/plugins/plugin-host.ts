@@ -9,7 +9,7 @@ import { effectiveEffects } from '../gate/effects.js';
 import type { ActionRegistry, RegisteredAction } from '../registry/action-registry.js';
 import type { Workspace } from '../workspace.js';
 import { createToken } from '../tokens.js';
-import { orderByDependencies } from './dependency-order.js';
+import { activationOrder } from './catalog-checks.js';
 import { matchHandlers } from './match-handlers.js';
 import { createPluginContext, type Disposer } from './plugin-context.js';
 import { loadPluginCatalog, recordId, type PluginCatalog, type ValidRecord } from './plugin-catalog.js';
@@ -25,6 +25,8 @@ export const KERNEL_CONTAINER = createToken<DependencyContainer>('core.container
 interface ActivePlugin {
   id: string;
   disposers: Disposer[];
+  /** Activation failed or timed out; anything it registers from now on is disposed at once. */
+  abandoned: boolean;
 }
 
 /** Loads, orders, activates and disposes plugins (DESIGN.md §4). */
@@ -43,17 +45,14 @@ export class PluginHost {
   ) {}
 
   /** Validates every manifest, orders the enabled plugins by requires/provides, and activates them in order. */
-  async start(coreCapabilities: ReadonlySet<string>): Promise<void> {
+  async start(): Promise<void> {
     const catalog = await loadPluginCatalog(this.config, this.options.nativeManifestsDir, this.options.codeRoot, this.workspace.pluginsDir);
     this.catalog = catalog;
     const disabledProviders = new Map<string, string>();
     for (const record of catalog.disabled) {
       if (record.ok) for (const name of record.compiled.manifest.provides ?? []) disabledProviders.set(name, recordId(record));
     }
-    const order = orderByDependencies(
-      catalog.enabled.map((record) => ({ id: record.compiled.manifest.id, requires: record.compiled.manifest.requires ?? [], provides: record.compiled.manifest.provides ?? [] })),
-      { available: coreCapabilities, disabledProviders },
-    );
+    const order = activationOrder(catalog.enabled, disabledProviders);
     const byId = new Map(catalog.enabled.map((record) => [record.compiled.manifest.id, record]));
     try {
       for (const id of order) {
@@ -87,15 +86,19 @@ export class PluginHost {
 
   private async activate(record: ValidRecord, config: Record<string, unknown>): Promise<void> {
     const { manifest } = record.compiled;
-    const definition = await this.importDefinition(record);
-    const plugin: ActivePlugin = { id: manifest.id, disposers: [] };
+    const plugin: ActivePlugin = { id: manifest.id, disposers: [], abandoned: false };
     const provided = new Set<string>();
     const ctx = createPluginContext({
       manifest, config, log: this.log.child(manifest.id), container: this.container,
-      visibleCoreTokens: PLUGIN_VISIBLE_CORE_TOKENS, disposers: plugin.disposers, provided,
+      visibleCoreTokens: PLUGIN_VISIBLE_CORE_TOKENS, provided,
+      addDisposer: (fn) => {
+        if (plugin.abandoned) void this.runDisposers({ ...plugin, disposers: [fn] });
+        else plugin.disposers.push(fn);
+      },
     });
     try {
-      const handlers = await this.withActivationLimit(manifest.id, () => definition.activate(ctx));
+      // The limit covers loading the module too: a top-level await that never settles must not hang the boot.
+      const handlers = await this.withActivationLimit(manifest.id, async () => (await this.importDefinition(record)).activate(ctx));
       const match = matchHandlers(record.compiled.actions, handlers);
       if (!match.ok) {
         const parts = [match.missing.length ? `missing handlers: ${match.missing.join(', ')}` : '', match.undeclared.length ? `handlers not in the manifest: ${match.undeclared.join(', ')}` : ''];
@@ -109,8 +112,9 @@ export class PluginHost {
       this.active.push(plugin);
       this.log.info('plugin activated', { plugin: manifest.id, source: record.source, actions: match.handlers.size });
     } catch (error) {
+      plugin.abandoned = true;
       await this.runDisposers(plugin);
-      if (error instanceof PluginError) throw error;
+      if (error instanceof PluginError && error.pluginId === manifest.id) throw error;
       throw isKernelError(error)
         ? new PluginError(error.code, manifest.id, error.message, { cause: error, details: error.details })
         : new PluginError('PLUGIN_ACTIVATION_FAILED', manifest.id, `activation failed: ${(error as Error).message}`, { cause: error });
@@ -136,7 +140,7 @@ export class PluginHost {
     const limit = this.config.pluginHost.activationTimeoutMs;
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new PluginError('PLUGIN_ACTIVATION_TIMEOUT', id, `activate did not finish within ${limit} ms`)), limit);
+      timer = setTimeout(() => reject(new PluginError('PLUGIN_ACTIVATION_TIMEOUT', id, `loading and activation did not finish within ${limit} ms`)), limit);
     });
     return Promise.race([Promise.resolve().then(activate), timeout]).finally(() => clearTimeout(timer));
   }

@@ -1,5 +1,9 @@
 import { existsSync } from 'node:fs';
-import { readManifestsAt } from '../../manifest/load-manifests.js';
+import { loadNativeManifests, readManifestsAt, type ManifestRecord } from '../../manifest/load-manifests.js';
+import { isKernelError } from '../../errors.js';
+import { NATIVE_MANIFESTS_DIR } from '../../paths.js';
+import { activationOrder, checkUniqueIds, checkWireNames } from '../../plugins/catalog-checks.js';
+import type { CliIO } from '../cli-io.js';
 import { EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, type Command } from '../cli-io.js';
 import { parseOptions } from '../parse-options.js';
 
@@ -12,6 +16,9 @@ Validates plugin manifests against manifests/plugin-manifest.schema.json and the
 express (semver, kernel range, input schemas that compile, wire names, the entry module exists).
 <path> is a manifest file, a plugin folder holding manifest.json, or a folder of manifests.
 
+Then checks the manifests together with this kernel's native plugins, as they would be loaded:
+unique ids and wire names, and that every 'requires' is provided without a cycle.
+
 Prints every problem as  <file>#<JSON pointer>: <CODE> <reason>  and exits 1 if there is any.`,
   async run(args, io) {
     const parsed = parseOptions(args, {}, io, 'plugin validate');
@@ -23,14 +30,24 @@ Prints every problem as  <file>#<JSON pointer>: <CODE> <reason>  and exits 1 if 
     }
     let problems = 0;
     let checked = 0;
+    const records: ManifestRecord[] = [];
     for (const path of parsed.positionals) {
       if (!existsSync(path)) {
         io.err(`${path}: no such file or folder`);
         problems += 1;
         continue;
       }
-      for (const record of await readManifestsAt(path)) {
+      let found: ManifestRecord[];
+      try {
+        found = await readManifestsAt(path);
+      } catch (error) {
+        io.err(`${path}: cannot read: ${(error as Error).message}`);
+        problems += 1;
+        continue;
+      }
+      for (const record of found) {
         checked += 1;
+        records.push(record);
         if (record.ok) {
           io.out(`ok  ${record.file} (${record.compiled.manifest.id} ${record.compiled.manifest.version}, ${record.compiled.actions.length} actions)`);
           continue;
@@ -41,7 +58,26 @@ Prints every problem as  <file>#<JSON pointer>: <CODE> <reason>  and exits 1 if 
         }
       }
     }
+    problems += await crossCheck(records, io);
     io.out(`${checked} manifest(s) checked, ${problems} problem(s)`);
     return problems > 0 ? EXIT_PROBLEMS : EXIT_OK;
   },
 };
+
+/** The checks that need every manifest at once, run over the given ones plus the native plugins. */
+async function crossCheck(given: readonly ManifestRecord[], io: CliIO): Promise<number> {
+  const files = new Set(given.map((record) => record.file));
+  const all = [...given, ...(await loadNativeManifests(NATIVE_MANIFESTS_DIR)).filter((record) => !files.has(record.file))];
+  const valid = all.filter((record): record is Extract<ManifestRecord, { ok: true }> => record.ok);
+  let problems = 0;
+  for (const check of [() => checkUniqueIds(all), () => checkWireNames(valid), () => activationOrder(valid)]) {
+    try {
+      check();
+    } catch (error) {
+      if (!isKernelError(error)) throw error;
+      problems += 1;
+      io.err(`${error.code} ${error.message}`);
+    }
+  }
+  return problems;
+}

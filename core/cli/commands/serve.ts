@@ -51,13 +51,14 @@ async function serve(workspace: string, overrides: { host?: string; port?: numbe
   });
   if (!server) return EXIT_PROBLEMS;
   io.out(`Quire ${KERNEL_VERSION} serving ${kernel.workspace.root}`);
-  io.out(`Listening on ${server.url}`);
   const host = overrides.host ?? kernel.config.server.host;
   if (!LOOPBACK.has(host)) io.err(`warning: bound to ${host}, reachable from other machines; add their Host names to server.allowedHosts`);
   if (kernel.generatedAdminToken) {
     io.out(`Admin token (shown once; also saved in ${kernel.generatedAdminToken.file}, mode 0600):`);
     io.out(`  ${kernel.generatedAdminToken.token}`);
   }
+  // Last, so that whoever waits for this line has everything printed before it.
+  io.out(`Listening on ${server.url}`);
   await waitForSignal();
   io.out('Stopping…');
   await server.close();

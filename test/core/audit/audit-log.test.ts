@@ -1,10 +1,10 @@
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../../../core/cli/run-cli.js';
 import type { Principal } from '../../../core/plugin-api.js';
 import { Kernel } from '../../../core/kernel.js';
 import { bufferIO } from '../../helpers/buffer-io.js';
-import { useHarness } from '../../helpers/harness.js';
+import { caught, useHarness } from '../../helpers/harness.js';
 
 const admin: Principal = { kind: 'person', name: 'admin', role: 'admin' };
 
@@ -92,5 +92,52 @@ describe('audit log', () => {
     const verify = await verifyWithCli(kernel.workspace.root);
     expect(verify.code).toBe(1);
     expect(verify.text).toContain('line 2 of 3');
+  });
+
+  it('continues the chain after a crash between appending a line and writing the head', async () => {
+    const options = await harness.kernelOptions({ plugins: ['notes'] });
+    const kernel = await Kernel.boot(options);
+    await kernel.pipeline.call({ target: 'note_put', input: { name: 'a', text: 'a' }, principal: admin });
+    const headAfterOne = await readFile(kernel.audit.headFile, 'utf8');
+    await kernel.pipeline.call({ target: 'note_put', input: { name: 'b', text: 'b' }, principal: admin });
+    await kernel.close();
+    await writeFile(kernel.audit.headFile, headAfterOne);
+    const again = await Kernel.boot(options);
+    await again.pipeline.call({ target: 'note_put', input: { name: 'c', text: 'c' }, principal: admin });
+    await again.close();
+    expect(await verifyWithCli(options.workspace)).toMatchObject({ code: 0 });
+    const seqs = (await readFile(again.audit.logFile, 'utf8')).trim().split('\n').map((line) => (JSON.parse(line) as { seq: number }).seq);
+    expect(seqs).toEqual([1, 2, 3]);
+  });
+
+  it('drops a torn final line left by a crash in the middle of an append', async () => {
+    const options = await harness.kernelOptions({ plugins: ['notes'] });
+    const kernel = await Kernel.boot(options);
+    await kernel.pipeline.call({ target: 'note_put', input: { name: 'a', text: 'a' }, principal: admin });
+    await kernel.close();
+    await writeFile(kernel.audit.logFile, `${await readFile(kernel.audit.logFile, 'utf8')}{"seq":2,"ti`);
+    const again = await Kernel.boot(options);
+    await again.pipeline.call({ target: 'note_put', input: { name: 'b', text: 'b' }, principal: admin });
+    await again.close();
+    expect(await verifyWithCli(options.workspace)).toMatchObject({ code: 0 });
+  });
+
+  it('refuses to start on a log that lost lines at its end, so new lines cannot hide it', async () => {
+    const kernel = await kernelWithWrites(3);
+    await kernel.close();
+    const lines = (await readFile(kernel.audit.logFile, 'utf8')).trim().split('\n');
+    await writeFile(kernel.audit.logFile, `${lines.slice(0, 2).join('\n')}\n`);
+    const error = await caught(Kernel.boot(await harness.kernelOptions({ plugins: ['notes'], workspace: kernel.workspace.root })));
+    expect(error.code).toBe('AUDIT_CHAIN_BROKEN');
+    expect(error.message).toContain('quire audit verify');
+  });
+
+  it('reports a missing head file, which would hide lines cut from the end', async () => {
+    const kernel = await kernelWithWrites(2);
+    await kernel.close();
+    await rm(kernel.audit.headFile);
+    const verify = await verifyWithCli(kernel.workspace.root);
+    expect(verify.code).toBe(1);
+    expect(verify.text).toContain('head.json is missing');
   });
 });

@@ -7,10 +7,10 @@ const sha = (token: string): string => createHash('sha256').update(token).digest
 
 describe('authentication', () => {
   it('maps a token to its name and role, from a digest or from the environment', () => {
-    const auth = new Authenticator([
+    const auth = new Authenticator({ auth: { tokens: [
       { name: 'admin', role: 'admin', sha256: sha('a-token') },
       { name: 'ci', role: 'reader', env: 'QUIRE_TEST_READER' },
-    ], { QUIRE_TEST_READER: 'r-token' });
+    ] } }, { QUIRE_TEST_READER: 'r-token' });
     expect(auth.authenticate('a-token')).toEqual({ kind: 'person', name: 'admin', role: 'admin' });
     expect(auth.authenticate('r-token')).toEqual({ kind: 'person', name: 'ci', role: 'reader' });
     expect(auth.authenticate('a-token ')).toBeUndefined();
@@ -18,7 +18,7 @@ describe('authentication', () => {
   });
 
   it('ignores an entry whose environment variable is unset, so an empty token never matches', () => {
-    const auth = new Authenticator([{ name: 'ci', role: 'reader', env: 'QUIRE_TEST_UNSET' }], {});
+    const auth = new Authenticator({ auth: { tokens: [{ name: 'ci', role: 'reader', env: 'QUIRE_TEST_UNSET' }] } }, {});
     expect(auth.size).toBe(0);
     expect(auth.authenticate('')).toBeUndefined();
   });

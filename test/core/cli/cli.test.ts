@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../../../core/cli/run-cli.js';
 import { bufferIO } from '../../helpers/buffer-io.js';
-import { REPO_ROOT } from '../../helpers/harness.js';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { REPO_ROOT, useHarness } from '../../helpers/harness.js';
 
 describe('quire command line', () => {
   it.each([['serve'], ['plugin', 'validate'], ['audit', 'verify']])('prints help for "%s" and exits 0', async (...command) => {
@@ -47,5 +49,35 @@ describe('quire command line', () => {
   it('exits 2 when auditing a workspace that does not exist', async () => {
     const io = bufferIO();
     expect(await runCli(['audit', 'verify', '--workspace', '/no/such/workspace'], io)).toBe(2);
+  });
+});
+
+describe('quire plugin validate across manifests', () => {
+  const harness = useHarness();
+
+  async function userPlugin(folder: string, manifest: Record<string, unknown>): Promise<string> {
+    const dir = join(await harness.tempDir(), folder);
+    await mkdir(dir, { recursive: true });
+    await writeFile(join(dir, 'manifest.json'), JSON.stringify(manifest));
+    await writeFile(join(dir, 'index.js'), 'export default { activate() { return {}; } };');
+    return dir;
+  }
+
+  const base = { version: '1.0.0', kernel: '^0.1.0', description: 'x', entry: 'index.js', tools: [] };
+
+  it('reports a requirement nothing provides, and a wire name a native plugin already uses', async () => {
+    const needy = await userPlugin('needy', { ...base, id: 'needy', requires: ['blocks.nothing'] });
+    const clash = await userPlugin('clash', { ...base, id: 'clash', tools: [{ name: 'system', description: 'x', actions: { info: { description: 'x', input: { type: 'object' }, effects: [] } } }] });
+    const io = bufferIO();
+    expect(await runCli(['plugin', 'validate', needy, clash], io)).toBe(1);
+    expect(io.errText()).toContain("PLUGIN_DEPENDENCY_MISSING plugin 'needy' requires 'blocks.nothing'");
+    expect(io.errText()).toMatch(/WIRE_NAME_COLLISION plugins '(clash|system)' and '(clash|system)' both define the action 'system_info'/);
+  });
+
+  it('reports a user plugin that takes a native plugin\'s id', async () => {
+    const shadow = await userPlugin('system', { ...base, id: 'system' });
+    const io = bufferIO();
+    expect(await runCli(['plugin', 'validate', shadow], io)).toBe(1);
+    expect(io.errText()).toContain('PLUGIN_DUPLICATE_ID');
   });
 });

@@ -26,7 +26,7 @@ describe('egress guard', () => {
     await new Promise((resolve) => server.close(resolve));
   });
 
-  it.each(['net_fetch_quiet', 'net_http_quiet'])('refuses a request from %s, which does not declare dataEgress, and audits it', async (action) => {
+  it.each(['net_fetch_quiet', 'net_http_quiet', 'net_client_request_quiet', 'net_https_quiet'])('refuses a request from %s, which does not declare dataEgress, and audits it', async (action) => {
     const kernel = await harness.boot({ plugins: ['egress'] });
     const error = await caught(kernel.pipeline.call({ target: action, input: { url }, principal: admin }));
     expect(error.code).toBe('EGRESS_DENIED');
@@ -37,7 +37,25 @@ describe('egress guard', () => {
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatchObject({ plugin: 'egress', tool: 'net', outcome: 'egress_denied', errorCode: 'EGRESS_DENIED' });
     // Only the origin is recorded: the path and query could carry the data.
-    expect(lines[0]?.details).toEqual({ target: new URL(url).origin });
+    expect(String((lines[0]?.details as { target: string }).target)).not.toContain('secret');
+  });
+
+  it('refuses a raw socket connection and a DNS lookup from an action without dataEgress', async () => {
+    const kernel = await harness.boot({ plugins: ['egress'] });
+    expect((await caught(kernel.pipeline.call({ target: 'net_socket_quiet', input: { url }, principal: admin }))).code).toBe('EGRESS_DENIED');
+    expect((await caught(kernel.pipeline.call({ target: 'net_dns_quiet', input: { url: 'http://localhost/' }, principal: admin }))).code).toBe('EGRESS_DENIED');
+    expect(received).toBe(0);
+    const lines = (await readFile(kernel.audit.logFile, 'utf8')).trim().split('\n').map((line) => JSON.parse(line) as { details: { target: string } });
+    expect(lines.map((line) => line.details.target)).toEqual([`tcp://127.0.0.1:${new URL(url).port}`, 'dns:localhost']);
+  });
+
+  it('audits a refusal even when the handler swallows the error', async () => {
+    const kernel = await harness.boot({ plugins: ['egress'] });
+    const outcome = await kernel.pipeline.call({ target: 'net_swallow_quiet', input: { url }, principal: admin });
+    expect(outcome.status === 'ok' && outcome.value).toEqual({ swallowed: true });
+    expect(received).toBe(0);
+    const lines = (await readFile(kernel.audit.logFile, 'utf8')).trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(lines).toEqual([expect.objectContaining({ action: 'swallow_quiet', outcome: 'egress_denied' })]);
   });
 
   it('lets an action that declares dataEgress send its request', async () => {

@@ -43,6 +43,7 @@ describe('effects gate decision table', () => {
     ['a notebook grant does not match another notebook', { grants: [grant({ notebook: 'nb1' })], notebook: 'nb2' }, 'confirm', 'needs_person'],
     ['a notebook grant does not match a call naming no notebook', { grants: [grant({ notebook: 'nb1' })] }, 'confirm', 'needs_person'],
     ['an expired grant does not match', { grants: [grant({ expiresAt: '2026-11-29T11:59:59Z' })] }, 'confirm', 'needs_person'],
+    ['a grant with an unreadable expiry does not match', { grants: [grant({ expiresAt: 'next tuesday' })] }, 'confirm', 'needs_person'],
     ['a grant expiring later matches', { grants: [grant({ expiresAt: '2026-11-29T12:00:01Z' })] }, 'run', 'grant'],
     ['a grant does not cover effects added since it was given', { declaredEffects: ['localWrite', 'dataEgress'], grants: [grant()] }, 'confirm', 'needs_person'],
     ['a grant covering an untrusted tool\'s assumed effects matches', { source: 'user', trusted: false, declaredEffects: [], grants: [grant({ effects: ['localWrite', 'dataEgress', 'externalCost'] })] }, 'run', 'grant'],

@@ -21,8 +21,9 @@ describe('confirmations', () => {
     const kernel = await harness.boot({ plugins: ['notes'] });
     const { confirmation } = await pendingPut(kernel);
     expect(confirmation).toMatchObject({
-      plugin: 'notes', tool: 'note', action: 'put', arguments: { name: 'a', text: 'hello', notebook: 'nb1' },
-      argsHash: hashArguments({ name: 'a', text: 'hello', notebook: 'nb1' }), effects: ['localWrite'], status: 'pending',
+      // The person sees, and the hash covers, the arguments as they will run: schema defaults included.
+      plugin: 'notes', tool: 'note', action: 'put', arguments: { name: 'a', text: 'hello', notebook: 'nb1', format: 'text' },
+      argsHash: hashArguments({ name: 'a', text: 'hello', notebook: 'nb1', format: 'text' }), effects: ['localWrite'], status: 'pending',
       sessionId: 's1', notebook: 'nb1',
     });
     expect(confirmation.id).toMatch(/^\d{14}-[0-9a-z]{7}$/);
@@ -32,7 +33,7 @@ describe('confirmations', () => {
     const kernel = await harness.boot({ plugins: ['notes'] });
     const { confirmation, call } = await pendingPut(kernel);
     await kernel.confirmations.answer(confirmation.id, { approved: true, argsHash: confirmation.argsHash, answeredBy: 'person:admin' });
-    expect(await kernel.pipeline.execute(call, { confirmationId: confirmation.id })).toEqual({ name: 'a', written: true });
+    expect(await kernel.pipeline.execute(call, { confirmationId: confirmation.id })).toEqual({ name: 'a', written: true, format: 'text' });
     const again = await caught(kernel.pipeline.execute(call, { confirmationId: confirmation.id }));
     expect(again.code).toBe('CONFIRMATION_NOT_APPROVED');
   });
@@ -84,6 +85,24 @@ describe('confirmations', () => {
     expect((await caught(kernel.pipeline.execute(otherAction, { confirmationId: confirmation.id }))).code).toBe('CONFIRMATION_ARGS_MISMATCH');
   });
 
+  it('refuses an approval given in one session to a call from another', async () => {
+    const kernel = await harness.boot({ plugins: ['notes'] });
+    const { confirmation } = await pendingPut(kernel);
+    await kernel.confirmations.answer(confirmation.id, { approved: true, argsHash: confirmation.argsHash, answeredBy: 'person:admin' });
+    const otherSession = kernel.pipeline.prepare({ target: 'note_put', input: confirmation.arguments, principal: { ...agent, sessionId: 's2' } });
+    expect((await caught(kernel.pipeline.execute(otherSession, { confirmationId: confirmation.id }))).code).toBe('CONFIRMATION_SESSION_MISMATCH');
+    expect(kernel.confirmations.get(confirmation.id)?.status).toBe('approved');
+  });
+
+  it('refuses to run arguments changed after they were approved', async () => {
+    const kernel = await harness.boot({ plugins: ['notes'] });
+    const { confirmation, call } = await pendingPut(kernel);
+    await kernel.confirmations.answer(confirmation.id, { approved: true, argsHash: confirmation.argsHash, answeredBy: 'person:admin' });
+    call.input.text = 'changed behind the approval';
+    expect((await caught(kernel.pipeline.execute(call, { confirmationId: confirmation.id }))).code).toBe('CONFIRMATION_ARGS_MISMATCH');
+    expect(kernel.confirmations.get(confirmation.id)?.arguments).toMatchObject({ text: 'hello' });
+  });
+
   it('turns "always" into a scoped grant in grants.json that lets later calls through until revoked', async () => {
     const kernel = await harness.boot({ plugins: ['notes'] });
     const { confirmation } = await pendingPut(kernel);
@@ -109,7 +128,7 @@ describe('confirmations', () => {
       expect(second.confirmations.list({ status: 'pending' }).map((item) => item.id)).toEqual([confirmation.id]);
       await second.confirmations.answer(confirmation.id, { approved: true, argsHash: confirmation.argsHash, answeredBy: 'person:admin' });
       const call = second.pipeline.prepare({ target: 'note_put', input: confirmation.arguments, principal: agent });
-      expect(await second.pipeline.execute(call, { confirmationId: confirmation.id })).toEqual({ name: 'a', written: true });
+      expect(await second.pipeline.execute(call, { confirmationId: confirmation.id })).toEqual({ name: 'a', written: true, format: 'text' });
     } finally {
       await second.close();
     }
@@ -133,5 +152,19 @@ describe('confirmations', () => {
     const kernel = await harness.boot({ plugins: ['notes'] });
     const error = await caught(kernel.confirmations.answer('20260101000000-nothere', { approved: true, argsHash: '0'.repeat(64), answeredBy: 'x' }));
     expect(error.code).toBe('CONFIRMATION_NOT_FOUND');
+  });
+});
+
+describe('grants file', () => {
+  const harness = useHarness();
+
+  it('refuses to start on a hand-edited grants.json that breaks its shape, naming the pointer', async () => {
+    const options = await harness.kernelOptions({ plugins: ['notes'] });
+    const { mkdir, writeFile } = await import('node:fs/promises');
+    await mkdir(`${options.workspace}/agent`, { recursive: true });
+    await writeFile(`${options.workspace}/agent/grants.json`, JSON.stringify({ version: 1, grants: [{ id: 'g', plugin: 'notes', tool: 'note', action: 'put', createdAt: 'x', createdBy: 'y' }] }));
+    const error = await caught(Kernel.boot(options));
+    expect(error.code).toBe('WORKSPACE_INVALID');
+    expect(error.message).toContain('/grants/0/effects');
   });
 });

@@ -56,10 +56,11 @@ describe('action pipeline', () => {
     expect((await caught(kernel.pipeline.call({ target: 'note_put', input: [1], principal: admin }))).code).toBe('INVALID_INPUT');
   });
 
-  it('never changes the caller\'s input object', async () => {
+  it('applies schema defaults for the handler without changing the caller\'s input object', async () => {
     const kernel = await harness.boot({ plugins: ['notes'] });
     const input = { name: 'a', text: 'x' };
-    await kernel.pipeline.call({ target: 'note_put', input, principal: admin });
+    const outcome = await kernel.pipeline.call({ target: 'note_put', input, principal: admin });
+    expect(outcome.status === 'ok' && outcome.value).toMatchObject({ format: 'text' });
     expect(input).toEqual({ name: 'a', text: 'x' });
   });
 
@@ -105,6 +106,17 @@ describe('action pipeline', () => {
     expect(lines[1]?.principal).toMatchObject({ sessionId: 's1', turnId: 't1' });
     expect(lines[0]?.argsHash).toMatch(/^[0-9a-f]{64}$/);
     expect(JSON.stringify(lines)).not.toContain('"text"');
+  });
+
+  it('audits calls with effects that were refused before they ran', async () => {
+    const kernel = await harness.boot({ plugins: ['notes'], config: { gate: { deny: [{ tool: 'note', action: 'delete' }] } } });
+    await caught(kernel.pipeline.call({ target: 'note_put', input: { name: 'a', text: 'x' }, principal: reader }));
+    await caught(kernel.pipeline.call({ target: 'note_delete', input: { name: 'a' }, principal: agent }));
+    await caught(kernel.pipeline.call({ target: 'note_get', input: { name: 'a' }, principal: reader }));
+    const lines = await auditLines(kernel.audit.logFile);
+    expect(lines.map((line) => [line.principal.name, line.action, line.outcome, line.errorCode])).toEqual([
+      ['viewer', 'put', 'refused', 'FORBIDDEN'], ['agent:s1/t1/c1', 'delete', 'refused', 'ACTION_DENIED'],
+    ]);
   });
 
   it('sends an untrusted user plugin through the same gate as a native one, and trusts it when told', async () => {

@@ -52,11 +52,35 @@ describe('plugin host', () => {
     expect(fixtureEvents()).toEqual(['activate:notes', 'dispose:slow', 'dispose:notes']);
   });
 
+  it('counts loading the module in the time limit: a top-level await that never settles cannot hang the boot', async () => {
+    const manifest = { id: 'stuck', version: '1.0.0', kernel: '^0.1.0', description: 'x', entry: 'index.js', tools: [] };
+    const error = await caught(harness.boot({
+      config: { pluginHost: { activationTimeoutMs: 100 } },
+      userPlugins: { stuck: { manifest, code: 'await new Promise(() => {});\nexport default { activate() { return {}; } };' } },
+    }));
+    expect(error.code).toBe('PLUGIN_ACTIVATION_TIMEOUT');
+    expect(error.message).toContain('stuck');
+  });
+
+  it('disposes at once what a timed-out activation registers after giving up on it', async () => {
+    const manifest = { id: 'late', version: '1.0.0', kernel: '^0.1.0', description: 'x', entry: 'index.js', tools: [] };
+    const code = `export default { activate(ctx) {
+      return new Promise((resolve) => setTimeout(() => {
+        ctx.onDispose(() => { globalThis[Symbol.for('quire:test:fixture-events')].push('dispose:late'); });
+        resolve({});
+      }, 150));
+    } };`;
+    const error = await caught(harness.boot({ config: { pluginHost: { activationTimeoutMs: 50 } }, userPlugins: { late: { manifest, code } } }));
+    expect(error.code).toBe('PLUGIN_ACTIVATION_TIMEOUT');
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    expect(fixtureEvents()).toEqual(['dispose:late']);
+  });
+
   it.each([
     ['get-undeclared', 'notes.store'],
     ['provide-undeclared', 'sneaky.secret'],
     ['get-internal', 'core.grants'],
-  ])('denies a plugin a capability it did not declare or may not have (%s)', async (attempt, capability) => {
+  ])('denies a plugin a capability its manifest does not declare (%s)', async (attempt, capability) => {
     const error = await caught(harness.boot({ plugins: ['sneaky', 'notes'], config: { plugins: { sneaky: { config: { attempt } } } } }));
     expect(error.code).toBe('CAPABILITY_DENIED');
     expect(error.message).toContain(capability);
@@ -124,6 +148,8 @@ describe('plugin host', () => {
     }));
     expect(error.code).toBe('WIRE_NAME_COLLISION');
     expect([...(error.details?.plugins as string[])].sort()).toEqual(['clash', 'notes']);
+    // Found from the manifests alone: no plugin code ran.
+    expect(fixtureEvents()).toEqual([]);
   });
 
   it('uses one DI container per kernel, so two kernels never share services', async () => {
@@ -132,7 +158,10 @@ describe('plugin host', () => {
     expect(first.container).not.toBe(second.container);
     expect(first.registry).not.toBe(second.registry);
     expect(first.workspace.root).not.toBe(second.workspace.root);
-    expect(first.pipeline).toBe(first.pipeline);
+    const { container: globalContainer } = await import('tsyringe');
+    const { ACTION_PIPELINE, WORKSPACE } = await import('../../../core/core-tokens.js');
+    expect(globalContainer.isRegistered(ACTION_PIPELINE, true)).toBe(false);
+    expect(globalContainer.isRegistered(WORKSPACE, true)).toBe(false);
   });
 
   it('reports a plugin entry that fails to load, naming the plugin', async () => {

@@ -1,0 +1,36 @@
+import type { ValidateFunction } from 'ajv';
+import { createAjv } from '../schema/ajv.js';
+
+let validator: ValidateFunction | undefined;
+
+/** grants.json as the kernel writes it; a hand edit that breaks it stops the boot, naming the pointer. */
+export function grantsFileValidator(): ValidateFunction {
+  validator ??= createAjv().compile({
+    type: 'object',
+    required: ['version', 'grants'],
+    properties: {
+      version: { const: 1 },
+      grants: {
+        type: 'array',
+        items: {
+          type: 'object',
+          required: ['id', 'plugin', 'tool', 'action', 'effects', 'createdAt', 'createdBy'],
+          properties: {
+            id: { type: 'string', minLength: 1 },
+            plugin: { type: 'string', minLength: 1 },
+            tool: { type: 'string', minLength: 1 },
+            action: { type: 'string', minLength: 1 },
+            effects: { type: 'array', uniqueItems: true, items: { enum: ['localWrite', 'dataEgress', 'externalCost'] } },
+            notebook: { type: 'string' },
+            expiresAt: { type: 'string', format: 'date-time' },
+            createdAt: { type: 'string' },
+            createdBy: { type: 'string' },
+            fromConfirmation: { type: 'string' },
+          },
+          additionalProperties: false,
+        },
+      },
+    },
+  });
+  return validator;
+}

@@ -1,0 +1,39 @@
+import { describe, expect, it } from 'vitest';
+import { createKernelContainer } from '../../../core/container.js';
+import { GRANTS_STORE, KERNEL_INFO, PLUGIN_VISIBLE_CORE_TOKENS } from '../../../core/core-tokens.js';
+import { silentLogger } from '../../../core/log.js';
+import { createPluginContext } from '../../../core/plugins/plugin-context.js';
+import type { PluginManifest } from '../../../core/plugin-api.js';
+import { caught } from '../../helpers/harness.js';
+
+function contextFor(requires: string[], provides: string[] = []) {
+  const container = createKernelContainer();
+  container.registerInstance(GRANTS_STORE, { secret: true } as never);
+  container.registerInstance(KERNEL_INFO, { version: '0.1.0', startedAt: 'now' });
+  const manifest: PluginManifest = { id: 'probe', version: '1.0.0', kernel: '^0.1.0', description: 'x', entry: 'index.js', tools: [], requires, provides };
+  const provided = new Set<string>();
+  const ctx = createPluginContext({ manifest, config: {}, log: silentLogger, container, visibleCoreTokens: PLUGIN_VISIBLE_CORE_TOKENS, addDisposer: () => undefined, provided });
+  return { ctx, container, provided };
+}
+
+describe('plugin context', () => {
+  it('keeps internal core services from a plugin even when its manifest lists them', async () => {
+    const { ctx } = contextFor(['core.grants', 'core.kernel-info']);
+    const error = await caught(() => ctx.get(GRANTS_STORE));
+    expect(error.code).toBe('CAPABILITY_DENIED');
+    expect(error.message).toContain('internal');
+    expect(ctx.get(KERNEL_INFO).version).toBe('0.1.0');
+  });
+
+  it('registers what a plugin provides in its kernel\'s container only, and records it', () => {
+    const { ctx, container, provided } = contextFor([], ['probe.service']);
+    ctx.provide('probe.service', { ok: 1 });
+    expect(provided.has('probe.service')).toBe(true);
+    expect(container.resolve(Symbol.for('quire:probe.service'))).toEqual({ ok: 1 });
+  });
+
+  it('refuses a token name that does not look like owner.name', async () => {
+    const { ctx } = contextFor([]);
+    expect((await caught(() => ctx.get('NotAName'))).message).toContain('owner.name');
+  });
+});
