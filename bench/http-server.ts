@@ -23,9 +23,14 @@ const kernelServer = await startHttpServer(kernel, { host: '127.0.0.1', port: 0 
 
 const bare = new Hono();
 bare.post('/bare', (c) => c.json({ result: NOOP_RESULT }));
+// A second reference: the same bare route, but reading and parsing the JSON body as any real endpoint must.
+bare.post('/bare-body', async (c) => {
+  await c.req.json();
+  return c.json({ result: NOOP_RESULT });
+});
 const bareUrl = await new Promise<string>((resolve) => {
   serve({ fetch: bare.fetch, hostname: '127.0.0.1', port: 0 }, (info: AddressInfo) => resolve(`http://127.0.0.1:${info.port}/bare`));
 });
 
-process.stdout.write(`${JSON.stringify({ pipelineUrl: `${kernelServer.url}/api/actions/bench/bench/noop`, bareUrl, token, workspace: workspace.root })}\n`);
+process.stdout.write(`${JSON.stringify({ pipelineUrl: `${kernelServer.url}/api/actions/bench/bench/noop`, bareUrl, bareBodyUrl: `${bareUrl}-body`, token, workspace: workspace.root })}\n`);
 process.on('SIGTERM', () => process.exit(0));
