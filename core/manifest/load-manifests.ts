@@ -11,6 +11,12 @@ export type ManifestRecord =
   | { ok: true; source: PluginSource; file: string; entryPath: string; compiled: CompiledManifest }
   | { ok: false; source: PluginSource; file: string; id: string; issues: ManifestIssue[] };
 
+export type ValidManifestRecord = Extract<ManifestRecord, { ok: true }>;
+
+export function isValidRecord(record: ManifestRecord): record is ValidManifestRecord {
+  return record.ok;
+}
+
 export interface ReadManifestOptions {
   source: PluginSource;
   expectedId?: string;

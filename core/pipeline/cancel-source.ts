@@ -1,8 +1,7 @@
 /**
  * Where a caller's "stop" comes from, read by polling: an AbortSignal (the turn loop) or anything with
- * a `cancelled` flag (the HTTP route reads whether the client went away). Polling from the one
- * interval that also enforces time limits costs nothing per call, where an AbortController or a
- * listener per request cost more than the whole pipeline of a small read.
+ * a `cancelled` flag. Polling from the one interval that also enforces time limits costs nothing per
+ * call, where a listener per call cost more than the whole pipeline of a small read.
  */
 export type CancelSource = AbortSignal | { readonly cancelled: boolean };
 

@@ -1,10 +1,8 @@
 import { KernelError } from '../errors.js';
-import type { ManifestRecord } from '../manifest/load-manifests.js';
+import type { ManifestRecord, ValidManifestRecord as ValidRecord } from '../manifest/load-manifests.js';
 import { PLUGIN_VISIBLE_CORE_TOKENS } from '../core-tokens.js';
 import { tokenName } from '../tokens.js';
 import { orderByDependencies } from './dependency-order.js';
-
-type ValidRecord = Extract<ManifestRecord, { ok: true }>;
 
 export function recordId(record: ManifestRecord): string {
   return record.ok ? record.compiled.manifest.id : record.id;

@@ -1,17 +1,13 @@
 import { ManifestError, PluginError, type ManifestIssue } from '../errors.js';
 import { checkUniqueIds, checkWireNames, recordId } from './catalog-checks.js';
-
-export { recordId };
 import { isPluginEnabled, type KernelConfig } from '../config/kernel-config.js';
-import { loadNativeManifests, loadUserManifests, type ManifestRecord } from '../manifest/load-manifests.js';
+import { loadNativeManifests, loadUserManifests, type ManifestRecord, type ValidManifestRecord } from '../manifest/load-manifests.js';
 import { formatIssues, runValidator } from '../schema/ajv.js';
-
-export type ValidRecord = Extract<ManifestRecord, { ok: true }>;
 
 /** Every manifest found, split by whether the kernel will activate it. */
 export interface PluginCatalog {
   all: ManifestRecord[];
-  enabled: ValidRecord[];
+  enabled: ValidManifestRecord[];
   disabled: ManifestRecord[];
   /** Validated config (with schema defaults applied) per enabled plugin. */
   configs: Map<string, Record<string, unknown>>;
@@ -24,7 +20,7 @@ export interface PluginCatalog {
 export async function loadPluginCatalog(config: KernelConfig, nativeDir: string, codeRoot: string, userDir: string): Promise<PluginCatalog> {
   const all = [...await loadNativeManifests(nativeDir, codeRoot), ...await loadUserManifests(userDir)];
   checkUniqueIds(all);
-  const enabled: ValidRecord[] = [];
+  const enabled: ValidManifestRecord[] = [];
   const disabled: ManifestRecord[] = [];
   const issues: ManifestIssue[] = [];
   for (const record of all) {
@@ -38,7 +34,7 @@ export async function loadPluginCatalog(config: KernelConfig, nativeDir: string,
   return { all, enabled, disabled, configs };
 }
 
-function validatePluginConfig(record: ValidRecord, config: KernelConfig): Record<string, unknown> {
+function validatePluginConfig(record: ValidManifestRecord, config: KernelConfig): Record<string, unknown> {
   const id = record.compiled.manifest.id;
   const given = structuredClone(config.plugins.get(id)?.config ?? {});
   const validate = record.compiled.validateConfig;

@@ -9,10 +9,11 @@ import { effectiveEffects } from '../gate/effects.js';
 import type { ActionRegistry, RegisteredAction } from '../registry/action-registry.js';
 import type { Workspace } from '../workspace.js';
 import { createToken } from '../tokens.js';
-import { activationOrder } from './catalog-checks.js';
+import { activationOrder, recordId } from './catalog-checks.js';
 import { matchHandlers } from './match-handlers.js';
 import { createPluginContext, type Disposer } from './plugin-context.js';
-import { loadPluginCatalog, recordId, type PluginCatalog, type ValidRecord } from './plugin-catalog.js';
+import { loadPluginCatalog, type PluginCatalog } from './plugin-catalog.js';
+import type { ValidManifestRecord } from '../manifest/load-manifests.js';
 
 export interface PluginHostOptions {
   nativeManifestsDir: string;
@@ -84,7 +85,7 @@ export class PluginHost {
     }
   }
 
-  private async activate(record: ValidRecord, config: Record<string, unknown>): Promise<void> {
+  private async activate(record: ValidManifestRecord, config: Record<string, unknown>): Promise<void> {
     const { manifest } = record.compiled;
     const plugin: ActivePlugin = { id: manifest.id, disposers: [], abandoned: false };
     const provided = new Set<string>();
@@ -121,7 +122,7 @@ export class PluginHost {
     }
   }
 
-  private async importDefinition(record: ValidRecord): Promise<PluginDefinition> {
+  private async importDefinition(record: ValidManifestRecord): Promise<PluginDefinition> {
     const id = record.compiled.manifest.id;
     let module: { default?: unknown };
     try {
@@ -145,7 +146,7 @@ export class PluginHost {
     return Promise.race([Promise.resolve().then(activate), timeout]).finally(() => clearTimeout(timer));
   }
 
-  private toRegistered(record: ValidRecord, handlers: Map<string, RegisteredAction['handler']>, log: Logger): RegisteredAction[] {
+  private toRegistered(record: ValidManifestRecord, handlers: Map<string, RegisteredAction['handler']>, log: Logger): RegisteredAction[] {
     const { manifest } = record.compiled;
     const trusted = record.source === 'native' || this.config.plugins.get(manifest.id)?.trusted === true;
     return record.compiled.actions.map((action) => ({

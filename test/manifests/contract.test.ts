@@ -1,12 +1,11 @@
 import { readdirSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadNativeManifests, type ManifestRecord } from '../../core/manifest/load-manifests.js';
+import { isValidRecord, loadNativeManifests } from '../../core/manifest/load-manifests.js';
 import { isValidWireName } from '../../core/manifest/wire-name.js';
 import { NATIVE_MANIFESTS_DIR, CODE_ROOT } from '../../core/paths.js';
 import { REPO_ROOT, useHarness } from '../helpers/harness.js';
 
-type ValidRecord = Extract<ManifestRecord, { ok: true }>;
 
 const manifestFiles = readdirSync(NATIVE_MANIFESTS_DIR).filter((name) => name.endsWith('.json') && !name.endsWith('.schema.json'));
 
@@ -36,14 +35,14 @@ describe('contract of every native manifest', () => {
   });
 
   it('gives every action of every native plugin a unique wire name', async () => {
-    const records = (await loadNativeManifests(NATIVE_MANIFESTS_DIR)).filter((record): record is ValidRecord => record.ok);
+    const records = (await loadNativeManifests(NATIVE_MANIFESTS_DIR)).filter(isValidRecord);
     const names = records.flatMap((record) => record.compiled.actions.map((action) => action.wireName));
     expect(new Set(names).size).toBe(names.length);
   });
 
   it('activates every native plugin to exactly its declared actions', async () => {
     const kernel = await harness.boot({ realManifests: true });
-    const records = (await loadNativeManifests(NATIVE_MANIFESTS_DIR)).filter((record): record is ValidRecord => record.ok);
+    const records = (await loadNativeManifests(NATIVE_MANIFESTS_DIR)).filter(isValidRecord);
     for (const record of records) {
       const { manifest } = record.compiled;
       expect(kernel.plugins.isActive(manifest.id)).toBe(true);

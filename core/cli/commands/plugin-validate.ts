@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { loadNativeManifests, readManifestsAt, type ManifestRecord } from '../../manifest/load-manifests.js';
+import { isValidRecord, loadNativeManifests, readManifestsAt, type ManifestRecord } from '../../manifest/load-manifests.js';
 import { isKernelError } from '../../errors.js';
 import { NATIVE_MANIFESTS_DIR } from '../../paths.js';
 import { activationOrder, checkUniqueIds, checkWireNames } from '../../plugins/catalog-checks.js';
@@ -68,7 +68,7 @@ Prints every problem as  <file>#<JSON pointer>: <CODE> <reason>  and exits 1 if 
 async function crossCheck(given: readonly ManifestRecord[], io: CliIO): Promise<number> {
   const files = new Set(given.map((record) => record.file));
   const all = [...given, ...(await loadNativeManifests(NATIVE_MANIFESTS_DIR)).filter((record) => !files.has(record.file))];
-  const valid = all.filter((record): record is Extract<ManifestRecord, { ok: true }> => record.ok);
+  const valid = all.filter(isValidRecord);
   let problems = 0;
   for (const check of [() => checkUniqueIds(all), () => checkWireNames(valid), () => activationOrder(valid)]) {
     try {

@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
 import type { Kernel } from '../../kernel.js';
-import { recordId } from '../../plugins/plugin-catalog.js';
+import { recordId } from '../../plugins/catalog-checks.js';
 import type { ManifestRecord } from '../../manifest/load-manifests.js';
 import type { RegisteredAction } from '../../registry/action-registry.js';
 import type { HttpEnv } from '../http-env.js';
