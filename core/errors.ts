@@ -58,6 +58,7 @@ export type ErrorCode =
   // kernel, workspace, audit
   | 'CONFIG_INVALID'
   | 'WORKSPACE_INVALID'
+  | 'WORKSPACE_LOCKED'
   | 'AUDIT_CHAIN_BROKEN'
   | 'ACTION_TIMEOUT'
   | 'ACTION_CANCELLED'

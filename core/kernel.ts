@@ -17,6 +17,7 @@ import { ActionPipeline } from './pipeline/action-pipeline.js';
 import { KERNEL_CONTAINER, PLUGIN_HOST_OPTIONS, PluginHost } from './plugins/plugin-host.js';
 import { ActionRegistry } from './registry/action-registry.js';
 import { openWorkspace, type Workspace } from './workspace.js';
+import { acquireWorkspaceLock, type WorkspaceLock } from './workspace-lock.js';
 
 export interface KernelOptions {
   /** The workspace folder; created if absent. */
@@ -40,6 +41,7 @@ export interface KernelOptions {
  */
 export class Kernel {
   private closed = false;
+  private lock: WorkspaceLock | undefined;
   readonly registry: ActionRegistry;
   readonly pipeline: ActionPipeline;
   readonly plugins: PluginHost;
@@ -68,6 +70,16 @@ export class Kernel {
 
   static async boot(options: KernelOptions): Promise<Kernel> {
     const workspace = await openWorkspace(options.workspace);
+    const lock = await acquireWorkspaceLock(workspace.privateDir);
+    try {
+      return await Kernel.bootLocked(workspace, lock, options);
+    } catch (error) {
+      await lock.release();
+      throw error;
+    }
+  }
+
+  private static async bootLocked(workspace: Workspace, lock: WorkspaceLock, options: KernelOptions): Promise<Kernel> {
     let file = options.config ?? await readKernelConfigFile(workspace.configFile);
     const generated = options.generateAdminToken && !options.config ? await ensureAdminToken(workspace, file) : undefined;
     if (generated) file = await readKernelConfigFile(workspace.configFile);
@@ -75,6 +87,7 @@ export class Kernel {
     const container = createKernelContainer();
     registerCore(container, workspace, config, options);
     const kernel = new Kernel(container, workspace, config, generated);
+    kernel.lock = lock;
     try {
       await kernel.grants.load();
       await kernel.confirmations.load();
@@ -95,6 +108,7 @@ export class Kernel {
     await this.plugins.close();
     await this.audit.close();
     this.container.clearInstances();
+    await this.lock?.release();
   }
 }
 

@@ -78,7 +78,7 @@ export function runHandler(call: PreparedCall, options: RunOptions): Promise<unk
 
 /** The codes a plugin's own error may carry to its caller; anything else becomes PLUGIN_ERROR. */
 const PLUGIN_RAISABLE: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
-  'INVALID_INPUT', 'NOT_FOUND', 'CONFLICT', 'FORBIDDEN', 'EGRESS_DENIED', 'CAPABILITY_DENIED',
+  'INVALID_INPUT', 'PAYLOAD_TOO_LARGE', 'NOT_FOUND', 'CONFLICT', 'FORBIDDEN', 'EGRESS_DENIED', 'CAPABILITY_DENIED',
   'WORKSPACE_READ_ONLY', 'ACTION_TIMEOUT', 'ACTION_CANCELLED', 'PLUGIN_ERROR',
 ]);
 

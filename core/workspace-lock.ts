@@ -1,0 +1,115 @@
+import { hostname } from 'node:os';
+import { link, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { KernelError } from './errors.js';
+
+interface LockRecord {
+  pid: number;
+  host: string;
+  since: string;
+}
+
+/** Holds `<workspace>/.quire/kernel.lock` for as long as a kernel has the workspace open. */
+export interface WorkspaceLock {
+  readonly file: string;
+  release(): Promise<void>;
+}
+
+/**
+ * Takes the workspace lock: a second kernel on the same folder (another process, or another kernel in
+ * this one) would interleave writes to documents, the index and the session files. A lock left by a
+ * dead process on this host is taken over; a live holder is named in the error.
+ */
+export async function acquireWorkspaceLock(privateDir: string): Promise<WorkspaceLock> {
+  await mkdir(privateDir, { recursive: true, mode: 0o700 });
+  const file = join(privateDir, 'kernel.lock');
+  const mine: LockRecord = { pid: process.pid, host: hostname(), since: new Date().toISOString() };
+  const text = `${JSON.stringify(mine)}\n`;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    if (await createExclusive(file, text)) return heldLock(file, text);
+    const holder = await readHolder(file);
+    if (holder === 'gone') continue;
+    if (holder !== 'unreadable' && isAlive(holder)) {
+      throw new KernelError('WORKSPACE_LOCKED',
+        `The workspace is open in another kernel (pid ${holder.pid} on ${holder.host}, since ${holder.since}); stop it first`,
+        { details: { file, pid: holder.pid, host: holder.host } });
+    }
+    await takeOver(file, holder);
+  }
+  throw new KernelError('WORKSPACE_LOCKED', `Could not take the workspace lock ${file}: other kernels keep racing for it`, { details: { file } });
+}
+
+async function createExclusive(file: string, text: string): Promise<boolean> {
+  // Written beside the lock and hard-linked into place: link fails if the lock exists, and the lock
+  // never exists half-written, so a reader never sees an empty holder.
+  const temp = `${file}.${process.pid}.${Date.now()}.tmp`;
+  await writeFile(temp, text, { mode: 0o600 });
+  try {
+    await link(temp, file);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw error;
+  } finally {
+    await rm(temp, { force: true });
+  }
+}
+
+async function readHolder(file: string): Promise<LockRecord | 'gone' | 'unreadable'> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 'gone';
+    throw error;
+  }
+  try {
+    const value = JSON.parse(text) as Partial<LockRecord>;
+    if (typeof value.pid === 'number' && typeof value.host === 'string') return { pid: value.pid, host: value.host, since: String(value.since ?? '') };
+  } catch { /* fall through */ }
+  return 'unreadable';
+}
+
+function isAlive(holder: LockRecord): boolean {
+  // A lock from another host cannot be checked from here; treat it as held rather than risk two writers.
+  if (holder.host !== hostname()) return true;
+  try {
+    process.kill(holder.pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Moves a dead holder's lock aside (rename is atomic, so of two kernels taking over only one moves it)
+ * and checks that what was moved is the lock that was judged dead, not one a faster kernel just took.
+ */
+async function takeOver(file: string, judged: LockRecord | 'unreadable'): Promise<void> {
+  const aside = `${file}.stale-${process.pid}-${Date.now()}`;
+  try {
+    await rename(file, aside);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw error;
+  }
+  const moved = await readHolder(aside);
+  const same = judged === 'unreadable' ? moved === 'unreadable'
+    : typeof moved === 'object' && moved.pid === judged.pid && moved.since === judged.since;
+  if (!same) await link(aside, file).catch(() => undefined);
+  await rm(aside, { force: true });
+}
+
+function heldLock(file: string, text: string): WorkspaceLock {
+  let released = false;
+  return {
+    file,
+    async release() {
+      if (released) return;
+      released = true;
+      // Only remove the lock if it is still ours.
+      const current = await readFile(file, 'utf8').catch(() => undefined);
+      if (current === text) await rm(file, { force: true });
+    },
+  };
+}

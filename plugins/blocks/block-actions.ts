@@ -1,0 +1,183 @@
+import { KernelError, type ActionCall, type ActionHandler } from '../../core/index.js';
+import type { Block } from './block-model.js';
+import type { BlocksRuntime } from './runtime.js';
+import { checkExpected, documentOfBlock, invalid } from './access.js';
+import { blocksToMarkdown } from './markdown-out.js';
+import { mutateDocument } from './mutate.js';
+import { touch, updatedBy } from './provenance.js';
+import { assertCanContain, locate, materialise, subtreeIds, type Located } from './tree-ops.js';
+
+interface BlockRef { id: string }
+interface InsertInput { markdown: string; parentId?: string; previousId?: string; nextId?: string }
+interface UpdateInput { id: string; markdown: string; expectedUpdated?: string }
+interface MoveInput { id: string; parentId?: string; previousId?: string; expectedUpdated?: string }
+
+/** The block tool: read and change blocks inside documents. */
+export function blockActions(rt: BlocksRuntime): Record<string, ActionHandler> {
+  const { store } = rt;
+  const found = async (call: ActionCall, id: string): Promise<{ docId: string; root: Block; at: Located }> => {
+    const docId = documentOfBlock(store, call, id);
+    const root = await store.read(docId);
+    const at = locate(root, id);
+    if (!at) throw new KernelError('NOT_FOUND', `No block with id '${id}'`, { details: { id } });
+    return { docId, root, at };
+  };
+  return {
+    get: async (input, call) => {
+      const { docId, at } = await found(call, (input as unknown as BlockRef).id);
+      return describe(rt, docId, at.block, at.parent?.id ?? null);
+    },
+    get_children: async (input, call) => {
+      const { at } = await found(call, (input as unknown as BlockRef).id);
+      return { id: at.block.id, children: (at.block.children ?? []).map((child) => summary(child)) };
+    },
+    batch_get: async (input, call) => {
+      const ids = (input as { ids: string[] }).ids;
+      const blocks: unknown[] = [];
+      const missing: string[] = [];
+      for (const id of ids) {
+        try {
+          const { docId, at } = await found(call, id);
+          blocks.push(describe(rt, docId, at.block, at.parent?.id ?? null));
+        } catch (error) {
+          if ((error as KernelError).code !== 'NOT_FOUND') throw error;
+          missing.push(id);
+        }
+      }
+      return { blocks, missing };
+    },
+    insert: (input, call) => insert(rt, call, input as unknown as InsertInput),
+    append: (input, call) => insert(rt, call, { ...(input as unknown as InsertInput), previousId: undefined, nextId: undefined }, 'last'),
+    prepend: (input, call) => insert(rt, call, { ...(input as unknown as InsertInput), previousId: undefined, nextId: undefined }, 'first'),
+    update: (input, call) => update(rt, call, input as unknown as UpdateInput),
+    delete: async (input, call) => {
+      const { id, expectedUpdated } = input as { id: string; expectedUpdated?: string };
+      const docId = documentOfBlock(store, call, id);
+      if (docId === id) throw invalid(`'${id}' is a document: use document remove`, { id });
+      return mutateDocument(store, docId, call, ({ root }) => {
+        const at = mustLocate(root, id);
+        checkExpected(at.block, expectedUpdated);
+        at.parent!.children!.splice(at.index, 1);
+        return { deleted: [...subtreeIds(at.block)], documentId: docId };
+      });
+    },
+    move: (input, call) => move(rt, call, input as unknown as MoveInput),
+  };
+}
+
+function mustLocate(root: Block, id: string): Located {
+  const at = locate(root, id);
+  if (!at) throw new KernelError('NOT_FOUND', `No block with id '${id}' in document '${root.id}'`, { details: { id } });
+  return at;
+}
+
+function parseDrafts(rt: BlocksRuntime, markdown: string) {
+  rt.checkMarkdownSize(markdown);
+  const drafts = rt.markdownToBlocks(markdown);
+  if (drafts.length === 0) throw invalid('The Markdown holds no block', { field: 'markdown' });
+  return drafts;
+}
+
+/** Insert relative to a sibling (previousId / nextId) or into a parent (parentId, as last or first child). */
+async function insert(rt: BlocksRuntime, call: ActionCall, input: InsertInput, where: 'last' | 'first' = 'last') {
+  const anchors = [input.parentId, input.previousId, input.nextId].filter((value) => value !== undefined);
+  if (anchors.length !== 1) throw invalid('Give exactly one of parentId, previousId or nextId', { fields: ['parentId', 'previousId', 'nextId'] });
+  const anchorId = anchors[0]!;
+  const drafts = parseDrafts(rt, input.markdown);
+  const docId = documentOfBlock(rt.store, call, anchorId);
+  return mutateDocument(rt.store, docId, call, ({ root, by, now }) => {
+    const at = mustLocate(root, anchorId);
+    let parent: Block;
+    let index: number;
+    if (input.parentId !== undefined) {
+      parent = at.block;
+      if (!parent.children) throw invalid(`Block '${anchorId}' is a ${parent.type} and holds no children`, { field: 'parentId' });
+      index = where === 'first' ? 0 : parent.children.length;
+    } else {
+      if (!at.parent) throw invalid('A document has no siblings: use parentId to insert into it', { field: input.previousId ? 'previousId' : 'nextId' });
+      parent = at.parent;
+      index = input.previousId !== undefined ? at.index + 1 : at.index;
+    }
+    const blocks = adaptToParent(parent, materialise(drafts, by, now), by, now);
+    assertCanContain(parent, blocks);
+    parent.children!.splice(index, 0, ...blocks);
+    return { documentId: docId, parentId: parent.id, ids: blocks.map((block) => block.id) };
+  });
+}
+
+/** Markdown list items inserted into a list arrive wrapped in a list; unwrap them so they join it. */
+function adaptToParent(parent: Block, blocks: Block[], by: string, now: Date): Block[] {
+  if (parent.type !== 'list') return blocks;
+  return blocks.flatMap((block) => block.type === 'list' ? block.children ?? [] : [wrapInItem(block, by, now)]);
+}
+
+function wrapInItem(block: Block, by: string, now: Date): Block {
+  const [item] = materialise([{ type: 'listItem', children: [] }], by, now);
+  item!.children = [block];
+  return item!;
+}
+
+/** Replaces a block's content from Markdown; the first parsed block keeps the id, any others follow it. */
+async function update(rt: BlocksRuntime, call: ActionCall, input: UpdateInput) {
+  const drafts = parseDrafts(rt, input.markdown);
+  const docId = documentOfBlock(rt.store, call, input.id);
+  if (docId === input.id) throw invalid(`'${input.id}' is a document: use document rename to change its title, or block append to add to it`, { field: 'id' });
+  return mutateDocument(rt.store, docId, call, ({ root, by, now }) => {
+    const at = mustLocate(root, input.id);
+    checkExpected(at.block, input.expectedUpdated);
+    const fresh = materialise(drafts, by, now);
+    const [first, ...rest] = at.parent!.type === 'list' ? adaptToParent(at.parent!, fresh, by, now) : fresh;
+    const kept: Block = { ...first!, id: at.block.id, attrs: { ...at.block.attrs } };
+    touch(kept, by, now);
+    assertCanContain(at.parent!, [kept, ...rest]);
+    at.parent!.children!.splice(at.index, 1, kept, ...rest);
+    return { documentId: docId, id: kept.id, inserted: rest.map((block) => block.id), updated: kept.attrs.updated };
+  });
+}
+
+async function move(rt: BlocksRuntime, call: ActionCall, input: MoveInput) {
+  const { store } = rt;
+  if ((input.parentId === undefined) === (input.previousId === undefined)) throw invalid('Give exactly one of parentId (move to first child) or previousId (move after)', { fields: ['parentId', 'previousId'] });
+  const targetId = (input.parentId ?? input.previousId)!;
+  if (targetId === input.id) throw invalid('A block cannot be moved relative to itself', { field: input.parentId ? 'parentId' : 'previousId' });
+  const fromDoc = documentOfBlock(store, call, input.id);
+  if (fromDoc === input.id) throw invalid(`'${input.id}' is a document: use document move`, { field: 'id' });
+  const toDoc = documentOfBlock(store, call, targetId);
+  return store.queue.run(async () => {
+    const source = await store.readForWrite(fromDoc);
+    const target = fromDoc === toDoc ? source : await store.readForWrite(toDoc);
+    const at = mustLocate(source, input.id);
+    checkExpected(at.block, input.expectedUpdated);
+    if (subtreeIds(at.block).has(targetId)) throw invalid('A block cannot be moved under itself or its own descendant', { field: input.parentId ? 'parentId' : 'previousId' });
+    at.parent!.children!.splice(at.index, 1);
+    const anchor = mustLocate(target, targetId);
+    const parent = input.parentId !== undefined ? anchor.block : anchor.parent;
+    if (!parent?.children) throw invalid(`Block '${targetId}' cannot take the moved block here`, { field: input.parentId ? 'parentId' : 'previousId' });
+    assertCanContain(parent, [at.block]);
+    parent.children.splice(input.parentId !== undefined ? 0 : anchor.index + 1, 0, at.block);
+    const by = updatedBy(call);
+    const now = new Date();
+    touch(at.block, by, now);
+    touch(source, by, now);
+    if (target !== source) touch(target, by, now);
+    // The destination first: if the second write fails the block exists twice, which is recoverable; never zero times.
+    if (target !== source) await store.write(target, store.entry(toDoc));
+    await store.write(source, store.entry(fromDoc));
+    return { id: input.id, documentId: toDoc, parentId: parent.id };
+  });
+}
+
+export function describe(rt: BlocksRuntime, docId: string, block: Block, parentId: string | null) {
+  const entry = rt.store.entry(docId);
+  const markdown = block.type === 'document' ? blocksToMarkdown(block.children ?? []) : blocksToMarkdown([block]);
+  return { block, documentId: docId, parentId, notebook: entry.notebook, hpath: rt.store.catalog.hpath(docId), markdown };
+}
+
+export function summary(block: Block) {
+  const text = block.content ?? '';
+  return {
+    id: block.id, type: block.type, subtype: block.subtype ?? null,
+    preview: text.length > 200 ? `${text.slice(0, 200)}…` : text,
+    childCount: block.children?.length ?? 0, updated: block.attrs.updated ?? null,
+  };
+}

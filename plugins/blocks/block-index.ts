@@ -1,0 +1,151 @@
+import type Database from 'better-sqlite3';
+import type { Block } from './block-model.js';
+import { deriveRows, type DerivedBlock, type DocumentPlace } from './index-rows.js';
+import { clearIndex, type Db } from './index-schema.js';
+import type { NotebookConf } from './notebook-conf.js';
+
+export interface DocumentRecord {
+  id: string;
+  notebook: string;
+  parent_doc: string | null;
+  path: string;
+  hpath: string;
+  title: string;
+  mtime_ms: number;
+  size: number;
+}
+
+export interface FileState {
+  mtimeMs: number;
+  size: number;
+}
+
+type Statement = Database.Statement;
+
+/**
+ * The SQLite mirror of data/. Each write applies one document's rows in one transaction and touches
+ * only the blocks whose fingerprint changed.
+ */
+export class BlockIndex {
+  private readonly statements: Record<string, Statement>;
+
+  constructor(readonly db: Db) {
+    const p = (sql: string): Statement => db.prepare(sql);
+    this.statements = {
+      fingerprints: p('SELECT id, fingerprint FROM blocks WHERE root_id = ?'),
+      upsertBlock: p(`INSERT INTO blocks (id, parent_id, root_id, notebook, path, hpath, type, subtype, content, markdown, sort, created, updated, updated_by, fingerprint)
+        VALUES (@id, @parent_id, @root_id, @notebook, @path, @hpath, @type, @subtype, @content, @markdown, @sort, @created, @updated, @updated_by, @fingerprint)
+        ON CONFLICT (id) DO UPDATE SET parent_id = excluded.parent_id, root_id = excluded.root_id, notebook = excluded.notebook,
+          path = excluded.path, hpath = excluded.hpath, type = excluded.type, subtype = excluded.subtype, content = excluded.content,
+          markdown = excluded.markdown, sort = excluded.sort, created = excluded.created, updated = excluded.updated,
+          updated_by = excluded.updated_by, fingerprint = excluded.fingerprint`),
+      deleteBlockIn: p('DELETE FROM blocks WHERE id = ? AND root_id = ?'),
+      deleteAttrs: p('DELETE FROM attributes WHERE block_id = ?'),
+      deleteRefs: p('DELETE FROM refs WHERE block_id = ?'),
+      deleteTags: p('DELETE FROM tags WHERE block_id = ?'),
+      insertAttr: p('INSERT INTO attributes (block_id, root_id, name, value) VALUES (?, ?, ?, ?)'),
+      insertRef: p('INSERT INTO refs (block_id, ordinal, root_id, def_block_id, anchor) VALUES (?, ?, ?, ?, ?)'),
+      insertTag: p('INSERT OR IGNORE INTO tags (block_id, tag, root_id) VALUES (?, ?, ?)'),
+      upsertDocument: p(`INSERT OR REPLACE INTO documents (id, notebook, parent_doc, path, hpath, title, mtime_ms, size)
+        VALUES (@id, @notebook, @parent_doc, @path, @hpath, @title, @mtime_ms, @size)`),
+      deleteDocument: p('DELETE FROM documents WHERE id = ?'),
+      deleteBlocksOf: p('DELETE FROM blocks WHERE root_id = ?'),
+      deleteAttrsOf: p('DELETE FROM attributes WHERE root_id = ?'),
+      deleteRefsOf: p('DELETE FROM refs WHERE root_id = ?'),
+      deleteTagsOf: p('DELETE FROM tags WHERE root_id = ?'),
+      upsertNotebook: p('INSERT OR REPLACE INTO notebooks (id, name, icon, sort, access) VALUES (@id, @name, @icon, @sort, @access)'),
+      deleteNotebook: p('DELETE FROM notebooks WHERE id = ?'),
+      documentIdsIn: p('SELECT id FROM documents WHERE notebook = ?').pluck(),
+      document: p('SELECT * FROM documents WHERE id = ?'),
+      allDocuments: p('SELECT * FROM documents'),
+      blockPlace: p('SELECT root_id, notebook FROM blocks WHERE id = ?'),
+      blockUpdated: p('SELECT updated FROM blocks WHERE id = ?').pluck(),
+    };
+  }
+
+  transaction<T>(fn: () => T): T {
+    return this.db.transaction(fn)();
+  }
+
+  /** Mirrors one document file: its documents row, then only the blocks that changed. */
+  writeDocument(root: Block, place: DocumentPlace, parentDoc: string | null, file: FileState): void {
+    const s = this.statements;
+    this.transaction(() => {
+      s.upsertDocument!.run({ id: root.id, notebook: place.notebook, parent_doc: parentDoc, path: place.path, hpath: place.hpath, title: root.content ?? '', mtime_ms: Math.trunc(file.mtimeMs), size: file.size });
+      const previous = new Map((s.fingerprints!.all(root.id) as { id: string; fingerprint: string }[]).map((r) => [r.id, r.fingerprint]));
+      for (const derived of deriveRows(root, place)) {
+        const id = derived.row.id;
+        const before = previous.get(id);
+        previous.delete(id);
+        if (before === derived.row.fingerprint) continue;
+        this.writeBlock(derived, before !== undefined);
+      }
+      for (const gone of previous.keys()) this.deleteBlock(gone, root.id);
+    });
+  }
+
+  private writeBlock(derived: DerivedBlock, existed: boolean): void {
+    const s = this.statements;
+    const { row } = derived;
+    s.upsertBlock!.run(row);
+    if (existed) this.deleteBlockExtras(row.id);
+    for (const [name, value] of derived.attrs) s.insertAttr!.run(row.id, row.root_id, name, value);
+    derived.refs.forEach((ref, i) => s.insertRef!.run(row.id, i, row.root_id, ref.def, ref.anchor));
+    for (const tag of derived.tags) s.insertTag!.run(row.id, tag, row.root_id);
+  }
+
+  private deleteBlock(id: string, rootId: string): void {
+    // A block that moved to another document now belongs to that document's rows: leave it alone.
+    if (this.statements.deleteBlockIn!.run(id, rootId).changes > 0) this.deleteBlockExtras(id);
+  }
+
+  private deleteBlockExtras(id: string): void {
+    this.statements.deleteAttrs!.run(id);
+    this.statements.deleteRefs!.run(id);
+    this.statements.deleteTags!.run(id);
+  }
+
+  removeDocument(id: string): void {
+    const s = this.statements;
+    this.transaction(() => {
+      s.deleteDocument!.run(id);
+      s.deleteBlocksOf!.run(id);
+      s.deleteAttrsOf!.run(id);
+      s.deleteRefsOf!.run(id);
+      s.deleteTagsOf!.run(id);
+    });
+  }
+
+  writeNotebook(id: string, conf: NotebookConf): void {
+    this.statements.upsertNotebook!.run({ id, name: conf.name, icon: conf.icon, sort: conf.sort, access: conf.access });
+  }
+
+  removeNotebook(id: string): void {
+    this.transaction(() => {
+      for (const doc of this.statements.documentIdsIn!.all(id) as string[]) this.removeDocument(doc);
+      this.statements.deleteNotebook!.run(id);
+    });
+  }
+
+  document(id: string): DocumentRecord | undefined {
+    return this.statements.document!.get(id) as DocumentRecord | undefined;
+  }
+
+  allDocuments(): DocumentRecord[] {
+    return this.statements.allDocuments!.all() as DocumentRecord[];
+  }
+
+  /** The document (and notebook) a block lives in, by the index. */
+  placeOf(blockId: string): { root_id: string; notebook: string } | undefined {
+    return this.statements.blockPlace!.get(blockId) as { root_id: string; notebook: string } | undefined;
+  }
+
+  /** A block's `updated` as indexed, without reading its file. */
+  updatedOf(id: string): string | null {
+    return (this.statements.blockUpdated!.get(id) as string | null | undefined) ?? null;
+  }
+
+  clear(): void {
+    clearIndex(this.db);
+  }
+}

@@ -1,0 +1,123 @@
+import { readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { NotFoundError, KernelError, writeFileAtomic, type Logger } from '../../core/index.js';
+import type { Block } from './block-model.js';
+import type { BlockIndex } from './block-index.js';
+import type { DocCatalog, DocEntry } from './doc-catalog.js';
+import { documentText, parseDocumentText } from './document-file.js';
+import { NOTEBOOK_CONF_FILE, notebookConfText, type NotebookConf } from './notebook-conf.js';
+import { WriteQueue } from './write-queue.js';
+
+interface Cached {
+  root: Block;
+  mtimeMs: number;
+  size: number;
+}
+
+const CACHE_LIMIT = 256;
+
+/**
+ * Documents as files, mirrored into the index. Every write goes through one queue: the file first
+ * (atomically), then the index in one transaction. Reads go to the file (through a cache checked
+ * against the file's size and mtime, so a hand edit is never hidden).
+ */
+export class BlockStore {
+  private readonly cache = new Map<string, Cached>();
+  readonly queue = new WriteQueue();
+  /** Files found broken (relative path → reason): reported, skipped, never deleted. */
+  readonly problems = new Map<string, string>();
+
+  constructor(
+    readonly dataDir: string,
+    readonly index: BlockIndex,
+    readonly catalog: DocCatalog,
+    readonly log: Logger,
+  ) {}
+
+  entry(id: string): DocEntry {
+    const entry = this.catalog.doc(id);
+    if (!entry) throw new NotFoundError('NOT_FOUND', `No document with id '${id}'`, { details: { id } });
+    return entry;
+  }
+
+  filePath(id: string): string {
+    return this.catalog.filePath(this.dataDir, id);
+  }
+
+  /** The document's block tree. The result is shared with the cache: callers must not change it. */
+  async read(id: string): Promise<Block> {
+    this.entry(id);
+    const path = this.filePath(id);
+    const info = await stat(path).catch(() => undefined);
+    if (!info) throw new NotFoundError('NOT_FOUND', `The file of document '${id}' is missing`, { details: { id, path: this.catalog.relativePath(id) } });
+    const cached = this.cache.get(id);
+    if (cached && cached.mtimeMs === info.mtimeMs && cached.size === info.size) return cached.root;
+    const parsed = parseDocumentText(await readFile(path, 'utf8'), id);
+    if (!parsed.ok) {
+      const issue = parsed.issues[0]!;
+      throw new KernelError('INVALID_INPUT', `The file ${this.catalog.relativePath(id)} is not a valid document: ${issue.pointer || '/'} ${issue.message}`,
+        { details: { path: this.catalog.relativePath(id), issues: parsed.issues } });
+    }
+    this.remember(id, { root: parsed.value, mtimeMs: info.mtimeMs, size: info.size });
+    return parsed.value;
+  }
+
+  /** A copy of the document to change; the cached tree stays as it is until the write succeeds. */
+  async readForWrite(id: string): Promise<Block> {
+    return structuredClone(await this.read(id));
+  }
+
+  /** Writes a document (file, then index) and records where it is. Call inside the write queue. */
+  async write(root: Block, entry: DocEntry): Promise<void> {
+    const before = this.catalog.doc(root.id);
+    this.catalog.setDoc({ ...entry, title: root.content ?? '' });
+    const path = this.filePath(root.id);
+    try {
+      await writeFileAtomic(path, documentText(root));
+    } catch (error) {
+      if (before) this.catalog.setDoc(before);
+      else this.catalog.deleteDoc(root.id);
+      throw error;
+    }
+    const info = await stat(path);
+    this.index.writeDocument(root, this.placeOf(root.id), entry.parent, info);
+    this.remember(root.id, { root, mtimeMs: info.mtimeMs, size: info.size });
+    this.problems.delete(this.catalog.relativePath(root.id));
+  }
+
+  /** Rewrites a document's rows from its file, for when its place (path, hpath) changed but not its content. */
+  async reindex(id: string): Promise<void> {
+    const root = await this.read(id);
+    this.index.writeDocument(root, this.placeOf(id), this.entry(id).parent, await stat(this.filePath(id)));
+  }
+
+  placeOf(id: string): { notebook: string; path: string; hpath: string } {
+    return { notebook: this.entry(id).notebook, path: this.catalog.relativePath(id), hpath: this.catalog.hpath(id) };
+  }
+
+  forget(id: string): void {
+    this.cache.delete(id);
+  }
+
+  notebookFolder(notebook: string): string {
+    return join(this.dataDir, notebook);
+  }
+
+  async writeNotebookConf(notebook: string, conf: NotebookConf): Promise<void> {
+    await writeFileAtomic(join(this.notebookFolder(notebook), NOTEBOOK_CONF_FILE), notebookConfText(conf));
+    this.catalog.notebooks.set(notebook, conf);
+    this.index.writeNotebook(notebook, conf);
+  }
+
+  notebook(id: string): NotebookConf {
+    const conf = this.catalog.notebooks.get(id);
+    if (!conf) throw new NotFoundError('NOT_FOUND', `No notebook with id '${id}'`, { details: { notebook: id } });
+    return conf;
+  }
+
+  private remember(id: string, cached: Cached): void {
+    this.cache.delete(id);
+    this.cache.set(id, cached);
+    if (this.cache.size > CACHE_LIMIT) this.cache.delete(this.cache.keys().next().value!);
+  }
+}

@@ -1,0 +1,115 @@
+import { join } from 'node:path';
+import { isValidId } from '../../core/index.js';
+import type { NotebookConf } from './notebook-conf.js';
+
+export interface DocEntry {
+  id: string;
+  notebook: string;
+  /** The parent document, or null at the top of the notebook. */
+  parent: string | null;
+  title: string;
+}
+
+/**
+ * Where every notebook and document is, kept in memory: paths are derived from it (notebook and parent
+ * chain), never from caller input, so no name a caller gives can reach the file system.
+ */
+export class DocCatalog {
+  readonly notebooks = new Map<string, NotebookConf>();
+  private readonly docs = new Map<string, DocEntry>();
+  private readonly childrenOf = new Map<string, Set<string>>();
+
+  doc(id: string): DocEntry | undefined {
+    return this.docs.get(id);
+  }
+
+  allDocs(): IterableIterator<DocEntry> {
+    return this.docs.values();
+  }
+
+  get docCount(): number {
+    return this.docs.size;
+  }
+
+  setDoc(entry: DocEntry): void {
+    const before = this.docs.get(entry.id);
+    if (before) this.childrenOf.get(parentKey(before))?.delete(entry.id);
+    this.docs.set(entry.id, entry);
+    let siblings = this.childrenOf.get(parentKey(entry));
+    if (!siblings) this.childrenOf.set(parentKey(entry), siblings = new Set());
+    siblings.add(entry.id);
+  }
+
+  deleteDoc(id: string): void {
+    const before = this.docs.get(id);
+    if (!before) return;
+    this.childrenOf.get(parentKey(before))?.delete(id);
+    this.docs.delete(id);
+  }
+
+  /** Child documents of a document, or the top-level documents of a notebook (parent null). */
+  children(notebook: string, parent: string | null): DocEntry[] {
+    const ids = this.childrenOf.get(parent ?? `nb:${notebook}`) ?? new Set<string>();
+    return [...ids].map((id) => this.docs.get(id)!).sort((a, b) => a.id.localeCompare(b.id));
+  }
+
+  /** The document and every document below it, parents first. */
+  subtree(id: string): DocEntry[] {
+    const out: DocEntry[] = [];
+    const root = this.docs.get(id);
+    if (!root) return out;
+    const stack = [root];
+    while (stack.length > 0) {
+      const entry = stack.pop()!;
+      out.push(entry);
+      for (const child of this.children(entry.notebook, entry.id)) stack.push(child);
+    }
+    return out;
+  }
+
+  /** Ancestor document ids, the top-level one first. */
+  ancestors(id: string): string[] {
+    const chain: string[] = [];
+    let entry = this.docs.get(id);
+    // Bounded by the number of documents, so a corrupt parent cycle cannot loop forever.
+    for (let guard = 0; entry?.parent && guard <= this.docs.size; guard++) {
+      chain.unshift(entry.parent);
+      entry = this.docs.get(entry.parent);
+    }
+    return chain;
+  }
+
+  /** The file path relative to data/. */
+  relativePath(id: string): string {
+    const entry = this.docs.get(id)!;
+    return [entry.notebook, ...this.ancestors(id), `${id}.json`].join('/');
+  }
+
+  /** The absolute file path, from validated ids only. */
+  filePath(dataDir: string, id: string): string {
+    const entry = this.docs.get(id)!;
+    const parts = [entry.notebook, ...this.ancestors(id)];
+    for (const part of [...parts, id]) if (!isValidId(part)) throw new Error(`refusing a path built from '${part}'`);
+    return join(dataDir, ...parts, `${id}.json`);
+  }
+
+  /** The folder holding a document's child documents. */
+  childFolder(dataDir: string, id: string): string {
+    return this.filePath(dataDir, id).replace(/\.json$/, '');
+  }
+
+  /** The titles from the top of the notebook down to the document: `/Parent/Child`. */
+  hpath(id: string): string {
+    return `/${[...this.ancestors(id), id].map((doc) => this.docs.get(doc)?.title || doc).join('/')}`;
+  }
+
+  /** True when `candidate` is `id` itself or lies below it. */
+  isSelfOrDescendant(candidate: string, id: string): boolean {
+    return candidate === id || this.ancestors(candidate).includes(id);
+  }
+}
+
+function parentKey(entry: DocEntry): string {
+  return entry.parent ?? `nb:${entry.notebook}`;
+}
+

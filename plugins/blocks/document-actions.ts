@@ -1,0 +1,134 @@
+import { newId, type ActionCall, type ActionHandler } from '../../core/index.js';
+import type { Block, DraftBlock } from './block-model.js';
+import type { BlocksRuntime } from './runtime.js';
+import { assertDocumentVisible, assertNotebookVisible, canSee, checkExpected, invalid } from './access.js';
+import { summary } from './block-actions.js';
+import { moveDocument, removeDocument } from './document-moves.js';
+import { blocksToMarkdown } from './markdown-out.js';
+import { mutateDocument } from './mutate.js';
+import { checkDisplayName } from './notebook-conf.js';
+import { stampNew, updatedBy } from './provenance.js';
+import { countBlocks, materialise } from './tree-ops.js';
+
+interface CreateInput { notebook: string; title: string; markdown?: string; parentId?: string }
+
+/** The document tool. */
+export function documentActions(rt: BlocksRuntime): Record<string, ActionHandler> {
+  const { store } = rt;
+  const visible = (call: ActionCall, id: string): void => assertDocumentVisible(store, call, id);
+  return {
+    create: (input, call) => {
+      const { notebook, title, markdown, parentId } = input as unknown as CreateInput;
+      if (markdown !== undefined) rt.checkMarkdownSize(markdown);
+      return createDocument(rt, call, { notebook, title, parentId, drafts: markdown !== undefined ? rt.markdownToBlocks(markdown) : [] });
+    },
+    get: async (input, call) => {
+      const { id } = input as { id: string };
+      visible(call, id);
+      const entry = store.entry(id);
+      return { document: await store.read(id), notebook: entry.notebook, parentId: entry.parent, hpath: store.catalog.hpath(id) };
+    },
+    get_markdown: async (input, call) => {
+      const { id } = input as { id: string };
+      visible(call, id);
+      const root = await store.read(id);
+      return { id, title: root.content ?? '', hpath: store.catalog.hpath(id), markdown: blocksToMarkdown(root.children ?? []) };
+    },
+    list: (input, call) => {
+      const { notebook, parentId } = input as { notebook: string; parentId?: string };
+      assertNotebookVisible(store, call, notebook);
+      if (parentId !== undefined) visible(call, parentId);
+      if (parentId !== undefined && store.entry(parentId).notebook !== notebook) throw invalid(`Document '${parentId}' is not in notebook '${notebook}'`, { field: 'parentId' });
+      const documents = store.catalog.children(notebook, parentId ?? null).map((doc) => ({
+        id: doc.id, title: doc.title, hpath: store.catalog.hpath(doc.id),
+        childDocuments: store.catalog.children(notebook, doc.id).length,
+        updated: store.index.updatedOf(doc.id),
+      }));
+      return { notebook, parentId: parentId ?? null, documents };
+    },
+    info: async (input, call) => {
+      const { id } = input as { id: string };
+      visible(call, id);
+      const root = await store.read(id);
+      const entry = store.entry(id);
+      return {
+        id, title: root.content ?? '', notebook: entry.notebook, parentId: entry.parent,
+        path: store.catalog.relativePath(id), hpath: store.catalog.hpath(id),
+        created: root.attrs.created ?? null, updated: root.attrs.updated ?? null, updatedBy: root.attrs.updatedBy ?? null,
+        blockCount: countBlocks(root), childDocuments: store.catalog.children(entry.notebook, id).map((doc) => doc.id),
+        attrs: root.attrs, outline: (root.children ?? []).filter((block) => block.type === 'heading').map(summary),
+      };
+    },
+    rename: (input, call) => {
+      const { id, title, expectedUpdated } = input as { id: string; title: string; expectedUpdated?: string };
+      visible(call, id);
+      const problem = checkDisplayName(title, 'title');
+      if (problem) throw invalid(problem, { field: 'title' });
+      return mutateDocument(store, id, call, async ({ root }) => {
+        checkExpected(root, expectedUpdated);
+        root.content = title;
+        return { id, title };
+      }).then(async (result) => {
+        // Every document below now has a different hpath.
+        await store.queue.run(async () => { for (const below of store.catalog.subtree(id).slice(1)) await store.reindex(below.id); });
+        return result;
+      });
+    },
+    move: (input, call) => moveDocument(rt, call, input as { id: string; notebook: string; parentId?: string; expectedUpdated?: string }),
+    duplicate: async (input, call) => {
+      const { id } = input as { id: string };
+      visible(call, id);
+      const entry = store.entry(id);
+      const original = await store.read(id);
+      const copy = freshIds(original.children ?? []);
+      return createDocument(rt, call, { notebook: entry.notebook, parentId: entry.parent ?? undefined, title: `${original.content ?? ''} (copy)`, drafts: copy, attrs: customAttrs(original) });
+    },
+    remove: (input, call) => removeDocument(rt, call, input as { id: string; expectedUpdated?: string }),
+  };
+}
+
+interface NewDocument {
+  notebook: string;
+  title: string;
+  parentId?: string | undefined;
+  drafts: DraftBlock[];
+  attrs?: Record<string, string>;
+}
+
+/** Creates a document file (and its index rows); shared with import and daily notes. */
+export function createDocument(rt: BlocksRuntime, call: Pick<ActionCall, 'principal' | 'callId'>, doc: NewDocument) {
+  const { store } = rt;
+  const problem = checkDisplayName(doc.title, 'title');
+  if (problem) throw invalid(problem, { field: 'title' });
+  assertNotebookVisible(store, call, doc.notebook);
+  if (doc.parentId !== undefined) {
+    assertDocumentVisible(store, call, doc.parentId);
+    if (store.entry(doc.parentId).notebook !== doc.notebook) throw invalid(`The parent document '${doc.parentId}' is in another notebook`, { field: 'parentId' });
+  }
+  if (!canSee(call, store.catalog.notebooks.get(doc.notebook))) throw invalid('Unknown notebook', { field: 'notebook' });
+  return store.queue.run(async () => {
+    const by = updatedBy(call);
+    const now = new Date();
+    const root: Block = { id: newId(now), type: 'document', content: doc.title, attrs: { ...(doc.attrs ?? {}) }, children: [] };
+    stampNew(root, by, now);
+    root.children = materialise(doc.drafts.length > 0 ? doc.drafts : [{ type: 'paragraph', content: '' }], by, now);
+    await store.write(root, { id: root.id, notebook: doc.notebook, parent: doc.parentId ?? null, title: doc.title });
+    return { id: root.id, notebook: doc.notebook, parentId: doc.parentId ?? null, hpath: store.catalog.hpath(root.id), blockCount: countBlocks(root) };
+  });
+}
+
+function freshIds(blocks: readonly Block[]): DraftBlock[] {
+  return blocks.map((block) => {
+    const draft: DraftBlock = { ...block, id: undefined, attrs: customAttrs(block), children: undefined };
+    if (block.children) draft.children = freshIds(block.children);
+    else delete draft.children;
+    delete draft.id;
+    return draft;
+  });
+}
+
+function customAttrs(block: Block): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(block.attrs)) if (name.startsWith('custom-')) out[name] = value;
+  return out;
+}

@@ -1,0 +1,79 @@
+import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import type { ActionCall } from '../../core/index.js';
+import type { BlocksRuntime } from './runtime.js';
+import { assertDocumentVisible, assertNotebookVisible, checkExpected, invalid } from './access.js';
+import type { DocEntry } from './doc-catalog.js';
+import { touch, updatedBy } from './provenance.js';
+
+interface MoveInput { id: string; notebook: string; parentId?: string; expectedUpdated?: string }
+
+async function exists(path: string): Promise<boolean> {
+  return stat(path).then(() => true, () => false);
+}
+
+/**
+ * Moves a document and everything below it: its file, then its folder of child documents (each one
+ * rename, so a crash leaves whole files), then the index rows of the whole subtree.
+ */
+export function moveDocument(rt: BlocksRuntime, call: ActionCall, input: MoveInput) {
+  const { store } = rt;
+  assertDocumentVisible(store, call, input.id);
+  assertNotebookVisible(store, call, input.notebook);
+  if (input.parentId !== undefined) {
+    assertDocumentVisible(store, call, input.parentId);
+    if (store.catalog.isSelfOrDescendant(input.parentId, input.id)) {
+      throw invalid('A document cannot be moved under itself or one of its own child documents', { field: 'parentId', id: input.id, parentId: input.parentId });
+    }
+    if (store.entry(input.parentId).notebook !== input.notebook) throw invalid(`The parent document '${input.parentId}' is not in notebook '${input.notebook}'`, { field: 'parentId' });
+  }
+  return store.queue.run(async () => {
+    const root = await store.readForWrite(input.id);
+    checkExpected(root, input.expectedUpdated);
+    const subtree = store.catalog.subtree(input.id);
+    const oldFile = store.filePath(input.id);
+    const oldFolder = store.catalog.childFolder(store.dataDir, input.id);
+    const before: DocEntry[] = subtree.map((entry) => ({ ...entry }));
+    for (const entry of subtree) {
+      store.catalog.setDoc({ ...entry, notebook: input.notebook, parent: entry.id === input.id ? input.parentId ?? null : entry.parent });
+    }
+    const newFile = store.filePath(input.id);
+    const newFolder = store.catalog.childFolder(store.dataDir, input.id);
+    try {
+      await mkdir(dirname(newFile), { recursive: true });
+      await rename(oldFile, newFile);
+      if (await exists(oldFolder)) await rename(oldFolder, newFolder);
+    } catch (error) {
+      for (const entry of before) store.catalog.setDoc(entry);
+      if (await exists(newFile) && !(await exists(oldFile))) await rename(newFile, oldFile).catch(() => undefined);
+      throw error;
+    }
+    for (const entry of subtree) store.forget(entry.id);
+    touch(root, updatedBy(call), new Date());
+    await store.write(root, store.entry(input.id));
+    for (const entry of subtree.slice(1)) await store.reindex(entry.id);
+    return { id: input.id, notebook: input.notebook, parentId: input.parentId ?? null, hpath: store.catalog.hpath(input.id), moved: subtree.map((entry) => entry.id) };
+  });
+}
+
+/** Removes a document, its child documents and their index rows. */
+export function removeDocument(rt: BlocksRuntime, call: ActionCall, input: { id: string; expectedUpdated?: string }) {
+  const { store } = rt;
+  assertDocumentVisible(store, call, input.id);
+  return store.queue.run(async () => {
+    if (input.expectedUpdated !== undefined) checkExpected(await store.read(input.id), input.expectedUpdated);
+    const subtree = store.catalog.subtree(input.id);
+    const file = store.filePath(input.id);
+    const folder = store.catalog.childFolder(store.dataDir, input.id);
+    // The folder of children first: a crash in between leaves the document without children, not
+    // children without their document (which the next start would report as orphans).
+    await rm(folder, { recursive: true, force: true });
+    await rm(file, { force: true });
+    store.index.transaction(() => { for (const entry of subtree) store.index.removeDocument(entry.id); });
+    for (const entry of subtree.reverse()) {
+      store.catalog.deleteDoc(entry.id);
+      store.forget(entry.id);
+    }
+    return { removed: subtree.map((entry) => entry.id).reverse() };
+  });
+}

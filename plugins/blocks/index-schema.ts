@@ -1,0 +1,77 @@
+import Database from 'better-sqlite3';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+
+export type Db = Database.Database;
+
+/** Bumped when the tables change; an index of another version is rebuilt from data/. */
+export const INDEX_SCHEMA_VERSION = '1';
+
+/**
+ * The derived index (DESIGN.md §3). Everything here is reproduced from data/ by a rebuild, so the
+ * tables hold no fact that the files do not. `blocks` keeps an implicit rowid for the FTS table that
+ * search-fulltext attaches later; writes use upserts so that rowids stay put.
+ */
+const TABLES = `
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS notebooks (
+  id TEXT PRIMARY KEY, name TEXT NOT NULL, icon TEXT NOT NULL, sort INTEGER NOT NULL, access TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS documents (
+  id TEXT PRIMARY KEY, notebook TEXT NOT NULL, parent_doc TEXT, path TEXT NOT NULL, hpath TEXT NOT NULL,
+  title TEXT NOT NULL, mtime_ms INTEGER NOT NULL, size INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS blocks (
+  id TEXT NOT NULL UNIQUE, parent_id TEXT, root_id TEXT NOT NULL, notebook TEXT NOT NULL, path TEXT NOT NULL,
+  hpath TEXT NOT NULL, type TEXT NOT NULL, subtype TEXT, content TEXT NOT NULL, markdown TEXT NOT NULL,
+  sort INTEGER NOT NULL, created TEXT, updated TEXT, updated_by TEXT, fingerprint TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS blocks_root ON blocks (root_id);
+CREATE INDEX IF NOT EXISTS blocks_parent ON blocks (parent_id, sort);
+CREATE INDEX IF NOT EXISTS blocks_updated_by ON blocks (updated_by);
+CREATE INDEX IF NOT EXISTS blocks_notebook_path ON blocks (notebook, path);
+CREATE TABLE IF NOT EXISTS attributes (
+  block_id TEXT NOT NULL, root_id TEXT NOT NULL, name TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (block_id, name)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS attributes_name ON attributes (name, value);
+CREATE TABLE IF NOT EXISTS refs (
+  block_id TEXT NOT NULL, ordinal INTEGER NOT NULL, root_id TEXT NOT NULL, def_block_id TEXT NOT NULL, anchor TEXT,
+  PRIMARY KEY (block_id, ordinal)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS refs_def ON refs (def_block_id);
+CREATE TABLE IF NOT EXISTS tags (
+  block_id TEXT NOT NULL, tag TEXT NOT NULL, root_id TEXT NOT NULL, PRIMARY KEY (block_id, tag)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS tags_tag ON tags (tag);
+`;
+
+export const INDEX_TABLES: readonly string[] = ['notebooks', 'documents', 'blocks', 'attributes', 'refs', 'tags'];
+
+/** Opens (creating if needed) the index database in WAL mode; reports whether it must be rebuilt. */
+export function openIndexDatabase(file: string): { db: Db; fresh: boolean } {
+  mkdirSync(dirname(file), { recursive: true });
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  // The index is derived: a crash may lose the last transactions, and start-up sync redoes them from data/.
+  db.pragma('synchronous = NORMAL');
+  db.pragma('foreign_keys = OFF');
+  const version = hasMeta(db) ? (db.prepare('SELECT value FROM meta WHERE key = ?').pluck().get('schema') as string | undefined) : undefined;
+  if (version !== undefined && version !== INDEX_SCHEMA_VERSION) dropAll(db);
+  db.exec(TABLES);
+  const fresh = version !== INDEX_SCHEMA_VERSION;
+  if (fresh) db.prepare('INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)').run('schema', INDEX_SCHEMA_VERSION);
+  return { db, fresh };
+}
+
+function hasMeta(db: Db): boolean {
+  return db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").get() !== undefined;
+}
+
+function dropAll(db: Db): void {
+  for (const table of [...INDEX_TABLES, 'meta']) db.exec(`DROP TABLE IF EXISTS ${table}`);
+}
+
+/** Empties every derived table (the start of a rebuild), keeping the schema and rowid sequence. */
+export function clearIndex(db: Db): void {
+  for (const table of INDEX_TABLES) db.exec(`DELETE FROM ${table}`);
+}

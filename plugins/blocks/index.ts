@@ -1,0 +1,70 @@
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { WORKSPACE, definePlugin, type ActionHandler, type PluginHandlers } from '../../core/index.js';
+import { attrActions, outlineActions, refActions, tagActions } from './link-actions.js';
+import { blockActions } from './block-actions.js';
+import { BlockIndex } from './block-index.js';
+import { BlockStore } from './block-store.js';
+import { dailynoteActions } from './dailynote-actions.js';
+import { DocCatalog } from './doc-catalog.js';
+import { documentActions } from './document-actions.js';
+import { watchData } from './file-watcher.js';
+import { openIndexDatabase } from './index-schema.js';
+import { notebookActions } from './notebook-actions.js';
+import { DEFAULT_CONFIG, createRuntime, type BlocksConfig } from './runtime.js';
+import { exportActions, importActions } from './transfer-actions.js';
+import { createWelcomeNotebook } from './welcome.js';
+import { syncWithFiles } from './workspace-sync.js';
+
+export default definePlugin<Partial<BlocksConfig>>({
+  async activate(ctx) {
+    const workspace = ctx.get(WORKSPACE);
+    const config: BlocksConfig = { ...DEFAULT_CONFIG, ...ctx.config };
+    await mkdir(workspace.dataDir, { recursive: true });
+    const { db, fresh } = openIndexDatabase(join(workspace.indexDir, 'quire.db'));
+    const store = new BlockStore(workspace.dataDir, new BlockIndex(db), new DocCatalog(), ctx.log);
+    const rt = createRuntime(store, config, ctx.log);
+    // The start-up sync runs first in the write queue, so activation stays quick however large the
+    // workspace; every action waits for it, so none sees a half-synced index.
+    const ready = store.queue.run(() => syncWithFiles(store, { full: fresh }))
+      .then(async (report) => {
+        if (report.problems.length > 0) ctx.log.warn('some files were skipped', { count: report.problems.length });
+        if (config.welcome) await createWelcomeNotebook(rt);
+      });
+    ready.catch(() => undefined);
+    const watcher = config.watch ? watchData(store) : undefined;
+    ctx.onDispose(async () => {
+      watcher?.close();
+      await ready.catch(() => undefined);
+      await store.queue.idle();
+      db.close();
+    });
+    const tools: PluginHandlers = {
+      notebook: notebookActions(rt),
+      document: documentActions(rt),
+      block: blockActions(rt),
+      attr: attrActions(rt),
+      ref: refActions(rt),
+      tag: tagActions(rt),
+      outline: outlineActions(rt),
+      dailynote: dailynoteActions(rt),
+      import: importActions(rt),
+      export: exportActions(rt),
+      index: {
+        rebuild: () => store.queue.run(() => syncWithFiles(store, { full: true })),
+        problems: () => ({ problems: [...store.problems].map(([path, reason]) => ({ path, reason })) }),
+      },
+    };
+    return afterReady(tools, ready);
+  },
+});
+
+function afterReady(tools: PluginHandlers, ready: Promise<void>): PluginHandlers {
+  const out: PluginHandlers = {};
+  for (const [tool, actions] of Object.entries(tools)) {
+    const wrapped: Record<string, ActionHandler> = {};
+    for (const [name, handler] of Object.entries(actions)) wrapped[name] = async (input, call) => { await ready; return handler(input, call); };
+    out[tool] = wrapped;
+  }
+  return out;
+}

@@ -1,0 +1,155 @@
+/**
+ * Block tree → Markdown. Containers become mdast nodes so that mdast-util-to-markdown owns list
+ * markers, indentation, `> ` prefixes and the blank lines between blocks; leaf content is already
+ * Markdown, so it goes in as a raw node and is never re-escaped (refs and tags stay byte-identical).
+ */
+import type { BlockContent, Blockquote, Html, List, ListItem, Paragraph, PhrasingContent, Root, RootContent } from 'mdast';
+import remarkGfm from 'remark-gfm';
+import remarkMath from 'remark-math';
+import remarkStringify, { type Options as StringifyOptions } from 'remark-stringify';
+import { unified } from 'unified';
+import type { Block, DraftBlock } from './block-model.js';
+
+/** Fixed so that the output of a block tree never depends on the input's marker choices. */
+export const STRINGIFY_OPTIONS: StringifyOptions = {
+  bullet: '-',
+  bulletOther: '*',
+  bulletOrdered: '.',
+  closeAtx: false,
+  emphasis: '_',
+  fence: '`',
+  fences: true,
+  incrementListMarker: true,
+  listItemIndent: 'one',
+  quote: '"',
+  resourceLink: false,
+  rule: '-',
+  ruleRepetition: 3,
+  ruleSpaces: false,
+  setext: false,
+  strong: '*',
+  tightDefinitions: false,
+};
+
+const stringifier = unified().use(remarkStringify, STRINGIFY_OPTIONS).use(remarkGfm).use(remarkMath).freeze();
+
+/** Serialises an mdast tree with the options above; shared with markdown-in's fallback path. */
+export function mdastToMarkdown(root: Root): string {
+  return stringifier.stringify(root);
+}
+
+type AnyBlock = Block | DraftBlock;
+type FlowNode = BlockContent;
+
+export function blocksToMarkdown(blocks: readonly Block[] | readonly DraftBlock[]): string {
+  const root: Root = { type: 'root', children: toFlow(blocks) };
+  return root.children.length === 0 ? '' : mdastToMarkdown(root);
+}
+
+function toFlow(blocks: readonly AnyBlock[]): FlowNode[] {
+  const out: FlowNode[] = [];
+  for (const block of blocks) {
+    // A document inside a document has no Markdown form of its own; its blocks are kept.
+    if (block.type === 'document') out.push(...toFlow(block.children ?? []));
+    // An empty paragraph has no Markdown form; written out it would only shift the blank lines.
+    else if (block.type !== 'paragraph' || (block.content ?? '').trim() !== '') out.push(toNode(block));
+  }
+  return out;
+}
+
+function toNode(block: AnyBlock): FlowNode {
+  const content = block.content ?? '';
+  switch (block.type) {
+    case 'heading': return heading(block.subtype, content);
+    case 'list': return list(block);
+    case 'listItem': return { type: 'list', ordered: false, spread: false, children: [listItem(block)] };
+    case 'code': return { type: 'code', lang: block.subtype || null, meta: null, value: content };
+    case 'math': return { type: 'math', meta: null, value: content };
+    case 'blockquote': return { type: 'blockquote', children: toFlow(block.children ?? []) };
+    case 'callout': return callout(block);
+    case 'thematicBreak': return { type: 'thematicBreak' };
+    // Tables and HTML are stored as their source; html nodes are written out verbatim.
+    case 'table':
+    case 'html': return raw(content.trim());
+    case 'embed': return paragraph(`{{ ${content.trim()} }}`);
+    default: return paragraph(content);
+  }
+}
+
+function raw(value: string): Html {
+  return { type: 'html', value };
+}
+
+function paragraph(content: string): Paragraph {
+  const text = protectParagraph(content);
+  return { type: 'paragraph', children: text === '' ? [] : [raw(text) as PhrasingContent] };
+}
+
+function heading(subtype: string | undefined, content: string): FlowNode {
+  const level = /^h[1-6]$/.test(subtype ?? '') ? Number(subtype!.slice(1)) as 1 | 2 | 3 | 4 | 5 | 6 : 1;
+  let text = content.trim();
+  // Only levels 1 and 2 have a multi-line (setext) form, which to-markdown picks on its own.
+  if (level > 2 && text.includes('\n')) text = text.replace(/[ \t]*\r?\n[ \t]*/g, ' ');
+  // A trailing run of `#` after a space would be read back as an ATX closing sequence.
+  if (/(?:^|[ \t])#+$/.test(text)) text = text.replace(/#+$/, (hashes) => `\\${hashes}`);
+  return { type: 'heading', depth: level, children: text === '' ? [] : [raw(text) as PhrasingContent] };
+}
+
+function list(block: AnyBlock): List {
+  const ordered = block.subtype === 'ordered';
+  const node: List = { type: 'list', ordered, spread: false, children: [] };
+  if (ordered) node.start = block.start ?? 1;
+  for (const child of block.children ?? []) {
+    node.children.push(child.type === 'listItem' ? listItem(child) : { type: 'listItem', spread: false, children: [toNode(child)] });
+  }
+  return node;
+}
+
+function listItem(block: AnyBlock): ListItem {
+  const checked = block.subtype === 'task' ? block.checked === true : null;
+  return { type: 'listItem', spread: false, checked, children: toFlow(block.children ?? []) };
+}
+
+const CALLOUT_TYPES = new Set(['note', 'tip', 'important', 'warning', 'caution']);
+
+function callout(block: AnyBlock): Blockquote {
+  const kind = CALLOUT_TYPES.has(block.subtype ?? '') ? block.subtype! : 'note';
+  const marker = `[!${kind.toUpperCase()}]`;
+  const children = toFlow(block.children ?? []);
+  const first = block.children?.[0];
+  // GitHub writes the marker on the first line of the quote's first paragraph, text on the next line.
+  if (first?.type === 'paragraph' && (first.content ?? '').trim() !== '') {
+    children[0] = { type: 'paragraph', children: [raw(`${marker}\n${protectParagraph(first.content ?? '', true)}`) as PhrasingContent] };
+  } else {
+    children.unshift({ type: 'paragraph', children: [raw(marker) as PhrasingContent] });
+  }
+  return { type: 'blockquote', children };
+}
+
+// Lines that would open another block if a paragraph started with them…
+const BLOCK_START = /^(?:#{1,6}(?:[ \t]|$)|>|[-+*](?:[ \t]|$)|\d{1,9}[.)](?:[ \t]|$)|`{3}|~{3}|\$\$|(?:(?:\*[ \t]*){3,}|(?:-[ \t]*){3,}|(?:_[ \t]*){3,})$)/;
+// …and the subset that interrupts a paragraph, plus setext underlines, on its later lines.
+const INTERRUPT = /^ {0,3}(?:#{1,6}(?:[ \t]|$)|>|[-+*][ \t]+\S|1[.)][ \t]+\S|`{3}|~{3}|\$\$|=+[ \t]*$|-+[ \t]*$|(?:(?:\*[ \t]*){3,}|(?:_[ \t]*){3,})$)/;
+
+/**
+ * Content parsed from Markdown never matches these patterns (it would have become another block);
+ * content written by a person or the agent might, and is escaped so that it reads back as one paragraph.
+ */
+function protectParagraph(content: string, continuation = false): string {
+  let text = content.trim();
+  if (!continuation && BLOCK_START.test(text)) text = escapeLineStart(text);
+  if (!text.includes('\n')) return continuation && INTERRUPT.test(text) ? escapeLineStart(text) : text;
+  const lines = text.split('\n');
+  for (let i = continuation ? 0 : 1; i < lines.length; i++) {
+    if (INTERRUPT.test(lines[i]!)) lines[i] = escapeLineStart(lines[i]!);
+  }
+  return lines.join('\n');
+}
+
+function escapeLineStart(line: string): string {
+  const indent = /^[ \t]*/.exec(line)![0].length;
+  const ordered = /^\d{1,9}(?=[.)])/.exec(line.slice(indent));
+  // `1.` is escaped at its delimiter: a backslash before a digit escapes nothing.
+  const at = ordered ? indent + ordered[0].length : indent;
+  return `${line.slice(0, at)}\\${line.slice(at)}`;
+}

@@ -1,0 +1,39 @@
+import { KernelError, newId, type Logger } from '../../core/index.js';
+import type { DraftBlock } from './block-model.js';
+import type { BlockStore } from './block-store.js';
+import { markdownToBlocks } from './markdown-in.js';
+
+export interface BlocksConfig {
+  /** Markdown accepted by one call (characters); larger input is refused before it is parsed. */
+  maxMarkdownChars: number;
+  /** Watch data/ for documents edited by hand while serving. */
+  watch: boolean;
+  /** Create the welcome notebook in a workspace that has no notebook yet. */
+  welcome: boolean;
+}
+
+export const DEFAULT_CONFIG: BlocksConfig = { maxMarkdownChars: 1_000_000, watch: true, welcome: true };
+
+/** What every action of the plugin shares. */
+export interface BlocksRuntime {
+  store: BlockStore;
+  config: BlocksConfig;
+  log: Logger;
+  /** Notebooks a long operation (an import, an export) is working in: not to be removed meanwhile. */
+  busyNotebooks: Map<string, string>;
+  markdownToBlocks(markdown: string): DraftBlock[];
+  checkMarkdownSize(markdown: string): void;
+}
+
+export function createRuntime(store: BlockStore, config: BlocksConfig, log: Logger): BlocksRuntime {
+  return {
+    store, config, log,
+    busyNotebooks: new Map(),
+    markdownToBlocks: (markdown) => markdownToBlocks(markdown, () => newId()),
+    checkMarkdownSize(markdown) {
+      if (markdown.length <= config.maxMarkdownChars) return;
+      throw new KernelError('PAYLOAD_TOO_LARGE', `The Markdown is ${markdown.length} characters; the limit is ${config.maxMarkdownChars}. Split it into several calls`,
+        { details: { field: 'markdown', length: markdown.length, limit: config.maxMarkdownChars } });
+    },
+  };
+}

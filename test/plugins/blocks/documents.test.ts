@@ -1,0 +1,101 @@
+import { readFile, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { describe, expect, it } from 'vitest';
+import { caught } from '../../helpers/harness.js';
+import { admin, agent, useBlocks } from './blocks-harness.js';
+
+const { boot } = useBlocks();
+
+interface Created { id: string }
+interface Inserted { ids: string[]; documentId: string }
+
+async function notebookWithDoc(act: Awaited<ReturnType<typeof boot>>['act'], markdown = '# Title\n\nFirst paragraph.\n\n- one\n- two\n') {
+  const notebook = await act<Created>('notebook_create', { name: 'Work' });
+  const doc = await act<Created>('document_create', { notebook: notebook.id, title: 'Plan', markdown });
+  return { notebook: notebook.id, doc: doc.id };
+}
+
+describe('documents as files', () => {
+  it('writes a notebook folder with .notebook.json and a pretty-printed document file holding the whole tree', async () => {
+    const { kernel, act } = await boot();
+    const { notebook, doc } = await notebookWithDoc(act);
+    const conf = JSON.parse(await readFile(join(kernel.workspace.dataDir, notebook, '.notebook.json'), 'utf8'));
+    expect(conf).toEqual({ name: 'Work', icon: '', sort: 0, access: 'private' });
+    const text = await readFile(join(kernel.workspace.dataDir, notebook, `${doc}.json`), 'utf8');
+    expect(text).toContain('\n  "type": "document",\n');
+    const root = JSON.parse(text);
+    expect(root.content).toBe('Plan');
+    expect(root.children.map((block: { type: string }) => block.type)).toEqual(['heading', 'paragraph', 'list']);
+    expect(root.children[2].children[0].children[0].content).toBe('one');
+  });
+
+  it('nests a child document in a folder named after its parent and gives its hpath by titles', async () => {
+    const { kernel, act } = await boot();
+    const { notebook, doc } = await notebookWithDoc(act);
+    const child = await act<Created & { hpath: string }>('document_create', { notebook, title: 'Details', parentId: doc });
+    expect(child.hpath).toBe('/Plan/Details');
+    const files = await readdir(join(kernel.workspace.dataDir, notebook, doc));
+    expect(files).toEqual([`${child.id}.json`]);
+  });
+
+  it('returns the document as Markdown and round-trips it through create', async () => {
+    const { act } = await boot();
+    const { notebook, doc } = await notebookWithDoc(act, '## Tasks\n\n- [ ] open\n- [x] done\n\n| a | b |\n| - | - |\n| 1 | 2 |\n');
+    const first = await act<{ markdown: string }>('document_get_markdown', { id: doc });
+    const copy = await act<Created>('document_create', { notebook, title: 'Copy', markdown: first.markdown });
+    const second = await act<{ markdown: string }>('document_get_markdown', { id: copy.id });
+    expect(second.markdown).toBe(first.markdown);
+    expect(first.markdown).toContain('- [x] done');
+  });
+
+  it('refuses ids that are malformed before they reach a path', async () => {
+    const { act } = await boot();
+    for (const id of ['../../etc/passwd', '20240101120000-ABCDEFG', '20240101120000-abcdefg/..']) {
+      expect((await caught(act('document_get', { id }))).code).toBe('INVALID_INPUT');
+    }
+    expect((await caught(act('document_get', { id: '20240101120000-abcdefg' }))).code).toBe('NOT_FOUND');
+  });
+});
+
+describe('blocks', () => {
+  it('inserts, updates, moves and deletes blocks, file first and then the index', async () => {
+    const { kernel, act } = await boot();
+    const { doc } = await notebookWithDoc(act);
+    const tree = await act<{ document: { children: { id: string }[] } }>('document_get', { id: doc });
+    const [heading, paragraph] = tree.document.children;
+    const inserted = await act<Inserted>('block_insert', { previousId: paragraph!.id, markdown: 'Inserted #idea# text with ((' + heading!.id + ' "the title")).' });
+    await act('block_update', { id: paragraph!.id, markdown: 'Changed paragraph.' });
+    await act('block_move', { id: inserted.ids[0]!, previousId: heading!.id });
+    const markdown = (await act<{ markdown: string }>('document_get_markdown', { id: doc })).markdown;
+    expect(markdown.indexOf('Inserted')).toBeLessThan(markdown.indexOf('Changed paragraph.'));
+    const db = new Database(join(kernel.workspace.indexDir, 'quire.db'), { readonly: true });
+    try {
+      expect(db.prepare('SELECT tag FROM tags WHERE block_id = ?').pluck().all(inserted.ids[0])).toEqual(['idea']);
+      expect(db.prepare('SELECT def_block_id, anchor FROM refs WHERE block_id = ?').get(inserted.ids[0])).toEqual({ def_block_id: heading!.id, anchor: 'the title' });
+      expect(db.prepare('SELECT content FROM blocks WHERE id = ?').pluck().get(paragraph!.id)).toBe('Changed paragraph.');
+      await act('block_delete', { id: inserted.ids[0]! });
+      expect(db.prepare('SELECT count(*) FROM blocks WHERE id = ?').pluck().get(inserted.ids[0])).toBe(0);
+      expect(db.prepare('SELECT count(*) FROM tags').pluck().get()).toBe(0);
+    } finally {
+      db.close();
+    }
+  });
+
+  it('records the agent turn as updatedBy so that one query finds every block a turn changed', async () => {
+    const { kernel, act } = await boot();
+    const { doc } = await notebookWithDoc(act);
+    const tree = await act<{ document: { children: { id: string }[] } }>('document_get', { id: doc });
+    const appended = await act<Inserted>('block_append', { parentId: doc, markdown: 'Added by the agent.' }, agent('s9', 't3', 'c1'));
+    await act('block_update', { id: tree.document.children[1]!.id, markdown: 'Rewritten by the agent.' }, agent('s9', 't3', 'c2'));
+    await act('block_update', { id: tree.document.children[0]!.id, markdown: '# By a person' }, admin);
+    const db = new Database(join(kernel.workspace.indexDir, 'quire.db'), { readonly: true });
+    try {
+      const changed = db.prepare("SELECT id FROM blocks WHERE updated_by LIKE 'agent:s9/t3/%' AND type != 'document' ORDER BY id").pluck().all();
+      expect(changed).toEqual([appended.ids[0], tree.document.children[1]!.id].sort());
+      expect(db.prepare('SELECT updated_by FROM blocks WHERE id = ?').pluck().get(tree.document.children[0]!.id)).toBe('person:alice');
+    } finally {
+      db.close();
+    }
+  });
+});
