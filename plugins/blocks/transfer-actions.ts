@@ -43,13 +43,14 @@ export async function importMarkdown(rt: BlocksRuntime, call: ActionCall, input:
     if (store.entry(input.parentId).notebook !== input.notebook) throw invalid(`The parent document '${input.parentId}' is not in notebook '${input.notebook}'`, { field: 'parentId' });
   }
   const source = resolve(input.path);
-  const info = await lstat(source).catch(() => undefined);
-  if (!info || !(info.isFile() || info.isDirectory())) throw invalid(`Nothing to import at ${source}`, { field: 'path' });
   const busy = rt.busyNotebooks.get(input.notebook);
   if (busy) throw new ConflictError('CONFLICT', `Notebook '${input.notebook}' is in use by ${busy}`, { details: { notebook: input.notebook } });
+  // Marked busy before the first await, so that a removal arriving meanwhile cannot slip in.
   rt.busyNotebooks.set(input.notebook, `an import of ${source}`);
   const state: ImportState = { rt, call, notebook: input.notebook, documents: 0, blocks: 0, skipped: [], total: 0 };
   try {
+    const info = await lstat(source).catch(() => undefined);
+    if (!info || !(info.isFile() || info.isDirectory())) throw invalid(`Nothing to import at ${source}`, { field: 'path' });
     state.total = info.isDirectory() ? await countFiles(source) : 1;
     const started = Date.now();
     if (info.isDirectory()) await importFolder(state, source, input.parentId);

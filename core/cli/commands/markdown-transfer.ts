@@ -1,0 +1,74 @@
+import { resolve } from 'node:path';
+import { EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, type Command } from '../cli-io.js';
+import { callAction, describeError, withKernel } from '../one-shot-kernel.js';
+import { parseOptions } from '../parse-options.js';
+
+export const importCommand: Command = {
+  name: 'import',
+  summary: 'import a Markdown file or folder into a notebook',
+  help: `Usage: quire import <path> --notebook <id> [--parent <document id>] [--workspace <dir>]
+
+Each .md file becomes a document titled by its file name; each folder becomes a document holding what
+is inside it (a file <name>.md beside a folder <name>/ gives that document its content). Progress is
+shown as the import goes.
+
+Options:
+  -n, --notebook <id>     notebook to import into (see the notebook ids under <workspace>/data)
+  -p, --parent <id>       import under this document
+  -w, --workspace <dir>   workspace folder (default: ./workspace)`,
+  async run(args, io) {
+    const parsed = parseOptions(args, { workspace: { type: 'string', short: 'w' }, notebook: { type: 'string', short: 'n' }, parent: { type: 'string', short: 'p' } }, io, 'import');
+    if (!parsed) return EXIT_USAGE;
+    if (parsed.values.help) return io.out(this.help), EXIT_OK;
+    const [path] = parsed.positionals;
+    if (!path || typeof parsed.values.notebook !== 'string') {
+      io.err('quire import: give a path and --notebook <id>');
+      return EXIT_USAGE;
+    }
+    const input: Record<string, unknown> = { notebook: parsed.values.notebook, path: resolve(path) };
+    if (typeof parsed.values.parent === 'string') input.parentId = parsed.values.parent;
+    try {
+      const result = await withKernel(String(parsed.values.workspace ?? './workspace'), io,
+        (kernel) => callAction(kernel, 'import_markdown', input));
+      io.out(`imported ${String(result.documents)} document(s), ${String(result.blocks)} block(s) in ${Number(result.seconds).toFixed(1)} s`);
+      const skipped = result.skipped as { path: string; reason: string }[];
+      for (const item of skipped) io.err(`skipped ${item.path}: ${item.reason}`);
+      return skipped.length > 0 ? EXIT_PROBLEMS : EXIT_OK;
+    } catch (error) {
+      io.err(`quire import: ${describeError(error)}`);
+      return EXIT_PROBLEMS;
+    }
+  },
+};
+
+export const exportCommand: Command = {
+  name: 'export',
+  summary: 'export a notebook or document as Markdown files',
+  help: `Usage: quire export <notebook or document id> <folder> [--overwrite] [--workspace <dir>]
+
+Writes <title>.md for the document (or each top-level document of the notebook), and a folder
+<title>/ beside it for the documents below it.
+
+Options:
+      --overwrite         replace files that already exist
+  -w, --workspace <dir>   workspace folder (default: ./workspace)`,
+  async run(args, io) {
+    const parsed = parseOptions(args, { workspace: { type: 'string', short: 'w' }, overwrite: { type: 'boolean' } }, io, 'export');
+    if (!parsed) return EXIT_USAGE;
+    if (parsed.values.help) return io.out(this.help), EXIT_OK;
+    const [id, folder] = parsed.positionals;
+    if (!id || !folder) {
+      io.err('quire export: give an id and a folder');
+      return EXIT_USAGE;
+    }
+    try {
+      const result = await withKernel(String(parsed.values.workspace ?? './workspace'), io,
+        (kernel) => callAction(kernel, 'export_markdown', { id, folder: resolve(folder), overwrite: parsed.values.overwrite === true }));
+      io.out(`wrote ${String(result.files)} file(s) to ${String(result.folder)}`);
+      return EXIT_OK;
+    } catch (error) {
+      io.err(`quire export: ${describeError(error)}`);
+      return EXIT_PROBLEMS;
+    }
+  },
+};

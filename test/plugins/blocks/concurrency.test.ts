@@ -1,0 +1,71 @@
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startHttpServer, type RunningServer } from '../../../core/http/serve.js';
+import { caught } from '../../helpers/harness.js';
+import { rawRequest } from '../../helpers/http-client.js';
+import { useBlocks } from './blocks-harness.js';
+
+const { boot } = useBlocks();
+const ADMIN = 'qk_blocks-admin-token';
+const sha = (token: string): string => createHash('sha256').update(token).digest('hex');
+
+interface Created { id: string }
+interface Tree { document: { attrs: Record<string, string>; children: { id: string; attrs: Record<string, string>; content?: string }[] } }
+
+describe('concurrent writers', () => {
+  const servers: RunningServer[] = [];
+  afterEach(async () => { for (const server of servers.splice(0)) await server.close(); });
+
+  it('refuses a write with a stale expected updated and leaves the file byte-identical', async () => {
+    const { kernel, act } = await boot();
+    const notebook = await act<Created>('notebook_create', { name: 'N' });
+    const doc = await act<Created>('document_create', { notebook: notebook.id, title: 'D', markdown: 'one\n\ntwo\n' });
+    const tree = await act<Tree>('document_get', { id: doc.id });
+    const block = tree.document.children[0]!;
+    const seen = block.attrs.updated!;
+    await act('block_update', { id: block.id, markdown: 'changed once', expectedUpdated: seen });
+    const file = join(kernel.workspace.dataDir, notebook.id, `${doc.id}.json`);
+    const before = await readFile(file);
+    for (const [target, input] of [
+      ['block_update', { id: block.id, markdown: 'lost update', expectedUpdated: seen }],
+      ['block_delete', { id: block.id, expectedUpdated: seen }],
+      ['attr_set', { id: block.id, attrs: { 'custom-x': '1' }, expectedUpdated: seen }],
+      ['document_rename', { id: doc.id, title: 'New', expectedUpdated: '2000-01-01T00:00:00.000Z' }],
+    ] as const) {
+      const error = await caught(act(target, input));
+      expect(error.code).toBe('CONFLICT');
+    }
+    expect(await readFile(file)).toEqual(before);
+  });
+
+  it('gives two writes in the same millisecond different updated values', async () => {
+    const { act } = await boot();
+    const notebook = await act<Created>('notebook_create', { name: 'N' });
+    const doc = await act<Created>('document_create', { notebook: notebook.id, title: 'D', markdown: 'one\n' });
+    const block = (await act<Tree>('document_get', { id: doc.id })).document.children[0]!;
+    const stamps = new Set<string>();
+    for (let i = 0; i < 5; i++) stamps.add((await act<{ updated: string }>('block_update', { id: block.id, markdown: `v${i}` })).updated);
+    expect(stamps.size).toBe(5);
+  });
+
+  it('loses no update when many HTTP requests append to one document at once', async () => {
+    const { kernel, act } = await boot({ config: { auth: { tokens: [{ name: 'alice', role: 'admin', sha256: sha(ADMIN) }] } } });
+    const server = await startHttpServer(kernel, { host: '127.0.0.1', port: 0 });
+    servers.push(server);
+    const notebook = await act<Created>('notebook_create', { name: 'N' });
+    const doc = await act<Created>('document_create', { notebook: notebook.id, title: 'D' });
+    const writers = 40;
+    const responses = await Promise.all(Array.from({ length: writers }, (_, i) => rawRequest(`${server.url}/api/actions/blocks/block/append`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${ADMIN}` },
+      body: JSON.stringify({ parentId: doc.id, markdown: `line ${i}` }),
+    })));
+    expect(responses.map((response) => response.status)).toEqual(Array(writers).fill(200));
+    const tree = await act<Tree>('document_get', { id: doc.id });
+    const contents = tree.document.children.map((block) => block.content).filter((text) => text?.startsWith('line '));
+    expect(new Set(contents).size).toBe(writers);
+    expect(tree.document.children.every((block) => block.attrs.updatedBy === 'person:alice' || block.content === '')).toBe(true);
+  });
+});
