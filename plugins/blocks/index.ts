@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { WORKSPACE, definePlugin, type ActionHandler, type PluginHandlers } from '../../core/index.js';
@@ -20,6 +21,8 @@ export default definePlugin<Partial<BlocksConfig>>({
   async activate(ctx) {
     const workspace = ctx.get(WORKSPACE);
     const config: BlocksConfig = { ...DEFAULT_CONFIG, ...ctx.config };
+    // A workspace is new when it has no data folder yet; one emptied by its owner stays empty.
+    const isNew = !existsSync(workspace.dataDir);
     await mkdir(workspace.dataDir, { recursive: true });
     const { db, fresh } = openIndexDatabase(join(workspace.indexDir, 'quire.db'));
     const store = new BlockStore(workspace.dataDir, new BlockIndex(db), new DocCatalog(), ctx.log);
@@ -29,7 +32,7 @@ export default definePlugin<Partial<BlocksConfig>>({
     const ready = store.queue.run(() => syncWithFiles(store, { full: fresh }))
       .then(async (report) => {
         if (report.problems.length > 0) ctx.log.warn('some files were skipped', { count: report.problems.length });
-        if (config.welcome) await createWelcomeNotebook(rt);
+        if (config.welcome && isNew) await createWelcomeNotebook(rt);
       });
     ready.catch(() => undefined);
     const watcher = config.watch ? watchData(store) : undefined;

@@ -1,4 +1,3 @@
-import { readdir } from 'node:fs/promises';
 import { newId, type ActionCall } from '../../core/index.js';
 import type { BlocksRuntime } from './runtime.js';
 import { createDocument } from './document-actions.js';
@@ -43,8 +42,7 @@ const answer = 42;
 /** A first notebook for a new workspace, so that the first `quire serve` has something to read and search. */
 export async function createWelcomeNotebook(rt: BlocksRuntime): Promise<void> {
   const { store } = rt;
-  const existing = await readdir(store.dataDir).catch(() => []);
-  if (existing.length > 0 || store.catalog.notebooks.size > 0) return;
+  if (store.catalog.notebooks.size > 0) return;
   const call: ActionCall = { callId: 'welcome', principal: { kind: 'kernel', name: 'kernel', role: 'admin' }, signal: new AbortController().signal, log: rt.log };
   const notebook = await store.queue.run(async () => {
     const id = newId();

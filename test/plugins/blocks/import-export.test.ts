@@ -1,0 +1,83 @@
+import { mkdir, readFile, readdir, symlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { runCli } from '../../../core/cli/run-cli.js';
+import { bufferIO } from '../../helpers/buffer-io.js';
+import { caught } from '../../helpers/harness.js';
+import { dumpIndex, useBlocks, type Act } from './blocks-harness.js';
+
+const { boot, tempDir } = useBlocks();
+
+interface Created { id: string }
+interface Listed { documents: { id: string; title: string; childDocuments: number }[] }
+
+async function sourceFolder(): Promise<string> {
+  const folder = await tempDir('quire-md-');
+  await writeFile(join(folder, 'Alpha.md'), '# Alpha\n\nIntro with a [link](https://example.com).\n\n- [ ] task\n');
+  await mkdir(join(folder, 'Alpha'));
+  await writeFile(join(folder, 'Alpha', 'Beta.md'), '## Beta\n\n```js\nlet x = 1;\n```\n');
+  await mkdir(join(folder, 'Gamma'));
+  await writeFile(join(folder, 'Gamma', 'Delta.md'), '| a | b |\n| - | - |\n| 1 | 2 |\n');
+  await writeFile(join(folder, 'notes.txt'), 'not markdown');
+  await symlink(join(folder, 'Alpha.md'), join(folder, 'Linked.md'));
+  return folder;
+}
+
+/** Titles and Markdown of every document below a parent, depth first: what must survive a round trip. */
+async function tree(act: Act, notebook: string, parentId?: string): Promise<unknown[]> {
+  const { documents } = await act<Listed>('document_list', { notebook, ...(parentId ? { parentId } : {}) });
+  const out: unknown[] = [];
+  for (const doc of documents.sort((a, b) => a.title.localeCompare(b.title))) {
+    const { markdown } = await act<{ markdown: string }>('document_get_markdown', { id: doc.id });
+    out.push({ title: doc.title, markdown, children: await tree(act, notebook, doc.id) });
+  }
+  return out;
+}
+
+describe('import and export of Markdown', () => {
+  it('imports a folder as nested documents, skipping symbolic links and other files', async () => {
+    const { act } = await boot();
+    const notebook = await act<Created>('notebook_create', { name: 'Imported' });
+    const result = await act<{ documents: number; skipped: { path: string; reason: string }[] }>('import_markdown', { notebook: notebook.id, path: await sourceFolder() });
+    expect(result.documents).toBe(4);
+    expect(result.skipped).toEqual([expect.objectContaining({ reason: 'symbolic links are not followed' })]);
+    const imported = await tree(act, notebook.id) as { title: string; children: { title: string }[] }[];
+    expect(imported.map((doc) => [doc.title, doc.children.map((child) => child.title)])).toEqual([['Alpha', ['Beta']], ['Gamma', ['Delta']]]);
+  });
+
+  it('exports a notebook that imports back to the same documents', async () => {
+    const { act } = await boot();
+    const first = await act<Created>('notebook_create', { name: 'First' });
+    await act('import_markdown', { notebook: first.id, path: await sourceFolder() });
+    const out = join(await tempDir(), 'export');
+    const exported = await act<{ files: number }>('export_markdown', { id: first.id, folder: out });
+    expect(exported.files).toBe(4);
+    expect((await readdir(out)).sort()).toEqual(['Alpha', 'Alpha.md', 'Gamma', 'Gamma.md']);
+    expect((await caught(act('export_markdown', { id: first.id, folder: out }))).code).toBe('CONFLICT');
+    const second = await act<Created>('notebook_create', { name: 'Second' });
+    await act('import_markdown', { notebook: second.id, path: out });
+    expect(await tree(act, second.id)).toEqual(await tree(act, first.id));
+  });
+
+  it('runs from the CLI with progress, and index rebuild reproduces the index', async () => {
+    const workspace = join(await tempDir(), 'ws');
+    const { kernel, act } = await boot({ workspace });
+    const notebook = await act<Created>('notebook_create', { name: 'CLI' });
+    await kernel.close();
+    const folder = await tempDir('quire-many-');
+    for (let i = 0; i < 250; i++) await writeFile(join(folder, `note-${String(i).padStart(3, '0')}.md`), `# Note ${i}\n\nBody #n${i % 5}#\n`);
+    const io = bufferIO();
+    expect(await runCli(['import', folder, '--notebook', notebook.id, '--workspace', workspace], io)).toBe(0);
+    expect(io.outText()).toMatch(/^imported 250 document\(s\), 750 block\(s\)/);
+    expect(io.errText()).toContain('done 100, total 250');
+    const before = dumpIndex(workspace);
+    const rebuild = bufferIO();
+    expect(await runCli(['index', 'rebuild', '--workspace', workspace], rebuild)).toBe(0);
+    expect(rebuild.outText()).toMatch(/^indexed 250 document\(s\), 750 block\(s\)/);
+    expect(dumpIndex(workspace)).toEqual(before);
+    const out = join(await tempDir(), 'out');
+    const exported = bufferIO();
+    expect(await runCli(['export', notebook.id, out, '--workspace', workspace], exported)).toBe(0);
+    expect(await readFile(join(out, 'note-007.md'), 'utf8')).toBe('# Note 7\n\nBody #n2#\n');
+  });
+});
