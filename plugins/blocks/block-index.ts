@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { Block } from './block-model.js';
-import { deriveRows, type DerivedBlock, type DocumentPlace } from './index-rows.js';
+import { deriveBlock, ownFingerprint, type DerivedBlock, type DocumentPlace } from './index-rows.js';
 import { clearIndex, type Db } from './index-schema.js';
 import type { NotebookConf } from './notebook-conf.js';
 
@@ -22,17 +22,28 @@ export interface FileState {
 
 type Statement = Database.Statement;
 
+interface PreviousRow {
+  id: string;
+  fingerprint: string;
+  parent_id: string | null;
+  sort: number;
+}
+
 /**
  * The SQLite mirror of data/. Each write applies one document's rows in one transaction and touches
  * only the blocks whose fingerprint changed.
  */
 export class BlockIndex {
   private readonly statements: Record<string, Statement>;
+  private batchOpen = false;
 
   constructor(readonly db: Db) {
     const p = (sql: string): Statement => db.prepare(sql);
     this.statements = {
-      fingerprints: p('SELECT id, fingerprint FROM blocks WHERE root_id = ?'),
+      previousRows: p('SELECT id, fingerprint, parent_id, sort FROM blocks WHERE root_id = ?'),
+      previousPlace: p('SELECT notebook, path, hpath FROM documents WHERE id = ?'),
+      movePlace: p('UPDATE blocks SET notebook = ?, path = ?, hpath = ? WHERE root_id = ?'),
+      moveBlock: p('UPDATE blocks SET parent_id = ?, sort = ? WHERE id = ?'),
       upsertBlock: p(`INSERT INTO blocks (id, parent_id, root_id, notebook, path, hpath, type, subtype, content, markdown, sort, created, updated, updated_by, fingerprint)
         VALUES (@id, @parent_id, @root_id, @notebook, @path, @hpath, @type, @subtype, @content, @markdown, @sort, @created, @updated, @updated_by, @fingerprint)
         ON CONFLICT (id) DO UPDATE SET parent_id = excluded.parent_id, root_id = excluded.root_id, notebook = excluded.notebook,
@@ -67,21 +78,55 @@ export class BlockIndex {
     return this.db.transaction(fn)();
   }
 
-  /** Mirrors one document file: its documents row, then only the blocks that changed. */
+  /**
+   * Mirrors one document file: its documents row, then only the blocks that changed. A block whose own
+   * fingerprint is unchanged but which moved among its siblings gets its position updated, nothing more.
+   */
   writeDocument(root: Block, place: DocumentPlace, parentDoc: string | null, file: FileState): void {
     const s = this.statements;
     this.transaction(() => {
+      const before = s.previousPlace!.get(root.id) as DocumentPlace | undefined;
       s.upsertDocument!.run({ id: root.id, notebook: place.notebook, parent_doc: parentDoc, path: place.path, hpath: place.hpath, title: root.content ?? '', mtime_ms: Math.trunc(file.mtimeMs), size: file.size });
-      const previous = new Map((s.fingerprints!.all(root.id) as { id: string; fingerprint: string }[]).map((r) => [r.id, r.fingerprint]));
-      for (const derived of deriveRows(root, place)) {
-        const id = derived.row.id;
-        const before = previous.get(id);
-        previous.delete(id);
-        if (before === derived.row.fingerprint) continue;
-        this.writeBlock(derived, before !== undefined);
+      if (before && (before.notebook !== place.notebook || before.path !== place.path || before.hpath !== place.hpath)) {
+        s.movePlace!.run(place.notebook, place.path, place.hpath, root.id);
       }
+      const previous = new Map((s.previousRows!.all(root.id) as PreviousRow[]).map((row) => [row.id, row]));
+      const visit = (block: Block, parentId: string | null, sort: number): void => {
+        const old = previous.get(block.id);
+        previous.delete(block.id);
+        if (old === undefined || old.fingerprint !== ownFingerprint(block)) {
+          this.writeBlock(deriveBlock(block, root.id, parentId, sort, place), old !== undefined);
+        } else if (old.parent_id !== parentId || old.sort !== sort) {
+          s.moveBlock!.run(parentId, sort, block.id);
+        }
+        const children = block.children;
+        if (children) for (let i = 0; i < children.length; i++) visit(children[i]!, block.id, i);
+      };
+      visit(root, null, 0);
       for (const gone of previous.keys()) this.deleteBlock(gone, root.id);
     });
+  }
+
+  /** One transaction around many document writes (an import): much faster, and committed every so often. */
+  async batch<T>(work: () => Promise<T>): Promise<T> {
+    if (this.db.inTransaction) return work();
+    this.db.exec('BEGIN');
+    this.batchOpen = true;
+    try {
+      return await work();
+    } finally {
+      this.batchOpen = false;
+      // Committed even when the work failed: every document write inside is its own savepoint, so what
+      // is here matches files already written.
+      if (this.db.inTransaction) this.db.exec('COMMIT');
+    }
+  }
+
+  /** Inside a batch, commits what is done so far (so readers of other connections see progress). */
+  checkpointBatch(): void {
+    if (!this.batchOpen || !this.db.inTransaction) return;
+    this.db.exec('COMMIT');
+    this.db.exec('BEGIN');
   }
 
   private writeBlock(derived: DerivedBlock, existed: boolean): void {

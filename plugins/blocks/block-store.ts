@@ -5,6 +5,7 @@ import type { Block } from './block-model.js';
 import type { BlockIndex } from './block-index.js';
 import type { DocCatalog, DocEntry } from './doc-catalog.js';
 import { documentText, parseDocumentText } from './document-file.js';
+import { cloneTree } from './index-rows.js';
 import { NOTEBOOK_CONF_FILE, notebookConfText, type NotebookConf } from './notebook-conf.js';
 import { WriteQueue } from './write-queue.js';
 
@@ -64,7 +65,7 @@ export class BlockStore {
 
   /** A copy of the document to change; the cached tree stays as it is until the write succeeds. */
   async readForWrite(id: string): Promise<Block> {
-    return structuredClone(await this.read(id));
+    return cloneTree(await this.read(id));
   }
 
   /** Writes a document (file, then index) and records where it is. Call inside the write queue. */

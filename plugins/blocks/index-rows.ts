@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { Block } from './block-model.js';
 import { isContainer } from './block-model.js';
 import { parseRefs, parseTags, plainText } from './inline-syntax.js';
@@ -37,25 +36,47 @@ export interface DerivedBlock {
   tags: string[];
 }
 
-/** Every index row a document yields; a pure function of the file and its place (so rebuilds match). */
-export function deriveRows(root: Block, place: DocumentPlace): DerivedBlock[] {
-  const out: DerivedBlock[] = [];
-  const visit = (block: Block, parentId: string | null, sort: number): void => {
-    out.push(deriveBlock(block, root.id, parentId, sort, place));
-    const children = block.children;
-    if (children) for (let i = 0; i < children.length; i++) visit(children[i]!, block.id, i);
-  };
-  visit(root, null, 0);
-  return out;
+/** Attributes the blocks table already holds as columns; the attributes table keeps the others. */
+const COLUMN_ATTRS: ReadonlySet<string> = new Set(['created', 'updated', 'updatedBy']);
+
+/**
+ * A block's own fingerprint (type, subtype, content, flags, attributes; not its children or place),
+ * remembered per block object. Anything that changes a block in place must call `forgetFingerprint`
+ * (touch() does), so that saving a large document re-derives only the blocks that changed.
+ */
+const fingerprints = new WeakMap<Block, string>();
+
+export function ownFingerprint(block: Block): string {
+  let fingerprint = fingerprints.get(block);
+  if (fingerprint === undefined) {
+    const attrs = Object.keys(block.attrs).sort().map((name) => [name, block.attrs[name]]);
+    fingerprint = hash53(JSON.stringify([block.type, block.subtype ?? null, block.content ?? null, block.checked ?? null, block.start ?? null, attrs]));
+    fingerprints.set(block, fingerprint);
+  }
+  return fingerprint;
 }
 
-function deriveBlock(block: Block, rootId: string, parentId: string | null, sort: number, place: DocumentPlace): DerivedBlock {
+export function forgetFingerprint(block: Block): void {
+  fingerprints.delete(block);
+}
+
+/** A copy of a tree to change, keeping what is known about its unchanged blocks. */
+export function cloneTree(block: Block): Block {
+  const copy: Block = { ...block, attrs: { ...block.attrs } };
+  if (block.children) copy.children = block.children.map(cloneTree);
+  const known = fingerprints.get(block);
+  if (known !== undefined) fingerprints.set(copy, known);
+  return copy;
+}
+
+/** Every index row a block yields; a pure function of the block and its place (so rebuilds match). */
+export function deriveBlock(block: Block, rootId: string, parentId: string | null, sort: number, place: DocumentPlace): DerivedBlock {
   const leaf = !isContainer(block);
   const source = block.content ?? '';
-  const attrs = Object.keys(block.attrs).sort().map((name): [string, string] => [name, block.attrs[name]!]);
+  const attrs = Object.keys(block.attrs).filter((name) => !COLUMN_ATTRS.has(name)).sort().map((name): [string, string] => [name, block.attrs[name]!]);
   const refs = leaf ? parseRefs(source).map((ref) => ({ def: ref.id, anchor: ref.anchor ?? null })) : [];
   const tags = leaf ? [...new Set(parseTags(source))] : [];
-  const row: Omit<BlockRow, 'fingerprint'> = {
+  const row: BlockRow = {
     id: block.id,
     parent_id: parentId,
     root_id: rootId,
@@ -70,11 +91,23 @@ function deriveBlock(block: Block, rootId: string, parentId: string | null, sort
     created: block.attrs.created ?? null,
     updated: block.attrs.updated ?? null,
     updated_by: block.attrs.updatedBy ?? null,
+    fingerprint: ownFingerprint(block),
   };
-  // The fingerprint covers everything the index derives from this block, so an unchanged block is
-  // never rewritten when its document is saved.
-  const fingerprint = createHash('sha1').update(JSON.stringify([row, attrs, block.checked ?? null, block.start ?? null])).digest('base64url');
-  return { row: { ...row, fingerprint }, attrs, refs, tags };
+  return { row, attrs, refs, tags };
+}
+
+/** cyrb53: a fast 53-bit string hash; it detects changes, it is not a security boundary. */
+function hash53(text: string): string {
+  let h1 = 0xdeadbeef;
+  let h2 = 0x41c6ce57;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    h1 = Math.imul(h1 ^ c, 2654435761);
+    h2 = Math.imul(h2 ^ c, 1597334677);
+  }
+  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
+  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
+  return (4294967296 * (2097151 & h2) + (h1 >>> 0)).toString(36);
 }
 
 /** A leaf block's own Markdown, as one would write it at the top level of a document. */

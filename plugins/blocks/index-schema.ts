@@ -29,10 +29,10 @@ CREATE TABLE IF NOT EXISTS blocks (
 CREATE INDEX IF NOT EXISTS blocks_root ON blocks (root_id);
 CREATE INDEX IF NOT EXISTS blocks_parent ON blocks (parent_id, sort);
 CREATE INDEX IF NOT EXISTS blocks_updated_by ON blocks (updated_by);
-CREATE INDEX IF NOT EXISTS blocks_notebook_path ON blocks (notebook, path);
 CREATE TABLE IF NOT EXISTS attributes (
   block_id TEXT NOT NULL, root_id TEXT NOT NULL, name TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (block_id, name)
 ) WITHOUT ROWID;
+-- created, updated and updatedBy live in blocks' columns; this table holds every other attribute.
 CREATE INDEX IF NOT EXISTS attributes_name ON attributes (name, value);
 CREATE TABLE IF NOT EXISTS refs (
   block_id TEXT NOT NULL, ordinal INTEGER NOT NULL, root_id TEXT NOT NULL, def_block_id TEXT NOT NULL, anchor TEXT,

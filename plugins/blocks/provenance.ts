@@ -1,5 +1,6 @@
 import type { ActionCall, Principal } from '../../core/index.js';
 import type { Block } from './block-model.js';
+import { forgetFingerprint } from './index-rows.js';
 
 /**
  * Who changed a block, in the form DESIGN.md §3 fixes: `agent:<session>/<turn>/<call>` for the agent,
@@ -29,6 +30,7 @@ export function nextStamp(previous: string | undefined, now: Date = new Date()):
 
 /** Marks a block as changed by this caller now. */
 export function touch(block: Block, by: string, now: Date = new Date()): void {
+  forgetFingerprint(block);
   block.attrs.updated = nextStamp(block.attrs.updated, now);
   block.attrs.updatedBy = by;
 }

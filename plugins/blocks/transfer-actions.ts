@@ -53,8 +53,10 @@ export async function importMarkdown(rt: BlocksRuntime, call: ActionCall, input:
     if (!info || !(info.isFile() || info.isDirectory())) throw invalid(`Nothing to import at ${source}`, { field: 'path' });
     state.total = info.isDirectory() ? await countFiles(source) : 1;
     const started = Date.now();
-    if (info.isDirectory()) await importFolder(state, source, input.parentId);
-    else await importFile(state, source, input.parentId);
+    await rt.store.index.batch(async () => {
+      if (info.isDirectory()) await importFolder(state, source, input.parentId);
+      else await importFile(state, source, input.parentId);
+    });
     const seconds = (Date.now() - started) / 1000;
     return { notebook: input.notebook, documents: state.documents, blocks: state.blocks, skipped: state.skipped, seconds };
   } finally {
@@ -99,6 +101,7 @@ async function importFile(state: ImportState, path: string, parentId: string | u
   state.documents++;
   state.blocks += created.blockCount;
   if (state.documents % 100 === 0 || state.documents === state.total) {
+    rt.store.index.checkpointBatch();
     state.call.log.info('import progress', { done: state.documents, total: state.total, blocks: state.blocks });
   }
   return created.id;

@@ -37,6 +37,7 @@ export interface SyncOptions {
 export async function syncWithFiles(store: BlockStore, options: SyncOptions = {}): Promise<SyncReport> {
   // One transaction for the whole sync: a rebuild is never seen half done, and it is much faster.
   const { db } = store.index;
+  if (db.inTransaction) return syncInTransaction(store, options);
   db.exec('BEGIN IMMEDIATE');
   try {
     const report = await syncInTransaction(store, options);
