@@ -55,7 +55,8 @@ function corpus(): { documents: string[]; blocks: number } {
   let blocks = 0;
   const id = (): string => 'x';
   while (blocks < TARGET_BLOCKS) {
-    const part = SECTIONS[random(SECTIONS.length)]!();
+    // A paragraph between sections keeps neighbouring lists from merging into one.
+    const part = `${SECTIONS[random(SECTIONS.length)]!()}\n\nBetween sections ${random(1000)}.`;
     blocks += countBlocks(markdownToBlocks(part, id));
     parts.push(part);
   }

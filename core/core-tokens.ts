@@ -9,6 +9,7 @@ import type { ActionRegistry } from './registry/action-registry.js';
 import type { ActionPipeline } from './pipeline/action-pipeline.js';
 import type { PluginHost } from './plugins/plugin-host.js';
 import type { Authenticator } from './auth/authenticator.js';
+import type { DependencyContainer } from './di.js';
 
 /** Kernel information a plugin may read. */
 export interface KernelInfo {
@@ -35,3 +36,6 @@ export const PROCESS_ENV = createToken<NodeJS.ProcessEnv>('core.process-env');
  * out of plugins' reach: a plugin that could write grants could approve its own actions.
  */
 export const PLUGIN_VISIBLE_CORE_TOKENS: ReadonlySet<symbol> = new Set([WORKSPACE, KERNEL_INFO]);
+
+/** The kernel's own container: for the core services that look up what plugins provide. */
+export const KERNEL_CONTAINER = createToken<DependencyContainer>('core.container');

@@ -2,7 +2,7 @@ import type { DependencyContainer } from './di.js';
 import { createKernelContainer } from './container.js';
 import {
   ACTION_PIPELINE, ACTION_REGISTRY, AUDIT_LOG, AUTHENTICATOR, PROCESS_ENV, CONFIRMATION_STORE, GRANTS_STORE, KERNEL_CONFIG, KERNEL_INFO, LOGGER,
-  PLUGIN_HOST, WORKSPACE, type KernelInfo,
+  PLUGIN_HOST, WORKSPACE, KERNEL_CONTAINER, type KernelInfo,
 } from './core-tokens.js';
 import { readKernelConfigFile, withDefaults, type KernelConfig, type KernelConfigFile } from './config/kernel-config.js';
 import { AuditLog } from './audit/audit-log.js';
@@ -14,7 +14,7 @@ import { FileGrantsStore } from './gate/grants-store.js';
 import { createLogger, type Logger } from './log.js';
 import { CODE_ROOT, KERNEL_VERSION, NATIVE_MANIFESTS_DIR } from './paths.js';
 import { ActionPipeline } from './pipeline/action-pipeline.js';
-import { KERNEL_CONTAINER, PLUGIN_HOST_OPTIONS, PluginHost } from './plugins/plugin-host.js';
+import { PLUGIN_HOST_OPTIONS, PluginHost } from './plugins/plugin-host.js';
 import { ActionRegistry } from './registry/action-registry.js';
 import { openWorkspace, type Workspace } from './workspace.js';
 import { acquireWorkspaceLock, type WorkspaceLock } from './workspace-lock.js';

@@ -1,5 +1,7 @@
 import { inject, injectable } from '../di.js';
-import { ACTION_REGISTRY, AUDIT_LOG, CONFIRMATION_STORE, GRANTS_STORE, KERNEL_CONFIG, LOGGER } from '../core-tokens.js';
+import { ACTION_REGISTRY, AUDIT_LOG, CONFIRMATION_STORE, GRANTS_STORE, KERNEL_CONFIG, KERNEL_CONTAINER, LOGGER } from '../core-tokens.js';
+import type { DependencyContainer } from '../di.js';
+import { NOTEBOOK_SCOPE, type NotebookScope } from '../gate/notebook-scope.js';
 import { KernelError, NotFoundError, isKernelError } from '../errors.js';
 import { hashArguments } from '../canonical-json.js';
 import type { KernelConfig } from '../config/kernel-config.js';
@@ -60,6 +62,7 @@ export class ActionPipeline {
     @inject(AUDIT_LOG) private readonly audit: AuditLog,
     @inject(KERNEL_CONFIG) private readonly config: KernelConfig,
     @inject(LOGGER) private readonly log: Logger,
+    @inject(KERNEL_CONTAINER) private readonly container: DependencyContainer,
   ) {}
 
   /** Runs a call to the end, or stops at a confirmation the person must answer (agent calls only). */
@@ -89,8 +92,9 @@ export class ActionPipeline {
     if (entry.effects.length > 0 && this.config.readOnly) {
       throw new KernelError('WORKSPACE_READ_ONLY', `the workspace is read-only; ${entry.wireName} has effects (${entry.effects.join(', ')})`, { details: { action: entry.wireName } });
     }
-    const notebook = typeof input.notebook === 'string' ? input.notebook : undefined;
-    const decision = this.decideFor(entry, principal, notebook, request.sessionMode ?? 'confirm');
+    const notebooks = this.notebooksOf(entry, input, principal);
+    const notebook = notebooks[0];
+    const decision = this.decideFor(entry, principal, notebooks, request.sessionMode ?? 'confirm');
     if (decision.outcome === 'deny') {
       throw new KernelError('ACTION_DENIED', `${entry.wireName} is denied by a rule in quire.json`, { details: { action: entry.wireName, rule: decision.rule } });
     }
@@ -180,8 +184,26 @@ export class ActionPipeline {
     return result.value;
   }
 
-  private decideFor(entry: RegisteredAction, principal: Principal, notebook: string | undefined, sessionMode: SessionMode): CallDecision {
+  /**
+   * The notebooks a call touches: the one its input names, and for agent calls those of the blocks and
+   * documents it names (so that naming a block cannot side-step a notebook's rule).
+   */
+  private notebooksOf(entry: RegisteredAction, input: Record<string, unknown>, principal: Principal): string[] {
+    const named = typeof input.notebook === 'string' ? [input.notebook] : [];
+    if (principal.kind !== 'agent' || !this.container.isRegistered(NOTEBOOK_SCOPE, true)) return named;
+    const found = this.container.resolve<NotebookScope>(NOTEBOOK_SCOPE).notebooksOf({ plugin: entry.pluginId, tool: entry.tool, action: entry.action, input });
+    return [...new Set([...named, ...found])];
+  }
+
+  /** Decided once per notebook the call touches; the strictest outcome wins. */
+  private decideFor(entry: RegisteredAction, principal: Principal, notebooks: readonly string[], sessionMode: SessionMode): CallDecision {
     if (principal.kind !== 'agent') return { outcome: 'run', reason: 'caller_is_person' };
+    if (notebooks.length <= 1) return this.decideOne(entry, notebooks[0], sessionMode);
+    const decisions = notebooks.map((notebook) => this.decideOne(entry, notebook, sessionMode));
+    return decisions.find((d) => d.outcome === 'deny') ?? decisions.find((d) => d.outcome === 'confirm') ?? decisions[0]!;
+  }
+
+  private decideOne(entry: RegisteredAction, notebook: string | undefined, sessionMode: SessionMode): CallDecision {
     return decide({
       plugin: entry.pluginId, tool: entry.tool, action: entry.action, source: entry.source, trusted: entry.trusted,
       declaredEffects: entry.declaredEffects, ...(notebook !== undefined ? { notebook } : {}),

@@ -1,13 +1,14 @@
 import type { DependencyContainer } from '../di.js';
 import { CapabilityError } from '../errors.js';
 import type { Logger } from '../log.js';
-import type { PluginContext, PluginManifest } from '../plugin-api.js';
+import type { PluginContext, PluginManifest, PluginSource } from '../plugin-api.js';
 import { createToken, tokenName, type Token } from '../tokens.js';
 
 export type Disposer = () => void | Promise<void>;
 
 export interface PluginContextParts {
   manifest: PluginManifest;
+  source: PluginSource;
   config: Record<string, unknown>;
   log: Logger;
   container: DependencyContainer;
@@ -45,6 +46,10 @@ export function createPluginContext(parts: PluginContextParts): PluginContext {
       const name = tokenName(token);
       if (!provides.has(name)) {
         throw new CapabilityError(`plugin '${manifest.id}' tried to provide '${name}' but its manifest does not list it in 'provides'`, { details: { plugin: manifest.id, capability: name } });
+      }
+      // gate.* capabilities steer the effects gate; only the kernel's own plugins may offer them.
+      if (name.startsWith('gate.') && parts.source !== 'native') {
+        throw new CapabilityError(`'${name}' can only be provided by a native plugin, not by ${parts.source} plugin '${manifest.id}'`, { details: { plugin: manifest.id, capability: name } });
       }
       container.registerInstance<T>(token, value);
       parts.provided.add(name);

@@ -1,6 +1,6 @@
 import { pathToFileURL } from 'node:url';
 import { inject, injectable, type DependencyContainer } from '../di.js';
-import { ACTION_REGISTRY, KERNEL_CONFIG, LOGGER, PLUGIN_VISIBLE_CORE_TOKENS, WORKSPACE } from '../core-tokens.js';
+import { ACTION_REGISTRY, KERNEL_CONFIG, KERNEL_CONTAINER, LOGGER, PLUGIN_VISIBLE_CORE_TOKENS, WORKSPACE } from '../core-tokens.js';
 import { PluginError, isKernelError } from '../errors.js';
 import type { KernelConfig } from '../config/kernel-config.js';
 import type { Logger } from '../log.js';
@@ -21,7 +21,6 @@ export interface PluginHostOptions {
 }
 
 export const PLUGIN_HOST_OPTIONS = createToken<PluginHostOptions>('core.plugin-host-options');
-export const KERNEL_CONTAINER = createToken<DependencyContainer>('core.container');
 
 interface ActivePlugin {
   id: string;
@@ -90,7 +89,7 @@ export class PluginHost {
     const plugin: ActivePlugin = { id: manifest.id, disposers: [], abandoned: false };
     const provided = new Set<string>();
     const ctx = createPluginContext({
-      manifest, config, log: this.log.child(manifest.id), container: this.container,
+      manifest, source: record.source, config, log: this.log.child(manifest.id), container: this.container,
       visibleCoreTokens: PLUGIN_VISIBLE_CORE_TOKENS, provided,
       addDisposer: (fn) => {
         if (plugin.abandoned) void this.runDisposers({ ...plugin, disposers: [fn] });

@@ -22,6 +22,8 @@ export interface FileState {
 
 type Statement = Database.Statement;
 
+const KNOWN_LIMIT = 64;
+
 interface PreviousRow {
   id: string;
   fingerprint: string;
@@ -90,10 +92,15 @@ export class BlockIndex {
       if (before && (before.notebook !== place.notebook || before.path !== place.path || before.hpath !== place.hpath)) {
         s.movePlace!.run(place.notebook, place.path, place.hpath, root.id);
       }
-      const previous = new Map((s.previousRows!.all(root.id) as PreviousRow[]).map((row) => [row.id, row]));
+      // Taken out while it is consumed: if this transaction fails, the next save reads the rows back.
+      const remembered = this.known.get(root.id);
+      this.known.delete(root.id);
+      const previous = remembered ?? new Map((s.previousRows!.all(root.id) as PreviousRow[]).map((row) => [row.id, row]));
+      const now = new Map<string, PreviousRow>();
       const visit = (block: Block, parentId: string | null, sort: number): void => {
         const old = previous.get(block.id);
         previous.delete(block.id);
+        now.set(block.id, { id: block.id, fingerprint: ownFingerprint(block), parent_id: parentId, sort });
         if (old === undefined || old.fingerprint !== ownFingerprint(block)) {
           this.writeBlock(deriveBlock(block, root.id, parentId, sort, place), old !== undefined);
         } else if (old.parent_id !== parentId || old.sort !== sort) {
@@ -104,7 +111,25 @@ export class BlockIndex {
       };
       visit(root, null, 0);
       for (const gone of previous.keys()) this.deleteBlock(gone, root.id);
+      this.remember(root.id, now);
     });
+  }
+
+  /**
+   * What the index holds for recently written documents, so that saving one again need not read its
+   * rows back. Every change to these tables goes through this class, which keeps it in step.
+   */
+  private readonly known = new Map<string, Map<string, PreviousRow>>();
+
+  private remember(rootId: string, rows: Map<string, PreviousRow>): void {
+    this.known.delete(rootId);
+    this.known.set(rootId, rows);
+    if (this.known.size > KNOWN_LIMIT) this.known.delete(this.known.keys().next().value!);
+  }
+
+  /** After a rolled-back transaction the remembered rows may be ahead of the database. */
+  forgetKnown(): void {
+    this.known.clear();
   }
 
   /** One transaction around many document writes (an import): much faster, and committed every so often. */
@@ -152,6 +177,7 @@ export class BlockIndex {
 
   removeDocument(id: string): void {
     const s = this.statements;
+    this.known.delete(id);
     this.transaction(() => {
       s.deleteDocument!.run(id);
       s.deleteBlocksOf!.run(id);
@@ -191,6 +217,7 @@ export class BlockIndex {
   }
 
   clear(): void {
+    this.known.clear();
     clearIndex(this.db);
   }
 }

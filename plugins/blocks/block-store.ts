@@ -1,4 +1,4 @@
-import { readFile, stat } from 'node:fs/promises';
+import { readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { NotFoundError, KernelError, writeFileAtomic, type Logger } from '../../core/index.js';
 import type { Block } from './block-model.js';
@@ -84,6 +84,32 @@ export class BlockStore {
     this.index.writeDocument(root, this.placeOf(root.id), entry.parent, info);
     this.remember(root.id, { root, mtimeMs: info.mtimeMs, size: info.size });
     this.problems.delete(this.catalog.relativePath(root.id));
+  }
+
+  /**
+   * Writes several new documents at once (an import): their files in parallel, then their rows in one
+   * transaction. Parents must come before their children. If any file fails, the files of this call are
+   * removed again and nothing is indexed.
+   */
+  async createMany(docs: readonly { root: Block; entry: DocEntry }[]): Promise<void> {
+    for (const { entry } of docs) {
+      // The parent may have been removed since the import was planned.
+      if (entry.parent !== null && !this.catalog.doc(entry.parent) && !docs.some((doc) => doc.root.id === entry.parent)) this.entry(entry.parent);
+      this.notebook(entry.notebook);
+    }
+    for (const { root, entry } of docs) this.catalog.setDoc({ ...entry, title: root.content ?? '' });
+    const paths = docs.map(({ root }) => this.filePath(root.id));
+    const written = await Promise.allSettled(docs.map(({ root }, i) => writeFileAtomic(paths[i]!, documentText(root))));
+    const failed = written.find((result): result is PromiseRejectedResult => result.status === 'rejected');
+    if (failed) {
+      await Promise.all(paths.map((path) => rm(path, { force: true })));
+      for (const { root } of [...docs].reverse()) this.catalog.deleteDoc(root.id);
+      throw failed.reason;
+    }
+    const infos = await Promise.all(paths.map((path) => stat(path)));
+    this.index.transaction(() => {
+      docs.forEach(({ root, entry }, i) => this.index.writeDocument(root, this.placeOf(root.id), entry.parent, infos[i]!));
+    });
   }
 
   /** Rewrites a document's rows from its file, for when its place (path, hpath) changed but not its content. */

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { WORKSPACE, definePlugin, type ActionHandler, type PluginHandlers } from '../../core/index.js';
+import { NOTEBOOK_SCOPE, WORKSPACE, definePlugin, type ActionHandler, type PluginHandlers } from '../../core/index.js';
 import { attrActions, outlineActions, refActions, tagActions } from './link-actions.js';
 import { blockActions } from './block-actions.js';
 import { BlockIndex } from './block-index.js';
@@ -12,6 +12,7 @@ import { documentActions } from './document-actions.js';
 import { watchData } from './file-watcher.js';
 import { openIndexDatabase } from './index-schema.js';
 import { notebookActions } from './notebook-actions.js';
+import { createNotebookScope } from './notebook-scope.js';
 import { DEFAULT_CONFIG, createRuntime, type BlocksConfig } from './runtime.js';
 import { exportActions, importActions } from './transfer-actions.js';
 import { createWelcomeNotebook } from './welcome.js';
@@ -27,6 +28,7 @@ export default definePlugin<Partial<BlocksConfig>>({
     const { db, fresh } = openIndexDatabase(join(workspace.indexDir, 'quire.db'));
     const store = new BlockStore(workspace.dataDir, new BlockIndex(db), new DocCatalog(), ctx.log);
     const rt = createRuntime(store, config, ctx.log);
+    ctx.provide(NOTEBOOK_SCOPE, createNotebookScope(store.index));
     // The start-up sync runs first in the write queue, so activation stays quick however large the
     // workspace; every action waits for it, so none sees a half-synced index.
     const ready = store.queue.run(() => syncWithFiles(store, { full: fresh }))

@@ -7,11 +7,39 @@ import type { Blockquote, FootnoteDefinition, Heading, List, ListItem, Nodes, Ro
 import remarkGfm from 'remark-gfm';
 import remarkMath from 'remark-math';
 import remarkParse from 'remark-parse';
-import { unified } from 'unified';
+import { unified, type Data, type Processor } from 'unified';
 import type { DraftBlock } from './block-model.js';
 import { mdastToMarkdown } from './markdown-out.js';
 
-const parser = unified().use(remarkParse).use(remarkGfm).use(remarkMath).freeze();
+/**
+ * Inline constructs, switched off in micromark: leaf content is sliced from the source, so parsing
+ * inside paragraphs is wasted work (a third of the time), and in CommonMark and GFM inline syntax
+ * never changes block structure. Kept: task checkboxes (`tasklistCheck`), line endings, and escapes
+ * and entities, which a fence's language may contain.
+ */
+const INLINE_CONSTRUCTS = [
+  'attention', 'autolink', 'codeText', 'hardBreakEscape', 'htmlText', 'labelEnd', 'labelStartImage',
+  'labelStartLink', 'strikethrough', 'mathText', 'gfmFootnoteCall', 'gfmPotentialFootnoteCall',
+  'emailAutolink', 'protocolAutolink', 'wwwAutolink',
+];
+
+function blockStructureOnly(this: Processor): undefined {
+  const data = this.data();
+  (data.micromarkExtensions ??= []).push({ disable: { null: INLINE_CONSTRUCTS } });
+  // GFM's bare-URL search walks every text node after the parse, again for inline syntax only.
+  data.fromMarkdownExtensions = data.fromMarkdownExtensions?.map(withoutTransforms);
+}
+
+type MdastExtensions = NonNullable<Data['fromMarkdownExtensions']>[number];
+
+function withoutTransforms(extension: MdastExtensions): MdastExtensions {
+  if (Array.isArray(extension)) return extension.map((inner) => withoutTransforms(inner) as typeof inner);
+  if (!extension.transforms) return extension;
+  const { transforms: _unused, ...rest } = extension;
+  return rest;
+}
+
+const parser = unified().use(remarkParse).use(remarkGfm).use(remarkMath).use(blockStructureOnly).freeze();
 
 interface Context {
   readonly src: string;
@@ -23,8 +51,83 @@ interface Context {
 }
 
 export function markdownToBlocks(markdown: string, newId: () => string): DraftBlock[] {
-  const tree: Root = parser.parse(markdown);
-  return convertAll(tree.children, { src: markdown, newId, quotes: 0, nested: false });
+  const blocks: DraftBlock[] = [];
+  const cuts = cutPoints(markdown);
+  let from = 0;
+  for (let k = 0; k < cuts.length; k++) {
+    const src = markdown.slice(from, cuts[k]);
+    const tree: Root = parser.parse(src);
+    // A cut inside a fenced block leaves it unclosed: parse the piece again together with the next.
+    if (k < cuts.length - 1 && endsOpen(tree, src)) continue;
+    for (const node of tree.children) blocks.push(convert(node, { src, newId, quotes: 0, nested: false }));
+    from = cuts[k]!;
+  }
+  return blocks;
+}
+
+/**
+ * micromark takes time quadratic in the length of a document that has many lists or quotes (every
+ * closed container copies the document's event list), so long sources are parsed in pieces of about
+ * PIECE_CHARS. A piece may start only where a top-level block must start: after a blank line, at a
+ * line that is not indented (so it continues no list item, quote or footnote) and is not a list
+ * marker (which could continue the list before it), outside fenced code, math and raw HTML.
+ */
+const PIECE_CHARS = 8192;
+const LIST_MARKER = /^(?:[-+*]|\d{1,9}[.)])(?:[ \t\r]|$)/;
+const BLANK = /^[ \t\r]*$/;
+
+function cutPoints(src: string): number[] {
+  const cuts: number[] = [];
+  let from = 0;
+  let blank = false;
+  let closes: ((line: string) => boolean) | undefined;
+  for (let at = 0; at < src.length;) {
+    let end = src.indexOf('\n', at);
+    if (end === -1) end = src.length;
+    const line = src.slice(at, end);
+    if (closes) {
+      if (closes(line)) closes = undefined;
+    } else if (!BLANK.test(line)) {
+      const first = line.charCodeAt(0);
+      if (blank && at - from >= PIECE_CHARS && first !== 32 && first !== 9 && !LIST_MARKER.test(line)) cuts.push(from = at);
+      closes = opener(line);
+    }
+    blank = closes === undefined && BLANK.test(line);
+    at = end + 1;
+  }
+  cuts.push(src.length);
+  return cuts;
+}
+
+const OPENER = /^ {0,3}(?:(`{3,}|~{3,}|\${2,})([^]*)|<(!--|\?|!\[CDATA\[|![A-Za-z]|(?:script|pre|style|textarea)(?=[\s>]|$)))/i;
+const HTML_END = new Map([['!--', '-->'], ['?', '?>'], ['![cdata[', ']]>']]);
+
+/** For a line opening a fenced block: the test for the line that closes it. */
+function opener(line: string): ((line: string) => boolean) | undefined {
+  const match = OPENER.exec(line);
+  if (!match) return undefined;
+  const [, fence, info, tag] = match;
+  if (fence) {
+    if (info!.includes(fence[0]!)) return undefined;
+    return (next) => {
+      const trimmed = next.trim();
+      return trimmed.length >= fence.length && trimmed.split(fence[0]!).join('') === '';
+    };
+  }
+  const name = tag!.toLowerCase();
+  const endMark = HTML_END.get(name) ?? (name.startsWith('!') ? '>' : `</${name}>`);
+  const closes = (next: string): boolean => next.toLowerCase().includes(endMark);
+  return closes(line.slice(match[0].length)) ? undefined : closes;
+}
+
+/** Whether the last block of a piece is a fenced block that its piece cut off before its end. */
+function endsOpen(tree: Root, src: string): boolean {
+  const last = tree.children[tree.children.length - 1];
+  if (!last || (last.type !== 'code' && last.type !== 'math' && last.type !== 'html')) return false;
+  const text = src.slice(last.position?.start.offset ?? 0, last.position?.end.offset ?? src.length);
+  const newline = text.indexOf('\n');
+  const closes = opener(newline === -1 ? text : text.slice(0, newline));
+  return closes !== undefined && (newline === -1 || !closes(text.slice(text.lastIndexOf('\n') + 1)));
 }
 
 function convertAll(nodes: readonly RootContent[], ctx: Context): DraftBlock[] {

@@ -45,6 +45,7 @@ export async function syncWithFiles(store: BlockStore, options: SyncOptions = {}
     return report;
   } catch (error) {
     if (db.inTransaction) db.exec('ROLLBACK');
+    store.index.forgetKnown();
     throw error;
   }
 }

@@ -3,16 +3,16 @@ import { createKernelContainer } from '../../../core/container.js';
 import { GRANTS_STORE, KERNEL_INFO, PLUGIN_VISIBLE_CORE_TOKENS } from '../../../core/core-tokens.js';
 import { silentLogger } from '../../../core/log.js';
 import { createPluginContext } from '../../../core/plugins/plugin-context.js';
-import type { PluginManifest } from '../../../core/plugin-api.js';
+import type { PluginManifest, PluginSource } from '../../../core/plugin-api.js';
 import { caught } from '../../helpers/harness.js';
 
-function contextFor(requires: string[], provides: string[] = []) {
+function contextFor(requires: string[], provides: string[] = [], source: PluginSource = 'native') {
   const container = createKernelContainer();
   container.registerInstance(GRANTS_STORE, { secret: true } as never);
   container.registerInstance(KERNEL_INFO, { version: '0.1.0', startedAt: 'now' });
   const manifest: PluginManifest = { id: 'probe', version: '1.0.0', kernel: '^0.1.0', description: 'x', entry: 'index.js', tools: [], requires, provides };
   const provided = new Set<string>();
-  const ctx = createPluginContext({ manifest, config: {}, log: silentLogger, container, visibleCoreTokens: PLUGIN_VISIBLE_CORE_TOKENS, addDisposer: () => undefined, provided });
+  const ctx = createPluginContext({ manifest, source, config: {}, log: silentLogger, container, visibleCoreTokens: PLUGIN_VISIBLE_CORE_TOKENS, addDisposer: () => undefined, provided });
   return { ctx, container, provided };
 }
 
@@ -30,6 +30,18 @@ describe('plugin context', () => {
     ctx.provide('probe.service', { ok: 1 });
     expect(provided.has('probe.service')).toBe(true);
     expect(container.resolve(Symbol.for('quire:probe.service'))).toEqual({ ok: 1 });
+  });
+
+  it('lets only a native plugin provide a gate.* capability, which steers the effects gate', async () => {
+    for (const source of ['user', 'mcp'] as const) {
+      const { ctx, container } = contextFor([], ['gate.notebook-scope'], source);
+      const error = await caught(() => ctx.provide('gate.notebook-scope', { notebooksOf: () => [] }));
+      expect(error.code).toBe('CAPABILITY_DENIED');
+      expect(container.isRegistered(Symbol.for('quire:gate.notebook-scope'))).toBe(false);
+    }
+    const { ctx, container } = contextFor([], ['gate.notebook-scope'], 'native');
+    ctx.provide('gate.notebook-scope', { notebooksOf: () => [] });
+    expect(container.isRegistered(Symbol.for('quire:gate.notebook-scope'))).toBe(true);
   });
 
   it('refuses a token name that does not look like owner.name', async () => {
