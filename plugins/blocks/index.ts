@@ -40,6 +40,7 @@ export default definePlugin<Partial<BlocksConfig>>({
     const watcher = config.watch ? watchData(store) : undefined;
     ctx.onDispose(async () => {
       watcher?.close();
+      await rt.files.close();
       await ready.catch(() => undefined);
       await store.queue.idle();
       db.close();

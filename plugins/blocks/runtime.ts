@@ -2,6 +2,7 @@ import { KernelError, newId, type Logger } from '../../core/index.js';
 import type { DraftBlock } from './block-model.js';
 import type { BlockStore } from './block-store.js';
 import { markdownToBlocks } from './markdown-in.js';
+import { createMarkdownFileParser, type MarkdownFileParser } from './markdown-parser.js';
 
 export interface BlocksConfig {
   /** Markdown accepted by one call (characters); larger input is refused before it is parsed. */
@@ -22,6 +23,8 @@ export interface BlocksRuntime {
   /** Notebooks a long operation (an import, an export) is working in: not to be removed meanwhile. */
   busyNotebooks: Map<string, string>;
   markdownToBlocks(markdown: string): DraftBlock[];
+  /** Reads and parses the files of an import (on a worker thread when it can). */
+  files: MarkdownFileParser;
   checkMarkdownSize(markdown: string): void;
 }
 
@@ -29,6 +32,7 @@ export function createRuntime(store: BlockStore, config: BlocksConfig, log: Logg
   return {
     store, config, log,
     busyNotebooks: new Map(),
+    files: createMarkdownFileParser(),
     markdownToBlocks: (markdown) => markdownToBlocks(markdown, () => newId()),
     checkMarkdownSize(markdown) {
       if (markdown.length <= config.maxMarkdownChars) return;

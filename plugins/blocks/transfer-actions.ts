@@ -1,4 +1,4 @@
-import { lstat, readdir, readFile } from 'node:fs/promises';
+import { lstat, readdir } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
 import { ConflictError, newId, type ActionCall, type ActionHandler } from '../../core/index.js';
 import type { Block, DraftBlock } from './block-model.js';
@@ -8,6 +8,7 @@ import { countBlocks, materialise } from './tree-ops.js';
 import type { BlocksRuntime } from './runtime.js';
 import { assertDocumentVisible, assertNotebookVisible, invalid } from './access.js';
 import { exportMarkdown } from './markdown-export.js';
+import type { ParsedFile } from './markdown-parser.js';
 
 interface ImportInput { notebook: string; path: string; parentId?: string }
 
@@ -73,8 +74,18 @@ export async function importMarkdown(rt: BlocksRuntime, call: ActionCall, input:
       plan.push({ id: newId(), title: titleOf(source), parent: input.parentId ?? null, path: source });
     }
     state.total = plan.length;
+    const chunks: Planned[][] = [];
+    for (let i = 0; i < plan.length; i += CHUNK) chunks.push(plan.slice(i, i + CHUNK));
+    const parse = (chunk: Planned[]) => rt.files.parseFiles(chunk.flatMap((doc) => doc.path ?? []), rt.config.maxMarkdownChars);
     await rt.store.index.batch(async () => {
-      for (let i = 0; i < plan.length; i += CHUNK) await importChunk(state, plan.slice(i, i + CHUNK));
+      // The next chunk is parsed (on the worker) while this one is written.
+      let next = chunks.length > 0 ? parse(chunks[0]!) : undefined;
+      for (let i = 0; i < chunks.length; i++) {
+        const parsed = await next!;
+        next = i + 1 < chunks.length ? parse(chunks[i + 1]!) : undefined;
+        next?.catch(() => undefined);
+        await importChunk(state, chunks[i]!, parsed);
+      }
     });
     const seconds = (Date.now() - started) / 1000;
     return { notebook: input.notebook, documents: state.documents, blocks: state.blocks, skipped: state.skipped, seconds };
@@ -110,19 +121,21 @@ function titleOf(path: string): string {
   return (path.split(/[\\/]/).pop() ?? path).replace(/\.md$/i, '') || 'Untitled';
 }
 
-/** Parses a chunk of files, then writes them as one step of the write queue. */
-async function importChunk(state: ImportState, chunk: Planned[]): Promise<void> {
+/** Writes a parsed chunk of documents as one step of the write queue. */
+async function importChunk(state: ImportState, chunk: Planned[], parsed: ParsedFile[]): Promise<void> {
   const { rt } = state;
   const by = updatedBy(state.call);
   const now = new Date();
   const docs: { root: Block; entry: DocEntry }[] = [];
+  let file = 0;
   for (const planned of chunk) {
     let drafts: DraftBlock[] = [];
     if (planned.path !== undefined) {
-      const markdown = await readFile(planned.path, 'utf8');
-      // Too large a file still becomes its (empty) document, so that the documents of its folder keep their parent.
-      if (markdown.length > rt.config.maxMarkdownChars) state.skipped.push({ path: planned.path, reason: `larger than ${rt.config.maxMarkdownChars} characters: imported as an empty document` });
-      else drafts = rt.markdownToBlocks(markdown);
+      const result = parsed[file++]!;
+      // A file that cannot be imported still becomes its (empty) document, so that the documents of
+      // its folder keep their parent.
+      if (result.ok) drafts = result.drafts;
+      else state.skipped.push({ path: planned.path, reason: `${result.reason}: imported as an empty document` });
     }
     const root: Block = { id: planned.id, type: 'document', content: planned.title, attrs: {}, children: [] };
     stampNew(root, by, now);

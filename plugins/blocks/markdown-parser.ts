@@ -1,0 +1,88 @@
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { newId } from '../../core/index.js';
+import type { DraftBlock } from './block-model.js';
+import { markdownToBlocks } from './markdown-in.js';
+
+export type ParsedFile = { ok: true; drafts: DraftBlock[] } | { ok: false; reason: string };
+export interface ParseRequest { id: number; paths: string[]; maxChars: number }
+export interface ParseResponse { id: number; results: ParsedFile[] }
+
+/** Reads and parses Markdown files for an import. */
+export interface MarkdownFileParser {
+  parseFiles(paths: string[], maxChars: number): Promise<ParsedFile[]>;
+  close(): Promise<void>;
+}
+
+/**
+ * A parser on a worker thread when the compiled worker is at hand (the built kernel), else on this
+ * thread (the sources run by a test runner, which a worker cannot load).
+ */
+export function createMarkdownFileParser(): MarkdownFileParser {
+  const script = workerScript();
+  return script ? workerParser(script) : inlineParser();
+}
+
+function workerScript(): URL | undefined {
+  for (const candidate of ['./markdown-worker.js', '../../dist/plugins/blocks/markdown-worker.js']) {
+    const url = new URL(candidate, import.meta.url);
+    if (existsSync(fileURLToPath(url))) return url;
+  }
+  return undefined;
+}
+
+function inlineParser(): MarkdownFileParser {
+  return {
+    async parseFiles(paths, maxChars) {
+      const results: ParsedFile[] = [];
+      for (const path of paths) {
+        const markdown = await readFile(path, 'utf8');
+        results.push(markdown.length > maxChars ? { ok: false, reason: `larger than ${maxChars} characters` } : { ok: true, drafts: markdownToBlocks(markdown, () => newId()) });
+      }
+      return results;
+    },
+    async close() { /* nothing held */ },
+  };
+}
+
+function workerParser(script: URL): MarkdownFileParser {
+  let worker: Worker | undefined;
+  let nextId = 0;
+  const waiting = new Map<number, { resolve(results: ParsedFile[]): void; reject(error: Error): void }>();
+  const fail = (error: Error): void => {
+    for (const pending of waiting.values()) pending.reject(error);
+    waiting.clear();
+    worker = undefined;
+  };
+  // Started on first use: most kernels never import anything.
+  const start = (): Worker => {
+    const started = new Worker(script);
+    started.unref();
+    started.on('message', (response: ParseResponse) => {
+      const pending = waiting.get(response.id);
+      waiting.delete(response.id);
+      pending?.resolve(response.results);
+    });
+    started.on('error', fail);
+    started.on('exit', (code) => { if (waiting.size > 0) fail(new Error(`the Markdown worker stopped (exit code ${code})`)); else worker = undefined; });
+    return started;
+  };
+  return {
+    parseFiles(paths, maxChars) {
+      worker ??= start();
+      const id = nextId++;
+      const request: ParseRequest = { id, paths, maxChars };
+      return new Promise((resolve, reject) => {
+        waiting.set(id, { resolve, reject });
+        worker!.postMessage(request);
+      });
+    },
+    async close() {
+      const running = worker;
+      worker = undefined;
+      if (running) await running.terminate();
+    },
+  };
+}
