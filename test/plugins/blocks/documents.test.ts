@@ -91,7 +91,9 @@ describe('blocks', () => {
     await act('block_update', { id: tree.document.children[0]!.id, markdown: '# By a person' }, admin);
     const db = new Database(join(kernel.workspace.indexDir, 'quire.db'), { readonly: true });
     try {
-      const changed = db.prepare("SELECT id FROM blocks WHERE updated_by LIKE 'agent:s9/t3/%' AND type != 'document' ORDER BY id").pluck().all();
+      const query = "SELECT id FROM blocks WHERE updated_by GLOB 'agent:s9/t3/*' AND type != 'document' ORDER BY id";
+      expect(JSON.stringify(db.prepare(`EXPLAIN QUERY PLAN ${query}`).all())).toContain('blocks_updated_by');
+      const changed = db.prepare(query).pluck().all();
       expect(changed).toEqual([appended.ids[0], tree.document.children[1]!.id].sort());
       expect(db.prepare('SELECT updated_by FROM blocks WHERE id = ?').pluck().get(tree.document.children[0]!.id)).toBe('person:alice');
     } finally {
