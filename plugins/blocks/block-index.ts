@@ -71,6 +71,7 @@ export class BlockIndex {
       documentIdsIn: p('SELECT id FROM documents WHERE notebook = ?').pluck(),
       document: p('SELECT * FROM documents WHERE id = ?'),
       allDocuments: p('SELECT * FROM documents'),
+      notebookIds: p('SELECT id FROM notebooks').pluck(),
       blockPlace: p('SELECT root_id, notebook FROM blocks WHERE id = ?'),
       blockUpdated: p('SELECT updated FROM blocks WHERE id = ?').pluck(),
     };
@@ -198,6 +199,10 @@ export class BlockIndex {
       for (const doc of this.statements.documentIdsIn!.all(id) as string[]) this.removeDocument(doc);
       this.statements.deleteNotebook!.run(id);
     });
+  }
+
+  notebookIds(): string[] {
+    return this.statements.notebookIds!.all() as string[];
   }
 
   document(id: string): DocumentRecord | undefined {

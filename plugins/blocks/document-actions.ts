@@ -5,9 +5,8 @@ import { assertDocumentVisible, assertNotebookVisible, canSee, checkExpected, in
 import { summary } from './block-actions.js';
 import { moveDocument, removeDocument } from './document-moves.js';
 import { blocksToMarkdown } from './markdown-out.js';
-import { mutateDocument } from './mutate.js';
 import { checkDisplayName } from './notebook-conf.js';
-import { stampNew, updatedBy } from './provenance.js';
+import { stampNew, touch, updatedBy } from './provenance.js';
 import { countBlocks, materialise } from './tree-ops.js';
 
 interface CreateInput { notebook: string; title: string; markdown?: string; parentId?: string }
@@ -64,14 +63,15 @@ export function documentActions(rt: BlocksRuntime): Record<string, ActionHandler
       visible(call, id);
       const problem = checkDisplayName(title, 'title');
       if (problem) throw invalid(problem, { field: 'title' });
-      return mutateDocument(store, id, call, async ({ root }) => {
+      return store.queue.run(async () => {
+        const root = await store.readForWrite(id);
         checkExpected(root, expectedUpdated);
         root.content = title;
-        return { id, title };
-      }).then(async (result) => {
-        // Every document below now has a different hpath.
-        await store.queue.run(async () => { for (const below of store.catalog.subtree(id).slice(1)) await store.reindex(below.id); });
-        return result;
+        touch(root, updatedBy(call), new Date());
+        await store.write(root, store.entry(id));
+        // Every document below now has another hpath.
+        for (const below of store.catalog.subtree(id).slice(1)) await store.reindex(below.id);
+        return { id, title, updated: root.attrs.updated };
       });
     },
     move: (input, call) => moveDocument(rt, call, input as { id: string; notebook: string; parentId?: string; expectedUpdated?: string }),

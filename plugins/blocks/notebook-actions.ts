@@ -24,10 +24,9 @@ export function notebookActions(rt: BlocksRuntime): Record<string, ActionHandler
         .sort(([a, x], [b, y]) => x.sort - y.sort || a.localeCompare(b))
         .map(([id, conf]) => ({ id, ...conf, documents: store.catalog.children(id, null).length })),
     }),
-    create: (input, call) => {
+    create: (input) => {
       const { name: given, icon, access } = input as { name: string; icon?: string; access?: Access };
       const conf: NotebookConf = { name: name(given), icon: icon ?? '', sort: store.catalog.notebooks.size, access: access ?? 'private' };
-      void call;
       return store.queue.run(async () => {
         const id = newId();
         await store.writeNotebookConf(id, conf);

@@ -64,6 +64,7 @@ async function syncInTransaction(store: BlockStore, options: SyncOptions): Promi
     index.writeNotebook(id, conf);
   }
   for (const id of [...catalog.notebooks.keys()]) if (!notebooks.has(id)) catalog.notebooks.delete(id);
+  for (const id of index.notebookIds()) if (!notebooks.has(id)) index.removeNotebook(id);
   // Catalog first (titles from the index where a file is unchanged), so hpaths resolve for every document.
   for (const entry of [...catalog.allDocs()]) if (!present.has(entry.id)) catalog.deleteDoc(entry.id);
   const changed: FoundDoc[] = [];

@@ -96,4 +96,29 @@ describe('the SQLite index', () => {
     }, 'the watcher');
     expect(found).toEqual([root.children[1].id, '20250102030405-handpar'].sort());
   });
+
+  it('keeps child documents\' hpath in step when a parent is renamed, as a rebuild would', async () => {
+    const { kernel, act } = await boot();
+    const { top, child } = await sampleNotes(act);
+    await act('document_rename', { id: top, title: 'Renamed' });
+    expect((await act<{ hpath: string }>('document_info', { id: child })).hpath).toBe('/Renamed/Child');
+    const before = dumpIndex(kernel.workspace.root);
+    expect(before.blocks!.filter((row) => (row as { root_id: string }).root_id === child).map((row) => (row as { hpath: string }).hpath)).toContain('/Renamed/Child');
+    await act('index_rebuild', {});
+    expect(dumpIndex(kernel.workspace.root)).toEqual(before);
+  });
+
+  it('forgets, at start-up, a notebook whose folder was removed by hand', async () => {
+    const workspace = join(await tempDir(), 'ws');
+    const first = await boot({ workspace });
+    const { notebook } = await sampleNotes(first.act);
+    const kept = await first.act<Created>('notebook_create', { name: 'Kept' });
+    await first.kernel.close();
+    await rm(join(workspace, 'data', notebook), { recursive: true });
+    const second = await boot({ workspace });
+    expect((await second.act<{ notebooks: { id: string }[] }>('notebook_list', {})).notebooks.map((nb) => nb.id)).toEqual([kept.id]);
+    const dump = dumpIndex(workspace);
+    expect(dump.notebooks!.map((row) => (row as { id: string }).id)).toEqual([kept.id]);
+    expect(dump.blocks).toEqual([]);
+  });
 });
