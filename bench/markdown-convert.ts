@@ -16,7 +16,7 @@ import { blocksToMarkdown } from '../plugins/blocks/markdown-out.js';
 
 const TARGET_BLOCKS = Number(process.env.BENCH_BLOCKS ?? 100_000);
 const DOCUMENTS = 1_000;
-const ROUNDS = 5;
+const ROUNDS = 3;
 
 let seed = 42;
 function random(n: number): number {

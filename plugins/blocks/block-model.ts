@@ -25,7 +25,7 @@ export interface Block {
   /**
    * The Markdown source of a leaf block, without its container prefixes: a paragraph's or heading's
    * inline Markdown (no leading `#`), the code of a code block (no fences), the TeX of a math block
-   * (no `$$`), a table's GFM source, the raw HTML of an html block, the target of an embed. For the
+   * (no `$$`), a table's GFM source, the raw HTML of an html block, the inside of an embed's `{{ }}` (a ref or a query). For the
    * document block: its title.
    */
   content?: string;

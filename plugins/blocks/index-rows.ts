@@ -74,8 +74,8 @@ export function deriveBlock(block: Block, rootId: string, parentId: string | nul
   const leaf = !isContainer(block);
   const source = block.content ?? '';
   const attrs = Object.keys(block.attrs).filter((name) => !COLUMN_ATTRS.has(name)).sort().map((name): [string, string] => [name, block.attrs[name]!]);
-  const refs = leaf ? parseRefs(source).map((ref) => ({ def: ref.id, anchor: ref.anchor ?? null })) : [];
-  const tags = leaf ? [...new Set(parseTags(source))] : [];
+  const refs = hasInlineSyntax(block) ? parseRefs(source).map((ref) => ({ def: ref.id, anchor: ref.anchor ?? null })) : [];
+  const tags = hasInlineSyntax(block) ? [...new Set(parseTags(source))] : [];
   const row: BlockRow = {
     id: block.id,
     parent_id: parentId,
@@ -94,6 +94,13 @@ export function deriveBlock(block: Block, rootId: string, parentId: string | nul
     fingerprint: ownFingerprint(block),
   };
   return { row, attrs, refs, tags };
+}
+
+/** Code, math and raw HTML are not Markdown text: `#if x#` in C is not a tag. */
+const VERBATIM: ReadonlySet<string> = new Set(['code', 'math', 'html']);
+
+function hasInlineSyntax(block: Block): boolean {
+  return !isContainer(block) && !VERBATIM.has(block.type);
 }
 
 /** cyrb53: a fast 53-bit string hash; it detects changes, it is not a security boundary. */

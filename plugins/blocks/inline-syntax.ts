@@ -67,6 +67,7 @@ const SPECIAL = new Uint8Array(128);
 for (const c of '\\`*_~[!<#$&(') SPECIAL[c.charCodeAt(0)] = 1;
 const HAS_SPECIAL = /[\\`*_~[!<#$&(]/;
 
+/** Inline Markdown → its words: markers, URLs and tags' `#` dropped, code and math kept raw. */
 export function inlineToPlain(src: string): string {
   if (!HAS_SPECIAL.test(src)) return src;
   let out = '';
@@ -188,10 +189,10 @@ function tagStep(src: string, i: number): Step | undefined {
   return tag ? { text: tag.text, end: tag.end } : undefined;
 }
 
-/** `#text#` at `i`: text non-empty, on one line, without `#`, not starting or ending with space. */
+/** `#text#` at `i`: text non-empty, on one line, without `#`, not starting or ending with space; `\#` closes nothing. */
 function tagAt(src: string, i: number): Step | undefined {
   const close = src.indexOf('#', i + 1);
-  if (close <= i + 1) return undefined;
+  if (close <= i + 1 || isEscaped(src, close)) return undefined;
   const text = src.slice(i + 1, close);
   // The space rule keeps `C# and F#` from being read as a tag.
   if (text.includes('\n') || SPACE.test(text.charAt(0)) || SPACE.test(text.charAt(text.length - 1))) return undefined;

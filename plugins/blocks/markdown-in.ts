@@ -4,12 +4,12 @@
  * a re-serialised paragraph would come back with escapes added to refs and tags.
  */
 import type { Blockquote, FootnoteDefinition, Heading, List, ListItem, Nodes, Root, RootContent } from 'mdast';
+import { toString } from 'mdast-util-to-string';
 import remarkGfm from 'remark-gfm';
 import remarkMath from 'remark-math';
 import remarkParse from 'remark-parse';
 import { unified, type Data, type Processor } from 'unified';
 import type { DraftBlock } from './block-model.js';
-import { mdastToMarkdown } from './markdown-out.js';
 
 /**
  * Inline constructs, switched off in micromark: leaf content is sliced from the source, so parsing
@@ -46,10 +46,9 @@ interface Context {
   readonly newId: () => string;
   /** Blockquotes around the current node: each puts a `>` in front of every line it spans. */
   readonly quotes: number;
-  /** Inside any container, so later lines of a node carry prefixes that are not its own. */
-  readonly nested: boolean;
 }
 
+/** The top-level blocks of a Markdown text (a document's children), ids from `newId` in document order. */
 export function markdownToBlocks(markdown: string, newId: () => string): DraftBlock[] {
   const blocks: DraftBlock[] = [];
   const cuts = cutPoints(markdown);
@@ -59,7 +58,7 @@ export function markdownToBlocks(markdown: string, newId: () => string): DraftBl
     const tree: Root = parser.parse(src);
     // A cut inside a fenced block leaves it unclosed: parse the piece again together with the next.
     if (k < cuts.length - 1 && endsOpen(tree, src)) continue;
-    for (const node of tree.children) blocks.push(convert(node, { src, newId, quotes: 0, nested: false }));
+    for (const node of tree.children) blocks.push(convert(node, { src, newId, quotes: 0 }));
     from = cuts[k]!;
   }
   return blocks;
@@ -68,11 +67,13 @@ export function markdownToBlocks(markdown: string, newId: () => string): DraftBl
 /**
  * micromark takes time quadratic in the length of a document that has many lists or quotes (every
  * closed container copies the document's event list), so long sources are parsed in pieces of about
- * PIECE_CHARS. A piece may start only where a top-level block must start: after a blank line, at a
- * line that is not indented (so it continues no list item, quote or footnote) and is not a list
- * marker (which could continue the list before it), outside fenced code, math and raw HTML.
+ * PIECE_CHARS (throughput is flat from 256 to 2048 and falls beyond). A piece may start only where
+ * a top-level block must start: after a blank line, at a line that is not indented (so it continues
+ * no list item, quote or footnote) and is not a list marker (which could continue the list before
+ * it), outside fenced code, math and raw HTML. Link references do not need their definitions in the
+ * same piece: content is sliced from the source, whatever the reference resolved to.
  */
-const PIECE_CHARS = 8192;
+const PIECE_CHARS = 2048;
 const LIST_MARKER = /^(?:[-+*]|\d{1,9}[.)])(?:[ \t\r]|$)/;
 const BLANK = /^[ \t\r]*$/;
 
@@ -108,7 +109,8 @@ function opener(line: string): ((line: string) => boolean) | undefined {
   if (!match) return undefined;
   const [, fence, info, tag] = match;
   if (fence) {
-    if (info!.includes(fence[0]!)) return undefined;
+    // The info string after a backtick or dollar fence may not hold that character; after tildes it may.
+    if (fence[0] !== '~' && info!.includes(fence[0]!)) return undefined;
     return (next) => {
       const trimmed = next.trim();
       return trimmed.length >= fence.length && trimmed.split(fence[0]!).join('') === '';
@@ -141,12 +143,12 @@ function convert(node: RootContent, ctx: Context): DraftBlock {
     case 'paragraph': return paragraph(source(node, ctx), ctx);
     case 'heading': return heading(node, ctx);
     case 'list': return list(node, ctx);
-    case 'code': return leaf(ctx, 'code', node.value, node.lang ?? undefined);
-    case 'math': return leaf(ctx, 'math', node.value);
+    case 'code': return leaf(ctx, 'code', lf(node.value), node.lang ?? undefined);
+    case 'math': return leaf(ctx, 'math', lf(node.value));
     case 'table': return leaf(ctx, 'table', source(node, ctx));
     case 'blockquote': return blockquote(node, ctx);
     case 'thematicBreak': return { id: ctx.newId(), type: 'thematicBreak' };
-    case 'html': return leaf(ctx, 'html', node.value);
+    case 'html': return leaf(ctx, 'html', lf(node.value));
     case 'footnoteDefinition': return leaf(ctx, 'paragraph', footnoteSource(node, ctx));
     // Definitions and anything else at flow level have no block type: kept as a paragraph of their
     // source, which reads back as the same construct.
@@ -183,8 +185,7 @@ function list(node: List, ctx: Context): DraftBlock {
   const isTask = node.children.length > 0 && node.children.every((item) => typeof item.checked === 'boolean');
   const block: DraftBlock = { id: ctx.newId(), type: 'list', subtype: isTask ? 'task' : node.ordered ? 'ordered' : 'unordered' };
   if (node.ordered && !isTask && typeof node.start === 'number' && node.start !== 1) block.start = node.start;
-  const inner = { ...ctx, nested: true };
-  block.children = node.children.map((item) => listItem(item, inner));
+  block.children = node.children.map((item) => listItem(item, ctx));
   return block;
 }
 
@@ -202,7 +203,7 @@ const ALERT = /^\[!(note|tip|important|warning|caution)\][ \t]*(?:\n|$)/i;
 
 function blockquote(node: Blockquote, ctx: Context): DraftBlock {
   const id = ctx.newId();
-  const inner = { ...ctx, quotes: ctx.quotes + 1, nested: true };
+  const inner = { ...ctx, quotes: ctx.quotes + 1 };
   const first = node.children[0];
   if (first?.type !== 'paragraph') return { id, type: 'blockquote', children: convertAll(node.children, inner) };
   const head = source(first, inner);
@@ -215,20 +216,32 @@ function blockquote(node: Blockquote, ctx: Context): DraftBlock {
 }
 
 function footnoteSource(node: FootnoteDefinition, ctx: Context): string {
-  const { start, end } = node.position ?? {};
-  // Later lines are indented to belong to the footnote: that indentation is kept at top level, and
-  // inside a container, where it mixes with the container's own, the node is serialised instead.
-  if (!ctx.nested && start?.offset !== undefined && end?.offset !== undefined) {
-    return ctx.src.slice(start.offset, end.offset).trimEnd().replace(/\r\n?/g, '\n');
-  }
-  const text = source(node, ctx);
-  return text.includes('\n') ? mdastToMarkdown({ type: 'root', children: [node] }).trimEnd() : text;
+  const position = node.position;
+  if (!position) return toString(node);
+  const text = lf(ctx.src.slice(position.start.offset!, position.end.offset!).trimEnd());
+  // Its later lines are indented to belong to it, which must stay; what lies left of its first
+  // column on them is the containers' prefix.
+  const width = position.start.column - 1;
+  if (width === 0 || !text.includes('\n')) return text;
+  return text.split('\n').map((line, i) => (i === 0 ? line : stripColumns(line, width))).join('\n');
+}
+
+function stripColumns(line: string, width: number): string {
+  let at = 0;
+  for (let c = line.charCodeAt(0); at < width && (c === 32 || c === 9 || c === 62); c = line.charCodeAt(++at));
+  return line.slice(at);
 }
 
 function source(node: Nodes, ctx: Context): string {
   const position = node.position;
-  if (!position) return mdastToMarkdown({ type: 'root', children: [node as RootContent] }).trimEnd();
+  // remark-parse always sets positions; a tree from elsewhere might not.
+  if (!position) return toString(node);
   return slice(ctx, position.start.offset!, position.end.offset!);
+}
+
+/** Code, math and HTML values keep the source's line endings; content always uses `\n`. */
+function lf(text: string): string {
+  return text.indexOf('\r') === -1 ? text : text.replace(/\r\n?/g, '\n');
 }
 
 /**

@@ -3,7 +3,7 @@
  * markers, indentation, `> ` prefixes and the blank lines between blocks; leaf content is already
  * Markdown, so it goes in as a raw node and is never re-escaped (refs and tags stay byte-identical).
  */
-import type { BlockContent, Blockquote, Html, List, ListItem, Paragraph, PhrasingContent, Root, RootContent } from 'mdast';
+import type { BlockContent, Blockquote, Html, List, ListItem, Paragraph, PhrasingContent, Root } from 'mdast';
 import remarkGfm from 'remark-gfm';
 import remarkMath from 'remark-math';
 import remarkStringify, { type Options as StringifyOptions } from 'remark-stringify';
@@ -11,7 +11,7 @@ import { unified } from 'unified';
 import type { Block, DraftBlock } from './block-model.js';
 
 /** Fixed so that the output of a block tree never depends on the input's marker choices. */
-export const STRINGIFY_OPTIONS: StringifyOptions = {
+const STRINGIFY_OPTIONS: StringifyOptions = {
   bullet: '-',
   bulletOther: '*',
   bulletOrdered: '.',
@@ -33,17 +33,13 @@ export const STRINGIFY_OPTIONS: StringifyOptions = {
 
 const stringifier = unified().use(remarkStringify, STRINGIFY_OPTIONS).use(remarkGfm).use(remarkMath).freeze();
 
-/** Serialises an mdast tree with the options above; shared with markdown-in's fallback path. */
-export function mdastToMarkdown(root: Root): string {
-  return stringifier.stringify(root);
-}
-
 type AnyBlock = Block | DraftBlock;
 type FlowNode = BlockContent;
 
+/** A document's children as Markdown, ending in one newline; no blocks give ''. */
 export function blocksToMarkdown(blocks: readonly Block[] | readonly DraftBlock[]): string {
   const root: Root = { type: 'root', children: toFlow(blocks) };
-  return root.children.length === 0 ? '' : mdastToMarkdown(root);
+  return root.children.length === 0 ? '' : stringifier.stringify(root);
 }
 
 function toFlow(blocks: readonly AnyBlock[]): FlowNode[] {
@@ -51,11 +47,13 @@ function toFlow(blocks: readonly AnyBlock[]): FlowNode[] {
   for (const block of blocks) {
     // A document inside a document has no Markdown form of its own; its blocks are kept.
     if (block.type === 'document') out.push(...toFlow(block.children ?? []));
-    // An empty paragraph has no Markdown form; written out it would only shift the blank lines.
-    else if (block.type !== 'paragraph' || (block.content ?? '').trim() !== '') out.push(toNode(block));
+    // Blank text has no Markdown form; written out it would only shift the blank lines around it.
+    else if (!SOURCE_TYPES.has(block.type) || (block.content ?? '').trim() !== '') out.push(toNode(block));
   }
   return out;
 }
+
+const SOURCE_TYPES = new Set(['paragraph', 'table', 'html', 'embed']);
 
 function toNode(block: AnyBlock): FlowNode {
   const content = block.content ?? '';
