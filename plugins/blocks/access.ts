@@ -40,6 +40,17 @@ export function checkExpected(block: Block, expected: string | undefined): void 
     { details: { id: block.id, expected, actual: block.attrs.updated ?? null } });
 }
 
+/**
+ * Removing a folder would delete files the index skipped as broken; those are never deleted by the
+ * kernel, so the person repairs or removes them by hand first.
+ */
+export function assertNoBrokenFiles(store: BlockStore, prefixes: string[]): void {
+  const broken = [...store.problems.keys()].filter((path) => prefixes.some((prefix) => path === prefix || path.startsWith(prefix)));
+  if (broken.length === 0) return;
+  throw new ConflictError('CONFLICT', `This would delete files that are not valid documents (${broken.slice(0, 3).join(', ')}${broken.length > 3 ? ', …' : ''}); repair or remove them by hand first`,
+    { details: { files: broken.slice(0, 20) } });
+}
+
 export function invalid(message: string, details: Record<string, unknown> = {}): KernelError {
   return new KernelError('INVALID_INPUT', message, { details });
 }

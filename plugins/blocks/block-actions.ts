@@ -160,9 +160,8 @@ async function move(rt: BlocksRuntime, call: ActionCall, input: MoveInput) {
     touch(at.block, by, now);
     touch(source, by, now);
     if (target !== source) touch(target, by, now);
-    // The destination first: if the second write fails the block exists twice, which is recoverable; never zero times.
-    if (target !== source) await store.write(target, store.entry(toDoc));
-    await store.write(source, store.entry(fromDoc));
+    if (target === source) await store.write(source, store.entry(fromDoc));
+    else await store.writeTogether([{ root: target, entry: store.entry(toDoc) }, { root: source, entry: store.entry(fromDoc) }]);
     return { id: input.id, documentId: toDoc, parentId: parent.id };
   });
 }

@@ -24,6 +24,12 @@ type Statement = Database.Statement;
 
 const KNOWN_LIMIT = 64;
 
+export interface TakenBlock {
+  id: string;
+  /** The document whose row it was. */
+  from: string;
+}
+
 interface PreviousRow {
   id: string;
   fingerprint: string;
@@ -37,7 +43,8 @@ interface PreviousRow {
  */
 export class BlockIndex {
   private readonly statements: Record<string, Statement>;
-  private batchOpen = false;
+  /** Blocks the last writeDocument took over from another document (a move, or an id found twice). */
+  private taken: TakenBlock[] = [];
 
   constructor(readonly db: Db) {
     const p = (sql: string): Statement => db.prepare(sql);
@@ -46,6 +53,8 @@ export class BlockIndex {
       previousPlace: p('SELECT notebook, path, hpath FROM documents WHERE id = ?'),
       movePlace: p('UPDATE blocks SET notebook = ?, path = ?, hpath = ? WHERE root_id = ?'),
       moveBlock: p('UPDATE blocks SET parent_id = ?, sort = ? WHERE id = ?'),
+      insertBlock: p(`INSERT OR IGNORE INTO blocks (id, parent_id, root_id, notebook, path, hpath, type, subtype, content, markdown, sort, created, updated, updated_by, fingerprint)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
       upsertBlock: p(`INSERT INTO blocks (id, parent_id, root_id, notebook, path, hpath, type, subtype, content, markdown, sort, created, updated, updated_by, fingerprint)
         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         ON CONFLICT (id) DO UPDATE SET parent_id = excluded.parent_id, root_id = excluded.root_id, notebook = excluded.notebook,
@@ -85,8 +94,9 @@ export class BlockIndex {
    * Mirrors one document file: its documents row, then only the blocks that changed. A block whose own
    * fingerprint is unchanged but which moved among its siblings gets its position updated, nothing more.
    */
-  writeDocument(root: Block, place: DocumentPlace, parentDoc: string | null, file: FileState): void {
+  writeDocument(root: Block, place: DocumentPlace, parentDoc: string | null, file: FileState): TakenBlock[] {
     const s = this.statements;
+    this.taken = [];
     this.transaction(() => {
       const before = s.previousPlace!.get(root.id) as DocumentPlace | undefined;
       s.upsertDocument!.run({ id: root.id, notebook: place.notebook, parent_doc: parentDoc, path: place.path, hpath: place.hpath, title: root.content ?? '', mtime_ms: Math.trunc(file.mtimeMs), size: file.size });
@@ -114,6 +124,7 @@ export class BlockIndex {
       for (const gone of previous.keys()) this.deleteBlock(gone, root.id);
       this.remember(root.id, now);
     });
+    return this.taken;
   }
 
   /**
@@ -133,35 +144,20 @@ export class BlockIndex {
     this.known.clear();
   }
 
-  /** One transaction around many document writes (an import): much faster, and committed every so often. */
-  async batch<T>(work: () => Promise<T>): Promise<T> {
-    if (this.db.inTransaction) return work();
-    this.db.exec('BEGIN');
-    this.batchOpen = true;
-    try {
-      return await work();
-    } finally {
-      this.batchOpen = false;
-      // Committed even when the work failed: every document write inside is its own savepoint, so what
-      // is here matches files already written.
-      if (this.db.inTransaction) this.db.exec('COMMIT');
-    }
-  }
-
-  /** Inside a batch, commits what is done so far (so readers of other connections see progress). */
-  checkpointBatch(): void {
-    if (!this.batchOpen || !this.db.inTransaction) return;
-    this.db.exec('COMMIT');
-    this.db.exec('BEGIN');
-  }
-
   private writeBlock(derived: DerivedBlock, existed: boolean): void {
     const s = this.statements;
     const { row } = derived;
     // Positional parameters: binding fifteen named ones costs more than the insert on a large import.
-    s.upsertBlock!.run(row.id, row.parent_id, row.root_id, row.notebook, row.path, row.hpath, row.type, row.subtype, row.content,
-      row.markdown, row.sort, row.created, row.updated, row.updated_by, row.fingerprint);
-    if (existed) this.deleteBlockExtras(row.id);
+    const values = [row.id, row.parent_id, row.root_id, row.notebook, row.path, row.hpath, row.type, row.subtype, row.content,
+      row.markdown, row.sort, row.created, row.updated, row.updated_by, row.fingerprint];
+    // A block new to this document may still have rows from the document it came from (a move):
+    // those are replaced, never added to.
+    if (existed || s.insertBlock!.run(...values).changes === 0) {
+      const owner = existed ? undefined : (s.blockPlace!.get(row.id) as { root_id: string } | undefined)?.root_id;
+      if (owner !== undefined && owner !== row.root_id) this.taken.push({ id: row.id, from: owner });
+      s.upsertBlock!.run(...values);
+      this.deleteBlockExtras(row.id);
+    }
     for (const [name, value] of derived.attrs) s.insertAttr!.run(row.id, row.root_id, name, value);
     derived.refs.forEach((ref, i) => s.insertRef!.run(row.id, i, row.root_id, ref.def, ref.anchor));
     for (const tag of derived.tags) s.insertTag!.run(row.id, tag, row.root_id);

@@ -70,6 +70,7 @@ export class BlockStore {
 
   /** Writes a document (file, then index) and records where it is. Call inside the write queue. */
   async write(root: Block, entry: DocEntry): Promise<void> {
+    this.checkPlace(entry);
     const before = this.catalog.doc(root.id);
     this.catalog.setDoc({ ...entry, title: root.content ?? '' });
     const path = this.filePath(root.id);
@@ -87,17 +88,61 @@ export class BlockStore {
   }
 
   /**
+   * Writes existing documents that change together (a block moved between them): every file, then
+   * every document's rows in one transaction. If a file fails, those already written get their old
+   * text back, so a block is never left in two documents or in none.
+   */
+  async writeTogether(docs: readonly { root: Block; entry: DocEntry }[]): Promise<void> {
+    const previous: { path: string; text: string }[] = [];
+    try {
+      for (const { root, entry } of docs) {
+        this.checkPlace(entry);
+        const path = this.filePath(root.id);
+        previous.push({ path, text: await readFile(path, 'utf8') });
+        await writeFileAtomic(path, documentText(root));
+      }
+    } catch (error) {
+      for (const { path, text } of previous.slice(0, -1)) await writeFileAtomic(path, text).catch(() => undefined);
+      for (const { root } of docs) this.forget(root.id);
+      throw error;
+    }
+    const infos = await Promise.all(docs.map(({ root }) => stat(this.filePath(root.id))));
+    this.index.transaction(() => {
+      docs.forEach(({ root, entry }, i) => this.index.writeDocument(root, this.placeOf(root.id), entry.parent, infos[i]!));
+    });
+    docs.forEach(({ root }, i) => this.remember(root.id, { root, mtimeMs: infos[i]!.mtimeMs, size: infos[i]!.size }));
+  }
+
+  /**
+   * A document is written only where its notebook and parent still are: a removal queued just before
+   * would otherwise leave it in a folder no one will ever read.
+   */
+  private checkPlace(entry: DocEntry): void {
+    this.notebook(entry.notebook);
+    if (entry.parent !== null) {
+      const parent = this.entry(entry.parent);
+      if (parent.notebook !== entry.notebook) throw new KernelError('INVALID_INPUT', `The parent document '${entry.parent}' is in another notebook`, { details: { parentId: entry.parent } });
+    }
+  }
+
+  /**
    * Writes several new documents at once (an import): their files in parallel, then their rows in one
    * transaction. Parents must come before their children. If any file fails, the files of this call are
    * removed again and nothing is indexed.
    */
   async createMany(docs: readonly { root: Block; entry: DocEntry }[]): Promise<void> {
-    for (const { entry } of docs) {
-      // The parent may have been removed since the import was planned.
-      if (entry.parent !== null && !this.catalog.doc(entry.parent) && !docs.some((doc) => doc.root.id === entry.parent)) this.entry(entry.parent);
-      this.notebook(entry.notebook);
+    // Parents come first, so each document's parent is in the catalog (or was just added) when checked.
+    const added: string[] = [];
+    try {
+      for (const { root, entry } of docs) {
+        this.checkPlace(entry);
+        this.catalog.setDoc({ ...entry, title: root.content ?? '' });
+        added.push(root.id);
+      }
+    } catch (error) {
+      for (const id of added.reverse()) this.catalog.deleteDoc(id);
+      throw error;
     }
-    for (const { root, entry } of docs) this.catalog.setDoc({ ...entry, title: root.content ?? '' });
     const paths = docs.map(({ root }) => this.filePath(root.id));
     const written = await Promise.allSettled(docs.map(({ root }, i) => writeFileAtomic(paths[i]!, documentText(root))));
     const failed = written.find((result): result is PromiseRejectedResult => result.status === 'rejected');

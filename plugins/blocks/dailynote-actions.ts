@@ -1,8 +1,8 @@
 import type { ActionCall, ActionHandler } from '../../core/index.js';
 import type { BlocksRuntime } from './runtime.js';
 import { assertNotebookVisible, invalid } from './access.js';
-import { createDocument } from './document-actions.js';
-import { mutateDocument } from './mutate.js';
+import { createDocumentNow } from './document-actions.js';
+import { changeDocument } from './mutate.js';
 import { materialise } from './tree-ops.js';
 
 interface DailyInput { notebook: string; date?: string; markdown?: string }
@@ -36,19 +36,22 @@ export function dailynoteActions(rt: BlocksRuntime): Record<string, ActionHandle
     rt.checkMarkdownSize(markdown);
     const drafts = rt.markdownToBlocks(markdown);
     if (drafts.length === 0) throw invalid('The Markdown holds no block', { field: 'markdown' });
-    const existing = find(input.notebook, date);
-    if (!existing) {
-      const created = await createDocument(rt, call, { notebook: input.notebook, title: date, drafts, attrs: { [marker(date)]: date } });
-      return { id: created.id, date, created: true };
-    }
-    return mutateDocument(store, existing, call, ({ root, by, now }) => {
-      const blocks = materialise(drafts, by, now);
-      const children = root.children!;
-      // A new daily note starts with one empty paragraph; the first real content replaces it.
-      if (children.length === 1 && children[0]!.type === 'paragraph' && children[0]!.content === '') children.splice(0, 1);
-      if (where === 'first') children.unshift(...blocks);
-      else children.push(...blocks);
-      return { id: existing, date, created: false, ids: blocks.map((block) => block.id) };
+    // Looked up and created in one step of the write queue: two first appends must not make two notes.
+    return store.queue.run(async () => {
+      const existing = find(input.notebook, date);
+      if (!existing) {
+        const created = await createDocumentNow(rt, call, { notebook: input.notebook, title: date, drafts, attrs: { [marker(date)]: date } });
+        return { id: created.id, date, created: true };
+      }
+      return changeDocument(store, existing, call, ({ root, by, now }) => {
+        const blocks = materialise(drafts, by, now);
+        const children = root.children!;
+        // A new daily note starts with one empty paragraph; the first real content replaces it.
+        if (children.length === 1 && children[0]!.type === 'paragraph' && children[0]!.content === '') children.splice(0, 1);
+        if (where === 'first') children.unshift(...blocks);
+        else children.push(...blocks);
+        return { id: existing, date, created: false, ids: blocks.map((block) => block.id) };
+      });
     });
   };
   return {

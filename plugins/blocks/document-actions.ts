@@ -1,7 +1,7 @@
 import { newId, type ActionCall, type ActionHandler } from '../../core/index.js';
 import type { Block, DraftBlock } from './block-model.js';
 import type { BlocksRuntime } from './runtime.js';
-import { assertDocumentVisible, assertNotebookVisible, canSee, checkExpected, invalid } from './access.js';
+import { assertDocumentVisible, assertNotebookVisible, checkExpected, invalid } from './access.js';
 import { summary } from './block-actions.js';
 import { moveDocument, removeDocument } from './document-moves.js';
 import { blocksToMarkdown } from './markdown-out.js';
@@ -105,16 +105,19 @@ export function createDocument(rt: BlocksRuntime, call: Pick<ActionCall, 'princi
     assertDocumentVisible(store, call, doc.parentId);
     if (store.entry(doc.parentId).notebook !== doc.notebook) throw invalid(`The parent document '${doc.parentId}' is in another notebook`, { field: 'parentId' });
   }
-  if (!canSee(call, store.catalog.notebooks.get(doc.notebook))) throw invalid('Unknown notebook', { field: 'notebook' });
-  return store.queue.run(async () => {
-    const by = updatedBy(call);
-    const now = new Date();
-    const root: Block = { id: newId(now), type: 'document', content: doc.title, attrs: { ...(doc.attrs ?? {}) }, children: [] };
-    stampNew(root, by, now);
-    root.children = materialise(doc.drafts.length > 0 ? doc.drafts : [{ type: 'paragraph', content: '' }], by, now);
-    await store.write(root, { id: root.id, notebook: doc.notebook, parent: doc.parentId ?? null, title: doc.title });
-    return { id: root.id, notebook: doc.notebook, parentId: doc.parentId ?? null, hpath: store.catalog.hpath(root.id), blockCount: countBlocks(root) };
-  });
+  return store.queue.run(() => createDocumentNow(rt, call, doc));
+}
+
+/** Creates the document; for a caller already inside the write queue (store.write checks the place again). */
+export async function createDocumentNow(rt: BlocksRuntime, call: Pick<ActionCall, 'principal' | 'callId'>, doc: NewDocument) {
+  const { store } = rt;
+  const by = updatedBy(call);
+  const now = new Date();
+  const root: Block = { id: newId(now), type: 'document', content: doc.title, attrs: { ...(doc.attrs ?? {}) }, children: [] };
+  stampNew(root, by, now);
+  root.children = materialise(doc.drafts.length > 0 ? doc.drafts : [{ type: 'paragraph', content: '' }], by, now);
+  await store.write(root, { id: root.id, notebook: doc.notebook, parent: doc.parentId ?? null, title: doc.title });
+  return { id: root.id, notebook: doc.notebook, parentId: doc.parentId ?? null, hpath: store.catalog.hpath(root.id), blockCount: countBlocks(root) };
 }
 
 function freshIds(blocks: readonly Block[]): DraftBlock[] {

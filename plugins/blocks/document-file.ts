@@ -22,7 +22,7 @@ export function parseDocumentText(text: string, expectedId: string): ParsedDocum
   try {
     value = JSON.parse(text);
   } catch (error) {
-    return { ok: false, issues: [{ pointer: '', message: `not valid JSON: ${(error as Error).message}` }] };
+    return { ok: false, issues: [{ pointer: '', message: jsonSyntaxMessage(error) }] };
   }
   const issues: FileIssue[] = [];
   const seen = new Set<string>();
@@ -82,6 +82,17 @@ function checkFields(block: Record<string, unknown>, type: BlockType, pointer: s
     if (!ATTR_NAME.test(name)) issues.push({ pointer: `${pointer}/attrs/${name.replace(/~/g, '~0').replace(/\//g, '~1')}`, message: `'${name}' is not a valid attribute name` });
     else if (typeof attr !== 'string') issues.push({ pointer: `${pointer}/attrs/${name.replace(/~/g, '~0').replace(/\//g, '~1')}`, message: 'attribute values must be strings' });
   }
+}
+
+/**
+ * Where the JSON breaks, without the text around it: the engine's message quotes the file's content,
+ * which must not reach someone allowed to see only that a file is broken.
+ */
+export function jsonSyntaxMessage(error: unknown): string {
+  const message = error instanceof Error ? error.message : '';
+  const position = /position (\d+)/.exec(message)?.[1];
+  if (position !== undefined) return `not valid JSON (syntax error at character ${position})`;
+  return /end of JSON/i.test(message) ? 'not valid JSON (the file ends too early)' : 'not valid JSON';
 }
 
 /** The file text: stable key order (so diffs show real changes), pretty-printed, trailing newline. */

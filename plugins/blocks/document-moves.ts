@@ -2,7 +2,7 @@ import { mkdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { ActionCall } from '../../core/index.js';
 import type { BlocksRuntime } from './runtime.js';
-import { assertDocumentVisible, assertNotebookVisible, checkExpected, invalid } from './access.js';
+import { assertDocumentVisible, assertNoBrokenFiles, assertNotebookVisible, checkExpected, invalid } from './access.js';
 import type { DocEntry } from './doc-catalog.js';
 import { touch, updatedBy } from './provenance.js';
 
@@ -28,6 +28,9 @@ export function moveDocument(rt: BlocksRuntime, call: ActionCall, input: MoveInp
     if (store.entry(input.parentId).notebook !== input.notebook) throw invalid(`The parent document '${input.parentId}' is not in notebook '${input.notebook}'`, { field: 'parentId' });
   }
   return store.queue.run(async () => {
+    // Checked again in the queue: a removal queued meanwhile would leave the moved files in a folder no one reads.
+    assertNotebookVisible(store, call, input.notebook);
+    if (input.parentId !== undefined) assertDocumentVisible(store, call, input.parentId);
     const root = await store.readForWrite(input.id);
     checkExpected(root, input.expectedUpdated);
     const subtree = store.catalog.subtree(input.id);
@@ -63,6 +66,8 @@ export function removeDocument(rt: BlocksRuntime, call: ActionCall, input: { id:
   return store.queue.run(async () => {
     if (input.expectedUpdated !== undefined) checkExpected(await store.read(input.id), input.expectedUpdated);
     const subtree = store.catalog.subtree(input.id);
+    const relative = store.catalog.relativePath(input.id);
+    assertNoBrokenFiles(store, [relative, `${relative.slice(0, -'.json'.length)}/`]);
     const file = store.filePath(input.id);
     const folder = store.catalog.childFolder(store.dataDir, input.id);
     // The folder of children first: a crash in between leaves the document without children, not

@@ -3,16 +3,16 @@ import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isValidId } from '../../core/index.js';
 import type { BlockStore } from './block-store.js';
-import { syncWithFiles } from './workspace-sync.js';
+import type { SyncReport } from './workspace-sync.js';
 
 const SETTLE_MS = 150;
 
 /**
  * Picks up documents edited, added or removed by hand while serving. Events for files this kernel just
- * wrote (their size and mtime match the index) are ignored; anything else runs an incremental sync
- * inside the write queue, so it never interleaves with a write.
+ * wrote (their size and mtime match the index) are ignored; anything else runs an incremental sync,
+ * which the caller queues behind the writes already waiting.
  */
-export function watchData(store: BlockStore, onSynced: (changed: number) => void = () => undefined): { close(): void } {
+export function watchData(store: BlockStore, sync: () => Promise<SyncReport>): { close(): void } {
   const pending = new Set<string>();
   let timer: NodeJS.Timeout | undefined;
   let closed = false;
@@ -21,11 +21,9 @@ export function watchData(store: BlockStore, onSynced: (changed: number) => void
     timer = undefined;
     const paths = [...pending];
     pending.clear();
-    void store.queue.run(async () => {
-      if (closed || !(await needsSync(store, paths))) return;
-      const report = await syncWithFiles(store);
-      onSynced(report.indexed + report.removed);
-    }).catch((error: unknown) => store.log.warn('could not sync a hand edit', { error: String(error) }));
+    void needsSync(store, paths)
+      .then((needed) => (needed && !closed ? sync() : undefined))
+      .catch((error: unknown) => store.log.warn('could not sync a hand edit', { error: String(error) }));
   };
   try {
     watcher = watch(store.dataDir, { recursive: true }, (_event, name) => {

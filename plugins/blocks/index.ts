@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { NOTEBOOK_SCOPE, WORKSPACE, definePlugin, type ActionHandler, type PluginHandlers } from '../../core/index.js';
+import { canSee } from './access.js';
 import { attrActions, outlineActions, refActions, tagActions } from './link-actions.js';
 import { blockActions } from './block-actions.js';
 import { BlockIndex } from './block-index.js';
@@ -16,7 +17,7 @@ import { createNotebookScope } from './notebook-scope.js';
 import { DEFAULT_CONFIG, createRuntime, type BlocksConfig } from './runtime.js';
 import { exportActions, importActions } from './transfer-actions.js';
 import { createWelcomeNotebook } from './welcome.js';
-import { syncWithFiles } from './workspace-sync.js';
+import { Readiness } from './readiness.js';
 
 export default definePlugin<Partial<BlocksConfig>>({
   async activate(ctx) {
@@ -27,21 +28,19 @@ export default definePlugin<Partial<BlocksConfig>>({
     await mkdir(workspace.dataDir, { recursive: true });
     const { db, fresh } = openIndexDatabase(join(workspace.indexDir, 'quire.db'));
     const store = new BlockStore(workspace.dataDir, new BlockIndex(db), new DocCatalog(), ctx.log);
-    const rt = createRuntime(store, config, ctx.log);
-    ctx.provide(NOTEBOOK_SCOPE, createNotebookScope(store.index));
+    const rt = createRuntime(store, workspace.root, config, ctx.log);
     // The start-up sync runs first in the write queue, so activation stays quick however large the
     // workspace; every action waits for it, so none sees a half-synced index.
-    const ready = store.queue.run(() => syncWithFiles(store, { full: fresh }))
-      .then(async (report) => {
-        if (report.problems.length > 0) ctx.log.warn('some files were skipped', { count: report.problems.length });
-        if (config.welcome && isNew) await createWelcomeNotebook(rt);
-      });
-    ready.catch(() => undefined);
-    const watcher = config.watch ? watchData(store) : undefined;
+    const readiness = new Readiness(store, fresh, async (report) => {
+      if (report.problems.length > 0) ctx.log.warn('some files were skipped', { count: report.problems.length });
+      if (config.welcome && isNew) await createWelcomeNotebook(rt);
+    });
+    ctx.provide(NOTEBOOK_SCOPE, createNotebookScope(store, () => readiness.syncing));
+    const watcher = config.watch ? watchData(store, () => readiness.sync(false)) : undefined;
     ctx.onDispose(async () => {
       watcher?.close();
       await rt.files.close();
-      await ready.catch(() => undefined);
+      await readiness.settled();
       await store.queue.idle();
       db.close();
     });
@@ -57,19 +56,24 @@ export default definePlugin<Partial<BlocksConfig>>({
       import: importActions(rt),
       export: exportActions(rt),
       index: {
-        rebuild: () => store.queue.run(() => syncWithFiles(store, { full: true })),
-        problems: () => ({ problems: [...store.problems].map(([path, reason]) => ({ path, reason })) }),
+        rebuild: () => readiness.sync(true),
+        // A reader learns only of broken files in notebooks they may read.
+        problems: (_input, call) => ({
+          problems: [...store.problems]
+            .filter(([path]) => call.principal.role !== 'reader' || canSee(call, store.catalog.notebooks.get(path.split('/')[0] ?? '')))
+            .map(([path, reason]) => ({ path, reason })),
+        }),
       },
     };
-    return afterReady(tools, ready);
+    return afterReady(tools, readiness);
   },
 });
 
-function afterReady(tools: PluginHandlers, ready: Promise<void>): PluginHandlers {
+function afterReady(tools: PluginHandlers, readiness: Readiness): PluginHandlers {
   const out: PluginHandlers = {};
   for (const [tool, actions] of Object.entries(tools)) {
     const wrapped: Record<string, ActionHandler> = {};
-    for (const [name, handler] of Object.entries(actions)) wrapped[name] = async (input, call) => { await ready; return handler(input, call); };
+    for (const [name, handler] of Object.entries(actions)) wrapped[name] = async (input, call) => { await readiness.wait(); return handler(input, call); };
     out[tool] = wrapped;
   }
   return out;

@@ -1,16 +1,23 @@
-import { mkdir, stat } from 'node:fs/promises';
-import { isAbsolute, join, resolve } from 'node:path';
+import { mkdir, realpath, stat } from 'node:fs/promises';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { ConflictError, writeFileAtomic, type ActionCall } from '../../core/index.js';
 import type { BlocksRuntime } from './runtime.js';
 import { assertDocumentVisible, assertNotebookVisible, invalid } from './access.js';
 import type { DocEntry } from './doc-catalog.js';
 import { blocksToMarkdown } from './markdown-out.js';
+import { outsideWorkspace } from './outside-workspace.js';
 
 interface ExportInput { id: string; folder: string; overwrite?: boolean }
+interface PlannedFile { file: string; doc: string }
+
+/** At most this many documents per export, so that one call cannot run without end. */
+const MAX_FILES = 100_000;
 
 /**
  * Writes a notebook or a document (with the documents below it) as Markdown files: `<title>.md`, and
  * a folder `<title>/` beside it for its child documents, the layout `import markdown` reads back.
+ * Every file is planned and checked first: an export that would overwrite without `overwrite`, or
+ * write into the workspace, writes nothing.
  */
 export async function exportMarkdown(rt: BlocksRuntime, call: ActionCall, input: ExportInput) {
   const { store } = rt;
@@ -18,37 +25,41 @@ export async function exportMarkdown(rt: BlocksRuntime, call: ActionCall, input:
   const isNotebook = store.catalog.notebooks.has(input.id);
   if (isNotebook) assertNotebookVisible(store, call, input.id);
   else assertDocumentVisible(store, call, input.id);
-  const target = resolve(input.folder);
-  if (target === store.dataDir || target.startsWith(`${store.dataDir}/`)) throw invalid('Exporting into the workspace data folder would mix files with documents', { field: 'folder' });
+  const target = await outsideWorkspace(resolve(input.folder), rt.workspaceRoot, 'folder', { mayContainIt: true });
   const top = isNotebook ? store.catalog.children(input.id, null) : [store.entry(input.id)];
-  const written: string[] = [];
-  await mkdir(target, { recursive: true });
-  for (const entry of top) await exportDocument(rt, entry, target, input.overwrite === true, written);
-  return { id: input.id, folder: target, files: written.length, written: written.slice(0, 1000) };
+  const planned: PlannedFile[] = [];
+  planFiles(rt, top, target, planned);
+  if (input.overwrite !== true) {
+    for (const { file } of planned) {
+      if (await stat(file).then(() => true, () => false)) throw new ConflictError('CONFLICT', `${file} already exists; pass overwrite: true to replace it`, { details: { file } });
+    }
+  }
+  for (const { file, doc } of planned) {
+    await mkdir(dirname(file), { recursive: true });
+    // A folder already there may be a link into the workspace: checked where it really leads.
+    await outsideWorkspace(await realpath(dirname(file)), rt.workspaceRoot, 'folder');
+    await writeFileAtomic(file, blocksToMarkdown((await store.read(doc)).children ?? []));
+  }
+  return { id: input.id, folder: target, files: planned.length, written: planned.slice(0, 1000).map((item) => item.file) };
 }
 
-async function exportDocument(rt: BlocksRuntime, entry: DocEntry, folder: string, overwrite: boolean, written: string[]): Promise<void> {
-  const { store } = rt;
-  const root = await store.read(entry.id);
-  const name = fileName(root.content ?? '', entry.id, folder, written);
-  const file = join(folder, `${name}.md`);
-  if (!overwrite && await stat(file).then(() => true, () => false)) {
-    throw new ConflictError('CONFLICT', `${file} already exists; pass overwrite: true to replace it`, { details: { file } });
+function planFiles(rt: BlocksRuntime, docs: DocEntry[], folder: string, out: PlannedFile[]): void {
+  const used = new Set<string>();
+  for (const entry of docs) {
+    if (out.length >= MAX_FILES) throw invalid(`More than ${MAX_FILES} documents; export them in parts`, { field: 'id' });
+    const name = fileName(entry.title, entry.id, used);
+    out.push({ file: join(folder, `${name}.md`), doc: entry.id });
+    const children = rt.store.catalog.children(entry.notebook, entry.id);
+    if (children.length > 0) planFiles(rt, children, join(folder, name), out);
   }
-  await writeFileAtomic(file, blocksToMarkdown(root.children ?? []));
-  written.push(file);
-  const children = store.catalog.children(entry.notebook, entry.id);
-  if (children.length === 0) return;
-  const sub = join(folder, name);
-  await mkdir(sub, { recursive: true });
-  for (const child of children) await exportDocument(rt, child, sub, overwrite, written);
 }
 
 /** A title made safe as a file name; two documents with one title in a folder get their ids added. */
-function fileName(title: string, id: string, folder: string, written: string[]): string {
+function fileName(title: string, id: string, used: Set<string>): string {
   // eslint-disable-next-line no-control-regex
   let name = title.replace(/[\\/:*?"<>|\u0000-\u001f]/g, '_').replace(/^[.\s]+|[.\s]+$/g, '').slice(0, 120);
   if (name === '') name = id;
-  if (written.includes(join(folder, `${name}.md`))) name = `${name} (${id})`;
+  if (used.has(name.toLowerCase())) name = `${name} (${id})`;
+  used.add(name.toLowerCase());
   return name;
 }

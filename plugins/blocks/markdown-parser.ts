@@ -17,8 +17,9 @@ export interface MarkdownFileParser {
 }
 
 /**
- * A parser on a worker thread when the compiled worker is at hand (the built kernel), else on this
- * thread (the sources run by a test runner, which a worker cannot load).
+ * A parser on a worker thread when this module runs compiled (the built kernel, where the worker's
+ * JavaScript sits beside it), else on this thread (the TypeScript sources under a test runner, which
+ * a worker cannot load). Tests of the worker run the built module.
  */
 export function createMarkdownFileParser(): MarkdownFileParser {
   const script = workerScript();
@@ -26,11 +27,8 @@ export function createMarkdownFileParser(): MarkdownFileParser {
 }
 
 function workerScript(): URL | undefined {
-  for (const candidate of ['./markdown-worker.js', '../../dist/plugins/blocks/markdown-worker.js']) {
-    const url = new URL(candidate, import.meta.url);
-    if (existsSync(fileURLToPath(url))) return url;
-  }
-  return undefined;
+  const url = new URL('./markdown-worker.js', import.meta.url);
+  return existsSync(fileURLToPath(url)) ? url : undefined;
 }
 
 function inlineParser(): MarkdownFileParser {

@@ -14,14 +14,17 @@ export interface Change {
  * document block's `updated` moves on with every change, and nothing is written if the change throws.
  */
 export function mutateDocument<T>(store: BlockStore, docId: string, call: Pick<ActionCall, 'principal' | 'callId'>, change: (c: Change) => T | Promise<T>): Promise<T> {
-  return store.queue.run(async () => {
-    const entry = store.entry(docId);
-    const root = await store.readForWrite(docId);
-    const by = updatedBy(call);
-    const now = new Date();
-    const result = await change({ root, by, now });
-    touch(root, by, now);
-    await store.write(root, entry);
-    return result;
-  });
+  return store.queue.run(() => changeDocument(store, docId, call, change));
+}
+
+/** The same, for a caller already inside the write queue. */
+export async function changeDocument<T>(store: BlockStore, docId: string, call: Pick<ActionCall, 'principal' | 'callId'>, change: (c: Change) => T | Promise<T>): Promise<T> {
+  const entry = store.entry(docId);
+  const root = await store.readForWrite(docId);
+  const by = updatedBy(call);
+  const now = new Date();
+  const result = await change({ root, by, now });
+  touch(root, by, now);
+  await store.write(root, entry);
+  return result;
 }

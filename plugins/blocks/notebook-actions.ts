@@ -1,7 +1,7 @@
 import { rm } from 'node:fs/promises';
 import { ConflictError, newId, type ActionCall, type ActionHandler } from '../../core/index.js';
 import type { BlocksRuntime } from './runtime.js';
-import { assertNotebookVisible, canSee, invalid } from './access.js';
+import { assertNoBrokenFiles, assertNotebookVisible, canSee, invalid } from './access.js';
 import { checkDisplayName, type Access, type NotebookConf } from './notebook-conf.js';
 
 /** The notebook tool. */
@@ -47,6 +47,7 @@ export function notebookActions(rt: BlocksRuntime): Record<string, ActionHandler
       return store.queue.run(async () => {
         const busy = rt.busyNotebooks.get(id);
         if (busy) throw new ConflictError('CONFLICT', `Notebook '${id}' is in use by ${busy}; try again when it has finished`, { details: { notebook: id, busy } });
+        assertNoBrokenFiles(store, [`${id}/`]);
         const docs = [...store.catalog.allDocs()].filter((doc) => doc.notebook === id);
         await rm(store.notebookFolder(id), { recursive: true, force: true });
         store.index.removeNotebook(id);

@@ -1,4 +1,4 @@
-
+import { jsonSyntaxMessage } from './document-file.js';
 export type Access = 'private' | 'published';
 
 /** `.notebook.json`: what a notebook is called, how it sorts, and who may read it. */
@@ -20,7 +20,7 @@ export function parseNotebookConf(text: string): ParsedConf {
   try {
     value = JSON.parse(text);
   } catch (error) {
-    return { ok: false, message: `not valid JSON: ${(error as Error).message}` };
+    return { ok: false, message: jsonSyntaxMessage(error) };
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return { ok: false, message: 'must be a JSON object' };
   const conf = value as Record<string, unknown>;

@@ -1,17 +1,18 @@
-import { isValidId, type NotebookScope } from '../../core/index.js';
-import type { BlockIndex } from './block-index.js';
+import { KernelError, isValidId, type NotebookScope } from '../../core/index.js';
+import type { BlockStore } from './block-store.js';
 
 /** Input fields that name a notebook, document or block, in any plugin's actions. */
 const ID_FIELDS = ['id', 'parentId', 'previousId', 'nextId'] as const;
 const MAX_IDS = 100;
 
 /**
- * Maps the ids a call names to their notebooks for the gate. It reads the index (not the in-memory
- * catalog), so it answers from the first call on, even while the start-up sync is still running.
+ * Maps the ids a call names to their notebooks for the gate: notebooks and documents from the catalog
+ * (which knows documents whose file does not parse), blocks from the index. While the index is being
+ * built an unknown id may be a block not indexed yet, so the gate is told to wait rather than guess:
+ * guessing "no notebook" would let a call slip past a notebook's deny rule.
  */
-export function createNotebookScope(index: BlockIndex): NotebookScope {
-  const notebookOfBlock = index.db.prepare('SELECT notebook FROM blocks WHERE id = ?').pluck();
-  const isNotebook = index.db.prepare('SELECT 1 FROM notebooks WHERE id = ?').pluck();
+export function createNotebookScope(store: BlockStore, isSyncing: () => boolean): NotebookScope {
+  const notebookOfBlock = store.index.db.prepare('SELECT notebook FROM blocks WHERE id = ?').pluck();
   return {
     notebooksOf({ input }) {
       const ids: unknown[] = ID_FIELDS.map((field) => input[field]);
@@ -19,9 +20,9 @@ export function createNotebookScope(index: BlockIndex): NotebookScope {
       const found = new Set<string>();
       for (const id of ids) {
         if (!isValidId(id)) continue;
-        if (isNotebook.get(id) !== undefined) found.add(id);
-        const notebook = notebookOfBlock.get(id) as string | undefined;
+        const notebook = store.catalog.notebooks.has(id) ? id : store.catalog.doc(id)?.notebook ?? notebookOfBlock.get(id) as string | undefined;
         if (notebook !== undefined) found.add(notebook);
+        else if (isSyncing()) throw new KernelError('NOT_READY', 'The notes index is being built; try again in a moment', { details: { id } });
       }
       return [...found];
     },

@@ -18,6 +18,8 @@ export const DEFAULT_CONFIG: BlocksConfig = { maxMarkdownChars: 1_000_000, watch
 /** What every action of the plugin shares. */
 export interface BlocksRuntime {
   store: BlockStore;
+  /** The workspace folder: import and export never reach inside it. */
+  workspaceRoot: string;
   config: BlocksConfig;
   log: Logger;
   /** Notebooks a long operation (an import, an export) is working in: not to be removed meanwhile. */
@@ -28,9 +30,9 @@ export interface BlocksRuntime {
   checkMarkdownSize(markdown: string): void;
 }
 
-export function createRuntime(store: BlockStore, config: BlocksConfig, log: Logger): BlocksRuntime {
+export function createRuntime(store: BlockStore, workspaceRoot: string, config: BlocksConfig, log: Logger): BlocksRuntime {
   return {
-    store, config, log,
+    store, workspaceRoot, config, log,
     busyNotebooks: new Map(),
     files: createMarkdownFileParser(),
     markdownToBlocks: (markdown) => markdownToBlocks(markdown, () => newId()),

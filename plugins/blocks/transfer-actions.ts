@@ -8,6 +8,7 @@ import { countBlocks, materialise } from './tree-ops.js';
 import type { BlocksRuntime } from './runtime.js';
 import { assertDocumentVisible, assertNotebookVisible, invalid } from './access.js';
 import { exportMarkdown } from './markdown-export.js';
+import { outsideWorkspace } from './outside-workspace.js';
 import type { ParsedFile } from './markdown-parser.js';
 
 interface ImportInput { notebook: string; path: string; parentId?: string }
@@ -56,15 +57,16 @@ export async function importMarkdown(rt: BlocksRuntime, call: ActionCall, input:
     assertDocumentVisible(store, call, input.parentId);
     if (store.entry(input.parentId).notebook !== input.notebook) throw invalid(`The parent document '${input.parentId}' is not in notebook '${input.notebook}'`, { field: 'parentId' });
   }
-  const source = resolve(input.path);
   const busy = rt.busyNotebooks.get(input.notebook);
   if (busy) throw new ConflictError('CONFLICT', `Notebook '${input.notebook}' is in use by ${busy}`, { details: { notebook: input.notebook } });
   // Marked busy before the first await, so that a removal arriving meanwhile cannot slip in.
-  rt.busyNotebooks.set(input.notebook, `an import of ${source}`);
+  rt.busyNotebooks.set(input.notebook, `an import of ${input.path}`);
   const state: ImportState = { rt, call, notebook: input.notebook, documents: 0, blocks: 0, skipped: [], total: 0 };
   try {
+    const source = await outsideWorkspace(resolve(input.path), rt.workspaceRoot, 'path');
     const info = await lstat(source).catch(() => undefined);
     if (!info || !(info.isFile() || info.isDirectory())) throw invalid(`Nothing to import at ${source}`, { field: 'path' });
+    if (info.isFile() && !source.toLowerCase().endsWith('.md')) throw invalid(`Only Markdown files (.md) are imported; ${source} is not one`, { field: 'path' });
     const started = Date.now();
     const plan: Planned[] = [];
     if (info.isDirectory()) {
@@ -77,16 +79,14 @@ export async function importMarkdown(rt: BlocksRuntime, call: ActionCall, input:
     const chunks: Planned[][] = [];
     for (let i = 0; i < plan.length; i += CHUNK) chunks.push(plan.slice(i, i + CHUNK));
     const parse = (chunk: Planned[]) => rt.files.parseFiles(chunk.flatMap((doc) => doc.path ?? []), rt.config.maxMarkdownChars);
-    await rt.store.index.batch(async () => {
-      // The next chunk is parsed (on the worker) while this one is written.
-      let next = chunks.length > 0 ? parse(chunks[0]!) : undefined;
-      for (let i = 0; i < chunks.length; i++) {
-        const parsed = await next!;
-        next = i + 1 < chunks.length ? parse(chunks[i + 1]!) : undefined;
-        next?.catch(() => undefined);
-        await importChunk(state, chunks[i]!, parsed);
-      }
-    });
+    // The next chunk is parsed (on the worker) while this one is written.
+    let next = chunks.length > 0 ? parse(chunks[0]!) : undefined;
+    for (let i = 0; i < chunks.length; i++) {
+      const parsed = await next!;
+      next = i + 1 < chunks.length ? parse(chunks[i + 1]!) : undefined;
+      next?.catch(() => undefined);
+      await importChunk(state, chunks[i]!, parsed);
+    }
     const seconds = (Date.now() - started) / 1000;
     return { notebook: input.notebook, documents: state.documents, blocks: state.blocks, skipped: state.skipped, seconds };
   } finally {
@@ -145,7 +145,6 @@ async function importChunk(state: ImportState, chunk: Planned[], parsed: ParsedF
   await rt.store.queue.run(() => rt.store.createMany(docs));
   state.documents += docs.length;
   state.blocks += docs.reduce((sum, doc) => sum + countBlocks(doc.root), 0);
-  rt.store.index.checkpointBatch();
   state.call.log.info('import progress', { done: state.documents, total: state.total, blocks: state.blocks });
 }
 

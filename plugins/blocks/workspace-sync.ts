@@ -37,7 +37,6 @@ export interface SyncOptions {
 export async function syncWithFiles(store: BlockStore, options: SyncOptions = {}): Promise<SyncReport> {
   // One transaction for the whole sync: a rebuild is never seen half done, and it is much faster.
   const { db } = store.index;
-  if (db.inTransaction) return syncInTransaction(store, options);
   db.exec('BEGIN IMMEDIATE');
   try {
     const report = await syncInTransaction(store, options);
@@ -80,7 +79,9 @@ async function syncInTransaction(store: BlockStore, options: SyncOptions): Promi
   let failed = 0;
   for (const [id] of known) if (!present.has(id)) { index.removeDocument(id); removed++; }
   const retitled: string[] = [];
-  changed.sort((a, b) => depth(a) - depth(b));
+  // A fixed order, so that an id found in two files (copied by hand) always ends up the same way.
+  changed.sort((a, b) => depth(a) - depth(b) || (a.relativePath < b.relativePath ? -1 : 1));
+  const changedIds = new Set(changed.map((doc) => doc.id));
   for (const [i, doc] of changed.entries()) {
     const text = await readFile(doc.file, 'utf8');
     const parsed = parseDocumentText(text, doc.id);
@@ -95,7 +96,11 @@ async function syncInTransaction(store: BlockStore, options: SyncOptions): Promi
     const record = known.get(doc.id);
     if (record && record.title !== entry.title) retitled.push(doc.id);
     catalog.setDoc(entry);
-    index.writeDocument(parsed.value, store.placeOf(doc.id), doc.parent, await stat(doc.file));
+    const taken = index.writeDocument(parsed.value, store.placeOf(doc.id), doc.parent, await stat(doc.file));
+    // Taking a block over from a document this sync has not rewritten means its id is in two files.
+    for (const block of taken) {
+      if (options.full || !changedIds.has(block.from)) problems.set(doc.relativePath, `block ${block.id} also appears in document ${block.from}; give one of them a new id`);
+    }
     store.forget(doc.id);
     blocks += countBlocks(parsed.value);
     options.onProgress?.(i + 1, changed.length);

@@ -15,4 +15,11 @@ describe('ids', () => {
       expect(isValidId(bad)).toBe(false);
     }
   });
+
+  it('never repeats an id within a second, however many are made', () => {
+    const now = new Date('2026-01-02T03:04:05Z');
+    const ids = new Set<string>();
+    for (let i = 0; i < 300_000; i++) ids.add(newId(now));
+    expect(ids.size).toBe(300_000);
+  });
 });

@@ -1,9 +1,11 @@
 import { mkdir, readFile, readdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../../../core/cli/run-cli.js';
 import { bufferIO } from '../../helpers/buffer-io.js';
-import { caught } from '../../helpers/harness.js';
+import { REPO_ROOT, caught } from '../../helpers/harness.js';
 import { dumpIndex, useBlocks, type Act } from './blocks-harness.js';
 
 const { boot, tempDir } = useBlocks();
@@ -79,5 +81,21 @@ describe('import and export of Markdown', () => {
     const exported = bufferIO();
     expect(await runCli(['export', notebook.id, out, '--workspace', workspace], exported)).toBe(0);
     expect(await readFile(join(out, 'note-007.md'), 'utf8')).toBe('# Note 7\n\nBody #n2#\n');
+  });
+
+  it('imports with the built CLI, which parses on a worker thread', async () => {
+    const workspace = join(await tempDir(), 'ws');
+    const { kernel, act } = await boot({ workspace });
+    const notebook = await act<Created>('notebook_create', { name: 'Built' });
+    await kernel.close();
+    const folder = await sourceFolder();
+    const cli = join(REPO_ROOT, 'dist', 'core', 'cli', 'main.js');
+    const run = promisify(execFile);
+    const result = await run(process.execPath, [cli, 'import', folder, '--notebook', notebook.id, '--workspace', workspace]).catch((error: { code: number; stdout: string; stderr: string }) => error);
+    expect(result.stdout).toMatch(/^imported 4 document\(s\)/);
+    expect(result.stderr).toContain('symbolic links are not followed');
+    const again = await boot({ workspace });
+    const imported = await tree(again.act, notebook.id) as { title: string }[];
+    expect(imported.map((doc) => doc.title)).toEqual(['Alpha', 'Gamma']);
   });
 });

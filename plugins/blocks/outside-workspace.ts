@@ -1,0 +1,36 @@
+import { realpath } from 'node:fs/promises';
+import { basename, dirname, join, sep } from 'node:path';
+import { invalid } from './access.js';
+
+/**
+ * The real location of a path (symbolic links resolved, also for a path that does not exist yet),
+ * refused when it lies inside the workspace: import and export are for files of the person's own,
+ * never for the kernel's documents, sessions, tokens or audit log.
+ */
+export async function outsideWorkspace(path: string, workspaceRoot: string, field: string, options: { mayContainIt?: boolean } = {}): Promise<string> {
+  const real = await realPathOf(path);
+  const root = await realPathOf(workspaceRoot);
+  const inside = real === root || real.startsWith(`${root}${sep}`);
+  // Reading a folder that holds the workspace would read the workspace too; writing into one is fine
+  // as long as each file written is checked (export does).
+  const holds = root.startsWith(`${real}${sep}`) && options.mayContainIt !== true;
+  if (inside || holds) {
+    throw invalid(`${field} must lie outside the workspace (${root})`, { field });
+  }
+  return real;
+}
+
+async function realPathOf(path: string): Promise<string> {
+  const missing: string[] = [];
+  let current = path;
+  // Bounded by the path's depth: each turn moves one folder up.
+  for (;;) {
+    try {
+      return join(await realpath(current), ...missing.reverse());
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || dirname(current) === current) throw error;
+      missing.push(basename(current));
+      current = dirname(current);
+    }
+  }
+}

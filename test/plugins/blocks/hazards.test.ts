@@ -1,0 +1,173 @@
+import { mkdir, readFile, readdir, rm, symlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { caught } from '../../helpers/harness.js';
+import { agent, dumpIndex, reader, useBlocks, type Act } from './blocks-harness.js';
+
+const { boot, tempDir } = useBlocks();
+
+interface Created { id: string }
+interface Tree { document: { children: { id: string; content?: string }[] } }
+
+async function twoDocuments(act: Act) {
+  const notebook = await act<Created>('notebook_create', { name: 'N' });
+  const a = await act<Created>('document_create', { notebook: notebook.id, title: 'A', markdown: 'moving\n\nstays\n' });
+  const b = await act<Created>('document_create', { notebook: notebook.id, title: 'B', markdown: 'target\n' });
+  const [moving] = (await act<Tree>('document_get', { id: a.id })).document.children;
+  const [target] = (await act<Tree>('document_get', { id: b.id })).document.children;
+  return { notebook: notebook.id, a: a.id, b: b.id, moving: moving!.id, target: target!.id };
+}
+
+describe('moving blocks between documents', () => {
+  it('moves a block with attributes, references and tags into exactly one file, and the index matches a rebuild', async () => {
+    const { kernel, act } = await boot();
+    const { notebook, a, b, moving, target } = await twoDocuments(act);
+    await act('block_update', { id: moving, markdown: `moving #t# ((${target} "there"))` });
+    await act('attr_set', { id: moving, attrs: { 'custom-colour': 'red' } });
+    await act('block_move', { id: moving, previousId: target });
+    const inA = (await readFile(join(kernel.workspace.dataDir, notebook, `${a}.json`), 'utf8')).includes(moving);
+    const inB = (await readFile(join(kernel.workspace.dataDir, notebook, `${b}.json`), 'utf8')).includes(moving);
+    expect([inA, inB]).toEqual([false, true]);
+    const before = dumpIndex(kernel.workspace.root);
+    expect(before.attributes).toEqual([expect.objectContaining({ block_id: moving, root_id: b, name: 'custom-colour' })]);
+    expect(before.refs).toEqual([expect.objectContaining({ block_id: moving, root_id: b })]);
+    await act('index_rebuild', {});
+    expect(dumpIndex(kernel.workspace.root)).toEqual(before);
+  });
+
+  it('reports a block id found in two files instead of failing the start', async () => {
+    const workspace = join(await tempDir(), 'ws');
+    const first = await boot({ workspace });
+    const { notebook, a, moving } = await twoDocuments(first.act);
+    // The whole document is copied by hand under another id: every block id is now in two files.
+    await first.act('attr_set', { id: moving, attrs: { 'custom-x': '1' } });
+    await first.kernel.close();
+    const original = JSON.parse(await readFile(join(workspace, 'data', notebook, `${a}.json`), 'utf8'));
+    const copy = { ...original, id: '20250101000000-copyaaa' };
+    await writeFile(join(workspace, 'data', notebook, `${copy.id}.json`), JSON.stringify(copy));
+    const second = await boot({ workspace });
+    const { problems } = await second.act<{ problems: { path: string; reason: string }[] }>('index_problems', {});
+    expect(problems.map((problem) => problem.reason)).toEqual([expect.stringMatching(/^block \S+ also appears in document /)]);
+    expect((await second.act<{ notebooks: unknown[] }>('notebook_list', {})).notebooks).toHaveLength(1);
+  });
+});
+
+describe('writes racing removals', () => {
+  it('never writes a document into a notebook removed just before', async () => {
+    const { kernel, act } = await boot();
+    const notebook = await act<Created>('notebook_create', { name: 'Doomed' });
+    const [removed, created] = await Promise.allSettled([
+      act('notebook_remove', { id: notebook.id }),
+      act('document_create', { notebook: notebook.id, title: 'Late' }),
+    ]);
+    expect(removed.status).toBe('fulfilled');
+    expect(created.status === 'rejected' ? (created.reason as { code: string }).code : 'created').toBe('NOT_FOUND');
+    expect(await readdir(kernel.workspace.dataDir)).toEqual([]);
+  });
+
+  it('never moves a document under a parent removed just before', async () => {
+    const { kernel, act } = await boot();
+    const notebook = await act<Created>('notebook_create', { name: 'N' });
+    const parent = await act<Created>('document_create', { notebook: notebook.id, title: 'Parent' });
+    const mover = await act<Created>('document_create', { notebook: notebook.id, title: 'Mover' });
+    const [, moved] = await Promise.allSettled([
+      act('document_remove', { id: parent.id }),
+      act('document_move', { id: mover.id, notebook: notebook.id, parentId: parent.id }),
+    ]);
+    expect(moved.status === 'rejected' ? (moved.reason as { code: string }).code : 'moved').toBe('NOT_FOUND');
+    expect(await readdir(join(kernel.workspace.dataDir, notebook.id))).toEqual(['.notebook.json', `${mover.id}.json`]);
+  });
+
+  it('makes one daily note when two first appends arrive together', async () => {
+    const { act } = await boot();
+    const notebook = await act<Created>('notebook_create', { name: 'N' });
+    const results = await Promise.all(['one', 'two'].map((text) => act<{ id: string }>('dailynote_append', { notebook: notebook.id, date: '2026-03-04', markdown: text })));
+    expect(results[0]!.id).toBe(results[1]!.id);
+    const { markdown } = await act<{ markdown: string }>('document_get_markdown', { id: results[0]!.id });
+    expect(markdown.trim()).toBe('one\n\ntwo');
+  });
+});
+
+describe('broken files', () => {
+  async function withBrokenChild() {
+    const workspace = join(await tempDir(), 'ws');
+    const first = await boot({ workspace });
+    const notebook = await first.act<Created>('notebook_create', { name: 'Private' });
+    const parent = await first.act<Created>('document_create', { notebook: notebook.id, title: 'Parent' });
+    await first.kernel.close();
+    const broken = join(workspace, 'data', notebook.id, parent.id, '20250101000000-brokenn.json');
+    await mkdir(join(workspace, 'data', notebook.id, parent.id), { recursive: true });
+    await writeFile(broken, '{ "secret": My salary is 100');
+    return { workspace, notebook: notebook.id, parent: parent.id, broken };
+  }
+
+  it('never deletes a broken file by removing the document or notebook above it', async () => {
+    const { workspace, notebook, parent, broken } = await withBrokenChild();
+    const { act } = await boot({ workspace });
+    expect((await caught(act('document_remove', { id: parent }))).code).toBe('CONFLICT');
+    expect((await caught(act('notebook_remove', { id: notebook }))).code).toBe('CONFLICT');
+    expect(await readFile(broken, 'utf8')).toContain('salary');
+  });
+
+  it('tells a reader nothing of broken files in private notebooks, and nobody the file\'s text', async () => {
+    const { workspace } = await withBrokenChild();
+    const { act } = await boot({ workspace });
+    expect((await act<{ problems: unknown[] }>('index_problems', {}, reader)).problems).toEqual([]);
+    const { problems } = await act<{ problems: { reason: string }[] }>('index_problems', {});
+    expect(problems).toHaveLength(1);
+    expect(JSON.stringify(problems)).not.toContain('salary');
+  });
+});
+
+describe('the gate while the index is built', () => {
+  it('never lets an agent call slip past a notebook deny rule while the index is rebuilt from scratch', async () => {
+    const workspace = join(await tempDir(), 'ws');
+    const first = await boot({ workspace });
+    const notebook = await first.act<Created>('notebook_create', { name: 'Guarded' });
+    const doc = await first.act<Created>('document_create', { notebook: notebook.id, title: 'D', markdown: 'x\n' });
+    const [block] = (await first.act<Tree>('document_get', { id: doc.id })).document.children;
+    await first.kernel.close();
+    await rm(join(workspace, 'index'), { recursive: true });
+    const { act } = await boot({ workspace, config: { gate: { allowAutoMode: true, deny: [{ tool: 'block', notebook: notebook.id }] } } });
+    const codes = new Set<string>();
+    // Until the sync has finished the gate cannot know the block's notebook and says so; then it denies.
+    for (let i = 0; i < 200 && !codes.has('ACTION_DENIED'); i++) {
+      codes.add((await caught(act('block_update', { id: block!.id, markdown: 'y' }, agent()))).code ?? 'none');
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    expect([...codes].filter((code) => code !== 'NOT_READY' && code !== 'ACTION_DENIED')).toEqual([]);
+    expect(codes.has('ACTION_DENIED')).toBe(true);
+  });
+});
+
+describe('import and export stay out of the workspace', () => {
+  it('refuses to import a file that is not Markdown, or anything inside the workspace', async () => {
+    const { kernel, act } = await boot();
+    const notebook = await act<Created>('notebook_create', { name: 'N' });
+    const folder = await tempDir();
+    await writeFile(join(folder, 'id_rsa'), 'PRIVATE KEY');
+    expect((await caught(act('import_markdown', { notebook: notebook.id, path: join(folder, 'id_rsa') }))).code).toBe('INVALID_INPUT');
+    expect((await caught(act('import_markdown', { notebook: notebook.id, path: kernel.workspace.root }))).code).toBe('INVALID_INPUT');
+    expect((await caught(act('import_markdown', { notebook: notebook.id, path: join(kernel.workspace.root, 'agent') }))).code).toBe('INVALID_INPUT');
+    const link = join(folder, 'sneaky');
+    await symlink(kernel.workspace.root, link);
+    expect((await caught(act('import_markdown', { notebook: notebook.id, path: link }))).code).toBe('INVALID_INPUT');
+  });
+
+  it('refuses to export into the workspace, also through a link, and writes nothing on a conflict', async () => {
+    const { kernel, act } = await boot();
+    const notebook = await act<Created>('notebook_create', { name: 'N' });
+    await act('document_create', { notebook: notebook.id, title: 'One' });
+    await act('document_create', { notebook: notebook.id, title: 'Two' });
+    const folder = await tempDir();
+    await symlink(kernel.workspace.dataDir, join(folder, 'into-data'));
+    expect((await caught(act('export_markdown', { id: notebook.id, folder: join(folder, 'into-data') }))).code).toBe('INVALID_INPUT');
+    expect((await caught(act('export_markdown', { id: notebook.id, folder: join(kernel.workspace.root, 'out') }))).code).toBe('INVALID_INPUT');
+    const out = join(folder, 'out');
+    await mkdir(out);
+    await writeFile(join(out, 'Two.md'), 'mine');
+    expect((await caught(act('export_markdown', { id: notebook.id, folder: out }))).code).toBe('CONFLICT');
+    expect((await readdir(out)).sort()).toEqual(['Two.md']);
+    expect(await readFile(join(out, 'Two.md'), 'utf8')).toBe('mine');
+  });
+});
