@@ -31,38 +31,44 @@ export function blockActions(rt: BlocksRuntime): Record<string, ActionHandler> {
       const { at } = await found(call, (input as unknown as BlockRef).id);
       return { id: at.block.id, children: (at.block.children ?? []).map((child) => summary(child)) };
     },
-    batch_get: async (input, call) => {
-      const ids = (input as { ids: string[] }).ids;
-      const blocks: unknown[] = [];
-      const missing: string[] = [];
-      for (const id of ids) {
-        try {
-          const { docId, at } = await found(call, id);
-          blocks.push(describe(rt, docId, at.block, at.parent?.id ?? null));
-        } catch (error) {
-          if ((error as KernelError).code !== 'NOT_FOUND') throw error;
-          missing.push(id);
-        }
-      }
-      return { blocks, missing };
-    },
+    batch_get: (input, call) => batchGet(rt, call, (input as { ids: string[] }).ids, found),
     insert: (input, call) => insert(rt, call, input as unknown as InsertInput),
     append: (input, call) => insert(rt, call, { ...(input as unknown as InsertInput), previousId: undefined, nextId: undefined }, 'last'),
     prepend: (input, call) => insert(rt, call, { ...(input as unknown as InsertInput), previousId: undefined, nextId: undefined }, 'first'),
     update: (input, call) => update(rt, call, input as unknown as UpdateInput),
-    delete: async (input, call) => {
-      const { id, expectedUpdated } = input as { id: string; expectedUpdated?: string };
-      const docId = documentOfBlock(store, call, id);
-      if (docId === id) throw invalid(`'${id}' is a document: use document remove`, { id });
-      return mutateDocument(store, docId, call, ({ root }) => {
-        const at = mustLocate(root, id);
-        checkExpected(at.block, expectedUpdated);
-        at.parent!.children!.splice(at.index, 1);
-        return { deleted: [...subtreeIds(at.block)], documentId: docId };
-      });
-    },
+    delete: (input, call) => deleteBlock(rt, call, input as { id: string; expectedUpdated?: string }),
     move: (input, call) => move(rt, call, input as unknown as MoveInput),
   };
+}
+
+type Finder = (call: ActionCall, id: string) => Promise<{ docId: string; at: Located }>;
+
+/** Several blocks at once; those that do not exist (or that the caller may not see) are listed as missing. */
+async function batchGet(rt: BlocksRuntime, call: ActionCall, ids: string[], found: Finder) {
+  const blocks: unknown[] = [];
+  const missing: string[] = [];
+  for (const id of ids) {
+    try {
+      const { docId, at } = await found(call, id);
+      blocks.push(describe(rt, docId, at.block, at.parent?.id ?? null));
+    } catch (error) {
+      if ((error as KernelError).code !== 'NOT_FOUND') throw error;
+      missing.push(id);
+    }
+  }
+  return { blocks, missing };
+}
+
+function deleteBlock(rt: BlocksRuntime, call: ActionCall, input: { id: string; expectedUpdated?: string }) {
+  const { id, expectedUpdated } = input;
+  const docId = documentOfBlock(rt.store, call, id);
+  if (docId === id) throw invalid(`'${id}' is a document: use document remove`, { id });
+  return mutateDocument(rt.store, docId, call, ({ root }) => {
+    const at = mustLocate(root, id);
+    checkExpected(at.block, expectedUpdated);
+    at.parent!.children!.splice(at.index, 1);
+    return { deleted: [...subtreeIds(at.block)], documentId: docId };
+  });
 }
 
 function mustLocate(root: Block, id: string): Located {

@@ -2,9 +2,8 @@ import { newId, type ActionCall, type ActionHandler } from '../../core/index.js'
 import type { Block, DraftBlock } from './block-model.js';
 import type { BlocksRuntime } from './runtime.js';
 import { assertDocumentVisible, assertNotebookVisible, checkExpected, invalid } from './access.js';
-import { summary } from './block-actions.js';
+import { documentReads } from './document-reads.js';
 import { moveDocument, removeDocument } from './document-moves.js';
-import { blocksToMarkdown } from './markdown-out.js';
 import { checkDisplayName } from './notebook-conf.js';
 import { stampNew, touch, updatedBy } from './provenance.js';
 import { countBlocks, materialise } from './tree-ops.js';
@@ -14,70 +13,18 @@ interface CreateInput { notebook: string; title: string; markdown?: string; pare
 /** The document tool. */
 export function documentActions(rt: BlocksRuntime): Record<string, ActionHandler> {
   const { store } = rt;
-  const visible = (call: ActionCall, id: string): void => assertDocumentVisible(store, call, id);
   return {
+    ...documentReads(rt),
     create: (input, call) => {
       const { notebook, title, markdown, parentId } = input as unknown as CreateInput;
       if (markdown !== undefined) rt.checkMarkdownSize(markdown);
       return createDocument(rt, call, { notebook, title, parentId, drafts: markdown !== undefined ? rt.markdownToBlocks(markdown) : [] });
     },
-    get: async (input, call) => {
-      const { id } = input as { id: string };
-      visible(call, id);
-      const entry = store.entry(id);
-      return { document: await store.read(id), notebook: entry.notebook, parentId: entry.parent, hpath: store.catalog.hpath(id) };
-    },
-    get_markdown: async (input, call) => {
-      const { id } = input as { id: string };
-      visible(call, id);
-      const root = await store.read(id);
-      return { id, title: root.content ?? '', hpath: store.catalog.hpath(id), markdown: blocksToMarkdown(root.children ?? []) };
-    },
-    list: (input, call) => {
-      const { notebook, parentId } = input as { notebook: string; parentId?: string };
-      assertNotebookVisible(store, call, notebook);
-      if (parentId !== undefined) visible(call, parentId);
-      if (parentId !== undefined && store.entry(parentId).notebook !== notebook) throw invalid(`Document '${parentId}' is not in notebook '${notebook}'`, { field: 'parentId' });
-      const documents = store.catalog.children(notebook, parentId ?? null).map((doc) => ({
-        id: doc.id, title: doc.title, hpath: store.catalog.hpath(doc.id),
-        childDocuments: store.catalog.children(notebook, doc.id).length,
-        updated: store.index.updatedOf(doc.id),
-      }));
-      return { notebook, parentId: parentId ?? null, documents };
-    },
-    info: async (input, call) => {
-      const { id } = input as { id: string };
-      visible(call, id);
-      const root = await store.read(id);
-      const entry = store.entry(id);
-      return {
-        id, title: root.content ?? '', notebook: entry.notebook, parentId: entry.parent,
-        path: store.catalog.relativePath(id), hpath: store.catalog.hpath(id),
-        created: root.attrs.created ?? null, updated: root.attrs.updated ?? null, updatedBy: root.attrs.updatedBy ?? null,
-        blockCount: countBlocks(root), childDocuments: store.catalog.children(entry.notebook, id).map((doc) => doc.id),
-        attrs: root.attrs, outline: (root.children ?? []).filter((block) => block.type === 'heading').map(summary),
-      };
-    },
-    rename: (input, call) => {
-      const { id, title, expectedUpdated } = input as { id: string; title: string; expectedUpdated?: string };
-      visible(call, id);
-      const problem = checkDisplayName(title, 'title');
-      if (problem) throw invalid(problem, { field: 'title' });
-      return store.queue.run(async () => {
-        const root = await store.readForWrite(id);
-        checkExpected(root, expectedUpdated);
-        root.content = title;
-        touch(root, updatedBy(call), new Date());
-        await store.write(root, store.entry(id));
-        // Every document below now has another hpath.
-        for (const below of store.catalog.subtree(id).slice(1)) await store.reindex(below.id);
-        return { id, title, updated: root.attrs.updated };
-      });
-    },
+    rename: (input, call) => renameDocument(rt, call, input as { id: string; title: string; expectedUpdated?: string }),
     move: (input, call) => moveDocument(rt, call, input as { id: string; notebook: string; parentId?: string; expectedUpdated?: string }),
     duplicate: async (input, call) => {
       const { id } = input as { id: string };
-      visible(call, id);
+      assertDocumentVisible(store, call, id);
       const entry = store.entry(id);
       const original = await store.read(id);
       const copy = freshIds(original.children ?? []);
@@ -85,6 +32,24 @@ export function documentActions(rt: BlocksRuntime): Record<string, ActionHandler
     },
     remove: (input, call) => removeDocument(rt, call, input as { id: string; expectedUpdated?: string }),
   };
+}
+
+function renameDocument(rt: BlocksRuntime, call: ActionCall, input: { id: string; title: string; expectedUpdated?: string }) {
+  const { store } = rt;
+  const { id, title, expectedUpdated } = input;
+  assertDocumentVisible(store, call, id);
+  const problem = checkDisplayName(title, 'title');
+  if (problem) throw invalid(problem, { field: 'title' });
+  return store.queue.run(async () => {
+    const root = await store.readForWrite(id);
+    checkExpected(root, expectedUpdated);
+    root.content = title;
+    touch(root, updatedBy(call), new Date());
+    await store.write(root, store.entry(id));
+    // Every document below now has another hpath.
+    for (const below of store.catalog.subtree(id).slice(1)) await store.reindex(below.id);
+    return { id, title, updated: root.attrs.updated };
+  });
 }
 
 interface NewDocument {

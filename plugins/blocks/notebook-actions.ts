@@ -41,23 +41,26 @@ export function notebookActions(rt: BlocksRuntime): Record<string, ActionHandler
       const { id, access } = input as { id: string; access: Access };
       return change(call, id, { access });
     },
-    remove: (input, call) => {
-      const { id } = input as { id: string };
-      assertNotebookVisible(store, call, id);
-      return store.queue.run(async () => {
-        const busy = rt.busyNotebooks.get(id);
-        if (busy) throw new ConflictError('CONFLICT', `Notebook '${id}' is in use by ${busy}; try again when it has finished`, { details: { notebook: id, busy } });
-        assertNoBrokenFiles(store, [`${id}/`]);
-        const docs = [...store.catalog.allDocs()].filter((doc) => doc.notebook === id);
-        await rm(store.notebookFolder(id), { recursive: true, force: true });
-        store.index.removeNotebook(id);
-        for (const doc of docs) {
-          store.catalog.deleteDoc(doc.id);
-          store.forget(doc.id);
-        }
-        store.catalog.notebooks.delete(id);
-        return { removed: id, documents: docs.length };
-      });
-    },
+    remove: (input, call) => removeNotebook(rt, call, (input as { id: string }).id),
   };
+}
+
+/** Removes a notebook's folder and rows, unless an import is working in it or it holds broken files. */
+function removeNotebook(rt: BlocksRuntime, call: ActionCall, id: string) {
+  const { store } = rt;
+  assertNotebookVisible(store, call, id);
+  return store.queue.run(async () => {
+    const busy = rt.busyNotebooks.get(id);
+    if (busy) throw new ConflictError('CONFLICT', `Notebook '${id}' is in use by ${busy}; try again when it has finished`, { details: { notebook: id, busy } });
+    assertNoBrokenFiles(store, [`${id}/`]);
+    const docs = [...store.catalog.allDocs()].filter((doc) => doc.notebook === id);
+    await rm(store.notebookFolder(id), { recursive: true, force: true });
+    store.index.removeNotebook(id);
+    for (const doc of docs) {
+      store.catalog.deleteDoc(doc.id);
+      store.forget(doc.id);
+    }
+    store.catalog.notebooks.delete(id);
+    return { removed: id, documents: docs.length };
+  });
 }

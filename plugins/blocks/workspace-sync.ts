@@ -1,6 +1,7 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isValidId } from '../../core/index.js';
+import type { DocumentRecord } from './block-index.js';
 import type { BlockStore } from './block-store.js';
 import type { DocEntry } from './doc-catalog.js';
 import { parseDocumentText } from './document-file.js';
@@ -49,54 +50,84 @@ export async function syncWithFiles(store: BlockStore, options: SyncOptions = {}
   }
 }
 
+interface SyncState {
+  store: BlockStore;
+  options: SyncOptions;
+  problems: Map<string, string>;
+  /** What the index held for each document before this sync. */
+  known: Map<string, DocumentRecord>;
+}
+
 async function syncInTransaction(store: BlockStore, options: SyncOptions): Promise<SyncReport> {
-  const { catalog, index } = store;
   const problems = new Map<string, string>();
   const notebooks = await scanNotebooks(store.dataDir, problems);
   const found: FoundDoc[] = [];
   for (const notebook of notebooks.keys()) await scanFolder(store.dataDir, notebook, null, [notebook], found, problems);
-  if (options.full) index.clear();
-  const known = new Map(index.allDocuments().map((doc) => [doc.id, doc]));
+  if (options.full) store.index.clear();
+  const state: SyncState = { store, options, problems, known: new Map(store.index.allDocuments().map((doc) => [doc.id, doc])) };
+  reconcileNotebooks(store, notebooks);
   const present = new Set(found.map((doc) => doc.id));
+  let removed = 0;
+  for (const id of state.known.keys()) if (!present.has(id)) { store.index.removeDocument(id); removed++; }
+  const changed = await reconcileCatalog(state, found, present);
+  const { blocks, failed, retitled } = await indexChanged(state, changed);
+  // A title edited by hand changes the hpath of every document below it.
+  const done = new Set(changed.map((doc) => doc.id));
+  for (const id of retitled) {
+    for (const below of store.catalog.subtree(id)) if (!done.has(below.id)) { done.add(below.id); await store.reindex(below.id); }
+  }
+  recordProblems(store, problems);
+  return { notebooks: notebooks.size, documents: found.length, indexed: changed.length - failed, blocks, removed, problems: [...problems].map(([path, reason]) => ({ path, reason })) };
+}
+
+function reconcileNotebooks(store: BlockStore, notebooks: Map<string, NotebookConf>): void {
+  const { catalog, index } = store;
   for (const [id, conf] of notebooks) {
     catalog.notebooks.set(id, conf);
     index.writeNotebook(id, conf);
   }
   for (const id of [...catalog.notebooks.keys()]) if (!notebooks.has(id)) catalog.notebooks.delete(id);
   for (const id of index.notebookIds()) if (!notebooks.has(id)) index.removeNotebook(id);
-  // Catalog first (titles from the index where a file is unchanged), so hpaths resolve for every document.
+}
+
+/**
+ * Puts every document found in the catalog (titles from the index where the file is unchanged, so
+ * that hpaths resolve for all), drops those gone, and returns those to index, parents first in a
+ * fixed order (so that an id found in two files always ends up the same way).
+ */
+async function reconcileCatalog(state: SyncState, found: FoundDoc[], present: Set<string>): Promise<FoundDoc[]> {
+  const { catalog } = state.store;
   for (const entry of [...catalog.allDocs()]) if (!present.has(entry.id)) catalog.deleteDoc(entry.id);
   const changed: FoundDoc[] = [];
   for (const doc of found) {
     const info = await stat(doc.file);
-    const record = known.get(doc.id);
+    const record = state.known.get(doc.id);
     const same = record && record.mtime_ms === Math.trunc(info.mtimeMs) && record.size === info.size && record.path === doc.relativePath;
     catalog.setDoc({ id: doc.id, notebook: doc.notebook, parent: doc.parent, title: same ? record.title : catalog.doc(doc.id)?.title ?? '' });
-    if (!same || options.full) changed.push(doc);
+    if (!same || state.options.full) changed.push(doc);
   }
-  let blocks = 0;
-  let removed = 0;
-  let failed = 0;
-  for (const [id] of known) if (!present.has(id)) { index.removeDocument(id); removed++; }
-  const retitled: string[] = [];
-  // A fixed order, so that an id found in two files (copied by hand) always ends up the same way.
-  changed.sort((a, b) => depth(a) - depth(b) || (a.relativePath < b.relativePath ? -1 : 1));
+  return changed.sort((a, b) => depth(a) - depth(b) || (a.relativePath < b.relativePath ? -1 : 1));
+}
+
+async function indexChanged(state: SyncState, changed: FoundDoc[]): Promise<{ blocks: number; failed: number; retitled: string[] }> {
+  const { store, options, problems } = state;
   const changedIds = new Set(changed.map((doc) => doc.id));
+  const retitled: string[] = [];
+  let blocks = 0;
+  let failed = 0;
   for (const [i, doc] of changed.entries()) {
-    const text = await readFile(doc.file, 'utf8');
-    const parsed = parseDocumentText(text, doc.id);
+    const parsed = parseDocumentText(await readFile(doc.file, 'utf8'), doc.id);
     if (!parsed.ok) {
       const issue = parsed.issues[0]!;
       problems.set(doc.relativePath, `${issue.pointer || '/'}: ${issue.message}`);
-      index.removeDocument(doc.id);
+      store.index.removeDocument(doc.id);
       failed++;
       continue;
     }
     const entry: DocEntry = { id: doc.id, notebook: doc.notebook, parent: doc.parent, title: parsed.value.content ?? '' };
-    const record = known.get(doc.id);
-    if (record && record.title !== entry.title) retitled.push(doc.id);
-    catalog.setDoc(entry);
-    const taken = index.writeDocument(parsed.value, store.placeOf(doc.id), doc.parent, await stat(doc.file));
+    if (state.known.get(doc.id)?.title !== undefined && state.known.get(doc.id)!.title !== entry.title) retitled.push(doc.id);
+    store.catalog.setDoc(entry);
+    const taken = store.index.writeDocument(parsed.value, store.placeOf(doc.id), doc.parent, await stat(doc.file));
     // Taking a block over from a document this sync has not rewritten means its id is in two files.
     for (const block of taken) {
       if (options.full || !changedIds.has(block.from)) problems.set(doc.relativePath, `block ${block.id} also appears in document ${block.from}; give one of them a new id`);
@@ -105,17 +136,16 @@ async function syncInTransaction(store: BlockStore, options: SyncOptions): Promi
     blocks += countBlocks(parsed.value);
     options.onProgress?.(i + 1, changed.length);
   }
-  // A title edited by hand changes the hpath of every document below it.
-  const done = new Set(changed.map((doc) => doc.id));
-  for (const id of retitled) {
-    for (const below of catalog.subtree(id)) if (!done.has(below.id)) { done.add(below.id); await store.reindex(below.id); }
+  return { blocks, failed, retitled };
+}
+
+/** Keeps the problems for `index problems`, and logs each one once, when it first appears. */
+function recordProblems(store: BlockStore, problems: Map<string, string>): void {
+  for (const [path, reason] of problems) {
+    if (store.problems.get(path) !== reason) store.log.warn('skipped a file that is not a valid document or notebook', { path, reason });
   }
   store.problems.clear();
-  for (const [path, reason] of problems) {
-    store.problems.set(path, reason);
-    store.log.warn('skipped a file that is not a valid document or notebook', { path, reason });
-  }
-  return { notebooks: notebooks.size, documents: found.length, indexed: changed.length - failed, blocks, removed, problems: [...problems].map(([path, reason]) => ({ path, reason })) };
+  for (const [path, reason] of problems) store.problems.set(path, reason);
 }
 
 async function scanNotebooks(dataDir: string, problems: Map<string, string>): Promise<Map<string, NotebookConf>> {
