@@ -17,4 +17,4 @@ export type { ErrorCode } from './errors.js';
 export { newId, isValidId } from './ids.js';
 export { NOTEBOOK_SCOPE } from './gate/notebook-scope.js';
 export type { NotebookScope, ScopedCall } from './gate/notebook-scope.js';
-export { writeFileAtomic, writeJsonAtomic } from './fs/atomic-write.js';
+export { writeFileAtomic, writeFileAtomicSync, writeJsonAtomic } from './fs/atomic-write.js';

@@ -1,3 +1,4 @@
+import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { open, rename, rm, mkdir } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -46,4 +47,38 @@ async function syncFolder(folder: string): Promise<void> {
 /** Pretty-printed JSON with a trailing newline, written atomically. */
 export async function writeJsonAtomic(path: string, value: unknown, options: AtomicWriteOptions = {}): Promise<void> {
   await writeFileAtomic(path, `${JSON.stringify(value, null, 2)}\n`, options);
+}
+
+/**
+ * The same steps with synchronous calls, for small files on a latency-sensitive path: each of the
+ * eight steps of the asynchronous version is a round trip through the thread pool, which for a file
+ * of a few hundred kilobytes adds up to about as much as the write itself. It blocks the event loop
+ * while it runs (about a millisecond for such a file, as a better-sqlite3 transaction does).
+ */
+export function writeFileAtomicSync(path: string, data: string | Uint8Array, options: AtomicWriteOptions = {}): void {
+  const folder = dirname(path);
+  mkdirSync(folder, { recursive: true });
+  const temp = join(folder, `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
+  const fd = openSync(temp, 'wx', options.mode ?? 0o644);
+  try {
+    writeFileSync(fd, data);
+    fsyncSync(fd);
+  } catch (error) {
+    closeSync(fd);
+    rmSync(temp, { force: true });
+    throw error;
+  }
+  closeSync(fd);
+  try {
+    renameSync(temp, path);
+  } catch (error) {
+    rmSync(temp, { force: true });
+    throw error;
+  }
+  const folderFd = openSync(folder, 'r');
+  try {
+    fsyncSync(folderFd);
+  } finally {
+    closeSync(folderFd);
+  }
 }

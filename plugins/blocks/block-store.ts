@@ -1,6 +1,7 @@
+import { statSync, type Stats } from 'node:fs';
 import { readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { NotFoundError, KernelError, writeFileAtomic, type Logger } from '../../core/index.js';
+import { NotFoundError, KernelError, writeFileAtomic, writeFileAtomicSync, type Logger } from '../../core/index.js';
 import type { Block } from './block-model.js';
 import type { BlockIndex } from './block-index.js';
 import type { DocCatalog, DocEntry } from './doc-catalog.js';
@@ -16,6 +17,25 @@ interface Cached {
 }
 
 const CACHE_LIMIT = 256;
+/** Documents up to this size are written with synchronous calls: see writeFileAtomicSync. */
+const SYNC_WRITE_LIMIT = 1 << 20;
+
+/** A stat is a few microseconds; a thread-pool round trip for it costs more than that on every read. */
+function writeDocumentFile(path: string, text: string): Promise<void> {
+  if (text.length > SYNC_WRITE_LIMIT) return writeFileAtomic(path, text);
+  writeFileAtomicSync(path, text);
+  return Promise.resolve();
+}
+
+function statOrUndefined(path: string): Stats | undefined {
+  try {
+    return statSync(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+}
+
 
 /**
  * Documents as files, mirrored into the index. Every write goes through one queue: the file first
@@ -49,7 +69,7 @@ export class BlockStore {
   async read(id: string): Promise<Block> {
     this.entry(id);
     const path = this.filePath(id);
-    const info = await stat(path).catch(() => undefined);
+    const info = statOrUndefined(path);
     if (!info) throw new NotFoundError('NOT_FOUND', `The file of document '${id}' is missing`, { details: { id, path: this.catalog.relativePath(id) } });
     const cached = this.cache.get(id);
     if (cached && cached.mtimeMs === info.mtimeMs && cached.size === info.size) return cached.root;
@@ -75,13 +95,13 @@ export class BlockStore {
     this.catalog.setDoc({ ...entry, title: root.content ?? '' });
     const path = this.filePath(root.id);
     try {
-      await writeFileAtomic(path, documentText(root));
+      await writeDocumentFile(path, documentText(root));
     } catch (error) {
       if (before) this.catalog.setDoc(before);
       else this.catalog.deleteDoc(root.id);
       throw error;
     }
-    const info = await stat(path);
+    const info = statSync(path);
     this.index.writeDocument(root, this.placeOf(root.id), entry.parent, info);
     this.remember(root.id, { root, mtimeMs: info.mtimeMs, size: info.size });
     this.problems.delete(this.catalog.relativePath(root.id));

@@ -1,7 +1,7 @@
 import { readdir, readFile, stat, writeFile, chmod, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { writeFileAtomic, writeJsonAtomic } from '../../../core/fs/atomic-write.js';
+import { writeFileAtomic, writeFileAtomicSync, writeJsonAtomic } from '../../../core/fs/atomic-write.js';
 import { caught, useHarness } from '../../helpers/harness.js';
 
 describe('atomic writes', () => {
@@ -14,6 +14,19 @@ describe('atomic writes', () => {
     await writeJsonAtomic(file, { b: 1, a: [1, 2] });
     expect(await readFile(file, 'utf8')).toBe('{\n  "b": 1,\n  "a": [\n    1,\n    2\n  ]\n}\n');
     expect(await readdir(folder)).toEqual(['doc.json']);
+  });
+
+  it('does the same with synchronous calls, leaving the old file when the target cannot be replaced', async () => {
+    const folder = await harness.tempDir();
+    const file = join(folder, 'sub', 'doc.json');
+    writeFileAtomicSync(file, 'first', { mode: 0o600 });
+    writeFileAtomicSync(file, 'second');
+    expect(await readFile(file, 'utf8')).toBe('second');
+    expect(await readdir(join(folder, 'sub'))).toEqual(['doc.json']);
+    // A folder where the file should go cannot be renamed over: the write fails and no temporary file stays.
+    await mkdir(join(folder, 'sub', 'taken'));
+    expect(() => writeFileAtomicSync(join(folder, 'sub', 'taken'), 'x')).toThrow();
+    expect((await readdir(join(folder, 'sub'))).sort()).toEqual(['doc.json', 'taken']);
   });
 
   it('creates the folder when needed and honours the file mode', async () => {
