@@ -1,19 +1,22 @@
 import { resolve } from 'node:path';
 import { EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, type Command } from '../cli-io.js';
+import { KernelError } from '../../errors.js';
+import { isValidId } from '../../ids.js';
+import type { Kernel } from '../../kernel.js';
 import { callAction, describeError, withKernel } from '../one-shot-kernel.js';
 import { parseOptions } from '../parse-options.js';
 
 export const importCommand: Command = {
   name: 'import',
   summary: 'import a Markdown file or folder into a notebook',
-  help: `Usage: quire import <path> --notebook <id> [--parent <document id>] [--workspace <dir>]
+  help: `Usage: quire import <path> --notebook <id or name> [--parent <document id>] [--workspace <dir>]
 
 Each .md file becomes a document titled by its file name; each folder becomes a document holding what
 is inside it (a file <name>.md beside a folder <name>/ gives that document its content). Progress is
 shown as the import goes.
 
 Options:
-  -n, --notebook <id>     notebook to import into (see the notebook ids under <workspace>/data)
+  -n, --notebook <id>     notebook to import into, by id or by name
   -p, --parent <id>       import under this document
   -w, --workspace <dir>   workspace folder (default: ./workspace)`,
   async run(args, io) {
@@ -25,11 +28,14 @@ Options:
       io.err('quire import: give a path and --notebook <id>');
       return EXIT_USAGE;
     }
-    const input: Record<string, unknown> = { notebook: parsed.values.notebook, path: resolve(path) };
+    const notebook = parsed.values.notebook;
+    const input: Record<string, unknown> = { path: resolve(path) };
     if (typeof parsed.values.parent === 'string') input.parentId = parsed.values.parent;
     try {
-      const result = await withKernel(String(parsed.values.workspace ?? './workspace'), io,
-        (kernel) => callAction(kernel, 'import_markdown', input));
+      const result = await withKernel(String(parsed.values.workspace ?? './workspace'), io, async (kernel) => {
+        input.notebook = isValidId(notebook) ? notebook : await notebookByName(kernel, notebook);
+        return callAction(kernel, 'import_markdown', input);
+      });
       io.out(`imported ${String(result.documents)} document(s), ${String(result.blocks)} block(s) in ${Number(result.seconds).toFixed(1)} s`);
       const skipped = result.skipped as { path: string; reason: string }[];
       for (const item of skipped) io.err(`skipped ${item.path}: ${item.reason}`);
@@ -72,3 +78,12 @@ Options:
     }
   },
 };
+
+/** A notebook named on the command line: its name must match exactly one notebook (case aside). */
+async function notebookByName(kernel: Kernel, name: string): Promise<string> {
+  const { notebooks } = await callAction(kernel, 'notebook_list', {}) as { notebooks: { id: string; name: string }[] };
+  const matches = notebooks.filter((notebook) => notebook.name.toLowerCase() === name.toLowerCase());
+  if (matches.length === 1) return matches[0]!.id;
+  const known = notebooks.map((notebook) => `${notebook.name} (${notebook.id})`).join(', ') || 'none';
+  throw new KernelError('NOT_FOUND', matches.length === 0 ? `No notebook named '${name}'; notebooks: ${known}` : `Several notebooks are named '${name}'; give its id: ${known}`);
+}

@@ -69,7 +69,7 @@ describe('import and export of Markdown', () => {
     const folder = await tempDir('quire-many-');
     for (let i = 0; i < 250; i++) await writeFile(join(folder, `note-${String(i).padStart(3, '0')}.md`), `# Note ${i}\n\nBody #n${i % 5}#\n`);
     const io = bufferIO();
-    expect(await runCli(['import', folder, '--notebook', notebook.id, '--workspace', workspace], io)).toBe(0);
+    expect(await runCli(['import', folder, '--notebook', 'cli', '--workspace', workspace], io)).toBe(0);
     expect(io.outText()).toMatch(/^imported 250 document\(s\), 750 block\(s\)/);
     expect(io.errText()).toMatch(/done 64, total 250, blocks 192\n[\s\S]*done 250, total 250, blocks 750/);
     const before = dumpIndex(workspace);
