@@ -24,6 +24,13 @@ type Statement = Database.Statement;
 
 const KNOWN_LIMIT = 64;
 
+/** A file the index skipped or doubts, and why. */
+export interface Problem {
+  reason: string;
+  /** For an id found in two files: the other document (shown to administrators only). */
+  other?: string;
+}
+
 export interface TakenBlock {
   id: string;
   /** The document whose row it was. */
@@ -46,12 +53,18 @@ export class BlockIndex {
   /** Blocks the last writeDocument took over from another document (a move, or an id found twice). */
   private taken: TakenBlock[] = [];
 
-  constructor(readonly db: Db) {
+  /**
+   * `db` writes (and reads what it is about to change); `reader` answers the actions' queries from
+   * the last committed state.
+   */
+  constructor(readonly db: Db, readonly reader: Db) {
     const p = (sql: string): Statement => db.prepare(sql);
+    const r = (sql: string): Statement => reader.prepare(sql);
     this.statements = {
       previousRows: p('SELECT id, fingerprint, parent_id, sort FROM blocks WHERE root_id = ?'),
       previousPlace: p('SELECT notebook, path, hpath FROM documents WHERE id = ?'),
       movePlace: p('UPDATE blocks SET notebook = ?, path = ?, hpath = ? WHERE root_id = ?'),
+      moveDocumentRow: p('UPDATE documents SET notebook = ?, parent_doc = ?, path = ?, hpath = ? WHERE id = ?'),
       moveBlock: p('UPDATE blocks SET parent_id = ?, sort = ? WHERE id = ?'),
       insertBlock: p(`INSERT OR IGNORE INTO blocks (id, parent_id, root_id, notebook, path, hpath, type, subtype, content, markdown, sort, created, updated, updated_by, fingerprint)
         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
@@ -81,13 +94,24 @@ export class BlockIndex {
       document: p('SELECT * FROM documents WHERE id = ?'),
       allDocuments: p('SELECT * FROM documents'),
       notebookIds: p('SELECT id FROM notebooks').pluck(),
+      problems: p('SELECT path, reason, other FROM problems'),
+      clearProblems: p('DELETE FROM problems'),
+      insertProblem: p('INSERT INTO problems (path, reason, other) VALUES (?, ?, ?)'),
+      deleteProblem: p('DELETE FROM problems WHERE path = ?'),
       blockPlace: p('SELECT root_id, notebook FROM blocks WHERE id = ?'),
-      blockUpdated: p('SELECT updated FROM blocks WHERE id = ?').pluck(),
+      blockUpdated: r('SELECT updated FROM blocks WHERE id = ?').pluck(),
+      readerPlace: r('SELECT root_id, notebook FROM blocks WHERE id = ?'),
     };
   }
 
+  /** A transaction; if it fails, the rows remembered meanwhile may be ahead of the database, so they go. */
   transaction<T>(fn: () => T): T {
-    return this.db.transaction(fn)();
+    try {
+      return this.db.transaction(fn)();
+    } catch (error) {
+      this.known.clear();
+      throw error;
+    }
   }
 
   /**
@@ -174,6 +198,12 @@ export class BlockIndex {
     this.statements.deleteTags!.run(id);
   }
 
+  /** A document's rows follow it to another place; its content (and so its blocks' rows) is unchanged. */
+  movePlace(id: string, place: DocumentPlace, parentDoc: string | null): void {
+    this.statements.moveDocumentRow!.run(place.notebook, parentDoc, place.path, place.hpath, id);
+    this.statements.movePlace!.run(place.notebook, place.path, place.hpath, id);
+  }
+
   removeDocument(id: string): void {
     const s = this.statements;
     this.known.delete(id);
@@ -197,6 +227,23 @@ export class BlockIndex {
     });
   }
 
+  /** Problems are kept in the index too, so that one found in a file not re-read since is not forgotten. */
+  problems(): Map<string, Problem> {
+    const rows = this.statements.problems!.all() as { path: string; reason: string; other: string | null }[];
+    return new Map(rows.map((row) => [row.path, row.other === null ? { reason: row.reason } : { reason: row.reason, other: row.other }]));
+  }
+
+  replaceProblems(problems: ReadonlyMap<string, Problem>): void {
+    this.transaction(() => {
+      this.statements.clearProblems!.run();
+      for (const [path, problem] of problems) this.statements.insertProblem!.run(path, problem.reason, problem.other ?? null);
+    });
+  }
+
+  deleteProblem(path: string): void {
+    this.statements.deleteProblem!.run(path);
+  }
+
   notebookIds(): string[] {
     return this.statements.notebookIds!.all() as string[];
   }
@@ -211,7 +258,7 @@ export class BlockIndex {
 
   /** The document (and notebook) a block lives in, by the index. */
   placeOf(blockId: string): { root_id: string; notebook: string } | undefined {
-    return this.statements.blockPlace!.get(blockId) as { root_id: string; notebook: string } | undefined;
+    return this.statements.readerPlace!.get(blockId) as { root_id: string; notebook: string } | undefined;
   }
 
   /** A block's `updated` as indexed, without reading its file. */

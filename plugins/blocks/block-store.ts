@@ -1,9 +1,9 @@
 import { statSync, type Stats } from 'node:fs';
-import { readFile, rm, stat } from 'node:fs/promises';
+import { readFile, rm, rmdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { NotFoundError, KernelError, writeFileAtomic, writeFileAtomicSync, type Logger } from '../../core/index.js';
 import type { Block } from './block-model.js';
-import type { BlockIndex } from './block-index.js';
+import type { BlockIndex, Problem } from './block-index.js';
 import type { DocCatalog, DocEntry } from './doc-catalog.js';
 import { documentText, parseDocumentText } from './document-file.js';
 import { cloneTree } from './index-rows.js';
@@ -22,7 +22,7 @@ const SYNC_WRITE_LIMIT = 1 << 20;
 
 /** A stat is a few microseconds; a thread-pool round trip for it costs more than that on every read. */
 function writeDocumentFile(path: string, text: string): Promise<void> {
-  if (text.length > SYNC_WRITE_LIMIT) return writeFileAtomic(path, text);
+  if (Buffer.byteLength(text) > SYNC_WRITE_LIMIT) return writeFileAtomic(path, text);
   writeFileAtomicSync(path, text);
   return Promise.resolve();
 }
@@ -46,7 +46,7 @@ export class BlockStore {
   private readonly cache = new Map<string, Cached>();
   readonly queue = new WriteQueue();
   /** Files found broken (relative path → reason): reported, skipped, never deleted. */
-  readonly problems = new Map<string, string>();
+  readonly problems = new Map<string, Problem>();
 
   constructor(
     readonly dataDir: string,
@@ -104,7 +104,8 @@ export class BlockStore {
     const info = statSync(path);
     this.index.writeDocument(root, this.placeOf(root.id), entry.parent, info);
     this.remember(root.id, { root, mtimeMs: info.mtimeMs, size: info.size });
-    this.problems.delete(this.catalog.relativePath(root.id));
+    const relative = this.catalog.relativePath(root.id);
+    if (this.problems.delete(relative)) this.index.deleteProblem(relative);
   }
 
   /**
@@ -113,24 +114,26 @@ export class BlockStore {
    * text back, so a block is never left in two documents or in none.
    */
   async writeTogether(docs: readonly { root: Block; entry: DocEntry }[]): Promise<void> {
-    const previous: { path: string; text: string }[] = [];
+    const written: { path: string; text: string }[] = [];
     try {
       for (const { root, entry } of docs) {
         this.checkPlace(entry);
         const path = this.filePath(root.id);
-        previous.push({ path, text: await readFile(path, 'utf8') });
-        await writeFileAtomic(path, documentText(root));
+        const text = await readFile(path, 'utf8');
+        await writeDocumentFile(path, documentText(root));
+        written.push({ path, text });
       }
+      const infos = docs.map(({ root }) => statSync(this.filePath(root.id)));
+      this.index.transaction(() => {
+        docs.forEach(({ root, entry }, i) => this.index.writeDocument(root, this.placeOf(root.id), entry.parent, infos[i]!));
+      });
+      docs.forEach(({ root }, i) => this.remember(root.id, { root, mtimeMs: infos[i]!.mtimeMs, size: infos[i]!.size }));
     } catch (error) {
-      for (const { path, text } of previous.slice(0, -1)) await writeFileAtomic(path, text).catch(() => undefined);
+      // Every file written gets its old text back: the index was not changed (or was rolled back).
+      for (const { path, text } of written.reverse()) await writeFileAtomic(path, text).catch(() => undefined);
       for (const { root } of docs) this.forget(root.id);
       throw error;
     }
-    const infos = await Promise.all(docs.map(({ root }) => stat(this.filePath(root.id))));
-    this.index.transaction(() => {
-      docs.forEach(({ root, entry }, i) => this.index.writeDocument(root, this.placeOf(root.id), entry.parent, infos[i]!));
-    });
-    docs.forEach(({ root }, i) => this.remember(root.id, { root, mtimeMs: infos[i]!.mtimeMs, size: infos[i]!.size }));
   }
 
   /**
@@ -167,8 +170,12 @@ export class BlockStore {
     const written = await Promise.allSettled(docs.map(({ root }, i) => writeFileAtomic(paths[i]!, documentText(root))));
     const failed = written.find((result): result is PromiseRejectedResult => result.status === 'rejected');
     if (failed) {
-      await Promise.all(paths.map((path) => rm(path, { force: true })));
-      for (const { root } of [...docs].reverse()) this.catalog.deleteDoc(root.id);
+      // Files written by this call go again, and the folders made for their children if left empty.
+      await Promise.allSettled(paths.map((path) => rm(path, { force: true })));
+      for (const { root } of [...docs].reverse()) {
+        await rmdir(this.catalog.childFolder(this.dataDir, root.id)).catch(() => undefined);
+        this.catalog.deleteDoc(root.id);
+      }
       throw failed.reason;
     }
     const infos = await Promise.all(paths.map((path) => stat(path)));
@@ -177,10 +184,15 @@ export class BlockStore {
     });
   }
 
-  /** Rewrites a document's rows from its file, for when its place (path, hpath) changed but not its content. */
-  async reindex(id: string): Promise<void> {
-    const root = await this.read(id);
-    this.index.writeDocument(root, this.placeOf(id), this.entry(id).parent, await stat(this.filePath(id)));
+  /**
+   * Moves the index rows of documents whose place (notebook, path, hpath) changed but whose files did
+   * not (the documents below a moved or renamed one), without reading their files: one of them may be
+   * broken, and the rows must follow all the same.
+   */
+  replaceSubtree(ids: readonly string[]): void {
+    this.index.transaction(() => {
+      for (const id of ids) this.index.movePlace(id, this.placeOf(id), this.entry(id).parent);
+    });
   }
 
   placeOf(id: string): { notebook: string; path: string; hpath: string } {

@@ -27,7 +27,7 @@ function marker(date: string): string {
 export function dailynoteActions(rt: BlocksRuntime): Record<string, ActionHandler> {
   const { store } = rt;
   const find = (notebook: string, date: string): string | undefined =>
-    store.index.db.prepare(`SELECT a.block_id FROM attributes a JOIN documents d ON d.id = a.block_id WHERE a.name = ? AND d.notebook = ? ORDER BY a.block_id LIMIT 1`)
+    store.index.reader.prepare(`SELECT a.block_id FROM attributes a JOIN documents d ON d.id = a.block_id WHERE a.name = ? AND d.notebook = ? ORDER BY a.block_id LIMIT 1`)
       .pluck().get(marker(date), notebook) as string | undefined;
   const add = async (input: DailyInput, call: ActionCall, where: 'first' | 'last') => {
     const date = checkDate(input.date ?? today());

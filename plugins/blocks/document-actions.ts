@@ -47,7 +47,7 @@ function renameDocument(rt: BlocksRuntime, call: ActionCall, input: { id: string
     touch(root, updatedBy(call), new Date());
     await store.write(root, store.entry(id));
     // Every document below now has another hpath.
-    for (const below of store.catalog.subtree(id).slice(1)) await store.reindex(below.id);
+    store.replaceSubtree(store.catalog.subtree(id).slice(1).map((entry) => entry.id));
     return { id, title, updated: root.attrs.updated };
   });
 }

@@ -12,11 +12,8 @@ async function exists(path: string): Promise<boolean> {
   return stat(path).then(() => true, () => false);
 }
 
-/**
- * Moves a document and everything below it: its file, then its folder of child documents (each one
- * rename, so a crash leaves whole files), then the index rows of the whole subtree.
- */
-export function moveDocument(rt: BlocksRuntime, call: ActionCall, input: MoveInput) {
+/** Everything a move must satisfy; checked on arrival, and again when its turn in the write queue comes. */
+function checkMove(rt: BlocksRuntime, call: ActionCall, input: MoveInput): void {
   const { store } = rt;
   assertDocumentVisible(store, call, input.id);
   assertNotebookVisible(store, call, input.notebook);
@@ -27,10 +24,21 @@ export function moveDocument(rt: BlocksRuntime, call: ActionCall, input: MoveInp
     }
     if (store.entry(input.parentId).notebook !== input.notebook) throw invalid(`The parent document '${input.parentId}' is not in notebook '${input.notebook}'`, { field: 'parentId' });
   }
+  // Broken files move along with their folder, but the index could not follow them.
+  const relative = store.catalog.relativePath(input.id);
+  assertNoBrokenFiles(store, [relative, `${relative.slice(0, -'.json'.length)}/`]);
+}
+
+/**
+ * Moves a document and everything below it: its file, then its folder of child documents (each one
+ * rename, so a crash leaves whole files), then the index rows of the whole subtree.
+ */
+export function moveDocument(rt: BlocksRuntime, call: ActionCall, input: MoveInput) {
+  const { store } = rt;
+  checkMove(rt, call, input);
   return store.queue.run(async () => {
-    // Checked again in the queue: a removal queued meanwhile would leave the moved files in a folder no one reads.
-    assertNotebookVisible(store, call, input.notebook);
-    if (input.parentId !== undefined) assertDocumentVisible(store, call, input.parentId);
+    // Checked again in the queue: a move, rename or removal queued before this one may have changed the answer.
+    checkMove(rt, call, input);
     const root = await store.readForWrite(input.id);
     checkExpected(root, input.expectedUpdated);
     const subtree = store.catalog.subtree(input.id);
@@ -54,7 +62,7 @@ export function moveDocument(rt: BlocksRuntime, call: ActionCall, input: MoveInp
     for (const entry of subtree) store.forget(entry.id);
     touch(root, updatedBy(call), new Date());
     await store.write(root, store.entry(input.id));
-    for (const entry of subtree.slice(1)) await store.reindex(entry.id);
+    store.replaceSubtree(subtree.slice(1).map((entry) => entry.id));
     return { id: input.id, notebook: input.notebook, parentId: input.parentId ?? null, hpath: store.catalog.hpath(input.id), moved: subtree.map((entry) => entry.id) };
   });
 }

@@ -5,7 +5,7 @@ import { dirname } from 'node:path';
 export type Db = Database.Database;
 
 /** Bumped when the tables change; an index of another version is rebuilt from data/. */
-export const INDEX_SCHEMA_VERSION = '1';
+export const INDEX_SCHEMA_VERSION = '2';
 
 /**
  * The derived index (DESIGN.md §3). Everything here is reproduced from data/ by a rebuild, so the
@@ -43,9 +43,20 @@ CREATE TABLE IF NOT EXISTS tags (
   block_id TEXT NOT NULL, tag TEXT NOT NULL, root_id TEXT NOT NULL, PRIMARY KEY (block_id, tag)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS tags_tag ON tags (tag);
+CREATE TABLE IF NOT EXISTS problems (path TEXT PRIMARY KEY, reason TEXT NOT NULL, other TEXT) WITHOUT ROWID;
 `;
 
-export const INDEX_TABLES: readonly string[] = ['notebooks', 'documents', 'blocks', 'attributes', 'refs', 'tags'];
+export const INDEX_TABLES: readonly string[] = ['notebooks', 'documents', 'blocks', 'attributes', 'refs', 'tags', 'problems'];
+
+/**
+ * A second, read-only connection for the actions' queries. With WAL it sees the last committed state:
+ * never a rebuild or a sync half done in the writer's open transaction.
+ */
+export function openIndexReader(file: string): Db {
+  const reader = new Database(file, { readonly: true, fileMustExist: true });
+  reader.pragma('query_only = ON');
+  return reader;
+}
 
 /** Opens (creating if needed) the index database in WAL mode; reports whether it must be rebuilt. */
 export function openIndexDatabase(file: string): { db: Db; fresh: boolean } {

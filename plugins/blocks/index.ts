@@ -11,7 +11,7 @@ import { dailynoteActions } from './dailynote-actions.js';
 import { DocCatalog } from './doc-catalog.js';
 import { documentActions } from './document-actions.js';
 import { watchData } from './file-watcher.js';
-import { openIndexDatabase } from './index-schema.js';
+import { openIndexDatabase, openIndexReader } from './index-schema.js';
 import { notebookActions } from './notebook-actions.js';
 import { createNotebookScope } from './notebook-scope.js';
 import { DEFAULT_CONFIG, createRuntime, type BlocksConfig } from './runtime.js';
@@ -26,8 +26,10 @@ export default definePlugin<Partial<BlocksConfig>>({
     // A workspace is new when it has no data folder yet; one emptied by its owner stays empty.
     const isNew = !existsSync(workspace.dataDir);
     await mkdir(workspace.dataDir, { recursive: true });
-    const { db, fresh } = openIndexDatabase(join(workspace.indexDir, 'quire.db'));
-    const store = new BlockStore(workspace.dataDir, new BlockIndex(db), new DocCatalog(), ctx.log);
+    const indexFile = join(workspace.indexDir, 'quire.db');
+    const { db, fresh } = openIndexDatabase(indexFile);
+    const reader = openIndexReader(indexFile);
+    const store = new BlockStore(workspace.dataDir, new BlockIndex(db, reader), new DocCatalog(), ctx.log);
     const rt = createRuntime(store, workspace.root, config, ctx.log);
     // The start-up sync runs first in the write queue, so activation stays quick however large the
     // workspace; every action waits for it, so none sees a half-synced index.
@@ -35,13 +37,14 @@ export default definePlugin<Partial<BlocksConfig>>({
       if (report.problems.length > 0) ctx.log.warn('some files were skipped', { count: report.problems.length });
       if (config.welcome && isNew) await createWelcomeNotebook(rt);
     });
-    ctx.provide(NOTEBOOK_SCOPE, createNotebookScope(store, () => readiness.syncing));
+    ctx.provide(NOTEBOOK_SCOPE, createNotebookScope(store, () => readiness.indexIncomplete()));
     const watcher = config.watch ? watchData(store, () => readiness.sync(false)) : undefined;
     ctx.onDispose(async () => {
       watcher?.close();
       await rt.files.close();
       await readiness.settled();
       await store.queue.idle();
+      reader.close();
       db.close();
     });
     const tools: PluginHandlers = {
@@ -61,7 +64,7 @@ export default definePlugin<Partial<BlocksConfig>>({
         problems: (_input, call) => ({
           problems: [...store.problems]
             .filter(([path]) => call.principal.role !== 'reader' || canSee(call, store.catalog.notebooks.get(path.split('/')[0] ?? '')))
-            .map(([path, reason]) => ({ path, reason })),
+            .map(([path, problem]) => ({ path, reason: problem.reason, ...(problem.other !== undefined && call.principal.role === 'admin' ? { otherDocument: problem.other } : {}) })),
         }),
       },
     };

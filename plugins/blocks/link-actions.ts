@@ -52,7 +52,7 @@ export function attrActions(rt: BlocksRuntime): Record<string, ActionHandler> {
 }
 
 export function refActions(rt: BlocksRuntime): Record<string, ActionHandler> {
-  const { db } = rt.store.index;
+  const db = rt.store.index.reader;
   return {
     backlinks: (input, call) => {
       const { id } = input as { id: string };
@@ -76,7 +76,7 @@ export function refActions(rt: BlocksRuntime): Record<string, ActionHandler> {
 }
 
 export function tagActions(rt: BlocksRuntime): Record<string, ActionHandler> {
-  const { db } = rt.store.index;
+  const db = rt.store.index.reader;
   return {
     list: (input, call) => {
       const { prefix } = input as { prefix?: string };

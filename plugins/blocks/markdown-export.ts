@@ -29,6 +29,10 @@ export async function exportMarkdown(rt: BlocksRuntime, call: ActionCall, input:
   const top = isNotebook ? store.catalog.children(input.id, null) : [store.entry(input.id)];
   const planned: PlannedFile[] = [];
   planFiles(rt, top, target, planned);
+  // Every document is read (and so checked) before anything is written: a broken one stops the export whole.
+  const broken: string[] = [];
+  for (const { doc } of planned) await store.read(doc).catch(() => { broken.push(store.catalog.relativePath(doc)); });
+  if (broken.length > 0) throw invalid(`Some documents are not valid files and cannot be exported: ${broken.slice(0, 5).join(', ')}`, { field: 'id', files: broken.slice(0, 20) });
   if (input.overwrite !== true) {
     for (const { file } of planned) {
       if (await stat(file).then(() => true, () => false)) throw new ConflictError('CONFLICT', `${file} already exists; pass overwrite: true to replace it`, { details: { file } });

@@ -1,8 +1,6 @@
-import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { newId } from '../../core/index.js';
 import type { DraftBlock } from './block-model.js';
 import { markdownToBlocks } from './markdown-in.js';
 
@@ -31,15 +29,32 @@ function workerScript(): URL | undefined {
   return existsSync(fileURLToPath(url)) ? url : undefined;
 }
 
+/**
+ * Reads and parses one file, the same on the worker and on this thread. The drafts carry no ids: the
+ * main thread gives them, from the one place that guarantees no id repeats.
+ */
+export function parseMarkdownFile(path: string, maxChars: number): ParsedFile {
+  try {
+    const markdown = readFileSync(path, 'utf8');
+    if (markdown.length > maxChars) return { ok: false, reason: `larger than ${maxChars} characters` };
+    return { ok: true, drafts: withoutIds(markdownToBlocks(markdown, () => '')) };
+  } catch (error) {
+    return { ok: false, reason: error instanceof Error ? error.message : String(error) };
+  }
+}
+
+function withoutIds(drafts: DraftBlock[]): DraftBlock[] {
+  for (const draft of drafts) {
+    delete draft.id;
+    if (draft.children) withoutIds(draft.children);
+  }
+  return drafts;
+}
+
 function inlineParser(): MarkdownFileParser {
   return {
     async parseFiles(paths, maxChars) {
-      const results: ParsedFile[] = [];
-      for (const path of paths) {
-        const markdown = await readFile(path, 'utf8');
-        results.push(markdown.length > maxChars ? { ok: false, reason: `larger than ${maxChars} characters` } : { ok: true, drafts: markdownToBlocks(markdown, () => newId()) });
-      }
-      return results;
+      return paths.map((path) => parseMarkdownFile(path, maxChars));
     },
     async close() { /* nothing held */ },
   };

@@ -12,7 +12,7 @@ const MAX_IDS = 100;
  * guessing "no notebook" would let a call slip past a notebook's deny rule.
  */
 export function createNotebookScope(store: BlockStore, isSyncing: () => boolean): NotebookScope {
-  const notebookOfBlock = store.index.db.prepare('SELECT notebook FROM blocks WHERE id = ?').pluck();
+  const notebookOfBlock = store.index.reader.prepare('SELECT notebook FROM blocks WHERE id = ?').pluck();
   return {
     notebooksOf({ input }) {
       const ids: unknown[] = ID_FIELDS.map((field) => input[field]);

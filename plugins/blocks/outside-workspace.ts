@@ -1,5 +1,5 @@
 import { realpath } from 'node:fs/promises';
-import { basename, dirname, join, sep } from 'node:path';
+import { basename, dirname, isAbsolute, join, relative, sep } from 'node:path';
 import { invalid } from './access.js';
 
 /**
@@ -10,14 +10,20 @@ import { invalid } from './access.js';
 export async function outsideWorkspace(path: string, workspaceRoot: string, field: string, options: { mayContainIt?: boolean } = {}): Promise<string> {
   const real = await realPathOf(path);
   const root = await realPathOf(workspaceRoot);
-  const inside = real === root || real.startsWith(`${root}${sep}`);
+  const inside = isWithin(real, root);
   // Reading a folder that holds the workspace would read the workspace too; writing into one is fine
   // as long as each file written is checked (export does).
-  const holds = root.startsWith(`${real}${sep}`) && options.mayContainIt !== true;
+  const holds = isWithin(root, real) && options.mayContainIt !== true;
   if (inside || holds) {
     throw invalid(`${field} must lie outside the workspace (${root})`, { field });
   }
   return real;
+}
+
+/** `path` is `folder` or lies below it (also when `folder` is the file system's root). */
+function isWithin(path: string, folder: string): boolean {
+  const rel = relative(folder, path);
+  return rel === '' || (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
 }
 
 async function realPathOf(path: string): Promise<string> {

@@ -4,10 +4,12 @@ import { syncWithFiles, type SyncReport } from './workspace-sync.js';
 /**
  * Tracks the syncs of the index with data/. Actions wait for the start-up sync; one that failed is
  * tried again (in full) by the next call rather than failing every call for the life of the kernel.
- * While any sync runs, `syncing` is true: the gate's notebook scope must not guess then.
+ * While a sync runs, or after one failed, `syncing` is true: the gate's notebook scope must not guess then.
  */
 export class Readiness {
   private running = 0;
+  /** False until a sync has succeeded, and again after one fails: the index may then be incomplete. */
+  private healthy = false;
   private current: Promise<unknown>;
 
   constructor(private readonly store: BlockStore, full: boolean, then: (report: SyncReport) => Promise<void>) {
@@ -15,14 +17,25 @@ export class Readiness {
     this.current.catch(() => undefined);
   }
 
-  get syncing(): boolean {
-    return this.running > 0;
+  /**
+   * True while the index may lack blocks that are in the files: a sync is running, or none has
+   * succeeded since the last failure (in which case a new one is started, so that callers who are
+   * refused meanwhile, like the gate's, are not refused for ever).
+   */
+  indexIncomplete(): boolean {
+    if (this.running === 0 && !this.healthy) {
+      this.current = this.sync(true);
+      this.current.catch(() => undefined);
+    }
+    return this.running > 0 || !this.healthy;
   }
 
   /** A sync in the write queue: after every write queued before it, before every one queued after. */
   sync(full: boolean): Promise<SyncReport> {
     this.running++;
-    return this.store.queue.run(() => syncWithFiles(this.store, { full })).finally(() => { this.running--; });
+    return this.store.queue.run(() => syncWithFiles(this.store, { full }))
+      .then((report) => { this.healthy = true; return report; }, (error: unknown) => { this.healthy = false; throw error; })
+      .finally(() => { this.running--; });
   }
 
   async wait(): Promise<void> {

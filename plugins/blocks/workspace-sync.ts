@@ -1,7 +1,7 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isValidId } from '../../core/index.js';
-import type { DocumentRecord } from './block-index.js';
+import type { DocumentRecord, Problem } from './block-index.js';
 import type { BlockStore } from './block-store.js';
 import type { DocEntry } from './doc-catalog.js';
 import { parseDocumentText } from './document-file.js';
@@ -53,13 +53,15 @@ export async function syncWithFiles(store: BlockStore, options: SyncOptions = {}
 interface SyncState {
   store: BlockStore;
   options: SyncOptions;
-  problems: Map<string, string>;
+  problems: Map<string, Problem>;
   /** What the index held for each document before this sync. */
   known: Map<string, DocumentRecord>;
 }
 
 async function syncInTransaction(store: BlockStore, options: SyncOptions): Promise<SyncReport> {
-  const problems = new Map<string, string>();
+  // The sync compares files with the database itself, not with what was remembered of it.
+  store.index.forgetKnown();
+  const problems = new Map<string, Problem>();
   const notebooks = await scanNotebooks(store.dataDir, problems);
   const found: FoundDoc[] = [];
   for (const notebook of notebooks.keys()) await scanFolder(store.dataDir, notebook, null, [notebook], found, problems);
@@ -74,10 +76,18 @@ async function syncInTransaction(store: BlockStore, options: SyncOptions): Promi
   // A title edited by hand changes the hpath of every document below it.
   const done = new Set(changed.map((doc) => doc.id));
   for (const id of retitled) {
-    for (const below of store.catalog.subtree(id)) if (!done.has(below.id)) { done.add(below.id); await store.reindex(below.id); }
+    const below = store.catalog.subtree(id).filter((entry) => !done.has(entry.id)).map((entry) => entry.id);
+    for (const other of below) done.add(other);
+    store.replaceSubtree(below);
+  }
+  // A problem found in a file this sync did not re-read (an id also in another file) still stands.
+  if (!options.full) {
+    const reread = new Set(changed.map((doc) => doc.relativePath));
+    const files = new Set(found.map((doc) => doc.relativePath));
+    for (const [path, problem] of store.index.problems()) if (files.has(path) && !reread.has(path) && !problems.has(path)) problems.set(path, problem);
   }
   recordProblems(store, problems);
-  return { notebooks: notebooks.size, documents: found.length, indexed: changed.length - failed, blocks, removed, problems: [...problems].map(([path, reason]) => ({ path, reason })) };
+  return { notebooks: notebooks.size, documents: found.length, indexed: changed.length - failed, blocks, removed, problems: [...problems].map(([path, problem]) => ({ path, ...problem })) };
 }
 
 function reconcileNotebooks(store: BlockStore, notebooks: Map<string, NotebookConf>): void {
@@ -100,7 +110,9 @@ async function reconcileCatalog(state: SyncState, found: FoundDoc[], present: Se
   for (const entry of [...catalog.allDocs()]) if (!present.has(entry.id)) catalog.deleteDoc(entry.id);
   const changed: FoundDoc[] = [];
   for (const doc of found) {
-    const info = await stat(doc.file);
+    // A file removed since the scan is simply gone: the next sync (the watcher's) drops its rows.
+    const info = await stat(doc.file).catch(() => undefined);
+    if (!info) continue;
     const record = state.known.get(doc.id);
     const same = record && record.mtime_ms === Math.trunc(info.mtimeMs) && record.size === info.size && record.path === doc.relativePath;
     catalog.setDoc({ id: doc.id, notebook: doc.notebook, parent: doc.parent, title: same ? record.title : catalog.doc(doc.id)?.title ?? '' });
@@ -116,10 +128,12 @@ async function indexChanged(state: SyncState, changed: FoundDoc[]): Promise<{ bl
   let blocks = 0;
   let failed = 0;
   for (const [i, doc] of changed.entries()) {
-    const parsed = parseDocumentText(await readFile(doc.file, 'utf8'), doc.id);
+    const text = await readFile(doc.file, 'utf8').catch(() => undefined);
+    if (text === undefined) continue;
+    const parsed = parseDocumentText(text, doc.id);
     if (!parsed.ok) {
       const issue = parsed.issues[0]!;
-      problems.set(doc.relativePath, `${issue.pointer || '/'}: ${issue.message}`);
+      problems.set(doc.relativePath, { reason: `${issue.pointer || '/'}: ${issue.message}` });
       store.index.removeDocument(doc.id);
       failed++;
       continue;
@@ -127,10 +141,12 @@ async function indexChanged(state: SyncState, changed: FoundDoc[]): Promise<{ bl
     const entry: DocEntry = { id: doc.id, notebook: doc.notebook, parent: doc.parent, title: parsed.value.content ?? '' };
     if (state.known.get(doc.id)?.title !== undefined && state.known.get(doc.id)!.title !== entry.title) retitled.push(doc.id);
     store.catalog.setDoc(entry);
-    const taken = store.index.writeDocument(parsed.value, store.placeOf(doc.id), doc.parent, await stat(doc.file));
+    const info = await stat(doc.file).catch(() => undefined);
+    if (!info) continue;
+    const taken = store.index.writeDocument(parsed.value, store.placeOf(doc.id), doc.parent, info);
     // Taking a block over from a document this sync has not rewritten means its id is in two files.
     for (const block of taken) {
-      if (options.full || !changedIds.has(block.from)) problems.set(doc.relativePath, `block ${block.id} also appears in document ${block.from}; give one of them a new id`);
+      if (options.full || !changedIds.has(block.from)) problems.set(doc.relativePath, { reason: `block ${block.id} also appears in another document; give one of them a new id`, other: block.from });
     }
     store.forget(doc.id);
     blocks += countBlocks(parsed.value);
@@ -140,15 +156,16 @@ async function indexChanged(state: SyncState, changed: FoundDoc[]): Promise<{ bl
 }
 
 /** Keeps the problems for `index problems`, and logs each one once, when it first appears. */
-function recordProblems(store: BlockStore, problems: Map<string, string>): void {
-  for (const [path, reason] of problems) {
-    if (store.problems.get(path) !== reason) store.log.warn('skipped a file that is not a valid document or notebook', { path, reason });
+function recordProblems(store: BlockStore, problems: Map<string, Problem>): void {
+  for (const [path, problem] of problems) {
+    if (store.problems.get(path)?.reason !== problem.reason) store.log.warn('skipped a file that is not a valid document or notebook', { path, reason: problem.reason });
   }
   store.problems.clear();
-  for (const [path, reason] of problems) store.problems.set(path, reason);
+  for (const [path, problem] of problems) store.problems.set(path, problem);
+  store.index.replaceProblems(problems);
 }
 
-async function scanNotebooks(dataDir: string, problems: Map<string, string>): Promise<Map<string, NotebookConf>> {
+async function scanNotebooks(dataDir: string, problems: Map<string, Problem>): Promise<Map<string, NotebookConf>> {
   const out = new Map<string, NotebookConf>();
   const entries = await readdir(dataDir, { withFileTypes: true }).catch(() => []);
   for (const entry of entries) {
@@ -156,17 +173,17 @@ async function scanNotebooks(dataDir: string, problems: Map<string, string>): Pr
     const file = join(dataDir, entry.name, NOTEBOOK_CONF_FILE);
     const text = await readFile(file, 'utf8').catch(() => undefined);
     if (text === undefined) {
-      problems.set(`${entry.name}/${NOTEBOOK_CONF_FILE}`, 'missing: the folder is not a notebook');
+      problems.set(`${entry.name}/${NOTEBOOK_CONF_FILE}`, { reason: 'missing: the folder is not a notebook' });
       continue;
     }
     const parsed = parseNotebookConf(text);
     if (parsed.ok) out.set(entry.name, parsed.value);
-    else problems.set(`${entry.name}/${NOTEBOOK_CONF_FILE}`, parsed.message);
+    else problems.set(`${entry.name}/${NOTEBOOK_CONF_FILE}`, { reason: parsed.message });
   }
   return out;
 }
 
-async function scanFolder(dataDir: string, notebook: string, parent: string | null, parts: string[], found: FoundDoc[], problems: Map<string, string>): Promise<void> {
+async function scanFolder(dataDir: string, notebook: string, parent: string | null, parts: string[], found: FoundDoc[], problems: Map<string, Problem>): Promise<void> {
   const folder = join(dataDir, ...parts);
   const entries = await readdir(folder, { withFileTypes: true });
   const docs = new Set<string>();
@@ -174,15 +191,19 @@ async function scanFolder(dataDir: string, notebook: string, parent: string | nu
     if (!entry.isFile() || !entry.name.endsWith('.json') || entry.name.startsWith('.')) continue;
     const id = entry.name.slice(0, -'.json'.length);
     const relativePath = [...parts, entry.name].join('/');
-    if (!isValidId(id)) { problems.set(relativePath, 'the file name is not a document id (YYYYMMDDhhmmss-xxxxxxx.json)'); continue; }
+    if (!isValidId(id)) { problems.set(relativePath, { reason: 'the file name is not a document id (YYYYMMDDhhmmss-xxxxxxx.json)' }); continue; }
     docs.add(id);
     found.push({ id, notebook, parent, file: join(folder, entry.name), relativePath });
   }
   for (const entry of entries) {
     if (!entry.isDirectory() || entry.name.startsWith('.')) continue;
     const relativePath = [...parts, entry.name].join('/');
-    if (!isValidId(entry.name)) { problems.set(relativePath, 'the folder name is not a document id'); continue; }
-    if (!docs.has(entry.name)) { problems.set(relativePath, `child documents of a missing document '${entry.name}.json'`); continue; }
+    if (!isValidId(entry.name)) { problems.set(relativePath, { reason: 'the folder name is not a document id' }); continue; }
+    if (!docs.has(entry.name)) {
+      // An empty folder (left by a failed write or a hand edit) holds nothing to lose.
+      if ((await readdir(join(folder, entry.name))).length > 0) problems.set(relativePath, { reason: `child documents of a missing document '${entry.name}.json'` });
+      continue;
+    }
     await scanFolder(dataDir, notebook, entry.name, [...parts, entry.name], found, problems);
   }
 }

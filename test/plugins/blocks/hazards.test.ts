@@ -47,8 +47,12 @@ describe('moving blocks between documents', () => {
     await writeFile(join(workspace, 'data', notebook, `${copy.id}.json`), JSON.stringify(copy));
     const second = await boot({ workspace });
     const { problems } = await second.act<{ problems: { path: string; reason: string }[] }>('index_problems', {});
-    expect(problems.map((problem) => problem.reason)).toEqual([expect.stringMatching(/^block \S+ also appears in document /)]);
-    expect((await second.act<{ notebooks: unknown[] }>('notebook_list', {})).notebooks).toHaveLength(1);
+    expect(problems).toEqual([expect.objectContaining({ reason: expect.stringMatching(/^block \S+ also appears in another document/), otherDocument: expect.any(String) })]);
+    // Still reported after a restart, although the file is not read again.
+    await second.kernel.close();
+    const third = await boot({ workspace });
+    expect((await third.act<{ problems: unknown[] }>('index_problems', {})).problems).toEqual(problems);
+    expect((await third.act<{ notebooks: unknown[] }>('notebook_list', {})).notebooks).toHaveLength(1);
   });
 });
 
@@ -171,3 +175,86 @@ describe('import and export stay out of the workspace', () => {
     expect(await readFile(join(out, 'Two.md'), 'utf8')).toBe('mine');
   });
 });
+
+describe('second-round hazards', () => {
+  it('lets only one of two crossing document moves through, and the index still matches the files', async () => {
+    const { kernel, act } = await boot();
+    const notebook = await act<Created>('notebook_create', { name: 'N' });
+    const a = await act<Created>('document_create', { notebook: notebook.id, title: 'A' });
+    const b = await act<Created>('document_create', { notebook: notebook.id, title: 'B' });
+    const results = await Promise.allSettled([
+      act('document_move', { id: a.id, notebook: notebook.id, parentId: b.id }),
+      act('document_move', { id: b.id, notebook: notebook.id, parentId: a.id }),
+    ]);
+    expect(results.map((result) => result.status)).toEqual(['fulfilled', 'rejected']);
+    expect(((results[1] as PromiseRejectedResult).reason as { code: string }).code).toBe('INVALID_INPUT');
+    expect(await readdir(join(kernel.workspace.dataDir, notebook.id, b.id))).toEqual([`${a.id}.json`]);
+    const before = dumpIndex(kernel.workspace.root);
+    await act('index_rebuild', {});
+    expect(dumpIndex(kernel.workspace.root)).toEqual(before);
+  });
+
+  it('refuses to move a document whose subtree holds a broken file, and moves nothing', async () => {
+    const workspace = join(await tempDir(), 'ws');
+    const first = await boot({ workspace });
+    const notebook = await first.act<Created>('notebook_create', { name: 'N' });
+    const other = await first.act<Created>('notebook_create', { name: 'Other' });
+    const parent = await first.act<Created>('document_create', { notebook: notebook.id, title: 'Parent' });
+    await first.kernel.close();
+    await mkdir(join(workspace, 'data', notebook.id, parent.id));
+    await writeFile(join(workspace, 'data', notebook.id, parent.id, '20250101000000-brokenn.json'), '{');
+    const { act } = await boot({ workspace });
+    expect((await caught(act('document_move', { id: parent.id, notebook: other.id }))).code).toBe('CONFLICT');
+    expect((await readdir(join(workspace, 'data', notebook.id))).sort()).toEqual(['.notebook.json', parent.id, `${parent.id}.json`].sort());
+  });
+
+  it('does not report an empty folder left where a document\'s children would go', async () => {
+    const workspace = join(await tempDir(), 'ws');
+    const first = await boot({ workspace });
+    const notebook = await first.act<Created>('notebook_create', { name: 'N' });
+    await first.kernel.close();
+    await mkdir(join(workspace, 'data', notebook.id, '20250101000000-gonegon'));
+    const { act } = await boot({ workspace });
+    expect((await act<{ problems: unknown[] }>('index_problems', {})).problems).toEqual([]);
+    expect(await act('notebook_remove', { id: notebook.id })).toMatchObject({ removed: notebook.id });
+  });
+
+  it('exports nothing when one of the documents is broken', async () => {
+    const { kernel, act } = await boot();
+    const notebook = await act<Created>('notebook_create', { name: 'N' });
+    await act('document_create', { notebook: notebook.id, title: 'Good' });
+    const bad = await act<Created>('document_create', { notebook: notebook.id, title: 'Bad' });
+    await writeFile(join(kernel.workspace.dataDir, notebook.id, `${bad.id}.json`), '{');
+    const out = join(await tempDir(), 'out');
+    expect((await caught(act('export_markdown', { id: notebook.id, folder: out }))).code).toBe('INVALID_INPUT');
+    expect(await readdir(out).catch(() => [])).toEqual([]);
+  });
+
+  it('refuses to import the root of the file system, which holds the workspace', async () => {
+    const { act } = await boot();
+    const notebook = await act<Created>('notebook_create', { name: 'N' });
+    expect((await caught(act('import_markdown', { notebook: notebook.id, path: '/' }))).code).toBe('INVALID_INPUT');
+  });
+
+  it('answers reads from the last committed index while a rebuild runs', async () => {
+    const { act } = await boot();
+    const notebook = await act<Created>('notebook_create', { name: 'N' });
+    const folder = await tempDir();
+    for (let i = 0; i < 150; i++) await writeFile(join(folder, `n${i}.md`), `text ${i}\n\nmore ${i}\n`);
+    await act('import_markdown', { notebook: notebook.id, path: folder });
+    const { documents } = await act<{ documents: { id: string }[] }>('document_list', { notebook: notebook.id });
+    const [block] = (await act<Tree>('document_get', { id: documents[0]!.id })).document.children;
+    let done = false;
+    const rebuild = act('index_rebuild', {}).finally(() => { done = true; });
+    let reads = 0;
+    while (!done) {
+      const got = await act<{ block: { id: string } }>('block_get', { id: block!.id });
+      expect(got.block.id).toBe(block!.id);
+      reads++;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    await rebuild;
+    expect(reads).toBeGreaterThan(0);
+  });
+});
+
