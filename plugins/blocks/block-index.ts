@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import type { Block } from './block-model.js';
 import { deriveBlock, ownFingerprint, type DerivedBlock, type DocumentPlace } from './index-rows.js';
+import { FtsWriter } from './fts-index.js';
 import { clearIndex, type Db } from './index-schema.js';
 import type { NotebookConf } from './notebook-conf.js';
 
@@ -50,6 +51,7 @@ interface PreviousRow {
  */
 export class BlockIndex {
   private readonly statements: Record<string, Statement>;
+  private readonly fts: FtsWriter;
   /** Blocks the last writeDocument took over from another document (a move, or an id found twice). */
   private taken: TakenBlock[] = [];
 
@@ -60,6 +62,7 @@ export class BlockIndex {
   constructor(readonly db: Db, readonly reader: Db) {
     const p = (sql: string): Statement => db.prepare(sql);
     const r = (sql: string): Statement => reader.prepare(sql);
+    this.fts = new FtsWriter(db);
     this.statements = {
       previousRows: p('SELECT id, fingerprint, parent_id, sort FROM blocks WHERE root_id = ?'),
       previousPlace: p('SELECT notebook, path, hpath FROM documents WHERE id = ?'),
@@ -73,8 +76,9 @@ export class BlockIndex {
         ON CONFLICT (id) DO UPDATE SET parent_id = excluded.parent_id, root_id = excluded.root_id, notebook = excluded.notebook,
           path = excluded.path, hpath = excluded.hpath, type = excluded.type, subtype = excluded.subtype, content = excluded.content,
           markdown = excluded.markdown, sort = excluded.sort, created = excluded.created, updated = excluded.updated,
-          updated_by = excluded.updated_by, fingerprint = excluded.fingerprint`),
-      deleteBlockIn: p('DELETE FROM blocks WHERE id = ? AND root_id = ?'),
+          updated_by = excluded.updated_by, fingerprint = excluded.fingerprint
+        RETURNING rowid`),
+      deleteBlockIn: p('DELETE FROM blocks WHERE id = ? AND root_id = ? RETURNING rowid'),
       deleteAttrs: p('DELETE FROM attributes WHERE block_id = ?'),
       deleteRefs: p('DELETE FROM refs WHERE block_id = ?'),
       deleteTags: p('DELETE FROM tags WHERE block_id = ?'),
@@ -84,7 +88,7 @@ export class BlockIndex {
       upsertDocument: p(`INSERT OR REPLACE INTO documents (id, notebook, parent_doc, path, hpath, title, mtime_ms, size)
         VALUES (@id, @notebook, @parent_doc, @path, @hpath, @title, @mtime_ms, @size)`),
       deleteDocument: p('DELETE FROM documents WHERE id = ?'),
-      deleteBlocksOf: p('DELETE FROM blocks WHERE root_id = ?'),
+      deleteBlocksOf: p('DELETE FROM blocks WHERE root_id = ? RETURNING rowid').pluck(),
       deleteAttrsOf: p('DELETE FROM attributes WHERE root_id = ?'),
       deleteRefsOf: p('DELETE FROM refs WHERE root_id = ?'),
       deleteTagsOf: p('DELETE FROM tags WHERE root_id = ?'),
@@ -126,6 +130,7 @@ export class BlockIndex {
       s.upsertDocument!.run({ id: root.id, notebook: place.notebook, parent_doc: parentDoc, path: place.path, hpath: place.hpath, title: root.content ?? '', mtime_ms: Math.trunc(file.mtimeMs), size: file.size });
       if (before && (before.notebook !== place.notebook || before.path !== place.path || before.hpath !== place.hpath)) {
         s.movePlace!.run(place.notebook, place.path, place.hpath, root.id);
+        this.fts.refreshDocument(root.id);
       }
       // Taken out while it is consumed: if this transaction fails, the next save reads the rows back.
       const remembered = this.known.get(root.id);
@@ -176,11 +181,15 @@ export class BlockIndex {
       row.markdown, row.sort, row.created, row.updated, row.updated_by, row.fingerprint];
     // A block new to this document may still have rows from the document it came from (a move):
     // those are replaced, never added to.
-    if (existed || s.insertBlock!.run(...values).changes === 0) {
+    const inserted = existed ? undefined : s.insertBlock!.run(...values);
+    if (inserted && inserted.changes > 0) {
+      this.fts.write(inserted.lastInsertRowid, { ...row, attrs: derived.attrs, tags: derived.tags }, false);
+    } else {
       const owner = existed ? undefined : (s.blockPlace!.get(row.id) as { root_id: string } | undefined)?.root_id;
       if (owner !== undefined && owner !== row.root_id) this.taken.push({ id: row.id, from: owner });
-      s.upsertBlock!.run(...values);
+      const { rowid } = s.upsertBlock!.get(...values) as { rowid: number };
       this.deleteBlockExtras(row.id);
+      this.fts.write(rowid, { ...row, attrs: derived.attrs, tags: derived.tags }, true);
     }
     for (const [name, value] of derived.attrs) s.insertAttr!.run(row.id, row.root_id, name, value);
     derived.refs.forEach((ref, i) => s.insertRef!.run(row.id, i, row.root_id, ref.def, ref.anchor));
@@ -189,7 +198,11 @@ export class BlockIndex {
 
   private deleteBlock(id: string, rootId: string): void {
     // A block that moved to another document now belongs to that document's rows: leave it alone.
-    if (this.statements.deleteBlockIn!.run(id, rootId).changes > 0) this.deleteBlockExtras(id);
+    const gone = this.statements.deleteBlockIn!.get(id, rootId) as { rowid: number } | undefined;
+    if (gone) {
+      this.deleteBlockExtras(id);
+      this.fts.delete(gone.rowid);
+    }
   }
 
   private deleteBlockExtras(id: string): void {
@@ -202,6 +215,7 @@ export class BlockIndex {
   movePlace(id: string, place: DocumentPlace, parentDoc: string | null): void {
     this.statements.moveDocumentRow!.run(place.notebook, parentDoc, place.path, place.hpath, id);
     this.statements.movePlace!.run(place.notebook, place.path, place.hpath, id);
+    this.fts.refreshDocument(id);
   }
 
   removeDocument(id: string): void {
@@ -209,7 +223,7 @@ export class BlockIndex {
     this.known.delete(id);
     this.transaction(() => {
       s.deleteDocument!.run(id);
-      s.deleteBlocksOf!.run(id);
+      for (const rowid of s.deleteBlocksOf!.all(id) as number[]) this.fts.delete(rowid);
       s.deleteAttrsOf!.run(id);
       s.deleteRefsOf!.run(id);
       s.deleteTagsOf!.run(id);

@@ -1,11 +1,12 @@
 import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { FTS_TABLE } from './fts-index.js';
 
 export type Db = Database.Database;
 
 /** Bumped when the tables change; an index of another version is rebuilt from data/. */
-export const INDEX_SCHEMA_VERSION = '2';
+export const INDEX_SCHEMA_VERSION = '3';
 
 /**
  * The derived index (DESIGN.md §3). Everything here is reproduced from data/ by a rebuild, so the
@@ -44,7 +45,7 @@ CREATE TABLE IF NOT EXISTS tags (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS tags_tag ON tags (tag);
 CREATE TABLE IF NOT EXISTS problems (path TEXT PRIMARY KEY, reason TEXT NOT NULL, other TEXT) WITHOUT ROWID;
-`;
+${FTS_TABLE}`;
 
 export const INDEX_TABLES: readonly string[] = ['notebooks', 'documents', 'blocks', 'attributes', 'refs', 'tags', 'problems'];
 
@@ -79,10 +80,11 @@ function hasMeta(db: Db): boolean {
 }
 
 function dropAll(db: Db): void {
-  for (const table of [...INDEX_TABLES, 'meta']) db.exec(`DROP TABLE IF EXISTS ${table}`);
+  for (const table of [...INDEX_TABLES, 'blocks_fts', 'meta']) db.exec(`DROP TABLE IF EXISTS ${table}`);
 }
 
 /** Empties every derived table (the start of a rebuild), keeping the schema and rowid sequence. */
 export function clearIndex(db: Db): void {
   for (const table of INDEX_TABLES) db.exec(`DELETE FROM ${table}`);
+  db.exec("INSERT INTO blocks_fts (blocks_fts) VALUES ('delete-all')");
 }

@@ -18,6 +18,8 @@ import { DEFAULT_CONFIG, createRuntime, type BlocksConfig } from './runtime.js';
 import { exportActions, importActions } from './transfer-actions.js';
 import { createWelcomeNotebook } from './welcome.js';
 import { Readiness } from './readiness.js';
+import { searchText } from './search-text.js';
+import { BLOCKS_INDEX } from './tokens.js';
 
 export default definePlugin<Partial<BlocksConfig>>({
   async activate(ctx) {
@@ -38,6 +40,13 @@ export default definePlugin<Partial<BlocksConfig>>({
       if (config.welcome && isNew) await createWelcomeNotebook(rt);
     });
     ctx.provide(NOTEBOOK_SCOPE, createNotebookScope(store, () => readiness.indexIncomplete()));
+    ctx.provide(BLOCKS_INDEX, {
+      file: indexFile,
+      reader,
+      searchText,
+      notebooks: () => new Map([...store.catalog.notebooks].map(([id, conf]) => [id, { name: conf.name, access: conf.access }])),
+      ready: () => readiness.wait(),
+    });
     const watcher = config.watch ? watchData(store, () => readiness.sync(false)) : undefined;
     ctx.onDispose(async () => {
       watcher?.close();

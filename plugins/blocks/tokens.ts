@@ -1,0 +1,18 @@
+import type Database from 'better-sqlite3';
+import { createToken } from '../../core/index.js';
+
+/** What the blocks plugin offers the plugins that search and query its index. */
+export interface BlocksIndex {
+  /** The SQLite file of the index (`<workspace>/index/quire.db`). */
+  readonly file: string;
+  /** A read-only connection that sees the last committed state of the index. */
+  readonly reader: Database.Database;
+  /** The text preparation of the `blocks_fts` table, to apply to query terms too. */
+  searchText(text: string): string;
+  /** Every notebook with its name and who may read it. */
+  notebooks(): ReadonlyMap<string, { name: string; access: 'private' | 'published' }>;
+  /** Resolves once the index has caught up with the files at start-up. */
+  ready(): Promise<void>;
+}
+
+export const BLOCKS_INDEX = createToken<BlocksIndex>('blocks.index');

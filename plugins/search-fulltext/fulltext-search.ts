@@ -1,0 +1,95 @@
+import type Database from 'better-sqlite3';
+import { KernelError, isValidId, type ActionCall } from '../../core/index.js';
+import type { BlocksIndex } from '../blocks/tokens.js';
+import { parseQuery, phrase } from './query-language.js';
+import { snippet } from './snippet.js';
+
+export interface FulltextInput {
+  query: string;
+  notebooks?: string[];
+  /** A document id, or a path prefix such as `<notebook>/<document>`: the document and those below it. */
+  path?: string;
+  types?: string[];
+  subtypes?: string[];
+  page?: number;
+  pageSize?: number;
+}
+
+/** Column weights for bm25, in the table's column order: a hit in a block's name outranks one in its text. */
+const WEIGHTS = [1, 10, 8, 2, 5, 0, 0, 0, 0];
+const SEARCHED = '{content name alias memo tags}';
+const DOCUMENT_COUNTS = 50;
+
+interface Hit { rowid: number; rank: number }
+interface BlockRow { rowid: number; id: string; type: string; subtype: string | null; root_id: string; notebook: string; hpath: string; content: string }
+
+/** Full-text search over the blocks index, within what the caller may see. */
+export function createFulltextSearch(index: BlocksIndex) {
+  const db = index.reader;
+  const statements = new Map<string, Database.Statement>();
+  const prepared = (sql: string): Database.Statement => {
+    let statement = statements.get(sql);
+    if (!statement) statements.set(sql, statement = db.prepare(sql));
+    return statement;
+  };
+  return async function search(input: FulltextInput, call: ActionCall) {
+    await index.ready();
+    const parsed = parseQuery(input.query, (text) => index.searchText(text));
+    if (!parsed.ok) throw new KernelError('INVALID_INPUT', parsed.message, { details: { field: 'query' } });
+    const page = input.page ?? 1;
+    const pageSize = input.pageSize ?? 20;
+    const empty = { query: input.query, page, pageSize, total: 0, documents: [], results: [] };
+    const scope = notebookScope(index, call, input.notebooks);
+    if (scope !== undefined && scope.length === 0) return empty;
+    const match = [`${SEARCHED}: ${parsed.expression}`, ...filters(input, scope)].join(' AND ');
+    try {
+      const total = prepared('SELECT count(*) FROM blocks_fts WHERE blocks_fts MATCH ?').pluck().get(match) as number;
+      if (total === 0) return empty;
+      const hits = prepared(`SELECT rowid, bm25(blocks_fts, ${WEIGHTS.join(', ')}) AS rank FROM blocks_fts WHERE blocks_fts MATCH ? ORDER BY rank LIMIT ? OFFSET ?`)
+        .all(match, pageSize, (page - 1) * pageSize) as Hit[];
+      const rows = new Map((prepared(`SELECT rowid, id, type, subtype, root_id, notebook, hpath, content FROM blocks WHERE rowid IN (SELECT value FROM json_each(?))`)
+        .all(JSON.stringify(hits.map((hit) => hit.rowid))) as BlockRow[]).map((row) => [row.rowid, row]));
+      const words = parsed.terms.filter((term) => !term.negated).map((term) => term.text);
+      const results = hits.flatMap((hit) => {
+        const row = rows.get(hit.rowid);
+        return row ? [{ id: row.id, documentId: row.root_id, notebook: row.notebook, hpath: row.hpath, type: row.type, subtype: row.subtype, snippet: snippet(row.content, words), score: -hit.rank }] : [];
+      });
+      const documents = prepared(`SELECT b.root_id AS documentId, b.hpath, count(*) AS hits FROM blocks_fts f JOIN blocks b ON b.rowid = f.rowid
+        WHERE blocks_fts MATCH ? GROUP BY b.root_id ORDER BY hits DESC, b.root_id LIMIT ${DOCUMENT_COUNTS}`).all(match);
+      return { query: input.query, page, pageSize, total, documents, results };
+    } catch (error) {
+      // The compiler quotes every term, so this is a defect, not the person's fault; still, it must not leak SQL.
+      if (error instanceof Error && /fts5/i.test(error.message)) throw new KernelError('INVALID_INPUT', 'The query could not be searched; try fewer or simpler words', { details: { field: 'query' } });
+      throw error;
+    }
+  };
+}
+
+/**
+ * The notebooks to search, or undefined for all: a reader is held to published notebooks whatever
+ * the filter asks, so that no private block, snippet or count reaches them.
+ */
+function notebookScope(index: BlocksIndex, call: ActionCall, requested: string[] | undefined): string[] | undefined {
+  if (call.principal.role !== 'reader') return requested;
+  const published = [...index.notebooks()].filter(([, notebook]) => notebook.access === 'published').map(([id]) => id);
+  return requested ? published.filter((id) => requested.includes(id)) : published;
+}
+
+function anyOf(column: string, values: readonly string[]): string {
+  return `{${column}}: (${values.map(phrase).join(' OR ')})`;
+}
+
+function filters(input: FulltextInput, notebooks: string[] | undefined): string[] {
+  const out: string[] = [];
+  if (notebooks !== undefined) out.push(anyOf('notebook', notebooks));
+  if (input.path !== undefined) {
+    // The last id of the path names the document; every block at or below it has that id in its path.
+    const ids = input.path.split('/').map((part) => part.replace(/\.json$/, '')).filter((part) => part !== '');
+    const last = ids[ids.length - 1];
+    if (!last || !ids.every((id) => isValidId(id))) throw new KernelError('INVALID_INPUT', 'path must be a document id or a path of ids such as <notebook>/<document>', { details: { field: 'path' } });
+    out.push(anyOf('path', [last]));
+  }
+  if (input.types?.length) out.push(anyOf('type', input.types));
+  if (input.subtypes?.length) out.push(anyOf('subtype', input.subtypes));
+  return out;
+}

@@ -1,0 +1,10 @@
+import { definePlugin } from '../../core/index.js';
+import { BLOCKS_INDEX } from '../blocks/tokens.js';
+import { createFulltextSearch, type FulltextInput } from './fulltext-search.js';
+
+export default definePlugin({
+  activate(ctx) {
+    const search = createFulltextSearch(ctx.get(BLOCKS_INDEX));
+    return { search: { fulltext: (input, call) => search(input as unknown as FulltextInput, call) } };
+  },
+});

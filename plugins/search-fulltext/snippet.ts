@@ -1,0 +1,62 @@
+/**
+ * Snippets are cut in JavaScript from the block's plain text, for the rows of one page only: the FTS
+ * table is contentless (the text lives once, in `blocks`), and the index's text has Chinese characters
+ * spaced apart, which a snippet must not show.
+ */
+const WINDOW = 160;
+
+interface Folded {
+  text: string;
+  /** For each position of `text`, the position in the original string. */
+  origin: number[];
+}
+
+/** Lower case without diacritics, with a map back to the original positions. */
+function fold(text: string): Folded {
+  let folded = '';
+  const origin: number[] = [];
+  let index = 0;
+  for (const char of text) {
+    const plain = char.normalize('NFD').replace(/\p{M}/gu, '').toLowerCase();
+    for (let k = 0; k < plain.length; k++) origin.push(index);
+    folded += plain;
+    index += char.length;
+  }
+  origin.push(index);
+  return { text: folded, origin };
+}
+
+function escapeHtml(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
+/** Where each term occurs in `text` (original positions), earliest first. */
+function occurrences(text: string, terms: readonly string[]): [number, number][] {
+  const folded = fold(text);
+  const found: [number, number][] = [];
+  for (const term of terms) {
+    const needle = fold(term).text.trim();
+    if (needle === '') continue;
+    for (let at = folded.text.indexOf(needle); at !== -1 && found.length < 200; at = folded.text.indexOf(needle, at + needle.length)) {
+      found.push([folded.origin[at]!, folded.origin[at + needle.length]!]);
+    }
+  }
+  return found.sort((a, b) => a[0] - b[0] || b[1] - a[1]);
+}
+
+/** Up to WINDOW characters around the first match, matches wrapped in <mark>, the rest HTML-escaped. */
+export function snippet(text: string, terms: readonly string[]): string {
+  const matches = occurrences(text, terms);
+  const first = matches[0]?.[0] ?? 0;
+  const start = Math.max(0, Math.min(first - WINDOW / 4, text.length - WINDOW));
+  const end = Math.min(text.length, start + WINDOW);
+  let out = start > 0 ? '…' : '';
+  let at = start;
+  for (const [from, to] of matches) {
+    if (from < at || to > end) continue;
+    out += `${escapeHtml(text.slice(at, from))}<mark>${escapeHtml(text.slice(from, to))}</mark>`;
+    at = to;
+  }
+  out += escapeHtml(text.slice(at, end));
+  return end < text.length ? `${out}…` : out;
+}

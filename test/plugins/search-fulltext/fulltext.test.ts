@@ -1,0 +1,168 @@
+import { createHash } from 'node:crypto';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startHttpServer, type RunningServer } from '../../../core/http/serve.js';
+import { caught } from '../../helpers/harness.js';
+import { rawRequest } from '../../helpers/http-client.js';
+import type { Principal } from '../../../core/plugin-api.js';
+import { reader, useBlocks, type Act } from '../blocks/blocks-harness.js';
+
+const { boot } = useBlocks();
+
+interface Created { id: string }
+interface Hit { id: string; documentId: string; notebook: string; type: string; snippet: string; score: number }
+interface Found { total: number; results: Hit[]; documents: { documentId: string; hits: number }[] }
+
+function search(act: Act, query: string, extra: Record<string, unknown> = {}, principal?: Principal): Promise<Found> {
+  return act<Found>('search_fulltext', { query, ...extra }, principal);
+}
+
+async function corpus(act: Act) {
+  const notebook = await act<Created>('notebook_create', { name: 'Notes', access: 'published' });
+  const doc = await act<Created>('document_create', { notebook: notebook.id, title: 'Garden', markdown: [
+    '# Planting tomatoes',
+    'Tomatoes need warm soil and full sun.',
+    'Basil grows well beside tomatoes.',
+    'The quick brown fox jumps over the lazy dog.',
+    'Crème brûlée is a dessert, not a vegetable.',
+    '我喜欢读书和写作。',
+    '東京タワーに行きました。',
+    '- [ ] water the tomatoes',
+  ].join('\n\n') });
+  return { notebook: notebook.id, doc: doc.id };
+}
+
+describe('full-text search: the query language', () => {
+  it('requires every word, and supports phrases, prefixes, OR and exclusion', async () => {
+    const { act } = await boot();
+    await corpus(act);
+    const texts = async (query: string) => (await search(act, query)).results.map((hit) => hit.snippet.replace(/<\/?mark>/g, '')).sort();
+    expect(await texts('tomatoes sun')).toEqual(['Tomatoes need warm soil and full sun.']);
+    expect(await texts('"brown fox"')).toEqual(['The quick brown fox jumps over the lazy dog.']);
+    expect(await texts('"fox brown"')).toEqual([]);
+    expect(await texts('veg*')).toEqual(['Crème brûlée is a dessert, not a vegetable.']);
+    expect(await texts('basil OR fox')).toHaveLength(2);
+    expect(await texts('tomatoes -basil -water')).toEqual(['Planting tomatoes', 'Tomatoes need warm soil and full sun.']);
+  });
+
+  it('finds text in scripts without spaces by any part of it, and ignores case and accents', async () => {
+    const { act } = await boot();
+    await corpus(act);
+    for (const [query, expected] of [['读书', '我喜欢读书和写作。'], ['书和写', '我喜欢读书和写作。'], ['タワー', '東京タワーに行きました。'],
+      ['creme brulee', 'Crème brûlée is a dessert, not a vegetable.'], ['TOMATOES SUN', 'Tomatoes need warm soil and full sun.']] as const) {
+      const found = await search(act, query);
+      expect([query, found.results.map((hit) => hit.snippet.replace(/<\/?mark>/g, ''))]).toEqual([query, [expected]]);
+    }
+    expect((await search(act, 'creme')).results[0]!.snippet).toBe('<mark>Crème</mark> brûlée is a dessert, not a vegetable.');
+    expect((await search(act, '读书')).results[0]!.snippet).toBe('我喜欢<mark>读书</mark>和写作。');
+  });
+
+  it('never answers with an FTS5 syntax error, whatever is typed', async () => {
+    const { act } = await boot();
+    await corpus(act);
+    const hostile = ['"', '""', '(', ')', '*', '**', 'NEAR(a b)', 'AND', 'NOT', 'OR', 'OR OR', 'a OR', 'OR a', '-', '--a', '{content}: x', 'content:tomatoes',
+      '^tomatoes', 'tomatoes"', '"tomatoes', "'", '\\', 'a AND NOT b', 'x NEAR/2 y', '\u0000', '🍅', 'tom*at*oes', '"a" * "b"', ':', '[', '}', 'rowid=1'];
+    for (const query of hostile) {
+      const outcome = await search(act, query).then((found) => 'ok:' + String(found.total), (error: { code?: string }) => error.code ?? 'none');
+      expect([query, outcome]).toEqual([query, expect.stringMatching(/^(ok:\d+|INVALID_INPUT)$/)]);
+    }
+    expect((await caught(search(act, '-tomatoes'))).message).toContain('besides the excluded');
+  });
+});
+
+describe('full-text search: filters, paging and ranking', () => {
+  it('filters by notebook, by document subtree, by type and subtype', async () => {
+    const { act } = await boot();
+    const { notebook, doc } = await corpus(act);
+    const other = await act<Created>('notebook_create', { name: 'Other' });
+    const child = await act<Created>('document_create', { notebook: notebook, title: 'Child', parentId: doc, markdown: 'more tomatoes here' });
+    await act('document_create', { notebook: other.id, title: 'Elsewhere', markdown: 'tomatoes elsewhere' });
+    expect((await search(act, 'tomatoes')).total).toBe(6);
+    expect((await search(act, 'tomatoes', { notebooks: [other.id] })).total).toBe(1);
+    expect((await search(act, 'tomatoes', { path: child.id })).results.map((hit) => hit.documentId)).toEqual([child.id]);
+    expect((await search(act, 'tomatoes', { path: `${notebook}/${doc}` })).total).toBe(5);
+    expect((await search(act, 'tomatoes', { types: ['heading'] })).results.map((hit) => hit.type)).toEqual(['heading']);
+    expect((await search(act, 'tomatoes', { subtypes: ['h1'] })).total).toBe(1);
+    expect((await search(act, 'paragraph')).total).toBe(0);
+  });
+
+  it('pages results with a total and counts per document, and caps the page size', async () => {
+    const { act } = await boot();
+    const notebook = await act<Created>('notebook_create', { name: 'N' });
+    const a = await act<Created>('document_create', { notebook: notebook.id, title: 'A', markdown: Array.from({ length: 30 }, (_, i) => `apple ${i}`).join('\n\n') });
+    const b = await act<Created>('document_create', { notebook: notebook.id, title: 'B', markdown: 'apple pie' });
+    const first = await search(act, 'apple', { pageSize: 20 });
+    const second = await search(act, 'apple', { pageSize: 20, page: 2 });
+    expect([first.total, first.results.length, second.results.length]).toEqual([31, 20, 11]);
+    expect(new Set([...first.results, ...second.results].map((hit) => hit.id)).size).toBe(31);
+    expect(first.documents).toEqual([expect.objectContaining({ documentId: a.id, hits: 30 }), expect.objectContaining({ documentId: b.id, hits: 1 })]);
+    expect((await caught(search(act, 'apple', { pageSize: 101 }))).code).toBe('INVALID_INPUT');
+  });
+
+  it("ranks a hit in a block's name above one in its text", async () => {
+    const { act } = await boot();
+    const notebook = await act<Created>('notebook_create', { name: 'N' });
+    const doc = await act<Created>('document_create', { notebook: notebook.id, title: 'D', markdown: 'zebra zebra zebra in the text\n\nplain block' });
+    const blocks = (await act<{ document: { children: { id: string }[] } }>('document_get', { id: doc.id })).document.children;
+    await act('attr_set', { id: blocks[1]!.id, attrs: { name: 'zebra' } });
+    expect((await search(act, 'zebra')).results.map((hit) => hit.id)).toEqual([blocks[1]!.id, blocks[0]!.id]);
+  });
+
+  it('follows every write in the same transaction, and a rebuild gives the same answers', async () => {
+    const { act } = await boot();
+    const { doc } = await corpus(act);
+    const basil = (await search(act, 'basil')).results[0]!;
+    await act('block_update', { id: basil.id, markdown: 'Oregano grows well too.' });
+    expect((await search(act, 'basil')).total).toBe(0);
+    expect((await search(act, 'oregano')).results.map((hit) => hit.id)).toEqual([basil.id]);
+    await act('document_rename', { id: doc, title: 'Allotment' });
+    // Scores are relative: FTS5 keeps deleted rows' terms in its statistics until it merges segments.
+    const answer = async () => {
+      const found = await search(act, 'tomatoes OR allotment');
+      return { ...found, results: found.results.map(({ score: _score, ...hit }) => hit) };
+    };
+    const before = await answer();
+    expect(before.total).toBe(4);
+    await act('index_rebuild', {});
+    expect(await answer()).toEqual(before);
+    await act('document_remove', { id: doc });
+    expect((await search(act, 'tomatoes')).total).toBe(0);
+  });
+});
+
+describe('full-text search: what a reader must not see', () => {
+  const servers: RunningServer[] = [];
+  afterEach(async () => { for (const server of servers.splice(0)) await server.close(); });
+
+  it('never returns private blocks, snippets or counts to a reader, for any filter', async () => {
+    const { act } = await boot();
+    const open = await act<Created>('notebook_create', { name: 'Open', access: 'published' });
+    const closed = await act<Created>('notebook_create', { name: 'Closed' });
+    const pub = await act<Created>('document_create', { notebook: open.id, title: 'Public', markdown: 'secret-free walnut' });
+    const priv = await act<Created>('document_create', { notebook: closed.id, title: 'Private walnut', markdown: 'walnut salary figures\n\n## walnut heading' });
+    const filters: Record<string, unknown>[] = [{}, { notebooks: [closed.id] }, { notebooks: [open.id, closed.id] }, { path: priv.id }, { path: `${closed.id}/${priv.id}` },
+      { types: ['heading'] }, { types: ['paragraph', 'document'] }, { subtypes: ['h2'] }, { notebooks: [closed.id], types: ['heading'] }];
+    for (const filter of filters) {
+      const found = await search(act, 'walnut', filter, reader);
+      const leaked = JSON.stringify(found);
+      expect([filter, leaked.includes(closed.id) || leaked.includes(priv.id) || leaked.includes('salary') || leaked.includes('Private')]).toEqual([filter, false]);
+      expect(found.results.every((hit) => hit.documentId === pub.id)).toBe(true);
+      expect(found.total).toBe(found.results.length);
+    }
+    expect((await search(act, 'walnut')).total).toBe(4);
+  });
+
+  it('answers readers over HTTP with the same scope', async () => {
+    const READER = 'qk_reader-search';
+    const sha = createHash('sha256').update(READER).digest('hex');
+    const { kernel, act } = await boot({ config: { auth: { tokens: [{ name: 'viewer', role: 'reader', sha256: sha }] } } });
+    const server = await startHttpServer(kernel, { host: '127.0.0.1', port: 0 });
+    servers.push(server);
+    const closed = await act<Created>('notebook_create', { name: 'Closed' });
+    await act('document_create', { notebook: closed.id, title: 'Hidden', markdown: 'pecan' });
+    const response = await rawRequest(`${server.url}/api/actions/search-fulltext/search/fulltext`, {
+      method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${READER}` }, body: JSON.stringify({ query: 'pecan' }),
+    });
+    expect(response.status).toBe(200);
+    expect(response.json().result).toMatchObject({ total: 0, results: [], documents: [] });
+  });
+});
