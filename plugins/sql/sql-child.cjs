@@ -1,0 +1,89 @@
+// @ts-check
+'use strict';
+/**
+ * The SQL tool's worker process. It holds one read-only connection to the index and runs one statement
+ * at a time for its parent. It is a separate process because a runaway statement (an endless recursive
+ * CTE) cannot be interrupted inside SQLite from JavaScript; the parent kills this process with SIGKILL
+ * and starts another. Plain CommonJS so that it runs the same from the sources and from the build.
+ *
+ * argv: [dbFile, betterSqlite3Path]. Messages in: { id, sql, maxRows, maxCellBytes, maxResultBytes }.
+ * Messages out: { id, ok: true, columns, rows, truncated, cellsTruncated, existing } | { id, ok: false, reason, message }.
+ */
+const [dbFile, driverPath] = process.argv.slice(2);
+const Database = require(/** @type {string} */ (driverPath));
+const db = new Database(dbFile, { readonly: true, fileMustExist: true });
+db.pragma('query_only = ON');
+
+/** Columns whose values may be block ids, for links to the blocks that exist. */
+const ID_COLUMNS = new Set(['id', 'block_id', 'root_id', 'parent_id', 'def_block_id', 'documentId', 'document_id']);
+const ID_PATTERN = /^\d{14}-[0-9a-z]{7}$/;
+const existsStatement = db.prepare('SELECT id FROM blocks WHERE id IN (SELECT value FROM json_each(?))').pluck();
+
+/** The first keyword after leading whitespace and comments. */
+function firstKeyword(sql) {
+  const stripped = sql.replace(/^(\s+|--[^\n]*(\n|$)|\/\*[\s\S]*?\*\/)*/u, '');
+  return (/^[A-Za-z]+/u.exec(stripped)?.[0] ?? '').toUpperCase();
+}
+
+function cell(value, maxCellBytes, state) {
+  if (Buffer.isBuffer(value)) return `<blob, ${value.length} bytes>`;
+  if (typeof value === 'bigint') return value.toString();
+  if (typeof value === 'string' && Buffer.byteLength(value) > maxCellBytes) {
+    state.cellsTruncated = true;
+    return `${Buffer.from(value).subarray(0, maxCellBytes).toString('utf8').replace(/\uFFFD$/u, '')}…`;
+  }
+  return value;
+}
+
+function run(request) {
+  const { sql, maxRows, maxCellBytes, maxResultBytes } = request;
+  if (firstKeyword(sql) === '') return { ok: false, reason: 'empty', message: 'The statement is empty' };
+  let statement;
+  try {
+    statement = db.prepare(sql);
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    if (/more than one statement/i.test(message)) return { ok: false, reason: 'multiple_statements', message: 'Only one statement can be run at a time; remove everything after the first ;' };
+    return { ok: false, reason: 'sql_error', message };
+  }
+  if (!(statement.readonly && statement.reader)) {
+    return { ok: false, reason: 'not_read_only', message: 'Only statements that read are allowed: no writes, ATTACH, VACUUM, PRAGMA changes, temporary tables or transaction control' };
+  }
+  const keyword = firstKeyword(sql);
+  if (keyword !== 'SELECT' && keyword !== 'WITH') return { ok: false, reason: 'not_select', message: `Only SELECT and WITH statements are allowed, not ${keyword}` };
+  statement.raw(true);
+  const columns = statement.columns().map((column) => column.name);
+  const state = { cellsTruncated: false };
+  const rows = [];
+  let bytes = 0;
+  let truncated = false;
+  try {
+    for (const raw of statement.iterate()) {
+      if (rows.length >= maxRows) { truncated = true; break; }
+      const row = raw.map((value) => cell(value, maxCellBytes, state));
+      bytes += Buffer.byteLength(JSON.stringify(row));
+      if (bytes > maxResultBytes) { truncated = true; break; }
+      rows.push(row);
+    }
+  } catch (error) {
+    return { ok: false, reason: 'sql_error', message: error instanceof Error ? error.message : String(error) };
+  }
+  const candidates = new Set();
+  columns.forEach((name, index) => {
+    if (!ID_COLUMNS.has(name)) return;
+    for (const row of rows) if (typeof row[index] === 'string' && ID_PATTERN.test(row[index])) candidates.add(row[index]);
+  });
+  const existing = candidates.size > 0 ? existsStatement.all(JSON.stringify([...candidates].slice(0, 1000))) : [];
+  return { ok: true, columns, rows, truncated, cellsTruncated: state.cellsTruncated, existing };
+}
+
+process.on('message', (request) => {
+  let response;
+  try {
+    response = { id: request.id, ...run(request) };
+  } catch (error) {
+    response = { id: request.id, ok: false, reason: 'sql_error', message: error instanceof Error ? error.message : String(error) };
+  }
+  process.send?.(response);
+});
+process.send?.({ ready: true });

@@ -1,0 +1,123 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import { KernelError, type Logger } from '../../core/index.js';
+
+export interface QueryRequest {
+  sql: string;
+  maxRows: number;
+  maxCellBytes: number;
+  maxResultBytes: number;
+  timeoutMs: number;
+}
+
+export type QueryResponse =
+  | { ok: true; columns: string[]; rows: unknown[][]; truncated: boolean; cellsTruncated: boolean; existing: string[] }
+  | { ok: false; reason: string; message: string };
+
+type ChildMessage = ({ id: number } & QueryResponse) | { ready: true };
+
+/** The child's script is plain JavaScript beside this module in the sources; the build runs it from there too. */
+function childScript(): string {
+  for (const candidate of ['./sql-child.cjs', '../../../plugins/sql/sql-child.cjs']) {
+    const path = fileURLToPath(new URL(candidate, import.meta.url));
+    if (existsSync(path)) return path;
+  }
+  throw new Error('sql-child.cjs is missing from plugins/sql');
+}
+
+/**
+ * Runs statements in a warm child process, one at a time. A statement past its time limit is stopped by
+ * killing the child with SIGKILL (nothing else stops SQLite mid-statement), and a new child is started
+ * at once so the next statement does not wait for a fork.
+ */
+export class SqlRunner {
+  private child: ChildProcess | undefined;
+  private starting: Promise<ChildProcess> | undefined;
+  private tail: Promise<unknown> = Promise.resolve();
+  private nextId = 0;
+  private closed = false;
+  private readonly script = childScript();
+  private readonly driver = createRequire(import.meta.url).resolve('better-sqlite3');
+
+  constructor(private readonly dbFile: string, private readonly log: Logger) {}
+
+  /** Starts the child ahead of the first statement. */
+  warm(): Promise<void> {
+    return this.start().then(() => undefined);
+  }
+
+  run(request: QueryRequest, signal?: AbortSignal): Promise<QueryResponse> {
+    const result = this.tail.then(() => this.runNow(request, signal));
+    this.tail = result.catch(() => undefined);
+    return result;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const child = this.child ?? await this.starting?.catch(() => undefined);
+    child?.kill('SIGKILL');
+    this.child = undefined;
+  }
+
+  private async runNow(request: QueryRequest, signal?: AbortSignal): Promise<QueryResponse> {
+    const child = await this.start();
+    const id = this.nextId++;
+    return new Promise<QueryResponse>((resolve, reject) => {
+      const finish = (): void => {
+        clearTimeout(timer);
+        child.off('message', onMessage);
+        child.off('exit', onExit);
+        signal?.removeEventListener('abort', onAbort);
+      };
+      const stop = (error: KernelError): void => {
+        finish();
+        this.kill(child);
+        reject(error);
+      };
+      const onMessage = (message: ChildMessage): void => {
+        if (!('id' in message) || message.id !== id) return;
+        finish();
+        const { id: _id, ...response } = message;
+        resolve(response as QueryResponse);
+      };
+      const onExit = (): void => stop(new KernelError('INVALID_INPUT', 'The query stopped the SQL process (it may have used too much memory); narrow it or add a LIMIT', { details: { reason: 'process_died' } }));
+      const onAbort = (): void => stop(new KernelError('ACTION_CANCELLED', 'The query was cancelled'));
+      const timer = setTimeout(() => stop(new KernelError('ACTION_TIMEOUT', `The query ran longer than ${request.timeoutMs} ms and was stopped; add a LIMIT or narrow it`, { details: { timeoutMs: request.timeoutMs } })), request.timeoutMs);
+      child.on('message', onMessage);
+      child.once('exit', onExit);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      child.send({ id, sql: request.sql, maxRows: request.maxRows, maxCellBytes: request.maxCellBytes, maxResultBytes: request.maxResultBytes });
+    });
+  }
+
+  private kill(child: ChildProcess): void {
+    child.kill('SIGKILL');
+    if (this.child === child) this.child = undefined;
+    // The next statement should find a warm process, not pay for a fork.
+    if (!this.closed) this.start().catch((error: unknown) => this.log.warn('could not restart the SQL process', { error: String(error) }));
+  }
+
+  private start(): Promise<ChildProcess> {
+    if (this.child) return Promise.resolve(this.child);
+    this.starting ??= new Promise<ChildProcess>((resolve, reject) => {
+      // A bounded heap: a statement that builds a huge value ends this process, not the kernel.
+      const child = fork(this.script, [this.dbFile, this.driver], { execArgv: ['--max-old-space-size=256'], stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
+      let stderr = '';
+      child.stderr?.on('data', (chunk: Buffer) => { stderr = (stderr + chunk.toString()).slice(-2000); });
+      const onReady = (message: ChildMessage): void => {
+        if (!('ready' in message)) return;
+        child.off('message', onReady);
+        this.child = child;
+        resolve(child);
+      };
+      child.on('message', onReady);
+      child.once('exit', (code) => {
+        if (this.child === child) this.child = undefined;
+        reject(new KernelError('PLUGIN_ERROR', `The SQL process exited (${String(code)}): ${stderr.trim()}`));
+      });
+    }).finally(() => { this.starting = undefined; });
+    return this.starting;
+  }
+}

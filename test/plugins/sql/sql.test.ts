@@ -1,0 +1,107 @@
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { REPO_ROOT, caught } from '../../helpers/harness.js';
+import { reader, useBlocks, type Act } from '../blocks/blocks-harness.js';
+
+const { boot } = useBlocks();
+const FIXTURES = join(REPO_ROOT, 'test', 'fixtures', 'sql-hostile');
+
+interface Created { id: string }
+interface Answer { columns: string[]; rows: unknown[][]; rowCount: number; truncated: boolean; cellsTruncated: boolean; markdown: string; blocks: { id: string; link: string }[] }
+
+async function notes(act: Act) {
+  const notebook = await act<Created>('notebook_create', { name: 'N' });
+  const doc = await act<Created>('document_create', { notebook: notebook.id, title: 'D', markdown: 'alpha #x#\n\nbeta | pipe\n\ngamma' });
+  return { notebook: notebook.id, doc: doc.id };
+}
+
+/** The index files that matter, hashed; the -shm file is shared memory that every reader touches. */
+async function indexState(indexDir: string): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  for (const name of (await readdir(indexDir)).sort()) {
+    out[name] = name.endsWith('-shm') ? 'present' : createHash('sha256').update(await readFile(join(indexDir, name))).digest('hex');
+  }
+  return out;
+}
+
+describe('the SQL tool refuses what is not one read-only SELECT', () => {
+  it('refuses every statement of the hostile corpus with its reason, and the index stays byte-identical', async () => {
+    const { kernel, act } = await boot();
+    await notes(act);
+    await act('sql_query', { sql: 'SELECT 1' });
+    const files = (await readdir(FIXTURES)).filter((name) => name.endsWith('.json')).sort();
+    expect(files.length).toBeGreaterThanOrEqual(40);
+    const before = await indexState(kernel.workspace.indexDir);
+    for (const file of files) {
+      const fixture = JSON.parse(await readFile(join(FIXTURES, file), 'utf8')) as { sql: string; expect: { code: string; reason: string } };
+      const error = await caught(act('sql_query', { sql: fixture.sql }));
+      expect([file, error.code, error.details?.reason]).toEqual([file, fixture.expect.code, fixture.expect.reason]);
+    }
+    expect(await indexState(kernel.workspace.indexDir)).toEqual(before);
+    for (const path of ['/tmp/quire-sql-attack.db', '/tmp/quire-sql-vacuum.db', '/tmp/quire-sql-writefile']) expect([path, existsSync(path)]).toEqual([path, false]);
+  });
+});
+
+describe('the SQL tool answers', () => {
+  it('returns columns, rows, a Markdown table and links to the blocks that exist', async () => {
+    const { act } = await boot();
+    const { doc } = await notes(act);
+    const answer = await act<Answer>('sql_query', { sql: `SELECT id, type, content FROM blocks WHERE root_id = '${doc}' ORDER BY parent_id IS NOT NULL, sort` });
+    expect(answer.columns).toEqual(['id', 'type', 'content']);
+    expect(answer.rows.map((row) => row[1])).toEqual(['document', 'paragraph', 'paragraph', 'paragraph']);
+    expect(answer.blocks.map((block) => block.id).sort()).toEqual(answer.rows.map((row) => row[0]).sort());
+    expect(answer.markdown).toContain('| id | type | content |');
+    expect(answer.markdown).toContain('beta \\| pipe');
+    const missing = await act<Answer>('sql_query', { sql: "SELECT '20200101000000-nothere' AS id" });
+    expect(missing.blocks).toEqual([]);
+  });
+
+  it('caps rows (default 100, at most 1,000) and flags the cut, also for an endless series', async () => {
+    const { act } = await boot();
+    const series = 'WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n) SELECT x FROM n';
+    const capped = await act<Answer>('sql_query', { sql: series });
+    expect([capped.rowCount, capped.truncated]).toEqual([100, true]);
+    expect((await act<Answer>('sql_query', { sql: series, limit: 1000 })).rowCount).toBe(1000);
+    expect((await caught(act('sql_query', { sql: series, limit: 1001 }))).code).toBe('INVALID_INPUT');
+    const small = await act<Answer>('sql_query', { sql: 'SELECT 1 AS one' });
+    expect([small.rowCount, small.truncated]).toEqual([1, false]);
+  });
+
+  it('cuts long cells and large results', async () => {
+    const { act } = await boot();
+    const long = await act<Answer>('sql_query', { sql: "SELECT printf('%.50000c', 'x') AS big" });
+    expect(long.cellsTruncated).toBe(true);
+    expect(String(long.rows[0]![0]).length).toBeLessThan(2100);
+    const wide = await act<Answer>('sql_query', { sql: "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n) SELECT printf('%.1900c', 'y') FROM n", limit: 1000 });
+    expect(wide.truncated).toBe(true);
+    expect(wide.rowCount).toBeLessThan(200);
+  });
+
+  it('stops a runaway statement at its time limit and answers the next one at once', async () => {
+    const { act } = await boot();
+    const runaway = 'WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n) SELECT count(*) FROM n';
+    const started = Date.now();
+    const error = await caught(act('sql_query', { sql: runaway, timeoutMs: 300 }));
+    expect(error.code).toBe('ACTION_TIMEOUT');
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect((await act<Answer>('sql_query', { sql: 'SELECT 2 AS two' })).rows).toEqual([[2]]);
+  });
+
+  it('explains the tables and columns of the index', async () => {
+    const { act } = await boot();
+    const { tables } = await act<{ tables: { name: string; columns: { name: string; description: string }[] }[] }>('sql_schema', {});
+    expect(tables.map((table) => table.name)).toEqual(['notebooks', 'documents', 'blocks', 'attributes', 'refs', 'tags', 'blocks_fts']);
+    const blocks = tables.find((table) => table.name === 'blocks')!;
+    expect(blocks.columns.map((column) => column.name)).toContain('updated_by');
+    expect(blocks.columns.every((column) => column.description !== '')).toBe(true);
+  });
+
+  it('is for administrators and the agent only', async () => {
+    const { act } = await boot();
+    expect((await caught(act('sql_query', { sql: 'SELECT 1' }, reader))).code).toBe('FORBIDDEN');
+    expect((await caught(act('sql_schema', {}, reader))).code).toBe('FORBIDDEN');
+  });
+});
