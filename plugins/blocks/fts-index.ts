@@ -16,6 +16,19 @@ CREATE VIRTUAL TABLE IF NOT EXISTS blocks_fts USING fts5(
 );
 `;
 
+/**
+ * An id as one token (`20261129193700-a1b2c3d` → `20261129193700a1b2c3d`): a filter on it is then a
+ * single-token lookup, not a two-token phrase whose first half every id made in that second shares.
+ */
+export function idToken(id: string): string {
+  return id.replace('-', '');
+}
+
+/** The ids of a document's path (notebook, ancestors, itself) as tokens, for "this document and below". */
+export function pathTokens(path: string): string {
+  return path.replace(/\.json$/, '').split('/').map(idToken).join(' ');
+}
+
 /** Column order of blocks_fts, for bm25 weights. */
 export const FTS_COLUMNS = ['content', 'name', 'alias', 'memo', 'tags', 'notebook', 'path', 'type', 'subtype'] as const;
 
@@ -51,7 +64,7 @@ export class FtsWriter {
     if (replacing) this.remove.run(rowid);
     const attrs = new Map(row.attrs);
     this.insert.run(rowid, searchText(row.content), searchText(attrs.get('name') ?? ''), searchText(attrs.get('alias') ?? ''),
-      searchText(attrs.get('memo') ?? ''), searchText(row.tags.join(' ')), row.notebook, row.path, row.type, row.subtype ?? '');
+      searchText(attrs.get('memo') ?? ''), searchText(row.tags.join(' ')), idToken(row.notebook), pathTokens(row.path), row.type, row.subtype ?? '');
   }
 
   delete(rowid: number | bigint): void {

@@ -9,6 +9,8 @@ export interface BlocksIndex {
   readonly reader: Database.Database;
   /** The text preparation of the `blocks_fts` table, to apply to query terms too. */
   searchText(text: string): string;
+  /** How `blocks_fts` holds an id in its notebook and path columns (one token), for filters on them. */
+  ftsId(id: string): string;
   /** Every notebook with its name and who may read it. */
   notebooks(): ReadonlyMap<string, { name: string; access: 'private' | 'published' }>;
   /** Resolves once the index has caught up with the files at start-up. */

@@ -19,6 +19,8 @@ export interface FulltextInput {
 const WEIGHTS = [1, 10, 8, 2, 5, 0, 0, 0, 0];
 const SEARCHED = '{content name alias memo tags}';
 const DOCUMENT_COUNTS = 50;
+/** Hits per document are counted over at most this many hits (`documentsCountedOver` says how many). */
+const COUNTED_HITS = 10_000;
 
 interface Hit { rowid: number; rank: number }
 interface BlockRow { rowid: number; id: string; type: string; subtype: string | null; root_id: string; notebook: string; hpath: string; content: string }
@@ -38,10 +40,10 @@ export function createFulltextSearch(index: BlocksIndex) {
     if (!parsed.ok) throw new KernelError('INVALID_INPUT', parsed.message, { details: { field: 'query' } });
     const page = input.page ?? 1;
     const pageSize = input.pageSize ?? 20;
-    const empty = { query: input.query, page, pageSize, total: 0, documents: [], results: [] };
+    const empty = { query: input.query, page, pageSize, total: 0, documents: [], documentsCountedOver: 0, results: [] };
     const scope = notebookScope(index, call, input.notebooks);
     if (scope !== undefined && scope.length === 0) return empty;
-    const match = [`${SEARCHED}: ${parsed.expression}`, ...filters(input, scope)].join(' AND ');
+    const match = [`${SEARCHED}: ${parsed.expression}`, ...filters(input, scope, (id) => index.ftsId(id))].join(' AND ');
     try {
       const total = prepared('SELECT count(*) FROM blocks_fts WHERE blocks_fts MATCH ?').pluck().get(match) as number;
       if (total === 0) return empty;
@@ -54,9 +56,12 @@ export function createFulltextSearch(index: BlocksIndex) {
         const row = rows.get(hit.rowid);
         return row ? [{ id: row.id, documentId: row.root_id, notebook: row.notebook, hpath: row.hpath, type: row.type, subtype: row.subtype, snippet: snippet(row.content, words), score: -hit.rank }] : [];
       });
-      const documents = prepared(`SELECT b.root_id AS documentId, b.hpath, count(*) AS hits FROM blocks_fts f JOIN blocks b ON b.rowid = f.rowid
-        WHERE blocks_fts MATCH ? GROUP BY b.root_id ORDER BY hits DESC, b.root_id LIMIT ${DOCUMENT_COUNTS}`).all(match);
-      return { query: input.query, page, pageSize, total, documents, results };
+      // Counted over the first hits only: for a word in most blocks, a join over all of them would cost
+      // more than the search itself (48 ms for 100,000 hits measured, against 0.3 ms for 1,000).
+      const documents = prepared(`SELECT b.root_id AS documentId, b.hpath, count(*) AS hits
+        FROM (SELECT rowid FROM blocks_fts WHERE blocks_fts MATCH ? LIMIT ${COUNTED_HITS}) f JOIN blocks b ON b.rowid = f.rowid
+        GROUP BY b.root_id ORDER BY hits DESC, b.root_id LIMIT ${DOCUMENT_COUNTS}`).all(match);
+      return { query: input.query, page, pageSize, total, documents, documentsCountedOver: Math.min(total, COUNTED_HITS), results };
     } catch (error) {
       // The compiler quotes every term, so this is a defect, not the person's fault; still, it must not leak SQL.
       if (error instanceof Error && /fts5/i.test(error.message)) throw new KernelError('INVALID_INPUT', 'The query could not be searched; try fewer or simpler words', { details: { field: 'query' } });
@@ -79,15 +84,15 @@ function anyOf(column: string, values: readonly string[]): string {
   return `{${column}}: (${values.map(phrase).join(' OR ')})`;
 }
 
-function filters(input: FulltextInput, notebooks: string[] | undefined): string[] {
+function filters(input: FulltextInput, notebooks: string[] | undefined, idToken: (id: string) => string): string[] {
   const out: string[] = [];
-  if (notebooks !== undefined) out.push(anyOf('notebook', notebooks));
+  if (notebooks !== undefined) out.push(anyOf('notebook', notebooks.map(idToken)));
   if (input.path !== undefined) {
     // The last id of the path names the document; every block at or below it has that id in its path.
     const ids = input.path.split('/').map((part) => part.replace(/\.json$/, '')).filter((part) => part !== '');
     const last = ids[ids.length - 1];
     if (!last || !ids.every((id) => isValidId(id))) throw new KernelError('INVALID_INPUT', 'path must be a document id or a path of ids such as <notebook>/<document>', { details: { field: 'path' } });
-    out.push(anyOf('path', [last]));
+    out.push(anyOf('path', [idToken(last)]));
   }
   if (input.types?.length) out.push(anyOf('type', input.types));
   if (input.subtypes?.length) out.push(anyOf('subtype', input.subtypes));
