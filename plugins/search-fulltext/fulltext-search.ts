@@ -21,12 +21,45 @@ const SEARCHED = '{content name alias memo tags}';
 const DOCUMENT_COUNTS = 50;
 /** Hits per document are counted over at most this many hits (`documentsCountedOver` says how many). */
 const COUNTED_HITS = 10_000;
+const JOIN_BELOW = 5_000;
+
+export interface SearchOptions {
+  /** Filters are applied by a join when the words alone have at most this many hits (tests force one way or the other). */
+  joinBelow?: number;
+}
 
 interface Hit { rowid: number; rank: number }
+
+interface Plan { from: string; where: string; params: unknown[] }
+
+/**
+ * Two ways to apply the filters, with the same answers. Words with few hits: look their blocks up in
+ * `blocks` and filter there (a few thousand primary-key lookups). Words with many hits: constrain FTS
+ * columns, which intersects doclists instead. Intersecting with a notebook's doclist of 500,000 rows
+ * costs about 20 ms even for a rare word, which the join avoids; a join over 100,000 hits costs more.
+ */
+function choosePlan(prepared: (sql: string) => Database.Statement, terms: string, input: FulltextInput, notebooks: string[] | undefined,
+  idToken: (id: string) => string, joinBelow = JOIN_BELOW): Plan {
+  const columnFilters = filters(input, notebooks, idToken);
+  if (columnFilters.length === 0) return { from: 'blocks_fts f', where: 'blocks_fts MATCH ?', params: [terms] };
+  const few = (prepared(`SELECT count(*) FROM (SELECT 1 FROM blocks_fts WHERE blocks_fts MATCH ? LIMIT ${joinBelow + 1})`).pluck().get(terms) as number) <= joinBelow;
+  if (!few) return { from: 'blocks_fts f', where: 'blocks_fts MATCH ?', params: [[terms, ...columnFilters].join(' AND ')] };
+  const where = ['blocks_fts MATCH ?'];
+  const params: unknown[] = [terms];
+  if (notebooks !== undefined) { where.push('b.notebook IN (SELECT value FROM json_each(?))'); params.push(JSON.stringify(notebooks)); }
+  if (input.path !== undefined) {
+    const document = documentOfPath(input.path);
+    where.push("(b.root_id = ? OR instr('/' || b.path, '/' || ? || '/') > 0)");
+    params.push(document, document);
+  }
+  if (input.types?.length) { where.push('b.type IN (SELECT value FROM json_each(?))'); params.push(JSON.stringify(input.types)); }
+  if (input.subtypes?.length) { where.push('b.subtype IN (SELECT value FROM json_each(?))'); params.push(JSON.stringify(input.subtypes)); }
+  return { from: 'blocks_fts f JOIN blocks b ON b.rowid = f.rowid', where: where.join(' AND '), params };
+}
 interface BlockRow { rowid: number; id: string; type: string; subtype: string | null; root_id: string; notebook: string; hpath: string; content: string }
 
 /** Full-text search over the blocks index, within what the caller may see. */
-export function createFulltextSearch(index: BlocksIndex) {
+export function createFulltextSearch(index: BlocksIndex, options: SearchOptions = {}) {
   const db = index.reader;
   const statements = new Map<string, Database.Statement>();
   const prepared = (sql: string): Database.Statement => {
@@ -43,12 +76,13 @@ export function createFulltextSearch(index: BlocksIndex) {
     const empty = { query: input.query, page, pageSize, total: 0, documents: [], documentsCountedOver: 0, results: [] };
     const scope = notebookScope(index, call, input.notebooks);
     if (scope !== undefined && scope.length === 0) return empty;
-    const match = [`${SEARCHED}: ${parsed.expression}`, ...filters(input, scope, (id) => index.ftsId(id))].join(' AND ');
+    const terms = `${SEARCHED}: ${parsed.expression}`;
     try {
-      const total = prepared('SELECT count(*) FROM blocks_fts WHERE blocks_fts MATCH ?').pluck().get(match) as number;
+      const plan = choosePlan(prepared, terms, input, scope, (id) => index.ftsId(id), options.joinBelow);
+      const total = prepared(`SELECT count(*) FROM ${plan.from} WHERE ${plan.where}`).pluck().get(...plan.params) as number;
       if (total === 0) return empty;
-      const hits = prepared(`SELECT rowid, bm25(blocks_fts, ${WEIGHTS.join(', ')}) AS rank FROM blocks_fts WHERE blocks_fts MATCH ? ORDER BY rank LIMIT ? OFFSET ?`)
-        .all(match, pageSize, (page - 1) * pageSize) as Hit[];
+      const hits = prepared(`SELECT f.rowid AS rowid, bm25(blocks_fts, ${WEIGHTS.join(', ')}) AS rank FROM ${plan.from} WHERE ${plan.where} ORDER BY rank LIMIT ? OFFSET ?`)
+        .all(...plan.params, pageSize, (page - 1) * pageSize) as Hit[];
       const rows = new Map((prepared(`SELECT rowid, id, type, subtype, root_id, notebook, hpath, content FROM blocks WHERE rowid IN (SELECT value FROM json_each(?))`)
         .all(JSON.stringify(hits.map((hit) => hit.rowid))) as BlockRow[]).map((row) => [row.rowid, row]));
       const words = parsed.terms.filter((term) => !term.negated).map((term) => term.text);
@@ -58,9 +92,9 @@ export function createFulltextSearch(index: BlocksIndex) {
       });
       // Counted over the first hits only: for a word in most blocks, a join over all of them would cost
       // more than the search itself (48 ms for 100,000 hits measured, against 0.3 ms for 1,000).
-      const documents = prepared(`SELECT b.root_id AS documentId, b.hpath, count(*) AS hits
-        FROM (SELECT rowid FROM blocks_fts WHERE blocks_fts MATCH ? LIMIT ${COUNTED_HITS}) f JOIN blocks b ON b.rowid = f.rowid
-        GROUP BY b.root_id ORDER BY hits DESC, b.root_id LIMIT ${DOCUMENT_COUNTS}`).all(match);
+      const documents = prepared(`SELECT d.root_id AS documentId, d.hpath, count(*) AS hits
+        FROM (SELECT f.rowid AS rowid FROM ${plan.from} WHERE ${plan.where} LIMIT ${COUNTED_HITS}) x JOIN blocks d ON d.rowid = x.rowid
+        GROUP BY d.root_id ORDER BY hits DESC, d.root_id LIMIT ${DOCUMENT_COUNTS}`).all(...plan.params);
       return { query: input.query, page, pageSize, total, documents, documentsCountedOver: Math.min(total, COUNTED_HITS), results };
     } catch (error) {
       // The compiler quotes every term, so this is a defect, not the person's fault; still, it must not leak SQL.
@@ -80,6 +114,14 @@ function notebookScope(index: BlocksIndex, call: ActionCall, requested: string[]
   return requested ? published.filter((id) => requested.includes(id)) : published;
 }
 
+/** The last id of a path names the document; every block at or below it has that id in its path. */
+function documentOfPath(path: string): string {
+  const ids = path.split('/').map((part) => part.replace(/\.json$/, '')).filter((part) => part !== '');
+  const last = ids[ids.length - 1];
+  if (!last || !ids.every((id) => isValidId(id))) throw new KernelError('INVALID_INPUT', 'path must be a document id or a path of ids such as <notebook>/<document>', { details: { field: 'path' } });
+  return last;
+}
+
 function anyOf(column: string, values: readonly string[]): string {
   return `{${column}}: (${values.map(phrase).join(' OR ')})`;
 }
@@ -87,13 +129,7 @@ function anyOf(column: string, values: readonly string[]): string {
 function filters(input: FulltextInput, notebooks: string[] | undefined, idToken: (id: string) => string): string[] {
   const out: string[] = [];
   if (notebooks !== undefined) out.push(anyOf('notebook', notebooks.map(idToken)));
-  if (input.path !== undefined) {
-    // The last id of the path names the document; every block at or below it has that id in its path.
-    const ids = input.path.split('/').map((part) => part.replace(/\.json$/, '')).filter((part) => part !== '');
-    const last = ids[ids.length - 1];
-    if (!last || !ids.every((id) => isValidId(id))) throw new KernelError('INVALID_INPUT', 'path must be a document id or a path of ids such as <notebook>/<document>', { details: { field: 'path' } });
-    out.push(anyOf('path', [idToken(last)]));
-  }
+  if (input.path !== undefined) out.push(anyOf('path', [idToken(documentOfPath(input.path))]));
   if (input.types?.length) out.push(anyOf('type', input.types));
   if (input.subtypes?.length) out.push(anyOf('subtype', input.subtypes));
   return out;

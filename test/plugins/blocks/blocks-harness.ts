@@ -26,7 +26,7 @@ export function useBlocks() {
     const kernel = await harness.boot({
       realManifests: true,
       ...(options.workspace ? { workspace: options.workspace } : {}),
-      config: { ...options.config, plugins: { blocks: { config: blocksConfig } } },
+      config: { ...options.config, plugins: { ...options.config?.plugins, blocks: { config: blocksConfig } } },
     });
     return { kernel, act: actor(kernel) };
   }

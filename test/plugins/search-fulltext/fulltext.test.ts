@@ -70,6 +70,28 @@ describe('full-text search: the query language', () => {
 });
 
 describe('full-text search: filters, paging and ranking', () => {
+  it('gives the same answers whether filters are joined or matched in the FTS table', async () => {
+    const answers: unknown[] = [];
+    for (const joinBelow of [0, 1_000_000]) {
+      const { act } = await boot({ config: { plugins: { 'search-fulltext': { config: { joinBelow } } } } });
+      const { notebook, doc } = await corpus(act);
+      const child = await act<Created>('document_create', { notebook, title: 'Child tomatoes', parentId: doc, markdown: '## tomatoes\n\n- tomatoes listed' });
+      const other = await act<Created>('notebook_create', { name: 'Other', access: 'published' });
+      await act('document_create', { notebook: other.id, title: 'Elsewhere', markdown: 'tomatoes elsewhere' });
+      const ids = new Map<string, string>([[notebook, 'NB'], [doc, 'DOC'], [child.id, 'CHILD'], [other.id, 'OTHER']]);
+      const filters: Record<string, unknown>[] = [{ notebooks: [notebook] }, { notebooks: [other.id] }, { path: doc }, { path: `${notebook}/${doc}/${child.id}` },
+        { types: ['heading', 'document'] }, { subtypes: ['h2'] }, { notebooks: [notebook], types: ['paragraph'], path: doc }];
+      const round: unknown[] = [];
+      for (const filter of filters) {
+        const found = await search(act, 'tomatoes', filter);
+        round.push({ total: found.total, results: found.results.map((hit) => [ids.get(hit.documentId) ?? 'other', hit.type, hit.snippet]).sort() });
+      }
+      answers.push(round);
+    }
+    expect(answers[0]).toEqual(answers[1]);
+    expect((answers[0] as { total: number }[]).map((answer) => answer.total)).toEqual([7, 1, 7, 3, 3, 1, 4]);
+  });
+
   it('filters by notebook, by document subtree, by type and subtype', async () => {
     const { act } = await boot();
     const { notebook, doc } = await corpus(act);
