@@ -63,6 +63,12 @@ export interface Principal {
 export interface ActionCall {
   readonly callId: string;
   readonly principal: Principal;
+  /**
+   * Notebooks that a deny rule in quire.json keeps this caller (the agent) out of for this action.
+   * The gate refuses a call that names one; an action that reads across notebooks (a search, a listing)
+   * must leave them out of what it returns.
+   */
+  readonly deniedNotebooks: ReadonlySet<string>;
   readonly signal: AbortSignal;
   readonly log: Logger;
 }

@@ -10,7 +10,7 @@ import type { AuditEntry, AuditOutcome } from '../audit/audit-record.js';
 import { auditEntryFor } from './audit-entry.js';
 import type { Confirmation } from '../gate/confirmation.js';
 import type { ConfirmationStore } from '../gate/confirmation-store.js';
-import { decide, type SessionMode } from '../gate/decide.js';
+import { decide, denyRuleMatches, type SessionMode } from '../gate/decide.js';
 import type { GrantsStore } from '../gate/grants-store.js';
 import type { Logger } from '../log.js';
 import type { Principal } from '../plugin-api.js';
@@ -53,6 +53,8 @@ export type CallOutcome =
  * The single path of every call, from every surface: Map lookup → input validation → role and
  * read-only checks → effects gate (agent calls) → handler in its effect scope → audit (actions with effects).
  */
+const NO_NOTEBOOKS: ReadonlySet<string> = new Set();
+
 @injectable()
 export class ActionPipeline {
   constructor(
@@ -100,7 +102,7 @@ export class ActionPipeline {
     }
     const needsHash = decision.outcome === 'confirm' || entry.effects.length > 0;
     return {
-      id: nextCallId(), entry, input, principal, notebook, decision, cancel: request.signal,
+      id: nextCallId(), entry, input, principal, notebook, decision, cancel: request.signal, deniedNotebooks: this.deniedNotebooks(entry, principal),
       argsHash: needsHash ? hashArguments(input) : '',
     };
   }
@@ -193,6 +195,16 @@ export class ActionPipeline {
     if (principal.kind !== 'agent' || !this.container.isRegistered(NOTEBOOK_SCOPE, true)) return named;
     const found = this.container.resolve<NotebookScope>(NOTEBOOK_SCOPE).notebooksOf({ plugin: entry.pluginId, tool: entry.tool, action: entry.action, input });
     return [...new Set([...named, ...found])];
+  }
+
+  /** The notebooks deny rules close to this action for the agent (rules name people's limits on the agent). */
+  private deniedNotebooks(entry: RegisteredAction, principal: Principal): ReadonlySet<string> {
+    if (principal.kind !== 'agent') return NO_NOTEBOOKS;
+    const denied = new Set<string>();
+    for (const rule of this.config.gate.deny) {
+      if (rule.notebook !== undefined && denyRuleMatches(rule, { plugin: entry.pluginId, tool: entry.tool, action: entry.action, notebook: rule.notebook })) denied.add(rule.notebook);
+    }
+    return denied.size > 0 ? denied : NO_NOTEBOOKS;
   }
 
   /** Decided once per notebook the call touches; the strictest outcome wins. */

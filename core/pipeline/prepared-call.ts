@@ -17,6 +17,8 @@ export interface PreparedCall {
   readonly principal: Principal;
   readonly notebook: string | undefined;
   readonly decision: CallDecision;
+  /** Notebooks a deny rule keeps this (agent) call out of; the handler narrows what it reads by them. */
+  readonly deniedNotebooks: ReadonlySet<string>;
   readonly cancel: CancelSource | undefined;
 }
 

@@ -49,6 +49,7 @@ export function runHandler(call: PreparedCall, options: RunOptions): Promise<unk
     const actionCall: ActionCall = {
       callId: call.id,
       principal: call.principal,
+      deniedNotebooks: call.deniedNotebooks,
       log: options.log,
       get signal(): AbortSignal {
         if (!controller) {

@@ -7,8 +7,9 @@ import type { NotebookConf } from './notebook-conf.js';
  * A reader sees published notebooks only. What they may not see is answered as not found, so that
  * a reader cannot even learn that a private document exists.
  */
-export function canSee(call: Pick<ActionCall, 'principal'>, conf: NotebookConf | undefined): boolean {
+export function canSee(call: Pick<ActionCall, 'principal'> & Partial<Pick<ActionCall, 'deniedNotebooks'>>, conf: NotebookConf | undefined, notebook?: string): boolean {
   if (!conf) return false;
+  if (notebook !== undefined && call.deniedNotebooks?.has(notebook)) return false;
   return call.principal.role !== 'reader' || conf.access === 'published';
 }
 

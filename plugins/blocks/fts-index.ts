@@ -24,6 +24,14 @@ export function idToken(id: string): string {
   return id.replace('-', '');
 }
 
+/**
+ * A subtype as one opaque token (`c++` → `xc2b2b`): the tokenizer would fold its case and split it on
+ * punctuation, so a filter on `c` would also find `c++` and `objective-c`.
+ */
+export function subtypeToken(subtype: string): string {
+  return subtype === '' ? '' : `x${Buffer.from(subtype, 'utf8').toString('hex')}`;
+}
+
 /** The ids of a document's path (notebook, ancestors, itself) as tokens, for "this document and below". */
 export function pathTokens(path: string): string {
   return path.replace(/\.json$/, '').split('/').map(idToken).join(' ');
@@ -64,7 +72,7 @@ export class FtsWriter {
     if (replacing) this.remove.run(rowid);
     const attrs = new Map(row.attrs);
     this.insert.run(rowid, searchText(row.content), searchText(attrs.get('name') ?? ''), searchText(attrs.get('alias') ?? ''),
-      searchText(attrs.get('memo') ?? ''), searchText(row.tags.join(' ')), idToken(row.notebook), pathTokens(row.path), row.type, row.subtype ?? '');
+      searchText(attrs.get('memo') ?? ''), searchText(row.tags.join(' ')), idToken(row.notebook), pathTokens(row.path), row.type, subtypeToken(row.subtype ?? ''));
   }
 
   delete(rowid: number | bigint): void {

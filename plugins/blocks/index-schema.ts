@@ -6,7 +6,7 @@ import { FTS_TABLE } from './fts-index.js';
 export type Db = Database.Database;
 
 /** Bumped when the tables change; an index of another version is rebuilt from data/. */
-export const INDEX_SCHEMA_VERSION = '4';
+export const INDEX_SCHEMA_VERSION = '5';
 
 /**
  * The derived index (DESIGN.md §3). Everything here is reproduced from data/ by a rebuild, so the

@@ -17,7 +17,7 @@ import { createNotebookScope } from './notebook-scope.js';
 import { DEFAULT_CONFIG, createRuntime, type BlocksConfig } from './runtime.js';
 import { exportActions, importActions } from './transfer-actions.js';
 import { createWelcomeNotebook } from './welcome.js';
-import { idToken } from './fts-index.js';
+import { idToken, subtypeToken } from './fts-index.js';
 import { Readiness } from './readiness.js';
 import { searchText } from './search-text.js';
 import { BLOCKS_INDEX } from './tokens.js';
@@ -46,6 +46,7 @@ export default definePlugin<Partial<BlocksConfig>>({
       reader,
       searchText,
       ftsId: idToken,
+      ftsSubtype: subtypeToken,
       notebooks: () => new Map([...store.catalog.notebooks].map(([id, conf]) => [id, { name: conf.name, access: conf.access }])),
       ready: () => readiness.wait(),
     });

@@ -1,4 +1,4 @@
-import { KernelError, type ActionCall, type ActionHandler } from '../../core/index.js';
+import { KernelError, isValidId, type ActionCall, type ActionHandler } from '../../core/index.js';
 import type { Block } from './block-model.js';
 import type { BlocksRuntime } from './runtime.js';
 import { checkExpected, documentOfBlock, invalid } from './access.js';
@@ -11,9 +11,14 @@ import { locate } from './tree-ops.js';
 const SETTABLE = /^(custom-[a-zA-Z0-9_-]{1,56}|name|alias|memo|bookmark)$/;
 const RESULT_LIMIT = 200;
 
-/** Readers see published notebooks only; this clause keeps index queries to what the caller may see. */
-function scopeClause(call: ActionCall): string {
-  return call.principal.role === 'reader' ? "AND b.notebook IN (SELECT id FROM notebooks WHERE access = 'published')" : '';
+/**
+ * Keeps index queries to what the caller may see: readers, published notebooks only; the agent, none
+ * that a deny rule keeps it out of. Ids are checked before they are written into the SQL.
+ */
+function scopeClause(call: ActionCall, alias = 'b'): string {
+  const published = call.principal.role === 'reader' ? ` AND ${alias}.notebook IN (SELECT id FROM notebooks WHERE access = 'published')` : '';
+  const denied = [...call.deniedNotebooks].filter((id) => isValidId(id)).map((id) => `'${id}'`);
+  return `${published}${denied.length > 0 ? ` AND ${alias}.notebook NOT IN (${denied.join(', ')})` : ''}`;
 }
 
 const ROW_COLUMNS = 'b.id, b.type, b.subtype, b.root_id AS documentId, b.notebook, b.hpath, substr(b.content, 1, 200) AS preview, b.updated';
@@ -65,7 +70,7 @@ export function refActions(rt: BlocksRuntime): Record<string, ActionHandler> {
       const { id } = input as { id: string };
       documentOfBlock(rt.store, call, id);
       // A reference to a block that is gone, or that a reader may not see, shows as unresolved.
-      const seen = call.principal.role === 'reader' ? "AND t.notebook IN (SELECT id FROM notebooks WHERE access = 'published')" : '';
+      const seen = scopeClause(call, 't');
       const rows = db.prepare(`SELECT r.block_id AS fromId, r.def_block_id AS id, r.anchor, t.type, t.root_id AS documentId,
           substr(t.content, 1, 200) AS preview, t.id IS NOT NULL AS resolved
         FROM refs r LEFT JOIN blocks t ON t.id = r.def_block_id ${seen}

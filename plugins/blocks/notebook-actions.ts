@@ -20,7 +20,7 @@ export function notebookActions(rt: BlocksRuntime): Record<string, ActionHandler
   return {
     list: (_input, call) => ({
       notebooks: [...store.catalog.notebooks]
-        .filter(([, conf]) => canSee(call, conf))
+        .filter(([id, conf]) => canSee(call, conf, id))
         .sort(([a, x], [b, y]) => x.sort - y.sort || a.localeCompare(b))
         .map(([id, conf]) => ({ id, ...conf, documents: store.catalog.children(id, null).length })),
     }),

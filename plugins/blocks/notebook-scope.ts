@@ -17,6 +17,9 @@ export function createNotebookScope(store: BlockStore, isSyncing: () => boolean)
     notebooksOf({ input }) {
       const ids: unknown[] = ID_FIELDS.map((field) => input[field]);
       if (Array.isArray(input.ids)) ids.push(...input.ids.slice(0, MAX_IDS));
+      // A search's notebook filter names notebooks too.
+      if (Array.isArray(input.notebooks)) ids.push(...input.notebooks.slice(0, MAX_IDS));
+      if (typeof input.path === 'string') ids.push(...input.path.split('/').slice(0, MAX_IDS));
       const found = new Set<string>();
       for (const id of ids) {
         if (!isValidId(id)) continue;

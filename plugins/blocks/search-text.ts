@@ -5,7 +5,24 @@
  */
 const UNSPACED = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}]/gu;
 
-/** The text the full-text index sees, for documents and for queries alike. */
+/**
+ * Letters that are not a base letter plus a combining mark, so that removing diacritics leaves them be:
+ * written as a person without the key would type them.
+ */
+const LOOKALIKES: ReadonlyMap<string, string> = new Map([
+  ['ø', 'o'], ['Ø', 'O'], ['ł', 'l'], ['Ł', 'L'], ['đ', 'd'], ['Đ', 'D'], ['ħ', 'h'], ['Ħ', 'H'], ['ı', 'i'],
+  ['ß', 'ss'], ['æ', 'ae'], ['Æ', 'AE'], ['œ', 'oe'], ['Œ', 'OE'], ['þ', 'th'], ['Þ', 'TH'], ['ð', 'd'], ['Ð', 'D'],
+]);
+const LOOKALIKE = /[øØłŁđĐħĦıßæÆœŒþÞðÐ]/gu;
+
+/**
+ * The text the full-text index sees, for documents and for queries alike: compatibility forms folded
+ * (full-width `ＡＢＣ` and half-width `ﾀﾜｰ` read as `ABC` and `タワー`), look-alike letters spelled out,
+ * control characters gone, and each character of a script without spaces made a token of its own.
+ */
 export function searchText(text: string): string {
-  return text.replace(UNSPACED, ' $& ');
+  return text.normalize('NFKC')
+    .replace(LOOKALIKE, (char) => LOOKALIKES.get(char) ?? char)
+    .replace(/\p{Cc}/gu, ' ')
+    .replace(UNSPACED, ' $& ');
 }

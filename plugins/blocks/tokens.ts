@@ -11,6 +11,8 @@ export interface BlocksIndex {
   searchText(text: string): string;
   /** How `blocks_fts` holds an id in its notebook and path columns (one token), for filters on them. */
   ftsId(id: string): string;
+  /** How `blocks_fts` holds a subtype (one exact token). */
+  ftsSubtype(subtype: string): string;
   /** Every notebook with its name and who may read it. */
   notebooks(): ReadonlyMap<string, { name: string; access: 'private' | 'published' }>;
   /** Resolves once the index has caught up with the files at start-up. */

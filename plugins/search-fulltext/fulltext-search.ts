@@ -22,6 +22,10 @@ const DOCUMENT_COUNTS = 50;
 /** Hits per document are counted over at most this many hits (`documentsCountedOver` says how many). */
 const COUNTED_HITS = 10_000;
 const JOIN_BELOW = 5_000;
+/** Hits counted at most; beyond, `total` is this number and `totalIsLowerBound` is set. */
+const COUNT_CAP = 100_000;
+/** Hits scored by bm25 at most (`rankedOver` says how many were). */
+const RANK_CAP = 50_000;
 
 export interface SearchOptions {
   /** Filters are applied by a join when the words alone have at most this many hits (tests force one way or the other). */
@@ -39,8 +43,8 @@ interface Plan { from: string; where: string; params: unknown[] }
  * costs about 20 ms even for a rare word, which the join avoids; a join over 100,000 hits costs more.
  */
 function choosePlan(prepared: (sql: string) => Database.Statement, terms: string, input: FulltextInput, notebooks: string[] | undefined,
-  idToken: (id: string) => string, joinBelow = JOIN_BELOW): Plan {
-  const columnFilters = filters(input, notebooks, idToken);
+  index: BlocksIndex, joinBelow = JOIN_BELOW): Plan {
+  const columnFilters = filters(input, notebooks, index);
   if (columnFilters.length === 0) return { from: 'blocks_fts f', where: 'blocks_fts MATCH ?', params: [terms] };
   const few = (prepared(`SELECT count(*) FROM (SELECT 1 FROM blocks_fts WHERE blocks_fts MATCH ? LIMIT ${joinBelow + 1})`).pluck().get(terms) as number) <= joinBelow;
   if (!few) return { from: 'blocks_fts f', where: 'blocks_fts MATCH ?', params: [[terms, ...columnFilters].join(' AND ')] };
@@ -73,16 +77,19 @@ export function createFulltextSearch(index: BlocksIndex, options: SearchOptions 
     if (!parsed.ok) throw new KernelError('INVALID_INPUT', parsed.message, { details: { field: 'query' } });
     const page = input.page ?? 1;
     const pageSize = input.pageSize ?? 20;
-    const empty = { query: input.query, page, pageSize, total: 0, documents: [], documentsCountedOver: 0, results: [] };
+    const empty = { query: input.query, page, pageSize, total: 0, totalIsLowerBound: false, rankedOver: 0, documents: [], documentsCountedOver: 0, results: [] };
     const scope = notebookScope(index, call, input.notebooks);
     if (scope !== undefined && scope.length === 0) return empty;
     const terms = `${SEARCHED}: ${parsed.expression}`;
     try {
-      const plan = choosePlan(prepared, terms, input, scope, (id) => index.ftsId(id), options.joinBelow);
-      const total = prepared(`SELECT count(*) FROM ${plan.from} WHERE ${plan.where}`).pluck().get(...plan.params) as number;
-      if (total === 0) return empty;
-      const hits = prepared(`SELECT f.rowid AS rowid, bm25(blocks_fts, ${WEIGHTS.join(', ')}) AS rank FROM ${plan.from} WHERE ${plan.where} ORDER BY rank LIMIT ? OFFSET ?`)
-        .all(...plan.params, pageSize, (page - 1) * pageSize) as Hit[];
+      const plan = choosePlan(prepared, terms, input, scope, index, options.joinBelow);
+      const counted = prepared(`SELECT count(*) FROM (SELECT 1 FROM ${plan.from} WHERE ${plan.where} LIMIT ${COUNT_CAP + 1})`).pluck().get(...plan.params) as number;
+      if (counted === 0) return empty;
+      const total = Math.min(counted, COUNT_CAP);
+      // bm25 has to score every hit to find the best ones; beyond RANK_CAP hits the best of the first
+      // RANK_CAP are returned, which bounds the time a query can hold the kernel's thread.
+      const hits = prepared(`SELECT rowid, rank FROM (SELECT f.rowid AS rowid, bm25(blocks_fts, ${WEIGHTS.join(', ')}) AS rank FROM ${plan.from} WHERE ${plan.where} LIMIT ${RANK_CAP})
+        ORDER BY rank LIMIT ? OFFSET ?`).all(...plan.params, pageSize, (page - 1) * pageSize) as Hit[];
       const rows = new Map((prepared(`SELECT rowid, id, type, subtype, root_id, notebook, hpath, content FROM blocks WHERE rowid IN (SELECT value FROM json_each(?))`)
         .all(JSON.stringify(hits.map((hit) => hit.rowid))) as BlockRow[]).map((row) => [row.rowid, row]));
       const words = parsed.terms.filter((term) => !term.negated).map((term) => term.text);
@@ -95,10 +102,11 @@ export function createFulltextSearch(index: BlocksIndex, options: SearchOptions 
       const documents = prepared(`SELECT d.root_id AS documentId, d.hpath, count(*) AS hits
         FROM (SELECT f.rowid AS rowid FROM ${plan.from} WHERE ${plan.where} LIMIT ${COUNTED_HITS}) x JOIN blocks d ON d.rowid = x.rowid
         GROUP BY d.root_id ORDER BY hits DESC, d.root_id LIMIT ${DOCUMENT_COUNTS}`).all(...plan.params);
-      return { query: input.query, page, pageSize, total, documents, documentsCountedOver: Math.min(total, COUNTED_HITS), results };
+      return { query: input.query, page, pageSize, total, totalIsLowerBound: counted > COUNT_CAP, rankedOver: Math.min(total, RANK_CAP), documents, documentsCountedOver: Math.min(total, COUNTED_HITS), results };
     } catch (error) {
-      // The compiler quotes every term, so this is a defect, not the person's fault; still, it must not leak SQL.
-      if (error instanceof Error && /fts5/i.test(error.message)) throw new KernelError('INVALID_INPUT', 'The query could not be searched; try fewer or simpler words', { details: { field: 'query' } });
+      // The compiler quotes every term, so this would be a defect, not the person's fault; still, no
+      // SQLite message (or 500) reaches them.
+      if (error instanceof Error && error.name === 'SqliteError') throw new KernelError('INVALID_INPUT', 'The query could not be searched; try fewer or simpler words', { details: { field: 'query' } });
       throw error;
     }
   };
@@ -106,12 +114,17 @@ export function createFulltextSearch(index: BlocksIndex, options: SearchOptions 
 
 /**
  * The notebooks to search, or undefined for all: a reader is held to published notebooks whatever
- * the filter asks, so that no private block, snippet or count reaches them.
+ * the filter asks, so that no private block, snippet or count reaches them, and the agent to those no
+ * deny rule closes to it.
  */
 function notebookScope(index: BlocksIndex, call: ActionCall, requested: string[] | undefined): string[] | undefined {
-  if (call.principal.role !== 'reader') return requested;
-  const published = [...index.notebooks()].filter(([, notebook]) => notebook.access === 'published').map(([id]) => id);
-  return requested ? published.filter((id) => requested.includes(id)) : published;
+  const reader = call.principal.role === 'reader';
+  if (!reader && call.deniedNotebooks.size === 0) return requested;
+  // The agent never searches a notebook a deny rule keeps it out of.
+  const allowed = [...index.notebooks()]
+    .filter(([id, notebook]) => (!reader || notebook.access === 'published') && !call.deniedNotebooks.has(id))
+    .map(([id]) => id);
+  return requested ? allowed.filter((id) => requested.includes(id)) : allowed;
 }
 
 /** The last id of a path names the document; every block at or below it has that id in its path. */
@@ -126,11 +139,11 @@ function anyOf(column: string, values: readonly string[]): string {
   return `{${column}}: (${values.map(phrase).join(' OR ')})`;
 }
 
-function filters(input: FulltextInput, notebooks: string[] | undefined, idToken: (id: string) => string): string[] {
+function filters(input: FulltextInput, notebooks: string[] | undefined, index: BlocksIndex): string[] {
   const out: string[] = [];
-  if (notebooks !== undefined) out.push(anyOf('notebook', notebooks.map(idToken)));
-  if (input.path !== undefined) out.push(anyOf('path', [idToken(documentOfPath(input.path))]));
+  if (notebooks !== undefined) out.push(anyOf('notebook', notebooks.map((id) => index.ftsId(id))));
+  if (input.path !== undefined) out.push(anyOf('path', [index.ftsId(documentOfPath(input.path))]));
   if (input.types?.length) out.push(anyOf('type', input.types));
-  if (input.subtypes?.length) out.push(anyOf('subtype', input.subtypes));
+  if (input.subtypes?.length) out.push(anyOf('subtype', input.subtypes.map((subtype) => index.ftsSubtype(subtype))));
   return out;
 }

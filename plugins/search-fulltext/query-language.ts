@@ -15,11 +15,16 @@ export type ParsedQuery =
   | { ok: false; message: string };
 
 const MAX_TERMS = 32;
+/** A shorter prefix expands to most of the vocabulary: thousands of doclists to merge for one query. */
+const MIN_PREFIX = 3;
+const UNSPACED_START = /^[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\p{Script=Thai}]/u;
 /** A term must hold a letter or digit: punctuation alone produces no token and would match nothing. */
 const HAS_TOKEN = /[\p{L}\p{N}]/u;
 
 /** Splits what was typed into terms and OR markers; an unclosed quote runs to the end. */
-export function tokenize(query: string): (Term | 'OR')[] {
+export function tokenize(typed: string): (Term | 'OR')[] {
+  // Control characters (a NUL ends an FTS5 string early) are spaces here.
+  const query = typed.replace(/\p{Cc}/gu, ' ');
   const out: (Term | 'OR')[] = [];
   let i = 0;
   while (i < query.length) {
@@ -59,6 +64,8 @@ export function parseQuery(query: string, prepare: (text: string) => string): Pa
   const tokens = tokenize(query).filter((token) => token === 'OR' || HAS_TOKEN.test(token.text));
   const terms = tokens.filter((token): token is Term => token !== 'OR');
   if (terms.length > MAX_TERMS) return { ok: false, message: `The query has ${terms.length} terms; at most ${MAX_TERMS} are searched at once` };
+  const short = terms.find((term) => term.prefix && !UNSPACED_START.test(term.text) && [...term.text].length < MIN_PREFIX);
+  if (short) return { ok: false, message: `'${short.text}*' is too short a prefix: give at least ${MIN_PREFIX} letters before the *` };
   const positive: Term[][] = [];
   let joinNext = false;
   for (const token of tokens) {

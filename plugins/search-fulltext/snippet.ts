@@ -4,6 +4,12 @@
  * spaced apart, which a snippet must not show.
  */
 const WINDOW = 160;
+/** The same look-alike letters the index spells out (plugins/blocks/search-text.ts). */
+const LOOKALIKES: ReadonlyMap<string, string> = new Map([
+  ['ø', 'o'], ['Ø', 'o'], ['ł', 'l'], ['Ł', 'l'], ['đ', 'd'], ['Đ', 'd'], ['ħ', 'h'], ['Ħ', 'h'], ['ı', 'i'],
+  ['ß', 'ss'], ['æ', 'ae'], ['Æ', 'ae'], ['œ', 'oe'], ['Œ', 'oe'], ['þ', 'th'], ['Þ', 'th'], ['ð', 'd'], ['Ð', 'd'],
+]);
+const LOOKALIKE = /[øØłŁđĐħĦıßæÆœŒþÞðÐ]/gu;
 
 interface Folded {
   text: string;
@@ -17,7 +23,7 @@ function fold(text: string): Folded {
   const origin: number[] = [];
   let index = 0;
   for (const char of text) {
-    const plain = char.normalize('NFD').replace(/\p{M}/gu, '').toLowerCase();
+    const plain = char.normalize('NFKD').replace(/\p{M}/gu, '').replace(LOOKALIKE, (letter) => LOOKALIKES.get(letter) ?? letter).toLowerCase();
     for (let k = 0; k < plain.length; k++) origin.push(index);
     folded += plain;
     index += char.length;

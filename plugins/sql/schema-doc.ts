@@ -32,7 +32,7 @@ export const TABLES: ReadonlyMap<string, TableDoc> = new Map<string, TableDoc>([
   ['tags', { description: 'Tags #tag# written in block content (nested tags as a/b).', columns: {
     block_id: 'block id', tag: 'the tag without #', root_id: 'document id',
   } }],
-  ['blocks_fts', { description: "Full-text index over blocks (FTS5, contentless: join blocks ON blocks.rowid = blocks_fts.rowid for the text). Query with blocks_fts MATCH '\"word\"'; the search tool is easier.", columns: {
-    content: 'block text', name: 'name attribute', alias: 'alias attribute', memo: 'memo attribute', tags: 'tags', notebook: 'notebook id', path: 'document path', type: 'block type', subtype: 'block subtype',
+  ['blocks_fts', { description: "Full-text index over blocks (FTS5, contentless: join blocks ON blocks.rowid = blocks_fts.rowid for the text). Prefer the search tool: the text is prepared before indexing (Chinese, Japanese, Korean and Thai characters are separate tokens, so '读书' is the phrase '\"读 书\"'; ids are stored without their hyphen; subtypes are hex-encoded).", columns: {
+    content: 'block text (prepared, see above)', name: 'name attribute', alias: 'alias attribute', memo: 'memo attribute', tags: 'tags', notebook: 'notebook id without its hyphen', path: 'ids of the document path, without hyphens', type: 'block type', subtype: "block subtype as 'x' + hex of its UTF-8 bytes",
   } }],
 ]);

@@ -10,9 +10,33 @@
  * Messages out: { id, ok: true, columns, rows, truncated, cellsTruncated, existing } | { id, ok: false, reason, message }.
  */
 const [dbFile, driverPath] = process.argv.slice(2);
+const { Worker } = require('node:worker_threads');
 const Database = require(/** @type {string} */ (driverPath));
 const db = new Database(dbFile, { readonly: true, fileMustExist: true });
 db.pragma('query_only = ON');
+// Sorts and temporary b-trees stay in memory, where the parent's address-space limit bounds them,
+// instead of filling the temporary folder.
+db.pragma('temp_store = MEMORY');
+db.pragma('cache_size = -16000');
+
+/**
+ * A watchdog on its own thread: while a statement runs, this process's main thread is inside SQLite and
+ * cannot notice anything. The watchdog ends the process if the parent has gone (this process was
+ * re-parented) or a statement runs past its deadline plus a grace period, so that a runaway statement
+ * never outlives the kernel that asked for it.
+ */
+const deadline = new Float64Array(new SharedArrayBuffer(8));
+const watchdog = new Worker(`
+  const { workerData } = require('node:worker_threads');
+  const deadline = new Float64Array(workerData.shared);
+  setInterval(() => {
+    const parentGone = process.ppid !== workerData.ppid;
+    const overdue = deadline[0] > 0 && Date.now() > deadline[0];
+    if (parentGone || overdue) process.kill(process.pid, 'SIGKILL');
+  }, 100);
+`, { eval: true, workerData: { ppid: process.ppid, shared: deadline.buffer } });
+watchdog.unref();
+process.on('disconnect', () => process.exit(0));
 
 /** Columns whose values may be block ids, for links to the blocks that exist. */
 const ID_COLUMNS = new Set(['id', 'block_id', 'root_id', 'parent_id', 'def_block_id', 'documentId', 'document_id']);
@@ -79,11 +103,14 @@ function run(request) {
 
 process.on('message', (request) => {
   let response;
+  // The parent kills this process at the deadline; the watchdog does so a little later if it cannot.
+  deadline[0] = Date.now() + request.timeoutMs + 1000;
   try {
     response = { id: request.id, ...run(request) };
   } catch (error) {
     response = { id: request.id, ok: false, reason: 'sql_error', message: error instanceof Error ? error.message : String(error) };
   }
+  deadline[0] = 0;
   process.send?.(response);
 });
 process.send?.({ ready: true });

@@ -1,4 +1,4 @@
-import { fork, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
@@ -27,6 +27,22 @@ function childScript(): string {
   throw new Error('sql-child.cjs is missing from plugins/sql');
 }
 
+/** Memory a statement may use, JavaScript and SQLite together (the child's address space). */
+const ADDRESS_SPACE_BYTES = 2 * 1024 ** 3;
+const PRLIMIT = '/usr/bin/prlimit';
+
+/**
+ * Starts the child under an address-space limit when `prlimit` is at hand, so that a statement which
+ * sorts or builds huge values ends the child (SQLite reports "out of memory"), not the machine's
+ * memory. V8's heap is bounded separately. Without prlimit, only the time limit bounds a statement.
+ */
+function spawnChild(script: string, args: string[]): ChildProcess {
+  const node = [process.execPath, '--max-old-space-size=256', script, ...args];
+  const options = { stdio: ['ignore', 'ignore', 'pipe', 'ipc'] as ('ignore' | 'pipe' | 'ipc')[] };
+  if (existsSync(PRLIMIT)) return spawn(PRLIMIT, [`--as=${ADDRESS_SPACE_BYTES}`, '--', ...node], options);
+  return spawn(node[0]!, node.slice(1), options);
+}
+
 /**
  * Runs statements in a warm child process, one at a time. A statement past its time limit is stopped by
  * killing the child with SIGKILL (nothing else stops SQLite mid-statement), and a new child is started
@@ -49,11 +65,15 @@ export class SqlRunner {
   }
 
   run(request: QueryRequest, signal?: AbortSignal): Promise<QueryResponse> {
-    const result = this.tail.then(() => this.runNow(request, signal));
+    const result = this.tail.then(() => {
+      if (this.closed) throw new KernelError('PLUGIN_ERROR', 'The SQL tool is closing');
+      return this.runNow(request, signal);
+    });
     this.tail = result.catch(() => undefined);
     return result;
   }
 
+  /** Kills the child; statements still queued are refused. */
   async close(): Promise<void> {
     this.closed = true;
     const child = this.child ?? await this.starting?.catch(() => undefined);
@@ -62,7 +82,14 @@ export class SqlRunner {
   }
 
   private async runNow(request: QueryRequest, signal?: AbortSignal): Promise<QueryResponse> {
-    const child = await this.start();
+    // A call cancelled while it waited its turn never starts; neither does one after close().
+    if (signal?.aborted) throw new KernelError('ACTION_CANCELLED', 'The query was cancelled');
+    let child = await this.start();
+    // A child that died while idle is replaced, rather than blamed on this statement.
+    if (child.exitCode !== null || child.signalCode !== null || !child.connected) {
+      if (this.child === child) this.child = undefined;
+      child = await this.start();
+    }
     const id = this.nextId++;
     return new Promise<QueryResponse>((resolve, reject) => {
       const finish = (): void => {
@@ -88,7 +115,7 @@ export class SqlRunner {
       child.on('message', onMessage);
       child.once('exit', onExit);
       signal?.addEventListener('abort', onAbort, { once: true });
-      child.send({ id, sql: request.sql, maxRows: request.maxRows, maxCellBytes: request.maxCellBytes, maxResultBytes: request.maxResultBytes });
+      child.send({ id, sql: request.sql, maxRows: request.maxRows, maxCellBytes: request.maxCellBytes, maxResultBytes: request.maxResultBytes, timeoutMs: request.timeoutMs });
     });
   }
 
@@ -100,10 +127,10 @@ export class SqlRunner {
   }
 
   private start(): Promise<ChildProcess> {
+    if (this.closed) return Promise.reject(new KernelError('PLUGIN_ERROR', 'The SQL tool is closing'));
     if (this.child) return Promise.resolve(this.child);
     this.starting ??= new Promise<ChildProcess>((resolve, reject) => {
-      // A bounded heap: a statement that builds a huge value ends this process, not the kernel.
-      const child = fork(this.script, [this.dbFile, this.driver], { execArgv: ['--max-old-space-size=256'], stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
+      const child = spawnChild(this.script, [this.dbFile, this.driver]);
       let stderr = '';
       child.stderr?.on('data', (chunk: Buffer) => { stderr = (stderr + chunk.toString()).slice(-2000); });
       const onReady = (message: ChildMessage): void => {

@@ -4,7 +4,7 @@ import { startHttpServer, type RunningServer } from '../../../core/http/serve.js
 import { caught } from '../../helpers/harness.js';
 import { rawRequest } from '../../helpers/http-client.js';
 import type { Principal } from '../../../core/plugin-api.js';
-import { reader, useBlocks, type Act } from '../blocks/blocks-harness.js';
+import { agent, reader, useBlocks, type Act } from '../blocks/blocks-harness.js';
 
 const { boot } = useBlocks();
 
@@ -56,16 +56,29 @@ describe('full-text search: the query language', () => {
     expect((await search(act, '读书')).results[0]!.snippet).toBe('我喜欢<mark>读书</mark>和写作。');
   });
 
+  it('folds compatibility forms and look-alike letters, and finds Korean and Thai by any part', async () => {
+    const { act } = await boot();
+    const notebook = await act<Created>('notebook_create', { name: 'N' });
+    await act('document_create', { notebook: notebook.id, title: 'T', markdown: 'ＦＵＬＬ ｗｉｄｔｈ letters\n\nﾀﾜｰ in half width\n\nØresund and Łódź\n\n한국어를 공부합니다\n\nภาษาไทยง่ายมาก' });
+    for (const [query, fragment] of [['full width', 'ＦＵＬＬ'], ['タワー', 'ﾀﾜｰ'], ['oresund', 'Øresund'], ['lodz', 'Łódź'], ['공부', '공부'], ['ไทย', 'ไทย']] as const) {
+      const found = await search(act, query);
+      expect([query, found.results.map((hit) => hit.snippet)]).toEqual([query, [expect.stringContaining(`<mark>${fragment}</mark>`)]]);
+    }
+  });
+
   it('never answers with an FTS5 syntax error, whatever is typed', async () => {
     const { act } = await boot();
     await corpus(act);
     const hostile = ['"', '""', '(', ')', '*', '**', 'NEAR(a b)', 'AND', 'NOT', 'OR', 'OR OR', 'a OR', 'OR a', '-', '--a', '{content}: x', 'content:tomatoes',
-      '^tomatoes', 'tomatoes"', '"tomatoes', "'", '\\', 'a AND NOT b', 'x NEAR/2 y', '\u0000', '🍅', 'tom*at*oes', '"a" * "b"', ':', '[', '}', 'rowid=1'];
+      '^tomatoes', 'tomatoes"', '"tomatoes', "'", '\\', 'a AND NOT b', 'x NEAR/2 y', '\u0000', '🍅', 'tom*at*oes', '"a" * "b"', ':', '[', '}', 'rowid=1',
+      'tomato\u0000', 'tomato a\u0000b', '"tomato\u0000soup"', 'to*', '\u0007bell'];
     for (const query of hostile) {
       const outcome = await search(act, query).then((found) => 'ok:' + String(found.total), (error: { code?: string }) => error.code ?? 'none');
       expect([query, outcome]).toEqual([query, expect.stringMatching(/^(ok:\d+|INVALID_INPUT)$/)]);
     }
     expect((await caught(search(act, '-tomatoes'))).message).toContain('besides the excluded');
+    expect((await caught(search(act, 'to*'))).message).toContain('too short a prefix');
+    expect((await search(act, 'tomatoes\u0000')).total).toBe(4);
   });
 });
 
@@ -89,6 +102,15 @@ describe('full-text search: filters, paging and ranking', () => {
       answers.push(round);
     }
     expect(answers[0]).toEqual(answers[1]);
+    // Subtypes match exactly in both plans: 'c' is not 'c++'.
+    for (const joinBelow of [0, 1_000_000]) {
+      const { act } = await boot({ config: { plugins: { 'search-fulltext': { config: { joinBelow } } } } });
+      const notebook = await act<Created>('notebook_create', { name: 'N' });
+      await act('document_create', { notebook: notebook.id, title: 'Code', markdown: '```c\nint kiwi;\n```\n\n```c++\nint kiwi;\n```\n\n```objective-c\nint kiwi;\n```' });
+      const found = await search(act, 'kiwi', { subtypes: ['c'] });
+      expect([joinBelow, found.results.map((hit) => hit.type)]).toEqual([joinBelow, ['code']]);
+      expect((await search(act, 'kiwi', { subtypes: ['C'] })).total).toBe(0);
+    }
     expect((answers[0] as { total: number }[]).map((answer) => answer.total)).toEqual([7, 1, 7, 3, 3, 1, 4]);
   });
 
@@ -148,6 +170,28 @@ describe('full-text search: filters, paging and ranking', () => {
     expect(await answer()).toEqual(before);
     await act('document_remove', { id: doc });
     expect((await search(act, 'tomatoes')).total).toBe(0);
+  });
+});
+
+describe('full-text search and the agent\'s deny rules', () => {
+  it('leaves out the notebooks a deny rule keeps the agent from, and refuses to search them by name', async () => {
+    const first = await boot();
+    const open = await first.act<Created>('notebook_create', { name: 'Open' });
+    const guarded = await first.act<Created>('notebook_create', { name: 'Guarded' });
+    await first.act('document_create', { notebook: open.id, title: 'O', markdown: 'pistachio open #nut#' });
+    await first.act('document_create', { notebook: guarded.id, title: 'G', markdown: 'pistachio secret plan #nut#' });
+    const root = first.kernel.workspace.root;
+    await first.kernel.close();
+    const { act } = await boot({ workspace: root, config: { gate: { deny: [{ tool: '*', notebook: guarded.id }] } } });
+    const byAgent = agent();
+    const found = await search(act, 'pistachio', {}, byAgent);
+    expect(found.results.map((hit) => hit.notebook)).toEqual([open.id]);
+    expect(JSON.stringify(found)).not.toContain('secret');
+    expect((await caught(search(act, 'pistachio', { notebooks: [guarded.id] }, byAgent))).code).toBe('ACTION_DENIED');
+    expect((await act<{ tags: { blocks: number }[] }>('tag_list', {}, byAgent)).tags).toEqual([{ tag: 'nut', blocks: 1 }]);
+    expect((await act<{ notebooks: { id: string }[] }>('notebook_list', {}, byAgent)).notebooks.map((nb) => nb.id)).toEqual([open.id]);
+    expect((await caught(act('sql_query', { sql: 'SELECT content FROM blocks' }, byAgent))).code).toBe('FORBIDDEN');
+    expect((await search(act, 'pistachio')).total).toBe(2);
   });
 });
 

@@ -1,0 +1,106 @@
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { readdir, readFile } from 'node:fs/promises';
+import Database from 'better-sqlite3';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { silentLogger } from '../../../core/log.js';
+import { SqlRunner, type QueryRequest } from '../../../plugins/sql/sql-runner.js';
+import { REPO_ROOT, caught, useHarness } from '../../helpers/harness.js';
+
+const { tempDir } = useHarness();
+const RUNAWAY = 'WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n) SELECT count(*) FROM n';
+const request = (sql: string, timeoutMs = 2_000): QueryRequest => ({ sql, maxRows: 100, maxCellBytes: 2_000, maxResultBytes: 256_000, timeoutMs });
+
+/** Processes running the SQL child script on this database file. */
+async function sqlChildren(dbFile: string): Promise<number[]> {
+  const pids: number[] = [];
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const command = await readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '');
+    if (command.includes('sql-child.cjs') && command.includes(dbFile)) pids.push(Number(entry));
+  }
+  return pids;
+}
+
+/** A database of its own, so that only the runner under test has children on it. */
+function databaseIn(folder: string): string {
+  const file = join(folder, 'runner.db');
+  const db = new Database(file);
+  db.exec('CREATE TABLE blocks (id TEXT PRIMARY KEY)');
+  db.close();
+  return file;
+}
+
+async function waitUntil(probe: () => Promise<boolean>, what: string): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    if (await probe()) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+describe('the SQL child process', () => {
+  const runners: SqlRunner[] = [];
+  afterEach(async () => { for (const runner of runners.splice(0)) await runner.close(); });
+
+  async function runner(): Promise<{ sql: SqlRunner; file: string }> {
+    const file = databaseIn(await tempDir());
+    const created = new SqlRunner(file, silentLogger);
+    runners.push(created);
+    return { sql: created, file };
+  }
+
+  it('replaces a child that died while idle, and the next statement runs', async () => {
+    const { sql, file } = await runner();
+    await sql.warm();
+    const [pid] = await sqlChildren(file);
+    process.kill(pid!, 'SIGKILL');
+    await waitUntil(async () => !(await sqlChildren(file)).includes(pid!), 'the child to die');
+    expect(await sql.run(request('SELECT 7'))).toMatchObject({ ok: true, rows: [[7]] });
+  });
+
+  it('never starts a statement cancelled while it waited, and refuses statements after close', async () => {
+    const { sql, file } = await runner();
+    const first = sql.run(request(RUNAWAY, 400));
+    const controller = new AbortController();
+    const second = sql.run(request('SELECT 1'), controller.signal);
+    controller.abort();
+    expect((await caught(first)).code).toBe('ACTION_TIMEOUT');
+    expect((await caught(second)).code).toBe('ACTION_CANCELLED');
+    const during = sql.run(request(RUNAWAY, 5_000));
+    const queued = sql.run(request('SELECT 1'));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await sql.close();
+    expect((await caught(during)).details).toMatchObject({ reason: 'process_died' });
+    expect((await caught(queued)).code).toBe('PLUGIN_ERROR');
+    expect((await caught(sql.run(request('SELECT 1')))).code).toBe('PLUGIN_ERROR');
+    await waitUntil(async () => (await sqlChildren(file)).length === 0, 'no SQL child left');
+  });
+
+  it('ends a statement that needs more memory than its limit, and answers the next one', async () => {
+    const { sql } = await runner();
+    const hog = "SELECT length(group_concat(printf('%.1000000c', 'x'))) FROM (WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 4000) SELECT x FROM n)";
+    const outcome = await sql.run(request(hog, 8_000)).catch((error: { code: string }) => ({ ok: false, reason: error.code }));
+    expect(outcome.ok).toBe(false);
+    expect(await sql.run(request('SELECT 1'))).toMatchObject({ ok: true });
+  });
+
+  it('does not outlive a kernel process that dies in the middle of a runaway statement', async () => {
+    const file = databaseIn(await tempDir());
+    const script = `
+      const { SqlRunner } = await import(${JSON.stringify(join(REPO_ROOT, 'dist', 'plugins', 'sql', 'sql-runner.js'))});
+      const runner = new SqlRunner(${JSON.stringify(file)}, { warn() {}, info() {}, debug() {}, error() {}, child() { return this; } });
+      await runner.warm();
+      runner.run({ sql: ${JSON.stringify(RUNAWAY)}, maxRows: 1, maxCellBytes: 100, maxResultBytes: 1000, timeoutMs: 60000 }).catch(() => {});
+      setTimeout(() => process.stdout.write('running\\n'), 300);
+    `;
+    const parent = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    await new Promise<void>((resolve) => parent.stdout.on('data', () => resolve()));
+    const [child] = await sqlChildren(file);
+    expect(child).toBeDefined();
+    parent.kill('SIGKILL');
+    await waitUntil(async () => !existsSync(`/proc/${child}`), 'the orphaned child to end');
+  });
+});
+
