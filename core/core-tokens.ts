@@ -10,6 +10,7 @@ import type { ActionPipeline } from './pipeline/action-pipeline.js';
 import type { PluginHost } from './plugins/plugin-host.js';
 import type { Authenticator } from './auth/authenticator.js';
 import type { DependencyContainer } from './di.js';
+import type { FileSessionStore } from './session/session-store.js';
 
 /** Kernel information a plugin may read. */
 export interface KernelInfo {
@@ -39,3 +40,6 @@ export const PLUGIN_VISIBLE_CORE_TOKENS: ReadonlySet<symbol> = new Set([WORKSPAC
 
 /** The kernel's own container: for the core services that look up what plugins provide. */
 export const KERNEL_CONTAINER = createToken<DependencyContainer>('core.container');
+
+/** The agent's sessions (REFERENCE.md §4). */
+export const SESSION_STORE = createToken<FileSessionStore>('core.sessions');

@@ -2,7 +2,7 @@ import type { DependencyContainer } from './di.js';
 import { createKernelContainer } from './container.js';
 import {
   ACTION_PIPELINE, ACTION_REGISTRY, AUDIT_LOG, AUTHENTICATOR, PROCESS_ENV, CONFIRMATION_STORE, GRANTS_STORE, KERNEL_CONFIG, KERNEL_INFO, LOGGER,
-  PLUGIN_HOST, WORKSPACE, KERNEL_CONTAINER, type KernelInfo,
+  PLUGIN_HOST, WORKSPACE, KERNEL_CONTAINER, SESSION_STORE, type KernelInfo,
 } from './core-tokens.js';
 import { readKernelConfigFile, withDefaults, type KernelConfig, type KernelConfigFile } from './config/kernel-config.js';
 import { AuditLog } from './audit/audit-log.js';
@@ -18,6 +18,7 @@ import { PLUGIN_HOST_OPTIONS, PluginHost } from './plugins/plugin-host.js';
 import { ActionRegistry } from './registry/action-registry.js';
 import { openWorkspace, type Workspace } from './workspace.js';
 import { acquireWorkspaceLock, type WorkspaceLock } from './workspace-lock.js';
+import { FileSessionStore } from './session/session-store.js';
 
 export interface KernelOptions {
   /** The workspace folder; created if absent. */
@@ -50,6 +51,7 @@ export class Kernel {
   readonly audit: AuditLog;
   readonly log: Logger;
   readonly authenticator: Authenticator;
+  readonly sessions: FileSessionStore;
 
   private constructor(
     readonly container: DependencyContainer,
@@ -66,6 +68,7 @@ export class Kernel {
     this.audit = container.resolve<AuditLog>(AUDIT_LOG);
     this.log = container.resolve<Logger>(LOGGER);
     this.authenticator = container.resolve<Authenticator>(AUTHENTICATOR);
+    this.sessions = container.resolve<FileSessionStore>(SESSION_STORE);
   }
 
   static async boot(options: KernelOptions): Promise<Kernel> {
@@ -131,4 +134,5 @@ function registerCore(container: DependencyContainer, workspace: Workspace, conf
   container.registerSingleton(ACTION_PIPELINE, ActionPipeline);
   container.registerSingleton(PLUGIN_HOST, PluginHost);
   container.registerSingleton(AUTHENTICATOR, Authenticator);
+  container.registerSingleton(SESSION_STORE, FileSessionStore);
 }

@@ -1,0 +1,258 @@
+import { mkdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { WORKSPACE } from '../core-tokens.js';
+import { inject, injectable } from '../di.js';
+import { ConflictError, KernelError, NotFoundError } from '../errors.js';
+import type { Workspace } from '../workspace.js';
+import { KeyedLock } from './keyed-lock.js';
+import { mergeRuntimeTurn } from './merge-turn.js';
+import { SessionPaths, readJsonObject, readRuntime, readSession, writeJson } from './session-files.js';
+import { TRANSIENT_FIELDS, type ActiveTurn, type RuntimeFile, type SessionDocument, type TurnState } from './session-types.js';
+
+export interface SaveResult {
+  revision: number;
+  session: SessionDocument;
+}
+
+export interface BeginTurn {
+  turnID: string;
+  mode?: 'append' | 'regenerate';
+  userEntryID?: string;
+  userContent?: string;
+  /** The session revision the turn starts from; -1 to skip the check. */
+  baseRevision: number;
+}
+
+interface IndexEntry { id: string; title: string; createdAt: string; updatedAt: string }
+
+const DEFAULT_TITLE = 'AI Agent';
+/** The index's lock key: not a valid session id, so it never collides with one. */
+const INDEX_KEY = 'index.json';
+
+function conflict(message: string, revision: number, reason: string): ConflictError {
+  return new ConflictError('CONFLICT', message, { details: { revision, reason } });
+}
+
+function isCommitted(session: SessionDocument | undefined, turn: ActiveTurn | undefined): boolean {
+  return turn !== undefined && session?.lastCommittedTurnID === turn.turnID;
+}
+
+/**
+ * The agent's sessions as files (REFERENCE.md §4): `session.json` is the revisioned history, and
+ * `runtime.json` the turn being produced. All changes to one session run one at a time; the workspace
+ * lock keeps other processes out.
+ */
+@injectable()
+export class FileSessionStore {
+  private readonly paths: SessionPaths;
+  private readonly lock = new KeyedLock();
+  /** Sessions with a turn being streamed now; a `running` turn of any other session is an orphan. */
+  private readonly live = new Set<string>();
+
+  constructor(@inject(WORKSPACE) workspace: Workspace) {
+    this.paths = new SessionPaths(join(workspace.agentDir, 'sessions'));
+  }
+
+  setStreaming(id: string, streaming: boolean): void {
+    if (streaming) this.live.add(id);
+    else this.live.delete(id);
+  }
+
+  /** Saves a session following the save algorithm of REFERENCE.md §4. */
+  async save(body: unknown): Promise<SaveResult> {
+    if (typeof body !== 'object' || body === null || Array.isArray(body) || typeof (body as { id?: unknown }).id !== 'string') {
+      throw new KernelError('INVALID_INPUT', 'invalid session data: an object with an id is needed', { details: { field: 'id' } });
+    }
+    const input = body as Record<string, unknown>;
+    const id = input.id as string;
+    this.paths.folder(id);
+    return this.lock.run(id, () => this.saveLocked(id, input));
+  }
+
+  private async saveLocked(id: string, input: Record<string, unknown>): Promise<SaveResult> {
+    const expected = typeof input.expectedRevision === 'number' ? input.expectedRevision : undefined;
+    const commitTurnID = typeof input.commitTurnID === 'string' && input.commitTurnID !== '' ? input.commitTurnID
+      : typeof input.recoveryTurnID === 'string' && input.recoveryTurnID !== '' ? input.recoveryTurnID : undefined;
+    const stored = await readSession(this.paths, id);
+    // A retried commit answers with what the first one stored, whatever this request carries.
+    if (commitTurnID !== undefined && stored?.lastCommittedTurnID === commitTurnID) {
+      await this.clearTurn(id, commitTurnID);
+      return { revision: stored.revision, session: stored };
+    }
+    const storedRevision = stored?.revision ?? 0;
+    if (expected !== undefined && expected !== storedRevision) throw conflict(`session ${id} is at revision ${storedRevision}, not ${expected}`, storedRevision, 'stale_revision');
+    const next: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(input)) if (!TRANSIENT_FIELDS.has(key) && key !== 'lastCommittedTurnID') next[key] = value;
+    for (const [key, value] of Object.entries(stored ?? {})) if (!(key in next) && !TRANSIENT_FIELDS.has(key)) next[key] = value;
+    const runtime = await readRuntime(this.paths, id);
+    await this.finalizeIfOrphaned(id, runtime);
+    const turn = runtime?.activeTurn;
+    if (commitTurnID !== undefined) {
+      if (!turn || turn.turnID !== commitTurnID) throw conflict(`turn ${commitTurnID} is not the turn of session ${id}`, storedRevision, 'unknown_turn');
+      if (turn.state === 'running') throw conflict(`turn ${commitTurnID} is still running; it can be committed once it has finished`, storedRevision, 'runtime_not_finalized');
+      next.entries = mergeRuntimeTurn(Array.isArray(next.entries) ? next.entries as SessionDocument['entries'] : [], turn);
+      next.promptTokens = turn.promptTokens;
+      next.completionTokens = turn.completionTokens;
+    } else if (turn && !isCommitted(stored, turn)) {
+      throw conflict(`session ${id} has an uncommitted turn (${turn.turnID}); commit it first`, storedRevision, 'uncommitted_turn');
+    }
+    const now = new Date().toISOString();
+    const document = { ...next, id, entries: Array.isArray(next.entries) ? next.entries : [], revision: storedRevision + 1, createdAt: next.createdAt ?? now, updatedAt: now } as SessionDocument;
+    if (commitTurnID !== undefined) document.lastCommittedTurnID = commitTurnID;
+    await mkdir(this.paths.folder(id), { recursive: true });
+    await writeJson(this.paths.session(id), document);
+    if (commitTurnID !== undefined) await this.clearTurn(id, commitTurnID);
+    await this.updateIndex(document);
+    return { revision: document.revision, session: document };
+  }
+
+  /** The session as a client sees it: the stored history with an uncommitted turn folded in. */
+  async read(id: string): Promise<SessionDocument> {
+    this.paths.folder(id);
+    return this.lock.run(id, async () => {
+      const stored = await readSession(this.paths, id);
+      if (!stored) throw new NotFoundError('NOT_FOUND', `No session with id '${id}'`, { details: { id } });
+      const runtime = await readRuntime(this.paths, id);
+      await this.finalizeIfOrphaned(id, runtime);
+      const turn = runtime?.activeTurn;
+      const view: SessionDocument = { ...stored, permissionMode: runtime?.permissionMode ?? 'confirm' };
+      if (turn && !isCommitted(stored, turn)) {
+        view.entries = mergeRuntimeTurn(stored.entries, turn);
+        view.recoveryTurnID = turn.turnID;
+        view.recoveryState = turn.state;
+        view.recoveryRevision = runtime.revision;
+      }
+      return view;
+    });
+  }
+
+  async beginTurn(id: string, begin: BeginTurn): Promise<ActiveTurn> {
+    this.paths.folder(id);
+    return this.lock.run(id, async () => {
+      const stored = await this.existing(id);
+      const runtime = await readRuntime(this.paths, id) ?? this.emptyRuntime(id);
+      await this.finalizeIfOrphaned(id, runtime);
+      const current = runtime.activeTurn;
+      if (current && current.turnID !== begin.turnID && !isCommitted(stored, current)) {
+        throw conflict(`session ${id} has an uncommitted turn (${current.turnID})`, stored.revision, 'uncommitted_turn');
+      }
+      if (begin.baseRevision >= 0 && begin.baseRevision !== stored.revision) {
+        throw conflict(`session ${id} is at revision ${stored.revision}, not ${begin.baseRevision}`, stored.revision, 'stale_revision');
+      }
+      const userEntryID = begin.userEntryID ?? '';
+      if (!stored.entries.some((entry) => entry.type === 'user' && (userEntryID === '' || entry.id === userEntryID))) {
+        throw new KernelError('INVALID_INPUT', 'agent runtime user entry not found', { details: { userEntryID } });
+      }
+      const turn: ActiveTurn = {
+        turnID: begin.turnID, mode: begin.mode ?? 'append', userEntryID, baseRevision: begin.baseRevision, state: 'running',
+        delta: [], draftContent: '', snapshotIDs: [], promptTokens: 0, completionTokens: 0, updatedAt: new Date().toISOString(),
+        ...(begin.userContent !== undefined ? { userContent: begin.userContent } : {}),
+      };
+      await this.writeRuntime(id, { ...runtime, activeTurn: turn });
+      return turn;
+    });
+  }
+
+  /** Saves the turn's progress; a turn already committed is left alone (a late checkpoint). */
+  async saveTurn(id: string, turn: ActiveTurn): Promise<void> {
+    this.paths.folder(id);
+    return this.lock.run(id, async () => {
+      const stored = await this.existing(id);
+      if (stored.lastCommittedTurnID === turn.turnID) return;
+      const runtime = await readRuntime(this.paths, id);
+      if (runtime?.activeTurn?.turnID !== turn.turnID) throw conflict(`turn ${turn.turnID} is not the active turn of session ${id}`, stored.revision, 'unknown_turn');
+      await this.writeRuntime(id, { ...runtime, activeTurn: { ...turn, updatedAt: new Date().toISOString() } });
+    });
+  }
+
+  async finalizeTurn(id: string, turnID: string, state: Exclude<TurnState, 'running'>): Promise<void> {
+    this.paths.folder(id);
+    return this.lock.run(id, async () => {
+      const runtime = await readRuntime(this.paths, id);
+      const turn = runtime?.activeTurn;
+      if (!runtime || !turn || turn.turnID !== turnID) return;
+      await this.writeRuntime(id, { ...runtime, activeTurn: { ...turn, state, updatedAt: new Date().toISOString() } });
+    });
+  }
+
+  async setPermissionMode(id: string, mode: RuntimeFile['permissionMode']): Promise<void> {
+    this.paths.folder(id);
+    return this.lock.run(id, async () => {
+      await this.existing(id);
+      const runtime = await readRuntime(this.paths, id) ?? this.emptyRuntime(id);
+      await this.writeRuntime(id, { ...runtime, permissionMode: mode });
+    });
+  }
+
+  /** Removes a session; refused while a turn of it is being streamed. */
+  async delete(id: string): Promise<void> {
+    this.paths.folder(id);
+    return this.lock.run(id, async () => {
+      if (this.live.has(id)) throw conflict(`session ${id} is running a turn`, 0, 'running');
+      await rm(this.paths.folder(id), { recursive: true, force: true });
+      await this.lock.run(INDEX_KEY, async () => {
+        const index = await this.readIndex();
+        index.delete(id);
+        await writeJson(this.paths.index, Object.fromEntries(index));
+      });
+    });
+  }
+
+  /** Sessions newest first, `pageSize` at a time, optionally those whose title holds `title`. */
+  async list(options: { page?: number; pageSize?: number; title?: string } = {}): Promise<{ total: number; sessions: IndexEntry[] }> {
+    const page = Math.max(1, options.page ?? 1);
+    const pageSize = Math.min(100, Math.max(1, options.pageSize ?? 30));
+    const needle = options.title?.toLowerCase();
+    const all = [...(await this.readIndex()).values()]
+      .filter((entry) => needle === undefined || entry.title.toLowerCase().includes(needle))
+      .sort((a, b) => b.updatedAt.localeCompare(a.updatedAt) || b.id.localeCompare(a.id));
+    return { total: all.length, sessions: all.slice((page - 1) * pageSize, page * pageSize) };
+  }
+
+  private async existing(id: string): Promise<SessionDocument> {
+    const stored = await readSession(this.paths, id);
+    if (!stored) throw new NotFoundError('NOT_FOUND', `No session with id '${id}'`, { details: { id } });
+    return stored;
+  }
+
+  /** A `running` turn with no stream behind it was cut off (a crash, a restart): it is interrupted now. */
+  private async finalizeIfOrphaned(id: string, runtime: RuntimeFile | undefined): Promise<void> {
+    const turn = runtime?.activeTurn;
+    if (!runtime || !turn || turn.state !== 'running' || this.live.has(id)) return;
+    turn.state = 'interrupted';
+    turn.updatedAt = new Date().toISOString();
+    await this.writeRuntime(id, runtime);
+  }
+
+  private async clearTurn(id: string, turnID: string): Promise<void> {
+    const runtime = await readRuntime(this.paths, id);
+    if (runtime?.activeTurn?.turnID !== turnID) return;
+    const { activeTurn: _done, ...rest } = runtime;
+    await this.writeRuntime(id, rest as RuntimeFile);
+  }
+
+  /** Runtime writes need the session file: a late checkpoint must not revive a deleted session. */
+  private async writeRuntime(id: string, runtime: RuntimeFile): Promise<void> {
+    if (!(await readSession(this.paths, id))) throw new NotFoundError('NOT_FOUND', `No session with id '${id}'`, { details: { id } });
+    runtime.revision = (runtime.revision ?? 0) + 1;
+    await writeJson(this.paths.runtime(id), { ...runtime, schemaVersion: 1, sessionID: id });
+  }
+
+  private emptyRuntime(id: string): RuntimeFile {
+    return { schemaVersion: 1, revision: 0, sessionID: id, permissionMode: 'confirm' };
+  }
+
+  private async readIndex(): Promise<Map<string, IndexEntry>> {
+    const value = await readJsonObject(this.paths.index, 'the session index').catch(() => undefined);
+    return new Map(Object.entries(value ?? {}).filter(([, entry]) => typeof entry === 'object' && entry !== null) as [string, IndexEntry][]);
+  }
+
+  private async updateIndex(session: SessionDocument): Promise<void> {
+    // One index for all sessions: updated under its own key so two sessions saving at once do not lose an entry.
+    await this.lock.run(INDEX_KEY, async () => {
+      const index = await this.readIndex();
+      index.set(session.id, { id: session.id, title: typeof session.title === 'string' && session.title !== '' ? session.title : DEFAULT_TITLE, createdAt: String(session.createdAt), updatedAt: String(session.updatedAt) });
+      await writeJson(this.paths.index, Object.fromEntries(index));
+    });
+  }
+}

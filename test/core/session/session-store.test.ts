@@ -1,0 +1,151 @@
+import { existsSync } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { newId } from '../../../core/ids.js';
+import { NOT_EXECUTED, RESULT_UNKNOWN, type ActiveTurn } from '../../../core/session/session-types.js';
+import { caught, useHarness } from '../../helpers/harness.js';
+
+const { boot } = useHarness();
+
+async function store() {
+  const kernel = await boot();
+  return { sessions: kernel.sessions, folder: join(kernel.workspace.agentDir, 'sessions') };
+}
+
+const userEntry = (id = 'u1', content = 'hello') => ({ id, type: 'user', content });
+
+describe('the session store: saves', () => {
+  it('creates a session at revision 1, keeps unknown fields and never writes transient ones', async () => {
+    const { sessions, folder } = await store();
+    const id = newId();
+    const saved = await sessions.save({ id, title: 'First', entries: [userEntry()], custom: { keep: true }, expectedRevision: 0, agentRunning: true, recoveryState: 'x', messages: ['legacy'] });
+    expect(saved.revision).toBe(1);
+    const file = JSON.parse(await readFile(join(folder, id, 'session.json'), 'utf8'));
+    expect(file).toMatchObject({ id, title: 'First', custom: { keep: true }, revision: 1 });
+    for (const key of ['expectedRevision', 'agentRunning', 'recoveryState', 'messages']) expect([key, key in file]).toEqual([key, false]);
+    const second = await sessions.save({ id, entries: [userEntry(), userEntry('u2', 'again')], expectedRevision: 1 });
+    expect(second.session).toMatchObject({ title: 'First', custom: { keep: true }, revision: 2 });
+    expect((await sessions.list()).sessions).toEqual([expect.objectContaining({ id, title: 'First' })]);
+  });
+
+  it('answers a stale expected revision with a conflict carrying the current revision', async () => {
+    const { sessions } = await store();
+    const id = newId();
+    await sessions.save({ id, entries: [] });
+    await sessions.save({ id, entries: [], expectedRevision: 1 });
+    const error = await caught(sessions.save({ id, entries: [], expectedRevision: 1 }));
+    expect([error.code, error.details?.revision]).toEqual(['CONFLICT', 2]);
+  });
+
+  it('lets exactly one of several concurrent saves on one revision win', async () => {
+    const { sessions } = await store();
+    const id = newId();
+    await sessions.save({ id, entries: [] });
+    const outcomes = await Promise.allSettled(Array.from({ length: 8 }, (_, i) => sessions.save({ id, entries: [userEntry(`u${i}`)], expectedRevision: 1 })));
+    expect(outcomes.filter((outcome) => outcome.status === 'fulfilled')).toHaveLength(1);
+    expect(outcomes.filter((outcome) => outcome.status === 'rejected').map((outcome) => ((outcome as PromiseRejectedResult).reason as { code: string }).code)).toEqual(Array(7).fill('CONFLICT'));
+  });
+
+  it('creates nothing for a new session saved with a non-zero expected revision', async () => {
+    const { sessions, folder } = await store();
+    const id = newId();
+    expect((await caught(sessions.save({ id, entries: [], expectedRevision: 3 }))).code).toBe('CONFLICT');
+    expect(existsSync(join(folder, id))).toBe(false);
+  });
+
+  it('fails a save over a corrupt session.json and leaves it byte-identical', async () => {
+    const { sessions, folder } = await store();
+    const id = newId();
+    await sessions.save({ id, entries: [] });
+    const file = join(folder, id, 'session.json');
+    await writeFile(file, '{ "id": "broken');
+    const error = await caught(sessions.save({ id, entries: [] }));
+    expect(error.code).toBe('WORKSPACE_INVALID');
+    expect(await readFile(file, 'utf8')).toBe('{ "id": "broken');
+  });
+
+  it('refuses ids that are not session ids before they reach a path', async () => {
+    const { sessions } = await store();
+    for (const id of ['../../etc', '20260101000000-ABCDEFG', 'x']) expect((await caught(sessions.save({ id, entries: [] }))).code).toBe('INVALID_INPUT');
+    expect((await caught(sessions.read('../x'))).code).toBe('INVALID_INPUT');
+  });
+});
+
+describe('the session store: runtime turns', () => {
+  async function sessionWithTurn(streaming = true) {
+    const { sessions, folder } = await store();
+    const id = newId();
+    await sessions.save({ id, entries: [userEntry('u1', 'question')] });
+    if (streaming) sessions.setStreaming(id, true);
+    const turn = await sessions.beginTurn(id, { turnID: 't1', userEntryID: 'u1', baseRevision: 1 });
+    return { sessions, folder, id, turn };
+  }
+
+  it('refuses a second turn while one is uncommitted, and a turn from a stale revision', async () => {
+    const { sessions, id } = await sessionWithTurn();
+    expect((await caught(sessions.beginTurn(id, { turnID: 't2', baseRevision: 1 }))).details).toMatchObject({ reason: 'uncommitted_turn' });
+    const fresh = await store();
+    const other = newId();
+    await fresh.sessions.save({ id: other, entries: [userEntry()] });
+    await fresh.sessions.save({ id: other, entries: [userEntry()], expectedRevision: 1 });
+    expect((await caught(fresh.sessions.beginTurn(other, { turnID: 't1', baseRevision: 1 }))).details).toMatchObject({ reason: 'stale_revision', revision: 2 });
+    expect(existsSync(join(fresh.folder, other, 'runtime.json'))).toBe(false);
+  });
+
+  it('refuses to commit a turn that is still running, and commits it once finished', async () => {
+    const { sessions, id, turn } = await sessionWithTurn();
+    await sessions.saveTurn(id, { ...turn, delta: [{ id: 'x', type: 'assistant', content: 'answer' }] });
+    expect((await caught(sessions.save({ id, entries: [userEntry('u1', 'question')], commitTurnID: 't1' }))).details).toMatchObject({ reason: 'runtime_not_finalized' });
+    expect((await caught(sessions.save({ id, entries: [userEntry('u1', 'question')] }))).details).toMatchObject({ reason: 'uncommitted_turn' });
+    await sessions.finalizeTurn(id, 't1', 'finished');
+    sessions.setStreaming(id, false);
+    const committed = await sessions.save({ id, entries: [userEntry('u1', 'question')], commitTurnID: 't1', expectedRevision: 1 });
+    expect(committed.revision).toBe(2);
+    expect(committed.session.entries.map((entry) => [entry.type, entry.content])).toEqual([['user', 'question'], ['assistant', 'answer']]);
+    expect(committed.session.lastCommittedTurnID).toBe('t1');
+  });
+
+  it('answers a retried commit with what the first one stored, ahead of the revision check', async () => {
+    const { sessions, id, turn } = await sessionWithTurn();
+    await sessions.saveTurn(id, { ...turn, delta: [{ id: 'x', type: 'assistant', content: 'answer' }] });
+    await sessions.finalizeTurn(id, 't1', 'finished');
+    const first = await sessions.save({ id, entries: [userEntry('u1', 'question')], commitTurnID: 't1', expectedRevision: 1 });
+    const retry = await sessions.save({ id, entries: [userEntry('u1', 'something else entirely')], commitTurnID: 't1', expectedRevision: 1 });
+    expect(retry).toEqual(first);
+    // A checkpoint that arrives after the commit changes nothing.
+    await sessions.saveTurn(id, { ...turn, delta: [] });
+    expect((await sessions.read(id)).entries).toHaveLength(2);
+  });
+
+  it('finalises a running turn with no stream as interrupted when read, and marks its unfinished calls', async () => {
+    const { sessions, folder, id, turn } = await sessionWithTurn();
+    const partial: ActiveTurn = {
+      ...turn,
+      draftContent: 'half an answer',
+      delta: [{ id: 'a', type: 'assistant', content: '', toolCalls: [
+        { id: 'c1', name: 'block_get', state: 'finished', result: 'ok' },
+        { id: 'c2', name: 'block_update', state: 'executing' },
+        { id: 'c3', name: 'block_delete', state: 'pending' },
+      ] }],
+    };
+    await sessions.saveTurn(id, partial);
+    sessions.setStreaming(id, false);
+    const view = await sessions.read(id);
+    expect([view.recoveryTurnID, view.recoveryState]).toEqual(['t1', 'interrupted']);
+    const calls = view.entries.flatMap((entry) => entry.toolCalls ?? []);
+    expect(calls.map((call) => [call.id, call.state, call.result])).toEqual([['c1', 'finished', 'ok'], ['c2', 'unknown', RESULT_UNKNOWN], ['c3', 'skipped', NOT_EXECUTED]]);
+    expect(view.entries.at(-1)).toMatchObject({ type: 'assistant', content: 'half an answer' });
+    const runtime = JSON.parse(await readFile(join(folder, id, 'runtime.json'), 'utf8'));
+    expect(runtime.activeTurn.state).toBe('interrupted');
+    const stored = JSON.parse(await readFile(join(folder, id, 'session.json'), 'utf8'));
+    expect(stored.entries).toEqual([userEntry('u1', 'question')]);
+  });
+
+  it('refuses runtime writes for a session that was deleted', async () => {
+    const { sessions, id, turn } = await sessionWithTurn(false);
+    await sessions.delete(id);
+    expect((await caught(sessions.saveTurn(id, turn))).code).toBe('NOT_FOUND');
+    expect((await caught(sessions.read(id))).code).toBe('NOT_FOUND');
+  });
+});
