@@ -11,6 +11,7 @@ import { actionRoutes } from './routes/actions.js';
 import { confirmationRoutes } from './routes/confirmations.js';
 import { grantRoutes } from './routes/grants.js';
 import { pluginRoutes } from './routes/plugins.js';
+import { sessionRoutes } from './routes/sessions.js';
 
 /**
  * The kernel's HTTP surface. Order matters: the Host/Origin guard runs before anything else, the body
@@ -33,5 +34,8 @@ export function createHttpApp(kernel: Kernel): Hono<HttpEnv> {
   app.use('/api/confirmations/*', requireRole('admin'));
   app.use('/api/confirmations', requireRole('admin'));
   app.route('/api/confirmations', confirmationRoutes(kernel));
+  app.use('/api/agent/sessions/*', requireRole('admin'));
+  app.use('/api/agent/sessions', requireRole('admin'));
+  app.route('/api/agent/sessions', sessionRoutes(kernel));
   return app;
 }

@@ -1,0 +1,70 @@
+import { Hono } from 'hono';
+import { KernelError } from '../../errors.js';
+import { newId } from '../../ids.js';
+import type { Kernel } from '../../kernel.js';
+import type { HttpEnv } from '../http-env.js';
+import { bodyValidator, readJsonBody } from '../read-body.js';
+
+const parseNewSession = bodyValidator<{ title?: string }>({
+  type: 'object',
+  additionalProperties: false,
+  properties: { title: { type: 'string', maxLength: 500 } },
+});
+
+const parseMode = bodyValidator<{ mode: 'confirm' | 'auto' }>({
+  type: 'object',
+  required: ['mode'],
+  additionalProperties: false,
+  properties: { mode: { enum: ['confirm', 'auto'] } },
+});
+
+const parseSession = bodyValidator<Record<string, unknown>>({
+  type: 'object',
+  required: ['entries'],
+  properties: {
+    entries: { type: 'array', maxItems: 100_000, items: { type: 'object', required: ['id', 'type'], properties: { id: { type: 'string' }, type: { type: 'string' } } } },
+    expectedRevision: { type: 'integer', minimum: 0 },
+    commitTurnID: { type: 'string', maxLength: 100 },
+  },
+});
+
+function positive(value: string | undefined, fallback: number): number {
+  const parsed = Number(value);
+  return Number.isInteger(parsed) && parsed > 0 ? parsed : fallback;
+}
+
+/**
+ * The agent's sessions over HTTP (admin only): create, list, read (with the uncommitted turn folded
+ * in), save (409 with the current revision on a conflict), delete (409 while a turn runs), mode.
+ */
+export function sessionRoutes(kernel: Kernel): Hono<HttpEnv> {
+  const app = new Hono<HttpEnv>();
+  const sessions = kernel.sessions;
+  app.post('/', async (c) => {
+    const body = parseNewSession(await readJsonBody(c));
+    const saved = await sessions.save({ id: newId(), entries: [], ...(body.title !== undefined ? { title: body.title } : {}), expectedRevision: 0 });
+    return c.json(saved, 201);
+  });
+  app.get('/', async (c) => {
+    const title = c.req.query('title');
+    return c.json(await sessions.list({ page: positive(c.req.query('page'), 1), pageSize: positive(c.req.query('pageSize'), 30), ...(title ? { title } : {}) }));
+  });
+  app.get('/:id', async (c) => c.json({ session: await sessions.read(c.req.param('id')) }));
+  app.put('/:id', async (c) => {
+    const body = parseSession(await readJsonBody(c));
+    return c.json(await sessions.save({ ...body, id: c.req.param('id') }));
+  });
+  app.delete('/:id', async (c) => {
+    await sessions.delete(c.req.param('id'));
+    return c.body(null, 204);
+  });
+  app.put('/:id/mode', async (c) => {
+    const { mode } = parseMode(await readJsonBody(c));
+    if (mode === 'auto' && !kernel.config.gate.allowAutoMode) {
+      throw new KernelError('FORBIDDEN', "the administrator does not allow the session mode 'auto' (gate.allowAutoMode in quire.json)");
+    }
+    await sessions.setPermissionMode(c.req.param('id'), mode);
+    return c.json({ mode });
+  });
+  return app;
+}
