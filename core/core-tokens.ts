@@ -11,6 +11,7 @@ import type { PluginHost } from './plugins/plugin-host.js';
 import type { Authenticator } from './auth/authenticator.js';
 import type { DependencyContainer } from './di.js';
 import type { FileSessionStore } from './session/session-store.js';
+import type { TodoItem } from './session/session-types.js';
 
 /** Kernel information a plugin may read. */
 export interface KernelInfo {
@@ -36,7 +37,14 @@ export const PROCESS_ENV = createToken<NodeJS.ProcessEnv>('core.process-env');
  * The core services a plugin may `require`. The rest (grants, confirmations, audit, the pipeline) stay
  * out of plugins' reach: a plugin that could write grants could approve its own actions.
  */
-export const PLUGIN_VISIBLE_CORE_TOKENS: ReadonlySet<symbol> = new Set([WORKSPACE, KERNEL_INFO]);
+/** A session's task list, for the todo plugin: read and replace, nothing else of the session. */
+export interface SessionTodos {
+  read(sessionId: string): Promise<TodoItem[]>;
+  write(sessionId: string, todos: readonly TodoItem[]): Promise<void>;
+}
+export const SESSION_TODOS = createToken<SessionTodos>('core.session-todos');
+
+export const PLUGIN_VISIBLE_CORE_TOKENS: ReadonlySet<symbol> = new Set([WORKSPACE, KERNEL_INFO, SESSION_TODOS]);
 
 /** The kernel's own container: for the core services that look up what plugins provide. */
 export const KERNEL_CONTAINER = createToken<DependencyContainer>('core.container');

@@ -8,8 +8,9 @@ export type {
 } from './plugin-api.js';
 export { createToken, tokenName } from './tokens.js';
 export type { Token } from './tokens.js';
-export { WORKSPACE, KERNEL_INFO } from './core-tokens.js';
-export type { KernelInfo } from './core-tokens.js';
+export { WORKSPACE, KERNEL_INFO, SESSION_TODOS } from './core-tokens.js';
+export type { KernelInfo, SessionTodos } from './core-tokens.js';
+export type { TodoItem } from './session/session-types.js';
 export type { Workspace } from './workspace.js';
 export type { Logger, LogFields } from './log.js';
 export { KernelError, PluginError, ConflictError, NotFoundError, CapabilityError, isKernelError } from './errors.js';

@@ -2,7 +2,7 @@ import type { DependencyContainer } from './di.js';
 import { createKernelContainer } from './container.js';
 import {
   ACTION_PIPELINE, ACTION_REGISTRY, AUDIT_LOG, AUTHENTICATOR, PROCESS_ENV, CONFIRMATION_STORE, GRANTS_STORE, KERNEL_CONFIG, KERNEL_INFO, LOGGER,
-  PLUGIN_HOST, WORKSPACE, KERNEL_CONTAINER, SESSION_STORE, type KernelInfo,
+  PLUGIN_HOST, WORKSPACE, KERNEL_CONTAINER, SESSION_STORE, SESSION_TODOS, type KernelInfo,
 } from './core-tokens.js';
 import { readKernelConfigFile, withDefaults, type KernelConfig, type KernelConfigFile } from './config/kernel-config.js';
 import { AuditLog } from './audit/audit-log.js';
@@ -19,6 +19,7 @@ import { ActionRegistry } from './registry/action-registry.js';
 import { openWorkspace, type Workspace } from './workspace.js';
 import { acquireWorkspaceLock, type WorkspaceLock } from './workspace-lock.js';
 import { FileSessionStore } from './session/session-store.js';
+import type { TodoItem } from './session/session-types.js';
 
 export interface KernelOptions {
   /** The workspace folder; created if absent. */
@@ -69,6 +70,8 @@ export class Kernel {
     this.log = container.resolve<Logger>(LOGGER);
     this.authenticator = container.resolve<Authenticator>(AUTHENTICATOR);
     this.sessions = container.resolve<FileSessionStore>(SESSION_STORE);
+    const sessions = this.sessions;
+    container.registerInstance(SESSION_TODOS, { read: (id: string) => sessions.readTodos(id), write: (id: string, todos: readonly TodoItem[]) => sessions.writeTodos(id, todos) });
   }
 
   static async boot(options: KernelOptions): Promise<Kernel> {

@@ -7,7 +7,7 @@ import type { Workspace } from '../workspace.js';
 import { KeyedLock } from './keyed-lock.js';
 import { mergeRuntimeTurn } from './merge-turn.js';
 import { SessionPaths, readJsonObject, readRuntime, readSession, writeJson } from './session-files.js';
-import { TRANSIENT_FIELDS, type ActiveTurn, type RuntimeFile, type SessionDocument, type TurnState } from './session-types.js';
+import { TRANSIENT_FIELDS, type ActiveTurn, type RuntimeFile, type SessionDocument, type TodoItem, type TurnState } from './session-types.js';
 
 export interface SaveResult {
   revision: number;
@@ -181,6 +181,22 @@ export class FileSessionStore {
       await this.existing(id);
       const runtime = await readRuntime(this.paths, id) ?? this.emptyRuntime(id);
       await this.writeRuntime(id, { ...runtime, permissionMode: mode });
+    });
+  }
+
+  /** The session's task list (`todos.json`); empty when none was written. */
+  async readTodos(id: string): Promise<TodoItem[]> {
+    this.paths.folder(id);
+    const value = await readJsonObject(this.paths.todos(id), `the task list of session ${id}`);
+    return Array.isArray(value?.todos) ? value.todos as TodoItem[] : [];
+  }
+
+  /** Replaces the session's task list; the session must exist. */
+  async writeTodos(id: string, todos: readonly TodoItem[]): Promise<void> {
+    this.paths.folder(id);
+    await this.lock.run(id, async () => {
+      await this.existing(id);
+      await writeJson(this.paths.todos(id), { todos, updatedAt: new Date().toISOString() });
     });
   }
 

@@ -69,6 +69,12 @@ export interface RuntimeFile {
   [key: string]: unknown;
 }
 
+/** One item of a session's task list (todos.json). */
+export interface TodoItem {
+  content: string;
+  status: 'pending' | 'in_progress' | 'completed' | 'cancelled';
+}
+
 /** Never written to session.json: they describe one request, or are computed when reading. */
 export const TRANSIENT_FIELDS: ReadonlySet<string> = new Set([
   'expectedRevision', 'commitTurnID', 'recoveryTurnID', 'recoveryState', 'recoveryRevision', 'agentRunning', 'pluginWorkflow', 'messages',
