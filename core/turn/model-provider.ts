@@ -1,0 +1,40 @@
+/**
+ * The one interface the turn loop talks to models through (DESIGN.md §6). Providers normalise their
+ * stream into these events; provider-native state (signed reasoning, thought signatures) travels in
+ * `providerData`, opaque to the loop, and is sent back on the next request.
+ */
+export interface ModelToolSpec {
+  name: string;
+  description: string;
+  inputSchema: Readonly<Record<string, unknown>>;
+}
+
+export interface ModelMessage {
+  role: 'system' | 'user' | 'assistant' | 'tool';
+  content: string;
+  toolCalls?: { id: string; name: string; arguments: string; providerData?: unknown }[];
+  toolCallId?: string;
+  providerData?: unknown;
+}
+
+export interface ModelRequest {
+  messages: readonly ModelMessage[];
+  /** Empty when the model must answer without tools (the round bound was reached). */
+  tools: readonly ModelToolSpec[];
+  maxOutputTokens?: number;
+  temperature?: number;
+}
+
+export type ModelEvent =
+  | { type: 'text'; delta: string }
+  | { type: 'reasoning'; delta: string }
+  | { type: 'tool_call_start'; index: number; id: string; name: string }
+  | { type: 'tool_call_delta'; index: number; argumentsDelta: string }
+  | { type: 'tool_call_end'; index: number; providerData?: unknown }
+  | { type: 'usage'; promptTokens: number; completionTokens: number; cachedTokens?: number }
+  | { type: 'finish'; reason: 'stop' | 'tool_calls' | 'length' | 'content_filter' | 'other'; providerData?: unknown };
+
+export interface ModelProvider {
+  readonly id: string;
+  stream(request: ModelRequest, signal: AbortSignal): AsyncIterable<ModelEvent>;
+}
