@@ -47,8 +47,8 @@ export function createPluginContext(parts: PluginContextParts): PluginContext {
       if (!provides.has(name)) {
         throw new CapabilityError(`plugin '${manifest.id}' tried to provide '${name}' but its manifest does not list it in 'provides'`, { details: { plugin: manifest.id, capability: name } });
       }
-      // gate.* capabilities steer the effects gate; only the kernel's own plugins may offer them.
-      if (name.startsWith('gate.') && parts.source !== 'native') {
+      // gate.* and agent.* capabilities steer the gate and the turn (snapshots); only the kernel's own plugins may offer them.
+      if ((name.startsWith('gate.') || name.startsWith('agent.')) && parts.source !== 'native') {
         throw new CapabilityError(`'${name}' can only be provided by a native plugin, not by ${parts.source} plugin '${manifest.id}'`, { details: { plugin: manifest.id, capability: name } });
       }
       container.registerInstance<T>(token, value);

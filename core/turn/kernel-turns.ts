@@ -1,0 +1,20 @@
+import { join } from 'node:path';
+import type { Kernel } from '../kernel.js';
+import { SNAPSHOT_SERVICE, type SnapshotService } from './snapshot-service.js';
+import type { TurnDependencies } from './turn-loop.js';
+
+export const DEFAULT_TURN_SETTINGS: TurnDependencies['settings'] = { maxToolRounds: 25, requireSnapshot: true, confirmTimeoutMs: 10 * 60_000 };
+
+/** What the turn loop needs from a kernel; the snapshot service is looked up per turn (a plugin provides it). */
+export function turnDependencies(kernel: Kernel, settings: Partial<TurnDependencies['settings']> = {}): TurnDependencies {
+  return {
+    sessions: kernel.sessions,
+    pipeline: kernel.pipeline,
+    registry: kernel.registry,
+    confirmations: kernel.confirmations,
+    snapshots: () => kernel.container.isRegistered(SNAPSHOT_SERVICE, true) ? kernel.container.resolve<SnapshotService>(SNAPSHOT_SERVICE) : undefined,
+    sessionsDir: join(kernel.workspace.agentDir, 'sessions'),
+    log: kernel.log,
+    settings: { ...DEFAULT_TURN_SETTINGS, ...settings },
+  };
+}

@@ -1,0 +1,136 @@
+import { isKernelError } from '../errors.js';
+import type { ConfirmationStore } from '../gate/confirmation-store.js';
+import type { SessionMode } from '../gate/decide.js';
+import type { ActionPipeline } from '../pipeline/action-pipeline.js';
+import type { PreparedCall } from '../pipeline/prepared-call.js';
+import type { Principal } from '../plugin-api.js';
+import type { ToolCallRecord } from '../session/session-types.js';
+import { prepareToolOutput } from './tool-output.js';
+import type { SnapshotService } from './snapshot-service.js';
+import type { StreamedCall } from './round-stream.js';
+import type { TurnEvent } from './turn-events.js';
+
+export interface BatchContext {
+  pipeline: ActionPipeline;
+  confirmations: ConfirmationStore;
+  snapshots: SnapshotService | undefined;
+  requireSnapshot: boolean;
+  confirmTimeoutMs: number;
+  sessionId: string;
+  turnId: string;
+  roundId: string;
+  mode: SessionMode;
+  outputDir: string;
+  signal: AbortSignal;
+  emit(event: TurnEvent): void;
+  /** Saves the turn with the calls as they stand (before and after each call). */
+  checkpoint(): Promise<void>;
+  /** Whether this turn already took its snapshot; set by the batch when it takes one. */
+  snapshotTaken: boolean;
+  snapshotIds: string[];
+}
+
+export interface CallResult {
+  ok: boolean;
+  output: string;
+}
+
+/** Why a batch stopped early: the rest of its calls were skipped and the turn ends interrupted. */
+export type BatchStop = { reason: 'snapshot_failed' | 'cancelled'; message: string } | undefined;
+
+const failure = (code: string, message: string): CallResult => ({ ok: false, output: JSON.stringify({ ok: false, error: { code, message } }) });
+
+/**
+ * Runs one round's tool calls in order: validation and the gate (pipeline.prepare), the person's answer
+ * when the gate asks for one, the snapshot before the turn's first local write, then the call itself.
+ * A failed call becomes a result the model reads; only a failed snapshot or cancellation stops the batch.
+ */
+export async function runBatch(context: BatchContext, calls: StreamedCall[], records: ToolCallRecord[]): Promise<BatchStop> {
+  for (const [i, call] of calls.entries()) {
+    const record = records[i]!;
+    if (context.signal.aborted) return skipRest(records, i, 'cancelled', 'The turn was cancelled.');
+    context.emit({ type: 'tool_call', roundID: context.roundId, toolCallID: call.id, name: call.name, arguments: call.arguments });
+    const prepared = prepareCall(context, call);
+    if ('result' in prepared) {
+      await finish(context, record, prepared.result);
+      continue;
+    }
+    const approved = await approval(context, prepared.call);
+    if (approved.result) {
+      await finish(context, record, approved.result);
+      continue;
+    }
+    if (prepared.call.entry.effects.includes('localWrite') && !context.snapshotTaken) {
+      const stop = await takeSnapshot(context);
+      if (stop) return skipRest(records, i, stop.reason, stop.message);
+    }
+    record.state = 'executing';
+    await context.checkpoint();
+    const result = await context.pipeline.execute(prepared.call, approved.confirmationId ? { confirmationId: approved.confirmationId } : {})
+      .then((value): CallResult => ({ ok: true, output: typeof value === 'string' ? value : JSON.stringify(value ?? null) }),
+        (error: unknown): CallResult => failure(isKernelError(error) ? error.code : 'INTERNAL', error instanceof Error ? error.message : String(error)));
+    await finish(context, record, result);
+  }
+  return undefined;
+}
+
+function prepareCall(context: BatchContext, call: StreamedCall): { call: PreparedCall } | { result: CallResult } {
+  let input: unknown;
+  try {
+    input = call.arguments.trim() === '' ? {} : JSON.parse(call.arguments);
+  } catch {
+    return { result: failure('INVALID_INPUT', `The arguments of ${call.name} are not valid JSON; send one JSON object`) };
+  }
+  const principal: Principal = { kind: 'agent', name: `agent:${context.sessionId}/${context.turnId}/${call.id}`, role: 'admin', sessionId: context.sessionId, turnId: context.turnId };
+  try {
+    return { call: context.pipeline.prepare({ target: call.name, input, principal, sessionMode: context.mode }) };
+  } catch (error) {
+    return { result: failure(isKernelError(error) ? error.code : 'INTERNAL', error instanceof Error ? error.message : String(error)) };
+  }
+}
+
+/** A call the gate holds waits for the person: approved, it runs; rejected or unanswered, it is skipped. */
+async function approval(context: BatchContext, call: PreparedCall): Promise<{ confirmationId?: string; result?: CallResult }> {
+  if (call.decision.outcome !== 'confirm') return {};
+  const confirmation = await context.pipeline.requestConfirmation(call);
+  context.emit({ type: 'confirm', roundID: context.roundId, confirmation });
+  const waiting = AbortSignal.any([context.signal, AbortSignal.timeout(context.confirmTimeoutMs)]);
+  const answered = await context.confirmations.waitForAnswer(confirmation.id, waiting).catch(() => undefined);
+  if (answered?.status === 'approved') return { confirmationId: confirmation.id };
+  if (context.signal.aborted) return { result: failure('ACTION_CANCELLED', 'The turn was cancelled before the person answered.') };
+  if (answered?.status === 'rejected') return { result: failure('ACTION_DENIED', 'The person declined this call. Do not repeat it; ask or try another way.') };
+  return { result: failure('ACTION_TIMEOUT', 'The person did not answer in time; the call was not made.') };
+}
+
+async function takeSnapshot(context: BatchContext): Promise<BatchStop> {
+  if (!context.snapshots) {
+    if (!context.requireSnapshot) return undefined;
+    return { reason: 'snapshot_failed', message: 'No snapshot service is available, and a snapshot is required before the agent writes (agent.requireSnapshot).' };
+  }
+  try {
+    const { id } = await context.snapshots.snapshot({ sessionId: context.sessionId, turnId: context.turnId, memo: 'agent auto snapshot' });
+    context.snapshotTaken = true;
+    context.snapshotIds.push(id);
+    context.emit({ type: 'snapshot', snapshotID: id });
+    return undefined;
+  } catch (error) {
+    return { reason: 'snapshot_failed', message: `The snapshot before the first write failed: ${error instanceof Error ? error.message : String(error)}` };
+  }
+}
+
+async function finish(context: BatchContext, record: ToolCallRecord, result: CallResult): Promise<void> {
+  const prepared = await prepareToolOutput(result.output, context.outputDir, record.id);
+  record.result = prepared.text;
+  record.state = 'finished';
+  record.ok = result.ok;
+  await context.checkpoint();
+  context.emit({ type: 'tool_result', roundID: context.roundId, toolCallID: record.id, ok: result.ok, output: prepared.text });
+}
+
+async function skipRest(records: ToolCallRecord[], from: number, reason: 'snapshot_failed' | 'cancelled', message: string): Promise<BatchStop> {
+  for (const record of records.slice(from)) {
+    record.state = 'skipped';
+    record.result = `[tool_output]\n${JSON.stringify({ ok: false, error: { code: reason === 'cancelled' ? 'ACTION_CANCELLED' : 'SNAPSHOT_FAILED', message } })}\n[/tool_output]`;
+  }
+  return { reason, message };
+}

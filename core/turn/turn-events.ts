@@ -1,0 +1,15 @@
+import type { Confirmation } from '../gate/confirmation.js';
+
+/** What a turn tells its watcher (the SSE stream), in order; `turn` first, `done` or `error` last. */
+export type TurnEvent =
+  | { type: 'turn'; turnID: string }
+  | { type: 'thinking'; roundID: string; phase: 'analyzing' | 'processing' }
+  | { type: 'content'; roundID: string; delta: string }
+  | { type: 'reasoning'; roundID: string; delta: string }
+  | { type: 'tool_call'; roundID: string; toolCallID: string; name: string; arguments: string }
+  | { type: 'confirm'; roundID: string; confirmation: Confirmation }
+  | { type: 'snapshot'; snapshotID: string }
+  | { type: 'tool_result'; roundID: string; toolCallID: string; ok: boolean; output: string }
+  | { type: 'usage'; promptTokens: number; completionTokens: number }
+  | { type: 'done'; turnID: string; state: 'finished' | 'interrupted' }
+  | { type: 'error'; turnID: string; code: string; message: string };

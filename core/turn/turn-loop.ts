@@ -1,0 +1,154 @@
+import { join } from 'node:path';
+import { isKernelError } from '../errors.js';
+import type { ConfirmationStore } from '../gate/confirmation-store.js';
+import type { SessionMode } from '../gate/decide.js';
+import { newId } from '../ids.js';
+import type { Logger } from '../log.js';
+import type { ActionPipeline } from '../pipeline/action-pipeline.js';
+import type { ActionRegistry } from '../registry/action-registry.js';
+import type { FileSessionStore } from '../session/session-store.js';
+import type { ActiveTurn, SessionEntry, ToolCallRecord } from '../session/session-types.js';
+import { DoomLoopTracker, type DoomVerdict } from './doom-loop.js';
+import { toModelMessages } from './model-messages.js';
+import type { ModelMessage, ModelProvider, ModelToolSpec } from './model-provider.js';
+import { streamRound } from './round-stream.js';
+import type { SnapshotService } from './snapshot-service.js';
+import { runBatch, type BatchContext } from './tool-batch.js';
+import type { TurnEvent } from './turn-events.js';
+
+export interface TurnDependencies {
+  sessions: FileSessionStore;
+  pipeline: ActionPipeline;
+  registry: ActionRegistry;
+  confirmations: ConfirmationStore;
+  snapshots(): SnapshotService | undefined;
+  sessionsDir: string;
+  log: Logger;
+  settings: { maxToolRounds: number; requireSnapshot: boolean; confirmTimeoutMs: number };
+}
+
+export interface TurnRequest {
+  sessionId: string;
+  message: string;
+  provider: ModelProvider;
+  systemPrompt: string;
+  mode: SessionMode;
+  signal: AbortSignal;
+}
+
+export interface TurnOutcome {
+  turnID: string;
+  state: 'finished' | 'interrupted';
+}
+
+/** The tools the model may call this round: every action the registry offers the agent. */
+function toolSpecs(registry: ActionRegistry): ModelToolSpec[] {
+  return registry.list().map((entry) => ({ name: entry.wireName, description: entry.spec.description, inputSchema: entry.spec.input }));
+}
+
+/**
+ * One agent turn (REFERENCE.md §5): append the person's message, begin the runtime turn, then model
+ * rounds until an answer without tool calls; each round's calls run in order through the pipeline's
+ * gate. The runtime turn is saved around every call, and the turn is committed to session.json when it
+ * ends, finished or interrupted.
+ */
+export async function runTurn(deps: TurnDependencies, request: TurnRequest, emit: (event: TurnEvent) => void): Promise<TurnOutcome> {
+  const { sessions } = deps;
+  const { sessionId } = request;
+  const session = await sessions.read(sessionId);
+  const userEntry: SessionEntry = { id: newId(), type: 'user', content: request.message, timestamp: new Date().toISOString() };
+  const base = await sessions.save({ id: sessionId, entries: [...session.entries, userEntry], expectedRevision: session.revision });
+  const turnID = newId();
+  sessions.setStreaming(sessionId, true);
+  try {
+    const turn = await sessions.beginTurn(sessionId, { turnID, userEntryID: userEntry.id, baseRevision: base.revision });
+    emit({ type: 'turn', turnID });
+    const state = await rounds(deps, request, turn, [{ role: 'system', content: request.systemPrompt }, ...toModelMessages(base.session.entries)], emit);
+    await sessions.finalizeTurn(sessionId, turnID, state);
+    sessions.setStreaming(sessionId, false);
+    await sessions.save({ id: sessionId, entries: base.session.entries, commitTurnID: turnID });
+    emit({ type: 'done', turnID, state });
+    return { turnID, state };
+  } finally {
+    sessions.setStreaming(sessionId, false);
+  }
+}
+
+async function rounds(deps: TurnDependencies, request: TurnRequest, turn: ActiveTurn, messages: ModelMessage[], emit: (event: TurnEvent) => void): Promise<'finished' | 'interrupted'> {
+  const { sessions, settings } = deps;
+  const doom = new DoomLoopTracker();
+  const save = () => sessions.saveTurn(request.sessionId, turn);
+  const snapshot = { taken: false, ids: turn.snapshotIDs };
+  // Bounded: after maxToolRounds the model gets no tools and must answer; one more round at most.
+  for (let round = 0; round <= settings.maxToolRounds; round++) {
+    const roundID = `${turn.turnID}_${round}`;
+    emit({ type: 'thinking', roundID, phase: round === 0 ? 'analyzing' : 'processing' });
+    const tools = round < settings.maxToolRounds ? toolSpecs(deps.registry) : [];
+    let result;
+    try {
+      result = await streamRound(request.provider, { messages, tools }, request.signal, {
+        onText: (delta) => emit({ type: 'content', roundID, delta }),
+        onReasoning: (delta) => emit({ type: 'reasoning', roundID, delta }),
+      });
+    } catch (error) {
+      emit({ type: 'error', turnID: turn.turnID, code: isKernelError(error) ? error.code : 'MODEL_ERROR', message: error instanceof Error ? error.message : String(error) });
+      return 'interrupted';
+    }
+    turn.promptTokens += result.promptTokens;
+    turn.completionTokens += result.completionTokens;
+    if (result.cancelled) {
+      turn.draftContent = result.text;
+      turn.draftRoundID = roundID;
+      await save();
+      return 'interrupted';
+    }
+    if (result.calls.length === 0) {
+      turn.delta.push({ id: roundID, type: 'assistant', content: result.text, roundID });
+      await save();
+      emit({ type: 'usage', promptTokens: turn.promptTokens, completionTokens: turn.completionTokens });
+      return 'finished';
+    }
+    const records: ToolCallRecord[] = result.calls.map((call) => ({ id: call.id, name: call.name, arguments: call.arguments, state: 'pending', ...(call.providerData !== undefined ? { providerData: call.providerData } : {}) }));
+    turn.delta.push({ id: roundID, type: 'assistant', content: result.text, roundID, toolCalls: records });
+    await save();
+    const context: BatchContext = {
+      pipeline: deps.pipeline, confirmations: deps.confirmations, snapshots: deps.snapshots(), requireSnapshot: settings.requireSnapshot,
+      confirmTimeoutMs: settings.confirmTimeoutMs, sessionId: request.sessionId, turnId: turn.turnID, roundId: roundID, mode: request.mode,
+      outputDir: join(deps.sessionsDir, request.sessionId, 'output'), signal: request.signal, emit, checkpoint: save,
+      snapshotTaken: snapshot.taken, snapshotIds: snapshot.ids,
+    };
+    const stop = await runBatch(context, result.calls, records);
+    snapshot.taken = context.snapshotTaken;
+    await save();
+    messages.push({ role: 'assistant', content: result.text, toolCalls: result.calls });
+    for (const record of records) messages.push({ role: 'tool', toolCallId: record.id, content: record.result ?? '' });
+    if (stop) {
+      if (stop.reason !== 'cancelled') emit({ type: 'error', turnID: turn.turnID, code: stop.reason.toUpperCase(), message: stop.message });
+      return 'interrupted';
+    }
+    const verdict = checkDoomLoop(doom, deps.registry, records);
+    if (verdict.kind === 'stop') {
+      emit({ type: 'error', turnID: turn.turnID, code: 'DOOM_LOOP', message: verdict.message });
+      return 'interrupted';
+    }
+    if (verdict.kind === 'warn') messages.push({ role: 'system', content: verdict.message });
+  }
+  return 'finished';
+}
+
+/** Records a batch's calls with the tracker; the strongest verdict of the batch wins. */
+function checkDoomLoop(doom: DoomLoopTracker, registry: ActionRegistry, records: ToolCallRecord[]): DoomVerdict {
+  let verdict: DoomVerdict = { kind: 'ok' };
+  for (const record of records) {
+    const entry = registry.get(record.name);
+    let input: Record<string, unknown> = {};
+    try { input = JSON.parse(String(record.arguments ?? '{}')) as Record<string, unknown>; } catch { /* unparsable arguments count as none */ }
+    // An empty result is a failure too: the model learned nothing and will likely try again.
+    const succeeded = record.ok === true && !EMPTY_RESULT.test(record.result ?? '');
+    const next = doom.record({ tool: entry?.tool ?? record.name, action: entry?.action ?? '', input, succeeded });
+    if (next.kind === 'stop' || (next.kind === 'warn' && verdict.kind === 'ok')) verdict = next;
+  }
+  return verdict;
+}
+
+const EMPTY_RESULT = /^\[tool_output\]\n\s*(null|""|\[\]|\{\})?\s*\n\[\/tool_output\]$/;

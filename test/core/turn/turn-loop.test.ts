@@ -1,0 +1,131 @@
+import { existsSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { newId } from '../../../core/ids.js';
+import type { Kernel } from '../../../core/kernel.js';
+import { turnDependencies } from '../../../core/turn/kernel-turns.js';
+import type { ModelEvent } from '../../../core/turn/model-provider.js';
+import type { SnapshotService } from '../../../core/turn/snapshot-service.js';
+import type { TurnEvent } from '../../../core/turn/turn-events.js';
+import { runTurn, type TurnDependencies } from '../../../core/turn/turn-loop.js';
+import { answer, scriptedProvider, toolCalls } from '../../fakes/scripted-provider.js';
+import { useHarness } from '../../helpers/harness.js';
+
+const { boot } = useHarness();
+
+async function setup(settings: Partial<TurnDependencies['settings']> = {}, snapshots?: SnapshotService) {
+  const kernel = await boot({ plugins: ['notes'] });
+  const sessionId = newId();
+  await kernel.sessions.save({ id: sessionId, title: 'T', entries: [] });
+  const deps = turnDependencies(kernel, { requireSnapshot: false, ...settings });
+  if (snapshots) deps.snapshots = () => snapshots;
+  return { kernel, sessionId, deps };
+}
+
+/** Runs a turn; the person approves (or rejects) every confirmation as soon as it is asked. */
+async function turn(kernel: Kernel, deps: TurnDependencies, sessionId: string, rounds: ModelEvent[][], options: { approve?: boolean; signal?: AbortSignal } = {}) {
+  const provider = scriptedProvider(rounds);
+  const events: TurnEvent[] = [];
+  const outcome = await runTurn(deps, { sessionId, message: 'please help', provider, systemPrompt: 'You are a test.', mode: 'confirm', signal: options.signal ?? new AbortController().signal }, (event) => {
+    events.push(event);
+    if (event.type === 'confirm') {
+      void kernel.confirmations.answer(event.confirmation.id, { approved: options.approve ?? true, argsHash: event.confirmation.argsHash, answeredBy: 'person:test' });
+    }
+  });
+  return { outcome, events, provider, session: await kernel.sessions.read(sessionId) };
+}
+
+describe('the turn loop', () => {
+  it('answers without tools and commits the turn to the session', async () => {
+    const { kernel, sessionId, deps } = await setup();
+    const { outcome, events, session } = await turn(kernel, deps, sessionId, [answer('Hello there.')]);
+    expect(outcome.state).toBe('finished');
+    expect(events.map((event) => event.type)).toEqual(['turn', 'thinking', 'content', 'usage', 'done']);
+    expect(session.entries.map((entry) => [entry.type, entry.content])).toEqual([['user', 'please help'], ['assistant', 'Hello there.']]);
+    expect(session.lastCommittedTurnID).toBe(outcome.turnID);
+    expect(session.recoveryTurnID).toBeUndefined();
+  });
+
+  it('runs a batch in order through the gate: a read runs, a write waits for the person, results go back wrapped', async () => {
+    const { kernel, sessionId, deps } = await setup();
+    const { outcome, events, provider, session } = await turn(kernel, deps, sessionId, [
+      toolCalls({ id: 'c1', name: 'note_get', args: { name: 'missing' } }, { id: 'c2', name: 'note_put', args: { name: 'plan', text: 'step one' } }),
+      answer('Saved the plan.'),
+    ]);
+    expect(outcome.state).toBe('finished');
+    const order = events.filter((event) => event.type === 'tool_call' || event.type === 'confirm' || event.type === 'tool_result').map((event) => event.type === 'tool_call' ? `call:${event.name}` : event.type === 'tool_result' ? `result:${event.toolCallID}:${event.ok}` : 'confirm');
+    expect(order).toEqual(['call:note_get', 'result:c1:false', 'call:note_put', 'confirm', 'result:c2:true']);
+    const second = provider.requests[1]!.messages.filter((message) => message.role === 'tool');
+    expect(second.map((message) => message.content.startsWith('[tool_output]\n'))).toEqual([true, true]);
+    expect(second[0]!.content).toContain('NOT_FOUND');
+    const calls = session.entries.flatMap((entry) => entry.toolCalls ?? []);
+    expect(calls.map((call) => [call.id, call.state])).toEqual([['c1', 'finished'], ['c2', 'finished']]);
+  });
+
+  it('skips a call the person declines and goes on', async () => {
+    const { kernel, sessionId, deps } = await setup();
+    const { outcome, provider } = await turn(kernel, deps, sessionId, [toolCalls({ id: 'c1', name: 'note_put', args: { name: 'x', text: 'y' } }), answer('Understood.')], { approve: false });
+    expect(outcome.state).toBe('finished');
+    expect(provider.requests[1]!.messages.find((message) => message.role === 'tool')!.content).toContain('declined');
+  });
+
+  it('takes one snapshot before the first write of the turn and records it', async () => {
+    const taken: string[] = [];
+    const { kernel, sessionId, deps } = await setup({ requireSnapshot: true }, { snapshot: async ({ turnId }) => { taken.push(turnId); return { id: `snap-${taken.length}` }; } });
+    const { events, session } = await turn(kernel, deps, sessionId, [
+      toolCalls({ id: 'c1', name: 'note_put', args: { name: 'a', text: '1' } }, { id: 'c2', name: 'note_put', args: { name: 'b', text: '2' } }),
+      answer('Done.'),
+    ]);
+    expect(taken).toHaveLength(1);
+    expect(events.filter((event) => event.type === 'snapshot')).toEqual([{ type: 'snapshot', snapshotID: 'snap-1' }]);
+    expect(session.entries.filter((entry) => entry.type === 'snapshot').map((entry) => entry.snapshotID)).toEqual(['snap-1']);
+  });
+
+  it('skips the write and the rest of the batch when no snapshot can be taken, and the write never runs', async () => {
+    const { kernel, sessionId, deps } = await setup({ requireSnapshot: true });
+    const { outcome, events, session } = await turn(kernel, deps, sessionId, [
+      toolCalls({ id: 'c1', name: 'note_put', args: { name: 'never', text: 'x' } }, { id: 'c2', name: 'note_get', args: { name: 'never' } }),
+    ]);
+    expect(outcome.state).toBe('interrupted');
+    expect(events.at(-2)).toMatchObject({ type: 'error', code: 'SNAPSHOT_FAILED' });
+    const calls = session.entries.flatMap((entry) => entry.toolCalls ?? []);
+    expect(calls.map((call) => call.state)).toEqual(['skipped', 'skipped']);
+    expect(existsSync(`${kernel.workspace.root}/notes/never.txt`)).toBe(false);
+  });
+
+  it('warns the model after three identical failures and stops the turn at five', async () => {
+    const { kernel, sessionId, deps } = await setup();
+    const failing = (i: number) => toolCalls({ id: `c${i}`, name: 'note_get', args: { name: 'missing' } });
+    const { outcome, events, provider } = await turn(kernel, deps, sessionId, [failing(1), failing(2), failing(3), failing(4), failing(5), answer('unreached')]);
+    expect(outcome.state).toBe('interrupted');
+    expect(events.find((event) => event.type === 'error')).toMatchObject({ code: 'DOOM_LOOP' });
+    expect(provider.requests).toHaveLength(5);
+    expect(provider.requests[3]!.messages.some((message) => message.role === 'system' && message.content.includes("'note_get' 3 times"))).toBe(true);
+    expect(provider.requests[2]!.messages.some((message) => message.role === 'system' && message.content.includes('times'))).toBe(false);
+  });
+
+  it('gives the model no tools once the round bound is reached', async () => {
+    const { kernel, sessionId, deps } = await setup({ maxToolRounds: 2 });
+    const read = (i: number) => toolCalls({ id: `r${i}`, name: 'note_get', args: { name: `n${i}` } });
+    const { provider } = await turn(kernel, deps, sessionId, [read(1), read(2), answer('final')]);
+    expect(provider.requests.map((request) => request.tools.length > 0)).toEqual([true, true, false]);
+  });
+
+  it('leaves the turn interrupted with its draft when cancelled mid-answer', async () => {
+    const { kernel, sessionId, deps } = await setup();
+    const controller = new AbortController();
+    const events: TurnEvent[] = [];
+    const provider = {
+      id: 'slow',
+      async *stream() {
+        yield { type: 'text', delta: 'Half of ' } as ModelEvent;
+        controller.abort();
+        yield { type: 'text', delta: 'never seen' } as ModelEvent;
+      },
+    };
+    const outcome = await runTurn(deps, { sessionId, message: 'go', provider, systemPrompt: '', mode: 'confirm', signal: controller.signal }, (event) => events.push(event));
+    expect(outcome.state).toBe('interrupted');
+    const session = await kernel.sessions.read(sessionId);
+    expect(session.entries.at(-1)).toMatchObject({ type: 'assistant', content: 'Half of ' });
+    expect(events.at(-1)).toMatchObject({ type: 'done', state: 'interrupted' });
+  });
+});
