@@ -1,9 +1,10 @@
 import { join } from 'node:path';
 import type { Kernel } from '../kernel.js';
+import { DEFAULT_RETRY } from './retry-policy.js';
 import { SNAPSHOT_SERVICE, type SnapshotService } from './snapshot-service.js';
 import type { TurnDependencies } from './turn-loop.js';
 
-export const DEFAULT_TURN_SETTINGS: TurnDependencies['settings'] = { maxToolRounds: 25, requireSnapshot: true, confirmTimeoutMs: 10 * 60_000 };
+export const DEFAULT_TURN_SETTINGS: TurnDependencies['settings'] = { maxToolRounds: 25, requireSnapshot: true, confirmTimeoutMs: 10 * 60_000, idleTimeoutMs: 120_000, retry: DEFAULT_RETRY };
 
 /** What the turn loop needs from a kernel; the snapshot service is looked up per turn (a plugin provides it). */
 export function turnDependencies(kernel: Kernel, settings: Partial<TurnDependencies['settings']> = {}): TurnDependencies {

@@ -38,3 +38,14 @@ export interface ModelProvider {
   readonly id: string;
   stream(request: ModelRequest, signal: AbortSignal): AsyncIterable<ModelEvent>;
 }
+
+/** How a model request failed, which decides whether it is tried again (REFERENCE.md §5, step 6). */
+export type ModelErrorCategory = 'rate_limit' | 'server' | 'timeout' | 'network' | 'context_overflow' | 'authentication' | 'invalid_request';
+
+/** The one error providers throw: their SDKs' errors are mapped to a category once, in the provider. */
+export class ModelError extends Error {
+  constructor(readonly category: ModelErrorCategory, message: string, readonly retryAfterMs?: number) {
+    super(message);
+    this.name = 'ModelError';
+  }
+}

@@ -1,4 +1,4 @@
-import type { ModelEvent, ModelProvider, ModelRequest } from './model-provider.js';
+import { ModelError, type ModelEvent, type ModelProvider, type ModelRequest } from './model-provider.js';
 
 export interface StreamedCall {
   id: string;
@@ -8,6 +8,10 @@ export interface StreamedCall {
 }
 
 export interface RoundResult {
+  /** The request failed; what arrived before is kept in the other fields. */
+  error?: unknown;
+  /** Something reached the person (text) or the loop (a tool call) before the end or the error. */
+  received: boolean;
   text: string;
   reasoning: string;
   calls: StreamedCall[];
@@ -22,22 +26,48 @@ export interface RoundCallbacks {
   onReasoning(delta: string): void;
 }
 
-/** Reads one model response into text, reasoning and tool calls (in index order, unnamed ones dropped). */
-export async function streamRound(provider: ModelProvider, request: ModelRequest, signal: AbortSignal, callbacks: RoundCallbacks): Promise<RoundResult> {
-  const result: RoundResult = { text: '', reasoning: '', calls: [], promptTokens: 0, completionTokens: 0, cancelled: false };
+/**
+ * Reads one model response into text, reasoning and tool calls (in index order, unnamed ones dropped).
+ * A stream silent for `idleTimeoutMs` is stopped as a timeout, also when the provider ignores its signal.
+ * Errors are returned with what arrived before them, never thrown.
+ */
+export async function streamRound(provider: ModelProvider, request: ModelRequest, signal: AbortSignal, callbacks: RoundCallbacks, idleTimeoutMs: number): Promise<RoundResult> {
+  const result: RoundResult = { received: false, text: '', reasoning: '', calls: [], promptTokens: 0, completionTokens: 0, cancelled: false };
   const calls = new Map<number, StreamedCall>();
-  const iterator = provider.stream(request, signal)[Symbol.asyncIterator]();
-  for (;;) {
-    if (signal.aborted) {
-      result.cancelled = true;
-      await iterator.return?.();
-      break;
+  const idle = new AbortController();
+  let timer: NodeJS.Timeout | undefined;
+  let fireIdle: (error: ModelError) => void = () => undefined;
+  const idleError = new Promise<never>((_, reject) => { fireIdle = reject; });
+  idleError.catch(() => undefined);
+  const arm = (): void => {
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      const error = new ModelError('timeout', `the model sent nothing for ${idleTimeoutMs} ms`);
+      idle.abort(error);
+      fireIdle(error);
+    }, idleTimeoutMs);
+  };
+  try {
+    arm();
+    const iterator = provider.stream(request, AbortSignal.any([signal, idle.signal]))[Symbol.asyncIterator]();
+    for (;;) {
+      if (signal.aborted) {
+        result.cancelled = true;
+        void iterator.return?.();
+        break;
+      }
+      const next = await Promise.race([iterator.next(), idleError]);
+      if (next.done) break;
+      // Nothing that arrives after the cancellation counts: the draft is what the person saw.
+      if (signal.aborted) continue;
+      arm();
+      apply(next.value, result, calls, callbacks);
     }
-    const next = await iterator.next();
-    if (next.done) break;
-    // Nothing that arrives after the cancellation counts: the draft is what the person saw.
-    if (signal.aborted) continue;
-    apply(next.value, result, calls, callbacks);
+  } catch (error) {
+    if (signal.aborted) result.cancelled = true;
+    else result.error = error;
+  } finally {
+    clearTimeout(timer);
   }
   result.calls = [...calls.entries()].sort(([a], [b]) => a - b).map(([, call]) => call).filter((call) => call.name !== '');
   return result;
@@ -45,9 +75,9 @@ export async function streamRound(provider: ModelProvider, request: ModelRequest
 
 function apply(event: ModelEvent, result: RoundResult, calls: Map<number, StreamedCall>, callbacks: RoundCallbacks): void {
   switch (event.type) {
-    case 'text': result.text += event.delta; callbacks.onText(event.delta); return;
+    case 'text': result.text += event.delta; result.received = true; callbacks.onText(event.delta); return;
     case 'reasoning': result.reasoning += event.delta; callbacks.onReasoning(event.delta); return;
-    case 'tool_call_start': calls.set(event.index, { id: event.id, name: event.name, arguments: '' }); return;
+    case 'tool_call_start': calls.set(event.index, { id: event.id, name: event.name, arguments: '' }); result.received = true; return;
     case 'tool_call_delta': {
       const call = calls.get(event.index);
       if (call) call.arguments += event.argumentsDelta;

@@ -10,6 +10,7 @@ export type TurnEvent =
   | { type: 'confirm'; roundID: string; confirmation: Confirmation }
   | { type: 'snapshot'; snapshotID: string }
   | { type: 'tool_result'; roundID: string; toolCallID: string; ok: boolean; output: string }
+  | { type: 'retry'; roundID: string; attempt: number; max: number; delayMs: number; category: string }
   | { type: 'usage'; promptTokens: number; completionTokens: number }
   | { type: 'done'; turnID: string; state: 'finished' | 'interrupted' }
   | { type: 'error'; turnID: string; code: string; message: string };

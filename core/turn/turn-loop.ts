@@ -1,5 +1,4 @@
 import { join } from 'node:path';
-import { isKernelError } from '../errors.js';
 import type { ConfirmationStore } from '../gate/confirmation-store.js';
 import type { SessionMode } from '../gate/decide.js';
 import { newId } from '../ids.js';
@@ -10,8 +9,9 @@ import type { FileSessionStore } from '../session/session-store.js';
 import type { ActiveTurn, SessionEntry, ToolCallRecord } from '../session/session-types.js';
 import { DoomLoopTracker, type DoomVerdict } from './doom-loop.js';
 import { toModelMessages } from './model-messages.js';
-import type { ModelMessage, ModelProvider, ModelToolSpec } from './model-provider.js';
-import { streamRound } from './round-stream.js';
+import type { ModelMessage, ModelProvider, ModelRequest, ModelToolSpec } from './model-provider.js';
+import { streamRound, type RoundResult } from './round-stream.js';
+import { categoryOf, retryDelay, type RetrySettings } from './retry-policy.js';
 import type { SnapshotService } from './snapshot-service.js';
 import { runBatch, type BatchContext } from './tool-batch.js';
 import type { TurnEvent } from './turn-events.js';
@@ -24,7 +24,7 @@ export interface TurnDependencies {
   snapshots(): SnapshotService | undefined;
   sessionsDir: string;
   log: Logger;
-  settings: { maxToolRounds: number; requireSnapshot: boolean; confirmTimeoutMs: number };
+  settings: { maxToolRounds: number; requireSnapshot: boolean; confirmTimeoutMs: number; idleTimeoutMs: number; retry: RetrySettings };
 }
 
 export interface TurnRequest {
@@ -84,18 +84,17 @@ async function rounds(deps: TurnDependencies, request: TurnRequest, turn: Active
     const roundID = `${turn.turnID}_${round}`;
     emit({ type: 'thinking', roundID, phase: round === 0 ? 'analyzing' : 'processing' });
     const tools = round < settings.maxToolRounds ? toolSpecs(deps.registry) : [];
-    let result;
-    try {
-      result = await streamRound(request.provider, { messages, tools }, request.signal, {
-        onText: (delta) => emit({ type: 'content', roundID, delta }),
-        onReasoning: (delta) => emit({ type: 'reasoning', roundID, delta }),
-      });
-    } catch (error) {
-      emit({ type: 'error', turnID: turn.turnID, code: isKernelError(error) ? error.code : 'MODEL_ERROR', message: error instanceof Error ? error.message : String(error) });
-      return 'interrupted';
-    }
+    const result = await requestWithRetries(deps, request, { messages, tools }, roundID, emit);
     turn.promptTokens += result.promptTokens;
     turn.completionTokens += result.completionTokens;
+    if (result.error !== undefined) {
+      // Once anything has arrived the request is never repeated silently: the partial answer stays as a draft.
+      turn.draftContent = result.text;
+      turn.draftRoundID = roundID;
+      await save();
+      emit({ type: 'error', turnID: turn.turnID, code: `MODEL_${categoryOf(result.error).toUpperCase()}`, message: result.error instanceof Error ? result.error.message : String(result.error) });
+      return 'interrupted';
+    }
     if (result.cancelled) {
       turn.draftContent = result.text;
       turn.draftRoundID = roundID;
@@ -134,6 +133,34 @@ async function rounds(deps: TurnDependencies, request: TurnRequest, turn: Active
     if (verdict.kind === 'warn') messages.push({ role: 'system', content: verdict.message });
   }
   return 'finished';
+}
+
+/**
+ * One model request, tried again while nothing has arrived and the error's category allows it, with
+ * capped exponential backoff (an abortable wait, announced by a `retry` event).
+ */
+async function requestWithRetries(deps: TurnDependencies, request: TurnRequest, modelRequest: ModelRequest, roundID: string, emit: (event: TurnEvent) => void): Promise<RoundResult> {
+  const callbacks = { onText: (delta: string) => emit({ type: 'content', roundID, delta }), onReasoning: (delta: string) => emit({ type: 'reasoning', roundID, delta }) };
+  for (let attempt = 1; ; attempt++) {
+    const result = await streamRound(request.provider, modelRequest, request.signal, callbacks, deps.settings.idleTimeoutMs);
+    if (result.error === undefined || result.received || request.signal.aborted) return result;
+    const delay = retryDelay(result.error, attempt, deps.settings.retry);
+    if (delay === undefined) return result;
+    emit({ type: 'retry', roundID, attempt, max: deps.settings.retry.maxRetries, delayMs: Math.round(delay), category: categoryOf(result.error) });
+    await sleep(delay, request.signal);
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
 }
 
 /** Records a batch's calls with the tracker; the strongest verdict of the batch wins. */

@@ -1,0 +1,33 @@
+import { ModelError, type ModelErrorCategory } from './model-provider.js';
+
+export interface RetrySettings {
+  /** Attempts after the first, for the categories worth retrying. */
+  maxRetries: number;
+  /** The first backoff; each later one doubles, up to maxDelayMs (REFERENCE: 1 s doubling to 64 s). */
+  baseDelayMs: number;
+  maxDelayMs: number;
+  /** A network error waits this long instead. */
+  networkDelayMs: number;
+}
+
+export const DEFAULT_RETRY: RetrySettings = { maxRetries: 5, baseDelayMs: 1_000, maxDelayMs: 64_000, networkDelayMs: 3_000 };
+
+const RETRIED: ReadonlySet<ModelErrorCategory> = new Set(['rate_limit', 'server', 'timeout', 'network']);
+
+export function categoryOf(error: unknown): ModelErrorCategory | 'unknown' {
+  return error instanceof ModelError ? error.category : 'unknown';
+}
+
+/**
+ * How long to wait before attempt `attempt` (1-based) after this error, or undefined when it must not be
+ * retried. Exponential with ±20% jitter, capped; a server's retry-after is honoured up to the cap.
+ */
+export function retryDelay(error: unknown, attempt: number, settings: RetrySettings, random: () => number = Math.random): number | undefined {
+  const category = categoryOf(error);
+  if (category === 'unknown' || !RETRIED.has(category) || attempt > settings.maxRetries) return undefined;
+  if (category === 'network') return settings.networkDelayMs;
+  const exponential = Math.min(settings.maxDelayMs, settings.baseDelayMs * 2 ** (attempt - 1));
+  const jittered = exponential * (0.8 + 0.4 * random());
+  const asked = error instanceof ModelError ? error.retryAfterMs : undefined;
+  return Math.round(Math.min(settings.maxDelayMs, Math.max(jittered, asked ?? 0)));
+}
