@@ -1,0 +1,68 @@
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { newId } from '../../../core/ids.js';
+import { RESULT_UNKNOWN } from '../../../core/session/session-types.js';
+import { REPO_ROOT, useHarness, writeUserPlugin } from '../../helpers/harness.js';
+
+const DIST = join(REPO_ROOT, 'dist', 'core');
+
+/** A trusted user plugin whose action leaves a marker and then never finishes. */
+const HANGING_PLUGIN = {
+  manifest: {
+    id: 'hang', version: '1.0.0', kernel: '^0.1.0', description: 'hangs', entry: 'index.js',
+    tools: [{ name: 'hang', description: 'hangs', actions: { forever: { description: 'never returns', input: { type: 'object', properties: {}, additionalProperties: false }, effects: [] } } }],
+  },
+  code: `import { writeFileSync } from 'node:fs';
+export default { activate(ctx) { return { hang: { forever: () => { writeFileSync(process.env.QUIRE_MARKER, 'started'); return new Promise(() => {}); } } }; } };`,
+};
+
+function childScript(workspace: string, sessionId: string): string {
+  return `
+    const { Kernel } = await import(${JSON.stringify(join(DIST, 'kernel.js'))});
+    const { silentLogger } = await import(${JSON.stringify(join(DIST, 'log.js'))});
+    const { turnDependencies } = await import(${JSON.stringify(join(DIST, 'turn', 'kernel-turns.js'))});
+    const { runTurn } = await import(${JSON.stringify(join(DIST, 'turn', 'turn-loop.js'))});
+    const kernel = await Kernel.boot({ workspace: ${JSON.stringify(workspace)}, config: { plugins: { hang: { trusted: true }, blocks: { config: { watch: false } } } }, logger: silentLogger });
+    let round = 0;
+    const provider = { id: 'script', async *stream() {
+      round++;
+      if (round === 1) {
+        yield { type: 'tool_call_start', index: 0, id: 'c1', name: 'hang_forever' };
+        yield { type: 'tool_call_delta', index: 0, argumentsDelta: '{}' };
+        yield { type: 'tool_call_end', index: 0 };
+        yield { type: 'finish', reason: 'tool_calls' };
+      }
+    } };
+    await runTurn(turnDependencies(kernel, { requireSnapshot: false }), { sessionId: ${JSON.stringify(sessionId)}, message: 'do the long thing', provider, systemPrompt: '', mode: 'confirm', signal: new AbortController().signal }, () => {});
+  `;
+}
+
+describe('a kernel killed in the middle of a tool call', () => {
+  const { boot, tempDir } = useHarness();
+
+  it('leaves a session that reads, with the turn interrupted and the call marked result-unknown', async () => {
+    const workspace = join(await tempDir(), 'ws');
+    await writeUserPlugin(workspace, 'hang', HANGING_PLUGIN);
+    const sessionId = newId();
+    const first = await boot({ workspace, realManifests: true, config: { plugins: { hang: { trusted: true } } } });
+    await first.sessions.save({ id: sessionId, title: 'Crash', entries: [{ id: 'u0', type: 'user', content: 'earlier question' }, { id: 'a0', type: 'assistant', content: 'earlier answer' }] });
+    await first.close();
+    const marker = join(await tempDir(), 'started');
+    const child = spawn(process.execPath, ['--input-type=module', '-e', childScript(workspace, sessionId)], { env: { ...process.env, QUIRE_MARKER: marker }, stdio: ['ignore', 'ignore', 'inherit'] });
+    for (let i = 0; i < 300 && !existsSync(marker); i++) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(existsSync(marker)).toBe(true);
+    child.kill('SIGKILL');
+    await new Promise((resolve) => child.once('exit', resolve));
+    const again = await boot({ workspace, realManifests: true, config: { plugins: { hang: { trusted: true } } } });
+    const session = await again.sessions.read(sessionId);
+    expect(session.recoveryState).toBe('interrupted');
+    expect(session.entries.slice(0, 3).map((entry) => [entry.type, entry.content])).toEqual([['user', 'earlier question'], ['assistant', 'earlier answer'], ['user', 'do the long thing']]);
+    const calls = session.entries.flatMap((entry) => entry.toolCalls ?? []);
+    expect(calls.map((call) => [call.id, call.state, call.result])).toEqual([['c1', 'unknown', RESULT_UNKNOWN]]);
+    // The interrupted turn can be committed, and then the session is whole again.
+    const committed = await again.sessions.save({ id: sessionId, entries: (await again.sessions.read(sessionId)).entries.slice(0, 3), commitTurnID: String(session.recoveryTurnID) });
+    expect(committed.session.entries.flatMap((entry) => entry.toolCalls ?? []).map((call) => call.state)).toEqual(['unknown']);
+  });
+});
