@@ -1,4 +1,4 @@
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { WORKSPACE } from '../core-tokens.js';
 import { inject, injectable } from '../di.js';
@@ -157,10 +157,13 @@ export class FileSessionStore {
   async saveTurn(id: string, turn: ActiveTurn): Promise<void> {
     this.paths.folder(id);
     return this.lock.run(id, async () => {
-      const stored = await this.existing(id);
-      if (stored.lastCommittedTurnID === turn.turnID) return;
       const runtime = await readRuntime(this.paths, id);
-      if (runtime?.activeTurn?.turnID !== turn.turnID) throw conflict(`turn ${turn.turnID} is not the active turn of session ${id}`, stored.revision, 'unknown_turn');
+      if (runtime?.activeTurn?.turnID !== turn.turnID) {
+        // A checkpoint that arrives after its turn was committed changes nothing; any other is a conflict.
+        const stored = await this.existing(id);
+        if (stored.lastCommittedTurnID === turn.turnID) return;
+        throw conflict(`turn ${turn.turnID} is not the active turn of session ${id}`, stored.revision, 'unknown_turn');
+      }
       await this.writeRuntime(id, { ...runtime, activeTurn: { ...turn, updatedAt: new Date().toISOString() } });
     });
   }
@@ -249,7 +252,8 @@ export class FileSessionStore {
 
   /** Runtime writes need the session file: a late checkpoint must not revive a deleted session. */
   private async writeRuntime(id: string, runtime: RuntimeFile): Promise<void> {
-    if (!(await readSession(this.paths, id))) throw new NotFoundError('NOT_FOUND', `No session with id '${id}'`, { details: { id } });
+    // Its existence is enough (a stat): parsing a long history on every checkpoint would cost more than the write.
+    if (!(await stat(this.paths.session(id)).then(() => true, () => false))) throw new NotFoundError('NOT_FOUND', `No session with id '${id}'`, { details: { id } });
     runtime.revision = (runtime.revision ?? 0) + 1;
     await writeJson(this.paths.runtime(id), { ...runtime, schemaVersion: 1, sessionID: id });
   }
