@@ -31,7 +31,8 @@ export interface TurnRequest {
   sessionId: string;
   message: string;
   provider: ModelProvider;
-  systemPrompt: string;
+  /** Rebuilt every round from the tools of that round (see system-prompt.ts). */
+  systemPrompt: (tools: readonly ModelToolSpec[]) => string;
   mode: SessionMode;
   signal: AbortSignal;
 }
@@ -63,7 +64,7 @@ export async function runTurn(deps: TurnDependencies, request: TurnRequest, emit
   try {
     const turn = await sessions.beginTurn(sessionId, { turnID, userEntryID: userEntry.id, baseRevision: base.revision });
     emit({ type: 'turn', turnID });
-    const state = await rounds(deps, request, turn, [{ role: 'system', content: request.systemPrompt }, ...toModelMessages(base.session.entries)], emit);
+    const state = await rounds(deps, request, turn, toModelMessages(base.session.entries), emit);
     await sessions.finalizeTurn(sessionId, turnID, state);
     sessions.setStreaming(sessionId, false);
     await sessions.save({ id: sessionId, entries: base.session.entries, commitTurnID: turnID });
@@ -84,7 +85,8 @@ async function rounds(deps: TurnDependencies, request: TurnRequest, turn: Active
     const roundID = `${turn.turnID}_${round}`;
     emit({ type: 'thinking', roundID, phase: round === 0 ? 'analyzing' : 'processing' });
     const tools = round < settings.maxToolRounds ? toolSpecs(deps.registry) : [];
-    const result = await requestWithRetries(deps, request, { messages, tools }, roundID, emit);
+    const system: ModelMessage = { role: 'system', content: request.systemPrompt(tools) };
+    const result = await requestWithRetries(deps, request, { messages: [system, ...messages], tools }, roundID, emit);
     turn.promptTokens += result.promptTokens;
     turn.completionTokens += result.completionTokens;
     if (result.error !== undefined) {

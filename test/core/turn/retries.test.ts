@@ -41,7 +41,7 @@ async function run(provider: ModelProvider, idleTimeoutMs = 2_000) {
   await kernel.sessions.save({ id: sessionId, entries: [] });
   const deps = turnDependencies(kernel, { requireSnapshot: false, retry: FAST, idleTimeoutMs });
   const seen: TurnEvent[] = [];
-  const outcome = await runTurn(deps, { sessionId, message: 'hi', provider, systemPrompt: '', mode: 'confirm', signal: new AbortController().signal }, (event) => seen.push(event));
+  const outcome = await runTurn(deps, { sessionId, message: 'hi', provider, systemPrompt: () => '', mode: 'confirm', signal: new AbortController().signal }, (event) => seen.push(event));
   return { outcome, seen, session: await kernel.sessions.read(sessionId) };
 }
 

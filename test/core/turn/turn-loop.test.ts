@@ -25,7 +25,7 @@ async function setup(settings: Partial<TurnDependencies['settings']> = {}, snaps
 async function turn(kernel: Kernel, deps: TurnDependencies, sessionId: string, rounds: ModelEvent[][], options: { approve?: boolean; signal?: AbortSignal } = {}) {
   const provider = scriptedProvider(rounds);
   const events: TurnEvent[] = [];
-  const outcome = await runTurn(deps, { sessionId, message: 'please help', provider, systemPrompt: 'You are a test.', mode: 'confirm', signal: options.signal ?? new AbortController().signal }, (event) => {
+  const outcome = await runTurn(deps, { sessionId, message: 'please help', provider, systemPrompt: () => 'You are a test.', mode: 'confirm', signal: options.signal ?? new AbortController().signal }, (event) => {
     events.push(event);
     if (event.type === 'confirm') {
       void kernel.confirmations.answer(event.confirmation.id, { approved: options.approve ?? true, argsHash: event.confirmation.argsHash, answeredBy: 'person:test' });
@@ -122,7 +122,7 @@ describe('the turn loop', () => {
         yield { type: 'text', delta: 'never seen' } as ModelEvent;
       },
     };
-    const outcome = await runTurn(deps, { sessionId, message: 'go', provider, systemPrompt: '', mode: 'confirm', signal: controller.signal }, (event) => events.push(event));
+    const outcome = await runTurn(deps, { sessionId, message: 'go', provider, systemPrompt: () => '', mode: 'confirm', signal: controller.signal }, (event) => events.push(event));
     expect(outcome.state).toBe('interrupted');
     const session = await kernel.sessions.read(sessionId);
     expect(session.entries.at(-1)).toMatchObject({ type: 'assistant', content: 'Half of ' });
