@@ -19,6 +19,7 @@ import { ActionRegistry } from './registry/action-registry.js';
 import { openWorkspace, type Workspace } from './workspace.js';
 import { acquireWorkspaceLock, type WorkspaceLock } from './workspace-lock.js';
 import { FileSessionStore } from './session/session-store.js';
+import { TurnRunner } from './turn/turn-runner.js';
 import type { TodoItem } from './session/session-types.js';
 
 export interface KernelOptions {
@@ -53,6 +54,7 @@ export class Kernel {
   readonly log: Logger;
   readonly authenticator: Authenticator;
   readonly sessions: FileSessionStore;
+  readonly turns: TurnRunner;
 
   private constructor(
     readonly container: DependencyContainer,
@@ -70,6 +72,7 @@ export class Kernel {
     this.log = container.resolve<Logger>(LOGGER);
     this.authenticator = container.resolve<Authenticator>(AUTHENTICATOR);
     this.sessions = container.resolve<FileSessionStore>(SESSION_STORE);
+    this.turns = new TurnRunner(this);
     const sessions = this.sessions;
     container.registerInstance(SESSION_TODOS, { read: (id: string) => sessions.readTodos(id), write: (id: string, todos: readonly TodoItem[]) => sessions.writeTodos(id, todos) });
   }

@@ -69,6 +69,8 @@ export async function streamRound(provider: ModelProvider, request: ModelRequest
   } finally {
     clearTimeout(timer);
   }
+  // A provider that honours the signal simply ends its stream: that is a cancellation, not an answer.
+  if (signal.aborted) result.cancelled = true;
   result.calls = [...calls.entries()].sort(([a], [b]) => a - b).map(([, call]) => call).filter((call) => call.name !== '');
   return result;
 }

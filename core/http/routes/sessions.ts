@@ -1,5 +1,7 @@
 import { Hono } from 'hono';
-import { KernelError } from '../../errors.js';
+import { streamSSE } from 'hono/streaming';
+import { KernelError, isKernelError } from '../../errors.js';
+import type { TurnEvent } from '../../turn/turn-events.js';
 import { newId } from '../../ids.js';
 import type { Kernel } from '../../kernel.js';
 import type { HttpEnv } from '../http-env.js';
@@ -9,6 +11,13 @@ const parseNewSession = bodyValidator<{ title?: string }>({
   type: 'object',
   additionalProperties: false,
   properties: { title: { type: 'string', maxLength: 500 } },
+});
+
+const parseTurn = bodyValidator<{ message: string }>({
+  type: 'object',
+  required: ['message'],
+  additionalProperties: false,
+  properties: { message: { type: 'string', minLength: 1, maxLength: 200_000 } },
 });
 
 const parseMode = bodyValidator<{ mode: 'confirm' | 'auto' }>({
@@ -57,6 +66,27 @@ export function sessionRoutes(kernel: Kernel): Hono<HttpEnv> {
   app.delete('/:id', async (c) => {
     await sessions.delete(c.req.param('id'));
     return c.body(null, 204);
+  });
+  app.post('/:id/turns', async (c) => {
+    const id = c.req.param('id');
+    const { message } = parseTurn(await readJsonBody(c));
+    await sessions.read(id);
+    kernel.turns.check(id);
+    return streamSSE(c, async (stream) => {
+      // Events are written in order; the turn goes on if the client leaves (cancel is explicit).
+      let writing: Promise<void> = Promise.resolve();
+      const emit = (event: TurnEvent): void => {
+        writing = writing.then(() => stream.writeSSE({ event: event.type, data: JSON.stringify(event) })).catch(() => undefined);
+      };
+      await kernel.turns.start(id, message, emit).catch((error: unknown) => emit({ type: 'error', turnID: '', code: isKernelError(error) ? error.code : 'INTERNAL', message: error instanceof Error ? error.message : String(error) }));
+      await writing;
+    });
+  });
+  app.post('/:id/turns/cancel', (c) => c.json({ cancelled: kernel.turns.cancel(c.req.param('id')) }));
+  app.get('/:id/pending', async (c) => {
+    const id = c.req.param('id');
+    await sessions.read(id);
+    return c.json({ confirmations: kernel.confirmations.list({ status: 'pending', sessionId: id }) });
   });
   app.put('/:id/mode', async (c) => {
     const { mode } = parseMode(await readJsonBody(c));

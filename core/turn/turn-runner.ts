@@ -1,0 +1,61 @@
+import { ConflictError, KernelError } from '../errors.js';
+import type { Kernel } from '../kernel.js';
+import { KERNEL_VERSION } from '../paths.js';
+import { turnDependencies } from './kernel-turns.js';
+import type { ModelProvider } from './model-provider.js';
+import { MODEL_PROVIDER } from './model-provider-token.js';
+import { buildSystemPrompt, readAgentsFile } from './system-prompt.js';
+import type { TurnEvent } from './turn-events.js';
+import { runTurn, type TurnOutcome } from './turn-loop.js';
+
+/**
+ * Starts turns for the HTTP surface: one turn at a time per session, each with its own AbortController
+ * so that a person can cancel it. The model provider is whatever the providers plugin offers.
+ */
+export class TurnRunner {
+  private readonly running = new Map<string, AbortController>();
+
+  constructor(private readonly kernel: Kernel) {}
+
+  isRunning(sessionId: string): boolean {
+    return this.running.has(sessionId);
+  }
+
+  /** Throws what would stop a turn from starting (one already running, no model), before any stream opens. */
+  check(sessionId: string): void {
+    if (this.running.has(sessionId)) throw new ConflictError('CONFLICT', `session ${sessionId} is already running a turn`, { details: { reason: 'running' } });
+    this.provider();
+  }
+
+  async start(sessionId: string, message: string, emit: (event: TurnEvent) => void): Promise<TurnOutcome> {
+    this.check(sessionId);
+    const provider = this.provider();
+    const controller = new AbortController();
+    this.running.set(sessionId, controller);
+    try {
+      const { kernel } = this;
+      const agentsFile = await readAgentsFile(kernel.workspace.root);
+      const session = await kernel.sessions.read(sessionId);
+      const mode = session.permissionMode === 'auto' ? 'auto' : 'confirm';
+      return await runTurn(turnDependencies(kernel), {
+        sessionId, message, provider, mode, signal: controller.signal,
+        systemPrompt: (tools) => buildSystemPrompt({ workspaceRoot: kernel.workspace.root, kernelVersion: KERNEL_VERSION, now: new Date(), tools }, agentsFile),
+      }, emit);
+    } finally {
+      this.running.delete(sessionId);
+    }
+  }
+
+  /** Stops a session's turn; it ends interrupted, its draft kept. */
+  cancel(sessionId: string): boolean {
+    const controller = this.running.get(sessionId);
+    controller?.abort();
+    return controller !== undefined;
+  }
+
+  private provider(): ModelProvider {
+    const { container } = this.kernel;
+    if (!container.isRegistered(MODEL_PROVIDER, true)) throw new KernelError('MODEL_UNAVAILABLE', 'No model provider is configured; enable the providers plugin and set one in quire.json');
+    return container.resolve<ModelProvider>(MODEL_PROVIDER);
+  }
+}

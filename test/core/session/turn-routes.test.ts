@@ -1,0 +1,96 @@
+import { createHash } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { createHttpApp } from '../../../core/http/app.js';
+import type { KernelConfigFile } from '../../../core/config/kernel-config.js';
+import type { Kernel } from '../../../core/kernel.js';
+import { MODEL_PROVIDER } from '../../../core/turn/model-provider-token.js';
+import type { ModelEvent, ModelProvider } from '../../../core/turn/model-provider.js';
+import { answer, scriptedProvider, toolCalls } from '../../fakes/scripted-provider.js';
+import { useHarness } from '../../helpers/harness.js';
+
+const ADMIN = 'qk_turns-admin';
+const config: KernelConfigFile = { auth: { tokens: [{ name: 'admin', role: 'admin', sha256: createHash('sha256').update(ADMIN).digest('hex') }] } };
+const request = (method: string, body?: unknown) => ({ method, headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+
+interface SseEvent { event: string; data: Record<string, unknown> }
+
+/** Reads an SSE response event by event, calling `onEvent` as each arrives. */
+async function readEvents(response: Response, onEvent: (event: SseEvent) => Promise<void> | void = () => undefined): Promise<SseEvent[]> {
+  const events: SseEvent[] = [];
+  const reader = response.body!.getReader();
+  const decoder = new TextDecoder();
+  let buffer = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buffer += decoder.decode(value, { stream: true });
+    let end;
+    while ((end = buffer.indexOf('\n\n')) !== -1) {
+      const block = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      const event = /^event: (.*)$/m.exec(block)?.[1] ?? 'message';
+      const data = JSON.parse(/^data: (.*)$/m.exec(block)?.[1] ?? '{}') as Record<string, unknown>;
+      events.push({ event, data });
+      await onEvent({ event, data });
+    }
+  }
+  return events;
+}
+
+async function withModel(kernel: Kernel, provider: ModelProvider) {
+  kernel.container.registerInstance(MODEL_PROVIDER, provider);
+  const app = createHttpApp(kernel);
+  const created = (await (await app.request('/api/agent/sessions', request('POST', { title: 'Chat' }))).json()) as { session: { id: string } };
+  return { app, id: created.session.id };
+}
+
+describe('agent turns over HTTP', () => {
+  const harness = useHarness();
+
+  it('streams a turn as SSE, pausing at a confirmation the person answers over HTTP', async () => {
+    const kernel = await harness.boot({ plugins: ['notes'], config });
+    const { app, id } = await withModel(kernel, scriptedProvider([toolCalls({ id: 'c1', name: 'note_put', args: { name: 'n', text: 't' } }), answer('Saved.')]));
+    kernel.container.registerInstance(Symbol.for('quire:agent.snapshots'), { snapshot: async () => ({ id: 'snap-1' }) });
+    const response = await app.request(`/api/agent/sessions/${id}/turns`, request('POST', { message: 'save a note' }));
+    expect(response.headers.get('content-type')).toContain('text/event-stream');
+    const events = await readEvents(response, async ({ event, data }) => {
+      if (event !== 'confirm') return;
+      const pending = (await (await app.request(`/api/agent/sessions/${id}/pending`, request('GET'))).json()) as { confirmations: { id: string }[] };
+      const confirmation = data.confirmation as { id: string; argsHash: string };
+      expect(pending.confirmations.map((item) => item.id)).toEqual([confirmation.id]);
+      const answered = await app.request(`/api/confirmations/${confirmation.id}/answer`, request('POST', { approved: true, argsHash: confirmation.argsHash }));
+      expect(answered.status).toBe(200);
+    });
+    expect(events.map((event) => event.event)).toEqual(['turn', 'thinking', 'tool_call', 'confirm', 'snapshot', 'tool_result', 'thinking', 'content', 'usage', 'done']);
+    const session = (await (await app.request(`/api/agent/sessions/${id}`, request('GET'))).json()) as { session: { entries: { type: string }[] } };
+    expect(session.session.entries.map((entry) => entry.type)).toEqual(['user', 'assistant', 'assistant', 'snapshot']);
+  });
+
+  it('answers 503 without a model, 409 for a second turn at once, and cancels a running turn', async () => {
+    const kernel = await harness.boot({ plugins: ['notes'], config });
+    const bare = createHttpApp(kernel);
+    const created = (await (await bare.request('/api/agent/sessions', request('POST', {}))).json()) as { session: { id: string } };
+    const missing = await bare.request(`/api/agent/sessions/${created.session.id}/turns`, request('POST', { message: 'hi' }));
+    expect([missing.status, ((await missing.json()) as { error: { code: string } }).error.code]).toEqual([503, 'MODEL_UNAVAILABLE']);
+    let release: () => void = () => undefined;
+    const slow: ModelProvider = {
+      id: 'slow',
+      async *stream(_request, signal): AsyncGenerator<ModelEvent> {
+        yield { type: 'text', delta: 'thinking about it' };
+        await new Promise<void>((resolve) => { release = resolve; signal.addEventListener('abort', () => resolve(), { once: true }); });
+      },
+    };
+    const { app, id } = await withModel(kernel, slow);
+    const first = await app.request(`/api/agent/sessions/${id}/turns`, request('POST', { message: 'think' }));
+    const events = readEvents(first, async ({ event }) => {
+      if (event !== 'content') return;
+      const second = await app.request(`/api/agent/sessions/${id}/turns`, request('POST', { message: 'again' }));
+      expect(second.status).toBe(409);
+      expect((await app.request(`/api/agent/sessions/${id}`, request('DELETE'))).status).toBe(409);
+      expect(((await (await app.request(`/api/agent/sessions/${id}/turns/cancel`, request('POST', {}))).json()) as { cancelled: boolean }).cancelled).toBe(true);
+    });
+    const seen = await events;
+    release();
+    expect(seen.at(-1)).toMatchObject({ event: 'done', data: { state: 'interrupted' } });
+  });
+});
