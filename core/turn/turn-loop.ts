@@ -11,6 +11,8 @@ import { DoomLoopTracker, type DoomVerdict } from './doom-loop.js';
 import { toModelMessages } from './model-messages.js';
 import type { ModelMessage, ModelProvider, ModelRequest, ModelToolSpec } from './model-provider.js';
 import { streamRound, type RoundResult } from './round-stream.js';
+import { compact, isReusable, MAX_SUMMARY_REQUESTS, withSummary, type CompactionState } from './compaction.js';
+import { estimateRequest, inputBudget } from './compaction-tokens.js';
 import { categoryOf, retryDelay, type RetrySettings } from './retry-policy.js';
 import type { SnapshotService } from './snapshot-service.js';
 import { runBatch, type BatchContext } from './tool-batch.js';
@@ -24,7 +26,12 @@ export interface TurnDependencies {
   snapshots(): SnapshotService | undefined;
   sessionsDir: string;
   log: Logger;
-  settings: { maxToolRounds: number; requireSnapshot: boolean; confirmTimeoutMs: number; idleTimeoutMs: number; retry: RetrySettings };
+  settings: {
+    maxToolRounds: number; requireSnapshot: boolean; confirmTimeoutMs: number; idleTimeoutMs: number; retry: RetrySettings;
+    /** The model's context window in tokens; without it nothing is compacted ahead of an overflow error. */
+    contextLimit?: number;
+    maxOutputTokens?: number;
+  };
 }
 
 export interface TurnRequest {
@@ -80,13 +87,28 @@ async function rounds(deps: TurnDependencies, request: TurnRequest, turn: Active
   const doom = new DoomLoopTracker();
   const save = () => sessions.saveTurn(request.sessionId, turn);
   const snapshot = { taken: false, ids: turn.snapshotIDs };
+  const compaction: CompactionBox = { state: undefined, requests: 0 };
   // Bounded: after maxToolRounds the model gets no tools and must answer; one more round at most.
   for (let round = 0; round <= settings.maxToolRounds; round++) {
     const roundID = `${turn.turnID}_${round}`;
     emit({ type: 'thinking', roundID, phase: round === 0 ? 'analyzing' : 'processing' });
     const tools = round < settings.maxToolRounds ? toolSpecs(deps.registry) : [];
     const system: ModelMessage = { role: 'system', content: request.systemPrompt(tools) };
-    const result = await requestWithRetries(deps, request, { messages: [system, ...messages], tools }, roundID, emit);
+    let result: RoundResult;
+    let forced = false;
+    // A context-overflow error forces one compaction and one more try.
+    for (;;) {
+      let context: ModelMessage[];
+      try {
+        context = await contextFor(deps, request, turn, compaction, messages, [system], tools, forced);
+      } catch (error) {
+        emit({ type: 'error', turnID: turn.turnID, code: 'COMPACTION_FAILED', message: error instanceof Error ? error.message : String(error) });
+        return 'interrupted';
+      }
+      result = await requestWithRetries(deps, request, { messages: context, tools, ...(settings.maxOutputTokens ? { maxOutputTokens: settings.maxOutputTokens } : {}) }, roundID, emit);
+      if (result.error === undefined || forced || result.received || categoryOf(result.error) !== 'context_overflow') break;
+      forced = true;
+    }
     turn.promptTokens += result.promptTokens;
     turn.completionTokens += result.completionTokens;
     if (result.error !== undefined) {
@@ -135,6 +157,35 @@ async function rounds(deps: TurnDependencies, request: TurnRequest, turn: Active
     if (verdict.kind === 'warn') messages.push({ role: 'system', content: verdict.message });
   }
   return 'finished';
+}
+
+interface CompactionBox {
+  state: CompactionState | undefined;
+  /** Summary requests made in this turn (at most MAX_SUMMARY_REQUESTS). */
+  requests: number;
+}
+
+/**
+ * The messages to send this round: the whole history, or, when it would pass 90% of the input budget
+ * (or an overflow error forced it), a summary in place of its older part (REFERENCE.md §6). The stored
+ * transcript is never changed; a summary is reused while what it covers is unchanged.
+ */
+async function contextFor(deps: TurnDependencies, request: TurnRequest, turn: ActiveTurn, box: CompactionBox, messages: ModelMessage[], head: ModelMessage[],
+  tools: readonly ModelToolSpec[], forced: boolean): Promise<ModelMessage[]> {
+  const { contextLimit, maxOutputTokens } = deps.settings;
+  const current = isReusable(box.state, messages, request.provider.id) ? withSummary(messages, box.state) : messages;
+  if (!contextLimit) {
+    if (forced) throw new Error('the model reported its context is full, and its context size is not configured, so nothing can be summarised safely');
+    return [...head, ...current];
+  }
+  const budget = inputBudget(contextLimit, maxOutputTokens);
+  if (!forced && estimateRequest([...head, ...current], tools) <= 0.9 * budget) return [...head, ...current];
+  if (box.requests >= MAX_SUMMARY_REQUESTS) throw new Error(`the history needed more than ${MAX_SUMMARY_REQUESTS} summaries in one turn`);
+  box.requests++;
+  box.state = await compact(request.provider, messages, tools, isReusable(box.state, messages, request.provider.id) ? box.state : undefined, 0.75 * budget, request.signal);
+  turn.compaction = box.state;
+  await deps.sessions.saveTurn(request.sessionId, turn);
+  return [...head, ...withSummary(messages, box.state)];
 }
 
 /**

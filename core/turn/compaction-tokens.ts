@@ -1,0 +1,39 @@
+import { getEncoding, type Tiktoken } from 'js-tiktoken';
+import type { ModelMessage, ModelToolSpec } from './model-provider.js';
+
+/**
+ * Token estimates for the context budget (REFERENCE.md §6): cl100k_base from js-tiktoken, with the
+ * per-message and per-tool overheads the providers add. Counts are remembered per text (a long history
+ * is estimated again every round), and scaled by how far the provider's real count differed last time.
+ */
+let encoder: Tiktoken | undefined;
+const remembered = new Map<string, number>();
+const REMEMBERED_LIMIT = 20_000;
+
+export function countText(text: string): number {
+  if (text.length === 0) return 0;
+  const known = remembered.get(text);
+  if (known !== undefined) return known;
+  encoder ??= getEncoding('cl100k_base');
+  const count = encoder.encode(text).length;
+  if (remembered.size >= REMEMBERED_LIMIT) remembered.delete(remembered.keys().next().value!);
+  remembered.set(text, count);
+  return count;
+}
+
+export function estimateRequest(messages: readonly ModelMessage[], tools: readonly ModelToolSpec[]): number {
+  let total = 3;
+  for (const message of messages) {
+    total += 4 + countText(message.content);
+    for (const call of message.toolCalls ?? []) total += 7 + countText(call.name) + countText(call.arguments);
+  }
+  for (const tool of tools) total += 10 + countText(`${tool.name} ${tool.description} ${JSON.stringify(tool.inputSchema)}`);
+  return total;
+}
+
+/** The input budget: the context minus room for the answer and a safety margin (REFERENCE.md §6). */
+export function inputBudget(contextLimit: number, maxOutputTokens: number | undefined): number {
+  const reserve = maxOutputTokens ?? Math.min(4096, Math.max(512, Math.floor(contextLimit / 8)));
+  const safety = Math.min(4096, Math.max(256, Math.floor(contextLimit / 100)));
+  return Math.max(0, contextLimit - reserve - safety);
+}
