@@ -10,6 +10,7 @@ export const DEFAULT_TURN_SETTINGS: TurnDependencies['settings'] = { maxToolRoun
 export function turnDependencies(kernel: Kernel, settings: Partial<TurnDependencies['settings']> = {}): TurnDependencies {
   return {
     sessions: kernel.sessions,
+    questions: kernel.turns.questions,
     pipeline: kernel.pipeline,
     registry: kernel.registry,
     confirmations: kernel.confirmations,

@@ -6,6 +6,7 @@ import type { PreparedCall } from '../pipeline/prepared-call.js';
 import type { Principal } from '../plugin-api.js';
 import type { ToolCallRecord } from '../session/session-types.js';
 import { prepareToolOutput } from './tool-output.js';
+import { QUESTION_TOOL, type Question, type QuestionBoard } from './questions.js';
 import type { SnapshotService } from './snapshot-service.js';
 import type { StreamedCall } from './round-stream.js';
 import type { TurnEvent } from './turn-events.js';
@@ -28,6 +29,7 @@ export interface BatchContext {
   /** Whether this turn already took its snapshot; set by the batch when it takes one. */
   snapshotTaken: boolean;
   snapshotIds: string[];
+  questions: QuestionBoard;
 }
 
 export interface CallResult {
@@ -50,6 +52,10 @@ export async function runBatch(context: BatchContext, calls: StreamedCall[], rec
     const record = records[i]!;
     if (context.signal.aborted) return skipRest(records, i, 'cancelled', 'The turn was cancelled.');
     context.emit({ type: 'tool_call', roundID: context.roundId, toolCallID: call.id, name: call.name, arguments: call.arguments });
+    if (call.name === QUESTION_TOOL.name) {
+      await finish(context, record, await askPerson(context, call));
+      continue;
+    }
     const prepared = prepareCall(context, call);
     if ('result' in prepared) {
       await finish(context, record, prepared.result);
@@ -72,6 +78,26 @@ export async function runBatch(context: BatchContext, calls: StreamedCall[], rec
     await finish(context, record, result);
   }
   return undefined;
+}
+
+/** The question tool: the turn waits for the person's answers, like for a confirmation. */
+async function askPerson(context: BatchContext, call: StreamedCall): Promise<CallResult> {
+  let questions: Question[];
+  try {
+    const input = JSON.parse(call.arguments || '{}') as { questions?: unknown };
+    if (!Array.isArray(input.questions) || input.questions.length === 0 || input.questions.length > 10
+      || !input.questions.every((item) => typeof item === 'object' && item !== null && typeof (item as Question).question === 'string')) throw new Error('shape');
+    questions = input.questions as Question[];
+  } catch {
+    return failure('INVALID_INPUT', 'question needs {"questions": [{"question": "...", "options"?: [{"label": "..."}], "multiple"?: boolean, "custom"?: boolean}]} with 1 to 10 questions');
+  }
+  const waiting = AbortSignal.any([context.signal, AbortSignal.timeout(context.confirmTimeoutMs)]);
+  const { question, answered } = context.questions.ask(context.sessionId, context.turnId, questions, waiting);
+  context.emit({ type: 'question', roundID: context.roundId, questionID: question.id, questions });
+  const answers = await answered;
+  if (answers === undefined) return { ok: false, output: context.signal.aborted ? 'Question cancelled.' : 'No answer received (timed out).' };
+  if (answers.every((chosen) => chosen.length === 0)) return { ok: true, output: 'User provided no answer.' };
+  return { ok: true, output: questions.map((item, i) => `${item.question}\n${(answers[i] ?? []).join(', ') || '(no answer)'}`).join('\n\n') };
 }
 
 function prepareCall(context: BatchContext, call: StreamedCall): { call: PreparedCall } | { result: CallResult } {

@@ -1,4 +1,5 @@
 import type { Confirmation } from '../gate/confirmation.js';
+import type { Question } from './questions.js';
 
 /** What a turn tells its watcher (the SSE stream), in order; `turn` first, `done` or `error` last. */
 export type TurnEvent =
@@ -8,6 +9,7 @@ export type TurnEvent =
   | { type: 'reasoning'; roundID: string; delta: string }
   | { type: 'tool_call'; roundID: string; toolCallID: string; name: string; arguments: string }
   | { type: 'confirm'; roundID: string; confirmation: Confirmation }
+  | { type: 'question'; roundID: string; questionID: string; questions: Question[] }
   | { type: 'snapshot'; snapshotID: string }
   | { type: 'tool_result'; roundID: string; toolCallID: string; ok: boolean; output: string }
   | { type: 'retry'; roundID: string; attempt: number; max: number; delayMs: number; category: string }

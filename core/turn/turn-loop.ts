@@ -17,9 +17,11 @@ import { categoryOf, retryDelay, type RetrySettings } from './retry-policy.js';
 import type { SnapshotService } from './snapshot-service.js';
 import { runBatch, type BatchContext } from './tool-batch.js';
 import type { TurnEvent } from './turn-events.js';
+import { QUESTION_TOOL, type QuestionBoard } from './questions.js';
 
 export interface TurnDependencies {
   sessions: FileSessionStore;
+  questions: QuestionBoard;
   pipeline: ActionPipeline;
   registry: ActionRegistry;
   confirmations: ConfirmationStore;
@@ -92,7 +94,7 @@ async function rounds(deps: TurnDependencies, request: TurnRequest, turn: Active
   for (let round = 0; round <= settings.maxToolRounds; round++) {
     const roundID = `${turn.turnID}_${round}`;
     emit({ type: 'thinking', roundID, phase: round === 0 ? 'analyzing' : 'processing' });
-    const tools = round < settings.maxToolRounds ? toolSpecs(deps.registry) : [];
+    const tools = round < settings.maxToolRounds ? [...toolSpecs(deps.registry), QUESTION_TOOL] : [];
     const system: ModelMessage = { role: 'system', content: request.systemPrompt(tools) };
     let result: RoundResult;
     let forced = false;
@@ -138,7 +140,7 @@ async function rounds(deps: TurnDependencies, request: TurnRequest, turn: Active
       pipeline: deps.pipeline, confirmations: deps.confirmations, snapshots: deps.snapshots(), requireSnapshot: settings.requireSnapshot,
       confirmTimeoutMs: settings.confirmTimeoutMs, sessionId: request.sessionId, turnId: turn.turnID, roundId: roundID, mode: request.mode,
       outputDir: join(deps.sessionsDir, request.sessionId, 'output'), signal: request.signal, emit, checkpoint: save,
-      snapshotTaken: snapshot.taken, snapshotIds: snapshot.ids,
+      snapshotTaken: snapshot.taken, snapshotIds: snapshot.ids, questions: deps.questions,
     };
     const stop = await runBatch(context, result.calls, records);
     snapshot.taken = context.snapshotTaken;

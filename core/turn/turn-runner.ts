@@ -4,6 +4,7 @@ import { KERNEL_VERSION } from '../paths.js';
 import { turnDependencies } from './kernel-turns.js';
 import type { ModelProvider } from './model-provider.js';
 import { MODEL_PROVIDER } from './model-provider-token.js';
+import { QuestionBoard } from './questions.js';
 import { buildSystemPrompt, readAgentsFile } from './system-prompt.js';
 import type { TurnEvent } from './turn-events.js';
 import { runTurn, type TurnOutcome } from './turn-loop.js';
@@ -14,6 +15,8 @@ import { runTurn, type TurnOutcome } from './turn-loop.js';
  */
 export class TurnRunner {
   private readonly running = new Map<string, AbortController>();
+  /** Questions the agent asked and the person has not answered yet. */
+  readonly questions = new QuestionBoard();
 
   constructor(private readonly kernel: Kernel) {}
 

@@ -20,6 +20,13 @@ const parseTurn = bodyValidator<{ message: string }>({
   properties: { message: { type: 'string', minLength: 1, maxLength: 200_000 } },
 });
 
+const parseAnswers = bodyValidator<{ answers: string[][] }>({
+  type: 'object',
+  required: ['answers'],
+  additionalProperties: false,
+  properties: { answers: { type: 'array', maxItems: 10, items: { type: 'array', maxItems: 20, items: { type: 'string', maxLength: 5000 } } } },
+});
+
 const parseMode = bodyValidator<{ mode: 'confirm' | 'auto' }>({
   type: 'object',
   required: ['mode'],
@@ -86,7 +93,12 @@ export function sessionRoutes(kernel: Kernel): Hono<HttpEnv> {
   app.get('/:id/pending', async (c) => {
     const id = c.req.param('id');
     await sessions.read(id);
-    return c.json({ confirmations: kernel.confirmations.list({ status: 'pending', sessionId: id }) });
+    return c.json({ confirmations: kernel.confirmations.list({ status: 'pending', sessionId: id }), questions: kernel.turns.questions.list(id) });
+  });
+  app.post('/:id/questions/:questionId/answer', async (c) => {
+    const { answers } = parseAnswers(await readJsonBody(c));
+    kernel.turns.questions.answer(c.req.param('id'), c.req.param('questionId'), answers);
+    return c.json({ answered: true });
   });
   app.put('/:id/mode', async (c) => {
     const { mode } = parseMode(await readJsonBody(c));

@@ -93,4 +93,25 @@ describe('agent turns over HTTP', () => {
     release();
     expect(seen.at(-1)).toMatchObject({ event: 'done', data: { state: 'interrupted' } });
   });
+
+  it('asks the person a question and goes on with the answer, accepted once and only if it fits', async () => {
+    const kernel = await harness.boot({ plugins: ['notes'], config });
+    const provider = scriptedProvider([
+      toolCalls({ id: 'q1', name: 'question', args: { questions: [{ question: 'Which colour?', options: [{ label: 'red' }, { label: 'blue' }] }] } }),
+      answer('Blue it is.'),
+    ]);
+    const { app, id } = await withModel(kernel, provider);
+    const response = await app.request(`/api/agent/sessions/${id}/turns`, request('POST', { message: 'pick a colour' }));
+    await readEvents(response, async ({ event, data }) => {
+      if (event !== 'question') return;
+      const questionID = String(data.questionID);
+      const pending = (await (await app.request(`/api/agent/sessions/${id}/pending`, request('GET'))).json()) as { questions: { id: string }[] };
+      expect(pending.questions.map((question) => question.id)).toEqual([questionID]);
+      expect((await app.request(`/api/agent/sessions/${id}/questions/${questionID}/answer`, request('POST', { answers: [['green']] }))).status).toBe(409);
+      expect((await app.request(`/api/agent/sessions/${id}/questions/${questionID}/answer`, request('POST', { answers: [['blue']] }))).status).toBe(200);
+      expect((await app.request(`/api/agent/sessions/${id}/questions/${questionID}/answer`, request('POST', { answers: [['red']] }))).status).toBe(404);
+    });
+    const toolMessage = provider.requests[1]!.messages.find((message) => message.role === 'tool')!;
+    expect(toolMessage.content).toContain('Which colour?\nblue');
+  });
 });
