@@ -89,7 +89,7 @@ async function rounds(deps: TurnDependencies, request: TurnRequest, turn: Active
   const doom = new DoomLoopTracker();
   const save = () => sessions.saveTurn(request.sessionId, turn);
   const snapshot = { taken: false, ids: turn.snapshotIDs };
-  const compaction: CompactionBox = { state: undefined, requests: 0 };
+  const compaction: CompactionBox = { state: undefined, requests: 0, lastEstimate: 0, scale: 1 };
   // Bounded: after maxToolRounds the model gets no tools and must answer; one more round at most.
   for (let round = 0; round <= settings.maxToolRounds; round++) {
     const roundID = `${turn.turnID}_${round}`;
@@ -113,6 +113,8 @@ async function rounds(deps: TurnDependencies, request: TurnRequest, turn: Active
     }
     turn.promptTokens += result.promptTokens;
     turn.completionTokens += result.completionTokens;
+    // The provider's own count corrects the estimate for the next round (other tokenizers, hidden prompts).
+    if (result.promptTokens > 0 && compaction.lastEstimate > 0) compaction.scale = Math.min(4, Math.max(0.25, result.promptTokens / compaction.lastEstimate));
     if (result.error !== undefined) {
       // Once anything has arrived the request is never repeated silently: the partial answer stays as a draft.
       turn.draftContent = result.text;
@@ -165,6 +167,9 @@ interface CompactionBox {
   state: CompactionState | undefined;
   /** Summary requests made in this turn (at most MAX_SUMMARY_REQUESTS). */
   requests: number;
+  /** The estimate of the last request sent, and the provider's count over it: estimates are scaled by it. */
+  lastEstimate: number;
+  scale: number;
 }
 
 /**
@@ -181,13 +186,16 @@ async function contextFor(deps: TurnDependencies, request: TurnRequest, turn: Ac
     return [...head, ...current];
   }
   const budget = inputBudget(contextLimit, maxOutputTokens);
-  if (!forced && estimateRequest([...head, ...current], tools) <= 0.9 * budget) return [...head, ...current];
+  box.lastEstimate = estimateRequest([...head, ...current], tools);
+  if (!forced && box.lastEstimate * box.scale <= 0.9 * budget) return [...head, ...current];
   if (box.requests >= MAX_SUMMARY_REQUESTS) throw new Error(`the history needed more than ${MAX_SUMMARY_REQUESTS} summaries in one turn`);
   box.requests++;
   box.state = await compact(request.provider, messages, tools, isReusable(box.state, messages, request.provider.id) ? box.state : undefined, 0.75 * budget, request.signal);
   turn.compaction = box.state;
   await deps.sessions.saveTurn(request.sessionId, turn);
-  return [...head, ...withSummary(messages, box.state)];
+  const compacted = [...head, ...withSummary(messages, box.state)];
+  box.lastEstimate = estimateRequest(compacted, tools);
+  return compacted;
 }
 
 /**

@@ -114,4 +114,14 @@ describe('compaction in a turn', () => {
     expect(outcome.state).toBe('interrupted');
     expect(events.find((event) => event.type === 'error')).toMatchObject({ code: 'COMPACTION_FAILED' });
   });
+
+  it('corrects its estimates by the provider\'s own token counts', async () => {
+    const kernel = await boot({ plugins: ['notes'] });
+    const sessionId = newId();
+    await kernel.sessions.save({ id: sessionId, entries: [{ id: 'u0', type: 'user', content: words(60, 'x') }, { id: 'a0', type: 'assistant', content: words(60, 'y') }] });
+    const counted = (events: ModelEvent[]): ModelEvent[] => events.map((event) => (event.type === 'usage' ? { ...event, promptTokens: 2_000 } : event));
+    const provider = scriptedProvider([[...toolCalls({ id: 'c1', name: 'note_get', args: { name: 'n' } }).slice(0, -1), { type: 'usage', promptTokens: 2_000, completionTokens: 1 }, { type: 'finish', reason: 'tool_calls' }], answer('SUMMARY'), counted(answer('done'))]);
+    await runTurn(turnDependencies(kernel, { requireSnapshot: false, contextLimit: 3_000 }), { sessionId, message: 'go', provider, systemPrompt: () => '', mode: 'confirm', signal: new AbortController().signal }, () => undefined);
+    expect(provider.requests.map(isSummaryRequest)).toEqual([false, true, false]);
+  });
 });
