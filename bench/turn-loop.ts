@@ -54,7 +54,7 @@ async function main(): Promise<void> {
         const sessionId = newId();
         await kernel.sessions.save({ id: sessionId, entries: [] });
         const started = process.hrtime.bigint();
-        await runTurn(deps, { sessionId, message: 'go', provider: provider(rounds), systemPrompt: () => '', mode: 'confirm', signal: new AbortController().signal }, () => undefined);
+        await runTurn(deps, { sessionId, message: 'go', provider: provider(rounds), systemPrompt: () => '', signal: new AbortController().signal }, () => undefined);
         const ms = Number(process.hrtime.bigint() - started) / 1e6;
         perTurn.push(ms);
         perRound.push(ms / (rounds + 1));

@@ -25,6 +25,15 @@ export interface DenyRule {
   notebook?: string;
 }
 
+/** The agent's turn settings (`agent` in quire.json); defaults in core/turn/kernel-turns.ts. */
+export interface AgentSettings {
+  requireSnapshot?: boolean;
+  maxToolRounds?: number;
+  confirmTimeoutMs?: number;
+  contextLimit?: number;
+  maxOutputTokens?: number;
+}
+
 /** quire.json as written by a person; every field optional. */
 export interface KernelConfigFile {
   server?: { host?: string; port?: number; bodyLimitBytes?: number; allowedHosts?: string[]; allowedOrigins?: string[] };
@@ -33,6 +42,7 @@ export interface KernelConfigFile {
   gate?: { allowAutoMode?: boolean; deny?: DenyRule[] };
   pluginHost?: { activationTimeoutMs?: number };
   actions?: { timeoutMs?: number };
+  agent?: AgentSettings;
   readOnly?: boolean;
 }
 
@@ -44,6 +54,7 @@ export interface KernelConfig {
   gate: { allowAutoMode: boolean; deny: DenyRule[] };
   pluginHost: { activationTimeoutMs: number };
   actions: { timeoutMs: number };
+  agent: AgentSettings;
   readOnly: boolean;
 }
 
@@ -63,6 +74,7 @@ export function withDefaults(file: KernelConfigFile): KernelConfig {
     gate: { allowAutoMode: file.gate?.allowAutoMode ?? true, deny: file.gate?.deny ?? [] },
     pluginHost: { activationTimeoutMs: file.pluginHost?.activationTimeoutMs ?? 10_000 },
     actions: { timeoutMs: file.actions?.timeoutMs ?? 60_000 },
+    agent: { ...file.agent },
     readOnly: file.readOnly ?? false,
   };
 }

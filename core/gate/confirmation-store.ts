@@ -107,6 +107,20 @@ export class ConfirmationStore {
     });
   }
 
+  /**
+   * Closes a confirmation nobody will wait for any more (its turn timed out or was cancelled), so that a
+   * late answer neither counts nor creates a grant. One answered meanwhile is returned as answered.
+   */
+  expire(id: string): Promise<Confirmation> {
+    return this.queue.run(async () => {
+      const current = this.require(id);
+      if (current.status !== 'pending') return current;
+      const expired: Confirmation = { ...current, status: 'expired', answeredAt: new Date().toISOString() };
+      await this.persist(new Map(this.items).set(id, expired));
+      return expired;
+    });
+  }
+
   /** Resolves when the confirmation is answered (at once if it already is); rejects when the signal aborts. */
   waitForAnswer(id: string, signal?: AbortSignal): Promise<Confirmation> {
     const current = this.require(id);
@@ -162,7 +176,7 @@ export class ConfirmationStore {
 }
 
 function prune(items: Confirmation[]): Confirmation[] {
-  const settled = items.filter((item) => item.status === 'consumed' || item.status === 'rejected');
+  const settled = items.filter((item) => item.status === 'consumed' || item.status === 'rejected' || item.status === 'expired');
   if (settled.length <= KEEP_ANSWERED) return items;
   const drop = new Set(settled.sort((a, b) => a.createdAt.localeCompare(b.createdAt)).slice(0, settled.length - KEEP_ANSWERED));
   return items.filter((item) => !drop.has(item));

@@ -1,6 +1,6 @@
 import type { Effect } from '../plugin-api.js';
 
-export type ConfirmationStatus = 'pending' | 'approved' | 'rejected' | 'consumed';
+export type ConfirmationStatus = 'pending' | 'approved' | 'rejected' | 'consumed' | 'expired';
 
 /** A question to the person: may this exact call (tool, action, arguments) run? */
 export interface Confirmation {

@@ -1,4 +1,6 @@
-import { mkdir, rm, stat } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdir, readdir, rm, stat } from 'node:fs/promises';
+import { isValidId } from '../ids.js';
 import { join } from 'node:path';
 import { WORKSPACE } from '../core-tokens.js';
 import { inject, injectable } from '../di.js';
@@ -91,8 +93,9 @@ export class FileSessionStore {
       if (!turn || turn.turnID !== commitTurnID) throw conflict(`turn ${commitTurnID} is not the turn of session ${id}`, storedRevision, 'unknown_turn');
       if (turn.state === 'running') throw conflict(`turn ${commitTurnID} is still running; it can be committed once it has finished`, storedRevision, 'runtime_not_finalized');
       next.entries = mergeRuntimeTurn(Array.isArray(next.entries) ? next.entries as SessionDocument['entries'] : [], turn);
-      next.promptTokens = turn.promptTokens;
-      next.completionTokens = turn.completionTokens;
+      // Totals over all turns: each turn's counters start at zero.
+      next.promptTokens = (stored?.promptTokens ?? 0) + turn.promptTokens;
+      next.completionTokens = (stored?.completionTokens ?? 0) + turn.completionTokens;
     } else if (turn && !isCommitted(stored, turn)) {
       throw conflict(`session ${id} has an uncommitted turn (${turn.turnID}); commit it first`, storedRevision, 'uncommitted_turn');
     }
@@ -176,6 +179,12 @@ export class FileSessionStore {
       if (!runtime || !turn || turn.turnID !== turnID) return;
       await this.writeRuntime(id, { ...runtime, activeTurn: { ...turn, state, updatedAt: new Date().toISOString() } });
     });
+  }
+
+  /** The session's mode as it is now (a person may change it while a turn runs). */
+  async permissionMode(id: string): Promise<RuntimeFile['permissionMode']> {
+    this.paths.folder(id);
+    return (await readRuntime(this.paths, id))?.permissionMode ?? 'confirm';
   }
 
   async setPermissionMode(id: string, mode: RuntimeFile['permissionMode']): Promise<void> {
@@ -262,9 +271,22 @@ export class FileSessionStore {
     return { schemaVersion: 1, revision: 0, sessionID: id, permissionMode: 'confirm' };
   }
 
+  /** The index; one that does not parse is rebuilt from the session folders (it holds nothing they do not). */
   private async readIndex(): Promise<Map<string, IndexEntry>> {
     const value = await readJsonObject(this.paths.index, 'the session index').catch(() => undefined);
+    if (value === undefined && existsSync(this.paths.index)) return this.rebuildIndex();
     return new Map(Object.entries(value ?? {}).filter(([, entry]) => typeof entry === 'object' && entry !== null) as [string, IndexEntry][]);
+  }
+
+  private async rebuildIndex(): Promise<Map<string, IndexEntry>> {
+    const index = new Map<string, IndexEntry>();
+    for (const name of await readdir(this.paths.root).catch(() => [] as string[])) {
+      if (!isValidId(name)) continue;
+      const session = await readSession(this.paths, name).catch(() => undefined);
+      if (!session) continue;
+      index.set(name, { id: name, title: typeof session.title === 'string' && session.title !== '' ? session.title : DEFAULT_TITLE, createdAt: String(session.createdAt ?? ''), updatedAt: String(session.updatedAt ?? '') });
+    }
+    return index;
   }
 
   private async updateIndex(session: SessionDocument): Promise<void> {

@@ -78,6 +78,8 @@ export interface TodoItem {
 /** Never written to session.json: they describe one request, or are computed when reading. */
 export const TRANSIENT_FIELDS: ReadonlySet<string> = new Set([
   'expectedRevision', 'commitTurnID', 'recoveryTurnID', 'recoveryState', 'recoveryRevision', 'agentRunning', 'pluginWorkflow', 'messages',
+  // Shown when reading (from runtime.json); the runtime file is where it lives.
+  'permissionMode',
 ]);
 
 /** What a tool call left unfinished by an interrupted turn tells the model, by how far it got. */

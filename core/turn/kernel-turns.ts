@@ -17,6 +17,11 @@ export function turnDependencies(kernel: Kernel, settings: Partial<TurnDependenc
     snapshots: () => kernel.container.isRegistered(SNAPSHOT_SERVICE, true) ? kernel.container.resolve<SnapshotService>(SNAPSHOT_SERVICE) : undefined,
     sessionsDir: join(kernel.workspace.agentDir, 'sessions'),
     log: kernel.log,
-    settings: { ...DEFAULT_TURN_SETTINGS, ...settings },
+    // Defaults, then quire.json's agent section, then what the caller sets (tests).
+    settings: { ...DEFAULT_TURN_SETTINGS, ...withoutUndefined(kernel.config.agent), ...settings },
   };
+}
+
+function withoutUndefined<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, entry]) => entry !== undefined)) as Partial<T>;
 }

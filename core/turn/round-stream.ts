@@ -39,6 +39,11 @@ export async function streamRound(provider: ModelProvider, request: ModelRequest
   let fireIdle: (error: ModelError) => void = () => undefined;
   const idleError = new Promise<never>((_, reject) => { fireIdle = reject; });
   idleError.catch(() => undefined);
+  // A cancellation ends the wait at once, even if the provider does not honour its signal.
+  const cancelled = new Promise<IteratorResult<ModelEvent>>((resolve) => {
+    if (signal.aborted) resolve({ done: true, value: undefined });
+    else signal.addEventListener('abort', () => resolve({ done: true, value: undefined }), { once: true });
+  });
   const arm = (): void => {
     clearTimeout(timer);
     timer = setTimeout(() => {
@@ -56,7 +61,7 @@ export async function streamRound(provider: ModelProvider, request: ModelRequest
         void iterator.return?.();
         break;
       }
-      const next = await Promise.race([iterator.next(), idleError]);
+      const next = await Promise.race([iterator.next(), idleError, cancelled]);
       if (next.done) break;
       // Nothing that arrives after the cancellation counts: the draft is what the person saw.
       if (signal.aborted) continue;
@@ -78,7 +83,7 @@ export async function streamRound(provider: ModelProvider, request: ModelRequest
 function apply(event: ModelEvent, result: RoundResult, calls: Map<number, StreamedCall>, callbacks: RoundCallbacks): void {
   switch (event.type) {
     case 'text': result.text += event.delta; result.received = true; callbacks.onText(event.delta); return;
-    case 'reasoning': result.reasoning += event.delta; callbacks.onReasoning(event.delta); return;
+    case 'reasoning': result.reasoning += event.delta; result.received = true; callbacks.onReasoning(event.delta); return;
     case 'tool_call_start': calls.set(event.index, { id: event.id, name: event.name, arguments: '' }); result.received = true; return;
     case 'tool_call_delta': {
       const call = calls.get(event.index);

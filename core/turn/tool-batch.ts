@@ -20,7 +20,10 @@ export interface BatchContext {
   sessionId: string;
   turnId: string;
   roundId: string;
-  mode: SessionMode;
+  /** Read before every gate decision: a person switching the session back to confirm stops the next write. */
+  mode(): Promise<SessionMode>;
+  /** The tools offered this round; a call to any other is refused without running. */
+  offered: ReadonlySet<string>;
   outputDir: string;
   signal: AbortSignal;
   emit(event: TurnEvent): void;
@@ -50,13 +53,17 @@ const failure = (code: string, message: string): CallResult => ({ ok: false, out
 export async function runBatch(context: BatchContext, calls: StreamedCall[], records: ToolCallRecord[]): Promise<BatchStop> {
   for (const [i, call] of calls.entries()) {
     const record = records[i]!;
-    if (context.signal.aborted) return skipRest(records, i, 'cancelled', 'The turn was cancelled.');
+    if (context.signal.aborted) return skipRest(context, records, i, 'cancelled', 'The turn was cancelled.');
     context.emit({ type: 'tool_call', roundID: context.roundId, toolCallID: call.id, name: call.name, arguments: call.arguments });
     if (call.name === QUESTION_TOOL.name) {
       await finish(context, record, await askPerson(context, call));
       continue;
     }
-    const prepared = prepareCall(context, call);
+    if (!context.offered.has(call.name)) {
+      await finish(context, record, failure('ACTION_NOT_FOUND', `${call.name} is not available in this round; answer with what you have`));
+      continue;
+    }
+    const prepared = prepareCall(context, call, await context.mode());
     if ('result' in prepared) {
       await finish(context, record, prepared.result);
       continue;
@@ -68,8 +75,10 @@ export async function runBatch(context: BatchContext, calls: StreamedCall[], rec
     }
     if (prepared.call.entry.effects.includes('localWrite') && !context.snapshotTaken) {
       const stop = await takeSnapshot(context);
-      if (stop) return skipRest(records, i, stop.reason, stop.message);
+      if (stop) return skipRest(context, records, i, stop.reason, stop.message);
     }
+    // A cancellation that arrived while the person answered or the snapshot ran stops the call here.
+    if (context.signal.aborted) return skipRest(context, records, i, 'cancelled', 'The turn was cancelled.');
     record.state = 'executing';
     await context.checkpoint();
     const result = await context.pipeline.execute(prepared.call, approved.confirmationId ? { confirmationId: approved.confirmationId } : {})
@@ -100,7 +109,7 @@ async function askPerson(context: BatchContext, call: StreamedCall): Promise<Cal
   return { ok: true, output: questions.map((item, i) => `${item.question}\n${(answers[i] ?? []).join(', ') || '(no answer)'}`).join('\n\n') };
 }
 
-function prepareCall(context: BatchContext, call: StreamedCall): { call: PreparedCall } | { result: CallResult } {
+function prepareCall(context: BatchContext, call: StreamedCall, mode: SessionMode): { call: PreparedCall } | { result: CallResult } {
   let input: unknown;
   try {
     input = call.arguments.trim() === '' ? {} : JSON.parse(call.arguments);
@@ -109,7 +118,7 @@ function prepareCall(context: BatchContext, call: StreamedCall): { call: Prepare
   }
   const principal: Principal = { kind: 'agent', name: `agent:${context.sessionId}/${context.turnId}/${call.id}`, role: 'admin', sessionId: context.sessionId, turnId: context.turnId };
   try {
-    return { call: context.pipeline.prepare({ target: call.name, input, principal, sessionMode: context.mode }) };
+    return { call: context.pipeline.prepare({ target: call.name, input, principal, sessionMode: mode }) };
   } catch (error) {
     return { result: failure(isKernelError(error) ? error.code : 'INTERNAL', error instanceof Error ? error.message : String(error)) };
   }
@@ -121,10 +130,12 @@ async function approval(context: BatchContext, call: PreparedCall): Promise<{ co
   const confirmation = await context.pipeline.requestConfirmation(call);
   context.emit({ type: 'confirm', roundID: context.roundId, confirmation });
   const waiting = AbortSignal.any([context.signal, AbortSignal.timeout(context.confirmTimeoutMs)]);
-  const answered = await context.confirmations.waitForAnswer(confirmation.id, waiting).catch(() => undefined);
-  if (answered?.status === 'approved') return { confirmationId: confirmation.id };
+  const waited = await context.confirmations.waitForAnswer(confirmation.id, waiting).catch(() => undefined);
+  // Nobody waits any more: close it, unless an answer raced in first (then that answer counts).
+  const answered = waited ?? await context.confirmations.expire(confirmation.id);
+  if (answered.status === 'approved' && !context.signal.aborted) return { confirmationId: confirmation.id };
   if (context.signal.aborted) return { result: failure('ACTION_CANCELLED', 'The turn was cancelled before the person answered.') };
-  if (answered?.status === 'rejected') return { result: failure('ACTION_DENIED', 'The person declined this call. Do not repeat it; ask or try another way.') };
+  if (answered.status === 'rejected') return { result: failure('ACTION_DENIED', 'The person declined this call. Do not repeat it; ask or try another way.') };
   return { result: failure('ACTION_TIMEOUT', 'The person did not answer in time; the call was not made.') };
 }
 
@@ -137,7 +148,7 @@ async function takeSnapshot(context: BatchContext): Promise<BatchStop> {
     const { id } = await context.snapshots.snapshot({ sessionId: context.sessionId, turnId: context.turnId, memo: 'agent auto snapshot' });
     context.snapshotTaken = true;
     context.snapshotIds.push(id);
-    context.emit({ type: 'snapshot', snapshotID: id });
+    context.emit({ type: 'snapshot', roundID: context.roundId, snapshotID: id });
     return undefined;
   } catch (error) {
     return { reason: 'snapshot_failed', message: `The snapshot before the first write failed: ${error instanceof Error ? error.message : String(error)}` };
@@ -145,7 +156,7 @@ async function takeSnapshot(context: BatchContext): Promise<BatchStop> {
 }
 
 async function finish(context: BatchContext, record: ToolCallRecord, result: CallResult): Promise<void> {
-  const prepared = await prepareToolOutput(result.output, context.outputDir, record.id);
+  const prepared = await prepareToolOutput(result.output, context.outputDir, `${context.roundId}_${record.id}`);
   record.result = prepared.text;
   record.state = 'finished';
   record.ok = result.ok;
@@ -153,10 +164,11 @@ async function finish(context: BatchContext, record: ToolCallRecord, result: Cal
   context.emit({ type: 'tool_result', roundID: context.roundId, toolCallID: record.id, ok: result.ok, output: prepared.text });
 }
 
-async function skipRest(records: ToolCallRecord[], from: number, reason: 'snapshot_failed' | 'cancelled', message: string): Promise<BatchStop> {
+async function skipRest(context: BatchContext, records: ToolCallRecord[], from: number, reason: 'snapshot_failed' | 'cancelled', message: string): Promise<BatchStop> {
   for (const record of records.slice(from)) {
     record.state = 'skipped';
     record.result = `[tool_output]\n${JSON.stringify({ ok: false, error: { code: reason === 'cancelled' ? 'ACTION_CANCELLED' : 'SNAPSHOT_FAILED', message } })}\n[/tool_output]`;
+    context.emit({ type: 'tool_result', roundID: context.roundId, toolCallID: record.id, ok: false, output: record.result });
   }
   return { reason, message };
 }

@@ -10,7 +10,7 @@ export type TurnEvent =
   | { type: 'tool_call'; roundID: string; toolCallID: string; name: string; arguments: string }
   | { type: 'confirm'; roundID: string; confirmation: Confirmation }
   | { type: 'question'; roundID: string; questionID: string; questions: Question[] }
-  | { type: 'snapshot'; snapshotID: string }
+  | { type: 'snapshot'; roundID: string; snapshotID: string }
   | { type: 'tool_result'; roundID: string; toolCallID: string; ok: boolean; output: string }
   | { type: 'retry'; roundID: string; attempt: number; max: number; delayMs: number; category: string }
   | { type: 'usage'; promptTokens: number; completionTokens: number }

@@ -1,12 +1,11 @@
 import { join } from 'node:path';
 import type { ConfirmationStore } from '../gate/confirmation-store.js';
-import type { SessionMode } from '../gate/decide.js';
 import { newId } from '../ids.js';
 import type { Logger } from '../log.js';
 import type { ActionPipeline } from '../pipeline/action-pipeline.js';
 import type { ActionRegistry } from '../registry/action-registry.js';
 import type { FileSessionStore } from '../session/session-store.js';
-import type { ActiveTurn, SessionEntry, ToolCallRecord } from '../session/session-types.js';
+import type { ActiveTurn, SessionDocument, SessionEntry, ToolCallRecord } from '../session/session-types.js';
 import { DoomLoopTracker, type DoomVerdict } from './doom-loop.js';
 import { toModelMessages } from './model-messages.js';
 import type { ModelMessage, ModelProvider, ModelRequest, ModelToolSpec } from './model-provider.js';
@@ -42,7 +41,6 @@ export interface TurnRequest {
   provider: ModelProvider;
   /** Rebuilt every round from the tools of that round (see system-prompt.ts). */
   systemPrompt: (tools: readonly ModelToolSpec[]) => string;
-  mode: SessionMode;
   signal: AbortSignal;
 }
 
@@ -65,22 +63,51 @@ function toolSpecs(registry: ActionRegistry): ModelToolSpec[] {
 export async function runTurn(deps: TurnDependencies, request: TurnRequest, emit: (event: TurnEvent) => void): Promise<TurnOutcome> {
   const { sessions } = deps;
   const { sessionId } = request;
-  const session = await sessions.read(sessionId);
+  let session = await sessions.read(sessionId);
+  // A turn that ended but was never committed (its commit failed, or the kernel stopped) is committed first.
+  if (typeof session.recoveryTurnID === 'string' && session.recoveryState !== 'running') {
+    await sessions.save({ id: sessionId, entries: storedEntries(session), commitTurnID: session.recoveryTurnID });
+    session = await sessions.read(sessionId);
+  }
   const userEntry: SessionEntry = { id: newId(), type: 'user', content: request.message, timestamp: new Date().toISOString() };
   const base = await sessions.save({ id: sessionId, entries: [...session.entries, userEntry], expectedRevision: session.revision });
   const turnID = newId();
   sessions.setStreaming(sessionId, true);
+  let state: 'finished' | 'interrupted' = 'interrupted';
   try {
     const turn = await sessions.beginTurn(sessionId, { turnID, userEntryID: userEntry.id, baseRevision: base.revision });
     emit({ type: 'turn', turnID });
-    const state = await rounds(deps, request, turn, toModelMessages(base.session.entries), emit);
+    try {
+      state = await rounds(deps, request, turn, toModelMessages(base.session.entries), emit);
+    } catch (error) {
+      // Whatever went wrong, the turn ends interrupted and is committed: the session must not stay blocked.
+      emit({ type: 'error', turnID, code: 'INTERNAL', message: error instanceof Error ? error.message : String(error) });
+    }
     await sessions.finalizeTurn(sessionId, turnID, state);
     sessions.setStreaming(sessionId, false);
-    await sessions.save({ id: sessionId, entries: base.session.entries, commitTurnID: turnID });
-    emit({ type: 'done', turnID, state });
+    await commitWithRetry(deps, sessionId, base.session.entries, turnID, emit);
     return { turnID, state };
   } finally {
     sessions.setStreaming(sessionId, false);
+    emit({ type: 'done', turnID, state });
+  }
+}
+
+/** The entries of session.json itself, without the runtime overlay. */
+function storedEntries(session: SessionDocument): SessionEntry[] {
+  const turnID = String(session.recoveryTurnID ?? '');
+  return session.entries.filter((entry) => !entry.id.startsWith(`runtime_${turnID}`) && !entry.id.startsWith(`runtime_draft_${turnID}`) && !entry.id.startsWith('runtime_snapshot_'));
+}
+
+/** Commits the turn; a commit can be repeated safely, so a failed one is tried once more. */
+async function commitWithRetry(deps: TurnDependencies, sessionId: string, entries: SessionEntry[], turnID: string, emit: (event: TurnEvent) => void): Promise<void> {
+  for (let attempt = 1; attempt <= 2; attempt++) {
+    try {
+      await deps.sessions.save({ id: sessionId, entries, commitTurnID: turnID });
+      return;
+    } catch (error) {
+      if (attempt === 2) emit({ type: 'error', turnID, code: 'COMMIT_FAILED', message: `the turn could not be saved to the session; it is kept and will be committed before the next turn (${error instanceof Error ? error.message : String(error)})` });
+    }
   }
 }
 
@@ -135,12 +162,20 @@ async function rounds(deps: TurnDependencies, request: TurnRequest, turn: Active
       emit({ type: 'usage', promptTokens: turn.promptTokens, completionTokens: turn.completionTokens });
       return 'finished';
     }
+    if (tools.length === 0) {
+      // Past the round bound the model was given no tools; calls it makes anyway never run.
+      turn.delta.push({ id: roundID, type: 'assistant', content: result.text, roundID });
+      await save();
+      emit({ type: 'error', turnID: turn.turnID, code: 'ROUND_LIMIT', message: `The model kept calling tools after ${settings.maxToolRounds} rounds; the turn was stopped.` });
+      return 'interrupted';
+    }
     const records: ToolCallRecord[] = result.calls.map((call) => ({ id: call.id, name: call.name, arguments: call.arguments, state: 'pending', ...(call.providerData !== undefined ? { providerData: call.providerData } : {}) }));
     turn.delta.push({ id: roundID, type: 'assistant', content: result.text, roundID, toolCalls: records });
     await save();
     const context: BatchContext = {
       pipeline: deps.pipeline, confirmations: deps.confirmations, snapshots: deps.snapshots(), requireSnapshot: settings.requireSnapshot,
-      confirmTimeoutMs: settings.confirmTimeoutMs, sessionId: request.sessionId, turnId: turn.turnID, roundId: roundID, mode: request.mode,
+      confirmTimeoutMs: settings.confirmTimeoutMs, sessionId: request.sessionId, turnId: turn.turnID, roundId: roundID,
+      mode: () => sessions.permissionMode(request.sessionId), offered: new Set(tools.map((tool) => tool.name)),
       outputDir: join(deps.sessionsDir, request.sessionId, 'output'), signal: request.signal, emit, checkpoint: save,
       snapshotTaken: snapshot.taken, snapshotIds: snapshot.ids, questions: deps.questions,
     };
@@ -158,7 +193,11 @@ async function rounds(deps: TurnDependencies, request: TurnRequest, turn: Active
       emit({ type: 'error', turnID: turn.turnID, code: 'DOOM_LOOP', message: verdict.message });
       return 'interrupted';
     }
-    if (verdict.kind === 'warn') messages.push({ role: 'system', content: verdict.message });
+    if (verdict.kind === 'warn') {
+      messages.push({ role: 'system', content: verdict.message });
+      turn.warnings = [...(Array.isArray(turn.warnings) ? turn.warnings as string[] : []), verdict.message];
+      await save();
+    }
   }
   return 'finished';
 }

@@ -38,10 +38,8 @@ export class TurnRunner {
     try {
       const { kernel } = this;
       const agentsFile = await readAgentsFile(kernel.workspace.root);
-      const session = await kernel.sessions.read(sessionId);
-      const mode = session.permissionMode === 'auto' ? 'auto' : 'confirm';
       return await runTurn(turnDependencies(kernel), {
-        sessionId, message, provider, mode, signal: controller.signal,
+        sessionId, message, provider, signal: controller.signal,
         systemPrompt: (tools) => buildSystemPrompt({ workspaceRoot: kernel.workspace.root, kernelVersion: KERNEL_VERSION, now: new Date(), tools }, agentsFile),
       }, emit);
     } finally {

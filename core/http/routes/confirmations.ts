@@ -27,7 +27,7 @@ const parseAnswer = bodyValidator<AnswerBody>({
   },
 });
 
-const STATUSES: readonly ConfirmationStatus[] = ['pending', 'approved', 'rejected', 'consumed'];
+const STATUSES: readonly ConfirmationStatus[] = ['pending', 'approved', 'rejected', 'consumed', 'expired'];
 
 function isStatus(value: string): value is ConfirmationStatus {
   return (STATUSES as readonly string[]).includes(value);

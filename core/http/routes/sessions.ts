@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
-import { KernelError, isKernelError } from '../../errors.js';
+import { ConflictError, KernelError, NotFoundError, isKernelError } from '../../errors.js';
 import type { TurnEvent } from '../../turn/turn-events.js';
 import { newId } from '../../ids.js';
 import type { Kernel } from '../../kernel.js';
@@ -25,6 +25,13 @@ const parseAnswers = bodyValidator<{ answers: string[][] }>({
   required: ['answers'],
   additionalProperties: false,
   properties: { answers: { type: 'array', maxItems: 10, items: { type: 'array', maxItems: 20, items: { type: 'string', maxLength: 5000 } } } },
+});
+
+const parseConfirmationAnswer = bodyValidator<{ approved: boolean; argsHash: string; always?: boolean }>({
+  type: 'object',
+  required: ['approved', 'argsHash'],
+  additionalProperties: false,
+  properties: { approved: { type: 'boolean' }, argsHash: { type: 'string', minLength: 1, maxLength: 200 }, always: { type: 'boolean' } },
 });
 
 const parseMode = bodyValidator<{ mode: 'confirm' | 'auto' }>({
@@ -71,6 +78,7 @@ export function sessionRoutes(kernel: Kernel): Hono<HttpEnv> {
     return c.json(await sessions.save({ ...body, id: c.req.param('id') }));
   });
   app.delete('/:id', async (c) => {
+    if (kernel.turns.isRunning(c.req.param('id'))) throw new ConflictError('CONFLICT', 'the session is running a turn', { details: { reason: 'running' } });
     await sessions.delete(c.req.param('id'));
     return c.body(null, 204);
   });
@@ -94,6 +102,15 @@ export function sessionRoutes(kernel: Kernel): Hono<HttpEnv> {
     const id = c.req.param('id');
     await sessions.read(id);
     return c.json({ confirmations: kernel.confirmations.list({ status: 'pending', sessionId: id }), questions: kernel.turns.questions.list(id) });
+  });
+  app.post('/:id/confirmations/:confirmationId/answer', async (c) => {
+    const id = c.req.param('id');
+    const confirmation = kernel.confirmations.get(c.req.param('confirmationId'));
+    // Answered through its own session only: a client of one session cannot approve another's calls.
+    if (!confirmation || confirmation.sessionId !== id) throw new NotFoundError('CONFIRMATION_NOT_FOUND', 'No such confirmation in this session');
+    const body = parseConfirmationAnswer(await readJsonBody(c));
+    const answered = await kernel.confirmations.answer(confirmation.id, { approved: body.approved, argsHash: body.argsHash, answeredBy: `person:${c.get('principal').name}`, ...(body.always ? { always: true } : {}) });
+    return c.json({ confirmation: answered });
   });
   app.post('/:id/questions/:questionId/answer', async (c) => {
     const { answers } = parseAnswers(await readJsonBody(c));

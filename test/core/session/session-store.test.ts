@@ -65,6 +65,16 @@ describe('the session store: saves', () => {
     expect(await readFile(file, 'utf8')).toBe('{ "id": "broken');
   });
 
+  it('rebuilds a corrupt index from the session folders instead of losing sessions from the list', async () => {
+    const { sessions, folder } = await store();
+    const [a, b] = [newId(), newId()];
+    await sessions.save({ id: a, title: 'A', entries: [] });
+    await sessions.save({ id: b, title: 'B', entries: [] });
+    await writeFile(join(folder, 'index.json'), '{ broken');
+    await sessions.save({ id: a, entries: [], expectedRevision: 1 });
+    expect((await sessions.list()).sessions.map((entry) => entry.title).sort()).toEqual(['A', 'B']);
+  });
+
   it('refuses ids that are not session ids before they reach a path', async () => {
     const { sessions } = await store();
     for (const id of ['../../etc', '20260101000000-ABCDEFG', 'x']) expect((await caught(sessions.save({ id, entries: [] }))).code).toBe('INVALID_INPUT');
@@ -104,6 +114,18 @@ describe('the session store: runtime turns', () => {
     expect(committed.revision).toBe(2);
     expect(committed.session.entries.map((entry) => [entry.type, entry.content])).toEqual([['user', 'question'], ['assistant', 'answer']]);
     expect(committed.session.lastCommittedTurnID).toBe('t1');
+  });
+
+  it('adds each committed turn\'s tokens to the session\'s totals', async () => {
+    const { sessions, id, turn } = await sessionWithTurn();
+    await sessions.saveTurn(id, { ...turn, promptTokens: 10, completionTokens: 5, delta: [{ id: 'x', type: 'assistant', content: 'a' }] });
+    await sessions.finalizeTurn(id, 't1', 'finished');
+    const first = await sessions.save({ id, entries: [userEntry('u1', 'question')], commitTurnID: 't1' });
+    const second = await sessions.beginTurn(id, { turnID: 't2', userEntryID: 'u1', baseRevision: first.revision });
+    await sessions.saveTurn(id, { ...second, promptTokens: 7, completionTokens: 3 });
+    await sessions.finalizeTurn(id, 't2', 'finished');
+    const committed = await sessions.save({ id, entries: first.session.entries, commitTurnID: 't2' });
+    expect([committed.session.promptTokens, committed.session.completionTokens]).toEqual([17, 8]);
   });
 
   it('answers a retried commit with what the first one stored, ahead of the revision check', async () => {

@@ -58,7 +58,10 @@ describe('agent turns over HTTP', () => {
       const pending = (await (await app.request(`/api/agent/sessions/${id}/pending`, request('GET'))).json()) as { confirmations: { id: string }[] };
       const confirmation = data.confirmation as { id: string; argsHash: string };
       expect(pending.confirmations.map((item) => item.id)).toEqual([confirmation.id]);
-      const answered = await app.request(`/api/confirmations/${confirmation.id}/answer`, request('POST', { approved: true, argsHash: confirmation.argsHash }));
+      const other = (await (await app.request('/api/agent/sessions', request('POST', {}))).json()) as { session: { id: string } };
+      const elsewhere = await app.request(`/api/agent/sessions/${other.session.id}/confirmations/${confirmation.id}/answer`, request('POST', { approved: true, argsHash: confirmation.argsHash }));
+      expect(elsewhere.status).toBe(404);
+      const answered = await app.request(`/api/agent/sessions/${id}/confirmations/${confirmation.id}/answer`, request('POST', { approved: true, argsHash: confirmation.argsHash }));
       expect(answered.status).toBe(200);
     });
     expect(events.map((event) => event.event)).toEqual(['turn', 'thinking', 'tool_call', 'confirm', 'snapshot', 'tool_result', 'thinking', 'content', 'usage', 'done']);

@@ -73,7 +73,7 @@ describe('compaction in a turn', () => {
     const { kernel, sessionId } = await longSession();
     const before = (await kernel.sessions.read(sessionId)).entries;
     const provider = scriptedProvider([answer('SUMMARY: ten earlier questions about q and a.'), toolCalls({ id: 'c1', name: 'note_get', args: { name: 'n' } }), answer('Done.')]);
-    const outcome = await runTurn(turnDependencies(kernel, { requireSnapshot: false, contextLimit: 3_000 }), { sessionId, message: 'the current request', provider, systemPrompt: () => 'rules', mode: 'confirm', signal: new AbortController().signal }, () => undefined);
+    const outcome = await runTurn(turnDependencies(kernel, { requireSnapshot: false, contextLimit: 3_000 }), { sessionId, message: 'the current request', provider, systemPrompt: () => 'rules', signal: new AbortController().signal }, () => undefined);
     expect(outcome.state).toBe('finished');
     expect(provider.requests.map(isSummaryRequest)).toEqual([true, false, false]);
     const main = provider.requests[1]!;
@@ -101,7 +101,7 @@ describe('compaction in a turn', () => {
       },
     };
     const events: TurnEvent[] = [];
-    const outcome = await runTurn(turnDependencies(kernel, { requireSnapshot: false, contextLimit: 100_000 }), { sessionId, message: 'go', provider, systemPrompt: () => '', mode: 'confirm', signal: new AbortController().signal }, (event) => events.push(event));
+    const outcome = await runTurn(turnDependencies(kernel, { requireSnapshot: false, contextLimit: 100_000 }), { sessionId, message: 'go', provider, systemPrompt: () => '', signal: new AbortController().signal }, (event) => events.push(event));
     expect(outcome.state).toBe('finished');
     expect(requests.map(isSummaryRequest)).toEqual([false, true, false]);
   });
@@ -110,7 +110,7 @@ describe('compaction in a turn', () => {
     const { kernel, sessionId } = await longSession();
     const provider: ModelProvider = { id: 'p', async *stream(): AsyncGenerator<ModelEvent> { throw new ModelError('context_overflow', 'too many tokens'); } };
     const events: TurnEvent[] = [];
-    const outcome = await runTurn(turnDependencies(kernel, { requireSnapshot: false }), { sessionId, message: 'go', provider, systemPrompt: () => '', mode: 'confirm', signal: new AbortController().signal }, (event) => events.push(event));
+    const outcome = await runTurn(turnDependencies(kernel, { requireSnapshot: false }), { sessionId, message: 'go', provider, systemPrompt: () => '', signal: new AbortController().signal }, (event) => events.push(event));
     expect(outcome.state).toBe('interrupted');
     expect(events.find((event) => event.type === 'error')).toMatchObject({ code: 'COMPACTION_FAILED' });
   });
@@ -121,7 +121,7 @@ describe('compaction in a turn', () => {
     await kernel.sessions.save({ id: sessionId, entries: [{ id: 'u0', type: 'user', content: words(60, 'x') }, { id: 'a0', type: 'assistant', content: words(60, 'y') }] });
     const counted = (events: ModelEvent[]): ModelEvent[] => events.map((event) => (event.type === 'usage' ? { ...event, promptTokens: 2_000 } : event));
     const provider = scriptedProvider([[...toolCalls({ id: 'c1', name: 'note_get', args: { name: 'n' } }).slice(0, -1), { type: 'usage', promptTokens: 2_000, completionTokens: 1 }, { type: 'finish', reason: 'tool_calls' }], answer('SUMMARY'), counted(answer('done'))]);
-    await runTurn(turnDependencies(kernel, { requireSnapshot: false, contextLimit: 3_000 }), { sessionId, message: 'go', provider, systemPrompt: () => '', mode: 'confirm', signal: new AbortController().signal }, () => undefined);
+    await runTurn(turnDependencies(kernel, { requireSnapshot: false, contextLimit: 3_000 }), { sessionId, message: 'go', provider, systemPrompt: () => '', signal: new AbortController().signal }, () => undefined);
     expect(provider.requests.map(isSummaryRequest)).toEqual([false, true, false]);
   });
 });

@@ -35,7 +35,7 @@ function childScript(workspace: string, sessionId: string): string {
         yield { type: 'finish', reason: 'tool_calls' };
       }
     } };
-    await runTurn(turnDependencies(kernel, { requireSnapshot: false }), { sessionId: ${JSON.stringify(sessionId)}, message: 'do the long thing', provider, systemPrompt: () => '', mode: 'confirm', signal: new AbortController().signal }, () => {});
+    await runTurn(turnDependencies(kernel, { requireSnapshot: false }), { sessionId: ${JSON.stringify(sessionId)}, message: 'do the long thing', provider, systemPrompt: () => '', signal: new AbortController().signal }, () => {});
   `;
 }
 

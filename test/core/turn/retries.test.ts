@@ -41,7 +41,7 @@ async function run(provider: ModelProvider, idleTimeoutMs = 2_000) {
   await kernel.sessions.save({ id: sessionId, entries: [] });
   const deps = turnDependencies(kernel, { requireSnapshot: false, retry: FAST, idleTimeoutMs });
   const seen: TurnEvent[] = [];
-  const outcome = await runTurn(deps, { sessionId, message: 'hi', provider, systemPrompt: () => '', mode: 'confirm', signal: new AbortController().signal }, (event) => seen.push(event));
+  const outcome = await runTurn(deps, { sessionId, message: 'hi', provider, systemPrompt: () => '', signal: new AbortController().signal }, (event) => seen.push(event));
   return { outcome, seen, session: await kernel.sessions.read(sessionId) };
 }
 
@@ -58,6 +58,13 @@ describe('retries and the idle watchdog', () => {
     expect(outcome.state).toBe('interrupted');
     expect(seen.find((event) => event.type === 'error')).toMatchObject({ code: 'MODEL_AUTHENTICATION' });
     expect(seen.some((event) => event.type === 'retry')).toBe(false);
+  });
+
+  it('does not repeat a request once reasoning has been shown', async () => {
+    async function* reasoningThenFail(): AsyncGenerator<ModelEvent> { yield { type: 'reasoning', delta: 'let me think' }; throw new ModelError('server', 'broke'); }
+    const provider = flaky([() => reasoningThenFail(), () => events(answer('again'))]);
+    const { outcome } = await run(provider);
+    expect([outcome.state, provider.calls]).toEqual(['interrupted', 1]);
   });
 
   it('does not repeat a request once text has arrived: the partial answer stays as a draft', async () => {

@@ -20,7 +20,7 @@ describe('the system prompt', () => {
     const agentsFile = await readAgentsFile(kernel.workspace.root);
     const provider = scriptedProvider([answer('ok')]);
     await runTurn(turnDependencies(kernel, { requireSnapshot: false }), {
-      sessionId, message: 'hi', provider, mode: 'confirm', signal: new AbortController().signal,
+      sessionId, message: 'hi', provider, signal: new AbortController().signal,
       systemPrompt: (tools) => buildSystemPrompt({ workspaceRoot: kernel.workspace.root, kernelVersion: KERNEL_VERSION, now: new Date('2026-11-29T12:00:00Z'), tools }, agentsFile),
     }, () => undefined);
     const request = provider.requests[0]!;

@@ -8,7 +8,7 @@ import type { SnapshotService } from '../../../core/turn/snapshot-service.js';
 import type { TurnEvent } from '../../../core/turn/turn-events.js';
 import { runTurn, type TurnDependencies } from '../../../core/turn/turn-loop.js';
 import { answer, scriptedProvider, toolCalls } from '../../fakes/scripted-provider.js';
-import { useHarness } from '../../helpers/harness.js';
+import { caught, useHarness } from '../../helpers/harness.js';
 
 const { boot } = useHarness();
 
@@ -25,7 +25,7 @@ async function setup(settings: Partial<TurnDependencies['settings']> = {}, snaps
 async function turn(kernel: Kernel, deps: TurnDependencies, sessionId: string, rounds: ModelEvent[][], options: { approve?: boolean; signal?: AbortSignal } = {}) {
   const provider = scriptedProvider(rounds);
   const events: TurnEvent[] = [];
-  const outcome = await runTurn(deps, { sessionId, message: 'please help', provider, systemPrompt: () => 'You are a test.', mode: 'confirm', signal: options.signal ?? new AbortController().signal }, (event) => {
+  const outcome = await runTurn(deps, { sessionId, message: 'please help', provider, systemPrompt: () => 'You are a test.', signal: options.signal ?? new AbortController().signal }, (event) => {
     events.push(event);
     if (event.type === 'confirm') {
       void kernel.confirmations.answer(event.confirmation.id, { approved: options.approve ?? true, argsHash: event.confirmation.argsHash, answeredBy: 'person:test' });
@@ -76,7 +76,7 @@ describe('the turn loop', () => {
       answer('Done.'),
     ]);
     expect(taken).toHaveLength(1);
-    expect(events.filter((event) => event.type === 'snapshot')).toEqual([{ type: 'snapshot', snapshotID: 'snap-1' }]);
+    expect(events.filter((event) => event.type === 'snapshot')).toEqual([expect.objectContaining({ type: 'snapshot', snapshotID: 'snap-1' })]);
     expect(session.entries.filter((entry) => entry.type === 'snapshot').map((entry) => entry.snapshotID)).toEqual(['snap-1']);
   });
 
@@ -89,7 +89,7 @@ describe('the turn loop', () => {
     expect(events.at(-2)).toMatchObject({ type: 'error', code: 'SNAPSHOT_FAILED' });
     const calls = session.entries.flatMap((entry) => entry.toolCalls ?? []);
     expect(calls.map((call) => call.state)).toEqual(['skipped', 'skipped']);
-    expect(existsSync(`${kernel.workspace.root}/notes/never.txt`)).toBe(false);
+    expect(existsSync(`${kernel.workspace.dataDir}/fixture-notes/never.txt`)).toBe(false);
   });
 
   it('warns the model after three identical failures and stops the turn at five', async () => {
@@ -103,11 +103,44 @@ describe('the turn loop', () => {
     expect(provider.requests[2]!.messages.some((message) => message.role === 'system' && message.content.includes('times'))).toBe(false);
   });
 
-  it('gives the model no tools once the round bound is reached', async () => {
+  it('gives the model no tools once the round bound is reached, and never runs a call made after it', async () => {
     const { kernel, sessionId, deps } = await setup({ maxToolRounds: 2 });
     const read = (i: number) => toolCalls({ id: `r${i}`, name: 'note_get', args: { name: `n${i}` } });
     const { provider } = await turn(kernel, deps, sessionId, [read(1), read(2), answer('final')]);
     expect(provider.requests.map((request) => request.tools.length > 0)).toEqual([true, true, false]);
+    const late = await setup({ maxToolRounds: 1 });
+    const { outcome, events } = await turn(late.kernel, late.deps, late.sessionId, [read(1), toolCalls({ id: 'w', name: 'note_put', args: { name: 'after-bound', text: 'x' } })]);
+    expect(outcome.state).toBe('interrupted');
+    expect(events.find((event) => event.type === 'error')).toMatchObject({ code: 'ROUND_LIMIT' });
+    expect(existsSync(`${late.kernel.workspace.dataDir}/fixture-notes/after-bound.txt`)).toBe(false);
+  });
+
+  it('expires a confirmation nobody answered in time: the call does not run and a late answer is refused', async () => {
+    const { kernel, sessionId, deps } = await setup({ confirmTimeoutMs: 50 });
+    const provider = scriptedProvider([toolCalls({ id: 'c1', name: 'note_put', args: { name: 'late', text: 'x' } }), answer('ok')]);
+    let asked: { id: string; argsHash: string } | undefined;
+    await runTurn(deps, { sessionId, message: 'go', provider, systemPrompt: () => '', signal: new AbortController().signal }, (event) => { if (event.type === 'confirm') asked = event.confirmation; });
+    expect(kernel.confirmations.get(asked!.id)?.status).toBe('expired');
+    expect((await caught(kernel.confirmations.answer(asked!.id, { approved: true, argsHash: asked!.argsHash, answeredBy: 'person:late' }))).code).toBe('CONFIRMATION_ALREADY_ANSWERED');
+    expect(existsSync(`${kernel.workspace.dataDir}/fixture-notes/late.txt`)).toBe(false);
+    expect(provider.requests[1]!.messages.find((message) => message.role === 'tool')!.content).toContain('did not answer in time');
+  });
+
+  it('stops the next write when the person switches the session back to confirm during the turn', async () => {
+    const { kernel, sessionId, deps } = await setup();
+    await kernel.sessions.setPermissionMode(sessionId, 'auto');
+    const provider = scriptedProvider([toolCalls({ id: 'c1', name: 'note_put', args: { name: 'a', text: '1' } }), toolCalls({ id: 'c2', name: 'note_put', args: { name: 'b', text: '2' } }), answer('done')]);
+    const confirms: string[] = [];
+    await runTurn(deps, { sessionId, message: 'go', provider, systemPrompt: () => '', signal: new AbortController().signal }, (event) => {
+      if (event.type === 'tool_result' && event.toolCallID === 'c1') void kernel.sessions.setPermissionMode(sessionId, 'confirm');
+      if (event.type === 'confirm') {
+        confirms.push(event.confirmation.wireName);
+        void kernel.confirmations.answer(event.confirmation.id, { approved: false, argsHash: event.confirmation.argsHash, answeredBy: 'person:test' });
+      }
+    });
+    expect(confirms).toEqual(['note_put']);
+    expect(existsSync(`${kernel.workspace.dataDir}/fixture-notes/a.txt`)).toBe(true);
+    expect(existsSync(`${kernel.workspace.dataDir}/fixture-notes/b.txt`)).toBe(false);
   });
 
   it('leaves the turn interrupted with its draft when cancelled mid-answer', async () => {
@@ -122,7 +155,7 @@ describe('the turn loop', () => {
         yield { type: 'text', delta: 'never seen' } as ModelEvent;
       },
     };
-    const outcome = await runTurn(deps, { sessionId, message: 'go', provider, systemPrompt: () => '', mode: 'confirm', signal: controller.signal }, (event) => events.push(event));
+    const outcome = await runTurn(deps, { sessionId, message: 'go', provider, systemPrompt: () => '', signal: controller.signal }, (event) => events.push(event));
     expect(outcome.state).toBe('interrupted');
     const session = await kernel.sessions.read(sessionId);
     expect(session.entries.at(-1)).toMatchObject({ type: 'assistant', content: 'Half of ' });
