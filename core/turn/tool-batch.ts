@@ -56,7 +56,7 @@ export async function runBatch(context: BatchContext, calls: StreamedCall[], rec
     if (context.signal.aborted) return skipRest(context, records, i, 'cancelled', 'The turn was cancelled.');
     context.emit({ type: 'tool_call', roundID: context.roundId, toolCallID: call.id, name: call.name, arguments: call.arguments });
     if (call.name === QUESTION_TOOL.name) {
-      await finish(context, record, await askPerson(context, call));
+      await finish(context, record, await askPerson(context, call, record));
       continue;
     }
     if (!context.offered.has(call.name)) {
@@ -68,7 +68,7 @@ export async function runBatch(context: BatchContext, calls: StreamedCall[], rec
       await finish(context, record, prepared.result);
       continue;
     }
-    const approved = await approval(context, prepared.call);
+    const approved = await approval(context, prepared.call, record);
     if (approved.result) {
       await finish(context, record, approved.result);
       continue;
@@ -90,7 +90,7 @@ export async function runBatch(context: BatchContext, calls: StreamedCall[], rec
 }
 
 /** The question tool: the turn waits for the person's answers, like for a confirmation. */
-async function askPerson(context: BatchContext, call: StreamedCall): Promise<CallResult> {
+async function askPerson(context: BatchContext, call: StreamedCall, record: ToolCallRecord): Promise<CallResult> {
   let questions: Question[];
   try {
     const input = JSON.parse(call.arguments || '{}') as { questions?: unknown };
@@ -102,6 +102,9 @@ async function askPerson(context: BatchContext, call: StreamedCall): Promise<Cal
   }
   const waiting = AbortSignal.any([context.signal, AbortSignal.timeout(context.confirmTimeoutMs)]);
   const { question, answered } = context.questions.ask(context.sessionId, context.turnId, questions, waiting);
+  // Kept in the runtime turn, so that a pending question shows in the session and survives a restart's reading.
+  record.questionID = question.id;
+  await context.checkpoint();
   context.emit({ type: 'question', roundID: context.roundId, questionID: question.id, questions });
   const answers = await answered;
   if (answers === undefined) return { ok: false, output: context.signal.aborted ? 'Question cancelled.' : 'No answer received (timed out).' };
@@ -125,9 +128,11 @@ function prepareCall(context: BatchContext, call: StreamedCall, mode: SessionMod
 }
 
 /** A call the gate holds waits for the person: approved, it runs; rejected or unanswered, it is skipped. */
-async function approval(context: BatchContext, call: PreparedCall): Promise<{ confirmationId?: string; result?: CallResult }> {
+async function approval(context: BatchContext, call: PreparedCall, record: ToolCallRecord): Promise<{ confirmationId?: string; result?: CallResult }> {
   if (call.decision.outcome !== 'confirm') return {};
   const confirmation = await context.pipeline.requestConfirmation(call);
+  record.confirmationID = confirmation.id;
+  await context.checkpoint();
   context.emit({ type: 'confirm', roundID: context.roundId, confirmation });
   const waiting = AbortSignal.any([context.signal, AbortSignal.timeout(context.confirmTimeoutMs)]);
   const waited = await context.confirmations.waitForAnswer(confirmation.id, waiting).catch(() => undefined);

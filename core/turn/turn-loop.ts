@@ -111,95 +111,121 @@ async function commitWithRetry(deps: TurnDependencies, sessionId: string, entrie
   }
 }
 
-async function rounds(deps: TurnDependencies, request: TurnRequest, turn: ActiveTurn, messages: ModelMessage[], emit: (event: TurnEvent) => void): Promise<'finished' | 'interrupted'> {
-  const { sessions, settings } = deps;
-  const doom = new DoomLoopTracker();
-  const save = () => sessions.saveTurn(request.sessionId, turn);
-  const snapshot = { taken: false, ids: turn.snapshotIDs };
-  const compaction: CompactionBox = { state: undefined, requests: 0, lastEstimate: 0, scale: 1 };
+/** What the rounds of one turn share. */
+interface TurnWork {
+  deps: TurnDependencies;
+  request: TurnRequest;
+  turn: ActiveTurn;
+  /** The model's view of the history; grows with each round, never written to the session as such. */
+  messages: ModelMessage[];
+  emit: (event: TurnEvent) => void;
+  doom: DoomLoopTracker;
+  snapshot: { taken: boolean; ids: string[] };
+  compaction: CompactionBox;
+  save(): Promise<void>;
+}
+
+type Ending = 'finished' | 'interrupted';
+
+async function rounds(deps: TurnDependencies, request: TurnRequest, turn: ActiveTurn, messages: ModelMessage[], emit: (event: TurnEvent) => void): Promise<Ending> {
+  const work: TurnWork = {
+    deps, request, turn, messages, emit, doom: new DoomLoopTracker(), snapshot: { taken: false, ids: turn.snapshotIDs },
+    compaction: { state: undefined, requests: 0, lastEstimate: 0, scale: 1 }, save: () => deps.sessions.saveTurn(request.sessionId, turn),
+  };
   // Bounded: after maxToolRounds the model gets no tools and must answer; one more round at most.
-  for (let round = 0; round <= settings.maxToolRounds; round++) {
+  for (let round = 0; round <= deps.settings.maxToolRounds; round++) {
     const roundID = `${turn.turnID}_${round}`;
     emit({ type: 'thinking', roundID, phase: round === 0 ? 'analyzing' : 'processing' });
-    const tools = round < settings.maxToolRounds ? [...toolSpecs(deps.registry), QUESTION_TOOL] : [];
-    const system: ModelMessage = { role: 'system', content: request.systemPrompt(tools) };
-    let result: RoundResult;
-    let forced = false;
-    // A context-overflow error forces one compaction and one more try.
-    for (;;) {
-      let context: ModelMessage[];
-      try {
-        context = await contextFor(deps, request, turn, compaction, messages, [system], tools, forced);
-      } catch (error) {
-        emit({ type: 'error', turnID: turn.turnID, code: 'COMPACTION_FAILED', message: error instanceof Error ? error.message : String(error) });
-        return 'interrupted';
-      }
-      result = await requestWithRetries(deps, request, { messages: context, tools, ...(settings.maxOutputTokens ? { maxOutputTokens: settings.maxOutputTokens } : {}) }, roundID, emit);
-      if (result.error === undefined || forced || result.received || categoryOf(result.error) !== 'context_overflow') break;
-      forced = true;
+    const tools = round < deps.settings.maxToolRounds ? [...toolSpecs(deps.registry), QUESTION_TOOL] : [];
+    const result = await modelRound(work, roundID, tools);
+    if (result === 'interrupted') return result;
+    const ending = await answerOrStop(work, result, roundID, tools);
+    if (ending !== undefined) return ending;
+    const stopped = await toolRound(work, result, roundID, tools);
+    if (stopped !== undefined) return stopped;
+  }
+  return 'finished';
+}
+
+/** One model request (compacting the context first when needed, once more after an overflow error). */
+async function modelRound(work: TurnWork, roundID: string, tools: ModelToolSpec[]): Promise<RoundResult | 'interrupted'> {
+  const { deps, request, turn, emit, compaction } = work;
+  const system: ModelMessage = { role: 'system', content: request.systemPrompt(tools) };
+  let forced = false;
+  for (;;) {
+    let context: ModelMessage[];
+    try {
+      context = await contextFor(deps, request, turn, compaction, work.messages, [system], tools, forced);
+    } catch (error) {
+      emit({ type: 'error', turnID: turn.turnID, code: 'COMPACTION_FAILED', message: error instanceof Error ? error.message : String(error) });
+      return 'interrupted';
     }
+    const result = await requestWithRetries(deps, request, { messages: context, tools, ...(deps.settings.maxOutputTokens ? { maxOutputTokens: deps.settings.maxOutputTokens } : {}) }, roundID, emit);
     turn.promptTokens += result.promptTokens;
     turn.completionTokens += result.completionTokens;
     // The provider's own count corrects the estimate for the next round (other tokenizers, hidden prompts).
     if (result.promptTokens > 0 && compaction.lastEstimate > 0) compaction.scale = Math.min(4, Math.max(0.25, result.promptTokens / compaction.lastEstimate));
-    if (result.error !== undefined) {
-      // Once anything has arrived the request is never repeated silently: the partial answer stays as a draft.
-      turn.draftContent = result.text;
-      turn.draftRoundID = roundID;
-      await save();
-      emit({ type: 'error', turnID: turn.turnID, code: `MODEL_${categoryOf(result.error).toUpperCase()}`, message: result.error instanceof Error ? result.error.message : String(result.error) });
-      return 'interrupted';
-    }
-    if (result.cancelled) {
-      turn.draftContent = result.text;
-      turn.draftRoundID = roundID;
-      await save();
-      return 'interrupted';
-    }
-    if (result.calls.length === 0) {
-      turn.delta.push({ id: roundID, type: 'assistant', content: result.text, roundID });
-      await save();
-      emit({ type: 'usage', promptTokens: turn.promptTokens, completionTokens: turn.completionTokens });
-      return 'finished';
-    }
-    if (tools.length === 0) {
-      // Past the round bound the model was given no tools; calls it makes anyway never run.
-      turn.delta.push({ id: roundID, type: 'assistant', content: result.text, roundID });
-      await save();
-      emit({ type: 'error', turnID: turn.turnID, code: 'ROUND_LIMIT', message: `The model kept calling tools after ${settings.maxToolRounds} rounds; the turn was stopped.` });
-      return 'interrupted';
-    }
-    const records: ToolCallRecord[] = result.calls.map((call) => ({ id: call.id, name: call.name, arguments: call.arguments, state: 'pending', ...(call.providerData !== undefined ? { providerData: call.providerData } : {}) }));
-    turn.delta.push({ id: roundID, type: 'assistant', content: result.text, roundID, toolCalls: records });
-    await save();
-    const context: BatchContext = {
-      pipeline: deps.pipeline, confirmations: deps.confirmations, snapshots: deps.snapshots(), requireSnapshot: settings.requireSnapshot,
-      confirmTimeoutMs: settings.confirmTimeoutMs, sessionId: request.sessionId, turnId: turn.turnID, roundId: roundID,
-      mode: () => sessions.permissionMode(request.sessionId), offered: new Set(tools.map((tool) => tool.name)),
-      outputDir: join(deps.sessionsDir, request.sessionId, 'output'), signal: request.signal, emit, checkpoint: save,
-      snapshotTaken: snapshot.taken, snapshotIds: snapshot.ids, questions: deps.questions,
-    };
-    const stop = await runBatch(context, result.calls, records);
-    snapshot.taken = context.snapshotTaken;
-    await save();
-    messages.push({ role: 'assistant', content: result.text, toolCalls: result.calls });
-    for (const record of records) messages.push({ role: 'tool', toolCallId: record.id, content: record.result ?? '' });
-    if (stop) {
-      if (stop.reason !== 'cancelled') emit({ type: 'error', turnID: turn.turnID, code: stop.reason.toUpperCase(), message: stop.message });
-      return 'interrupted';
-    }
-    const verdict = checkDoomLoop(doom, deps.registry, records);
-    if (verdict.kind === 'stop') {
-      emit({ type: 'error', turnID: turn.turnID, code: 'DOOM_LOOP', message: verdict.message });
-      return 'interrupted';
-    }
-    if (verdict.kind === 'warn') {
-      messages.push({ role: 'system', content: verdict.message });
-      turn.warnings = [...(Array.isArray(turn.warnings) ? turn.warnings as string[] : []), verdict.message];
-      await save();
-    }
+    if (result.error === undefined || forced || result.received || categoryOf(result.error) !== 'context_overflow') return result;
+    forced = true;
   }
-  return 'finished';
+}
+
+/** Ends the turn when the round failed, was cancelled, answered without tools, or called tools past the bound. */
+async function answerOrStop(work: TurnWork, result: RoundResult, roundID: string, tools: ModelToolSpec[]): Promise<Ending | undefined> {
+  const { turn, emit } = work;
+  if (result.error !== undefined || result.cancelled) {
+    // Once anything has arrived the request is never repeated silently: the partial answer stays as a draft.
+    turn.draftContent = result.text;
+    turn.draftRoundID = roundID;
+    await work.save();
+    if (result.error !== undefined) emit({ type: 'error', turnID: turn.turnID, code: `MODEL_${categoryOf(result.error).toUpperCase()}`, message: result.error instanceof Error ? result.error.message : String(result.error) });
+    return 'interrupted';
+  }
+  if (result.calls.length > 0 && tools.length > 0) return undefined;
+  turn.delta.push({ id: roundID, type: 'assistant', content: result.text, roundID });
+  await work.save();
+  if (result.calls.length === 0) {
+    emit({ type: 'usage', promptTokens: turn.promptTokens, completionTokens: turn.completionTokens });
+    return 'finished';
+  }
+  // Past the round bound the model was given no tools; calls it makes anyway never run.
+  emit({ type: 'error', turnID: turn.turnID, code: 'ROUND_LIMIT', message: `The model kept calling tools after ${work.deps.settings.maxToolRounds} rounds; the turn was stopped.` });
+  return 'interrupted';
+}
+
+/** Runs the round's tool calls, feeds their results back, and applies the doom-loop rule. */
+async function toolRound(work: TurnWork, result: RoundResult, roundID: string, tools: ModelToolSpec[]): Promise<Ending | undefined> {
+  const { deps, request, turn, emit } = work;
+  const records: ToolCallRecord[] = result.calls.map((call) => ({ id: call.id, name: call.name, arguments: call.arguments, state: 'pending', ...(call.providerData !== undefined ? { providerData: call.providerData } : {}) }));
+  turn.delta.push({ id: roundID, type: 'assistant', content: result.text, roundID, toolCalls: records });
+  await work.save();
+  const context: BatchContext = {
+    pipeline: deps.pipeline, confirmations: deps.confirmations, snapshots: deps.snapshots(), requireSnapshot: deps.settings.requireSnapshot,
+    confirmTimeoutMs: deps.settings.confirmTimeoutMs, sessionId: request.sessionId, turnId: turn.turnID, roundId: roundID,
+    mode: () => deps.sessions.permissionMode(request.sessionId), offered: new Set(tools.map((tool) => tool.name)),
+    outputDir: join(deps.sessionsDir, request.sessionId, 'output'), signal: request.signal, emit, checkpoint: work.save,
+    snapshotTaken: work.snapshot.taken, snapshotIds: work.snapshot.ids, questions: deps.questions,
+  };
+  const stop = await runBatch(context, result.calls, records);
+  work.snapshot.taken = context.snapshotTaken;
+  await work.save();
+  work.messages.push({ role: 'assistant', content: result.text, toolCalls: result.calls });
+  for (const record of records) work.messages.push({ role: 'tool', toolCallId: record.id, content: record.result ?? '' });
+  if (stop) {
+    if (stop.reason !== 'cancelled') emit({ type: 'error', turnID: turn.turnID, code: stop.reason.toUpperCase(), message: stop.message });
+    return 'interrupted';
+  }
+  const verdict = checkDoomLoop(work.doom, deps.registry, records);
+  if (verdict.kind === 'stop') {
+    emit({ type: 'error', turnID: turn.turnID, code: 'DOOM_LOOP', message: verdict.message });
+    return 'interrupted';
+  }
+  if (verdict.kind === 'warn') {
+    work.messages.push({ role: 'system', content: verdict.message });
+    turn.warnings = [...(Array.isArray(turn.warnings) ? turn.warnings as string[] : []), verdict.message];
+    await work.save();
+  }
+  return undefined;
 }
 
 interface CompactionBox {
