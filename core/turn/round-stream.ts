@@ -1,3 +1,4 @@
+import { linkedController } from './linked-signal.js';
 import { ModelError, type ModelEvent, type ModelProvider, type ModelRequest } from './model-provider.js';
 
 export interface StreamedCall {
@@ -34,27 +35,30 @@ export interface RoundCallbacks {
 export async function streamRound(provider: ModelProvider, request: ModelRequest, signal: AbortSignal, callbacks: RoundCallbacks, idleTimeoutMs: number): Promise<RoundResult> {
   const result: RoundResult = { received: false, text: '', reasoning: '', calls: [], promptTokens: 0, completionTokens: 0, cancelled: false };
   const calls = new Map<number, StreamedCall>();
-  const idle = new AbortController();
+  const linked = linkedController(signal);
   let timer: NodeJS.Timeout | undefined;
   let fireIdle: (error: ModelError) => void = () => undefined;
   const idleError = new Promise<never>((_, reject) => { fireIdle = reject; });
   idleError.catch(() => undefined);
   // A cancellation ends the wait at once, even if the provider does not honour its signal.
+  // Only the caller's cancellation counts here; the idle watchdog's abort is an error, raised below.
+  let onCancel: () => void = () => undefined;
   const cancelled = new Promise<IteratorResult<ModelEvent>>((resolve) => {
-    if (signal.aborted) resolve({ done: true, value: undefined });
-    else signal.addEventListener('abort', () => resolve({ done: true, value: undefined }), { once: true });
+    onCancel = () => resolve({ done: true, value: undefined });
+    if (signal.aborted) onCancel();
+    else signal.addEventListener('abort', onCancel, { once: true });
   });
   const arm = (): void => {
     clearTimeout(timer);
     timer = setTimeout(() => {
       const error = new ModelError('timeout', `the model sent nothing for ${idleTimeoutMs} ms`);
-      idle.abort(error);
+      linked.abort(error);
       fireIdle(error);
     }, idleTimeoutMs);
   };
   try {
     arm();
-    const iterator = provider.stream(request, AbortSignal.any([signal, idle.signal]))[Symbol.asyncIterator]();
+    const iterator = provider.stream(request, linked.signal)[Symbol.asyncIterator]();
     for (;;) {
       if (signal.aborted) {
         result.cancelled = true;
@@ -73,6 +77,8 @@ export async function streamRound(provider: ModelProvider, request: ModelRequest
     else result.error = error;
   } finally {
     clearTimeout(timer);
+    linked.unlink();
+    signal.removeEventListener('abort', onCancel);
   }
   // A provider that honours the signal simply ends its stream: that is a cancellation, not an answer.
   if (signal.aborted) result.cancelled = true;

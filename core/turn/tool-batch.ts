@@ -5,6 +5,7 @@ import type { ActionPipeline } from '../pipeline/action-pipeline.js';
 import type { PreparedCall } from '../pipeline/prepared-call.js';
 import type { Principal } from '../plugin-api.js';
 import type { ToolCallRecord } from '../session/session-types.js';
+import { linkedController } from './linked-signal.js';
 import { prepareToolOutput } from './tool-output.js';
 import { QUESTION_TOOL, type Question, type QuestionBoard } from './questions.js';
 import type { SnapshotService } from './snapshot-service.js';
@@ -100,13 +101,13 @@ async function askPerson(context: BatchContext, call: StreamedCall, record: Tool
   } catch {
     return failure('INVALID_INPUT', 'question needs {"questions": [{"question": "...", "options"?: [{"label": "..."}], "multiple"?: boolean, "custom"?: boolean}]} with 1 to 10 questions');
   }
-  const waiting = AbortSignal.any([context.signal, AbortSignal.timeout(context.confirmTimeoutMs)]);
-  const { question, answered } = context.questions.ask(context.sessionId, context.turnId, questions, waiting);
+  const waiting = linkedController(context.signal, context.confirmTimeoutMs);
+  const { question, answered } = context.questions.ask(context.sessionId, context.turnId, questions, waiting.signal);
   // Kept in the runtime turn, so that a pending question shows in the session and survives a restart's reading.
   record.questionID = question.id;
   await context.checkpoint();
   context.emit({ type: 'question', roundID: context.roundId, questionID: question.id, questions });
-  const answers = await answered;
+  const answers = await answered.finally(() => waiting.unlink());
   if (answers === undefined) return { ok: false, output: context.signal.aborted ? 'Question cancelled.' : 'No answer received (timed out).' };
   if (answers.every((chosen) => chosen.length === 0)) return { ok: true, output: 'User provided no answer.' };
   return { ok: true, output: questions.map((item, i) => `${item.question}\n${(answers[i] ?? []).join(', ') || '(no answer)'}`).join('\n\n') };
@@ -134,8 +135,8 @@ async function approval(context: BatchContext, call: PreparedCall, record: ToolC
   record.confirmationID = confirmation.id;
   await context.checkpoint();
   context.emit({ type: 'confirm', roundID: context.roundId, confirmation });
-  const waiting = AbortSignal.any([context.signal, AbortSignal.timeout(context.confirmTimeoutMs)]);
-  const waited = await context.confirmations.waitForAnswer(confirmation.id, waiting).catch(() => undefined);
+  const waiting = linkedController(context.signal, context.confirmTimeoutMs);
+  const waited = await context.confirmations.waitForAnswer(confirmation.id, waiting.signal).catch(() => undefined).finally(() => waiting.unlink());
   // Nobody waits any more: close it, unless an answer raced in first (then that answer counts).
   const answered = waited ?? await context.confirmations.expire(confirmation.id);
   if (answered.status === 'approved' && !context.signal.aborted) return { confirmationId: confirmation.id };

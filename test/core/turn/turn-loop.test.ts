@@ -161,4 +161,20 @@ describe('the turn loop', () => {
     expect(session.entries.at(-1)).toMatchObject({ type: 'assistant', content: 'Half of ' });
     expect(events.at(-1)).toMatchObject({ type: 'done', state: 'interrupted' });
   });
+
+  it("leaves no listener behind on the turn's signal, however many rounds it runs", async () => {
+    const { kernel, sessionId, deps } = await setup({ maxToolRounds: 40 });
+    const warnings: string[] = [];
+    const onWarning = (warning: Error): void => { warnings.push(warning.name); };
+    process.on('warning', onWarning);
+    try {
+      const reads = Array.from({ length: 15 }, (_, i) => toolCalls({ id: `r${i}`, name: 'note_get', args: { name: `n${i}` } }));
+      const { outcome } = await turn(kernel, deps, sessionId, [...reads, answer('done')]);
+      expect(outcome.state).toBe('finished');
+      await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      process.off('warning', onWarning);
+    }
+    expect(warnings).not.toContain('MaxListenersExceededWarning');
+  });
 });
