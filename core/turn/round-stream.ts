@@ -36,54 +36,62 @@ export async function streamRound(provider: ModelProvider, request: ModelRequest
   const result: RoundResult = { received: false, text: '', reasoning: '', calls: [], promptTokens: 0, completionTokens: 0, cancelled: false };
   const calls = new Map<number, StreamedCall>();
   const linked = linkedController(signal);
-  let timer: NodeJS.Timeout | undefined;
-  let fireIdle: (error: ModelError) => void = () => undefined;
-  const idleError = new Promise<never>((_, reject) => { fireIdle = reject; });
-  idleError.catch(() => undefined);
-  // A cancellation ends the wait at once, even if the provider does not honour its signal.
-  // Only the caller's cancellation counts here; the idle watchdog's abort is an error, raised below.
-  let onCancel: () => void = () => undefined;
-  const cancelled = new Promise<IteratorResult<ModelEvent>>((resolve) => {
-    onCancel = () => resolve({ done: true, value: undefined });
-    if (signal.aborted) onCancel();
-    else signal.addEventListener('abort', onCancel, { once: true });
-  });
-  const arm = (): void => {
-    clearTimeout(timer);
-    timer = setTimeout(() => {
-      const error = new ModelError('timeout', `the model sent nothing for ${idleTimeoutMs} ms`);
-      linked.abort(error);
-      fireIdle(error);
-    }, idleTimeoutMs);
-  };
+  const idle = idleWatchdog(idleTimeoutMs, (error) => linked.abort(error));
+  const cancel = cancellation(signal);
   try {
-    arm();
     const iterator = provider.stream(request, linked.signal)[Symbol.asyncIterator]();
     for (;;) {
       if (signal.aborted) {
-        result.cancelled = true;
         void iterator.return?.();
         break;
       }
-      const next = await Promise.race([iterator.next(), idleError, cancelled]);
+      const next = await Promise.race([iterator.next(), idle.error, cancel.done]);
       if (next.done) break;
       // Nothing that arrives after the cancellation counts: the draft is what the person saw.
       if (signal.aborted) continue;
-      arm();
+      idle.arm();
       apply(next.value, result, calls, callbacks);
     }
   } catch (error) {
-    if (signal.aborted) result.cancelled = true;
-    else result.error = error;
+    if (!signal.aborted) result.error = error;
   } finally {
-    clearTimeout(timer);
+    idle.stop();
     linked.unlink();
-    signal.removeEventListener('abort', onCancel);
+    cancel.stop();
   }
   // A provider that honours the signal simply ends its stream: that is a cancellation, not an answer.
   if (signal.aborted) result.cancelled = true;
   result.calls = [...calls.entries()].sort(([a], [b]) => a - b).map(([, call]) => call).filter((call) => call.name !== '');
   return result;
+}
+
+/** Rejects `error` when `ms` pass without `arm()`; armed from the start. Its abort is an error, not a cancellation. */
+function idleWatchdog(ms: number, onIdle: (error: ModelError) => void): { error: Promise<never>; arm(): void; stop(): void } {
+  let timer: NodeJS.Timeout | undefined;
+  let fire: (error: ModelError) => void = () => undefined;
+  const error = new Promise<never>((_, reject) => { fire = reject; });
+  error.catch(() => undefined);
+  const arm = (): void => {
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      const stalled = new ModelError('timeout', `the model sent nothing for ${ms} ms`);
+      onIdle(stalled);
+      fire(stalled);
+    }, ms);
+  };
+  arm();
+  return { error, arm, stop: () => clearTimeout(timer) };
+}
+
+/** Settles when the caller cancels, even if the provider does not honour its signal; `stop` removes the listener. */
+function cancellation(signal: AbortSignal): { done: Promise<IteratorResult<ModelEvent>>; stop(): void } {
+  let onCancel: () => void = () => undefined;
+  const done = new Promise<IteratorResult<ModelEvent>>((resolve) => {
+    onCancel = () => resolve({ done: true, value: undefined });
+    if (signal.aborted) onCancel();
+    else signal.addEventListener('abort', onCancel, { once: true });
+  });
+  return { done, stop: () => signal.removeEventListener('abort', onCancel) };
 }
 
 function apply(event: ModelEvent, result: RoundResult, calls: Map<number, StreamedCall>, callbacks: RoundCallbacks): void {
