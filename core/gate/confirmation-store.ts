@@ -111,10 +111,11 @@ export class ConfirmationStore {
    * Closes a confirmation nobody will wait for any more (its turn timed out or was cancelled), so that a
    * late answer neither counts nor creates a grant. One answered meanwhile is returned as answered.
    */
-  expire(id: string): Promise<Confirmation> {
+  expire(id: string, options: { evenIfApproved?: boolean } = {}): Promise<Confirmation> {
     return this.queue.run(async () => {
       const current = this.require(id);
-      if (current.status !== 'pending') return current;
+      // An approval nobody will use (its turn was cancelled) is closed too, so that it never lingers.
+      if (current.status !== 'pending' && !(options.evenIfApproved && current.status === 'approved')) return current;
       const expired: Confirmation = { ...current, status: 'expired', answeredAt: new Date().toISOString() };
       await this.persist(new Map(this.items).set(id, expired));
       return expired;
@@ -133,6 +134,7 @@ export class ConfirmationStore {
       };
       const onAbort = (): void => {
         listeners.delete(onAnswer);
+        if (listeners.size === 0 && this.waiters.get(id) === listeners) this.waiters.delete(id);
         reject(signal?.reason instanceof Error ? signal.reason : new KernelError('ACTION_CANCELLED', 'waiting for the confirmation was cancelled'));
       };
       if (signal?.aborted) return onAbort();

@@ -109,6 +109,12 @@ export class FileSessionStore {
     return { revision: document.revision, session: document };
   }
 
+  /** session.json as stored, without the runtime overlay. */
+  async readStored(id: string): Promise<SessionDocument> {
+    this.paths.folder(id);
+    return this.lock.run(id, () => this.existing(id));
+  }
+
   /** The session as a client sees it: the stored history with an uncommitted turn folded in. */
   async read(id: string): Promise<SessionDocument> {
     this.paths.folder(id);

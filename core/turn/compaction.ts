@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { estimateRequest } from './compaction-tokens.js';
-import type { ModelMessage, ModelProvider, ModelToolSpec } from './model-provider.js';
+import type { ModelMessage, ModelRequest, ModelToolSpec } from './model-provider.js';
+import type { RoundResult } from './round-stream.js';
 
 /** A summary of the first `coveredCount` messages, valid while those messages hash to `digest`. */
 export interface CompactionState {
@@ -34,14 +35,15 @@ export function isReusable(state: CompactionState | undefined, messages: readonl
 
 /**
  * Where the history may be cut: just before a user message, or after an assistant message all of
- * whose tool calls have their results, so that a call is never separated from its result. Messages
- * that carry provider-signed state are never summarised (it would be lost), and the last user message
- * (the person's current request) always stays. Returns candidate prefix lengths, shortest first.
+ * whose tool calls have their results, so that a call is never separated from its result. When the
+ * current turn (from the last user message on) carries provider-signed state, only cuts before it are
+ * allowed, so that state is never summarised; earlier turns' signatures are left out of the summary
+ * source. At least the last message stays. Returns candidate prefix lengths, shortest first.
  */
 export function boundaries(messages: readonly ModelMessage[]): number[] {
   const lastUser = messages.map((message) => message.role).lastIndexOf('user');
-  const firstSigned = messages.findIndex((message) => message.providerData !== undefined || message.toolCalls?.some((call) => call.providerData !== undefined));
-  const limit = Math.min(lastUser, firstSigned === -1 ? lastUser : firstSigned);
+  const signedNow = messages.slice(Math.max(0, lastUser)).some((message) => message.providerData !== undefined || message.toolCalls?.some((call) => call.providerData !== undefined));
+  const limit = signedNow ? lastUser : messages.length - 1;
   const out: number[] = [];
   for (let cut = 1; cut <= limit; cut++) {
     const next = messages[cut];
@@ -50,13 +52,15 @@ export function boundaries(messages: readonly ModelMessage[]): number[] {
     const previous = messages[cut - 1]!;
     if (previous.role === 'tool' || (previous.role === 'assistant' && (previous.toolCalls?.length ?? 0) === 0)) out.push(cut);
   }
-  return [...new Set(out)].filter((cut) => cut > 0 && cut <= limit);
+  return out;
 }
 
 /** The messages to send: the summary (as a second system message) in place of what it covers. */
 export function withSummary(messages: readonly ModelMessage[], state: CompactionState): ModelMessage[] {
-  // The kernel's own warnings (the doom loop's) stay in view even when their place was summarised.
-  const kept = messages.slice(0, state.coveredCount).filter((message) => message.role === 'system');
+  // The kernel's own warnings (the doom loop's) and the person's current request stay in view even
+  // when their place was summarised.
+  const lastUser = messages.map((message) => message.role).lastIndexOf('user');
+  const kept = messages.slice(0, state.coveredCount).filter((message, i) => message.role === 'system' || i === lastUser);
   return [{ role: 'system', content: `${SUMMARY_NOTICE}\n<conversation_summary>\n${state.summary}\n</conversation_summary>` }, ...kept, ...messages.slice(state.coveredCount)];
 }
 
@@ -64,20 +68,19 @@ export function withSummary(messages: readonly ModelMessage[], state: Compaction
  * Summarises a prefix of the history with one model request without tools. The cut is the first
  * boundary that brings the request under `target` tokens, else the last one.
  */
-export async function compact(provider: ModelProvider, messages: readonly ModelMessage[], tools: readonly ModelToolSpec[], previous: CompactionState | undefined,
-  target: number, signal: AbortSignal): Promise<CompactionState> {
+export async function compact(summarize: (request: ModelRequest) => Promise<RoundResult>, providerId: string, messages: readonly ModelMessage[], tools: readonly ModelToolSpec[],
+  previous: CompactionState | undefined, target: number): Promise<{ state: CompactionState; promptTokens: number; completionTokens: number }> {
   const cuts = boundaries(messages).filter((cut) => cut > (previous?.coveredCount ?? 0));
   if (cuts.length === 0) throw new Error('nothing in the history can be summarised without splitting a tool call from its result or losing signed state');
   const cut = cuts.find((candidate) => estimateRequest(messages.slice(candidate), tools) + SUMMARY_MAX_TOKENS <= target) ?? cuts[cuts.length - 1]!;
   const covered = messages.slice(previous?.coveredCount ?? 0, cut);
   const source = `${previous ? `<previous_summary>\n${previous.summary}\n</previous_summary>\n` : ''}<new_history_json>\n${JSON.stringify(covered.map(({ role, content, toolCalls, toolCallId }) => ({ role, content, toolCalls: toolCalls?.map(({ id, name, arguments: args }) => ({ id, name, args })), toolCallId })))}\n</new_history_json>`;
-  let summary = '';
-  let finish = '';
-  for await (const event of provider.stream({ messages: [{ role: 'system', content: SUMMARY_INSTRUCTION }, { role: 'user', content: source }], tools: [], maxOutputTokens: SUMMARY_MAX_TOKENS }, signal)) {
-    if (event.type === 'text') summary += event.delta;
-    if (event.type === 'finish') finish = event.reason;
-  }
-  if (finish === 'length') throw new Error('the summary was cut off by its length limit');
-  if (summary.trim() === '') throw new Error('the summary came back empty');
-  return { summary: summary.trim(), coveredCount: cut, digest: digestOf(messages.slice(0, cut)), provider: provider.id };
+  // The same stream handling as a round: idle watchdog, cancellation, errors returned not thrown.
+  const result = await summarize({ messages: [{ role: 'system', content: SUMMARY_INSTRUCTION }, { role: 'user', content: source }], tools: [], maxOutputTokens: SUMMARY_MAX_TOKENS });
+  if (result.cancelled) throw new Error('the turn was cancelled while the history was being summarised');
+  if (result.error !== undefined) throw new Error(`the summary request failed: ${result.error instanceof Error ? result.error.message : String(result.error)}`);
+  if (result.finishReason === 'length') throw new Error('the summary was cut off by its length limit');
+  if (result.text.trim() === '') throw new Error('the summary came back empty');
+  const state = { summary: result.text.trim(), coveredCount: cut, digest: digestOf(messages.slice(0, cut)), provider: providerId };
+  return { state, promptTokens: result.promptTokens, completionTokens: result.completionTokens };
 }

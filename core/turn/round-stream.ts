@@ -20,6 +20,7 @@ export interface RoundResult {
   completionTokens: number;
   /** True when the caller's signal stopped the stream. */
   cancelled: boolean;
+  finishReason?: string;
 }
 
 export interface RoundCallbacks {
@@ -113,6 +114,6 @@ function apply(event: ModelEvent, result: RoundResult, calls: Map<number, Stream
       result.promptTokens += event.promptTokens;
       result.completionTokens += event.completionTokens;
       return;
-    case 'finish': return;
+    case 'finish': result.finishReason = event.reason; return;
   }
 }

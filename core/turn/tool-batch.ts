@@ -44,6 +44,9 @@ export interface CallResult {
 /** Why a batch stopped early: the rest of its calls were skipped and the turn ends interrupted. */
 export type BatchStop = { reason: 'snapshot_failed' | 'cancelled'; message: string } | undefined;
 
+/** A confirm timeout of 0 or less means waiting for as long as the turn lasts (REFERENCE.md §5). */
+const waitLimit = (ms: number): number | undefined => (ms > 0 ? ms : undefined);
+
 const failure = (code: string, message: string): CallResult => ({ ok: false, output: JSON.stringify({ ok: false, error: { code, message } }) });
 
 /**
@@ -79,7 +82,10 @@ export async function runBatch(context: BatchContext, calls: StreamedCall[], rec
       if (stop) return skipRest(context, records, i, stop.reason, stop.message);
     }
     // A cancellation that arrived while the person answered or the snapshot ran stops the call here.
-    if (context.signal.aborted) return skipRest(context, records, i, 'cancelled', 'The turn was cancelled.');
+    if (context.signal.aborted) {
+      if (approved.confirmationId) await context.confirmations.expire(approved.confirmationId, { evenIfApproved: true });
+      return skipRest(context, records, i, 'cancelled', 'The turn was cancelled.');
+    }
     record.state = 'executing';
     await context.checkpoint();
     const result = await context.pipeline.execute(prepared.call, approved.confirmationId ? { confirmationId: approved.confirmationId } : {})
@@ -101,7 +107,7 @@ async function askPerson(context: BatchContext, call: StreamedCall, record: Tool
   } catch {
     return failure('INVALID_INPUT', 'question needs {"questions": [{"question": "...", "options"?: [{"label": "..."}], "multiple"?: boolean, "custom"?: boolean}]} with 1 to 10 questions');
   }
-  const waiting = linkedController(context.signal, context.confirmTimeoutMs);
+  const waiting = linkedController(context.signal, waitLimit(context.confirmTimeoutMs));
   const { question, answered } = context.questions.ask(context.sessionId, context.turnId, questions, waiting.signal);
   // Kept in the runtime turn, so that a pending question shows in the session and survives a restart's reading.
   record.questionID = question.id;
@@ -135,11 +141,12 @@ async function approval(context: BatchContext, call: PreparedCall, record: ToolC
   record.confirmationID = confirmation.id;
   await context.checkpoint();
   context.emit({ type: 'confirm', roundID: context.roundId, confirmation });
-  const waiting = linkedController(context.signal, context.confirmTimeoutMs);
+  const waiting = linkedController(context.signal, waitLimit(context.confirmTimeoutMs));
   const waited = await context.confirmations.waitForAnswer(confirmation.id, waiting.signal).catch(() => undefined).finally(() => waiting.unlink());
   // Nobody waits any more: close it, unless an answer raced in first (then that answer counts).
   const answered = waited ?? await context.confirmations.expire(confirmation.id);
   if (answered.status === 'approved' && !context.signal.aborted) return { confirmationId: confirmation.id };
+  if (context.signal.aborted) await context.confirmations.expire(confirmation.id, { evenIfApproved: true });
   if (context.signal.aborted) return { result: failure('ACTION_CANCELLED', 'The turn was cancelled before the person answered.') };
   if (answered.status === 'rejected') return { result: failure('ACTION_DENIED', 'The person declined this call. Do not repeat it; ask or try another way.') };
   return { result: failure('ACTION_TIMEOUT', 'The person did not answer in time; the call was not made.') };

@@ -5,7 +5,7 @@ import type { Logger } from '../log.js';
 import type { ActionPipeline } from '../pipeline/action-pipeline.js';
 import type { ActionRegistry } from '../registry/action-registry.js';
 import type { FileSessionStore } from '../session/session-store.js';
-import type { ActiveTurn, SessionDocument, SessionEntry, ToolCallRecord } from '../session/session-types.js';
+import type { ActiveTurn, SessionEntry, ToolCallRecord } from '../session/session-types.js';
 import { DoomLoopTracker, type DoomVerdict } from './doom-loop.js';
 import { toModelMessages } from './model-messages.js';
 import type { ModelMessage, ModelProvider, ModelRequest, ModelToolSpec } from './model-provider.js';
@@ -66,7 +66,7 @@ export async function runTurn(deps: TurnDependencies, request: TurnRequest, emit
   let session = await sessions.read(sessionId);
   // A turn that ended but was never committed (its commit failed, or the kernel stopped) is committed first.
   if (typeof session.recoveryTurnID === 'string' && session.recoveryState !== 'running') {
-    await sessions.save({ id: sessionId, entries: storedEntries(session), commitTurnID: session.recoveryTurnID });
+    await sessions.save({ id: sessionId, entries: (await sessions.readStored(sessionId)).entries, commitTurnID: session.recoveryTurnID });
     session = await sessions.read(sessionId);
   }
   const userEntry: SessionEntry = { id: newId(), type: 'user', content: request.message, timestamp: new Date().toISOString() };
@@ -75,7 +75,14 @@ export async function runTurn(deps: TurnDependencies, request: TurnRequest, emit
   sessions.setStreaming(sessionId, true);
   let state: 'finished' | 'interrupted' = 'interrupted';
   try {
-    const turn = await sessions.beginTurn(sessionId, { turnID, userEntryID: userEntry.id, baseRevision: base.revision });
+    let turn: ActiveTurn;
+    try {
+      turn = await sessions.beginTurn(sessionId, { turnID, userEntryID: userEntry.id, baseRevision: base.revision });
+    } catch (error) {
+      // The message must not stay behind unanswered: the next turn would add a second one in a row.
+      await sessions.save({ id: sessionId, entries: session.entries, expectedRevision: base.revision }).catch(() => undefined);
+      throw error;
+    }
     emit({ type: 'turn', turnID });
     try {
       state = await rounds(deps, request, turn, toModelMessages(base.session.entries), emit);
@@ -91,12 +98,6 @@ export async function runTurn(deps: TurnDependencies, request: TurnRequest, emit
     sessions.setStreaming(sessionId, false);
     emit({ type: 'done', turnID, state });
   }
-}
-
-/** The entries of session.json itself, without the runtime overlay. */
-function storedEntries(session: SessionDocument): SessionEntry[] {
-  const turnID = String(session.recoveryTurnID ?? '');
-  return session.entries.filter((entry) => !entry.id.startsWith(`runtime_${turnID}`) && !entry.id.startsWith(`runtime_draft_${turnID}`) && !entry.id.startsWith('runtime_snapshot_'));
 }
 
 /** Commits the turn; a commit can be repeated safely, so a failed one is tried once more. */
@@ -228,6 +229,9 @@ async function toolRound(work: TurnWork, result: RoundResult, roundID: string, t
   return undefined;
 }
 
+/** A summary request that sends nothing for this long is given up (REFERENCE.md §6: two minutes). */
+const SUMMARY_TIMEOUT_MS = 120_000;
+
 interface CompactionBox {
   state: CompactionState | undefined;
   /** Summary requests made in this turn (at most MAX_SUMMARY_REQUESTS). */
@@ -253,9 +257,22 @@ async function contextFor(deps: TurnDependencies, request: TurnRequest, turn: Ac
   const budget = inputBudget(contextLimit, maxOutputTokens);
   box.lastEstimate = estimateRequest([...head, ...current], tools);
   if (!forced && box.lastEstimate * box.scale <= 0.9 * budget) return [...head, ...current];
-  if (box.requests >= MAX_SUMMARY_REQUESTS) throw new Error(`the history needed more than ${MAX_SUMMARY_REQUESTS} summaries in one turn`);
+  if (box.requests >= MAX_SUMMARY_REQUESTS) {
+    if (!forced) return [...head, ...current];
+    throw new Error(`the history needed more than ${MAX_SUMMARY_REQUESTS} summaries in one turn`);
+  }
   box.requests++;
-  box.state = await compact(request.provider, messages, tools, isReusable(box.state, messages, request.provider.id) ? box.state : undefined, 0.75 * budget, request.signal);
+  const summarize = (summaryRequest: ModelRequest) => streamRound(request.provider, summaryRequest, request.signal, { onText: () => undefined, onReasoning: () => undefined }, Math.min(deps.settings.idleTimeoutMs, SUMMARY_TIMEOUT_MS));
+  try {
+    const made = await compact(summarize, request.provider.id, messages, tools, isReusable(box.state, messages, request.provider.id) ? box.state : undefined, 0.75 * budget);
+    box.state = made.state;
+    turn.promptTokens += made.promptTokens;
+    turn.completionTokens += made.completionTokens;
+  } catch (error) {
+    // Ahead of the limit, a failed summary is no reason to stop: the request is sent as it is.
+    if (!forced) return [...head, ...current];
+    throw error;
+  }
   turn.compaction = box.state;
   await deps.sessions.saveTurn(request.sessionId, turn);
   const compacted = [...head, ...withSummary(messages, box.state)];

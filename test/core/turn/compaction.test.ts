@@ -30,12 +30,20 @@ describe('where the history may be cut', () => {
     expect(boundaries(history)).toEqual([4, 5, 7]);
   });
 
-  it('never summarises messages carrying provider-signed state', () => {
-    // The signed answer (index 4) may be kept whole after a cut, never summarised.
-    const signed = history.map((message, i) => (i === 4 ? { ...message, providerData: { signature: 'sig' } } : message));
-    expect(boundaries(signed)).toEqual([4]);
-    expect(boundaries(history.map((message, i) => (i === 1 ? { ...message, providerData: 'x' } : message)))).toEqual([]);
-    expect(boundaries(history.map((message, i) => (i === 6 ? { ...message, providerData: 'x' } : message)))).toEqual([4, 5]);
+  it('cuts inside the current turn after complete tool rounds, unless the current turn carries signed state', () => {
+    const longer: ModelMessage[] = [...history, { role: 'assistant', content: '', toolCalls: [{ id: 'd', name: 'w', arguments: '{}' }] }, { role: 'tool', toolCallId: 'd', content: 'rd' }];
+    expect(boundaries(longer)).toEqual([4, 5, 7, 10]);
+    const signedNow = longer.map((message, i) => (i === 8 ? { ...message, providerData: { signature: 'sig' } } : message));
+    expect(boundaries(signedNow)).toEqual([4, 5, 7]);
+    // Signed state of an earlier turn may be summarised (the summary source leaves signatures out).
+    const signedBefore = longer.map((message, i) => (i === 4 ? { ...message, providerData: 'x' } : message));
+    expect(boundaries(signedBefore)).toEqual([4, 5, 7, 10]);
+  });
+
+  it('keeps the current request in view when a cut passes it', () => {
+    const state = { summary: 's', coveredCount: 10, digest: '', provider: 'p' };
+    const longer: ModelMessage[] = [...history, { role: 'assistant', content: 'more' }];
+    expect(withSummary(longer, state).map((message) => message.content)).toEqual([expect.stringContaining('<conversation_summary>'), 'current request', 'more']);
   });
 
   it('reuses a summary only while what it covers is unchanged', () => {

@@ -177,4 +177,17 @@ describe('the turn loop', () => {
     }
     expect(warnings).not.toContain('MaxListenersExceededWarning');
   });
+
+  it('commits a finished turn left uncommitted before the next one, keeping earlier snapshot entries', async () => {
+    const { kernel, sessionId, deps } = await setup();
+    const saved = await kernel.sessions.save({ id: sessionId, entries: [{ id: 'u0', type: 'user', content: 'first' }, { id: 'runtime_snapshot_S1', type: 'snapshot', snapshotID: 'S1' }], expectedRevision: 1 });
+    const left = await kernel.sessions.beginTurn(sessionId, { turnID: 't-left', userEntryID: 'u0', baseRevision: saved.revision });
+    await kernel.sessions.saveTurn(sessionId, { ...left, snapshotIDs: ['S2'], delta: [{ id: 'x', type: 'assistant', content: 'left answer' }] });
+    await kernel.sessions.finalizeTurn(sessionId, 't-left', 'finished');
+    const { outcome } = await turn(kernel, deps, sessionId, [answer('new answer')]);
+    expect(outcome.state).toBe('finished');
+    const stored = await kernel.sessions.readStored(sessionId);
+    expect(stored.entries.filter((entry) => entry.type === 'snapshot').map((entry) => entry.snapshotID)).toEqual(['S1', 'S2']);
+    expect(stored.entries.filter((entry) => entry.type === 'assistant').map((entry) => entry.content)).toEqual(['left answer', 'new answer']);
+  });
 });
