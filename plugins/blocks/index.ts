@@ -19,6 +19,7 @@ import { exportActions, importActions } from './transfer-actions.js';
 import { createWelcomeNotebook } from './welcome.js';
 import { idToken, subtypeToken } from './fts-index.js';
 import { Readiness } from './readiness.js';
+import { syncWithFiles } from './workspace-sync.js';
 import { searchText } from './search-text.js';
 import { BLOCKS_INDEX } from './tokens.js';
 
@@ -49,6 +50,7 @@ export default definePlugin<Partial<BlocksConfig>>({
       ftsSubtype: subtypeToken,
       notebooks: () => new Map([...store.catalog.notebooks].map(([id, conf]) => [id, { name: conf.name, access: conf.access }])),
       ready: () => readiness.wait(),
+      withWritesPaused: (work) => store.queue.run(() => work({ syncIndex: async () => { await syncWithFiles(store); } })),
     });
     const watcher = config.watch ? watchData(store, () => readiness.sync(false)) : undefined;
     ctx.onDispose(async () => {

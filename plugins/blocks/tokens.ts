@@ -17,6 +17,12 @@ export interface BlocksIndex {
   notebooks(): ReadonlyMap<string, { name: string; access: 'private' | 'published' }>;
   /** Resolves once the index has caught up with the files at start-up. */
   ready(): Promise<void>;
+  /**
+   * Runs `work` with every write to the notes held back (a snapshot must not capture a half-written
+   * state, a rollback must not race a write). `syncIndex` brings the index in line with files `work`
+   * changed in data/.
+   */
+  withWritesPaused<T>(work: (ops: { syncIndex(): Promise<void> }) => Promise<T>): Promise<T>;
 }
 
 export const BLOCKS_INDEX = createToken<BlocksIndex>('blocks.index');

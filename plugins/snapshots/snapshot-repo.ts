@@ -1,0 +1,153 @@
+import { readdir, readFile, rm, stat } from 'node:fs/promises';
+import { dirname, join, relative, sep } from 'node:path';
+import { KernelError, NotFoundError, isValidId, newId, writeFileAtomic, writeJsonAtomic } from '../../core/index.js';
+import { ObjectStore, sha256 } from './object-store.js';
+
+export interface FileEntry { hash: string; size: number; mtimeMs: number }
+
+export interface Snapshot {
+  id: string;
+  memo: string;
+  created: string;
+  /** `person:<name>` or `agent:<session>/<turn>`. */
+  origin: string;
+  parent: string | null;
+  tags: string[];
+  /** data/-relative path → content. */
+  files: Record<string, FileEntry>;
+}
+
+export interface FileDiff { added: string[]; removed: string[]; changed: string[] }
+
+/** Dot-files of the kernel's own writes in progress are never part of a snapshot. */
+function isTemporary(path: string): boolean {
+  return path.split('/').some((part) => part.startsWith('.') && part !== '.notebook.json');
+}
+
+/**
+ * The workspace repository (`<workspace>/repo/`): content-addressed objects and one small JSON record
+ * per snapshot. Callers hold the notes' writes while creating or rolling back.
+ */
+export class SnapshotRepo {
+  readonly objects: ObjectStore;
+  private readonly records: string;
+
+  constructor(readonly repoDir: string, readonly dataDir: string) {
+    this.objects = new ObjectStore(join(repoDir, 'objects'));
+    this.records = join(repoDir, 'snapshots');
+  }
+
+  private recordPath(id: string): string {
+    if (!isValidId(id)) throw new KernelError('INVALID_INPUT', `'${String(id).slice(0, 40)}' is not a snapshot id`, { details: { field: 'id' } });
+    return join(this.records, `${id}.json`);
+  }
+
+  async list(): Promise<Snapshot[]> {
+    const names = (await readdir(this.records).catch(() => [] as string[])).filter((name) => name.endsWith('.json')).sort();
+    const out: Snapshot[] = [];
+    for (const name of names) out.push(JSON.parse(await readFile(join(this.records, name), 'utf8')) as Snapshot);
+    return out;
+  }
+
+  async get(id: string): Promise<Snapshot> {
+    const text = await readFile(this.recordPath(id), 'utf8').catch(() => undefined);
+    if (text === undefined) throw new NotFoundError('NOT_FOUND', `No snapshot with id '${id}'`, { details: { id } });
+    return JSON.parse(text) as Snapshot;
+  }
+
+  /** The newest snapshot, whose file table lets the next one skip unchanged files. */
+  async latest(): Promise<Snapshot | undefined> {
+    return (await this.list()).at(-1);
+  }
+
+  /** Files of data/ as they are now: size and mtime from the disk, hashes only where `known` cannot vouch. */
+  async scan(known: Record<string, FileEntry> = {}, store = false): Promise<Record<string, FileEntry>> {
+    const out: Record<string, FileEntry> = {};
+    const entries = await readdir(this.dataDir, { recursive: true, withFileTypes: true }).catch(() => []);
+    for (const entry of entries) {
+      if (!entry.isFile()) continue;
+      const path = relative(this.dataDir, join(entry.parentPath, entry.name)).split(sep).join('/');
+      if (isTemporary(path)) continue;
+      const info = await stat(join(this.dataDir, path));
+      const before = known[path];
+      if (before && before.size === info.size && before.mtimeMs === info.mtimeMs) {
+        out[path] = before;
+        continue;
+      }
+      const content = await readFile(join(this.dataDir, path));
+      const hash = store ? await this.objects.put(content) : sha256(content);
+      out[path] = { hash, size: info.size, mtimeMs: info.mtimeMs };
+    }
+    return out;
+  }
+
+  /** A new snapshot: only files whose size or mtime changed since the last one are read and hashed. */
+  async create(memo: string, origin: string): Promise<Snapshot> {
+    const parent = await this.latest();
+    const files = await this.scan(parent?.files, true);
+    const snapshot: Snapshot = { id: newId(), memo, created: new Date().toISOString(), origin, parent: parent?.id ?? null, tags: [], files };
+    await writeJsonAtomic(this.recordPath(snapshot.id), snapshot);
+    return snapshot;
+  }
+
+  diff(from: Record<string, FileEntry>, to: Record<string, FileEntry>): FileDiff {
+    const added = Object.keys(to).filter((path) => !(path in from)).sort();
+    const removed = Object.keys(from).filter((path) => !(path in to)).sort();
+    const changed = Object.keys(to).filter((path) => path in from && from[path]!.hash !== to[path]!.hash).sort();
+    return { added, removed, changed };
+  }
+
+  /**
+   * Restores data/ to a snapshot exactly: files created since are removed, changed or missing ones
+   * rewritten. Every object needed is read and checked first, so a damaged repository changes nothing.
+   */
+  async rollback(id: string): Promise<FileDiff> {
+    const target = await this.get(id);
+    const now = await this.scan((await this.latest())?.files);
+    // From now to the snapshot: what it has that is gone or different comes back; what it lacks goes.
+    const change = this.diff(now, target.files);
+    const restore = [...change.added, ...change.changed];
+    const contents = new Map<string, Buffer>();
+    for (const path of restore) contents.set(path, await this.objects.get(target.files[path]!.hash));
+    for (const path of restore) await writeFileAtomic(join(this.dataDir, ...path.split('/')), contents.get(path)!);
+    for (const path of change.removed) await rm(join(this.dataDir, ...path.split('/')), { force: true });
+    await this.removeEmptyFolders(change.removed.map((path) => dirname(path)));
+    return change;
+  }
+
+  private async removeEmptyFolders(folders: string[]): Promise<void> {
+    const unique = [...new Set(folders)].filter((folder) => folder !== '.').sort((a, b) => b.length - a.length);
+    for (const folder of unique) {
+      const path = join(this.dataDir, ...folder.split('/'));
+      if ((await readdir(path).catch(() => ['x'])).length === 0) await rm(path, { recursive: true, force: true });
+    }
+  }
+
+  async setTags(id: string, change: (tags: string[]) => string[]): Promise<Snapshot> {
+    const snapshot = await this.get(id);
+    snapshot.tags = [...new Set(change(snapshot.tags))].sort();
+    await writeJsonAtomic(this.recordPath(id), snapshot);
+    return snapshot;
+  }
+
+  /** Drops objects no snapshot refers to. */
+  async purge(): Promise<{ removed: number }> {
+    const referenced = new Set((await this.list()).flatMap((snapshot) => Object.values(snapshot.files).map((file) => file.hash)));
+    let removed = 0;
+    for (const hash of await this.objects.list()) {
+      if (referenced.has(hash)) continue;
+      await this.objects.remove(hash);
+      removed++;
+    }
+    return { removed };
+  }
+
+  /** Reads every referenced object again and reports the missing or damaged ones. */
+  async verify(): Promise<{ snapshots: number; objects: number; damaged: { object: string; reason: string }[] }> {
+    const snapshots = await this.list();
+    const hashes = new Set(snapshots.flatMap((snapshot) => Object.values(snapshot.files).map((file) => file.hash)));
+    const damaged: { object: string; reason: string }[] = [];
+    for (const hash of hashes) await this.objects.get(hash).catch((error: Error) => damaged.push({ object: hash, reason: error.message }));
+    return { snapshots: snapshots.length, objects: hashes.size, damaged };
+  }
+}

@@ -1,0 +1,95 @@
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { describe, expect, it } from 'vitest';
+import { newId } from '../../core/ids.js';
+import { turnDependencies } from '../../core/turn/kernel-turns.js';
+import { runTurn } from '../../core/turn/turn-loop.js';
+import { answer, scriptedProvider, toolCalls } from '../fakes/scripted-provider.js';
+import { caught } from '../helpers/harness.js';
+import { useBlocks, type Act } from './blocks/blocks-harness.js';
+
+const { boot } = useBlocks();
+
+interface Created { id: string }
+interface Tree { document: { children: { id: string }[] } }
+
+async function notes(act: Act) {
+  const notebook = await act<Created>('notebook_create', { name: 'N' });
+  const doc = await act<Created>('document_create', { notebook: notebook.id, title: 'Kept', markdown: 'original text\n\nsecond' });
+  return { notebook: notebook.id, doc: doc.id };
+}
+
+describe('snapshots', () => {
+  it('shows what changed since a snapshot, down to the blocks of a document', async () => {
+    const { act } = await boot();
+    const { notebook, doc } = await notes(act);
+    const snap = await act<Created & { files: number }>('snapshot_create', { memo: 'before' });
+    expect(snap.files).toBe(2);
+    const [first] = (await act<Tree>('document_get', { id: doc })).document.children;
+    await act('block_update', { id: first!.id, markdown: 'changed text' });
+    const added = await act<Created>('document_create', { notebook, title: 'New' });
+    const diff = await act<{ added: string[]; changed: string[]; documents: { path: string; blocks: { changed: string[] } }[] }>('snapshot_diff', { from: snap.id });
+    expect(diff.added).toEqual([`${notebook}/${added.id}.json`]);
+    expect(diff.changed).toEqual([`${notebook}/${doc}.json`]);
+    expect(diff.documents[0]!.blocks.changed).toEqual(expect.arrayContaining([first!.id, doc]));
+  });
+
+  it('rolls the notes back exactly, and the index follows', async () => {
+    const { kernel, act } = await boot();
+    const { notebook, doc } = await notes(act);
+    const snap = await act<Created>('snapshot_create', { memo: 'before' });
+    const [first] = (await act<Tree>('document_get', { id: doc })).document.children;
+    await act('block_update', { id: first!.id, markdown: 'ruined #oops#' });
+    const extra = await act<Created>('document_create', { notebook, title: 'Extra', markdown: 'to go' });
+    const restored = await act<{ removed: string[]; changed: string[] }>('snapshot_rollback', { id: snap.id });
+    expect(restored.removed).toEqual([`${notebook}/${extra.id}.json`]);
+    expect((await act<{ markdown: string }>('document_get_markdown', { id: doc })).markdown).toContain('original text');
+    expect((await caught(act('document_get', { id: extra.id }))).code).toBe('NOT_FOUND');
+    expect((await act<{ tags: unknown[] }>('tag_list', {})).tags).toEqual([]);
+    expect(await readdir(join(kernel.workspace.dataDir, notebook))).toEqual(['.notebook.json', `${doc}.json`]);
+  });
+
+  it('stores each content once, finds damaged objects, refuses to roll back from them, and purges unreferenced ones', async () => {
+    const { kernel, act } = await boot();
+    const { doc } = await notes(act);
+    const first = await act<Created>('snapshot_create', {});
+    await act<Created>('snapshot_create', {});
+    const objects = join(kernel.workspace.root, 'repo', 'objects');
+    const stored = async () => (await readdir(objects, { recursive: true, withFileTypes: true })).filter((entry) => entry.isFile()).map((entry) => join(entry.parentPath, entry.name));
+    expect(await stored()).toHaveLength(2);
+    expect(await act('snapshot_verify', {})).toMatchObject({ snapshots: 2, objects: 2, damaged: [] });
+    const originals = new Map<string, Buffer>();
+    for (const file of await stored()) {
+      originals.set(file, await readFile(file));
+      await writeFile(file, gzipSync(Buffer.from('tampered')));
+    }
+    expect((await act<{ damaged: unknown[] }>('snapshot_verify', {})).damaged).toHaveLength(2);
+    const [block] = (await act<Tree>('document_get', { id: doc })).document.children;
+    await act('block_update', { id: block!.id, markdown: 'changed after the snapshot' });
+    const extra = await act<Created>('notebook_create', { name: 'After' });
+    expect((await caught(act('snapshot_rollback', { id: first.id }))).code).toBe('PLUGIN_ERROR');
+    expect((await act<{ markdown: string }>('document_get_markdown', { id: doc })).markdown).toContain('changed after the snapshot');
+    expect((await act<{ notebooks: { id: string }[] }>('notebook_list', {})).notebooks.map((nb) => nb.id)).toContain(extra.id);
+    for (const [file, content] of originals) await writeFile(file, content);
+    const orphanFolder = join(objects, 'ff');
+    await mkdir(orphanFolder, { recursive: true });
+    await writeFile(join(orphanFolder, 'f'.repeat(64)), gzipSync(Buffer.from('nobody')));
+    expect(await act('snapshot_purge', {})).toMatchObject({ removed: 1 });
+    expect((await caught(act('snapshot_get', { id: newId() }))).code).toBe('NOT_FOUND');
+  });
+
+  it('gives the agent one snapshot before its first write, with the turn as origin', async () => {
+    const { kernel, act } = await boot();
+    const { doc } = await notes(act);
+    const sessionId = newId();
+    await kernel.sessions.save({ id: sessionId, entries: [] });
+    await kernel.sessions.setPermissionMode(sessionId, 'auto');
+    const provider = scriptedProvider([toolCalls({ id: 'c1', name: 'block_append', args: { parentId: doc, markdown: 'by the agent' } }, { id: 'c2', name: 'block_append', args: { parentId: doc, markdown: 'again' } }), answer('done')]);
+    const outcome = await runTurn(turnDependencies(kernel), { sessionId, message: 'add two lines', provider, systemPrompt: () => '', signal: new AbortController().signal }, () => undefined);
+    expect(outcome.state).toBe('finished');
+    const { snapshots } = await act<{ snapshots: { origin: string }[] }>('snapshot_list', {});
+    expect(snapshots.map((snapshot) => snapshot.origin)).toEqual([`agent:${sessionId}/${outcome.turnID}`]);
+    expect((await act<{ markdown: string }>('document_get_markdown', { id: doc })).markdown).toContain('again');
+  });
+});
