@@ -31,7 +31,8 @@ export class ObjectStore {
   /** Stores content (if not stored yet) and returns its hash. */
   async put(content: Uint8Array): Promise<string> {
     const hash = sha256(content);
-    if (!this.has(hash)) await writeFileAtomic(this.path(hash), gzipSync(content));
+    // Level 3: most of the size saving of the default level at a fraction of its time.
+    if (!this.has(hash)) await writeFileAtomic(this.path(hash), gzipSync(content, { level: 3 }));
     return hash;
   }
 

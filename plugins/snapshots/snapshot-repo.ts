@@ -1,4 +1,5 @@
-import { readdir, readFile, rm, stat } from 'node:fs/promises';
+import { statSync } from 'node:fs';
+import { readdir, readFile, rm } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
 import { KernelError, NotFoundError, isValidId, newId, writeFileAtomic, writeJsonAtomic } from '../../core/index.js';
 import { ObjectStore, sha256 } from './object-store.js';
@@ -18,6 +19,9 @@ export interface Snapshot {
 }
 
 export interface FileDiff { added: string[]; removed: string[]; changed: string[] }
+
+/** Changed files read (and stored) at once: enough to keep the disk busy, few enough for memory. */
+const SCAN_BATCH = 16;
 
 /** Dot-files of the kernel's own writes in progress are never part of a snapshot. */
 function isTemporary(path: string): boolean {
@@ -60,23 +64,29 @@ export class SnapshotRepo {
     return (await this.list()).at(-1);
   }
 
-  /** Files of data/ as they are now: size and mtime from the disk, hashes only where `known` cannot vouch. */
+  /**
+   * Files of data/ as they are now: size and mtime from the disk, and hashes only where `known` cannot
+   * vouch for a file. Stats are synchronous (a few microseconds each; writes are paused meanwhile) and
+   * changed files are read and stored a batch at a time.
+   */
   async scan(known: Record<string, FileEntry> = {}, store = false): Promise<Record<string, FileEntry>> {
     const out: Record<string, FileEntry> = {};
+    const changed: { path: string; size: number; mtimeMs: number }[] = [];
     const entries = await readdir(this.dataDir, { recursive: true, withFileTypes: true }).catch(() => []);
     for (const entry of entries) {
       if (!entry.isFile()) continue;
       const path = relative(this.dataDir, join(entry.parentPath, entry.name)).split(sep).join('/');
       if (isTemporary(path)) continue;
-      const info = await stat(join(this.dataDir, path));
+      const info = statSync(join(this.dataDir, path));
       const before = known[path];
-      if (before && before.size === info.size && before.mtimeMs === info.mtimeMs) {
-        out[path] = before;
-        continue;
-      }
-      const content = await readFile(join(this.dataDir, path));
-      const hash = store ? await this.objects.put(content) : sha256(content);
-      out[path] = { hash, size: info.size, mtimeMs: info.mtimeMs };
+      if (before && before.size === info.size && before.mtimeMs === info.mtimeMs) out[path] = before;
+      else changed.push({ path, size: info.size, mtimeMs: info.mtimeMs });
+    }
+    for (let i = 0; i < changed.length; i += SCAN_BATCH) {
+      await Promise.all(changed.slice(i, i + SCAN_BATCH).map(async (file) => {
+        const content = await readFile(join(this.dataDir, file.path));
+        out[file.path] = { hash: store ? await this.objects.put(content) : sha256(content), size: file.size, mtimeMs: file.mtimeMs };
+      }));
     }
     return out;
   }
