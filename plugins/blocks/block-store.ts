@@ -10,6 +10,22 @@ import { cloneTree } from './index-rows.js';
 import { NOTEBOOK_CONF_FILE, notebookConfText, type NotebookConf } from './notebook-conf.js';
 import { WriteQueue } from './write-queue.js';
 
+export type ChangeOp = 'update' | 'move' | 'remove' | 'rollback';
+
+/** A document about to change: its file's text as it still is, and who changes it. */
+export interface DocumentChange {
+  id: string;
+  op: ChangeOp;
+  by: string;
+  notebook: string;
+  /** data/-relative path of the file. */
+  path: string;
+  hpath: string;
+  text: string;
+}
+
+export type ChangeListener = (change: DocumentChange) => Promise<void>;
+
 interface Cached {
   root: Block;
   mtimeMs: number;
@@ -55,6 +71,22 @@ export class BlockStore {
     readonly log: Logger,
   ) {}
 
+  /** Called with a document's file still as it was, before it is changed, moved or removed (history). */
+  private readonly changeListeners: ChangeListener[] = [];
+
+  onBeforeChange(listener: ChangeListener): void {
+    this.changeListeners.push(listener);
+  }
+
+  async beforeChange(id: string, op: ChangeOp, by: string): Promise<void> {
+    if (this.changeListeners.length === 0) return;
+    const path = this.filePath(id);
+    const text = await readFile(path, 'utf8').catch(() => undefined);
+    if (text === undefined) return;
+    const entry = this.entry(id);
+    for (const listener of this.changeListeners) await listener({ id, op, by, notebook: entry.notebook, path: this.catalog.relativePath(id), hpath: this.catalog.hpath(id), text });
+  }
+
   entry(id: string): DocEntry {
     const entry = this.catalog.doc(id);
     if (!entry) throw new NotFoundError('NOT_FOUND', `No document with id '${id}'`, { details: { id } });
@@ -89,8 +121,10 @@ export class BlockStore {
   }
 
   /** Writes a document (file, then index) and records where it is. Call inside the write queue. */
-  async write(root: Block, entry: DocEntry): Promise<void> {
+  async write(root: Block, entry: DocEntry, options: { recorded?: boolean } = {}): Promise<void> {
     this.checkPlace(entry);
+    // `recorded`: the caller already reported this change (a move reports itself before its renames).
+    if (this.catalog.doc(root.id) && !options.recorded) await this.beforeChange(root.id, 'update', root.attrs.updatedBy ?? 'kernel');
     const before = this.catalog.doc(root.id);
     this.catalog.setDoc({ ...entry, title: root.content ?? '' });
     const path = this.filePath(root.id);
@@ -118,6 +152,7 @@ export class BlockStore {
     try {
       for (const { root, entry } of docs) {
         this.checkPlace(entry);
+        await this.beforeChange(root.id, 'update', root.attrs.updatedBy ?? 'kernel');
         const path = this.filePath(root.id);
         const text = await readFile(path, 'utf8');
         await writeDocumentFile(path, documentText(root));

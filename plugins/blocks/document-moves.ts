@@ -42,6 +42,7 @@ export function moveDocument(rt: BlocksRuntime, call: ActionCall, input: MoveInp
     const root = await store.readForWrite(input.id);
     checkExpected(root, input.expectedUpdated);
     const subtree = store.catalog.subtree(input.id);
+    await store.beforeChange(input.id, 'move', updatedBy(call));
     const oldFile = store.filePath(input.id);
     const oldFolder = store.catalog.childFolder(store.dataDir, input.id);
     const before: DocEntry[] = subtree.map((entry) => ({ ...entry }));
@@ -61,7 +62,7 @@ export function moveDocument(rt: BlocksRuntime, call: ActionCall, input: MoveInp
     }
     for (const entry of subtree) store.forget(entry.id);
     touch(root, updatedBy(call), new Date());
-    await store.write(root, store.entry(input.id));
+    await store.write(root, store.entry(input.id), { recorded: true });
     store.replaceSubtree(subtree.slice(1).map((entry) => entry.id));
     return { id: input.id, notebook: input.notebook, parentId: input.parentId ?? null, hpath: store.catalog.hpath(input.id), moved: subtree.map((entry) => entry.id) };
   });
@@ -80,6 +81,7 @@ export function removeDocument(rt: BlocksRuntime, call: ActionCall, input: { id:
     const folder = store.catalog.childFolder(store.dataDir, input.id);
     // The folder of children first: a crash in between leaves the document without children, not
     // children without their document (which the next start would report as orphans).
+    for (const entry of subtree) await store.beforeChange(entry.id, 'remove', updatedBy(call));
     await rm(folder, { recursive: true, force: true });
     await rm(file, { force: true });
     store.index.transaction(() => { for (const entry of subtree) store.index.removeDocument(entry.id); });

@@ -50,6 +50,8 @@ export default definePlugin<Partial<BlocksConfig>>({
       ftsSubtype: subtypeToken,
       notebooks: () => new Map([...store.catalog.notebooks].map(([id, conf]) => [id, { name: conf.name, access: conf.access }])),
       ready: () => readiness.wait(),
+      dataDir: workspace.dataDir,
+      onBeforeChange: (listener) => store.onBeforeChange(listener),
       withWritesPaused: (work) => store.queue.run(() => work({ syncIndex: async () => { await syncWithFiles(store); } })),
     });
     const watcher = config.watch ? watchData(store, () => readiness.sync(false)) : undefined;

@@ -23,6 +23,13 @@ export interface BlocksIndex {
    * changed in data/.
    */
   withWritesPaused<T>(work: (ops: { syncIndex(): Promise<void> }) => Promise<T>): Promise<T>;
+  /**
+   * Calls `listener` with a document's file text as it still is, before the document is changed,
+   * moved or removed (inside the write, so no change escapes it).
+   */
+  onBeforeChange(listener: (change: { id: string; op: 'update' | 'move' | 'remove' | 'rollback'; by: string; notebook: string; path: string; hpath: string; text: string }) => Promise<void>): void;
+  /** The data folder, where document files live. */
+  readonly dataDir: string;
 }
 
 export const BLOCKS_INDEX = createToken<BlocksIndex>('blocks.index');

@@ -1,0 +1,98 @@
+import { readdir, readFile, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { KernelError, NotFoundError, isValidId, writeJsonAtomic } from '../../core/index.js';
+
+export interface Version {
+  /** `<time>-<op>`: sortable by time. */
+  version: string;
+  documentId: string;
+  op: 'update' | 'move' | 'remove' | 'rollback';
+  by: string;
+  time: string;
+  notebook: string;
+  path: string;
+  hpath: string;
+  /** The document file's text before the change. */
+  text: string;
+}
+
+export type VersionInfo = Omit<Version, 'text'> & { title: string };
+
+export interface Retention {
+  /** Versions kept per document at most (the newest). */
+  maxVersions: number;
+  /** Versions older than this are dropped. */
+  maxAgeDays: number;
+}
+
+const VERSION = /^\d{8}T\d{9}Z-(update|move|remove|rollback)(-\d+)?$/;
+
+/** Document versions under `<workspace>/history/<doc-id>/<time>-<op>.json`, kept by the retention rules. */
+export class HistoryStore {
+  constructor(readonly folder: string, private readonly retention: Retention) {}
+
+  private documentFolder(id: string): string {
+    if (!isValidId(id)) throw new KernelError('INVALID_INPUT', `'${String(id).slice(0, 40)}' is not a document id`, { details: { field: 'id' } });
+    return join(this.folder, id);
+  }
+
+  async record(version: Omit<Version, 'version' | 'time'>, now: Date = new Date()): Promise<void> {
+    const time = now.toISOString().replace(/[-:.]/g, '').replace('T', 'T');
+    const folder = this.documentFolder(version.documentId);
+    const existing = new Set(await readdir(folder).catch(() => [] as string[]));
+    let name = `${time}-${version.op}`;
+    for (let n = 2; existing.has(`${name}.json`); n++) name = `${time}-${version.op}-${n}`;
+    await writeJsonAtomic(join(folder, `${name}.json`), { ...version, version: name, time: now.toISOString() });
+    await this.prune(version.documentId, now);
+  }
+
+  /** Versions of a document, newest first. */
+  async list(documentId: string): Promise<VersionInfo[]> {
+    const folder = this.documentFolder(documentId);
+    const names = (await readdir(folder).catch(() => [] as string[])).map((name) => name.replace(/\.json$/, '')).filter((name) => VERSION.test(name)).sort().reverse();
+    const out: VersionInfo[] = [];
+    for (const name of names) {
+      const { text, ...info } = await this.read(documentId, name);
+      out.push({ ...info, title: titleOf(text) });
+    }
+    return out;
+  }
+
+  async read(documentId: string, version: string): Promise<Version> {
+    if (!VERSION.test(version)) throw new KernelError('INVALID_INPUT', `'${version.slice(0, 60)}' is not a version`, { details: { field: 'version' } });
+    const text = await readFile(join(this.documentFolder(documentId), `${version}.json`), 'utf8').catch(() => undefined);
+    if (text === undefined) throw new NotFoundError('NOT_FOUND', `No version '${version}' of document '${documentId}'`, { details: { id: documentId, version } });
+    return JSON.parse(text) as Version;
+  }
+
+  /** Every document with versions (bounded by the folder listing). */
+  async documents(): Promise<string[]> {
+    return (await readdir(this.folder).catch(() => [] as string[])).filter((name) => isValidId(name)).sort();
+  }
+
+  async clear(documentId?: string): Promise<{ documents: number }> {
+    const ids = documentId !== undefined ? [documentId] : await this.documents();
+    for (const id of ids) await rm(this.documentFolder(id), { recursive: true, force: true });
+    return { documents: ids.length };
+  }
+
+  private async prune(documentId: string, now: Date): Promise<void> {
+    const folder = this.documentFolder(documentId);
+    const names = (await readdir(folder).catch(() => [] as string[])).filter((name) => VERSION.test(name.replace(/\.json$/, ''))).sort().reverse();
+    const oldest = now.getTime() - this.retention.maxAgeDays * 86_400_000;
+    for (const [i, name] of names.entries()) {
+      const stamp = name.slice(0, 18);
+      const time = Date.parse(`${stamp.slice(0, 4)}-${stamp.slice(4, 6)}-${stamp.slice(6, 8)}T${stamp.slice(9, 11)}:${stamp.slice(11, 13)}:${stamp.slice(13, 15)}.${stamp.slice(15, 18)}Z`);
+      if (i >= this.retention.maxVersions || time < oldest) await rm(join(folder, name), { force: true });
+    }
+  }
+}
+
+export function titleOf(text: string): string {
+  try {
+    const root = JSON.parse(text) as { content?: unknown };
+    return typeof root.content === 'string' ? root.content : '';
+  } catch {
+    return '';
+  }
+}

@@ -1,0 +1,74 @@
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { KernelError, WORKSPACE, definePlugin, isValidId, writeFileAtomic } from '../../core/index.js';
+import { BLOCKS_INDEX } from '../blocks/tokens.js';
+import { HistoryStore, titleOf, type Retention, type Version } from './history-store.js';
+
+interface SearchInput { query?: string; notebook?: string; op?: Version['op']; from?: string; to?: string; limit?: number }
+
+/** The file a version belongs to, from its stored path: only ids, so a tampered version cannot point elsewhere. */
+function filePath(dataDir: string, path: string): string {
+  const parts = path.split('/');
+  const file = parts.pop() ?? '';
+  if (!file.endsWith('.json') || ![...parts, file.slice(0, -5)].every((part) => isValidId(part))) {
+    throw new KernelError('INVALID_INPUT', `the version's path '${path.slice(0, 200)}' is not a document path`);
+  }
+  return join(dataDir, ...parts, file);
+}
+
+export default definePlugin<Partial<Retention>>({
+  activate(ctx) {
+    const workspace = ctx.get(WORKSPACE);
+    const blocks = ctx.get(BLOCKS_INDEX);
+    const history = new HistoryStore(join(workspace.root, 'history'), { maxVersions: ctx.config.maxVersions ?? 100, maxAgeDays: ctx.config.maxAgeDays ?? 90 });
+    // Every change of a document file, from any caller, first keeps the file as it was.
+    blocks.onBeforeChange(async (change) => {
+      await history.record({ documentId: change.id, op: change.op, by: change.by, notebook: change.notebook, path: change.path, hpath: change.hpath, text: change.text });
+    });
+    return {
+      history: {
+        list: async (input) => ({ versions: await history.list((input as { id: string }).id) }),
+        get: async (input) => {
+          const { id, version } = input as { id: string; version: string };
+          const found = await history.read(id, version);
+          return { ...found, title: titleOf(found.text) };
+        },
+        search: async (input) => {
+          const { query, notebook, op, from, to, limit = 50 } = input as SearchInput;
+          const needle = query?.toLowerCase();
+          const results = [];
+          // Bounded: stops at `limit` results, newest documents' versions first.
+          for (const id of (await history.documents()).reverse()) {
+            for (const version of await history.list(id)) {
+              if (notebook !== undefined && version.notebook !== notebook) continue;
+              if (op !== undefined && version.op !== op) continue;
+              if ((from !== undefined && version.time < from) || (to !== undefined && version.time > to)) continue;
+              if (needle !== undefined && !(version.title.toLowerCase().includes(needle) || (await history.read(id, version.version)).text.toLowerCase().includes(needle))) continue;
+              results.push(version);
+              if (results.length >= limit) return { results, truncated: true };
+            }
+          }
+          return { results, truncated: false };
+        },
+        rollback: async (input, call) => {
+          const { id, version } = input as { id: string; version: string };
+          const found = await history.read(id, version);
+          const path = filePath(blocks.dataDir, found.path);
+          const notebook = found.path.split('/')[0]!;
+          if (!existsSync(join(blocks.dataDir, notebook, '.notebook.json'))) throw new KernelError('CONFLICT', `the notebook of this version (${notebook}) no longer exists`, { details: { notebook } });
+          return blocks.withWritesPaused(async (ops) => {
+            const by = call.principal.kind === 'agent' ? call.principal.name : `${call.principal.kind}:${call.principal.name}`;
+            if (existsSync(path)) {
+              await history.record({ documentId: id, op: 'rollback', by, notebook: found.notebook, path: found.path, hpath: found.hpath, text: await readFile(path, 'utf8') });
+            }
+            await writeFileAtomic(path, found.text);
+            await ops.syncIndex();
+            return { id, version, restored: found.path };
+          });
+        },
+        clear: async (input) => history.clear((input as { id?: string }).id),
+      },
+    };
+  },
+});

@@ -1,0 +1,60 @@
+import { describe, expect, it } from 'vitest';
+import { caught } from '../helpers/harness.js';
+import { useBlocks, type Act } from './blocks/blocks-harness.js';
+
+const { boot } = useBlocks();
+
+interface Created { id: string }
+interface Versions { versions: { version: string; op: string; by: string; title: string }[] }
+
+async function notes(act: Act) {
+  const notebook = await act<Created>('notebook_create', { name: 'N' });
+  const other = await act<Created>('notebook_create', { name: 'Other' });
+  const doc = await act<Created>('document_create', { notebook: notebook.id, title: 'Plan', markdown: 'first version' });
+  return { notebook: notebook.id, other: other.id, doc: doc.id };
+}
+
+describe('document history', () => {
+  it('keeps the previous version before every change, move and removal, with who made it', async () => {
+    const { act } = await boot();
+    const { other, doc } = await notes(act);
+    await act('block_append', { parentId: doc, markdown: 'second line' });
+    await act('document_rename', { id: doc, title: 'Plan B' });
+    await act('document_move', { id: doc, notebook: other });
+    await act('document_remove', { id: doc });
+    const { versions } = await act<Versions>('history_list', { id: doc });
+    expect(versions.map((version) => [version.op, version.title, version.by])).toEqual([
+      ['remove', 'Plan B', 'person:alice'], ['move', 'Plan B', 'person:alice'], ['update', 'Plan', 'person:alice'], ['update', 'Plan', 'person:alice'],
+    ]);
+    const oldest = await act<{ text: string }>('history_get', { id: doc, version: versions.at(-1)!.version });
+    expect(oldest.text).toContain('first version');
+    expect(oldest.text).not.toContain('second line');
+  });
+
+  it('brings back a removed document, and restores an earlier version keeping the current one', async () => {
+    const { act } = await boot();
+    const { doc } = await notes(act);
+    await act('block_append', { parentId: doc, markdown: 'added later' });
+    await act('document_remove', { id: doc });
+    expect((await caught(act('document_get', { id: doc }))).code).toBe('NOT_FOUND');
+    const removed = (await act<Versions>('history_list', { id: doc })).versions[0]!;
+    await act('history_rollback', { id: doc, version: removed.version });
+    expect((await act<{ markdown: string }>('document_get_markdown', { id: doc })).markdown).toContain('added later');
+    const first = (await act<Versions>('history_list', { id: doc })).versions.at(-1)!;
+    await act('history_rollback', { id: doc, version: first.version });
+    expect((await act<{ markdown: string }>('document_get_markdown', { id: doc })).markdown).not.toContain('added later');
+    expect((await act<Versions>('history_list', { id: doc })).versions[0]!.op).toBe('rollback');
+  });
+
+  it('keeps at most the configured number of versions, and searches and clears them', async () => {
+    const { act } = await boot({ config: { plugins: { history: { config: { maxVersions: 3 } } } } });
+    const { doc } = await notes(act);
+    for (let i = 0; i < 5; i++) await act('block_append', { parentId: doc, markdown: `line ${i} kiwi` });
+    expect((await act<Versions>('history_list', { id: doc })).versions).toHaveLength(3);
+    expect((await act<{ results: unknown[] }>('history_search', { query: 'line 3 kiwi' })).results).toHaveLength(1);
+    expect((await act<{ results: unknown[] }>('history_search', { op: 'remove' })).results).toHaveLength(0);
+    await act('history_clear', { id: doc });
+    expect((await act<Versions>('history_list', { id: doc })).versions).toEqual([]);
+    expect((await caught(act('history_get', { id: doc, version: '20260101T000000000Z-update' }))).code).toBe('NOT_FOUND');
+  });
+});
