@@ -5,8 +5,9 @@ import { indexRebuildCommand } from './commands/index-rebuild.js';
 import { exportCommand, importCommand } from './commands/markdown-transfer.js';
 import { pluginValidateCommand } from './commands/plugin-validate.js';
 import { serveCommand } from './commands/serve.js';
+import { snapshotCommands } from './commands/snapshot.js';
 
-const COMMANDS: readonly Command[] = [serveCommand, indexRebuildCommand, importCommand, exportCommand, pluginValidateCommand, auditVerifyCommand];
+const COMMANDS: readonly Command[] = [serveCommand, indexRebuildCommand, importCommand, exportCommand, ...snapshotCommands, pluginValidateCommand, auditVerifyCommand];
 
 function usage(): string {
   const width = Math.max(...COMMANDS.map((command) => command.name.length));

@@ -6,10 +6,12 @@ import { newId } from '../../core/ids.js';
 import { turnDependencies } from '../../core/turn/kernel-turns.js';
 import { runTurn } from '../../core/turn/turn-loop.js';
 import { answer, scriptedProvider, toolCalls } from '../fakes/scripted-provider.js';
+import { runCli } from '../../core/cli/run-cli.js';
+import { bufferIO } from '../helpers/buffer-io.js';
 import { caught } from '../helpers/harness.js';
 import { useBlocks, type Act } from './blocks/blocks-harness.js';
 
-const { boot } = useBlocks();
+const { boot, tempDir } = useBlocks();
 
 interface Created { id: string }
 interface Tree { document: { children: { id: string }[] } }
@@ -91,5 +93,45 @@ describe('snapshots', () => {
     const { snapshots } = await act<{ snapshots: { origin: string }[] }>('snapshot_list', {});
     expect(snapshots.map((snapshot) => snapshot.origin)).toEqual([`agent:${sessionId}/${outcome.turnID}`]);
     expect((await act<{ markdown: string }>('document_get_markdown', { id: doc })).markdown).toContain('again');
+  });
+
+  it('keeps the agent from writing when the repository cannot take a snapshot', async () => {
+    const { kernel, act } = await boot();
+    const { doc } = await notes(act);
+    await mkdir(join(kernel.workspace.root, 'repo'), { recursive: true });
+    await writeFile(join(kernel.workspace.root, 'repo', 'objects'), 'a file where the object folder should be');
+    const sessionId = newId();
+    await kernel.sessions.save({ id: sessionId, entries: [] });
+    await kernel.sessions.setPermissionMode(sessionId, 'auto');
+    const provider = scriptedProvider([toolCalls({ id: 'c1', name: 'block_append', args: { parentId: doc, markdown: 'must not appear' } })]);
+    const events: string[] = [];
+    const outcome = await runTurn(turnDependencies(kernel), { sessionId, message: 'write', provider, systemPrompt: () => '', signal: new AbortController().signal }, (event) => { if (event.type === 'error') events.push(event.code); });
+    expect([outcome.state, events]).toEqual(['interrupted', ['SNAPSHOT_FAILED']]);
+    expect((await act<{ markdown: string }>('document_get_markdown', { id: doc })).markdown).not.toContain('must not appear');
+  });
+
+  it('works from the command line: create, list, diff, rollback, verify', async () => {
+    const workspace = join(await tempDir(), 'ws');
+    const first = await boot({ workspace });
+    const { doc } = await notes(first.act);
+    await first.kernel.close();
+    const io = () => bufferIO();
+    const created = io();
+    expect(await runCli(['snapshot', 'create', '--memo', 'cli', '--workspace', workspace], created)).toBe(0);
+    const id = /snapshot (\S+):/.exec(created.outText())![1]!;
+    const second = await boot({ workspace });
+    const [block] = (await second.act<Tree>('document_get', { id: doc })).document.children;
+    await second.act('block_update', { id: block!.id, markdown: 'edited' });
+    await second.kernel.close();
+    const listed = io();
+    expect(await runCli(['snapshot', 'list', '--workspace', workspace], listed)).toBe(0);
+    expect(listed.outText()).toContain(`${id}`);
+    const diff = io();
+    expect(await runCli(['snapshot', 'diff', id, '--workspace', workspace], diff)).toBe(0);
+    expect(diff.outText()).toMatch(new RegExp(`^~ .*${doc}\\.json$`, 'm'));
+    expect(await runCli(['snapshot', 'rollback', id, '--workspace', workspace], io())).toBe(0);
+    expect(await runCli(['snapshot', 'verify', '--workspace', workspace], io())).toBe(0);
+    const third = await boot({ workspace });
+    expect((await third.act<{ markdown: string }>('document_get_markdown', { id: doc })).markdown).toContain('original text');
   });
 });
