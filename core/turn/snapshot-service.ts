@@ -9,3 +9,17 @@ export interface SnapshotService {
 }
 
 export const SNAPSHOT_SERVICE = createToken<SnapshotService>('agent.snapshots');
+
+/** The result of undoing an agent's turn. */
+export interface TurnRollbackOutcome {
+  mode: 'restore' | 'blocks';
+  conflicts: { path: string; id?: string }[];
+  undone: { path: string; blocks: number }[];
+}
+
+/** Undoes one agent turn's changes to the notes; provided by the snapshots plugin. */
+export interface TurnRollback {
+  rollbackTurn(sessionId: string, turnId: string, force: boolean): Promise<TurnRollbackOutcome>;
+}
+
+export const TURN_ROLLBACK = createToken<TurnRollback>('agent.turn-rollback');

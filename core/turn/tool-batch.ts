@@ -158,7 +158,7 @@ async function takeSnapshot(context: BatchContext): Promise<BatchStop> {
     return { reason: 'snapshot_failed', message: 'No snapshot service is available, and a snapshot is required before the agent writes (agent.requireSnapshot).' };
   }
   try {
-    const { id } = await context.snapshots.snapshot({ sessionId: context.sessionId, turnId: context.turnId, memo: 'agent auto snapshot' });
+    const { id } = await context.snapshots.snapshot({ sessionId: context.sessionId, turnId: context.turnId, memo: 'agent auto snapshot' }); // TURN_START_MEMO in turn-loop.ts
     context.snapshotTaken = true;
     context.snapshotIds.push(id);
     context.emit({ type: 'snapshot', roundID: context.roundId, snapshotID: id });

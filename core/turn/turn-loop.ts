@@ -18,6 +18,10 @@ import { runBatch, type BatchContext } from './tool-batch.js';
 import type { TurnEvent } from './turn-events.js';
 import { QUESTION_TOOL, type QuestionBoard } from './questions.js';
 
+/** Memos of the two snapshots of a writing turn (the first is taken by the tool batch). */
+export const TURN_START_MEMO = 'agent auto snapshot';
+export const TURN_END_MEMO = 'agent turn end';
+
 export interface TurnDependencies {
   sessions: FileSessionStore;
   questions: QuestionBoard;
@@ -90,6 +94,7 @@ export async function runTurn(deps: TurnDependencies, request: TurnRequest, emit
       // Whatever went wrong, the turn ends interrupted and is committed: the session must not stay blocked.
       emit({ type: 'error', turnID, code: 'INTERNAL', message: error instanceof Error ? error.message : String(error) });
     }
+    await snapshotTurnEnd(deps, sessionId, turn);
     await sessions.finalizeTurn(sessionId, turnID, state);
     sessions.setStreaming(sessionId, false);
     await commitWithRetry(deps, sessionId, base.session.entries, turnID, emit);
@@ -97,6 +102,23 @@ export async function runTurn(deps: TurnDependencies, request: TurnRequest, emit
   } finally {
     sessions.setStreaming(sessionId, false);
     emit({ type: 'done', turnID, state });
+  }
+}
+
+/**
+ * A turn that wrote (it has a snapshot from before its first write) gets a second one at its end, so
+ * that rolling it back later can tell its own changes from a person's edits made since.
+ */
+async function snapshotTurnEnd(deps: TurnDependencies, sessionId: string, turn: ActiveTurn): Promise<void> {
+  const service = deps.snapshots();
+  if (!service || turn.snapshotIDs.length === 0) return;
+  try {
+    // Bookkeeping for a later rollback, not the turn's snapshot: kept out of the session's snapshot entries.
+    const { id } = await service.snapshot({ sessionId, turnId: turn.turnID, memo: TURN_END_MEMO });
+    turn.endSnapshotID = id;
+    await deps.sessions.saveTurn(sessionId, turn);
+  } catch (error) {
+    deps.log.warn('the snapshot at the end of a turn failed; rolling this turn back will need force', { error: String(error) });
   }
 }
 

@@ -4,6 +4,7 @@ import { WORKSPACE, definePlugin, type ActionCall, type Principal } from '../../
 import { BLOCKS_INDEX } from '../blocks/tokens.js';
 import { blockDiff } from './block-diff.js';
 import { SnapshotRepo, type FileEntry } from './snapshot-repo.js';
+import { rollbackTurn } from './turn-rollback.js';
 
 /** Where a snapshot came from: the person who asked, or the agent's session and turn. */
 function originOf(principal: Principal): string {
@@ -21,6 +22,13 @@ export default definePlugin({
     // The turn loop asks for one snapshot before the agent's first write in a turn.
     ctx.provide(AGENT_SNAPSHOTS, {
       snapshot: async (request: { sessionId: string; turnId: string; memo: string }) => ({ id: (await create(request.memo, `agent:${request.sessionId}/${request.turnId}`)).id }),
+    });
+    ctx.provide('agent.turn-rollback', {
+      rollbackTurn: (sessionId: string, turnId: string, force: boolean) => blocks.withWritesPaused(async (ops) => {
+        const result = await rollbackTurn(repo, sessionId, turnId, force);
+        await ops.syncIndex();
+        return result;
+      }),
     });
     const summary = (snapshot: { id: string; memo: string; created: string; origin: string; parent: string | null; tags: string[]; files: Record<string, FileEntry> }) =>
       ({ id: snapshot.id, memo: snapshot.memo, created: snapshot.created, origin: snapshot.origin, parent: snapshot.parent, tags: snapshot.tags, files: Object.keys(snapshot.files).length });

@@ -90,8 +90,11 @@ describe('snapshots', () => {
     const provider = scriptedProvider([toolCalls({ id: 'c1', name: 'block_append', args: { parentId: doc, markdown: 'by the agent' } }, { id: 'c2', name: 'block_append', args: { parentId: doc, markdown: 'again' } }), answer('done')]);
     const outcome = await runTurn(turnDependencies(kernel), { sessionId, message: 'add two lines', provider, systemPrompt: () => '', signal: new AbortController().signal }, () => undefined);
     expect(outcome.state).toBe('finished');
-    const { snapshots } = await act<{ snapshots: { origin: string }[] }>('snapshot_list', {});
-    expect(snapshots.map((snapshot) => snapshot.origin)).toEqual([`agent:${sessionId}/${outcome.turnID}`]);
+    const { snapshots } = await act<{ snapshots: { origin: string; memo: string }[] }>('snapshot_list', {});
+    // One snapshot before the first write; a second at the turn's end is kept for rolling the turn back.
+    expect(snapshots.map((snapshot) => [snapshot.memo, snapshot.origin])).toEqual([['agent turn end', `agent:${sessionId}/${outcome.turnID}`], ['agent auto snapshot', `agent:${sessionId}/${outcome.turnID}`]]);
+    const session = await kernel.sessions.read(sessionId);
+    expect(session.entries.filter((entry) => entry.type === 'snapshot')).toHaveLength(1);
     expect((await act<{ markdown: string }>('document_get_markdown', { id: doc })).markdown).toContain('again');
   });
 

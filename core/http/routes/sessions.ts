@@ -2,6 +2,7 @@ import { Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import { ConflictError, KernelError, NotFoundError, isKernelError } from '../../errors.js';
 import type { TurnEvent } from '../../turn/turn-events.js';
+import { TURN_ROLLBACK, type TurnRollback } from '../../turn/snapshot-service.js';
 import { newId } from '../../ids.js';
 import type { Kernel } from '../../kernel.js';
 import type { HttpEnv } from '../http-env.js';
@@ -32,6 +33,12 @@ const parseConfirmationAnswer = bodyValidator<{ approved: boolean; argsHash: str
   required: ['approved', 'argsHash'],
   additionalProperties: false,
   properties: { approved: { type: 'boolean' }, argsHash: { type: 'string', minLength: 1, maxLength: 200 }, always: { type: 'boolean' } },
+});
+
+const parseRollback = bodyValidator<{ force?: boolean }>({
+  type: 'object',
+  additionalProperties: false,
+  properties: { force: { type: 'boolean' } },
 });
 
 const parseMode = bodyValidator<{ mode: 'confirm' | 'auto' }>({
@@ -96,6 +103,18 @@ export function sessionRoutes(kernel: Kernel): Hono<HttpEnv> {
       await kernel.turns.start(id, message, emit).catch((error: unknown) => emit({ type: 'error', turnID: '', code: isKernelError(error) ? error.code : 'INTERNAL', message: error instanceof Error ? error.message : String(error) }));
       await writing;
     });
+  });
+  app.post('/:id/turns/:turnId/rollback', async (c) => {
+    const id = c.req.param('id');
+    const turnId = c.req.param('turnId');
+    const { force } = parseRollback(await readJsonBody(c));
+    if (kernel.turns.isRunning(id)) throw new ConflictError('CONFLICT', 'the session is running a turn', { details: { reason: 'running' } });
+    if (!kernel.container.isRegistered(TURN_ROLLBACK, true)) throw new NotFoundError('ACTION_NOT_FOUND', 'rolling back a turn needs the snapshots plugin, which is not active');
+    const stored = await sessions.readStored(id);
+    const outcome = await kernel.container.resolve<TurnRollback>(TURN_ROLLBACK).rollbackTurn(id, turnId, force === true);
+    const entry = { id: newId(), type: 'rollback', turnID: turnId, ...outcome, by: `person:${c.get('principal').name}`, timestamp: new Date().toISOString() };
+    const saved = await sessions.save({ id, entries: [...stored.entries, entry], expectedRevision: stored.revision });
+    return c.json({ ...outcome, revision: saved.revision });
   });
   app.post('/:id/turns/cancel', (c) => c.json({ cancelled: kernel.turns.cancel(c.req.param('id')) }));
   app.get('/:id/pending', async (c) => {

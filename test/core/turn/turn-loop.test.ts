@@ -70,12 +70,13 @@ describe('the turn loop', () => {
 
   it('takes one snapshot before the first write of the turn and records it', async () => {
     const taken: string[] = [];
-    const { kernel, sessionId, deps } = await setup({ requireSnapshot: true }, { snapshot: async ({ turnId }) => { taken.push(turnId); return { id: `snap-${taken.length}` }; } });
+    const { kernel, sessionId, deps } = await setup({ requireSnapshot: true }, { snapshot: async ({ memo }) => { taken.push(memo); return { id: `snap-${taken.length}` }; } });
     const { events, session } = await turn(kernel, deps, sessionId, [
       toolCalls({ id: 'c1', name: 'note_put', args: { name: 'a', text: '1' } }, { id: 'c2', name: 'note_put', args: { name: 'b', text: '2' } }),
       answer('Done.'),
     ]);
-    expect(taken).toHaveLength(1);
+    // One before the first write; one more at the end, kept only for rolling the turn back.
+    expect(taken).toEqual(['agent auto snapshot', 'agent turn end']);
     expect(events.filter((event) => event.type === 'snapshot')).toEqual([expect.objectContaining({ type: 'snapshot', snapshotID: 'snap-1' })]);
     expect(session.entries.filter((entry) => entry.type === 'snapshot').map((entry) => entry.snapshotID)).toEqual(['snap-1']);
   });

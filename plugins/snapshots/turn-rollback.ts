@@ -1,0 +1,128 @@
+import { readFile, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { NotFoundError, writeFileAtomic } from '../../core/index.js';
+import type { Snapshot, SnapshotRepo } from './snapshot-repo.js';
+
+export interface TurnRollbackResult {
+  /** `restore`: nothing changed since the turn, the snapshot was restored; `blocks`: only the turn's own changes were undone. */
+  mode: 'restore' | 'blocks';
+  /** Blocks (or whole documents) changed both by the turn and after it: left as they are unless forced. */
+  conflicts: { path: string; id?: string }[];
+  undone: { path: string; blocks: number }[];
+}
+
+interface TreeBlock { id: string; children?: TreeBlock[]; [key: string]: unknown }
+
+const START = 'agent auto snapshot';
+const END = 'agent turn end';
+
+/**
+ * A block's own fields (without its children and the system's time stamps), for comparing versions:
+ * every write touches its document block's `updated`, which is not a change of the block's own.
+ */
+function own(block: TreeBlock | undefined): string | undefined {
+  if (!block) return undefined;
+  const { children: _children, attrs, ...rest } = block;
+  const { updated: _updated, updatedBy: _by, ...kept } = (attrs ?? {}) as Record<string, unknown>;
+  return JSON.stringify({ ...rest, attrs: kept });
+}
+
+function index(root: TreeBlock): Map<string, { block: TreeBlock; parent: TreeBlock | undefined; position: number }> {
+  const out = new Map<string, { block: TreeBlock; parent: TreeBlock | undefined; position: number }>();
+  const visit = (block: TreeBlock, parent: TreeBlock | undefined, position: number): void => {
+    out.set(block.id, { block, parent, position });
+    (block.children ?? []).forEach((child, i) => visit(child, block, i));
+  };
+  visit(root, undefined, 0);
+  return out;
+}
+
+/**
+ * Undoes one agent turn (issue 6, point 6). When the notes are as the turn left them, its first
+ * snapshot is restored. Otherwise only what the turn changed is undone, block by block, where nobody
+ * changed it since; a block changed both by the turn and later is a conflict, left as it is unless
+ * `force`. Runs while writes to the notes are held; the caller resyncs the index.
+ */
+export async function rollbackTurn(repo: SnapshotRepo, sessionId: string, turnId: string, force: boolean): Promise<TurnRollbackResult> {
+  const origin = `agent:${sessionId}/${turnId}`;
+  const mine = (await repo.list()).filter((snapshot) => snapshot.origin === origin);
+  const before = mine.find((snapshot) => snapshot.memo === START);
+  if (!before) throw new NotFoundError('NOT_FOUND', `turn ${turnId} of session ${sessionId} has no snapshot: it wrote nothing`, { details: { sessionId, turnId } });
+  const after = mine.find((snapshot) => snapshot.memo === END);
+  const now = await repo.scan((await repo.latest())?.files);
+  const since = after ? repo.diff(after.files, now) : undefined;
+  if (since && since.added.length + since.removed.length + since.changed.length === 0) {
+    await repo.rollback(before.id);
+    return { mode: 'restore', conflicts: [], undone: [] };
+  }
+  if (!after) {
+    if (!force) return { mode: 'blocks', conflicts: [{ path: '*' }], undone: [] };
+    await repo.rollback(before.id);
+    return { mode: 'restore', conflicts: [], undone: [] };
+  }
+  return undoBlocks(repo, before, after, now, force);
+}
+
+async function undoBlocks(repo: SnapshotRepo, before: Snapshot, after: Snapshot, now: Record<string, { hash: string }>, force: boolean): Promise<TurnRollbackResult> {
+  const result: TurnRollbackResult = { mode: 'blocks', conflicts: [], undone: [] };
+  const turn = repo.diff(before.files, after.files);
+  const text = async (snapshot: Snapshot, path: string) => (await repo.objects.get(snapshot.files[path]!.hash)).toString('utf8');
+  const file = (path: string) => join(repo.dataDir, ...path.split('/'));
+  for (const path of turn.added) {
+    if (now[path] === undefined) continue;
+    if (now[path]!.hash !== after.files[path]!.hash && !force) { result.conflicts.push({ path }); continue; }
+    await rm(file(path), { force: true });
+    result.undone.push({ path, blocks: 0 });
+  }
+  for (const path of turn.removed) {
+    if (now[path] !== undefined && !force) { result.conflicts.push({ path }); continue; }
+    await writeFileAtomic(file(path), await text(before, path));
+    result.undone.push({ path, blocks: 0 });
+  }
+  for (const path of turn.changed) {
+    if (now[path] === undefined) { result.conflicts.push({ path }); continue; }
+    if (now[path]!.hash === after.files[path]!.hash) {
+      await writeFileAtomic(file(path), await text(before, path));
+      result.undone.push({ path, blocks: 0 });
+      continue;
+    }
+    const current = JSON.parse(await readFile(file(path), 'utf8')) as TreeBlock;
+    const undone = undoInTree(JSON.parse(await text(before, path)) as TreeBlock, JSON.parse(await text(after, path)) as TreeBlock, current, force, (id) => result.conflicts.push({ path, id }));
+    await writeFileAtomic(file(path), `${JSON.stringify(current, null, 2)}\n`);
+    result.undone.push({ path, blocks: undone });
+  }
+  return result;
+}
+
+/** Undoes, in `current`, the block changes that took `before` to `after`, where `current` still shows them. */
+function undoInTree(before: TreeBlock, after: TreeBlock, current: TreeBlock, force: boolean, conflict: (id: string) => void): number {
+  const then = index(before);
+  const done = index(after);
+  const live = index(current);
+  let undone = 0;
+  for (const [id, entry] of done) {
+    const old = then.get(id);
+    if (old && own(old.block) === own(entry.block)) continue;
+    const present = live.get(id);
+    if (!present) continue;
+    if (own(present.block) !== own(entry.block) && !force) { conflict(id); continue; }
+    if (old) {
+      // Changed by the turn: its own fields go back; its children stay as they are now.
+      for (const key of Object.keys(present.block)) if (key !== 'children') delete present.block[key];
+      Object.assign(present.block, { ...old.block, children: present.block.children });
+      if (old.block.children === undefined) delete present.block.children;
+    } else if (present.parent) {
+      present.parent.children!.splice(present.parent.children!.indexOf(present.block), 1);
+    }
+    undone++;
+  }
+  for (const [id, old] of then) {
+    if (done.has(id) || live.has(id) || !old.parent) continue;
+    // Removed by the turn and still absent: back under its parent, if that is still there.
+    const parent = live.get(old.parent.id)?.block;
+    if (!parent?.children) continue;
+    parent.children.splice(Math.min(old.position, parent.children.length), 0, structuredClone(old.block));
+    undone++;
+  }
+  return undone;
+}

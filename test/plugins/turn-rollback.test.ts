@@ -1,0 +1,72 @@
+import { createHash } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { createHttpApp } from '../../core/http/app.js';
+import { newId } from '../../core/ids.js';
+import { turnDependencies } from '../../core/turn/kernel-turns.js';
+import { runTurn } from '../../core/turn/turn-loop.js';
+import { answer, scriptedProvider, toolCalls } from '../fakes/scripted-provider.js';
+import { useBlocks } from './blocks/blocks-harness.js';
+
+const { boot } = useBlocks();
+const ADMIN = 'qk_rollback-admin';
+const auth = { auth: { tokens: [{ name: 'alice', role: 'admin' as const, sha256: createHash('sha256').update(ADMIN).digest('hex') }] } };
+const post = (body: unknown) => ({ method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+
+interface Created { id: string }
+interface Tree { document: { children: { id: string; content?: string }[] } }
+interface Rolled { mode: string; conflicts: { path: string; id?: string }[] }
+
+/** A document, and an agent turn that appended a paragraph and changed the first one. */
+async function agentTurn() {
+  const { kernel, act } = await boot({ config: auth });
+  const notebook = await act<Created>('notebook_create', { name: 'N' });
+  const doc = await act<Created>('document_create', { notebook: notebook.id, title: 'D', markdown: 'person one\n\nperson two' });
+  const [first, second] = (await act<Tree>('document_get', { id: doc.id })).document.children;
+  const sessionId = newId();
+  await kernel.sessions.save({ id: sessionId, entries: [] });
+  await kernel.sessions.setPermissionMode(sessionId, 'auto');
+  const provider = scriptedProvider([
+    toolCalls({ id: 'c1', name: 'block_append', args: { parentId: doc.id, markdown: 'agent line' } }, { id: 'c2', name: 'block_update', args: { id: first!.id, markdown: 'agent rewrote one' } }),
+    answer('done'),
+  ]);
+  const outcome = await runTurn(turnDependencies(kernel), { sessionId, message: 'edit', provider, systemPrompt: () => '', signal: new AbortController().signal }, () => undefined);
+  expect(outcome.state).toBe('finished');
+  const app = createHttpApp(kernel);
+  const rollback = async (force?: boolean) => {
+    const response = await app.request(`/api/agent/sessions/${sessionId}/turns/${outcome.turnID}/rollback`, post(force === undefined ? {} : { force }));
+    expect(response.status).toBe(200);
+    return (await response.json()) as Rolled;
+  };
+  const texts = async () => (await act<Tree>('document_get', { id: doc.id })).document.children.map((block) => block.content);
+  return { kernel, act, doc: doc.id, first: first!.id, second: second!.id, sessionId, rollback, texts };
+}
+
+describe('rolling back an agent turn', () => {
+  it('restores the snapshot when nothing changed the notes since the turn, and records it in the session', async () => {
+    const { kernel, sessionId, rollback, texts } = await agentTurn();
+    expect(await texts()).toEqual(['agent rewrote one', 'person two', 'agent line']);
+    expect(await rollback()).toMatchObject({ mode: 'restore', conflicts: [] });
+    expect(await texts()).toEqual(['person one', 'person two']);
+    const stored = await kernel.sessions.readStored(sessionId);
+    expect(stored.entries.at(-1)).toMatchObject({ type: 'rollback', mode: 'restore', by: 'person:alice' });
+  });
+
+  it("undoes only the turn's own blocks when a person edited others since, keeping those edits", async () => {
+    const { act, second, rollback, texts } = await agentTurn();
+    await act('block_update', { id: second, markdown: 'person edited two later' });
+    expect(await rollback()).toMatchObject({ mode: 'blocks', conflicts: [] });
+    expect(await texts()).toEqual(['person one', 'person edited two later']);
+  });
+
+  it('reports a block changed both by the turn and later as a conflict, and undoes it only when forced', async () => {
+    const { act, doc, first, rollback, texts } = await agentTurn();
+    await act('block_update', { id: first, markdown: 'person fixed the agent\'s rewrite' });
+    const result = await rollback();
+    expect(result.mode).toBe('blocks');
+    expect(result.conflicts).toEqual([expect.objectContaining({ id: first })]);
+    expect(await texts()).toEqual(['person fixed the agent\'s rewrite', 'person two']);
+    expect((await rollback(true)).conflicts).toEqual([]);
+    expect(await texts()).toEqual(['person one', 'person two']);
+    void doc;
+  });
+});
