@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { NOTEBOOK_SCOPE, WORKSPACE, definePlugin, type ActionHandler, type PluginHandlers } from '../../core/index.js';
+import { NOTEBOOK_SCOPE, WORKSPACE, definePlugin, isValidId, type ActionHandler, type PluginHandlers } from '../../core/index.js';
 import { canSee } from './access.js';
 import { attrActions, outlineActions, refActions, tagActions } from './link-actions.js';
 import { blockActions } from './block-actions.js';
@@ -52,6 +52,10 @@ export default definePlugin<Partial<BlocksConfig>>({
       ready: () => readiness.wait(),
       dataDir: workspace.dataDir,
       onBeforeChange: (listener) => store.onBeforeChange(listener),
+      beforeFileChange: async (path, op, by) => {
+        const id = (path.split('/').pop() ?? '').replace(/\.json$/, '');
+        if (isValidId(id) && store.catalog.doc(id) && store.catalog.relativePath(id) === path) await store.beforeChange(id, op, by);
+      },
       withWritesPaused: (work) => store.queue.run(() => work({ syncIndex: async () => { await syncWithFiles(store); } })),
     });
     const watcher = config.watch ? watchData(store, () => readiness.sync(false)) : undefined;

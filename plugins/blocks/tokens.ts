@@ -28,6 +28,11 @@ export interface BlocksIndex {
    * moved or removed (inside the write, so no change escapes it).
    */
   onBeforeChange(listener: (change: { id: string; op: 'update' | 'move' | 'remove' | 'rollback'; by: string; notebook: string; path: string; hpath: string; text: string }) => Promise<void>): void;
+  /**
+   * For writers that change document files directly (a snapshot rollback, with writes paused): report
+   * the change first, so that the file as it was is kept (history). `path` is data/-relative.
+   */
+  beforeFileChange(path: string, op: 'rollback' | 'remove', by: string): Promise<void>;
   /** The data folder, where document files live. */
   readonly dataDir: string;
 }

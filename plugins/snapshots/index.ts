@@ -25,7 +25,7 @@ export default definePlugin({
     });
     ctx.provide('agent.turn-rollback', {
       rollbackTurn: (sessionId: string, turnId: string, force: boolean) => blocks.withWritesPaused(async (ops) => {
-        const result = await rollbackTurn(repo, sessionId, turnId, force);
+        const result = await rollbackTurn(repo, sessionId, turnId, force, (path, op) => blocks.beforeFileChange(path, op, 'kernel:turn-rollback'));
         await ops.syncIndex();
         return result;
       }),
@@ -53,10 +53,11 @@ export default definePlugin({
           }
           return { from, to: to ?? 'now', ...files, documents };
         },
-        rollback: async (input) => {
+        rollback: async (input, call: ActionCall) => {
           const { id } = input as { id: string };
+          const by = originOf(call.principal);
           return blocks.withWritesPaused(async (ops) => {
-            const restored = await repo.rollback(id);
+            const restored = await repo.rollback(id, (path, op) => blocks.beforeFileChange(path, op, by));
             await ops.syncIndex();
             return { id, ...restored };
           });

@@ -50,7 +50,7 @@ export class SnapshotRepo {
     const names = (await readdir(this.records).catch(() => [] as string[])).filter((name) => name.endsWith('.json')).sort();
     const out: Snapshot[] = [];
     for (const name of names) out.push(JSON.parse(await readFile(join(this.records, name), 'utf8')) as Snapshot);
-    return out;
+    return inCreationOrder(out);
   }
 
   async get(id: string): Promise<Snapshot> {
@@ -111,7 +111,7 @@ export class SnapshotRepo {
    * Restores data/ to a snapshot exactly: files created since are removed, changed or missing ones
    * rewritten. Every object needed is read and checked first, so a damaged repository changes nothing.
    */
-  async rollback(id: string): Promise<FileDiff> {
+  async rollback(id: string, before: (path: string, op: 'rollback' | 'remove') => Promise<void> = async () => undefined): Promise<FileDiff> {
     const target = await this.get(id);
     const now = await this.scan((await this.latest())?.files);
     // From now to the snapshot: what it has that is gone or different comes back; what it lacks goes.
@@ -119,6 +119,8 @@ export class SnapshotRepo {
     const restore = [...change.added, ...change.changed];
     const contents = new Map<string, Buffer>();
     for (const path of restore) contents.set(path, await this.objects.get(target.files[path]!.hash));
+    for (const path of change.changed) await before(path, 'rollback');
+    for (const path of change.removed) await before(path, 'remove');
     for (const path of restore) await writeFileAtomic(join(this.dataDir, ...path.split('/')), contents.get(path)!);
     for (const path of change.removed) await rm(join(this.dataDir, ...path.split('/')), { force: true });
     await this.removeEmptyFolders(change.removed.map((path) => dirname(path)));
@@ -160,4 +162,28 @@ export class SnapshotRepo {
     for (const hash of hashes) await this.objects.get(hash).catch((error: Error) => damaged.push({ object: hash, reason: error.message }));
     return { snapshots: snapshots.length, objects: hashes.size, damaged };
   }
+}
+
+/**
+ * Oldest first. Ids and timestamps can tie (two snapshots in one millisecond, as at a turn's start and
+ * end), so ties are broken by the parent chain: a snapshot comes after the one it was taken on top of.
+ */
+function inCreationOrder(snapshots: Snapshot[]): Snapshot[] {
+  const byId = new Map(snapshots.map((snapshot) => [snapshot.id, snapshot]));
+  const depth = new Map<string, number>();
+  const depthOf = (snapshot: Snapshot): number => {
+    let hops = 0;
+    const seen = new Set<string>();
+    for (let at: Snapshot | undefined = snapshot; at?.parent && !seen.has(at.id); at = byId.get(at.parent)) {
+      seen.add(at.id);
+      const known = depth.get(at.parent);
+      if (known !== undefined) { hops += known + 1; break; }
+      hops++;
+    }
+    depth.set(snapshot.id, hops);
+    return hops;
+  };
+  const keyed = snapshots.map((snapshot) => ({ snapshot, depth: depthOf(snapshot) }));
+  keyed.sort((a, b) => a.snapshot.created.localeCompare(b.snapshot.created) || a.depth - b.depth || a.snapshot.id.localeCompare(b.snapshot.id));
+  return keyed.map((entry) => entry.snapshot);
 }

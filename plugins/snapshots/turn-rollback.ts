@@ -43,27 +43,29 @@ function index(root: TreeBlock): Map<string, { block: TreeBlock; parent: TreeBlo
  * changed it since; a block changed both by the turn and later is a conflict, left as it is unless
  * `force`. Runs while writes to the notes are held; the caller resyncs the index.
  */
-export async function rollbackTurn(repo: SnapshotRepo, sessionId: string, turnId: string, force: boolean): Promise<TurnRollbackResult> {
+type BeforeWrite = (path: string, op: 'rollback' | 'remove') => Promise<void>;
+
+export async function rollbackTurn(repo: SnapshotRepo, sessionId: string, turnId: string, force: boolean, before: BeforeWrite = async () => undefined): Promise<TurnRollbackResult> {
   const origin = `agent:${sessionId}/${turnId}`;
   const mine = (await repo.list()).filter((snapshot) => snapshot.origin === origin);
-  const before = mine.find((snapshot) => snapshot.memo === START);
-  if (!before) throw new NotFoundError('NOT_FOUND', `turn ${turnId} of session ${sessionId} has no snapshot: it wrote nothing`, { details: { sessionId, turnId } });
+  const start = mine.find((snapshot) => snapshot.memo === START);
+  if (!start) throw new NotFoundError('NOT_FOUND', `turn ${turnId} of session ${sessionId} has no snapshot: it wrote nothing`, { details: { sessionId, turnId } });
   const after = mine.find((snapshot) => snapshot.memo === END);
   const now = await repo.scan((await repo.latest())?.files);
   const since = after ? repo.diff(after.files, now) : undefined;
   if (since && since.added.length + since.removed.length + since.changed.length === 0) {
-    await repo.rollback(before.id);
+    await repo.rollback(start.id, before);
     return { mode: 'restore', conflicts: [], undone: [] };
   }
   if (!after) {
     if (!force) return { mode: 'blocks', conflicts: [{ path: '*' }], undone: [] };
-    await repo.rollback(before.id);
+    await repo.rollback(start.id, before);
     return { mode: 'restore', conflicts: [], undone: [] };
   }
-  return undoBlocks(repo, before, after, now, force);
+  return undoBlocks(repo, start, after, now, force, before);
 }
 
-async function undoBlocks(repo: SnapshotRepo, before: Snapshot, after: Snapshot, now: Record<string, { hash: string }>, force: boolean): Promise<TurnRollbackResult> {
+async function undoBlocks(repo: SnapshotRepo, before: Snapshot, after: Snapshot, now: Record<string, { hash: string }>, force: boolean, notify: BeforeWrite): Promise<TurnRollbackResult> {
   const result: TurnRollbackResult = { mode: 'blocks', conflicts: [], undone: [] };
   const turn = repo.diff(before.files, after.files);
   const text = async (snapshot: Snapshot, path: string) => (await repo.objects.get(snapshot.files[path]!.hash)).toString('utf8');
@@ -71,6 +73,7 @@ async function undoBlocks(repo: SnapshotRepo, before: Snapshot, after: Snapshot,
   for (const path of turn.added) {
     if (now[path] === undefined) continue;
     if (now[path]!.hash !== after.files[path]!.hash && !force) { result.conflicts.push({ path }); continue; }
+    await notify(path, 'remove');
     await rm(file(path), { force: true });
     result.undone.push({ path, blocks: 0 });
   }
@@ -81,6 +84,7 @@ async function undoBlocks(repo: SnapshotRepo, before: Snapshot, after: Snapshot,
   }
   for (const path of turn.changed) {
     if (now[path] === undefined) { result.conflicts.push({ path }); continue; }
+    await notify(path, 'rollback');
     if (now[path]!.hash === after.files[path]!.hash) {
       await writeFileAtomic(file(path), await text(before, path));
       result.undone.push({ path, blocks: 0 });

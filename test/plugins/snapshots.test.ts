@@ -50,6 +50,27 @@ describe('snapshots', () => {
     expect((await caught(act('document_get', { id: extra.id }))).code).toBe('NOT_FOUND');
     expect((await act<{ tags: unknown[] }>('tag_list', {})).tags).toEqual([]);
     expect(await readdir(join(kernel.workspace.dataDir, notebook))).toEqual(['.notebook.json', `${doc}.json`]);
+    // What the rollback overwrote or removed is kept in history, so the rollback itself can be undone.
+    const kept = await act<{ versions: { op: string; by: string; version: string }[] }>('history_list', { id: doc });
+    expect(kept.versions[0]).toMatchObject({ op: 'rollback', by: 'person:alice' });
+    expect((await act<{ text: string }>('history_get', { id: doc, version: kept.versions[0]!.version })).text).toContain('ruined');
+    expect((await act<{ versions: { op: string }[] }>('history_list', { id: extra.id })).versions[0]!.op).toBe('remove');
+  });
+
+  it('serializes a rollback with writes racing it: the files and the index agree afterwards', async () => {
+    const { act } = await boot();
+    const { doc } = await notes(act);
+    const snap = await act<Created>('snapshot_create', { memo: 'before' });
+    const [first] = (await act<Tree>('document_get', { id: doc })).document.children;
+    const rows = async () => (await act<{ rows: unknown[][] }>('sql_query', { sql: `SELECT id, content FROM blocks WHERE root_id = '${doc}' ORDER BY id` })).rows;
+    const writes = Array.from({ length: 6 }, (_, i) => act('block_update', { id: first!.id, markdown: `racing ${i}` }));
+    const rollback = act('snapshot_rollback', { id: snap.id });
+    await Promise.all([...writes, rollback]);
+    const indexed = await rows();
+    await act('index_rebuild', {});
+    expect(await rows()).toEqual(indexed);
+    const markdown = (await act<{ markdown: string }>('document_get_markdown', { id: doc })).markdown;
+    expect(JSON.stringify(indexed)).toContain(markdown.includes('racing') ? 'racing' : 'original text');
   });
 
   it('stores each content once, finds damaged objects, refuses to roll back from them, and purges unreferenced ones', async () => {
