@@ -56,6 +56,7 @@ export default definePlugin<Partial<BlocksConfig>>({
         const id = (path.split('/').pop() ?? '').replace(/\.json$/, '');
         if (isValidId(id) && store.catalog.doc(id) && store.catalog.relativePath(id) === path) await store.beforeChange(id, op, by);
       },
+      visibleTo: (call, notebook) => !call.deniedNotebooks.has(notebook) && (call.principal.role !== 'reader' || store.catalog.notebooks.get(notebook)?.access === 'published'),
       withWritesPaused: (work) => store.queue.run(() => work({ syncIndex: async () => { await syncWithFiles(store); } })),
     });
     const watcher = config.watch ? watchData(store, () => readiness.sync(false)) : undefined;

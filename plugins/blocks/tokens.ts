@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { createToken } from '../../core/index.js';
+import { createToken, type ActionCall } from '../../core/index.js';
 
 /** What the blocks plugin offers the plugins that search and query its index. */
 export interface BlocksIndex {
@@ -33,6 +33,11 @@ export interface BlocksIndex {
    * the change first, so that the file as it was is kept (history). `path` is data/-relative.
    */
   beforeFileChange(path: string, op: 'rollback' | 'remove', by: string): Promise<void>;
+  /**
+   * Whether a caller may see what a notebook holds, also in copies kept elsewhere (history, snapshots):
+   * not when a deny rule hides it from the agent; for a reader, only while it is published.
+   */
+  visibleTo(call: Pick<ActionCall, 'principal' | 'deniedNotebooks'>, notebook: string): boolean;
   /** The data folder, where document files live. */
   readonly dataDir: string;
 }

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { KernelError, WORKSPACE, definePlugin, isValidId, writeFileAtomic } from '../../core/index.js';
+import { KernelError, NotFoundError, WORKSPACE, definePlugin, isValidId, writeFileAtomic, type ActionCall } from '../../core/index.js';
 import { BLOCKS_INDEX } from '../blocks/tokens.js';
 import { HistoryStore, titleOf, type Retention, type Version } from './history-store.js';
 
@@ -26,22 +26,29 @@ export default definePlugin<Partial<Retention>>({
     blocks.onBeforeChange(async (change) => {
       await history.record({ documentId: change.id, op: change.op, by: change.by, notebook: change.notebook, path: change.path, hpath: change.hpath, text: change.text });
     });
+    // A version is as private as the notebook it was in: readers see published ones, deny rules hold.
+    const visible = (call: ActionCall, version: { notebook: string }) => blocks.visibleTo(call, version.notebook);
+    const readVisible = async (call: ActionCall, id: string, version: string) => {
+      const found = await history.read(id, version);
+      if (!visible(call, found)) throw new NotFoundError('NOT_FOUND', `No version '${version}' of document '${id}'`, { details: { id, version } });
+      return found;
+    };
     return {
       history: {
-        list: async (input) => ({ versions: await history.list((input as { id: string }).id) }),
-        get: async (input) => {
+        list: async (input, call) => ({ versions: (await history.list((input as { id: string }).id)).filter((version) => visible(call, version)) }),
+        get: async (input, call) => {
           const { id, version } = input as { id: string; version: string };
-          const found = await history.read(id, version);
+          const found = await readVisible(call, id, version);
           return { ...found, title: titleOf(found.text) };
         },
-        search: async (input) => {
+        search: async (input, call) => {
           const { query, notebook, op, from, to, limit = 50 } = input as SearchInput;
           const needle = query?.toLowerCase();
           const results = [];
           // Bounded: stops at `limit` results, newest documents' versions first.
           for (const id of (await history.documents()).reverse()) {
             for (const version of await history.list(id)) {
-              if (notebook !== undefined && version.notebook !== notebook) continue;
+              if ((notebook !== undefined && version.notebook !== notebook) || !visible(call, version)) continue;
               if (op !== undefined && version.op !== op) continue;
               if ((from !== undefined && version.time < from) || (to !== undefined && version.time > to)) continue;
               if (needle !== undefined && !(version.title.toLowerCase().includes(needle) || (await history.read(id, version.version)).text.toLowerCase().includes(needle))) continue;
@@ -53,9 +60,10 @@ export default definePlugin<Partial<Retention>>({
         },
         rollback: async (input, call) => {
           const { id, version } = input as { id: string; version: string };
-          const found = await history.read(id, version);
+          const found = await readVisible(call, id, version);
           const path = filePath(blocks.dataDir, found.path);
           const notebook = found.path.split('/')[0]!;
+          if (!blocks.visibleTo(call, notebook)) throw new NotFoundError('NOT_FOUND', `No version '${version}' of document '${id}'`, { details: { id, version } });
           if (!existsSync(join(blocks.dataDir, notebook, '.notebook.json'))) throw new KernelError('CONFLICT', `the notebook of this version (${notebook}) no longer exists`, { details: { notebook } });
           return blocks.withWritesPaused(async (ops) => {
             const by = call.principal.kind === 'agent' ? call.principal.name : `${call.principal.kind}:${call.principal.name}`;
@@ -67,7 +75,16 @@ export default definePlugin<Partial<Retention>>({
             return { id, version, restored: found.path };
           });
         },
-        clear: async (input) => history.clear((input as { id?: string }).id),
+        clear: async (input, call) => {
+          const { id } = input as { id?: string };
+          if (id === undefined && call.deniedNotebooks.size > 0) {
+            throw new KernelError('FORBIDDEN', 'clearing every document\'s history would reach notebooks a deny rule hides from this caller; clear one document at a time', { details: { field: 'id' } });
+          }
+          if (id !== undefined && (await history.list(id)).some((version) => !visible(call, version))) {
+            throw new NotFoundError('NOT_FOUND', `No history for document '${id}'`, { details: { id } });
+          }
+          return history.clear(id);
+        },
       },
     };
   },

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { WORKSPACE, definePlugin, type ActionCall, type Principal } from '../../core/index.js';
+import { KernelError, WORKSPACE, definePlugin, type ActionCall, type ActionHandler, type Principal } from '../../core/index.js';
 import { BLOCKS_INDEX } from '../blocks/tokens.js';
 import { blockDiff } from './block-diff.js';
 import { SnapshotRepo, type FileEntry } from './snapshot-repo.js';
@@ -12,6 +12,17 @@ function originOf(principal: Principal): string {
 }
 
 const AGENT_SNAPSHOTS = 'agent.snapshots';
+
+/**
+ * The repository spans every notebook, published or not, so it is for administrators (and the agent,
+ * which sees it through its deny rules); a reader is refused every action.
+ */
+function notForReaders(handlers: Record<string, ActionHandler>): Record<string, ActionHandler> {
+  return Object.fromEntries(Object.entries(handlers).map(([name, handler]) => [name, (async (input, call) => {
+    if (call.principal.role === 'reader') throw new KernelError('FORBIDDEN', `snapshot_${name} is for administrators: snapshots hold every notebook, published or not`, { details: { action: `snapshot_${name}` } });
+    return handler(input, call);
+  }) satisfies ActionHandler]));
+}
 
 export default definePlugin({
   activate(ctx) {
@@ -37,16 +48,22 @@ export default definePlugin({
       const entry = files[path];
       return entry ? (await repo.objects.get(entry.hash)).toString('utf8') : undefined;
     };
+    // What a deny rule hides from the agent stays out of what it reads of the repository too.
+    const seen = (call: ActionCall) => (path: string) => blocks.visibleTo(call, path.split('/')[0]!);
     return {
-      snapshot: {
+      snapshot: notForReaders({
         create: async (input, call: ActionCall) => summary(await create(String((input as { memo?: string }).memo ?? ''), originOf(call.principal))),
         list: async () => ({ snapshots: (await repo.list()).map(summary).reverse() }),
-        get: async (input) => repo.get((input as { id: string }).id),
-        diff: async (input) => {
+        get: async (input, call: ActionCall) => {
+          const snapshot = await repo.get((input as { id: string }).id);
+          return { ...snapshot, files: Object.fromEntries(Object.entries(snapshot.files).filter(([path]) => seen(call)(path))) };
+        },
+        diff: async (input, call: ActionCall) => {
           const { from, to } = input as { from: string; to?: string };
           const before = (await repo.get(from)).files;
           const after = to !== undefined ? (await repo.get(to)).files : await repo.scan((await repo.latest())?.files);
-          const files = repo.diff(before, after);
+          const all = repo.diff(before, after);
+          const files = { added: all.added.filter(seen(call)), removed: all.removed.filter(seen(call)), changed: all.changed.filter(seen(call)) };
           const documents = [];
           for (const path of files.changed.filter((file) => file.endsWith('.json') && !file.endsWith('.notebook.json')).slice(0, 200)) {
             documents.push({ path, blocks: blockDiff(await textOf(before, path), await textOf(to !== undefined ? after : undefined, path)) });
@@ -72,7 +89,7 @@ export default definePlugin({
         },
         purge: () => repo.purge(),
         verify: () => repo.verify(),
-      },
+      }),
     };
   },
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { caught } from '../helpers/harness.js';
-import { useBlocks, type Act } from './blocks/blocks-harness.js';
+import { agent, reader, useBlocks, type Act } from './blocks/blocks-harness.js';
 
 const { boot } = useBlocks();
 
@@ -56,5 +56,38 @@ describe('document history', () => {
     await act('history_clear', { id: doc });
     expect((await act<Versions>('history_list', { id: doc })).versions).toEqual([]);
     expect((await caught(act('history_get', { id: doc, version: '20260101T000000000Z-update' }))).code).toBe('NOT_FOUND');
+  });
+});
+
+describe('who may see kept versions and snapshots', () => {
+  it('shows a reader the history of published notebooks only, refuses it the snapshots, and keeps what a deny rule hides from the agent', async () => {
+    const first = await boot();
+    const open = await first.act<Created>('notebook_create', { name: 'Open', access: 'published' });
+    const closed = await first.act<Created>('notebook_create', { name: 'Closed' });
+    const pub = await first.act<Created>('document_create', { notebook: open.id, title: 'Public', markdown: 'shared words' });
+    const priv = await first.act<Created>('document_create', { notebook: closed.id, title: 'Private', markdown: 'secret words' });
+    const snap = await first.act<Created>('snapshot_create', {});
+    await first.act('block_append', { parentId: pub.id, markdown: 'more shared' });
+    await first.act('block_append', { parentId: priv.id, markdown: 'more secret' });
+    const hidden = (await first.act<Versions>('history_list', { id: priv.id })).versions[0]!;
+
+    expect((await first.act<Versions>('history_list', { id: priv.id }, reader)).versions).toEqual([]);
+    expect((await caught(first.act('history_get', { id: priv.id, version: hidden.version }, reader))).code).toBe('NOT_FOUND');
+    const found = await first.act<{ results: { documentId: string }[] }>('history_search', { query: 'words' }, reader);
+    expect(found.results.map((version) => version.documentId)).toEqual([pub.id]);
+    for (const action of ['snapshot_list', 'snapshot_verify']) expect((await caught(first.act(action, {}, reader))).code).toBe('FORBIDDEN');
+
+    const root = first.kernel.workspace.root;
+    await first.kernel.close();
+    const { act } = await boot({ workspace: root, config: { gate: { deny: [{ tool: '*', notebook: closed.id }] } } });
+    const seenByAgent = await act<{ results: { documentId: string }[] }>('history_search', { query: 'secret' }, agent());
+    expect(seenByAgent.results).toEqual([]);
+    // The gate already refuses a call naming a document of a hidden notebook; once it is removed, the plugin does.
+    expect((await caught(act('history_get', { id: priv.id, version: hidden.version }, agent()))).code).toBe('ACTION_DENIED');
+    await act('document_remove', { id: priv.id });
+    expect((await caught(act('history_get', { id: priv.id, version: hidden.version }, agent()))).code).toBe('NOT_FOUND');
+    const diff = await act<{ changed: string[] }>('snapshot_diff', { from: snap.id }, agent());
+    expect(diff.changed).toEqual([`${open.id}/${pub.id}.json`]);
+    expect((await caught(act('history_clear', {}, agent()))).code).toBe('FORBIDDEN');
   });
 });
