@@ -20,7 +20,14 @@ async function folderBytes(folder: string): Promise<number> {
 }
 
 function documentText(i: number, version: number): string {
-  const words = Array.from({ length: DOC_BYTES / 10 }, (_, w) => `w${(i * 7919 + w * 31 + version) % 50000}`).join(' ');
+  // Words until the paragraph holds about DOC_BYTES characters, so 10,000 documents make about 100 MB.
+  const parts: string[] = [];
+  for (let w = 0, length = 0; length < DOC_BYTES; w++) {
+    const word = `w${(i * 7919 + w * 31 + version) % 50000}`;
+    parts.push(word);
+    length += word.length + 1;
+  }
+  const words = parts.join(' ');
   return JSON.stringify({ id: `doc-${i}`, type: 'document', content: `Doc ${i}`, attrs: {}, children: [{ id: `p-${i}`, type: 'paragraph', content: words, attrs: {} }] }, null, 2);
 }
 
