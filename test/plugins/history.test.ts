@@ -1,4 +1,6 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { createHttpApp } from '../../core/http/app.js';
 import { caught } from '../helpers/harness.js';
 import { agent, reader, useBlocks, type Act } from './blocks/blocks-harness.js';
 
@@ -89,5 +91,28 @@ describe('who may see kept versions and snapshots', () => {
     const diff = await act<{ changed: string[] }>('snapshot_diff', { from: snap.id }, agent());
     expect(diff.changed).toEqual([`${open.id}/${pub.id}.json`]);
     expect((await caught(act('history_clear', {}, agent()))).code).toBe('FORBIDDEN');
+  });
+});
+
+describe('history and snapshots over HTTP', () => {
+  it('answers with statuses that fit: 200, 403 for a reader, 404 for unknown ids, 400 for malformed ones', async () => {
+    const token = (name: string) => createHash('sha256').update(name).digest('hex');
+    const { kernel, act } = await boot({ config: { auth: { tokens: [{ name: 'alice', role: 'admin', sha256: token('qk_admin') }, { name: 'rita', role: 'reader', sha256: token('qk_reader') }] } } });
+    const { doc } = await notes(act);
+    await act('block_append', { parentId: doc, markdown: 'second line' });
+    const app = createHttpApp(kernel);
+    const call = async (action: string, body: unknown, secret = 'qk_admin') => {
+      const response = await app.request(`/api/actions/${action}`, { method: 'POST', headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      return { status: response.status, body: (await response.json()) as { result?: Record<string, unknown[]>; error?: { code: string } } };
+    };
+    const listed = await call('history/history/list', { id: doc });
+    expect(listed.status).toBe(200);
+    expect(listed.body.result!.versions).toHaveLength(1);
+    expect((await call('snapshots/snapshot/create', { memo: 'by hand' })).status).toBe(200);
+    expect((await call('snapshots/snapshot/list', {}, 'qk_reader')).status).toBe(403);
+    const unknown = await call('snapshots/snapshot/rollback', { id: '20200101000000-aaaaaaa' });
+    expect([unknown.status, unknown.body.error?.code]).toEqual([404, 'NOT_FOUND']);
+    expect((await call('history/history/get', { id: doc, version: '../../etc' })).status).toBe(400);
+    expect((await call('snapshots/snapshot/get', { id: 'not an id' })).status).toBe(400);
   });
 });
