@@ -39,9 +39,16 @@ export interface PluginManifest {
   provides?: string[];
   config?: JsonSchema;
   tools: ToolManifest[];
-  providers?: string[];
-  embedders?: string[];
-  rerankers?: string[];
+  providers?: BackendManifest[];
+  embedders?: BackendManifest[];
+  rerankers?: BackendManifest[];
+}
+
+/** A model provider, embedder or reranker a plugin offers, with what one call to it does. */
+export interface BackendManifest {
+  name: string;
+  description: string;
+  effects: Effect[];
 }
 
 /** Where a plugin came from; user and external plugins are untrusted unless the person says otherwise. */

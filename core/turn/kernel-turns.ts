@@ -7,7 +7,7 @@ import type { TurnDependencies } from './turn-loop.js';
 export const DEFAULT_TURN_SETTINGS: TurnDependencies['settings'] = { maxToolRounds: 25, requireSnapshot: true, confirmTimeoutMs: 10 * 60_000, idleTimeoutMs: 120_000, retry: DEFAULT_RETRY };
 
 /** What the turn loop needs from a kernel; the snapshot service is looked up per turn (a plugin provides it). */
-export function turnDependencies(kernel: Kernel, settings: Partial<TurnDependencies['settings']> = {}): TurnDependencies {
+export function turnDependencies(kernel: Kernel, settings: Partial<TurnDependencies['settings']> = {}, model: { contextLimit?: number; maxOutputTokens?: number } = {}): TurnDependencies {
   return {
     sessions: kernel.sessions,
     questions: kernel.turns.questions,
@@ -17,8 +17,8 @@ export function turnDependencies(kernel: Kernel, settings: Partial<TurnDependenc
     snapshots: () => kernel.container.isRegistered(SNAPSHOT_SERVICE, true) ? kernel.container.resolve<SnapshotService>(SNAPSHOT_SERVICE) : undefined,
     sessionsDir: join(kernel.workspace.agentDir, 'sessions'),
     log: kernel.log,
-    // Defaults, then quire.json's agent section, then what the caller sets (tests).
-    settings: { ...DEFAULT_TURN_SETTINGS, ...withoutUndefined(kernel.config.agent), ...settings },
+    // Defaults, then the model's own configuration, then quire.json's agent section, then the caller (tests).
+    settings: { ...DEFAULT_TURN_SETTINGS, ...withoutUndefined(model), ...withoutUndefined(kernel.config.agent), ...settings },
   };
 }
 

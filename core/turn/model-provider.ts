@@ -36,6 +36,13 @@ export type ModelEvent =
 
 export interface ModelProvider {
   readonly id: string;
+  /** The model's window and answer size, when its configuration gives them (quire.json's agent section wins). */
+  readonly limits?: { contextLimit?: number; maxOutputTokens?: number };
+  /**
+   * Called before a turn opens its stream: throws a clear error (missing key, unknown model) instead of
+   * letting the first request fail. May ask the server once; the answer is remembered.
+   */
+  prepare?(signal: AbortSignal): Promise<void>;
   stream(request: ModelRequest, signal: AbortSignal): AsyncIterable<ModelEvent>;
 }
 

@@ -20,14 +20,15 @@ export function categoryOf(error: unknown): ModelErrorCategory | 'unknown' {
 
 /**
  * How long to wait before attempt `attempt` (1-based) after this error, or undefined when it must not be
- * retried. Exponential with ±20% jitter, capped; a server's retry-after is honoured up to the cap.
+ * retried. A server's retry-after is honoured up to the cap; otherwise exponential with ±20% jitter, capped.
  */
 export function retryDelay(error: unknown, attempt: number, settings: RetrySettings, random: () => number = Math.random): number | undefined {
   const category = categoryOf(error);
   if (category === 'unknown' || !RETRIED.has(category) || attempt > settings.maxRetries) return undefined;
   if (category === 'network') return settings.networkDelayMs;
-  const exponential = Math.min(settings.maxDelayMs, settings.baseDelayMs * 2 ** (attempt - 1));
-  const jittered = exponential * (0.8 + 0.4 * random());
+  // A server that says when to come back knows best; our ceiling still bounds it.
   const asked = error instanceof ModelError ? error.retryAfterMs : undefined;
-  return Math.round(Math.min(settings.maxDelayMs, Math.max(jittered, asked ?? 0)));
+  if (asked !== undefined) return Math.round(Math.min(settings.maxDelayMs, Math.max(0, asked)));
+  const exponential = Math.min(settings.maxDelayMs, settings.baseDelayMs * 2 ** (attempt - 1));
+  return Math.round(Math.min(settings.maxDelayMs, exponential * (0.8 + 0.4 * random())));
 }

@@ -21,6 +21,8 @@ export interface RoundResult {
   /** True when the caller's signal stopped the stream. */
   cancelled: boolean;
   finishReason?: string;
+  /** The provider's own record of the response (signed reasoning, output items), replayed next request. */
+  providerData?: unknown;
 }
 
 export interface RoundCallbacks {
@@ -114,6 +116,9 @@ function apply(event: ModelEvent, result: RoundResult, calls: Map<number, Stream
       result.promptTokens += event.promptTokens;
       result.completionTokens += event.completionTokens;
       return;
-    case 'finish': result.finishReason = event.reason; return;
+    case 'finish':
+      result.finishReason = event.reason;
+      if (event.providerData !== undefined) result.providerData = event.providerData;
+      return;
   }
 }

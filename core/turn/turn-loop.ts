@@ -205,7 +205,7 @@ async function answerOrStop(work: TurnWork, result: RoundResult, roundID: string
     return 'interrupted';
   }
   if (result.calls.length > 0 && tools.length > 0) return undefined;
-  turn.delta.push({ id: roundID, type: 'assistant', content: result.text, roundID });
+  turn.delta.push({ id: roundID, type: 'assistant', content: result.text, roundID, ...nativeFields(result) });
   await work.save();
   if (result.calls.length === 0) {
     emit({ type: 'usage', promptTokens: turn.promptTokens, completionTokens: turn.completionTokens });
@@ -216,11 +216,16 @@ async function answerOrStop(work: TurnWork, result: RoundResult, roundID: string
   return 'interrupted';
 }
 
+/** What an assistant entry keeps besides its text: the reasoning shown, and the provider's record to replay. */
+function nativeFields(result: RoundResult): { reasoningContent?: string; providerData?: unknown } {
+  return { ...(result.reasoning !== '' ? { reasoningContent: result.reasoning } : {}), ...(result.providerData !== undefined ? { providerData: result.providerData } : {}) };
+}
+
 /** Runs the round's tool calls, feeds their results back, and applies the doom-loop rule. */
 async function toolRound(work: TurnWork, result: RoundResult, roundID: string, tools: ModelToolSpec[]): Promise<Ending | undefined> {
   const { deps, request, turn, emit } = work;
   const records: ToolCallRecord[] = result.calls.map((call) => ({ id: call.id, name: call.name, arguments: call.arguments, state: 'pending', ...(call.providerData !== undefined ? { providerData: call.providerData } : {}) }));
-  turn.delta.push({ id: roundID, type: 'assistant', content: result.text, roundID, toolCalls: records });
+  turn.delta.push({ id: roundID, type: 'assistant', content: result.text, roundID, toolCalls: records, ...nativeFields(result) });
   await work.save();
   const context: BatchContext = {
     pipeline: deps.pipeline, confirmations: deps.confirmations, snapshots: deps.snapshots(), requireSnapshot: deps.settings.requireSnapshot,
@@ -232,7 +237,7 @@ async function toolRound(work: TurnWork, result: RoundResult, roundID: string, t
   const stop = await runBatch(context, result.calls, records);
   work.snapshot.taken = context.snapshotTaken;
   await work.save();
-  work.messages.push({ role: 'assistant', content: result.text, toolCalls: result.calls });
+  work.messages.push({ role: 'assistant', content: result.text, toolCalls: result.calls, ...(result.providerData !== undefined ? { providerData: result.providerData } : {}) });
   for (const record of records) work.messages.push({ role: 'tool', toolCallId: record.id, content: record.result ?? '' });
   if (stop) {
     if (stop.reason !== 'cancelled') emit({ type: 'error', turnID: turn.turnID, code: stop.reason.toUpperCase(), message: stop.message });

@@ -9,6 +9,9 @@ import { buildSystemPrompt, readAgentsFile } from './system-prompt.js';
 import type { TurnEvent } from './turn-events.js';
 import { runTurn, type TurnOutcome } from './turn-loop.js';
 
+/** How long asking the model's server whether the model exists may take before a turn starts. */
+const PREPARE_TIMEOUT_MS = 15_000;
+
 /**
  * Starts turns for the HTTP surface: one turn at a time per session, each with its own AbortController
  * so that a person can cancel it. The model provider is whatever the providers plugin offers.
@@ -24,21 +27,25 @@ export class TurnRunner {
     return this.running.has(sessionId);
   }
 
-  /** Throws what would stop a turn from starting (one already running, no model), before any stream opens. */
-  check(sessionId: string): void {
+  /**
+   * Throws what would stop a turn from starting (one already running, no model, a model that is not
+   * configured right), before any stream opens.
+   */
+  async check(sessionId: string): Promise<void> {
     if (this.running.has(sessionId)) throw new ConflictError('CONFLICT', `session ${sessionId} is already running a turn`, { details: { reason: 'running' } });
-    this.provider();
+    await this.provider().prepare?.(AbortSignal.timeout(PREPARE_TIMEOUT_MS));
   }
 
   async start(sessionId: string, message: string, emit: (event: TurnEvent) => void): Promise<TurnOutcome> {
-    this.check(sessionId);
+    await this.check(sessionId);
+    if (this.running.has(sessionId)) throw new ConflictError('CONFLICT', `session ${sessionId} is already running a turn`, { details: { reason: 'running' } });
     const provider = this.provider();
     const controller = new AbortController();
     this.running.set(sessionId, controller);
     try {
       const { kernel } = this;
       const agentsFile = await readAgentsFile(kernel.workspace.root);
-      return await runTurn(turnDependencies(kernel), {
+      return await runTurn(turnDependencies(kernel, {}, provider.limits), {
         sessionId, message, provider, signal: controller.signal,
         systemPrompt: (tools) => buildSystemPrompt({ workspaceRoot: kernel.workspace.root, kernelVersion: KERNEL_VERSION, now: new Date(), tools }, agentsFile),
       }, emit);

@@ -29,7 +29,13 @@ function describePlugin(kernel: Kernel, record: ManifestRecord, actions: Registe
   };
   if (!record.ok) return { ...base, state: 'invalid', ...(isAdmin ? { issues: record.issues } : {}) };
   const { manifest } = record.compiled;
-  const described = { ...base, version: manifest.version, description: manifest.description, requires: manifest.requires ?? [], provides: manifest.provides ?? [] };
+  const described = {
+    ...base, version: manifest.version, description: manifest.description, requires: manifest.requires ?? [], provides: manifest.provides ?? [],
+    // What a call to each model backend does (sends data away, costs money), shown before anyone configures one.
+    ...(manifest.providers ? { providers: manifest.providers } : {}),
+    ...(manifest.embedders ? { embedders: manifest.embedders } : {}),
+    ...(manifest.rerankers ? { rerankers: manifest.rerankers } : {}),
+  };
   // A disabled plugin has no tools anywhere, not even in this listing.
   if (!active) return { ...described, state: base.enabled ? 'inactive' : 'disabled', tools: [] };
   const own = actions.filter((action) => action.pluginId === id);

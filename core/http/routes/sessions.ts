@@ -93,7 +93,7 @@ export function sessionRoutes(kernel: Kernel): Hono<HttpEnv> {
     const id = c.req.param('id');
     const { message } = parseTurn(await readJsonBody(c));
     await sessions.read(id);
-    kernel.turns.check(id);
+    await kernel.turns.check(id);
     return streamSSE(c, async (stream) => {
       // Events are written in order; the turn goes on if the client leaves (cancel is explicit).
       let writing: Promise<void> = Promise.resolve();

@@ -1,0 +1,186 @@
+import Anthropic from '@anthropic-ai/sdk';
+import type { ContentBlockParam, MessageParam, RawMessageStreamEvent, Tool } from '@anthropic-ai/sdk/resources/messages/messages';
+import { ModelError, type ModelEvent, type ModelMessage, type ModelProvider, type ModelRequest } from '../../core/turn/model-provider.js';
+import { DEFAULT_BASE_URL, limitsOf, type ModelConfig } from './config.js';
+import { argumentsObject, nativeOf, splitLeadingSystem, systemNote } from './conversation.js';
+import { toModelError } from './errors.js';
+import { ModelCheck, statusOf } from './model-check.js';
+import { DEFAULT_REQUEST_TIMEOUT_MS } from './openai-client.js';
+
+const PROTOCOL = 'anthropic';
+/** Anthropic requires a ceiling on every request; this one is used when quire.json gives none. */
+const DEFAULT_MAX_TOKENS = 8192;
+
+/** What an assistant entry keeps: the message's content blocks, thinking with its signature first. */
+interface AnthropicNative {
+  protocol: typeof PROTOCOL;
+  content: ContentBlockParam[];
+}
+
+type FinishReason = Extract<ModelEvent, { type: 'finish' }>['reason'];
+
+/** Anthropic Messages (PROTOCOLS.md §3.3): thinking blocks and their signatures go back unchanged. */
+export class AnthropicProvider implements ModelProvider {
+  readonly id = PROTOCOL;
+  readonly limits: ModelProvider['limits'];
+  private readonly client: Anthropic;
+  private readonly check: ModelCheck;
+
+  constructor(private readonly config: ModelConfig, key: { key: string; source: string }) {
+    this.client = new Anthropic({ apiKey: key.key, baseURL: config.baseURL ?? DEFAULT_BASE_URL.anthropic, maxRetries: 0, timeout: config.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS });
+    this.limits = limitsOf(config);
+    this.check = new ModelCheck({ provider: this.id, model: config.model, baseURL: this.client.baseURL, keySource: key.source }, async (signal) => {
+      try {
+        await this.client.models.retrieve(config.model, {}, { signal });
+        return true;
+      } catch (error) {
+        if (statusOf(error) === 404) return false;
+        throw error;
+      }
+    });
+  }
+
+  prepare(signal: AbortSignal): Promise<void> {
+    return this.check.ensure(signal);
+  }
+
+  async *stream(request: ModelRequest, signal: AbortSignal): AsyncIterable<ModelEvent> {
+    const { config } = this;
+    const { system, rest } = splitLeadingSystem(request.messages);
+    const temperature = request.temperature ?? config.temperature;
+    let stream: AsyncIterable<RawMessageStreamEvent>;
+    try {
+      stream = await this.client.messages.create({
+        model: config.model,
+        max_tokens: request.maxOutputTokens ?? config.maxOutputTokens ?? DEFAULT_MAX_TOKENS,
+        ...(system !== '' ? { system } : {}),
+        messages: toMessages(rest),
+        ...(request.tools.length > 0 ? { tools: request.tools.map(toTool) } : {}),
+        ...(config.reasoningEffort ? { thinking: { type: 'adaptive' as const }, output_config: { effort: config.reasoningEffort === 'minimal' ? 'low' as const : config.reasoningEffort } } : {}),
+        ...(temperature !== undefined ? { temperature } : {}),
+        stream: true,
+      }, { signal });
+    } catch (error) {
+      if (signal.aborted) return;
+      throw toModelError(error);
+    }
+    // The blocks as they arrive, to keep for the next request; tool inputs are collected as JSON text.
+    const blocks: (ContentBlockParam & { partial?: string })[] = [];
+    const calls = new Set<number>();
+    let input = 0;
+    let cached = 0;
+    let output = 0;
+    let finish: FinishReason = 'other';
+    let stopped = false;
+    try {
+      for await (const event of stream) {
+        switch (event.type) {
+          case 'message_start': {
+            const usage = event.message.usage;
+            cached = usage.cache_read_input_tokens ?? 0;
+            input = usage.input_tokens + cached + (usage.cache_creation_input_tokens ?? 0);
+            output = usage.output_tokens;
+            break;
+          }
+          case 'content_block_start': {
+            const block = event.content_block;
+            if (block.type === 'tool_use') {
+              blocks[event.index] = { type: 'tool_use', id: block.id, name: block.name, input: {}, partial: '' };
+              calls.add(event.index);
+              yield { type: 'tool_call_start', index: event.index, id: block.id, name: block.name };
+            } else if (block.type === 'text') {
+              blocks[event.index] = { type: 'text', text: block.text };
+              if (block.text !== '') yield { type: 'text', delta: block.text };
+            } else if (block.type === 'thinking') {
+              blocks[event.index] = { type: 'thinking', thinking: block.thinking, signature: block.signature };
+            } else if (block.type === 'redacted_thinking') {
+              blocks[event.index] = { type: 'redacted_thinking', data: block.data };
+            }
+            break;
+          }
+          case 'content_block_delta': {
+            const block = blocks[event.index];
+            const delta = event.delta;
+            if (delta.type === 'text_delta' && block?.type === 'text') {
+              block.text += delta.text;
+              yield { type: 'text', delta: delta.text };
+            } else if (delta.type === 'thinking_delta' && block?.type === 'thinking') {
+              block.thinking += delta.thinking;
+              yield { type: 'reasoning', delta: delta.thinking };
+            } else if (delta.type === 'signature_delta' && block?.type === 'thinking') {
+              block.signature += delta.signature;
+            } else if (delta.type === 'input_json_delta' && block?.type === 'tool_use') {
+              block.partial = (block.partial ?? '') + delta.partial_json;
+              yield { type: 'tool_call_delta', index: event.index, argumentsDelta: delta.partial_json };
+            }
+            break;
+          }
+          case 'content_block_stop': {
+            const block = blocks[event.index];
+            if (block?.type === 'tool_use') {
+              block.input = argumentsObject(block.partial ?? '');
+              delete block.partial;
+              yield { type: 'tool_call_end', index: event.index };
+            }
+            break;
+          }
+          case 'message_delta':
+            // Cumulative counts: they replace, never add (PROTOCOLS.md §3.5).
+            output = event.usage.output_tokens ?? output;
+            finish = finishReason(event.delta.stop_reason);
+            break;
+          case 'message_stop':
+            stopped = true;
+            break;
+        }
+      }
+    } catch (error) {
+      if (signal.aborted) return;
+      throw toModelError(error);
+    }
+    if (signal.aborted) return;
+    if (!stopped) throw new ModelError('server', 'the message stream ended before message_stop');
+    yield { type: 'usage', promptTokens: input, completionTokens: output, cachedTokens: cached };
+    const native: AnthropicNative = { protocol: PROTOCOL, content: blocks.filter((block) => block !== undefined) };
+    yield { type: 'finish', reason: finish, providerData: native };
+  }
+}
+
+function finishReason(reason: string | null): FinishReason {
+  if (reason === 'end_turn' || reason === 'stop_sequence' || reason === 'pause_turn') return 'stop';
+  if (reason === 'tool_use') return 'tool_calls';
+  if (reason === 'max_tokens' || reason === 'model_context_window_exceeded') return 'length';
+  if (reason === 'refusal') return 'content_filter';
+  return 'other';
+}
+
+function toTool(tool: ModelRequest['tools'][number]): Tool {
+  return { name: tool.name, description: tool.description, input_schema: { type: 'object', ...tool.inputSchema } };
+}
+
+/**
+ * Messages alternate user and assistant: tool results and later system notes join the user turn that
+ * follows them, so consecutive user content is merged into one message.
+ */
+function toMessages(messages: readonly ModelMessage[]): MessageParam[] {
+  const out: MessageParam[] = [];
+  const addUser = (blocks: ContentBlockParam[]) => {
+    const last = out.at(-1);
+    if (last?.role === 'user' && Array.isArray(last.content)) last.content.push(...blocks);
+    else out.push({ role: 'user', content: blocks });
+  };
+  for (const message of messages) {
+    if (message.role === 'user') addUser([{ type: 'text', text: message.content }]);
+    else if (message.role === 'system') addUser([{ type: 'text', text: systemNote(message.content) }]);
+    else if (message.role === 'tool') addUser([{ type: 'tool_result', tool_use_id: message.toolCallId ?? '', content: message.content }]);
+    else {
+      const native = nativeOf<AnthropicNative>(message.providerData, PROTOCOL);
+      const content: ContentBlockParam[] = native ? native.content : [
+        ...(message.content !== '' ? [{ type: 'text' as const, text: message.content }] : []),
+        ...(message.toolCalls ?? []).map((call) => ({ type: 'tool_use' as const, id: call.id, name: call.name, input: argumentsObject(call.arguments) })),
+      ];
+      out.push({ role: 'assistant', content: content.length > 0 ? content : [{ type: 'text', text: '' }] });
+    }
+  }
+  return out;
+}

@@ -1,0 +1,80 @@
+import { KernelError } from '../../core/index.js';
+
+export type Protocol = 'openai-chat' | 'openai-responses' | 'anthropic' | 'gemini';
+export type ReasoningEffort = 'minimal' | 'low' | 'medium' | 'high';
+
+/** `plugins.providers.config.model` in quire.json. */
+export interface ModelConfig {
+  provider: Protocol;
+  model: string;
+  /** The API's address; an OpenAI-compatible local server goes here. Defaults to the vendor's. */
+  baseURL?: string;
+  /** The environment variable holding the key (never the key itself); `false` for servers that take none. */
+  apiKeyEnv?: string | false;
+  maxOutputTokens?: number;
+  temperature?: number;
+  reasoningEffort?: ReasoningEffort;
+  contextLimit?: number;
+  /** How long to wait for a response to start (headers); a stalled body is the turn loop's idle watchdog's. */
+  requestTimeoutMs?: number;
+}
+
+/** `plugins.providers.config.embedder`: an OpenAI-compatible embeddings endpoint. */
+export interface EmbedderConfig {
+  provider: 'openai';
+  model: string;
+  baseURL?: string;
+  apiKeyEnv?: string | false;
+  dimensions?: number;
+  batchSize?: number;
+  requestTimeoutMs?: number;
+}
+
+export interface ProvidersConfig {
+  model?: ModelConfig;
+  embedder?: EmbedderConfig;
+}
+
+export const DEFAULT_BASE_URL: Readonly<Record<Protocol | 'openai', string>> = {
+  'openai-chat': 'https://api.openai.com/v1',
+  'openai-responses': 'https://api.openai.com/v1',
+  openai: 'https://api.openai.com/v1',
+  anthropic: 'https://api.anthropic.com',
+  gemini: 'https://generativelanguage.googleapis.com',
+};
+
+const DEFAULT_KEY_ENV: Readonly<Record<Protocol | 'openai', string>> = {
+  'openai-chat': 'OPENAI_API_KEY',
+  'openai-responses': 'OPENAI_API_KEY',
+  openai: 'OPENAI_API_KEY',
+  anthropic: 'ANTHROPIC_API_KEY',
+  gemini: 'GEMINI_API_KEY',
+};
+
+/** A server that takes no key still gets one from the SDKs' point of view; this one is never a secret. */
+const NO_KEY = 'no-key';
+
+export interface ResolvedKey {
+  key: string;
+  /** What to name in messages: the variable, never its value. */
+  source: string;
+}
+
+/**
+ * Reads the key from the environment variable the config names. A missing one is a clear error before
+ * any request, naming the variable and the config field.
+ */
+export function resolveKey(config: { provider: Protocol | 'openai'; apiKeyEnv?: string | false }, field: string, env: NodeJS.ProcessEnv = process.env): ResolvedKey {
+  if (config.apiKeyEnv === false) return { key: NO_KEY, source: 'no key' };
+  const variable = config.apiKeyEnv ?? DEFAULT_KEY_ENV[config.provider];
+  const key = env[variable];
+  if (key === undefined || key.trim() === '') {
+    throw new KernelError('MODEL_UNAVAILABLE', `the ${config.provider} key is missing: set the environment variable ${variable} (named by ${field}/apiKeyEnv), or set apiKeyEnv to false for a server that takes no key`, { details: { field: `${field}/apiKeyEnv`, variable } });
+  }
+  return { key: key.trim(), source: variable };
+}
+
+/** The window and answer size the config gives, for the turn loop's compaction. */
+export function limitsOf(config: ModelConfig): { contextLimit?: number; maxOutputTokens?: number } {
+  return { ...(config.contextLimit ? { contextLimit: config.contextLimit } : {}), ...(config.maxOutputTokens ? { maxOutputTokens: config.maxOutputTokens } : {}) };
+}

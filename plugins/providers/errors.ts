@@ -1,0 +1,64 @@
+import { ModelError, type ModelErrorCategory } from '../../core/turn/model-provider.js';
+
+/** Words servers use when a request does not fit the model's context (OpenAI, Anthropic, Gemini, local servers). */
+const OVERFLOW = /context.length|context window|maximum context|prompt is too long|too many tokens|exceeds the maximum number of tokens|input token count|context_length_exceeded/i;
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT']);
+
+interface SdkErrorShape {
+  name?: string;
+  message?: string;
+  status?: unknown;
+  headers?: { get(name: string): string | null } | undefined;
+  cause?: unknown;
+  code?: unknown;
+}
+
+/**
+ * The one place an SDK's error becomes a `ModelError` category, which the turn loop's retry and
+ * compaction rules read. The three SDKs differ in classes but agree on `status` and `headers`.
+ */
+export function toModelError(error: unknown): ModelError {
+  if (error instanceof ModelError) return error;
+  const shape = (typeof error === 'object' && error !== null ? error : {}) as SdkErrorShape;
+  const message = typeof shape.message === 'string' && shape.message !== '' ? shape.message : String(error);
+  const status = typeof shape.status === 'number' ? shape.status : undefined;
+  const name = typeof shape.name === 'string' ? shape.name : '';
+  if (status !== undefined) return new ModelError(categoryOfStatus(status, message), message, status === 429 || status >= 500 ? retryAfterMs(shape.headers) : undefined);
+  if (/TimeoutError/.test(name)) return new ModelError('timeout', message);
+  if (/ConnectionError/.test(name) || isNetworkFailure(error)) return new ModelError('network', message);
+  if (OVERFLOW.test(message)) return new ModelError('context_overflow', message);
+  // An error event inside a stream that had started (no status): the server gave up on this response.
+  if (/APIError|ApiError|OpenAIError|AnthropicError/.test(name) || /^(got status|exception parsing|stream)/i.test(message)) return new ModelError('server', message);
+  return new ModelError('invalid_request', message);
+}
+
+function categoryOfStatus(status: number, message: string): ModelErrorCategory {
+  if (status === 429) return 'rate_limit';
+  if (status === 408) return 'timeout';
+  if (status === 401 || status === 403) return 'authentication';
+  if (status === 413) return 'context_overflow';
+  if (status >= 500) return OVERFLOW.test(message) ? 'context_overflow' : 'server';
+  return OVERFLOW.test(message) ? 'context_overflow' : 'invalid_request';
+}
+
+/** `retry-after-ms` (OpenAI, Anthropic), then `retry-after` in seconds or as an HTTP date. */
+export function retryAfterMs(headers: SdkErrorShape['headers']): number | undefined {
+  if (!headers || typeof headers.get !== 'function') return undefined;
+  const ms = Number.parseFloat(headers.get('retry-after-ms') ?? '');
+  if (Number.isFinite(ms) && ms >= 0) return ms;
+  const after = headers.get('retry-after');
+  if (after === null) return undefined;
+  const seconds = Number.parseFloat(after);
+  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
+  const date = Date.parse(after);
+  return Number.isFinite(date) ? Math.max(0, date - Date.now()) : undefined;
+}
+
+function isNetworkFailure(error: unknown): boolean {
+  for (let at: unknown = error, depth = 0; at && typeof at === 'object' && depth < 5; at = (at as SdkErrorShape).cause, depth++) {
+    const code = (at as SdkErrorShape).code;
+    if (typeof code === 'string' && NETWORK_CODES.has(code)) return true;
+    if ((at as SdkErrorShape).message === 'fetch failed') return true;
+  }
+  return false;
+}

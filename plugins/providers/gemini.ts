@@ -1,0 +1,149 @@
+import { randomUUID } from 'node:crypto';
+import { GoogleGenAI, ThinkingLevel, type Content, type FunctionDeclaration, type GenerateContentResponse, type Part } from '@google/genai';
+import { ModelError, type ModelEvent, type ModelMessage, type ModelProvider, type ModelRequest } from '../../core/turn/model-provider.js';
+import { DEFAULT_BASE_URL, limitsOf, type ModelConfig, type ReasoningEffort } from './config.js';
+import { argumentsObject, nativeOf, splitLeadingSystem, systemNote } from './conversation.js';
+import { toModelError } from './errors.js';
+import { ModelCheck, statusOf } from './model-check.js';
+
+const PROTOCOL = 'gemini';
+const MADE_UP = 'gemini-call-';
+
+/** What an assistant entry keeps: the model's parts exactly, each thought signature on its own part. */
+interface GeminiNative {
+  protocol: typeof PROTOCOL;
+  parts: Part[];
+}
+
+type FinishReason = Extract<ModelEvent, { type: 'finish' }>['reason'];
+
+const LEVEL: Readonly<Record<ReasoningEffort, ThinkingLevel>> = { minimal: ThinkingLevel.MINIMAL, low: ThinkingLevel.LOW, medium: ThinkingLevel.MEDIUM, high: ThinkingLevel.HIGH };
+
+/**
+ * Gemini through `@google/genai` (PROTOCOLS.md §3.4). Function calls arrive whole; ids are made up when
+ * the server gives none, and results are matched back to calls by those ids and sent by name.
+ */
+export class GeminiProvider implements ModelProvider {
+  readonly id = PROTOCOL;
+  readonly limits: ModelProvider['limits'];
+  private readonly client: GoogleGenAI;
+  private readonly check: ModelCheck;
+  private readonly baseURL: string;
+
+  constructor(private readonly config: ModelConfig, key: { key: string; source: string }) {
+    this.baseURL = config.baseURL ?? DEFAULT_BASE_URL.gemini;
+    // No SDK retries (the turn loop decides) and no SDK timeout: it would cover the whole body, and a
+    // long answer is not a stalled one; the turn loop's idle watchdog handles silences.
+    this.client = new GoogleGenAI({ apiKey: key.key, httpOptions: { baseUrl: this.baseURL } });
+    this.limits = limitsOf(config);
+    this.check = new ModelCheck({ provider: this.id, model: config.model, baseURL: this.baseURL, keySource: key.source }, async (signal) => {
+      try {
+        await this.client.models.get({ model: config.model, config: { abortSignal: signal } });
+        return true;
+      } catch (error) {
+        if (statusOf(error) === 404) return false;
+        throw error;
+      }
+    });
+  }
+
+  prepare(signal: AbortSignal): Promise<void> {
+    return this.check.ensure(signal);
+  }
+
+  async *stream(request: ModelRequest, signal: AbortSignal): AsyncIterable<ModelEvent> {
+    const { config } = this;
+    const { system, rest } = splitLeadingSystem(request.messages);
+    const maxTokens = request.maxOutputTokens ?? config.maxOutputTokens;
+    const temperature = request.temperature ?? config.temperature;
+    const parts: Part[] = [];
+    let calls = 0;
+    // Ids the server did not give must still be unique in the session, where calls are kept by id.
+    const madeUp = `${MADE_UP}${randomUUID().slice(0, 8)}-`;
+    let usage: GenerateContentResponse['usageMetadata'];
+    let finish: FinishReason | undefined;
+    try {
+      const stream = await this.client.models.generateContentStream({
+        model: config.model,
+        contents: toContents(rest),
+        config: {
+          abortSignal: signal,
+          ...(system !== '' ? { systemInstruction: system } : {}),
+          ...(request.tools.length > 0 ? { tools: [{ functionDeclarations: request.tools.map(toDeclaration) }] } : {}),
+          ...(maxTokens !== undefined ? { maxOutputTokens: maxTokens } : {}),
+          ...(temperature !== undefined ? { temperature } : {}),
+          ...(config.reasoningEffort ? { thinkingConfig: { includeThoughts: true, thinkingLevel: LEVEL[config.reasoningEffort] } } : {}),
+        },
+      });
+      for await (const chunk of stream) {
+        // Each chunk's usage is the request's running total: the last one counts (PROTOCOLS.md §3.5).
+        if (chunk.usageMetadata) usage = chunk.usageMetadata;
+        const candidate = chunk.candidates?.[0];
+        for (const part of candidate?.content?.parts ?? []) {
+          parts.push(part);
+          if (part.functionCall) {
+            const index = calls++;
+            const id = part.functionCall.id ?? `${madeUp}${index}`;
+            yield { type: 'tool_call_start', index, id, name: part.functionCall.name ?? '' };
+            yield { type: 'tool_call_delta', index, argumentsDelta: JSON.stringify(part.functionCall.args ?? {}) };
+            yield { type: 'tool_call_end', index };
+          } else if (typeof part.text === 'string' && part.text !== '') {
+            yield part.thought ? { type: 'reasoning', delta: part.text } : { type: 'text', delta: part.text };
+          }
+        }
+        if (candidate?.finishReason) finish = finishReason(candidate.finishReason, calls > 0);
+      }
+    } catch (error) {
+      if (signal.aborted) return;
+      throw toModelError(error);
+    }
+    if (signal.aborted) return;
+    if (finish === undefined) throw new ModelError('server', 'the stream ended without a finish reason');
+    if (usage) {
+      const prompt = (usage.promptTokenCount ?? 0) + (usage.toolUsePromptTokenCount ?? 0);
+      yield { type: 'usage', promptTokens: prompt, completionTokens: (usage.candidatesTokenCount ?? 0) + (usage.thoughtsTokenCount ?? 0), cachedTokens: usage.cachedContentTokenCount ?? 0 };
+    }
+    const native: GeminiNative = { protocol: PROTOCOL, parts };
+    yield { type: 'finish', reason: finish, providerData: native };
+  }
+}
+
+function finishReason(reason: string, called: boolean): FinishReason {
+  if (reason === 'STOP') return called ? 'tool_calls' : 'stop';
+  if (reason === 'MAX_TOKENS') return 'length';
+  if (reason === 'SAFETY' || reason === 'RECITATION' || reason === 'BLOCKLIST' || reason === 'PROHIBITED_CONTENT' || reason === 'SPII') return 'content_filter';
+  return 'other';
+}
+
+function toDeclaration(tool: ModelRequest['tools'][number]): FunctionDeclaration {
+  return { name: tool.name, description: tool.description, parametersJsonSchema: tool.inputSchema };
+}
+
+/** Contents alternate user and model; tool results are user parts naming the function they answer. */
+function toContents(messages: readonly ModelMessage[]): Content[] {
+  const out: Content[] = [];
+  const names = new Map<string, string>();
+  const add = (role: 'user' | 'model', parts: Part[]) => {
+    const last = out.at(-1);
+    if (last?.role === role && role === 'user') last.parts!.push(...parts);
+    else out.push({ role, parts });
+  };
+  for (const message of messages) {
+    if (message.role === 'user') add('user', [{ text: message.content }]);
+    else if (message.role === 'system') add('user', [{ text: systemNote(message.content) }]);
+    else if (message.role === 'tool') {
+      const id = message.toolCallId ?? '';
+      const made = id.startsWith(MADE_UP);
+      add('user', [{ functionResponse: { ...(made ? {} : { id }), name: names.get(id) ?? '', response: { output: message.content } } }]);
+    } else {
+      for (const call of message.toolCalls ?? []) names.set(call.id, call.name);
+      const native = nativeOf<GeminiNative>(message.providerData, PROTOCOL);
+      const parts: Part[] = native ? native.parts : [
+        ...(message.content !== '' ? [{ text: message.content }] : []),
+        ...(message.toolCalls ?? []).map((call) => ({ functionCall: { name: call.name, args: argumentsObject(call.arguments) } })),
+      ];
+      add('model', parts.length > 0 ? parts : [{ text: '' }]);
+    }
+  }
+  return out;
+}

@@ -1,0 +1,65 @@
+import { definePlugin, KernelError, type PluginContext } from '../../core/index.js';
+import { ModelError, type ModelEvent, type ModelProvider } from '../../core/turn/model-provider.js';
+import { AnthropicProvider } from './anthropic.js';
+import { resolveKey, type ModelConfig, type ProvidersConfig } from './config.js';
+import { GeminiProvider } from './gemini.js';
+import { OpenAIChatProvider } from './openai-chat.js';
+import { OpenAIEmbedder } from './openai-embedder.js';
+import { OpenAIResponsesProvider } from './openai-responses.js';
+import type { Embedder, EmbedderSource } from './tokens.js';
+
+const PROVIDERS = {
+  'openai-chat': OpenAIChatProvider,
+  'openai-responses': OpenAIResponsesProvider,
+  anthropic: AnthropicProvider,
+  gemini: GeminiProvider,
+} as const;
+
+/**
+ * Stands in when no model can be used (none configured, key missing): turns are refused before they
+ * start, with the reason, and the rest of the kernel runs as usual.
+ */
+class UnavailableModel implements ModelProvider {
+  readonly id = 'unavailable';
+  constructor(readonly reason: KernelError) {}
+  prepare(): Promise<void> {
+    return Promise.reject(this.reason);
+  }
+  async *stream(): AsyncIterable<ModelEvent> {
+    throw new ModelError('authentication', this.reason.message);
+  }
+}
+
+function modelFrom(config: ModelConfig | undefined): ModelProvider {
+  if (!config) return new UnavailableModel(new KernelError('MODEL_UNAVAILABLE', 'no model is configured: set plugins.providers.config.model (provider, model) in quire.json', { details: { field: 'plugins/providers/config/model' } }));
+  try {
+    return new PROVIDERS[config.provider](config, resolveKey(config, 'plugins/providers/config/model'));
+  } catch (error) {
+    if (error instanceof KernelError) return new UnavailableModel(error);
+    throw error;
+  }
+}
+
+function embedderFrom(ctx: PluginContext<ProvidersConfig>): Embedder | undefined {
+  const config = ctx.config.embedder;
+  if (!config) return undefined;
+  try {
+    return new OpenAIEmbedder(config, resolveKey(config, 'plugins/providers/config/embedder').key);
+  } catch (error) {
+    // Semantic search reports itself unavailable; the reason is logged once, naming the variable only.
+    ctx.log.warn('embedder unavailable', { reason: error instanceof Error ? error.message : String(error) });
+    return undefined;
+  }
+}
+
+export default definePlugin<ProvidersConfig>({
+  activate(ctx) {
+    const model = modelFrom(ctx.config.model);
+    if (model instanceof UnavailableModel && ctx.config.model) ctx.log.warn('model unavailable', { provider: ctx.config.model.provider, reason: model.reason.message });
+    ctx.provide('agent.model', model);
+    const embedder = embedderFrom(ctx);
+    const source: EmbedderSource = { current: () => embedder };
+    ctx.provide('models.embedder', source);
+    return {};
+  },
+});

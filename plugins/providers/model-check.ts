@@ -1,0 +1,46 @@
+import { KernelError } from '../../core/index.js';
+import { toModelError } from './errors.js';
+
+export interface CheckTarget {
+  provider: string;
+  model: string;
+  baseURL: string;
+  keySource: string;
+}
+
+/**
+ * Asks the server once whether it offers the configured model, so that a typo in quire.json is a clear
+ * error before the first turn rather than a failed request inside it. `lookup` answers true (offered),
+ * false (not offered) or undefined (this server cannot tell: the turn goes ahead). A refused key is
+ * reported naming the variable it came from. Only a success is remembered.
+ */
+export class ModelCheck {
+  private passed = false;
+
+  constructor(private readonly target: CheckTarget, private readonly lookup: (signal: AbortSignal) => Promise<boolean | undefined>) {}
+
+  async ensure(signal: AbortSignal): Promise<void> {
+    if (this.passed) return;
+    const { provider, model, baseURL, keySource } = this.target;
+    let offered: boolean | undefined;
+    try {
+      offered = await this.lookup(signal);
+    } catch (error) {
+      const mapped = toModelError(error);
+      if (mapped.category === 'authentication') {
+        throw new KernelError('MODEL_UNAVAILABLE', `${provider} at ${baseURL} refused the key from ${keySource}: ${mapped.message}`, { details: { provider, baseURL } });
+      }
+      return;
+    }
+    if (offered === false) {
+      throw new KernelError('MODEL_UNAVAILABLE', `${provider} at ${baseURL} does not offer the model '${model}' (plugins.providers.config.model.model)`, { details: { field: 'plugins/providers/config/model/model', model, provider } });
+    }
+    if (offered === true) this.passed = true;
+  }
+}
+
+/** The HTTP status of an SDK error, when it has one. */
+export function statusOf(error: unknown): number | undefined {
+  const status = (error as { status?: unknown } | null)?.status;
+  return typeof status === 'number' ? status : undefined;
+}

@@ -1,0 +1,109 @@
+import OpenAI from 'openai';
+import type { ChatCompletionChunk, ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
+import type { ModelEvent, ModelMessage, ModelProvider, ModelRequest } from '../../core/turn/model-provider.js';
+import { limitsOf, type ModelConfig } from './config.js';
+import { splitLeadingSystem } from './conversation.js';
+import { toModelError } from './errors.js';
+import { ModelCheck } from './model-check.js';
+import { openAIClient, openAIModelLookup } from './openai-client.js';
+
+type FinishReason = Extract<ModelEvent, { type: 'finish' }>['reason'];
+
+/** OpenAI Chat Completions, and every server that speaks it (PROTOCOLS.md §3.1). */
+export class OpenAIChatProvider implements ModelProvider {
+  readonly id = 'openai-chat';
+  readonly limits: ModelProvider['limits'];
+  private readonly client: OpenAI;
+  private readonly check: ModelCheck;
+
+  constructor(private readonly config: ModelConfig, key: { key: string; source: string }) {
+    this.client = openAIClient(config, key.key);
+    this.limits = limitsOf(config);
+    this.check = new ModelCheck({ provider: this.id, model: config.model, baseURL: this.client.baseURL, keySource: key.source }, openAIModelLookup(this.client, config.model));
+  }
+
+  prepare(signal: AbortSignal): Promise<void> {
+    return this.check.ensure(signal);
+  }
+
+  async *stream(request: ModelRequest, signal: AbortSignal): AsyncIterable<ModelEvent> {
+    const { config } = this;
+    const maxTokens = request.maxOutputTokens ?? config.maxOutputTokens;
+    const temperature = request.temperature ?? config.temperature;
+    let stream: AsyncIterable<ChatCompletionChunk>;
+    try {
+      stream = await this.client.chat.completions.create({
+        model: config.model,
+        messages: toChatMessages(request.messages),
+        ...(request.tools.length > 0 ? { tools: request.tools.map(toChatTool) } : {}),
+        stream: true,
+        stream_options: { include_usage: true },
+        ...(maxTokens !== undefined ? { max_completion_tokens: maxTokens } : {}),
+        ...(temperature !== undefined ? { temperature } : {}),
+        ...(config.reasoningEffort ? { reasoning_effort: config.reasoningEffort } : {}),
+      }, { signal });
+    } catch (error) {
+      if (signal.aborted) return;
+      throw toModelError(error);
+    }
+    const started = new Set<number>();
+    let finish: FinishReason | undefined;
+    try {
+      for await (const chunk of stream) {
+        if (chunk.usage) {
+          yield { type: 'usage', promptTokens: chunk.usage.prompt_tokens, completionTokens: chunk.usage.completion_tokens, cachedTokens: chunk.usage.prompt_tokens_details?.cached_tokens ?? 0 };
+        }
+        const choice = chunk.choices[0];
+        if (!choice) continue;
+        const delta = choice.delta as ChatCompletionChunk.Choice.Delta & { reasoning_content?: unknown; reasoning?: unknown };
+        // Compatible servers (vLLM, DeepSeek, llama.cpp) stream their reasoning beside the content.
+        const reasoning = typeof delta.reasoning_content === 'string' ? delta.reasoning_content : typeof delta.reasoning === 'string' ? delta.reasoning : '';
+        if (reasoning !== '') yield { type: 'reasoning', delta: reasoning };
+        if (typeof delta.content === 'string' && delta.content !== '') yield { type: 'text', delta: delta.content };
+        for (const call of delta.tool_calls ?? []) {
+          if (!started.has(call.index) && call.function?.name) {
+            started.add(call.index);
+            yield { type: 'tool_call_start', index: call.index, id: call.id ?? `call_${call.index}`, name: call.function.name };
+          }
+          if (started.has(call.index) && call.function?.arguments) yield { type: 'tool_call_delta', index: call.index, argumentsDelta: call.function.arguments };
+        }
+        if (choice.finish_reason) finish = finishReason(choice.finish_reason);
+      }
+    } catch (error) {
+      if (signal.aborted) return;
+      throw toModelError(error);
+    }
+    // The SDK ends a stream quietly when it is aborted: that is not an answer.
+    if (signal.aborted) return;
+    for (const index of [...started].sort((a, b) => a - b)) yield { type: 'tool_call_end', index };
+    yield { type: 'finish', reason: finish ?? 'other' };
+  }
+}
+
+function finishReason(reason: string): FinishReason {
+  if (reason === 'stop' || reason === 'tool_calls' || reason === 'length' || reason === 'content_filter') return reason;
+  return reason === 'function_call' ? 'tool_calls' : 'other';
+}
+
+function toChatTool(tool: ModelRequest['tools'][number]): ChatCompletionTool {
+  return { type: 'function', function: { name: tool.name, description: tool.description, parameters: { ...tool.inputSchema } } };
+}
+
+function toChatMessages(messages: readonly ModelMessage[]): ChatCompletionMessageParam[] {
+  const { system, rest } = splitLeadingSystem(messages);
+  const out: ChatCompletionMessageParam[] = system !== '' ? [{ role: 'system', content: system }] : [];
+  for (const message of rest) {
+    if (message.role === 'system') out.push({ role: 'system', content: message.content });
+    else if (message.role === 'user') out.push({ role: 'user', content: message.content });
+    else if (message.role === 'tool') out.push({ role: 'tool', tool_call_id: message.toolCallId ?? '', content: message.content });
+    else {
+      const calls = message.toolCalls ?? [];
+      out.push({
+        role: 'assistant',
+        content: message.content === '' && calls.length > 0 ? null : message.content,
+        ...(calls.length > 0 ? { tool_calls: calls.map((call) => ({ id: call.id, type: 'function' as const, function: { name: call.name, arguments: call.arguments } })) } : {}),
+      });
+    }
+  }
+  return out;
+}

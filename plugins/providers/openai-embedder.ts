@@ -1,0 +1,59 @@
+import type OpenAI from 'openai';
+import type { EmbedderConfig } from './config.js';
+import { toModelError } from './errors.js';
+import { openAIClient } from './openai-client.js';
+import type { Embedder } from './tokens.js';
+
+const DEFAULT_BATCH = 64;
+
+/**
+ * An OpenAI-compatible `/embeddings` endpoint. Texts go in batches of `batchSize`, in order; the answer
+ * is checked (count, order by index, one size for all) so a misbehaving server cannot mix vectors up.
+ */
+export class OpenAIEmbedder implements Embedder {
+  readonly id = 'openai';
+  private reportedModel: string;
+  private learntDimensions: number;
+  private readonly client: OpenAI;
+
+  constructor(private readonly config: EmbedderConfig, key: string) {
+    this.client = openAIClient(config, key);
+    this.reportedModel = config.model;
+    this.learntDimensions = config.dimensions ?? 0;
+  }
+
+  get model(): string {
+    return this.reportedModel;
+  }
+
+  get dimensions(): number {
+    return this.learntDimensions;
+  }
+
+  async embed(texts: readonly string[], signal?: AbortSignal): Promise<Float32Array[]> {
+    const batch = this.config.batchSize ?? DEFAULT_BATCH;
+    const out: Float32Array[] = [];
+    for (let start = 0; start < texts.length; start += batch) {
+      const slice = texts.slice(start, start + batch);
+      let answer: OpenAI.Embeddings.CreateEmbeddingResponse;
+      try {
+        answer = await this.client.embeddings.create({
+          model: this.config.model, input: slice, encoding_format: 'float',
+          ...(this.config.dimensions ? { dimensions: this.config.dimensions } : {}),
+        }, signal ? { signal } : {});
+      } catch (error) {
+        throw toModelError(error);
+      }
+      if (answer.data.length !== slice.length) throw toModelError(new Error(`the embedder answered ${answer.data.length} vectors for ${slice.length} texts`));
+      const ordered = [...answer.data].sort((a, b) => a.index - b.index);
+      for (const entry of ordered) {
+        const vector = Float32Array.from(entry.embedding);
+        if (this.learntDimensions === 0) this.learntDimensions = vector.length;
+        if (vector.length !== this.learntDimensions) throw toModelError(new Error(`the embedder answered a vector of ${vector.length} dimensions, expected ${this.learntDimensions}`));
+        out.push(vector);
+      }
+      if (answer.model) this.reportedModel = answer.model;
+    }
+    return out;
+  }
+}

@@ -1,0 +1,147 @@
+import OpenAI from 'openai';
+import type { FunctionTool, ResponseInputItem, ResponseOutputItem, ResponseStreamEvent, ResponseUsage } from 'openai/resources/responses/responses';
+import { ModelError, type ModelEvent, type ModelMessage, type ModelProvider, type ModelRequest } from '../../core/turn/model-provider.js';
+import { limitsOf, type ModelConfig } from './config.js';
+import { nativeOf, splitLeadingSystem } from './conversation.js';
+import { toModelError } from './errors.js';
+import { ModelCheck } from './model-check.js';
+import { openAIClient, openAIModelLookup } from './openai-client.js';
+
+const PROTOCOL = 'openai-responses';
+
+/** What an assistant entry keeps: the response's output items, encrypted reasoning included, replayed verbatim. */
+interface ResponsesNative {
+  protocol: typeof PROTOCOL;
+  output: ResponseOutputItem[];
+}
+
+/**
+ * OpenAI Responses (PROTOCOLS.md §3.2), stateless: `store: false`, with the encrypted reasoning asked
+ * for and sent back with the function calls it led to, so that reasoning carries across tool rounds.
+ */
+export class OpenAIResponsesProvider implements ModelProvider {
+  readonly id = PROTOCOL;
+  readonly limits: ModelProvider['limits'];
+  private readonly client: OpenAI;
+  private readonly check: ModelCheck;
+
+  constructor(private readonly config: ModelConfig, key: { key: string; source: string }) {
+    this.client = openAIClient(config, key.key);
+    this.limits = limitsOf(config);
+    this.check = new ModelCheck({ provider: this.id, model: config.model, baseURL: this.client.baseURL, keySource: key.source }, openAIModelLookup(this.client, config.model));
+  }
+
+  prepare(signal: AbortSignal): Promise<void> {
+    return this.check.ensure(signal);
+  }
+
+  async *stream(request: ModelRequest, signal: AbortSignal): AsyncIterable<ModelEvent> {
+    const { config } = this;
+    const { system, rest } = splitLeadingSystem(request.messages);
+    const maxTokens = request.maxOutputTokens ?? config.maxOutputTokens;
+    const temperature = request.temperature ?? config.temperature;
+    let stream: AsyncIterable<ResponseStreamEvent>;
+    try {
+      stream = await this.client.responses.create({
+        model: config.model,
+        ...(system !== '' ? { instructions: system } : {}),
+        input: toInput(rest),
+        ...(request.tools.length > 0 ? { tools: request.tools.map(toFunctionTool) } : {}),
+        stream: true,
+        store: false,
+        include: ['reasoning.encrypted_content'],
+        ...(config.reasoningEffort ? { reasoning: { effort: config.reasoningEffort, summary: 'auto' as const } } : {}),
+        ...(maxTokens !== undefined ? { max_output_tokens: maxTokens } : {}),
+        ...(temperature !== undefined ? { temperature } : {}),
+      }, { signal });
+    } catch (error) {
+      if (signal.aborted) return;
+      throw toModelError(error);
+    }
+    const calls = new Set<number>();
+    try {
+      for await (const event of stream) {
+        switch (event.type) {
+          case 'response.output_text.delta':
+            if (event.delta !== '') yield { type: 'text', delta: event.delta };
+            break;
+          case 'response.reasoning_summary_text.delta':
+          case 'response.reasoning_text.delta':
+            if (event.delta !== '') yield { type: 'reasoning', delta: event.delta };
+            break;
+          case 'response.output_item.added':
+            if (event.item.type === 'function_call') {
+              calls.add(event.output_index);
+              yield { type: 'tool_call_start', index: event.output_index, id: event.item.call_id, name: event.item.name };
+              if (event.item.arguments) yield { type: 'tool_call_delta', index: event.output_index, argumentsDelta: event.item.arguments };
+            }
+            break;
+          case 'response.function_call_arguments.delta':
+            if (calls.has(event.output_index)) yield { type: 'tool_call_delta', index: event.output_index, argumentsDelta: event.delta };
+            break;
+          case 'response.output_item.done':
+            if (event.item.type === 'function_call' && calls.has(event.output_index)) yield { type: 'tool_call_end', index: event.output_index };
+            break;
+          case 'response.completed':
+          case 'response.incomplete': {
+            const { response } = event;
+            if (response.usage) yield usageEvent(response.usage);
+            const native: ResponsesNative = { protocol: PROTOCOL, output: response.output };
+            const reason = event.type === 'response.incomplete'
+              ? (response.incomplete_details?.reason === 'content_filter' ? 'content_filter' : 'length')
+              : response.output.some((item) => item.type === 'function_call') ? 'tool_calls' : 'stop';
+            yield { type: 'finish', reason, providerData: native };
+            return;
+          }
+          case 'response.failed':
+            throw new ModelError(categoryOfCode(event.response.error?.code), event.response.error?.message ?? 'the response failed');
+          case 'error':
+            throw new ModelError(categoryOfCode(event.code ?? undefined), event.message);
+          default:
+            break;
+        }
+      }
+    } catch (error) {
+      if (signal.aborted) return;
+      throw toModelError(error);
+    }
+    if (signal.aborted) return;
+    // The stream ended without response.completed: what arrived is not a whole answer.
+    throw new ModelError('server', 'the response stream ended before response.completed');
+  }
+}
+
+function categoryOfCode(code: string | undefined): ModelError['category'] {
+  if (code === 'context_length_exceeded') return 'context_overflow';
+  if (code === 'rate_limit_exceeded') return 'rate_limit';
+  if (code === 'invalid_prompt' || code === 'invalid_request_error') return 'invalid_request';
+  return 'server';
+}
+
+function usageEvent(usage: ResponseUsage): ModelEvent {
+  return { type: 'usage', promptTokens: usage.input_tokens, completionTokens: usage.output_tokens, cachedTokens: usage.input_tokens_details?.cached_tokens ?? 0 };
+}
+
+function toFunctionTool(tool: ModelRequest['tools'][number]): FunctionTool {
+  return { type: 'function', name: tool.name, description: tool.description, parameters: { ...tool.inputSchema }, strict: false };
+}
+
+function toInput(messages: readonly ModelMessage[]): ResponseInputItem[] {
+  const input: ResponseInputItem[] = [];
+  for (const message of messages) {
+    if (message.role === 'system') input.push({ role: 'system', content: message.content });
+    else if (message.role === 'user') input.push({ role: 'user', content: message.content });
+    else if (message.role === 'tool') input.push({ type: 'function_call_output', call_id: message.toolCallId ?? '', output: message.content });
+    else {
+      const native = nativeOf<ResponsesNative>(message.providerData, PROTOCOL);
+      if (native) {
+        // Verbatim: the encrypted reasoning is only accepted with the items it was returned with.
+        input.push(...(native.output as ResponseInputItem[]));
+        continue;
+      }
+      if (message.content !== '') input.push({ role: 'assistant', content: message.content });
+      for (const call of message.toolCalls ?? []) input.push({ type: 'function_call', call_id: call.id, name: call.name, arguments: call.arguments });
+    }
+  }
+  return input;
+}
