@@ -7,35 +7,11 @@ import { MODEL_PROVIDER } from '../../../core/turn/model-provider-token.js';
 import type { ModelEvent, ModelProvider } from '../../../core/turn/model-provider.js';
 import { answer, scriptedProvider, toolCalls } from '../../fakes/scripted-provider.js';
 import { useHarness } from '../../helpers/harness.js';
+import { readEvents } from '../../helpers/sse-events.js';
 
 const ADMIN = 'qk_turns-admin';
 const config: KernelConfigFile = { auth: { tokens: [{ name: 'admin', role: 'admin', sha256: createHash('sha256').update(ADMIN).digest('hex') }] } };
 const request = (method: string, body?: unknown) => ({ method, headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
-
-interface SseEvent { event: string; data: Record<string, unknown> }
-
-/** Reads an SSE response event by event, calling `onEvent` as each arrives. */
-async function readEvents(response: Response, onEvent: (event: SseEvent) => Promise<void> | void = () => undefined): Promise<SseEvent[]> {
-  const events: SseEvent[] = [];
-  const reader = response.body!.getReader();
-  const decoder = new TextDecoder();
-  let buffer = '';
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    buffer += decoder.decode(value, { stream: true });
-    let end;
-    while ((end = buffer.indexOf('\n\n')) !== -1) {
-      const block = buffer.slice(0, end);
-      buffer = buffer.slice(end + 2);
-      const event = /^event: (.*)$/m.exec(block)?.[1] ?? 'message';
-      const data = JSON.parse(/^data: (.*)$/m.exec(block)?.[1] ?? '{}') as Record<string, unknown>;
-      events.push({ event, data });
-      await onEvent({ event, data });
-    }
-  }
-  return events;
-}
 
 async function withModel(kernel: Kernel, provider: ModelProvider) {
   kernel.container.registerInstance(MODEL_PROVIDER, provider);
