@@ -30,6 +30,7 @@ export interface AgentSettings {
   requireSnapshot?: boolean;
   maxToolRounds?: number;
   confirmTimeoutMs?: number;
+  idleTimeoutMs?: number;
   contextLimit?: number;
   maxOutputTokens?: number;
 }

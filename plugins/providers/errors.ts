@@ -11,6 +11,7 @@ interface SdkErrorShape {
   headers?: { get(name: string): string | null } | undefined;
   cause?: unknown;
   code?: unknown;
+  error?: unknown;
 }
 
 /**
@@ -21,12 +22,15 @@ export function toModelError(error: unknown): ModelError {
   if (error instanceof ModelError) return error;
   const shape = (typeof error === 'object' && error !== null ? error : {}) as SdkErrorShape;
   const message = typeof shape.message === 'string' && shape.message !== '' ? shape.message : String(error);
+  // The body's own code and message count too (OpenAI: code context_length_exceeded).
+  const evidence = `${message} ${typeof shape.code === 'string' ? shape.code : ''} ${bodyText(shape.error)}`;
   const status = typeof shape.status === 'number' ? shape.status : undefined;
-  const name = typeof shape.name === 'string' ? shape.name : '';
-  if (status !== undefined) return new ModelError(categoryOfStatus(status, message), message, status === 429 || status >= 500 ? retryAfterMs(shape.headers) : undefined);
+  // Class names, not `name`: the OpenAI SDK's errors are all named 'Error'.
+  const name = [typeof shape.name === 'string' ? shape.name : '', ...classNames(error)].join(' ');
+  if (status !== undefined) return new ModelError(categoryOfStatus(status, evidence), message, status === 429 || status >= 500 ? retryAfterMs(shape.headers) : undefined);
   if (/TimeoutError/.test(name)) return new ModelError('timeout', message);
   if (/ConnectionError/.test(name) || isNetworkFailure(error)) return new ModelError('network', message);
-  if (OVERFLOW.test(message)) return new ModelError('context_overflow', message);
+  if (OVERFLOW.test(evidence)) return new ModelError('context_overflow', message);
   // An error event inside a stream that had started (no status): the server gave up on this response.
   if (/APIError|ApiError|OpenAIError|AnthropicError/.test(name) || /^(got status|exception parsing|stream)/i.test(message)) return new ModelError('server', message);
   return new ModelError('invalid_request', message);
@@ -61,4 +65,21 @@ function isNetworkFailure(error: unknown): boolean {
     if ((at as SdkErrorShape).message === 'fetch failed') return true;
   }
   return false;
+}
+
+function classNames(error: unknown): string[] {
+  const names: string[] = [];
+  for (let proto: unknown = typeof error === 'object' && error !== null ? Object.getPrototypeOf(error) : null; proto && proto !== Object.prototype && names.length < 8; proto = Object.getPrototypeOf(proto)) {
+    const name = (proto as { constructor?: { name?: unknown } }).constructor?.name;
+    if (typeof name === 'string') names.push(name);
+  }
+  return names;
+}
+
+function bodyText(body: unknown): string {
+  try {
+    return body === undefined ? '' : JSON.stringify(body).slice(0, 2_000);
+  } catch {
+    return '';
+  }
 }

@@ -137,17 +137,27 @@ function halves(text: string): [string, string] {
   return [text.slice(0, middle), text.slice(middle)];
 }
 
+/** The frames of a text answer up to and including the first piece of its text: what a stall or an error interrupts. */
+export function framesUntilText(protocol: WireProtocol, text = 'partial text'): string[] {
+  const frames = framesFor(protocol, { text });
+  const first = halves(text)[0];
+  const at = frames.findIndex((frame) => frame.includes(first));
+  // Gemini sends the text with its finish reason: without it the stream is still open.
+  return frames.slice(0, at + 1).map((frame) => frame.replace('"finishReason":"STOP",', ''));
+}
+
 /** A stream that starts normally and then carries the protocol's own error frame. */
 export function midStreamError(protocol: WireProtocol): string[] {
+  const started = framesUntilText(protocol);
   switch (protocol) {
     case 'openai-chat':
-      return [chatFrames({ text: 'partial' })[1]!, `data: ${JSON.stringify({ error: { message: 'The server had an error while processing your request.', type: 'server_error' } })}\n\n`];
+      return [...started, `data: ${JSON.stringify({ error: { message: 'The server had an error while processing your request.', type: 'server_error' } })}\n\n`];
     case 'openai-responses':
-      return [responsesFrames({ text: 'partial' })[0]!, `event: error\ndata: ${JSON.stringify({ type: 'error', sequence_number: 1, code: 'server_error', message: 'The server had an error', param: null })}\n\n`];
+      return [...started, `event: error\ndata: ${JSON.stringify({ type: 'error', sequence_number: 99, code: 'server_error', message: 'The server had an error', param: null })}\n\n`];
     case 'anthropic':
-      return [anthropicFrames({ text: 'partial' })[0]!, `event: error\ndata: ${JSON.stringify({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } })}\n\n`];
+      return [...started, `event: error\ndata: ${JSON.stringify({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } })}\n\n`];
     case 'gemini':
-      return [geminiFrames({ text: 'partial' })[0]!.replace('"finishReason":"STOP",', ''), `data: ${JSON.stringify({ error: { code: 500, message: 'Internal error encountered.', status: 'INTERNAL' } })}\r\n\r\n`];
+      return [...started, `data: ${JSON.stringify({ error: { code: 500, message: 'Internal error encountered.', status: 'INTERNAL' } })}\r\n\r\n`];
   }
 }
 

@@ -1,0 +1,86 @@
+import { describe, expect, it } from 'vitest';
+import { framesUntilText, midStreamError, overflowBody, rateLimitBody } from '../../fakes/wire-frames.js';
+import { MODEL, PROTOCOLS, sse, useProviderKernel } from './provider-harness.js';
+
+const { start } = useProviderKernel();
+
+const words = (count: number, stem: string) => Array.from({ length: count }, (_, i) => `${stem}${i}`).join(' ');
+
+describe.each(PROTOCOLS)('how %s fails, through the real SDK and the turn loop', (protocol) => {
+  it('waits out a 429 with retry-after-ms and then succeeds', async () => {
+    const { fake, session, turn } = await start(protocol);
+    fake.reply({ kind: 'json', status: 429, body: rateLimitBody(protocol), headers: { 'retry-after-ms': '5', 'retry-after': '1' } }, sse(protocol, { text: 'after the wait' }));
+    const { events } = await turn(await session(), 'hi');
+    expect(events.find((event) => event.event === 'retry')).toBeDefined();
+    expect(events.at(-1)).toMatchObject({ event: 'done', data: { state: 'finished' } });
+    expect(fake.posts).toHaveLength(2);
+  });
+
+  it('stops a stream that stalls after its headers, as interrupted, without repeating it once text arrived', async () => {
+    const { fake, session, turn } = await start(protocol, { agent: { idleTimeoutMs: 300 } });
+    const frames = framesUntilText(protocol);
+    fake.reply({ kind: 'sse', frames: [...frames, 'never sent'], stallAfter: frames.length });
+    const { events } = await turn(await session(), 'hi');
+    expect(events.find((event) => event.event === 'error')).toMatchObject({ data: { code: 'MODEL_TIMEOUT' } });
+    expect(events.at(-1)).toMatchObject({ event: 'done', data: { state: 'interrupted' } });
+    expect(fake.posts).toHaveLength(1);
+  });
+
+  it('ends the turn on an error in the middle of the stream, keeping the partial text and not retrying', async () => {
+    const { kernel, fake, session, turn } = await start(protocol);
+    fake.reply({ kind: 'sse', frames: midStreamError(protocol) });
+    const id = await session();
+    const { events } = await turn(id, 'hi');
+    expect(events.find((event) => event.event === 'error')).toMatchObject({ data: { code: 'MODEL_SERVER' } });
+    expect(events.at(-1)).toMatchObject({ event: 'done', data: { state: 'interrupted' } });
+    expect(fake.posts).toHaveLength(1);
+    expect(JSON.stringify(await kernel.sessions.read(id))).toContain('partia');
+  });
+
+  it('closes the connection when the person cancels', async () => {
+    const { fake, http, session, turn } = await start(protocol);
+    const frames = framesUntilText(protocol);
+    fake.reply({ kind: 'sse', frames: [...frames, 'never sent'], stallAfter: frames.length });
+    const id = await session();
+    let cancelled = false;
+    const { events } = await turn(id, 'hi', async (event) => {
+      if (event.event !== 'content' || cancelled) return;
+      cancelled = true;
+      await http('POST', `/api/agent/sessions/${id}/turns/cancel`, {});
+    });
+    expect(events.at(-1)).toMatchObject({ event: 'done', data: { state: 'interrupted' } });
+    expect(await fake.posts[0]!.closedEarly).toBe(true);
+  });
+
+  it('compacts once when the server says the context overflowed, then answers', async () => {
+    const { kernel, fake, session, turn } = await start(protocol, { model: { contextLimit: 100_000 } });
+    const id = await session();
+    const history = Array.from({ length: 10 }, (_, i) => [
+      { id: `u${i}`, type: 'user', content: words(150, `q${i}w`) },
+      { id: `a${i}`, type: 'assistant', content: words(150, `a${i}w`) },
+    ]).flat();
+    const stored = await kernel.sessions.readStored(id);
+    await kernel.sessions.save({ id, entries: history, expectedRevision: stored.revision });
+    fake.reply({ kind: 'json', status: 400, body: overflowBody(protocol) }, sse(protocol, { text: 'SUMMARY OF EARLIER WORK' }), sse(protocol, { text: 'fits now' }));
+    const { events } = await turn(id, 'go on');
+    expect(events.at(-1)).toMatchObject({ event: 'done', data: { state: 'finished' } });
+    expect(fake.posts).toHaveLength(3);
+    expect(JSON.stringify(fake.posts[1]!.body)).toContain('new_history_json');
+    expect(JSON.stringify(fake.posts[2]!.body)).toContain('SUMMARY OF EARLIER WORK');
+  });
+
+  it('refuses a turn before any request when the key is missing or the model unknown, naming what to fix', async () => {
+    const missing = await start(protocol, { key: undefined });
+    const noKey = await missing.turn(await missing.session(), 'hi');
+    expect(noKey.status).toBe(503);
+    expect(noKey.body!.error.message).toContain('QUIRE_TEST_MODEL_KEY');
+    expect(missing.fake.received).toHaveLength(0);
+
+    const typo = await start(protocol, { model: { model: 'no-such-model' } });
+    const unknown = await typo.turn(await typo.session(), 'hi');
+    expect(unknown.status).toBe(503);
+    expect(unknown.body!.error.message).toContain("'no-such-model'");
+    expect(typo.fake.posts).toHaveLength(0);
+    expect(MODEL).not.toBe('no-such-model');
+  });
+});
