@@ -28,15 +28,16 @@ export function useProviderKernel() {
     await Promise.all(servers.splice(0).map((server) => server.close()));
     delete process.env[KEY_ENV];
   });
-  async function start(protocol: WireProtocol, options: { model?: Record<string, unknown>; agent?: Record<string, unknown>; key?: string | undefined } = {}) {
+  async function start(protocol: WireProtocol, options: { model?: Record<string, unknown>; agent?: Record<string, unknown>; key?: string | undefined; workspace?: string; plugins?: Record<string, unknown> } = {}) {
     const fake = await ModelWireServer.start([MODEL]);
     servers.push(fake);
     if (options.key !== undefined || !('key' in options)) process.env[KEY_ENV] = options.key ?? KEY;
     const { kernel, act } = await boot({
+      ...(options.workspace ? { workspace: options.workspace } : {}),
       config: {
         auth: { tokens: [{ name: 'alice', role: 'admin', sha256: createHash('sha256').update(ADMIN).digest('hex') }] },
         ...(options.agent ? { agent: options.agent } : {}),
-        plugins: { providers: { config: { model: { provider: protocol, model: MODEL, baseURL: baseURL(protocol, fake.url), apiKeyEnv: KEY_ENV, ...options.model } } } },
+        plugins: { providers: { config: { model: { provider: protocol, model: MODEL, baseURL: baseURL(protocol, fake.url), apiKeyEnv: KEY_ENV, ...options.model }, ...options.plugins } } },
       },
     });
     const app = createHttpApp(kernel);
