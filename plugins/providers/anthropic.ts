@@ -1,10 +1,11 @@
 import Anthropic from '@anthropic-ai/sdk';
 import type { ContentBlockParam, MessageParam, RawMessageStreamEvent, Tool } from '@anthropic-ai/sdk/resources/messages/messages';
-import { ModelError, type ModelEvent, type ModelMessage, type ModelProvider, type ModelRequest } from '../../core/turn/model-provider.js';
-import { DEFAULT_BASE_URL, limitsOf, type ModelConfig } from './config.js';
+import { ModelError, type ModelEvent, type ModelMessage, type ModelRequest } from '../../core/turn/model-provider.js';
+import { DEFAULT_BASE_URL, type ModelConfig } from './config.js';
+import { ConfiguredProvider } from './configured-provider.js';
 import { argumentsObject, nativeOf, splitLeadingSystem, systemNote } from './conversation.js';
 import { toModelError } from './errors.js';
-import { ModelCheck, statusOf } from './model-check.js';
+import { lookupById } from './model-check.js';
 import { DEFAULT_REQUEST_TIMEOUT_MS } from './openai-client.js';
 
 const PROTOCOL = 'anthropic';
@@ -20,28 +21,13 @@ interface AnthropicNative {
 type FinishReason = Extract<ModelEvent, { type: 'finish' }>['reason'];
 
 /** Anthropic Messages (PROTOCOLS.md §3.3): thinking blocks and their signatures go back unchanged. */
-export class AnthropicProvider implements ModelProvider {
-  readonly id = PROTOCOL;
-  readonly limits: ModelProvider['limits'];
+export class AnthropicProvider extends ConfiguredProvider {
   private readonly client: Anthropic;
-  private readonly check: ModelCheck;
 
-  constructor(private readonly config: ModelConfig, key: { key: string; source: string }) {
+  constructor(config: ModelConfig, key: { key: string; source: string }) {
+    super(PROTOCOL, config);
     this.client = new Anthropic({ apiKey: key.key, baseURL: config.baseURL ?? DEFAULT_BASE_URL.anthropic, maxRetries: 0, timeout: config.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS });
-    this.limits = limitsOf(config);
-    this.check = new ModelCheck({ provider: this.id, model: config.model, baseURL: this.client.baseURL, keySource: key.source }, async (signal) => {
-      try {
-        await this.client.models.retrieve(config.model, {}, { signal });
-        return true;
-      } catch (error) {
-        if (statusOf(error) === 404) return false;
-        throw error;
-      }
-    });
-  }
-
-  prepare(signal: AbortSignal): Promise<void> {
-    return this.check.ensure(signal);
+    this.checkModelWith(this.client.baseURL, key.source, lookupById((signal) => this.client.models.retrieve(config.model, {}, { signal })));
   }
 
   async *stream(request: ModelRequest, signal: AbortSignal): AsyncIterable<ModelEvent> {

@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { GoogleGenAI, ThinkingLevel, type Content, type FunctionDeclaration, type GenerateContentResponse, type Part } from '@google/genai';
-import { ModelError, type ModelEvent, type ModelMessage, type ModelProvider, type ModelRequest } from '../../core/turn/model-provider.js';
-import { DEFAULT_BASE_URL, limitsOf, type ModelConfig, type ReasoningEffort } from './config.js';
+import { ModelError, type ModelEvent, type ModelMessage, type ModelRequest } from '../../core/turn/model-provider.js';
+import { DEFAULT_BASE_URL, type ModelConfig, type ReasoningEffort } from './config.js';
+import { ConfiguredProvider } from './configured-provider.js';
 import { argumentsObject, nativeOf, splitLeadingSystem, systemNote } from './conversation.js';
 import { toModelError } from './errors.js';
-import { ModelCheck, statusOf } from './model-check.js';
+import { lookupById } from './model-check.js';
 
 const PROTOCOL = 'gemini';
 const MADE_UP = 'gemini-call-';
@@ -23,32 +24,16 @@ const LEVEL: Readonly<Record<ReasoningEffort, ThinkingLevel>> = { minimal: Think
  * Gemini through `@google/genai` (PROTOCOLS.md §3.4). Function calls arrive whole; ids are made up when
  * the server gives none, and results are matched back to calls by those ids and sent by name.
  */
-export class GeminiProvider implements ModelProvider {
-  readonly id = PROTOCOL;
-  readonly limits: ModelProvider['limits'];
+export class GeminiProvider extends ConfiguredProvider {
   private readonly client: GoogleGenAI;
-  private readonly check: ModelCheck;
-  private readonly baseURL: string;
 
-  constructor(private readonly config: ModelConfig, key: { key: string; source: string }) {
-    this.baseURL = config.baseURL ?? DEFAULT_BASE_URL.gemini;
+  constructor(config: ModelConfig, key: { key: string; source: string }) {
+    super(PROTOCOL, config);
+    const baseURL = config.baseURL ?? DEFAULT_BASE_URL.gemini;
     // No SDK retries (the turn loop decides) and no SDK timeout: it would cover the whole body, and a
     // long answer is not a stalled one; the turn loop's idle watchdog handles silences.
-    this.client = new GoogleGenAI({ apiKey: key.key, httpOptions: { baseUrl: this.baseURL } });
-    this.limits = limitsOf(config);
-    this.check = new ModelCheck({ provider: this.id, model: config.model, baseURL: this.baseURL, keySource: key.source }, async (signal) => {
-      try {
-        await this.client.models.get({ model: config.model, config: { abortSignal: signal } });
-        return true;
-      } catch (error) {
-        if (statusOf(error) === 404) return false;
-        throw error;
-      }
-    });
-  }
-
-  prepare(signal: AbortSignal): Promise<void> {
-    return this.check.ensure(signal);
+    this.client = new GoogleGenAI({ apiKey: key.key, httpOptions: { baseUrl: baseURL } });
+    this.checkModelWith(baseURL, key.source, lookupById((signal) => this.client.models.get({ model: config.model, config: { abortSignal: signal } })));
   }
 
   async *stream(request: ModelRequest, signal: AbortSignal): AsyncIterable<ModelEvent> {

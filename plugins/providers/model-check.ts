@@ -44,3 +44,16 @@ export function statusOf(error: unknown): number | undefined {
   const status = (error as { status?: unknown } | null)?.status;
   return typeof status === 'number' ? status : undefined;
 }
+
+/** A lookup for servers that answer one model by id: found is true, 404 is false, anything else is thrown. */
+export function lookupById(fetchOne: (signal: AbortSignal) => Promise<unknown>): (signal: AbortSignal) => Promise<boolean | undefined> {
+  return async (signal) => {
+    try {
+      await fetchOne(signal);
+      return true;
+    } catch (error) {
+      if (statusOf(error) === 404) return false;
+      throw error;
+    }
+  };
+}

@@ -1,29 +1,22 @@
 import OpenAI from 'openai';
 import type { ChatCompletionChunk, ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
-import type { ModelEvent, ModelMessage, ModelProvider, ModelRequest } from '../../core/turn/model-provider.js';
-import { limitsOf, type ModelConfig } from './config.js';
+import type { ModelEvent, ModelMessage, ModelRequest } from '../../core/turn/model-provider.js';
+import type { ModelConfig } from './config.js';
+import { ConfiguredProvider } from './configured-provider.js';
 import { splitLeadingSystem } from './conversation.js';
 import { toModelError } from './errors.js';
-import { ModelCheck } from './model-check.js';
 import { openAIClient, openAIModelLookup } from './openai-client.js';
 
 type FinishReason = Extract<ModelEvent, { type: 'finish' }>['reason'];
 
 /** OpenAI Chat Completions, and every server that speaks it (PROTOCOLS.md §3.1). */
-export class OpenAIChatProvider implements ModelProvider {
-  readonly id = 'openai-chat';
-  readonly limits: ModelProvider['limits'];
+export class OpenAIChatProvider extends ConfiguredProvider {
   private readonly client: OpenAI;
-  private readonly check: ModelCheck;
 
-  constructor(private readonly config: ModelConfig, key: { key: string; source: string }) {
+  constructor(config: ModelConfig, key: { key: string; source: string }) {
+    super('openai-chat', config);
     this.client = openAIClient(config, key.key);
-    this.limits = limitsOf(config);
-    this.check = new ModelCheck({ provider: this.id, model: config.model, baseURL: this.client.baseURL, keySource: key.source }, openAIModelLookup(this.client, config.model));
-  }
-
-  prepare(signal: AbortSignal): Promise<void> {
-    return this.check.ensure(signal);
+    this.checkModelWith(this.client.baseURL, key.source, openAIModelLookup(this.client, config.model));
   }
 
   async *stream(request: ModelRequest, signal: AbortSignal): AsyncIterable<ModelEvent> {

@@ -1,4 +1,5 @@
 import type OpenAI from 'openai';
+import { ModelError } from '../../core/turn/model-provider.js';
 import type { EmbedderConfig } from './config.js';
 import { toModelError } from './errors.js';
 import { openAIClient } from './openai-client.js';
@@ -44,12 +45,12 @@ export class OpenAIEmbedder implements Embedder {
       } catch (error) {
         throw toModelError(error);
       }
-      if (answer.data.length !== slice.length) throw toModelError(new Error(`the embedder answered ${answer.data.length} vectors for ${slice.length} texts`));
+      if (answer.data.length !== slice.length) throw new ModelError('server', `the embedder answered ${answer.data.length} vectors for ${slice.length} texts`);
       const ordered = [...answer.data].sort((a, b) => a.index - b.index);
       for (const entry of ordered) {
         const vector = Float32Array.from(entry.embedding);
         if (this.learntDimensions === 0) this.learntDimensions = vector.length;
-        if (vector.length !== this.learntDimensions) throw toModelError(new Error(`the embedder answered a vector of ${vector.length} dimensions, expected ${this.learntDimensions}`));
+        if (vector.length !== this.learntDimensions) throw new ModelError('server', `the embedder answered a vector of ${vector.length} dimensions, expected ${this.learntDimensions}`);
         out.push(vector);
       }
       if (answer.model) this.reportedModel = answer.model;

@@ -1,10 +1,10 @@
 import OpenAI from 'openai';
 import type { FunctionTool, ResponseInputItem, ResponseOutputItem, ResponseStreamEvent, ResponseUsage } from 'openai/resources/responses/responses';
-import { ModelError, type ModelEvent, type ModelMessage, type ModelProvider, type ModelRequest } from '../../core/turn/model-provider.js';
-import { limitsOf, type ModelConfig } from './config.js';
+import { ModelError, type ModelEvent, type ModelMessage, type ModelRequest } from '../../core/turn/model-provider.js';
+import type { ModelConfig } from './config.js';
+import { ConfiguredProvider } from './configured-provider.js';
 import { nativeOf, splitLeadingSystem } from './conversation.js';
 import { toModelError } from './errors.js';
-import { ModelCheck } from './model-check.js';
 import { openAIClient, openAIModelLookup } from './openai-client.js';
 
 const PROTOCOL = 'openai-responses';
@@ -19,20 +19,13 @@ interface ResponsesNative {
  * OpenAI Responses (PROTOCOLS.md §3.2), stateless: `store: false`, with the encrypted reasoning asked
  * for and sent back with the function calls it led to, so that reasoning carries across tool rounds.
  */
-export class OpenAIResponsesProvider implements ModelProvider {
-  readonly id = PROTOCOL;
-  readonly limits: ModelProvider['limits'];
+export class OpenAIResponsesProvider extends ConfiguredProvider {
   private readonly client: OpenAI;
-  private readonly check: ModelCheck;
 
-  constructor(private readonly config: ModelConfig, key: { key: string; source: string }) {
+  constructor(config: ModelConfig, key: { key: string; source: string }) {
+    super(PROTOCOL, config);
     this.client = openAIClient(config, key.key);
-    this.limits = limitsOf(config);
-    this.check = new ModelCheck({ provider: this.id, model: config.model, baseURL: this.client.baseURL, keySource: key.source }, openAIModelLookup(this.client, config.model));
-  }
-
-  prepare(signal: AbortSignal): Promise<void> {
-    return this.check.ensure(signal);
+    this.checkModelWith(this.client.baseURL, key.source, openAIModelLookup(this.client, config.model));
   }
 
   async *stream(request: ModelRequest, signal: AbortSignal): AsyncIterable<ModelEvent> {

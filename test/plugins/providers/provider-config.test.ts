@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { MODEL_PROVIDER } from '../../../core/turn/model-provider-token.js';
 import type { ModelProvider } from '../../../core/turn/model-provider.js';
 import { EMBEDDER, type EmbedderSource } from '../../../plugins/providers/tokens.js';
-import { ModelWireServer } from '../../fakes/model-wire-server.js';
+import { ModelWireServer } from '../../../fakes/model-wire-server.js';
 import { KEY, PROTOCOLS, sse, useProviderKernel } from './provider-harness.js';
 
 const { start } = useProviderKernel();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { framesUntilText, midStreamError, overflowBody, rateLimitBody } from '../../fakes/wire-frames.js';
+import { framesUntilCall, framesUntilText, midStreamError, overflowBody, rateLimitBody } from '../../../fakes/wire-frames.js';
 import { MODEL, PROTOCOLS, sse, useProviderKernel } from './provider-harness.js';
 
 const { start } = useProviderKernel();
@@ -35,6 +35,15 @@ describe.each(PROTOCOLS)('how %s fails, through the real SDK and the turn loop',
     expect(events.at(-1)).toMatchObject({ event: 'done', data: { state: 'interrupted' } });
     expect(fake.posts).toHaveLength(1);
     expect(JSON.stringify(await kernel.sessions.read(id))).toContain('partia');
+  });
+
+  it('never repeats a stream that failed after emitting a tool call, and runs no call from it', async () => {
+    const { fake, session, turn } = await start(protocol);
+    fake.reply({ kind: 'sse', frames: midStreamError(protocol, framesUntilCall(protocol, { id: 'call_x', name: 'notebook_list', args: {} })) });
+    const { events } = await turn(await session(), 'hi');
+    expect(events.at(-1)).toMatchObject({ event: 'done', data: { state: 'interrupted' } });
+    expect(events.some((event) => event.event === 'tool_result' || event.event === 'retry')).toBe(false);
+    expect(fake.posts).toHaveLength(1);
   });
 
   it('closes the connection when the person cancels', async () => {

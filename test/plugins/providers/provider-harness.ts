@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { afterEach } from 'vitest';
 import { createHttpApp } from '../../../core/http/app.js';
-import { ModelWireServer, type Reply } from '../../fakes/model-wire-server.js';
-import { framesFor, type ScriptRound, type WireProtocol } from '../../fakes/wire-frames.js';
+import { ModelWireServer, type Reply } from '../../../fakes/model-wire-server.js';
+import { framesFor, type ScriptRound, type WireProtocol } from '../../../fakes/wire-frames.js';
 import { readEvents, type SseEvent } from '../../helpers/sse-events.js';
 import { useBlocks } from '../blocks/blocks-harness.js';
 

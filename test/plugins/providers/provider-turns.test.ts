@@ -1,7 +1,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { WireProtocol } from '../../fakes/wire-frames.js';
+import type { WireProtocol } from '../../../fakes/wire-frames.js';
 import { KEY, PROTOCOLS, sse, useProviderKernel } from './provider-harness.js';
 
 const { start } = useProviderKernel();

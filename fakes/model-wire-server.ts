@@ -9,6 +9,8 @@ export interface Received {
   body: Record<string, unknown>;
   /** Resolves when the client closed the connection before the reply ended (a cancellation). */
   closedEarly: Promise<boolean>;
+  /** When the reply's last byte was handed to the socket (process.hrtime). */
+  finishedAt?: bigint;
 }
 
 /** One reply to one generation request. */
@@ -61,7 +63,8 @@ export class ModelWireServer {
       response.on('close', () => resolve(!finished));
     });
     const path = request.url ?? '/';
-    this.received.push({ method: request.method ?? 'GET', path, headers: request.headers, body: text === '' ? {} : JSON.parse(text) as Record<string, unknown>, closedEarly });
+    const received: Received = { method: request.method ?? 'GET', path, headers: request.headers, body: text === '' ? {} : JSON.parse(text) as Record<string, unknown>, closedEarly };
+    this.received.push(received);
     if (request.method === 'GET') {
       finished = true;
       this.answerModels(path, response);
@@ -86,7 +89,7 @@ export class ModelWireServer {
       if (reply.frameDelayMs) await new Promise((resolve) => setTimeout(resolve, reply.frameDelayMs));
     }
     finished = true;
-    response.end();
+    response.end(() => { received.finishedAt = process.hrtime.bigint(); });
   }
 
   /** OpenAI lists (`/v1/models`), Anthropic and Gemini look one up (`…/models/<id>`). */

@@ -9,6 +9,8 @@ export interface ScriptRound {
   usage?: { input: number; output: number };
   /** Opaque state the provider must send back: encrypted reasoning, a thinking signature, a thought signature. */
   secret?: string;
+  /** How the text is cut into deltas (default: two halves). Their concatenation must equal `text`. */
+  deltas?: string[];
 }
 
 export type WireProtocol = 'openai-chat' | 'openai-responses' | 'anthropic' | 'gemini';
@@ -28,7 +30,7 @@ function chatFrames(round: ScriptRound): string[] {
   const chunk = (delta: Record<string, unknown>, finish: string | null = null) => `data: ${JSON.stringify({ id: 'chatcmpl-fx', object: 'chat.completion.chunk', created: 1760000000, model: 'gpt-fake', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
   const frames: string[] = [chunk({ role: 'assistant', content: null })];
   if (round.reasoning) frames.push(chunk({ reasoning_content: round.reasoning }));
-  if (round.text) for (const piece of halves(round.text)) frames.push(chunk({ content: piece }));
+  if (round.text) for (const piece of textPieces(round)) frames.push(chunk({ content: piece }));
   for (const [index, call] of (round.calls ?? []).entries()) {
     const args = JSON.stringify(call.args);
     const [head, tail] = halves(args);
@@ -63,7 +65,7 @@ function responsesFrames(round: ScriptRound): string[] {
     const item = { type: 'message', id: `msg_${index}`, role: 'assistant', status: 'in_progress', content: [] };
     frames.push(frame('response.output_item.added', { output_index: index, item }));
     frames.push(frame('response.content_part.added', { item_id: item.id, output_index: index, content_index: 0, part: { type: 'output_text', text: '', annotations: [] } }));
-    for (const piece of halves(round.text)) frames.push(frame('response.output_text.delta', { item_id: item.id, output_index: index, content_index: 0, delta: piece, logprobs: [] }));
+    for (const piece of textPieces(round)) frames.push(frame('response.output_text.delta', { item_id: item.id, output_index: index, content_index: 0, delta: piece, logprobs: [] }));
     const done = { ...item, status: 'completed', content: [{ type: 'output_text', text: round.text, annotations: [] }] };
     frames.push(frame('response.output_item.done', { output_index: index, item: done }));
     output.push(done);
@@ -99,7 +101,7 @@ function anthropicFrames(round: ScriptRound): string[] {
   }
   if (round.text) {
     frames.push(frame('content_block_start', { index, content_block: { type: 'text', text: '' } }));
-    for (const piece of halves(round.text)) frames.push(frame('content_block_delta', { index, delta: { type: 'text_delta', text: piece } }));
+    for (const piece of textPieces(round)) frames.push(frame('content_block_delta', { index, delta: { type: 'text_delta', text: piece } }));
     frames.push(frame('content_block_stop', { index }));
     index++;
   }
@@ -124,12 +126,19 @@ function geminiFrames(round: ScriptRound): string[] {
   const frames: string[] = [];
   if (round.reasoning) frames.push(chunk([{ text: round.reasoning, thought: true }], false));
   const parts: Record<string, unknown>[] = [];
-  if (round.text) parts.push({ text: round.text });
+  // Streamed text comes one chunk per piece; the last piece travels with the finish reason.
+  const pieces = round.deltas ?? (round.text ? [round.text] : []);
+  for (const piece of pieces.slice(0, -1)) frames.push(chunk([{ text: piece }], false));
+  if (pieces.length > 0) parts.push({ text: pieces.at(-1) });
   // Parallel calls: the signature rides on the first call's part only.
   for (const [index, call] of (round.calls ?? []).entries()) parts.push({ functionCall: { name: call.name, args: call.args }, ...(index === 0 && round.secret ? { thoughtSignature: round.secret } : {}) });
   if (!round.calls?.length && round.secret) parts.push({ text: '', thoughtSignature: round.secret });
   frames.push(chunk(parts, true));
   return frames;
+}
+
+function textPieces(round: ScriptRound): string[] {
+  return round.deltas ?? halves(round.text ?? '');
 }
 
 function halves(text: string): [string, string] {
@@ -146,9 +155,15 @@ export function framesUntilText(protocol: WireProtocol, text = 'partial text'): 
   return frames.slice(0, at + 1).map((frame) => frame.replace('"finishReason":"STOP",', ''));
 }
 
-/** A stream that starts normally and then carries the protocol's own error frame. */
-export function midStreamError(protocol: WireProtocol): string[] {
-  const started = framesUntilText(protocol);
+/** The frames of a tool-call round up to the one that names the tool: the call has been emitted. */
+export function framesUntilCall(protocol: WireProtocol, call: { id: string; name: string; args: Record<string, unknown> }): string[] {
+  const frames = framesFor(protocol, { calls: [call] });
+  const at = frames.findIndex((frame) => frame.includes(`"${call.name}"`));
+  return frames.slice(0, at + 1).map((frame) => frame.replace('"finishReason":"STOP",', ''));
+}
+
+/** A stream that starts normally (`started`: default, some text) and then carries the protocol's own error frame. */
+export function midStreamError(protocol: WireProtocol, started: string[] = framesUntilText(protocol)): string[] {
   switch (protocol) {
     case 'openai-chat':
       return [...started, `data: ${JSON.stringify({ error: { message: 'The server had an error while processing your request.', type: 'server_error' } })}\n\n`];
