@@ -25,6 +25,16 @@ describe.each(PROTOCOLS)('configuring %s', (protocol) => {
   });
 });
 
+describe('what the providers manifest declares', () => {
+  it('shows every backend with the effects of a call to it: data leaves the machine and costs money', async () => {
+    const { http } = await start('openai-chat');
+    const { plugins } = (await (await http('GET', '/api/plugins')).json()) as { plugins: { id: string; providers?: { name: string; effects: string[] }[]; embedders?: { effects: string[] }[] }[] };
+    const providers = plugins.find((plugin) => plugin.id === 'providers')!;
+    expect(providers.providers!.map((backend) => backend.name)).toEqual(['openai-chat', 'openai-responses', 'anthropic', 'gemini']);
+    for (const backend of [...providers.providers!, ...providers.embedders!]) expect(backend.effects).toEqual(['dataEgress', 'externalCost']);
+  });
+});
+
 describe('switching provider', () => {
   it('is a config change: a session goes on with another provider, which gets the history in its own shape and none of the other protocol\'s state', async () => {
     const first = await start('anthropic');
