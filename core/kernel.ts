@@ -110,10 +110,18 @@ export class Kernel {
     return kernel;
   }
 
+  private readonly closers: (() => Promise<void>)[] = [];
+
+  /** Work to do when the kernel closes, before its plugins are disposed (surfaces built on it: MCP sessions). */
+  onClose(closer: () => Promise<void>): void {
+    this.closers.push(closer);
+  }
+
   /** Disposes plugins in reverse order, then closes the stores. Safe to call twice. */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    for (const closer of this.closers.splice(0).reverse()) await closer().catch(() => undefined);
     await this.plugins.close();
     await this.audit.close();
     this.container.clearInstances();

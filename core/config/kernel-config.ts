@@ -44,7 +44,20 @@ export interface KernelConfigFile {
   pluginHost?: { activationTimeoutMs?: number };
   actions?: { timeoutMs?: number };
   agent?: AgentSettings;
+  mcp?: McpSettings;
   readOnly?: boolean;
+}
+
+/** An external MCP server whose tools become a plugin (`mcp.servers.<name>` in quire.json). */
+export type ExternalMcpServer =
+  | { command: string; args?: string[]; env?: Record<string, string>; cwd?: string; trusted?: boolean; enabled?: boolean; timeoutMs?: number; costs?: boolean }
+  | { url: string; headers?: Record<string, string>; headersFromEnv?: Record<string, string>; oauth?: { clientId: string; clientSecretEnv?: string; scope?: string }; trusted?: boolean; enabled?: boolean; timeoutMs?: number; costs?: boolean };
+
+/** `/mcp` (the kernel as a server) and the external servers it uses. */
+export interface McpSettings {
+  sessionIdleMs?: number;
+  maxSessions?: number;
+  servers?: Record<string, ExternalMcpServer>;
 }
 
 /** The configuration the kernel runs with: the file plus defaults. */
@@ -56,6 +69,7 @@ export interface KernelConfig {
   pluginHost: { activationTimeoutMs: number };
   actions: { timeoutMs: number };
   agent: AgentSettings;
+  mcp: { sessionIdleMs: number; maxSessions: number; servers: Record<string, ExternalMcpServer> };
   readOnly: boolean;
 }
 
@@ -76,6 +90,7 @@ export function withDefaults(file: KernelConfigFile): KernelConfig {
     pluginHost: { activationTimeoutMs: file.pluginHost?.activationTimeoutMs ?? 10_000 },
     actions: { timeoutMs: file.actions?.timeoutMs ?? 60_000 },
     agent: { ...file.agent },
+    mcp: { sessionIdleMs: file.mcp?.sessionIdleMs ?? 30 * 60_000, maxSessions: file.mcp?.maxSessions ?? 64, servers: file.mcp?.servers ?? {} },
     readOnly: file.readOnly ?? false,
   };
 }

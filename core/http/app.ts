@@ -12,6 +12,8 @@ import { confirmationRoutes } from './routes/confirmations.js';
 import { grantRoutes } from './routes/grants.js';
 import { pluginRoutes } from './routes/plugins.js';
 import { sessionRoutes } from './routes/sessions.js';
+import { mcpRoutes } from './routes/mcp.js';
+import { McpSessions } from '../mcp/mcp-sessions.js';
 
 /**
  * The kernel's HTTP surface. Order matters: the Host/Origin guard runs before anything else, the body
@@ -37,5 +39,11 @@ export function createHttpApp(kernel: Kernel): Hono<HttpEnv> {
   app.use('/api/agent/sessions/*', requireRole('admin'));
   app.use('/api/agent/sessions', requireRole('admin'));
   app.route('/api/agent/sessions', sessionRoutes(kernel));
+  // MCP for outside agents: administrators only, behind the same Host/Origin guard and body limit.
+  const mcpSessions = new McpSessions({ idleMs: kernel.config.mcp.sessionIdleMs, maxSessions: kernel.config.mcp.maxSessions });
+  const unsubscribe = kernel.registry.onChange(() => mcpSessions.notifyToolsChanged());
+  kernel.onClose(async () => { unsubscribe(); await mcpSessions.closeAll(); });
+  app.use('/mcp', bearerAuth(kernel.authenticator), requireRole('admin'));
+  app.route('/mcp', mcpRoutes(kernel, mcpSessions));
   return app;
 }

@@ -34,7 +34,7 @@ export async function loadPluginCatalog(config: KernelConfig, nativeDir: string,
   return { all, enabled, disabled, configs };
 }
 
-function validatePluginConfig(record: ValidManifestRecord, config: KernelConfig): Record<string, unknown> {
+export function validatePluginConfig(record: ValidManifestRecord, config: KernelConfig): Record<string, unknown> {
   const id = record.compiled.manifest.id;
   const given = structuredClone(config.plugins.get(id)?.config ?? {});
   const validate = record.compiled.validateConfig;

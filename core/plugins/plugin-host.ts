@@ -1,7 +1,7 @@
 import { pathToFileURL } from 'node:url';
 import { inject, injectable, type DependencyContainer } from '../di.js';
 import { ACTION_REGISTRY, KERNEL_CONFIG, KERNEL_CONTAINER, LOGGER, PLUGIN_VISIBLE_CORE_TOKENS, WORKSPACE } from '../core-tokens.js';
-import { PluginError, isKernelError } from '../errors.js';
+import { ConflictError, KernelError, PluginError, isKernelError } from '../errors.js';
 import type { KernelConfig } from '../config/kernel-config.js';
 import type { Logger } from '../log.js';
 import type { PluginDefinition, PluginHandlers } from '../plugin-api.js';
@@ -9,10 +9,10 @@ import { effectiveEffects } from '../gate/effects.js';
 import type { ActionRegistry, RegisteredAction } from '../registry/action-registry.js';
 import type { Workspace } from '../workspace.js';
 import { createToken } from '../tokens.js';
-import { activationOrder, recordId } from './catalog-checks.js';
+import { activationOrder, coreCapabilities, recordId } from './catalog-checks.js';
 import { matchHandlers } from './match-handlers.js';
 import { createPluginContext, type Disposer } from './plugin-context.js';
-import { loadPluginCatalog, type PluginCatalog } from './plugin-catalog.js';
+import { loadPluginCatalog, validatePluginConfig, type PluginCatalog } from './plugin-catalog.js';
 import type { ValidManifestRecord } from '../manifest/load-manifests.js';
 
 export interface PluginHostOptions {
@@ -34,6 +34,7 @@ interface ActivePlugin {
 export class PluginHost {
   private catalog: PluginCatalog | undefined;
   private readonly active: ActivePlugin[] = [];
+  private readonly runtimeEnabled = new Map<string, boolean>();
 
   constructor(
     @inject(KERNEL_CONFIG) private readonly config: KernelConfig,
@@ -72,6 +73,48 @@ export class PluginHost {
 
   isActive(id: string): boolean {
     return this.active.some((plugin) => plugin.id === id);
+  }
+
+  /**
+   * Whether a plugin is meant to run: quire.json's `enabled`, unless changed while serving. The change
+   * is not written to quire.json; a restart goes back to the file.
+   */
+  isEnabled(id: string): boolean {
+    return this.runtimeEnabled.get(id) ?? this.config.plugins.get(id)?.enabled !== false;
+  }
+
+  /**
+   * Enables or disables a plugin while serving: its tools appear in or leave the registry (and so HTTP,
+   * MCP and the model) at once. Plugins that provide capabilities are part of the kernel's wiring and
+   * change only with a restart; a plugin can be enabled only if what it requires is there.
+   */
+  async setEnabled(id: string, enabled: boolean): Promise<void> {
+    const record = this.catalog?.all.find((candidate) => recordId(candidate) === id);
+    if (!record) throw new KernelError('NOT_FOUND', `no plugin with id '${id}'`, { details: { plugin: id } });
+    if (!record.ok) throw new ConflictError('CONFLICT', `plugin '${id}' has an invalid manifest and cannot be enabled`, { details: { plugin: id } });
+    const { manifest } = record.compiled;
+    if ((manifest.provides ?? []).length > 0) {
+      throw new ConflictError('CONFLICT', `plugin '${id}' provides ${manifest.provides!.join(', ')}; enable or disable it in quire.json and restart`, { details: { plugin: id, provides: manifest.provides } });
+    }
+    if (enabled === this.isActive(id)) {
+      this.runtimeEnabled.set(id, enabled);
+      return;
+    }
+    if (!enabled) {
+      const index = this.active.findIndex((plugin) => plugin.id === id);
+      const [plugin] = this.active.splice(index, 1);
+      this.registry.removePlugin(id);
+      await this.runDisposers(plugin!);
+      this.runtimeEnabled.set(id, false);
+      return;
+    }
+    const available = coreCapabilities();
+    for (const plugin of this.active) for (const name of this.catalog?.enabled.find((candidate) => candidate.compiled.manifest.id === plugin.id)?.compiled.manifest.provides ?? []) available.add(name);
+    const missing = (manifest.requires ?? []).filter((name) => !available.has(name));
+    if (missing.length > 0) throw new ConflictError('CONFLICT', `plugin '${id}' requires ${missing.join(', ')}, which no active plugin provides`, { details: { plugin: id, missing } });
+    const config = this.catalog?.configs.get(id) ?? validatePluginConfig(record, this.config);
+    await this.activate(record, config);
+    this.runtimeEnabled.set(id, true);
   }
 
   /** Disposes active plugins in reverse activation order; one failing disposer does not stop the others. */

@@ -29,6 +29,23 @@ export interface RegisteredAction {
 export class ActionRegistry {
   private readonly byWireName = new Map<string, RegisteredAction>();
   private readonly byPath = new Map<string, RegisteredAction>();
+  private readonly listeners = new Set<() => void>();
+
+  /** Calls `listener` after the set of actions changed (a plugin enabled or disabled); returns the unsubscribe. */
+  onChange(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private changed(): void {
+    for (const listener of this.listeners) {
+      try {
+        listener();
+      } catch {
+        // A listener's failure (a closed MCP session) must not undo the change or stop the others.
+      }
+    }
+  }
 
   /** Adds a plugin's actions all at once, or none of them if any wire name is taken. */
   addAll(actions: readonly RegisteredAction[]): void {
@@ -46,14 +63,18 @@ export class ActionRegistry {
       this.byWireName.set(entry.wireName, entry);
       this.byPath.set(pathKey(entry.pluginId, entry.tool, entry.action), entry);
     }
+    if (actions.length > 0) this.changed();
   }
 
   removePlugin(pluginId: string): void {
+    let removed = 0;
     for (const [name, entry] of this.byWireName) {
       if (entry.pluginId !== pluginId) continue;
       this.byWireName.delete(name);
       this.byPath.delete(pathKey(entry.pluginId, entry.tool, entry.action));
+      removed++;
     }
+    if (removed > 0) this.changed();
   }
 
   get(wireName: string): RegisteredAction | undefined {

@@ -4,6 +4,9 @@ import { recordId } from '../../plugins/catalog-checks.js';
 import type { ManifestRecord } from '../../manifest/load-manifests.js';
 import type { RegisteredAction } from '../../registry/action-registry.js';
 import type { HttpEnv } from '../http-env.js';
+import { KernelError } from '../../errors.js';
+import { requireRole } from '../middleware/bearer-auth.js';
+import { readJsonBody } from '../read-body.js';
 
 /** `GET /api/plugins`: every plugin found, whether it is active, and the effects of each of its actions. */
 export function pluginRoutes(kernel: Kernel): Hono<HttpEnv> {
@@ -15,6 +18,18 @@ export function pluginRoutes(kernel: Kernel): Hono<HttpEnv> {
     const plugins = (catalog?.all ?? []).map((record) => describePlugin(kernel, record, actions, isAdmin));
     return c.json({ plugins });
   });
+  // Enabling or disabling while serving: administrators only; the tools change everywhere at once.
+  app.put('/:id', requireRole('admin'), async (c) => {
+    const body = await readJsonBody(c);
+    const enabled = (body as { enabled?: unknown }).enabled;
+    if (typeof enabled !== 'boolean' || Object.keys(body as object).some((key) => key !== 'enabled')) {
+      throw new KernelError('INVALID_INPUT', 'the body must be { "enabled": true | false }', { details: { pointer: '/enabled' } });
+    }
+    const id = c.req.param('id');
+    await kernel.plugins.setEnabled(id, enabled);
+    const record = kernel.plugins.getCatalog()!.all.find((candidate) => recordId(candidate) === id)!;
+    return c.json({ plugin: describePlugin(kernel, record, kernel.registry.list(), true) });
+  });
   return app;
 }
 
@@ -23,7 +38,7 @@ function describePlugin(kernel: Kernel, record: ManifestRecord, actions: Registe
   const active = kernel.plugins.isActive(id);
   const settings = kernel.config.plugins.get(id);
   const base = {
-    id, source: record.source, enabled: settings?.enabled !== false, active,
+    id, source: record.source, enabled: kernel.plugins.isEnabled(id), active,
     trusted: record.source === 'native' || settings?.trusted === true,
     ...(isAdmin ? { file: record.file } : {}),
   };

@@ -1,0 +1,42 @@
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { isKernelError } from '../errors.js';
+import type { Kernel } from '../kernel.js';
+import { KERNEL_VERSION } from '../paths.js';
+import type { Principal } from '../plugin-api.js';
+import { servedOverMcp, toolDefinitions } from './tool-definitions.js';
+
+/**
+ * An MCP server for one client session: tools/list from the registry as it is now, tools/call through
+ * the action pipeline as the MCP caller (validated, role-checked, audited). A failing call is an
+ * `isError` result, never a protocol error, so the client's model can read what went wrong.
+ */
+export function createMcpServer(kernel: Kernel, principal: Principal): Server {
+  const server = new Server({ name: 'quire', version: KERNEL_VERSION }, { capabilities: { tools: { listChanged: true } } });
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: toolDefinitions(kernel.registry) }));
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+    const name = request.params.name;
+    const entry = kernel.registry.get(name);
+    if (!entry || !servedOverMcp(entry)) return failure('ACTION_NOT_FOUND', `no tool named '${name.slice(0, 100)}'`);
+    try {
+      const outcome = await kernel.pipeline.call({ target: name, input: request.params.arguments ?? {}, principal, signal: extra.signal, ownsInput: true });
+      // Only agent calls stop at a confirmation; an MCP caller is an administrator acting directly.
+      const value = outcome.status === 'ok' ? outcome.value : null;
+      return success(value);
+    } catch (error) {
+      if (isKernelError(error)) return failure(error.code, error.message, error.details);
+      kernel.log.error('mcp tool call failed', { tool: name, error: error instanceof Error ? error.message : String(error) });
+      return failure('INTERNAL', 'the tool failed; the kernel log has the details');
+    }
+  });
+  return server;
+}
+
+function success(value: unknown): CallToolResult {
+  const structured = typeof value === 'object' && value !== null && !Array.isArray(value) ? value as Record<string, unknown> : { result: value };
+  return { content: [{ type: 'text', text: JSON.stringify(value ?? null) }], structuredContent: structured };
+}
+
+function failure(code: string, message: string, details?: unknown): CallToolResult {
+  return { isError: true, content: [{ type: 'text', text: `${code}: ${message}${details !== undefined ? `\n${JSON.stringify(details)}` : ''}` }] };
+}

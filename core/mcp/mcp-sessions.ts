@@ -1,0 +1,84 @@
+import { randomUUID } from 'node:crypto';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+
+interface McpSession {
+  transport: WebStandardStreamableHTTPServerTransport;
+  server: Server;
+  /** The token that created the session: only it may use the session. */
+  owner: string;
+  lastSeen: number;
+}
+
+export interface McpSessionLimits {
+  /** A session unused this long is closed (its id then answers 404, and the client re-initialises). */
+  idleMs: number;
+  /** At most this many sessions; the least recently used one is closed to make room. */
+  maxSessions: number;
+}
+
+/**
+ * MCP sessions (Streamable HTTP, stateful): sessions exist so that a tools/list_changed notification
+ * can reach clients while plugins change. Ids are random UUIDs, each bound to the token that created
+ * it, closed when idle or when the client ends it, and bounded in number.
+ */
+export class McpSessions {
+  private readonly sessions = new Map<string, McpSession>();
+  private readonly sweeper: NodeJS.Timeout;
+
+  constructor(private readonly limits: McpSessionLimits, private readonly now: () => number = Date.now) {
+    this.sweeper = setInterval(() => void this.sweep(), Math.min(60_000, Math.max(1_000, limits.idleMs / 4)));
+    this.sweeper.unref();
+  }
+
+  /** A new session's transport; `server` is connected to it and the session is kept once initialised. */
+  async open(owner: string, server: Server): Promise<WebStandardStreamableHTTPServerTransport> {
+    while (this.sessions.size >= this.limits.maxSessions) await this.closeLeastRecent();
+    const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      enableJsonResponse: true,
+      onsessioninitialized: (id) => { this.sessions.set(id, { transport, server, owner, lastSeen: this.now() }); },
+      onsessionclosed: (id) => { this.sessions.delete(id); },
+    });
+    await server.connect(transport);
+    return transport;
+  }
+
+  /** The session's transport, only for its owner; another token gets the same answer as an unknown id. */
+  find(id: string, owner: string): WebStandardStreamableHTTPServerTransport | undefined {
+    const session = this.sessions.get(id);
+    if (!session || session.owner !== owner) return undefined;
+    session.lastSeen = this.now();
+    return session.transport;
+  }
+
+  /** Tells every open session that the tool list changed. */
+  notifyToolsChanged(): void {
+    for (const session of this.sessions.values()) void session.server.sendToolListChanged().catch(() => undefined);
+  }
+
+  get size(): number {
+    return this.sessions.size;
+  }
+
+  async sweep(): Promise<void> {
+    const cutoff = this.now() - this.limits.idleMs;
+    for (const [id, session] of [...this.sessions]) if (session.lastSeen < cutoff) await this.close(id, session);
+  }
+
+  async closeAll(): Promise<void> {
+    clearInterval(this.sweeper);
+    for (const [id, session] of [...this.sessions]) await this.close(id, session);
+  }
+
+  private async closeLeastRecent(): Promise<void> {
+    let oldest: [string, McpSession] | undefined;
+    for (const entry of this.sessions) if (!oldest || entry[1].lastSeen < oldest[1].lastSeen) oldest = entry;
+    if (oldest) await this.close(...oldest);
+  }
+
+  private async close(id: string, session: McpSession): Promise<void> {
+    this.sessions.delete(id);
+    await session.server.close().catch(() => undefined);
+  }
+}

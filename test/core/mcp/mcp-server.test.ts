@@ -1,0 +1,148 @@
+import { createHash } from 'node:crypto';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ToolListChangedNotificationSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { KernelConfigFile } from '../../../core/config/kernel-config.js';
+import { startHttpServer, type RunningServer } from '../../../core/http/serve.js';
+import { useHarness } from '../../helpers/harness.js';
+import { rawRequest } from '../../helpers/http-client.js';
+
+const ADMIN = 'qk_mcp-admin-token';
+const READER = 'qk_mcp-reader-token';
+const sha = (token: string) => createHash('sha256').update(token).digest('hex');
+const auth: KernelConfigFile['auth'] = { tokens: [{ name: 'alice', role: 'admin', sha256: sha(ADMIN) }, { name: 'rita', role: 'reader', sha256: sha(READER) }] };
+
+interface ListedAction { wireName: string; effects: string[]; destructive: boolean; idempotent: boolean; agentOnly: boolean }
+
+describe('the kernel as an MCP server on /mcp', () => {
+  const harness = useHarness();
+  const servers: RunningServer[] = [];
+  const clients: Client[] = [];
+  afterEach(async () => {
+    for (const client of clients.splice(0)) await client.close().catch(() => undefined);
+    for (const server of servers.splice(0)) await server.close();
+  });
+
+  async function serve(config: KernelConfigFile = {}) {
+    const kernel = await harness.boot({ realManifests: true, config: { auth, ...config, plugins: { blocks: { config: { watch: false, welcome: false } }, ...config.plugins } } });
+    const server = await startHttpServer(kernel, { host: '127.0.0.1', port: 0 });
+    servers.push(server);
+    return { kernel, url: server.url };
+  }
+
+  async function connect(url: string, token = ADMIN): Promise<Client> {
+    const client = new Client({ name: 'quire-test', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+    clients.push(client);
+    return client;
+  }
+
+  it('lists one tool per action, with all four annotations as the manifests declare, and no agent-only tools', async () => {
+    const { url } = await serve();
+    const client = await connect(url);
+    const { tools } = await client.listTools();
+    const listing = await rawRequest(`${url}/api/plugins`, { headers: { authorization: `Bearer ${ADMIN}` } });
+    const actions = (listing.json().plugins as { tools: { actions: ListedAction[] }[] }[]).flatMap((plugin) => plugin.tools.flatMap((tool) => tool.actions));
+    const served = actions.filter((action) => !action.agentOnly);
+    expect(tools.map((tool) => tool.name).sort()).toEqual(served.map((action) => action.wireName).sort());
+    expect(actions.some((action) => action.agentOnly)).toBe(true);
+    for (const action of served) {
+      const tool = tools.find((candidate) => candidate.name === action.wireName) as Tool;
+      expect([action.wireName, tool.annotations]).toEqual([action.wireName, {
+        readOnlyHint: action.effects.length === 0,
+        destructiveHint: action.effects.includes('localWrite') && action.destructive,
+        idempotentHint: action.idempotent,
+        openWorldHint: action.effects.includes('dataEgress') || action.effects.includes('externalCost'),
+      }]);
+      expect(tool.inputSchema.type).toBe('object');
+    }
+  });
+
+  it('calls tools through the pipeline as the MCP caller: text and structured results, audited, with failures as isError results', async () => {
+    const { kernel, url } = await serve();
+    const client = await connect(url);
+    const created = await client.callTool({ name: 'notebook_create', arguments: { name: 'From MCP' } });
+    expect(created.isError).toBeFalsy();
+    const notebook = created.structuredContent as { id: string };
+    expect(JSON.parse((created.content as { text: string }[])[0]!.text)).toMatchObject({ id: notebook.id });
+    const audit = (await import('node:fs/promises')).readFile(kernel.audit.logFile, 'utf8');
+    expect((await audit).trim().split('\n').map((line) => JSON.parse(line) as { principal: { kind: string; name: string }; action: string }).at(-1)).toMatchObject({ principal: { kind: 'mcp', name: 'alice' } });
+
+    // Invalid input is refused by validation (with the JSON pointer) before any handler runs: nothing was created.
+    const invalid = await client.callTool({ name: 'notebook_create', arguments: { name: 42 } });
+    expect(invalid.isError).toBe(true);
+    expect((invalid.content as { text: string }[])[0]!.text).toMatch(/^INVALID_INPUT: .*\/name/);
+    const listed = await client.callTool({ name: 'notebook_list', arguments: {} });
+    expect((listed.structuredContent as { notebooks: unknown[] }).notebooks).toHaveLength(1);
+    const unknown = await client.callTool({ name: 'no_such_tool', arguments: {} });
+    expect([unknown.isError, (unknown.content as { text: string }[])[0]!.text]).toEqual([true, "ACTION_NOT_FOUND: no tool named 'no_such_tool'"]);
+  });
+
+  it('refuses actions with effects in a read-only workspace', async () => {
+    const { url } = await serve({ readOnly: true });
+    const client = await connect(url);
+    const refused = await client.callTool({ name: 'notebook_create', arguments: { name: 'x' } });
+    expect([refused.isError, (refused.content as { text: string }[])[0]!.text]).toEqual([true, expect.stringMatching(/^WORKSPACE_READ_ONLY/)]);
+    expect((await client.callTool({ name: 'notebook_list', arguments: {} })).isError).toBeFalsy();
+  });
+
+  it('is for administrators only: 401 without a token (no OAuth challenge), 403 for a reader, 403 for a foreign origin, 413 for a large body', async () => {
+    const { url } = await serve({ server: { bodyLimitBytes: 64 * 1024 } });
+    const initialize = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+    const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    const anonymous = await rawRequest(`${url}/mcp`, { method: 'POST', headers, body: initialize });
+    expect(anonymous.status).toBe(401);
+    expect(String(anonymous.headers['www-authenticate'])).not.toContain('resource_metadata');
+    expect((await rawRequest(`${url}/mcp`, { method: 'POST', headers: { ...headers, authorization: `Bearer ${READER}` }, body: initialize })).status).toBe(403);
+    await expect(connect(url, READER)).rejects.toThrow();
+    const foreign = await rawRequest(`${url}/mcp`, { method: 'POST', headers: { ...headers, authorization: `Bearer ${ADMIN}`, origin: 'http://evil.example.com' }, body: initialize });
+    expect(foreign.status).toBe(403);
+    const rebinding = await rawRequest(`${url}/mcp`, { method: 'POST', headers: { ...headers, authorization: `Bearer ${ADMIN}`, host: 'evil.example.com' }, body: initialize });
+    expect(rebinding.status).toBe(403);
+    const large = await rawRequest(`${url}/mcp`, { method: 'POST', headers: { ...headers, authorization: `Bearer ${ADMIN}` }, body: JSON.stringify({ pad: 'x'.repeat(70 * 1024) }) });
+    expect(large.status).toBe(413);
+  });
+
+  it('binds each session to the token that opened it, and answers 404 for an unknown or foreign session', async () => {
+    const { url } = await serve({ auth: { tokens: [...auth!.tokens!, { name: 'bob', role: 'admin', sha256: sha('qk_bob') }] } });
+    const client = await connect(url);
+    const transport = (client as unknown as { _transport: StreamableHTTPClientTransport })._transport;
+    const sessionId = transport.sessionId!;
+    expect(sessionId).toMatch(/^[0-9a-f-]{36}$/);
+    const list = JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} });
+    const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' };
+    const borrowed = await rawRequest(`${url}/mcp`, { method: 'POST', headers: { ...headers, authorization: 'Bearer qk_bob', 'mcp-session-id': sessionId }, body: list });
+    expect(borrowed.status).toBe(404);
+    const made = await rawRequest(`${url}/mcp`, { method: 'POST', headers: { ...headers, authorization: `Bearer ${ADMIN}`, 'mcp-session-id': '00000000-0000-0000-0000-000000000000' }, body: list });
+    expect(made.status).toBe(404);
+    const own = await rawRequest(`${url}/mcp`, { method: 'POST', headers: { ...headers, authorization: `Bearer ${ADMIN}`, 'mcp-session-id': sessionId }, body: list });
+    expect(own.status).toBe(200);
+  });
+
+  it('expires idle sessions', async () => {
+    const { url } = await serve({ mcp: { sessionIdleMs: 1000 } });
+    const client = await connect(url);
+    await client.listTools();
+    await new Promise((resolve) => setTimeout(resolve, 2_600));
+    await expect(client.listTools()).rejects.toThrow(/404|not found|session/i);
+  });
+
+  it('tells connected clients when tools change, as a plugin is disabled and enabled while serving', async () => {
+    const { url } = await serve();
+    const client = await connect(url);
+    let changes = 0;
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => { changes++; });
+    // The notification travels on the standing GET stream, which the client opens after initialising.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const put = (enabled: boolean) => rawRequest(`${url}/api/plugins/sql`, { method: 'PUT', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify({ enabled }) });
+    expect((await put(false)).status).toBe(200);
+    await expect.poll(() => changes).toBe(1);
+    expect((await client.listTools()).tools.some((tool) => tool.name === 'sql_query')).toBe(false);
+    expect((await put(true)).status).toBe(200);
+    await expect.poll(() => changes).toBe(2);
+    expect((await client.listTools()).tools.some((tool) => tool.name === 'sql_query')).toBe(true);
+    const wiring = await rawRequest(`${url}/api/plugins/blocks`, { method: 'PUT', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify({ enabled: false }) });
+    expect([wiring.status, wiring.json().error?.code]).toEqual([409, 'CONFLICT']);
+  });
+});
