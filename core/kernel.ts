@@ -19,6 +19,8 @@ import { ActionRegistry } from './registry/action-registry.js';
 import { openWorkspace, type Workspace } from './workspace.js';
 import { acquireWorkspaceLock, type WorkspaceLock } from './workspace-lock.js';
 import { FileSessionStore } from './session/session-store.js';
+import { ExternalMcpServers } from './mcp/client/external-servers.js';
+import { ToolPins } from './mcp/client/tool-pins.js';
 import { TurnRunner } from './turn/turn-runner.js';
 import type { TodoItem } from './session/session-types.js';
 
@@ -55,6 +57,8 @@ export class Kernel {
   readonly authenticator: Authenticator;
   readonly sessions: FileSessionStore;
   readonly turns: TurnRunner;
+  /** External MCP servers whose tools are registered as actions (quire.json `mcp.servers`). */
+  readonly externalMcp: ExternalMcpServers;
 
   private constructor(
     readonly container: DependencyContainer,
@@ -73,6 +77,7 @@ export class Kernel {
     this.authenticator = container.resolve<Authenticator>(AUTHENTICATOR);
     this.sessions = container.resolve<FileSessionStore>(SESSION_STORE);
     this.turns = new TurnRunner(this);
+    this.externalMcp = new ExternalMcpServers(config, this.registry, new ToolPins(workspace.privateDir), container.resolve<NodeJS.ProcessEnv>(PROCESS_ENV), this.log.child('mcp'));
     const sessions = this.sessions;
     container.registerInstance(SESSION_TODOS, { read: (id: string) => sessions.readTodos(id), write: (id: string, todos: readonly TodoItem[]) => sessions.writeTodos(id, todos) });
   }
@@ -103,6 +108,8 @@ export class Kernel {
       await kernel.audit.open();
       installEgressGuard();
       await kernel.plugins.start();
+      // After the plugins, so that a native wire name always wins a clash; a failing server is reported, not fatal.
+      await kernel.externalMcp.start();
     } catch (error) {
       await kernel.close();
       throw error;
@@ -122,6 +129,7 @@ export class Kernel {
     if (this.closed) return;
     this.closed = true;
     for (const closer of this.closers.splice(0).reverse()) await closer().catch(() => undefined);
+    await this.externalMcp.close();
     await this.plugins.close();
     await this.audit.close();
     this.container.clearInstances();

@@ -51,7 +51,7 @@ export interface KernelConfigFile {
 /** An external MCP server whose tools become a plugin (`mcp.servers.<name>` in quire.json). */
 export type ExternalMcpServer =
   | { command: string; args?: string[]; env?: Record<string, string>; cwd?: string; trusted?: boolean; enabled?: boolean; timeoutMs?: number; costs?: boolean }
-  | { url: string; headers?: Record<string, string>; headersFromEnv?: Record<string, string>; oauth?: { clientId: string; clientSecretEnv?: string; scope?: string }; trusted?: boolean; enabled?: boolean; timeoutMs?: number; costs?: boolean };
+  | { url: string; headers?: Record<string, string>; headersFromEnv?: Record<string, string>; oauth?: { clientId: string; clientSecretEnv: string; issuer: string; scope?: string }; trusted?: boolean; enabled?: boolean; timeoutMs?: number; costs?: boolean };
 
 /** `/mcp` (the kernel as a server) and the external servers it uses. */
 export interface McpSettings {

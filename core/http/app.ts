@@ -13,6 +13,7 @@ import { grantRoutes } from './routes/grants.js';
 import { pluginRoutes } from './routes/plugins.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { mcpRoutes } from './routes/mcp.js';
+import { mcpServerRoutes } from './routes/mcp-servers.js';
 import { McpSessions } from '../mcp/mcp-sessions.js';
 
 /**
@@ -39,6 +40,9 @@ export function createHttpApp(kernel: Kernel): Hono<HttpEnv> {
   app.use('/api/agent/sessions/*', requireRole('admin'));
   app.use('/api/agent/sessions', requireRole('admin'));
   app.route('/api/agent/sessions', sessionRoutes(kernel));
+  app.use('/api/mcp/*', requireRole('admin'));
+  app.use('/api/mcp', requireRole('admin'));
+  app.route('/api/mcp/servers', mcpServerRoutes(kernel));
   // MCP for outside agents: administrators only, behind the same Host/Origin guard and body limit.
   const mcpSessions = new McpSessions({ idleMs: kernel.config.mcp.sessionIdleMs, maxSessions: kernel.config.mcp.maxSessions });
   const unsubscribe = kernel.registry.onChange(() => mcpSessions.notifyToolsChanged());

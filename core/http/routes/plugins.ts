@@ -16,7 +16,12 @@ export function pluginRoutes(kernel: Kernel): Hono<HttpEnv> {
     const catalog = kernel.plugins.getCatalog();
     const actions = kernel.registry.list();
     const plugins = (catalog?.all ?? []).map((record) => describePlugin(kernel, record, actions, isAdmin));
-    return c.json({ plugins });
+    // External MCP servers are plugins too: shown with their exact command (or URL) and tools.
+    const external = kernel.externalMcp.describe().map((server) => ({
+      ...server, enabled: server.state !== 'disabled', active: server.state === 'connected',
+      tools: actions.some((action) => action.pluginId === server.id) ? [{ name: String(server.name).replace(/-/g, '_'), actions: actions.filter((action) => action.pluginId === server.id).map(describeAction) }] : [],
+    }));
+    return c.json({ plugins: [...plugins, ...(isAdmin ? external : external.map(({ endpoint: _endpoint, error: _error, ...rest }) => rest))] });
   });
   // Enabling or disabling while serving: administrators only; the tools change everywhere at once.
   app.put('/:id', requireRole('admin'), async (c) => {

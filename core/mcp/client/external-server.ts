@@ -1,0 +1,112 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { ClientCredentialsProvider } from '@modelcontextprotocol/sdk/client/auth-extensions.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { ToolListChangedNotificationSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { ExternalMcpServer } from '../../config/kernel-config.js';
+import { KernelError } from '../../errors.js';
+import type { Logger } from '../../log.js';
+import { KERNEL_VERSION } from '../../paths.js';
+import type { ActionCall } from '../../plugin-api.js';
+
+/** At most this many tools are taken from one server (pages of tools/list are read until then). */
+const MAX_TOOLS = 256;
+const CONNECT_TIMEOUT_MS = 15_000;
+
+/** How a server is shown to people: the exact command for stdio, the URL (never header values) for HTTP. */
+export function describeEndpoint(config: ExternalMcpServer): Record<string, unknown> {
+  if ('command' in config) return { transport: 'stdio', command: [config.command, ...(config.args ?? [])], ...(config.cwd ? { cwd: config.cwd } : {}), env: Object.keys(config.env ?? {}) };
+  return { transport: 'http', url: config.url, headers: [...Object.keys(config.headers ?? {}), ...Object.keys(config.headersFromEnv ?? {})], oauth: config.oauth !== undefined };
+}
+
+/**
+ * One connected external MCP server. Our own tokens are never forwarded: the HTTP transport sends only
+ * the headers quire.json gives for this server (values from the environment where named).
+ */
+export class ExternalServer {
+  private client: Client | undefined;
+
+  constructor(readonly name: string, readonly config: ExternalMcpServer, private readonly env: NodeJS.ProcessEnv, private readonly log: Logger) {}
+
+  get remote(): boolean {
+    return 'url' in this.config;
+  }
+
+  async connect(onToolsChanged: () => void): Promise<void> {
+    const client = new Client({ name: 'quire', version: KERNEL_VERSION });
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => onToolsChanged());
+    const transport = this.transport();
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await Promise.race([
+        client.connect(transport),
+        new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error(`no answer within ${CONNECT_TIMEOUT_MS} ms`)), CONNECT_TIMEOUT_MS); }),
+      ]);
+    } catch (error) {
+      await client.close().catch(() => undefined);
+      throw error;
+    } finally {
+      clearTimeout(timer);
+    }
+    this.client = client;
+  }
+
+  async listTools(): Promise<Tool[]> {
+    const client = this.connected();
+    const tools: Tool[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await client.listTools(cursor ? { cursor } : {});
+      tools.push(...page.tools);
+      cursor = page.nextCursor;
+    } while (cursor && tools.length < MAX_TOOLS);
+    return tools.slice(0, MAX_TOOLS);
+  }
+
+  /** Calls a tool with the action's signal and time limit; an error result becomes a PLUGIN_ERROR. */
+  async call(tool: string, input: unknown, call: ActionCall): Promise<unknown> {
+    const result = await this.connected().callTool({ name: tool, arguments: input as Record<string, unknown> }, undefined, {
+      signal: call.signal,
+      ...(this.config.timeoutMs ? { timeout: this.config.timeoutMs } : {}),
+    }) as CallToolResult;
+    const text = (result.content ?? []).filter((part) => part.type === 'text').map((part) => (part as { text: string }).text).join('\n');
+    if (result.isError) throw new KernelError('PLUGIN_ERROR', `${this.name}/${tool}: ${text.slice(0, 2_000) || 'the tool reported an error'}`, { details: { server: this.name, tool } });
+    return result.structuredContent ?? { content: result.content ?? [] };
+  }
+
+  async close(): Promise<void> {
+    await this.client?.close().catch((error: unknown) => this.log.warn('mcp server close failed', { server: this.name, error: String(error) }));
+    this.client = undefined;
+  }
+
+  private connected(): Client {
+    if (!this.client) throw new KernelError('NOT_READY', `the MCP server '${this.name}' is not connected`, { details: { server: this.name } });
+    return this.client;
+  }
+
+  private transport(): Transport {
+    const { config } = this;
+    if ('command' in config) {
+      // The child gets the environment quire.json gives, not the kernel's (which may hold keys).
+      const stdio = new StdioClientTransport({ command: config.command, args: config.args ?? [], env: { PATH: this.env.PATH ?? '', ...config.env }, ...(config.cwd ? { cwd: config.cwd } : {}), stderr: 'pipe' });
+      // Drained, or a chatty server would block on a full pipe; kept at debug level, bounded per chunk.
+      stdio.stderr?.on('data', (chunk: Buffer) => this.log.debug('mcp server stderr', { server: this.name, text: String(chunk).slice(0, 2_000) }));
+      return stdio;
+    }
+    const headers: Record<string, string> = { ...config.headers };
+    for (const [header, variable] of Object.entries(config.headersFromEnv ?? {})) {
+      const value = this.env[variable];
+      if (value === undefined) throw new KernelError('CONFIG_INVALID', `mcp.servers.${this.name}.headersFromEnv.${header}: the environment variable ${variable} is not set`, { details: { server: this.name, variable } });
+      headers[header] = value;
+    }
+    const oauth = config.oauth;
+    let authProvider: ClientCredentialsProvider | undefined;
+    if (oauth) {
+      const secret = this.env[oauth.clientSecretEnv];
+      if (secret === undefined) throw new KernelError('CONFIG_INVALID', `mcp.servers.${this.name}.oauth.clientSecretEnv: the environment variable ${oauth.clientSecretEnv} is not set`, { details: { server: this.name } });
+      authProvider = new ClientCredentialsProvider({ clientId: oauth.clientId, clientSecret: secret, expectedIssuer: oauth.issuer, ...(oauth.scope ? { scope: oauth.scope } : {}) });
+    }
+    return new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers }, ...(authProvider ? { authProvider } : {}) });
+  }
+}
