@@ -191,7 +191,7 @@ export function overflowBody(protocol: WireProtocol): unknown {
 
 /** A rate-limit body in each API's shape. */
 export function rateLimitBody(protocol: WireProtocol): unknown {
-  if (protocol === 'gemini') return { error: { code: 429, message: 'Resource has been exhausted (e.g. check quota).', status: 'RESOURCE_EXHAUSTED' } };
+  if (protocol === 'gemini') return { error: { code: 429, message: 'Resource has been exhausted (e.g. check quota).', status: 'RESOURCE_EXHAUSTED', details: [{ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '0.005s' }] } };
   if (protocol === 'anthropic') return { type: 'error', error: { type: 'rate_limit_error', message: 'Number of request tokens has exceeded your per-minute rate limit' } };
   return { error: { message: 'Rate limit reached', type: 'requests', code: 'rate_limit_exceeded' } };
 }

@@ -32,7 +32,9 @@ export type ModelEvent =
   | { type: 'tool_call_delta'; index: number; argumentsDelta: string }
   | { type: 'tool_call_end'; index: number; providerData?: unknown }
   | { type: 'usage'; promptTokens: number; completionTokens: number; cachedTokens?: number }
-  | { type: 'finish'; reason: 'stop' | 'tool_calls' | 'length' | 'content_filter' | 'other'; providerData?: unknown };
+  | { type: 'finish'; reason: 'stop' | 'tool_calls' | 'length' | 'content_filter' | 'other'; providerData?: unknown }
+  /** The server is still working (a ping, hidden reasoning, an item starting): resets the idle watchdog only. */
+  | { type: 'keepalive' };
 
 export interface ModelProvider {
   readonly id: string;

@@ -116,6 +116,7 @@ function apply(event: ModelEvent, result: RoundResult, calls: Map<number, Stream
       result.promptTokens += event.promptTokens;
       result.completionTokens += event.completionTokens;
       return;
+    case 'keepalive': return;
     case 'finish':
       result.finishReason = event.reason;
       if (event.providerData !== undefined) result.providerData = event.providerData;

@@ -205,7 +205,9 @@ async function answerOrStop(work: TurnWork, result: RoundResult, roundID: string
     return 'interrupted';
   }
   if (result.calls.length > 0 && tools.length > 0) return undefined;
-  turn.delta.push({ id: roundID, type: 'assistant', content: result.text, roundID, ...nativeFields(result) });
+  // Calls made past the round bound never run: the provider's record of them is not kept, or the next
+  // request would carry calls without results.
+  turn.delta.push({ id: roundID, type: 'assistant', content: result.text, roundID, ...nativeFields(result, result.calls.length === 0) });
   await work.save();
   if (result.calls.length === 0) {
     emit({ type: 'usage', promptTokens: turn.promptTokens, completionTokens: turn.completionTokens });
@@ -217,8 +219,8 @@ async function answerOrStop(work: TurnWork, result: RoundResult, roundID: string
 }
 
 /** What an assistant entry keeps besides its text: the reasoning shown, and the provider's record to replay. */
-function nativeFields(result: RoundResult): { reasoningContent?: string; providerData?: unknown } {
-  return { ...(result.reasoning !== '' ? { reasoningContent: result.reasoning } : {}), ...(result.providerData !== undefined ? { providerData: result.providerData } : {}) };
+function nativeFields(result: RoundResult, keepProviderData = true): { reasoningContent?: string; providerData?: unknown } {
+  return { ...(result.reasoning !== '' ? { reasoningContent: result.reasoning } : {}), ...(keepProviderData && result.providerData !== undefined ? { providerData: result.providerData } : {}) };
 }
 
 /** Runs the round's tool calls, feeds their results back, and applies the doom-loop rule. */

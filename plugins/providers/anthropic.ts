@@ -3,7 +3,7 @@ import type { ContentBlockParam, MessageParam, RawMessageStreamEvent, Tool } fro
 import { ModelError, type ModelEvent, type ModelMessage, type ModelRequest } from '../../core/turn/model-provider.js';
 import { DEFAULT_BASE_URL, type ModelConfig } from './config.js';
 import { ConfiguredProvider } from './configured-provider.js';
-import { argumentsObject, nativeOf, splitLeadingSystem, systemNote } from './conversation.js';
+import { argumentsObject, CONTINUATION, hasText, nativeOf, splitLeadingSystem, systemNote, type NativeOrigin } from './conversation.js';
 import { toModelError } from './errors.js';
 import { lookupById } from './model-check.js';
 import { DEFAULT_REQUEST_TIMEOUT_MS } from './openai-client.js';
@@ -13,8 +13,7 @@ const PROTOCOL = 'anthropic';
 const DEFAULT_MAX_TOKENS = 8192;
 
 /** What an assistant entry keeps: the message's content blocks, thinking with its signature first. */
-interface AnthropicNative {
-  protocol: typeof PROTOCOL;
+interface AnthropicNative extends NativeOrigin {
   content: ContentBlockParam[];
 }
 
@@ -27,20 +26,21 @@ export class AnthropicProvider extends ConfiguredProvider {
   constructor(config: ModelConfig, key: { key: string; source: string }) {
     super(PROTOCOL, config);
     this.client = new Anthropic({ apiKey: key.key, baseURL: config.baseURL ?? DEFAULT_BASE_URL.anthropic, maxRetries: 0, timeout: config.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS });
-    this.checkModelWith(this.client.baseURL, key.source, lookupById((signal) => this.client.models.retrieve(config.model, {}, { signal })));
+    this.connectedTo(this.client.baseURL, key.source, lookupById(config.model, (signal) => this.client.models.retrieve(config.model, {}, { signal })));
   }
 
   async *stream(request: ModelRequest, signal: AbortSignal): AsyncIterable<ModelEvent> {
     const { config } = this;
     const { system, rest } = splitLeadingSystem(request.messages);
-    const temperature = request.temperature ?? config.temperature;
+    // With thinking on, Anthropic accepts no temperature but its default.
+    const temperature = config.reasoningEffort ? undefined : request.temperature ?? config.temperature;
     let stream: AsyncIterable<RawMessageStreamEvent>;
     try {
       stream = await this.client.messages.create({
         model: config.model,
         max_tokens: request.maxOutputTokens ?? config.maxOutputTokens ?? DEFAULT_MAX_TOKENS,
         ...(system !== '' ? { system } : {}),
-        messages: toMessages(rest),
+        messages: toMessages(rest, this.origin),
         ...(request.tools.length > 0 ? { tools: request.tools.map(toTool) } : {}),
         ...(config.reasoningEffort ? { thinking: { type: 'adaptive' as const }, output_config: { effort: config.reasoningEffort === 'minimal' ? 'low' as const : config.reasoningEffort } } : {}),
         ...(temperature !== undefined ? { temperature } : {}),
@@ -48,7 +48,7 @@ export class AnthropicProvider extends ConfiguredProvider {
       }, { signal });
     } catch (error) {
       if (signal.aborted) return;
-      throw toModelError(error);
+      throw this.failure(error);
     }
     // The blocks as they arrive, to keep for the next request; tool inputs are collected as JSON text.
     const blocks: (ContentBlockParam & { partial?: string })[] = [];
@@ -66,6 +66,7 @@ export class AnthropicProvider extends ConfiguredProvider {
             cached = usage.cache_read_input_tokens ?? 0;
             input = usage.input_tokens + cached + (usage.cache_creation_input_tokens ?? 0);
             output = usage.output_tokens;
+            yield { type: 'keepalive' };
             break;
           }
           case 'content_block_start': {
@@ -79,8 +80,11 @@ export class AnthropicProvider extends ConfiguredProvider {
               if (block.text !== '') yield { type: 'text', delta: block.text };
             } else if (block.type === 'thinking') {
               blocks[event.index] = { type: 'thinking', thinking: block.thinking, signature: block.signature };
+              yield { type: 'keepalive' };
             } else if (block.type === 'redacted_thinking') {
+              // Hidden reasoning arrives whole and silently: the watchdog must still see it.
               blocks[event.index] = { type: 'redacted_thinking', data: block.data };
+              yield { type: 'keepalive' };
             }
             break;
           }
@@ -95,6 +99,7 @@ export class AnthropicProvider extends ConfiguredProvider {
               yield { type: 'reasoning', delta: delta.thinking };
             } else if (delta.type === 'signature_delta' && block?.type === 'thinking') {
               block.signature += delta.signature;
+              yield { type: 'keepalive' };
             } else if (delta.type === 'input_json_delta' && block?.type === 'tool_use') {
               block.partial = (block.partial ?? '') + delta.partial_json;
               yield { type: 'tool_call_delta', index: event.index, argumentsDelta: delta.partial_json };
@@ -107,14 +112,21 @@ export class AnthropicProvider extends ConfiguredProvider {
               block.input = argumentsObject(block.partial ?? '');
               delete block.partial;
               yield { type: 'tool_call_end', index: event.index };
-            }
+            } else yield { type: 'keepalive' };
             break;
           }
-          case 'message_delta':
+          case 'message_delta': {
             // Cumulative counts: they replace, never add (PROTOCOLS.md §3.5).
-            output = event.usage.output_tokens ?? output;
+            const usage = event.usage;
+            output = usage.output_tokens ?? output;
+            if (usage.input_tokens != null) {
+              cached = usage.cache_read_input_tokens ?? cached;
+              input = usage.input_tokens + cached + (usage.cache_creation_input_tokens ?? 0);
+            }
             finish = finishReason(event.delta.stop_reason);
+            yield { type: 'keepalive' };
             break;
+          }
           case 'message_stop':
             stopped = true;
             break;
@@ -122,12 +134,13 @@ export class AnthropicProvider extends ConfiguredProvider {
       }
     } catch (error) {
       if (signal.aborted) return;
-      throw toModelError(error);
+      throw this.failure(error);
     }
     if (signal.aborted) return;
     if (!stopped) throw new ModelError('server', 'the message stream ended before message_stop');
     yield { type: 'usage', promptTokens: input, completionTokens: output, cachedTokens: cached };
-    const native: AnthropicNative = { protocol: PROTOCOL, content: blocks.filter((block) => block !== undefined) };
+    // Empty text blocks are dropped: the API refuses them when they are sent back.
+    const native: AnthropicNative = { ...this.origin, content: blocks.filter((block) => block !== undefined && (block.type !== 'text' || hasText(block.text))) };
     yield { type: 'finish', reason: finish, providerData: native };
   }
 }
@@ -148,7 +161,7 @@ function toTool(tool: ModelRequest['tools'][number]): Tool {
  * Messages alternate user and assistant: tool results and later system notes join the user turn that
  * follows them, so consecutive user content is merged into one message.
  */
-function toMessages(messages: readonly ModelMessage[]): MessageParam[] {
+function toMessages(messages: readonly ModelMessage[], origin: NativeOrigin): MessageParam[] {
   const out: MessageParam[] = [];
   const addUser = (blocks: ContentBlockParam[]) => {
     const last = out.at(-1);
@@ -156,16 +169,19 @@ function toMessages(messages: readonly ModelMessage[]): MessageParam[] {
     else out.push({ role: 'user', content: blocks });
   };
   for (const message of messages) {
-    if (message.role === 'user') addUser([{ type: 'text', text: message.content }]);
+    if (message.role === 'user') addUser([{ type: 'text', text: hasText(message.content) ? message.content : '(no text)' }]);
     else if (message.role === 'system') addUser([{ type: 'text', text: systemNote(message.content) }]);
-    else if (message.role === 'tool') addUser([{ type: 'tool_result', tool_use_id: message.toolCallId ?? '', content: message.content }]);
+    else if (message.role === 'tool') addUser([{ type: 'tool_result', tool_use_id: message.toolCallId ?? '', content: hasText(message.content) ? message.content : '(no output)' }]);
     else {
-      const native = nativeOf<AnthropicNative>(message.providerData, PROTOCOL);
-      const content: ContentBlockParam[] = native ? native.content : [
-        ...(message.content !== '' ? [{ type: 'text' as const, text: message.content }] : []),
+      const native = nativeOf<AnthropicNative>(message.providerData, origin);
+      const content: ContentBlockParam[] = (native ? native.content : [
+        ...(hasText(message.content) ? [{ type: 'text' as const, text: message.content }] : []),
         ...(message.toolCalls ?? []).map((call) => ({ type: 'tool_use' as const, id: call.id, name: call.name, input: argumentsObject(call.arguments) })),
-      ];
-      out.push({ role: 'assistant', content: content.length > 0 ? content : [{ type: 'text', text: '' }] });
+      ]).filter((block) => block.type !== 'text' || hasText(block.text));
+      // An answer with nothing in it is left out; the person's turns around it merge.
+      if (content.length === 0) continue;
+      if (out.length === 0) out.push({ role: 'user', content: [{ type: 'text', text: CONTINUATION }] });
+      out.push({ role: 'assistant', content });
     }
   }
   return out;

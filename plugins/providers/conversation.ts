@@ -20,9 +20,32 @@ export function argumentsObject(text: string): Record<string, unknown> {
   }
 }
 
-/** Provider data of one protocol only: switching provider by config must not send another's state. */
-export function nativeOf<T>(providerData: unknown, protocol: string): T | undefined {
-  return typeof providerData === 'object' && providerData !== null && (providerData as { protocol?: unknown }).protocol === protocol ? providerData as T : undefined;
+/** Where a provider's state came from: it is replayed only to the same protocol, model and server. */
+export interface NativeOrigin {
+  protocol: string;
+  model: string;
+  baseURL: string;
+}
+
+/**
+ * Provider data from this very origin only: encrypted reasoning or signatures sent to another model or
+ * server are refused (a 400 on every later turn) and would hand the opaque blobs to another host.
+ */
+export function nativeOf<T>(providerData: unknown, origin: NativeOrigin): T | undefined {
+  if (typeof providerData !== 'object' || providerData === null) return undefined;
+  const data = providerData as Partial<NativeOrigin>;
+  return data.protocol === origin.protocol && data.model === origin.model && data.baseURL === origin.baseURL ? providerData as T : undefined;
+}
+
+/**
+ * What opens a conversation whose first message is not the person's (compaction can cut there):
+ * Anthropic and Gemini require the first turn to be the user's.
+ */
+export const CONTINUATION = '(Earlier messages were summarised above; the conversation continues.)';
+
+/** Text worth sending: the APIs refuse empty or whitespace-only text blocks. */
+export function hasText(text: string | undefined): text is string {
+  return text !== undefined && text.trim() !== '';
 }
 
 /** Text for a system message where the protocol has no place for one mid-conversation. */

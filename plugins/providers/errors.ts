@@ -1,7 +1,11 @@
 import { ModelError, type ModelErrorCategory } from '../../core/turn/model-provider.js';
 
 /** Words servers use when a request does not fit the model's context (OpenAI, Anthropic, Gemini, local servers). */
-const OVERFLOW = /context.length|context window|maximum context|prompt is too long|too many tokens|exceeds the maximum number of tokens|input token count|context_length_exceeded/i;
+const OVERFLOW = /context.length|context window|maximum context|prompt is too long|too many tokens|exceeds the maximum number of tokens|input token count|context_length_exceeded|exceed context limit/i;
+/** A key refused with a 400 (Gemini: API_KEY_INVALID) is still a key problem, not a bad request. */
+const BAD_KEY = /API_KEY_INVALID|API key not valid|invalid api key|invalid x-api-key|incorrect api key/i;
+/** A 429 that waiting will not clear: the account is out of quota or over its spending limit. */
+const OUT_OF_QUOTA = /insufficient_quota|exceeded your current quota|spend(ing)? limit|billing/i;
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT']);
 
 interface SdkErrorShape {
@@ -27,7 +31,10 @@ export function toModelError(error: unknown): ModelError {
   const status = typeof shape.status === 'number' ? shape.status : undefined;
   // Class names, not `name`: the OpenAI SDK's errors are all named 'Error'.
   const name = [typeof shape.name === 'string' ? shape.name : '', ...classNames(error)].join(' ');
-  if (status !== undefined) return new ModelError(categoryOfStatus(status, evidence), message, status === 429 || status >= 500 ? retryAfterMs(shape.headers) : undefined);
+  if (status !== undefined) {
+    const category = categoryOfStatus(status, evidence);
+    return new ModelError(category, message, category === 'rate_limit' || category === 'server' ? retryAfterMs(shape.headers) ?? retryDelayInBody(evidence) : undefined);
+  }
   if (/TimeoutError/.test(name)) return new ModelError('timeout', message);
   if (/ConnectionError/.test(name) || isNetworkFailure(error)) return new ModelError('network', message);
   if (OVERFLOW.test(evidence)) return new ModelError('context_overflow', message);
@@ -37,9 +44,11 @@ export function toModelError(error: unknown): ModelError {
 }
 
 function categoryOfStatus(status: number, message: string): ModelErrorCategory {
-  if (status === 429) return 'rate_limit';
+  if (status === 429) return OUT_OF_QUOTA.test(message) ? 'invalid_request' : 'rate_limit';
   if (status === 408) return 'timeout';
-  if (status === 401 || status === 403) return 'authentication';
+  // A conflict (a concurrent request on the same object) clears on its own, as the SDKs treat it.
+  if (status === 409) return 'server';
+  if (status === 401 || status === 403 || BAD_KEY.test(message)) return 'authentication';
   if (status === 413) return 'context_overflow';
   if (status >= 500) return OVERFLOW.test(message) ? 'context_overflow' : 'server';
   return OVERFLOW.test(message) ? 'context_overflow' : 'invalid_request';
@@ -56,6 +65,12 @@ export function retryAfterMs(headers: SdkErrorShape['headers']): number | undefi
   if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
   const date = Date.parse(after);
   return Number.isFinite(date) ? Math.max(0, date - Date.now()) : undefined;
+}
+
+/** Gemini sends no retry headers through its SDK, but a google.rpc.RetryInfo `retryDelay` ("23s") in the body. */
+function retryDelayInBody(text: string): number | undefined {
+  const match = /"retryDelay"\s*:\s*"(\d+(?:\.\d+)?)s"/.exec(text);
+  return match ? Number.parseFloat(match[1]!) * 1000 : undefined;
 }
 
 function isNetworkFailure(error: unknown): boolean {

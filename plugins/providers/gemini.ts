@@ -3,7 +3,7 @@ import { GoogleGenAI, ThinkingLevel, type Content, type FunctionDeclaration, typ
 import { ModelError, type ModelEvent, type ModelMessage, type ModelRequest } from '../../core/turn/model-provider.js';
 import { DEFAULT_BASE_URL, type ModelConfig, type ReasoningEffort } from './config.js';
 import { ConfiguredProvider } from './configured-provider.js';
-import { argumentsObject, nativeOf, splitLeadingSystem, systemNote } from './conversation.js';
+import { argumentsObject, CONTINUATION, hasText, nativeOf, splitLeadingSystem, systemNote, type NativeOrigin } from './conversation.js';
 import { toModelError } from './errors.js';
 import { lookupById } from './model-check.js';
 
@@ -11,8 +11,7 @@ const PROTOCOL = 'gemini';
 const MADE_UP = 'gemini-call-';
 
 /** What an assistant entry keeps: the model's parts exactly, each thought signature on its own part. */
-interface GeminiNative {
-  protocol: typeof PROTOCOL;
+interface GeminiNative extends NativeOrigin {
   parts: Part[];
 }
 
@@ -33,7 +32,7 @@ export class GeminiProvider extends ConfiguredProvider {
     // No SDK retries (the turn loop decides) and no SDK timeout: it would cover the whole body, and a
     // long answer is not a stalled one; the turn loop's idle watchdog handles silences.
     this.client = new GoogleGenAI({ apiKey: key.key, httpOptions: { baseUrl: baseURL } });
-    this.checkModelWith(baseURL, key.source, lookupById((signal) => this.client.models.get({ model: config.model, config: { abortSignal: signal } })));
+    this.connectedTo(baseURL, key.source, lookupById(config.model, (signal) => this.client.models.get({ model: config.model, config: { abortSignal: signal } })));
   }
 
   async *stream(request: ModelRequest, signal: AbortSignal): AsyncIterable<ModelEvent> {
@@ -50,7 +49,7 @@ export class GeminiProvider extends ConfiguredProvider {
     try {
       const stream = await this.client.models.generateContentStream({
         model: config.model,
-        contents: toContents(rest),
+        contents: toContents(rest, this.origin),
         config: {
           abortSignal: signal,
           ...(system !== '' ? { systemInstruction: system } : {}),
@@ -63,8 +62,14 @@ export class GeminiProvider extends ConfiguredProvider {
       for await (const chunk of stream) {
         // Each chunk's usage is the request's running total: the last one counts (PROTOCOLS.md §3.5).
         if (chunk.usageMetadata) usage = chunk.usageMetadata;
+        // A refused prompt has no candidates, only the reason: that is an answer, not a server failure.
+        if (chunk.promptFeedback?.blockReason) finish = 'content_filter';
         const candidate = chunk.candidates?.[0];
-        for (const part of candidate?.content?.parts ?? []) {
+        const chunkParts = candidate?.content?.parts ?? [];
+        if (chunkParts.length === 0) yield { type: 'keepalive' };
+        for (const part of chunkParts) {
+          // Empty text is dropped unless it carries a thought signature (which must go back on its part).
+          if (!part.functionCall && !hasText(part.text) && !part.thoughtSignature) continue;
           parts.push(part);
           if (part.functionCall) {
             const index = calls++;
@@ -80,7 +85,7 @@ export class GeminiProvider extends ConfiguredProvider {
       }
     } catch (error) {
       if (signal.aborted) return;
-      throw toModelError(error);
+      throw this.failure(error);
     }
     if (signal.aborted) return;
     if (finish === undefined) throw new ModelError('server', 'the stream ended without a finish reason');
@@ -88,7 +93,7 @@ export class GeminiProvider extends ConfiguredProvider {
       const prompt = (usage.promptTokenCount ?? 0) + (usage.toolUsePromptTokenCount ?? 0);
       yield { type: 'usage', promptTokens: prompt, completionTokens: (usage.candidatesTokenCount ?? 0) + (usage.thoughtsTokenCount ?? 0), cachedTokens: usage.cachedContentTokenCount ?? 0 };
     }
-    const native: GeminiNative = { protocol: PROTOCOL, parts };
+    const native: GeminiNative = { ...this.origin, parts };
     yield { type: 'finish', reason: finish, providerData: native };
   }
 }
@@ -105,7 +110,7 @@ function toDeclaration(tool: ModelRequest['tools'][number]): FunctionDeclaration
 }
 
 /** Contents alternate user and model; tool results are user parts naming the function they answer. */
-function toContents(messages: readonly ModelMessage[]): Content[] {
+function toContents(messages: readonly ModelMessage[], origin: NativeOrigin): Content[] {
   const out: Content[] = [];
   const names = new Map<string, string>();
   const add = (role: 'user' | 'model', parts: Part[]) => {
@@ -114,7 +119,7 @@ function toContents(messages: readonly ModelMessage[]): Content[] {
     else out.push({ role, parts });
   };
   for (const message of messages) {
-    if (message.role === 'user') add('user', [{ text: message.content }]);
+    if (message.role === 'user') add('user', [{ text: hasText(message.content) ? message.content : '(no text)' }]);
     else if (message.role === 'system') add('user', [{ text: systemNote(message.content) }]);
     else if (message.role === 'tool') {
       const id = message.toolCallId ?? '';
@@ -122,12 +127,15 @@ function toContents(messages: readonly ModelMessage[]): Content[] {
       add('user', [{ functionResponse: { ...(made ? {} : { id }), name: names.get(id) ?? '', response: { output: message.content } } }]);
     } else {
       for (const call of message.toolCalls ?? []) names.set(call.id, call.name);
-      const native = nativeOf<GeminiNative>(message.providerData, PROTOCOL);
+      const native = nativeOf<GeminiNative>(message.providerData, origin);
       const parts: Part[] = native ? native.parts : [
-        ...(message.content !== '' ? [{ text: message.content }] : []),
-        ...(message.toolCalls ?? []).map((call) => ({ functionCall: { name: call.name, args: argumentsObject(call.arguments) } })),
+        ...(hasText(message.content) ? [{ text: message.content }] : []),
+        // The call keeps its id (another protocol's, after a switch) so that its response can name it.
+        ...(message.toolCalls ?? []).map((call) => ({ functionCall: { ...(call.id.startsWith(MADE_UP) ? {} : { id: call.id }), name: call.name, args: argumentsObject(call.arguments) } })),
       ];
-      add('model', parts.length > 0 ? parts : [{ text: '' }]);
+      if (parts.length === 0) continue;
+      if (out.length === 0) out.push({ role: 'user', parts: [{ text: CONTINUATION }] });
+      add('model', parts);
     }
   }
   return out;

@@ -12,7 +12,7 @@ export interface CheckTarget {
  * Asks the server once whether it offers the configured model, so that a typo in quire.json is a clear
  * error before the first turn rather than a failed request inside it. `lookup` answers true (offered),
  * false (not offered) or undefined (this server cannot tell: the turn goes ahead). A refused key is
- * reported naming the variable it came from. Only a success is remembered.
+ * reported naming the variable it came from. An answer is remembered; a refusal is asked again.
  */
 export class ModelCheck {
   private passed = false;
@@ -26,16 +26,17 @@ export class ModelCheck {
     try {
       offered = await this.lookup(signal);
     } catch (error) {
-      const mapped = toModelError(error);
-      if (mapped.category === 'authentication') {
-        throw new KernelError('MODEL_UNAVAILABLE', `${provider} at ${baseURL} refused the key from ${keySource}: ${mapped.message}`, { details: { provider, baseURL } });
+      // The server's own words are left out: some echo part of the key back.
+      if (toModelError(error).category === 'authentication') {
+        throw new KernelError('MODEL_UNAVAILABLE', `${provider} at ${baseURL} refused the key from ${keySource} (HTTP ${statusOf(error) ?? 'error'})`, { details: { provider, baseURL } });
       }
       return;
     }
     if (offered === false) {
       throw new KernelError('MODEL_UNAVAILABLE', `${provider} at ${baseURL} does not offer the model '${model}' (plugins.providers.config.model.model)`, { details: { field: 'plugins/providers/config/model/model', model, provider } });
     }
-    if (offered === true) this.passed = true;
+    // "Cannot tell" is remembered too: asking again each turn would learn nothing new.
+    this.passed = true;
   }
 }
 
@@ -45,14 +46,17 @@ export function statusOf(error: unknown): number | undefined {
   return typeof status === 'number' ? status : undefined;
 }
 
-/** A lookup for servers that answer one model by id: found is true, 404 is false, anything else is thrown. */
-export function lookupById(fetchOne: (signal: AbortSignal) => Promise<unknown>): (signal: AbortSignal) => Promise<boolean | undefined> {
+/**
+ * A lookup for servers that answer one model by id. A 404 that names the model means it is not offered;
+ * a 404 that does not (a proxy without that route) cannot tell.
+ */
+export function lookupById(model: string, fetchOne: (signal: AbortSignal) => Promise<unknown>): (signal: AbortSignal) => Promise<boolean | undefined> {
   return async (signal) => {
     try {
       await fetchOne(signal);
       return true;
     } catch (error) {
-      if (statusOf(error) === 404) return false;
+      if (statusOf(error) === 404) return String((error as { message?: unknown }).message ?? '').includes(model) ? false : undefined;
       throw error;
     }
   };

@@ -1,6 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import OpenAI from 'openai';
 import type { ChatCompletionChunk, ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
-import type { ModelEvent, ModelMessage, ModelRequest } from '../../core/turn/model-provider.js';
+import { ModelError, type ModelEvent, type ModelMessage, type ModelRequest } from '../../core/turn/model-provider.js';
 import type { ModelConfig } from './config.js';
 import { ConfiguredProvider } from './configured-provider.js';
 import { splitLeadingSystem } from './conversation.js';
@@ -16,7 +17,7 @@ export class OpenAIChatProvider extends ConfiguredProvider {
   constructor(config: ModelConfig, key: { key: string; source: string }) {
     super('openai-chat', config);
     this.client = openAIClient(config, key.key);
-    this.checkModelWith(this.client.baseURL, key.source, openAIModelLookup(this.client, config.model));
+    this.connectedTo(this.client.baseURL, key.source, openAIModelLookup(this.client, config.model));
   }
 
   async *stream(request: ModelRequest, signal: AbortSignal): AsyncIterable<ModelEvent> {
@@ -37,9 +38,12 @@ export class OpenAIChatProvider extends ConfiguredProvider {
       }, { signal });
     } catch (error) {
       if (signal.aborted) return;
-      throw toModelError(error);
+      throw this.failure(error);
     }
     const started = new Set<number>();
+    // Some compatible servers send no call ids: made-up ones must still be unique in the session.
+    const madeUp = `call_${randomUUID().slice(0, 8)}_`;
+    const ids = new Map<number, string>();
     let finish: FinishReason | undefined;
     try {
       for await (const chunk of stream) {
@@ -47,29 +51,37 @@ export class OpenAIChatProvider extends ConfiguredProvider {
           yield { type: 'usage', promptTokens: chunk.usage.prompt_tokens, completionTokens: chunk.usage.completion_tokens, cachedTokens: chunk.usage.prompt_tokens_details?.cached_tokens ?? 0 };
         }
         const choice = chunk.choices[0];
-        if (!choice) continue;
+        if (!choice) {
+          if (!chunk.usage) yield { type: 'keepalive' };
+          continue;
+        }
         const delta = choice.delta as ChatCompletionChunk.Choice.Delta & { reasoning_content?: unknown; reasoning?: unknown };
         // Compatible servers (vLLM, DeepSeek, llama.cpp) stream their reasoning beside the content.
         const reasoning = typeof delta.reasoning_content === 'string' ? delta.reasoning_content : typeof delta.reasoning === 'string' ? delta.reasoning : '';
+        const text = typeof delta.content === 'string' ? delta.content : '';
         if (reasoning !== '') yield { type: 'reasoning', delta: reasoning };
-        if (typeof delta.content === 'string' && delta.content !== '') yield { type: 'text', delta: delta.content };
+        if (text !== '') yield { type: 'text', delta: text };
         for (const call of delta.tool_calls ?? []) {
+          if (call.id) ids.set(call.index, call.id);
           if (!started.has(call.index) && call.function?.name) {
             started.add(call.index);
-            yield { type: 'tool_call_start', index: call.index, id: call.id ?? `call_${call.index}`, name: call.function.name };
+            yield { type: 'tool_call_start', index: call.index, id: ids.get(call.index) ?? `${madeUp}${call.index}`, name: call.function.name };
           }
           if (started.has(call.index) && call.function?.arguments) yield { type: 'tool_call_delta', index: call.index, argumentsDelta: call.function.arguments };
         }
         if (choice.finish_reason) finish = finishReason(choice.finish_reason);
+        if (reasoning === '' && text === '' && !delta.tool_calls?.length) yield { type: 'keepalive' };
       }
     } catch (error) {
       if (signal.aborted) return;
-      throw toModelError(error);
+      throw this.failure(error);
     }
     // The SDK ends a stream quietly when it is aborted: that is not an answer.
     if (signal.aborted) return;
+    // The SDK also ends quietly when the connection drops mid-answer: no finish reason, no whole answer.
+    if (finish === undefined) throw new ModelError('server', 'the stream ended without a finish reason');
     for (const index of [...started].sort((a, b) => a - b)) yield { type: 'tool_call_end', index };
-    yield { type: 'finish', reason: finish ?? 'other' };
+    yield { type: 'finish', reason: finish };
   }
 }
 

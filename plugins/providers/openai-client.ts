@@ -23,7 +23,8 @@ export function openAIModelLookup(client: OpenAI, model: string): (signal: Abort
     try {
       let seen = 0;
       for await (const entry of client.models.list({ signal })) {
-        if (entry.id === model) return true;
+        // Local servers list tagged names (`llama3:latest` for `llama3`).
+        if (entry.id === model || entry.id.startsWith(`${model}:`)) return true;
         if (++seen >= 5_000) return undefined;
       }
       return false;

@@ -3,15 +3,14 @@ import type { FunctionTool, ResponseInputItem, ResponseOutputItem, ResponseStrea
 import { ModelError, type ModelEvent, type ModelMessage, type ModelRequest } from '../../core/turn/model-provider.js';
 import type { ModelConfig } from './config.js';
 import { ConfiguredProvider } from './configured-provider.js';
-import { nativeOf, splitLeadingSystem } from './conversation.js';
+import { hasText, nativeOf, splitLeadingSystem, type NativeOrigin } from './conversation.js';
 import { toModelError } from './errors.js';
 import { openAIClient, openAIModelLookup } from './openai-client.js';
 
 const PROTOCOL = 'openai-responses';
 
 /** What an assistant entry keeps: the response's output items, encrypted reasoning included, replayed verbatim. */
-interface ResponsesNative {
-  protocol: typeof PROTOCOL;
+interface ResponsesNative extends NativeOrigin {
   output: ResponseOutputItem[];
 }
 
@@ -25,7 +24,7 @@ export class OpenAIResponsesProvider extends ConfiguredProvider {
   constructor(config: ModelConfig, key: { key: string; source: string }) {
     super(PROTOCOL, config);
     this.client = openAIClient(config, key.key);
-    this.checkModelWith(this.client.baseURL, key.source, openAIModelLookup(this.client, config.model));
+    this.connectedTo(this.client.baseURL, key.source, openAIModelLookup(this.client, config.model));
   }
 
   async *stream(request: ModelRequest, signal: AbortSignal): AsyncIterable<ModelEvent> {
@@ -38,7 +37,7 @@ export class OpenAIResponsesProvider extends ConfiguredProvider {
       stream = await this.client.responses.create({
         model: config.model,
         ...(system !== '' ? { instructions: system } : {}),
-        input: toInput(rest),
+        input: toInput(rest, this.origin),
         ...(request.tools.length > 0 ? { tools: request.tools.map(toFunctionTool) } : {}),
         stream: true,
         store: false,
@@ -49,7 +48,7 @@ export class OpenAIResponsesProvider extends ConfiguredProvider {
       }, { signal });
     } catch (error) {
       if (signal.aborted) return;
-      throw toModelError(error);
+      throw this.failure(error);
     }
     const calls = new Set<number>();
     try {
@@ -79,7 +78,7 @@ export class OpenAIResponsesProvider extends ConfiguredProvider {
           case 'response.incomplete': {
             const { response } = event;
             if (response.usage) yield usageEvent(response.usage);
-            const native: ResponsesNative = { protocol: PROTOCOL, output: response.output };
+            const native: ResponsesNative = { ...this.origin, output: response.output };
             const reason = event.type === 'response.incomplete'
               ? (response.incomplete_details?.reason === 'content_filter' ? 'content_filter' : 'length')
               : response.output.some((item) => item.type === 'function_call') ? 'tool_calls' : 'stop';
@@ -91,12 +90,14 @@ export class OpenAIResponsesProvider extends ConfiguredProvider {
           case 'error':
             throw new ModelError(categoryOfCode(event.code ?? undefined), event.message);
           default:
+            // In-progress, reasoning and item bookkeeping: the server is working, which the idle watchdog must see.
+            yield { type: 'keepalive' };
             break;
         }
       }
     } catch (error) {
       if (signal.aborted) return;
-      throw toModelError(error);
+      throw this.failure(error);
     }
     if (signal.aborted) return;
     // The stream ended without response.completed: what arrived is not a whole answer.
@@ -119,20 +120,20 @@ function toFunctionTool(tool: ModelRequest['tools'][number]): FunctionTool {
   return { type: 'function', name: tool.name, description: tool.description, parameters: { ...tool.inputSchema }, strict: false };
 }
 
-function toInput(messages: readonly ModelMessage[]): ResponseInputItem[] {
+function toInput(messages: readonly ModelMessage[], origin: NativeOrigin): ResponseInputItem[] {
   const input: ResponseInputItem[] = [];
   for (const message of messages) {
     if (message.role === 'system') input.push({ role: 'system', content: message.content });
     else if (message.role === 'user') input.push({ role: 'user', content: message.content });
     else if (message.role === 'tool') input.push({ type: 'function_call_output', call_id: message.toolCallId ?? '', output: message.content });
     else {
-      const native = nativeOf<ResponsesNative>(message.providerData, PROTOCOL);
+      const native = nativeOf<ResponsesNative>(message.providerData, origin);
       if (native) {
         // Verbatim: the encrypted reasoning is only accepted with the items it was returned with.
         input.push(...(native.output as ResponseInputItem[]));
         continue;
       }
-      if (message.content !== '') input.push({ role: 'assistant', content: message.content });
+      if (hasText(message.content)) input.push({ role: 'assistant', content: message.content });
       for (const call of message.toolCalls ?? []) input.push({ type: 'function_call', call_id: call.id, name: call.name, arguments: call.arguments });
     }
   }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { framesUntilCall, framesUntilText, midStreamError, overflowBody, rateLimitBody } from '../../../fakes/wire-frames.js';
-import { MODEL, PROTOCOLS, sse, useProviderKernel } from './provider-harness.js';
+import { KEY, PROTOCOLS, sse, useProviderKernel } from './provider-harness.js';
 
 const { start } = useProviderKernel();
 
@@ -11,7 +11,8 @@ describe.each(PROTOCOLS)('how %s fails, through the real SDK and the turn loop',
     const { fake, session, turn } = await start(protocol);
     fake.reply({ kind: 'json', status: 429, body: rateLimitBody(protocol), headers: { 'retry-after-ms': '5', 'retry-after': '1' } }, sse(protocol, { text: 'after the wait' }));
     const { events } = await turn(await session(), 'hi');
-    expect(events.find((event) => event.event === 'retry')).toBeDefined();
+    // The server's word is taken (5 ms), not our own backoff of a second or more.
+    expect(events.find((event) => event.event === 'retry')).toMatchObject({ data: { category: 'rate_limit', delayMs: 5 } });
     expect(events.at(-1)).toMatchObject({ event: 'done', data: { state: 'finished' } });
     expect(fake.posts).toHaveLength(2);
   });
@@ -78,6 +79,17 @@ describe.each(PROTOCOLS)('how %s fails, through the real SDK and the turn loop',
     expect(JSON.stringify(fake.posts[2]!.body)).toContain('SUMMARY OF EARLIER WORK');
   });
 
+  it('reports a refused key by the variable it came from, never with the server\'s words (which may quote the key)', async () => {
+    const { fake, session, turn } = await start(protocol);
+    fake.reply({ kind: 'json', status: 401, body: { error: { message: `Incorrect API key provided: ${KEY}`, type: 'invalid_request_error', code: 'invalid_api_key' } } });
+    const { events } = await turn(await session(), 'hi');
+    const error = events.find((event) => event.event === 'error')!;
+    expect(error.data.code).toBe('MODEL_AUTHENTICATION');
+    expect(String(error.data.message)).toContain('QUIRE_TEST_MODEL_KEY');
+    expect(JSON.stringify(events)).not.toContain(KEY);
+    expect(fake.posts).toHaveLength(1);
+  });
+
   it('refuses a turn before any request when the key is missing or the model unknown, naming what to fix', async () => {
     const missing = await start(protocol, { key: undefined });
     const noKey = await missing.turn(await missing.session(), 'hi');
@@ -90,6 +102,5 @@ describe.each(PROTOCOLS)('how %s fails, through the real SDK and the turn loop',
     expect(unknown.status).toBe(503);
     expect(unknown.body!.error.message).toContain("'no-such-model'");
     expect(typo.fake.posts).toHaveLength(0);
-    expect(MODEL).not.toBe('no-such-model');
   });
 });

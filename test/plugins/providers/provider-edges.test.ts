@@ -1,0 +1,73 @@
+import { describe, expect, it } from 'vitest';
+import { MODEL_PROVIDER } from '../../../core/turn/model-provider-token.js';
+import type { ModelMessage, ModelProvider } from '../../../core/turn/model-provider.js';
+import { nativeOf } from '../../../plugins/providers/conversation.js';
+import { framesUntilText } from '../../../fakes/wire-frames.js';
+import { sse, useProviderKernel } from './provider-harness.js';
+
+const { start } = useProviderKernel();
+
+/** A history as compaction can leave it: the summary, then an answer with a call, before any user turn. */
+const afterCompaction: ModelMessage[] = [
+  { role: 'system', content: 'You are Quire.' },
+  { role: 'system', content: 'Summary of earlier messages.' },
+  { role: 'assistant', content: '', toolCalls: [{ id: 'call_1', name: 'notebook_list', arguments: '{}' }] },
+  { role: 'tool', toolCallId: 'call_1', content: '' },
+  { role: 'assistant', content: '   ' },
+  { role: 'user', content: 'go on' },
+];
+
+async function drain(provider: ModelProvider, messages: ModelMessage[]): Promise<void> {
+  for await (const _event of provider.stream({ messages, tools: [] }, new AbortController().signal)) { /* read all */ }
+}
+
+describe('what the APIs refuse, kept out of requests', () => {
+  it('Anthropic: the first message is the user\'s, and no text block is empty', async () => {
+    const { kernel, fake } = await start('anthropic');
+    fake.reply(sse('anthropic', { text: 'ok' }));
+    await drain(kernel.container.resolve<ModelProvider>(MODEL_PROVIDER), afterCompaction);
+    const messages = fake.posts[0]!.body.messages as { role: string; content: { type: string; text?: string; content?: string }[] }[];
+    expect(messages.map((message) => message.role)).toEqual(['user', 'assistant', 'user']);
+    for (const block of messages.flatMap((message) => message.content)) {
+      if (block.type === 'text') expect(block.text!.trim()).not.toBe('');
+      if (block.type === 'tool_result') expect(block.content!.trim()).not.toBe('');
+    }
+  });
+
+  it('Gemini: the first content is the user\'s, and no part is an empty text', async () => {
+    const { kernel, fake } = await start('gemini');
+    fake.reply(sse('gemini', { text: 'ok' }));
+    await drain(kernel.container.resolve<ModelProvider>(MODEL_PROVIDER), afterCompaction);
+    const contents = fake.posts[0]!.body.contents as { role: string; parts: { text?: string }[] }[];
+    expect(contents[0]!.role).toBe('user');
+    expect(contents.map((content) => content.role)).toEqual(['user', 'model', 'user']);
+    for (const part of contents.flatMap((content) => content.parts)) if ('text' in part) expect(part.text!.trim()).not.toBe('');
+  });
+
+  it('replays provider state only to the protocol, model and server that made it', () => {
+    const origin = { protocol: 'anthropic', model: 'claude-a', baseURL: 'https://api.anthropic.com' };
+    const data = { ...origin, content: [] };
+    expect(nativeOf(data, origin)).toBe(data);
+    expect(nativeOf(data, { ...origin, model: 'claude-b' })).toBeUndefined();
+    expect(nativeOf(data, { ...origin, baseURL: 'http://127.0.0.1:9000' })).toBeUndefined();
+  });
+});
+
+describe('answers that are not whole', () => {
+  it('Chat Completions: a stream cut before its finish reason is an error, not an answer', async () => {
+    const { fake, session, turn } = await start('openai-chat');
+    fake.reply({ kind: 'sse', frames: framesUntilText('openai-chat') });
+    const { events } = await turn(await session(), 'hi');
+    expect(events.find((event) => event.event === 'error')).toMatchObject({ data: { code: 'MODEL_SERVER' } });
+    expect(events.at(-1)).toMatchObject({ event: 'done', data: { state: 'interrupted' } });
+  });
+
+  it('Gemini: a refused prompt ends the turn as an answer, without retrying', async () => {
+    const { fake, session, turn } = await start('gemini');
+    fake.reply({ kind: 'sse', frames: [`data: ${JSON.stringify({ promptFeedback: { blockReason: 'SAFETY' }, usageMetadata: { promptTokenCount: 5, totalTokenCount: 5 }, modelVersion: 'gemini-fake' })}\r\n\r\n`] });
+    const { events } = await turn(await session(), 'hi');
+    expect(events.at(-1)).toMatchObject({ event: 'done', data: { state: 'finished' } });
+    expect(events.some((event) => event.event === 'retry')).toBe(false);
+    expect(fake.posts).toHaveLength(1);
+  });
+});
