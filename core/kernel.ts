@@ -77,7 +77,7 @@ export class Kernel {
     this.authenticator = container.resolve<Authenticator>(AUTHENTICATOR);
     this.sessions = container.resolve<FileSessionStore>(SESSION_STORE);
     this.turns = new TurnRunner(this);
-    this.externalMcp = new ExternalMcpServers(config, this.registry, new ToolPins(workspace.privateDir), container.resolve<NodeJS.ProcessEnv>(PROCESS_ENV), this.log.child('mcp'));
+    this.externalMcp = new ExternalMcpServers(config, this.registry, new ToolPins(workspace.privateDir), this.grants, container.resolve<NodeJS.ProcessEnv>(PROCESS_ENV), this.log.child('mcp'));
     const sessions = this.sessions;
     container.registerInstance(SESSION_TODOS, { read: (id: string) => sessions.readTodos(id), write: (id: string, todos: readonly TodoItem[]) => sessions.writeTodos(id, todos) });
   }
@@ -108,7 +108,7 @@ export class Kernel {
       await kernel.audit.open();
       installEgressGuard();
       await kernel.plugins.start();
-      // After the plugins, so that a native wire name always wins a clash; a failing server is reported, not fatal.
+      // After the plugins: an external tool whose wire name a plugin holds is refused; a failing server is reported, not fatal.
       await kernel.externalMcp.start();
     } catch (error) {
       await kernel.close();

@@ -1,13 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { KernelError } from '../errors.js';
 
 interface McpSession {
   transport: WebStandardStreamableHTTPServerTransport;
   server: Server;
-  /** The token that created the session: only it may use the session. */
+  /** The token that created the session (its digest): only it may use the session. */
   owner: string;
   lastSeen: number;
+  /** Requests being answered: a session is never closed under one. */
+  inFlight: number;
 }
 
 export interface McpSessionLimits {
@@ -33,23 +36,34 @@ export class McpSessions {
 
   /** A new session's transport; `server` is connected to it and the session is kept once initialised. */
   async open(owner: string, server: Server): Promise<WebStandardStreamableHTTPServerTransport> {
-    while (this.sessions.size >= this.limits.maxSessions) await this.closeLeastRecent();
+    while (this.sessions.size >= this.limits.maxSessions) {
+      if (!await this.closeLeastRecent()) throw new KernelError('NOT_READY', `all ${this.limits.maxSessions} MCP sessions are answering requests; try again shortly`);
+    }
     const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       enableJsonResponse: true,
-      onsessioninitialized: (id) => { this.sessions.set(id, { transport, server, owner, lastSeen: this.now() }); },
+      onsessioninitialized: (id) => { this.sessions.set(id, { transport, server, owner, lastSeen: this.now(), inFlight: 0 }); },
       onsessionclosed: (id) => { this.sessions.delete(id); },
     });
     await server.connect(transport);
     return transport;
   }
 
-  /** The session's transport, only for its owner; another token gets the same answer as an unknown id. */
-  find(id: string, owner: string): WebStandardStreamableHTTPServerTransport | undefined {
+  /**
+   * Answers a request on a session, only for its owner (another token gets the same answer as an
+   * unknown id: undefined). The session counts as in use until the answer is given.
+   */
+  async handle(id: string, owner: string, answer: (transport: WebStandardStreamableHTTPServerTransport) => Promise<Response>): Promise<Response | undefined> {
     const session = this.sessions.get(id);
     if (!session || session.owner !== owner) return undefined;
+    session.inFlight++;
     session.lastSeen = this.now();
-    return session.transport;
+    try {
+      return await answer(session.transport);
+    } finally {
+      session.inFlight--;
+      session.lastSeen = this.now();
+    }
   }
 
   /** Tells every open session that the tool list changed. */
@@ -63,7 +77,7 @@ export class McpSessions {
 
   async sweep(): Promise<void> {
     const cutoff = this.now() - this.limits.idleMs;
-    for (const [id, session] of [...this.sessions]) if (session.lastSeen < cutoff) await this.close(id, session);
+    for (const [id, session] of [...this.sessions]) if (session.inFlight === 0 && session.lastSeen < cutoff) await this.close(id, session);
   }
 
   async closeAll(): Promise<void> {
@@ -71,10 +85,12 @@ export class McpSessions {
     for (const [id, session] of [...this.sessions]) await this.close(id, session);
   }
 
-  private async closeLeastRecent(): Promise<void> {
+  /** Closes the least recently used idle session; false when every session is answering a request. */
+  private async closeLeastRecent(): Promise<boolean> {
     let oldest: [string, McpSession] | undefined;
-    for (const entry of this.sessions) if (!oldest || entry[1].lastSeen < oldest[1].lastSeen) oldest = entry;
+    for (const entry of this.sessions) if (entry[1].inFlight === 0 && (!oldest || entry[1].lastSeen < oldest[1].lastSeen)) oldest = entry;
     if (oldest) await this.close(...oldest);
+    return oldest !== undefined;
   }
 
   private async close(id: string, session: McpSession): Promise<void> {

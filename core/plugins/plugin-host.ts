@@ -35,6 +35,7 @@ export class PluginHost {
   private catalog: PluginCatalog | undefined;
   private readonly active: ActivePlugin[] = [];
   private readonly runtimeEnabled = new Map<string, boolean>();
+  private toggling: Promise<void> = Promise.resolve();
 
   constructor(
     @inject(KERNEL_CONFIG) private readonly config: KernelConfig,
@@ -88,9 +89,19 @@ export class PluginHost {
    * MCP and the model) at once. Plugins that provide capabilities are part of the kernel's wiring and
    * change only with a restart; a plugin can be enabled only if what it requires is there.
    */
-  async setEnabled(id: string, enabled: boolean): Promise<void> {
+  setEnabled(id: string, enabled: boolean): Promise<void> {
+    // One change at a time: a disable arriving while an enable is still activating waits for it.
+    const next = this.toggling.then(() => this.applyEnabled(id, enabled));
+    this.toggling = next.catch(() => undefined);
+    return next;
+  }
+
+  private async applyEnabled(id: string, enabled: boolean): Promise<void> {
     const record = this.catalog?.all.find((candidate) => recordId(candidate) === id);
-    if (!record) throw new KernelError('NOT_FOUND', `no plugin with id '${id}'`, { details: { plugin: id } });
+    if (!record) {
+      const hint = id.startsWith('mcp-') ? ' (external MCP servers are enabled or disabled in quire.json, mcp.servers.<name>.enabled)' : '';
+      throw new KernelError('NOT_FOUND', `no plugin with id '${id}'${hint}`, { details: { plugin: id } });
+    }
     if (!record.ok) throw new ConflictError('CONFLICT', `plugin '${id}' has an invalid manifest and cannot be enabled`, { details: { plugin: id } });
     const { manifest } = record.compiled;
     if ((manifest.provides ?? []).length > 0) {
@@ -113,7 +124,13 @@ export class PluginHost {
     const missing = (manifest.requires ?? []).filter((name) => !available.has(name));
     if (missing.length > 0) throw new ConflictError('CONFLICT', `plugin '${id}' requires ${missing.join(', ')}, which no active plugin provides`, { details: { plugin: id, missing } });
     const config = this.catalog?.configs.get(id) ?? validatePluginConfig(record, this.config);
-    await this.activate(record, config);
+    try {
+      await this.activate(record, config);
+    } catch (error) {
+      // Its names taken meanwhile (an external MCP tool): a conflict to resolve, not a kernel failure.
+      if (isKernelError(error) && error.code === 'WIRE_NAME_COLLISION') throw new ConflictError('CONFLICT', error.message, { details: error.details });
+      throw error;
+    }
     this.runtimeEnabled.set(id, true);
   }
 

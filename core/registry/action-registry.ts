@@ -77,6 +77,24 @@ export class ActionRegistry {
     if (removed > 0) this.changed();
   }
 
+  /**
+   * Replaces all of a plugin's actions in one step (an external server's tools after tools/list_changed),
+   * telling listeners once, and only if the set of names or definitions changed.
+   */
+  replacePlugin(pluginId: string, actions: readonly RegisteredAction[]): void {
+    const before = this.list().filter((entry) => entry.pluginId === pluginId);
+    const signature = (entries: readonly RegisteredAction[]) => entries.map((entry) => `${entry.wireName}\u0000${entry.spec.description}\u0000${JSON.stringify(entry.spec.input)}\u0000${entry.effects.join(',')}`).sort().join('\n');
+    const listeners = [...this.listeners];
+    this.listeners.clear();
+    try {
+      this.removePlugin(pluginId);
+      this.addAll(actions);
+    } finally {
+      for (const listener of listeners) this.listeners.add(listener);
+    }
+    if (signature(before) !== signature(actions)) this.changed();
+  }
+
   get(wireName: string): RegisteredAction | undefined {
     return this.byWireName.get(wireName);
   }

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Hono } from 'hono';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { KernelError } from '../../errors.js';
@@ -16,6 +17,8 @@ export function mcpRoutes(kernel: Kernel, sessions: McpSessions): Hono<HttpEnv> 
   const app = new Hono<HttpEnv>();
   app.all('/', async (c) => {
     const principal = c.get('principal');
+    // Sessions belong to the token itself (its digest), not to its name, which two tokens may share.
+    const owner = createHash('sha256').update(c.req.header('authorization') ?? '').digest('hex');
     const id = c.req.header('mcp-session-id');
     const body = c.req.method === 'POST' ? await readJsonBody(c) : undefined;
     if (id === undefined) {
@@ -23,12 +26,12 @@ export function mcpRoutes(kernel: Kernel, sessions: McpSessions): Hono<HttpEnv> 
         throw new KernelError('INVALID_INPUT', 'a request without an Mcp-Session-Id header must be an initialize request', { details: { header: 'mcp-session-id' } });
       }
       const server = createMcpServer(kernel, { kind: 'mcp', name: principal.name, role: principal.role });
-      const transport = await sessions.open(principal.name, server);
+      const transport = await sessions.open(owner, server);
       return transport.handleRequest(c.req.raw, { parsedBody: body });
     }
-    const transport = sessions.find(id, principal.name);
-    if (!transport) throw new KernelError('NOT_FOUND', 'no such MCP session (it may have expired): initialize a new one', { details: { header: 'mcp-session-id' } });
-    return transport.handleRequest(c.req.raw, body === undefined ? {} : { parsedBody: body });
+    const answered = await sessions.handle(id, owner, (transport) => transport.handleRequest(c.req.raw, body === undefined ? {} : { parsedBody: body }));
+    if (!answered) throw new KernelError('NOT_FOUND', 'no such MCP session (it may have expired): initialize a new one', { details: { header: 'mcp-session-id' } });
+    return answered;
   });
   return app;
 }

@@ -12,7 +12,10 @@ import type { ActionCall } from '../../plugin-api.js';
 
 /** At most this many tools are taken from one server (pages of tools/list are read until then). */
 const MAX_TOOLS = 256;
+const MAX_PAGES = 20;
 const CONNECT_TIMEOUT_MS = 15_000;
+/** Listing a server's tools, all pages together, may take this long. */
+const LIST_TIMEOUT_MS = 30_000;
 
 /** How a server is shown to people: the exact command for stdio, the URL (never header values) for HTTP. */
 export function describeEndpoint(config: ExternalMcpServer): Record<string, unknown> {
@@ -33,7 +36,8 @@ export class ExternalServer {
     return 'url' in this.config;
   }
 
-  async connect(onToolsChanged: () => void): Promise<void> {
+  async connect(onToolsChanged: () => void, onClosed: () => void): Promise<void> {
+    await this.close();
     const client = new Client({ name: 'quire', version: KERNEL_VERSION });
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => onToolsChanged());
     const transport = this.transport();
@@ -50,17 +54,26 @@ export class ExternalServer {
       clearTimeout(timer);
     }
     this.client = client;
+    // A server that exits or drops the connection later: its tools go, and the owner reconnects.
+    client.onclose = () => {
+      if (this.client !== client) return;
+      this.client = undefined;
+      onClosed();
+    };
   }
 
+  /** The server's tools: at most MAX_TOOLS, MAX_PAGES pages and LIST_TIMEOUT_MS, whatever the server sends. */
   async listTools(): Promise<Tool[]> {
     const client = this.connected();
+    const signal = AbortSignal.timeout(LIST_TIMEOUT_MS);
     const tools: Tool[] = [];
     let cursor: string | undefined;
-    do {
-      const page = await client.listTools(cursor ? { cursor } : {});
+    for (let pages = 0; pages < MAX_PAGES && tools.length < MAX_TOOLS; pages++) {
+      const page = await client.listTools(cursor ? { cursor } : {}, { signal, timeout: LIST_TIMEOUT_MS });
       tools.push(...page.tools);
       cursor = page.nextCursor;
-    } while (cursor && tools.length < MAX_TOOLS);
+      if (!cursor) break;
+    }
     return tools.slice(0, MAX_TOOLS);
   }
 
@@ -76,8 +89,9 @@ export class ExternalServer {
   }
 
   async close(): Promise<void> {
-    await this.client?.close().catch((error: unknown) => this.log.warn('mcp server close failed', { server: this.name, error: String(error) }));
+    const client = this.client;
     this.client = undefined;
+    await client?.close().catch((error: unknown) => this.log.warn('mcp server close failed', { server: this.name, error: String(error) }));
   }
 
   private connected(): Client {

@@ -1,27 +1,40 @@
+import { createHash } from 'node:crypto';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { ValidateFunction } from 'ajv';
 import type { ExternalMcpServer, KernelConfig } from '../../config/kernel-config.js';
 import { ConflictError, KernelError } from '../../errors.js';
+import type { GrantsStore } from '../../gate/grants-store.js';
 import type { Logger } from '../../log.js';
 import { isValidWireName, wireName } from '../../manifest/wire-name.js';
 import type { ActionRegistry, RegisteredAction } from '../../registry/action-registry.js';
 import { createAjv } from '../../schema/ajv.js';
 import { importEffects } from './external-effects.js';
 import { describeEndpoint, ExternalServer } from './external-server.js';
-import { definitionHash, ToolPins } from './tool-pins.js';
+import { definitionHash, type ToolPins } from './tool-pins.js';
 
 export type ServerState = 'connected' | 'failed' | 'disabled';
+
+/** A tool waiting for a person: new since the server was first listed, or changed since it was pinned. */
+interface Pending {
+  name: string;
+  reason: 'new' | 'changed';
+  hash: string;
+  /** What the person is asked to accept, in full. */
+  definition: Tool;
+}
 
 interface ServerEntry {
   server: ExternalServer;
   state: ServerState;
   error?: string;
-  /** Tools offered as actions, by action name. */
   tools: { name: string; wireName: string; hash: string; effects: readonly string[] }[];
-  /** Tools whose definition changed since it was pinned: disabled until approved. */
-  changed: { name: string; hash: string; pinned: string }[];
-  /** Tools that could not be offered (a schema that does not compile, a name that does not fit). */
+  pending: Pending[];
   refused: { name: string; reason: string }[];
+  /** One refresh at a time; a list_changed during one asks for another after it. */
+  refreshing?: Promise<void>;
+  again?: boolean;
+  reconnects: number;
+  closed?: boolean;
 }
 
 export interface ServerDescription {
@@ -33,51 +46,69 @@ export interface ServerDescription {
   endpoint: Record<string, unknown>;
   error?: string;
   tools: ServerEntry['tools'];
-  changed: ServerEntry['changed'];
+  pending: Pending[];
   refused: ServerEntry['refused'];
 }
 
 /** The plugin id an external server's tools are registered under. */
 export const pluginIdOf = (name: string) => `mcp-${name}`;
 
+/** Tool names we take from a server: anything else is refused rather than sanitised into a clash. */
+const TOOL_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
+const MAX_RECONNECT_DELAY_MS = 5 * 60_000;
+
 /**
  * External MCP servers as plugins (DESIGN.md §4): connected at boot (a failing one is reported, never
  * fatal), their tools pinned by definition hash and registered as actions with effects from their
  * annotations, so they pass the same gate, snapshot rule, audit and time limits as native actions.
+ *
+ * The first listing of a server is trusted on first sight; after that a new or changed tool waits for
+ * a person's approval of the definition shown, and a wire name never passes to another tool unseen.
  */
 export class ExternalMcpServers {
   private readonly entries = new Map<string, ServerEntry>();
+  private readonly validators = new Map<string, ValidateFunction>();
   private readonly ajv = createAjv({ strict: false });
 
-  constructor(private readonly config: KernelConfig, private readonly registry: ActionRegistry, private readonly pins: ToolPins, private readonly env: NodeJS.ProcessEnv, private readonly log: Logger) {}
+  constructor(private readonly config: KernelConfig, private readonly registry: ActionRegistry, private readonly pins: ToolPins, private readonly grants: GrantsStore, private readonly env: NodeJS.ProcessEnv, private readonly log: Logger) {}
 
   async start(): Promise<void> {
     await this.pins.load();
-    await Promise.all(Object.entries(this.config.mcp.servers).map(([name, settings]) => this.startOne(name, settings)));
+    // One after another, so that which server gets a contested wire name does not depend on timing.
+    for (const [name, settings] of Object.entries(this.config.mcp.servers)) await this.startOne(name, settings);
   }
 
-  /** What GET /api/plugins and GET /api/mcp/servers show. */
   describe(): ServerDescription[] {
     return [...this.entries.values()].map((entry) => ({
       id: pluginIdOf(entry.server.name), name: entry.server.name, source: 'mcp', state: entry.state, trusted: entry.server.config.trusted === true,
       endpoint: describeEndpoint(entry.server.config),
       ...(entry.error ? { error: entry.error } : {}),
-      tools: entry.tools, changed: entry.changed, refused: entry.refused,
+      tools: entry.tools, pending: entry.pending, refused: entry.refused,
     }));
   }
 
-  /** A person accepts a tool's changed definition: it is pinned anew and offered again. */
-  async approve(name: string, tool: string): Promise<void> {
+  /**
+   * A person accepts a new or changed definition, the one they were shown (`hash`): it is pinned and
+   * offered. Standing grants for that action were given for the old definition and are revoked.
+   */
+  async approve(name: string, tool: string, hash: unknown): Promise<void> {
     const entry = this.entries.get(name);
     if (!entry) throw new KernelError('NOT_FOUND', `no external MCP server named '${name}'`, { details: { server: name } });
-    const change = entry.changed.find((candidate) => candidate.name === tool);
-    if (!change) throw new ConflictError('CONFLICT', `the tool '${tool}' of '${name}' has no changed definition waiting for approval`, { details: { server: name, tool } });
-    await this.pins.pin(name, tool, change.hash);
+    const pending = entry.pending.find((candidate) => candidate.name === tool);
+    if (!pending) throw new ConflictError('CONFLICT', `the tool '${tool}' of '${name}' has no definition waiting for approval`, { details: { server: name, tool } });
+    if (pending.hash !== hash) {
+      throw new ConflictError('CONFLICT', `the definition of '${tool}' is not the one approved (send the hash listed under pending); it may have changed since`, { details: { server: name, tool, pending: pending.hash, field: 'hash' } });
+    }
+    const wire = this.pins.get(name, tool)?.wireName ?? this.freshWireName(entry, tool);
+    await this.pins.pin(name, [{ tool, hash, wireName: wire }]);
+    const action = wire.slice(name.replace(/-/g, '_').length + 1);
+    for (const grant of this.grants.list()) if (grant.plugin === pluginIdOf(name) && grant.action === action) await this.grants.revoke(grant.id);
     await this.refresh(entry);
   }
 
   async close(): Promise<void> {
     for (const entry of this.entries.values()) {
+      entry.closed = true;
       this.registry.removePlugin(pluginIdOf(entry.server.name));
       await entry.server.close();
     }
@@ -85,16 +116,40 @@ export class ExternalMcpServers {
 
   private async startOne(name: string, settings: ExternalMcpServer): Promise<void> {
     const server = new ExternalServer(name, settings, this.env, this.log.child(pluginIdOf(name)));
-    const entry: ServerEntry = { server, state: settings.enabled === false ? 'disabled' : 'failed', tools: [], changed: [], refused: [] };
+    const entry: ServerEntry = { server, state: settings.enabled === false ? 'disabled' : 'failed', tools: [], pending: [], refused: [], reconnects: 0 };
     this.entries.set(name, entry);
     if (settings.enabled === false) return;
+    if (this.pins.problem) {
+      this.fail(entry, new Error(this.pins.problem));
+      return;
+    }
+    await this.connect(entry);
+  }
+
+  private async connect(entry: ServerEntry): Promise<void> {
     try {
-      await server.connect(() => void this.refresh(entry).catch((error: unknown) => this.fail(entry, error)));
+      await entry.server.connect(() => void this.refresh(entry), () => this.lost(entry));
       entry.state = 'connected';
+      delete entry.error;
+      entry.reconnects = 0;
       await this.refresh(entry);
     } catch (error) {
       this.fail(entry, error);
+      this.reconnectLater(entry);
     }
+  }
+
+  /** The connection dropped after it was up: tools go at once, and reconnection is tried with backoff. */
+  private lost(entry: ServerEntry): void {
+    if (entry.closed) return;
+    this.fail(entry, new Error('the server closed the connection'));
+    this.reconnectLater(entry);
+  }
+
+  private reconnectLater(entry: ServerEntry): void {
+    if (entry.closed) return;
+    const delay = Math.min(MAX_RECONNECT_DELAY_MS, 1_000 * 2 ** Math.min(entry.reconnects++, 20));
+    setTimeout(() => { if (!entry.closed && entry.state === 'failed') void this.connect(entry); }, delay).unref();
   }
 
   private fail(entry: ServerEntry, error: unknown): void {
@@ -104,57 +159,111 @@ export class ExternalMcpServers {
     this.log.warn('external MCP server unavailable', { server: entry.server.name, error: entry.error });
   }
 
+  /** One refresh at a time per server; a list_changed during one runs another right after. */
+  private refresh(entry: ServerEntry): Promise<void> {
+    if (entry.refreshing) {
+      entry.again = true;
+      return entry.refreshing;
+    }
+    entry.refreshing = (async () => {
+      try {
+        do {
+          entry.again = false;
+          await this.refreshOnce(entry);
+        } while (entry.again);
+      } catch (error) {
+        this.fail(entry, error);
+        this.reconnectLater(entry);
+      } finally {
+        entry.refreshing = undefined;
+      }
+    })();
+    return entry.refreshing;
+  }
+
   /** Lists the server's tools, checks each against its pin, and replaces the server's actions at once. */
-  private async refresh(entry: ServerEntry): Promise<void> {
+  private async refreshOnce(entry: ServerEntry): Promise<void> {
     const { server } = entry;
     const tools = await server.listTools();
+    const firstSight = !this.pins.known(server.name);
     const actions: RegisteredAction[] = [];
-    entry.tools = [];
-    entry.changed = [];
-    entry.refused = [];
-    const used = new Set<string>();
+    const offered: ServerEntry['tools'] = [];
+    const pending: Pending[] = [];
+    const refused: ServerEntry['refused'] = [];
+    const toPin: { tool: string; hash: string; wireName: string }[] = [];
+    const seen = new Set<string>();
     for (const tool of tools) {
-      const hash = definitionHash(tool);
-      const pinned = this.pins.get(server.name, tool.name);
-      if (pinned === undefined) await this.pins.pin(server.name, tool.name, hash);
-      else if (pinned !== hash) {
-        entry.changed.push({ name: tool.name, hash, pinned });
+      if (!TOOL_NAME.test(tool.name) || seen.has(tool.name)) {
+        refused.push({ name: tool.name.slice(0, 128), reason: seen.has(tool.name) ? 'listed twice' : 'its name is not [A-Za-z0-9_.-]{1,128}' });
         continue;
       }
-      const action = this.toAction(server, tool, used);
-      if (typeof action === 'string') entry.refused.push({ name: tool.name, reason: action });
+      seen.add(tool.name);
+      const hash = definitionHash(tool);
+      const pin = this.pins.get(server.name, tool.name);
+      let wire = pin?.wireName;
+      if (!pin) {
+        if (!firstSight) {
+          pending.push({ name: tool.name, reason: 'new', hash, definition: tool });
+          continue;
+        }
+        wire = this.freshWireName(entry, tool.name, toPin.map((entry) => entry.wireName));
+        toPin.push({ tool: tool.name, hash, wireName: wire });
+      } else if (pin.hash !== hash) {
+        pending.push({ name: tool.name, reason: 'changed', hash, definition: tool });
+        continue;
+      }
+      const action = this.toAction(server, tool, wire!, hash);
+      if (typeof action === 'string') refused.push({ name: tool.name, reason: action });
       else {
         actions.push(action);
-        entry.tools.push({ name: tool.name, wireName: action.wireName, hash, effects: action.effects });
+        offered.push({ name: tool.name, wireName: action.wireName, hash, effects: action.effects });
       }
     }
-    this.registry.removePlugin(pluginIdOf(server.name));
-    this.registry.addAll(actions);
-    if (entry.changed.length > 0) this.log.warn('external MCP tools changed; disabled until approved', { server: server.name, tools: entry.changed.map((tool) => tool.name) });
+    if (toPin.length > 0) await this.pins.pin(server.name, toPin);
+    this.registry.replacePlugin(pluginIdOf(server.name), actions);
+    Object.assign(entry, { tools: offered, pending, refused, state: 'connected' as const });
+    delete entry.error;
+    if (pending.length > 0) this.log.warn('external MCP tools wait for approval', { server: server.name, tools: pending.map((tool) => `${tool.name} (${tool.reason})`) });
+  }
+
+  /**
+   * A wire name for a tool that has none yet: its sanitised name, or, when another tool of this server
+   * (pinned, or being pinned now) holds that, the name with a suffix from the hash of the raw name,
+   * so that the outcome never depends on list order.
+   */
+  private freshWireName(entry: ServerEntry, tool: string, taking: readonly string[] = []): string {
+    const prefix = entry.server.name.replace(/-/g, '_');
+    const base = tool.toLowerCase().replace(/[^a-z0-9_]/g, '_').replace(/^([^a-z])/, 't_$1').slice(0, 63 - prefix.length);
+    const held = new Set([...this.pins.wireNames(entry.server.name)].filter(([name]) => name !== tool).map(([, wire]) => wire).concat(taking));
+    const plain = wireName(prefix, base);
+    if (!held.has(plain)) return plain;
+    const suffix = createHash('sha256').update(tool).digest('hex').slice(0, 8);
+    return wireName(prefix, `${base.slice(0, 54 - prefix.length)}_${suffix}`);
   }
 
   /** The action for one tool, or why it cannot be offered. */
-  private toAction(server: ExternalServer, tool: Tool, used: Set<string>): RegisteredAction | string {
-    const toolName = server.name.replace(/-/g, '_');
-    let action = tool.name.toLowerCase().replace(/[^a-z0-9_]/g, '_').replace(/^([^a-z])/, 't_$1').slice(0, 63 - toolName.length);
-    for (let n = 2; used.has(action); n++) action = `${action.slice(0, 60 - toolName.length)}_${n}`;
-    const name = wireName(toolName, action);
-    if (!isValidWireName(name)) return `no wire name fits '${tool.name}'`;
-    let validateInput: ValidateFunction;
-    try {
-      validateInput = this.ajv.compile({ ...tool.inputSchema, type: 'object' });
-    } catch (error) {
-      return `its input schema does not compile: ${(error as Error).message}`;
+  private toAction(server: ExternalServer, tool: Tool, wire: string, hash: string): RegisteredAction | string {
+    const pluginId = pluginIdOf(server.name);
+    if (!isValidWireName(wire)) return `no wire name fits '${tool.name}'`;
+    const holder = this.registry.get(wire);
+    if (holder && holder.pluginId !== pluginId) return `its name '${wire}' is taken by plugin '${holder.pluginId}'`;
+    let validateInput = this.validators.get(hash);
+    if (!validateInput) {
+      try {
+        validateInput = this.ajv.compile({ ...tool.inputSchema, type: 'object' });
+      } catch (error) {
+        return `its input schema does not compile: ${(error as Error).message}`;
+      }
+      this.validators.set(hash, validateInput);
     }
-    used.add(action);
+    const toolName = server.name.replace(/-/g, '_');
     const imported = importEffects(tool.annotations, { remote: server.remote, trusted: server.config.trusted === true, ...(server.config.costs !== undefined ? { costs: server.config.costs } : {}) });
-    const log = this.log.child(pluginIdOf(server.name));
     return {
-      pluginId: pluginIdOf(server.name), source: 'mcp', trusted: server.config.trusted === true, tool: toolName, action, wireName: name,
+      pluginId, source: 'mcp', trusted: server.config.trusted === true, tool: toolName, action: wire.slice(toolName.length + 1), wireName: wire,
       spec: { description: (tool.description ?? tool.title ?? tool.name).slice(0, 4096), input: tool.inputSchema, effects: imported.effects, destructive: imported.destructive, idempotent: imported.idempotent },
       declaredEffects: imported.effects, effects: imported.effects, validateInput, validateOutput: undefined,
       handler: (input, call) => server.call(tool.name, input, call),
-      log,
+      log: this.log.child(pluginId),
     };
   }
 }

@@ -5,8 +5,11 @@ import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { canonicalJson } from '../../canonical-json.js';
 import { writeFileAtomic } from '../../fs/atomic-write.js';
 
-interface PinFile {
-  servers: Record<string, Record<string, { hash: string; pinnedAt: string }>>;
+/** A tool as a person accepted it: its definition's hash and the wire name it was given. */
+export interface Pin {
+  hash: string;
+  wireName: string;
+  pinnedAt: string;
 }
 
 /** The hash of everything a model or the gate reads of a tool: a change to any of it is a new tool. */
@@ -16,13 +19,17 @@ export function definitionHash(tool: Tool): string {
 }
 
 /**
- * The definitions of external tools as they were first seen (or last approved), by server and tool
- * name, in `.quire/mcp-pins.json`. A tool seen for the first time is pinned; a tool whose definition
- * no longer matches its pin stays disabled until a person approves the new one.
+ * The definitions of external tools as first seen (or last approved), by server and raw tool name, in
+ * `.quire/mcp-pins.json`, with the wire name each was given, so that a name never passes to another
+ * tool without approval. Maps, not objects: a tool named `__proto__` is a name like any other.
+ * Writes are queued, so two pins never race each other to the file.
  */
 export class ToolPins {
-  private pins: PinFile = { servers: {} };
+  private servers = new Map<string, Map<string, Pin>>();
   private readonly file: string;
+  private writing: Promise<void> = Promise.resolve();
+  /** Set when the file exists but cannot be read: then no server is trusted with first-sight pins. */
+  problem: string | undefined;
 
   constructor(privateDir: string) {
     this.file = join(privateDir, 'mcp-pins.json');
@@ -31,16 +38,37 @@ export class ToolPins {
   async load(): Promise<void> {
     const text = await readFile(this.file, 'utf8').catch(() => undefined);
     if (text === undefined) return;
-    const parsed = JSON.parse(text) as Partial<PinFile>;
-    this.pins = { servers: parsed.servers ?? {} };
+    try {
+      const parsed = JSON.parse(text) as { servers?: Record<string, Record<string, Pin>> };
+      for (const [server, tools] of Object.entries(parsed.servers ?? {})) {
+        this.servers.set(server, new Map(Object.entries(tools).filter(([, pin]) => typeof pin?.hash === 'string' && typeof pin.wireName === 'string')));
+      }
+    } catch (error) {
+      this.problem = `${this.file} cannot be read (${(error as Error).message}); fix or remove it`;
+    }
   }
 
-  get(server: string, tool: string): string | undefined {
-    return this.pins.servers[server]?.[tool]?.hash;
+  /** Whether this server was ever listed: after that, a tool seen for the first time needs approval. */
+  known(server: string): boolean {
+    return this.servers.has(server);
   }
 
-  async pin(server: string, tool: string, hash: string): Promise<void> {
-    (this.pins.servers[server] ??= {})[tool] = { hash, pinnedAt: new Date().toISOString() };
-    await writeFileAtomic(this.file, `${JSON.stringify(this.pins, null, 2)}\n`);
+  get(server: string, tool: string): Pin | undefined {
+    return this.servers.get(server)?.get(tool);
+  }
+
+  /** Wire names given to this server's tools, by raw tool name. */
+  wireNames(server: string): Map<string, string> {
+    return new Map([...this.servers.get(server) ?? []].map(([tool, pin]) => [tool, pin.wireName]));
+  }
+
+  async pin(server: string, entries: readonly { tool: string; hash: string; wireName: string }[]): Promise<void> {
+    const tools = this.servers.get(server) ?? new Map<string, Pin>();
+    this.servers.set(server, tools);
+    const pinnedAt = new Date().toISOString();
+    for (const entry of entries) tools.set(entry.tool, { hash: entry.hash, wireName: entry.wireName, pinnedAt });
+    const snapshot = JSON.stringify({ servers: Object.fromEntries([...this.servers].map(([name, pins]) => [name, Object.fromEntries(pins)])) }, null, 2);
+    this.writing = this.writing.then(() => writeFileAtomic(this.file, `${snapshot}\n`));
+    await this.writing;
   }
 }

@@ -57,6 +57,12 @@ describe('the kernel as an MCP server on /mcp', () => {
       }]);
       expect(tool.inputSchema.type).toBe('object');
     }
+    // The same mapping written out by hand for a few actions, from their manifests (PROTOCOLS.md §1.5).
+    const annotations = (name: string) => tools.find((tool) => tool.name === name)!.annotations;
+    expect(annotations('notebook_list')).toEqual({ readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false });
+    expect(annotations('block_append')).toEqual({ readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false });
+    expect(annotations('block_update')).toEqual({ readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false });
+    expect(annotations('document_remove')).toEqual({ readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false });
   });
 
   it('calls tools through the pipeline as the MCP caller: text and structured results, audited, with failures as isError results', async () => {
@@ -105,7 +111,8 @@ describe('the kernel as an MCP server on /mcp', () => {
   });
 
   it('binds each session to the token that opened it, and answers 404 for an unknown or foreign session', async () => {
-    const { url } = await serve({ auth: { tokens: [...auth!.tokens!, { name: 'bob', role: 'admin', sha256: sha('qk_bob') }] } });
+    // A second token with the same name as the first: sessions belong to tokens, not to names.
+    const { url } = await serve({ auth: { tokens: [...auth!.tokens!, { name: 'alice', role: 'admin', sha256: sha('qk_bob') }] } });
     const client = await connect(url);
     const transport = (client as unknown as { _transport: StreamableHTTPClientTransport })._transport;
     const sessionId = transport.sessionId!;
