@@ -136,6 +136,19 @@ describe('external MCP servers as plugins', () => {
     expect(kernel.externalMcp.describe()[0]!.state).toBe('connected');
   });
 
+  it('gets a token for a remote server through OAuth client credentials (the SDK\'s provider), and uses it', async () => {
+    process.env.FIXTURE_CLIENT_SECRET = 'fixture-secret';
+    const remote = await new FixtureHttpMcpServer([echo], { clientId: 'quire', clientSecret: 'fixture-secret' }).start();
+    httpServers.push(remote);
+    const issuer = new URL(remote.url).origin;
+    const kernel = await harness.boot({ plugins: ['notes'], config: { auth, mcp: { servers: { secured: { url: remote.url, oauth: { clientId: 'quire', clientSecretEnv: 'FIXTURE_CLIENT_SECRET', issuer }, trusted: true } } } } });
+    expect(kernel.externalMcp.describe()[0]).toMatchObject({ state: 'connected' });
+    expect(await kernel.pipeline.call({ target: 'secured_echo', input: { text: 'x' }, principal: person })).toMatchObject({ status: 'ok' });
+    expect(remote.issued).toHaveLength(1);
+    expect(remote.headers.every((headers) => headers.authorization === `Bearer ${remote.issued[0]}`)).toBe(true);
+    delete process.env.FIXTURE_CLIENT_SECRET;
+  });
+
   it('reports a server that cannot start without stopping the kernel', async () => {
     const kernel = await harness.boot({ plugins: ['notes'], config: { auth, mcp: { servers: { broken: { command: join(await harness.tempDir(), 'no-such-program') } } } } });
     const { plugins } = await http(kernel)('GET', '/api/plugins') as unknown as { plugins: { id: string; state: string; error?: string }[] };
