@@ -1,12 +1,43 @@
-/** Where a command writes; the real process streams, or buffers in tests. */
+import { createInterface, type Interface } from 'node:readline';
+
+/** Where a command writes (and, for interactive commands, reads); the real process streams, tests script it. */
 export interface CliIO {
   out(line: string): void;
   err(line: string): void;
+  /** Text without a line end (a model's answer as it streams); commands fall back to `out`. */
+  write?(text: string): void;
+  /** The next line typed, after showing `prompt`; undefined once the input has ended. */
+  readLine?(prompt: string): Promise<string | undefined>;
+}
+
+let stdinLines: { reader: Interface; queue: string[]; waiting: ((line: string | undefined) => void)[]; ended: boolean } | undefined;
+
+/** Lines of standard input, read on demand, so that piped input works as well as a terminal. */
+function readStdinLine(prompt: string): Promise<string | undefined> {
+  if (!stdinLines) {
+    const state = { reader: createInterface({ input: process.stdin, terminal: false }), queue: [] as string[], waiting: [] as ((line: string | undefined) => void)[], ended: false };
+    state.reader.on('line', (line) => { const next = state.waiting.shift(); if (next) next(line); else state.queue.push(line); });
+    state.reader.on('close', () => { state.ended = true; for (const next of state.waiting.splice(0)) next(undefined); });
+    stdinLines = state;
+  }
+  process.stdout.write(prompt);
+  const state = stdinLines;
+  if (state.queue.length > 0) return Promise.resolve(state.queue.shift());
+  if (state.ended) return Promise.resolve(undefined);
+  return new Promise((resolve) => state.waiting.push(resolve));
+}
+
+/** Lets the process end once a command is done with standard input. */
+export function endInput(): void {
+  stdinLines?.reader.close();
+  stdinLines = undefined;
 }
 
 export const processIO: CliIO = {
   out: (line) => process.stdout.write(`${line}\n`),
   err: (line) => process.stderr.write(`${line}\n`),
+  write: (text) => process.stdout.write(text),
+  readLine: readStdinLine,
 };
 
 /** 0 done, 1 the command ran and found problems (or failed), 2 the command line itself was wrong. */

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-import { processIO } from './cli-io.js';
+import { endInput, processIO } from './cli-io.js';
 import { runCli } from './run-cli.js';
 
 process.exitCode = await runCli(process.argv.slice(2), processIO);
+endInput();

@@ -1,13 +1,14 @@
 import { KERNEL_VERSION } from '../paths.js';
 import { EXIT_OK, EXIT_USAGE, type CliIO, type Command } from './cli-io.js';
 import { auditVerifyCommand } from './commands/audit-verify.js';
+import { chatCommand } from './commands/chat.js';
 import { indexRebuildCommand } from './commands/index-rebuild.js';
 import { exportCommand, importCommand } from './commands/markdown-transfer.js';
 import { pluginValidateCommand } from './commands/plugin-validate.js';
 import { serveCommand } from './commands/serve.js';
 import { snapshotCommands } from './commands/snapshot.js';
 
-const COMMANDS: readonly Command[] = [serveCommand, indexRebuildCommand, importCommand, exportCommand, ...snapshotCommands, pluginValidateCommand, auditVerifyCommand];
+const COMMANDS: readonly Command[] = [serveCommand, chatCommand, indexRebuildCommand, importCommand, exportCommand, ...snapshotCommands, pluginValidateCommand, auditVerifyCommand];
 
 function usage(): string {
   const width = Math.max(...COMMANDS.map((command) => command.name.length));

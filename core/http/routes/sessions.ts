@@ -2,7 +2,7 @@ import { Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import { ConflictError, KernelError, NotFoundError, isKernelError } from '../../errors.js';
 import type { TurnEvent } from '../../turn/turn-events.js';
-import { TURN_ROLLBACK, type TurnRollback } from '../../turn/snapshot-service.js';
+import { undoTurn } from '../../turn/undo-turn.js';
 import { newId } from '../../ids.js';
 import type { Kernel } from '../../kernel.js';
 import type { HttpEnv } from '../http-env.js';
@@ -108,13 +108,7 @@ export function sessionRoutes(kernel: Kernel): Hono<HttpEnv> {
     const id = c.req.param('id');
     const turnId = c.req.param('turnId');
     const { force } = parseRollback(await readJsonBody(c));
-    if (kernel.turns.isRunning(id)) throw new ConflictError('CONFLICT', 'the session is running a turn', { details: { reason: 'running' } });
-    if (!kernel.container.isRegistered(TURN_ROLLBACK, true)) throw new NotFoundError('ACTION_NOT_FOUND', 'rolling back a turn needs the snapshots plugin, which is not active');
-    const stored = await sessions.readStored(id);
-    const outcome = await kernel.container.resolve<TurnRollback>(TURN_ROLLBACK).rollbackTurn(id, turnId, force === true);
-    const entry = { id: newId(), type: 'rollback', turnID: turnId, ...outcome, by: `person:${c.get('principal').name}`, timestamp: new Date().toISOString() };
-    const saved = await sessions.save({ id, entries: [...stored.entries, entry], expectedRevision: stored.revision });
-    return c.json({ ...outcome, revision: saved.revision });
+    return c.json(await undoTurn(kernel, id, turnId, force === true, `person:${c.get('principal').name}`));
   });
   app.post('/:id/turns/cancel', (c) => c.json({ cancelled: kernel.turns.cancel(c.req.param('id')) }));
   app.get('/:id/pending', async (c) => {

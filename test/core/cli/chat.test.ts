@@ -1,0 +1,67 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { runCli } from '../../../core/cli/run-cli.js';
+import type { CliIO } from '../../../core/cli/cli-io.js';
+import { ModelWireServer } from '../../../fakes/model-wire-server.js';
+import { framesFor } from '../../../fakes/wire-frames.js';
+import { useHarness } from '../../helpers/harness.js';
+
+/** A terminal whose typed lines are scripted, and whose output is kept. */
+function scriptedTerminal(lines: string[]): CliIO & { text(): string; prompts: string[] } {
+  const out: string[] = [];
+  const prompts: string[] = [];
+  return {
+    out: (line) => out.push(`${line}\n`),
+    err: (line) => out.push(`${line}\n`),
+    write: (text) => out.push(text),
+    readLine: async (prompt) => { prompts.push(prompt); return lines.shift(); },
+    text: () => out.join(''),
+    prompts,
+  };
+}
+
+describe('quire chat', () => {
+  const harness = useHarness();
+  const fakes: ModelWireServer[] = [];
+  afterEach(async () => {
+    for (const fake of fakes.splice(0)) await fake.close();
+    delete process.env.QUIRE_CHAT_TEST_KEY;
+  });
+
+  it('talks with the agent, asks before its write, shows what happened, and undoes the turn', async () => {
+    const fake = await ModelWireServer.start(['chat-model']);
+    fakes.push(fake);
+    process.env.QUIRE_CHAT_TEST_KEY = 'sk-chat-test';
+    const setup = await harness.boot({ realManifests: true, config: { plugins: { blocks: { config: { watch: false, welcome: false } } } } });
+    const notebook = await setup.pipeline.call({ target: 'notebook_create', input: { name: 'N' }, principal: { kind: 'person', name: 'x', role: 'admin' } });
+    const doc = await setup.pipeline.call({ target: 'document_create', input: { notebook: (notebook as { value: { id: string } }).value.id, title: 'D', markdown: 'first line' }, principal: { kind: 'person', name: 'x', role: 'admin' } });
+    const docId = (doc as { value: { id: string } }).value.id;
+    const root = setup.workspace.root;
+    await setup.close();
+    await writeFile(join(root, 'quire.json'), JSON.stringify({ plugins: { blocks: { config: { welcome: false } }, providers: { config: { model: { provider: 'openai-chat', model: 'chat-model', baseURL: `${fake.url}/v1`, apiKeyEnv: 'QUIRE_CHAT_TEST_KEY' } } } } }));
+    fake.reply(
+      { kind: 'sse', frames: framesFor('openai-chat', { calls: [{ id: 'call_1', name: 'block_append', args: { parentId: docId, markdown: 'from the chat' } }] }) },
+      { kind: 'sse', frames: framesFor('openai-chat', { text: 'Added the line.' }) },
+    );
+    const terminal = scriptedTerminal(['add a line', 'y', '/undo', '/quit']);
+    expect(await runCli(['chat', '--workspace', root], terminal)).toBe(0);
+    const text = terminal.text();
+    expect(text).toContain('→ block_append');
+    expect(text).toContain('The agent wants to call block_append (localWrite)');
+    expect(terminal.prompts).toContain('Allow? [y]es once, [a]lways, [n]o: ');
+    expect(text).toContain('Added the line.');
+    expect(text).toMatch(/undone \(restore\)/);
+
+    const after = await harness.boot({ realManifests: true, workspace: root, config: { plugins: { blocks: { config: { watch: false, welcome: false } } } } });
+    const markdown = await after.pipeline.call({ target: 'document_get_markdown', input: { id: docId }, principal: { kind: 'person', name: 'x', role: 'admin' } });
+    expect((markdown as { value: { markdown: string } }).value.markdown).not.toContain('from the chat');
+  });
+
+  it('says what to configure when no model is set, before the first message', async () => {
+    const root = join(await harness.tempDir(), 'workspace');
+    const terminal = scriptedTerminal(['hello']);
+    expect(await runCli(['chat', '--workspace', root], terminal)).toBe(1);
+    expect(terminal.text()).toContain('MODEL_UNAVAILABLE: no model is configured: set plugins.providers.config.model');
+  });
+});
