@@ -58,11 +58,24 @@ export class McpSessions {
     if (!session || session.owner !== owner) return undefined;
     session.inFlight++;
     session.lastSeen = this.now();
-    try {
-      return await answer(session.transport);
-    } finally {
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
       session.inFlight--;
       session.lastSeen = this.now();
+    };
+    let streaming = false;
+    try {
+      const response = await answer(session.transport);
+      // An event stream (the GET a client keeps open for notifications) is use until it closes.
+      if (!response.body || !(response.headers.get('content-type') ?? '').includes('text/event-stream')) return response;
+      const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
+      streaming = true;
+      void response.body.pipeTo(writable).catch(() => undefined).finally(release);
+      return new Response(readable, { status: response.status, headers: response.headers });
+    } finally {
+      if (!streaming) release();
     }
   }
 

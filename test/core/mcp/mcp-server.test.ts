@@ -127,12 +127,18 @@ describe('the kernel as an MCP server on /mcp', () => {
     expect(own.status).toBe(200);
   });
 
-  it('expires idle sessions', async () => {
+  it('expires idle sessions, but not one whose client keeps its notification stream open', async () => {
     const { url } = await serve({ mcp: { sessionIdleMs: 1000 } });
-    const client = await connect(url);
-    await client.listTools();
+    const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${ADMIN}` };
+    const initialize = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+    const opened = await rawRequest(`${url}/mcp`, { method: 'POST', headers, body: initialize });
+    const idle = String(opened.headers['mcp-session-id']);
+    // The SDK client opens the standing GET stream after initialising: it is listening, not idle.
+    const listening = await connect(url);
     await new Promise((resolve) => setTimeout(resolve, 2_600));
-    await expect(client.listTools()).rejects.toThrow(/404|not found|session/i);
+    const list = JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} });
+    expect((await rawRequest(`${url}/mcp`, { method: 'POST', headers: { ...headers, 'mcp-session-id': idle, 'mcp-protocol-version': '2025-11-25' }, body: list })).status).toBe(404);
+    expect((await listening.listTools()).tools.length).toBeGreaterThan(0);
   });
 
   it('tells connected clients when tools change, as a plugin is disabled and enabled while serving', async () => {
