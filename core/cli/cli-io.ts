@@ -8,6 +8,8 @@ export interface CliIO {
   write?(text: string): void;
   /** The next line typed, after showing `prompt`; undefined once the input has ended. */
   readLine?(prompt: string): Promise<string | undefined>;
+  /** Calls `handler` on Ctrl-C instead of ending the process; returns the undo. */
+  onInterrupt?(handler: () => void): () => void;
 }
 
 let stdinLines: { reader: Interface; queue: string[]; waiting: ((line: string | undefined) => void)[]; ended: boolean } | undefined;
@@ -38,6 +40,10 @@ export const processIO: CliIO = {
   err: (line) => process.stderr.write(`${line}\n`),
   write: (text) => process.stdout.write(text),
   readLine: readStdinLine,
+  onInterrupt: (handler) => {
+    process.on('SIGINT', handler);
+    return () => process.off('SIGINT', handler);
+  },
 };
 
 /** 0 done, 1 the command ran and found problems (or failed), 2 the command line itself was wrong. */

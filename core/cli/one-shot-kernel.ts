@@ -17,12 +17,12 @@ export const CLI_PRINCIPAL: Principal = { kind: 'person', name: 'cli', role: 'ad
  * Boots a kernel over a workspace for one command and closes it: the workspace lock keeps the command
  * from running beside a serving kernel. Progress records the actions log are shown as lines.
  */
-export async function withKernel<T>(root: string, io: CliIO, run: (kernel: Kernel) => Promise<T>): Promise<T> {
+export async function withKernel<T>(root: string, io: CliIO, run: (kernel: Kernel) => Promise<T>, options: { configuredActionLimit?: boolean } = {}): Promise<T> {
   const file: KernelConfigFile = existsSync(join(root, 'quire.json')) ? await readKernelConfigFile(join(root, 'quire.json')) : {};
   const blocks = file.plugins?.blocks ?? {};
   const config: KernelConfigFile = {
     ...file,
-    actions: { ...file.actions, timeoutMs: CLI_ACTION_TIMEOUT_MS },
+    actions: options.configuredActionLimit ? { ...file.actions } : { ...file.actions, timeoutMs: CLI_ACTION_TIMEOUT_MS },
     pluginHost: { ...file.pluginHost, activationTimeoutMs: CLI_ACTIVATION_TIMEOUT_MS },
     plugins: { ...file.plugins, blocks: { ...blocks, config: { ...blocks.config, watch: false } } },
   };

@@ -83,6 +83,13 @@ export class ActionRegistry {
    */
   replacePlugin(pluginId: string, actions: readonly RegisteredAction[]): void {
     const before = this.list().filter((entry) => entry.pluginId === pluginId);
+    // Clashes are found before anything is removed, so a refused replacement leaves the old actions.
+    for (const entry of actions) {
+      const holder = this.byWireName.get(entry.wireName);
+      if (holder && holder.pluginId !== pluginId) {
+        throw new KernelError('WIRE_NAME_COLLISION', `plugins '${holder.pluginId}' and '${pluginId}' both define the action '${entry.wireName}'`, { details: { wireName: entry.wireName, plugins: [holder.pluginId, pluginId] } });
+      }
+    }
     const signature = (entries: readonly RegisteredAction[]) => entries.map((entry) => `${entry.wireName}\u0000${entry.spec.description}\u0000${JSON.stringify(entry.spec.input)}\u0000${entry.effects.join(',')}`).sort().join('\n');
     const listeners = [...this.listeners];
     this.listeners.clear();

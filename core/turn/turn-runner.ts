@@ -54,6 +54,20 @@ export class TurnRunner {
     }
   }
 
+  /**
+   * Runs `work` while the session counts as running a turn, so that no turn starts under it (an undo
+   * must not race the agent's next writes); refused with CONFLICT while a turn runs.
+   */
+  async exclusive<T>(sessionId: string, work: () => Promise<T>): Promise<T> {
+    if (this.running.has(sessionId)) throw new ConflictError('CONFLICT', `session ${sessionId} is running a turn`, { details: { reason: 'running' } });
+    this.running.set(sessionId, new AbortController());
+    try {
+      return await work();
+    } finally {
+      this.running.delete(sessionId);
+    }
+  }
+
   /** Stops a session's turn; it ends interrupted, its draft kept. */
   cancel(sessionId: string): boolean {
     const controller = this.running.get(sessionId);

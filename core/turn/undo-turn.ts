@@ -1,18 +1,32 @@
-import { ConflictError, NotFoundError } from '../errors.js';
+import { NotFoundError, isKernelError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { Kernel } from '../kernel.js';
 import { TURN_ROLLBACK, type TurnRollback } from './snapshot-service.js';
 
+/** Saving the rollback entry is retried this often when the session changed meanwhile. */
+const SAVE_ATTEMPTS = 5;
+
 /**
  * Undoes an agent turn's writes through the snapshots plugin and records a `rollback` entry in the
- * session; shared by `POST …/turns/{turnId}/rollback` and `quire chat`'s /undo.
+ * session; shared by `POST …/turns/{turnId}/rollback` and `quire chat`'s /undo. No turn of the session
+ * can start meanwhile.
  */
 export async function undoTurn(kernel: Kernel, sessionId: string, turnId: string, force: boolean, by: string): Promise<Awaited<ReturnType<TurnRollback['rollbackTurn']>> & { revision: number }> {
-  if (kernel.turns.isRunning(sessionId)) throw new ConflictError('CONFLICT', 'the session is running a turn', { details: { reason: 'running' } });
   if (!kernel.container.isRegistered(TURN_ROLLBACK, true)) throw new NotFoundError('ACTION_NOT_FOUND', 'rolling back a turn needs the snapshots plugin, which is not active');
-  const stored = await kernel.sessions.readStored(sessionId);
-  const outcome = await kernel.container.resolve<TurnRollback>(TURN_ROLLBACK).rollbackTurn(sessionId, turnId, force);
-  const entry = { id: newId(), type: 'rollback', turnID: turnId, ...outcome, by, timestamp: new Date().toISOString() };
-  const saved = await kernel.sessions.save({ id: sessionId, entries: [...stored.entries, entry], expectedRevision: stored.revision });
-  return { ...outcome, revision: saved.revision };
+  await kernel.sessions.readStored(sessionId);
+  return kernel.turns.exclusive(sessionId, async () => {
+    const outcome = await kernel.container.resolve<TurnRollback>(TURN_ROLLBACK).rollbackTurn(sessionId, turnId, force);
+    const entry = { id: newId(), type: 'rollback', turnID: turnId, ...outcome, by, timestamp: new Date().toISOString() };
+    // The files are rolled back already: the record of it must land even if someone saved meanwhile.
+    for (let attempt = 1; ; attempt++) {
+      const stored = await kernel.sessions.readStored(sessionId);
+      try {
+        const saved = await kernel.sessions.save({ id: sessionId, entries: [...stored.entries, entry], expectedRevision: stored.revision });
+        return { ...outcome, revision: saved.revision };
+      } catch (error) {
+        if (!(isKernelError(error) && error.code === 'CONFLICT') || attempt >= SAVE_ATTEMPTS) throw error;
+      }
+    }
+  });
 }
+

@@ -5,7 +5,7 @@ const OVERFLOW = /context.length|context window|maximum context|prompt is too lo
 /** A key refused with a 400 (Gemini: API_KEY_INVALID) is still a key problem, not a bad request. */
 const BAD_KEY = /API_KEY_INVALID|API key not valid|invalid api key|invalid x-api-key|incorrect api key/i;
 /** A 429 that waiting will not clear: the account is out of quota or over its spending limit. */
-const OUT_OF_QUOTA = /insufficient_quota|exceeded your current quota|spend(ing)? limit|billing/i;
+const OUT_OF_QUOTA = /insufficient_quota|enforced_spend_limit|spend(ing)? limit reached/i;
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT']);
 
 interface SdkErrorShape {
@@ -44,7 +44,8 @@ export function toModelError(error: unknown): ModelError {
 }
 
 function categoryOfStatus(status: number, message: string): ModelErrorCategory {
-  if (status === 429) return OUT_OF_QUOTA.test(message) ? 'invalid_request' : 'rate_limit';
+  // Only structured signs count: ordinary per-minute limits also mention quotas and billing in prose.
+  if (status === 429) return OUT_OF_QUOTA.test(message) && !/RetryInfo/.test(message) ? 'invalid_request' : 'rate_limit';
   if (status === 408) return 'timeout';
   // A conflict (a concurrent request on the same object) clears on its own, as the SDKs treat it.
   if (status === 409) return 'server';

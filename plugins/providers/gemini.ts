@@ -69,7 +69,7 @@ export class GeminiProvider extends ConfiguredProvider {
         if (chunkParts.length === 0) yield { type: 'keepalive' };
         for (const part of chunkParts) {
           // Empty text is dropped unless it carries a thought signature (which must go back on its part).
-          if (!part.functionCall && !hasText(part.text) && !part.thoughtSignature) continue;
+          if (!part.functionCall && (part.text === undefined || part.text === '') && !part.thoughtSignature) continue;
           parts.push(part);
           if (part.functionCall) {
             const index = calls++;

@@ -56,8 +56,11 @@ export function lookupById(model: string, fetchOne: (signal: AbortSignal) => Pro
       await fetchOne(signal);
       return true;
     } catch (error) {
-      if (statusOf(error) === 404) return String((error as { message?: unknown }).message ?? '').includes(model) ? false : undefined;
-      throw error;
+      if (statusOf(error) !== 404) throw error;
+      // The vendor's own not-found answer names the model; a proxy's page for a missing route does not
+      // say not_found_error / NOT_FOUND, even when it echoes the path.
+      const text = `${String((error as { message?: unknown }).message ?? '')} ${JSON.stringify((error as { error?: unknown }).error ?? null)}`;
+      return text.includes(model) && /not_found_error|NOT_FOUND/.test(text) ? false : undefined;
     }
   };
 }

@@ -3,7 +3,7 @@ import type { Kernel } from '../../kernel.js';
 import type { Confirmation } from '../../gate/confirmation.js';
 import type { Question } from '../../turn/questions.js';
 import type { TurnEvent } from '../../turn/turn-events.js';
-import { EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, type CliIO, type Command } from '../cli-io.js';
+import { endInput, EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, type CliIO, type Command } from '../cli-io.js';
 import { describeError, withKernel } from '../one-shot-kernel.js';
 import { undoTurn } from '../../turn/undo-turn.js';
 import { parseOptions } from '../parse-options.js';
@@ -75,24 +75,42 @@ class ChatScreen {
       if (answer === 'y' || answer === 'yes') { approved = true; break; }
       if (answer === 'a' || answer === 'always') { approved = true; always = true; break; }
     }
-    await this.kernel.confirmations.answer(confirmation.id, { approved, argsHash: confirmation.argsHash, answeredBy: 'person:cli', ...(always ? { always: true } : {}) });
+    try {
+      await this.kernel.confirmations.answer(confirmation.id, { approved, argsHash: confirmation.argsHash, answeredBy: 'person:cli', ...(always ? { always: true } : {}) });
+    } catch (error) {
+      // Too late (the turn stopped waiting) or answered elsewhere: say so, the chat goes on.
+      io.err(`the answer was not taken: ${describeError(error)}`);
+    }
   }
 
+  /** Asks until the answers fit the questions (or the input ends, which leaves them to time out). */
   private async ask(questionId: string, questions: Question[]): Promise<void> {
     const { io } = this;
-    const answers: string[][] = [];
-    for (const question of questions) {
-      io.out(`${question.header ? `${question.header}: ` : ''}${question.question}`);
-      (question.options ?? []).forEach((option, index) => io.out(`  ${index + 1}. ${option.label}${option.description ? ` (${option.description})` : ''}`));
-      const typed = (await io.readLine!(question.multiple ? 'Your answers (numbers or text, comma separated): ' : 'Your answer (number or text): ')) ?? '';
-      const parts = (question.multiple ? typed.split(',') : [typed]).map((part) => part.trim()).filter(Boolean);
-      answers.push(parts.map((part) => question.options?.[Number(part) - 1]?.label ?? part));
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const answers: string[][] = [];
+      for (const question of questions) {
+        io.out(`${question.header ? `${question.header}: ` : ''}${question.question}`);
+        (question.options ?? []).forEach((option, index) => io.out(`  ${index + 1}. ${option.label}${option.description ? ` (${option.description})` : ''}`));
+        const typed = await io.readLine!(question.multiple ? 'Your answers (numbers or text, comma separated): ' : 'Your answer (number or text): ');
+        if (typed === undefined) return;
+        const parts = (question.multiple ? typed.split(',') : [typed]).map((part) => part.trim()).filter(Boolean);
+        answers.push(parts.map((part) => question.options?.[Number(part) - 1]?.label ?? part));
+      }
+      try {
+        this.kernel.turns.questions.answer(this.sessionId, questionId, answers);
+        return;
+      } catch (error) {
+        io.err(`${describeError(error)}; please answer again`);
+      }
     }
-    this.kernel.turns.questions.answer(this.sessionId, questionId, answers);
   }
 }
 
-/** Runs one turn, showing its events in order while it runs (a confirmation waits for the answer). */
+/**
+ * Runs one turn, showing its events in order while it runs (a confirmation waits for the answer).
+ * Whatever happens on the screen, the turn is ended before this returns: never left running against
+ * a kernel about to close.
+ */
 async function runTurn(kernel: Kernel, screen: ChatScreen, sessionId: string, message: string, io: CliIO): Promise<void> {
   const queue: TurnEvent[] = [];
   let wake: (() => void) | undefined;
@@ -100,13 +118,17 @@ async function runTurn(kernel: Kernel, screen: ChatScreen, sessionId: string, me
   const turn = kernel.turns.start(sessionId, message, (event) => { queue.push(event); wake?.(); })
     .catch((error: unknown) => io.err(`error: ${describeError(error)}`))
     .finally(() => { finished = true; wake?.(); });
-  while (!finished || queue.length > 0) {
-    const event = queue.shift();
-    if (event) await screen.show(event);
-    else await new Promise<void>((resolve) => { wake = resolve; });
-    wake = undefined;
+  try {
+    while (!finished || queue.length > 0) {
+      const event = queue.shift();
+      if (event) await screen.show(event);
+      else await new Promise<void>((resolve) => { wake = resolve; });
+      wake = undefined;
+    }
+  } finally {
+    if (!finished) kernel.turns.cancel(sessionId);
+    await turn;
   }
-  await turn;
 }
 
 export const chatCommand: Command = {
@@ -122,36 +144,49 @@ export const chatCommand: Command = {
       return EXIT_USAGE;
     }
     try {
+      // The agent's calls keep the time limit quire.json gives them, not the CLI's long one.
       return await withKernel(String(parsed.values.workspace ?? './workspace'), io, async (kernel) => {
         await kernel.turns.check('');
         const sessionId = typeof parsed.values.session === 'string' ? (await kernel.sessions.read(parsed.values.session)).id : (await kernel.sessions.save({ id: newId(), entries: [], title: 'Terminal chat', expectedRevision: 0 })).session.id;
         const screen = new ChatScreen(kernel, io, sessionId);
         io.out(`Session ${sessionId}. Type a message; /quit to leave, /mode auto|confirm, /undo.`);
-        for (;;) {
-          const line = (await io.readLine!('> '))?.trim();
-          if (line === undefined || line === '/quit') break;
-          if (line === '') continue;
-          if (line.startsWith('/mode ')) {
-            const mode = line.slice(6).trim();
-            if (mode !== 'auto' && mode !== 'confirm') io.err('the mode is auto or confirm');
-            else if (mode === 'auto' && !kernel.config.gate.allowAutoMode) io.err('auto mode is not allowed here (gate.allowAutoMode in quire.json)');
-            else io.out(`mode ${await kernel.sessions.setPermissionMode(sessionId, mode).then(() => mode)}`);
-            continue;
-          }
-          if (line === '/undo') {
-            await undoLastTurn(kernel, sessionId, screen.lastTurnId, io);
-            continue;
-          }
-          await runTurn(kernel, screen, sessionId, line, io);
+        // Ctrl-C stops the agent's turn (its draft is kept); outside a turn it leaves, as at any prompt.
+        const stopInterrupts = io.onInterrupt?.(() => {
+          if (!kernel.turns.cancel(sessionId)) { endInput(); }
+        });
+        try {
+          return await chatLoop(kernel, io, screen, sessionId);
+        } finally {
+          stopInterrupts?.();
         }
-        return EXIT_OK;
-      });
+      }, { configuredActionLimit: true });
     } catch (error) {
       io.err(`quire chat: ${describeError(error)}`);
       return EXIT_PROBLEMS;
     }
   },
 };
+
+/** Reads the person's lines until /quit or the end of input: messages become turns, /commands act. */
+async function chatLoop(kernel: Kernel, io: CliIO, screen: ChatScreen, sessionId: string): Promise<number> {
+  for (;;) {
+    const line = (await io.readLine!('> '))?.trim();
+    if (line === undefined || line === '/quit') return EXIT_OK;
+    if (line === '') continue;
+    if (line.startsWith('/mode ')) {
+      const mode = line.slice(6).trim();
+      if (mode !== 'auto' && mode !== 'confirm') io.err('the mode is auto or confirm');
+      else if (mode === 'auto' && !kernel.config.gate.allowAutoMode) io.err('auto mode is not allowed here (gate.allowAutoMode in quire.json)');
+      else {
+        await kernel.sessions.setPermissionMode(sessionId, mode);
+        io.out(`mode ${mode}`);
+      }
+      continue;
+    }
+    if (line === '/undo') await undoLastTurn(kernel, sessionId, screen.lastTurnId, io);
+    else await runTurn(kernel, screen, sessionId, line, io);
+  }
+}
 
 async function undoLastTurn(kernel: Kernel, sessionId: string, turnId: string | undefined, io: CliIO): Promise<void> {
   if (!turnId) return io.err('no turn to undo yet');

@@ -18,7 +18,8 @@ export function mcpRoutes(kernel: Kernel, sessions: McpSessions): Hono<HttpEnv> 
   app.all('/', async (c) => {
     const principal = c.get('principal');
     // Sessions belong to the token itself (its digest), not to its name, which two tokens may share.
-    const owner = createHash('sha256').update(c.req.header('authorization') ?? '').digest('hex');
+    const token = /^Bearer\s+(\S+)\s*$/i.exec(c.req.header('authorization') ?? '')?.[1] ?? '';
+    const owner = createHash('sha256').update(token).digest('hex');
     const id = c.req.header('mcp-session-id');
     const body = c.req.method === 'POST' ? await readJsonBody(c) : undefined;
     if (id === undefined) {

@@ -32,6 +32,10 @@ export class ExternalServer {
 
   constructor(readonly name: string, readonly config: ExternalMcpServer, private readonly env: NodeJS.ProcessEnv, private readonly log: Logger) {}
 
+  get isConnected(): boolean {
+    return this.client !== undefined;
+  }
+
   get remote(): boolean {
     return 'url' in this.config;
   }

@@ -35,6 +35,9 @@ interface ServerEntry {
   again?: boolean;
   reconnects: number;
   closed?: boolean;
+  /** The one pending reconnection, if any. */
+  timer?: NodeJS.Timeout;
+  connectedAt?: number;
 }
 
 export interface ServerDescription {
@@ -56,6 +59,8 @@ export const pluginIdOf = (name: string) => `mcp-${name}`;
 /** Tool names we take from a server: anything else is refused rather than sanitised into a clash. */
 const TOOL_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
 const MAX_RECONNECT_DELAY_MS = 5 * 60_000;
+/** A server up this long before it drops is reconnected from the shortest delay again. */
+const STABLE_MS = 30_000;
 
 /**
  * External MCP servers as plugins (DESIGN.md §4): connected at boot (a failing one is reported, never
@@ -74,8 +79,11 @@ export class ExternalMcpServers {
 
   async start(): Promise<void> {
     await this.pins.load();
-    // One after another, so that which server gets a contested wire name does not depend on timing.
-    for (const [name, settings] of Object.entries(this.config.mcp.servers)) await this.startOne(name, settings);
+    const entries = Object.entries(this.config.mcp.servers).map(([name, settings]) => this.entryFor(name, settings));
+    // Connected together (one slow server does not hold up the others), then listed in config order, so
+    // that which server gets a contested wire name does not depend on timing.
+    const connected = await Promise.all(entries.map((entry) => (entry.state === 'disabled' ? false : this.connectOnly(entry))));
+    for (const [index, entry] of entries.entries()) if (connected[index]) await this.refresh(entry);
   }
 
   describe(): ServerDescription[] {
@@ -109,47 +117,58 @@ export class ExternalMcpServers {
   async close(): Promise<void> {
     for (const entry of this.entries.values()) {
       entry.closed = true;
+      clearTimeout(entry.timer);
       this.registry.removePlugin(pluginIdOf(entry.server.name));
       await entry.server.close();
     }
   }
 
-  private async startOne(name: string, settings: ExternalMcpServer): Promise<void> {
+  private entryFor(name: string, settings: ExternalMcpServer): ServerEntry {
     const server = new ExternalServer(name, settings, this.env, this.log.child(pluginIdOf(name)));
     const entry: ServerEntry = { server, state: settings.enabled === false ? 'disabled' : 'failed', tools: [], pending: [], refused: [], reconnects: 0 };
     this.entries.set(name, entry);
-    if (settings.enabled === false) return;
-    if (this.pins.problem) {
-      this.fail(entry, new Error(this.pins.problem));
-      return;
-    }
-    await this.connect(entry);
+    return entry;
   }
 
-  private async connect(entry: ServerEntry): Promise<void> {
+  /** Connects; false (reported, and retried later) when the server cannot be reached. */
+  private async connectOnly(entry: ServerEntry): Promise<boolean> {
+    if (this.pins.problem) {
+      this.fail(entry, new Error(this.pins.problem));
+      return false;
+    }
     try {
       await entry.server.connect(() => void this.refresh(entry), () => this.lost(entry));
-      entry.state = 'connected';
-      delete entry.error;
-      entry.reconnects = 0;
-      await this.refresh(entry);
+      if (entry.closed) {
+        await entry.server.close();
+        return false;
+      }
+      entry.connectedAt = Date.now();
+      return true;
     } catch (error) {
       this.fail(entry, error);
       this.reconnectLater(entry);
+      return false;
     }
   }
 
   /** The connection dropped after it was up: tools go at once, and reconnection is tried with backoff. */
   private lost(entry: ServerEntry): void {
     if (entry.closed) return;
+    // Backoff starts over only for a server that stayed up a while; one that crashes at once backs off.
+    if (entry.connectedAt !== undefined && Date.now() - entry.connectedAt > STABLE_MS) entry.reconnects = 0;
     this.fail(entry, new Error('the server closed the connection'));
     this.reconnectLater(entry);
   }
 
   private reconnectLater(entry: ServerEntry): void {
-    if (entry.closed) return;
+    if (entry.closed || entry.timer) return;
     const delay = Math.min(MAX_RECONNECT_DELAY_MS, 1_000 * 2 ** Math.min(entry.reconnects++, 20));
-    setTimeout(() => { if (!entry.closed && entry.state === 'failed') void this.connect(entry); }, delay).unref();
+    entry.timer = setTimeout(() => {
+      entry.timer = undefined;
+      if (entry.closed || entry.state !== 'failed') return;
+      void this.connectOnly(entry).then((connected) => (connected ? this.refresh(entry) : undefined));
+    }, delay);
+    entry.timer.unref();
   }
 
   private fail(entry: ServerEntry, error: unknown): void {
@@ -219,7 +238,10 @@ export class ExternalMcpServers {
         offered.push({ name: tool.name, wireName: action.wireName, hash, effects: action.effects });
       }
     }
-    if (toPin.length > 0) await this.pins.pin(server.name, toPin);
+    // Pinned even when empty: from now on a tool that appears waits for a person.
+    if (toPin.length > 0 || firstSight) await this.pins.pin(server.name, toPin);
+    // The connection may have dropped while pins were written: then its tools must not come back.
+    if (!server.isConnected || entry.closed) return;
     this.registry.replacePlugin(pluginIdOf(server.name), actions);
     Object.assign(entry, { tools: offered, pending, refused, state: 'connected' as const });
     delete entry.error;
@@ -234,7 +256,9 @@ export class ExternalMcpServers {
   private freshWireName(entry: ServerEntry, tool: string, taking: readonly string[] = []): string {
     const prefix = entry.server.name.replace(/-/g, '_');
     const base = tool.toLowerCase().replace(/[^a-z0-9_]/g, '_').replace(/^([^a-z])/, 't_$1').slice(0, 63 - prefix.length);
-    const held = new Set([...this.pins.wireNames(entry.server.name)].filter(([name]) => name !== tool).map(([, wire]) => wire).concat(taking));
+    const own = this.pins.get(entry.server.name, tool)?.wireName;
+    const held = new Set([...this.pins.allWireNames()].filter((wire) => wire !== own).concat(taking));
+    for (const action of this.registry.list()) if (action.pluginId !== pluginIdOf(entry.server.name)) held.add(action.wireName);
     const plain = wireName(prefix, base);
     if (!held.has(plain)) return plain;
     const suffix = createHash('sha256').update(tool).digest('hex').slice(0, 8);

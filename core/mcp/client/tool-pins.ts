@@ -36,8 +36,15 @@ export class ToolPins {
   }
 
   async load(): Promise<void> {
-    const text = await readFile(this.file, 'utf8').catch(() => undefined);
-    if (text === undefined) return;
+    let text: string;
+    try {
+      text = await readFile(this.file, 'utf8');
+    } catch (error) {
+      // Only a missing file means "nothing pinned yet"; one that cannot be read must not reset trust.
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+      this.problem = `${this.file} cannot be read (${(error as Error).message})`;
+      return;
+    }
     try {
       const parsed = JSON.parse(text) as { servers?: Record<string, Record<string, Pin>> };
       for (const [server, tools] of Object.entries(parsed.servers ?? {})) {
@@ -57,9 +64,9 @@ export class ToolPins {
     return this.servers.get(server)?.get(tool);
   }
 
-  /** Wire names given to this server's tools, by raw tool name. */
-  wireNames(server: string): Map<string, string> {
-    return new Map([...this.servers.get(server) ?? []].map(([tool, pin]) => [tool, pin.wireName]));
+  /** Every wire name given to any server's tools: a new tool must not take one. */
+  allWireNames(): Set<string> {
+    return new Set([...this.servers.values()].flatMap((pins) => [...pins.values()].map((pin) => pin.wireName)));
   }
 
   async pin(server: string, entries: readonly { tool: string; hash: string; wireName: string }[]): Promise<void> {
@@ -68,7 +75,8 @@ export class ToolPins {
     const pinnedAt = new Date().toISOString();
     for (const entry of entries) tools.set(entry.tool, { hash: entry.hash, wireName: entry.wireName, pinnedAt });
     const snapshot = JSON.stringify({ servers: Object.fromEntries([...this.servers].map(([name, pins]) => [name, Object.fromEntries(pins)])) }, null, 2);
-    this.writing = this.writing.then(() => writeFileAtomic(this.file, `${snapshot}\n`));
-    await this.writing;
+    const write = this.writing.catch(() => undefined).then(() => writeFileAtomic(this.file, `${snapshot}\n`));
+    this.writing = write;
+    await write;
   }
 }

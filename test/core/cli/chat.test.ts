@@ -58,6 +58,26 @@ describe('quire chat', () => {
     expect((markdown as { value: { markdown: string } }).value.markdown).not.toContain('from the chat');
   });
 
+  it('tells the agent no when the person says no, and the chat goes on', async () => {
+    const fake = await ModelWireServer.start(['chat-model']);
+    fakes.push(fake);
+    process.env.QUIRE_CHAT_TEST_KEY = 'sk-chat-test';
+    const root = join(await harness.tempDir(), 'workspace');
+    const setup = await harness.boot({ realManifests: true, workspace: root, config: { plugins: { blocks: { config: { watch: false, welcome: false } } } } });
+    await setup.close();
+    await writeFile(join(root, 'quire.json'), JSON.stringify({ plugins: { blocks: { config: { welcome: false } }, providers: { config: { model: { provider: 'openai-chat', model: 'chat-model', baseURL: `${fake.url}/v1`, apiKeyEnv: 'QUIRE_CHAT_TEST_KEY' } } } } }));
+    fake.reply(
+      { kind: 'sse', frames: framesFor('openai-chat', { calls: [{ id: 'call_1', name: 'notebook_create', args: { name: 'Uninvited' } }] }) },
+      { kind: 'sse', frames: framesFor('openai-chat', { text: 'Understood, I did not create it.' }) },
+    );
+    const terminal = scriptedTerminal(['make a notebook', 'n']);
+    expect(await runCli(['chat', '--workspace', root], terminal)).toBe(0);
+    expect(terminal.text()).toContain('✗');
+    expect(terminal.text()).toContain('Understood, I did not create it.');
+    const toolMessage = (fake.posts[1]!.body.messages as { role: string; content: string }[]).find((message) => message.role === 'tool')!;
+    expect(toolMessage.content).toMatch(/denied|declined|not approved/i);
+  });
+
   it('says what to configure when no model is set, before the first message', async () => {
     const root = join(await harness.tempDir(), 'workspace');
     const terminal = scriptedTerminal(['hello']);

@@ -149,6 +149,16 @@ describe('external MCP servers as plugins', () => {
     delete process.env.FIXTURE_CLIENT_SECRET;
   });
 
+  it('never gives two servers\' tools the same wire name, whatever order they connect in', async () => {
+    const first = await stdioFixture([{ ...echo, name: 'enterprise_search' }]);
+    const second = await stdioFixture([{ ...echo, name: 'search' }]);
+    const kernel = await harness.boot({ plugins: ['notes'], config: { mcp: { servers: { github: first.config(true), 'github-enterprise': second.config(true) } } } });
+    const names = kernel.registry.list().filter((action) => action.source === 'mcp').map((action) => [action.pluginId, action.wireName]);
+    expect(names).toHaveLength(2);
+    expect(new Set(names.map(([, wire]) => wire)).size).toBe(2);
+    expect(names).toContainEqual(['mcp-github', 'github_enterprise_search']);
+  });
+
   it('reports a server that cannot start without stopping the kernel', async () => {
     const kernel = await harness.boot({ plugins: ['notes'], config: { auth, mcp: { servers: { broken: { command: join(await harness.tempDir(), 'no-such-program') } } } } });
     const { plugins } = await http(kernel)('GET', '/api/plugins') as unknown as { plugins: { id: string; state: string; error?: string }[] };

@@ -27,6 +27,9 @@ describe('mapping SDK errors once', () => {
       [new ApiError({ status: 404, message: 'models/nope is not found' }), 'invalid_request'],
       [Object.assign(new TypeError('fetch failed'), { cause: { code: 'ECONNREFUSED' } }), 'network'],
       [new TypeError('x is not a function'), 'invalid_request'],
+      // A per-minute limit that talks of quota and billing in prose is still a limit to wait out.
+      [new ApiError({ status: 429, message: '{"error":{"code":429,"message":"You exceeded your current quota, please check your plan and billing details.","status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"7s"}]}}' }), 'rate_limit'],
+      [new OpenAI.RateLimitError(429, { code: 'insufficient_quota', message: 'You exceeded your current quota' }, undefined, headers({})), 'invalid_request'],
     ];
     for (const [error, category] of cases) expect([String((error as Error).message), toModelError(error).category]).toEqual([String((error as Error).message), category]);
   });
@@ -36,7 +39,20 @@ describe('mapping SDK errors once', () => {
     expect(toModelError(new OpenAI.RateLimitError(429, {}, 'x', headers({ 'retry-after': '2' }))).retryAfterMs).toBe(2_000);
     const inTenSeconds = new Date(Date.now() + 10_000).toUTCString();
     expect(toModelError(new Anthropic.RateLimitError(429, {}, 'x', headers({ 'retry-after': inTenSeconds }))).retryAfterMs).toBeGreaterThan(8_000);
+    expect(toModelError(new ApiError({ status: 429, message: '{"error":{"details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"7s"}]}}' })).retryAfterMs).toBe(7_000);
     expect(retryDelay(new ModelError('rate_limit', 'x', 5), 1, DEFAULT_RETRY)).toBe(5);
     expect(retryDelay(new ModelError('rate_limit', 'x', 3_600_000), 1, DEFAULT_RETRY)).toBe(DEFAULT_RETRY.maxDelayMs);
+  });
+});
+
+describe('asking a server whether it offers the model', () => {
+  it('takes only the vendor\'s own not-found answer as "not offered"; a proxy without the route cannot tell', async () => {
+    const { lookupById } = await import('../../../plugins/providers/model-check.js');
+    const vendor = lookupById('claude-x', async () => { throw new Anthropic.NotFoundError(404, { type: 'error', error: { type: 'not_found_error', message: 'model: claude-x' } }, undefined, headers({})); });
+    expect(await vendor(new AbortController().signal)).toBe(false);
+    const proxy = lookupById('claude-x', async () => { throw new Anthropic.NotFoundError(404, undefined, 'Cannot GET /v1/models/claude-x', headers({})); });
+    expect(await proxy(new AbortController().signal)).toBeUndefined();
+    const refused = lookupById('claude-x', async () => { throw new Anthropic.AuthenticationError(401, {}, 'bad key', headers({})); });
+    await expect(refused(new AbortController().signal)).rejects.toThrow();
   });
 });
