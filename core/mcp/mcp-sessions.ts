@@ -70,10 +70,27 @@ export class McpSessions {
       const response = await answer(session.transport);
       // An event stream (the GET a client keeps open for notifications) is use until it closes.
       if (!response.body || !(response.headers.get('content-type') ?? '').includes('text/event-stream')) return response;
-      const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
       streaming = true;
-      void response.body.pipeTo(writable).catch(() => undefined).finally(release);
-      return new Response(readable, { status: response.status, headers: response.headers });
+      const reader = response.body.getReader();
+      const held = new ReadableStream<Uint8Array>({
+        async pull(controller) {
+          try {
+            const { value, done } = await reader.read();
+            if (done) {
+              controller.close();
+              release();
+            } else controller.enqueue(value);
+          } catch (error) {
+            controller.error(error);
+            release();
+          }
+        },
+        cancel(reason) {
+          release();
+          return reader.cancel(reason);
+        },
+      });
+      return new Response(held, { status: response.status, headers: response.headers });
     } finally {
       if (!streaming) release();
     }
