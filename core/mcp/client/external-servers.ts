@@ -1,13 +1,13 @@
 import { createHash } from 'node:crypto';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
-import type { ValidateFunction } from 'ajv';
 import type { ExternalMcpServer, KernelConfig } from '../../config/kernel-config.js';
 import { ConflictError, KernelError } from '../../errors.js';
 import type { GrantsStore } from '../../gate/grants-store.js';
 import type { Logger } from '../../log.js';
 import { isValidWireName, wireName } from '../../manifest/wire-name.js';
 import type { ActionRegistry, RegisteredAction } from '../../registry/action-registry.js';
-import { createAjv } from '../../schema/ajv.js';
+import { validateManifest, type CompiledAction } from '../../manifest/validate-manifest.js';
+import type { ActionManifest, PluginManifest } from '../../plugin-api.js';
 import { importEffects } from './external-effects.js';
 import { describeEndpoint, ExternalServer } from './external-server.js';
 import { definitionHash, type ToolPins } from './tool-pins.js';
@@ -35,6 +35,8 @@ interface ServerEntry {
   again?: boolean;
   reconnects: number;
   closed?: boolean;
+  /** The manifest built for the tools offered: what `GET /api/mcp/servers` shows. */
+  manifest?: PluginManifest;
   /** The one pending reconnection, if any. */
   timer?: NodeJS.Timeout;
   connectedAt?: number;
@@ -51,6 +53,7 @@ export interface ServerDescription {
   tools: ServerEntry['tools'];
   pending: Pending[];
   refused: ServerEntry['refused'];
+  manifest?: PluginManifest;
 }
 
 /** The plugin id an external server's tools are registered under. */
@@ -72,8 +75,8 @@ const STABLE_MS = 30_000;
  */
 export class ExternalMcpServers {
   private readonly entries = new Map<string, ServerEntry>();
-  private readonly validators = new Map<string, ValidateFunction>();
-  private readonly ajv = createAjv({ strict: false });
+  /** Compiled actions by definition hash and wire name: a refresh recompiles only what changed. */
+  private readonly compiled = new Map<string, CompiledAction>();
 
   constructor(private readonly config: KernelConfig, private readonly registry: ActionRegistry, private readonly pins: ToolPins, private readonly grants: GrantsStore, private readonly env: NodeJS.ProcessEnv, private readonly log: Logger) {}
 
@@ -92,6 +95,7 @@ export class ExternalMcpServers {
       endpoint: describeEndpoint(entry.server.config),
       ...(entry.error ? { error: entry.error } : {}),
       tools: entry.tools, pending: entry.pending, refused: entry.refused,
+      ...(entry.manifest ? { manifest: entry.manifest } : {}),
     }));
   }
 
@@ -243,7 +247,7 @@ export class ExternalMcpServers {
     // The connection may have dropped while pins were written: then its tools must not come back.
     if (!server.isConnected || entry.closed) return;
     this.registry.replacePlugin(pluginIdOf(server.name), actions);
-    Object.assign(entry, { tools: offered, pending, refused, state: 'connected' as const });
+    Object.assign(entry, { tools: offered, pending, refused, state: 'connected' as const, manifest: manifestOf(server.name, actions.map((action) => action.spec), actions.map((action) => action.action)) });
     delete entry.error;
     if (pending.length > 0) this.log.warn('external MCP tools wait for approval', { server: server.name, tools: pending.map((tool) => `${tool.name} (${tool.reason})`) });
   }
@@ -255,39 +259,59 @@ export class ExternalMcpServers {
    */
   private freshWireName(entry: ServerEntry, tool: string, taking: readonly string[] = []): string {
     const prefix = entry.server.name.replace(/-/g, '_');
-    const base = tool.toLowerCase().replace(/[^a-z0-9_]/g, '_').replace(/^([^a-z])/, 't_$1').slice(0, 63 - prefix.length);
+    // Action names are at most 48 characters (the manifest's rule) and the wire name at most 64.
+    const base = tool.toLowerCase().replace(/[^a-z0-9_]/g, '_').replace(/^([^a-z])/, 't_$1').slice(0, Math.min(48, 63 - prefix.length));
     const own = this.pins.get(entry.server.name, tool)?.wireName;
     const held = new Set([...this.pins.allWireNames()].filter((wire) => wire !== own).concat(taking));
     for (const action of this.registry.list()) if (action.pluginId !== pluginIdOf(entry.server.name)) held.add(action.wireName);
     const plain = wireName(prefix, base);
     if (!held.has(plain)) return plain;
     const suffix = createHash('sha256').update(tool).digest('hex').slice(0, 8);
-    return wireName(prefix, `${base.slice(0, 54 - prefix.length)}_${suffix}`);
+    return wireName(prefix, `${base.slice(0, Math.min(39, 54 - prefix.length))}_${suffix}`);
   }
 
-  /** The action for one tool, or why it cannot be offered. */
+  /**
+   * The action for one tool, or why it cannot be offered. The tool becomes a one-action manifest that
+   * goes through the same validation as a plugin's (names, effects, schemas compiled the same way).
+   */
   private toAction(server: ExternalServer, tool: Tool, wire: string, hash: string): RegisteredAction | string {
     const pluginId = pluginIdOf(server.name);
+    const toolName = server.name.replace(/-/g, '_');
     if (!isValidWireName(wire)) return `no wire name fits '${tool.name}'`;
     const holder = this.registry.get(wire);
     if (holder && holder.pluginId !== pluginId) return `its name '${wire}' is taken by plugin '${holder.pluginId}'`;
-    let validateInput = this.validators.get(hash);
-    if (!validateInput) {
-      try {
-        validateInput = this.ajv.compile({ ...tool.inputSchema, type: 'object' });
-      } catch (error) {
-        return `its input schema does not compile: ${(error as Error).message}`;
-      }
-      this.validators.set(hash, validateInput);
+    const key = `${hash}\u0000${wire}`;
+    let compiled = this.compiled.get(key);
+    if (!compiled) {
+      const imported = importEffects(tool.annotations, { remote: server.remote, trusted: server.config.trusted === true, ...(server.config.costs !== undefined ? { costs: server.config.costs } : {}) });
+      // Servers announce other JSON Schema dialects; the schema itself is what validates.
+      const { $schema: _dialect, ...input } = tool.inputSchema as Record<string, unknown>;
+      const spec: ActionManifest = {
+        description: (tool.description || tool.title || tool.name).slice(0, 4096), input: { ...input, type: 'object' },
+        effects: imported.effects, ...(imported.destructive && imported.effects.length > 0 ? { destructive: true } : {}), ...(imported.idempotent ? { idempotent: true } : {}),
+      };
+      const validation = validateManifest(manifestOf(server.name, [spec], [wire.slice(toolName.length + 1)]), { file: `quire.json#/mcp/servers/${server.name}` });
+      if (!validation.ok) return validation.issues.map((issue) => `${issue.pointer}: ${issue.message}`).join('; ');
+      compiled = validation.value.actions[0]!;
+      this.compiled.set(key, compiled);
     }
-    const toolName = server.name.replace(/-/g, '_');
-    const imported = importEffects(tool.annotations, { remote: server.remote, trusted: server.config.trusted === true, ...(server.config.costs !== undefined ? { costs: server.config.costs } : {}) });
+    const { spec } = compiled;
     return {
-      pluginId, source: 'mcp', trusted: server.config.trusted === true, tool: toolName, action: wire.slice(toolName.length + 1), wireName: wire,
-      spec: { description: (tool.description ?? tool.title ?? tool.name).slice(0, 4096), input: tool.inputSchema, effects: imported.effects, destructive: imported.destructive, idempotent: imported.idempotent },
-      declaredEffects: imported.effects, effects: imported.effects, validateInput, validateOutput: undefined,
+      pluginId, source: 'mcp', trusted: server.config.trusted === true, tool: toolName, action: compiled.action, wireName: compiled.wireName,
+      spec, declaredEffects: spec.effects, effects: spec.effects, validateInput: compiled.validateInput, validateOutput: undefined,
       handler: (input, call) => server.call(tool.name, input, call),
       log: this.log.child(pluginId),
     };
   }
+}
+
+/**
+ * The manifest an external server's tools make: one tool named after the server, one action per MCP
+ * tool. No code is loaded from its entry: the kernel's own MCP client answers for the tools.
+ */
+function manifestOf(server: string, specs: readonly ActionManifest[], actions: readonly string[]): PluginManifest {
+  return {
+    id: pluginIdOf(server), version: '1.0.0', kernel: '*', description: `Tools of the external MCP server '${server}'`, entry: 'mcp-client.js',
+    tools: [{ name: server.replace(/-/g, '_'), description: `Tools of the external MCP server '${server}'`, actions: Object.fromEntries(actions.map((action, index) => [action, specs[index]!])) }],
+  };
 }

@@ -49,8 +49,14 @@ describe('external MCP servers as plugins', () => {
 
   it('assumes every effect of an untrusted server, so the agent is asked first; shows the exact command; keeps our environment from the child', async () => {
     process.env.QUIRE_SECRET_FOR_TEST = 'do-not-leak';
-    const fixture = await stdioFixture([echo, fail]);
+    const broken: Tool = { name: 'broken', description: 'A schema that cannot compile', inputSchema: { type: 'object', properties: { x: { type: 'nonsense' } } } };
+    const fixture = await stdioFixture([echo, fail, broken]);
     const kernel = await harness.boot({ plugins: ['notes'], config: { auth, mcp: { servers: { fixture: fixture.config(false) } } } });
+    // A manifest is built for the tools and validated as a plugin's would be; what fails it is refused, with why.
+    const [described] = kernel.externalMcp.describe();
+    expect(described!.manifest!.tools[0]!.actions.echo).toMatchObject({ effects: ['localWrite', 'dataEgress', 'externalCost'], destructive: true });
+    expect(described!.refused).toEqual([{ name: 'broken', reason: expect.stringContaining('/input') }]);
+    expect(kernel.registry.get('fixture_broken')).toBeUndefined();
     const entry = kernel.registry.get('fixture_echo')!;
     expect([entry.pluginId, entry.source, [...entry.effects].sort()]).toEqual(['mcp-fixture', 'mcp', ['dataEgress', 'externalCost', 'localWrite']]);
     const byAgent = await kernel.pipeline.call({ target: 'fixture_echo', input: { text: 'hi' }, principal: agent, sessionMode: 'confirm' });
