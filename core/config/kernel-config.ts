@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { KernelError } from '../errors.js';
 import type { Role } from '../plugin-api.js';
-import { formatIssues, runValidator } from '../schema/ajv.js';
+import { escapePointer, formatIssues, runValidator, type SchemaIssue } from '../schema/ajv.js';
 import { getKernelConfigValidator } from '../manifest/manifest-schema.js';
 
 export interface TokenEntry {
@@ -50,8 +50,18 @@ export interface KernelConfigFile {
 
 /** An external MCP server whose tools become a plugin (`mcp.servers.<name>` in quire.json). */
 export type ExternalMcpServer =
-  | { command: string; args?: string[]; env?: Record<string, string>; cwd?: string; trusted?: boolean; enabled?: boolean; timeoutMs?: number; costs?: boolean }
-  | { url: string; headers?: Record<string, string>; headersFromEnv?: Record<string, string>; oauth?: { clientId: string; clientSecretEnv: string; issuer: string; scope?: string }; trusted?: boolean; enabled?: boolean; timeoutMs?: number; costs?: boolean };
+  | { command: string; args?: string[]; env?: Record<string, string>; cwd?: string } & ExternalServerPolicy
+  | { url: string; headers?: Record<string, string>; headersFromEnv?: Record<string, string>; oauth?: { clientId: string; clientSecretEnv: string; issuer: string; scope?: string } } & ExternalServerPolicy;
+
+/** What the kernel lets an external server's tools do, whatever its transport. */
+export interface ExternalServerPolicy {
+  trusted?: boolean;
+  enabled?: boolean;
+  timeoutMs?: number;
+  costs?: boolean;
+  /** Offer its tools on the kernel's own `/mcp` too (trusted servers only); by default they are not. */
+  serveOverMcp?: boolean;
+}
 
 /** `/mcp` (the kernel as a server) and the external servers it uses. */
 export interface McpSettings {
@@ -98,10 +108,23 @@ export function withDefaults(file: KernelConfigFile): KernelConfig {
 /** Validates a parsed quire.json; errors name the file and the JSON pointer of each problem. */
 export function parseKernelConfig(raw: unknown, file: string): KernelConfigFile {
   const result = runValidator<KernelConfigFile>(getKernelConfigValidator(), raw);
-  if (!result.ok) {
-    throw new KernelError('CONFIG_INVALID', `${file}: ${formatIssues(result.issues)}`, { details: { file, issues: result.issues } });
+  const issues = result.ok ? ruleIssues(result.value) : result.issues;
+  if (!result.ok || issues.length > 0) {
+    throw new KernelError('CONFIG_INVALID', `${file}: ${formatIssues(issues)}`, { details: { file, issues } });
   }
   return result.value;
+}
+
+/** What the schema cannot say clearly (a condition inside its `oneOf` would bury the message). */
+function ruleIssues(config: KernelConfigFile): SchemaIssue[] {
+  const issues: SchemaIssue[] = [];
+  for (const [name, server] of Object.entries(config.mcp?.servers ?? {})) {
+    // Serving a server's tools on /mcp lets any MCP client drive it without confirmation: only trusted ones.
+    if (server.serveOverMcp === true && server.trusted !== true) {
+      issues.push({ pointer: `/mcp/servers/${escapePointer(name)}/serveOverMcp`, keyword: 'trusted', message: `serveOverMcp is allowed only for a server marked "trusted": true (mcp.servers.${name})` });
+    }
+  }
+  return issues;
 }
 
 /** Reads `<workspace>/quire.json`; a missing file means all defaults. */

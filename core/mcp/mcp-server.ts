@@ -13,11 +13,11 @@ import { servedOverMcp, toolDefinitions } from './tool-definitions.js';
  */
 export function createMcpServer(kernel: Kernel, principal: Principal): Server {
   const server = new Server({ name: 'quire', version: KERNEL_VERSION }, { capabilities: { tools: { listChanged: true } } });
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: toolDefinitions(kernel.registry) }));
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: toolDefinitions(kernel.registry, kernel.config) }));
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const name = request.params.name;
     const entry = kernel.registry.get(name);
-    if (!entry || !servedOverMcp(entry)) return failure('ACTION_NOT_FOUND', `no tool named '${name.slice(0, 100)}'`);
+    if (!entry || !servedOverMcp(entry, kernel.config)) return failure('ACTION_NOT_FOUND', `no tool named '${name.slice(0, 100)}'`);
     try {
       const outcome = await kernel.pipeline.call({ target: name, input: request.params.arguments ?? {}, principal, signal: extra.signal, ownsInput: true });
       // Only agent calls stop at a confirmation; an MCP caller is an administrator acting directly.

@@ -1,4 +1,5 @@
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { KernelConfig } from '../config/kernel-config.js';
 import type { ActionRegistry, RegisteredAction } from '../registry/action-registry.js';
 
 /**
@@ -15,14 +16,22 @@ export function annotationsOf(action: RegisteredAction): NonNullable<Tool['annot
   };
 }
 
-/** Whether an action is offered over MCP: agent-only tools are not. */
-export function servedOverMcp(action: RegisteredAction): boolean {
-  return action.spec.agentOnly !== true;
+/**
+ * Whether an action is offered over MCP: agent-only tools are not, and neither are an external MCP
+ * server's. Quire is not a relay: an MCP client could otherwise drive a third-party server through the
+ * kernel with none of the confirmations the agent needs. A trusted server may be opted in
+ * (`mcp.servers.<name>.serveOverMcp`); trust is checked here too, whatever configuration was handed in.
+ */
+export function servedOverMcp(action: RegisteredAction, config: Pick<KernelConfig, 'mcp'>): boolean {
+  if (action.spec.agentOnly === true) return false;
+  if (action.source !== 'mcp') return true;
+  const settings = new Map(Object.entries(config.mcp.servers)).get(action.pluginId.replace(/^mcp-/, ''));
+  return settings?.serveOverMcp === true && settings.trusted === true;
 }
 
 /** One MCP tool per action, named by its wire name, in a stable order. */
-export function toolDefinitions(registry: ActionRegistry): Tool[] {
-  return registry.list().filter(servedOverMcp).sort((a, b) => a.wireName.localeCompare(b.wireName)).map((action) => {
+export function toolDefinitions(registry: ActionRegistry, config: Pick<KernelConfig, 'mcp'>): Tool[] {
+  return registry.list().filter((action) => servedOverMcp(action, config)).sort((a, b) => a.wireName.localeCompare(b.wireName)).map((action) => {
     const output = action.spec.output;
     return {
       name: action.wireName,
