@@ -14,6 +14,7 @@ export function turnDependencies(kernel: Kernel, settings: Partial<TurnDependenc
     pipeline: kernel.pipeline,
     registry: kernel.registry,
     confirmations: kernel.confirmations,
+    denyRules: kernel.config.gate.deny,
     snapshots: () => kernel.container.isRegistered(SNAPSHOT_SERVICE, true) ? kernel.container.resolve<SnapshotService>(SNAPSHOT_SERVICE) : undefined,
     sessionsDir: join(kernel.workspace.agentDir, 'sessions'),
     log: kernel.log,

@@ -1,5 +1,7 @@
 import { join } from 'node:path';
+import type { DenyRule } from '../config/kernel-config.js';
 import type { ConfirmationStore } from '../gate/confirmation-store.js';
+import { denyRuleMatches } from '../gate/decide.js';
 import { newId } from '../ids.js';
 import type { Logger } from '../log.js';
 import type { ActionPipeline } from '../pipeline/action-pipeline.js';
@@ -28,6 +30,8 @@ export interface TurnDependencies {
   pipeline: ActionPipeline;
   registry: ActionRegistry;
   confirmations: ConfirmationStore;
+  /** quire.json's gate.deny: what they close everywhere is never offered to the model. */
+  denyRules: readonly DenyRule[];
   snapshots(): SnapshotService | undefined;
   sessionsDir: string;
   log: Logger;
@@ -53,9 +57,16 @@ export interface TurnOutcome {
   state: 'finished' | 'interrupted';
 }
 
-/** The tools the model may call this round: every action the registry offers the agent. */
-function toolSpecs(registry: ActionRegistry): ModelToolSpec[] {
-  return registry.list().map((entry) => ({ name: entry.wireName, description: entry.spec.description, inputSchema: entry.spec.input }));
+/**
+ * The tools the model may call this round: every action the registry offers the agent, less those a
+ * deny rule closes everywhere (one without a notebook). Offering them would only invite calls the gate
+ * refuses; a rule for one notebook leaves the action open for the others.
+ */
+function toolSpecs(registry: ActionRegistry, denyRules: readonly DenyRule[]): ModelToolSpec[] {
+  const closed = denyRules.filter((rule) => rule.notebook === undefined);
+  return registry.list()
+    .filter((entry) => !closed.some((rule) => denyRuleMatches(rule, { plugin: entry.pluginId, tool: entry.tool, action: entry.action })))
+    .map((entry) => ({ name: entry.wireName, description: entry.spec.description, inputSchema: entry.spec.input }));
 }
 
 /**
@@ -159,7 +170,7 @@ async function rounds(deps: TurnDependencies, request: TurnRequest, turn: Active
   for (let round = 0; round <= deps.settings.maxToolRounds; round++) {
     const roundID = `${turn.turnID}_${round}`;
     emit({ type: 'thinking', roundID, phase: round === 0 ? 'analyzing' : 'processing' });
-    const tools = round < deps.settings.maxToolRounds ? [...toolSpecs(deps.registry), QUESTION_TOOL] : [];
+    const tools = round < deps.settings.maxToolRounds ? [...toolSpecs(deps.registry, deps.denyRules), QUESTION_TOOL] : [];
     const result = await modelRound(work, roundID, tools);
     if (result === 'interrupted') return result;
     const ending = await answerOrStop(work, result, roundID, tools);
