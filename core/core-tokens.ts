@@ -12,6 +12,7 @@ import type { Authenticator } from './auth/authenticator.js';
 import type { DependencyContainer } from './di.js';
 import type { FileSessionStore } from './session/session-store.js';
 import type { TodoItem } from './session/session-types.js';
+import type { JobManager } from './jobs/job-manager.js';
 
 /** Kernel information a plugin may read. */
 export interface KernelInfo {
@@ -30,6 +31,7 @@ export const ACTION_REGISTRY = createToken<ActionRegistry>('core.action-registry
 export const ACTION_PIPELINE = createToken<ActionPipeline>('core.action-pipeline');
 export const PLUGIN_HOST = createToken<PluginHost>('core.plugin-host');
 export const AUTHENTICATOR = createToken<Authenticator>('core.authenticator');
+export const JOB_MANAGER = createToken<JobManager>('core.jobs');
 /** The environment tokens may be read from (`auth.tokens[].env`); a token so tests can give their own. */
 export const PROCESS_ENV = createToken<NodeJS.ProcessEnv>('core.process-env');
 

@@ -4,8 +4,9 @@
 export { definePlugin, ALL_EFFECTS } from './plugin-api.js';
 export type {
   ActionCall, ActionHandler, ActionManifest, Effect, JsonSchema, PluginContext, PluginDefinition, PluginHandlers,
-  PluginManifest, PluginSource, Principal, Role, ToolManifest,
+  PluginManifest, PluginSource, Principal, ProgressUpdate, Role, StopReason, ToolManifest,
 } from './plugin-api.js';
+export { throwIfStopped, stoppedNote } from './pipeline/stop.js';
 export { createToken, tokenName } from './tokens.js';
 export type { Token } from './tokens.js';
 export { WORKSPACE, KERNEL_INFO, SESSION_TODOS } from './core-tokens.js';

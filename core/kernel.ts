@@ -2,7 +2,7 @@ import type { DependencyContainer } from './di.js';
 import { createKernelContainer } from './container.js';
 import {
   ACTION_PIPELINE, ACTION_REGISTRY, AUDIT_LOG, AUTHENTICATOR, PROCESS_ENV, CONFIRMATION_STORE, GRANTS_STORE, KERNEL_CONFIG, KERNEL_INFO, LOGGER,
-  PLUGIN_HOST, WORKSPACE, KERNEL_CONTAINER, SESSION_STORE, SESSION_TODOS, type KernelInfo,
+  PLUGIN_HOST, WORKSPACE, KERNEL_CONTAINER, SESSION_STORE, SESSION_TODOS, JOB_MANAGER, type KernelInfo,
 } from './core-tokens.js';
 import { readKernelConfigFile, withDefaults, type KernelConfig, type KernelConfigFile } from './config/kernel-config.js';
 import { AuditLog } from './audit/audit-log.js';
@@ -23,6 +23,8 @@ import { ExternalMcpServers } from './mcp/client/external-servers.js';
 import { ToolPins } from './mcp/client/tool-pins.js';
 import { TurnRunner } from './turn/turn-runner.js';
 import type { TodoItem } from './session/session-types.js';
+import { JobManager } from './jobs/job-manager.js';
+import { join } from 'node:path';
 
 export interface KernelOptions {
   /** The workspace folder; created if absent. */
@@ -57,6 +59,8 @@ export class Kernel {
   readonly authenticator: Authenticator;
   readonly sessions: FileSessionStore;
   readonly turns: TurnRunner;
+  /** Long work (import, rebuild, snapshots…) with progress, cancellation and durable records. */
+  readonly jobs: JobManager;
   /** External MCP servers whose tools are registered as actions (quire.json `mcp.servers`). */
   readonly externalMcp: ExternalMcpServers;
 
@@ -76,6 +80,7 @@ export class Kernel {
     this.log = container.resolve<Logger>(LOGGER);
     this.authenticator = container.resolve<Authenticator>(AUTHENTICATOR);
     this.sessions = container.resolve<FileSessionStore>(SESSION_STORE);
+    this.jobs = container.resolve<JobManager>(JOB_MANAGER);
     this.turns = new TurnRunner(this);
     this.externalMcp = new ExternalMcpServers(config, this.registry, new ToolPins(workspace.privateDir), this.grants, container.resolve<NodeJS.ProcessEnv>(PROCESS_ENV), this.log.child('mcp'));
     const sessions = this.sessions;
@@ -106,6 +111,7 @@ export class Kernel {
       await kernel.grants.load();
       await kernel.confirmations.load();
       await kernel.audit.open();
+      await kernel.jobs.load();
       installEgressGuard();
       await kernel.plugins.start();
       // After the plugins: an external tool whose wire name a plugin holds is refused; a failing server is reported, not fatal.
@@ -129,6 +135,8 @@ export class Kernel {
     if (this.closed) return;
     this.closed = true;
     for (const closer of this.closers.splice(0).reverse()) await closer().catch(() => undefined);
+    // Running jobs stop at their next safe point before the plugins that run them go away.
+    await this.jobs.close(this.config.actions.stopGraceMs).catch(() => undefined);
     await this.externalMcp.close();
     await this.plugins.close();
     await this.audit.close();
@@ -157,4 +165,6 @@ function registerCore(container: DependencyContainer, workspace: Workspace, conf
   container.registerSingleton(PLUGIN_HOST, PluginHost);
   container.registerSingleton(AUTHENTICATOR, Authenticator);
   container.registerSingleton(SESSION_STORE, FileSessionStore);
+  const log = options.logger ?? container.resolve<Logger>(LOGGER);
+  container.registerInstance(JOB_MANAGER, new JobManager(join(workspace.root, 'jobs'), config.actions.keepJobs, log.child('jobs')));
 }

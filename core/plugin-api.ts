@@ -19,6 +19,11 @@ export interface ActionManifest {
   idempotent?: boolean;
   /** Offered to the agent only, never on HTTP or MCP. */
   agentOnly?: boolean;
+  /**
+   * Can run long (an import, a rebuild): runs as a job with progress and cancellation, bounded by
+   * `actions.jobTimeoutMs` instead of the short call limit; over HTTP the call answers a job at once.
+   */
+  long?: boolean;
 }
 
 export interface ToolManifest {
@@ -76,8 +81,29 @@ export interface ActionCall {
    * must leave them out of what it returns.
    */
   readonly deniedNotebooks: ReadonlySet<string>;
+  /** Aborted when the call is cancelled or reaches its time limit; the reason is a KernelError. */
   readonly signal: AbortSignal;
+  /**
+   * Why the call must stop, once it must: checked at safe points (between documents, before each file)
+   * by any action that writes more than once. Cheaper than `signal` for a hot path; reading either
+   * tells the kernel this handler stops by itself, so a stopped call is waited for and its own
+   * answer (what it did before stopping) is reported.
+   */
+  readonly stopped: StopReason | undefined;
+  /** Reports how far the call has come; shown as a job's progress, an MCP progress notification, a bar. */
+  progress(update: ProgressUpdate): void;
   readonly log: Logger;
+}
+
+/** Why a call was stopped before it finished. */
+export type StopReason = 'time_limit' | 'cancelled';
+
+export interface ProgressUpdate {
+  /** Units done so far (documents, files, blocks). */
+  done: number;
+  /** Units in all, when known. */
+  total?: number;
+  message?: string;
 }
 
 export type ActionHandler<I = Record<string, unknown>, O = unknown> = (input: I, call: ActionCall) => O | Promise<O>;

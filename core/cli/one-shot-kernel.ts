@@ -4,7 +4,8 @@ import { readKernelConfigFile, type KernelConfigFile } from '../config/kernel-co
 import { isKernelError } from '../errors.js';
 import { Kernel } from '../kernel.js';
 import type { Logger, LogFields } from '../log.js';
-import type { Principal } from '../plugin-api.js';
+import type { Principal, ProgressUpdate } from '../plugin-api.js';
+import { progressBar } from './progress-bar.js';
 import type { CliIO } from './cli-io.js';
 
 /** Long CLI work (an import of a large folder, a rebuild) is bounded by the person, not by a timer. */
@@ -15,7 +16,7 @@ export const CLI_PRINCIPAL: Principal = { kind: 'person', name: 'cli', role: 'ad
 
 /**
  * Boots a kernel over a workspace for one command and closes it: the workspace lock keeps the command
- * from running beside a serving kernel. Progress records the actions log are shown as lines.
+ * from running beside a serving kernel.
  */
 export async function withKernel<T>(root: string, io: CliIO, run: (kernel: Kernel) => Promise<T>, options: { configuredActionLimit?: boolean } = {}): Promise<T> {
   const file: KernelConfigFile = existsSync(join(root, 'quire.json')) ? await readKernelConfigFile(join(root, 'quire.json')) : {};
@@ -34,11 +35,27 @@ export async function withKernel<T>(root: string, io: CliIO, run: (kernel: Kerne
   }
 }
 
-/** Runs one action as the person at the terminal and returns its value. */
-export async function callAction(kernel: Kernel, target: string, input: Record<string, unknown>): Promise<Record<string, unknown>> {
-  const outcome = await kernel.pipeline.call({ target, input, principal: CLI_PRINCIPAL });
-  if (outcome.status !== 'ok') throw new Error(`${target} unexpectedly asked for a confirmation`);
-  return outcome.value as Record<string, unknown>;
+/**
+ * Runs one action as the person at the terminal and returns its value; with `io`, its progress is
+ * shown as a bar, and Ctrl-C stops it at its next safe point (a second Ctrl-C ends the process).
+ */
+export async function callAction(kernel: Kernel, target: string, input: Record<string, unknown>, io?: CliIO): Promise<Record<string, unknown>> {
+  const bar = io ? progressBar(io) : undefined;
+  const stop = new AbortController();
+  let interrupts = 0;
+  const undo = io?.onInterrupt?.(() => {
+    if (++interrupts > 1) process.exit(130);
+    io.err('stopping at the next safe point (Ctrl-C again to quit at once)');
+    stop.abort();
+  });
+  try {
+    const outcome = await kernel.pipeline.call({ target, input, principal: CLI_PRINCIPAL, signal: stop.signal, ...(bar ? { onProgress: (update: ProgressUpdate) => bar.update(update) } : {}) });
+    if (outcome.status !== 'ok') throw new Error(`${target} unexpectedly asked for a confirmation`);
+    return outcome.value as Record<string, unknown>;
+  } finally {
+    bar?.end();
+    undo?.();
+  }
 }
 
 export function describeError(error: unknown): string {
@@ -49,9 +66,8 @@ export function describeError(error: unknown): string {
 function progressLogger(io: CliIO): Logger {
   const logger: Logger = {
     debug: () => undefined,
-    info: (message: string, fields?: LogFields) => {
-      if (message.endsWith('progress') && fields) io.err(`  ${Object.entries(fields).filter(([key]) => key !== 'tag').map(([key, value]) => `${key} ${String(value)}`).join(', ')}`);
-    },
+    // Progress is shown by the bar from the action's own reports, not from log lines.
+    info: () => undefined,
     warn: (message: string, fields?: LogFields) => io.err(`warning: ${message}${fields ? ` ${JSON.stringify(fields)}` : ''}`),
     error: (message: string, fields?: LogFields) => io.err(`error: ${message}${fields ? ` ${JSON.stringify(fields)}` : ''}`),
     child: () => logger,

@@ -42,7 +42,7 @@ export interface KernelConfigFile {
   plugins?: Record<string, PluginSettings>;
   gate?: { allowAutoMode?: boolean; deny?: DenyRule[] };
   pluginHost?: { activationTimeoutMs?: number };
-  actions?: { timeoutMs?: number };
+  actions?: { timeoutMs?: number; stopGraceMs?: number; jobTimeoutMs?: number; keepJobs?: number };
   agent?: AgentSettings;
   mcp?: McpSettings;
   readOnly?: boolean;
@@ -77,7 +77,8 @@ export interface KernelConfig {
   plugins: Map<string, PluginSettings>;
   gate: { allowAutoMode: boolean; deny: DenyRule[] };
   pluginHost: { activationTimeoutMs: number };
-  actions: { timeoutMs: number };
+  /** Calls: the short limit, how long a stopped call is waited for, the limit of long work (jobs), job records kept. */
+  actions: { timeoutMs: number; stopGraceMs: number; jobTimeoutMs: number; keepJobs: number };
   agent: AgentSettings;
   mcp: { sessionIdleMs: number; maxSessions: number; servers: Record<string, ExternalMcpServer> };
   readOnly: boolean;
@@ -98,7 +99,10 @@ export function withDefaults(file: KernelConfigFile): KernelConfig {
     plugins: new Map(Object.entries(file.plugins ?? {})),
     gate: { allowAutoMode: file.gate?.allowAutoMode ?? true, deny: file.gate?.deny ?? [] },
     pluginHost: { activationTimeoutMs: file.pluginHost?.activationTimeoutMs ?? 10_000 },
-    actions: { timeoutMs: file.actions?.timeoutMs ?? 60_000 },
+    actions: {
+      timeoutMs: file.actions?.timeoutMs ?? 60_000, stopGraceMs: file.actions?.stopGraceMs ?? 10_000,
+      jobTimeoutMs: file.actions?.jobTimeoutMs ?? 6 * 3_600_000, keepJobs: file.actions?.keepJobs ?? 200,
+    },
     agent: { ...file.agent },
     mcp: { sessionIdleMs: file.mcp?.sessionIdleMs ?? 30 * 60_000, maxSessions: file.mcp?.maxSessions ?? 64, servers: file.mcp?.servers ?? {} },
     readOnly: file.readOnly ?? false,

@@ -1,9 +1,9 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type ServerNotification } from '@modelcontextprotocol/sdk/types.js';
 import { isKernelError } from '../errors.js';
 import type { Kernel } from '../kernel.js';
 import { KERNEL_VERSION } from '../paths.js';
-import type { Principal } from '../plugin-api.js';
+import type { Principal, ProgressUpdate } from '../plugin-api.js';
 import { servedOverMcp, toolDefinitions } from './tool-definitions.js';
 
 /**
@@ -19,7 +19,10 @@ export function createMcpServer(kernel: Kernel, principal: Principal): Server {
     const entry = kernel.registry.get(name);
     if (!entry || !servedOverMcp(entry, kernel.config)) return failure('ACTION_NOT_FOUND', `no tool named '${name.slice(0, 100)}'`);
     try {
-      const outcome = await kernel.pipeline.call({ target: name, input: request.params.arguments ?? {}, principal, signal: extra.signal, ownsInput: true });
+      const progressToken = request.params._meta?.progressToken;
+      // A client that sent a progress token hears each progress report (a long action's job, or any action that reports it).
+      const onProgress = progressToken === undefined ? undefined : progressSender(progressToken, extra.sendNotification);
+      const outcome = await kernel.pipeline.call({ target: name, input: request.params.arguments ?? {}, principal, signal: extra.signal, ownsInput: true, ...(onProgress ? { onProgress } : {}) });
       // Only agent calls stop at a confirmation; an MCP caller is an administrator acting directly.
       const value = outcome.status === 'ok' ? outcome.value : null;
       return success(value);
@@ -30,6 +33,18 @@ export function createMcpServer(kernel: Kernel, principal: Principal): Server {
     }
   });
   return server;
+}
+
+type SendNotification = (notification: ServerNotification) => Promise<void>;
+
+/** `notifications/progress` for one call; the protocol wants progress to grow, so a report that does not is left out. */
+function progressSender(progressToken: string | number, send: SendNotification): (update: ProgressUpdate) => void {
+  let last = -1;
+  return (update) => {
+    if (update.done <= last) return;
+    last = update.done;
+    void send({ method: 'notifications/progress', params: { progressToken, progress: update.done, ...(update.total !== undefined ? { total: update.total } : {}), ...(update.message !== undefined ? { message: update.message } : {}) } }).catch(() => undefined);
+  };
 }
 
 function success(value: unknown): CallToolResult {

@@ -1,5 +1,8 @@
 import { inject, injectable } from '../di.js';
-import { ACTION_REGISTRY, AUDIT_LOG, CONFIRMATION_STORE, GRANTS_STORE, KERNEL_CONFIG, KERNEL_CONTAINER, LOGGER } from '../core-tokens.js';
+import { ACTION_REGISTRY, AUDIT_LOG, CONFIRMATION_STORE, GRANTS_STORE, JOB_MANAGER, KERNEL_CONFIG, KERNEL_CONTAINER, LOGGER } from '../core-tokens.js';
+import type { JobManager } from '../jobs/job-manager.js';
+import type { JobRecord } from '../jobs/job-types.js';
+import type { StartedJob } from '../jobs/job-manager.js';
 import type { DependencyContainer } from '../di.js';
 import { NOTEBOOK_SCOPE, type NotebookScope } from '../gate/notebook-scope.js';
 import { KernelError, NotFoundError, isKernelError } from '../errors.js';
@@ -13,7 +16,7 @@ import type { ConfirmationStore } from '../gate/confirmation-store.js';
 import { decide, denyRuleMatches, type SessionMode } from '../gate/decide.js';
 import type { GrantsStore } from '../gate/grants-store.js';
 import type { Logger } from '../log.js';
-import type { Principal } from '../plugin-api.js';
+import type { Principal, ProgressUpdate, StopReason } from '../plugin-api.js';
 import type { ActionRegistry, RegisteredAction } from '../registry/action-registry.js';
 import { formatIssues, runValidator } from '../schema/ajv.js';
 import type { ActionRef, CallDecision, PreparedCall } from './prepared-call.js';
@@ -43,10 +46,24 @@ export interface ActionRequest {
    * so it need not be copied before schema defaults are applied to it.
    */
   ownsInput?: boolean;
+  /** A long action answers its job at once instead of waiting for it (HTTP); others are unaffected. */
+  background?: boolean;
+  /** Progress the action reports (a job's, or any action's that reports it). */
+  onProgress?: (update: ProgressUpdate) => void;
+  /** Told the job a long action runs as, when it starts. */
+  onJob?: (job: JobRecord) => void;
+}
+
+/** What running a prepared call may add: the approval, and who hears its progress and its job. */
+export interface ExecuteOptions {
+  confirmationId?: string;
+  onProgress?: (update: ProgressUpdate) => void;
+  onJob?: (job: JobRecord) => void;
 }
 
 export type CallOutcome =
   | { status: 'ok'; value: unknown; call: PreparedCall }
+  | { status: 'job'; job: JobRecord; done: Promise<unknown>; call: PreparedCall }
   | { status: 'confirmation_required'; confirmation: Confirmation; call: PreparedCall };
 
 /**
@@ -65,6 +82,7 @@ export class ActionPipeline {
     @inject(KERNEL_CONFIG) private readonly config: KernelConfig,
     @inject(LOGGER) private readonly log: Logger,
     @inject(KERNEL_CONTAINER) private readonly container: DependencyContainer,
+    @inject(JOB_MANAGER) private readonly jobs: JobManager,
   ) {}
 
   /** Runs a call to the end, or stops at a confirmation the person must answer (agent calls only). */
@@ -80,7 +98,12 @@ export class ActionPipeline {
     if (call.decision.outcome === 'confirm') {
       return this.requestConfirmation(call).then((confirmation) => ({ status: 'confirmation_required', confirmation, call }));
     }
-    return this.execute(call).then((value) => ({ status: 'ok', value, call }));
+    const options: ExecuteOptions = { ...(request.onProgress ? { onProgress: request.onProgress } : {}), ...(request.onJob ? { onJob: request.onJob } : {}) };
+    if (request.background === true && call.entry.spec.long === true) {
+      const job = this.startJob(call, options);
+      return Promise.resolve({ status: 'job', job: job.record, done: job.done, call });
+    }
+    return this.execute(call, options).then((value) => ({ status: 'ok', value, call }));
   }
 
   /** Everything before the handler; throws a typed error for an unknown action, bad input, or a refusal. */
@@ -121,35 +144,70 @@ export class ActionPipeline {
     });
   }
 
-  /** Runs the handler; a call that needed the person runs only with its approved, unused confirmation. */
-  execute(call: PreparedCall, options: { confirmationId?: string } = {}): Promise<unknown> {
-    if (call.decision.outcome !== 'confirm' && call.entry.effects.length === 0) return this.run(call);
-    return this.executeRecorded(call, options.confirmationId);
+  /**
+   * Runs the handler; a call that needed the person runs only with its approved, unused confirmation.
+   * A long action runs as a job, and this waits for it (its caller's signal cancels the job).
+   */
+  execute(call: PreparedCall, options: ExecuteOptions = {}): Promise<unknown> {
+    if (call.entry.spec.long === true) return this.startJob(call, options).done;
+    if (call.decision.outcome !== 'confirm' && call.entry.effects.length === 0 && !options.onProgress) return this.run(call, {});
+    return this.executeRecorded(call, options, {});
   }
 
-  private async executeRecorded(call: PreparedCall, confirmationId: string | undefined): Promise<unknown> {
-    if (call.decision.outcome === 'confirm') await this.consumeApproval(call, confirmationId);
+  /** Starts a long action as a job, bounded by the job time limit instead of the call limit. */
+  private startJob(call: PreparedCall, options: ExecuteOptions): StartedJob {
+    const { entry } = call;
+    const job = this.jobs.start({ action: entry.wireName, plugin: entry.pluginId, tool: entry.tool, name: entry.action, principal: call.principal }, (control) => {
+      const asJob: PreparedCall = { ...call, cancel: control.signal };
+      return this.executeRecorded(asJob, options, { timeoutMs: this.config.actions.jobTimeoutMs, onProgress: (update) => { control.progress(update); options.onProgress?.(update); }, onStopped: (reason) => control.stopped(reason) });
+    });
+    // The caller going away (a cancelled turn, an MCP cancel) cancels the job it waits for.
+    const cancel = call.cancel;
+    if (cancel && 'addEventListener' in cancel) {
+      const onAbort = (): void => { this.jobs.cancel(job.record.id); };
+      if (cancel.aborted) onAbort();
+      else {
+        cancel.addEventListener('abort', onAbort, { once: true });
+        void job.done.finally(() => cancel.removeEventListener('abort', onAbort)).catch(() => undefined);
+      }
+    }
+    options.onJob?.(job.record);
+    return job;
+  }
+
+  private async executeRecorded(call: PreparedCall, options: ExecuteOptions, limits: RunLimits): Promise<unknown> {
+    if (call.decision.outcome === 'confirm') await this.consumeApproval(call, options.confirmationId);
     const audited = call.entry.effects.length > 0;
+    let stopped: StopReason | undefined;
+    const onProgress = limits.onProgress ?? options.onProgress;
+    const runLimits: RunLimits = {
+      ...limits, ...(onProgress ? { onProgress } : {}),
+      onStopped: (reason) => { stopped = reason; limits.onStopped?.(reason); },
+    };
     let value: unknown;
     try {
-      value = await this.run(call);
+      value = await this.run(call, runLimits);
     } catch (error) {
-      if (audited) await this.record(call, 'error', isKernelError(error) ? error.code : 'INTERNAL');
+      if (audited) await this.record(call, 'error', isKernelError(error) ? error.code : 'INTERNAL', stopped ? { stopped } : {});
       throw error;
     }
-    if (audited) await this.record(call, 'ok');
+    // A call stopped at its limit that answered what it did before stopping had effects: recorded as ok, with why it stopped.
+    if (audited) await this.record(call, 'ok', undefined, stopped ? { stopped } : {});
     return value;
   }
 
   /** The handler in its scope, then the output check; refused egress is recorded before the call ends. */
-  private run(call: PreparedCall): Promise<unknown> {
+  private run(call: PreparedCall, limits: RunLimits): Promise<unknown> {
     const { entry } = call;
     const refusals: Promise<unknown>[] = [];
     const afterRefusals = <T>(settle: () => T): T | Promise<T> => (refusals.length > 0 ? Promise.all(refusals).then(settle) : settle());
     return runHandler(call, {
-      timeoutMs: this.config.actions.timeoutMs,
+      timeoutMs: limits.timeoutMs ?? this.config.actions.timeoutMs,
+      stopGraceMs: this.config.actions.stopGraceMs,
       log: entry.log,
       onRefused: (target) => refusals.push(this.record(call, 'egress_denied', 'EGRESS_DENIED', { target }).catch(() => undefined)),
+      ...(limits.onProgress ? { onProgress: limits.onProgress } : {}),
+      ...(limits.onStopped ? { onStopped: limits.onStopped } : {}),
     }).then(
       (value) => afterRefusals(() => {
         this.checkOutput(entry, value);
@@ -271,6 +329,13 @@ export class ActionPipeline {
       throw error;
     });
   }
+}
+
+/** What a job or a caller changes about one run of a handler. */
+interface RunLimits {
+  timeoutMs?: number;
+  onProgress?: (update: ProgressUpdate) => void;
+  onStopped?: (reason: StopReason) => void;
 }
 
 const REFUSALS: ReadonlySet<string> = new Set(['FORBIDDEN', 'WORKSPACE_READ_ONLY', 'ACTION_DENIED']);

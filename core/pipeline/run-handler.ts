@@ -1,6 +1,6 @@
 import { KernelError, PluginError, isKernelError, type ErrorCode } from '../errors.js';
 import type { Logger } from '../log.js';
-import type { ActionCall } from '../plugin-api.js';
+import type { ActionCall, ProgressUpdate, StopReason } from '../plugin-api.js';
 import { runInActionScope, type RunningAction } from '../egress/action-scope.js';
 import { DeadlineWatch } from './deadline-watch.js';
 import { isCancelled } from './cancel-source.js';
@@ -8,8 +8,13 @@ import type { PreparedCall } from './prepared-call.js';
 
 export interface RunOptions {
   timeoutMs: number;
+  /** How long a stopped handler that watches its stop is waited for, to report what it really did. */
+  stopGraceMs: number;
   log: Logger;
   onRefused(target: string): void;
+  onProgress?: (update: ProgressUpdate) => void;
+  /** Told when the call was stopped (time limit or cancel) and its handler was waited for. */
+  onStopped?: (reason: StopReason) => void;
 }
 
 const deadlines = new DeadlineWatch();
@@ -17,6 +22,12 @@ const deadlines = new DeadlineWatch();
 /**
  * Runs a handler inside its action scope (so undeclared egress is refused), bounded by a time limit and
  * the caller's signal. Whatever the handler throws leaves here wrapped with the plugin's id.
+ *
+ * At the time limit or a cancel, the handler's signal is aborted. A handler that watches it (it read
+ * `signal` or `stopped`) stops at its next safe point and is waited for, up to `stopGraceMs`, so the
+ * answer is what happened ("imported 256 of 1,515, stopped at the time limit"), never "failed" after
+ * a success nor silence while it goes on writing. A handler that never looks cannot be stopped in
+ * this process: the answer says it may still be running.
  */
 export function runHandler(call: PreparedCall, options: RunOptions): Promise<unknown> {
   const { entry } = call;
@@ -25,38 +36,61 @@ export function runHandler(call: PreparedCall, options: RunOptions): Promise<unk
     // AbortSignal per call costs more than the rest of a read action's path.
     let controller: AbortController | undefined;
     let stopReason: KernelError | undefined;
+    let stopKind: StopReason | undefined;
+    let watchesStop = false;
     let settled = false;
+    let grace: NodeJS.Timeout | undefined;
     const settle = (): boolean => {
       if (settled) return false;
       settled = true;
       deadlines.clear(watched);
+      if (grace) clearTimeout(grace);
       return true;
     };
-    const stop = (error: KernelError): void => {
-      if (!settle()) return;
+    const stop = (kind: StopReason, error: KernelError): void => {
+      if (settled || stopKind !== undefined) return;
+      stopKind = kind;
       stopReason = error;
       controller?.abort(error);
-      reject(error);
+      if (!watchesStop) {
+        if (settle()) reject(stillRunning(error));
+        return;
+      }
+      options.onStopped?.(kind);
+      grace = setTimeout(() => { if (settle()) reject(stillRunning(error)); }, options.stopGraceMs);
+      grace.unref();
     };
-    const onCallerAbort = (): void => stop(new KernelError('ACTION_CANCELLED', `${entry.wireName} was cancelled`));
-    if (call.cancel && isCancelled(call.cancel)) return onCallerAbort();
+    const onCallerAbort = (): void => stop('cancelled', new KernelError('ACTION_CANCELLED', `${entry.wireName} was cancelled`));
+    if (call.cancel && isCancelled(call.cancel)) {
+      settled = true;
+      return reject(new KernelError('ACTION_CANCELLED', `${entry.wireName} was cancelled before it started`));
+    }
     const watched = deadlines.watch({
       timeoutMs: options.timeoutMs,
       cancel: call.cancel,
       onCancel: onCallerAbort,
-      onTimeout: () => stop(new KernelError('ACTION_TIMEOUT', `${entry.wireName} did not finish within ${options.timeoutMs} ms`)),
+      onTimeout: () => stop('time_limit', new KernelError('ACTION_TIMEOUT', `${entry.wireName} did not finish within ${options.timeoutMs} ms`, { details: { timeoutMs: options.timeoutMs } })),
     });
+    const onProgress = options.onProgress;
     const actionCall: ActionCall = {
       callId: call.id,
       principal: call.principal,
       deniedNotebooks: call.deniedNotebooks,
       log: options.log,
       get signal(): AbortSignal {
+        watchesStop = true;
         if (!controller) {
           controller = new AbortController();
           if (stopReason) controller.abort(stopReason);
         }
         return controller.signal;
+      },
+      get stopped(): StopReason | undefined {
+        watchesStop = true;
+        return stopKind;
+      },
+      progress(update: ProgressUpdate): void {
+        if (onProgress && !settled) onProgress(update);
       },
     };
     const scope: RunningAction = {
@@ -75,6 +109,11 @@ export function runHandler(call: PreparedCall, options: RunOptions): Promise<unk
       }
     });
   });
+}
+
+/** A stopped call whose handler did not stop: its effects are unknown, and retrying may repeat them. */
+function stillRunning(error: KernelError): KernelError {
+  return new KernelError(error.code, `${error.message}; it did not stop, so it may still be running and what it changed is unknown: check before retrying`, { details: { ...error.details, stillRunning: true } });
 }
 
 /** The codes a plugin's own error may carry to its caller; anything else becomes PLUGIN_ERROR. */

@@ -169,7 +169,7 @@ async function move(rt: BlocksRuntime, call: ActionCall, input: MoveInput) {
     if (target === source) await store.write(source, store.entry(fromDoc));
     else await store.writeTogether([{ root: target, entry: store.entry(toDoc) }, { root: source, entry: store.entry(fromDoc) }]);
     return { id: input.id, documentId: toDoc, parentId: parent.id };
-  });
+  }, call);
 }
 
 export function describe(rt: BlocksRuntime, docId: string, block: Block, parentId: string | null) {

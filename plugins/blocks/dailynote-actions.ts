@@ -52,7 +52,7 @@ export function dailynoteActions(rt: BlocksRuntime): Record<string, ActionHandle
         else children.push(...blocks);
         return { id: existing, date, created: false, ids: blocks.map((block) => block.id) };
       });
-    });
+    }, call);
   };
   return {
     get: (input, call) => {

@@ -49,7 +49,7 @@ function renameDocument(rt: BlocksRuntime, call: ActionCall, input: { id: string
     // Every document below now has another hpath.
     store.replaceSubtree(store.catalog.subtree(id).slice(1).map((entry) => entry.id));
     return { id, title, updated: root.attrs.updated };
-  });
+  }, call);
 }
 
 interface NewDocument {
@@ -70,7 +70,7 @@ export function createDocument(rt: BlocksRuntime, call: Pick<ActionCall, 'princi
     assertDocumentVisible(store, call, doc.parentId);
     if (store.entry(doc.parentId).notebook !== doc.notebook) throw invalid(`The parent document '${doc.parentId}' is in another notebook`, { field: 'parentId' });
   }
-  return store.queue.run(() => createDocumentNow(rt, call, doc));
+  return store.queue.run(() => createDocumentNow(rt, call, doc), 'stopped' in call ? call as Pick<ActionCall, 'stopped'> : undefined);
 }
 
 /** Creates the document; for a caller already inside the write queue (store.write checks the place again). */

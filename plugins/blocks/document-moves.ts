@@ -65,7 +65,7 @@ export function moveDocument(rt: BlocksRuntime, call: ActionCall, input: MoveInp
     await store.write(root, store.entry(input.id), { recorded: true });
     store.replaceSubtree(subtree.slice(1).map((entry) => entry.id));
     return { id: input.id, notebook: input.notebook, parentId: input.parentId ?? null, hpath: store.catalog.hpath(input.id), moved: subtree.map((entry) => entry.id) };
-  });
+  }, call);
 }
 
 /** Removes a document, its child documents and their index rows. */
@@ -90,5 +90,5 @@ export function removeDocument(rt: BlocksRuntime, call: ActionCall, input: { id:
       store.forget(entry.id);
     }
     return { removed: subtree.map((entry) => entry.id).reverse() };
-  });
+  }, call);
 }

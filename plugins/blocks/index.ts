@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { NOTEBOOK_SCOPE, WORKSPACE, definePlugin, isValidId, type ActionHandler, type PluginHandlers } from '../../core/index.js';
+import { NOTEBOOK_SCOPE, WORKSPACE, definePlugin, isValidId, throwIfStopped, type ActionHandler, type PluginHandlers } from '../../core/index.js';
 import { canSee } from './access.js';
 import { attrActions, outlineActions, refActions, tagActions } from './link-actions.js';
 import { blockActions } from './block-actions.js';
@@ -80,7 +80,11 @@ export default definePlugin<Partial<BlocksConfig>>({
       import: importActions(rt),
       export: exportActions(rt),
       index: {
-        rebuild: () => readiness.sync(true),
+        // Stopped (time limit, cancel) before its commit, a rebuild is rolled back whole: nothing changed.
+        rebuild: (_input, call) => readiness.sync(true, {
+          stopCheck: () => throwIfStopped(call, 'The rebuild (rolled back; the index is as it was)'),
+          onProgress: (done, total) => { if (done % 256 === 0 || done === total) call.progress({ done, total, message: 'documents indexed' }); },
+        }),
         // A reader learns only of broken files in notebooks they may read.
         problems: (_input, call) => ({
           problems: [...store.problems]

@@ -1,6 +1,6 @@
 import { mkdir, realpath, stat } from 'node:fs/promises';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
-import { ConflictError, writeFileAtomic, type ActionCall } from '../../core/index.js';
+import { ConflictError, stoppedNote, throwIfStopped, writeFileAtomic, type ActionCall } from '../../core/index.js';
 import type { BlocksRuntime } from './runtime.js';
 import { assertDocumentVisible, assertNotebookVisible, invalid } from './access.js';
 import type { DocEntry } from './doc-catalog.js';
@@ -38,11 +38,21 @@ export async function exportMarkdown(rt: BlocksRuntime, call: ActionCall, input:
       if (await stat(file).then(() => true, () => false)) throw new ConflictError('CONFLICT', `${file} already exists; pass overwrite: true to replace it`, { details: { file } });
     }
   }
+  throwIfStopped(call, `The export of ${input.id}`);
+  let written = 0;
   for (const { file, doc } of planned) {
+    // The safe point: before each file; the files written so far are whole.
+    const stopped = call.stopped;
+    if (stopped !== undefined) {
+      return { id: input.id, folder: target, files: written, planned: planned.length, written: planned.slice(0, Math.min(written, 1000)).map((item) => item.file), stopped,
+        message: `wrote ${written} of ${planned.length} files, ${stoppedNote(stopped)}` };
+    }
     await mkdir(dirname(file), { recursive: true });
     // A folder already there may be a link into the workspace: checked where it really leads.
     await outsideWorkspace(await realpath(dirname(file)), rt.workspaceRoot, 'folder');
     await writeFileAtomic(file, blocksToMarkdown((await store.read(doc)).children ?? []));
+    written++;
+    if (written % 16 === 0 || written === planned.length) call.progress({ done: written, total: planned.length, message: 'files written' });
   }
   return { id: input.id, folder: target, files: planned.length, written: planned.slice(0, 1000).map((item) => item.file) };
 }

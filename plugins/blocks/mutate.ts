@@ -14,7 +14,7 @@ export interface Change {
  * document block's `updated` moves on with every change, and nothing is written if the change throws.
  */
 export function mutateDocument<T>(store: BlockStore, docId: string, call: Pick<ActionCall, 'principal' | 'callId'>, change: (c: Change) => T | Promise<T>): Promise<T> {
-  return store.queue.run(() => changeDocument(store, docId, call, change));
+  return store.queue.run(() => changeDocument(store, docId, call, change), 'stopped' in call ? call as Pick<ActionCall, 'stopped'> : undefined);
 }
 
 /** The same, for a caller already inside the write queue. */

@@ -16,7 +16,7 @@ export function notebookActions(rt: BlocksRuntime): Record<string, ActionHandler
     const conf = { ...assertNotebookVisible(store, call, id), ...patch };
     await store.writeNotebookConf(id, conf);
     return { id, ...conf };
-  });
+  }, call);
   return {
     list: (_input, call) => ({
       notebooks: [...store.catalog.notebooks]
@@ -62,5 +62,5 @@ function removeNotebook(rt: BlocksRuntime, call: ActionCall, id: string) {
     }
     store.catalog.notebooks.delete(id);
     return { removed: id, documents: docs.length };
-  });
+  }, call);
 }

@@ -1,5 +1,6 @@
 import type { BlockStore } from './block-store.js';
-import { syncWithFiles, type SyncReport } from './workspace-sync.js';
+import { isKernelError } from '../../core/index.js';
+import { syncWithFiles, type SyncOptions, type SyncReport } from './workspace-sync.js';
 
 /**
  * Tracks the syncs of the index with data/. Actions wait for the start-up sync; one that failed is
@@ -31,10 +32,11 @@ export class Readiness {
   }
 
   /** A sync in the write queue: after every write queued before it, before every one queued after. */
-  sync(full: boolean): Promise<SyncReport> {
+  sync(full: boolean, options: Omit<SyncOptions, 'full'> = {}): Promise<SyncReport> {
     this.running++;
-    return this.store.queue.run(() => syncWithFiles(this.store, { full }))
-      .then((report) => { this.healthy = true; return report; }, (error: unknown) => { this.healthy = false; throw error; })
+    return this.store.queue.run(() => syncWithFiles(this.store, { ...options, full }))
+      // A sync stopped on request was rolled back whole: the index is as healthy as it was before.
+      .then((report) => { this.healthy = true; return report; }, (error: unknown) => { if (!isStop(error)) this.healthy = false; throw error; })
       .finally(() => { this.running--; });
   }
 
@@ -53,3 +55,5 @@ export class Readiness {
     return this.current.then(() => undefined, () => undefined);
   }
 }
+
+const isStop = (error: unknown): boolean => isKernelError(error) && (error.code === 'ACTION_TIMEOUT' || error.code === 'ACTION_CANCELLED');

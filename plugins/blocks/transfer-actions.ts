@@ -1,6 +1,6 @@
 import { lstat, readdir } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
-import { ConflictError, newId, type ActionCall, type ActionHandler } from '../../core/index.js';
+import { ConflictError, newId, stoppedNote, throwIfStopped, type ActionCall, type ActionHandler, type StopReason } from '../../core/index.js';
 import type { Block, DraftBlock } from './block-model.js';
 import type { DocEntry } from './doc-catalog.js';
 import { stampNew, updatedBy } from './provenance.js';
@@ -47,7 +47,9 @@ export function exportActions(rt: BlocksRuntime): Record<string, ActionHandler> 
 /**
  * Imports a `.md` file, or a folder of them: each file becomes a document titled by its name; a folder
  * becomes a document (its `<name>.md` beside it, if any, gives its content) holding what is inside.
- * Symbolic links are not followed. Progress is logged as the import goes.
+ * Symbolic links are not followed. Progress is reported as the import goes. A stop (time limit,
+ * cancel) is honoured between chunks of documents: what was written stays, parents before children,
+ * and the answer says how far it came.
  */
 export async function importMarkdown(rt: BlocksRuntime, call: ActionCall, input: ImportInput) {
   const { store } = rt;
@@ -79,16 +81,25 @@ export async function importMarkdown(rt: BlocksRuntime, call: ActionCall, input:
     const chunks: Planned[][] = [];
     for (let i = 0; i < plan.length; i += CHUNK) chunks.push(plan.slice(i, i + CHUNK));
     const parse = (chunk: Planned[]) => rt.files.parseFiles(chunk.flatMap((doc) => doc.path ?? []), rt.config.maxMarkdownChars);
+    throwIfStopped(call, `The import of ${source}`);
+    call.progress({ done: 0, total: state.total, message: 'documents imported' });
     // The next chunk is parsed (on the worker) while this one is written.
     let next = chunks.length > 0 ? parse(chunks[0]!) : undefined;
+    let stopped: StopReason | undefined;
     for (let i = 0; i < chunks.length; i++) {
       const parsed = await next!;
+      next = undefined;
+      // The safe point: between chunks, before anything of the next one is written.
+      stopped = call.stopped;
+      if (stopped !== undefined) break;
       next = i + 1 < chunks.length ? parse(chunks[i + 1]!) : undefined;
       next?.catch(() => undefined);
       await importChunk(state, chunks[i]!, parsed);
     }
     const seconds = (Date.now() - started) / 1000;
-    return { notebook: input.notebook, documents: state.documents, blocks: state.blocks, skipped: state.skipped, seconds };
+    const done = { notebook: input.notebook, documents: state.documents, blocks: state.blocks, skipped: state.skipped, seconds };
+    if (stopped === undefined) return done;
+    return { ...done, stopped, planned: state.total, message: `imported ${state.documents} of ${state.total} documents, ${stoppedNote(stopped)}; the rest was not written` };
   } finally {
     rt.busyNotebooks.delete(input.notebook);
   }
@@ -146,6 +157,7 @@ async function importChunk(state: ImportState, chunk: Planned[], parsed: ParsedF
   state.documents += docs.length;
   state.blocks += docs.reduce((sum, doc) => sum + countBlocks(doc.root), 0);
   state.call.log.info('import progress', { done: state.documents, total: state.total, blocks: state.blocks });
+  state.call.progress({ done: state.documents, total: state.total, message: 'documents imported' });
 }
 
 /** Refuses folders too large to be meant (a mistaken `/`), before anything is written. */

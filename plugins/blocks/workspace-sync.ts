@@ -29,6 +29,8 @@ export interface SyncOptions {
   /** Reindex every document, not only those whose size or mtime changed (a rebuild). */
   full?: boolean;
   onProgress?(done: number, total: number): void;
+  /** Checked before each document: a stop rolls the whole sync back, so the index stays as it was. */
+  stopCheck?(): void;
 }
 
 /**
@@ -128,6 +130,7 @@ async function indexChanged(state: SyncState, changed: FoundDoc[]): Promise<{ bl
   let blocks = 0;
   let failed = 0;
   for (const [i, doc] of changed.entries()) {
+    options.stopCheck?.();
     const text = await readFile(doc.file, 'utf8').catch(() => undefined);
     if (text === undefined) continue;
     const parsed = parseDocumentText(text, doc.id);

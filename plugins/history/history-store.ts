@@ -70,9 +70,18 @@ export class HistoryStore {
     return (await readdir(this.folder).catch(() => [] as string[])).filter((name) => isValidId(name)).sort();
   }
 
-  async clear(documentId?: string): Promise<{ documents: number }> {
+  /**
+   * Removes the versions of one document or of all; `stopped` is asked before each document, and a
+   * stop ends the clearing there (the documents done so far stay cleared, the rest keep their history).
+   */
+  async clear(documentId?: string, watch: { stopped?(): string | undefined; progress?(done: number, total: number): void } = {}): Promise<{ documents: number; of?: number; stopped?: string }> {
     const ids = documentId !== undefined ? [documentId] : await this.documents();
-    for (const id of ids) await rm(this.documentFolder(id), { recursive: true, force: true });
+    for (const [i, id] of ids.entries()) {
+      const stopped = watch.stopped?.();
+      if (stopped !== undefined) return { documents: i, of: ids.length, stopped };
+      await rm(this.documentFolder(id), { recursive: true, force: true });
+      if ((i + 1) % 64 === 0) watch.progress?.(i + 1, ids.length);
+    }
     return { documents: ids.length };
   }
 

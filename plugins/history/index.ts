@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { KernelError, NotFoundError, WORKSPACE, definePlugin, isValidId, writeFileAtomic, type ActionCall } from '../../core/index.js';
+import { KernelError, NotFoundError, WORKSPACE, definePlugin, isValidId, stoppedNote, writeFileAtomic, type ActionCall, type StopReason } from '../../core/index.js';
 import { BLOCKS_INDEX } from '../blocks/tokens.js';
 import { HistoryStore, titleOf, type Retention, type Version } from './history-store.js';
 
@@ -83,7 +83,9 @@ export default definePlugin<Partial<Retention>>({
           if (id !== undefined && (await history.list(id)).some((version) => !visible(call, version))) {
             throw new NotFoundError('NOT_FOUND', `No history for document '${id}'`, { details: { id } });
           }
-          return history.clear(id);
+          const cleared = await history.clear(id, { stopped: () => call.stopped, progress: (done, total) => call.progress({ done, total, message: 'documents cleared' }) });
+          if (cleared.stopped === undefined) return cleared;
+          return { ...cleared, message: `cleared the history of ${cleared.documents} of ${cleared.of ?? '?'} documents, ${stoppedNote(cleared.stopped as StopReason)}` };
         },
       },
     };

@@ -1,9 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { KernelError, WORKSPACE, definePlugin, type ActionCall, type ActionHandler, type Principal } from '../../core/index.js';
+import { KernelError, WORKSPACE, definePlugin, throwIfStopped, type ActionCall, type ActionHandler, type Principal } from '../../core/index.js';
 import { BLOCKS_INDEX } from '../blocks/tokens.js';
 import { blockDiff } from './block-diff.js';
-import { SnapshotRepo, type FileEntry } from './snapshot-repo.js';
+import { SnapshotRepo, type FileEntry, type WorkHooks } from './snapshot-repo.js';
 import { rollbackTurn } from './turn-rollback.js';
 
 /** Where a snapshot came from: the person who asked, or the agent's session and turn. */
@@ -12,6 +12,14 @@ function originOf(principal: Principal): string {
 }
 
 const AGENT_SNAPSHOTS = 'agent.snapshots';
+
+/** A call's stop and progress, as the repository's hooks. */
+function hooksOf(call: ActionCall, what: string): WorkHooks {
+  return {
+    stopCheck: () => throwIfStopped(call, what),
+    onProgress: (done, total, message) => call.progress({ done, total, message }),
+  };
+}
 
 /**
  * The repository spans every notebook, published or not, so it is for administrators (and the agent,
@@ -29,7 +37,7 @@ export default definePlugin({
     const workspace = ctx.get(WORKSPACE);
     const blocks = ctx.get(BLOCKS_INDEX);
     const repo = new SnapshotRepo(join(workspace.root, 'repo'), workspace.dataDir);
-    const create = (memo: string, origin: string) => blocks.withWritesPaused(() => repo.create(memo, origin));
+    const create = (memo: string, origin: string, hooks: WorkHooks = {}) => blocks.withWritesPaused(() => repo.create(memo, origin, hooks));
     // The turn loop asks for one snapshot before the agent's first write in a turn.
     ctx.provide(AGENT_SNAPSHOTS, {
       snapshot: async (request: { sessionId: string; turnId: string; memo: string }) => ({ id: (await create(request.memo, `agent:${request.sessionId}/${request.turnId}`)).id }),
@@ -52,7 +60,7 @@ export default definePlugin({
     const seen = (call: ActionCall) => (path: string) => blocks.visibleTo(call, path.split('/')[0]!);
     return {
       snapshot: notForReaders({
-        create: async (input, call: ActionCall) => summary(await create(String((input as { memo?: string }).memo ?? ''), originOf(call.principal))),
+        create: async (input, call: ActionCall) => summary(await create(String((input as { memo?: string }).memo ?? ''), originOf(call.principal), hooksOf(call, 'The snapshot (none was made)'))),
         list: async () => ({ snapshots: (await repo.list()).map(summary).reverse() }),
         get: async (input, call: ActionCall) => {
           const snapshot = await repo.get((input as { id: string }).id);
@@ -74,7 +82,7 @@ export default definePlugin({
           const { id } = input as { id: string };
           const by = originOf(call.principal);
           return blocks.withWritesPaused(async (ops) => {
-            const restored = await repo.rollback(id, (path, op) => blocks.beforeFileChange(path, op, by));
+            const restored = await repo.rollback(id, (path, op) => blocks.beforeFileChange(path, op, by), hooksOf(call, 'The rollback (nothing was changed)'));
             await ops.syncIndex();
             return { id, ...restored };
           });

@@ -20,6 +20,12 @@ export interface Snapshot {
 
 export interface FileDiff { added: string[]; removed: string[]; changed: string[] }
 
+/** How long work is watched: a stop check at each safe point (it throws to stop), and progress. */
+export interface WorkHooks {
+  stopCheck?(): void;
+  onProgress?(done: number, total: number, message: string): void;
+}
+
 /** Changed files read (and stored) at once: enough to keep the disk busy, few enough for memory. */
 const SCAN_BATCH = 16;
 
@@ -69,7 +75,7 @@ export class SnapshotRepo {
    * vouch for a file. Stats are synchronous (a few microseconds each; writes are paused meanwhile) and
    * changed files are read and stored a batch at a time.
    */
-  async scan(known: Record<string, FileEntry> = {}, store = false): Promise<Record<string, FileEntry>> {
+  async scan(known: Record<string, FileEntry> = {}, store = false, hooks: WorkHooks = {}): Promise<Record<string, FileEntry>> {
     const out: Record<string, FileEntry> = {};
     const changed: { path: string; size: number; mtimeMs: number }[] = [];
     const entries = await readdir(this.dataDir, { recursive: true, withFileTypes: true }).catch(() => []);
@@ -83,6 +89,8 @@ export class SnapshotRepo {
       else changed.push({ path, size: info.size, mtimeMs: info.mtimeMs });
     }
     for (let i = 0; i < changed.length; i += SCAN_BATCH) {
+      hooks.stopCheck?.();
+      hooks.onProgress?.(i, changed.length, 'changed files read');
       await Promise.all(changed.slice(i, i + SCAN_BATCH).map(async (file) => {
         const content = await readFile(join(this.dataDir, file.path));
         out[file.path] = { hash: store ? await this.objects.put(content) : sha256(content), size: file.size, mtimeMs: file.mtimeMs };
@@ -92,9 +100,11 @@ export class SnapshotRepo {
   }
 
   /** A new snapshot: only files whose size or mtime changed since the last one are read and hashed. */
-  async create(memo: string, origin: string): Promise<Snapshot> {
+  async create(memo: string, origin: string, hooks: WorkHooks = {}): Promise<Snapshot> {
     const parent = await this.latest();
-    const files = await this.scan(parent?.files, true);
+    // A stop before the record is written leaves no snapshot (objects stored meanwhile are only unreferenced).
+    const files = await this.scan(parent?.files, true, hooks);
+    hooks.stopCheck?.();
     const snapshot: Snapshot = { id: newId(), memo, created: new Date().toISOString(), origin, parent: parent?.id ?? null, tags: [], files };
     await writeJsonAtomic(this.recordPath(snapshot.id), snapshot);
     return snapshot;
@@ -110,19 +120,29 @@ export class SnapshotRepo {
   /**
    * Restores data/ to a snapshot exactly: files created since are removed, changed or missing ones
    * rewritten. Every object needed is read and checked first, so a damaged repository changes nothing.
+   * A stop is honoured only until the first file is changed: a rollback half applied would be a mix.
    */
-  async rollback(id: string, before: (path: string, op: 'rollback' | 'remove') => Promise<void> = async () => undefined): Promise<FileDiff> {
+  async rollback(id: string, before: (path: string, op: 'rollback' | 'remove') => Promise<void> = async () => undefined, hooks: WorkHooks = {}): Promise<FileDiff> {
     const target = await this.get(id);
-    const now = await this.scan((await this.latest())?.files);
+    const now = await this.scan((await this.latest())?.files, false, { ...(hooks.stopCheck ? { stopCheck: hooks.stopCheck } : {}) });
     // From now to the snapshot: what it has that is gone or different comes back; what it lacks goes.
     const change = this.diff(now, target.files);
     const restore = [...change.added, ...change.changed];
     const contents = new Map<string, Buffer>();
-    for (const path of restore) contents.set(path, await this.objects.get(target.files[path]!.hash));
+    for (const path of restore) {
+      hooks.stopCheck?.();
+      contents.set(path, await this.objects.get(target.files[path]!.hash));
+    }
+    hooks.stopCheck?.();
+    const total = restore.length + change.removed.length;
     for (const path of change.changed) await before(path, 'rollback');
     for (const path of change.removed) await before(path, 'remove');
-    for (const path of restore) await writeFileAtomic(join(this.dataDir, ...path.split('/')), contents.get(path)!);
+    for (const [i, path] of restore.entries()) {
+      await writeFileAtomic(join(this.dataDir, ...path.split('/')), contents.get(path)!);
+      if ((i + 1) % 16 === 0) hooks.onProgress?.(i + 1, total, 'files restored');
+    }
     for (const path of change.removed) await rm(join(this.dataDir, ...path.split('/')), { force: true });
+    hooks.onProgress?.(total, total, 'files restored');
     await this.removeEmptyFolders(change.removed.map((path) => dirname(path)));
     return change;
   }

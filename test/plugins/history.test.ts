@@ -101,8 +101,9 @@ describe('history and snapshots over HTTP', () => {
     const { doc } = await notes(act);
     await act('block_append', { parentId: doc, markdown: 'second line' });
     const app = createHttpApp(kernel);
+    // Snapshot create and rollback are long actions (jobs): asked to wait, they answer like any call.
     const call = async (action: string, body: unknown, secret = 'qk_admin') => {
-      const response = await app.request(`/api/actions/${action}`, { method: 'POST', headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const response = await app.request(`/api/actions/${action}`, { method: 'POST', headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json', prefer: 'wait=30' }, body: JSON.stringify(body) });
       return { status: response.status, body: (await response.json()) as { result?: Record<string, unknown[]>; error?: { code: string } } };
     };
     const listed = await call('history/history/list', { id: doc });

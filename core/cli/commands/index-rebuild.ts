@@ -19,7 +19,7 @@ Options:
     const root = String(parsed.values.workspace ?? './workspace');
     try {
       const started = Date.now();
-      const report = await withKernel(root, io, (kernel) => callAction(kernel, 'index_rebuild', {}));
+      const report = await withKernel(root, io, (kernel) => callAction(kernel, 'index_rebuild', {}, io));
       const problems = report.problems as { path: string; reason: string }[];
       io.out(`indexed ${String(report.documents)} document(s), ${String(report.blocks)} block(s) in ${((Date.now() - started) / 1000).toFixed(1)} s`);
       for (const problem of problems) io.err(`skipped ${problem.path}: ${problem.reason}`);

@@ -34,12 +34,13 @@ Options:
     try {
       const result = await withKernel(String(parsed.values.workspace ?? './workspace'), io, async (kernel) => {
         input.notebook = isValidId(notebook) ? notebook : await notebookByName(kernel, notebook);
-        return callAction(kernel, 'import_markdown', input);
+        return callAction(kernel, 'import_markdown', input, io);
       });
       io.out(`imported ${String(result.documents)} document(s), ${String(result.blocks)} block(s) in ${Number(result.seconds).toFixed(1)} s`);
       const skipped = result.skipped as { path: string; reason: string }[];
       for (const item of skipped) io.err(`skipped ${item.path}: ${item.reason}`);
-      return skipped.length > 0 ? EXIT_PROBLEMS : EXIT_OK;
+      if (result.stopped !== undefined) io.err(`quire import: ${String(result.message)}`);
+      return skipped.length > 0 || result.stopped !== undefined ? EXIT_PROBLEMS : EXIT_OK;
     } catch (error) {
       io.err(`quire import: ${describeError(error)}`);
       return EXIT_PROBLEMS;
@@ -69,9 +70,10 @@ Options:
     }
     try {
       const result = await withKernel(String(parsed.values.workspace ?? './workspace'), io,
-        (kernel) => callAction(kernel, 'export_markdown', { id, folder: resolve(folder), overwrite: parsed.values.overwrite === true }));
+        (kernel) => callAction(kernel, 'export_markdown', { id, folder: resolve(folder), overwrite: parsed.values.overwrite === true }, io));
       io.out(`wrote ${String(result.files)} file(s) to ${String(result.folder)}`);
-      return EXIT_OK;
+      if (result.stopped !== undefined) io.err(`quire export: ${String(result.message)}`);
+      return result.stopped !== undefined ? EXIT_PROBLEMS : EXIT_OK;
     } catch (error) {
       io.err(`quire export: ${describeError(error)}`);
       return EXIT_PROBLEMS;

@@ -19,7 +19,7 @@ function snapshotCommand(verb: 'create' | 'list' | 'diff' | 'rollback' | 'verify
         return EXIT_USAGE;
       }
       try {
-        const result = await withKernel(String(parsed.values.workspace ?? './workspace'), io, (kernel) => callAction(kernel, `snapshot_${verb}`, body));
+        const result = await withKernel(String(parsed.values.workspace ?? './workspace'), io, (kernel) => callAction(kernel, `snapshot_${verb}`, body, io));
         return print(result, io);
       } catch (error) {
         io.err(`quire snapshot ${verb}: ${describeError(error)}`);

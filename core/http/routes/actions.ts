@@ -1,5 +1,6 @@
 import { Hono } from 'hono';
 import type { ActionPipeline } from '../../pipeline/action-pipeline.js';
+import type { JobManager } from '../../jobs/job-manager.js';
 import type { HttpEnv } from '../http-env.js';
 import { readJsonBody } from '../read-body.js';
 
@@ -8,9 +9,10 @@ import { readJsonBody } from '../read-body.js';
  * person, so there is no confirmation; input is validated, the role checked and effects audited.
  * A call runs to its end or its time limit even if the client goes away: stopping a write halfway
  * because a connection dropped would help no one, and watching every connection cost a third of the
- * throughput of a small call.
+ * throughput of a small call. A long action (an import, a rebuild) answers 202 with its job at once;
+ * `GET /api/jobs/{id}` and its event stream follow it, `POST /api/jobs/{id}/cancel` stops it.
  */
-export function actionRoutes(pipeline: () => ActionPipeline): Hono<HttpEnv> {
+export function actionRoutes(pipeline: () => ActionPipeline, jobs: () => JobManager): Hono<HttpEnv> {
   const app = new Hono<HttpEnv>();
   app.post('/:plugin/:tool/:action', async (c) => {
     const input = await readJsonBody(c);
@@ -19,9 +21,32 @@ export function actionRoutes(pipeline: () => ActionPipeline): Hono<HttpEnv> {
       input,
       principal: c.get('principal'),
       ownsInput: true,
+      background: true,
     });
+    if (outcome.status === 'job') {
+      // `Prefer: wait=<seconds>` (RFC 7240): a job that ends within that answers like any call.
+      const waitMs = preferredWaitMs(c.req.header('prefer'));
+      if (waitMs > 0 && await settlesWithin(outcome.done, waitMs)) return c.json({ result: await outcome.done, job: jobs().get(outcome.job.id) });
+      c.header('Location', `/api/jobs/${outcome.job.id}`);
+      return c.json({ job: jobs().get(outcome.job.id) }, 202);
+    }
     // Only agent calls can stop at a confirmation; a person's call always runs or fails.
     return c.json({ result: outcome.status === 'ok' ? outcome.value : null });
   });
   return app;
+}
+
+/** The longest a client may ask a call to wait for its job (RFC 7240 `wait`, in seconds). */
+const MAX_WAIT_MS = 600_000;
+
+function preferredWaitMs(header: string | undefined): number {
+  const match = /(?:^|[,;\s])wait\s*=\s*(\d+)/i.exec(header ?? '');
+  return match ? Math.min(Number(match[1]) * 1000, MAX_WAIT_MS) : 0;
+}
+
+/** Whether `work` settles (either way) within `ms`. */
+function settlesWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<boolean>((resolve) => { timer = setTimeout(() => resolve(false), ms); });
+  return Promise.race([work.then(() => true, () => true), timeout]).finally(() => clearTimeout(timer));
 }

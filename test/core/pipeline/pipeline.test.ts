@@ -17,6 +17,7 @@ function userNotes(effectsOfPut: string[]): UserPlugin {
         read: { description: 'read', input: { type: 'object' }, effects: [] },
         save: { description: 'save', input: { type: 'object', required: ['text'], properties: { text: { type: 'string' } } }, effects: effectsOfPut },
         slow: { description: 'slow', input: { type: 'object' }, effects: [] },
+        stuck: { description: 'never ends, never looks at its signal', input: { type: 'object' }, effects: [] },
         boom: { description: 'throws', input: { type: 'object' }, effects: ['localWrite'] },
         secret: { description: 'agent only', input: { type: 'object' }, effects: [], agentOnly: true },
         shaped: { description: 'output schema', input: { type: 'object' }, effects: [], output: { type: 'object', required: ['n'], properties: { n: { type: 'number' } } } },
@@ -30,6 +31,7 @@ function userNotes(effectsOfPut: string[]): UserPlugin {
       read: () => ({ saved }),
       save: (input) => { saved.push(input.text); return { count: saved.length }; },
       slow: (_input, call) => new Promise((resolve) => call.signal.addEventListener('abort', () => resolve({ stopped: true }))),
+      stuck: () => new Promise(() => undefined),
       boom: () => { throw new Error('disk on fire'); },
       secret: () => ({ secret: 42 }),
       shaped: () => ({ n: 'not a number' }),
@@ -145,13 +147,24 @@ describe('action pipeline', () => {
     expect((await auditLines(kernel.audit.logFile)).at(-1)).toMatchObject({ action: 'boom', outcome: 'error', errorCode: 'PLUGIN_ERROR' });
   });
 
-  it('stops waiting for a handler at the time limit and aborts its signal', async () => {
+  it('aborts a handler\'s signal at the time limit or a cancel, and reports what a handler that stops answers', async () => {
     const kernel = await harness.boot({ userPlugins: { 'user-notes': userNotes([]) }, config: { plugins: { 'user-notes': { trusted: true } }, actions: { timeoutMs: 50 } } });
-    expect((await caught(kernel.pipeline.call({ target: 'memo_slow', input: {}, principal: admin }))).code).toBe('ACTION_TIMEOUT');
+    // The handler watches its signal and answers when it stops: that answer is what happened, not "failed".
+    expect(await kernel.pipeline.call({ target: 'memo_slow', input: {}, principal: admin })).toMatchObject({ status: 'ok', value: { stopped: true } });
     const controller = new AbortController();
     const pending = kernel.pipeline.call({ target: 'memo_slow', input: {}, principal: admin, signal: controller.signal });
     controller.abort();
-    expect((await caught(pending)).code).toBe('ACTION_CANCELLED');
+    expect(await pending).toMatchObject({ status: 'ok', value: { stopped: true } });
+    const cancelledFirst = new AbortController();
+    cancelledFirst.abort();
+    expect((await caught(kernel.pipeline.call({ target: 'memo_slow', input: {}, principal: admin, signal: cancelledFirst.signal }))).code).toBe('ACTION_CANCELLED');
+  });
+
+  it('says a handler that does not watch its signal may still be running when it passes its time limit', async () => {
+    const kernel = await harness.boot({ userPlugins: { 'user-notes': userNotes([]) }, config: { plugins: { 'user-notes': { trusted: true } }, actions: { timeoutMs: 50 } } });
+    const error = await caught(kernel.pipeline.call({ target: 'memo_stuck', input: {}, principal: admin }));
+    expect(error.code).toBe('ACTION_TIMEOUT');
+    expect(error.details).toMatchObject({ stillRunning: true });
   });
 
   it('hides agent-only actions from every caller but the agent', async () => {

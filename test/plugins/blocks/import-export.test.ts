@@ -71,7 +71,7 @@ describe('import and export of Markdown', () => {
     const io = bufferIO();
     expect(await runCli(['import', folder, '--notebook', 'cli', '--workspace', workspace], io)).toBe(0);
     expect(io.outText()).toMatch(/^imported 250 document\(s\), 750 block\(s\)/);
-    expect(io.errText()).toMatch(/done 64, total 250, blocks 192\n[\s\S]*done 250, total 250, blocks 750/);
+    expect(io.errText()).toMatch(/\] 26% 64\/250 documents imported\n[\s\S]*\] 100% 250\/250 documents imported/);
     const before = dumpIndex(workspace);
     const rebuild = bufferIO();
     expect(await runCli(['index', 'rebuild', '--workspace', workspace], rebuild)).toBe(0);

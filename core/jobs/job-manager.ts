@@ -1,0 +1,194 @@
+import { KernelError, NotFoundError, isKernelError } from '../errors.js';
+import { isValidId, newId } from '../ids.js';
+import type { Logger } from '../log.js';
+import type { Principal, ProgressUpdate, StopReason } from '../plugin-api.js';
+import { JobStore } from './job-store.js';
+import { isFinished, type JobEvent, type JobRecord, type JobState } from './job-types.js';
+
+/** What a job is started for: the action and who asked. */
+export interface JobSubject {
+  action: string;
+  plugin: string;
+  tool: string;
+  name: string;
+  principal: Principal;
+}
+
+/** The handle the work of a job gets: its signal, and where to report progress and a stop. */
+export interface JobControl {
+  readonly id: string;
+  readonly signal: AbortSignal;
+  progress(update: ProgressUpdate): void;
+  stopped(reason: StopReason): void;
+}
+
+export interface StartedJob {
+  readonly record: JobRecord;
+  /** The action's answer, or its error. */
+  readonly done: Promise<unknown>;
+}
+
+interface Live {
+  record: JobRecord;
+  controller: AbortController;
+  listeners: Set<(event: JobEvent) => void>;
+  lastWrite: number;
+  done: Promise<unknown>;
+}
+
+/** Progress is written to disk at most this often; the end always is. */
+const PROGRESS_WRITE_MS = 1_000;
+
+/**
+ * Long work as jobs (DESIGN.md §1): each has a durable record with its progress, can be cancelled,
+ * and is watched by whoever wants (an SSE stream, an MCP client, a turn, the CLI). Records outlive
+ * the kernel; at the next start a job that was running is marked `interrupted`.
+ */
+export class JobManager {
+  private readonly live = new Map<string, Live>();
+  private readonly finished = new Map<string, JobRecord>();
+  private readonly store: JobStore;
+
+  constructor(dir: string, private readonly keep: number, private readonly log: Logger) {
+    this.store = new JobStore(dir, log);
+  }
+
+  /** Reads the records; those left `running` by a kernel that stopped become `interrupted`. */
+  async load(): Promise<void> {
+    const records = await this.store.readAll();
+    for (const record of records) {
+      if (record.state === 'running') {
+        const now = new Date().toISOString();
+        Object.assign(record, { state: 'interrupted' satisfies JobState, updated: now, ended: now, error: { code: 'JOB_INTERRUPTED', message: `the kernel stopped while this job ran; it had done ${describeProgress(record.progress)}` } });
+        await this.store.write(record);
+        this.log.warn('a job was interrupted when the kernel stopped', { job: record.id, action: record.action });
+      }
+      this.finished.set(record.id, record);
+    }
+    await this.prune();
+  }
+
+  /** Starts `work` as a job; it runs until it ends, its time limit, or a cancel. */
+  start(subject: JobSubject, work: (control: JobControl) => Promise<unknown>): StartedJob {
+    const now = new Date().toISOString();
+    const { principal } = subject;
+    const record: JobRecord = {
+      id: newId(), action: subject.action, plugin: subject.plugin, tool: subject.tool, name: subject.name, startedBy: principal.name,
+      ...(principal.sessionId !== undefined ? { sessionId: principal.sessionId } : {}),
+      ...(principal.turnId !== undefined ? { turnId: principal.turnId } : {}),
+      state: 'running', created: now, updated: now, progress: { done: 0 },
+    };
+    const controller = new AbortController();
+    const live: Live = { record, controller, listeners: new Set(), lastWrite: Date.now(), done: Promise.resolve() };
+    this.live.set(record.id, live);
+    void this.store.write(record);
+    const control: JobControl = {
+      id: record.id,
+      signal: controller.signal,
+      progress: (update) => this.progress(live, update),
+      stopped: (reason) => { live.record.stopped = reason; },
+    };
+    live.done = work(control).then(
+      (value) => { this.end(live, 'succeeded', { result: value }); return value; },
+      (error: unknown) => { this.end(live, 'failed', { error }); throw error; },
+    );
+    live.done.catch(() => undefined);
+    return { record, done: live.done };
+  }
+
+  /** A job by id: the running one, or its record. */
+  get(id: string): JobRecord {
+    const found = isValidId(id) ? (this.live.get(id)?.record ?? this.finished.get(id)) : undefined;
+    if (!found) throw new NotFoundError('JOB_NOT_FOUND', `No job with id '${id}'`, { details: { id } });
+    return found;
+  }
+
+  /** Every job known, newest first. */
+  list(): JobRecord[] {
+    return [...this.live.values()].map((live) => live.record).concat([...this.finished.values()]).sort((a, b) => b.id.localeCompare(a.id));
+  }
+
+  /** Asks a running job to stop at its next safe point; answers its record (unchanged if it had ended). */
+  cancel(id: string): JobRecord {
+    const record = this.get(id);
+    const live = this.live.get(id);
+    if (live && !live.controller.signal.aborted) live.controller.abort(new KernelError('ACTION_CANCELLED', `job ${id} was cancelled`));
+    return record;
+  }
+
+  /** Calls `listener` with each progress report and the end; returns the unsubscribe. */
+  watch(id: string, listener: (event: JobEvent) => void): () => void {
+    const live = this.live.get(id);
+    if (!live) return () => undefined;
+    live.listeners.add(listener);
+    return () => live.listeners.delete(listener);
+  }
+
+  /** Stops every running job and waits for them (bounded): what has not ended is recorded as interrupted. */
+  async close(waitMs: number): Promise<void> {
+    const running = [...this.live.values()];
+    for (const live of running) live.controller.abort(new KernelError('ACTION_CANCELLED', 'the kernel is closing'));
+    let timer: NodeJS.Timeout | undefined;
+    const limit = new Promise<void>((resolve) => { timer = setTimeout(resolve, waitMs); });
+    await Promise.race([Promise.allSettled(running.map((live) => live.done)), limit]);
+    clearTimeout(timer);
+    for (const live of this.live.values()) this.end(live, 'interrupted', { error: new KernelError('ACTION_CANCELLED', 'the kernel closed while this job ran') });
+    await this.store.flush();
+  }
+
+  private progress(live: Live, update: ProgressUpdate): void {
+    if (isFinished(live.record.state)) return;
+    live.record.progress = { done: update.done, ...(update.total !== undefined ? { total: update.total } : {}), ...(update.message !== undefined ? { message: update.message } : {}) };
+    live.record.updated = new Date().toISOString();
+    if (Date.now() - live.lastWrite >= PROGRESS_WRITE_MS) {
+      live.lastWrite = Date.now();
+      void this.store.write(live.record);
+    }
+    this.tell(live, { type: 'progress', job: live.record });
+  }
+
+  private end(live: Live, state: JobState, outcome: { result?: unknown; error?: unknown }): void {
+    const { record } = live;
+    if (isFinished(record.state)) return;
+    const now = new Date().toISOString();
+    // A job stopped by its limit or a cancel says so, whether its action answered or threw.
+    record.state = state === 'interrupted' ? state : record.stopped === 'time_limit' ? 'timed_out' : record.stopped === 'cancelled' ? 'cancelled' : state;
+    record.updated = now;
+    record.ended = now;
+    if (outcome.result !== undefined) record.result = outcome.result;
+    if (outcome.error !== undefined) record.error = errorOf(outcome.error);
+    this.live.delete(record.id);
+    this.finished.set(record.id, record);
+    void this.store.write(record).then(() => this.prune());
+    this.tell(live, { type: 'end', job: record });
+    live.listeners.clear();
+  }
+
+  private tell(live: Live, event: JobEvent): void {
+    for (const listener of live.listeners) {
+      try {
+        listener(event);
+      } catch (error) {
+        this.log.warn('a job watcher failed', { job: live.record.id, error: (error as Error).message });
+      }
+    }
+  }
+
+  /** Keeps the newest `keep` finished records. */
+  private async prune(): Promise<void> {
+    const ids = [...this.finished.keys()].sort();
+    for (const id of ids.slice(0, Math.max(0, ids.length - this.keep))) {
+      this.finished.delete(id);
+      await this.store.remove(id);
+    }
+  }
+}
+
+function errorOf(error: unknown): NonNullable<JobRecord['error']> {
+  if (isKernelError(error)) return { code: error.code, message: error.message, ...(error.details ? { details: error.details } : {}) };
+  return { code: 'INTERNAL', message: error instanceof Error ? error.message : String(error) };
+}
+
+function describeProgress(progress: ProgressUpdate): string {
+  return progress.total !== undefined ? `${progress.done} of ${progress.total}` : `${progress.done}`;
+}
