@@ -1,10 +1,12 @@
+import { canonicalJson } from '../canonical-json.js';
 import { isKernelError } from '../errors.js';
 import type { ConfirmationStore } from '../gate/confirmation-store.js';
 import type { SessionMode } from '../gate/decide.js';
 import type { ActionPipeline } from '../pipeline/action-pipeline.js';
 import type { PreparedCall } from '../pipeline/prepared-call.js';
 import type { Principal } from '../plugin-api.js';
-import type { ToolCallRecord } from '../session/session-types.js';
+import type { ActionRegistry, RegisteredAction } from '../registry/action-registry.js';
+import { RESULT_UNKNOWN, type ToolCallRecord } from '../session/session-types.js';
 import { linkedController } from './linked-signal.js';
 import { prepareToolOutput } from './tool-output.js';
 import { QUESTION_TOOL, type Question, type QuestionBoard } from './questions.js';
@@ -14,6 +16,8 @@ import type { TurnEvent } from './turn-events.js';
 
 export interface BatchContext {
   pipeline: ActionPipeline;
+  /** Looked up again just before a call runs: what it was prepared against may be gone by then. */
+  registry: ActionRegistry;
   confirmations: ConfirmationStore;
   snapshots: SnapshotService | undefined;
   requireSnapshot: boolean;
@@ -81,16 +85,28 @@ export async function runBatch(context: BatchContext, calls: StreamedCall[], rec
       const stop = await takeSnapshot(context);
       if (stop) return skipRest(context, records, i, stop.reason, stop.message);
     }
-    // A cancellation that arrived while the person answered or the snapshot ran stops the call here.
+    record.state = 'executing';
+    await context.checkpoint();
+    // A cancellation that arrived while the person answered, the snapshot ran or the state was saved stops the call here.
     if (context.signal.aborted) {
       if (approved.confirmationId) await context.confirmations.expire(approved.confirmationId, { evenIfApproved: true });
       return skipRest(context, records, i, 'cancelled', 'The turn was cancelled.');
     }
-    record.state = 'executing';
-    await context.checkpoint();
-    const result = await context.pipeline.execute(prepared.call, approved.confirmationId ? { confirmationId: approved.confirmationId } : {})
+    const current = stillRegistered(context.registry, prepared.call);
+    if ('result' in current) {
+      // An approval given for what is gone or changed is closed unused: it must not run something else.
+      if (approved.confirmationId) await context.confirmations.expire(approved.confirmationId, { evenIfApproved: true });
+      await finish(context, record, current.result);
+      continue;
+    }
+    const result = await context.pipeline.execute(current.call, approved.confirmationId ? { confirmationId: approved.confirmationId } : {})
       .then((value): CallResult => ({ ok: true, output: typeof value === 'string' ? value : JSON.stringify(value ?? null) }),
         (error: unknown): CallResult => failure(isKernelError(error) ? error.code : 'INTERNAL', error instanceof Error ? error.message : String(error)));
+    // Stopped by the cancel while it ran: what it did is unknown, as after a crash, and must not be retried.
+    if (!result.ok && context.signal.aborted) {
+      await finishUnknown(context, record);
+      return skipRest(context, records, i + 1, 'cancelled', 'The turn was cancelled.');
+    }
     await finish(context, record, result);
   }
   return undefined;
@@ -128,10 +144,33 @@ function prepareCall(context: BatchContext, call: StreamedCall, mode: SessionMod
   }
   const principal: Principal = { kind: 'agent', name: `agent:${context.sessionId}/${context.turnId}/${call.id}`, role: 'admin', sessionId: context.sessionId, turnId: context.turnId };
   try {
-    return { call: context.pipeline.prepare({ target: call.name, input, principal, sessionMode: mode }) };
+    // The turn's signal goes with the call, so that a cancel reaches the handler while it runs.
+    return { call: context.pipeline.prepare({ target: call.name, input, principal, sessionMode: mode, signal: context.signal }) };
   } catch (error) {
     return { result: failure(isKernelError(error) ? error.code : 'INTERNAL', error instanceof Error ? error.message : String(error)) };
   }
+}
+
+/**
+ * The action as the registry holds it now, after the waits of the person's answer and the snapshot: a
+ * plugin disabled or an external tool dropped meanwhile refuses the call, and so does a changed
+ * definition (the person approved what they were shown). The same definition registered again (a
+ * plugin re-enabled, a server's tools listed again) runs with the current entry, never a disposed one's handler.
+ */
+function stillRegistered(registry: ActionRegistry, call: PreparedCall): { call: PreparedCall } | { result: CallResult } {
+  const current = registry.get(call.entry.wireName);
+  if (current === call.entry) return { call };
+  if (!current) return { result: failure('ACTION_NOT_FOUND', `${call.entry.wireName} is no longer available (its plugin or server went away while the call waited); it was not run`) };
+  if (definitionOf(current) !== definitionOf(call.entry)) {
+    return { result: failure('ACTION_CHANGED', `${call.entry.wireName} changed its definition while the call waited; it was not run. Read its new description and call it again if it still fits`) };
+  }
+  return { call: { ...call, entry: current } };
+}
+
+/** What the gate and the person judged: everything of an entry but its handler and validators. */
+function definitionOf(entry: RegisteredAction): string {
+  const { pluginId, source, trusted, tool, action, wireName, spec, declaredEffects, effects } = entry;
+  return canonicalJson({ pluginId, source, trusted, tool, action, wireName, spec, declaredEffects, effects });
 }
 
 /** A call the gate holds waits for the person: approved, it runs; rejected or unanswered, it is skipped. */
@@ -175,6 +214,15 @@ async function finish(context: BatchContext, record: ToolCallRecord, result: Cal
   record.ok = result.ok;
   await context.checkpoint();
   context.emit({ type: 'tool_result', roundID: context.roundId, toolCallID: record.id, ok: result.ok, output: prepared.text });
+}
+
+/** The same state and words as a call a crash cut off (session-types.ts): the model must not repeat it blindly. */
+async function finishUnknown(context: BatchContext, record: ToolCallRecord): Promise<void> {
+  record.state = 'unknown';
+  record.result = RESULT_UNKNOWN;
+  record.ok = false;
+  await context.checkpoint();
+  context.emit({ type: 'tool_result', roundID: context.roundId, toolCallID: record.id, ok: false, output: RESULT_UNKNOWN });
 }
 
 async function skipRest(context: BatchContext, records: ToolCallRecord[], from: number, reason: 'snapshot_failed' | 'cancelled', message: string): Promise<BatchStop> {

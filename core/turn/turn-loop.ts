@@ -168,6 +168,8 @@ async function rounds(deps: TurnDependencies, request: TurnRequest, turn: Active
   };
   // Bounded: after maxToolRounds the model gets no tools and must answer; one more round at most.
   for (let round = 0; round <= deps.settings.maxToolRounds; round++) {
+    // A cancel that arrived after the last round's calls starts no new request.
+    if (request.signal.aborted) return 'interrupted';
     const roundID = `${turn.turnID}_${round}`;
     emit({ type: 'thinking', roundID, phase: round === 0 ? 'analyzing' : 'processing' });
     const tools = round < deps.settings.maxToolRounds ? [...toolSpecs(deps.registry, deps.denyRules), QUESTION_TOOL] : [];
@@ -241,7 +243,7 @@ async function toolRound(work: TurnWork, result: RoundResult, roundID: string, t
   turn.delta.push({ id: roundID, type: 'assistant', content: result.text, roundID, toolCalls: records, ...nativeFields(result) });
   await work.save();
   const context: BatchContext = {
-    pipeline: deps.pipeline, confirmations: deps.confirmations, snapshots: deps.snapshots(), requireSnapshot: deps.settings.requireSnapshot,
+    pipeline: deps.pipeline, registry: deps.registry, confirmations: deps.confirmations, snapshots: deps.snapshots(), requireSnapshot: deps.settings.requireSnapshot,
     confirmTimeoutMs: deps.settings.confirmTimeoutMs, sessionId: request.sessionId, turnId: turn.turnID, roundId: roundID,
     mode: () => deps.sessions.permissionMode(request.sessionId), offered: new Set(tools.map((tool) => tool.name)),
     outputDir: join(deps.sessionsDir, request.sessionId, 'output'), signal: request.signal, emit, checkpoint: work.save,
@@ -256,6 +258,8 @@ async function toolRound(work: TurnWork, result: RoundResult, roundID: string, t
     if (stop.reason !== 'cancelled') emit({ type: 'error', turnID: turn.turnID, code: stop.reason.toUpperCase(), message: stop.message });
     return 'interrupted';
   }
+  // The batch's last call may have finished despite a cancel: the turn still ends here.
+  if (request.signal.aborted) return 'interrupted';
   const verdict = checkDoomLoop(work.doom, deps.registry, records);
   if (verdict.kind === 'stop') {
     emit({ type: 'error', turnID: turn.turnID, code: 'DOOM_LOOP', message: verdict.message });

@@ -9,6 +9,19 @@ import { buildSystemPrompt, readAgentsFile } from './system-prompt.js';
 import type { TurnEvent } from './turn-events.js';
 import { runTurn, type TurnOutcome } from './turn-loop.js';
 
+/** What a cancel found: whether a turn ran, and the tool calls it had started without a result yet. */
+export type CancelAnswer =
+  | { cancelled: false }
+  | { cancelled: true; turnID?: string; running: { toolCalls: { id: string; name: string }[] } };
+
+/** A session's running turn (or an exclusive hold, which has no turn id and no calls). */
+interface RunningTurn {
+  controller: AbortController;
+  turnID?: string;
+  /** Calls announced (tool_call) and not answered yet (tool_result), by id. */
+  calls: Map<string, string>;
+}
+
 /** How long asking the model's server whether the model exists may take before a turn starts. */
 const PREPARE_TIMEOUT_MS = 15_000;
 
@@ -17,7 +30,7 @@ const PREPARE_TIMEOUT_MS = 15_000;
  * so that a person can cancel it. The model provider is whatever the providers plugin offers.
  */
 export class TurnRunner {
-  private readonly running = new Map<string, AbortController>();
+  private readonly running = new Map<string, RunningTurn>();
   /** Questions the agent asked and the person has not answered yet. */
   readonly questions = new QuestionBoard();
 
@@ -40,15 +53,18 @@ export class TurnRunner {
     await this.check(sessionId);
     if (this.running.has(sessionId)) throw new ConflictError('CONFLICT', `session ${sessionId} is already running a turn`, { details: { reason: 'running' } });
     const provider = this.provider();
-    const controller = new AbortController();
-    this.running.set(sessionId, controller);
+    const live: RunningTurn = { controller: new AbortController(), calls: new Map() };
+    this.running.set(sessionId, live);
     try {
       const { kernel } = this;
       const agentsFile = await readAgentsFile(kernel.workspace.root);
       return await runTurn(turnDependencies(kernel, {}, provider.limits), {
-        sessionId, message, provider, signal: controller.signal,
+        sessionId, message, provider, signal: live.controller.signal,
         systemPrompt: (tools) => buildSystemPrompt({ workspaceRoot: kernel.workspace.root, kernelVersion: KERNEL_VERSION, now: new Date(), tools }, agentsFile),
-      }, emit);
+      }, (event) => {
+        track(live, event);
+        emit(event);
+      });
     } finally {
       this.running.delete(sessionId);
     }
@@ -60,7 +76,7 @@ export class TurnRunner {
    */
   async exclusive<T>(sessionId: string, work: () => Promise<T>): Promise<T> {
     if (this.running.has(sessionId)) throw new ConflictError('CONFLICT', `session ${sessionId} is running a turn`, { details: { reason: 'running' } });
-    this.running.set(sessionId, new AbortController());
+    this.running.set(sessionId, { controller: new AbortController(), calls: new Map() });
     try {
       return await work();
     } finally {
@@ -70,9 +86,19 @@ export class TurnRunner {
 
   /** Stops a session's turn; it ends interrupted, its draft kept. */
   cancel(sessionId: string): boolean {
-    const controller = this.running.get(sessionId);
-    controller?.abort();
-    return controller !== undefined;
+    return this.cancelTurn(sessionId).cancelled;
+  }
+
+  /**
+   * Stops a session's turn and says what was still running: the calls it had started (a running one
+   * gets its signal aborted and ends result-unknown, one waiting for the person is closed).
+   */
+  cancelTurn(sessionId: string): CancelAnswer {
+    const live = this.running.get(sessionId);
+    if (!live) return { cancelled: false };
+    const toolCalls = [...live.calls].map(([id, name]) => ({ id, name }));
+    live.controller.abort();
+    return { cancelled: true, ...(live.turnID !== undefined ? { turnID: live.turnID } : {}), running: { toolCalls } };
   }
 
   private provider(): ModelProvider {
@@ -80,4 +106,11 @@ export class TurnRunner {
     if (!container.isRegistered(MODEL_PROVIDER, true)) throw new KernelError('MODEL_UNAVAILABLE', 'No model provider is configured; enable the providers plugin and set one in quire.json');
     return container.resolve<ModelProvider>(MODEL_PROVIDER);
   }
+}
+
+/** Keeps a running turn's id and its unanswered calls up to date from the events it emits. */
+function track(live: RunningTurn, event: TurnEvent): void {
+  if (event.type === 'turn') live.turnID = event.turnID;
+  else if (event.type === 'tool_call') live.calls.set(event.toolCallID, event.name);
+  else if (event.type === 'tool_result') live.calls.delete(event.toolCallID);
 }

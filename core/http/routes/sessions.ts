@@ -110,7 +110,8 @@ export function sessionRoutes(kernel: Kernel): Hono<HttpEnv> {
     const { force } = parseRollback(await readJsonBody(c));
     return c.json(await undoTurn(kernel, id, turnId, force === true, `person:${c.get('principal').name}`));
   });
-  app.post('/:id/turns/cancel', (c) => c.json({ cancelled: kernel.turns.cancel(c.req.param('id')) }));
+  // `cancelled` as before; `running` says what the cancel stopped (the calls started and not answered).
+  app.post('/:id/turns/cancel', (c) => c.json(kernel.turns.cancelTurn(c.req.param('id'))));
   app.get('/:id/pending', async (c) => {
     const id = c.req.param('id');
     await sessions.read(id);

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
+import { existsSync } from 'node:fs';
+import { afterEach, describe, expect, it } from 'vitest';
 import { createHttpApp } from '../../../core/http/app.js';
 import type { KernelConfigFile } from '../../../core/config/kernel-config.js';
 import type { Kernel } from '../../../core/kernel.js';
@@ -8,9 +9,13 @@ import type { ModelEvent, ModelProvider } from '../../../core/turn/model-provide
 import { answer, scriptedProvider, toolCalls } from '../../fakes/scripted-provider.js';
 import { useHarness } from '../../helpers/harness.js';
 import { readEvents } from '../../helpers/sse-events.js';
+import { RESULT_UNKNOWN } from '../../../core/session/session-types.js';
+import { fixtureEvents } from '../../fixtures/native/plugins/fixture-events.js';
+import { stampFile } from '../../fixtures/native/plugins/blocker/index.js';
+import { blockerLatch, resetBlockerLatch } from '../../fixtures/native/plugins/blocker/latch.js';
 
 const ADMIN = 'qk_turns-admin';
-const config: KernelConfigFile = { auth: { tokens: [{ name: 'admin', role: 'admin', sha256: createHash('sha256').update(ADMIN).digest('hex') }] } };
+const config: KernelConfigFile = { agent: { requireSnapshot: false }, auth: { tokens: [{ name: 'admin', role: 'admin', sha256: createHash('sha256').update(ADMIN).digest('hex') }] } };
 const request = (method: string, body?: unknown) => ({ method, headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
 
 async function withModel(kernel: Kernel, provider: ModelProvider) {
@@ -22,6 +27,7 @@ async function withModel(kernel: Kernel, provider: ModelProvider) {
 
 describe('agent turns over HTTP', () => {
   const harness = useHarness();
+  afterEach(() => resetBlockerLatch());
 
   it('streams a turn as SSE, pausing at a confirmation the person answers over HTTP', async () => {
     const kernel = await harness.boot({ plugins: ['notes'], config });
@@ -92,5 +98,70 @@ describe('agent turns over HTTP', () => {
     });
     const toolMessage = provider.requests[1]!.messages.find((message) => message.role === 'tool')!;
     expect(toolMessage.content).toContain('Which colour?\nblue');
+  });
+
+  it('cancels a tool call while it runs: its signal aborts, it is stored result-unknown, and no model round follows', async () => {
+    const kernel = await harness.boot({ plugins: ['blocker'], config });
+    const provider = scriptedProvider([toolCalls({ id: 'c1', name: 'job_wait', args: {} }, { id: 'c2', name: 'job_wait', args: {} }), answer('never asked')]);
+    const { app, id } = await withModel(kernel, provider);
+    const response = await app.request(`/api/agent/sessions/${id}/turns`, request('POST', { message: 'run the long job' }));
+    let cancelAnswer: unknown;
+    const events = await readEvents(response, async ({ event, data }) => {
+      if (event !== 'tool_call' || data.toolCallID !== 'c1') return;
+      await blockerLatch().started;
+      cancelAnswer = await (await app.request(`/api/agent/sessions/${id}/turns/cancel`, request('POST', {}))).json();
+    });
+    expect(cancelAnswer).toEqual({ cancelled: true, turnID: events[0]!.data.turnID, running: { toolCalls: [{ id: 'c1', name: 'job_wait' }] } });
+    expect(fixtureEvents()).toContain('blocker:aborted');
+    expect(events.at(-1)).toMatchObject({ event: 'done', data: { state: 'interrupted' } });
+    expect(events.some((event) => event.event === 'error')).toBe(false);
+    expect(provider.requests).toHaveLength(1);
+    const session = (await (await app.request(`/api/agent/sessions/${id}`, request('GET'))).json()) as { session: { entries: { toolCalls?: { id: string; state: string; result: string }[] }[] } };
+    const calls = session.session.entries.flatMap((entry) => entry.toolCalls ?? []);
+    expect(calls.map((call) => [call.id, call.state])).toEqual([['c1', 'unknown'], ['c2', 'skipped']]);
+    expect(calls[0]!.result).toBe(RESULT_UNKNOWN);
+    expect(await (await app.request(`/api/agent/sessions/${id}/turns/cancel`, request('POST', {}))).json()).toEqual({ cancelled: false });
+  });
+
+  /** A turn that asks to confirm job_stamp; `meanwhile` runs before the person approves it over HTTP. */
+  async function approveAfter(meanwhile: (kernel: Kernel, app: ReturnType<typeof createHttpApp>) => Promise<void>) {
+    const kernel = await harness.boot({ plugins: ['blocker'], config });
+    const provider = scriptedProvider([toolCalls({ id: 'c1', name: 'job_stamp', args: { name: 'approved' } }), answer('Understood.')]);
+    const { app, id } = await withModel(kernel, provider);
+    let confirmationId = '';
+    const events = await readEvents(await app.request(`/api/agent/sessions/${id}/turns`, request('POST', { message: 'stamp it' })), async ({ event, data }) => {
+      if (event !== 'confirm') return;
+      const confirmation = data.confirmation as { id: string; argsHash: string };
+      confirmationId = confirmation.id;
+      await meanwhile(kernel, app);
+      expect((await app.request(`/api/agent/sessions/${id}/confirmations/${confirmation.id}/answer`, request('POST', { approved: true, argsHash: confirmation.argsHash }))).status).toBe(200);
+    });
+    const result = events.find((event) => event.event === 'tool_result')!;
+    const confirmation = (await (await app.request(`/api/confirmations/${confirmationId}`, request('GET'))).json()) as { confirmation: { status: string } };
+    const toolMessage = provider.requests[1]!.messages.find((message) => message.role === 'tool')!.content;
+    const code = (JSON.parse(toolMessage.replace(/^\[tool_output\]\n|\n\[\/tool_output\]$/g, '')) as { error?: { code: string } }).error?.code;
+    return { result, code, status: confirmation.confirmation.status, stamped: existsSync(stampFile(kernel.workspace.dataDir, 'approved')), last: events.at(-1) };
+  }
+
+  it('does not run an approved call whose plugin was disabled while the confirmation waited', async () => {
+    const outcome = await approveAfter(async (_kernel, app) => {
+      expect((await app.request('/api/plugins/blocker', request('PUT', { enabled: false }))).status).toBe(200);
+    });
+    expect(outcome.result.data.ok).toBe(false);
+    expect(outcome.code).toBe('ACTION_NOT_FOUND');
+    expect(outcome.stamped).toBe(false);
+    expect(outcome.status).toBe('expired');
+    expect(outcome.last).toMatchObject({ event: 'done', data: { state: 'finished' } });
+  });
+
+  it('does not run an approved call whose action changed its definition while the confirmation waited', async () => {
+    const outcome = await approveAfter(async (kernel) => {
+      const changed = kernel.registry.list().filter((entry) => entry.pluginId === 'blocker')
+        .map((entry) => (entry.action === 'stamp' ? { ...entry, spec: { ...entry.spec, description: 'Writes a stamp file somewhere else' } } : entry));
+      kernel.registry.replacePlugin('blocker', changed);
+    });
+    expect(outcome.code).toBe('ACTION_CHANGED');
+    expect(outcome.stamped).toBe(false);
+    expect(outcome.status).toBe('expired');
   });
 });
