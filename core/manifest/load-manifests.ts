@@ -9,7 +9,7 @@ import { validateManifest, type CompiledManifest } from './validate-manifest.js'
 /** A manifest file as found on disk: valid (with compiled schemas and a resolved entry) or its problems. */
 export type ManifestRecord =
   | { ok: true; source: PluginSource; file: string; entryPath: string; compiled: CompiledManifest }
-  | { ok: false; source: PluginSource; file: string; id: string; issues: ManifestIssue[] };
+  | { ok: false; source: PluginSource; file: string; id: string; issues: ManifestIssue[]; provides?: string[] };
 
 export type ValidManifestRecord = Extract<ManifestRecord, { ok: true }>;
 
@@ -27,8 +27,8 @@ export interface ReadManifestOptions {
 /** Reads, parses and validates one manifest file, and resolves its entry module. */
 export async function readManifestFile(file: string, options: ReadManifestOptions): Promise<ManifestRecord> {
   const fallbackId = options.expectedId ?? basename(file, '.json');
-  const fail = (issue: Omit<ManifestIssue, 'file'>): ManifestRecord => ({
-    ok: false, source: options.source, file, id: fallbackId, issues: [{ ...issue, file }],
+  const fail = (issue: Omit<ManifestIssue, 'file'>, provides?: string[]): ManifestRecord => ({
+    ok: false, source: options.source, file, id: fallbackId, issues: [{ ...issue, file }], ...(provides ? { provides } : {}),
   });
   let text: string;
   try {
@@ -43,10 +43,13 @@ export async function readManifestFile(file: string, options: ReadManifestOption
     return fail({ code: 'MANIFEST_JSON_INVALID', pointer: '', message: `not valid JSON: ${(error as Error).message}` });
   }
   const result = validateManifest(raw, { file, ...(options.expectedId !== undefined ? { expectedId: options.expectedId } : {}) });
-  if (!result.ok) return { ok: false, source: options.source, file, id: idOf(raw) ?? fallbackId, issues: result.issues };
+  if (!result.ok) {
+    const provides = providesOf(raw);
+    return { ok: false, source: options.source, file, id: idOf(raw) ?? fallbackId, issues: result.issues, ...(provides ? { provides } : {}) };
+  }
   const entryPath = resolveEntry(options.entryBase, result.value.manifest.entry);
   if (entryPath === undefined) {
-    return fail({ code: 'MANIFEST_ENTRY_MISSING', pointer: '/entry', message: `entry '${result.value.manifest.entry}' not found under ${options.entryBase}` });
+    return fail({ code: 'MANIFEST_ENTRY_MISSING', pointer: '/entry', message: `entry '${result.value.manifest.entry}' not found under ${options.entryBase}` }, result.value.manifest.provides);
   }
   return { ok: true, source: options.source, file, entryPath, compiled: result.value };
 }
@@ -67,6 +70,12 @@ function resolveEntry(base: string, entry: string): string | undefined {
 function idOf(raw: unknown): string | undefined {
   const id = (raw as { id?: unknown } | null)?.id;
   return typeof id === 'string' ? id : undefined;
+}
+
+/** What an invalid manifest says it provides, if readable: so that plugins requiring it learn why it is missing. */
+function providesOf(raw: unknown): string[] | undefined {
+  const provides = (raw as { provides?: unknown } | null)?.provides;
+  return Array.isArray(provides) && provides.every((name) => typeof name === 'string') ? provides as string[] : undefined;
 }
 
 /** Native manifests: `<dir>/<id>.json` (schemas excluded); entries resolve against the code root. */

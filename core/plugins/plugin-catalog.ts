@@ -1,37 +1,27 @@
-import { ManifestError, PluginError, type ManifestIssue } from '../errors.js';
-import { checkUniqueIds, checkWireNames, recordId } from './catalog-checks.js';
+import { PluginError } from '../errors.js';
 import { isPluginEnabled, type KernelConfig } from '../config/kernel-config.js';
 import { loadNativeManifests, loadUserManifests, type ManifestRecord, type ValidManifestRecord } from '../manifest/load-manifests.js';
 import { formatIssues, runValidator } from '../schema/ajv.js';
+import { planActivation, type ActivationPlan } from './activation-plan.js';
 
-/** Every manifest found, split by whether the kernel will activate it. */
-export interface PluginCatalog {
+/** Every manifest found, and what the kernel does with each: activate it (in order), leave it disabled, or refuse it. */
+export interface PluginCatalog extends ActivationPlan {
   all: ManifestRecord[];
-  enabled: ValidManifestRecord[];
-  disabled: ManifestRecord[];
-  /** Validated config (with schema defaults applied) per enabled plugin. */
-  configs: Map<string, Record<string, unknown>>;
 }
 
 /**
- * Reads native and user manifests and checks, before any plugin code is imported, that every enabled
- * plugin is valid, unique and configured correctly. Problems of disabled plugins are listed, not fatal.
+ * Reads native and user manifests and plans, before any plugin code is imported, which plugins to
+ * activate. A native plugin's problem stops the start (it is part of the kernel); a user plugin's
+ * problem refuses that plugin (and those needing it), listed with its problems.
  */
 export async function loadPluginCatalog(config: KernelConfig, nativeDir: string, codeRoot: string, userDir: string): Promise<PluginCatalog> {
   const all = [...await loadNativeManifests(nativeDir, codeRoot), ...await loadUserManifests(userDir)];
-  checkUniqueIds(all);
-  const enabled: ValidManifestRecord[] = [];
-  const disabled: ManifestRecord[] = [];
-  const issues: ManifestIssue[] = [];
-  for (const record of all) {
-    if (!isPluginEnabled(config, recordId(record))) disabled.push(record);
-    else if (record.ok) enabled.push(record);
-    else issues.push(...record.issues);
-  }
-  if (issues.length > 0) throw new ManifestError(issues);
-  checkWireNames(enabled);
-  const configs = new Map(enabled.map((record) => [record.compiled.manifest.id, validatePluginConfig(record, config)]));
-  return { all, enabled, disabled, configs };
+  const plan = planActivation(all, {
+    isEnabled: (id) => isPluginEnabled(config, id),
+    isFatal: (record) => record.source === 'native',
+    configOf: (record) => validatePluginConfig(record, config),
+  });
+  return { all, ...plan };
 }
 
 export function validatePluginConfig(record: ValidManifestRecord, config: KernelConfig): Record<string, unknown> {

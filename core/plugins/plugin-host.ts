@@ -9,11 +9,12 @@ import { effectiveEffects } from '../gate/effects.js';
 import type { ActionRegistry, RegisteredAction } from '../registry/action-registry.js';
 import type { Workspace } from '../workspace.js';
 import { createToken } from '../tokens.js';
-import { activationOrder, coreCapabilities, recordId } from './catalog-checks.js';
+import { coreCapabilities, recordId } from './catalog-checks.js';
+import { dependencyRefused, problemOf, type PluginProblem } from './activation-plan.js';
 import { matchHandlers } from './match-handlers.js';
 import { createPluginContext, type Disposer } from './plugin-context.js';
 import { loadPluginCatalog, validatePluginConfig, type PluginCatalog } from './plugin-catalog.js';
-import type { ValidManifestRecord } from '../manifest/load-manifests.js';
+import type { ManifestRecord, ValidManifestRecord } from '../manifest/load-manifests.js';
 
 export interface PluginHostOptions {
   nativeManifestsDir: string;
@@ -46,30 +47,54 @@ export class PluginHost {
     @inject(PLUGIN_HOST_OPTIONS) private readonly options: PluginHostOptions,
   ) {}
 
-  /** Validates every manifest, orders the enabled plugins by requires/provides, and activates them in order. */
+  /**
+   * Validates every manifest, orders the enabled plugins by requires/provides, and activates them in
+   * order. A user plugin that fails (manifest, config, requirements, loading or `activate`) is refused
+   * with its problems, and so is every plugin needing what it provides; a native plugin's failure stops the start.
+   */
   async start(): Promise<void> {
     const catalog = await loadPluginCatalog(this.config, this.options.nativeManifestsDir, this.options.codeRoot, this.workspace.pluginsDir);
     this.catalog = catalog;
-    const disabledProviders = new Map<string, string>();
-    for (const record of catalog.disabled) {
-      if (record.ok) for (const name of record.compiled.manifest.provides ?? []) disabledProviders.set(name, recordId(record));
+    for (const record of catalog.all) {
+      const problems = catalog.refused.get(record.file);
+      if (problems) this.logRefused(recordId(record), record.file, problems);
     }
-    const order = activationOrder(catalog.enabled, disabledProviders);
-    const byId = new Map(catalog.enabled.map((record) => [record.compiled.manifest.id, record]));
+    const refusedProviders = new Map<string, string>();
     try {
-      for (const id of order) {
-        const record = byId.get(id);
-        if (record) await this.activate(record, catalog.configs.get(id) ?? {});
-      }
+      for (const record of catalog.order) await this.activateOrRefuse(record, catalog, refusedProviders);
     } catch (error) {
       await this.close();
       throw error;
     }
   }
 
+  private async activateOrRefuse(record: ValidManifestRecord, catalog: PluginCatalog, refusedProviders: Map<string, string>): Promise<void> {
+    const { id, requires = [], provides = [] } = record.compiled.manifest;
+    const blocked = requires.filter((name) => refusedProviders.has(name)).map((name) => dependencyRefused(id, name, refusedProviders.get(name)!));
+    try {
+      if (blocked.length > 0) throw blocked[0];
+      await this.activate(record, catalog.configs.get(id) ?? {});
+    } catch (error) {
+      if (record.source === 'native' || !isKernelError(error)) throw error;
+      const problems = blocked.length > 0 ? blocked.map(problemOf) : [problemOf(error)];
+      catalog.refused.set(record.file, problems);
+      for (const name of provides) refusedProviders.set(name, id);
+      this.logRefused(id, record.file, problems);
+    }
+  }
+
+  private logRefused(id: string, file: string, problems: readonly PluginProblem[]): void {
+    this.log.warn('plugin refused', { plugin: id, file, problems });
+  }
+
   /** Everything found on disk, for listings (`GET /api/plugins`). */
   getCatalog(): PluginCatalog | undefined {
     return this.catalog;
+  }
+
+  /** Why a plugin (by its manifest file) was refused at start; undefined when it was not. */
+  problemsOf(record: ManifestRecord): readonly PluginProblem[] | undefined {
+    return this.catalog?.refused.get(record.file);
   }
 
   isActive(id: string): boolean {
@@ -103,6 +128,7 @@ export class PluginHost {
       throw new KernelError('NOT_FOUND', `no plugin with id '${id}'${hint}`, { details: { plugin: id } });
     }
     if (!record.ok) throw new ConflictError('CONFLICT', `plugin '${id}' has an invalid manifest and cannot be enabled`, { details: { plugin: id } });
+    if (this.problemsOf(record)) throw new ConflictError('CONFLICT', `plugin '${id}' was refused at start (GET /api/plugins lists why); fix it and restart`, { details: { plugin: id } });
     const { manifest } = record.compiled;
     if ((manifest.provides ?? []).length > 0) {
       throw new ConflictError('CONFLICT', `plugin '${id}' provides ${manifest.provides!.join(', ')}; enable or disable it in quire.json and restart`, { details: { plugin: id, provides: manifest.provides } });
@@ -120,7 +146,7 @@ export class PluginHost {
       return;
     }
     const available = coreCapabilities();
-    for (const plugin of this.active) for (const name of this.catalog?.enabled.find((candidate) => candidate.compiled.manifest.id === plugin.id)?.compiled.manifest.provides ?? []) available.add(name);
+    for (const plugin of this.active) for (const name of this.catalog?.order.find((candidate) => candidate.compiled.manifest.id === plugin.id)?.compiled.manifest.provides ?? []) available.add(name);
     const missing = (manifest.requires ?? []).filter((name) => !available.has(name));
     if (missing.length > 0) throw new ConflictError('CONFLICT', `plugin '${id}' requires ${missing.join(', ')}, which no active plugin provides`, { details: { plugin: id, missing } });
     const config = this.catalog?.configs.get(id) ?? validatePluginConfig(record, this.config);

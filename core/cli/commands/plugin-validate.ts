@@ -1,8 +1,8 @@
 import { existsSync } from 'node:fs';
-import { isValidRecord, loadNativeManifests, readManifestsAt, type ManifestRecord } from '../../manifest/load-manifests.js';
+import { loadNativeManifests, readManifestsAt, type ManifestRecord } from '../../manifest/load-manifests.js';
 import { isKernelError } from '../../errors.js';
 import { NATIVE_MANIFESTS_DIR } from '../../paths.js';
-import { activationOrder, checkUniqueIds, checkWireNames } from '../../plugins/catalog-checks.js';
+import { planActivation, type ActivationPlan } from '../../plugins/activation-plan.js';
 import type { CliIO } from '../cli-io.js';
 import { EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, type Command } from '../cli-io.js';
 import { parseOptions } from '../parse-options.js';
@@ -16,8 +16,9 @@ Validates plugin manifests against manifests/plugin-manifest.schema.json and the
 express (semver, kernel range, input schemas that compile, wire names, the entry module exists).
 <path> is a manifest file, a plugin folder holding manifest.json, or a folder of manifests.
 
-Then checks the manifests together with this kernel's native plugins, as they would be loaded:
-unique ids and wire names, and that every 'requires' is provided without a cycle.
+Then checks the manifests together with this kernel's native plugins, as a start would: unique ids
+and wire names, and that every 'requires' is provided without a cycle. A plugin that a start would
+refuse is listed with why, including one that requires what a refused plugin provides.
 
 Prints every problem as  <file>#<JSON pointer>: <CODE> <reason>  and exits 1 if there is any.`,
   async run(args, io) {
@@ -64,19 +65,28 @@ Prints every problem as  <file>#<JSON pointer>: <CODE> <reason>  and exits 1 if 
   },
 };
 
-/** The checks that need every manifest at once, run over the given ones plus the native plugins. */
+/**
+ * The checks that need every manifest at once, run over the given ones after the native plugins, as the
+ * kernel plans a start: shadowed ids and wire names, config-free requirements (missing, cyclic, or
+ * provided by a plugin that is itself refused). Problems of the given manifests themselves were printed already.
+ */
 async function crossCheck(given: readonly ManifestRecord[], io: CliIO): Promise<number> {
   const files = new Set(given.map((record) => record.file));
-  const all = [...given, ...(await loadNativeManifests(NATIVE_MANIFESTS_DIR)).filter((record) => !files.has(record.file))];
-  const valid = all.filter(isValidRecord);
+  const all = [...(await loadNativeManifests(NATIVE_MANIFESTS_DIR)).filter((record) => !files.has(record.file)), ...given];
+  let plan: ActivationPlan;
+  try {
+    plan = planActivation(all, { isEnabled: () => true, isFatal: () => false });
+  } catch (error) {
+    if (!isKernelError(error)) throw error;
+    io.err(`${error.code} ${error.message}`);
+    return 1;
+  }
   let problems = 0;
-  for (const check of [() => checkUniqueIds(all), () => checkWireNames(valid), () => activationOrder(valid)]) {
-    try {
-      check();
-    } catch (error) {
-      if (!isKernelError(error)) throw error;
+  for (const record of all) {
+    if (!record.ok) continue;
+    for (const problem of plan.refused.get(record.file) ?? []) {
       problems += 1;
-      io.err(`${error.code} ${error.message}`);
+      io.err(`${record.file}: ${problem.code} ${problem.message}`);
     }
   }
   return problems;

@@ -47,6 +47,9 @@ function describePlugin(kernel: Kernel, record: ManifestRecord, actions: Registe
     trusted: record.source === 'native' || settings?.trusted === true,
     ...(isAdmin ? { file: record.file } : {}),
   };
+  // Refused at start (its manifest, config, requirements or activation): listed with why, never with tools.
+  const problems = kernel.plugins.problemsOf(record);
+  if (problems && base.enabled) return { ...base, state: 'refused', ...(isAdmin ? { problems } : {}), tools: [] };
   if (!record.ok) return { ...base, state: 'invalid', ...(isAdmin ? { issues: record.issues } : {}) };
   const { manifest } = record.compiled;
   const described = {

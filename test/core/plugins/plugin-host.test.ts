@@ -1,9 +1,16 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { Kernel } from '../../../core/kernel.js';
+import { recordId } from '../../../core/plugins/catalog-checks.js';
 import { caught, useHarness } from '../../helpers/harness.js';
 import { fixtureEvents } from '../../fixtures/native/plugins/fixture-events.js';
 
 const person = { kind: 'person', name: 'tester', role: 'admin' } as const;
+
+/** The problems a user plugin was refused with at start (the kernel started anyway). */
+function refusal(kernel: Kernel, id: string): { code: string; message: string; pointer?: string }[] | undefined {
+  const record = kernel.plugins.getCatalog()?.all.find((candidate) => candidate.source === 'user' && recordId(candidate) === id);
+  return record ? kernel.plugins.problemsOf(record)?.map((problem) => ({ ...problem })) : undefined;
+}
 
 describe('plugin host', () => {
   const harness = useHarness();
@@ -54,12 +61,11 @@ describe('plugin host', () => {
 
   it('counts loading the module in the time limit: a top-level await that never settles cannot hang the boot', async () => {
     const manifest = { id: 'stuck', version: '1.0.0', kernel: '^0.1.0', description: 'x', entry: 'index.js', tools: [] };
-    const error = await caught(harness.boot({
+    const kernel = await harness.boot({
       config: { pluginHost: { activationTimeoutMs: 100 } },
       userPlugins: { stuck: { manifest, code: 'await new Promise(() => {});\nexport default { activate() { return {}; } };' } },
-    }));
-    expect(error.code).toBe('PLUGIN_ACTIVATION_TIMEOUT');
-    expect(error.message).toContain('stuck');
+    });
+    expect(refusal(kernel, 'stuck')).toEqual([expect.objectContaining({ code: 'PLUGIN_ACTIVATION_TIMEOUT', message: expect.stringContaining('stuck') })]);
   });
 
   it('disposes at once what a timed-out activation registers after giving up on it', async () => {
@@ -70,10 +76,9 @@ describe('plugin host', () => {
         resolve({});
       }, 150));
     } };`;
-    const error = await caught(harness.boot({ config: { pluginHost: { activationTimeoutMs: 50 } }, userPlugins: { late: { manifest, code } } }));
-    expect(error.code).toBe('PLUGIN_ACTIVATION_TIMEOUT');
-    await new Promise((resolve) => setTimeout(resolve, 250));
-    expect(fixtureEvents()).toEqual(['dispose:late']);
+    const kernel = await harness.boot({ config: { pluginHost: { activationTimeoutMs: 50 } }, userPlugins: { late: { manifest, code } } });
+    expect(refusal(kernel, 'late')?.map((problem) => problem.code)).toEqual(['PLUGIN_ACTIVATION_TIMEOUT']);
+    await expect.poll(() => fixtureEvents()).toEqual(['dispose:late']);
   });
 
   it.each([
@@ -87,11 +92,11 @@ describe('plugin host', () => {
     expect(error.message).toContain('sneaky');
   });
 
-  it('refuses to boot a plugin that requires an internal core service', async () => {
+  it('refuses a user plugin that requires an internal core service', async () => {
     const manifest = { id: 'grabby', version: '1.0.0', kernel: '^0.1.0', description: 'x', entry: 'index.js', requires: ['core.grants'], tools: [] };
-    const error = await caught(harness.boot({ userPlugins: { grabby: { manifest, code: 'export default { activate() { return {}; } };' } } }));
-    expect(error.code).toBe('PLUGIN_DEPENDENCY_MISSING');
-    expect(error.message).toContain("plugin 'grabby' requires 'core.grants'");
+    const kernel = await harness.boot({ userPlugins: { grabby: { manifest, code: 'export default { activate() { return {}; } };' } } });
+    expect(refusal(kernel, 'grabby')).toEqual([expect.objectContaining({ code: 'PLUGIN_DEPENDENCY_MISSING', message: expect.stringContaining("plugin 'grabby' requires 'core.grants'") })]);
+    expect(kernel.plugins.isActive('grabby')).toBe(false);
   });
 
   it("validates a plugin's config against its schema and applies the schema's defaults", async () => {
@@ -124,32 +129,34 @@ describe('plugin host', () => {
     expect(kernel.plugins.isActive('notes')).toBe(true);
   });
 
-  it('refuses to boot when an enabled manifest is invalid, listing every problem', async () => {
-    const error = await caught(harness.boot({ userPlugins: { broken: { manifest: { id: 'broken', tools: 'none' }, code: '' } } }));
-    expect(error.code).toBe('MANIFEST_FIELD_MISSING');
-    const issues = error.details?.issues as { pointer: string }[];
-    expect(issues.map((issue) => issue.pointer)).toEqual(expect.arrayContaining(['/version', '/kernel', '/entry', '/description', '/tools']));
+  it('refuses an enabled user plugin whose manifest is invalid, listing every problem', async () => {
+    const kernel = await harness.boot({ plugins: ['notes'], userPlugins: { broken: { manifest: { id: 'broken', tools: 'none' }, code: '' } } });
+    const problems = refusal(kernel, 'broken')!;
+    expect(problems.map((problem) => problem.code)).toContain('MANIFEST_FIELD_MISSING');
+    expect(problems.map((problem) => problem.pointer)).toEqual(expect.arrayContaining(['/version', '/kernel', '/entry', '/description', '/tools']));
+    expect(kernel.plugins.isActive('notes')).toBe(true);
   });
 
   it('refuses a user plugin whose id collides with a native one', async () => {
-    const error = await caught(harness.boot({
+    const kernel = await harness.boot({
       plugins: ['notes'],
       userPlugins: { notes: { manifest: { id: 'notes', version: '1.0.0', kernel: '^0.1.0', description: 'x', entry: 'index.js', tools: [] }, code: 'export default { activate() { return {}; } };' } },
-    }));
-    expect(error.code).toBe('PLUGIN_DUPLICATE_ID');
+    });
+    expect(refusal(kernel, 'notes')?.map((problem) => problem.code)).toEqual(['PLUGIN_DUPLICATE_ID']);
+    expect(kernel.registry.get('note_get')?.source).toBe('native');
   });
 
-  it('refuses two plugins defining the same wire name, naming both', async () => {
+  it('refuses a user plugin defining a wire name another plugin holds, naming both', async () => {
     const clash = { id: 'clash', version: '1.0.0', kernel: '^0.1.0', description: 'x', entry: 'index.js',
       tools: [{ name: 'note', description: 'x', actions: { get: { description: 'x', input: { type: 'object' }, effects: [] } } }] };
-    const error = await caught(harness.boot({
+    const kernel = await harness.boot({
       plugins: ['notes'],
       userPlugins: { clash: { manifest: clash, code: 'export default { activate() { return { note: { get: () => ({}) } }; } };' } },
-    }));
-    expect(error.code).toBe('WIRE_NAME_COLLISION');
-    expect([...(error.details?.plugins as string[])].sort()).toEqual(['clash', 'notes']);
-    // Found from the manifests alone: no plugin code ran.
-    expect(fixtureEvents()).toEqual([]);
+    });
+    expect(refusal(kernel, 'clash')).toEqual([expect.objectContaining({ code: 'WIRE_NAME_COLLISION', message: expect.stringMatching(/'notes' and 'clash'/) })]);
+    expect(kernel.registry.get('note_get')?.pluginId).toBe('notes');
+    // Found from the manifests alone: the clashing plugin's code never ran.
+    expect(fixtureEvents()).toEqual(['activate:notes']);
   });
 
   it('uses one DI container per kernel, so two kernels never share services', async () => {
@@ -166,10 +173,8 @@ describe('plugin host', () => {
 
   it('reports a plugin entry that fails to load, naming the plugin', async () => {
     const manifest = { id: 'throws', version: '1.0.0', kernel: '^0.1.0', description: 'x', entry: 'index.js', tools: [] };
-    const error = await caught(harness.boot({ userPlugins: { throws: { manifest, code: 'throw new Error("boom at import");' } } }));
-    expect(error.code).toBe('PLUGIN_LOAD_FAILED');
-    expect(error.message).toContain('throws');
-    expect(error.message).toContain('boom at import');
+    const kernel = await harness.boot({ userPlugins: { throws: { manifest, code: 'throw new Error("boom at import");' } } });
+    expect(refusal(kernel, 'throws')).toEqual([expect.objectContaining({ code: 'PLUGIN_LOAD_FAILED', message: expect.stringMatching(/throws.*boom at import/) })]);
   });
 
   it('closes cleanly when closed twice', async () => {
