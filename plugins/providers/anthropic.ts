@@ -39,7 +39,8 @@ export class AnthropicProvider extends ConfiguredProvider {
       stream = await this.client.messages.create({
         model: config.model,
         max_tokens: request.maxOutputTokens ?? config.maxOutputTokens ?? DEFAULT_MAX_TOKENS,
-        ...(system !== '' ? { system } : {}),
+        // Blocks, not one joined text: the summary stays its own block after the rules.
+        ...(system.length > 0 ? { system: system.map((text) => ({ type: 'text' as const, text })) } : {}),
         messages: toMessages(rest, this.origin),
         ...(request.tools.length > 0 ? { tools: request.tools.map(toTool) } : {}),
         ...(config.reasoningEffort ? { thinking: { type: 'adaptive' as const }, output_config: { effort: config.reasoningEffort === 'minimal' ? 'low' as const : config.reasoningEffort } } : {}),

@@ -1,13 +1,15 @@
 import type { ModelMessage } from '../../core/turn/model-provider.js';
 
 /**
- * The system prompt is the leading system messages; system messages later in the conversation (a
- * compaction summary, a doom-loop warning) stay where they are, for protocols that allow them there.
+ * The leading system messages, each kept apart: the rules first, then the compaction summary, which
+ * must stay its own message (block, part) after them and never be merged into the rules' text
+ * (REFERENCE.md §6, "Injection"). System messages later in the conversation (a doom-loop warning) stay
+ * in `rest`, where they are, for protocols that allow them there.
  */
-export function splitLeadingSystem(messages: readonly ModelMessage[]): { system: string; rest: ModelMessage[] } {
+export function splitLeadingSystem(messages: readonly ModelMessage[]): { system: string[]; rest: ModelMessage[] } {
   let at = 0;
   while (at < messages.length && messages[at]!.role === 'system') at++;
-  return { system: messages.slice(0, at).map((message) => message.content).join('\n\n'), rest: messages.slice(at) };
+  return { system: messages.slice(0, at).map((message) => message.content).filter(hasText), rest: messages.slice(at) };
 }
 
 /** A tool call's arguments as an object, for protocols that send objects; anything else becomes `{}`. */

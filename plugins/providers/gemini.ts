@@ -52,7 +52,8 @@ export class GeminiProvider extends ConfiguredProvider {
         contents: toContents(rest, this.origin),
         config: {
           abortSignal: signal,
-          ...(system !== '' ? { systemInstruction: system } : {}),
+          // Parts, not one joined text: the summary stays its own part after the rules.
+          ...(system.length > 0 ? { systemInstruction: { parts: system.map((text) => ({ text })) } } : {}),
           ...(request.tools.length > 0 ? { tools: [{ functionDeclarations: request.tools.map(toDeclaration) }] } : {}),
           ...(maxTokens !== undefined ? { maxOutputTokens: maxTokens } : {}),
           ...(temperature !== undefined ? { temperature } : {}),

@@ -96,7 +96,7 @@ function toChatTool(tool: ModelRequest['tools'][number]): ChatCompletionTool {
 
 function toChatMessages(messages: readonly ModelMessage[]): ChatCompletionMessageParam[] {
   const { system, rest } = splitLeadingSystem(messages);
-  const out: ChatCompletionMessageParam[] = system !== '' ? [{ role: 'system', content: system }] : [];
+  const out: ChatCompletionMessageParam[] = system.map((content) => ({ role: 'system', content }));
   for (const message of rest) {
     if (message.role === 'system') out.push({ role: 'system', content: message.content });
     else if (message.role === 'user') out.push({ role: 'user', content: message.content });

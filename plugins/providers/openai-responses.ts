@@ -36,8 +36,9 @@ export class OpenAIResponsesProvider extends ConfiguredProvider {
     try {
       stream = await this.client.responses.create({
         model: config.model,
-        ...(system !== '' ? { instructions: system } : {}),
-        input: toInput(rest, this.origin),
+        // The rules are the instructions; what follows them (the summary) is a system message of its own.
+        ...(system.length > 0 ? { instructions: system[0] } : {}),
+        input: [...system.slice(1).map((content): ResponseInputItem => ({ role: 'system', content })), ...toInput(rest, this.origin)],
         ...(request.tools.length > 0 ? { tools: request.tools.map(toFunctionTool) } : {}),
         stream: true,
         store: false,
