@@ -88,9 +88,10 @@ export class JobManager {
       progress: (update) => this.progress(live, update),
       stopped: (reason) => { live.record.stopped = reason; },
     };
+    // The answer is given once the final record is on disk, so a client that reads the record next finds it.
     live.done = work(control).then(
-      (value) => { this.end(live, 'succeeded', { result: value }); return value; },
-      (error: unknown) => { this.end(live, 'failed', { error }); throw error; },
+      async (value) => { await this.end(live, 'succeeded', { result: value }); return value; },
+      async (error: unknown) => { await this.end(live, 'failed', { error }); throw error; },
     );
     live.done.catch(() => undefined);
     return { record, done: live.done };
@@ -132,7 +133,7 @@ export class JobManager {
     const limit = new Promise<void>((resolve) => { timer = setTimeout(resolve, waitMs); });
     await Promise.race([Promise.allSettled(running.map((live) => live.done)), limit]);
     clearTimeout(timer);
-    for (const live of this.live.values()) this.end(live, 'interrupted', { error: new KernelError('ACTION_CANCELLED', 'the kernel closed while this job ran') });
+    for (const live of [...this.live.values()]) await this.end(live, 'interrupted', { error: new KernelError('ACTION_CANCELLED', 'the kernel closed while this job ran') });
     await this.store.flush();
   }
 
@@ -147,7 +148,7 @@ export class JobManager {
     this.tell(live, { type: 'progress', job: live.record });
   }
 
-  private end(live: Live, state: JobState, outcome: { result?: unknown; error?: unknown }): void {
+  private async end(live: Live, state: JobState, outcome: { result?: unknown; error?: unknown }): Promise<void> {
     const { record } = live;
     if (isFinished(record.state)) return;
     const now = new Date().toISOString();
@@ -159,9 +160,11 @@ export class JobManager {
     if (outcome.error !== undefined) record.error = errorOf(outcome.error);
     this.live.delete(record.id);
     this.finished.set(record.id, record);
-    void this.store.write(record).then(() => this.prune());
+    // Watchers hear of the end once it is on disk.
+    await this.store.write(record);
     this.tell(live, { type: 'end', job: record });
     live.listeners.clear();
+    await this.prune();
   }
 
   private tell(live: Live, event: JobEvent): void {

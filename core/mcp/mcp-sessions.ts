@@ -41,7 +41,9 @@ export class McpSessions {
     }
     const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
-      enableJsonResponse: true,
+      // Answers stream as SSE, so that what belongs to a call (progress notifications for a progress
+      // token) reaches the client on that call's own stream; a JSON answer would drop them.
+      enableJsonResponse: false,
       onsessioninitialized: (id) => { this.sessions.set(id, { transport, server, owner, lastSeen: this.now(), inFlight: 0 }); },
       onsessionclosed: (id) => { this.sessions.delete(id); },
     });

@@ -37,7 +37,9 @@ export function runHandler(call: PreparedCall, options: RunOptions): Promise<unk
     let controller: AbortController | undefined;
     let stopReason: KernelError | undefined;
     let stopKind: StopReason | undefined;
-    let watchesStop = false;
+    // Native handlers stop at safe points by construction (every write checks at its turn in the write
+    // queue), and a long action's job must account for its work: both are waited for once stopped.
+    let watchesStop = entry.source === 'native' || entry.spec.long === true;
     let settled = false;
     let grace: NodeJS.Timeout | undefined;
     const settle = (): boolean => {

@@ -3,6 +3,7 @@ import type { ActionPipeline } from '../../pipeline/action-pipeline.js';
 import type { JobManager } from '../../jobs/job-manager.js';
 import type { HttpEnv } from '../http-env.js';
 import { readJsonBody } from '../read-body.js';
+import { errorResponse } from '../error-response.js';
 
 /**
  * `POST /api/actions/:plugin/:tool/:action`: a person or program calling an action. The caller is the
@@ -26,8 +27,16 @@ export function actionRoutes(pipeline: () => ActionPipeline, jobs: () => JobMana
     if (outcome.status === 'job') {
       // `Prefer: wait=<seconds>` (RFC 7240): a job that ends within that answers like any call.
       const waitMs = preferredWaitMs(c.req.header('prefer'));
-      if (waitMs > 0 && await settlesWithin(outcome.done, waitMs)) return c.json({ result: await outcome.done, job: jobs().get(outcome.job.id) });
-      c.header('Location', `/api/jobs/${outcome.job.id}`);
+      const location = `/api/jobs/${outcome.job.id}`;
+      if (waitMs > 0 && await settlesWithin(outcome.done, waitMs)) {
+        try {
+          return c.json({ result: await outcome.done, job: jobs().get(outcome.job.id) });
+        } catch (error) {
+          // Failed like any call, and the job's record stays where the header says.
+          return errorResponse(c, error, undefined, { location });
+        }
+      }
+      c.header('Location', location);
       return c.json({ job: jobs().get(outcome.job.id) }, 202);
     }
     // Only agent calls can stop at a confirmation; a person's call always runs or fails.
