@@ -6,8 +6,11 @@ export interface CliIO {
   err(line: string): void;
   /** Text without a line end (a model's answer as it streams); commands fall back to `out`. */
   write?(text: string): void;
-  /** The next line typed, after showing `prompt`; undefined once the input has ended. */
-  readLine?(prompt: string): Promise<string | undefined>;
+  /**
+   * The next line typed, after showing `prompt`; undefined once the input has ended, or when `signal`
+   * aborts the wait (Ctrl-C at a prompt): the line typed after that goes to the next prompt.
+   */
+  readLine?(prompt: string, signal?: AbortSignal): Promise<string | undefined>;
   /** Calls `handler` on Ctrl-C instead of ending the process; returns the undo. */
   onInterrupt?(handler: () => void): () => void;
 }
@@ -15,7 +18,7 @@ export interface CliIO {
 let stdinLines: { reader: Interface; queue: string[]; waiting: ((line: string | undefined) => void)[]; ended: boolean } | undefined;
 
 /** Lines of standard input, read on demand, so that piped input works as well as a terminal. */
-function readStdinLine(prompt: string): Promise<string | undefined> {
+function readStdinLine(prompt: string, signal?: AbortSignal): Promise<string | undefined> {
   if (!stdinLines) {
     const state = { reader: createInterface({ input: process.stdin, terminal: false }), queue: [] as string[], waiting: [] as ((line: string | undefined) => void)[], ended: false };
     state.reader.on('line', (line) => { const next = state.waiting.shift(); if (next) next(line); else state.queue.push(line); });
@@ -25,8 +28,21 @@ function readStdinLine(prompt: string): Promise<string | undefined> {
   process.stdout.write(prompt);
   const state = stdinLines;
   if (state.queue.length > 0) return Promise.resolve(state.queue.shift());
-  if (state.ended) return Promise.resolve(undefined);
-  return new Promise((resolve) => state.waiting.push(resolve));
+  if (state.ended || signal?.aborted) return Promise.resolve(undefined);
+  return new Promise((resolve) => {
+    const onAbort = (): void => {
+      // Out of the queue, so that the next line is not swallowed by a prompt nobody waits on.
+      const index = state.waiting.indexOf(waiter);
+      if (index >= 0) state.waiting.splice(index, 1);
+      resolve(undefined);
+    };
+    const waiter = (line: string | undefined): void => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve(line);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    state.waiting.push(waiter);
+  });
 }
 
 /** Lets the process end once a command is done with standard input. */

@@ -1,6 +1,7 @@
 import { Kernel } from '../../kernel.js';
 import { isKernelError } from '../../errors.js';
 import { startHttpServer } from '../../http/serve.js';
+import { recordServeAddress } from '../../http/serve-address.js';
 import { KERNEL_VERSION } from '../../paths.js';
 import { EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, type CliIO, type Command } from '../cli-io.js';
 import { parseOptions } from '../parse-options.js';
@@ -50,6 +51,7 @@ async function serve(workspace: string, overrides: { host?: string; port?: numbe
     return undefined;
   });
   if (!server) return EXIT_PROBLEMS;
+  await recordServeAddress(kernel, server.url);
   io.out(`Quire ${KERNEL_VERSION} serving ${kernel.workspace.root}`);
   const host = overrides.host ?? kernel.config.server.host;
   if (!LOOPBACK.has(host)) io.err(`warning: bound to ${host}, reachable from other machines; add their Host names to server.allowedHosts`);

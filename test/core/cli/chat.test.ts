@@ -44,7 +44,7 @@ describe('quire chat', () => {
       { kind: 'sse', frames: framesFor('openai-chat', { calls: [{ id: 'call_1', name: 'block_append', args: { parentId: docId, markdown: 'from the chat' } }] }) },
       { kind: 'sse', frames: framesFor('openai-chat', { text: 'Added the line.' }) },
     );
-    const terminal = scriptedTerminal(['add a line', 'y', '/undo', '/quit']);
+    const terminal = scriptedTerminal(['add a line', 'y', '/undo', '1', '/quit']);
     expect(await runCli(['chat', '--workspace', root], terminal)).toBe(0);
     const text = terminal.text();
     expect(text).toContain('→ block_append');

@@ -1,0 +1,131 @@
+import type { Confirmation } from '../../gate/confirmation.js';
+import type { Question } from '../../turn/questions.js';
+import type { TurnEvent } from '../../turn/turn-events.js';
+import type { CliIO } from '../cli-io.js';
+import { describeError } from '../one-shot-kernel.js';
+import type { ChatBackend } from './chat-backend.js';
+import type { Prompter } from './prompter.js';
+
+/** Arguments shown in a confirmation or a call line: enough to judge, never a wall of text. */
+export function brief(value: unknown, limit = 300): string {
+  const text = typeof value === 'string' ? value : JSON.stringify(value);
+  return text.length > limit ? `${text.slice(0, limit)}…` : text;
+}
+
+/**
+ * A tool's result as the person reads it: the [tool_output] wrapper (core/turn/tool-output.ts) tells
+ * the model the text is data, not instructions; to the person it is noise.
+ */
+export function forPerson(output: string): string {
+  return output.replace(/^\[tool_output\]\n?/, '').replace(/\n?\[\/tool_output\]$/, '');
+}
+
+/** Shows a turn's events as they come, and asks the person what the turn waits for. */
+export class ChatScreen {
+  private inText = false;
+
+  constructor(
+    private readonly backend: ChatBackend,
+    private readonly io: CliIO,
+    private readonly prompter: Prompter,
+    /** How the model's server is named when it cannot be reached (its configured URL). */
+    private readonly modelServer: string,
+  ) {}
+
+  async show(event: TurnEvent): Promise<void> {
+    if (event.type !== 'content' && this.inText) this.endText();
+    switch (event.type) {
+      case 'content': return this.text(event.delta);
+      case 'tool_call': return this.io.out(`→ ${event.name} ${brief(event.arguments, 200)}`);
+      case 'tool_result': return this.io.out(`${event.ok ? '←' : '✗'} ${brief(forPerson(event.output).replace(/\s+/g, ' ').trim(), 200)}`);
+      case 'snapshot': return this.io.out(`(snapshot ${event.snapshotID} taken before the first write)`);
+      case 'retry': return this.io.out(`(${this.failure(event.category)}; trying again in ${Math.round(event.delayMs / 100) / 10} s, ${event.attempt}/${event.max})`);
+      case 'error': return this.io.err(`error ${event.code}: ${event.code === 'MODEL_NETWORK' ? `${this.unreachable()} (${event.message})` : event.message}`);
+      case 'usage': return this.io.out(`(${event.promptTokens} tokens in, ${event.completionTokens} out)`);
+      case 'confirm': return this.confirm(event.confirmation);
+      case 'question': return this.ask(event.questionID, event.questions);
+      case 'done': return event.state === 'interrupted' ? this.io.out('(the turn stopped; its answer so far is kept)') : undefined;
+      default: return undefined;
+    }
+  }
+
+  /** Ends a streamed answer's line, so that what follows starts on its own. */
+  endText(): void {
+    if (!this.inText) return;
+    this.io.write?.('\n');
+    this.inText = false;
+  }
+
+  private text(delta: string): void {
+    if (this.io.write) this.io.write(delta);
+    else this.io.out(delta);
+    this.inText = this.io.write !== undefined;
+  }
+
+  private unreachable(): string {
+    return `${this.modelServer} cannot be reached`;
+  }
+
+  private failure(category: string): string {
+    return category === 'network' ? this.unreachable() : `the model failed: ${category}`;
+  }
+
+  /** Ctrl-C at the prompt is a no, like `n`: the turn goes on with the call refused. */
+  private async confirm(confirmation: Confirmation): Promise<void> {
+    const { io } = this;
+    io.out(`The agent wants to call ${confirmation.wireName} (${confirmation.effects.join(', ')}${confirmation.destructive ? ', destructive' : ''}):`);
+    io.out(`  ${brief(confirmation.arguments, 1_000)}`);
+    const answer = { approved: false, always: false };
+    for (;;) {
+      const { line, interrupted } = await this.prompter.ask('Allow? [y]es once, [a]lways, [n]o: ');
+      if (interrupted) io.out('no (Ctrl-C)');
+      const typed = line?.trim().toLowerCase();
+      if (typed === undefined || typed === 'n' || typed === 'no' || typed === '') break;
+      if (typed === 'y' || typed === 'yes') { answer.approved = true; break; }
+      if (typed === 'a' || typed === 'always') { answer.approved = true; answer.always = true; break; }
+    }
+    try {
+      await this.backend.answerConfirmation(confirmation, answer);
+    } catch (error) {
+      // Too late (the turn stopped waiting) or answered elsewhere: say so, the chat goes on.
+      io.err(`the answer was not taken: ${describeError(error)}`);
+    }
+  }
+
+  /**
+   * Asks until the answers fit the questions. The input ending leaves them to time out; Ctrl-C stops
+   * the turn, which is what declining to answer amounts to.
+   */
+  private async ask(questionId: string, questions: Question[]): Promise<void> {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const answers: string[][] = [];
+      for (const question of questions) {
+        const answer = await this.answerOne(question);
+        if (answer === 'interrupted') {
+          this.io.out('(Ctrl-C: the turn is stopped)');
+          await this.backend.cancelTurn().catch(() => false);
+          return;
+        }
+        if (answer === undefined) return;
+        answers.push(answer);
+      }
+      try {
+        await this.backend.answerQuestion(questionId, answers);
+        return;
+      } catch (error) {
+        this.io.err(`${describeError(error)}; please answer again`);
+      }
+    }
+  }
+
+  private async answerOne(question: Question): Promise<string[] | undefined | 'interrupted'> {
+    const { io } = this;
+    io.out(`${question.header ? `${question.header}: ` : ''}${question.question}`);
+    (question.options ?? []).forEach((option, index) => io.out(`  ${index + 1}. ${option.label}${option.description ? ` (${option.description})` : ''}`));
+    const { line, interrupted } = await this.prompter.ask(question.multiple ? 'Your answers (numbers or text, comma separated): ' : 'Your answer (number or text): ');
+    if (interrupted) return 'interrupted';
+    if (line === undefined) return undefined;
+    const parts = (question.multiple ? line.split(',') : [line]).map((part) => part.trim()).filter(Boolean);
+    return parts.map((part) => question.options?.[Number(part) - 1]?.label ?? part);
+  }
+}

@@ -1,0 +1,88 @@
+import { isKernelError } from '../../errors.js';
+import type { Confirmation } from '../../gate/confirmation.js';
+import type { PermissionMode, SessionDocument } from '../../session/session-types.js';
+import type { TurnRollbackOutcome } from '../../turn/snapshot-service.js';
+import type { TurnEvent } from '../../turn/turn-events.js';
+import type { ChatBackend, SnapshotSummary } from './chat-backend.js';
+import type { KernelClient } from './kernel-client.js';
+
+/**
+ * The chat on a kernel that serves the workspace (`quire serve`), through the documented session
+ * routes of its HTTP API, as the administrator whose token the workspace keeps.
+ */
+export class HttpChatBackend implements ChatBackend {
+  readonly where: string;
+
+  private constructor(private readonly client: KernelClient, readonly sessionId: string) {
+    this.where = `on the kernel at ${client.url}`;
+  }
+
+  /** Goes on with `sessionId`, or starts a new session. */
+  static async open(client: KernelClient, sessionId: string | undefined): Promise<HttpChatBackend> {
+    const id = sessionId !== undefined
+      ? (await client.json<{ session: SessionDocument }>('GET', `/api/agent/sessions/${encodeURIComponent(sessionId)}`)).session.id
+      : (await client.json<{ session: SessionDocument }>('POST', '/api/agent/sessions', { title: 'Terminal chat' })).session.id;
+    return new HttpChatBackend(client, id);
+  }
+
+  private path(rest = ''): string {
+    return `/api/agent/sessions/${encodeURIComponent(this.sessionId)}${rest}`;
+  }
+
+  /**
+   * The server runs the turn on if its client leaves (cancel is explicit there), so a stream that ends
+   * without the turn's `done` (the connection lost, the screen failing) cancels it before returning.
+   */
+  async runTurn(message: string, onEvent: (event: TurnEvent) => Promise<void>): Promise<void> {
+    let started = false;
+    let ended = false;
+    try {
+      await this.client.events(this.path('/turns'), { message }, async ({ data }) => {
+        const event = data as TurnEvent;
+        started = true;
+        if (event.type === 'done') ended = true;
+        await onEvent(event);
+      });
+    } finally {
+      if (started && !ended) await this.cancelTurn().catch(() => false);
+    }
+  }
+
+  async cancelTurn(): Promise<boolean> {
+    return (await this.client.json<{ cancelled: boolean }>('POST', this.path('/turns/cancel'))).cancelled;
+  }
+
+  async answerConfirmation(confirmation: Confirmation, answer: { approved: boolean; always: boolean }): Promise<void> {
+    const body = { approved: answer.approved, argsHash: confirmation.argsHash, ...(answer.always ? { always: true } : {}) };
+    await this.client.json('POST', this.path(`/confirmations/${encodeURIComponent(confirmation.id)}/answer`), body);
+  }
+
+  async answerQuestion(questionId: string, answers: string[][]): Promise<void> {
+    await this.client.json('POST', this.path(`/questions/${encodeURIComponent(questionId)}/answer`), { answers });
+  }
+
+  async setMode(mode: PermissionMode): Promise<void> {
+    await this.client.json('PUT', this.path('/mode'), { mode });
+  }
+
+  rollback(turnId: string, force: boolean): Promise<TurnRollbackOutcome> {
+    return this.client.json('POST', this.path(`/turns/${encodeURIComponent(turnId)}/rollback`), { force });
+  }
+
+  async session(): Promise<SessionDocument> {
+    return (await this.client.json<{ session: SessionDocument }>('GET', this.path())).session;
+  }
+
+  async snapshots(): Promise<SnapshotSummary[]> {
+    try {
+      return (await this.client.json<{ result: { snapshots: SnapshotSummary[] } }>('POST', '/api/actions/snapshots/snapshot/list', {})).result.snapshots;
+    } catch (error) {
+      if (isKernelError(error) && (error.code === 'ACTION_NOT_FOUND' || error.code === 'NOT_FOUND')) return [];
+      throw error;
+    }
+  }
+
+  pending(): ReturnType<ChatBackend['pending']> {
+    return this.client.json('GET', this.path('/pending'));
+  }
+}

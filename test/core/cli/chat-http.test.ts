@@ -1,0 +1,92 @@
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { readFile, stat, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ModelWireServer } from '../../../fakes/model-wire-server.js';
+import { adminJson, callReply, chatWorkspace, sse, startChat } from '../../helpers/chat-workspace.js';
+import { CLI, CliProcess, STACK_TRACE, startServe } from '../../helpers/cli-process.js';
+import { useHarness } from '../../helpers/harness.js';
+
+/** A loopback port nothing listens on (taken, then freed). */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** The pid of a process that has ended. */
+async function deadPid(): Promise<number> {
+  const child = spawn(process.execPath, ['-e', '']);
+  await new Promise((resolve) => child.on('exit', resolve));
+  return child.pid!;
+}
+
+describe('quire chat beside quire serve', () => {
+  const harness = useHarness();
+  const processes: CliProcess[] = [];
+  const fakes: ModelWireServer[] = [];
+  afterEach(async () => {
+    for (const process of processes.splice(0)) process.kill();
+    for (const fake of fakes.splice(0)) await fake.close();
+  });
+
+  it('talks to the running kernel over HTTP through a full turn with a confirmation', async () => {
+    expect(existsSync(CLI), 'run `npm run build` first').toBe(true);
+    const fake = await ModelWireServer.start(['chat-model']);
+    fakes.push(fake);
+    const { root, docId } = await chatWorkspace(harness.boot, `${fake.url}/v1`);
+    fake.reply(callReply('block_append', { parentId: docId, markdown: 'from the chat' }), sse({ text: 'Added the line.' }));
+    const { chat, serve } = await startChat(root, 'over HTTP', processes);
+    const sessionId = (await chat.next(/Session (\S+)/))[1]!;
+    expect(chat.output).toContain(serve!.url);
+    await chat.next('> ');
+    chat.type('add a line');
+    await chat.next('The agent wants to call block_append (localWrite)');
+    await chat.next('Allow? [y]es once, [a]lways, [n]o: ');
+    chat.type('y');
+    await chat.next('Added the line.');
+    await chat.next('> ');
+    chat.type('/quit');
+    expect(await chat.exited).toBe(0);
+    expect(chat.output).not.toMatch(STACK_TRACE);
+
+    // The serving kernel ran the turn: the session and the note are its own.
+    const { session } = await adminJson<{ session: { entries: { type: string; content?: string }[] } }>(serve!.url, serve!.token, 'GET', `/api/agent/sessions/${sessionId}`);
+    expect(session.entries.find((entry) => entry.type === 'user')?.content).toBe('add a line');
+    const markdown = await adminJson<{ result: { markdown: string } }>(serve!.url, serve!.token, 'POST', '/api/actions/blocks/document/get_markdown', { id: docId });
+    expect(markdown.result.markdown).toContain('from the chat');
+    expect(fake.posts).toHaveLength(2);
+  });
+
+  it('finds the serving kernel in .quire/serve.json (mode 0600), which a clean stop removes', async () => {
+    const root = join(await harness.tempDir(), 'workspace');
+    const serve = await startServe(root);
+    processes.push(serve.process);
+    const file = join(root, '.quire', 'serve.json');
+    expect((await stat(file)).mode & 0o777).toBe(0o600);
+    expect(JSON.parse(await readFile(file, 'utf8'))).toEqual({ url: serve.url, pid: serve.process.child.pid });
+    expect(await serve.process.stop()).toBe(0);
+    expect(existsSync(file)).toBe(false);
+  });
+
+  it('opens the workspace itself when serve.json is stale: its process gone, or not answering', async () => {
+    const fake = await ModelWireServer.start(['chat-model']);
+    fakes.push(fake);
+    const { root } = await chatWorkspace(harness.boot, `${fake.url}/v1`);
+    const file = join(root, '.quire', 'serve.json');
+    const url = `http://127.0.0.1:${await closedPort()}`;
+    for (const pid of [await deadPid(), process.pid]) {
+      await writeFile(file, JSON.stringify({ url, pid }), { mode: 0o600 });
+      const chat = CliProcess.start(['chat', '--workspace', root], { QUIRE_CHAT_TEST_KEY: 'sk-chat-test' });
+      processes.push(chat);
+      await chat.next(/Session \S+ \(this process opened the workspace\)/);
+      chat.endInput();
+      expect(await chat.exited).toBe(0);
+      expect(chat.output).not.toContain(url);
+    }
+  });
+});
