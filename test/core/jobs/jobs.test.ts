@@ -8,7 +8,7 @@ import type { KernelConfigFile } from '../../../core/config/kernel-config.js';
 import { startHttpServer, type RunningServer } from '../../../core/http/serve.js';
 import type { JobRecord } from '../../../core/jobs/job-types.js';
 import type { Kernel } from '../../../core/kernel.js';
-import { useHarness } from '../../helpers/harness.js';
+import { useHarness, type UserPlugin } from '../../helpers/harness.js';
 import { readEvents, type SseEvent } from '../../helpers/sse-events.js';
 
 const ADMIN = 'qk_jobs-admin';
@@ -24,8 +24,11 @@ describe('long actions as jobs, and time limits that stop the work', () => {
     for (const server of servers.splice(0)) await server.close();
   });
 
-  async function serve(config: KernelConfigFile = {}, workspace?: string): Promise<{ kernel: Kernel; url: string }> {
-    const kernel = await harness.boot({ realManifests: true, ...(workspace ? { workspace } : {}), config: { auth, ...config, plugins: { blocks: { config: { watch: false, welcome: false } } } } });
+  async function serve(config: KernelConfigFile = {}, workspace?: string, userPlugins?: Record<string, UserPlugin>): Promise<{ kernel: Kernel; url: string }> {
+    const kernel = await harness.boot({
+      realManifests: true, ...(workspace ? { workspace } : {}), ...(userPlugins ? { userPlugins } : {}),
+      config: { auth, ...config, plugins: { blocks: { config: { watch: false, welcome: false } }, ...config.plugins } },
+    });
     const server = await startHttpServer(kernel, { host: '127.0.0.1', port: 0 });
     servers.push(server);
     return { kernel, url: server.url };
@@ -178,6 +181,30 @@ describe('long actions as jobs, and time limits that stop the work', () => {
     }
   });
 
+  it('stops a short call at its time limit over HTTP and MCP: the answer and the audit say what it wrote, and it writes no more', async () => {
+    const out = await harness.tempDir('quire-writer-');
+    const { url, kernel } = await serve({ actions: { timeoutMs: 100 }, plugins: { writer: { trusted: true } } }, undefined, { writer: slowWriter(out) });
+    const answer = await post(url, '/api/actions/writer/files/write', { count: 1000, prefix: 'http' });
+    expect(answer.status).toBe(200);
+    const { result } = (await answer.json()) as { result: { written: number; stopped: string; message: string } };
+    expect(result.stopped).toBe('time_limit');
+    expect(result.written).toBeGreaterThan(0);
+    expect(result.written).toBeLessThan(1000);
+    const onDisk = async (prefix: string) => (await readdir(out)).filter((name) => name.startsWith(prefix)).length;
+    expect(await onDisk('http')).toBe(result.written);
+    const client = new Client({ name: 'jobs-test', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${ADMIN}` } } }));
+    const overMcp = await client.callTool({ name: 'files_write', arguments: { count: 1000, prefix: 'mcp' } });
+    await client.close();
+    expect(overMcp.isError).toBeFalsy();
+    const mcpResult = overMcp.structuredContent as { written: number; stopped: string };
+    expect(mcpResult.stopped).toBe('time_limit');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect([await onDisk('http'), await onDisk('mcp')]).toEqual([result.written, mcpResult.written]);
+    const audit = (await readFile(join(kernel.workspace.root, 'audit', 'audit.jsonl'), 'utf8')).trim().split('\n').map((line) => JSON.parse(line) as { plugin: string; outcome: string; details?: unknown });
+    expect(audit.filter((line) => line.plugin === 'writer').map((line) => [line.outcome, line.details])).toEqual([['ok', { stopped: 'time_limit' }], ['ok', { stopped: 'time_limit' }]]);
+  });
+
   it('marks a job that was running when the kernel stopped as interrupted, with how far it came', async () => {
     const workspace = join(await harness.tempDir(), 'ws');
     await mkdir(join(workspace, 'jobs'), { recursive: true });
@@ -222,4 +249,31 @@ async function waitForEnd(kernel: Kernel, action: string, notebook: string): Pro
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   throw new Error(`no ${action} job into ${notebook} ended`);
+}
+
+/** A user plugin whose write action writes files one by one and honours its stop between them. */
+function slowWriter(folder: string): UserPlugin {
+  return {
+    manifest: {
+      id: 'writer', version: '1.0.0', kernel: '^0.1.0', description: 'writes files slowly', entry: 'main.js',
+      tools: [{ name: 'files', description: 'files', actions: {
+        write: { description: 'writes count files, one every 5 ms', effects: ['localWrite'], input: { type: 'object', required: ['count', 'prefix'], properties: { count: { type: 'integer' }, prefix: { type: 'string' } } } },
+      } }],
+    },
+    entry: 'main.js',
+    code: `import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+export default {
+  activate() {
+    return { files: { write: async (input, call) => {
+      for (let i = 0; i < input.count; i++) {
+        if (call.stopped) return { written: i, stopped: call.stopped, message: 'wrote ' + i + ' of ' + input.count };
+        await writeFile(join(${JSON.stringify(folder)}, input.prefix + '-' + i), 'x');
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      return { written: input.count };
+    } } };
+  },
+};`,
+  };
 }
