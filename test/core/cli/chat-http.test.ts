@@ -30,7 +30,7 @@ describe('quire chat beside quire serve', () => {
   const processes: CliProcess[] = [];
   const fakes: ModelWireServer[] = [];
   afterEach(async () => {
-    for (const process of processes.splice(0)) process.kill();
+    for (const child of processes.splice(0)) child.kill();
     for (const fake of fakes.splice(0)) await fake.close();
   });
 

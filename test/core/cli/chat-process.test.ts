@@ -22,7 +22,7 @@ describe.each(CHAT_MODES)('quire chat (%s)', (mode) => {
   const processes: CliProcess[] = [];
   const fakes: ModelWireServer[] = [];
   afterEach(async () => {
-    for (const process of processes.splice(0)) process.kill();
+    for (const child of processes.splice(0)) child.kill();
     for (const fake of fakes.splice(0)) await fake.close();
   });
 
