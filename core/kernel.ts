@@ -5,6 +5,7 @@ import {
   PLUGIN_HOST, WORKSPACE, KERNEL_CONTAINER, SESSION_STORE, SESSION_TODOS, JOB_MANAGER, type KernelInfo,
 } from './core-tokens.js';
 import { readKernelConfigFile, withDefaults, type KernelConfig, type KernelConfigFile } from './config/kernel-config.js';
+import { findConfigProblems, logConfigProblems, type ConfigProblem } from './config/config-problems.js';
 import { AuditLog } from './audit/audit-log.js';
 import { ensureAdminToken, type GeneratedToken } from './auth/admin-token.js';
 import { Authenticator } from './auth/authenticator.js';
@@ -116,11 +117,21 @@ export class Kernel {
       await kernel.plugins.start();
       // After the plugins: an external tool whose wire name a plugin holds is refused; a failing server is reported, not fatal.
       await kernel.externalMcp.start();
+      logConfigProblems(kernel.log, kernel.configProblems());
     } catch (error) {
       await kernel.close();
       throw error;
     }
     return kernel;
+  }
+
+  /**
+   * Mistakes that do not stop a start but leave configuration doing nothing: names in quire.json or
+   * grants.json that match no plugin, tool or action, token variables that are unset. Logged at start;
+   * computed again on each call, so a listing shows the grants as they are now.
+   */
+  configProblems(): ConfigProblem[] {
+    return findConfigProblems({ config: this.config, records: this.plugins.getCatalog()?.all ?? [], grants: this.grants.list(), env: this.container.resolve<NodeJS.ProcessEnv>(PROCESS_ENV) });
   }
 
   private readonly closers: (() => Promise<void>)[] = [];

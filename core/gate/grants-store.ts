@@ -45,6 +45,11 @@ export class FileGrantsStore implements GrantsStore {
   }
 
   add(input: GrantInput): Promise<Grant> {
+    // A grant that has already expired would never match: refused rather than stored as if it worked.
+    if (input.expiresAt !== undefined && !(Date.parse(input.expiresAt) > Date.now())) {
+      const message = `expiresAt ${input.expiresAt} is not in the future: the grant would never match`;
+      return Promise.reject(new KernelError('INVALID_INPUT', message, { details: { issues: [{ pointer: '/expiresAt', message }] } }));
+    }
     return this.queue.run(async () => {
       const grant: Grant = { id: newId(), createdAt: new Date().toISOString(), ...input };
       await this.persist([...this.grants, grant]);

@@ -21,7 +21,11 @@ export function pluginRoutes(kernel: Kernel): Hono<HttpEnv> {
       ...server, enabled: server.state !== 'disabled', active: server.state === 'connected',
       tools: actions.some((action) => action.pluginId === server.id) ? [{ name: String(server.name).replace(/-/g, '_'), actions: actions.filter((action) => action.pluginId === server.id).map(describeAction) }] : [],
     }));
-    return c.json({ plugins: [...plugins, ...(isAdmin ? external : external.map(({ endpoint: _endpoint, error: _error, ...rest }) => rest))] });
+    return c.json({
+      plugins: [...plugins, ...(isAdmin ? external : external.map(({ endpoint: _endpoint, error: _error, ...rest }) => rest))],
+      // Names in quire.json and grants.json that match nothing, unset token variables: for administrators.
+      ...(isAdmin ? { configProblems: kernel.configProblems() } : {}),
+    });
   });
   // Enabling or disabling while serving: administrators only; the tools change everywhere at once.
   app.put('/:id', requireRole('admin'), async (c) => {

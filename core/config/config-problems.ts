@@ -1,0 +1,100 @@
+import type { Grant } from '../gate/grant.js';
+import type { Logger } from '../log.js';
+import type { ManifestRecord } from '../manifest/load-manifests.js';
+import { escapePointer } from '../schema/ajv.js';
+import { closestName } from './closest-name.js';
+import type { KernelConfig } from './kernel-config.js';
+
+export type ConfigProblemCode = 'CONFIG_UNKNOWN_PLUGIN' | 'CONFIG_UNKNOWN_TOOL' | 'CONFIG_UNKNOWN_ACTION' | 'CONFIG_ENV_UNSET';
+
+/**
+ * A mistake that does not stop a start but leaves part of the configuration doing nothing (a deny rule
+ * for a misspelt tool denies nothing): reported at start, with where it is and the name probably meant.
+ */
+export interface ConfigProblem {
+  code: ConfigProblemCode;
+  /** The file, relative to the workspace, that `pointer` points into. */
+  file: 'quire.json' | 'agent/grants.json';
+  pointer: string;
+  message: string;
+  didYouMean?: string;
+}
+
+export interface ConfigCheckInput {
+  config: Pick<KernelConfig, 'auth' | 'plugins' | 'gate' | 'mcp'>;
+  /** Every plugin found on disk, whatever its state. */
+  records: readonly ManifestRecord[];
+  grants: readonly Grant[];
+  env: NodeJS.ProcessEnv;
+}
+
+/** Plugin id → tool name → its action names; `undefined` when they are known only while connected (external servers). */
+type KnownNames = Map<string, Map<string, ReadonlySet<string> | undefined>>;
+
+interface NamedEntry {
+  plugin?: string;
+  tool: string;
+  action?: string;
+}
+
+export function findConfigProblems(input: ConfigCheckInput): ConfigProblem[] {
+  const known = knownNames(input.records, Object.keys(input.config.mcp.servers));
+  // `plugins.<id>` configures plugins found on disk; an external server is configured under mcp.servers.
+  const onDisk = new Set(input.records.map((record) => (record.ok ? record.compiled.manifest.id : record.id)));
+  const problems: ConfigProblem[] = [];
+  input.config.auth.tokens.forEach((token, index) => {
+    // The authenticator skips such a token silently: nobody can use it until the variable is set.
+    if (token.env === undefined || input.env[token.env]) return;
+    problems.push(problem('CONFIG_ENV_UNSET', 'quire.json', `/auth/tokens/${index}/env`, `the environment variable ${token.env} of token '${token.name}' is not set, so the token matches nothing`, closestName(token.env, Object.keys(input.env))));
+  });
+  for (const id of input.config.plugins.keys()) {
+    if (!onDisk.has(id)) problems.push(problem('CONFIG_UNKNOWN_PLUGIN', 'quire.json', `/plugins/${escapePointer(id)}`, `no plugin has the id '${id}'`, closestName(id, onDisk)));
+  }
+  input.config.gate.deny.forEach((rule, index) => pushDefined(problems, checkNames(rule, known, 'quire.json', `/gate/deny/${index}`)));
+  input.grants.forEach((grant, index) => pushDefined(problems, checkNames(grant, known, 'agent/grants.json', `/grants/${index}`)));
+  return problems;
+}
+
+/** Each problem as a warning in the log: the start goes on. */
+export function logConfigProblems(log: Logger, problems: readonly ConfigProblem[]): void {
+  for (const { code, file, pointer, message, didYouMean } of problems) {
+    log.warn(`configuration problem: ${file}#${pointer}: ${message}`, { code, file, pointer, ...(didYouMean !== undefined ? { didYouMean } : {}) });
+  }
+}
+
+function knownNames(records: readonly ManifestRecord[], externalServers: readonly string[]): KnownNames {
+  const known: KnownNames = new Map();
+  for (const record of records) {
+    const tools = new Map<string, ReadonlySet<string>>();
+    if (record.ok) for (const tool of record.compiled.manifest.tools) tools.set(tool.name, new Set(Object.keys(tool.actions)));
+    known.set(record.ok ? record.compiled.manifest.id : record.id, tools);
+  }
+  for (const name of externalServers) known.set(`mcp-${name}`, new Map([[name.replace(/-/g, '_'), undefined]]));
+  return known;
+}
+
+/** The first name of a deny rule or grant that names nothing: its plugin, else its tool, else its action. */
+function checkNames(entry: NamedEntry, known: KnownNames, file: ConfigProblem['file'], pointer: string): ConfigProblem | undefined {
+  if (entry.plugin !== undefined && !known.has(entry.plugin)) {
+    return problem('CONFIG_UNKNOWN_PLUGIN', file, `${pointer}/plugin`, `no plugin has the id '${entry.plugin}'`, closestName(entry.plugin, known.keys()));
+  }
+  const scope = entry.plugin !== undefined ? [known.get(entry.plugin)!] : [...known.values()];
+  const where = entry.plugin !== undefined ? ` in plugin '${entry.plugin}'` : '';
+  const tools = entry.tool === '*' ? scope.flatMap((plugin) => [...plugin.values()]) : scope.filter((plugin) => plugin.has(entry.tool)).map((plugin) => plugin.get(entry.tool));
+  if (entry.tool !== '*' && tools.length === 0) {
+    return problem('CONFIG_UNKNOWN_TOOL', file, `${pointer}/tool`, `no tool is named '${entry.tool}'${where}`, closestName(entry.tool, scope.flatMap((plugin) => [...plugin.keys()])));
+  }
+  // An external server's actions are known only while it is connected: not judged here.
+  if (entry.action === undefined || tools.some((actions) => actions === undefined)) return undefined;
+  const actions = tools.flatMap((set) => [...set!]);
+  if (actions.includes(entry.action)) return undefined;
+  return problem('CONFIG_UNKNOWN_ACTION', file, `${pointer}/action`, `no action '${entry.action}' in ${entry.tool === '*' ? 'any tool' : `the tool '${entry.tool}'`}${where}`, closestName(entry.action, actions));
+}
+
+function problem(code: ConfigProblemCode, file: ConfigProblem['file'], pointer: string, message: string, didYouMean: string | undefined): ConfigProblem {
+  return { code, file, pointer, message: didYouMean === undefined ? message : `${message}; did you mean '${didYouMean}'?`, ...(didYouMean !== undefined ? { didYouMean } : {}) };
+}
+
+function pushDefined(problems: ConfigProblem[], found: ConfigProblem | undefined): void {
+  if (found) problems.push(found);
+}
