@@ -187,6 +187,24 @@ export class FileSessionStore {
     });
   }
 
+  /**
+   * The session's compaction (runtime.json), kept across turns; opaque here; the turn loop checks
+   * that it still matches the history before using it.
+   */
+  async readCompaction(id: string): Promise<unknown> {
+    this.paths.folder(id);
+    return (await readRuntime(this.paths, id))?.compaction;
+  }
+
+  async saveCompaction(id: string, compaction: unknown): Promise<void> {
+    this.paths.folder(id);
+    return this.lock.run(id, async () => {
+      await this.existing(id);
+      const runtime = await readRuntime(this.paths, id) ?? this.emptyRuntime(id);
+      await this.writeRuntime(id, { ...runtime, compaction });
+    });
+  }
+
   /** The session's mode as it is now (a person may change it while a turn runs). */
   async permissionMode(id: string): Promise<RuntimeFile['permissionMode']> {
     this.paths.folder(id);

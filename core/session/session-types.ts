@@ -66,6 +66,8 @@ export interface RuntimeFile {
   sessionID: string;
   permissionMode: PermissionMode;
   activeTurn?: ActiveTurn;
+  /** The session's compaction summary, kept across turns (its shape is the turn loop's: core/turn/compaction.ts). */
+  compaction?: unknown;
   [key: string]: unknown;
 }
 

@@ -10,25 +10,46 @@ let encoder: Tiktoken | undefined;
 const remembered = new Map<string, number>();
 const REMEMBERED_LIMIT = 20_000;
 
-export function countText(text: string): number {
+/**
+ * Tokens in `text`. `remember: false` for text seen once (summary requests, prefixes tried while
+ * splitting): kept, it would only push out the history's messages and hold large strings.
+ */
+export function countText(text: string, remember = true): number {
   if (text.length === 0) return 0;
   const known = remembered.get(text);
   if (known !== undefined) return known;
   encoder ??= getEncoding('cl100k_base');
   const count = encoder.encode(text).length;
+  if (!remember) return count;
   if (remembered.size >= REMEMBERED_LIMIT) remembered.delete(remembered.keys().next().value!);
   remembered.set(text, count);
   return count;
 }
 
-export function estimateRequest(messages: readonly ModelMessage[], tools: readonly ModelToolSpec[]): number {
+export function estimateRequest(messages: readonly ModelMessage[], tools: readonly ModelToolSpec[], remember = true): number {
   let total = 3;
   for (const message of messages) {
-    total += 4 + countText(message.content);
-    for (const call of message.toolCalls ?? []) total += 7 + countText(call.name) + countText(call.arguments);
+    total += 4 + countText(message.content, remember);
+    for (const call of message.toolCalls ?? []) total += 7 + countText(call.name) + countText(call.arguments, remember);
   }
   for (const tool of tools) total += 10 + countText(`${tool.name} ${tool.description} ${JSON.stringify(tool.inputSchema)}`);
   return total;
+}
+
+/**
+ * How many code points of `points` (a text as code points) fit in `limit` tokens, found by binary search
+ * on prefixes; a text is never cut inside a character. Always a prefix that fits, not always the longest.
+ */
+export function fittingPrefix(points: readonly string[], limit: number): number {
+  let low = 0;
+  // A token rarely spans more than a few characters: searching further would only tokenize more text.
+  let high = Math.min(points.length, limit * 16);
+  while (low < high) {
+    const middle = Math.ceil((low + high) / 2);
+    if (countText(points.slice(0, middle).join(''), false) <= limit) low = middle;
+    else high = middle - 1;
+  }
+  return low;
 }
 
 /** The input budget: the context minus room for the answer and a safety margin (REFERENCE.md §6). */

@@ -38,6 +38,8 @@ export type ModelEvent =
 
 export interface ModelProvider {
   readonly id: string;
+  /** The model it talks to, when it knows: a compaction summary is reused only for the same one. */
+  readonly model?: string;
   /** The model's window and answer size, when its configuration gives them (quire.json's agent section wins). */
   readonly limits?: { contextLimit?: number; maxOutputTokens?: number };
   /**

@@ -32,3 +32,17 @@ export function retryDelay(error: unknown, attempt: number, settings: RetrySetti
   const exponential = Math.min(settings.maxDelayMs, settings.baseDelayMs * 2 ** (attempt - 1));
   return Math.round(Math.min(settings.maxDelayMs, exponential * (0.8 + 0.4 * random())));
 }
+
+/** Waits `ms`, or less when the signal aborts (the caller checks the signal after). */
+export function waitOrAbort(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    if (signal.aborted) done();
+    else signal.addEventListener('abort', done, { once: true });
+  });
+}

@@ -12,9 +12,9 @@ import { DoomLoopTracker, type DoomVerdict } from './doom-loop.js';
 import { toModelMessages } from './model-messages.js';
 import type { ModelMessage, ModelProvider, ModelRequest, ModelToolSpec } from './model-provider.js';
 import { streamRound, type RoundResult } from './round-stream.js';
-import { compact, isReusable, MAX_SUMMARY_REQUESTS, withSummary, type CompactionState } from './compaction.js';
-import { estimateRequest, inputBudget } from './compaction-tokens.js';
-import { categoryOf, retryDelay, type RetrySettings } from './retry-policy.js';
+import { contextFor, loadCompaction, type CompactionBox } from './context-window.js';
+import { CompactionError } from './summary-pieces.js';
+import { categoryOf, retryDelay, waitOrAbort, type RetrySettings } from './retry-policy.js';
 import type { SnapshotService } from './snapshot-service.js';
 import { runBatch, type BatchContext } from './tool-batch.js';
 import type { TurnEvent } from './turn-events.js';
@@ -164,7 +164,7 @@ type Ending = 'finished' | 'interrupted';
 async function rounds(deps: TurnDependencies, request: TurnRequest, turn: ActiveTurn, messages: ModelMessage[], emit: (event: TurnEvent) => void): Promise<Ending> {
   const work: TurnWork = {
     deps, request, turn, messages, emit, doom: new DoomLoopTracker(), snapshot: { taken: false, ids: turn.snapshotIDs },
-    compaction: { state: undefined, requests: 0, lastEstimate: 0, scale: 1 }, save: () => deps.sessions.saveTurn(request.sessionId, turn),
+    compaction: await loadCompaction(deps, request.sessionId), save: () => deps.sessions.saveTurn(request.sessionId, turn),
   };
   // Bounded: after maxToolRounds the model gets no tools and must answer; one more round at most.
   for (let round = 0; round <= deps.settings.maxToolRounds; round++) {
@@ -193,7 +193,8 @@ async function modelRound(work: TurnWork, roundID: string, tools: ModelToolSpec[
     try {
       context = await contextFor(deps, request, turn, compaction, work.messages, [system], tools, forced);
     } catch (error) {
-      emit({ type: 'error', turnID: turn.turnID, code: 'COMPACTION_FAILED', message: error instanceof Error ? error.message : String(error) });
+      // A cancel while summarising ends the turn like any cancel: interrupted, no error.
+      if (!request.signal.aborted) emit({ type: 'error', turnID: turn.turnID, code: error instanceof CompactionError ? error.code : 'COMPACTION_FAILED', message: error instanceof Error ? error.message : String(error) });
       return 'interrupted';
     }
     const result = await requestWithRetries(deps, request, { messages: context, tools, ...(deps.settings.maxOutputTokens ? { maxOutputTokens: deps.settings.maxOutputTokens } : {}) }, roundID, emit);
@@ -273,57 +274,6 @@ async function toolRound(work: TurnWork, result: RoundResult, roundID: string, t
   return undefined;
 }
 
-/** A summary request that sends nothing for this long is given up (REFERENCE.md §6: two minutes). */
-const SUMMARY_TIMEOUT_MS = 120_000;
-
-interface CompactionBox {
-  state: CompactionState | undefined;
-  /** Summary requests made in this turn (at most MAX_SUMMARY_REQUESTS). */
-  requests: number;
-  /** The estimate of the last request sent, and the provider's count over it: estimates are scaled by it. */
-  lastEstimate: number;
-  scale: number;
-}
-
-/**
- * The messages to send this round: the whole history, or, when it would pass 90% of the input budget
- * (or an overflow error forced it), a summary in place of its older part (REFERENCE.md §6). The stored
- * transcript is never changed; a summary is reused while what it covers is unchanged.
- */
-async function contextFor(deps: TurnDependencies, request: TurnRequest, turn: ActiveTurn, box: CompactionBox, messages: ModelMessage[], head: ModelMessage[],
-  tools: readonly ModelToolSpec[], forced: boolean): Promise<ModelMessage[]> {
-  const { contextLimit, maxOutputTokens } = deps.settings;
-  const current = isReusable(box.state, messages, request.provider.id) ? withSummary(messages, box.state) : messages;
-  if (!contextLimit) {
-    if (forced) throw new Error('the model reported its context is full, and its context size is not configured, so nothing can be summarised safely');
-    return [...head, ...current];
-  }
-  const budget = inputBudget(contextLimit, maxOutputTokens);
-  box.lastEstimate = estimateRequest([...head, ...current], tools);
-  if (!forced && box.lastEstimate * box.scale <= 0.9 * budget) return [...head, ...current];
-  if (box.requests >= MAX_SUMMARY_REQUESTS) {
-    if (!forced) return [...head, ...current];
-    throw new Error(`the history needed more than ${MAX_SUMMARY_REQUESTS} summaries in one turn`);
-  }
-  box.requests++;
-  const summarize = (summaryRequest: ModelRequest) => streamRound(request.provider, summaryRequest, request.signal, { onText: () => undefined, onReasoning: () => undefined }, Math.min(deps.settings.idleTimeoutMs, SUMMARY_TIMEOUT_MS));
-  try {
-    const made = await compact(summarize, request.provider.id, messages, tools, isReusable(box.state, messages, request.provider.id) ? box.state : undefined, 0.75 * budget);
-    box.state = made.state;
-    turn.promptTokens += made.promptTokens;
-    turn.completionTokens += made.completionTokens;
-  } catch (error) {
-    // Ahead of the limit, a failed summary is no reason to stop: the request is sent as it is.
-    if (!forced) return [...head, ...current];
-    throw error;
-  }
-  turn.compaction = box.state;
-  await deps.sessions.saveTurn(request.sessionId, turn);
-  const compacted = [...head, ...withSummary(messages, box.state)];
-  box.lastEstimate = estimateRequest(compacted, tools);
-  return compacted;
-}
-
 /**
  * One model request, tried again while nothing has arrived and the error's category allows it, with
  * capped exponential backoff (an abortable wait, announced by a `retry` event).
@@ -336,20 +286,8 @@ async function requestWithRetries(deps: TurnDependencies, request: TurnRequest, 
     const delay = retryDelay(result.error, attempt, deps.settings.retry);
     if (delay === undefined) return result;
     emit({ type: 'retry', roundID, attempt, max: deps.settings.retry.maxRetries, delayMs: Math.round(delay), category: categoryOf(result.error) });
-    await sleep(delay, request.signal);
+    await waitOrAbort(delay, request.signal);
   }
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done(): void {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
 }
 
 /** Records a batch's calls with the tracker; the strongest verdict of the batch wins. */

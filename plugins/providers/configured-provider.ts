@@ -18,6 +18,10 @@ export abstract class ConfiguredProvider implements ModelProvider {
     this.limits = limitsOf(config);
   }
 
+  get model(): string {
+    return this.config.model;
+  }
+
   /** Called by the subclass once its client exists. */
   protected connectedTo(baseURL: string, keySource: string, lookup: (signal: AbortSignal) => Promise<boolean | undefined>): void {
     this.endpoint = baseURL;

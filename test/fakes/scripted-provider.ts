@@ -21,6 +21,25 @@ export function scriptedProvider(rounds: ModelEvent[][]): ModelProvider & { requ
   };
 }
 
+/**
+ * A model that answers each request by what it asks (a summary or a round), keeping the requests it
+ * got; `respond` may throw (a ModelError) to fail a request before anything streams.
+ */
+export function respondingProvider(respond: (request: ModelRequest, index: number) => ModelEvent[], id = 'responding'): ModelProvider & { requests: ModelRequest[] } {
+  const requests: ModelRequest[] = [];
+  return {
+    id,
+    requests,
+    async *stream(request, signal) {
+      requests.push(structuredClone(request));
+      for (const event of respond(request, requests.length - 1)) {
+        if (signal.aborted) return;
+        yield event;
+      }
+    },
+  };
+}
+
 /** A round in which the model calls tools, each with JSON arguments. */
 export function toolCalls(...calls: { id: string; name: string; args: unknown }[]): ModelEvent[] {
   return [

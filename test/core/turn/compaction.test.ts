@@ -1,12 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { newId } from '../../../core/ids.js';
-import { boundaries, digestOf, isReusable, SUMMARY_NOTICE, withSummary } from '../../../core/turn/compaction.js';
-import { inputBudget } from '../../../core/turn/compaction-tokens.js';
+import { boundaries, digestOf, isReusable, MAX_SUMMARY_REQUESTS, SUMMARY_NOTICE, withSummary } from '../../../core/turn/compaction.js';
+import { countText, estimateRequest, inputBudget } from '../../../core/turn/compaction-tokens.js';
 import { turnDependencies } from '../../../core/turn/kernel-turns.js';
 import { ModelError, type ModelEvent, type ModelMessage, type ModelProvider, type ModelRequest } from '../../../core/turn/model-provider.js';
 import type { TurnEvent } from '../../../core/turn/turn-events.js';
+import type { RetrySettings } from '../../../core/turn/retry-policy.js';
 import { runTurn } from '../../../core/turn/turn-loop.js';
-import { answer, scriptedProvider, toolCalls } from '../../fakes/scripted-provider.js';
+import { answer, respondingProvider, scriptedProvider, toolCalls } from '../../fakes/scripted-provider.js';
 import { useHarness } from '../../helpers/harness.js';
 
 const { boot } = useHarness();
@@ -41,13 +42,13 @@ describe('where the history may be cut', () => {
   });
 
   it('keeps the current request in view when a cut passes it', () => {
-    const state = { summary: 's', coveredCount: 10, digest: '', provider: 'p' };
+    const state = { version: 2 as const, summary: 's', coveredCount: 10, digest: '', provider: 'p' };
     const longer: ModelMessage[] = [...history, { role: 'assistant', content: 'more' }];
     expect(withSummary(longer, state).map((message) => message.content)).toEqual([expect.stringContaining('<conversation_summary>'), 'current request', 'more']);
   });
 
   it('reuses a summary only while what it covers is unchanged', () => {
-    const state = { summary: 's', coveredCount: 5, digest: digestOf(history.slice(0, 5)), provider: 'p' };
+    const state = { version: 2 as const, summary: 's', coveredCount: 5, digest: digestOf(history.slice(0, 5)), provider: 'p' };
     expect(isReusable(state, history, 'p')).toBe(true);
     expect(isReusable(state, history, 'other provider')).toBe(false);
     const edited = history.map((message, i) => (i === 2 ? { ...message, content: 'changed' } : message));
@@ -75,21 +76,26 @@ describe('compaction in a turn', () => {
     return { kernel, sessionId };
   }
 
-  const isSummaryRequest = (request: ModelRequest) => request.tools.length === 0 && request.messages[1]?.content.includes('<new_history_json>') === true;
+  const isSummaryRequest = (request: ModelRequest) => request.tools.length === 0 && /<new_history_json>|<history_fragment>/.test(request.messages[1]?.content ?? '');
 
   it('summarises the older history without tools before a request that would not fit, reuses the summary, and never changes the stored transcript', async () => {
     const { kernel, sessionId } = await longSession();
     const before = (await kernel.sessions.read(sessionId)).entries;
-    const provider = scriptedProvider([answer('SUMMARY: ten earlier questions about q and a.'), toolCalls({ id: 'c1', name: 'note_get', args: { name: 'n' } }), answer('Done.')]);
+    let rounds = 0;
+    const provider = respondingProvider((request) => (isSummaryRequest(request) ? answer('SUMMARY: ten earlier questions about q and a.')
+      : ++rounds === 1 ? toolCalls({ id: 'c1', name: 'note_get', args: { name: 'n' } }) : answer('Done.')));
     const outcome = await runTurn(turnDependencies(kernel, { requireSnapshot: false, contextLimit: 3_000 }), { sessionId, message: 'the current request', provider, systemPrompt: () => 'rules', signal: new AbortController().signal }, () => undefined);
     expect(outcome.state).toBe('finished');
-    expect(provider.requests.map(isSummaryRequest)).toEqual([true, false, false]);
-    const main = provider.requests[1]!;
+    // The older history is several times this small context: summarised in pieces, once, before both rounds.
+    const kinds = provider.requests.map(isSummaryRequest);
+    expect(kinds.slice(-2)).toEqual([false, false]);
+    expect(kinds.slice(0, -2).every(Boolean)).toBe(true);
+    const main = provider.requests.at(-2)!;
     expect(main.messages[0]!.content).toBe('rules');
     expect(main.messages[1]!.content).toContain('<conversation_summary>\nSUMMARY: ten earlier questions');
     expect(main.messages.some((message) => message.content.includes('q0w0'))).toBe(false);
     expect(main.messages.some((message) => message.content === 'the current request')).toBe(true);
-    expect(provider.requests[2]!.messages[1]!.content).toContain('<conversation_summary>');
+    expect(provider.requests.at(-1)!.messages[1]!.content).toContain('<conversation_summary>');
     const after = (await kernel.sessions.read(sessionId)).entries;
     expect(after.slice(0, before.length)).toEqual(before);
   });
@@ -133,3 +139,136 @@ describe('compaction in a turn', () => {
     expect(provider.requests.map(isSummaryRequest)).toEqual([false, true, false]);
   });
 });
+
+describe('compaction of a history far larger than the context', () => {
+  const LIMIT = 4_000;
+  /** Retries without waiting: the policy is tested in retries.test.ts. */
+  const NO_WAIT: RetrySettings = { maxRetries: 1_000, baseDelayMs: 0, maxDelayMs: 0, networkDelayMs: 0 };
+  const isSummary = (request: ModelRequest) => request.tools.length === 0 && /<new_history_json>|<history_fragment>/.test(request.messages[1]?.content ?? '');
+  const deps = (kernel: Awaited<ReturnType<typeof boot>>, contextLimit = LIMIT) => turnDependencies(kernel, { requireSnapshot: false, contextLimit, retry: NO_WAIT });
+  const go = (provider: ModelProvider, sessionId: string, events: TurnEvent[] = []) => ({ sessionId, message: 'the current request', provider, systemPrompt: () => 'rules', signal: new AbortController().signal, emit: (event: TurnEvent) => events.push(event) });
+
+  /** Question and answer pairs until the history holds `times` the context, with one message alone twice the context. */
+  async function hugeSession(times: number) {
+    const kernel = await boot({ plugins: ['notes'] });
+    const sessionId = newId();
+    const entries: { id: string; type: string; content: string }[] = [];
+    let tokens = 0;
+    for (let i = 0; tokens < times * LIMIT; i++) {
+      const big = i === 3 ? ` ${words(2 * LIMIT, 'big')}` : '';
+      entries.push({ id: `u${i}`, type: 'user', content: `question ${i}: ${words(250, `q${i}w`)}${big}` }, { id: `a${i}`, type: 'assistant', content: `answer ${i}: ${words(250, `a${i}w`)}` });
+      tokens += countText(entries.at(-2)!.content) + countText(entries.at(-1)!.content);
+    }
+    await kernel.sessions.save({ id: sessionId, entries });
+    return { kernel, sessionId, entries };
+  }
+
+  /** A model that numbers its summaries and answers every other request with `Done.` */
+  function summarizingModel() {
+    let made = 0;
+    const provider = respondingProvider((request) => (isSummary(request) ? answer(`SUMMARY ${++made}`) : answer('Done.')));
+    return { provider, made: () => made };
+  }
+
+  it('summarises a history thirty times the context in pieces that each fit, in order, each carrying the summary so far', async () => {
+    const { kernel, sessionId } = await hugeSession(30);
+    const { provider, made } = summarizingModel();
+    const turn = go(provider, sessionId);
+    const outcome = await runTurn(deps(kernel), turn, turn.emit);
+    expect(outcome.state).toBe('finished');
+    const summaries = provider.requests.filter(isSummary);
+    expect(summaries.length).toBeGreaterThan(2);
+    expect(provider.requests.map(isSummary)).toEqual([...summaries.map(() => true), false]);
+    for (const request of summaries) expect(estimateRequest(request.messages, request.tools)).toBeLessThanOrEqual(inputBudget(LIMIT, request.maxOutputTokens));
+    const main = provider.requests.at(-1)!;
+    expect(estimateRequest(main.messages, main.tools)).toBeLessThanOrEqual(inputBudget(LIMIT, undefined));
+    summaries.forEach((request, i) => {
+      const source = request.messages[1]!.content;
+      expect(source).toContain('<history_fragment>');
+      if (i === 0) expect(source).not.toContain('<previous_summary>');
+      else expect(source).toContain(`<previous_summary>\nSUMMARY ${i}\n</previous_summary>`);
+    });
+    // Pieces follow the history: each question first appears no earlier than the one before it, and the
+    // message twice the context is cut across pieces.
+    const piece = (marker: string) => summaries.findIndex((request) => request.messages[1]!.content.includes(marker));
+    const order = Array.from({ length: 20 }, (_, i) => piece(`question ${i}:`));
+    expect(order[0]).toBe(0);
+    expect(order).toEqual([...order].sort((a, b) => a - b));
+    expect(piece(`big${2 * LIMIT - 1}`)).toBeGreaterThan(piece('big0 '));
+    // The summary goes to the model as its own system message right after the rules (REFERENCE.md §6).
+    expect(main.messages[0]).toEqual({ role: 'system', content: 'rules' });
+    expect(main.messages[1]!.role).toBe('system');
+    expect(main.messages[1]!.content.startsWith(SUMMARY_NOTICE)).toBe(true);
+    expect(main.messages[1]!.content).toContain(`<conversation_summary>\nSUMMARY ${made()}\n</conversation_summary>`);
+  });
+
+  it('reuses the summary in the next turn, and summarises again once what it covers was edited', async () => {
+    const { kernel, sessionId, entries } = await hugeSession(6);
+    const first = summarizingModel();
+    const turn = go(first.provider, sessionId);
+    await runTurn(deps(kernel), turn, turn.emit);
+    expect(first.provider.requests.filter(isSummary).length).toBeGreaterThan(0);
+    const second = summarizingModel();
+    const next = go(second.provider, sessionId);
+    expect((await runTurn(deps(kernel), next, next.emit)).state).toBe('finished');
+    expect(second.provider.requests.filter(isSummary)).toHaveLength(0);
+    expect(second.provider.requests[0]!.messages[1]!.content).toContain(`SUMMARY ${first.made()}`);
+    const stored = await kernel.sessions.readStored(sessionId);
+    const edited = stored.entries.map((entry) => (entry.id === entries[0]!.id ? { ...entry, content: 'question 0: something else entirely' } : entry));
+    await kernel.sessions.save({ id: sessionId, entries: edited, expectedRevision: stored.revision });
+    const third = summarizingModel();
+    const after = go(third.provider, sessionId);
+    await runTurn(deps(kernel), after, after.emit);
+    expect(third.provider.requests.filter(isSummary).length).toBeGreaterThan(0);
+    expect(third.provider.requests[0]!.messages[1]!.content).toContain('something else entirely');
+  });
+
+  it.each(['authentication', 'invalid_request'] as const)('ends the turn with a %s error of a summary request, and never sends the whole history instead', async (category) => {
+    const { kernel, sessionId } = await hugeSession(3);
+    const provider = respondingProvider((request) => {
+      if (isSummary(request)) throw new ModelError(category, 'refused');
+      return answer('answered from the whole history');
+    });
+    const events: TurnEvent[] = [];
+    const turn = go(provider, sessionId, events);
+    expect((await runTurn(deps(kernel), turn, turn.emit)).state).toBe('interrupted');
+    expect(events.find((event) => event.type === 'error')).toMatchObject({ code: `MODEL_${category.toUpperCase()}` });
+    expect(provider.requests.map(isSummary)).toEqual([true]);
+  });
+
+  it('counts every summary request, retries included, against the per-turn cap, and then sends nothing that does not fit', async () => {
+    const { kernel, sessionId } = await hugeSession(3);
+    const provider = respondingProvider((request) => {
+      if (isSummary(request)) throw new ModelError('server', 'overloaded');
+      return answer('answered from the whole history');
+    });
+    const events: TurnEvent[] = [];
+    const turn = go(provider, sessionId, events);
+    expect((await runTurn(deps(kernel), turn, turn.emit)).state).toBe('interrupted');
+    expect(events.find((event) => event.type === 'error')).toMatchObject({ code: 'COMPACTION_FAILED' });
+    expect(provider.requests.filter(isSummary)).toHaveLength(MAX_SUMMARY_REQUESTS);
+    expect(provider.requests.every(isSummary)).toBe(true);
+  });
+
+  it('sends the history as it is when a summary ahead of the limit fails for a passing reason and the request still fits', async () => {
+    const { kernel, sessionId } = await hugeSession(1);
+    // The size of this turn's first request, measured with room to spare, then a context it just fits.
+    const probe = summarizingModel();
+    const probeSession = newId();
+    await kernel.sessions.save({ id: probeSession, entries: (await kernel.sessions.readStored(sessionId)).entries });
+    const measured = go(probe.provider, probeSession);
+    await runTurn(deps(kernel, 1_000_000), measured, measured.emit);
+    const size = estimateRequest(probe.provider.requests[0]!.messages, probe.provider.requests[0]!.tools);
+    let limit = size;
+    while (inputBudget(limit, undefined) < size) limit++;
+    expect(size).toBeGreaterThan(0.9 * inputBudget(limit, undefined));
+    const provider = respondingProvider((request) => {
+      if (isSummary(request)) throw new ModelError('server', 'overloaded');
+      return answer('answered from the whole history');
+    });
+    const turn = go(provider, sessionId);
+    expect((await runTurn(deps(kernel, limit), turn, turn.emit)).state).toBe('finished');
+    expect(provider.requests.at(-1)!.messages.some((message) => message.content.includes('question 0:'))).toBe(true);
+  });
+});
+
