@@ -85,31 +85,41 @@ export async function runBatch(context: BatchContext, calls: StreamedCall[], rec
       const stop = await takeSnapshot(context);
       if (stop) return skipRest(context, records, i, stop.reason, stop.message);
     }
-    record.state = 'executing';
-    await context.checkpoint();
-    // A cancellation that arrived while the person answered, the snapshot ran or the state was saved stops the call here.
-    if (context.signal.aborted) {
-      if (approved.confirmationId) await context.confirmations.expire(approved.confirmationId, { evenIfApproved: true });
-      return skipRest(context, records, i, 'cancelled', 'The turn was cancelled.');
-    }
-    const current = stillRegistered(context.registry, prepared.call);
-    if ('result' in current) {
-      // An approval given for what is gone or changed is closed unused: it must not run something else.
-      if (approved.confirmationId) await context.confirmations.expire(approved.confirmationId, { evenIfApproved: true });
-      await finish(context, record, current.result);
-      continue;
-    }
-    const result = await context.pipeline.execute(current.call, approved.confirmationId ? { confirmationId: approved.confirmationId } : {})
-      .then((value): CallResult => ({ ok: true, output: typeof value === 'string' ? value : JSON.stringify(value ?? null) }),
-        (error: unknown): CallResult => failure(isKernelError(error) ? error.code : 'INTERNAL', error instanceof Error ? error.message : String(error)));
-    // Stopped by the cancel while it ran: what it did is unknown, as after a crash, and must not be retried.
-    if (!result.ok && context.signal.aborted) {
-      await finishUnknown(context, record);
-      return skipRest(context, records, i + 1, 'cancelled', 'The turn was cancelled.');
-    }
-    await finish(context, record, result);
+    const ran = await executeCall(context, prepared.call, record, approved.confirmationId);
+    if (ran !== 'done') return skipRest(context, records, ran === 'cancelled_before' ? i : i + 1, 'cancelled', 'The turn was cancelled.');
   }
   return undefined;
+}
+
+/**
+ * A call past its approval and snapshot: marked executing, checked once more (a cancel, its action
+ * gone or changed), then run. Says whether the turn was cancelled before the call ran or while it ran.
+ */
+async function executeCall(context: BatchContext, call: PreparedCall, record: ToolCallRecord, confirmationId: string | undefined): Promise<'done' | 'cancelled_before' | 'cancelled_during'> {
+  record.state = 'executing';
+  await context.checkpoint();
+  // A cancellation that arrived while the person answered, the snapshot ran or the state was saved stops the call here.
+  if (context.signal.aborted) {
+    if (confirmationId) await context.confirmations.expire(confirmationId, { evenIfApproved: true });
+    return 'cancelled_before';
+  }
+  const current = stillRegistered(context.registry, call);
+  if ('result' in current) {
+    // An approval given for what is gone or changed is closed unused: it must not run something else.
+    if (confirmationId) await context.confirmations.expire(confirmationId, { evenIfApproved: true });
+    await finish(context, record, current.result);
+    return 'done';
+  }
+  const result = await context.pipeline.execute(current.call, confirmationId ? { confirmationId } : {})
+    .then((value): CallResult => ({ ok: true, output: typeof value === 'string' ? value : JSON.stringify(value ?? null) }),
+      (error: unknown): CallResult => failure(isKernelError(error) ? error.code : 'INTERNAL', error instanceof Error ? error.message : String(error)));
+  // Stopped by the cancel while it ran: what it did is unknown, as after a crash, and must not be retried.
+  if (!result.ok && context.signal.aborted) {
+    await finishUnknown(context, record);
+    return 'cancelled_during';
+  }
+  await finish(context, record, result);
+  return 'done';
 }
 
 /** The question tool: the turn waits for the person's answers, like for a confirmation. */
