@@ -9,6 +9,8 @@ import { mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SnapshotRepo } from '../plugins/snapshots/snapshot-repo.js';
+import type { FileChange } from '../plugins/snapshots/file-change.js';
+import { IntentJournal } from '../core/fs/intent-journal.js';
 
 const DOCS = Number(process.env.BENCH_DOCS ?? 10_000);
 const DOC_BYTES = 10_000;
@@ -41,7 +43,7 @@ async function main(): Promise<void> {
       await writeFile(join(folder, `doc-${i}.json`), documentText(i, 0));
     }
     const dataBytes = await folderBytes(data);
-    const repo = new SnapshotRepo(join(root, 'repo'), data);
+    const repo = new SnapshotRepo(join(root, 'repo'), data, new IntentJournal<FileChange>(join(root, '.quire', 'journal', 'snapshots')));
     let started = process.hrtime.bigint();
     await repo.create('first', 'person:bench');
     const firstSeconds = Number(process.hrtime.bigint() - started) / 1e9;

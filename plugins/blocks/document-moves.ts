@@ -1,12 +1,42 @@
 import { mkdir, rename, rm, stat } from 'node:fs/promises';
-import { dirname } from 'node:path';
-import type { ActionCall } from '../../core/index.js';
+import { dirname, join, relative, sep } from 'node:path';
+import type { ActionCall, IntentJournal } from '../../core/index.js';
 import type { BlocksRuntime } from './runtime.js';
 import { assertDocumentVisible, assertNoBrokenFiles, assertNotebookVisible, checkExpected, invalid } from './access.js';
 import type { DocEntry } from './doc-catalog.js';
 import { touch, updatedBy } from './provenance.js';
 
 interface MoveInput { id: string; notebook: string; parentId?: string; expectedUpdated?: string }
+
+/** A document move as the journal holds it: its file and its folder of children, from → to (data/-relative). */
+export interface MoveIntent {
+  file: [string, string];
+  folder: [string, string];
+}
+
+function relativeTo(dataDir: string, path: string): string {
+  return relative(dataDir, path).split(sep).join('/');
+}
+
+/**
+ * Finishes the moves a crash cut short, before the start-up sync reads data/: a file already moved
+ * takes its folder of children along; a file not moved yet means nothing happened. Returns what was done.
+ */
+export async function finishInterruptedMoves(dataDir: string, journal: IntentJournal<MoveIntent>): Promise<string[]> {
+  const done: string[] = [];
+  const at = (path: string) => join(dataDir, ...path.split('/'));
+  for (const { id, intent } of await journal.pending()) {
+    const [fromFile, toFile] = intent.file.map(at) as [string, string];
+    const [fromFolder, toFolder] = intent.folder.map(at) as [string, string];
+    if (await exists(toFile) && !(await exists(fromFile)) && await exists(fromFolder) && !(await exists(toFolder))) {
+      await mkdir(dirname(toFolder), { recursive: true });
+      await rename(fromFolder, toFolder);
+      done.push(`moved ${intent.folder[0]} to ${intent.folder[1]}`);
+    }
+    await journal.done(id);
+  }
+  return done;
+}
 
 async function exists(path: string): Promise<boolean> {
   return stat(path).then(() => true, () => false);
@@ -51,6 +81,10 @@ export function moveDocument(rt: BlocksRuntime, call: ActionCall, input: MoveInp
     }
     const newFile = store.filePath(input.id);
     const newFolder = store.catalog.childFolder(store.dataDir, input.id);
+    const relative = (path: string) => relativeTo(store.dataDir, path);
+    const intent: MoveIntent = { file: [relative(oldFile), relative(newFile)], folder: [relative(oldFolder), relative(newFolder)] };
+    // Journaled: a crash between the two renames is finished at the next start, not left as an orphan folder.
+    const journaled = await rt.moves.begin(intent);
     try {
       await mkdir(dirname(newFile), { recursive: true });
       await rename(oldFile, newFile);
@@ -58,8 +92,11 @@ export function moveDocument(rt: BlocksRuntime, call: ActionCall, input: MoveInp
     } catch (error) {
       for (const entry of before) store.catalog.setDoc(entry);
       if (await exists(newFile) && !(await exists(oldFile))) await rename(newFile, oldFile).catch(() => undefined);
+      // Put back whole: the journal's work is done. Otherwise the next start finishes the move.
+      if (await exists(oldFile) && !(await exists(newFile)) && !(await exists(newFolder))) await rt.moves.done(journaled);
       throw error;
     }
+    await rt.moves.done(journaled);
     for (const entry of subtree) store.forget(entry.id);
     touch(root, updatedBy(call), new Date());
     await store.write(root, store.entry(input.id), { recorded: true });

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { NOTEBOOK_SCOPE, WORKSPACE, definePlugin, isValidId, throwIfStopped, type ActionHandler, type PluginHandlers } from '../../core/index.js';
+import { IntentJournal, NOTEBOOK_SCOPE, WORKSPACE, definePlugin, isValidId, throwIfStopped, type ActionHandler, type PluginHandlers } from '../../core/index.js';
 import { canSee } from './access.js';
 import { attrActions, outlineActions, refActions, tagActions } from './link-actions.js';
 import { blockActions } from './block-actions.js';
@@ -10,6 +10,7 @@ import { BlockStore } from './block-store.js';
 import { dailynoteActions } from './dailynote-actions.js';
 import { DocCatalog } from './doc-catalog.js';
 import { documentActions } from './document-actions.js';
+import { finishInterruptedMoves, type MoveIntent } from './document-moves.js';
 import { watchData } from './file-watcher.js';
 import { openIndexDatabase, openIndexReader } from './index-schema.js';
 import { notebookActions } from './notebook-actions.js';
@@ -34,7 +35,11 @@ export default definePlugin<Partial<BlocksConfig>>({
     const { db, fresh } = openIndexDatabase(indexFile);
     const reader = openIndexReader(indexFile);
     const store = new BlockStore(workspace.dataDir, new BlockIndex(db, reader), new DocCatalog(), ctx.log);
-    const rt = createRuntime(store, workspace.root, config, ctx.log);
+    const moves = new IntentJournal<MoveIntent>(join(workspace.privateDir, 'journal', 'moves'));
+    // Before the start-up sync reads data/: a move a crash cut short is finished first.
+    const finished = await finishInterruptedMoves(workspace.dataDir, moves);
+    if (finished.length > 0) ctx.log.warn('finished document moves a crash had cut short', { moves: finished });
+    const rt = createRuntime(store, workspace.root, config, ctx.log, moves);
     // The start-up sync runs first in the write queue, so activation stays quick however large the
     // workspace; every action waits for it, so none sees a half-synced index.
     const readiness = new Readiness(store, fresh, async (report) => {

@@ -1,4 +1,5 @@
-import { KernelError, newId, type Logger } from '../../core/index.js';
+import { KernelError, newId, type IntentJournal, type Logger } from '../../core/index.js';
+import type { MoveIntent } from './document-moves.js';
 import type { DraftBlock } from './block-model.js';
 import type { BlockStore } from './block-store.js';
 import { markdownToBlocks } from './markdown-in.js';
@@ -28,11 +29,13 @@ export interface BlocksRuntime {
   /** Reads and parses the files of an import (on a worker thread when it can). */
   files: MarkdownFileParser;
   checkMarkdownSize(markdown: string): void;
+  /** Document moves in progress (two renames), finished at the next start if a crash cuts one short. */
+  moves: IntentJournal<MoveIntent>;
 }
 
-export function createRuntime(store: BlockStore, workspaceRoot: string, config: BlocksConfig, log: Logger): BlocksRuntime {
+export function createRuntime(store: BlockStore, workspaceRoot: string, config: BlocksConfig, log: Logger, moves: IntentJournal<MoveIntent>): BlocksRuntime {
   return {
-    store, workspaceRoot, config, log,
+    store, workspaceRoot, config, log, moves,
     busyNotebooks: new Map(),
     files: createMarkdownFileParser(),
     markdownToBlocks: (markdown) => markdownToBlocks(markdown, () => newId()),

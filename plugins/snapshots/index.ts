@@ -1,10 +1,11 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { KernelError, WORKSPACE, definePlugin, throwIfStopped, type ActionCall, type ActionHandler, type Principal } from '../../core/index.js';
+import { IntentJournal, KernelError, WORKSPACE, definePlugin, throwIfStopped, type ActionCall, type ActionHandler, type Principal } from '../../core/index.js';
 import { BLOCKS_INDEX } from '../blocks/tokens.js';
 import { blockDiff } from './block-diff.js';
 import { SnapshotRepo, type FileEntry, type WorkHooks } from './snapshot-repo.js';
 import { rollbackTurn } from './turn-rollback.js';
+import { finishInterrupted, type FileChange } from './file-change.js';
 
 /** Where a snapshot came from: the person who asked, or the agent's session and turn. */
 function originOf(principal: Principal): string {
@@ -36,7 +37,16 @@ export default definePlugin({
   activate(ctx) {
     const workspace = ctx.get(WORKSPACE);
     const blocks = ctx.get(BLOCKS_INDEX);
-    const repo = new SnapshotRepo(join(workspace.root, 'repo'), workspace.dataDir);
+    const journal = new IntentJournal<FileChange>(join(workspace.privateDir, 'journal', 'snapshots'));
+    const repo = new SnapshotRepo(join(workspace.root, 'repo'), workspace.dataDir, journal);
+    // A rollback a crash cut short is finished first in the write queue (after the start-up sync, before
+    // any write of this run), then the index follows the files. Not awaited: activation stays quick.
+    blocks.withWritesPaused(async (ops) => {
+      const finished = await finishInterrupted(workspace.dataDir, repo.objects, journal);
+      if (finished.length === 0) return;
+      ctx.log.warn('finished changes a crash had cut short', { changes: finished });
+      await ops.syncIndex();
+    }).catch((error: unknown) => ctx.log.error('an interrupted change could not be finished; it is kept and tried at the next start', { error: (error as Error).message }));
     const create = (memo: string, origin: string, hooks: WorkHooks = {}) => blocks.withWritesPaused(() => repo.create(memo, origin, hooks));
     // The turn loop asks for one snapshot before the agent's first write in a turn.
     ctx.provide(AGENT_SNAPSHOTS, {

@@ -1,7 +1,8 @@
 import { statSync } from 'node:fs';
 import { readdir, readFile, rm } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
-import { KernelError, NotFoundError, isValidId, newId, writeFileAtomic, writeJsonAtomic } from '../../core/index.js';
+import { KernelError, NotFoundError, isValidId, newId, writeJsonAtomic, type IntentJournal } from '../../core/index.js';
+import { applyJournaled, type FileChange } from './file-change.js';
 import { ObjectStore, sha256 } from './object-store.js';
 
 export interface FileEntry { hash: string; size: number; mtimeMs: number }
@@ -42,7 +43,7 @@ export class SnapshotRepo {
   readonly objects: ObjectStore;
   private readonly records: string;
 
-  constructor(readonly repoDir: string, readonly dataDir: string) {
+  constructor(readonly repoDir: string, readonly dataDir: string, readonly journal: IntentJournal<FileChange>) {
     this.objects = new ObjectStore(join(repoDir, 'objects'));
     this.records = join(repoDir, 'snapshots');
   }
@@ -128,31 +129,22 @@ export class SnapshotRepo {
     // From now to the snapshot: what it has that is gone or different comes back; what it lacks goes.
     const change = this.diff(now, target.files);
     const restore = [...change.added, ...change.changed];
-    const contents = new Map<string, Buffer>();
+    // Every object is read (and so checked) before anything changes: a damaged repository changes nothing.
     for (const path of restore) {
       hooks.stopCheck?.();
-      contents.set(path, await this.objects.get(target.files[path]!.hash));
+      await this.objects.get(target.files[path]!.hash);
     }
     hooks.stopCheck?.();
-    const total = restore.length + change.removed.length;
     for (const path of change.changed) await before(path, 'rollback');
     for (const path of change.removed) await before(path, 'remove');
-    for (const [i, path] of restore.entries()) {
-      await writeFileAtomic(join(this.dataDir, ...path.split('/')), contents.get(path)!);
-      if ((i + 1) % 16 === 0) hooks.onProgress?.(i + 1, total, 'files restored');
-    }
-    for (const path of change.removed) await rm(join(this.dataDir, ...path.split('/')), { force: true });
-    hooks.onProgress?.(total, total, 'files restored');
-    await this.removeEmptyFolders(change.removed.map((path) => dirname(path)));
+    // Journaled: a crash midway is finished at the next start, never left part old, part new.
+    await applyJournaled(this.dataDir, this.objects, this.journal, {
+      label: `rollback to snapshot ${id}`,
+      writes: restore.map((path) => ({ path, hash: target.files[path]!.hash })),
+      removes: change.removed,
+    });
+    hooks.onProgress?.(restore.length + change.removed.length, restore.length + change.removed.length, 'files restored');
     return change;
-  }
-
-  private async removeEmptyFolders(folders: string[]): Promise<void> {
-    const unique = [...new Set(folders)].filter((folder) => folder !== '.').sort((a, b) => b.length - a.length);
-    for (const folder of unique) {
-      const path = join(this.dataDir, ...folder.split('/'));
-      if ((await readdir(path).catch(() => ['x'])).length === 0) await rm(path, { recursive: true, force: true });
-    }
   }
 
   async setTags(id: string, change: (tags: string[]) => string[]): Promise<Snapshot> {

@@ -1,6 +1,7 @@
-import { readFile, rm } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { NotFoundError, writeFileAtomic } from '../../core/index.js';
+import { NotFoundError } from '../../core/index.js';
+import { applyJournaled, type FileChange } from './file-change.js';
 import type { Snapshot, SnapshotRepo } from './snapshot-repo.js';
 
 export interface TurnRollbackResult {
@@ -70,31 +71,36 @@ async function undoBlocks(repo: SnapshotRepo, before: Snapshot, after: Snapshot,
   const turn = repo.diff(before.files, after.files);
   const text = async (snapshot: Snapshot, path: string) => (await repo.objects.get(snapshot.files[path]!.hash)).toString('utf8');
   const file = (path: string) => join(repo.dataDir, ...path.split('/'));
+  // Planned whole first, then applied as one journaled change: a crash midway is finished at the next start.
+  const change: FileChange = { label: `undo of turn ${after.origin}`, writes: [], removes: [] };
+  const notices: [string, 'rollback' | 'remove'][] = [];
   for (const path of turn.added) {
     if (now[path] === undefined) continue;
     if (now[path]!.hash !== after.files[path]!.hash && !force) { result.conflicts.push({ path }); continue; }
-    await notify(path, 'remove');
-    await rm(file(path), { force: true });
+    notices.push([path, 'remove']);
+    change.removes.push(path);
     result.undone.push({ path, blocks: 0 });
   }
   for (const path of turn.removed) {
     if (now[path] !== undefined && !force) { result.conflicts.push({ path }); continue; }
-    await writeFileAtomic(file(path), await text(before, path));
+    change.writes.push({ path, hash: before.files[path]!.hash });
     result.undone.push({ path, blocks: 0 });
   }
   for (const path of turn.changed) {
     if (now[path] === undefined) { result.conflicts.push({ path }); continue; }
-    await notify(path, 'rollback');
+    notices.push([path, 'rollback']);
     if (now[path]!.hash === after.files[path]!.hash) {
-      await writeFileAtomic(file(path), await text(before, path));
+      change.writes.push({ path, hash: before.files[path]!.hash });
       result.undone.push({ path, blocks: 0 });
       continue;
     }
     const current = JSON.parse(await readFile(file(path), 'utf8')) as TreeBlock;
     const undone = undoInTree(JSON.parse(await text(before, path)) as TreeBlock, JSON.parse(await text(after, path)) as TreeBlock, current, force, (id) => result.conflicts.push({ path, id }));
-    await writeFileAtomic(file(path), `${JSON.stringify(current, null, 2)}\n`);
+    change.writes.push({ path, text: `${JSON.stringify(current, null, 2)}\n` });
     result.undone.push({ path, blocks: undone });
   }
+  for (const [path, op] of notices) await notify(path, op);
+  await applyJournaled(repo.dataDir, repo.objects, repo.journal, change);
   return result;
 }
 

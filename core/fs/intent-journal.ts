@@ -1,0 +1,52 @@
+import { open, readdir, readFile, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { newId } from '../ids.js';
+import { writeJsonAtomic } from './atomic-write.js';
+
+export interface PendingIntent<T> {
+  id: string;
+  intent: T;
+}
+
+/**
+ * Makes a change of several files all-or-nothing across a crash: the intent is written and synced
+ * before the first file is touched, and removed once the last one is done. At the next start, an
+ * intent still there names a change that was cut short; its owner finishes it (every step must be
+ * repeatable) or undoes it. One folder per kind of change (`<workspace>/.quire/journal/<kind>/`).
+ */
+export class IntentJournal<T> {
+  constructor(private readonly dir: string) {}
+
+  /** Records what is about to change; resolves once the record is durable. */
+  async begin(intent: T): Promise<string> {
+    const id = newId();
+    await writeJsonAtomic(join(this.dir, `${id}.json`), intent);
+    return id;
+  }
+
+  /** The change is complete: its record goes (durably, so a crash after this does not replay it). */
+  async done(id: string): Promise<void> {
+    await rm(join(this.dir, `${id}.json`), { force: true });
+    const folder = await open(this.dir, 'r');
+    try {
+      await folder.sync();
+    } finally {
+      await folder.close();
+    }
+  }
+
+  /** Changes that were begun and never marked done, oldest first; a record that does not parse is skipped. */
+  async pending(): Promise<PendingIntent<T>[]> {
+    const names = (await readdir(this.dir).catch(() => [] as string[])).filter((name) => /^\d{14}-[0-9a-z]{7}\.json$/.test(name)).sort();
+    const found: PendingIntent<T>[] = [];
+    for (const name of names) {
+      try {
+        found.push({ id: name.slice(0, -5), intent: JSON.parse(await readFile(join(this.dir, name), 'utf8')) as T });
+      } catch {
+        // A record is written atomically, so one that does not parse was never begun: nothing was changed under it.
+        await rm(join(this.dir, name), { force: true });
+      }
+    }
+    return found;
+  }
+}

@@ -1,0 +1,120 @@
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { join, relative, sep } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { CLI } from '../helpers/cli-process.js';
+import { REPO_ROOT } from '../helpers/harness.js';
+import { useBlocks, type Act } from './blocks/blocks-harness.js';
+
+type Created = { id: string };
+
+/** data/ as path → SHA-256, without the kernel's temporary files. */
+async function stateOf(dataDir: string): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  for (const entry of await readdir(dataDir, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile() || entry.name.endsWith('.tmp')) continue;
+    const path = join(entry.parentPath, entry.name);
+    out[relative(dataDir, path).split(sep).join('/')] = createHash('sha256').update(await readFile(path)).digest('hex');
+  }
+  return out;
+}
+
+async function notesFolder(folder: string, count: number, word: string): Promise<string> {
+  await mkdir(folder, { recursive: true });
+  for (let i = 0; i < count; i++) await writeFile(join(folder, `${word}-${String(i).padStart(4, '0')}.md`), `# ${word} ${i}\n\n${'A paragraph of about a line of text. '.repeat(10)}\n`);
+  return folder;
+}
+
+const documentCount = async (act: Act, notebook: string) => (await act<{ documents: unknown[] }>('document_list', { notebook })).documents.length;
+
+describe('changes of several files survive a crash whole', () => {
+  const harness = useBlocks();
+
+  it('finishes a snapshot rollback killed midway at the next start: the notes are the snapshot\'s, never a mix', async () => {
+    const workspace = join(await harness.tempDir(), 'ws');
+    let { kernel, act } = await harness.boot({ workspace });
+    const first = await act<Created>('notebook_create', { name: 'First' });
+    await act('import_markdown', { notebook: first.id, path: await notesFolder(join(await harness.tempDir(), 'a'), 300, 'alpha') });
+    const before = await act<Created>('snapshot_create', { memo: 'A' });
+    const stateA = await stateOf(kernel.workspace.dataDir);
+    await act('notebook_remove', { id: first.id });
+    const second = await act<Created>('notebook_create', { name: 'Second' });
+    await act('import_markdown', { notebook: second.id, path: await notesFolder(join(await harness.tempDir(), 'b'), 300, 'beta') });
+    const after = await act<Created>('snapshot_create', { memo: 'B' });
+    const stateB = await stateOf(kernel.workspace.dataDir);
+    await kernel.close();
+    const journalDir = join(workspace, '.quire', 'journal', 'snapshots');
+    for (const delayMs of [0, 25]) {
+      const child = spawn(process.execPath, [CLI, 'snapshot', 'rollback', before.id, '--workspace', workspace], { cwd: REPO_ROOT, stdio: 'ignore' });
+      const exited = new Promise((resolve) => child.on('exit', resolve));
+      // Killed once the rollback has begun putting files back (the first notebook's folder is there again).
+      while (child.exitCode === null && !existsSync(join(workspace, 'data', first.id))) await new Promise((resolve) => setTimeout(resolve, 1));
+      await new Promise((resolve) => setTimeout(resolve, delayMs));
+      child.kill('SIGKILL');
+      await exited;
+      ({ kernel, act } = await harness.boot({ workspace }));
+      await act('index_rebuild', {});
+      const state = await stateOf(kernel.workspace.dataDir);
+      expect(state).toEqual(stateA);
+      expect(existsSync(join(kernel.workspace.dataDir, second.id))).toBe(false);
+      expect(await documentCount(act, first.id)).toBe(300);
+      expect((await readdir(journalDir)).filter((name) => name.endsWith('.json'))).toEqual([]);
+      // Back to B for the next round.
+      await act('snapshot_rollback', { id: after.id });
+      expect(await stateOf(kernel.workspace.dataDir)).toEqual(stateB);
+      await kernel.close();
+    }
+  }, 120_000);
+
+  it('finishes a journaled rollback whose files were half written when the process died', async () => {
+    const workspace = join(await harness.tempDir(), 'ws');
+    const { kernel, act } = await harness.boot({ workspace });
+    const notebook = await act<Created>('notebook_create', { name: 'Notes' });
+    await act('import_markdown', { notebook: notebook.id, path: await notesFolder(join(await harness.tempDir(), 'a'), 40, 'alpha') });
+    const snapshot = await act<{ id: string; files: number }>('snapshot_create', { memo: 'A' });
+    const stateA = await stateOf(kernel.workspace.dataDir);
+    const record = JSON.parse(await readFile(join(workspace, 'repo', 'snapshots', `${snapshot.id}.json`), 'utf8')) as { files: Record<string, { hash: string }> };
+    const docs = (await act<{ documents: { id: string }[] }>('document_list', { notebook: notebook.id })).documents;
+    for (const doc of docs.slice(0, 20)) await act('document_rename', { id: doc.id, title: 'changed' });
+    await kernel.close();
+    // The journal as the rollback writes it, and only the first half of its files put back before the "crash".
+    const changed = Object.keys(stateA).filter((path) => path.endsWith('.json') && !path.endsWith('.notebook.json'));
+    const intent = { label: `rollback to snapshot ${snapshot.id}`, writes: changed.map((path) => ({ path, hash: record.files[path]!.hash })), removes: [] };
+    await mkdir(join(workspace, '.quire', 'journal', 'snapshots'), { recursive: true });
+    await writeFile(join(workspace, '.quire', 'journal', 'snapshots', '20261130000000-aaaaaaa.json'), JSON.stringify(intent));
+    const again = await harness.boot({ workspace });
+    await again.act('index_rebuild', {});
+    expect(await stateOf(again.kernel.workspace.dataDir)).toEqual(stateA);
+    const titles = (await again.act<{ documents: { title: string }[] }>('document_list', { notebook: notebook.id })).documents.map((doc) => doc.title);
+    expect(titles).not.toContain('changed');
+  });
+
+  it('finishes a document move cut between its two renames, so the children follow their document', async () => {
+    const workspace = join(await harness.tempDir(), 'ws');
+    const { kernel, act } = await harness.boot({ workspace });
+    const notebook = await act<Created>('notebook_create', { name: 'Notes' });
+    const other = await act<Created>('notebook_create', { name: 'Other' });
+    const parent = await act<Created>('document_create', { notebook: notebook.id, title: 'Parent', markdown: 'parent text' });
+    const child = await act<Created>('document_create', { notebook: notebook.id, parentId: parent.id, title: 'Child', markdown: 'child text' });
+    await kernel.close();
+    // The first rename done, the second not: as a kill between them leaves it, with the journal written before.
+    const data = join(workspace, 'data');
+    await rename(join(data, notebook.id, `${parent.id}.json`), join(data, other.id, `${parent.id}.json`));
+    await mkdir(join(workspace, '.quire', 'journal', 'moves'), { recursive: true });
+    await writeFile(join(workspace, '.quire', 'journal', 'moves', '20261130000000-bbbbbbb.json'), JSON.stringify({
+      file: [`${notebook.id}/${parent.id}.json`, `${other.id}/${parent.id}.json`],
+      folder: [`${notebook.id}/${parent.id}`, `${other.id}/${parent.id}`],
+    }));
+    const again = await harness.boot({ workspace });
+    await again.act('index_rebuild', {});
+    expect(existsSync(join(data, other.id, parent.id, `${child.id}.json`))).toBe(true);
+    expect(existsSync(join(data, notebook.id, parent.id))).toBe(false);
+    const problems = await again.act<{ problems: unknown[] }>('index_problems', {});
+    expect(problems.problems).toEqual([]);
+    expect(await documentCount(again.act, other.id)).toBe(1);
+    expect((await again.act<{ id: string; notebook: string }>('document_info', { id: parent.id })).notebook).toBe(other.id);
+    expect((await again.act<{ id: string; notebook: string }>('document_info', { id: child.id })).notebook).toBe(other.id);
+  });
+});
