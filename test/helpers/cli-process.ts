@@ -88,9 +88,9 @@ export class CliProcess {
   }
 }
 
-/** `quire serve` on a free port, once it prints where it listens. */
+/** `quire serve` on a free port (creating the workspace if needed), once it prints where it listens. */
 export async function startServe(workspace: string, env: NodeJS.ProcessEnv = {}): Promise<{ process: CliProcess; url: string }> {
-  const serve = CliProcess.start(['serve', '--workspace', workspace, '--port', '0'], env);
+  const serve = CliProcess.start(['serve', '--workspace', workspace, '--init', '--port', '0'], env);
   const match = await serve.next(/Listening on (http:\/\/\S+)/);
   return { process: serve, url: match[1]! };
 }
