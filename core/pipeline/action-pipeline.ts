@@ -176,7 +176,13 @@ export class ActionPipeline {
   }
 
   private async executeRecorded(call: PreparedCall, options: ExecuteOptions, limits: RunLimits): Promise<unknown> {
-    if (call.decision.outcome === 'confirm') await this.consumeApproval(call, options.confirmationId);
+    if (call.decision.outcome === 'confirm') {
+      await this.consumeApproval(call, options.confirmationId);
+      // The plugin may have gone while the person answered: its handler must not run then.
+      if (this.registry.get(call.entry.wireName)?.pluginId !== call.entry.pluginId) {
+        throw new NotFoundError('ACTION_NOT_FOUND', `${call.entry.wireName} is no longer available; the approval was not used`, { details: { action: call.entry.wireName } });
+      }
+    }
     const audited = call.entry.effects.length > 0;
     let stopped: StopReason | undefined;
     const onProgress = limits.onProgress ?? options.onProgress;

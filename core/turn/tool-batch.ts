@@ -2,7 +2,7 @@ import { canonicalJson } from '../canonical-json.js';
 import { isKernelError } from '../errors.js';
 import type { ConfirmationStore } from '../gate/confirmation-store.js';
 import type { SessionMode } from '../gate/decide.js';
-import type { ActionPipeline } from '../pipeline/action-pipeline.js';
+import type { ActionPipeline, ExecuteOptions } from '../pipeline/action-pipeline.js';
 import type { PreparedCall } from '../pipeline/prepared-call.js';
 import type { Principal } from '../plugin-api.js';
 import type { ActionRegistry, RegisteredAction } from '../registry/action-registry.js';
@@ -110,16 +110,36 @@ async function executeCall(context: BatchContext, call: PreparedCall, record: To
     await finish(context, record, current.result);
     return 'done';
   }
-  const result = await context.pipeline.execute(current.call, confirmationId ? { confirmationId } : {})
+  let stoppedCleanly = false;
+  const result = await context.pipeline.execute(current.call, { ...(confirmationId ? { confirmationId } : {}), ...progressListeners(context, record) })
     .then((value): CallResult => ({ ok: true, output: typeof value === 'string' ? value : JSON.stringify(value ?? null) }),
-      (error: unknown): CallResult => failure(isKernelError(error) ? error.code : 'INTERNAL', error instanceof Error ? error.message : String(error)));
-  // Stopped by the cancel while it ran: what it did is unknown, as after a crash, and must not be retried.
-  if (!result.ok && context.signal.aborted) {
+      (error: unknown): CallResult => {
+        // Stopped at a safe point before it changed anything (its error says so, and that it is not still running).
+        stoppedCleanly = isKernelError(error) && error.details.stopped !== undefined && error.details.stillRunning !== true;
+        return failure(isKernelError(error) ? error.code : 'INTERNAL', error instanceof Error ? error.message : String(error));
+      });
+  // Stopped by the cancel while it ran, without saying what it did: unknown, as after a crash, and not to be retried.
+  if (!result.ok && context.signal.aborted && !stoppedCleanly) {
     await finishUnknown(context, record);
     return 'cancelled_during';
   }
   await finish(context, record, result);
   return 'done';
+}
+
+/**
+ * The person sees a call's progress in the turn's events: the job a long action runs as (kept in the
+ * call's record, so the session names it), and each progress report.
+ */
+function progressListeners(context: BatchContext, record: ToolCallRecord): Pick<ExecuteOptions, 'onJob' | 'onProgress'> {
+  return {
+    onJob: (job) => {
+      record.jobID = job.id;
+      context.emit({ type: 'job', roundID: context.roundId, toolCallID: record.id, jobID: job.id, action: job.action });
+      void context.checkpoint().catch(() => undefined);
+    },
+    onProgress: (progress) => context.emit({ type: 'progress', roundID: context.roundId, toolCallID: record.id, progress }),
+  };
 }
 
 /** The question tool: the turn waits for the person's answers, like for a confirmation. */

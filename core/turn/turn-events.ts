@@ -1,5 +1,6 @@
 import type { Confirmation } from '../gate/confirmation.js';
 import type { Question } from './questions.js';
+import type { ProgressUpdate } from '../plugin-api.js';
 
 /** What a turn tells its watcher (the SSE stream), in order; `turn` first, `done` or `error` last. */
 export type TurnEvent =
@@ -12,6 +13,9 @@ export type TurnEvent =
   | { type: 'question'; roundID: string; questionID: string; questions: Question[] }
   | { type: 'snapshot'; roundID: string; snapshotID: string }
   | { type: 'tool_result'; roundID: string; toolCallID: string; ok: boolean; output: string }
+  /** A long call runs as this job (`GET /api/jobs/{jobID}`), and how far it has come. */
+  | { type: 'job'; roundID: string; toolCallID: string; jobID: string; action: string }
+  | { type: 'progress'; roundID: string; toolCallID: string; progress: ProgressUpdate }
   | { type: 'retry'; roundID: string; attempt: number; max: number; delayMs: number; category: string }
   | { type: 'usage'; promptTokens: number; completionTokens: number }
   | { type: 'done'; turnID: string; state: 'finished' | 'interrupted' }

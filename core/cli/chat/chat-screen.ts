@@ -1,3 +1,4 @@
+import { progressBar } from '../progress-bar.js';
 import type { Confirmation } from '../../gate/confirmation.js';
 import type { Question } from '../../turn/questions.js';
 import type { TurnEvent } from '../../turn/turn-events.js';
@@ -23,6 +24,8 @@ export function forPerson(output: string): string {
 /** Shows a turn's events as they come, and asks the person what the turn waits for. */
 export class ChatScreen {
   private inText = false;
+  /** One progress bar per long call of the turn. */
+  private readonly bars = new Map<string, ReturnType<typeof progressBar>>();
 
   constructor(
     private readonly backend: ChatBackend,
@@ -38,6 +41,8 @@ export class ChatScreen {
       case 'content': return this.text(event.delta);
       case 'tool_call': return this.io.out(`→ ${event.name} ${brief(event.arguments, 200)}`);
       case 'tool_result': return this.io.out(`${event.ok ? '←' : '✗'} ${brief(forPerson(event.output).replace(/\s+/g, ' ').trim(), 200)}`);
+      case 'job': return this.io.out(`(${event.action} runs as job ${event.jobID})`);
+      case 'progress': return this.bar(event.toolCallID).update(event.progress);
       case 'snapshot': return this.io.out(`(snapshot ${event.snapshotID} taken before the first write)`);
       case 'retry': return this.io.out(`(${this.failure(event.category)}; trying again in ${Math.round(event.delayMs / 100) / 10} s, ${event.attempt}/${event.max})`);
       case 'error': return this.io.err(`error ${event.code}: ${event.code === 'MODEL_NETWORK' ? `${this.unreachable()} (${event.message})` : event.message}`);
@@ -47,6 +52,16 @@ export class ChatScreen {
       case 'done': return event.state === 'interrupted' ? this.io.out('(the turn stopped; its answer so far is kept)') : undefined;
       default: return undefined;
     }
+  }
+
+  private bar(toolCallID: string): ReturnType<typeof progressBar> {
+    let bar = this.bars.get(toolCallID);
+    if (!bar) {
+      // Lines, not a bar redrawn in place: the chat's own lines come between.
+      bar = progressBar(this.io, undefined);
+      this.bars.set(toolCallID, bar);
+    }
+    return bar;
   }
 
   /** Ends a streamed answer's line, so that what follows starts on its own. */

@@ -10,6 +10,8 @@ import type { JobRecord } from '../../../core/jobs/job-types.js';
 import type { Kernel } from '../../../core/kernel.js';
 import { useHarness, type UserPlugin } from '../../helpers/harness.js';
 import { readEvents, type SseEvent } from '../../helpers/sse-events.js';
+import { MODEL_PROVIDER } from '../../../core/turn/model-provider-token.js';
+import { answer, scriptedProvider, toolCalls } from '../../fakes/scripted-provider.js';
 
 const ADMIN = 'qk_jobs-admin';
 const READER = 'qk_jobs-reader';
@@ -203,6 +205,29 @@ describe('long actions as jobs, and time limits that stop the work', () => {
     expect([await onDisk('http'), await onDisk('mcp')]).toEqual([result.written, mcpResult.written]);
     const audit = (await readFile(join(kernel.workspace.root, 'audit', 'audit.jsonl'), 'utf8')).trim().split('\n').map((line) => JSON.parse(line) as { plugin: string; outcome: string; details?: unknown });
     expect(audit.filter((line) => line.plugin === 'writer').map((line) => [line.outcome, line.details])).toEqual([['ok', { stopped: 'time_limit' }], ['ok', { stopped: 'time_limit' }]]);
+  });
+
+  it('lets the agent wait for a job like any call, and shows its job and progress in the turn\'s events', async () => {
+    const { url, kernel } = await serve({ agent: { requireSnapshot: false } });
+    const id = await notebook(url);
+    const folder = await notesFolder(300);
+    kernel.container.registerInstance(MODEL_PROVIDER, scriptedProvider([toolCalls({ id: 'c1', name: 'import_markdown', args: { notebook: id, path: folder } }), answer('Imported.')]));
+    const session = ((await (await post(url, '/api/agent/sessions', {})).json()) as { session: { id: string } }).session.id;
+    await fetch(`${url}/api/agent/sessions/${session}/mode`, { method: 'PUT', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify({ mode: 'auto' }) });
+    const events = await readEvents(await post(url, `/api/agent/sessions/${session}/turns`, { message: 'import my notes' }));
+    const names = events.map((event) => event.event);
+    expect(names.indexOf('job')).toBeGreaterThan(names.indexOf('tool_call'));
+    expect(names.lastIndexOf('progress')).toBeLessThan(names.indexOf('tool_result'));
+    const job = events.find((event) => event.event === 'job')!.data as { jobID: string; action: string; toolCallID: string };
+    expect(job).toMatchObject({ action: 'import_markdown', toolCallID: 'c1' });
+    const progress = events.filter((event) => event.event === 'progress').map((event) => (event.data.progress as { done: number }).done);
+    expect(progress.at(-1)).toBe(300);
+    const result = events.find((event) => event.event === 'tool_result')!.data as { ok: boolean; output: string };
+    expect(result.ok).toBe(true);
+    expect(result.output).toContain('"documents":300');
+    const record = ((await (await get(url, `/api/jobs/${job.jobID}`)).json()) as { job: JobRecord }).job;
+    expect(record).toMatchObject({ state: 'succeeded', sessionId: session, startedBy: `agent:${session}/${record.turnId}/c1` });
+    expect(await documentFiles(kernel, id)).toBe(300);
   });
 
   it('marks a job that was running when the kernel stopped as interrupted, with how far it came', async () => {
