@@ -75,9 +75,11 @@ async function serve(workspace: string, creating: boolean, overrides: Overrides,
   io.out(`Quire ${KERNEL_VERSION} serving ${kernel.workspace.root}`);
   const host = overrides.host ?? kernel.config.server.host;
   if (!LOOPBACK.has(host)) io.err(`warning: bound to ${host}, reachable from other machines; add their Host names to server.allowedHosts`);
+  // Listened for before the line is printed: whoever waits for it may stop the server at once.
+  const stopped = waitForSignal();
   // Last, so that whoever waits for this line has everything printed before it.
   io.out(`Listening on ${server.url}`);
-  await waitForSignal();
+  await stopped;
   io.out('Stopping…');
   await server.close();
   await kernel.close();
