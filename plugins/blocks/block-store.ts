@@ -36,9 +36,13 @@ const CACHE_LIMIT = 256;
 /** Documents up to this size are written with synchronous calls: see writeFileAtomicSync. */
 const SYNC_WRITE_LIMIT = 1 << 20;
 
-/** A stat is a few microseconds; a thread-pool round trip for it costs more than that on every read. */
-function writeDocumentFile(path: string, text: string): Promise<void> {
-  if (Buffer.byteLength(text) > SYNC_WRITE_LIMIT) return writeFileAtomic(path, text);
+/**
+ * A lone write is quickest with synchronous calls (each step of the asynchronous one is a thread-pool
+ * round trip); while other documents are being written at the same time, the asynchronous write lets
+ * their fsyncs overlap instead of holding the event loop through each in turn.
+ */
+function writeDocumentFile(path: string, text: string, concurrent: boolean): Promise<void> {
+  if (concurrent || Buffer.byteLength(text) > SYNC_WRITE_LIMIT) return writeFileAtomic(path, text);
   writeFileAtomicSync(path, text);
   return Promise.resolve();
 }
@@ -61,6 +65,8 @@ function statOrUndefined(path: string): Stats | undefined {
 export class BlockStore {
   private readonly cache = new Map<string, Cached>();
   readonly queue = new WriteQueue();
+  /** Document files being written right now (writes to different documents run side by side). */
+  private writing = 0;
   /** Files found broken (relative path → reason): reported, skipped, never deleted. */
   readonly problems = new Map<string, Problem>();
 
@@ -72,19 +78,20 @@ export class BlockStore {
   ) {}
 
   /** Called with a document's file still as it was, before it is changed, moved or removed (history). */
-  private readonly changeListeners: ChangeListener[] = [];
+  private readonly changeListeners: { listener: ChangeListener; wants: ((change: { id: string; op: ChangeOp }) => boolean) | undefined }[] = [];
 
-  onBeforeChange(listener: ChangeListener): void {
-    this.changeListeners.push(listener);
+  onBeforeChange(listener: ChangeListener, wants?: (change: { id: string; op: ChangeOp }) => boolean): void {
+    this.changeListeners.push({ listener, wants });
   }
 
   async beforeChange(id: string, op: ChangeOp, by: string): Promise<void> {
-    if (this.changeListeners.length === 0) return;
+    const listening = this.changeListeners.filter((entry) => entry.wants?.({ id, op }) !== false);
+    if (listening.length === 0) return;
     const path = this.filePath(id);
     const text = await readFile(path, 'utf8').catch(() => undefined);
     if (text === undefined) return;
     const entry = this.entry(id);
-    for (const listener of this.changeListeners) await listener({ id, op, by, notebook: entry.notebook, path: this.catalog.relativePath(id), hpath: this.catalog.hpath(id), text });
+    for (const { listener } of listening) await listener({ id, op, by, notebook: entry.notebook, path: this.catalog.relativePath(id), hpath: this.catalog.hpath(id), text });
   }
 
   entry(id: string): DocEntry {
@@ -128,12 +135,15 @@ export class BlockStore {
     const before = this.catalog.doc(root.id);
     this.catalog.setDoc({ ...entry, title: root.content ?? '' });
     const path = this.filePath(root.id);
+    this.writing++;
     try {
-      await writeDocumentFile(path, documentText(root));
+      await writeDocumentFile(path, documentText(root), true);
     } catch (error) {
       if (before) this.catalog.setDoc(before);
       else this.catalog.deleteDoc(root.id);
       throw error;
+    } finally {
+      this.writing--;
     }
     const info = statSync(path);
     this.index.writeDocument(root, this.placeOf(root.id), entry.parent, info);
@@ -155,7 +165,7 @@ export class BlockStore {
         await this.beforeChange(root.id, 'update', root.attrs.updatedBy ?? 'kernel');
         const path = this.filePath(root.id);
         const text = await readFile(path, 'utf8');
-        await writeDocumentFile(path, documentText(root));
+        await writeDocumentFile(path, documentText(root), false);
         written.push({ path, text });
       }
       const infos = docs.map(({ root }) => statSync(this.filePath(root.id)));

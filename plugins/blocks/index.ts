@@ -56,7 +56,7 @@ export default definePlugin<Partial<BlocksConfig>>({
       notebooks: () => new Map([...store.catalog.notebooks].map(([id, conf]) => [id, { name: conf.name, access: conf.access }])),
       ready: () => readiness.wait(),
       dataDir: workspace.dataDir,
-      onBeforeChange: (listener) => store.onBeforeChange(listener),
+      onBeforeChange: (listener, wants) => store.onBeforeChange(listener, wants),
       beforeFileChange: async (path, op, by) => {
         const id = (path.split('/').pop() ?? '').replace(/\.json$/, '');
         if (isValidId(id) && store.catalog.doc(id) && store.catalog.relativePath(id) === path) await store.beforeChange(id, op, by);

@@ -27,7 +27,9 @@ export interface BlocksIndex {
    * Calls `listener` with a document's file text as it still is, before the document is changed,
    * moved or removed (inside the write, so no change escapes it).
    */
-  onBeforeChange(listener: (change: { id: string; op: 'update' | 'move' | 'remove' | 'rollback'; by: string; notebook: string; path: string; hpath: string; text: string }) => Promise<void>): void;
+  onBeforeChange(listener: (change: { id: string; op: 'update' | 'move' | 'remove' | 'rollback'; by: string; notebook: string; path: string; hpath: string; text: string }) => Promise<void>,
+    /** Asked first: a listener that does not want this change spares the read of the file. */
+    wants?: (change: { id: string; op: 'update' | 'move' | 'remove' | 'rollback' }) => boolean): void;
   /**
    * For writers that change document files directly (a snapshot rollback, with writes paused): report
    * the change first, so that the file as it was is kept (history). `path` is data/-relative.

@@ -1,9 +1,10 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { KernelError, NotFoundError, WORKSPACE, definePlugin, isValidId, stoppedNote, writeFileAtomic, type ActionCall, type StopReason } from '../../core/index.js';
+import { KernelError, NotFoundError, WORKSPACE, definePlugin, isValidId, stoppedNote, writeFileAtomic, type ActionCall, type ActionHandler, type StopReason } from '../../core/index.js';
 import { BLOCKS_INDEX } from '../blocks/tokens.js';
 import { HistoryStore, titleOf, type Retention, type Version } from './history-store.js';
+import { VersionWriter } from './version-writer.js';
 
 interface SearchInput { query?: string; notebook?: string; op?: Version['op']; from?: string; to?: string; limit?: number }
 
@@ -17,15 +18,17 @@ function filePath(dataDir: string, path: string): string {
   return join(dataDir, ...parts, file);
 }
 
-export default definePlugin<Partial<Retention>>({
+export default definePlugin<Partial<Retention> & { coalesceSeconds?: number }>({
   activate(ctx) {
     const workspace = ctx.get(WORKSPACE);
     const blocks = ctx.get(BLOCKS_INDEX);
     const history = new HistoryStore(join(workspace.root, 'history'), { maxVersions: ctx.config.maxVersions ?? 100, maxAgeDays: ctx.config.maxAgeDays ?? 90 });
-    // Every change of a document file, from any caller, first keeps the file as it was.
+    const versions = new VersionWriter(history, (ctx.config.coalesceSeconds ?? 30) * 1000, ctx.log);
+    ctx.onDispose(() => versions.flush());
+    // Every change of a document file, from any caller, keeps the file as it was (a burst of edits, once).
     blocks.onBeforeChange(async (change) => {
-      await history.record({ documentId: change.id, op: change.op, by: change.by, notebook: change.notebook, path: change.path, hpath: change.hpath, text: change.text });
-    });
+      versions.record({ documentId: change.id, op: change.op, by: change.by, notebook: change.notebook, path: change.path, hpath: change.hpath, text: change.text });
+    }, (change) => versions.wants(change));
     // A version is as private as the notebook it was in: readers see published ones, deny rules hold.
     const visible = (call: ActionCall, version: { notebook: string }) => blocks.visibleTo(call, version.notebook);
     const readVisible = async (call: ActionCall, id: string, version: string) => {
@@ -34,7 +37,7 @@ export default definePlugin<Partial<Retention>>({
       return found;
     };
     return {
-      history: {
+      history: afterVersions(versions, {
         list: async (input, call) => ({ versions: (await history.list((input as { id: string }).id)).filter((version) => visible(call, version)) }),
         get: async (input, call) => {
           const { id, version } = input as { id: string; version: string };
@@ -83,11 +86,20 @@ export default definePlugin<Partial<Retention>>({
           if (id !== undefined && (await history.list(id)).some((version) => !visible(call, version))) {
             throw new NotFoundError('NOT_FOUND', `No history for document '${id}'`, { details: { id } });
           }
+          versions.forget(id === undefined ? 'all' : [id]);
           const cleared = await history.clear(id, { stopped: () => call.stopped, progress: (done, total) => call.progress({ done, total, message: 'documents cleared' }) });
           if (cleared.stopped === undefined) return cleared;
           return { ...cleared, message: `cleared the history of ${cleared.documents} of ${cleared.of ?? '?'} documents, ${stoppedNote(cleared.stopped as StopReason)}` };
         },
-      },
+      }),
     };
   },
 });
+
+/** Every action sees the versions still being written in the background as written. */
+function afterVersions(versions: VersionWriter, handlers: Record<string, ActionHandler>): Record<string, ActionHandler> {
+  return Object.fromEntries(Object.entries(handlers).map(([name, handler]) => [name, (async (input, call) => {
+    await versions.flush();
+    return handler(input, call);
+  }) satisfies ActionHandler]));
+}

@@ -17,8 +17,25 @@ async function notes(act: Act) {
 }
 
 describe('document history', () => {
-  it('keeps the previous version before every change, move and removal, with who made it', async () => {
+  it('keeps one version for a burst of edits (the state before it), and one before every move and removal', async () => {
     const { act } = await boot();
+    const { other, doc } = await notes(act);
+    await act('block_append', { parentId: doc, markdown: 'second line' });
+    await act('document_rename', { id: doc, title: 'Plan B' });
+    await act('block_append', { parentId: doc, markdown: 'third line' });
+    await act('document_move', { id: doc, notebook: other });
+    await act('document_remove', { id: doc });
+    const { versions } = await act<Versions>('history_list', { id: doc });
+    expect(versions.map((version) => [version.op, version.title, version.by])).toEqual([
+      ['remove', 'Plan B', 'person:alice'], ['move', 'Plan B', 'person:alice'], ['update', 'Plan', 'person:alice'],
+    ]);
+    const oldest = await act<{ text: string }>('history_get', { id: doc, version: versions.at(-1)!.version });
+    expect(oldest.text).toContain('first version');
+    expect(oldest.text).not.toContain('second line');
+  });
+
+  it('keeps the previous version before every change, move and removal when coalescing is off', async () => {
+    const { act } = await boot({ config: { plugins: { history: { config: { coalesceSeconds: 0 } } } } });
     const { other, doc } = await notes(act);
     await act('block_append', { parentId: doc, markdown: 'second line' });
     await act('document_rename', { id: doc, title: 'Plan B' });
@@ -49,7 +66,7 @@ describe('document history', () => {
   });
 
   it('keeps at most the configured number of versions, and searches and clears them', async () => {
-    const { act } = await boot({ config: { plugins: { history: { config: { maxVersions: 3 } } } } });
+    const { act } = await boot({ config: { plugins: { history: { config: { maxVersions: 3, coalesceSeconds: 0 } } } } });
     const { doc } = await notes(act);
     for (let i = 0; i < 5; i++) await act('block_append', { parentId: doc, markdown: `line ${i} kiwi` });
     expect((await act<Versions>('history_list', { id: doc })).versions).toHaveLength(3);

@@ -18,6 +18,26 @@ describe('concurrent writers', () => {
   const servers: RunningServer[] = [];
   afterEach(async () => { for (const server of servers.splice(0)) await server.close(); });
 
+  it('applies writes to one document that arrive together in order, each answered alone: a refused one changes nothing of the others', async () => {
+    const { kernel, act } = await boot();
+    const notebook = await act<Created>('notebook_create', { name: 'N' });
+    const docs = await Promise.all([0, 1, 2].map((i) => act<Created>('document_create', { notebook: notebook.id, title: `D${i}`, markdown: `start ${i}` })));
+    const target = await act<Tree>('document_get', { id: docs[0]!.id });
+    const first = target.document.children[0]!;
+    // 30 appends to three documents at once, a stale update and one to a block that is not there among them.
+    const writes = Array.from({ length: 30 }, (_, i) => act('block_append', { parentId: docs[i % 3]!.id, markdown: `line ${i}` }).then(() => 'ok', (error: { code?: string }) => error.code));
+    const stale = caught(act('block_update', { id: first.id, markdown: 'stale', expectedUpdated: '2000-01-01T00:00:00.000Z' }));
+    const missing = caught(act('block_update', { id: '20200101000000-zzzzzzz', markdown: 'nowhere' }));
+    expect(await Promise.all(writes)).toEqual(Array.from({ length: 30 }, () => 'ok'));
+    expect([(await stale).code, (await missing).code]).toEqual(['CONFLICT', 'NOT_FOUND']);
+    for (const [d, doc] of docs.entries()) {
+      const children = (await act<Tree>('document_get', { id: doc.id })).document.children.map((child) => child.content);
+      expect(children).toEqual([`start ${d}`, ...Array.from({ length: 10 }, (_, k) => `line ${d + 3 * k}`)]);
+      const file = JSON.parse(await readFile(join(kernel.workspace.dataDir, notebook.id, `${doc.id}.json`), 'utf8')) as { children: { content: string }[] };
+      expect(file.children.map((child) => child.content)).toEqual(children);
+    }
+  });
+
   it('refuses a write with a stale expected updated and leaves the file byte-identical', async () => {
     const { kernel, act } = await boot();
     const notebook = await act<Created>('notebook_create', { name: 'N' });

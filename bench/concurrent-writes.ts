@@ -1,0 +1,117 @@
+/**
+ * Appends from many concurrent clients to several documents over HTTP (issue 13, point 6): `quire serve`
+ * in a child process on loopback, C clients each appending R paragraphs of about 400 characters to one of
+ * D documents (client i writes to document i mod D). Prints throughput and latency, then checks that
+ * every acknowledged append is in its document's file and that the live index equals a rebuild.
+ *   node dist/bench/concurrent-writes.js   (env: CLIENTS=50 DOCS=10 ROUNDS=20)
+ */
+import { spawn } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdtemp, readFile, rm, writeFile, mkdir } from 'node:fs/promises';
+import { loadavg, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+
+const CLIENTS = Number(process.env.CLIENTS ?? 50);
+const DOCS = Number(process.env.DOCS ?? 10);
+const ROUNDS = Number(process.env.ROUNDS ?? 20);
+const CLI = join(dirname(fileURLToPath(import.meta.url)), '..', 'core', 'cli', 'main.js');
+const WORDS = 'note agent kernel block paragraph memory search index snapshot history person write read gate effect plugin manifest session turn model provider 读书 写作'.split(' ');
+
+function paragraph(seed: number): string {
+  const words: string[] = [];
+  let x = seed * 2654435761 >>> 0;
+  while (words.join(' ').length < 400) {
+    x = (x * 1103515245 + 12345) >>> 0;
+    words.push(WORDS[x % WORDS.length]!);
+  }
+  return `${words.join(' ')}.`;
+}
+
+const pct = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor((p / 100) * values.length))]!;
+
+async function main(): Promise<void> {
+  const root = await mkdtemp(join(tmpdir(), 'quire-writes-'));
+  const workspace = join(root, 'ws');
+  const token = `qk_${randomBytes(24).toString('base64url')}`;
+  await mkdir(workspace, { recursive: true });
+  await writeFile(join(workspace, 'quire.json'), JSON.stringify({
+    auth: { tokens: [{ name: 'bench', role: 'admin', sha256: createHash('sha256').update(token).digest('hex') }] },
+    plugins: { blocks: { config: { welcome: false, watch: false } } },
+  }));
+  // PROF=<folder>: a CPU profile of the server, for finding where the time goes.
+  const profile = process.env.PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.PROF}`] : [];
+  const server = spawn(process.execPath, [...profile, CLI, 'serve', '--workspace', workspace, '--port', '0'], { stdio: ['ignore', 'pipe', 'ignore'] });
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    server.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const match = /(http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+      if (match) resolve(match[1]!);
+    });
+    server.on('exit', () => reject(new Error(`serve ended: ${out}`)));
+  });
+  const call = async (path: string, body: unknown): Promise<{ status: number; ms: number; body: Record<string, unknown> }> => {
+    const started = performance.now();
+    const response = await fetch(`${url}/api/actions/${path}`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const parsed = (await response.json()) as Record<string, unknown>;
+    return { status: response.status, ms: performance.now() - started, body: parsed };
+  };
+  try {
+    const notebook = ((await call('blocks/notebook/create', { name: 'Bench' })).body.result as { id: string }).id;
+    const docs: string[] = [];
+    for (let d = 0; d < DOCS; d++) {
+      const markdown = Array.from({ length: 100 }, (_, i) => paragraph(d * 1000 + i)).join('\n\n');
+      docs.push(((await call('blocks/document/create', { notebook, title: `Document ${d}`, markdown })).body.result as { id: string }).id);
+    }
+    for (let i = 0; i < 20; i++) await call('blocks/block/append', { parentId: docs[i % DOCS], markdown: paragraph(i) });
+    const latencies: number[] = [];
+    const acknowledged: { doc: string; ids: string[] }[] = [];
+    const load = loadavg().map((value) => value.toFixed(2)).join(' ');
+    const started = performance.now();
+    await Promise.all(Array.from({ length: CLIENTS }, async (_, client) => {
+      for (let round = 0; round < ROUNDS; round++) {
+        const doc = docs[client % DOCS]!;
+        const answer = await call('blocks/block/append', { parentId: doc, markdown: paragraph(client * 100 + round) });
+        if (answer.status !== 200) throw new Error(`append answered ${answer.status}: ${JSON.stringify(answer.body)}`);
+        latencies.push(answer.ms);
+        const result = answer.body.result as { ids?: string[]; id?: string };
+        acknowledged.push({ doc, ids: result.ids ?? (result.id ? [result.id] : []) });
+      }
+    }));
+    const wall = performance.now() - started;
+    const writes = CLIENTS * ROUNDS;
+    console.log(`${CLIENTS} clients x ${ROUNDS} appends to ${DOCS} documents of 100 blocks (paragraphs of ~400 characters), load before ${load}:`);
+    console.log(`  ${(writes / (wall / 1000)).toFixed(1)} appends/s; latency p50 ${pct(latencies, 50).toFixed(1)} ms, p99 ${pct(latencies, 99).toFixed(1)} ms, max ${Math.max(...latencies).toFixed(1)} ms`);
+    server.kill('SIGTERM');
+    await new Promise((resolve) => server.on('exit', resolve));
+    await checkDurable(workspace, notebook, acknowledged);
+  } finally {
+    if (server.exitCode === null) server.kill('SIGKILL');
+    await rm(root, { recursive: true, force: true });
+  }
+}
+
+/** Every acknowledged block is in its document's file, and the index equals a rebuild. */
+async function checkDurable(workspace: string, notebook: string, acknowledged: { doc: string; ids: string[] }[]): Promise<void> {
+  let missing = 0;
+  const files = new Map<string, string>();
+  for (const { doc, ids } of acknowledged) {
+    if (!files.has(doc)) files.set(doc, await readFile(join(workspace, 'data', notebook, `${doc}.json`), 'utf8'));
+    for (const id of ids) if (!files.get(doc)!.includes(`"${id}"`)) missing++;
+  }
+  const dump = () => {
+    const db = new Database(join(workspace, 'index', 'quire.db'), { readonly: true });
+    const rows = ['blocks', 'documents', 'tags', 'refs', 'attributes'].map((table) => JSON.stringify(db.prepare(`SELECT * FROM ${table} ORDER BY 1, 2`).all()));
+    db.close();
+    return createHash('sha256').update(rows.join('\n')).digest('hex');
+  };
+  const live = dump();
+  const rebuild = spawn(process.execPath, [CLI, 'index', 'rebuild', '--workspace', workspace], { stdio: 'ignore' });
+  await new Promise((resolve) => rebuild.on('exit', resolve));
+  const rebuilt = dump();
+  console.log(`  acknowledged appends missing from their files: ${missing}; live index ${live === rebuilt ? 'equals' : 'DIFFERS FROM'} a rebuild`);
+}
+
+await main();

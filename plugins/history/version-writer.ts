@@ -1,0 +1,48 @@
+import type { Logger } from '../../core/index.js';
+import type { HistoryStore, Version } from './history-store.js';
+
+type NewVersion = Omit<Version, 'version' | 'time'>;
+
+/**
+ * Keeps versions off the write's latency path, as note apps do: a burst of edits to one document
+ * keeps one version, the state before the burst (an edit within `coalesceMs` of the last version kept
+ * keeps none), and a version is written after the edit's answer, in the background, atomically as
+ * before. Moves, removals and rollbacks always keep theirs. Readers of the history wait for what is
+ * still being written (`flush`), and closing the plugin waits for it too.
+ */
+export class VersionWriter {
+  private readonly lastKept = new Map<string, number>();
+  private readonly writing = new Map<string, Promise<void>>();
+
+  constructor(private readonly store: HistoryStore, private readonly coalesceMs: number, private readonly log: Logger, private readonly now: () => number = Date.now) {}
+
+  /** Whether a change needs its version kept (asked before the document's file is read for it). */
+  wants(change: { id: string; op: Version['op'] }): boolean {
+    if (change.op !== 'update' || this.coalesceMs <= 0) return true;
+    const last = this.lastKept.get(change.id);
+    return last === undefined || this.now() - last >= this.coalesceMs;
+  }
+
+  /** Queues the version; returns at once. Versions of one document are written in order. */
+  record(version: NewVersion): void {
+    const at = new Date(this.now());
+    this.lastKept.set(version.documentId, at.getTime());
+    const previous = this.writing.get(version.documentId) ?? Promise.resolve();
+    const next = previous.then(() => this.store.record(version, at)).catch((error: unknown) => {
+      this.log.error('a document version could not be written', { document: version.documentId, error: (error as Error).message });
+    });
+    this.writing.set(version.documentId, next);
+    void next.then(() => { if (this.writing.get(version.documentId) === next) this.writing.delete(version.documentId); });
+  }
+
+  /** Resolves once every version queued so far is on disk. */
+  async flush(): Promise<void> {
+    while (this.writing.size > 0) await Promise.all([...this.writing.values()]);
+  }
+
+  /** After a clear, the next edit of these documents keeps a version again. */
+  forget(documentIds: readonly string[] | 'all'): void {
+    if (documentIds === 'all') this.lastKept.clear();
+    else for (const id of documentIds) this.lastKept.delete(id);
+  }
+}
