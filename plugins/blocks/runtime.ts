@@ -3,6 +3,7 @@ import type { MoveIntent } from './document-moves.js';
 import type { DraftBlock } from './block-model.js';
 import type { BlockStore } from './block-store.js';
 import { markdownToBlocks } from './markdown-in.js';
+import { plainParagraph } from './plain-paragraph.js';
 import { createMarkdownFileParser, type MarkdownFileParser } from './markdown-parser.js';
 
 export interface BlocksConfig {
@@ -38,7 +39,7 @@ export function createRuntime(store: BlockStore, workspaceRoot: string, config: 
     store, workspaceRoot, config, log, moves,
     busyNotebooks: new Map(),
     files: createMarkdownFileParser(),
-    markdownToBlocks: (markdown) => markdownToBlocks(markdown, () => newId()),
+    markdownToBlocks: (markdown) => plainParagraph(markdown, () => newId()) ?? markdownToBlocks(markdown, () => newId()),
     checkMarkdownSize(markdown) {
       if (markdown.length <= config.maxMarkdownChars) return;
       throw new KernelError('PAYLOAD_TOO_LARGE', `The Markdown is ${markdown.length} characters; the limit is ${config.maxMarkdownChars}. Split it into several calls`,
