@@ -49,8 +49,10 @@ describe('changes of several files survive a crash whole', () => {
     for (const delayMs of [0, 25]) {
       const child = spawn(process.execPath, [CLI, 'snapshot', 'rollback', before.id, '--workspace', workspace], { cwd: REPO_ROOT, stdio: 'ignore' });
       const exited = new Promise((resolve) => child.on('exit', resolve));
-      // Killed once the rollback has begun putting files back (the first notebook's folder is there again).
-      while (child.exitCode === null && !existsSync(join(workspace, 'data', first.id))) await new Promise((resolve) => setTimeout(resolve, 1));
+      // Killed once the rollback has begun putting files back: a file of the first notebook is there again
+      // (not a temporary file a killed write may have left in its folder).
+      const putBack = async () => (await readdir(join(workspace, 'data', first.id)).catch(() => [] as string[])).some((name) => !name.endsWith('.tmp'));
+      while (child.exitCode === null && !(await putBack())) await new Promise((resolve) => setTimeout(resolve, 1));
       await new Promise((resolve) => setTimeout(resolve, delayMs));
       child.kill('SIGKILL');
       await exited;
