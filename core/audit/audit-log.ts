@@ -49,19 +49,58 @@ export class AuditLog {
     this.file = await open(this.logFile, 'a', 0o600);
   }
 
+  /**
+   * Appends one line; resolves once it is durable. Entries that arrive while a write is under way are
+   * written together at the next one (group commit): one append, one datasync and one head update for
+   * all of them, each line still chained to the one before.
+   */
   append(entry: AuditEntry): Promise<AuditRecord> {
-    return this.queue.run(async () => {
+    return new Promise<AuditRecord>((resolve, reject) => {
+      this.waiting.push({ entry, resolve, reject });
+      if (this.waiting.length === 1) void this.queue.run(() => this.writeWaiting());
+    });
+  }
+
+  private readonly waiting: { entry: AuditEntry; resolve(record: AuditRecord): void; reject(error: unknown): void }[] = [];
+
+  private async writeWaiting(): Promise<void> {
+    const batch = this.waiting.splice(0);
+    if (batch.length === 0) return;
+    try {
       if (!this.file) throw new KernelError('INTERNAL', 'the audit log is not open');
-      const record = sealRecord(entry, this.head.seq + 1, this.head.hash, new Date());
-      await this.file.appendFile(`${JSON.stringify(record)}\n`);
-      await this.file.datasync();
-      // The line is durable: the chain continues from it even if the head file cannot be written now.
-      this.head = { seq: record.seq, hash: record.hash };
+      const now = new Date();
+      const records: AuditRecord[] = [];
+      let { seq, hash } = this.head;
+      for (const { entry } of batch) {
+        const record = sealRecord(entry, seq + 1, hash, now);
+        records.push(record);
+        ({ seq, hash } = record);
+      }
+      await this.write(records.map((record) => `${JSON.stringify(record)}\n`).join(''));
+      // The lines are durable: the chain continues from them even if the head file cannot be written now.
+      this.head = { seq, hash };
       await writeJsonAtomic(this.headFile, this.head).catch((error: Error) => {
         this.log.error('audit head not written; it is caught up on the next open', { error: error.message });
       });
-      return record;
-    });
+      batch.forEach((item, i) => item.resolve(records[i]!));
+    } catch (error) {
+      for (const item of batch) item.reject(error);
+    }
+  }
+
+  /** Appends and syncs; a write that fails is cut back off, so the log is as it was, never half a line longer. */
+  private async write(text: string): Promise<void> {
+    const file = this.file!;
+    const before = (await file.stat()).size;
+    try {
+      await file.appendFile(text);
+      await file.datasync();
+    } catch (error) {
+      await file.truncate(before).then(() => file.datasync()).catch((cut: Error) => {
+        this.log.error('a failed audit append could not be cut back; the next open sets the torn end aside', { error: cut.message });
+      });
+      throw error;
+    }
   }
 
   verify(): Promise<AuditVerification> {
