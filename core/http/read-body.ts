@@ -4,6 +4,7 @@ import { tooLarge } from './middleware/body-size-limit.js';
 import type { ValidateFunction } from 'ajv';
 import { KernelError } from '../errors.js';
 import { createAjv, formatIssues, runValidator } from '../schema/ajv.js';
+import { MAX_JSON_DEPTH, pathPastDepth, shortPointer } from '../util/json-depth.js';
 
 /**
  * Reads a JSON request body. An empty body is `{}`; a body must be sent as application/json (which a
@@ -16,11 +17,27 @@ export async function readJsonBody(c: Context<HttpEnv>): Promise<unknown> {
   if (!/^application\/json\b/i.test(type)) {
     throw new KernelError('UNSUPPORTED_MEDIA_TYPE', `the body must be sent with Content-Type: application/json (got '${type || 'none'}')`);
   }
+  let value: unknown;
   try {
-    return JSON.parse(text);
+    value = JSON.parse(text);
   } catch (error) {
     throw new KernelError('INVALID_JSON', `the body is not valid JSON: ${(error as Error).message}`);
   }
+  checkDepth(value);
+  return value;
+}
+
+/**
+ * JSON.parse takes any depth, but what handles the value afterwards (serialising, hashing, validating)
+ * recurses: a body nested thousands deep would overflow the stack there and answer 500.
+ */
+function checkDepth(value: unknown): void {
+  const path = pathPastDepth(value, MAX_JSON_DEPTH);
+  if (path === undefined) return;
+  const pointer = shortPointer(path);
+  throw new KernelError('INVALID_INPUT', `invalid body: ${path[0] ?? 'the body'} nests deeper than ${MAX_JSON_DEPTH} levels (at ${pointer})`, {
+    details: { field: path[0] ?? '', limit: MAX_JSON_DEPTH, issues: [{ pointer, keyword: 'maxDepth', message: `nests deeper than ${MAX_JSON_DEPTH} levels` }] },
+  });
 }
 
 /**

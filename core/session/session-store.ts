@@ -7,6 +7,7 @@ import { inject, injectable } from '../di.js';
 import { ConflictError, KernelError, NotFoundError } from '../errors.js';
 import type { Workspace } from '../workspace.js';
 import { KeyedLock } from './keyed-lock.js';
+import { checkKeptFields, checkSessionDepth } from './session-bounds.js';
 import { mergeRuntimeTurn } from './merge-turn.js';
 import { SessionPaths, readJsonObject, readRuntime, readSession, writeJson } from './session-files.js';
 import { TRANSIENT_FIELDS, type ActiveTurn, type RuntimeFile, type SessionDocument, type TodoItem, type TurnState } from './session-types.js';
@@ -68,6 +69,7 @@ export class FileSessionStore {
     const input = body as Record<string, unknown>;
     const id = input.id as string;
     this.paths.folder(id);
+    checkSessionDepth(input);
     return this.lock.run(id, () => this.saveLocked(id, input));
   }
 
@@ -86,6 +88,7 @@ export class FileSessionStore {
     const next: Record<string, unknown> = {};
     for (const [key, value] of Object.entries(input)) if (!TRANSIENT_FIELDS.has(key) && key !== 'lastCommittedTurnID') next[key] = value;
     for (const [key, value] of Object.entries(stored ?? {})) if (!(key in next) && !TRANSIENT_FIELDS.has(key)) next[key] = value;
+    checkKeptFields(next);
     const runtime = await readRuntime(this.paths, id);
     await this.finalizeIfOrphaned(id, runtime);
     const turn = runtime?.activeTurn;
