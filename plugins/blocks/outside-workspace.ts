@@ -8,6 +8,9 @@ import { invalid } from './access.js';
  * never for the kernel's documents, sessions, tokens or audit log.
  */
 export async function outsideWorkspace(path: string, workspaceRoot: string, field: string, options: { mayContainIt?: boolean } = {}): Promise<string> {
+  // No file system call takes a NUL byte (Node throws a TypeError, which would reach the caller as an
+  // internal error); the manifest's schema refuses it first, this holds for any other caller.
+  if (path.includes('\0')) throw invalid(`${field} must not contain a NUL byte`, { field });
   const real = await realPathOf(path);
   const root = await realPathOf(workspaceRoot);
   const inside = isWithin(real, root);
