@@ -63,6 +63,7 @@ export type ErrorCode =
   | 'NOT_READY'
   | 'MODEL_UNAVAILABLE'
   | 'AUDIT_CHAIN_BROKEN'
+  | 'DISK_FULL'
   | 'ACTION_TIMEOUT'
   | 'ACTION_CANCELLED'
   | 'JOB_NOT_FOUND'

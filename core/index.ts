@@ -20,5 +20,7 @@ export { newId, isValidId } from './ids.js';
 export { NOTEBOOK_SCOPE } from './gate/notebook-scope.js';
 export type { NotebookScope, ScopedCall } from './gate/notebook-scope.js';
 export { writeFileAtomic, writeFileAtomicSync, writeJsonAtomic } from './fs/atomic-write.js';
+export { diskFull, isDiskFull } from './fs/disk-full.js';
+export type { DiskWrite } from './fs/disk-full.js';
 export { IntentJournal } from './fs/intent-journal.js';
 export type { PendingIntent } from './fs/intent-journal.js';

@@ -1,12 +1,20 @@
+import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { link, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { KernelError } from './errors.js';
+import { describeWrite, diskFull } from './fs/disk-full.js';
 
 interface LockRecord {
   pid: number;
   host: string;
   since: string;
+  /**
+   * When the holder process started (field 22 of /proc/<pid>/stat) and the boot it started in: a pid
+   * alone is reused once its process ends, so a live process with the pid is the holder only if these match.
+   */
+  start?: string;
+  boot?: string;
 }
 
 /** Holds `<workspace>/.quire/kernel.lock` for as long as a kernel has the workspace open. */
@@ -23,10 +31,10 @@ export interface WorkspaceLock {
 export async function acquireWorkspaceLock(privateDir: string): Promise<WorkspaceLock> {
   await mkdir(privateDir, { recursive: true, mode: 0o700 });
   const file = join(privateDir, 'kernel.lock');
-  const mine: LockRecord = { pid: process.pid, host: hostname(), since: new Date().toISOString() };
+  const mine: LockRecord = { pid: process.pid, host: hostname(), since: new Date().toISOString(), ...processIdentity(process.pid) };
   const text = `${JSON.stringify(mine)}\n`;
   for (let attempt = 0; attempt < 3; attempt++) {
-    if (await createExclusive(file, text)) return heldLock(file, text);
+    if (await createExclusive(file, text).catch((error: unknown) => { throw diskFull(error, describeWrite(file)); })) return heldLock(file, text);
     const holder = await readHolder(file);
     if (holder === 'gone') continue;
     if (holder !== 'unreadable' && isAlive(holder)) {
@@ -65,7 +73,12 @@ async function readHolder(file: string): Promise<LockRecord | 'gone' | 'unreadab
   }
   try {
     const value = JSON.parse(text) as Partial<LockRecord>;
-    if (typeof value.pid === 'number' && typeof value.host === 'string') return { pid: value.pid, host: value.host, since: String(value.since ?? '') };
+    if (typeof value.pid === 'number' && typeof value.host === 'string') {
+      return {
+        pid: value.pid, host: value.host, since: String(value.since ?? ''),
+        ...(typeof value.start === 'string' ? { start: value.start } : {}), ...(typeof value.boot === 'string' ? { boot: value.boot } : {}),
+      };
+    }
   } catch { /* fall through */ }
   return 'unreadable';
 }
@@ -75,10 +88,30 @@ function isAlive(holder: LockRecord): boolean {
   if (holder.host !== hostname()) return true;
   try {
     process.kill(holder.pid, 0);
-    return true;
   } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
+    if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false;
   }
+  // The pid is in use: by the holder, or by a process that got the pid after the holder ended. What
+  // cannot be read (no /proc, a lock from an older kernel) counts as the holder: never two writers.
+  const now = processIdentity(holder.pid);
+  if (holder.boot !== undefined && now.boot !== undefined && holder.boot !== now.boot) return false;
+  return holder.start === undefined || now.start === undefined || holder.start === now.start;
+}
+
+/** The start time of a process and the current boot's id, where /proc has them (Linux). */
+function processIdentity(pid: number): { start?: string; boot?: string } {
+  const read = (path: string): string | undefined => {
+    try {
+      return readFileSync(path, 'utf8');
+    } catch {
+      return undefined;
+    }
+  };
+  const stat = read(`/proc/${pid}/stat`);
+  // The command name (field 2) is in parentheses and may hold spaces: fields are counted after its ')'.
+  const start = stat?.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+  const boot = read('/proc/sys/kernel/random/boot_id')?.trim();
+  return { ...(start ? { start } : {}), ...(boot ? { boot } : {}) };
 }
 
 /**

@@ -1,16 +1,16 @@
-import { existsSync } from 'node:fs';
-import { mkdir, open, stat, truncate, type FileHandle } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, open, type FileHandle } from 'node:fs/promises';
+import { join, relative, sep } from 'node:path';
 import { inject, injectable } from '../di.js';
 import { LOGGER, WORKSPACE } from '../core-tokens.js';
 import { KernelError } from '../errors.js';
 import { writeJsonAtomic } from '../fs/atomic-write.js';
+import { diskFull } from '../fs/disk-full.js';
 import type { Logger } from '../log.js';
 import { readJsonFile } from '../util/json-file.js';
 import { SerialQueue } from '../util/serial-queue.js';
 import type { Workspace } from '../workspace.js';
 import { GENESIS_HASH, sealRecord, type AuditEntry, type AuditRecord } from './audit-record.js';
-import { readLastLine } from './read-last-line.js';
+import { findLogEnd, recoveryEntry, setTornTailAside, type KeptTail } from './recover-tail.js';
 import { verifyAuditLog, type AuditHead, type AuditVerification } from './verify-audit.js';
 
 /**
@@ -23,6 +23,10 @@ import { verifyAuditLog, type AuditHead, type AuditVerification } from './verify
 export class AuditLog {
   private head: AuditHead = { seq: 0, hash: GENESIS_HASH };
   private file: FileHandle | undefined;
+  /** Bytes of whole lines: where the log ends when it is as it should be. */
+  private size = 0;
+  /** A failed append could not be cut back: the next write cuts it back first, never writes after it. */
+  private torn = false;
   private readonly queue = new SerialQueue();
 
   constructor(
@@ -33,20 +37,40 @@ export class AuditLog {
   get logFile(): string { return join(this.workspace.auditDir, 'audit.jsonl'); }
   get headFile(): string { return join(this.workspace.auditDir, 'audit.head.json'); }
 
-  /** Opens the log for appending; refuses a log that lost lines at its end, so appends cannot hide it. */
+  /**
+   * Opens the log for appending. A torn end (an append cut short by a crash or a full disk, never
+   * acknowledged) is set aside and the log says so in its next line; a log that lost acknowledged lines
+   * at its end is refused, so appends cannot hide it.
+   */
   async open(): Promise<void> {
     await mkdir(this.workspace.auditDir, { recursive: true });
     const head = await readJsonFile<AuditHead | undefined>(this.headFile, undefined);
-    const last = await this.lastRecord();
-    const position: AuditHead = last ? { seq: last.seq, hash: last.hash } : { seq: 0, hash: GENESIS_HASH };
+    const end = await findLogEnd(this.logFile);
+    const position: AuditHead = end.last ? { seq: end.last.seq, hash: end.last.hash } : { seq: 0, hash: GENESIS_HASH };
     if (head && (head.seq > position.seq || (head.seq === position.seq && head.hash !== position.hash))) {
       throw new KernelError('AUDIT_CHAIN_BROKEN', `${this.logFile} ends at seq ${position.seq} but ${this.headFile} records seq ${head.seq}: lines were removed or changed. Run 'quire audit verify'; to start a new log, move the audit folder aside.`, {
         details: { file: this.logFile, logSeq: position.seq, headSeq: head.seq },
       });
     }
+    const kept = end.tornFrom === undefined ? undefined : await this.mapFull(() => setTornTailAside(this.logFile, end.tornFrom!, end.size));
     this.head = position;
     if (!head || head.seq !== position.seq) await writeJsonAtomic(this.headFile, position);
     this.file = await open(this.logFile, 'a', 0o600);
+    this.size = (await this.file.stat()).size;
+    if (kept) await this.recordRecovery(kept, position.seq);
+  }
+
+  /** Said once: in the kernel's log, and as a line of the chain (which verify reports as a recovered end). */
+  private async recordRecovery(kept: KeptTail, afterSeq: number): Promise<void> {
+    this.log.warn('the audit log ended with a torn append (a crash or a full disk); its bytes were set aside and the log goes on from its last whole line', {
+      file: this.logFile, bytes: kept.bytes, keptIn: kept.keptIn, afterSeq,
+    });
+    await this.append(recoveryEntry(kept, afterSeq));
+  }
+
+  /** The last durable line: what a snapshot or an anchor records of the log. */
+  currentHead(): AuditHead {
+    return { ...this.head };
   }
 
   /**
@@ -76,7 +100,7 @@ export class AuditLog {
         records.push(record);
         ({ seq, hash } = record);
       }
-      await this.write(records.map((record) => `${JSON.stringify(record)}\n`).join(''));
+      await this.write(records.map((record) => `${JSON.stringify(record)}\n`).join(''), batch.map(({ entry }) => entry));
       // The lines are durable: the chain continues from them even if the head file cannot be written now.
       this.head = { seq, hash };
       await writeJsonAtomic(this.headFile, this.head).catch((error: Error) => {
@@ -88,18 +112,50 @@ export class AuditLog {
     }
   }
 
-  /** Appends and syncs; a write that fails is cut back off, so the log is as it was, never half a line longer. */
-  private async write(text: string): Promise<void> {
+  /**
+   * Appends and syncs; a write that fails is cut back off, so the log is as it was, never half a line
+   * longer. If even the cut fails, nothing is written until a later write has made it.
+   */
+  private async write(text: string, entries: readonly AuditEntry[]): Promise<void> {
     const file = this.file!;
-    const before = (await file.stat()).size;
     try {
+      if (this.torn) await this.cutBack(file);
       await file.appendFile(text);
       await file.datasync();
+      this.size += Buffer.byteLength(text);
     } catch (error) {
-      await file.truncate(before).then(() => file.datasync()).catch((cut: Error) => {
-        this.log.error('a failed audit append could not be cut back; the next open sets the torn end aside', { error: cut.message });
+      this.torn = true;
+      await this.cutBack(file).catch((cut: Error) => {
+        this.log.error('a failed audit append could not be cut back yet; the next append (or the next open) does it', { error: cut.message });
       });
-      throw error;
+      throw this.fullError(error, entries);
+    }
+  }
+
+  private async cutBack(file: FileHandle): Promise<void> {
+    await file.truncate(this.size);
+    await file.datasync();
+    this.torn = false;
+  }
+
+  private fullError(error: unknown, entries: readonly AuditEntry[]): unknown {
+    const actions = entries.map((entry) => `${entry.plugin}/${entry.tool}/${entry.action}`);
+    return diskFull(error, {
+      what: 'audit log', file: this.relativeLogFile,
+      note: `${entries.length} line(s) not written, for ${actions.slice(0, 3).join(', ')}${actions.length > 3 ? '…' : ''}; the log is as it was`,
+      details: { actions: actions.slice(0, 20), outcomes: entries.slice(0, 20).map((entry) => entry.outcome) },
+    });
+  }
+
+  private get relativeLogFile(): string {
+    return relative(this.workspace.root, this.logFile).split(sep).join('/');
+  }
+
+  private async mapFull<T>(work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch (error) {
+      throw diskFull(error, { what: 'audit log', file: this.relativeLogFile, note: 'its torn end could not be set aside; the log was not changed' });
     }
   }
 
@@ -112,22 +168,6 @@ export class AuditLog {
       await this.file?.close();
       this.file = undefined;
     });
-  }
-
-  /** The last complete line. A torn final line (a crash in the middle of an append) was never acknowledged and is dropped. */
-  private async lastRecord(): Promise<AuditRecord | undefined> {
-    if (!existsSync(this.logFile)) return undefined;
-    const last = await readLastLine(this.logFile);
-    if (last.tornFrom !== undefined) {
-      this.log.warn('dropping a torn final line of the audit log', { file: this.logFile, bytes: (await stat(this.logFile)).size - last.tornFrom });
-      await truncate(this.logFile, last.tornFrom);
-    }
-    if (last.line === undefined) return undefined;
-    try {
-      return JSON.parse(last.line) as AuditRecord;
-    } catch {
-      throw new KernelError('AUDIT_CHAIN_BROKEN', `the last line of ${this.logFile} is not valid JSON; run 'quire audit verify'`);
-    }
   }
 }
 

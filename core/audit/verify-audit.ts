@@ -1,57 +1,111 @@
+import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { GENESIS_HASH, hashRecord, type AuditRecord } from './audit-record.js';
+import { RECOVER_TAIL_ACTION, parseRecordLine } from './recover-tail.js';
 
 export interface AuditHead {
   seq: number;
   hash: string;
 }
 
+/** A torn end set aside at a start, as the log itself records it, and whether the kept bytes are still there. */
+export interface RecoveredTail {
+  /** The line that records the recovery. */
+  seq: number;
+  /** The last whole line before the torn bytes. */
+  afterSeq: number;
+  bytes: number;
+  keptIn: string;
+  kept: 'intact' | 'missing' | 'changed';
+}
+
+/** Bytes of a failed append that an older kernel left before a record, on the same line. */
+export interface StrayBytes {
+  line: number;
+  bytes: number;
+}
+
+/** What verify found besides the verdict. */
+export interface VerificationFacts {
+  /** Whole lines, torn end excluded. */
+  lines: number;
+  /** Where the chain ends: the last whole line's seq and hash. */
+  last: AuditHead;
+  /** A torn end not yet set aside (the next start does it): bytes of an append that never completed. */
+  torn?: { bytes: number };
+  recovered: RecoveredTail[];
+  stray: StrayBytes[];
+}
+
 export type AuditVerification =
-  | { ok: true; lines: number }
-  | { ok: false; lines: number; line: number; reason: string };
+  | (VerificationFacts & { ok: true })
+  | (VerificationFacts & { ok: false; line: number; reason: string });
 
 /**
  * Walks the chain line by line and reports the first line that was altered (its hash no longer matches),
- * removed or reordered (its `prev` or `seq` does not follow), or cut from the end (the head file says more).
+ * removed or reordered (its `prev` or `seq` does not follow), or cut from the end (the head file says
+ * more). A torn end (an append that never completed, so was never acknowledged nor counted in the
+ * head) is reported as such, not as tampering.
  */
 export async function verifyAuditLog(file: string, head?: AuditHead): Promise<AuditVerification> {
-  const text = existsSync(file) ? await readFile(file, 'utf8') : '';
-  const lines = text.split('\n');
-  if (lines.at(-1) === '') lines.pop();
-  let prev = GENESIS_HASH;
-  let seq = 0;
+  const { lines, tornBytes } = splitLog(existsSync(file) ? await readFile(file, 'utf8') : '');
+  const facts: VerificationFacts = { lines: lines.length, last: { seq: 0, hash: GENESIS_HASH }, recovered: [], stray: [], ...(tornBytes > 0 ? { torn: { bytes: tornBytes } } : {}) };
+  const recoveries: AuditRecord[] = [];
   for (let index = 0; index < lines.length; index++) {
-    const line = index + 1;
-    const checked = checkLine(lines[index] ?? '', prev, seq + 1);
-    if ('reason' in checked) return { ok: false, lines: lines.length, line, reason: checked.reason };
-    prev = checked.record.hash;
-    seq = checked.record.seq;
+    const checked = checkLine(lines[index] ?? '', facts.last.hash, facts.last.seq + 1);
+    if ('reason' in checked) return { ...facts, ok: false, line: index + 1, reason: checked.reason };
+    const { record, stray } = checked;
+    if (stray > 0) facts.stray.push({ line: index + 1, bytes: stray });
+    if (record.plugin === 'core' && record.action === RECOVER_TAIL_ACTION) recoveries.push(record);
+    facts.last = { seq: record.seq, hash: record.hash };
   }
-  if (!head && lines.length > 0) {
-    return { ok: false, lines: lines.length, line: lines.length + 1, reason: 'audit.head.json is missing, so lines removed from the end cannot be ruled out' };
-  }
-  if (head && head.seq > seq) {
-    return { ok: false, lines: lines.length, line: lines.length + 1, reason: `the log ends at seq ${seq} but the head records seq ${head.seq}: lines were removed from the end` };
-  }
-  if (head && (head.seq !== seq || head.hash !== prev)) {
-    return { ok: false, lines: lines.length, line: Math.min(head.seq + 1, lines.length), reason: `the head records seq ${head.seq}, the log ends at seq ${seq}: the head lags (a crash between two writes, caught up on the next start) or lines were changed or added by hand` };
-  }
-  return { ok: true, lines: lines.length };
+  facts.recovered = await Promise.all(recoveries.map((record) => describeRecovery(file, record)));
+  const problem = checkHead(facts, head);
+  return problem ? { ...facts, ok: false, ...problem } : { ...facts, ok: true };
 }
 
-function checkLine(text: string, prev: string, expectedSeq: number): { reason: string } | { record: AuditRecord } {
-  let record: AuditRecord;
-  try {
-    record = JSON.parse(text) as AuditRecord;
-  } catch {
-    return { reason: 'the line is not valid JSON' };
+/** Whole lines, and the torn end: an unterminated last line, or a last line that is no record at all. */
+function splitLog(text: string): { lines: string[]; tornBytes: number } {
+  const lines = text.split('\n');
+  let torn = lines.pop() ?? '';
+  const last = lines.at(-1);
+  if (last !== undefined && !parseRecordLine(last)) torn = `${lines.pop()}\n${torn}`;
+  return { lines, tornBytes: Buffer.byteLength(torn) };
+}
+
+function checkHead(facts: VerificationFacts, head: AuditHead | undefined): { line: number; reason: string } | undefined {
+  const { lines, last } = facts;
+  if (!head && lines > 0) return { line: lines + 1, reason: 'audit.head.json is missing, so lines removed from the end cannot be ruled out' };
+  if (head && head.seq > last.seq) {
+    const how = facts.torn ? 'the end of the log does not parse, yet the head counts it as written: an acknowledged line was damaged or' : 'lines were';
+    return { line: lines + 1, reason: `the log ends at seq ${last.seq} but the head records seq ${head.seq}: ${how} removed from the end` };
   }
+  if (head && (head.seq !== last.seq || head.hash !== last.hash)) {
+    return { line: Math.min(head.seq + 1, lines), reason: `the head records seq ${head.seq}, the log ends at seq ${last.seq}: the head lags (a crash between two writes, caught up on the next start) or lines were changed or added by hand` };
+  }
+  return undefined;
+}
+
+async function describeRecovery(file: string, record: AuditRecord): Promise<RecoveredTail> {
+  const details = record.details ?? {};
+  const keptIn = String(details.keptIn ?? '');
+  const path = join(dirname(file), keptIn);
+  const bytes = keptIn && existsSync(path) ? await readFile(path) : undefined;
+  const kept = bytes === undefined ? 'missing' : createHash('sha256').update(bytes).digest('hex') === record.argsHash ? 'intact' : 'changed';
+  return { seq: record.seq, afterSeq: Number(details.afterSeq ?? record.seq - 1), bytes: Number(details.bytes ?? 0), keptIn, kept };
+}
+
+function checkLine(text: string, prev: string, expectedSeq: number): { reason: string } | { record: AuditRecord; stray: number } {
+  const parsed = parseRecordLine(text);
+  if (!parsed) return { reason: 'the line is not valid JSON' };
+  const { record } = parsed;
   if (record.seq !== expectedSeq) {
     return { reason: `expected seq ${expectedSeq}, found ${String(record.seq)}: a line before it is missing or out of order` };
   }
   if (record.prev !== prev) return { reason: 'its prev hash does not match the line before: a line was removed or altered' };
   const { hash, ...unsealed } = record;
   if (hashRecord(unsealed) !== hash) return { reason: 'its content does not match its hash: the line was altered' };
-  return { record };
+  return parsed;
 }

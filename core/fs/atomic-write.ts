@@ -2,6 +2,7 @@ import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, writeFil
 import { open, rename, rm, mkdir } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { describeWrite, diskFull } from './disk-full.js';
 
 export interface AtomicWriteOptions {
   /** File mode for the new file, e.g. 0o600 for secrets. */
@@ -11,8 +12,17 @@ export interface AtomicWriteOptions {
 /**
  * Writes a file so that a crash leaves either the old content or the new, never a torn file:
  * temporary file in the same folder → fsync → rename → fsync the folder (so the rename itself is durable).
+ * On a full disk the old content stays and the error is DISK_FULL naming the file (see disk-full.ts).
  */
 export async function writeFileAtomic(path: string, data: string | Uint8Array, options: AtomicWriteOptions = {}): Promise<void> {
+  try {
+    await writeAtomically(path, data, options);
+  } catch (error) {
+    throw diskFull(error, describeWrite(path));
+  }
+}
+
+async function writeAtomically(path: string, data: string | Uint8Array, options: AtomicWriteOptions): Promise<void> {
   const folder = dirname(path);
   await mkdir(folder, { recursive: true });
   const temp = join(folder, `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
@@ -56,6 +66,14 @@ export async function writeJsonAtomic(path: string, value: unknown, options: Ato
  * while it runs (about a millisecond for such a file, as a better-sqlite3 transaction does).
  */
 export function writeFileAtomicSync(path: string, data: string | Uint8Array, options: AtomicWriteOptions = {}): void {
+  try {
+    writeAtomicallySync(path, data, options);
+  } catch (error) {
+    throw diskFull(error, describeWrite(path));
+  }
+}
+
+function writeAtomicallySync(path: string, data: string | Uint8Array, options: AtomicWriteOptions): void {
   const folder = dirname(path);
   mkdirSync(folder, { recursive: true });
   const temp = join(folder, `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);

@@ -58,6 +58,8 @@ export const HTTP_STATUS: Readonly<Record<ErrorCode, number>> = {
   MODEL_UNAVAILABLE: 503,
   WORKSPACE_INVALID: 500,
   AUDIT_CHAIN_BROKEN: 500,
+  /** RFC 4918 Insufficient Storage: the request was fine, the disk (or quota) had no room for it. */
+  DISK_FULL: 507,
   ACTION_TIMEOUT: 504,
   ACTION_CANCELLED: 499,
   JOB_NOT_FOUND: 404,

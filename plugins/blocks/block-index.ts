@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import { diskFull } from '../../core/index.js';
 import type { Block } from './block-model.js';
 import { deriveBlock, ownFingerprint, type DerivedBlock, type DocumentPlace } from './index-rows.js';
 import { FtsWriter } from './fts-index.js';
@@ -108,13 +109,16 @@ export class BlockIndex {
     };
   }
 
-  /** A transaction; if it fails, the rows remembered meanwhile may be ahead of the database, so they go. */
+  /**
+   * A transaction; if it fails, the rows remembered meanwhile may be ahead of the database, so they go.
+   * SQLITE_FULL (no room for the write-ahead log) becomes DISK_FULL naming the index.
+   */
   transaction<T>(fn: () => T): T {
     try {
       return this.db.transaction(fn)();
     } catch (error) {
       this.known.clear();
-      throw error;
+      throw diskFull(error, { what: 'index', file: 'index/quire.db' });
     }
   }
 

@@ -1,4 +1,5 @@
-import { readFile, rm, writeFile } from 'node:fs/promises';
+import { readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../../../core/cli/run-cli.js';
 import type { Principal } from '../../../core/plugin-api.js';
@@ -31,7 +32,7 @@ describe('audit log', () => {
     expect(lines.map((line) => line.seq)).toEqual([1, 2, 3, 4]);
     expect(lines[0]?.prev).toBe('0'.repeat(64));
     for (let i = 1; i < lines.length; i++) expect(lines[i]?.prev).toBe(lines[i - 1]?.hash);
-    expect(await kernel.audit.verify()).toEqual({ ok: true, lines: 4 });
+    expect(await kernel.audit.verify()).toMatchObject({ ok: true, lines: 4 });
     expect(await verifyWithCli(kernel.workspace.root)).toMatchObject({ code: 0 });
   });
 
@@ -110,16 +111,69 @@ describe('audit log', () => {
     expect(seqs).toEqual([1, 2, 3]);
   });
 
-  it('drops a torn final line left by a crash in the middle of an append', async () => {
+  it('sets a torn final line aside, says so once in the log, and verify reports it as recovered, not as tampering', async () => {
     const options = await harness.kernelOptions({ plugins: ['notes'] });
     const kernel = await Kernel.boot(options);
     await kernel.pipeline.call({ target: 'note_put', input: { name: 'a', text: 'a' }, principal: admin });
     await kernel.close();
-    await writeFile(kernel.audit.logFile, `${await readFile(kernel.audit.logFile, 'utf8')}{"seq":2,"ti`);
+    const torn = '{"seq":2,"ti';
+    await writeFile(kernel.audit.logFile, `${await readFile(kernel.audit.logFile, 'utf8')}${torn}`);
+    const before = await verifyWithCli(options.workspace);
+    expect(before.code, before.text).toBe(0);
+    expect(before.text).toContain('torn');
+
+    const again = await Kernel.boot(options);
+    await again.pipeline.call({ target: 'note_put', input: { name: 'b', text: 'b' }, principal: admin });
+    await again.close();
+    const kept = (await readdir(join(options.workspace, 'audit'))).filter((name) => name.startsWith('audit.jsonl.torn-'));
+    expect(kept).toHaveLength(1);
+    expect(await readFile(join(options.workspace, 'audit', kept[0]!), 'utf8')).toBe(torn);
+    const records = (await readFile(again.audit.logFile, 'utf8')).trim().split('\n').map((line) => JSON.parse(line) as { seq: number; action: string; details?: Record<string, unknown> });
+    expect(records.map((record) => record.action)).toEqual(['put', 'recover_tail', 'put']);
+    expect(records[1]?.details).toMatchObject({ bytes: torn.length, keptIn: kept[0] });
+    const verify = await verifyWithCli(options.workspace);
+    expect(verify.code, verify.text).toBe(0);
+    expect(verify.text).toContain(kept[0]);
+  });
+
+  it('sets aside a last line that ends with a newline but does not parse (a crash that left zeros)', async () => {
+    const options = await harness.kernelOptions({ plugins: ['notes'] });
+    const kernel = await Kernel.boot(options);
+    await kernel.pipeline.call({ target: 'note_put', input: { name: 'a', text: 'a' }, principal: admin });
+    await kernel.close();
+    await writeFile(kernel.audit.logFile, Buffer.concat([await readFile(kernel.audit.logFile), Buffer.alloc(300), Buffer.from('\n')]));
     const again = await Kernel.boot(options);
     await again.pipeline.call({ target: 'note_put', input: { name: 'b', text: 'b' }, principal: admin });
     await again.close();
     expect(await verifyWithCli(options.workspace)).toMatchObject({ code: 0 });
+    expect((await readdir(join(options.workspace, 'audit'))).filter((name) => name.startsWith('audit.jsonl.torn-'))).toHaveLength(1);
+  });
+
+  it('opens a log an older kernel left with torn bytes glued to the next line, and verify names the stray bytes', async () => {
+    const options = await harness.kernelOptions({ plugins: ['notes'] });
+    const kernel = await Kernel.boot(options);
+    await kernel.pipeline.call({ target: 'note_put', input: { name: 'a', text: 'a' }, principal: admin });
+    await kernel.pipeline.call({ target: 'note_put', input: { name: 'b', text: 'b' }, principal: admin });
+    await kernel.close();
+    // What a failed append used to leave: half a line, then the next line written right after it.
+    const lines = (await readFile(kernel.audit.logFile, 'utf8')).trim().split('\n');
+    await writeFile(kernel.audit.logFile, `${lines[0]}\n{"principal":{"ki${lines[1]}\n`);
+    const again = await Kernel.boot(options);
+    await again.pipeline.call({ target: 'note_put', input: { name: 'c', text: 'c' }, principal: admin });
+    await again.close();
+    const verify = await verifyWithCli(options.workspace);
+    expect(verify.code, verify.text).toBe(0);
+    expect(verify.text).toContain('stray');
+  });
+
+  it('still refuses a last line that does not parse when the head shows it was written whole', async () => {
+    const kernel = await kernelWithWrites(2);
+    await kernel.close();
+    const lines = (await readFile(kernel.audit.logFile, 'utf8')).trim().split('\n');
+    await writeFile(kernel.audit.logFile, `${lines[0]}\n${(lines[1] ?? '').slice(0, 40)}\n`);
+    const error = await caught(Kernel.boot(await harness.kernelOptions({ plugins: ['notes'], workspace: kernel.workspace.root })));
+    expect(error.code).toBe('AUDIT_CHAIN_BROKEN');
+    expect((await verifyWithCli(kernel.workspace.root)).code).toBe(1);
   });
 
   it('refuses to start on a log that lost lines at its end, so new lines cannot hide it', async () => {

@@ -1,0 +1,172 @@
+import { createHash } from 'node:crypto';
+import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { runCli } from '../../../core/cli/run-cli.js';
+import type { KernelConfigFile } from '../../../core/config/kernel-config.js';
+import { startHttpServer, type RunningServer } from '../../../core/http/serve.js';
+import { Kernel } from '../../../core/kernel.js';
+import { silentLogger } from '../../../core/log.js';
+import { bufferIO } from '../../helpers/buffer-io.js';
+import { caught } from '../../helpers/harness.js';
+import { rawRequest, type RawResponse } from '../../helpers/http-client.js';
+import { canMount, fillDisk, freeDisk, mountRefusal, mountTmpfs, unmount } from '../../helpers/tmpfs.js';
+
+const ADMIN = 'qk_disk-full-admin';
+const config: KernelConfigFile = {
+  auth: { tokens: [{ name: 'admin', role: 'admin', sha256: createHash('sha256').update(ADMIN).digest('hex') }] },
+  plugins: { blocks: { config: { watch: false, welcome: false } } },
+};
+const MiB = 1024 * 1024;
+
+/**
+ * A full disk over real HTTP: tmpfs mounts filled to the last block, so every write path meets a real
+ * ENOSPC (or SQLITE_FULL), and must answer 507 DISK_FULL naming what was not written, then go on once
+ * space is freed. Kernels are closed here, before the mounts go (an open file keeps a mount busy).
+ */
+describe.skipIf(!canMount)(`a full disk${mountRefusal ? ` (skipped: ${mountRefusal})` : ''}`, () => {
+  const kernels: Kernel[] = [];
+  const servers: RunningServer[] = [];
+  const mounts: string[] = [];
+  const folders: string[] = [];
+  afterEach(async () => {
+    for (const server of servers.splice(0)) await server.close();
+    for (const kernel of kernels.splice(0)) await kernel.close();
+    for (const mount of mounts.splice(0).reverse()) unmount(mount);
+    for (const folder of folders.splice(0)) await rm(folder, { recursive: true, force: true });
+  });
+
+  async function workspaceWith(mounted: { at: string; bytes: number }): Promise<{ workspace: string; mount: string }> {
+    const root = await mkdtemp(join(tmpdir(), 'quire-disk-full-'));
+    folders.push(root);
+    const workspace = join(root, 'ws');
+    const mount = mounted.at === '.' ? workspace : join(workspace, mounted.at);
+    mountTmpfs(mount, mounted.bytes);
+    mounts.push(mount);
+    return { workspace, mount };
+  }
+
+  async function serve(workspace: string): Promise<{ kernel: Kernel; url: string }> {
+    const kernel = await Kernel.boot({ workspace, config, logger: silentLogger });
+    kernels.push(kernel);
+    const server = await startHttpServer(kernel, { host: '127.0.0.1', port: 0 });
+    servers.push(server);
+    return { kernel, url: server.url };
+  }
+
+  async function stop(kernel: Kernel): Promise<void> {
+    for (const server of servers.splice(0)) await server.close();
+    await kernel.close();
+    kernels.splice(kernels.indexOf(kernel), 1);
+  }
+
+  const post = (url: string, path: string, body: unknown, headers: Record<string, string> = {}): Promise<RawResponse> => rawRequest(`${url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${ADMIN}`, ...headers },
+    body: JSON.stringify(body),
+  });
+  /** `tool_action` of the blocks plugin, or `plugin/tool/action`. */
+  const action = (url: string, name: string, input: Record<string, unknown>, headers: Record<string, string> = {}) =>
+    post(url, `/api/actions/${name.includes('/') ? name : `blocks/${name.replace('_', '/')}`}`, input, headers);
+
+  async function verifyAudit(workspace: string): Promise<{ code: number; text: string }> {
+    const io = bufferIO();
+    const code = await runCli(['audit', 'verify', '--workspace', workspace], io);
+    return { code, text: `${io.outText()}\n${io.errText()}` };
+  }
+
+  function expectDiskFull(response: RawResponse, what: readonly string[]): void {
+    expect(response.status, response.body).toBe(507);
+    const error = response.json().error;
+    expect(error?.code).toBe('DISK_FULL');
+    expect(what).toContain(error?.details.what);
+    expect(typeof error?.details.file).toBe('string');
+  }
+
+  it('answers 507 DISK_FULL on every write while the workspace is full, then goes on, restarts and the audit log verifies', async () => {
+    const { workspace, mount } = await workspaceWith({ at: '.', bytes: 4 * MiB });
+    const { kernel, url } = await serve(workspace);
+    const notebook = (await action(url, 'notebook_create', { name: 'Full' })).json().result as { id: string };
+    const filler = fillDisk(mount);
+
+    expectDiskFull(await action(url, 'document_create', { notebook: notebook.id, title: 'Lost', markdown: 'text' }), ['document', 'audit log']);
+    expectDiskFull(await post(url, '/api/agent/sessions', { title: 'no room' }), ['session']);
+    expectDiskFull(await action(url, 'snapshots/snapshot/create', {}, { prefer: 'wait=20' }), ['snapshot object', 'snapshot record', 'audit log']);
+    const locked = await caught(Kernel.boot({ workspace: join(mount, 'second'), config, logger: silentLogger }));
+    expect(locked.code).toBe('DISK_FULL');
+    expect(locked.details?.what).toBe('workspace lock');
+
+    freeDisk(filler);
+    const created = await action(url, 'document_create', { notebook: notebook.id, title: 'Kept', markdown: 'text' });
+    expect(created.status, created.body).toBe(200);
+    expect((await post(url, '/api/agent/sessions', { title: 'room again' })).status).toBe(201);
+    await stop(kernel);
+
+    const again = await serve(workspace);
+    const listed = await action(again.url, 'document_list', { notebook: notebook.id });
+    expect((listed.json().result as { documents: { title: string }[] }).documents.map((doc) => doc.title)).toContain('Kept');
+    await stop(again.kernel);
+    expect(await verifyAudit(workspace)).toMatchObject({ code: 0 });
+  });
+
+  it('leaves the audit log as it was when an append fails halfway, so the next start and verify succeed', async () => {
+    const { workspace, mount } = await workspaceWith({ at: 'audit', bytes: 256 * 1024 });
+    const { kernel, url } = await serve(workspace);
+    expect((await action(url, 'notebook_create', { name: 'first' })).status).toBe(200);
+    const filler = fillDisk(mount);
+    // Lines fit into the log's last, partly used block until one crosses into a block there is no room for.
+    let failed: RawResponse | undefined;
+    let before = await readFile(kernel.audit.logFile);
+    for (let i = 0; i < 40 && !failed; i++) {
+      const response = await action(url, 'notebook_create', { name: `notebook ${i}` });
+      if (response.status === 200) before = await readFile(kernel.audit.logFile);
+      else failed = response;
+    }
+    expect(failed, 'no append failed').toBeDefined();
+    expectDiskFull(failed!, ['audit log']);
+    expect(failed!.json().error?.details.file).toBe('audit/audit.jsonl');
+    expect((await readFile(kernel.audit.logFile)).equals(before)).toBe(true);
+
+    freeDisk(filler);
+    expect((await action(url, 'notebook_create', { name: 'after' })).status).toBe(200);
+    await stop(kernel);
+    const again = await serve(workspace);
+    expect((await action(again.url, 'notebook_create', { name: 'restarted' })).status).toBe(200);
+    await stop(again.kernel);
+    const verify = await verifyAudit(workspace);
+    expect(verify.code, verify.text).toBe(0);
+    expect((await readdir(join(workspace, 'audit'))).filter((name) => name.includes('.torn-'))).toEqual([]);
+  });
+
+  it.each([
+    { folder: 'data', what: 'document' },
+    { folder: 'index', what: 'index' },
+  ])('names the $what when $folder/ is full, and writes it once there is room', async ({ folder, what }) => {
+    const { workspace, mount } = await workspaceWith({ at: folder, bytes: 1 * MiB });
+    const { url } = await serve(workspace);
+    const notebook = (await action(url, 'notebook_create', { name: 'N' })).json().result as { id: string };
+    const filler = fillDisk(mount);
+    let response: RawResponse | undefined;
+    // The index's write-ahead log may still have room in blocks it already holds: write until it has none.
+    for (let i = 0; i < 40; i++) {
+      response = await action(url, 'document_create', { notebook: notebook.id, title: `doc ${i}`, markdown: 'x'.repeat(2000) });
+      if (response.status !== 200) break;
+    }
+    expectDiskFull(response!, [what]);
+    freeDisk(filler);
+    expect((await action(url, 'document_create', { notebook: notebook.id, title: 'room', markdown: 'x' })).status).toBe(200);
+  });
+
+  it('names the snapshot object when the repository is full', async () => {
+    const { workspace, mount } = await workspaceWith({ at: 'repo', bytes: 1 * MiB });
+    const { url } = await serve(workspace);
+    const notebook = (await action(url, 'notebook_create', { name: 'N' })).json().result as { id: string };
+    expect((await action(url, 'document_create', { notebook: notebook.id, title: 'D', markdown: 'some text' })).status).toBe(200);
+    const filler = fillDisk(mount);
+    const response = await action(url, 'snapshots/snapshot/create', { memo: 'full' }, { prefer: 'wait=20' });
+    expectDiskFull(response, ['snapshot object']);
+    freeDisk(filler);
+    expect((await action(url, 'snapshots/snapshot/create', { memo: 'room' }, { prefer: 'wait=20' })).status).toBe(200);
+  });
+});
