@@ -12,8 +12,9 @@ const UI_ENTRIES: ReadonlySet<string> = new Set(['thinking', 'confirm', 'questio
 export function mergeRuntimeTurn(entries: readonly SessionEntry[], turn: ActiveTurn): SessionEntry[] {
   const anchorIndex = findAnchor(entries, turn.userEntryID);
   if (anchorIndex < 0) throw new ConflictError('CONFLICT', 'agent runtime user entry not found', { details: { reason: 'anchor_missing', userEntryID: turn.userEntryID } });
-  const anchor = { ...entries[anchorIndex]! };
-  if (turn.mode === 'regenerate' && turn.userContent !== undefined) anchor.content = turn.userContent;
+  // The anchor is copied only when it changes: an unchanged entry stays the stored (shared) object.
+  const stored = entries[anchorIndex]!;
+  const anchor = turn.mode === 'regenerate' && turn.userContent !== undefined ? { ...stored, content: turn.userContent } : stored;
   const before = entries.slice(0, anchorIndex);
   const uiAfter = entries.slice(anchorIndex + 1).filter((entry) => UI_ENTRIES.has(entry.type));
   const assistants = turn.delta.map((message, i): SessionEntry => ({

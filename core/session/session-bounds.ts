@@ -21,7 +21,7 @@ function invalid(field: string, message: string, details: Record<string, unknown
  * and a large one would cost every save of the session.
  */
 export function checkSessionDepth(session: Record<string, unknown>): void {
-  const path = pathPastDepth(session, MAX_JSON_DEPTH);
+  const path = pathPastDepth(unchecked(session), MAX_JSON_DEPTH);
   if (path === undefined) return;
   const field = path[0] ?? '';
   const pointer = shortPointer(path);
@@ -45,4 +45,27 @@ export function checkKeptFields(session: Record<string, unknown>): void {
       throw invalid(field, `fields of its own hold more than ${MAX_UNKNOWN_BYTES} bytes together (reached at '${field.slice(0, 100)}')`, { limit: MAX_UNKNOWN_BYTES, bytes: total });
     }
   }
+}
+
+const isFrozenObject = (value: unknown): boolean => typeof value === 'object' && value !== null && Object.isFrozen(value);
+
+/**
+ * The parts of a save not checked yet. A frozen value is one the store holds (session-history.ts): it
+ * was checked when it was saved, and a turn's save carries the whole history again with a few entries
+ * more, so walking it all would make every save cost the whole session. Entries keep their index as
+ * the key, so a path still names the right one.
+ */
+function unchecked(session: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [field, value] of Object.entries(session)) {
+    if (isFrozenObject(value)) continue;
+    if (field !== 'entries' || !Array.isArray(value)) {
+      out[field] = value;
+      continue;
+    }
+    const fresh: Record<string, unknown> = {};
+    value.forEach((entry: unknown, index) => { if (!isFrozenObject(entry)) fresh[index] = entry; });
+    out[field] = fresh;
+  }
+  return out;
 }

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { KernelError } from '../errors.js';
 import { writeJsonAtomic } from '../fs/atomic-write.js';
 import { isValidId } from '../ids.js';
-import type { RuntimeFile, SessionDocument } from './session-types.js';
+import type { RuntimeFile } from './session-types.js';
 
 /** The files of one session; the id is checked before it becomes a path. */
 export class SessionPaths {
@@ -15,6 +15,8 @@ export class SessionPaths {
   }
 
   session(id: string): string { return join(this.folder(id), 'session.json'); }
+  /** The saves since session.json was last written whole, one line each (session-journal.ts). */
+  journal(id: string): string { return join(this.folder(id), 'session.journal.jsonl'); }
   runtime(id: string): string { return join(this.folder(id), 'runtime.json'); }
   todos(id: string): string { return join(this.folder(id), 'todos.json'); }
   output(id: string): string { return join(this.folder(id), 'output'); }
@@ -41,13 +43,6 @@ export async function readJsonObject(path: string, what: string): Promise<Record
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new KernelError('WORKSPACE_INVALID', `${what} is not a JSON object; it was left as it is`, { details: { file: path } });
   return value as Record<string, unknown>;
-}
-
-export async function readSession(paths: SessionPaths, id: string): Promise<SessionDocument | undefined> {
-  const value = await readJsonObject(paths.session(id), `session ${id}`);
-  if (!value) return undefined;
-  const revision = typeof value.revision === 'number' ? value.revision : 0;
-  return { ...value, id, entries: Array.isArray(value.entries) ? value.entries as SessionDocument['entries'] : [], revision } as SessionDocument;
 }
 
 export async function readRuntime(paths: SessionPaths, id: string): Promise<RuntimeFile | undefined> {

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdir, readdir, rm, stat } from 'node:fs/promises';
+import { readdir, rm, stat } from 'node:fs/promises';
 import { isValidId } from '../ids.js';
 import { join } from 'node:path';
 import { WORKSPACE } from '../core-tokens.js';
@@ -9,8 +9,9 @@ import type { Workspace } from '../workspace.js';
 import { KeyedLock } from './keyed-lock.js';
 import { checkKeptFields, checkSessionDepth } from './session-bounds.js';
 import { mergeRuntimeTurn } from './merge-turn.js';
-import { SessionPaths, readJsonObject, readRuntime, readSession, writeJson } from './session-files.js';
-import { TRANSIENT_FIELDS, type ActiveTurn, type RuntimeFile, type SessionDocument, type TodoItem, type TurnState } from './session-types.js';
+import { SessionPaths, readJsonObject, readRuntime, writeJson } from './session-files.js';
+import { SessionHistory } from './session-history.js';
+import { TRANSIENT_FIELDS, type ActiveTurn, type RuntimeFile, type SessionDocument, type SessionEntry, type TodoItem, type TurnState } from './session-types.js';
 
 export interface SaveResult {
   revision: number;
@@ -36,6 +37,15 @@ function conflict(message: string, revision: number, reason: string): ConflictEr
   return new ConflictError('CONFLICT', message, { details: { revision, reason } });
 }
 
+/** Searched from the end: the entry a turn answers is nearly always the last user entry. */
+function hasUserEntry(entries: readonly SessionEntry[], userEntryID: string): boolean {
+  for (let i = entries.length - 1; i >= 0; i--) {
+    const entry = entries[i]!;
+    if (entry.type === 'user' && (userEntryID === '' || entry.id === userEntryID)) return true;
+  }
+  return false;
+}
+
 function isCommitted(session: SessionDocument | undefined, turn: ActiveTurn | undefined): boolean {
   return turn !== undefined && session?.lastCommittedTurnID === turn.turnID;
 }
@@ -48,12 +58,29 @@ function isCommitted(session: SessionDocument | undefined, turn: ActiveTurn | un
 @injectable()
 export class FileSessionStore {
   private readonly paths: SessionPaths;
+  /** session.json and its journal, held in memory while no one else changes them. */
+  private readonly history: SessionHistory;
   private readonly lock = new KeyedLock();
   /** Sessions with a turn being streamed now; a `running` turn of any other session is an orphan. */
   private readonly live = new Set<string>();
 
   constructor(@inject(WORKSPACE) workspace: Workspace) {
     this.paths = new SessionPaths(join(workspace.agentDir, 'sessions'));
+    this.history = new SessionHistory(this.paths);
+  }
+
+  /**
+   * The smallest journal folded into session.json (bytes); a journal is also folded when it outgrows
+   * session.json. Settable for tests and tools that want folds to happen often.
+   */
+  get journalFoldBytes(): number { return this.history.foldBytes; }
+  set journalFoldBytes(bytes: number) { this.history.foldBytes = bytes; }
+
+  /** Folds every journal into its session.json (the kernel does this when it closes). */
+  async close(): Promise<void> {
+    for (const id of this.history.unfoldedSessions()) {
+      await this.lock.run(id, () => this.history.fold(id)).catch(() => undefined);
+    }
   }
 
   setStreaming(id: string, streaming: boolean): void {
@@ -77,7 +104,7 @@ export class FileSessionStore {
     const expected = typeof input.expectedRevision === 'number' ? input.expectedRevision : undefined;
     const commitTurnID = typeof input.commitTurnID === 'string' && input.commitTurnID !== '' ? input.commitTurnID
       : typeof input.recoveryTurnID === 'string' && input.recoveryTurnID !== '' ? input.recoveryTurnID : undefined;
-    const stored = await readSession(this.paths, id);
+    const stored = await this.history.current(id);
     // A retried commit answers with what the first one stored, whatever this request carries.
     if (commitTurnID !== undefined && stored?.lastCommittedTurnID === commitTurnID) {
       await this.clearTurn(id, commitTurnID);
@@ -105,11 +132,10 @@ export class FileSessionStore {
     const now = new Date().toISOString();
     const document = { ...next, id, entries: Array.isArray(next.entries) ? next.entries : [], revision: storedRevision + 1, createdAt: next.createdAt ?? now, updatedAt: now } as SessionDocument;
     if (commitTurnID !== undefined) document.lastCommittedTurnID = commitTurnID;
-    await mkdir(this.paths.folder(id), { recursive: true });
-    await writeJson(this.paths.session(id), document);
+    const saved = await this.history.write(id, document);
     if (commitTurnID !== undefined) await this.clearTurn(id, commitTurnID);
-    await this.updateIndex(document);
-    return { revision: document.revision, session: document };
+    await this.updateIndex(saved);
+    return { revision: saved.revision, session: saved };
   }
 
   /** session.json as stored, without the runtime overlay. */
@@ -122,7 +148,7 @@ export class FileSessionStore {
   async read(id: string): Promise<SessionDocument> {
     this.paths.folder(id);
     return this.lock.run(id, async () => {
-      const stored = await readSession(this.paths, id);
+      const stored = await this.history.current(id);
       if (!stored) throw new NotFoundError('NOT_FOUND', `No session with id '${id}'`, { details: { id } });
       const runtime = await readRuntime(this.paths, id);
       await this.finalizeIfOrphaned(id, runtime);
@@ -152,7 +178,7 @@ export class FileSessionStore {
         throw conflict(`session ${id} is at revision ${stored.revision}, not ${begin.baseRevision}`, stored.revision, 'stale_revision');
       }
       const userEntryID = begin.userEntryID ?? '';
-      if (!stored.entries.some((entry) => entry.type === 'user' && (userEntryID === '' || entry.id === userEntryID))) {
+      if (!hasUserEntry(stored.entries, userEntryID)) {
         throw new KernelError('INVALID_INPUT', 'agent runtime user entry not found', { details: { userEntryID } });
       }
       const turn: ActiveTurn = {
@@ -245,6 +271,7 @@ export class FileSessionStore {
     return this.lock.run(id, async () => {
       if (this.live.has(id)) throw conflict(`session ${id} is running a turn`, 0, 'running');
       await rm(this.paths.folder(id), { recursive: true, force: true });
+      this.history.forget(id, true);
       await this.lock.run(INDEX_KEY, async () => {
         const index = await this.readIndex();
         index.delete(id);
@@ -265,7 +292,7 @@ export class FileSessionStore {
   }
 
   private async existing(id: string): Promise<SessionDocument> {
-    const stored = await readSession(this.paths, id);
+    const stored = await this.history.current(id);
     if (!stored) throw new NotFoundError('NOT_FOUND', `No session with id '${id}'`, { details: { id } });
     return stored;
   }
@@ -309,7 +336,7 @@ export class FileSessionStore {
     const index = new Map<string, IndexEntry>();
     for (const name of await readdir(this.paths.root).catch(() => [] as string[])) {
       if (!isValidId(name)) continue;
-      const session = await readSession(this.paths, name).catch(() => undefined);
+      const session = await this.history.peek(name).catch(() => undefined);
       if (!session) continue;
       index.set(name, { id: name, title: typeof session.title === 'string' && session.title !== '' ? session.title : DEFAULT_TITLE, createdAt: String(session.createdAt ?? ''), updatedAt: String(session.updatedAt ?? '') });
     }

@@ -1,10 +1,11 @@
 import { getEncoding, type Tiktoken } from 'js-tiktoken';
 import type { ModelMessage, ModelToolSpec } from './model-provider.js';
+import { PrefixMemo } from './prefix-memo.js';
 
 /**
  * Token estimates for the context budget (REFERENCE.md §6): cl100k_base from js-tiktoken, with the
- * per-message and per-tool overheads the providers add. Counts are remembered per text (a long history
- * is estimated again every round), and scaled by how far the provider's real count differed last time.
+ * per-message and per-tool overheads the providers add. Counts are remembered per frozen message (the
+ * stored history) and per text (the rest), and scaled by how far the provider's real count differed last time.
  */
 let encoder: Tiktoken | undefined;
 const remembered = new Map<string, number>();
@@ -26,14 +27,56 @@ export function countText(text: string, remember = true): number {
   return count;
 }
 
+/**
+ * Estimates of frozen messages, by identity: the history's messages are frozen and the same objects in
+ * every round and turn (model-messages.ts), so each is counted once, not once per round (texts are
+ * still remembered too: the same text in another message, or after a reload, is not counted again).
+ */
+const byMessage = new WeakMap<ModelMessage, number>();
+
+/** Tokens of one message with its overheads (+4 per message, +7 per tool call). */
+export function estimateMessage(message: ModelMessage, remember = true): number {
+  const frozen = remember && Object.isFrozen(message) && (message.toolCalls === undefined || Object.isFrozen(message.toolCalls));
+  if (frozen) {
+    const known = byMessage.get(message);
+    if (known !== undefined) return known;
+  }
+  let total = 4 + countText(message.content, remember);
+  for (const call of message.toolCalls ?? []) total += 7 + countText(call.name) + countText(call.arguments, remember);
+  if (frozen) byMessage.set(message, total);
+  return total;
+}
+
 export function estimateRequest(messages: readonly ModelMessage[], tools: readonly ModelToolSpec[], remember = true): number {
   let total = 3;
-  for (const message of messages) {
-    total += 4 + countText(message.content, remember);
-    for (const call of message.toolCalls ?? []) total += 7 + countText(call.name) + countText(call.arguments, remember);
-  }
+  for (const message of messages) total += estimateMessage(message, remember);
   for (const tool of tools) total += 10 + countText(`${tool.name} ${tool.description} ${JSON.stringify(tool.inputSchema)}`);
   return total;
+}
+
+/** The histories estimated lately, with running totals: a round's history is the last one and a few messages more. */
+const histories = new PrefixMemo<ModelMessage>();
+
+/**
+ * Tokens of a history's messages (without the request's priming): only the messages after the part it
+ * shares with a history estimated lately are looked at, so a round costs what it added, not the session.
+ */
+export function estimateHistory(messages: readonly ModelMessage[]): number {
+  const run = histories.lookup(messages);
+  // totals[i]: the tokens of the messages up to i.
+  const totals = run.marks.slice(0, run.shared);
+  let total = run.shared > 0 ? totals[run.shared - 1]! : 0;
+  for (let i = run.shared; i < messages.length; i++) {
+    total += estimateMessage(messages[i]!);
+    totals.push(total);
+  }
+  histories.remember(messages, totals, [], run);
+  return total;
+}
+
+/** The same as estimateRequest([...head, ...history], tools), with the history estimated incrementally. */
+export function estimateContext(head: readonly ModelMessage[], history: readonly ModelMessage[], tools: readonly ModelToolSpec[]): number {
+  return estimateRequest(head, tools) + estimateHistory(history);
 }
 
 /**

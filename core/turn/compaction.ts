@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { estimateRequest } from './compaction-tokens.js';
+import { estimateMessage, estimateRequest } from './compaction-tokens.js';
 import type { ModelMessage, ModelProvider, ModelToolSpec } from './model-provider.js';
 import { CompactionError, summarizeInPieces, summaryLimits, type SummaryRequester } from './summary-pieces.js';
 
@@ -37,10 +37,36 @@ export function digestOf(messages: readonly ModelMessage[]): string {
   return createHash('sha256').update(JSON.stringify(plain)).digest('hex');
 }
 
+/**
+ * Covered prefixes whose digest was computed, by digest, when all their messages are frozen (the stored
+ * history's and the turn's are): checking the same prefix again in the next round or turn compares
+ * references instead of hashing the whole covered history.
+ */
+const digested = new Map<string, readonly ModelMessage[]>();
+const DIGESTED_LIMIT = 16;
+
+function rememberDigest(digest: string, covered: readonly ModelMessage[]): void {
+  if (!covered.every((message) => Object.isFrozen(message))) return;
+  digested.delete(digest);
+  digested.set(digest, covered);
+  if (digested.size > DIGESTED_LIMIT) digested.delete(digested.keys().next().value!);
+}
+
+function knownDigest(digest: string, messages: readonly ModelMessage[], count: number): boolean {
+  const known = digested.get(digest);
+  if (known === undefined || known.length !== count) return false;
+  for (let i = 0; i < count; i++) if (known[i] !== messages[i]) return false;
+  return true;
+}
+
 /** A stored summary is reused only while what it covers is unchanged and it came from the same provider and model. */
 export function isReusable(state: CompactionState | undefined, messages: readonly ModelMessage[], scope: string): state is CompactionState {
-  return state !== undefined && state.provider === scope && state.coveredCount <= messages.length
-    && digestOf(messages.slice(0, state.coveredCount)) === state.digest;
+  if (state === undefined || state.provider !== scope || state.coveredCount > messages.length) return false;
+  if (knownDigest(state.digest, messages, state.coveredCount)) return true;
+  const covered = messages.slice(0, state.coveredCount);
+  if (digestOf(covered) !== state.digest) return false;
+  rememberDigest(state.digest, covered);
+  return true;
 }
 
 /** A compaction as read back from runtime.json; anything of another shape (or version) counts as none. */
@@ -60,7 +86,7 @@ export function parseCompaction(value: unknown): CompactionState | undefined {
  * source. At least the last message stays. Returns candidate prefix lengths, shortest first.
  */
 export function boundaries(messages: readonly ModelMessage[]): number[] {
-  const lastUser = messages.map((message) => message.role).lastIndexOf('user');
+  const lastUser = lastUserIndex(messages);
   const signedNow = messages.slice(Math.max(0, lastUser)).some((message) => message.providerData !== undefined || message.toolCalls?.some((call) => call.providerData !== undefined));
   const limit = signedNow ? lastUser : messages.length - 1;
   const out: number[] = [];
@@ -81,9 +107,26 @@ export function boundaries(messages: readonly ModelMessage[]): number[] {
 export function withSummary(messages: readonly ModelMessage[], state: CompactionState): ModelMessage[] {
   // The kernel's own warnings (the doom loop's) and the person's current request stay in view even
   // when their place was summarised.
-  const lastUser = messages.map((message) => message.role).lastIndexOf('user');
+  const lastUser = lastUserIndex(messages);
   const kept = messages.slice(0, state.coveredCount).filter((message, i) => message.role === 'system' || i === lastUser);
-  return [{ role: 'system', content: `${SUMMARY_NOTICE}\n<conversation_summary>\n${state.summary}\n</conversation_summary>` }, ...kept, ...messages.slice(state.coveredCount)];
+  return [summaryMessage(state), ...kept, ...messages.slice(state.coveredCount)];
+}
+
+/** One frozen message per summary, so that the history after it is estimated incrementally round after round. */
+const summaryMessages = new WeakMap<CompactionState, ModelMessage>();
+
+function summaryMessage(state: CompactionState): ModelMessage {
+  let message = summaryMessages.get(state);
+  if (message === undefined) {
+    message = Object.freeze({ role: 'system', content: `${SUMMARY_NOTICE}\n<conversation_summary>\n${state.summary}\n</conversation_summary>` } as const);
+    summaryMessages.set(state, message);
+  }
+  return message;
+}
+
+function lastUserIndex(messages: readonly ModelMessage[]): number {
+  for (let i = messages.length - 1; i >= 0; i--) if (messages[i]!.role === 'user') return i;
+  return -1;
 }
 
 export interface CompactInput {
@@ -101,6 +144,13 @@ export interface CompactInput {
   scale: number;
 }
 
+/** after[i]: the estimated tokens of messages i and on (each counted once, not once per candidate cut). */
+function suffixTokens(messages: readonly ModelMessage[]): number[] {
+  const after = new Array<number>(messages.length + 1).fill(0);
+  for (let i = messages.length - 1; i >= 0; i--) after[i] = after[i + 1]! + estimateMessage(messages[i]!);
+  return after;
+}
+
 /**
  * Summarises a prefix of the history without tools, in as many requests as it takes for each to fit
  * the context. The cut is the first boundary that brings the request under `target`, else the last one.
@@ -111,8 +161,13 @@ export async function compact(send: SummaryRequester, input: CompactInput): Prom
   const cuts = boundaries(messages).filter((cut) => cut > from);
   if (cuts.length === 0) throw new CompactionError('COMPACTION_FAILED', 'nothing in the history can be summarised without splitting a tool call from its result or losing signed state', true);
   const limits = summaryLimits(input.contextLimit, scale);
-  const cut = cuts.find((candidate) => estimateRequest([...head, ...messages.slice(candidate)], tools) * scale + limits.output <= input.target) ?? cuts[cuts.length - 1]!;
+  // The estimate of the request from each candidate cut on: the head and tools, and the messages after the cut.
+  const fixed = estimateRequest(head, tools);
+  const after = suffixTokens(messages);
+  const cut = cuts.find((candidate) => (fixed + after[candidate]!) * scale + limits.output <= input.target) ?? cuts[cuts.length - 1]!;
   const made = await summarizeInPieces(send, messages.slice(from, cut), previous?.summary, limits);
-  const state: CompactionState = { version: 2, summary: made.summary, coveredCount: cut, digest: digestOf(messages.slice(0, cut)), provider: input.scope };
+  const covered = messages.slice(0, cut);
+  const state: CompactionState = { version: 2, summary: made.summary, coveredCount: cut, digest: digestOf(covered), provider: input.scope };
+  rememberDigest(state.digest, covered);
   return { state, promptTokens: made.promptTokens, completionTokens: made.completionTokens };
 }

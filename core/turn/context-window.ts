@@ -1,6 +1,6 @@
 import type { ActiveTurn } from '../session/session-types.js';
 import { compact, isReusable, MAX_SUMMARY_REQUESTS, parseCompaction, scopeOf, withSummary, type CompactionState } from './compaction.js';
-import { estimateRequest, inputBudget } from './compaction-tokens.js';
+import { estimateContext, inputBudget } from './compaction-tokens.js';
 import type { ModelMessage, ModelRequest, ModelToolSpec } from './model-provider.js';
 import { retryDelay, waitOrAbort } from './retry-policy.js';
 import { streamRound, type RoundResult } from './round-stream.js';
@@ -37,13 +37,14 @@ export async function contextFor(deps: TurnDependencies, request: TurnRequest, t
   const { contextLimit, maxOutputTokens } = deps.settings;
   const scope = scopeOf(request.provider);
   const previous = isReusable(box.state, messages, scope) ? box.state : undefined;
-  const current = [...head, ...(previous ? withSummary(messages, previous) : messages)];
+  const history = previous ? withSummary(messages, previous) : messages;
+  const current = [...head, ...history];
   if (!contextLimit) {
     if (forced) throw new CompactionError('COMPACTION_FAILED', 'the model reported its context is full, and its context size is not configured, so nothing can be summarised safely', false);
     return current;
   }
   const budget = inputBudget(contextLimit, maxOutputTokens);
-  box.lastEstimate = estimateRequest(current, tools);
+  box.lastEstimate = estimateContext(head, history, tools);
   if (!forced && box.lastEstimate * box.scale <= 0.9 * budget) return current;
   let made: Awaited<ReturnType<typeof compact>>;
   try {
@@ -60,9 +61,9 @@ export async function contextFor(deps: TurnDependencies, request: TurnRequest, t
   turn.completionTokens += made.completionTokens;
   await deps.sessions.saveCompaction(request.sessionId, made.state)
     .catch((error: unknown) => deps.log.warn('the compaction summary could not be kept for later turns', { error: String(error) }));
-  const compacted = [...head, ...withSummary(messages, made.state)];
-  box.lastEstimate = estimateRequest(compacted, tools);
-  return compacted;
+  const summarised = withSummary(messages, made.state);
+  box.lastEstimate = estimateContext(head, summarised, tools);
+  return [...head, ...summarised];
 }
 
 /**

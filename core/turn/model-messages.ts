@@ -1,20 +1,54 @@
+import { deepFreeze } from '../session/json-values.js';
 import type { SessionEntry } from '../session/session-types.js';
 import type { ModelMessage } from './model-provider.js';
+import { PrefixMemo } from './prefix-memo.js';
+
+/**
+ * The messages of each stored entry, by entry. The store's entries are frozen and shared between turns
+ * (session-history.ts), so an entry's messages are built once, and are the same (frozen) objects every
+ * turn: their token estimates and digests are remembered by identity (compaction-tokens.ts, compaction.ts).
+ * A history seen lately is not gone through again: only the entries after what it shares with it are.
+ */
+const byEntry = new WeakMap<SessionEntry, readonly ModelMessage[]>();
+const NONE: readonly ModelMessage[] = Object.freeze([]);
+
+/** The last histories turned into messages: the next turn's history starts with one of them. */
+const histories = new PrefixMemo<SessionEntry, ModelMessage>();
 
 /** The model sees user and assistant entries only; each tool call's result follows its assistant message. */
 export function toModelMessages(entries: readonly SessionEntry[]): ModelMessage[] {
-  const messages: ModelMessage[] = [];
-  for (const entry of entries) {
-    if (entry.type === 'user') messages.push({ role: 'user', content: entry.content ?? '' });
-    if (entry.type !== 'assistant') continue;
-    const calls = entry.toolCalls ?? [];
-    messages.push({
-      role: 'assistant',
-      content: entry.content ?? '',
-      ...(calls.length > 0 ? { toolCalls: calls.map((call) => ({ id: call.id, name: call.name, arguments: typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments ?? {}), ...(call.providerData !== undefined ? { providerData: call.providerData } : {}) })) } : {}),
-      ...(entry.providerData !== undefined ? { providerData: entry.providerData } : {}),
-    });
-    for (const call of calls) messages.push({ role: 'tool', toolCallId: call.id, content: call.result ?? '' });
+  const run = histories.lookup(entries);
+  // ends[i]: how many messages the entries up to i make.
+  const ends = run.marks.slice(0, run.shared);
+  const messages = run.out.slice(0, run.shared > 0 ? ends[run.shared - 1] : 0);
+  for (let i = run.shared; i < entries.length; i++) {
+    for (const message of messagesOf(entries[i]!)) messages.push(message);
+    ends.push(messages.length);
   }
+  histories.remember(entries, ends, messages.slice(), run);
+  return messages;
+}
+
+function messagesOf(entry: SessionEntry): readonly ModelMessage[] {
+  let own = byEntry.get(entry);
+  if (own === undefined) {
+    own = entryMessages(entry);
+    // Only a frozen entry cannot change under the messages made from it.
+    if (Object.isFrozen(entry)) byEntry.set(entry, deepFreeze(own));
+  }
+  return own;
+}
+
+function entryMessages(entry: SessionEntry): readonly ModelMessage[] {
+  if (entry.type === 'user') return [{ role: 'user', content: entry.content ?? '' }];
+  if (entry.type !== 'assistant') return NONE;
+  const calls = entry.toolCalls ?? [];
+  const messages: ModelMessage[] = [{
+    role: 'assistant',
+    content: entry.content ?? '',
+    ...(calls.length > 0 ? { toolCalls: calls.map((call) => ({ id: call.id, name: call.name, arguments: typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments ?? {}), ...(call.providerData !== undefined ? { providerData: call.providerData } : {}) })) } : {}),
+    ...(entry.providerData !== undefined ? { providerData: entry.providerData } : {}),
+  }];
+  for (const call of calls) messages.push({ role: 'tool', toolCallId: call.id, content: call.result ?? '' });
   return messages;
 }

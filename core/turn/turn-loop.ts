@@ -3,6 +3,7 @@ import type { DenyRule } from '../config/kernel-config.js';
 import type { ConfirmationStore } from '../gate/confirmation-store.js';
 import { denyRuleMatches } from '../gate/decide.js';
 import { newId } from '../ids.js';
+import { deepFreeze } from '../session/json-values.js';
 import type { Logger } from '../log.js';
 import type { ActionPipeline } from '../pipeline/action-pipeline.js';
 import type { ActionRegistry } from '../registry/action-registry.js';
@@ -253,8 +254,9 @@ async function toolRound(work: TurnWork, result: RoundResult, roundID: string, t
   const stop = await runBatch(context, result.calls, records);
   work.snapshot.taken = context.snapshotTaken;
   await work.save();
-  work.messages.push({ role: 'assistant', content: result.text, toolCalls: result.calls, ...(result.providerData !== undefined ? { providerData: result.providerData } : {}) });
-  for (const record of records) work.messages.push({ role: 'tool', toolCallId: record.id, content: record.result ?? '' });
+  // Frozen, like the stored history's: later rounds then count and hash them once (compaction-tokens.ts).
+  work.messages.push(deepFreeze({ role: 'assistant', content: result.text, toolCalls: result.calls, ...(result.providerData !== undefined ? { providerData: result.providerData } : {}) }));
+  for (const record of records) work.messages.push(deepFreeze({ role: 'tool', toolCallId: record.id, content: record.result ?? '' }));
   if (stop) {
     if (stop.reason !== 'cancelled') emit({ type: 'error', turnID: turn.turnID, code: stop.reason.toUpperCase(), message: stop.message });
     return 'interrupted';
@@ -267,7 +269,7 @@ async function toolRound(work: TurnWork, result: RoundResult, roundID: string, t
     return 'interrupted';
   }
   if (verdict.kind === 'warn') {
-    work.messages.push({ role: 'system', content: verdict.message });
+    work.messages.push(deepFreeze({ role: 'system', content: verdict.message }));
     turn.warnings = [...(Array.isArray(turn.warnings) ? turn.warnings as string[] : []), verdict.message];
     await work.save();
   }

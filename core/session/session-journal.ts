@@ -1,0 +1,120 @@
+import { KernelError } from '../errors.js';
+import { deepFreeze, jsonEqual } from './json-values.js';
+import type { SessionDocument, SessionEntry } from './session-types.js';
+
+/**
+ * One save as a line of `session.journal.jsonl`: what changed from the revision before it. The first
+ * `keep` entries stay, `entries` follow them; the fields in `set` take those values and the fields in
+ * `unset` go. A turn's saves add a few entries to a long history, so a line is the size of the turn,
+ * not of the session.
+ */
+export interface JournalLine {
+  v: 1;
+  revision: number;
+  keep: number;
+  entries: SessionEntry[];
+  set: Record<string, unknown>;
+  unset: string[];
+}
+
+/** Fields a line carries in its own way (the id never changes). */
+const OWN_FIELDS: ReadonlySet<string> = new Set(['id', 'entries', 'revision']);
+
+/**
+ * How many leading entries `next` shares with `stored`: the same object (the usual case, a caller
+ * that appended to what it read) or, for a body that arrived as JSON, the same value.
+ */
+function sharedPrefix(stored: readonly SessionEntry[], next: readonly SessionEntry[]): number {
+  const length = Math.min(stored.length, next.length);
+  let i = 0;
+  while (i < length && stored[i] === next[i]) i++;
+  while (i < length && jsonEqual(stored[i], next[i])) i++;
+  return i;
+}
+
+/** The line that turns `stored` into `next` (whose revision is the next one). */
+export function diffLine(stored: SessionDocument, next: SessionDocument): JournalLine {
+  const keep = sharedPrefix(stored.entries, next.entries);
+  const set: Record<string, unknown> = {};
+  const unset: string[] = [];
+  for (const [key, value] of Object.entries(next)) {
+    if (OWN_FIELDS.has(key) || value === undefined) continue;
+    if (stored[key] === undefined || (stored[key] !== value && !jsonEqual(stored[key], value))) set[key] = value;
+  }
+  for (const key of Object.keys(stored)) if (!OWN_FIELDS.has(key) && stored[key] !== undefined && next[key] === undefined) unset.push(key);
+  return { v: 1, revision: next.revision, keep, entries: next.entries.slice(keep), set, unset };
+}
+
+/**
+ * `doc` with `line` applied, as a new frozen document (`doc` is not changed; its entries are shared).
+ * The line must come from JSON (a parsed line), so that the document holds what a reload would read.
+ */
+export function applyLine(doc: SessionDocument, line: JournalLine): SessionDocument {
+  const entries = doc.entries.slice(0, line.keep);
+  for (const entry of line.entries) entries.push(deepFreeze(entry));
+  const next: Record<string, unknown> = { ...doc, ...deepFreeze(line.set), entries: Object.freeze(entries), revision: line.revision };
+  for (const key of line.unset) delete next[key];
+  // Only what the line brought is walked: the rest of `doc` is frozen already.
+  return Object.freeze(next) as SessionDocument;
+}
+
+/** What replaying a journal gave: the document, and where its last complete line ends (the next line goes there). */
+export interface Replay {
+  doc: SessionDocument;
+  end: number;
+  /** Lines applied (those a fold had already written into session.json are skipped). */
+  applied: number;
+}
+
+function damaged(file: string, lineNumber: number, why: string): KernelError {
+  return new KernelError('WORKSPACE_INVALID', `${file}, line ${lineNumber}: ${why}; the journal and session.json were left as they are (remove the journal to keep session.json as it is)`, { details: { file, line: lineNumber } });
+}
+
+function parseLine(text: string, file: string, lineNumber: number): JournalLine {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw damaged(file, lineNumber, 'not valid JSON');
+  }
+  const line = value as Partial<JournalLine> | null;
+  const valid = typeof line === 'object' && line !== null && line.v === 1 && Number.isInteger(line.revision) && Number.isInteger(line.keep) && line.keep! >= 0
+    && Array.isArray(line.entries) && typeof line.set === 'object' && line.set !== null && !Array.isArray(line.set) && Array.isArray(line.unset);
+  if (!valid) throw damaged(file, lineNumber, 'not a journal line');
+  return line as JournalLine;
+}
+
+/**
+ * Applies the journal's complete lines to `base` (session.json) in order. A line at or below the base's
+ * revision was folded into it already and is skipped; the text after the last newline is a line a crash
+ * cut short: never acknowledged, so it is ignored. A complete line that does not parse, or does not
+ * follow the revision before it, is damage from outside: an error, nothing is written.
+ */
+export function replayJournal(base: SessionDocument, data: Buffer, file: string): Replay {
+  const entries = [...base.entries];
+  const fields: Record<string, unknown> = { ...base };
+  let revision = base.revision;
+  let start = 0;
+  let applied = 0;
+  for (let lineNumber = 1; ; lineNumber++) {
+    const newline = data.indexOf(10, start);
+    if (newline < 0) break;
+    const line = parseLine(data.toString('utf8', start, newline), file, lineNumber);
+    start = newline + 1;
+    if (line.revision <= revision) continue;
+    if (line.revision !== revision + 1) throw damaged(file, lineNumber, `revision ${line.revision} does not follow revision ${revision}`);
+    if (line.keep > entries.length) throw damaged(file, lineNumber, `it keeps ${line.keep} entries of ${entries.length}`);
+    entries.length = line.keep;
+    for (const entry of line.entries) entries.push(entry);
+    for (const [key, value] of Object.entries(line.set)) define(fields, key, value);
+    for (const key of line.unset) delete fields[key];
+    revision = line.revision;
+    applied++;
+  }
+  return { doc: deepFreeze({ ...fields, entries, revision } as SessionDocument), end: start, applied };
+}
+
+/** Sets a field as an own property, whatever its name (`__proto__` included, as JSON.parse makes it). */
+function define(target: Record<string, unknown>, key: string, value: unknown): void {
+  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+}
