@@ -150,6 +150,8 @@ export class Kernel {
     await this.jobs.close(this.config.actions.stopGraceMs).catch(() => undefined);
     await this.externalMcp.close();
     await this.plugins.close();
+    // The sessions' journals are folded into session.json, so a stopped workspace is whole in session.json.
+    await this.sessions.close();
     await this.audit.close();
     this.container.clearInstances();
     await this.lock?.release();
