@@ -2,11 +2,14 @@ import { KernelError, definePlugin, type ActionCall } from '../../core/index.js'
 import { BLOCKS_INDEX, type BlocksIndex } from '../blocks/tokens.js';
 import { TABLES } from './schema-doc.js';
 import { SqlRunner } from './sql-runner.js';
-import { markdownTable } from './markdown-table.js';
+import { fitAnswer } from './answer-size.js';
 
 interface QueryInput { sql: string; limit?: number; timeoutMs?: number }
 
-/** Caps that keep one answer readable by a model and small on the wire. */
+/**
+ * Caps that keep one answer readable by a model and small on the wire. The result's bound is of the
+ * whole answer as sent (rows, table, links, JSON escapes); the SQL process stops reading rows at it too.
+ */
 const MAX_CELL_BYTES = 2_000;
 const MAX_RESULT_BYTES = 256_000;
 
@@ -31,11 +34,7 @@ export default definePlugin({
           const { sql, limit = 100, timeoutMs = 2_000 } = input as unknown as QueryInput;
           const response = await runner.run({ sql, maxRows: limit, maxCellBytes: MAX_CELL_BYTES, maxResultBytes: MAX_RESULT_BYTES, timeoutMs }, call.signal);
           if (!response.ok) throw new KernelError('INVALID_INPUT', response.message, { details: { field: 'sql', reason: response.reason } });
-          const blocks = response.existing.map((id) => ({ id, link: `quire://blocks/${id}` }));
-          return {
-            columns: response.columns, rows: response.rows, rowCount: response.rows.length, truncated: response.truncated,
-            cellsTruncated: response.cellsTruncated, limit, blocks, markdown: markdownTable(response.columns, response.rows, blocks),
-          };
+          return fitAnswer({ ...response, limit }, MAX_RESULT_BYTES);
         },
         schema: (_input, call) => {
           onlyAdmins(call);
