@@ -46,7 +46,16 @@ export interface SessionTodos {
 }
 export const SESSION_TODOS = createToken<SessionTodos>('core.session-todos');
 
-export const PLUGIN_VISIBLE_CORE_TOKENS: ReadonlySet<symbol> = new Set([WORKSPACE, KERNEL_INFO, SESSION_TODOS]);
+/**
+ * Where the audit log ends (its last durable line's seq and hash), read-only: the snapshots plugin
+ * records it in every snapshot, so that a log rewritten later no longer matches what was anchored.
+ */
+export interface AuditHeadReader {
+  current(): { seq: number; hash: string };
+}
+export const AUDIT_HEAD = createToken<AuditHeadReader>('core.audit-head');
+
+export const PLUGIN_VISIBLE_CORE_TOKENS: ReadonlySet<symbol> = new Set([WORKSPACE, KERNEL_INFO, SESSION_TODOS, AUDIT_HEAD]);
 
 /** The kernel's own container: for the core services that look up what plugins provide. */
 export const KERNEL_CONTAINER = createToken<DependencyContainer>('core.container');

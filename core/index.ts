@@ -9,8 +9,8 @@ export type {
 export { throwIfStopped, stoppedNote } from './pipeline/stop.js';
 export { createToken, tokenName } from './tokens.js';
 export type { Token } from './tokens.js';
-export { WORKSPACE, KERNEL_INFO, SESSION_TODOS } from './core-tokens.js';
-export type { KernelInfo, SessionTodos } from './core-tokens.js';
+export { WORKSPACE, KERNEL_INFO, SESSION_TODOS, AUDIT_HEAD } from './core-tokens.js';
+export type { KernelInfo, SessionTodos, AuditHeadReader } from './core-tokens.js';
 export type { TodoItem } from './session/session-types.js';
 export type { Workspace } from './workspace.js';
 export type { Logger, LogFields } from './log.js';

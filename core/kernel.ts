@@ -2,7 +2,7 @@ import type { DependencyContainer } from './di.js';
 import { createKernelContainer } from './container.js';
 import {
   ACTION_PIPELINE, ACTION_REGISTRY, AUDIT_LOG, AUTHENTICATOR, PROCESS_ENV, CONFIRMATION_STORE, GRANTS_STORE, KERNEL_CONFIG, KERNEL_INFO, LOGGER,
-  PLUGIN_HOST, WORKSPACE, KERNEL_CONTAINER, SESSION_STORE, SESSION_TODOS, JOB_MANAGER, type KernelInfo,
+  PLUGIN_HOST, WORKSPACE, KERNEL_CONTAINER, SESSION_STORE, SESSION_TODOS, JOB_MANAGER, AUDIT_HEAD, type KernelInfo,
 } from './core-tokens.js';
 import { readKernelConfigFile, withDefaults, type KernelConfig, type KernelConfigFile } from './config/kernel-config.js';
 import { findConfigProblems, logConfigProblems, type ConfigProblem } from './config/config-problems.js';
@@ -86,6 +86,8 @@ export class Kernel {
     this.externalMcp = new ExternalMcpServers(config, this.registry, new ToolPins(workspace.privateDir), this.grants, container.resolve<NodeJS.ProcessEnv>(PROCESS_ENV), this.log.child('mcp'));
     const sessions = this.sessions;
     container.registerInstance(SESSION_TODOS, { read: (id: string) => sessions.readTodos(id), write: (id: string, todos: readonly TodoItem[]) => sessions.writeTodos(id, todos) });
+    const audit = this.audit;
+    container.registerInstance(AUDIT_HEAD, { current: () => audit.currentHead() });
   }
 
   static async boot(options: KernelOptions): Promise<Kernel> {

@@ -170,9 +170,3 @@ export class AuditLog {
     });
   }
 }
-
-/** Verifies a workspace's audit log without opening a kernel (for `quire audit verify`). */
-export async function verifyWorkspaceAudit(workspace: Workspace): Promise<AuditVerification> {
-  const logFile = join(workspace.auditDir, 'audit.jsonl');
-  return verifyAuditLog(logFile, await readJsonFile<AuditHead | undefined>(join(workspace.auditDir, 'audit.head.json'), undefined));
-}

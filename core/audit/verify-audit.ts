@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import type { AuditAnchor } from './anchors.js';
 import { GENESIS_HASH, hashRecord, type AuditRecord } from './audit-record.js';
 import { RECOVER_TAIL_ACTION, parseRecordLine } from './recover-tail.js';
 
@@ -27,6 +28,13 @@ export interface StrayBytes {
   bytes: number;
 }
 
+/** One anchor held against the log: it matches, or the line it names has another hash (or is gone). */
+export interface AnchorCheck {
+  anchor: AuditAnchor;
+  ok: boolean;
+  reason?: string;
+}
+
 /** What verify found besides the verdict. */
 export interface VerificationFacts {
   /** Whole lines, torn end excluded. */
@@ -37,6 +45,10 @@ export interface VerificationFacts {
   torn?: { bytes: number };
   recovered: RecoveredTail[];
   stray: StrayBytes[];
+  /** Anchors checked, in order of seq; anchors past a broken line are not checked. */
+  anchors: AnchorCheck[];
+  /** The last line a matching anchor vouches for (0: none); the lines after it are unanchored. */
+  anchoredThrough: number;
 }
 
 export type AuditVerification =
@@ -49,9 +61,14 @@ export type AuditVerification =
  * more). A torn end (an append that never completed, so was never acknowledged nor counted in the
  * head) is reported as such, not as tampering.
  */
-export async function verifyAuditLog(file: string, head?: AuditHead): Promise<AuditVerification> {
+export async function verifyAuditLog(file: string, head?: AuditHead, anchors: readonly AuditAnchor[] = []): Promise<AuditVerification> {
   const { lines, tornBytes } = splitLog(existsSync(file) ? await readFile(file, 'utf8') : '');
-  const facts: VerificationFacts = { lines: lines.length, last: { seq: 0, hash: GENESIS_HASH }, recovered: [], stray: [], ...(tornBytes > 0 ? { torn: { bytes: tornBytes } } : {}) };
+  const facts: VerificationFacts = {
+    lines: lines.length, last: { seq: 0, hash: GENESIS_HASH }, recovered: [], stray: [], anchors: [], anchoredThrough: 0,
+    ...(tornBytes > 0 ? { torn: { bytes: tornBytes } } : {}),
+  };
+  const anchorsAt = groupBySeq(anchors);
+  holdAnchors(facts, anchorsAt.get(0), GENESIS_HASH);
   const recoveries: AuditRecord[] = [];
   for (let index = 0; index < lines.length; index++) {
     const checked = checkLine(lines[index] ?? '', facts.last.hash, facts.last.seq + 1);
@@ -60,10 +77,37 @@ export async function verifyAuditLog(file: string, head?: AuditHead): Promise<Au
     if (stray > 0) facts.stray.push({ line: index + 1, bytes: stray });
     if (record.plugin === 'core' && record.action === RECOVER_TAIL_ACTION) recoveries.push(record);
     facts.last = { seq: record.seq, hash: record.hash };
+    holdAnchors(facts, anchorsAt.get(record.seq), record.hash);
+  }
+  for (const anchor of anchors.filter((candidate) => candidate.seq > facts.last.seq)) {
+    facts.anchors.push({ anchor, ok: false, reason: `${anchor.source} anchors seq ${anchor.seq}, but the log ends at seq ${facts.last.seq}: lines were removed from the end` });
   }
   facts.recovered = await Promise.all(recoveries.map((record) => describeRecovery(file, record)));
-  const problem = checkHead(facts, head);
+  const problem = anchorProblem(facts) ?? checkHead(facts, head);
   return problem ? { ...facts, ok: false, ...problem } : { ...facts, ok: true };
+}
+
+function groupBySeq(anchors: readonly AuditAnchor[]): Map<number, AuditAnchor[]> {
+  const bySeq = new Map<number, AuditAnchor[]>();
+  for (const anchor of anchors) bySeq.set(anchor.seq, [...bySeq.get(anchor.seq) ?? [], anchor]);
+  return bySeq;
+}
+
+/** Holds the anchors of one seq against the hash the log has there. */
+function holdAnchors(facts: VerificationFacts, anchors: readonly AuditAnchor[] | undefined, hash: string): void {
+  for (const anchor of anchors ?? []) {
+    if (anchor.hash === hash) {
+      facts.anchors.push({ anchor, ok: true });
+      facts.anchoredThrough = Math.max(facts.anchoredThrough, anchor.seq);
+    } else {
+      facts.anchors.push({ anchor, ok: false, reason: `${anchor.source} records seq ${anchor.seq} as ${anchor.hash.slice(0, 16)}…, the log has ${hash.slice(0, 16)}…: the log was rewritten at or before line ${anchor.seq}` });
+    }
+  }
+}
+
+function anchorProblem(facts: VerificationFacts): { line: number; reason: string } | undefined {
+  const failed = facts.anchors.find((check) => !check.ok);
+  return failed ? { line: Math.min(Math.max(failed.anchor.seq, 1), facts.lines + 1), reason: failed.reason ?? 'an anchor does not match' } : undefined;
 }
 
 /** Whole lines, and the torn end: an unterminated last line, or a last line that is no record at all. */

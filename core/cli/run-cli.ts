@@ -1,5 +1,6 @@
 import { KERNEL_VERSION } from '../paths.js';
 import { EXIT_OK, EXIT_USAGE, type CliIO, type Command } from './cli-io.js';
+import { auditAnchorCommand } from './commands/audit-anchor.js';
 import { auditVerifyCommand } from './commands/audit-verify.js';
 import { chatCommand } from './commands/chat.js';
 import { indexRebuildCommand } from './commands/index-rebuild.js';
@@ -8,7 +9,7 @@ import { pluginValidateCommand } from './commands/plugin-validate.js';
 import { serveCommand } from './commands/serve.js';
 import { snapshotCommands } from './commands/snapshot.js';
 
-const COMMANDS: readonly Command[] = [serveCommand, chatCommand, indexRebuildCommand, importCommand, exportCommand, ...snapshotCommands, pluginValidateCommand, auditVerifyCommand];
+const COMMANDS: readonly Command[] = [serveCommand, chatCommand, indexRebuildCommand, importCommand, exportCommand, ...snapshotCommands, pluginValidateCommand, auditVerifyCommand, auditAnchorCommand];
 
 function usage(): string {
   const width = Math.max(...COMMANDS.map((command) => command.name.length));

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { IntentJournal, KernelError, WORKSPACE, definePlugin, throwIfStopped, type ActionCall, type ActionHandler, type Principal } from '../../core/index.js';
+import { AUDIT_HEAD, IntentJournal, KernelError, WORKSPACE, definePlugin, throwIfStopped, type ActionCall, type ActionHandler, type Principal } from '../../core/index.js';
 import { BLOCKS_INDEX } from '../blocks/tokens.js';
 import { blockDiff } from './block-diff.js';
 import { SnapshotRepo, type FileEntry, type WorkHooks } from './snapshot-repo.js';
@@ -38,7 +38,8 @@ export default definePlugin({
     const workspace = ctx.get(WORKSPACE);
     const blocks = ctx.get(BLOCKS_INDEX);
     const journal = new IntentJournal<FileChange>(join(workspace.privateDir, 'journal', 'snapshots'));
-    const repo = new SnapshotRepo(join(workspace.root, 'repo'), workspace.dataDir, journal);
+    const auditHead = ctx.get(AUDIT_HEAD);
+    const repo = new SnapshotRepo(join(workspace.root, 'repo'), workspace.dataDir, journal, () => auditHead.current());
     // A rollback a crash cut short is finished first in the write queue (after the start-up sync, before
     // any write of this run), then the index follows the files. Not awaited: activation stays quick.
     blocks.withWritesPaused(async (ops) => {

@@ -17,6 +17,11 @@ export interface Snapshot {
   tags: string[];
   /** data/-relative path → content. */
   files: Record<string, FileEntry>;
+  /**
+   * Where the audit log ended when the snapshot was taken: an anchor `quire audit verify` holds the log
+   * against, kept outside the log. Absent in snapshots taken before it was recorded.
+   */
+  auditHead?: { seq: number; hash: string };
 }
 
 export interface FileDiff { added: string[]; removed: string[]; changed: string[] }
@@ -43,7 +48,12 @@ export class SnapshotRepo {
   readonly objects: ObjectStore;
   private readonly records: string;
 
-  constructor(readonly repoDir: string, readonly dataDir: string, readonly journal: IntentJournal<FileChange>) {
+  constructor(
+    readonly repoDir: string,
+    readonly dataDir: string,
+    readonly journal: IntentJournal<FileChange>,
+    private readonly auditHead?: () => { seq: number; hash: string },
+  ) {
     this.objects = new ObjectStore(join(repoDir, 'objects'));
     this.records = join(repoDir, 'snapshots');
   }
@@ -107,6 +117,7 @@ export class SnapshotRepo {
     const files = await this.scan(parent?.files, true, hooks);
     hooks.stopCheck?.();
     const snapshot: Snapshot = { id: newId(), memo, created: new Date().toISOString(), origin, parent: parent?.id ?? null, tags: [], files };
+    if (this.auditHead) snapshot.auditHead = this.auditHead();
     await writeJsonAtomic(this.recordPath(snapshot.id), snapshot);
     return snapshot;
   }
