@@ -54,7 +54,10 @@ export class AuditLog {
     }
     const kept = end.tornFrom === undefined ? undefined : await this.mapFull(() => setTornTailAside(this.logFile, end.tornFrom!, end.size));
     this.head = position;
-    if (!head || head.seq !== position.seq) await writeJsonAtomic(this.headFile, position);
+    // The head only ever lags the log; one that cannot be caught up now (a full disk) is caught up later.
+    if (!head || head.seq !== position.seq) {
+      await writeJsonAtomic(this.headFile, position).catch((error: Error) => this.log.error('audit head not caught up; it is at the next append or start', { error: error.message }));
+    }
     this.file = await open(this.logFile, 'a', 0o600);
     this.size = (await this.file.stat()).size;
     if (kept) await this.recordRecovery(kept, position.seq);

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { readdir, readFile } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import type { AuditAnchor } from './anchors.js';
 import { GENESIS_HASH, hashRecord, type AuditRecord } from './audit-record.js';
 import { RECOVER_TAIL_ACTION, parseRecordLine } from './recover-tail.js';
@@ -44,6 +44,8 @@ export interface VerificationFacts {
   /** A torn end not yet set aside (the next start does it): bytes of an append that never completed. */
   torn?: { bytes: number };
   recovered: RecoveredTail[];
+  /** Torn ends kept beside the log that no line records (a start that set them aside, then found no room to say so). */
+  unrecorded: string[];
   stray: StrayBytes[];
   /** Anchors checked, in order of seq; anchors past a broken line are not checked. */
   anchors: AnchorCheck[];
@@ -64,7 +66,7 @@ export type AuditVerification =
 export async function verifyAuditLog(file: string, head?: AuditHead, anchors: readonly AuditAnchor[] = []): Promise<AuditVerification> {
   const { lines, tornBytes } = splitLog(existsSync(file) ? await readFile(file, 'utf8') : '');
   const facts: VerificationFacts = {
-    lines: lines.length, last: { seq: 0, hash: GENESIS_HASH }, recovered: [], stray: [], anchors: [], anchoredThrough: 0,
+    lines: lines.length, last: { seq: 0, hash: GENESIS_HASH }, recovered: [], unrecorded: [], stray: [], anchors: [], anchoredThrough: 0,
     ...(tornBytes > 0 ? { torn: { bytes: tornBytes } } : {}),
   };
   const anchorsAt = groupBySeq(anchors);
@@ -83,6 +85,9 @@ export async function verifyAuditLog(file: string, head?: AuditHead, anchors: re
     facts.anchors.push({ anchor, ok: false, reason: `${anchor.source} anchors seq ${anchor.seq}, but the log ends at seq ${facts.last.seq}: lines were removed from the end` });
   }
   facts.recovered = await Promise.all(recoveries.map((record) => describeRecovery(file, record)));
+  const recorded = new Set(facts.recovered.map((tail) => tail.keptIn));
+  const prefix = `${basename(file)}.torn-`;
+  facts.unrecorded = (await readdir(dirname(file)).catch(() => [] as string[])).filter((name) => name.startsWith(prefix) && !recorded.has(name)).sort();
   const problem = anchorProblem(facts) ?? checkHead(facts, head);
   return problem ? { ...facts, ok: false, ...problem } : { ...facts, ok: true };
 }

@@ -10,6 +10,7 @@ import { parseOptions } from '../parse-options.js';
 /** Torn appends, recovered or not: facts a person should see, none of them tampering. */
 function endNotes(result: AuditVerification): string[] {
   const notes = result.recovered.map((tail) => `recovered torn end: ${tail.bytes} byte(s) after seq ${tail.afterSeq} set aside in ${tail.keptIn} (${tail.kept}), recorded at seq ${tail.seq}`);
+  for (const name of result.unrecorded) notes.push(`${name}: a torn end kept beside the log that no line records (set aside at a start that then had no room to say so)`);
   for (const stray of result.stray) notes.push(`line ${stray.line}: ${stray.bytes} stray byte(s) before the record, left by an append that failed on an older kernel`);
   if (result.torn) notes.push(`torn end: ${result.torn.bytes} byte(s) after seq ${result.last.seq} of an append that never completed; the next start sets them aside`);
   return notes;

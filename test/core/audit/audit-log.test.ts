@@ -166,6 +166,15 @@ describe('audit log', () => {
     expect(verify.text).toContain('stray');
   });
 
+  it('reports torn bytes kept beside the log that no line records, without failing', async () => {
+    const kernel = await kernelWithWrites(1);
+    await kernel.close();
+    await writeFile(join(kernel.workspace.auditDir, 'audit.jsonl.torn-2026-01-01T00-00-00-000Z'), '{"seq":2');
+    const verify = await verifyWithCli(kernel.workspace.root);
+    expect(verify.code, verify.text).toBe(0);
+    expect(verify.text).toContain('audit.jsonl.torn-2026-01-01T00-00-00-000Z');
+  });
+
   it('still refuses a last line that does not parse when the head shows it was written whole', async () => {
     const kernel = await kernelWithWrites(2);
     await kernel.close();
