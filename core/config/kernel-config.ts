@@ -37,7 +37,7 @@ export interface AgentSettings {
 
 /** quire.json as written by a person; every field optional. */
 export interface KernelConfigFile {
-  server?: { host?: string; port?: number; bodyLimitBytes?: number; allowedHosts?: string[]; allowedOrigins?: string[] };
+  server?: { host?: string; port?: number; bodyLimitBytes?: number; allowedHosts?: string[]; allowedOrigins?: string[] } & ConnectionLimits;
   auth?: { tokens?: TokenEntry[] };
   plugins?: Record<string, PluginSettings>;
   gate?: { allowAutoMode?: boolean; deny?: DenyRule[] };
@@ -46,6 +46,13 @@ export interface KernelConfigFile {
   agent?: AgentSettings;
   mcp?: McpSettings;
   readOnly?: boolean;
+}
+
+/** How long a client may take to send a request, and how many connections are open at once (`server.*`). */
+export interface ConnectionLimits {
+  requestTimeoutMs?: number;
+  headersTimeoutMs?: number;
+  maxConnections?: number;
 }
 
 /** An external MCP server whose tools become a plugin (`mcp.servers.<name>` in quire.json). */
@@ -72,7 +79,7 @@ export interface McpSettings {
 
 /** The configuration the kernel runs with: the file plus defaults. */
 export interface KernelConfig {
-  server: { host: string; port: number; bodyLimitBytes: number; allowedHosts: string[]; allowedOrigins: string[] };
+  server: { host: string; port: number; bodyLimitBytes: number; allowedHosts: string[]; allowedOrigins: string[] } & Required<ConnectionLimits>;
   auth: { tokens: TokenEntry[] };
   plugins: Map<string, PluginSettings>;
   gate: { allowAutoMode: boolean; deny: DenyRule[] };
@@ -94,6 +101,9 @@ export function withDefaults(file: KernelConfigFile): KernelConfig {
       bodyLimitBytes: file.server?.bodyLimitBytes ?? 1024 * 1024,
       allowedHosts: file.server?.allowedHosts ?? [],
       allowedOrigins: file.server?.allowedOrigins ?? [],
+      requestTimeoutMs: file.server?.requestTimeoutMs ?? 30_000,
+      headersTimeoutMs: file.server?.headersTimeoutMs ?? 10_000,
+      maxConnections: file.server?.maxConnections ?? 512,
     },
     auth: { tokens: file.auth?.tokens ?? [] },
     plugins: new Map(Object.entries(file.plugins ?? {})),
