@@ -1,5 +1,6 @@
 import type { BlockStore } from './block-store.js';
 import { isKernelError } from '../../core/index.js';
+import { sweepTempFiles } from './temp-sweep.js';
 import { syncWithFiles, type SyncOptions, type SyncReport } from './workspace-sync.js';
 
 /**
@@ -12,10 +13,15 @@ export class Readiness {
   /** False until a sync has succeeded, and again after one fails: the index may then be incomplete. */
   private healthy = false;
   private current: Promise<unknown>;
+  /** Whether data/ was rid of the temporary files of killed writes: once, before the first sync. */
+  private swept = false;
+  private readonly sweeping: Promise<unknown>;
 
-  constructor(private readonly store: BlockStore, full: boolean, then: (report: SyncReport) => Promise<void>) {
+  /** `otherFolders`: more folders to rid of such files (history, sessions), in the background. */
+  constructor(private readonly store: BlockStore, full: boolean, then: (report: SyncReport) => Promise<void>, otherFolders: readonly string[] = []) {
     this.current = this.sync(full).then(then);
     this.current.catch(() => undefined);
+    this.sweeping = Promise.all(otherFolders.map((folder) => this.sweep(folder)));
   }
 
   /**
@@ -34,7 +40,14 @@ export class Readiness {
   /** A sync in the write queue: after every write queued before it, before every one queued after. */
   sync(full: boolean, options: Omit<SyncOptions, 'full'> = {}): Promise<SyncReport> {
     this.running++;
-    return this.store.queue.run(() => syncWithFiles(this.store, { ...options, full }))
+    return this.store.queue.run(async () => {
+      // In the write queue, so that no write of ours is under way while data/ is swept.
+      if (!this.swept) {
+        this.swept = true;
+        await this.sweep(this.store.dataDir);
+      }
+      return syncWithFiles(this.store, { ...options, full });
+    })
       // A sync stopped on request was rolled back whole: the index is as healthy as it was before.
       .then((report) => { this.healthy = true; return report; }, (error: unknown) => { if (!isStop(error)) this.healthy = false; throw error; })
       .finally(() => { this.running--; });
@@ -50,9 +63,14 @@ export class Readiness {
     }
   }
 
-  /** Settles once the start-up sync has (for closing the plugin). */
+  /** Settles once the start-up sync and sweeps have (for closing the plugin). */
   settled(): Promise<void> {
-    return this.current.then(() => undefined, () => undefined);
+    return Promise.all([this.current, this.sweeping]).then(() => undefined, () => undefined);
+  }
+
+  private async sweep(folder: string): Promise<void> {
+    const removed = await sweepTempFiles(folder);
+    if (removed.length > 0) this.store.log.warn('removed temporary files left by interrupted writes', { folder, files: removed.slice(0, 20), count: removed.length });
   }
 }
 
