@@ -2,6 +2,7 @@ import { KernelError, type ActionCall, type ActionHandler } from '../../core/ind
 import type { Block } from './block-model.js';
 import type { BlocksRuntime } from './runtime.js';
 import { checkExpected, documentOfBlock, invalid } from './access.js';
+import { assertDepthFits } from './block-depth.js';
 import { blocksToMarkdown } from './markdown-out.js';
 import { mutateDocument } from './mutate.js';
 import { touch, updatedBy } from './provenance.js';
@@ -77,9 +78,8 @@ function mustLocate(root: Block, id: string): Located {
   return at;
 }
 
-function parseDrafts(rt: BlocksRuntime, markdown: string) {
-  rt.checkMarkdownSize(markdown);
-  const drafts = rt.markdownToBlocks(markdown);
+async function parseDrafts(rt: BlocksRuntime, call: ActionCall, markdown: string) {
+  const drafts = await rt.parseMarkdown(markdown, call);
   if (drafts.length === 0) throw invalid('The Markdown holds no block', { field: 'markdown' });
   return drafts;
 }
@@ -89,7 +89,7 @@ async function insert(rt: BlocksRuntime, call: ActionCall, input: InsertInput, w
   const anchors = [input.parentId, input.previousId, input.nextId].filter((value) => value !== undefined);
   if (anchors.length !== 1) throw invalid('Give exactly one of parentId, previousId or nextId', { fields: ['parentId', 'previousId', 'nextId'] });
   const anchorId = anchors[0]!;
-  const drafts = parseDrafts(rt, input.markdown);
+  const drafts = await parseDrafts(rt, call, input.markdown);
   const docId = documentOfBlock(rt.store, call, anchorId);
   return mutateDocument(rt.store, docId, call, ({ root, by, now }) => {
     const at = mustLocate(root, anchorId);
@@ -105,6 +105,8 @@ async function insert(rt: BlocksRuntime, call: ActionCall, input: InsertInput, w
       index = input.previousId !== undefined ? at.index + 1 : at.index;
     }
     const blocks = adaptToParent(parent, materialise(drafts, by, now), by, now);
+    // A parent's depth is the number of its ancestors; a sibling's parent is one less deep than it.
+    assertDepthFits(input.parentId !== undefined ? at.ancestors.length : at.ancestors.length - 1, blocks, 'markdown');
     assertCanContain(parent, blocks);
     parent.children!.splice(index, 0, ...blocks);
     return { documentId: docId, parentId: parent.id, ids: blocks.map((block) => block.id) };
@@ -125,7 +127,7 @@ function wrapInItem(block: Block, by: string, now: Date): Block {
 
 /** Replaces a block's content from Markdown; the first parsed block keeps the id, any others follow it. */
 async function update(rt: BlocksRuntime, call: ActionCall, input: UpdateInput) {
-  const drafts = parseDrafts(rt, input.markdown);
+  const drafts = await parseDrafts(rt, call, input.markdown);
   const docId = documentOfBlock(rt.store, call, input.id);
   if (docId === input.id) throw invalid(`'${input.id}' is a document: use document rename to change its title, or block append to add to it`, { field: 'id' });
   return mutateDocument(rt.store, docId, call, ({ root, by, now }) => {
@@ -135,6 +137,7 @@ async function update(rt: BlocksRuntime, call: ActionCall, input: UpdateInput) {
     const [first, ...rest] = at.parent!.type === 'list' ? adaptToParent(at.parent!, fresh, by, now) : fresh;
     const kept: Block = { ...first!, id: at.block.id, attrs: { ...at.block.attrs } };
     touch(kept, by, now);
+    assertDepthFits(at.ancestors.length - 1, [kept, ...rest], 'markdown');
     assertCanContain(at.parent!, [kept, ...rest]);
     at.parent!.children!.splice(at.index, 1, kept, ...rest);
     return { documentId: docId, id: kept.id, inserted: rest.map((block) => block.id), updated: kept.attrs.updated };
@@ -159,6 +162,7 @@ async function move(rt: BlocksRuntime, call: ActionCall, input: MoveInput) {
     const anchor = mustLocate(target, targetId);
     const parent = input.parentId !== undefined ? anchor.block : anchor.parent;
     if (!parent?.children) throw invalid(`Block '${targetId}' cannot take the moved block here`, { field: input.parentId ? 'parentId' : 'previousId' });
+    assertDepthFits(input.parentId !== undefined ? anchor.ancestors.length : anchor.ancestors.length - 1, [at.block], input.parentId !== undefined ? 'parentId' : 'previousId');
     assertCanContain(parent, [at.block]);
     parent.children.splice(input.parentId !== undefined ? 0 : anchor.index + 1, 0, at.block);
     const by = updatedBy(call);

@@ -33,8 +33,7 @@ export function dailynoteActions(rt: BlocksRuntime): Record<string, ActionHandle
     const date = checkDate(input.date ?? today());
     assertNotebookVisible(store, call, input.notebook);
     const markdown = input.markdown ?? '';
-    rt.checkMarkdownSize(markdown);
-    const drafts = rt.markdownToBlocks(markdown);
+    const drafts = await rt.parseMarkdown(markdown, call);
     if (drafts.length === 0) throw invalid('The Markdown holds no block', { field: 'markdown' });
     // Looked up and created in one step of the write queue: two first appends must not make two notes.
     return store.queue.run(async () => {

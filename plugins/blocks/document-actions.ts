@@ -15,10 +15,9 @@ export function documentActions(rt: BlocksRuntime): Record<string, ActionHandler
   const { store } = rt;
   return {
     ...documentReads(rt),
-    create: (input, call) => {
+    create: async (input, call) => {
       const { notebook, title, markdown, parentId } = input as unknown as CreateInput;
-      if (markdown !== undefined) rt.checkMarkdownSize(markdown);
-      return createDocument(rt, call, { notebook, title, parentId, drafts: markdown !== undefined ? rt.markdownToBlocks(markdown) : [] });
+      return createDocument(rt, call, { notebook, title, parentId, drafts: markdown !== undefined ? await rt.parseMarkdown(markdown, call) : [] });
     },
     rename: (input, call) => renameDocument(rt, call, input as { id: string; title: string; expectedUpdated?: string }),
     move: (input, call) => moveDocument(rt, call, input as { id: string; notebook: string; parentId?: string; expectedUpdated?: string }),

@@ -1,4 +1,5 @@
 import { isValidId } from '../../core/index.js';
+import { MAX_BLOCK_DEPTH } from './block-depth.js';
 import { BLOCK_TYPES, CONTAINER_TYPES, type Block, type BlockType } from './block-model.js';
 
 export interface FileIssue {
@@ -13,8 +14,6 @@ const KNOWN_TYPES: ReadonlySet<string> = new Set(BLOCK_TYPES);
 const BLOCK_KEYS: ReadonlySet<string> = new Set(['id', 'type', 'subtype', 'content', 'checked', 'start', 'attrs', 'children']);
 /** Attribute names are plain words: they become SQL values and object keys, never `__proto__`. */
 export const ATTR_NAME = /^[a-zA-Z][a-zA-Z0-9_-]{0,63}$/;
-/** Deep enough for any real outline, shallow enough that a hostile file cannot exhaust the stack. */
-const MAX_DEPTH = 64;
 
 /** Parses and checks a document file's text; never throws on bad input. */
 export function parseDocumentText(text: string, expectedId: string): ParsedDocument {
@@ -44,8 +43,9 @@ function checkBlock(value: unknown, pointer: string, depth: number, seen: Set<st
     issues.push({ pointer, message: 'a block must be an object' });
     return;
   }
-  if (depth > MAX_DEPTH) {
-    issues.push({ pointer, message: `blocks nest deeper than ${MAX_DEPTH} levels` });
+  // The limit every write checks too (block-depth.ts): what was written reads back.
+  if (depth > MAX_BLOCK_DEPTH) {
+    issues.push({ pointer, message: `blocks nest deeper than ${MAX_BLOCK_DEPTH} levels` });
     return;
   }
   const block = value as Record<string, unknown>;

@@ -104,7 +104,7 @@ const OPENER = /^ {0,3}(?:(`{3,}|~{3,}|\${2,})([^]*)|<(!--|\?|!\[CDATA\[|![A-Za-
 const HTML_END = new Map([['!--', '-->'], ['?', '?>'], ['![cdata[', ']]>']]);
 
 /** For a line opening a fenced block: the test for the line that closes it. */
-function opener(line: string): ((line: string) => boolean) | undefined {
+export function opener(line: string): ((line: string) => boolean) | undefined {
   const match = OPENER.exec(line);
   if (!match) return undefined;
   const [, fence, info, tag] = match;

@@ -1,21 +1,47 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
 import type { DraftBlock } from './block-model.js';
+import { MAX_BLOCK_DEPTH, treeHeight } from './block-depth.js';
+import { estimateNesting } from './markdown-depth.js';
 import { markdownToBlocks } from './markdown-in.js';
+import { WorkerPool } from './markdown-pool.js';
 
 export type ParsedFile = { ok: true; drafts: DraftBlock[] } | { ok: false; reason: string };
-export interface ParseRequest { id: number; paths: string[]; maxChars: number }
-export interface ParseResponse { id: number; results: ParsedFile[] }
+/** A call's Markdown as drafts, or how deep it would nest (and where, when refused before the parse). */
+export type ParsedText = { ok: true; drafts: DraftBlock[] } | { ok: false; depth: number; line?: number };
+export type ParseWork = { paths: string[]; maxChars: number } | { markdown: string };
+export type ParseRequest = ParseWork & { id: number };
+export type ParseResponse = { id: number; results: ParsedFile[] } | { id: number; text: ParsedText };
 
-/** Reads and parses Markdown files for an import. */
+/**
+ * Markdown at least this long is parsed on a worker: remark takes about 20 ms per kilobyte of list
+ * items on a busy machine (a 16 KB list held the event loop 300 ms), and a round trip to the worker
+ * costs well under a millisecond. Shorter text is parsed where it is, faster than the trip.
+ */
+export const OFF_THREAD_CHARS = 2_048;
+
+/** At most this many workers parse at once (imports and calls together); more work waits its turn. */
+const MAX_WORKERS = 2;
+
+/**
+ * How deep the parser may nest containers before it is given a text: twice the limit on blocks, as
+ * room for the estimate's errors (markdown-depth.ts); the blocks it makes are measured exactly after.
+ */
+const PARSE_NESTING_LIMIT = 2 * MAX_BLOCK_DEPTH;
+
+/** Parses and reads Markdown files and texts, on worker threads when it can. */
 export interface MarkdownFileParser {
   parseFiles(paths: string[], maxChars: number): Promise<ParsedFile[]>;
+  /**
+   * Parses one call's Markdown. When `signal` aborts, the worker parsing it is ended (the parse cannot
+   * be stopped any other way) and the answer is the signal's reason; nothing else is disturbed.
+   */
+  parseText(markdown: string, signal?: AbortSignal): Promise<ParsedText>;
   close(): Promise<void>;
 }
 
 /**
- * A parser on a worker thread when this module runs compiled (the built kernel, where the worker's
+ * A parser on worker threads when this module runs compiled (the built kernel, where the worker's
  * JavaScript sits beside it), else on this thread (the TypeScript sources under a test runner, which
  * a worker cannot load). Tests of the worker run the built module.
  */
@@ -30,14 +56,26 @@ function workerScript(): URL | undefined {
 }
 
 /**
- * Reads and parses one file, the same on the worker and on this thread. The drafts carry no ids: the
- * main thread gives them, from the one place that guarantees no id repeats.
+ * Markdown → drafts without ids (the main thread gives them, from the one place that guarantees no id
+ * repeats), the same on a worker and on this thread. Text nested too deeply for the parser is refused
+ * unparsed; the drafts are refused when they nest deeper than a document file may.
  */
+export function parseMarkdownText(markdown: string): ParsedText {
+  const nesting = estimateNesting(markdown, PARSE_NESTING_LIMIT);
+  if (nesting.depth > PARSE_NESTING_LIMIT) return { ok: false, depth: nesting.depth, line: nesting.line };
+  const drafts = markdownToBlocks(markdown, () => '');
+  const depth = treeHeight(drafts);
+  return depth > MAX_BLOCK_DEPTH ? { ok: false, depth } : { ok: true, drafts: withoutIds(drafts) };
+}
+
+/** Reads and parses one file, the same on the worker and on this thread. */
 export function parseMarkdownFile(path: string, maxChars: number): ParsedFile {
   try {
     const markdown = readFileSync(path, 'utf8');
     if (markdown.length > maxChars) return { ok: false, reason: `larger than ${maxChars} characters` };
-    return { ok: true, drafts: withoutIds(markdownToBlocks(markdown, () => '')) };
+    const parsed = parseMarkdownText(markdown);
+    if (!parsed.ok) return { ok: false, reason: `nests blocks ${parsed.depth} levels deep${parsed.line ? ` (line ${parsed.line})` : ''}; a document holds at most ${MAX_BLOCK_DEPTH}` };
+    return parsed;
   } catch (error) {
     return { ok: false, reason: error instanceof Error ? error.message : String(error) };
   }
@@ -56,46 +94,27 @@ function inlineParser(): MarkdownFileParser {
     async parseFiles(paths, maxChars) {
       return paths.map((path) => parseMarkdownFile(path, maxChars));
     },
+    async parseText(markdown, signal) {
+      signal?.throwIfAborted();
+      return parseMarkdownText(markdown);
+    },
     async close() { /* nothing held */ },
   };
 }
 
 function workerParser(script: URL): MarkdownFileParser {
-  let worker: Worker | undefined;
-  let nextId = 0;
-  const waiting = new Map<number, { resolve(results: ParsedFile[]): void; reject(error: Error): void }>();
-  const fail = (error: Error): void => {
-    for (const pending of waiting.values()) pending.reject(error);
-    waiting.clear();
-    worker = undefined;
-  };
-  // Started on first use: most kernels never import anything.
-  const start = (): Worker => {
-    const started = new Worker(script);
-    started.unref();
-    started.on('message', (response: ParseResponse) => {
-      const pending = waiting.get(response.id);
-      waiting.delete(response.id);
-      pending?.resolve(response.results);
-    });
-    started.on('error', fail);
-    started.on('exit', (code) => { if (waiting.size > 0) fail(new Error(`the Markdown worker stopped (exit code ${code})`)); else worker = undefined; });
-    return started;
-  };
+  const pool = new WorkerPool(script, MAX_WORKERS);
   return {
-    parseFiles(paths, maxChars) {
-      worker ??= start();
-      const id = nextId++;
-      const request: ParseRequest = { id, paths, maxChars };
-      return new Promise((resolve, reject) => {
-        waiting.set(id, { resolve, reject });
-        worker!.postMessage(request);
-      });
+    async parseFiles(paths, maxChars) {
+      const response = await pool.run({ paths, maxChars });
+      if (!('results' in response)) throw new Error('the Markdown worker answered a file parse with something else');
+      return response.results;
     },
-    async close() {
-      const running = worker;
-      worker = undefined;
-      if (running) await running.terminate();
+    async parseText(markdown, signal) {
+      const response = await pool.run({ markdown }, signal);
+      if (!('text' in response)) throw new Error('the Markdown worker answered a text parse with something else');
+      return response.text;
     },
+    close: () => pool.close(),
   };
 }

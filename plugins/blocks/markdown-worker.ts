@@ -1,11 +1,15 @@
 /**
- * Parses Markdown files off the main thread during an import, so that parsing (one core) and writing
- * files and the index (the other) overlap. Messages: { id, paths, maxChars } → { id, results }.
+ * Parses Markdown off the main thread: the files of an import, so that parsing (one core) and writing
+ * files and the index (the other) overlap; and long Markdown given to a call, so that its parse never
+ * holds the event loop and can be stopped at the call's time limit (by ending this worker).
+ * Messages: { id, paths, maxChars } → { id, results }; { id, markdown } → { id, text }.
  */
 import { parentPort } from 'node:worker_threads';
-import { parseMarkdownFile, type ParseRequest, type ParseResponse } from './markdown-parser.js';
+import { parseMarkdownFile, parseMarkdownText, type ParseRequest, type ParseResponse } from './markdown-parser.js';
 
 parentPort?.on('message', (request: ParseRequest) => {
-  const response: ParseResponse = { id: request.id, results: request.paths.map((path) => parseMarkdownFile(path, request.maxChars)) };
+  const response: ParseResponse = 'markdown' in request
+    ? { id: request.id, text: parseMarkdownText(request.markdown) }
+    : { id: request.id, results: request.paths.map((path) => parseMarkdownFile(path, request.maxChars)) };
   parentPort!.postMessage(response);
 });

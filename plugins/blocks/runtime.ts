@@ -1,10 +1,11 @@
-import { KernelError, newId, type IntentJournal, type Logger } from '../../core/index.js';
+import { KernelError, newId, type ActionCall, type IntentJournal, type Logger } from '../../core/index.js';
 import type { MoveIntent } from './document-moves.js';
 import type { DraftBlock } from './block-model.js';
 import type { BlockStore } from './block-store.js';
 import { markdownToBlocks } from './markdown-in.js';
 import { plainParagraph } from './plain-paragraph.js';
-import { createMarkdownFileParser, type MarkdownFileParser } from './markdown-parser.js';
+import { tooDeep } from './block-depth.js';
+import { OFF_THREAD_CHARS, createMarkdownFileParser, parseMarkdownText, type MarkdownFileParser } from './markdown-parser.js';
 
 export interface BlocksConfig {
   /** Markdown accepted by one call (characters); larger input is refused before it is parsed. */
@@ -26,8 +27,14 @@ export interface BlocksRuntime {
   log: Logger;
   /** Notebooks a long operation (an import, an export) is working in: not to be removed meanwhile. */
   busyNotebooks: Map<string, string>;
+  /** Trusted Markdown (the welcome notebook) → drafts, on this thread. */
   markdownToBlocks(markdown: string): DraftBlock[];
-  /** Reads and parses the files of an import (on a worker thread when it can). */
+  /**
+   * A call's Markdown → drafts (without ids): refused when too large or nested deeper than a document
+   * may be (INVALID_INPUT, field 'markdown'); long text is parsed on a worker, stopped with the call.
+   */
+  parseMarkdown(markdown: string, call: Pick<ActionCall, 'signal'>): Promise<DraftBlock[]>;
+  /** Reads and parses the files of an import, and long Markdown of calls (on worker threads when it can). */
   files: MarkdownFileParser;
   checkMarkdownSize(markdown: string): void;
   /** Document moves in progress (two renames), finished at the next start if a crash cuts one short. */
@@ -35,15 +42,24 @@ export interface BlocksRuntime {
 }
 
 export function createRuntime(store: BlockStore, workspaceRoot: string, config: BlocksConfig, log: Logger, moves: IntentJournal<MoveIntent>): BlocksRuntime {
+  const files = createMarkdownFileParser();
+  const checkMarkdownSize = (markdown: string): void => {
+    if (markdown.length <= config.maxMarkdownChars) return;
+    throw new KernelError('PAYLOAD_TOO_LARGE', `The Markdown is ${markdown.length} characters; the limit is ${config.maxMarkdownChars}. Split it into several calls`,
+      { details: { field: 'markdown', length: markdown.length, limit: config.maxMarkdownChars } });
+  };
   return {
-    store, workspaceRoot, config, log, moves,
+    store, workspaceRoot, config, log, moves, files, checkMarkdownSize,
     busyNotebooks: new Map(),
-    files: createMarkdownFileParser(),
     markdownToBlocks: (markdown) => plainParagraph(markdown, () => newId()) ?? markdownToBlocks(markdown, () => newId()),
-    checkMarkdownSize(markdown) {
-      if (markdown.length <= config.maxMarkdownChars) return;
-      throw new KernelError('PAYLOAD_TOO_LARGE', `The Markdown is ${markdown.length} characters; the limit is ${config.maxMarkdownChars}. Split it into several calls`,
-        { details: { field: 'markdown', length: markdown.length, limit: config.maxMarkdownChars } });
+    async parseMarkdown(markdown, call) {
+      checkMarkdownSize(markdown);
+      const plain = plainParagraph(markdown, () => '');
+      if (plain) return plain.map(({ id: _id, ...draft }) => draft);
+      // The signal is asked for only here: creating it costs, and short text is parsed at once.
+      const parsed = markdown.length < OFF_THREAD_CHARS ? parseMarkdownText(markdown) : await files.parseText(markdown, call.signal);
+      if (!parsed.ok) throw tooDeep('markdown', parsed.depth, parsed.line !== undefined ? { line: parsed.line } : {});
+      return parsed.drafts;
     },
   };
 }
