@@ -255,6 +255,9 @@ export class ActionPipeline {
    * documents it names (so that naming a block cannot side-step a notebook's rule).
    */
   private notebooksOf(entry: RegisteredAction, input: Record<string, unknown>, principal: Principal): string[] {
+    // A native read leaves out what a deny rule closes to the agent (call.deniedNotebooks) and answers
+    // as if it did not exist; refusing it here would tell the agent that the id it named lies there.
+    if (principal.kind === 'agent' && entry.source === 'native' && entry.effects.length === 0) return [];
     const named = typeof input.notebook === 'string' ? [input.notebook] : [];
     if (principal.kind !== 'agent' || !this.container.isRegistered(NOTEBOOK_SCOPE, true)) return named;
     const found = this.container.resolve<NotebookScope>(NOTEBOOK_SCOPE).notebooksOf({ plugin: entry.pluginId, tool: entry.tool, action: entry.action, input });

@@ -3,35 +3,67 @@ import type { Block } from './block-model.js';
 import type { BlockStore } from './block-store.js';
 import type { NotebookConf } from './notebook-conf.js';
 
+/** Who asks: readers see published notebooks, and the agent none that a deny rule closes to it. */
+export type Caller = Pick<ActionCall, 'principal'> & Partial<Pick<ActionCall, 'deniedNotebooks'>>;
+
 /**
- * A reader sees published notebooks only. What they may not see is answered as not found, so that
- * a reader cannot even learn that a private document exists.
+ * A reader sees published notebooks only, the agent none a deny rule closes to it. What they may not
+ * see is answered as not found, exactly as an id that does not exist, so that they cannot even learn
+ * that a private document exists.
  */
-export function canSee(call: Pick<ActionCall, 'principal'> & Partial<Pick<ActionCall, 'deniedNotebooks'>>, conf: NotebookConf | undefined, notebook?: string): boolean {
+export function canSee(call: Caller, conf: NotebookConf | undefined, notebook: string): boolean {
   if (!conf) return false;
-  if (notebook !== undefined && call.deniedNotebooks?.has(notebook)) return false;
+  if (call.deniedNotebooks?.has(notebook)) return false;
   return call.principal.role !== 'reader' || conf.access === 'published';
 }
 
-export function assertNotebookVisible(store: BlockStore, call: Pick<ActionCall, 'principal'>, notebook: string): NotebookConf {
+/** Whether the caller may see a notebook, by id (an unknown one is not visible). */
+export function canSeeNotebook(store: BlockStore, call: Caller, notebook: string): boolean {
+  return canSee(call, store.catalog.notebooks.get(notebook), notebook);
+}
+
+export function assertNotebookVisible(store: BlockStore, call: Caller, notebook: string): NotebookConf {
   const conf = store.catalog.notebooks.get(notebook);
-  if (!conf || !canSee(call, conf)) throw new NotFoundError('NOT_FOUND', `No notebook with id '${notebook}'`, { details: { notebook } });
+  if (!conf || !canSee(call, conf, notebook)) throw new NotFoundError('NOT_FOUND', `No notebook with id '${notebook}'`, { details: { notebook } });
   return conf;
 }
 
-export function assertDocumentVisible(store: BlockStore, call: Pick<ActionCall, 'principal'>, id: string): void {
+export function assertDocumentVisible(store: BlockStore, call: Caller, id: string): void {
   const entry = store.catalog.doc(id);
-  if (!entry || !canSee(call, store.catalog.notebooks.get(entry.notebook))) {
+  if (!entry || !canSeeNotebook(store, call, entry.notebook)) {
     throw new NotFoundError('NOT_FOUND', `No document with id '${id}'`, { details: { id } });
   }
 }
 
-/** The document a block lives in (by the index), checked against what the caller may see. */
-export function documentOfBlock(store: BlockStore, call: Pick<ActionCall, 'principal'>, blockId: string): string {
+/**
+ * The document a block lives in (by the index), checked against what the caller may see. One answer
+ * for a block that does not exist and one the caller may not see, naming only the id asked for: the
+ * document around it would tell that the block exists, and where.
+ */
+export function documentOfBlock(store: BlockStore, call: Caller, blockId: string): string {
   const docId = store.catalog.doc(blockId) ? blockId : store.index.placeOf(blockId)?.root_id;
-  if (!docId || !store.catalog.doc(docId)) throw new NotFoundError('NOT_FOUND', `No block with id '${blockId}'`, { details: { id: blockId } });
-  assertDocumentVisible(store, call, docId);
+  const entry = docId === undefined ? undefined : store.catalog.doc(docId);
+  if (!docId || !entry || !canSeeNotebook(store, call, entry.notebook)) {
+    throw new NotFoundError('NOT_FOUND', `No block with id '${blockId}'`, { details: { id: blockId } });
+  }
   return docId;
+}
+
+/**
+ * Whether a broken file's problem may be listed to the caller: readers, in the notebooks they may read;
+ * the agent, in none a deny rule closes to it; administrators, all (also folders that are no notebook).
+ */
+export function mayListProblem(store: BlockStore, call: Caller, path: string): boolean {
+  const notebook = path.split('/')[0] ?? '';
+  if (call.deniedNotebooks?.has(notebook)) return false;
+  return call.principal.role !== 'reader' || canSeeNotebook(store, call, notebook);
+}
+
+/** The other document of a block found twice, for administrators, unless it lies where the caller may not look. */
+export function otherDocumentShown(store: BlockStore, call: Caller, other: string | undefined): string | undefined {
+  if (other === undefined || call.principal.role !== 'admin') return undefined;
+  const notebook = store.catalog.doc(other)?.notebook;
+  return notebook !== undefined && call.deniedNotebooks?.has(notebook) ? undefined : other;
 }
 
 /** The optimistic check of DESIGN.md §3: a stale expected `updated` is a conflict, never an overwrite. */

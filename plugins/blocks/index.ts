@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { IntentJournal, NOTEBOOK_SCOPE, WORKSPACE, definePlugin, isValidId, throwIfStopped, type ActionHandler, type PluginHandlers } from '../../core/index.js';
-import { canSee } from './access.js';
+import { mayListProblem, otherDocumentShown } from './access.js';
 import { attrActions, outlineActions, refActions, tagActions } from './link-actions.js';
 import { blockActions } from './block-actions.js';
 import { BlockIndex } from './block-index.js';
@@ -90,11 +90,14 @@ export default definePlugin<Partial<BlocksConfig>>({
           stopCheck: () => throwIfStopped(call, 'The rebuild (rolled back; the index is as it was)'),
           onProgress: (done, total) => { if (done % 256 === 0 || done === total) call.progress({ done, total, message: 'documents indexed' }); },
         }),
-        // A reader learns only of broken files in notebooks they may read.
+        // A reader learns only of broken files in notebooks they may read, the agent of none a deny rule hides.
         problems: (_input, call) => ({
           problems: [...store.problems]
-            .filter(([path]) => call.principal.role !== 'reader' || canSee(call, store.catalog.notebooks.get(path.split('/')[0] ?? '')))
-            .map(([path, problem]) => ({ path, reason: problem.reason, ...(problem.other !== undefined && call.principal.role === 'admin' ? { otherDocument: problem.other } : {}) })),
+            .filter(([path]) => mayListProblem(store, call, path))
+            .map(([path, problem]) => {
+              const other = otherDocumentShown(store, call, problem.other);
+              return { path, reason: problem.reason, ...(other !== undefined ? { otherDocument: other } : {}) };
+            }),
         }),
       },
     };

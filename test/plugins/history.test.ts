@@ -101,8 +101,8 @@ describe('who may see kept versions and snapshots', () => {
     const { act } = await boot({ workspace: root, config: { gate: { deny: [{ tool: '*', notebook: closed.id }] } } });
     const seenByAgent = await act<{ results: { documentId: string }[] }>('history_search', { query: 'secret' }, agent());
     expect(seenByAgent.results).toEqual([]);
-    // The gate already refuses a call naming a document of a hidden notebook; once it is removed, the plugin does.
-    expect((await caught(act('history_get', { id: priv.id, version: hidden.version }, agent()))).code).toBe('ACTION_DENIED');
+    // A version in a hidden notebook is not found, as one that never was (not refused: that would tell it exists).
+    expect((await caught(act('history_get', { id: priv.id, version: hidden.version }, agent()))).code).toBe('NOT_FOUND');
     await act('document_remove', { id: priv.id });
     expect((await caught(act('history_get', { id: priv.id, version: hidden.version }, agent()))).code).toBe('NOT_FOUND');
     const diff = await act<{ changed: string[] }>('snapshot_diff', { from: snap.id }, agent());
