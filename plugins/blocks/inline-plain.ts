@@ -63,27 +63,34 @@ export function inlineToPlain(src: string): string {
   const outer: { start: number; end: number; resume: number }[] = [];
   let out = '';
   let last = 0;
+  // The end of the current part, kept in a local: this loop visits every character.
+  let end = scan.end;
   for (let i = 0; ;) {
-    if (i >= scan.end) {
-      out += src.slice(last, scan.end);
+    // A tight loop to the next character that may start something: most characters are words.
+    while (i < end) {
+      const code = src.charCodeAt(i);
+      if (code < 128 && SPECIAL[code] === 1) break;
+      i++;
+    }
+    if (i >= end) {
+      out += src.slice(last, end);
       const part = outer.pop();
       if (!part) return out;
       scan.start = part.start;
-      scan.end = part.end;
+      end = scan.end = part.end;
       i = last = part.resume;
       continue;
     }
-    const code = src.charCodeAt(i);
-    const step = code < 128 && SPECIAL[code] === 1 ? special(scan, i, code) : undefined;
+    const step = special(scan, i, src.charCodeAt(i));
     if (!step) {
       i++;
       continue;
     }
     out += src.slice(last, i);
     if (step.label) {
-      outer.push({ start: scan.start, end: scan.end, resume: step.end });
+      outer.push({ start: scan.start, end, resume: step.end });
       scan.start = step.label.start;
-      scan.end = step.label.end;
+      end = scan.end = step.label.end;
       i = last = step.label.start;
     } else {
       out += step.text;
