@@ -91,6 +91,36 @@ function leaks(answer: unknown, input: Record<string, unknown>, w: World): strin
   return [w.notebook, w.doc, w.child, w.block, ...SECRET_WORDS].filter((value) => !asked.has(value) && text.includes(value));
 }
 
+type Ask = (action: ReadAction, input: Record<string, unknown>) => Promise<unknown>;
+
+/**
+ * Calls every action plainly (nothing hidden may show), then puts each hidden id (notebook, document,
+ * child document, block) in each id field and compares the answer with that for a random id.
+ */
+async function walk(actions: ReadAction[], w: World, ask: Ask): Promise<{ differences: unknown[]; leaked: unknown[]; compared: number }> {
+  const differences: unknown[] = [];
+  const leaked: unknown[] = [];
+  let compared = 0;
+  const kinds = new Map([[w.notebook, 'notebook'], [w.doc, 'document'], [w.child, 'child document'], [w.block, 'block']]);
+  for (const action of actions) {
+    const name = `${action.plugin}/${action.tool}/${action.action}`;
+    const plainInput = baseInput(action, w, '');
+    for (const found of leaks(await ask(action, plainInput), plainInput, w)) leaked.push([name, 'no id', found]);
+    for (const field of idFields(action.input)) {
+      const random = newId();
+      const randomAnswer = normalised(await ask(action, { ...baseInput(action, w, field), [field]: withValue(action, field, random) }), random);
+      for (const [hidden, kind] of kinds) {
+        const input = { ...baseInput(action, w, field), [field]: withValue(action, field, hidden) };
+        const answer = await ask(action, input);
+        compared++;
+        if (normalised(answer, hidden) !== randomAnswer) differences.push([name, field, kind, normalised(answer, hidden), randomAnswer]);
+        for (const found of leaks(answer, input, w)) leaked.push([name, field, found]);
+      }
+    }
+  }
+  return { differences, leaked, compared };
+}
+
 describe('a reader and a denied agent learn nothing of what they may not see', () => {
   const servers: RunningServer[] = [];
   afterEach(async () => {
@@ -112,15 +142,12 @@ describe('a reader and a denied agent learn nothing of what they may not see', (
 
   it('answers a private id and a random id alike for every reader-callable action, over HTTP with a reader token', async () => {
     const { w, url } = await setUp();
-    const ask = async (action: ReadAction, input: unknown) => {
+    const ask: Ask = async (action, input) => {
       const response = await rawRequest(`${url}/api/actions/${action.plugin}/${action.tool}/${action.action}`, {
         method: 'POST', headers: { authorization: `Bearer ${READER}`, 'content-type': 'application/json' }, body: JSON.stringify(input),
       });
       return { status: response.status, body: response.json() };
     };
-    const differences: unknown[] = [];
-    const leaked: unknown[] = [];
-    let compared = 0;
     const actions = readActions();
     expect(actions.length).toBeGreaterThanOrEqual(20);
     // What the server offers a reader is what the manifests say: no read action is left out of the walk.
@@ -129,22 +156,7 @@ describe('a reader and a denied agent learn nothing of what they may not see', (
     const offered = listed.plugins.filter((plugin) => plugin.source === 'native')
       .flatMap((plugin) => plugin.tools.flatMap((tool) => tool.actions.filter((action) => action.effects.length === 0).map((action) => `${plugin.id}/${tool.name}/${action.name}`)));
     expect(offered.sort()).toEqual(actions.map((action) => `${action.plugin}/${action.tool}/${action.action}`).sort());
-    for (const action of actions) {
-      const name = `${action.plugin}/${action.tool}/${action.action}`;
-      const plainInput = baseInput(action, w, '');
-      for (const found of leaks(await ask(action, plainInput), plainInput, w)) leaked.push([name, 'no id', found]);
-      for (const field of idFields(action.input)) {
-        const random = newId();
-        const randomAnswer = normalised(await ask(action, { ...baseInput(action, w, field), [field]: withValue(action, field, random) }), random);
-        for (const hidden of [w.notebook, w.doc, w.child, w.block]) {
-          const input = { ...baseInput(action, w, field), [field]: withValue(action, field, hidden) };
-          const answer = await ask(action, input);
-          compared++;
-          if (normalised(answer, hidden) !== randomAnswer) differences.push([name, field, hidden === w.notebook ? 'notebook' : hidden === w.block ? 'block' : 'document', normalised(answer, hidden), randomAnswer]);
-          for (const found of leaks(answer, input, w)) leaked.push([name, field, found]);
-        }
-      }
-    }
+    const { differences, leaked, compared } = await walk(actions, w, ask);
     expect({ differences, leaked }).toEqual({ differences: [], leaked: [] });
     expect(compared).toBeGreaterThanOrEqual(60);
   });
@@ -152,7 +164,7 @@ describe('a reader and a denied agent learn nothing of what they may not see', (
   it('answers an id in a denied notebook and a random id alike for every read action the agent calls', async () => {
     const { kernel, w } = await setUp();
     const principal = agent();
-    const ask = async (action: ReadAction, input: Record<string, unknown>) => {
+    const ask: Ask = async (action, input) => {
       try {
         const outcome = await kernel.pipeline.call({ target: { plugin: action.plugin, tool: action.tool, action: action.action }, input, principal, sessionMode: 'auto' });
         return { status: outcome.status, value: outcome.status === 'ok' ? outcome.value : null };
@@ -161,27 +173,7 @@ describe('a reader and a denied agent learn nothing of what they may not see', (
         return { error: { code, message, details } };
       }
     };
-    const differences: unknown[] = [];
-    const leaked: unknown[] = [];
-    let compared = 0;
-    for (const action of readActions()) {
-      const name = `${action.plugin}/${action.tool}/${action.action}`;
-      // The task list belongs to a session; the agent's own, not a notebook's.
-      if (name === 'todo/todo/write') continue;
-      const plainInput = baseInput(action, w, '');
-      for (const found of leaks(await ask(action, plainInput), plainInput, w)) leaked.push([name, 'no id', found]);
-      for (const field of idFields(action.input)) {
-        const random = newId();
-        const randomAnswer = normalised(await ask(action, { ...baseInput(action, w, field), [field]: withValue(action, field, random) }), random);
-        for (const hidden of [w.notebook, w.doc, w.child, w.block]) {
-          const input = { ...baseInput(action, w, field), [field]: withValue(action, field, hidden) };
-          const answer = await ask(action, input);
-          compared++;
-          if (normalised(answer, hidden) !== randomAnswer) differences.push([name, field, hidden === w.notebook ? 'notebook' : hidden === w.block ? 'block' : 'document', normalised(answer, hidden), randomAnswer]);
-          for (const found of leaks(answer, input, w)) leaked.push([name, field, found]);
-        }
-      }
-    }
+    const { differences, leaked, compared } = await walk(readActions(), w, ask);
     expect({ differences, leaked }).toEqual({ differences: [], leaked: [] });
     expect(compared).toBeGreaterThanOrEqual(60);
   });
