@@ -1,5 +1,6 @@
 import { KernelError } from '../errors.js';
 import { MAX_JSON_DEPTH, pathPastDepth, shortPointer } from '../util/json-depth.js';
+import { jsonEqual } from './json-values.js';
 import { TRANSIENT_FIELDS } from './session-types.js';
 
 /** Fields of session.json the kernel reads and writes; any other a client sends is kept as it is. */
@@ -30,20 +31,28 @@ export function checkSessionDepth(session: Record<string, unknown>): void {
   });
 }
 
-/** Checks the unknown fields a saved session would keep (those sent now and those kept from before). */
-export function checkKeptFields(session: Record<string, unknown>): void {
-  let total = 0;
-  for (const [field, value] of Object.entries(session)) {
-    if (KERNEL_FIELDS.has(field) || TRANSIENT_FIELDS.has(field) || value === undefined) continue;
-    // Measured as written: JSON, UTF-8 bytes (the depth was checked first, so this cannot overflow).
-    const bytes = Buffer.byteLength(field) + Buffer.byteLength(JSON.stringify(value) ?? '');
+/**
+ * Checks the unknown fields a saved session would keep (those sent now and those kept from before).
+ * Only a save that sets or changes one is held to the bounds, and only then are they measured: a
+ * turn's commit carries them unchanged, and a session stored before the bounds must still take it.
+ */
+export function checkKeptFields(session: Record<string, unknown>, stored: Record<string, unknown> | undefined): void {
+  const kept = Object.entries(session).filter(([field, value]) => !KERNEL_FIELDS.has(field) && !TRANSIENT_FIELDS.has(field) && value !== undefined);
+  const changed = kept.filter(([field, value]) => stored === undefined || !(field in stored) || !jsonEqual(stored[field], value));
+  if (changed.length === 0) return;
+  // Measured as written: JSON, UTF-8 bytes (the depth was checked first, so this cannot overflow).
+  const sizeOf = ([field, value]: [string, unknown]): number => Buffer.byteLength(field) + Buffer.byteLength(JSON.stringify(value) ?? '');
+  for (const entry of changed) {
+    const bytes = sizeOf(entry);
+    const field = entry[0];
     if (bytes > MAX_UNKNOWN_FIELD_BYTES) {
       throw invalid(field, `the field '${field.slice(0, 100)}' holds ${bytes} bytes; a field of its own may hold ${MAX_UNKNOWN_FIELD_BYTES}`, { limit: MAX_UNKNOWN_FIELD_BYTES, bytes });
     }
-    total += bytes;
-    if (total > MAX_UNKNOWN_BYTES) {
-      throw invalid(field, `fields of its own hold more than ${MAX_UNKNOWN_BYTES} bytes together (reached at '${field.slice(0, 100)}')`, { limit: MAX_UNKNOWN_BYTES, bytes: total });
-    }
+  }
+  const total = kept.reduce((sum, entry) => sum + sizeOf(entry), 0);
+  if (total > MAX_UNKNOWN_BYTES) {
+    const field = changed[changed.length - 1]![0];
+    throw invalid(field, `fields of its own would hold ${total} bytes together; they may hold ${MAX_UNKNOWN_BYTES}`, { limit: MAX_UNKNOWN_BYTES, bytes: total });
   }
 }
 

@@ -115,7 +115,7 @@ export class FileSessionStore {
     const next: Record<string, unknown> = {};
     for (const [key, value] of Object.entries(input)) if (!TRANSIENT_FIELDS.has(key) && key !== 'lastCommittedTurnID') next[key] = value;
     for (const [key, value] of Object.entries(stored ?? {})) if (!(key in next) && !TRANSIENT_FIELDS.has(key)) next[key] = value;
-    checkKeptFields(next);
+    checkKeptFields(next, stored);
     const runtime = await readRuntime(this.paths, id);
     await this.finalizeIfOrphaned(id, runtime);
     const turn = runtime?.activeTurn;

@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startHttpServer, type RunningServer } from '../../../core/http/serve.js';
 import type { KernelConfigFile } from '../../../core/config/kernel-config.js';
@@ -83,5 +85,22 @@ describe('bounds of a saved session', () => {
     for (let i = 0; i < 50_000; i++) deep = [deep];
     const error = await caught(kernel.sessions.save({ id: '20260101000000-abcdefg', entries: [{ id: 'u1', type: 'user', toolCalls: [{ id: 'c', name: 'x', arguments: deep }] }] }));
     expect([error.code, error.details?.field]).toEqual(['INVALID_INPUT', 'entries']);
+  });
+
+  it('still saves a session stored with a large field of its own before the bounds, while that field is left as it is', async () => {
+    const { url, kernel } = await serve();
+    const id = '20260101000000-legacy1';
+    const folder = join(kernel.workspace.agentDir, 'sessions', id);
+    await mkdir(folder, { recursive: true });
+    const legacy = { id, entries: [], revision: 3, createdAt: '2026-01-01T00:00:00.000Z', updatedAt: '2026-01-01T00:00:00.000Z', big: 'x'.repeat(100_000) };
+    await writeFile(join(folder, 'session.json'), JSON.stringify(legacy));
+    const untouched = await send('PUT', `${url}/api/agent/sessions/${id}`, JSON.stringify({ entries: [{ id: 'u1', type: 'user', content: 'hi' }], expectedRevision: 3 }));
+    expect(untouched.status).toBe(200);
+    const resent = await send('PUT', `${url}/api/agent/sessions/${id}`, JSON.stringify({ entries: [], expectedRevision: 4, big: legacy.big }));
+    expect(resent.status).toBe(200);
+    const changed = await send('PUT', `${url}/api/agent/sessions/${id}`, JSON.stringify({ entries: [], expectedRevision: 5, big: `${legacy.big}y` }));
+    expect([changed.status, changed.json().error?.details.field]).toEqual([400, 'big']);
+    const added = await send('PUT', `${url}/api/agent/sessions/${id}`, JSON.stringify({ entries: [], expectedRevision: 5, small: 'z'.repeat(60_000) }));
+    expect([added.status, added.json().error?.code]).toEqual([200, undefined]);
   });
 });
