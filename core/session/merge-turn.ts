@@ -1,4 +1,5 @@
 import { ConflictError } from '../errors.js';
+import { copyPrefix } from './json-values.js';
 import { NOT_EXECUTED, RESULT_UNKNOWN, type ActiveTurn, type SessionEntry, type ToolCallRecord } from './session-types.js';
 
 /** Entries the person sees but the model does not; they stay where they were. */
@@ -15,20 +16,22 @@ export function mergeRuntimeTurn(entries: readonly SessionEntry[], turn: ActiveT
   // The anchor is copied only when it changes: an unchanged entry stays the stored (shared) object.
   const stored = entries[anchorIndex]!;
   const anchor = turn.mode === 'regenerate' && turn.userContent !== undefined ? { ...stored, content: turn.userContent } : stored;
-  const before = entries.slice(0, anchorIndex);
-  const uiAfter = entries.slice(anchorIndex + 1).filter((entry) => UI_ENTRIES.has(entry.type));
-  const assistants = turn.delta.map((message, i): SessionEntry => ({
+  // One copy of the history (a spread: slicing the store's frozen arrays takes V8's slow path).
+  const merged = copyPrefix(entries, anchorIndex);
+  merged.push(anchor);
+  for (let i = anchorIndex + 1; i < entries.length; i++) if (UI_ENTRIES.has(entries[i]!.type)) merged.push(entries[i]!);
+  turn.delta.forEach((message, i) => merged.push({
     ...message,
     id: `runtime_${turn.turnID}_${i}`,
     type: 'assistant',
     timestamp: turn.updatedAt,
     ...(message.toolCalls ? { toolCalls: message.toolCalls.map(settleToolCall) } : {}),
   }));
-  const draft: SessionEntry[] = turn.draftContent.trim() !== ''
-    ? [{ id: `runtime_draft_${turn.turnID}`, type: 'assistant', content: turn.draftContent, timestamp: turn.updatedAt, ...(turn.draftRoundID ? { roundID: turn.draftRoundID } : {}) }]
-    : [];
-  const merged = [...before, anchor, ...uiAfter, ...assistants, ...draft];
-  const recorded = new Set(merged.filter((entry) => entry.type === 'snapshot').map((entry) => String(entry.snapshotID ?? '')));
+  if (turn.draftContent.trim() !== '') {
+    merged.push({ id: `runtime_draft_${turn.turnID}`, type: 'assistant', content: turn.draftContent, timestamp: turn.updatedAt, ...(turn.draftRoundID ? { roundID: turn.draftRoundID } : {}) });
+  }
+  const recorded = new Set<string>();
+  for (const entry of merged) if (entry.type === 'snapshot') recorded.add(String(entry.snapshotID ?? ''));
   for (const snapshotID of turn.snapshotIDs) {
     if (!recorded.has(snapshotID)) merged.push({ id: `runtime_snapshot_${snapshotID}`, type: 'snapshot', snapshotID, timestamp: turn.updatedAt });
   }

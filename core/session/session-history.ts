@@ -82,15 +82,19 @@ function parseSession(data: Buffer, id: string, file: string): SessionDocument {
 /**
  * The stored history of the sessions: `session.json` and, beside it, `session.journal.jsonl`, to which
  * each save appends one line (fsynced) with what changed. The journal is folded into session.json
- * (atomically) when it would pass the size of session.json (at least `foldBytes`), and when the store
- * closes, so a save costs about the size of what it changed, and folds cost a fraction of the appends.
+ * (atomically) when it would pass the size of session.json (at least 1 MiB: `limits`), and when the
+ * store closes, so a save costs about the size of what it changed, and folds cost a fraction of the appends.
  * Sessions are held in memory, parsed, and used as long as both files are the ones last read or
  * written here (inode, size, mtime); another writer's change is noticed and the files read again.
  * Documents are frozen: they are shared, never copied. The caller serialises the work on one session.
  */
 export class SessionHistory {
-  /** The smallest journal that is folded (a journal also passes when it outgrows session.json). */
-  foldBytes = 2 ** 20;
+  /**
+   * When the journal is folded: once it would pass `minBytes` and `shareOfSession` times the size of
+   * session.json. Folding then costs a fraction of what the appends it replaces cost, however long
+   * the session; tests lower both to fold often.
+   */
+  readonly limits = { minBytes: 2 ** 20, shareOfSession: 1 };
   private readonly held = new Map<string, Held>();
   /** Sessions whose journal holds lines: folded on close. */
   private readonly unfolded = new Set<string>();
@@ -115,7 +119,7 @@ export class SessionHistory {
     const bytes = Buffer.byteLength(text);
     // What a reload would read: the line as parsed back, not the caller's objects (which it may change).
     const doc = applyLine(held.doc, JSON.parse(text) as JournalLine);
-    if (held.journalEnd + bytes > Math.max(this.foldBytes, held.sessionBytes)) return this.rewrite(id, held, doc);
+    if (held.journalEnd + bytes > Math.max(this.limits.minBytes, held.sessionBytes * this.limits.shareOfSession)) return this.rewrite(id, held, doc);
     await this.append(id, held, text);
     held.doc = doc;
     held.journalEnd += bytes;

@@ -1,5 +1,5 @@
 import { KernelError } from '../errors.js';
-import { deepFreeze, jsonEqual } from './json-values.js';
+import { copyPrefix, deepFreeze, jsonEqual } from './json-values.js';
 import type { SessionDocument, SessionEntry } from './session-types.js';
 
 /**
@@ -50,7 +50,7 @@ export function diffLine(stored: SessionDocument, next: SessionDocument): Journa
  * The line must come from JSON (a parsed line), so that the document holds what a reload would read.
  */
 export function applyLine(doc: SessionDocument, line: JournalLine): SessionDocument {
-  const entries = doc.entries.slice(0, line.keep);
+  const entries = copyPrefix(doc.entries, line.keep);
   for (const entry of line.entries) entries.push(deepFreeze(entry));
   const next: Record<string, unknown> = { ...doc, ...deepFreeze(line.set), entries: Object.freeze(entries), revision: line.revision };
   for (const key of line.unset) delete next[key];

@@ -70,11 +70,13 @@ export class FileSessionStore {
   }
 
   /**
-   * The smallest journal folded into session.json (bytes); a journal is also folded when it outgrows
-   * session.json. Settable for tests and tools that want folds to happen often.
+   * When a session's journal is folded into session.json: past `minBytes` (1 MiB) and `shareOfSession`
+   * times the size of session.json (1). For tests and tools that want folds to happen often.
    */
-  get journalFoldBytes(): number { return this.history.foldBytes; }
-  set journalFoldBytes(bytes: number) { this.history.foldBytes = bytes; }
+  setJournalLimits(limits: { minBytes?: number; shareOfSession?: number }): void {
+    if (limits.minBytes !== undefined) this.history.limits.minBytes = limits.minBytes;
+    if (limits.shareOfSession !== undefined) this.history.limits.shareOfSession = limits.shareOfSession;
+  }
 
   /** Folds every journal into its session.json (the kernel does this when it closes). */
   async close(): Promise<void> {

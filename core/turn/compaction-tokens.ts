@@ -62,15 +62,15 @@ const histories = new PrefixMemo<ModelMessage>();
  * shares with a history estimated lately are looked at, so a round costs what it added, not the session.
  */
 export function estimateHistory(messages: readonly ModelMessage[]): number {
-  const run = histories.lookup(messages);
-  // totals[i]: the tokens of the messages up to i.
-  const totals = run.marks.slice(0, run.shared);
-  let total = run.shared > 0 ? totals[run.shared - 1]! : 0;
-  for (let i = run.shared; i < messages.length; i++) {
+  const followed = histories.follow(messages);
+  // marks[i]: the tokens of the messages up to i.
+  const { marks } = followed.lineage;
+  let total = followed.shared > 0 ? marks[followed.shared - 1]! : 0;
+  for (let i = followed.shared; i < messages.length; i++) {
     total += estimateMessage(messages[i]!);
-    totals.push(total);
+    marks.push(total);
   }
-  histories.remember(messages, totals, [], run);
+  histories.extend(followed, messages);
   return total;
 }
 

@@ -12,21 +12,20 @@ import { PrefixMemo } from './prefix-memo.js';
 const byEntry = new WeakMap<SessionEntry, readonly ModelMessage[]>();
 const NONE: readonly ModelMessage[] = Object.freeze([]);
 
-/** The last histories turned into messages: the next turn's history starts with one of them. */
-const histories = new PrefixMemo<SessionEntry, ModelMessage>();
+/** The last histories turned into messages (marks: how many messages the entries up to each one make). */
+const histories = new PrefixMemo<SessionEntry, ModelMessage>((ends, shared) => shared > 0 ? ends[shared - 1]! : 0);
 
 /** The model sees user and assistant entries only; each tool call's result follows its assistant message. */
 export function toModelMessages(entries: readonly SessionEntry[]): ModelMessage[] {
-  const run = histories.lookup(entries);
-  // ends[i]: how many messages the entries up to i make.
-  const ends = run.marks.slice(0, run.shared);
-  const messages = run.out.slice(0, run.shared > 0 ? ends[run.shared - 1] : 0);
-  for (let i = run.shared; i < entries.length; i++) {
-    for (const message of messagesOf(entries[i]!)) messages.push(message);
-    ends.push(messages.length);
+  const followed = histories.follow(entries);
+  const { out, marks } = followed.lineage;
+  for (let i = followed.shared; i < entries.length; i++) {
+    for (const message of messagesOf(entries[i]!)) out.push(message);
+    marks.push(out.length);
   }
-  histories.remember(entries, ends, messages.slice(), run);
-  return messages;
+  histories.extend(followed, entries);
+  // A copy: the caller adds the turn's messages to it.
+  return out.slice();
 }
 
 function messagesOf(entry: SessionEntry): readonly ModelMessage[] {
