@@ -32,8 +32,9 @@ const FOOTNOTE = /\[\^[^\]\s]{1,999}\]:(?=[ \t\r]|$)/y;
 /**
  * The deepest nesting of blocks in `src` by its container markers and the indentation that keeps
  * list items open, the way CommonMark continues containers from line to line. Stops at the first
- * line past `limit`. Fenced code and HTML blocks open nothing inside them. It can be off in contrived
- * text (an ordered list that cannot interrupt a paragraph, a tab inside an indentation).
+ * line past `limit`. Fenced code and HTML blocks open nothing inside them. Exact on ordinary outlines;
+ * high where the parser declines a marker it counts (an ordered list not starting at 1 where only 1
+ * may start one), and possibly off where tabs mix with spaces in an indentation.
  */
 export function estimateNesting(src: string, limit: number): Nesting {
   const stack: Container[] = [];
