@@ -8,16 +8,46 @@ export interface RunningAction {
   action: string;
   /** What the manifest declares; enforcement uses this, the tighter of declared and effective. */
   declaredEffects: readonly Effect[];
+  /** How refusals name what was running, when it is not one action (a plugin's code outside its actions). */
+  label?: string;
   /** Called when the action tries something it did not declare (for the audit). */
   onRefused(kind: 'egress', target: string): void;
 }
 
 const storage = new AsyncLocalStorage<RunningAction>();
+const activations = new AsyncLocalStorage<string>();
+/** A worker thread started by an action: everything in the thread is that action, whatever its async context says. */
+let threadAction: RunningAction | undefined;
+/** An out-of-process plugin host: code outside any action answers to this (no effects). */
+let idleAction: RunningAction | undefined;
 
 export function runInActionScope<T>(action: RunningAction, fn: () => T): T {
   return storage.run(action, fn);
 }
 
 export function currentAction(): RunningAction | undefined {
-  return storage.getStore();
+  return threadAction ?? storage.getStore() ?? idleAction;
+}
+
+/** Runs a plugin's loading and `activate`, so that what it opens there is known to be that plugin's. */
+export function runInActivation<T>(pluginId: string, fn: () => T): T {
+  return activations.run(pluginId, fn);
+}
+
+/** The plugin whose code is running: the action's, or the plugin being activated; undefined for the kernel's own code. */
+export function currentPlugin(): string | undefined {
+  return currentAction()?.plugin ?? activations.getStore();
+}
+
+/**
+ * Makes the whole thread one action (a worker thread an action started). Async context cannot be relied
+ * on there: a worker's message handlers run outside any context its code entered.
+ */
+export function fixThreadAction(action: RunningAction): void {
+  threadAction = action;
+}
+
+/** What code outside any action answers to, in a process that hosts one plugin. */
+export function setIdleAction(action: RunningAction): void {
+  idleAction = action;
 }

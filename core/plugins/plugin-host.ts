@@ -9,6 +9,7 @@ import { effectiveEffects } from '../gate/effects.js';
 import type { ActionRegistry, RegisteredAction } from '../registry/action-registry.js';
 import type { Workspace } from '../workspace.js';
 import { createToken } from '../tokens.js';
+import { runInActivation } from '../egress/action-scope.js';
 import { coreCapabilities, recordId } from './catalog-checks.js';
 import { dependencyRefused, problemOf, type PluginProblem } from './activation-plan.js';
 import { matchHandlers } from './match-handlers.js';
@@ -184,7 +185,8 @@ export class PluginHost {
     });
     try {
       // The limit covers loading the module too: a top-level await that never settles must not hang the boot.
-      const handlers = await this.withActivationLimit(manifest.id, async () => (await this.importDefinition(record)).activate(ctx));
+      // In the plugin's activation scope: sockets it opens there are its own, checked on every later write.
+      const handlers = await this.withActivationLimit(manifest.id, () => runInActivation(manifest.id, async () => (await this.importDefinition(record)).activate(ctx)));
       const match = matchHandlers(record.compiled.actions, handlers);
       if (!match.ok) {
         const parts = [match.missing.length ? `missing handlers: ${match.missing.join(', ')}` : '', match.undeclared.length ? `handlers not in the manifest: ${match.undeclared.join(', ')}` : ''];
