@@ -4,7 +4,7 @@ import { ACTION_REGISTRY, KERNEL_CONFIG, KERNEL_CONTAINER, LOGGER, PLUGIN_VISIBL
 import { ConflictError, KernelError, PluginError, isKernelError } from '../errors.js';
 import type { KernelConfig } from '../config/kernel-config.js';
 import type { Logger } from '../log.js';
-import type { PluginDefinition, PluginHandlers } from '../plugin-api.js';
+import type { PluginContext, PluginDefinition, PluginHandlers } from '../plugin-api.js';
 import { effectiveEffects } from '../gate/effects.js';
 import type { ActionRegistry, RegisteredAction } from '../registry/action-registry.js';
 import type { Workspace } from '../workspace.js';
@@ -14,6 +14,8 @@ import { coreCapabilities, recordId } from './catalog-checks.js';
 import { dependencyRefused, problemOf, type PluginProblem } from './activation-plan.js';
 import { matchHandlers } from './match-handlers.js';
 import { createPluginContext, type Disposer } from './plugin-context.js';
+import { createPluginProcess, proxyHandlers, runsOutOfProcess } from './out-of-process.js';
+import type { PluginProcess, ProcessStatus } from './plugin-process.js';
 import { loadPluginCatalog, validatePluginConfig, type PluginCatalog } from './plugin-catalog.js';
 import type { ManifestRecord, ValidManifestRecord } from '../manifest/load-manifests.js';
 
@@ -37,6 +39,7 @@ export class PluginHost {
   private catalog: PluginCatalog | undefined;
   private readonly active: ActivePlugin[] = [];
   private readonly runtimeEnabled = new Map<string, boolean>();
+  private readonly processes = new Map<string, PluginProcess>();
   private toggling: Promise<void> = Promise.resolve();
 
   constructor(
@@ -184,9 +187,11 @@ export class PluginHost {
       },
     });
     try {
-      // The limit covers loading the module too: a top-level await that never settles must not hang the boot.
-      // In the plugin's activation scope: sockets it opens there are its own, checked on every later write.
-      const handlers = await this.withActivationLimit(manifest.id, () => runInActivation(manifest.id, async () => (await this.importDefinition(record)).activate(ctx)));
+      const handlers = runsOutOfProcess(record, this.config)
+        ? await this.startProcess(record, config, ctx, plugin)
+        // The limit covers loading the module too: a top-level await that never settles must not hang the boot.
+        // In the plugin's activation scope: sockets it opens there are its own, checked on every later write.
+        : await this.withActivationLimit(manifest.id, () => runInActivation(manifest.id, async () => (await this.importDefinition(record)).activate(ctx)));
       const match = matchHandlers(record.compiled.actions, handlers);
       if (!match.ok) {
         const parts = [match.missing.length ? `missing handlers: ${match.missing.join(', ')}` : '', match.undeclared.length ? `handlers not in the manifest: ${match.undeclared.join(', ')}` : ''];
@@ -207,6 +212,26 @@ export class PluginHost {
         ? new PluginError(error.code, manifest.id, error.message, { cause: error, details: error.details })
         : new PluginError('PLUGIN_ACTIVATION_FAILED', manifest.id, `activation failed: ${(error as Error).message}`, { cause: error });
     }
+  }
+
+  /**
+   * An untrusted user plugin in a process of its own: loading and activation there are bounded by ending
+   * the process, and the handlers the registry holds send each call to it.
+   */
+  private async startProcess(record: ValidManifestRecord, config: Record<string, unknown>, ctx: PluginContext, plugin: ActivePlugin): Promise<PluginHandlers> {
+    const id = record.compiled.manifest.id;
+    const child = createPluginProcess(record, config, ctx, this.config, ctx.log);
+    this.processes.set(id, child);
+    plugin.disposers.push(async () => {
+      if (this.processes.get(id) === child) this.processes.delete(id);
+      await child.close();
+    });
+    return proxyHandlers(await child.start(), child);
+  }
+
+  /** How the process of a plugin that runs out of process is doing; undefined for one in the kernel's process. */
+  processOf(id: string): ProcessStatus | undefined {
+    return this.processes.get(id)?.status();
   }
 
   private async importDefinition(record: ValidManifestRecord): Promise<PluginDefinition> {

@@ -70,7 +70,9 @@ function describePlugin(kernel: Kernel, record: ManifestRecord, actions: Registe
     name: tool.name, title: tool.title, description: tool.description,
     actions: own.filter((action) => action.tool === tool.name).map(describeAction),
   }));
-  return { ...described, state: 'active', tools };
+  // A plugin in a process of its own: how that process is doing (restarts, the last exit, its sandbox).
+  const process = isAdmin ? kernel.plugins.processOf(id) : undefined;
+  return { ...described, state: 'active', ...(process ? { process } : {}), tools };
 }
 
 function describeAction(action: RegisteredAction): Record<string, unknown> {

@@ -68,6 +68,7 @@ describe('plugin host', () => {
     expect(refusal(kernel, 'stuck')).toEqual([expect.objectContaining({ code: 'PLUGIN_ACTIVATION_TIMEOUT', message: expect.stringContaining('stuck') })]);
   });
 
+  // In the kernel's process (a trusted plugin): an untrusted one's process is ended at the limit instead (out-of-process.test.ts).
   it('disposes at once what a timed-out activation registers after giving up on it', async () => {
     const manifest = { id: 'late', version: '1.0.0', kernel: '^0.1.0', description: 'x', entry: 'index.js', tools: [] };
     const code = `export default { activate(ctx) {
@@ -76,7 +77,7 @@ describe('plugin host', () => {
         resolve({});
       }, 150));
     } };`;
-    const kernel = await harness.boot({ config: { pluginHost: { activationTimeoutMs: 50 } }, userPlugins: { late: { manifest, code } } });
+    const kernel = await harness.boot({ config: { pluginHost: { activationTimeoutMs: 50 }, plugins: { late: { trusted: true } } }, userPlugins: { late: { manifest, code } } });
     expect(refusal(kernel, 'late')?.map((problem) => problem.code)).toEqual(['PLUGIN_ACTIVATION_TIMEOUT']);
     await expect.poll(() => fixtureEvents()).toEqual(['dispose:late']);
   });

@@ -1,0 +1,215 @@
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { createServer, type AddressInfo, type Server } from 'node:net';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { KernelConfigFile } from '../../../core/config/kernel-config.js';
+import { startHttpServer, type RunningServer } from '../../../core/http/serve.js';
+import type { Kernel } from '../../../core/kernel.js';
+import { useHarness, type UserPlugin } from '../../helpers/harness.js';
+
+const ADMIN = 'qk_out-of-process-admin';
+const READER = 'qk_out-of-process-reader';
+const sha = (token: string): string => createHash('sha256').update(token).digest('hex');
+const auth: KernelConfigFile['auth'] = { tokens: [{ name: 'alice', role: 'admin', sha256: sha(ADMIN) }, { name: 'rita', role: 'reader', sha256: sha(READER) }] };
+
+/** A user plugin of one tool whose actions are given as source text of handler functions. */
+function plugin(id: string, actions: Record<string, { code: string; effects?: string[] }>, activate = '', requires: string[] = []): UserPlugin {
+  const declared = Object.fromEntries(Object.entries(actions).map(([name, action]) => [name, { description: `${name} action`, input: { type: 'object' }, effects: action.effects ?? [] }]));
+  const handlers = Object.entries(actions).map(([name, action]) => `      ${name}: ${action.code},`).join('\n');
+  return {
+    manifest: { id, version: '1.0.0', kernel: '^0.1.0', description: `fixture ${id}`, entry: 'index.js', requires, tools: [{ name: id.replace(/-/g, '_'), description: 'x', actions: declared }] },
+    code: `import fs from 'node:fs';\nimport os from 'node:os';\nimport net from 'node:net';\nexport default {\n  async activate(ctx) {\n${activate}\n    return { ${id.replace(/-/g, '_')}: {\n${handlers}\n    } };\n  },\n};\n`,
+  };
+}
+
+const hello = { code: '() => ({ hi: true })' };
+
+interface Listed { id: string; state: string; problems?: { code: string }[]; process?: { state: string; restarts: number; pid?: number; sandbox?: { permissions: boolean; network: string } } }
+
+/** Processes on this machine whose command line names the folder (Linux: /proc). */
+function processesNaming(folder: string): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(folder)) found.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found;
+}
+
+describe('untrusted user plugins run in a process of their own', () => {
+  const harness = useHarness();
+  const servers: RunningServer[] = [];
+  afterEach(async () => {
+    for (const server of servers.splice(0)) await server.close();
+  });
+
+  async function serve(userPlugins: Record<string, UserPlugin>, config: KernelConfigFile = {}): Promise<{ kernel: Kernel; url: string }> {
+    const kernel = await harness.boot({ config: { auth, ...config }, userPlugins });
+    const server = await startHttpServer(kernel, { host: '127.0.0.1', port: 0 });
+    servers.push(server);
+    return { kernel, url: server.url };
+  }
+
+  async function call(url: string, path: string, token = ADMIN): Promise<{ status: number; body: { result?: unknown; error?: { code: string; details: Record<string, unknown> } } }> {
+    const response = await fetch(`${url}/api/actions/${path}`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: '{}' });
+    return { status: response.status, body: await response.json() as { result?: unknown } };
+  }
+
+  async function listed(url: string, id: string): Promise<Listed | undefined> {
+    const response = await fetch(`${url}/api/plugins`, { headers: { authorization: `Bearer ${ADMIN}` } });
+    return (await response.json() as { plugins: Listed[] }).plugins.find((entry) => entry.id === id);
+  }
+
+  it('refuses a plugin whose activate busy-loops past its time limit, ends its process, and serves the rest', async () => {
+    const { kernel, url } = await serve({
+      spinner: plugin('spinner', { hello }, '    for (;;) { /* never yields */ }'),
+      good: plugin('good', { hello }),
+    }, { pluginHost: { activationTimeoutMs: 1500 } });
+    expect((await listed(url, 'spinner'))?.problems?.map((problem) => problem.code)).toEqual(['PLUGIN_ACTIVATION_TIMEOUT']);
+    expect(processesNaming(join(kernel.workspace.pluginsDir, 'spinner'))).toEqual([]);
+    expect((await fetch(`${url}/healthz`)).status).toBe(200);
+    expect(await call(url, 'good/good/hello')).toEqual({ status: 200, body: { result: { hi: true } } });
+  });
+
+  it('kills a call that busy-loops at its time limit (504, not still running) and answers the next call', async () => {
+    const { url } = await serve({ spin: plugin('spin', { loop: { code: '() => { for (;;) { /* never yields */ } }' }, hello }) }, { actions: { timeoutMs: 1000 } });
+    const stuck = await call(url, 'spin/spin/loop');
+    expect([stuck.status, stuck.body.error?.code, stuck.body.error?.details.stillRunning]).toEqual([504, 'ACTION_TIMEOUT', false]);
+    expect(await call(url, 'spin/spin/hello')).toEqual({ status: 200, body: { result: { hi: true } } });
+    expect((await listed(url, 'spin'))?.process).toMatchObject({ state: 'running', restarts: 1 });
+  });
+
+  it('keeps a plugin that declares no effects from writing files, whoever calls it', async () => {
+    const { kernel, url } = await serve({
+      scribbler: plugin('scribbler', {
+        write_here: { code: `() => { fs.writeFileSync('here.txt', 'written'); return { wrote: true }; }` },
+        write_tmp: { code: `() => { fs.writeFileSync(os.tmpdir() + '/quire-scribbler.txt', 'written'); return { wrote: true }; }` },
+      }),
+    });
+    for (const action of ['write_here', 'write_tmp']) {
+      const answer = await call(url, `scribbler/scribbler/${action}`);
+      expect([answer.status, answer.body.error?.code, answer.body.error?.details.errorCode]).toEqual([500, 'PLUGIN_ERROR', 'ERR_ACCESS_DENIED']);
+      expect((await call(url, `scribbler/scribbler/${action}`, READER)).body.error?.code).toBe('FORBIDDEN');
+    }
+    expect(existsSync(join(kernel.workspace.root, 'here.txt'))).toBe(false);
+  });
+
+  it('keeps a plugin that declares no effects from writing into the workspace by its path', async () => {
+    const harnessWorkspace = join(await harness.tempDir(), 'workspace');
+    const target = join(harnessWorkspace, 'data', 'planted.txt');
+    const code = `() => { fs.mkdirSync(${JSON.stringify(join(harnessWorkspace, 'data'))}, { recursive: true }); fs.writeFileSync(${JSON.stringify(target)}, 'written'); return { wrote: true }; }`;
+    const kernel = await harness.boot({ workspace: harnessWorkspace, config: { auth }, userPlugins: { planter: plugin('planter', { plant: { code } }) } });
+    const server = await startHttpServer(kernel, { host: '127.0.0.1', port: 0 });
+    servers.push(server);
+    const answer = await call(server.url, 'planter/planter/plant');
+    expect([answer.status, answer.body.error?.code, answer.body.error?.details.errorCode]).toEqual([500, 'PLUGIN_ERROR', 'ERR_ACCESS_DENIED']);
+    expect((await call(server.url, 'planter/planter/plant', READER)).status).toBe(403);
+    expect(existsSync(target)).toBe(false);
+  });
+
+  it('survives a plugin that crashes: its call fails, its process is restarted and listed, the next call works', async () => {
+    const { url } = await serve({
+      crashy: plugin('crashy', {
+        throw_later: { code: `() => new Promise(() => { setTimeout(() => { throw new Error('uncaught in the plugin'); }, 0); })` },
+        exit: { code: '() => process.exit(3)' },
+        hello,
+      }),
+    });
+    const thrown = await call(url, 'crashy/crashy/throw_later');
+    expect([thrown.status, thrown.body.error?.code]).toEqual([500, 'PLUGIN_ERROR']);
+    await expect.poll(async () => (await listed(url, 'crashy'))?.process).toMatchObject({ state: 'running', restarts: 1 });
+    expect(await call(url, 'crashy/crashy/hello')).toEqual({ status: 200, body: { result: { hi: true } } });
+    const exited = await call(url, 'crashy/crashy/exit');
+    expect([exited.status, exited.body.error?.code]).toEqual([500, 'PLUGIN_ERROR']);
+    await expect.poll(async () => (await listed(url, 'crashy'))?.process).toMatchObject({ state: 'running', restarts: 2 });
+    expect(await call(url, 'crashy/crashy/hello')).toEqual({ status: 200, body: { result: { hi: true } } });
+    expect((await fetch(`${url}/healthz`)).status).toBe(200);
+  });
+
+  it('gives it only what its manifest requires: kernel information as data, not the workspace path, env or folder', async () => {
+    process.env.QUIRE_TEST_KERNEL_SECRET = 'kernel-only';
+    const probe = `async () => {
+      let workspace;
+      try { ctx.get('core.workspace'); workspace = 'given'; } catch (error) { workspace = error.code; }
+      let undeclared;
+      try { ctx.get('core.audit-head'); undeclared = 'given'; } catch (error) { undeclared = error.code; }
+      return { version: ctx.get('core.kernel-info').version, workspace, undeclared, env: process.env.QUIRE_TEST_KERNEL_SECRET ?? null, cwd: fs.readdirSync('.') };
+    }`;
+    const { kernel, url } = await serve({ prober: plugin('prober', { probe: { code: probe } }, '', ['core.kernel-info', 'core.workspace']) });
+    const answer = await call(url, 'prober/prober/probe');
+    expect(answer).toEqual({ status: 200, body: { result: { version: (await (await fetch(`${url}/healthz`)).json() as { version: string }).version, workspace: 'CAPABILITY_DENIED', undeclared: 'CAPABILITY_DENIED', env: null, cwd: [] } } });
+    expect(kernel.plugins.isActive('prober')).toBe(true);
+  });
+
+  it('cuts the network of a plugin that declares no dataEgress, at the process where the system allows it', async () => {
+    const { url } = await serve({ cutoff: plugin('cutoff', { interfaces: { code: '() => Object.keys(os.networkInterfaces())' } }) });
+    const sandbox = (await listed(url, 'cutoff'))?.process?.sandbox;
+    expect(sandbox?.permissions).toBe(true);
+    const answer = await call(url, 'cutoff/cutoff/interfaces');
+    expect(answer.status).toBe(200);
+    // Where unprivileged user namespaces are refused the in-process guard is what remains (README says so).
+    if (sandbox?.network === 'cut') expect(answer.body.result).toEqual([]);
+    else expect(sandbox?.network).toBe('guarded');
+  });
+
+  it('refuses a connection opened in activate, outside any action, even when another action declares dataEgress', async () => {
+    let connections = 0;
+    const server: Server = createServer((socket) => { connections += 1; socket.destroy(); });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (server.address() as AddressInfo).port;
+      const activate = `    let opened;
+    try { await new Promise((resolve, reject) => { const socket = net.connect(${port}, '127.0.0.1', () => { socket.destroy(); resolve(); }); socket.on('error', reject); }); opened = 'connected'; } catch (error) { opened = error.code; }`;
+      const { url } = await serve({ phoner: plugin('phoner', { status: { code: '() => ({ opened })' }, send: { code: '() => ({})', effects: ['dataEgress'] } }, activate) });
+      expect(await call(url, 'phoner/phoner/status')).toEqual({ status: 200, body: { result: { opened: 'EGRESS_DENIED' } } });
+      expect(connections).toBe(0);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
+
+describe('a call to a plugin in its own process', () => {
+  const harness = useHarness();
+  const admin = { kind: 'person', name: 'admin', role: 'admin' } as const;
+  const patient = {
+    // Reads its signal first: the kernel learns it watches before the progress it reports.
+    wait: { code: `(_input, call) => new Promise((resolve) => { call.signal.addEventListener('abort', () => resolve({ stopped: call.stopped, code: call.signal.reason.code })); call.progress({ done: 1, total: 2, message: 'half' }); })` },
+    hello,
+  };
+
+  it('stops a handler that watches its signal by telling it, and answers what it said', async () => {
+    const kernel = await harness.boot({ config: { actions: { timeoutMs: 300 } }, userPlugins: { patient: plugin('patient', patient) } });
+    const progress: unknown[] = [];
+    expect(await kernel.pipeline.call({ target: 'patient_wait', input: {}, principal: admin, onProgress: (update) => progress.push(update) }))
+      .toMatchObject({ status: 'ok', value: { stopped: 'time_limit', code: 'ACTION_TIMEOUT' } });
+    expect(progress).toEqual([{ done: 1, total: 2, message: 'half' }]);
+    const controller = new AbortController();
+    const pending = kernel.pipeline.call({ target: 'patient_wait', input: {}, principal: admin, signal: controller.signal, onProgress: () => controller.abort() });
+    expect(await pending).toMatchObject({ status: 'ok', value: { stopped: 'cancelled', code: 'ACTION_CANCELLED' } });
+    // Stopped by itself: its process was not ended.
+    expect(kernel.plugins.processOf('patient')?.restarts).toBe(0);
+  });
+
+  it('calls the methods of a required capability in the kernel and answers with their result', async () => {
+    const code = `async () => ctx.get('core.audit-head').current()`;
+    const kernel = await harness.boot({ userPlugins: { header: plugin('header', { head: { code } }, '', ['core.audit-head']) } });
+    const before = kernel.audit.currentHead();
+    const outcome = await kernel.pipeline.call({ target: 'header_head', input: {}, principal: admin });
+    expect(outcome).toMatchObject({ status: 'ok', value: before });
+  });
+
+  it('disposes the plugin in its process and ends the process when the kernel closes', async () => {
+    const kernel = await harness.boot({ userPlugins: { closer: plugin('closer', { hello }) } });
+    const pid = kernel.plugins.processOf('closer')?.pid;
+    expect(pid).toBeGreaterThan(0);
+    await kernel.close();
+    expect(kernel.plugins.processOf('closer')).toBeUndefined();
+    expect(processesNaming(join(kernel.workspace.pluginsDir, 'closer'))).toEqual([]);
+  });
+});
