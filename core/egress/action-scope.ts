@@ -15,7 +15,13 @@ export interface RunningAction {
 }
 
 const storage = new AsyncLocalStorage<RunningAction>();
-const activations = new AsyncLocalStorage<string>();
+/** A plugin being activated, and where refusals outside its actions are reported (there is no call to audit). */
+export interface ActivatingPlugin {
+  plugin: string;
+  onRefused(kind: 'egress', target: string): void;
+}
+
+const activations = new AsyncLocalStorage<ActivatingPlugin>();
 /** A worker thread started by an action: everything in the thread is that action, whatever its async context says. */
 let threadAction: RunningAction | undefined;
 /** An out-of-process plugin host: code outside any action answers to this (no effects). */
@@ -29,14 +35,22 @@ export function currentAction(): RunningAction | undefined {
   return threadAction ?? storage.getStore() ?? idleAction;
 }
 
-/** Runs a plugin's loading and `activate`, so that what it opens there is known to be that plugin's. */
-export function runInActivation<T>(pluginId: string, fn: () => T): T {
-  return activations.run(pluginId, fn);
+/**
+ * Runs a plugin's loading and `activate`, so that what it opens there (and in the timers and callbacks
+ * it starts there) is known to be that plugin's.
+ */
+export function runInActivation<T>(plugin: ActivatingPlugin, fn: () => T): T {
+  return activations.run(plugin, fn);
+}
+
+/** The plugin whose code is running outside any of its actions (in `activate`, or what it started there). */
+export function currentActivation(): ActivatingPlugin | undefined {
+  return activations.getStore();
 }
 
 /** The plugin whose code is running: the action's, or the plugin being activated; undefined for the kernel's own code. */
 export function currentPlugin(): string | undefined {
-  return currentAction()?.plugin ?? activations.getStore();
+  return currentAction()?.plugin ?? activations.getStore()?.plugin;
 }
 
 /**

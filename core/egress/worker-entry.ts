@@ -11,6 +11,8 @@ export interface GuardedWorkerScope {
   declaredEffects: Effect[];
   /** The BroadcastChannel on which refusals go back to the thread that audits them. */
   channel: string;
+  /** How refusals name the thread when it is not one action's (a worker started in `activate`). */
+  label?: string;
 }
 
 /** What the worker was asked to run: a module (file: or data: URL) or eval source. */
@@ -23,7 +25,7 @@ export async function startGuardedWorker(scope: GuardedWorkerScope, target: Guar
   channel.unref();
   fixThreadAction({
     plugin: scope.plugin, tool: scope.tool, action: scope.action, declaredEffects: scope.declaredEffects,
-    label: `a worker thread of action ${scope.plugin}/${scope.tool}/${scope.action}`,
+    label: scope.label ?? `a worker thread of action ${scope.plugin}/${scope.tool}/${scope.action}`,
     onRefused: (_kind, refused) => channel.postMessage({ target: refused }),
   });
   if (target.kind === 'module') {

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import workerThreads, { BroadcastChannel, type WorkerOptions } from 'node:worker_threads';
-import { currentAction, type RunningAction } from './action-scope.js';
+import { currentAction, currentActivation, type RunningAction } from './action-scope.js';
 import { refuseUndeclaredEgress } from './egress-refusal.js';
 import type { GuardedWorkerScope, GuardedWorkerTarget } from './worker-entry.js';
 
@@ -21,13 +21,27 @@ export function guardWorkers(): void {
   const Original = workerThreads.Worker;
   class GuardedWorker extends Original {
     constructor(filename: string | URL, options: WorkerOptions = {}) {
-      const action = currentAction();
+      const action = currentAction() ?? outsideActions();
       const plan = action && !action.declaredEffects.includes('dataEgress') ? planGuardedStart(filename, options, action) : undefined;
       super(plan ? plan.source : filename, plan ? { ...options, eval: true } : options);
       if (plan) reportRefusals(this, plan.channel, action!);
     }
   }
   Object.defineProperty(workerThreads, 'Worker', { value: GuardedWorker, writable: true, configurable: true, enumerable: true });
+}
+
+/**
+ * A worker a plugin starts outside any action (in `activate`) would serve every later action, those
+ * without dataEgress too, and messages to it cannot be checked: it gets no effects, so no network.
+ * A plugin that needs a worker on the network starts it in an action that declares dataEgress.
+ */
+function outsideActions(): RunningAction | undefined {
+  const activation = currentActivation();
+  if (!activation) return undefined;
+  return {
+    plugin: activation.plugin, tool: '', action: '', declaredEffects: [], label: `a worker thread plugin '${activation.plugin}' started outside its actions`,
+    onRefused: (kind, target) => activation.onRefused(kind, target),
+  };
 }
 
 interface GuardedStart {
@@ -41,7 +55,7 @@ function planGuardedStart(filename: string | URL, options: WorkerOptions, action
   // Without the compiled entry there is no way to guard the worker: refused rather than started unguarded.
   if (!entry) refuseUndeclaredEgress('worker thread (its egress guard is not built: run npm run build)');
   const channel = `quire-egress-${randomUUID()}`;
-  const scope: GuardedWorkerScope = { plugin: action.plugin, tool: action.tool, action: action.action, declaredEffects: [...action.declaredEffects], channel };
+  const scope: GuardedWorkerScope = { plugin: action.plugin, tool: action.tool, action: action.action, declaredEffects: [...action.declaredEffects], channel, ...(action.label ? { label: action.label } : {}) };
   const target: GuardedWorkerTarget = options.eval === true ? { kind: 'eval', source: String(filename) } : { kind: 'module', url: moduleUrl(filename) };
   // Runs as the worker's eval script (CommonJS): nothing of the target runs before the guard is in place.
   const source = `import(${JSON.stringify(entry)}).then((entry) => entry.startGuardedWorker(${JSON.stringify(scope)}, ${JSON.stringify(target)}))`

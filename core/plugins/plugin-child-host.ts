@@ -53,16 +53,17 @@ async function activate(request: ActivateRequest): Promise<void> {
     onRefused: (_kind, target) => send({ type: 'refused', target }),
   });
   const ctx = createChildContext(request, send, callCapability, disposers);
+  const activating = { plugin: pluginId, onRefused: (_kind: 'egress', target: string) => send({ type: 'refused', target }) };
   let definition: PluginDefinition;
   try {
-    const module = await runInActivation(pluginId, () => import(request.entryUrl.startsWith('file:') ? request.entryUrl : pathToFileURL(request.entryUrl).href) as Promise<{ default?: Partial<PluginDefinition> }>);
+    const module = await runInActivation(activating, () => import(request.entryUrl.startsWith('file:') ? request.entryUrl : pathToFileURL(request.entryUrl).href) as Promise<{ default?: Partial<PluginDefinition> }>);
     if (typeof module.default?.activate !== 'function') throw new Error('the entry must export definePlugin({ activate }) as its default export');
     definition = module.default as PluginDefinition;
   } catch (error) {
     return send({ type: 'activation-failed', phase: 'load', error: toWireError(error, isKernelError) });
   }
   try {
-    const returned = await runInActivation(pluginId, () => definition.activate(ctx));
+    const returned = await runInActivation(activating, () => definition.activate(ctx));
     send({ type: 'activated', handlers: collectHandlers(returned) });
   } catch (error) {
     send({ type: 'activation-failed', phase: 'activate', error: toWireError(error, isKernelError) });

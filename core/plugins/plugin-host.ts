@@ -9,7 +9,7 @@ import { effectiveEffects } from '../gate/effects.js';
 import type { ActionRegistry, RegisteredAction } from '../registry/action-registry.js';
 import type { Workspace } from '../workspace.js';
 import { createToken } from '../tokens.js';
-import { runInActivation } from '../egress/action-scope.js';
+import { runInActivation, type ActivatingPlugin } from '../egress/action-scope.js';
 import { coreCapabilities, recordId } from './catalog-checks.js';
 import { dependencyRefused, problemOf, type PluginProblem } from './activation-plan.js';
 import { matchHandlers } from './match-handlers.js';
@@ -191,7 +191,7 @@ export class PluginHost {
         ? await this.startProcess(record, config, ctx, plugin)
         // The limit covers loading the module too: a top-level await that never settles must not hang the boot.
         // In the plugin's activation scope: sockets it opens there are its own, checked on every later write.
-        : await this.withActivationLimit(manifest.id, () => runInActivation(manifest.id, async () => (await this.importDefinition(record)).activate(ctx)));
+        : await this.withActivationLimit(manifest.id, () => runInActivation(this.activating(manifest.id), async () => (await this.importDefinition(record)).activate(ctx)));
       const match = matchHandlers(record.compiled.actions, handlers);
       if (!match.ok) {
         const parts = [match.missing.length ? `missing handlers: ${match.missing.join(', ')}` : '', match.undeclared.length ? `handlers not in the manifest: ${match.undeclared.join(', ')}` : ''];
@@ -212,6 +212,11 @@ export class PluginHost {
         ? new PluginError(error.code, manifest.id, error.message, { cause: error, details: error.details })
         : new PluginError('PLUGIN_ACTIVATION_FAILED', manifest.id, `activation failed: ${(error as Error).message}`, { cause: error });
     }
+  }
+
+  /** Refusals outside any action have no call to audit: they are logged, naming the plugin. */
+  private activating(id: string): ActivatingPlugin {
+    return { plugin: id, onRefused: (_kind, target) => this.log.warn('egress refused outside any action', { plugin: id, target }) };
   }
 
   /**

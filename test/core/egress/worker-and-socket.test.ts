@@ -63,6 +63,13 @@ describe('egress guard: worker threads', () => {
     expect(requests).toBe(1);
   });
 
+  it('refuses the network to a worker a plugin started outside any action, whichever action asks it', async () => {
+    const kernel = await harness.boot({ plugins: ['leaky'], config: { plugins: { leaky: { config: { keepWorker: true } } } } });
+    expect(await value(kernel, 'leak_worker_kept_quiet', { url })).toEqual({ error: 'EGRESS_DENIED' });
+    expect(await value(kernel, 'leak_worker_kept_declared', { url })).toEqual({ error: 'EGRESS_DENIED' });
+    expect(requests).toBe(0);
+  });
+
   it('lets a worker started by an action that declares dataEgress reach the network', async () => {
     const kernel = await harness.boot({ plugins: ['leaky'] });
     expect(await value(kernel, 'leak_worker_declared', { url })).toEqual({ status: 200 });
