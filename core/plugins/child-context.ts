@@ -16,9 +16,23 @@ export type CapabilityCaller = (name: string, method: string, args: unknown[]) =
 
 export function createChildLogger(send: Send, tag?: string): Logger {
   const emit = (level: LogLevel) => (message: string, fields?: LogFields): void => {
-    send({ type: 'log', level, message: String(message), ...(fields || tag ? { fields: { ...(tag ? { scope: tag } : {}), ...fields } } : {}) });
+    const all = fields || tag ? { ...(tag ? { scope: tag } : {}), ...fields } : undefined;
+    send({ type: 'log', level, message: String(message), ...(all ? { fields: cloneable(all) } : {}) });
   };
   return { debug: emit('debug'), info: emit('info'), warn: emit('warn'), error: emit('error'), child: (child) => createChildLogger(send, tag ? `${tag}:${child}` : child) };
+}
+
+/** Log fields as the kernel's logger would write them: what JSON keeps (a function in a field must not make logging throw). */
+function cloneable(fields: LogFields): LogFields {
+  try {
+    return structuredClone(fields);
+  } catch {
+    try {
+      return JSON.parse(JSON.stringify(fields)) as LogFields;
+    } catch {
+      return { unserialisable: true };
+    }
+  }
 }
 
 export function createChildContext(request: ActivateRequest, send: Send, callCapability: CapabilityCaller, disposers: (() => unknown)[]): PluginContext {

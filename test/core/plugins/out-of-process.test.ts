@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { createServer, type AddressInfo, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -171,6 +172,35 @@ describe('untrusted user plugins run in a process of their own', () => {
     } finally {
       await new Promise((resolve) => server.close(resolve));
     }
+  });
+});
+
+describe('effects of a plugin in its own process', () => {
+  const harness = useHarness();
+  const admin = { kind: 'person', name: 'admin', role: 'admin' } as const;
+
+  it('refuses and audits a request from an action without dataEgress, the process keeping the network for one that declares it', async () => {
+    const fetchIt = `async (input) => { try { await fetch(input.url); return { reached: true }; } catch (error) { return { refused: error.code }; } }`;
+    const kernel = await harness.boot({ userPlugins: { caller: plugin('caller', { quiet: { code: fetchIt }, loud: { code: fetchIt, effects: ['dataEgress'] } }) } });
+    expect(kernel.plugins.processOf('caller')?.sandbox?.network).toBe('guarded');
+    const outcome = await kernel.pipeline.call({ target: 'caller_quiet', input: { url: 'http://127.0.0.1:9/' }, principal: admin });
+    expect(outcome).toMatchObject({ status: 'ok', value: { refused: 'EGRESS_DENIED' } });
+    const lines = (await readFile(kernel.audit.logFile, 'utf8')).trim().split('\n').map((line) => JSON.parse(line) as { action: string; outcome: string; details?: { target?: string } });
+    expect(lines.filter((line) => line.outcome === 'egress_denied').map((line) => [line.action, line.details?.target])).toEqual([['quiet', 'http://127.0.0.1:9']]);
+  });
+
+  it('lets a plugin declaring localWrite write in its own working folder only', async () => {
+    const workspace = join(await harness.tempDir(), 'workspace');
+    const code = `() => {
+      fs.writeFileSync('scratch.txt', 'mine');
+      let outside;
+      try { fs.writeFileSync(${JSON.stringify(join(workspace, 'outside.txt'))}, 'x'); outside = 'written'; } catch (error) { outside = error.code; }
+      return { scratch: fs.readFileSync('scratch.txt', 'utf8'), outside };
+    }`;
+    const kernel = await harness.boot({ workspace, userPlugins: { writer: plugin('writer', { write: { code, effects: ['localWrite'] } }) } });
+    expect(kernel.plugins.processOf('writer')?.sandbox?.writes).toBe('scratch');
+    expect(await kernel.pipeline.call({ target: 'writer_write', input: {}, principal: admin })).toMatchObject({ status: 'ok', value: { scratch: 'mine', outside: 'ERR_ACCESS_DENIED' } });
+    expect(existsSync(join(workspace, 'outside.txt'))).toBe(false);
   });
 });
 
