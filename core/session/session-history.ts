@@ -3,6 +3,7 @@ import { open, rm, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { KernelError } from '../errors.js';
 import { writeFileAtomic } from '../fs/atomic-write.js';
+import { describeWrite, diskFull } from '../fs/disk-full.js';
 import { deepFreeze } from './json-values.js';
 import type { SessionPaths } from './session-files.js';
 import { applyLine, diffLine, replayJournal, type JournalLine } from './session-journal.js';
@@ -216,7 +217,7 @@ export class SessionHistory {
   /** Appends one line and syncs it (and the folder, for a new journal): once this returns, the save survives a crash. */
   private async append(id: string, held: Held, text: string): Promise<void> {
     const path = this.paths.journal(id);
-    const handle = await open(path, 'a');
+    const handle = await open(path, 'a').catch((error: unknown) => { throw diskFull(error, describeWrite(path)); });
     try {
       // A line a crash cut short is cut off, or the next line would be glued to it.
       if (held.journal !== undefined && held.journal.size !== BigInt(held.journalEnd)) await handle.truncate(held.journalEnd);
@@ -229,7 +230,7 @@ export class SessionHistory {
       // Cut back to where the journal was, so a half-written line is not followed by the next one.
       await handle.truncate(held.journalEnd).catch(() => undefined);
       this.forget(id);
-      throw error;
+      throw diskFull(error, { ...describeWrite(path), note: 'the session was left as it was before this save' });
     } finally {
       await handle.close();
     }

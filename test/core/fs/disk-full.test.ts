@@ -110,6 +110,34 @@ describe.skipIf(!canMount)(`a full disk${mountRefusal ? ` (skipped: ${mountRefus
     expect(await verifyAudit(workspace)).toMatchObject({ code: 0 });
   });
 
+  it('answers 507 naming the session when a save cannot be appended to its journal, and keeps the session as it was', async () => {
+    const { workspace, mount } = await workspaceWith({ at: '.', bytes: 4 * MiB });
+    const { kernel, url } = await serve(workspace);
+    const created = await post(url, '/api/agent/sessions', { title: 'kept' });
+    expect(created.status, created.body).toBe(201);
+    const id = (created.json() as { session: { id: string } }).session.id;
+    const put = (entries: unknown[], expectedRevision: number) => rawRequest(`${url}/api/agent/sessions/${id}`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${ADMIN}` },
+      body: JSON.stringify({ entries, expectedRevision }),
+    });
+    const first = { id: 'e1', type: 'user', content: 'first' };
+    const saved = await put([first], 1);
+    expect(saved.status, saved.body).toBe(200);
+    const filler = fillDisk(mount);
+    // A save large enough to need a new block of the journal: it must fail whole, not half-append.
+    expectDiskFull(await put([first, { id: 'e2', type: 'user', content: 'x'.repeat(64 * 1024) }], 2), ['session']);
+    freeDisk(filler);
+    const read = await rawRequest(`${url}/api/agent/sessions/${id}`, { headers: { authorization: `Bearer ${ADMIN}` } });
+    expect((read.json() as { session: { revision: number; entries: { id: string }[] } }).session).toMatchObject({ revision: 2, entries: [{ id: 'e1' }] });
+    expect((await put([first, { id: 'e2', type: 'user', content: 'second' }], 2)).status).toBe(200);
+    await stop(kernel);
+    const again = await serve(workspace);
+    const reread = await rawRequest(`${again.url}/api/agent/sessions/${id}`, { headers: { authorization: `Bearer ${ADMIN}` } });
+    expect((reread.json() as { session: { revision: number; entries: { id: string }[] } }).session).toMatchObject({ revision: 3, entries: [{ id: 'e1' }, { id: 'e2' }] });
+    await stop(again.kernel);
+  });
+
   it('leaves the audit log as it was when an append fails halfway, so the next start and verify succeed', async () => {
     const { workspace, mount } = await workspaceWith({ at: 'audit', bytes: 256 * 1024 });
     const { kernel, url } = await serve(workspace);
