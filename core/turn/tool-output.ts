@@ -1,5 +1,6 @@
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { isDiskFull } from '../fs/disk-full.js';
 
 /** Tool output the model sees at most; the whole text stays on disk. */
 export const MAX_TOOL_OUTPUT = 40_000;
@@ -20,12 +21,28 @@ export interface PreparedOutput {
 export async function prepareToolOutput(output: string, outputDir: string, callId: string): Promise<PreparedOutput> {
   const safe = output.replace(/\[(\/?)tool_output\]/gi, '[$1tool_output\u200b]');
   if (safe.length <= MAX_TOOL_OUTPUT) return { text: wrap(safe), truncated: false };
-  await mkdir(outputDir, { recursive: true });
   const name = `${callId.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 100)}.txt`;
   const file = join(outputDir, name);
-  await writeFile(file, output);
-  const note = `\n\n[Output truncated: ${safe.length} characters, the first ${MAX_TOOL_OUTPUT} shown. The whole output is saved as output/${name} in this session.]`;
-  return { text: wrap(`${safe.slice(0, MAX_TOOL_OUTPUT)}${note}`), truncated: true, file };
+  const saved = await saveWhole(outputDir, file, output);
+  const where = saved ? `The whole output is saved as output/${name} in this session.` : 'The whole output could not be saved: there is no space left on the disk.';
+  const note = `\n\n[Output truncated: ${safe.length} characters, the first ${MAX_TOOL_OUTPUT} shown. ${where}]`;
+  return { text: wrap(`${safe.slice(0, MAX_TOOL_OUTPUT)}${note}`), truncated: true, ...(saved ? { file } : {}) };
+}
+
+/**
+ * Writes the whole output beside the session. On a full disk the turn goes on with the cut text (the
+ * tool's effect already happened; failing the turn would lose its answer) and no half-written file is left.
+ */
+async function saveWhole(outputDir: string, file: string, output: string): Promise<boolean> {
+  try {
+    await mkdir(outputDir, { recursive: true });
+    await writeFile(file, output);
+    return true;
+  } catch (error) {
+    if (!isDiskFull(error)) throw error;
+    await rm(file, { force: true }).catch(() => undefined);
+    return false;
+  }
 }
 
 function wrap(text: string): string {
