@@ -12,6 +12,7 @@ import { prepareToolOutput } from './tool-output.js';
 import { QUESTION_TOOL, type Question, type QuestionBoard } from './questions.js';
 import type { SnapshotService } from './snapshot-service.js';
 import type { StreamedCall } from './round-stream.js';
+import { MAX_JSON_DEPTH, pathPastDepth, shortPointer } from '../util/json-depth.js';
 import type { TurnEvent } from './turn-events.js';
 
 export interface BatchContext {
@@ -172,6 +173,9 @@ function prepareCall(context: BatchContext, call: StreamedCall, mode: SessionMod
   } catch {
     return { result: failure('INVALID_INPUT', `The arguments of ${call.name} are not valid JSON; send one JSON object`) };
   }
+  // The same bound as a body over HTTP or MCP: later walks (hashing, validation) are recursive.
+  const tooDeep = pathPastDepth(input, MAX_JSON_DEPTH);
+  if (tooDeep) return { result: failure('INVALID_INPUT', `The arguments of ${call.name} nest deeper than ${MAX_JSON_DEPTH} levels (at ${shortPointer(tooDeep)}); it was not run`) };
   const principal: Principal = { kind: 'agent', name: `agent:${context.sessionId}/${context.turnId}/${call.id}`, role: 'admin', sessionId: context.sessionId, turnId: context.turnId };
   try {
     // The turn's signal goes with the call, so that a cancel reaches the handler while it runs.

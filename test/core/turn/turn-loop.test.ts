@@ -61,6 +61,20 @@ describe('the turn loop', () => {
     expect(calls.map((call) => [call.id, call.state])).toEqual([['c1', 'finished'], ['c2', 'finished']]);
   });
 
+  it('refuses arguments nested past the body limit with a clear error, runs nothing, and goes on', async () => {
+    const { kernel, sessionId, deps } = await setup();
+    let deep: unknown = 'bottom';
+    for (let i = 0; i < 3_000; i++) deep = { more: deep };
+    const { outcome, events, provider } = await turn(kernel, deps, sessionId, [toolCalls({ id: 'c1', name: 'note_put', args: { name: 'deep', text: deep } }), answer('Understood.')]);
+    expect(outcome.state).toBe('finished');
+    const told = provider.requests[1]!.messages.find((message) => message.role === 'tool')!.content;
+    expect(told).toContain('INVALID_INPUT');
+    expect(told).toContain('nest deeper than 100 levels (at /text/more/more');
+    // Refused before the gate: the person is not asked about a call that cannot run.
+    expect(events.some((event) => event.type === 'confirm')).toBe(false);
+    expect(events.filter((event) => event.type === 'tool_result').map((event) => event.type === 'tool_result' && event.ok)).toEqual([false]);
+  });
+
   it('skips a call the person declines and goes on', async () => {
     const { kernel, sessionId, deps } = await setup();
     const { outcome, provider } = await turn(kernel, deps, sessionId, [toolCalls({ id: 'c1', name: 'note_put', args: { name: 'x', text: 'y' } }), answer('Understood.')], { approve: false });
