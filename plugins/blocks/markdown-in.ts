@@ -10,6 +10,7 @@ import remarkMath from 'remark-math';
 import remarkParse from 'remark-parse';
 import { unified, type Data, type Processor } from 'unified';
 import type { DraftBlock } from './block-model.js';
+import { plainBlocks, type PlainBlock } from './markdown-plain.js';
 
 /**
  * Inline constructs, switched off in micromark: leaf content is sliced from the source, so parsing
@@ -23,11 +24,51 @@ const INLINE_CONSTRUCTS = [
   'emailAutolink', 'protocolAutolink', 'wwwAutolink',
 ];
 
-function blockStructureOnly(this: Processor): undefined {
+/** GFM tables start at any line, and their test reads the whole line each time: skipped where no `|` is. */
+const TABLE_CONSTRUCTS = ['table'];
+
+/**
+ * Leaves remark with the block structure only. The inline constructs are taken out of the GFM and
+ * math extensions altogether rather than only disabled: a disabled construct is still tried at each
+ * character it is registered for (GFM's email autolink at every letter and digit), which cost about
+ * a tenth of the parse. CommonMark's own constructs can only be disabled.
+ */
+function blockStructureOnly(this: Processor, options?: { tables?: boolean }): undefined {
   const data = this.data();
-  (data.micromarkExtensions ??= []).push({ disable: { null: INLINE_CONSTRUCTS } });
+  const removed = new Set(options?.tables === false ? [...INLINE_CONSTRUCTS, ...TABLE_CONSTRUCTS] : INLINE_CONSTRUCTS);
+  data.micromarkExtensions = (data.micromarkExtensions ?? []).map((extension) => withoutConstructs(extension, removed));
+  data.micromarkExtensions.push({ disable: { null: INLINE_CONSTRUCTS } });
   // GFM's bare-URL search walks every text node after the parse, again for inline syntax only.
   data.fromMarkdownExtensions = data.fromMarkdownExtensions?.map(withoutTransforms);
+}
+
+/** The same extension as `blockStructureOnly` sets up before this change: only disabling (the reference). */
+function blockStructureDisabled(this: Processor): undefined {
+  const data = this.data();
+  (data.micromarkExtensions ??= []).push({ disable: { null: INLINE_CONSTRUCTS } });
+  data.fromMarkdownExtensions = data.fromMarkdownExtensions?.map(withoutTransforms);
+}
+
+type MicromarkExtension = NonNullable<Data['micromarkExtensions']>[number];
+type ConstructMap = Record<string, unknown>;
+
+/** A copy of a micromark extension without the constructs of the given names. */
+function withoutConstructs(extension: MicromarkExtension, names: ReadonlySet<string>): MicromarkExtension {
+  const copy: Record<string, unknown> = {};
+  for (const [field, value] of Object.entries(extension)) {
+    if (field === 'disable' || field === 'attentionMarkers' || field === 'insideSpan' || value === undefined || value === null) {
+      copy[field] = value;
+      continue;
+    }
+    const map: ConstructMap = {};
+    for (const [code, constructs] of Object.entries(value as ConstructMap)) {
+      const list = (Array.isArray(constructs) ? constructs : [constructs]) as { name?: string }[];
+      const kept = list.filter((construct) => construct.name === undefined || !names.has(construct.name));
+      if (kept.length > 0) map[code] = kept;
+    }
+    copy[field] = map;
+  }
+  return copy as MicromarkExtension;
 }
 
 type MdastExtensions = NonNullable<Data['fromMarkdownExtensions']>[number];
@@ -39,7 +80,14 @@ function withoutTransforms(extension: MdastExtensions): MdastExtensions {
   return rest;
 }
 
-const parser = unified().use(remarkParse).use(remarkGfm).use(remarkMath).use(blockStructureOnly).freeze();
+const withTables = unified().use(remarkParse).use(remarkGfm).use(remarkMath).use(blockStructureOnly).freeze();
+const withoutTables = unified().use(remarkParse).use(remarkGfm).use(remarkMath).use(blockStructureOnly, { tables: false }).freeze();
+const reference = unified().use(remarkParse).use(remarkGfm).use(remarkMath).use(blockStructureDisabled).freeze();
+
+/** A GFM table needs a `|` on its delimiter row: text without one is parsed without the table construct. */
+function parserFor(src: string): typeof withTables {
+  return src.includes('|') ? withTables : withoutTables;
+}
 
 interface Context {
   readonly src: string;
@@ -48,38 +96,72 @@ interface Context {
   readonly quotes: number;
 }
 
-/** The top-level blocks of a Markdown text (a document's children), ids from `newId` in document order. */
+/**
+ * The top-level blocks of a Markdown text (a document's children), ids from `newId` in document order.
+ * The text is taken in chunks, each starting where a top-level block must start (chunkStarts): a
+ * chunk of plain paragraphs and headings is converted directly (markdown-plain.ts); runs of other
+ * chunks go to remark, in pieces of about PIECE_CHARS.
+ */
 export function markdownToBlocks(markdown: string, newId: () => string): DraftBlock[] {
   const blocks: DraftBlock[] = [];
-  const cuts = cutPoints(markdown);
-  let from = 0;
-  for (let k = 0; k < cuts.length; k++) {
-    const src = markdown.slice(from, cuts[k]);
-    const tree: Root = parser.parse(src);
-    // A cut inside a fenced block leaves it unclosed: parse the piece again together with the next.
-    if (k < cuts.length - 1 && endsOpen(tree, src)) continue;
+  const starts = chunkStarts(markdown);
+  /** Where the text not yet converted, and left to remark, starts; -1 when there is none. */
+  let pending = -1;
+  const parsePending = (end: number, last: boolean): boolean => {
+    const src = markdown.slice(pending, end);
+    const tree: Root = parserFor(src).parse(src);
+    // A cut inside a fenced block leaves it unclosed: the piece goes on into the next chunk.
+    if (!last && endsOpen(tree, src)) return false;
     for (const node of tree.children) blocks.push(convert(node, { src, newId, quotes: 0 }));
-    from = cuts[k]!;
+    pending = -1;
+    return true;
+  };
+  for (let k = 0; k < starts.length; k++) {
+    const start = starts[k]!;
+    const end = k + 1 < starts.length ? starts[k + 1]! : markdown.length;
+    const plain = plainBlocks(markdown, start, end);
+    if (plain && (pending === -1 || parsePending(start, false))) {
+      for (const block of plain) blocks.push(fromPlain(block, markdown, newId));
+      continue;
+    }
+    if (pending === -1) pending = start;
+    if (end - pending >= PIECE_CHARS && k + 1 < starts.length) parsePending(end, false);
   }
+  if (pending !== -1) parsePending(markdown.length, true);
   return blocks;
+}
+
+/**
+ * The blocks every byte of the text through remark gives (GFM in full, one piece): what the fast
+ * paths above must reproduce exactly, kept for the tests that check they do.
+ */
+export function markdownToBlocksByFullParser(markdown: string, newId: () => string): DraftBlock[] {
+  const tree: Root = reference.parse(markdown);
+  return tree.children.map((node) => convert(node, { src: markdown, newId, quotes: 0 }));
+}
+
+function fromPlain(block: PlainBlock, src: string, newId: () => string): DraftBlock {
+  const ctx: Context = { src, newId, quotes: 0 };
+  if (block.kind === 'heading') return leaf(ctx, 'heading', slice(ctx, block.start, block.end), `h${block.depth}`);
+  return paragraph(slice(ctx, block.start, block.end), ctx);
 }
 
 /**
  * micromark takes time quadratic in the length of a document that has many lists or quotes (every
  * closed container copies the document's event list), so long sources are parsed in pieces of about
- * PIECE_CHARS (throughput is flat from 256 to 2048 and falls beyond). A piece may start only where
- * a top-level block must start: after a blank line, at a line that is not indented (so it continues
- * no list item, quote or footnote) and is not a list marker (which could continue the list before
- * it), outside fenced code, math and raw HTML. Link references do not need their definitions in the
- * same piece: content is sliced from the source, whatever the reference resolved to.
+ * PIECE_CHARS (throughput is flat from 256 to 2048 and falls beyond). A chunk (and so a piece) may
+ * start only where a top-level block must start: after a blank line, at a line that is not indented
+ * (so it continues no list item, quote or footnote) and is not a list marker (which could continue the
+ * list before it), outside fenced code, math and raw HTML. Link references do not need their
+ * definitions in the same piece: content is sliced from the source, whatever the reference resolved to.
  */
 const PIECE_CHARS = 2048;
 const LIST_MARKER = /^(?:[-+*]|\d{1,9}[.)])(?:[ \t\r]|$)/;
 const BLANK = /^[ \t\r]*$/;
 
-function cutPoints(src: string): number[] {
-  const cuts: number[] = [];
-  let from = 0;
+/** Offsets where a chunk may start, the first always 0. */
+function chunkStarts(src: string): number[] {
+  const starts = [0];
   let blank = false;
   let closes: ((line: string) => boolean) | undefined;
   for (let at = 0; at < src.length;) {
@@ -90,14 +172,13 @@ function cutPoints(src: string): number[] {
       if (closes(line)) closes = undefined;
     } else if (!BLANK.test(line)) {
       const first = line.charCodeAt(0);
-      if (blank && at - from >= PIECE_CHARS && first !== 32 && first !== 9 && !LIST_MARKER.test(line)) cuts.push(from = at);
+      if (blank && at > 0 && first !== 32 && first !== 9 && !LIST_MARKER.test(line)) starts.push(at);
       closes = opener(line);
     }
     blank = closes === undefined && BLANK.test(line);
     at = end + 1;
   }
-  cuts.push(src.length);
-  return cuts;
+  return starts;
 }
 
 const OPENER = /^ {0,3}(?:(`{3,}|~{3,}|\${2,})([^]*)|<(!--|\?|!\[CDATA\[|![A-Za-z]|(?:script|pre|style|textarea)(?=[\s>]|$)))/i;
