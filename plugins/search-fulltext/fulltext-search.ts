@@ -19,7 +19,10 @@ export interface FulltextInput {
 const WEIGHTS = [1, 10, 8, 2, 5, 0, 0, 0, 0];
 const SEARCHED = '{content name alias memo tags}';
 const DOCUMENT_COUNTS = 50;
-/** Hits per document are counted over at most this many hits (`documentsCountedOver` says how many). */
+/**
+ * Hits per document are counted over at most this many hits (`documentsCountedOver` says how many).
+ * Counted over the narrow block_docs rows (it was a read of a wide blocks row per hit).
+ */
 const COUNTED_HITS = 10_000;
 const JOIN_BELOW = 5_000;
 /** Hits counted at most; beyond, `total` is this number and `totalIsLowerBound` is set. */
@@ -33,6 +36,8 @@ export interface SearchOptions {
 }
 
 interface Hit { rowid: number; rank: number }
+
+interface DocumentCount { documentId: string; hits: number; counted: number }
 
 interface Plan { from: string; where: string; params: unknown[] }
 
@@ -50,7 +55,9 @@ function choosePlan(prepared: (sql: string) => Database.Statement, terms: string
   if (!few) return { from: 'blocks_fts f', where: 'blocks_fts MATCH ?', params: [[terms, ...columnFilters].join(' AND ')] };
   const where = ['blocks_fts MATCH ?'];
   const params: unknown[] = [terms];
-  if (notebooks !== undefined) { where.push('b.notebook IN (SELECT value FROM json_each(?))'); params.push(JSON.stringify(notebooks)); }
+  // The narrow block_docs row answers the notebook; only the rarer filters need the wide blocks row.
+  const wide = input.path !== undefined || Boolean(input.types?.length) || Boolean(input.subtypes?.length);
+  if (notebooks !== undefined) { where.push('m.notebook IN (SELECT value FROM json_each(?))'); params.push(JSON.stringify(notebooks)); }
   if (input.path !== undefined) {
     const document = documentOfPath(input.path);
     where.push("(b.root_id = ? OR instr('/' || b.path, '/' || ? || '/') > 0)");
@@ -58,7 +65,8 @@ function choosePlan(prepared: (sql: string) => Database.Statement, terms: string
   }
   if (input.types?.length) { where.push('b.type IN (SELECT value FROM json_each(?))'); params.push(JSON.stringify(input.types)); }
   if (input.subtypes?.length) { where.push('b.subtype IN (SELECT value FROM json_each(?))'); params.push(JSON.stringify(input.subtypes)); }
-  return { from: 'blocks_fts f JOIN blocks b ON b.rowid = f.rowid', where: where.join(' AND '), params };
+  const from = `blocks_fts f${notebooks !== undefined ? ' JOIN block_docs m ON m.rowid = f.rowid' : ''}${wide ? ' JOIN blocks b ON b.rowid = f.rowid' : ''}`;
+  return { from, where: where.join(' AND '), params };
 }
 interface BlockRow { rowid: number; id: string; type: string; subtype: string | null; root_id: string; notebook: string; hpath: string; content: string }
 
@@ -83,8 +91,17 @@ export function createFulltextSearch(index: BlocksIndex, options: SearchOptions 
     const terms = `${SEARCHED}: ${parsed.expression}`;
     try {
       const plan = choosePlan(prepared, terms, input, scope, index, options.joinBelow);
-      const counted = prepared(`SELECT count(*) FROM (SELECT 1 FROM ${plan.from} WHERE ${plan.where} LIMIT ${COUNT_CAP + 1})`).pluck().get(...plan.params) as number;
-      if (counted === 0) return empty;
+      // Hits per document, over the first COUNTED_HITS hits, through the narrow block_docs rows. Their sum
+      // is the total whenever the words have fewer hits than that, which spares a second pass to count.
+      const counts = prepared(`SELECT documentId, hits, sum(hits) OVER () AS counted FROM (
+          SELECT m.root_id AS documentId, count(*) AS hits
+          FROM (SELECT f.rowid AS rowid FROM ${plan.from} WHERE ${plan.where} LIMIT ${COUNTED_HITS}) x JOIN block_docs m ON m.rowid = x.rowid
+          GROUP BY m.root_id)
+        ORDER BY hits DESC, documentId LIMIT ${DOCUMENT_COUNTS}`).all(...plan.params) as DocumentCount[];
+      const countedOver = counts[0]?.counted ?? 0;
+      if (countedOver === 0) return empty;
+      const counted = countedOver < COUNTED_HITS ? countedOver
+        : prepared(`SELECT count(*) FROM (SELECT 1 FROM ${plan.from} WHERE ${plan.where} LIMIT ${COUNT_CAP + 1})`).pluck().get(...plan.params) as number;
       const total = Math.min(counted, COUNT_CAP);
       // bm25 has to score every hit to find the best ones; beyond RANK_CAP hits the best of the first
       // RANK_CAP are returned, which bounds the time a query can hold the kernel's thread.
@@ -97,11 +114,9 @@ export function createFulltextSearch(index: BlocksIndex, options: SearchOptions 
         const row = rows.get(hit.rowid);
         return row ? [{ id: row.id, documentId: row.root_id, notebook: row.notebook, hpath: row.hpath, type: row.type, subtype: row.subtype, snippet: snippet(row.content, words), score: -hit.rank }] : [];
       });
-      // Counted over the first hits only: for a word in most blocks, a join over all of them would cost
-      // more than the search itself (48 ms for 100,000 hits measured, against 0.3 ms for 1,000).
-      const documents = prepared(`SELECT d.root_id AS documentId, d.hpath, count(*) AS hits
-        FROM (SELECT f.rowid AS rowid FROM ${plan.from} WHERE ${plan.where} LIMIT ${COUNTED_HITS}) x JOIN blocks d ON d.rowid = x.rowid
-        GROUP BY d.root_id ORDER BY hits DESC, d.root_id LIMIT ${DOCUMENT_COUNTS}`).all(...plan.params);
+      const hpaths = new Map((prepared('SELECT id, hpath FROM documents WHERE id IN (SELECT value FROM json_each(?))')
+        .all(JSON.stringify(counts.map((count) => count.documentId))) as { id: string; hpath: string }[]).map((doc) => [doc.id, doc.hpath]));
+      const documents = counts.map((count) => ({ documentId: count.documentId, hpath: hpaths.get(count.documentId) ?? '', hits: count.hits }));
       return { query: input.query, page, pageSize, total, totalIsLowerBound: counted > COUNT_CAP, rankedOver: Math.min(total, RANK_CAP), documents, documentsCountedOver: Math.min(total, COUNTED_HITS), results };
     } catch (error) {
       // The compiler quotes every term, so this would be a defect, not the person's fault; still, no

@@ -52,6 +52,9 @@ export function dumpIndex(workspace: string): Record<string, unknown[]> {
     for (const [table, order] of [['notebooks', 'id'], ['documents', 'id'], ['blocks', 'id'], ['attributes', 'block_id, name'], ['refs', 'block_id, ordinal'], ['tags', 'block_id, tag']] as const) {
       out[table] = db.prepare(`SELECT * FROM ${table} ORDER BY ${order}`).all();
     }
+    // The search's narrow row per block, by block id (rowids differ after a rebuild): one per block, same document and notebook.
+    out.block_docs = db.prepare('SELECT b.id, m.root_id, m.notebook FROM block_docs m LEFT JOIN blocks b ON b.rowid = m.rowid ORDER BY b.id').all();
+    out.blocks_without_docs = db.prepare('SELECT b.id FROM blocks b WHERE NOT EXISTS (SELECT 1 FROM block_docs m WHERE m.rowid = b.rowid) ORDER BY b.id').all();
     return out;
   } finally {
     db.close();
