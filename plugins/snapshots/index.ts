@@ -60,8 +60,8 @@ export default definePlugin({
         return result;
       }),
     });
-    const summary = (snapshot: { id: string; memo: string; created: string; origin: string; parent: string | null; tags: string[]; files: Record<string, FileEntry> }) =>
-      ({ id: snapshot.id, memo: snapshot.memo, created: snapshot.created, origin: snapshot.origin, parent: snapshot.parent, tags: snapshot.tags, files: Object.keys(snapshot.files).length });
+    const summary = (snapshot: { id: string; memo: string; created: string; origin: string; parent: string | null; tags: string[]; files: Record<string, FileEntry> | number }) =>
+      ({ id: snapshot.id, memo: snapshot.memo, created: snapshot.created, origin: snapshot.origin, parent: snapshot.parent, tags: snapshot.tags, files: typeof snapshot.files === 'number' ? snapshot.files : Object.keys(snapshot.files).length });
     const textOf = async (files: Record<string, FileEntry> | undefined, path: string): Promise<string | undefined> => {
       if (!files) return readFile(join(workspace.dataDir, ...path.split('/')), 'utf8').catch(() => undefined);
       const entry = files[path];
@@ -80,7 +80,7 @@ export default definePlugin({
         diff: async (input, call: ActionCall) => {
           const { from, to } = input as { from: string; to?: string };
           const before = (await repo.get(from)).files;
-          const after = to !== undefined ? (await repo.get(to)).files : await repo.scan((await repo.latest())?.files);
+          const after = to !== undefined ? (await repo.get(to)).files : await repo.scan(await repo.latest());
           const all = repo.diff(before, after);
           const files = { added: all.added.filter(seen(call)), removed: all.removed.filter(seen(call)), changed: all.changed.filter(seen(call)) };
           const documents = [];
@@ -106,7 +106,8 @@ export default definePlugin({
           const { id, tag } = input as { id: string; tag: string };
           return summary(await repo.setTags(id, (tags) => tags.filter((existing) => existing !== tag)));
         },
-        purge: () => repo.purge(),
+        // Held like a snapshot: objects a snapshot in progress has stored are not referenced by a record yet.
+        purge: () => blocks.withWritesPaused(() => repo.purge()),
         verify: () => repo.verify(),
       }),
     };

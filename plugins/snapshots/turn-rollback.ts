@@ -49,10 +49,12 @@ type BeforeWrite = (path: string, op: 'rollback' | 'remove') => Promise<void>;
 export async function rollbackTurn(repo: SnapshotRepo, sessionId: string, turnId: string, force: boolean, before: BeforeWrite = async () => undefined): Promise<TurnRollbackResult> {
   const origin = `agent:${sessionId}/${turnId}`;
   const mine = (await repo.list()).filter((snapshot) => snapshot.origin === origin);
-  const start = mine.find((snapshot) => snapshot.memo === START);
-  if (!start) throw new NotFoundError('NOT_FOUND', `turn ${turnId} of session ${sessionId} has no snapshot: it wrote nothing`, { details: { sessionId, turnId } });
-  const after = mine.find((snapshot) => snapshot.memo === END);
-  const now = await repo.scan((await repo.latest())?.files);
+  const startSummary = mine.find((snapshot) => snapshot.memo === START);
+  if (!startSummary) throw new NotFoundError('NOT_FOUND', `turn ${turnId} of session ${sessionId} has no snapshot: it wrote nothing`, { details: { sessionId, turnId } });
+  const start = await repo.get(startSummary.id);
+  const afterSummary = mine.find((snapshot) => snapshot.memo === END);
+  const after = afterSummary ? await repo.get(afterSummary.id) : undefined;
+  const now = await repo.scan(await repo.latest());
   const since = after ? repo.diff(after.files, now) : undefined;
   if (since && since.added.length + since.removed.length + since.changed.length === 0) {
     await repo.rollback(start.id, before);
