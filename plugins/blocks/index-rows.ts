@@ -21,7 +21,8 @@ export interface BlockRow {
   type: string;
   subtype: string | null;
   content: string;
-  markdown: string;
+  /** NULL when it is the same as `content` (most paragraphs): the text is then stored once. */
+  markdown: string | null;
   sort: number;
   created: string | null;
   updated: string | null;
@@ -79,6 +80,8 @@ export function deriveBlock(block: Block, rootId: string, parentId: string | nul
   const attrs = Object.keys(block.attrs).filter((name) => !COLUMN_ATTRS.has(name)).sort().map((name): [string, string] => [name, block.attrs[name]!]);
   const refs = hasInlineSyntax(block) ? parseRefs(source).map((ref) => ({ def: ref.id, anchor: ref.anchor ?? null })) : [];
   const tags = hasInlineSyntax(block) ? [...new Set(parseTags(source))] : [];
+  const content = block.type === 'document' ? source : leaf ? plainText(block) : '';
+  const markdown = leaf ? leafMarkdown(block) : '';
   const row: BlockRow = {
     id: block.id,
     parent_id: parentId,
@@ -88,8 +91,8 @@ export function deriveBlock(block: Block, rootId: string, parentId: string | nul
     hpath: place.hpath,
     type: block.type,
     subtype: block.subtype ?? null,
-    content: block.type === 'document' ? source : leaf ? plainText(block) : '',
-    markdown: leaf ? leafMarkdown(block) : '',
+    content,
+    markdown: markdown === content ? null : markdown,
     sort,
     created: block.attrs.created ?? null,
     updated: block.attrs.updated ?? null,

@@ -6,7 +6,7 @@ import { FTS_TABLE, FTS_TABLES } from './fts-index.js';
 export type Db = Database.Database;
 
 /** Bumped when the tables change; an index of another version is rebuilt from data/. */
-export const INDEX_SCHEMA_VERSION = '6';
+export const INDEX_SCHEMA_VERSION = '7';
 
 /**
  * The derived index (DESIGN.md §3). Everything here is reproduced from data/ by a rebuild, so the
@@ -24,7 +24,7 @@ CREATE TABLE IF NOT EXISTS documents (
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS blocks (
   id TEXT NOT NULL UNIQUE, parent_id TEXT, root_id TEXT NOT NULL, notebook TEXT NOT NULL, path TEXT NOT NULL,
-  hpath TEXT NOT NULL, type TEXT NOT NULL, subtype TEXT, content TEXT NOT NULL, markdown TEXT NOT NULL,
+  hpath TEXT NOT NULL, type TEXT NOT NULL, subtype TEXT, content TEXT NOT NULL, markdown TEXT,
   sort INTEGER NOT NULL, created TEXT, updated TEXT, updated_by TEXT, fingerprint TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS blocks_root ON blocks (root_id);

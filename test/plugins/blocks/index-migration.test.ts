@@ -14,7 +14,7 @@ describe('an index of an older schema', () => {
     const workspace = join(await tempDir(), 'ws');
     const first = await boot({ workspace });
     const notebook = await first.act<Created>('notebook_create', { name: 'Notes' });
-    const doc = await first.act<Created>('document_create', { notebook: notebook.id, title: 'Garden', markdown: 'tomatoes in the sun\n\nmore tomatoes\n\nbasil' });
+    const doc = await first.act<Created>('document_create', { notebook: notebook.id, title: 'Garden', markdown: 'tomatoes in the sun\n\nmore tomatoes\n\n**basil**' });
     const before = dumpIndex(workspace);
     await first.kernel.close();
     // What an index of schema 5 looked like: no block_docs table, and its version in meta.
@@ -30,6 +30,12 @@ describe('an index of an older schema', () => {
     expect(dumpIndex(workspace)).toEqual(before);
     const reopened = new Database(join(workspace, 'index', 'quire.db'), { readonly: true });
     expect(reopened.prepare("SELECT value FROM meta WHERE key = 'schema'").pluck().get()).toBe(INDEX_SCHEMA_VERSION);
+    // A paragraph's Markdown is stored only where it differs from its plain text.
+    expect(reopened.prepare("SELECT content, markdown, coalesce(markdown, content) AS md FROM blocks WHERE type = 'paragraph' ORDER BY sort").all()).toEqual([
+      { content: 'tomatoes in the sun', markdown: null, md: 'tomatoes in the sun' },
+      { content: 'more tomatoes', markdown: null, md: 'more tomatoes' },
+      { content: 'basil', markdown: '**basil**', md: '**basil**' },
+    ]);
     reopened.close();
   });
 });
