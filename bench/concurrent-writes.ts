@@ -6,7 +6,9 @@
  *   node dist/bench/concurrent-writes.js   (env: CLIENTS=50 DOCS=10 ROUNDS=20)
  */
 import { spawn } from 'node:child_process';
+import { Agent, request as httpRequest } from 'node:http';
 import { createHash, randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile, mkdir } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -27,6 +29,12 @@ function paragraph(seed: number): string {
     words.push(WORDS[x % WORDS.length]!);
   }
   return `${words.join(' ')}.`;
+}
+
+/** User and system CPU seconds of a process so far, all its threads (from /proc). */
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
 const pct = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor((p / 100) * values.length))]!;
@@ -52,23 +60,39 @@ async function main(): Promise<void> {
     });
     server.on('exit', () => reject(new Error(`serve ended: ${out}`)));
   });
-  const call = async (path: string, body: unknown): Promise<{ status: number; ms: number; body: Record<string, unknown> }> => {
+  // node:http with kept-alive connections, one per client: fetch cost this process about twice the CPU
+  // per request, on a machine of two cores that it shares with the server.
+  const agent = new Agent({ keepAlive: true, maxSockets: CLIENTS });
+  const { hostname, port } = new URL(url);
+  const call = (path: string, body: unknown): Promise<{ status: number; ms: number; body: Record<string, unknown> }> => new Promise((resolve, reject) => {
     const started = performance.now();
-    const response = await fetch(`${url}/api/actions/${path}`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
-    const parsed = (await response.json()) as Record<string, unknown>;
-    return { status: response.status, ms: performance.now() - started, body: parsed };
-  };
+    const payload = JSON.stringify(body);
+    const request = httpRequest({ agent, hostname, port, method: 'POST', path: `/api/actions/${path}`, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, ms: performance.now() - started, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown> }));
+      response.on('error', reject);
+    });
+    request.on('error', reject);
+    request.end(payload);
+  });
   try {
-    const notebook = ((await call('blocks/notebook/create', { name: 'Bench' })).body.result as { id: string }).id;
+    const ok = (answer: { status: number; body: Record<string, unknown> }): { id: string } => {
+      if (answer.status !== 200) throw new Error(`answered ${answer.status}: ${JSON.stringify(answer.body).slice(0, 300)}`);
+      return answer.body.result as { id: string };
+    };
+    const notebook = ok(await call('blocks/notebook/create', { name: 'Bench' })).id;
     const docs: string[] = [];
     for (let d = 0; d < DOCS; d++) {
       const markdown = Array.from({ length: 100 }, (_, i) => paragraph(d * 1000 + i)).join('\n\n');
-      docs.push(((await call('blocks/document/create', { notebook, title: `Document ${d}`, markdown })).body.result as { id: string }).id);
+      docs.push(ok(await call('blocks/document/create', { notebook, title: `Document ${d}`, markdown })).id);
     }
     for (let i = 0; i < 20; i++) await call('blocks/block/append', { parentId: docs[i % DOCS], markdown: paragraph(i) });
     const latencies: number[] = [];
     const acknowledged: { doc: string; ids: string[] }[] = [];
     const load = loadavg().map((value) => value.toFixed(2)).join(' ');
+    const serverCpu = cpuSeconds(server.pid!);
+    const clientCpu = process.cpuUsage();
     const started = performance.now();
     await Promise.all(Array.from({ length: CLIENTS }, async (_, client) => {
       for (let round = 0; round < ROUNDS; round++) {
@@ -81,9 +105,14 @@ async function main(): Promise<void> {
       }
     }));
     const wall = performance.now() - started;
+    const serverSeconds = cpuSeconds(server.pid!) - serverCpu;
+    const client = process.cpuUsage(clientCpu);
+    const clientSeconds = (client.user + client.system) / 1e6;
     const writes = CLIENTS * ROUNDS;
     console.log(`${CLIENTS} clients x ${ROUNDS} appends to ${DOCS} documents of 100 blocks (paragraphs of ~400 characters), load before ${load}:`);
     console.log(`  ${(writes / (wall / 1000)).toFixed(1)} appends/s; latency p50 ${pct(latencies, 50).toFixed(1)} ms, p99 ${pct(latencies, 99).toFixed(1)} ms, max ${Math.max(...latencies).toFixed(1)} ms`);
+    console.log(`  CPU in ${(wall / 1000).toFixed(2)} s: server ${serverSeconds.toFixed(2)} s (${((serverSeconds * 1e6) / writes).toFixed(0)} µs per append, all its threads), this client ${clientSeconds.toFixed(2)} s; load after ${loadavg().map((value) => value.toFixed(2)).join(' ')}`);
+    agent.destroy();
     server.kill('SIGTERM');
     await new Promise((resolve) => server.on('exit', resolve));
     await checkDurable(workspace, notebook, acknowledged);

@@ -5,7 +5,9 @@ import { NotFoundError, KernelError, writeFileAtomic, writeFileAtomicSync, type 
 import type { Block } from './block-model.js';
 import type { BlockIndex, Problem } from './block-index.js';
 import type { DocCatalog, DocEntry } from './doc-catalog.js';
+import { documentBytes } from './document-bytes.js';
 import { documentText, parseDocumentText } from './document-file.js';
+import { IndexGroup } from './index-group.js';
 import { cloneTree } from './index-rows.js';
 import { NOTEBOOK_CONF_FILE, notebookConfText, type NotebookConf } from './notebook-conf.js';
 import { WriteQueue } from './write-queue.js';
@@ -41,9 +43,9 @@ const SYNC_WRITE_LIMIT = 1 << 20;
  * round trip); while other documents are being written at the same time, the asynchronous write lets
  * their fsyncs overlap instead of holding the event loop through each in turn.
  */
-function writeDocumentFile(path: string, text: string, concurrent: boolean): Promise<void> {
-  if (concurrent || Buffer.byteLength(text) > SYNC_WRITE_LIMIT) return writeFileAtomic(path, text);
-  writeFileAtomicSync(path, text);
+function writeDocumentFile(path: string, bytes: Buffer, concurrent: boolean): Promise<void> {
+  if (concurrent || bytes.length > SYNC_WRITE_LIMIT) return writeFileAtomic(path, bytes);
+  writeFileAtomicSync(path, bytes);
   return Promise.resolve();
 }
 
@@ -65,6 +67,8 @@ function statOrUndefined(path: string): Stats | undefined {
 export class BlockStore {
   private readonly cache = new Map<string, Cached>();
   readonly queue = new WriteQueue();
+  /** Index writes of documents written at the same time, committed together. */
+  private readonly indexGroup: IndexGroup;
   /** Document files being written right now (writes to different documents run side by side). */
   private writing = 0;
   /** Files found broken (relative path → reason): reported, skipped, never deleted. */
@@ -75,7 +79,9 @@ export class BlockStore {
     readonly index: BlockIndex,
     readonly catalog: DocCatalog,
     readonly log: Logger,
-  ) {}
+  ) {
+    this.indexGroup = new IndexGroup(index);
+  }
 
   /** Called with a document's file still as it was, before it is changed, moved or removed (history). */
   private readonly changeListeners: { listener: ChangeListener; wants: ((change: { id: string; op: ChangeOp }) => boolean) | undefined }[] = [];
@@ -135,9 +141,12 @@ export class BlockStore {
     const before = this.catalog.doc(root.id);
     this.catalog.setDoc({ ...entry, title: root.content ?? '' });
     const path = this.filePath(root.id);
+    // Alone, the synchronous write is quickest; beside writes of other documents, the asynchronous one
+    // lets their fsyncs overlap instead of holding the event loop through each in turn.
+    const concurrent = this.writing > 0 || this.queue.concurrent;
     this.writing++;
     try {
-      await writeDocumentFile(path, documentText(root), true);
+      await writeDocumentFile(path, documentBytes(root), concurrent);
     } catch (error) {
       if (before) this.catalog.setDoc(before);
       else this.catalog.deleteDoc(root.id);
@@ -146,7 +155,8 @@ export class BlockStore {
       this.writing--;
     }
     const info = statSync(path);
-    this.index.writeDocument(root, this.placeOf(root.id), entry.parent, info);
+    const place = this.placeOf(root.id);
+    await this.indexGroup.run(() => this.index.writeDocument(root, place, entry.parent, info));
     this.remember(root.id, { root, mtimeMs: info.mtimeMs, size: info.size });
     const relative = this.catalog.relativePath(root.id);
     if (this.problems.delete(relative)) this.index.deleteProblem(relative);
@@ -165,7 +175,7 @@ export class BlockStore {
         await this.beforeChange(root.id, 'update', root.attrs.updatedBy ?? 'kernel');
         const path = this.filePath(root.id);
         const text = await readFile(path, 'utf8');
-        await writeDocumentFile(path, documentText(root), false);
+        await writeDocumentFile(path, documentBytes(root), false);
         written.push({ path, text });
       }
       const infos = docs.map(({ root }) => statSync(this.filePath(root.id)));

@@ -100,7 +100,8 @@ export function documentText(root: Block): string {
   return `${JSON.stringify(ordered(root), null, 2)}\n`;
 }
 
-function ordered(block: Block): Record<string, unknown> {
+/** A block's fields in the file's key order (attributes sorted), children included. */
+export function ordered(block: Block): Record<string, unknown> {
   const out: Record<string, unknown> = { id: block.id, type: block.type };
   if (block.subtype !== undefined) out.subtype = block.subtype;
   if (block.content !== undefined) out.content = block.content;

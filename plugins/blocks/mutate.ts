@@ -17,6 +17,8 @@ interface Pending {
   change: (c: Change) => unknown;
   resolve(value: unknown): void;
   reject(error: unknown): void;
+  /** Answered already (a change refused before its batch was written). */
+  settled?: boolean;
 }
 
 /** Changes waiting for their document's next write, per store and document. */
@@ -46,37 +48,79 @@ export function mutateDocument<T>(store: BlockStore, docId: string, call: Caller
       // From here on, new changes start the next batch.
       if (byDocument.get(docId) === batch) byDocument.delete(docId);
       await writeBatch(store, docId, batch);
-    }).catch((error: unknown) => { for (const item of batch) item.reject(error); });
+    }).catch((error: unknown) => { for (const item of batch) settle(item, () => item.reject(error)); });
   });
 }
 
 async function writeBatch(store: BlockStore, docId: string, batch: Pending[]): Promise<void> {
   const entry = store.entry(docId);
-  let current = await store.readForWrite(docId);
-  const done: { item: Pending; result: unknown }[] = [];
-  for (const item of batch) {
+  // Shared with the store's cache: only ever copied here, never changed.
+  const base = await store.read(docId);
+  // All changes on one copy; should one throw, the copy may hold part of it, so the batch is applied
+  // again on a fresh copy, this time with a copy per change (one copy per batch in the usual case).
+  const done = (await applyAll(batch, base, false)) ?? (await applyAll(batch.filter((item) => !item.settled), base, true))!;
+  if (done.results.length === 0) return;
+  try {
+    await store.write(done.root, entry);
+  } catch (error) {
+    for (const { item } of done.results) settle(item, () => item.reject(error));
+    return;
+  }
+  for (const { item, result } of done.results) settle(item, () => item.resolve(result));
+}
+
+interface Applied {
+  root: Block;
+  results: { item: Pending; result: unknown }[];
+}
+
+/**
+ * Applies the changes in order, each on the result of the ones before; a change that throws is
+ * answered with its error and leaves nothing. With `careful`, each change works on its own copy; without,
+ * all work on one, and the first change to throw ends the pass (undefined: apply again, carefully).
+ */
+async function applyAll(items: readonly Pending[], base: Block, careful: boolean): Promise<Applied | undefined> {
+  let current = cloneTree(base);
+  const results: Applied['results'] = [];
+  for (const item of items) {
+    // Each change's turn is a safe point: a call stopped while it waited changes nothing.
+    const stopped = item.call.stopped === undefined ? undefined : stopError(item.call as Pick<ActionCall, 'stopped'>);
+    if (stopped !== undefined) {
+      settle(item, () => item.reject(stopped));
+      continue;
+    }
+    const draft = careful && results.length > 0 ? cloneTree(current) : current;
     try {
-      // Each change's turn is a safe point: a call stopped while it waited changes nothing.
-      if (item.call.stopped !== undefined) throwIfStopped(item.call as Pick<ActionCall, 'stopped'>, 'The write (nothing was written)');
-      const draft = batch.length === 1 ? current : cloneTree(current);
       const by = updatedBy(item.call);
       const now = new Date();
       const result = await item.change({ root: draft, by, now });
       touch(draft, by, now);
       current = draft;
-      done.push({ item, result });
+      results.push({ item, result });
     } catch (error) {
-      item.reject(error);
+      settle(item, () => item.reject(error));
+      if (!careful) return undefined;
+      // The first change worked on the copy itself: nothing had been applied yet, so start from the base.
+      if (draft === current) current = cloneTree(base);
     }
   }
-  if (done.length === 0) return;
+  return { root: current, results };
+}
+
+function stopError(call: Pick<ActionCall, 'stopped'>): unknown {
   try {
-    await store.write(current, entry);
+    throwIfStopped(call, 'The write (nothing was written)');
+    return undefined;
   } catch (error) {
-    for (const { item } of done) item.reject(error);
-    return;
+    return error;
   }
-  for (const { item, result } of done) item.resolve(result);
+}
+
+/** Answers a change once. */
+function settle(item: Pending, answer: () => void): void {
+  if (item.settled) return;
+  item.settled = true;
+  answer();
 }
 
 /** The same, for a caller already inside the write queue. */
