@@ -101,8 +101,7 @@ export class SnapshotIndex {
       this.unsure.delete(id);
       if (!record) continue;
       const summary = summaryOf(record);
-      this.entries.set(id, summary);
-      this.ordered = undefined;
+      this.place(summary);
       repairs.push({ add: summary });
     }
     for (const id of this.unsure) if (!present.has(id)) this.unsure.delete(id);
@@ -157,18 +156,30 @@ export class SnapshotIndex {
       return;
     }
     if ('add' in line && isValidId(line.add?.id)) {
-      this.entries.set(line.add.id, line.add);
+      this.place(line.add);
       this.unsure.delete(line.add.id);
     } else if ('check' in line && isValidId(line.check)) {
       this.unsure.add(line.check);
     } else if ('tags' in line && isValidId(line.tags?.id) && Array.isArray(line.tags.tags)) {
       const entry = this.entries.get(line.tags.id);
-      if (entry) this.entries.set(entry.id, { ...entry, tags: line.tags.tags });
+      if (entry) this.place({ ...entry, tags: line.tags.tags });
       this.unsure.delete(line.tags.id);
-    } else {
-      return;
     }
-    this.ordered = undefined;
+  }
+
+  /**
+   * Puts a summary in the index, keeping the creation order without sorting again in the usual cases:
+   * a new snapshot taken on top of the newest goes at the end, a known one is replaced where it is.
+   */
+  private place(summary: SnapshotSummary): void {
+    const known = this.entries.get(summary.id);
+    this.entries.set(summary.id, summary);
+    if (!this.ordered) return;
+    const last = this.ordered.at(-1);
+    const at = known ? this.ordered.lastIndexOf(known) : -1;
+    if (at >= 0 && known!.created === summary.created && known!.parent === summary.parent) this.ordered[at] = summary;
+    else if (!known && (!last || summary.created > last.created || (summary.created === last.created && summary.parent === last.id))) this.ordered.push(summary);
+    else this.ordered = undefined;
   }
 
   private forget(): void {
@@ -218,6 +229,8 @@ export function inCreationOrder<T extends { id: string; created: string; parent:
     return hops;
   };
   const keyed = snapshots.map((snapshot) => ({ snapshot, depth: depthOf(snapshot) }));
-  keyed.sort((a, b) => a.snapshot.created.localeCompare(b.snapshot.created) || a.depth - b.depth || a.snapshot.id.localeCompare(b.snapshot.id));
+  // Plain comparison: timestamps and ids are ASCII of fixed shape, and a collator costs a microsecond a call.
+  const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+  keyed.sort((a, b) => compare(a.snapshot.created, b.snapshot.created) || a.depth - b.depth || compare(a.snapshot.id, b.snapshot.id));
   return keyed.map((entry) => entry.snapshot);
 }

@@ -110,7 +110,11 @@ export class SnapshotRepo {
 
   /** The newest snapshot, whose file table lets the next one skip unchanged files. */
   async latest(): Promise<Snapshot | undefined> {
-    const head = (await this.index.summaries()).at(-1);
+    return this.recordOf((await this.index.summaries()).at(-1));
+  }
+
+  /** The record of the newest snapshot, from memory when this process read or wrote it last. */
+  private async recordOf(head: SnapshotSummary | undefined): Promise<Snapshot | undefined> {
     if (!head) return undefined;
     if (this.newest?.id !== head.id) this.newest = await this.get(head.id);
     // Tags are the one thing a record changes; the index has them as they are now.
@@ -172,7 +176,7 @@ export class SnapshotRepo {
   async create(memo: string, origin: string, hooks: WorkHooks = {}): Promise<Snapshot> {
     const head = (await this.index.summaries()).at(-1);
     // A newest record that cannot be read vouches for nothing: every file is then read and hashed again.
-    const base = await this.latest().catch(() => undefined);
+    const base = await this.recordOf(head).catch(() => undefined);
     const scanStarted = Date.now();
     // A stop before the record is written leaves no snapshot (objects stored meanwhile are only unreferenced).
     const files = await this.scan(base, true, hooks);
