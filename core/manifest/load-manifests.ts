@@ -3,7 +3,7 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import type { ManifestIssue } from '../errors.js';
 import type { PluginSource } from '../plugin-api.js';
-import { CODE_ROOT } from '../paths.js';
+import { CODE_ROOT, NATIVE_MANIFESTS_DIR } from '../paths.js';
 import { validateManifest, type CompiledManifest } from './validate-manifest.js';
 
 /** A manifest file as found on disk: valid (with compiled schemas and a resolved entry) or its problems. */
@@ -22,6 +22,8 @@ export interface ReadManifestOptions {
   expectedId?: string;
   /** The folder the entry is relative to, and must stay inside. */
   entryBase: string;
+  /** Compile the schemas on first use (the kernel's own manifests only; see ValidateManifestOptions). */
+  lazySchemas?: boolean;
 }
 
 /** Reads, parses and validates one manifest file, and resolves its entry module. */
@@ -42,7 +44,7 @@ export async function readManifestFile(file: string, options: ReadManifestOption
   } catch (error) {
     return fail({ code: 'MANIFEST_JSON_INVALID', pointer: '', message: `not valid JSON: ${(error as Error).message}` });
   }
-  const result = validateManifest(raw, { file, ...(options.expectedId !== undefined ? { expectedId: options.expectedId } : {}) });
+  const result = validateManifest(raw, { file, ...(options.expectedId !== undefined ? { expectedId: options.expectedId } : {}), lazySchemas: options.lazySchemas === true });
   if (!result.ok) {
     const provides = providesOf(raw);
     return { ok: false, source: options.source, file, id: idOf(raw) ?? fallbackId, issues: result.issues, ...(provides ? { provides } : {}) };
@@ -78,12 +80,16 @@ function providesOf(raw: unknown): string[] | undefined {
   return Array.isArray(provides) && provides.every((name) => typeof name === 'string') ? provides as string[] : undefined;
 }
 
-/** Native manifests: `<dir>/<id>.json` (schemas excluded); entries resolve against the code root. */
-export async function loadNativeManifests(dir: string, codeRoot: string = CODE_ROOT): Promise<ManifestRecord[]> {
+/**
+ * Native manifests: `<dir>/<id>.json` (schemas excluded); entries resolve against the code root. Those of
+ * the kernel's own folder have their schemas compiled on first use, unless `eager` (plugin validate).
+ */
+export async function loadNativeManifests(dir: string, codeRoot: string = CODE_ROOT, eager = false): Promise<ManifestRecord[]> {
   if (!existsSync(dir)) return [];
+  const lazySchemas = !eager && resolve(dir) === resolve(NATIVE_MANIFESTS_DIR);
   const names = (await readdir(dir)).filter((name) => name.endsWith('.json') && !name.endsWith('.schema.json')).sort();
   return Promise.all(names.map((name) =>
-    readManifestFile(join(dir, name), { source: 'native', expectedId: basename(name, '.json'), entryBase: codeRoot })));
+    readManifestFile(join(dir, name), { source: 'native', expectedId: basename(name, '.json'), entryBase: codeRoot, lazySchemas })));
 }
 
 /** User plugins: `<workspace>/plugins/<id>/manifest.json`, entry beside the manifest. */
@@ -107,7 +113,7 @@ export async function readManifestsAt(path: string): Promise<ManifestRecord[]> {
   if (info.isDirectory()) {
     const own = join(target, 'manifest.json');
     if (existsSync(own)) return [await readManifestFile(own, { source: 'user', expectedId: basename(target), entryBase: target })];
-    const native = await loadNativeManifests(target, CODE_ROOT);
+    const native = await loadNativeManifests(target, CODE_ROOT, true);
     return native.length > 0 ? native : loadUserManifests(target);
   }
   if (basename(target) === 'manifest.json') {

@@ -30,6 +30,13 @@ export interface ValidateManifestOptions {
   /** The id the manifest must carry (its file or folder name). */
   expectedId?: string;
   kernelVersion?: string;
+  /**
+   * Compile the action and config schemas on first use instead of now. Only for the kernel's own
+   * manifests: they ship with it and a test compiles every one of them, while compiling their 60-odd
+   * schemas cost a quarter of a second of every start. A manifest that can be wrong (a user plugin,
+   * `quire plugin validate`) is compiled here, so that a schema that does not compile is reported.
+   */
+  lazySchemas?: boolean;
 }
 
 /** Validates a parsed manifest against the schema, then checks what a schema cannot say. */
@@ -44,8 +51,9 @@ export function validateManifest(raw: unknown, options: ValidateManifestOptions)
     issues.push({ code, file: options.file, pointer, message });
   };
   checkIdentity(manifest, options, report);
-  const actions = compileActions(manifest, report);
-  const validateConfig = manifest.config ? compileSchema(manifest.config, '/config', 'MANIFEST_CONFIG_SCHEMA_INVALID', report) : undefined;
+  const compile = options.lazySchemas === true ? lazySchema : compileSchema;
+  const actions = compileActions(manifest, report, compile);
+  const validateConfig = manifest.config ? compile(manifest.config, '/config', 'MANIFEST_CONFIG_SCHEMA_INVALID', report) : undefined;
   if (issues.length > 0) return { ok: false, issues };
   return { ok: true, value: { manifest, actions, validateConfig } };
 }
@@ -81,7 +89,9 @@ function checkIdentity(manifest: PluginManifest, options: ValidateManifestOption
   });
 }
 
-function compileActions(manifest: PluginManifest, report: Report): CompiledAction[] {
+type Compile = (schema: object, pointer: string, code: ErrorCode, report: Report) => ValidateFunction | undefined;
+
+function compileActions(manifest: PluginManifest, report: Report, compileSchema: Compile): CompiledAction[] {
   const compiled: CompiledAction[] = [];
   const seenTools = new Set<string>();
   const seenWireNames = new Map<string, string>();
@@ -119,4 +129,18 @@ function compileSchema(schema: object, pointer: string, code: ErrorCode, report:
     report(code, pointer, `schema does not compile: ${error instanceof Error ? error.message : String(error)}`);
     return undefined;
   }
+}
+
+/** A validator that compiles its schema when first called, then behaves as the compiled one. */
+function lazySchema(schema: object): ValidateFunction {
+  let compiled: ValidateFunction | undefined;
+  const validate = function (this: unknown, data: unknown): boolean {
+    compiled ??= getPluginSchemaAjv().compile(schema);
+    const valid = compiled.call(this, data);
+    validate.errors = compiled.errors ?? null;
+    return valid;
+  } as ValidateFunction;
+  validate.errors = null;
+  validate.schema = schema;
+  return validate;
 }
