@@ -71,6 +71,8 @@ export type CallOutcome =
  * read-only checks → effects gate (agent calls) → handler in its effect scope → audit (actions with effects).
  */
 const NO_NOTEBOOKS: ReadonlySet<string> = new Set();
+const PERSON_DECISION: CallDecision = Object.freeze({ outcome: 'run', reason: 'caller_is_person' });
+const NO_LIMITS: RunLimits = Object.freeze({});
 
 @injectable()
 export class ActionPipeline {
@@ -97,6 +99,10 @@ export class ActionPipeline {
     }
     if (call.decision.outcome === 'confirm') {
       return this.requestConfirmation(call).then((confirmation) => ({ status: 'confirmation_required', confirmation, call }));
+    }
+    // A plain read (no effects, no progress, not long): straight to the handler, answered in one step.
+    if (call.entry.effects.length === 0 && call.entry.spec.long !== true && !request.onProgress) {
+      return this.run(call, {}, (value) => ({ status: 'ok', value, call })) as Promise<CallOutcome>;
     }
     const options: ExecuteOptions = { ...(request.onProgress ? { onProgress: request.onProgress } : {}), ...(request.onJob ? { onJob: request.onJob } : {}) };
     if (request.background === true && call.entry.spec.long === true) {
@@ -150,7 +156,7 @@ export class ActionPipeline {
    */
   execute(call: PreparedCall, options: ExecuteOptions = {}): Promise<unknown> {
     if (call.entry.spec.long === true) return this.startJob(call, options).done;
-    if (call.decision.outcome !== 'confirm' && call.entry.effects.length === 0 && !options.onProgress) return this.run(call, {});
+    if (call.decision.outcome !== 'confirm' && call.entry.effects.length === 0 && !options.onProgress) return this.run(call, NO_LIMITS);
     return this.executeRecorded(call, options, {});
   }
 
@@ -202,27 +208,24 @@ export class ActionPipeline {
     return value;
   }
 
-  /** The handler in its scope, then the output check; refused egress is recorded before the call ends. */
-  private run(call: PreparedCall, limits: RunLimits): Promise<unknown> {
+  /**
+   * The handler in its scope, then the output check; refused egress is recorded before the call ends.
+   * `answer` turns the checked value into what the caller gets, in the same step (no promise more).
+   */
+  private run(call: PreparedCall, limits: RunLimits, answer?: (value: unknown) => unknown): Promise<unknown> {
     const { entry } = call;
-    const refusals: Promise<unknown>[] = [];
-    const afterRefusals = <T>(settle: () => T): T | Promise<T> => (refusals.length > 0 ? Promise.all(refusals).then(settle) : settle());
     return runHandler(call, {
       timeoutMs: limits.timeoutMs ?? this.config.actions.timeoutMs,
       stopGraceMs: this.config.actions.stopGraceMs,
       log: entry.log,
-      onRefused: (target) => refusals.push(this.record(call, 'egress_denied', 'EGRESS_DENIED', { target }).catch(() => undefined)),
-      ...(limits.onProgress ? { onProgress: limits.onProgress } : {}),
-      ...(limits.onStopped ? { onStopped: limits.onStopped } : {}),
-    }).then(
-      (value) => afterRefusals(() => {
+      onRefused: (target) => this.record(call, 'egress_denied', 'EGRESS_DENIED', { target }).catch(() => undefined),
+      accept: entry.validateOutput || answer ? (value) => {
         this.checkOutput(entry, value);
-        return value;
-      }),
-      (error: unknown) => afterRefusals(() => {
-        throw error;
-      }),
-    );
+        return answer ? answer(value) : value;
+      } : undefined,
+      onProgress: limits.onProgress,
+      onStopped: limits.onStopped,
+    });
   }
 
   private find(target: string | ActionRef): RegisteredAction | undefined {
@@ -276,7 +279,7 @@ export class ActionPipeline {
 
   /** Decided once per notebook the call touches; the strictest outcome wins. */
   private decideFor(entry: RegisteredAction, principal: Principal, notebooks: readonly string[], sessionMode: SessionMode): CallDecision {
-    if (principal.kind !== 'agent') return { outcome: 'run', reason: 'caller_is_person' };
+    if (principal.kind !== 'agent') return PERSON_DECISION;
     if (notebooks.length <= 1) return this.decideOne(entry, notebooks[0], sessionMode);
     const decisions = notebooks.map((notebook) => this.decideOne(entry, notebook, sessionMode));
     return decisions.find((d) => d.outcome === 'deny') ?? decisions.find((d) => d.outcome === 'confirm') ?? decisions[0]!;

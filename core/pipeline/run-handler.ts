@@ -1,9 +1,9 @@
 import { KernelError, PluginError, isKernelError, type ErrorCode } from '../errors.js';
 import type { Logger } from '../log.js';
-import type { ActionCall, ProgressUpdate, StopReason } from '../plugin-api.js';
+import type { ActionCall, Effect, Principal, ProgressUpdate, StopReason } from '../plugin-api.js';
 import { runInActionScope, type RunningAction } from '../egress/action-scope.js';
-import { DeadlineWatch } from './deadline-watch.js';
-import { isCancelled } from './cancel-source.js';
+import { DeadlineWatch, Watched } from './deadline-watch.js';
+import { isCancelled, type CancelSource } from './cancel-source.js';
 import type { PreparedCall } from './prepared-call.js';
 
 export interface RunOptions {
@@ -11,7 +11,10 @@ export interface RunOptions {
   /** How long a stopped handler that watches its stop is waited for, to report what it really did. */
   stopGraceMs: number;
   log: Logger;
-  onRefused(target: string): void;
+  /** Told of egress the handler did not declare; the call answers only once what it returns (the audit record) settles. */
+  onRefused(target: string): Promise<unknown> | undefined;
+  /** Checks the handler's value and gives what the call answers with; what it throws fails the call. */
+  accept?: (value: unknown) => unknown;
   onProgress?: (update: ProgressUpdate) => void;
   /** Told when the call was stopped (time limit or cancel) and its handler was waited for. */
   onStopped?: (reason: StopReason) => void;
@@ -30,87 +33,190 @@ const deadlines = new DeadlineWatch();
  * this process: the answer says it may still be running.
  */
 export function runHandler(call: PreparedCall, options: RunOptions): Promise<unknown> {
-  const { entry } = call;
   return new Promise((resolve, reject) => {
-    // The handler's signal is created only if the handler asks for it: most never do, and an
-    // AbortSignal per call costs more than the rest of a read action's path.
-    let controller: AbortController | undefined;
-    let stopReason: KernelError | undefined;
-    let stopKind: StopReason | undefined;
-    // Native handlers stop at safe points by construction (every write checks at its turn in the write
-    // queue), and a long action's job must account for its work: both are waited for once stopped.
-    let watchesStop = entry.source === 'native' || entry.spec.long === true;
-    let settled = false;
-    let grace: NodeJS.Timeout | undefined;
-    const settle = (): boolean => {
-      if (settled) return false;
-      settled = true;
-      deadlines.clear(watched);
-      if (grace) clearTimeout(grace);
-      return true;
-    };
-    const stop = (kind: StopReason, error: KernelError): void => {
-      if (settled || stopKind !== undefined) return;
-      stopKind = kind;
-      stopReason = error;
-      controller?.abort(error);
-      if (!watchesStop) {
-        if (settle()) reject(stillRunning(error));
+    if (call.cancel && isCancelled(call.cancel)) {
+      reject(new KernelError('ACTION_CANCELLED', `${call.entry.wireName} was cancelled before it started`));
+      return;
+    }
+    new HandlerRun(call, options, resolve, reject).start();
+  });
+}
+
+/**
+ * One running handler: its scope (what the egress guard asks), its deadline entry and its state, in one
+ * object. This is the path of every call, and a closure per callback cost more than the rest of a read
+ * action's path; what the handler sees is a separate small object (CallHandle).
+ */
+class HandlerRun extends Watched implements RunningAction {
+  readonly plugin: string;
+  readonly tool: string;
+  readonly action: string;
+  readonly declaredEffects: readonly Effect[];
+  readonly deadline: number;
+  readonly cancel: CancelSource | undefined;
+  readonly #call: PreparedCall;
+  readonly #options: RunOptions;
+  readonly #resolve: (value: unknown) => void;
+  readonly #reject: (error: unknown) => void;
+  #controller: AbortController | undefined;
+  #stopError: KernelError | undefined;
+  #stopKind: StopReason | undefined;
+  // Native handlers stop at safe points by construction (every write checks at its turn in the write
+  // queue), and a long action's job must account for its work: both are waited for once stopped.
+  #watchesStop: boolean;
+  #settled = false;
+  #grace: NodeJS.Timeout | undefined;
+  #refusals: Promise<unknown>[] | undefined;
+
+  constructor(call: PreparedCall, options: RunOptions, resolve: (value: unknown) => void, reject: (error: unknown) => void) {
+    super();
+    const { entry } = call;
+    this.plugin = entry.pluginId;
+    this.tool = entry.tool;
+    this.action = entry.action;
+    this.declaredEffects = entry.declaredEffects;
+    this.deadline = Date.now() + options.timeoutMs;
+    this.cancel = call.cancel;
+    this.#call = call;
+    this.#options = options;
+    this.#resolve = resolve;
+    this.#reject = reject;
+    this.#watchesStop = entry.source === 'native' || entry.spec.long === true;
+  }
+
+  start(): void {
+    deadlines.watch(this);
+    const handle = new CallHandle(this, this.#call, this.#options.log);
+    // Inside the scope so that everything the handler starts, sync or async, is attributed to it.
+    runInActionScope(this, () => {
+      let result: unknown;
+      try {
+        result = this.#call.entry.handler(this.#call.input, handle);
+      } catch (error) {
+        this.#fail(error);
         return;
       }
-      options.onStopped?.(kind);
-      grace = setTimeout(() => { if (settle()) reject(stillRunning(error)); }, options.stopGraceMs);
-      grace.unref();
-    };
-    const onCallerAbort = (): void => stop('cancelled', new KernelError('ACTION_CANCELLED', `${entry.wireName} was cancelled`));
-    if (call.cancel && isCancelled(call.cancel)) {
-      settled = true;
-      return reject(new KernelError('ACTION_CANCELLED', `${entry.wireName} was cancelled before it started`));
+      // A handler that answers at once is settled at once: no promise is made for it.
+      if (isThenable(result)) Promise.resolve(result).then((value) => this.#succeed(value), (error: unknown) => this.#fail(error));
+      else this.#succeed(result);
+    });
+  }
+
+  onRefused(_kind: 'egress', target: string): void {
+    const recorded = this.#options.onRefused(target);
+    if (recorded) (this.#refusals ??= []).push(recorded);
+  }
+
+  onTimeout(): void {
+    const { wireName } = this.#call.entry;
+    const { timeoutMs } = this.#options;
+    this.#stop('time_limit', new KernelError('ACTION_TIMEOUT', `${wireName} did not finish within ${timeoutMs} ms`, { details: { timeoutMs } }));
+  }
+
+  onCancel(): void {
+    this.#stop('cancelled', new KernelError('ACTION_CANCELLED', `${this.#call.entry.wireName} was cancelled`));
+  }
+
+  /** The handler's signal, made only when the handler asks for it: most never do. */
+  signal(): AbortSignal {
+    this.#watchesStop = true;
+    if (!this.#controller) {
+      this.#controller = new AbortController();
+      if (this.#stopError) this.#controller.abort(this.#stopError);
     }
-    const watched = deadlines.watch({
-      timeoutMs: options.timeoutMs,
-      cancel: call.cancel,
-      onCancel: onCallerAbort,
-      onTimeout: () => stop('time_limit', new KernelError('ACTION_TIMEOUT', `${entry.wireName} did not finish within ${options.timeoutMs} ms`, { details: { timeoutMs: options.timeoutMs } })),
-    });
-    const onProgress = options.onProgress;
-    const actionCall: ActionCall = {
-      callId: call.id,
-      principal: call.principal,
-      deniedNotebooks: call.deniedNotebooks,
-      log: options.log,
-      get signal(): AbortSignal {
-        watchesStop = true;
-        if (!controller) {
-          controller = new AbortController();
-          if (stopReason) controller.abort(stopReason);
-        }
-        return controller.signal;
-      },
-      get stopped(): StopReason | undefined {
-        watchesStop = true;
-        return stopKind;
-      },
-      progress(update: ProgressUpdate): void {
-        if (onProgress && !settled) onProgress(update);
-      },
-    };
-    const scope: RunningAction = {
-      plugin: entry.pluginId, tool: entry.tool, action: entry.action, declaredEffects: entry.declaredEffects,
-      onRefused: (_kind, target) => options.onRefused(target),
-    };
-    // Inside the scope so that everything the handler starts, sync or async, is attributed to it.
-    runInActionScope(scope, () => {
-      try {
-        Promise.resolve(entry.handler(call.input, actionCall)).then(
-          (value) => { if (settle()) resolve(value); },
-          (error: unknown) => { if (settle()) reject(wrapPluginError(error, entry.pluginId, `${entry.tool}.${entry.action}`)); },
-        );
-      } catch (error) {
-        if (settle()) reject(wrapPluginError(error, entry.pluginId, `${entry.tool}.${entry.action}`));
-      }
-    });
-  });
+    return this.#controller.signal;
+  }
+
+  stopped(): StopReason | undefined {
+    this.#watchesStop = true;
+    return this.#stopKind;
+  }
+
+  progress(update: ProgressUpdate): void {
+    if (this.#options.onProgress && !this.#settled) this.#options.onProgress(update);
+  }
+
+  #succeed(value: unknown): void {
+    if (!this.#settle()) return;
+    // Refused egress is recorded before the call answers.
+    if (this.#refusals) void Promise.all(this.#refusals).then(() => this.#answer(value), () => this.#answer(value));
+    else this.#answer(value);
+  }
+
+  #answer(value: unknown): void {
+    const accept = this.#options.accept;
+    if (!accept) return this.#resolve(value);
+    let accepted: unknown;
+    try {
+      accepted = accept(value);
+    } catch (error) {
+      return this.#reject(error);
+    }
+    this.#resolve(accepted);
+  }
+
+  #fail(error: unknown): void {
+    if (!this.#settle()) return;
+    const { entry } = this.#call;
+    const wrapped = wrapPluginError(error, entry.pluginId, `${entry.tool}.${entry.action}`);
+    if (this.#refusals) void Promise.all(this.#refusals).then(() => this.#reject(wrapped), () => this.#reject(wrapped));
+    else this.#reject(wrapped);
+  }
+
+  #settle(): boolean {
+    if (this.#settled) return false;
+    this.#settled = true;
+    deadlines.clear(this);
+    if (this.#grace) clearTimeout(this.#grace);
+    return true;
+  }
+
+  #stop(kind: StopReason, error: KernelError): void {
+    if (this.#settled || this.#stopKind !== undefined) return;
+    this.#stopKind = kind;
+    this.#stopError = error;
+    this.#controller?.abort(error);
+    if (!this.#watchesStop) {
+      if (this.#settle()) this.#reject(stillRunning(error));
+      return;
+    }
+    this.#options.onStopped?.(kind);
+    this.#grace = setTimeout(() => { if (this.#settle()) this.#reject(stillRunning(error)); }, this.#options.stopGraceMs);
+    this.#grace.unref();
+  }
+}
+
+/** What a handler sees of its call. */
+class CallHandle implements ActionCall {
+  readonly callId: string;
+  readonly principal: Principal;
+  readonly deniedNotebooks: ReadonlySet<string>;
+  readonly log: Logger;
+  readonly #run: HandlerRun;
+
+  constructor(run: HandlerRun, call: PreparedCall, log: Logger) {
+    this.callId = call.id;
+    this.principal = call.principal;
+    this.deniedNotebooks = call.deniedNotebooks;
+    this.log = log;
+    this.#run = run;
+  }
+
+  get signal(): AbortSignal {
+    return this.#run.signal();
+  }
+
+  get stopped(): StopReason | undefined {
+    return this.#run.stopped();
+  }
+
+  progress(update: ProgressUpdate): void {
+    this.#run.progress(update);
+  }
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return value !== null && (typeof value === 'object' || typeof value === 'function') && typeof (value as { then?: unknown }).then === 'function';
 }
 
 /** A stopped call whose handler did not stop: its effects are unknown, and retrying may repeat them. */
