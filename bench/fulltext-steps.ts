@@ -4,7 +4,8 @@
  *   A (before): default pragmas; count pass (cap 100k); ranked top-20; rows; snippets folded one character
  *     at a time; hits per document by a join with the wide `blocks` rows (first 10k hits).
  *   B (now): the kernel's reader (mmap, page cache); hits per document over `block_docs` whose sum is the
- *     total under 10k hits (count pass only above); ranked top-20; rows; the plugin's snippets; hpaths.
+ *     total under 10k hits (count pass only above); ranked top-20 of the first 10k hits (was 50k); rows;
+ *     the plugin's snippets; hpaths.
  * Also the bare FTS5 top-20 and the index's bytes per block by table (dbstat).
  *
  *   node dist/bench/fulltext-steps.js WORKSPACE QUERIES_JSON    (queries.json of /work/shared/bench/corpus.mjs)
@@ -44,11 +45,11 @@ function oldSnippetCost(text: string, terms: readonly string[]): number {
   return found;
 }
 
-function statements(db: Database.Database) {
+function statements(db: Database.Database, rankCap: number) {
   return {
     bare: db.prepare(`SELECT rowid, bm25(blocks_fts, ${W}) AS r FROM blocks_fts WHERE blocks_fts MATCH ? ORDER BY r LIMIT 20`),
     count: db.prepare('SELECT count(*) FROM (SELECT 1 FROM blocks_fts f WHERE blocks_fts MATCH ? LIMIT 100001)').pluck(),
-    ranked: db.prepare(`SELECT rowid, rank FROM (SELECT f.rowid AS rowid, bm25(blocks_fts, ${W}) AS rank FROM blocks_fts f WHERE blocks_fts MATCH ? LIMIT 50000) ORDER BY rank LIMIT 20 OFFSET 0`),
+    ranked: db.prepare(`SELECT rowid, rank FROM (SELECT f.rowid AS rowid, bm25(blocks_fts, ${W}) AS rank FROM blocks_fts f WHERE blocks_fts MATCH ? LIMIT ${rankCap}) ORDER BY rank LIMIT 20 OFFSET 0`),
     rows: db.prepare('SELECT rowid, id, type, subtype, root_id, notebook, hpath, content FROM blocks WHERE rowid IN (SELECT value FROM json_each(?))'),
     wideDocs: db.prepare(`SELECT d.root_id AS documentId, d.hpath, count(*) AS hits FROM (SELECT f.rowid AS rowid FROM blocks_fts f WHERE blocks_fts MATCH ? LIMIT 10000) x
       JOIN blocks d ON d.rowid = x.rowid GROUP BY d.root_id ORDER BY hits DESC, d.root_id LIMIT 50`),
@@ -61,8 +62,8 @@ function statements(db: Database.Database) {
 
 const before = new Database(file, { readonly: true, fileMustExist: true });
 const after = openIndexReader(file);
-const A = statements(before);
-const B = statements(after);
+const A = statements(before, 50_000);
+const B = statements(after, 10_000);
 console.log(`${workspace}: node ${process.version}, load ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
 console.log('| query kind | bare top-20 | A before: count | docs (wide) | snippets | A total | B now: docs+total (narrow) | count | snippets | B total | B/A | B/bare |');
 console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');

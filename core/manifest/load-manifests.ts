@@ -22,8 +22,8 @@ export interface ReadManifestOptions {
   expectedId?: string;
   /** The folder the entry is relative to, and must stay inside. */
   entryBase: string;
-  /** Compile the schemas on first use (the kernel's own manifests only; see ValidateManifestOptions). */
-  lazySchemas?: boolean;
+  /** The kernel's own manifests: schemas compiled on first use (see ValidateManifestOptions.trusted). */
+  trusted?: boolean;
 }
 
 /** Reads, parses and validates one manifest file, and resolves its entry module. */
@@ -44,7 +44,7 @@ export async function readManifestFile(file: string, options: ReadManifestOption
   } catch (error) {
     return fail({ code: 'MANIFEST_JSON_INVALID', pointer: '', message: `not valid JSON: ${(error as Error).message}` });
   }
-  const result = validateManifest(raw, { file, ...(options.expectedId !== undefined ? { expectedId: options.expectedId } : {}), lazySchemas: options.lazySchemas === true });
+  const result = validateManifest(raw, { file, ...(options.expectedId !== undefined ? { expectedId: options.expectedId } : {}), trusted: options.trusted === true });
   if (!result.ok) {
     const provides = providesOf(raw);
     return { ok: false, source: options.source, file, id: idOf(raw) ?? fallbackId, issues: result.issues, ...(provides ? { provides } : {}) };
@@ -86,10 +86,10 @@ function providesOf(raw: unknown): string[] | undefined {
  */
 export async function loadNativeManifests(dir: string, codeRoot: string = CODE_ROOT, eager = false): Promise<ManifestRecord[]> {
   if (!existsSync(dir)) return [];
-  const lazySchemas = !eager && resolve(dir) === resolve(NATIVE_MANIFESTS_DIR);
+  const trusted = !eager && resolve(dir) === resolve(NATIVE_MANIFESTS_DIR);
   const names = (await readdir(dir)).filter((name) => name.endsWith('.json') && !name.endsWith('.schema.json')).sort();
   return Promise.all(names.map((name) =>
-    readManifestFile(join(dir, name), { source: 'native', expectedId: basename(name, '.json'), entryBase: codeRoot, lazySchemas })));
+    readManifestFile(join(dir, name), { source: 'native', expectedId: basename(name, '.json'), entryBase: codeRoot, trusted })));
 }
 
 /** User plugins: `<workspace>/plugins/<id>/manifest.json`, entry beside the manifest. */

@@ -1,3 +1,4 @@
+import type { Stats } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isValidId } from '../../core/index.js';
@@ -111,9 +112,10 @@ async function reconcileCatalog(state: SyncState, found: FoundDoc[], present: Se
   const { catalog } = state.store;
   for (const entry of [...catalog.allDocs()]) if (!present.has(entry.id)) catalog.deleteDoc(entry.id);
   const changed: FoundDoc[] = [];
-  for (const doc of found) {
+  const infos = await statAll(found.map((doc) => doc.file));
+  for (const [i, doc] of found.entries()) {
     // A file removed since the scan is simply gone: the next sync (the watcher's) drops its rows.
-    const info = await stat(doc.file).catch(() => undefined);
+    const info = infos[i];
     if (!info) continue;
     const record = state.known.get(doc.id);
     const same = record && record.mtime_ms === Math.trunc(info.mtimeMs) && record.size === info.size && record.path === doc.relativePath;
@@ -209,6 +211,25 @@ async function scanFolder(dataDir: string, notebook: string, parent: string | nu
     }
     await scanFolder(dataDir, notebook, entry.name, [...parts, entry.name], found, problems);
   }
+}
+
+/**
+ * Many stats at once: one awaited after the other, each waited for a round trip to the thread pool
+ * (10,000 documents took most of a second of the start-up sync, which every action waits for).
+ */
+const STATS_IN_FLIGHT = 64;
+
+async function statAll(files: readonly string[]): Promise<(Stats | undefined)[]> {
+  const out = new Array<Stats | undefined>(files.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < files.length) {
+      const i = next++;
+      out[i] = await stat(files[i]!).catch(() => undefined);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(STATS_IN_FLIGHT, files.length) }, worker));
+  return out;
 }
 
 function depth(doc: FoundDoc): number {

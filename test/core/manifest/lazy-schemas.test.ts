@@ -36,7 +36,7 @@ describe("the kernel's own manifests, compiled on first use", () => {
     first!.input = { type: 'object', properties: { a: { type: 'nonsense' } } };
     const eager = validateManifest(manifest, { file: 'system.json' });
     expect(eager.ok ? [] : eager.issues.map((issue) => issue.code)).toContain('MANIFEST_INPUT_SCHEMA_INVALID');
-    const lazy = validateManifest(manifest, { file: 'system.json', lazySchemas: true });
+    const lazy = validateManifest(manifest, { file: 'system.json', trusted: true });
     if (!lazy.ok) throw new Error(JSON.stringify(lazy.issues));
     expect(() => lazy.value.actions[0]!.validateInput({})).toThrow();
   });
