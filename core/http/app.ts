@@ -4,9 +4,8 @@ import { KernelError } from '../errors.js';
 import { KERNEL_VERSION } from '../paths.js';
 import { errorResponse } from './error-response.js';
 import type { HttpEnv } from './http-env.js';
-import { bearerAuth, requireRole } from './middleware/bearer-auth.js';
-import { bodySizeLimit } from './middleware/body-size-limit.js';
-import { hostOriginGuard } from './middleware/host-origin-guard.js';
+import { requestGuard } from './middleware/request-guard.js';
+import { requireRole } from './middleware/require-role.js';
 import { actionRoutes } from './routes/actions.js';
 import { confirmationRoutes } from './routes/confirmations.js';
 import { grantRoutes } from './routes/grants.js';
@@ -18,18 +17,16 @@ import { mcpServerRoutes } from './routes/mcp-servers.js';
 import { McpSessions } from '../mcp/mcp-sessions.js';
 
 /**
- * The kernel's HTTP surface. Order matters: the Host/Origin guard runs before anything else, the body
- * limit before a body is read, authentication before any `/api` route.
+ * The kernel's HTTP surface. One guard runs before anything else: Host/Origin, the body limit before a
+ * body is read, the bearer token before any `/api` route and `/mcp`.
  */
 export function createHttpApp(kernel: Kernel): Hono<HttpEnv> {
   const app = new Hono<HttpEnv>();
   const { server } = kernel.config;
   app.onError((error, c) => errorResponse(c, error, kernel.log));
   app.notFound((c) => errorResponse(c, new KernelError('NOT_FOUND', `no route ${c.req.method} ${c.req.path}`)));
-  app.use('*', hostOriginGuard({ allowedHosts: server.allowedHosts, allowedOrigins: server.allowedOrigins }));
-  app.use('*', bodySizeLimit(server.bodyLimitBytes));
+  app.use('*', requestGuard({ allowedHosts: server.allowedHosts, allowedOrigins: server.allowedOrigins, bodyLimitBytes: server.bodyLimitBytes, authenticator: kernel.authenticator }));
   app.get('/healthz', (c) => c.json({ ok: true, version: KERNEL_VERSION }));
-  app.use('/api/*', bearerAuth(kernel.authenticator));
   app.route('/api/plugins', pluginRoutes(kernel));
   app.route('/api/actions', actionRoutes(() => kernel.pipeline, () => kernel.jobs));
   app.use('/api/grants/*', requireRole('admin'));
@@ -51,7 +48,7 @@ export function createHttpApp(kernel: Kernel): Hono<HttpEnv> {
   const mcpSessions = new McpSessions({ idleMs: kernel.config.mcp.sessionIdleMs, maxSessions: kernel.config.mcp.maxSessions });
   const unsubscribe = kernel.registry.onChange(() => mcpSessions.notifyToolsChanged());
   kernel.onClose(async () => { unsubscribe(); await mcpSessions.closeAll(); });
-  app.use('/mcp', bearerAuth(kernel.authenticator), requireRole('admin'));
+  app.use('/mcp', requireRole('admin'));
   app.route('/mcp', mcpRoutes(kernel, mcpSessions));
   return app;
 }

@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
 import type { HttpEnv } from './http-env.js';
-import { tooLarge } from './middleware/body-size-limit.js';
+import { tooLarge } from './middleware/request-guard.js';
 import type { ValidateFunction } from 'ajv';
 import { KernelError } from '../errors.js';
 import { createAjv, formatIssues, runValidator } from '../schema/ajv.js';

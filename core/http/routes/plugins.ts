@@ -5,7 +5,7 @@ import type { ManifestRecord } from '../../manifest/load-manifests.js';
 import type { RegisteredAction } from '../../registry/action-registry.js';
 import type { HttpEnv } from '../http-env.js';
 import { KernelError } from '../../errors.js';
-import { requireRole } from '../middleware/bearer-auth.js';
+import { requireRole } from '../middleware/require-role.js';
 import { readJsonBody } from '../read-body.js';
 
 /** `GET /api/plugins`: every plugin found, whether it is active, and the effects of each of its actions. */

@@ -24,6 +24,40 @@ describe('authentication', () => {
   });
 });
 
+describe('authentication by header', () => {
+  const auth = new Authenticator({ auth: { tokens: [
+    { name: 'admin', role: 'admin', sha256: sha('a-token') },
+    { name: 'reader', role: 'reader', sha256: sha('r-token') },
+  ] } }, {});
+
+  it('answers as authenticate does for the token in a Bearer header, however often it is sent', () => {
+    for (let round = 0; round < 3; round++) {
+      expect(auth.authenticateHeader('Bearer a-token')).toEqual({ kind: 'person', name: 'admin', role: 'admin' });
+      expect(auth.authenticateHeader('bearer   r-token ')).toEqual({ kind: 'person', name: 'reader', role: 'reader' });
+      expect(auth.authenticateHeader('Bearer a-token2')).toBeUndefined();
+      expect(auth.authenticateHeader('Bearer a-toke')).toBeUndefined();
+      expect(auth.authenticateHeader('a-token')).toBeUndefined();
+      expect(auth.authenticateHeader('Basic a-token')).toBeUndefined();
+      expect(auth.authenticateHeader('Bearer a-token, Bearer a-token')).toBeUndefined();
+      expect(auth.authenticateHeader('Bearer')).toBeUndefined();
+      expect(auth.authenticateHeader('')).toBeUndefined();
+    }
+  });
+
+  it('gives each caller a principal of its own, and still answers past the headers it keeps', () => {
+    const first = auth.authenticateHeader('Bearer a-token');
+    expect(first).not.toBe(auth.authenticateHeader('Bearer a-token'));
+    // Spellings of the same token (case of "Bearer", spaces) are distinct headers: more than are kept.
+    for (let spaces = 1; spaces <= 100; spaces++) {
+      expect(auth.authenticateHeader(`Bearer${' '.repeat(spaces)}a-token`)?.name).toBe('admin');
+      expect(auth.authenticateHeader(`Bearer${' '.repeat(spaces)}wrong-${spaces}`)).toBeUndefined();
+    }
+    expect(auth.headerDigest('Bearer a-token')?.toString('hex')).toBe(sha('a-token'));
+    expect(auth.headerDigest('Bearer other')?.toString('hex')).toBe(sha('other'));
+    expect(auth.headerDigest('Token x')).toBeUndefined();
+  });
+});
+
 describe('logging', () => {
   it('never writes secret-looking fields', () => {
     const lines: string[] = [];

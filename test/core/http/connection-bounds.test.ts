@@ -89,6 +89,27 @@ describe('connections and headers the server refuses', () => {
     expect(await exchange(single, get('/healthz'))).toBe(200);
   });
 
+  it('asks for the token on every /api path and on /mcp, and refuses a repeated Authorization header', async () => {
+    const port = await serve();
+    const statuses: unknown[] = [];
+    const cases: [string, string[]][] = [
+      ['/api', []], ['/api/plugins', []], ['/mcp', []], ['/api/plugins', ['Authorization: Bearer wrong']],
+      ['/api/plugins', [`Authorization: Bearer ${ADMIN}`, `Authorization: Bearer ${ADMIN}`]],
+      ['/api/plugins', [`Authorization: Bearer ${ADMIN}`, 'Authorization: Bearer wrong']],
+      ['/api/plugins', [`Authorization: Bearer ${ADMIN}`]], ['/api/plugins', [`Authorization: bearer  ${ADMIN} `]],
+      ['/api/plugins', [`Authorization: Bearer ${ADMIN}x`]], ['/healthz', []], ['/apix', []], ['/mcp/', []],
+    ];
+    // Twice: a header that authenticated once is remembered, and must answer the same the second time.
+    for (let round = 0; round < 2; round++) {
+      for (const [path, headers] of cases) {
+        const conversation = await connection(port);
+        statuses.push(`${path} ${headers.join(' | ')}: ${await exchange(conversation, get(path, ['Host: 127.0.0.1', ...headers, 'Connection: close']))}`);
+      }
+    }
+    const expected = [401, 401, 401, 401, 401, 401, 200, 200, 401, 200, 404, 404];
+    expect(statuses).toEqual([...cases, ...cases].map(([path, headers], index) => `${path} ${headers.join(' | ')}: ${expected[index % cases.length]}`));
+  });
+
   /** Writes `pieces` one at a time, `gapMs` apart, until the server closes; how many were written. */
   async function trickle(conversation: Conversation, pieces: string[], gapMs: number): Promise<number> {
     let closed = false;
