@@ -109,12 +109,24 @@ export class SnapshotIndex {
     if (repairs.length > 0) await this.append(repairs, false).catch(() => undefined);
   }
 
+  /**
+   * A record the index lacks. One that does not parse (damaged: `verify` reports it) is skipped until the
+   * index is read afresh; one gone since the directory was read is skipped; any other failure (too many
+   * open files, an I/O error) is thrown, so that a list is never silently short of a snapshot.
+   */
   private async readRecord(id: string): Promise<RecordLike | undefined> {
+    let text: string;
     try {
-      const record = JSON.parse(await readFile(join(this.records, `${id}.json`), 'utf8')) as RecordLike;
+      text = await readFile(join(this.records, `${id}.json`), 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw error;
+    }
+    try {
+      const record = JSON.parse(text) as RecordLike;
       if (record.id === id && typeof record.files === 'object' && record.files !== null) return record;
     } catch {
-      // Gone since the directory was read, or damaged: `verify` reports a damaged record.
+      // Falls through: damaged.
     }
     this.unreadable.add(id);
     return undefined;

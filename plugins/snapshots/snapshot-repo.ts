@@ -248,15 +248,22 @@ export class SnapshotRepo {
     return { removed: await this.objects.keepOnly(referenced) };
   }
 
-  /** Reads every referenced object again and reports the missing or damaged ones. */
+  /** Reads every referenced object again and reports the missing or damaged ones, and records that do not parse. */
   async verify(): Promise<{ snapshots: number; objects: number; damaged: { object: string; reason: string }[] }> {
     let snapshots = 0;
     const hashes = new Set<string>();
+    const listed = new Set<string>();
     for await (const snapshot of this.allRecords()) {
       snapshots++;
+      listed.add(snapshot.id);
       for (const file of Object.values(snapshot.files)) hashes.add(file.hash);
     }
     const damaged: { object: string; reason: string }[] = [];
+    // The index leaves out a record that does not parse; it is named here.
+    for (const name of await readdir(this.records).catch(() => [] as string[])) {
+      const id = name.slice(0, -5);
+      if (name.endsWith('.json') && isValidId(id) && !listed.has(id)) damaged.push({ object: `snapshot record ${id}`, reason: 'the record does not parse' });
+    }
     for (const hash of hashes) await this.objects.get(hash).catch((error: Error) => damaged.push({ object: hash, reason: error.message }));
     return { snapshots, objects: hashes.size, damaged };
   }

@@ -80,6 +80,18 @@ describe('the snapshot index follows the records', () => {
     expect(next.files).toEqual(elsewhere.files);
   });
 
+  it('leaves out a record that does not parse, and verify names it', async () => {
+    const ws = await workspace(1);
+    const repo = ws.open();
+    const first = await repo.create('first', 'person:test');
+    const second = await repo.create('second', 'person:test');
+    await rm(ws.index);
+    await writeFile(join(ws.root, 'repo', 'snapshots', `${second.id}.json`), '{"id":');
+    const fresh = ws.open();
+    expect(await ids(fresh)).toEqual([first.id]);
+    expect((await fresh.verify()).damaged).toEqual([{ object: `snapshot record ${second.id}`, reason: 'the record does not parse' }]);
+  });
+
   it('drops a snapshot whose record is gone', async () => {
     const ws = await workspace(1);
     const repo = ws.open();
