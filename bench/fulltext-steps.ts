@@ -3,9 +3,9 @@
  * safe beside `serve`), alternating query by query in one run:
  *   A (before): default pragmas; count pass (cap 100k); ranked top-20; rows; snippets folded one character
  *     at a time; hits per document by a join with the wide `blocks` rows (first 10k hits).
- *   B (now): the kernel's reader (mmap, page cache); hits per document over `block_docs` whose sum is the
- *     total under 10k hits (count pass only above); ranked top-20 of the first 10k hits (was 50k); rows;
- *     the plugin's snippets; hpaths.
+ *   B (now): the kernel's reader (mmap, page cache); count pass (cap 100k); top-20 by bm25 of the first 10k
+ *     hits, with hits per document over `block_docs` in the same pass when there are at most 1,000 hits
+ *     (above, only when asked); rows; the plugin's snippets; hpaths.
  * Also the bare FTS5 top-20 and the index's bytes per block by table (dbstat).
  *
  *   node dist/bench/fulltext-steps.js WORKSPACE QUERIES_JSON    (queries.json of /work/shared/bench/corpus.mjs)
@@ -53,9 +53,11 @@ function statements(db: Database.Database, rankCap: number) {
     rows: db.prepare('SELECT rowid, id, type, subtype, root_id, notebook, hpath, content FROM blocks WHERE rowid IN (SELECT value FROM json_each(?))'),
     wideDocs: db.prepare(`SELECT d.root_id AS documentId, d.hpath, count(*) AS hits FROM (SELECT f.rowid AS rowid FROM blocks_fts f WHERE blocks_fts MATCH ? LIMIT 10000) x
       JOIN blocks d ON d.rowid = x.rowid GROUP BY d.root_id ORDER BY hits DESC, d.root_id LIMIT 50`),
-    narrowDocs: db.prepare(`SELECT documentId, hits, sum(hits) OVER () AS counted FROM (SELECT m.root_id AS documentId, count(*) AS hits
-      FROM (SELECT f.rowid AS rowid FROM blocks_fts f WHERE blocks_fts MATCH ? LIMIT 10000) x JOIN block_docs m ON m.rowid = x.rowid GROUP BY m.root_id)
-      ORDER BY hits DESC, documentId LIMIT 50`),
+    onePass: db.prepare(`WITH hits AS MATERIALIZED (SELECT f.rowid AS rowid, bm25(blocks_fts, ${W}) AS rank FROM blocks_fts f WHERE blocks_fts MATCH ? LIMIT 10000)
+      SELECT 0 AS page, rowid AS id, rank AS value FROM (SELECT rowid, rank FROM hits ORDER BY rank LIMIT 20 OFFSET 0)
+      UNION ALL
+      SELECT 1, documentId, hits FROM (SELECT m.root_id AS documentId, count(*) AS hits FROM hits JOIN block_docs m ON m.rowid = hits.rowid
+        GROUP BY m.root_id ORDER BY hits DESC, documentId LIMIT 50)`),
     hpaths: db.prepare('SELECT id, hpath FROM documents WHERE id IN (SELECT value FROM json_each(?))'),
   };
 }
@@ -65,7 +67,7 @@ const after = openIndexReader(file);
 const A = statements(before, 50_000);
 const B = statements(after, 10_000);
 console.log(`${workspace}: node ${process.version}, load ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
-console.log('| query kind | bare top-20 | A before: count | docs (wide) | snippets | A total | B now: docs+total (narrow) | count | snippets | B total | B/A | B/bare |');
+console.log('| query kind | bare top-20 | A before: count | docs (wide) | snippets | A total | B now: page (+ docs when ≤1k hits) | count | snippets | B total | B/A | B/bare |');
 console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
 for (const [kind, list] of Object.entries(queries)) {
   if (kind.includes('notebook filter')) continue;
@@ -96,16 +98,23 @@ for (const [kind, list] of Object.entries(queries)) {
         sample.a = now() - start;
       } else {
         const start = now();
-        const counts = B.narrowDocs.all(e) as { documentId: string; counted: number }[];
-        sample.bDocs = now() - start;
+        const counted = B.count.get(e) as number;
+        sample.bCount = now() - start;
         t0 = now();
-        if ((counts[0]?.counted ?? 0) >= 10_000) B.count.get(e);
-        sample.bCount = now() - t0;
-        const hits = B.ranked.all(e) as { rowid: number }[];
-        const rows = B.rows.all(JSON.stringify(hits.map((h) => h.rowid))) as { content: string }[];
+        let pageRowids: unknown[];
+        let documentIds: unknown[] = [];
+        if (counted > 1_000) pageRowids = (B.ranked.all(e) as { rowid: number }[]).map((row) => row.rowid);
+        else {
+          const first = B.onePass.all(e) as { page: number; id: number | string }[];
+          pageRowids = first.filter((row) => row.page === 0).map((row) => row.id);
+          documentIds = first.filter((row) => row.page === 1).map((row) => row.id);
+        }
+        sample.bDocs = now() - t0;
+        const rows = B.rows.all(JSON.stringify(pageRowids)) as { content: string }[];
         t0 = now();
         for (const row of rows) snippet(row.content, words);
         sample.bSnip = now() - t0;
+        const counts = documentIds.map((documentId) => ({ documentId }));
         B.hpaths.all(JSON.stringify(counts.map((c) => c.documentId)));
         sample.b = now() - start;
       }

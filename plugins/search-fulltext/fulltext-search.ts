@@ -13,6 +13,8 @@ export interface FulltextInput {
   subtypes?: string[];
   page?: number;
   pageSize?: number;
+  /** Count hits per document also above DOCUMENTS_COUNTED_BELOW hits. */
+  documentCounts?: boolean;
 }
 
 /** Column weights for bm25, in the table's column order: a hit in a block's name outranks one in its text. */
@@ -20,19 +22,20 @@ const WEIGHTS = [1, 10, 8, 2, 5, 0, 0, 0, 0];
 const SEARCHED = '{content name alias memo tags}';
 const DOCUMENT_COUNTS = 50;
 /**
- * Hits per document are counted over at most this many hits (`documentsCountedOver` says how many).
- * Counted over the narrow block_docs rows (it was a read of a wide blocks row per hit).
+ * The hits the page is ranked from and the hits per document are counted over: the first FIRST_HITS
+ * (`rankedOver`, `documentsCountedOver` say how many). bm25 reads each hit's column sizes, 1 to 3 µs a
+ * hit at a million blocks, so that ranking 50,000 (as before) made a word in most blocks cost 100 ms
+ * and more.
  */
-const COUNTED_HITS = 10_000;
+const FIRST_HITS = 10_000;
+/**
+ * Hits per document cost a lookup per hit (block_docs), a third to a whole of the FTS5 query itself for
+ * a word in thousands of blocks: they are counted unasked only below this many hits.
+ */
+const DOCUMENTS_COUNTED_BELOW = 1_000;
 const JOIN_BELOW = 5_000;
 /** Hits counted at most; beyond, `total` is this number and `totalIsLowerBound` is set. */
 const COUNT_CAP = 100_000;
-/**
- * Hits scored by bm25 at most (`rankedOver` says how many were). Scoring reads each hit's column sizes,
- * 1 to 3 µs a hit at a million blocks (6–7 ms for an ordinary word's few thousand hits), so that 50,000
- * made a word in most blocks cost 100 ms and more.
- */
-const RANK_CAP = 10_000;
 
 export interface SearchOptions {
   /** Filters are applied by a join when the words alone have at most this many hits (tests force one way or the other). */
@@ -41,7 +44,8 @@ export interface SearchOptions {
 
 interface Hit { rowid: number; rank: number }
 
-interface DocumentCount { documentId: string; hits: number; counted: number }
+/** A row of the one-pass query: a hit of the page (page 0: rowid, bm25) or a document's count (page 1). */
+interface FirstHitsRow { page: 0 | 1; id: number | string; value: number }
 
 interface Plan { from: string; where: string; params: unknown[] }
 
@@ -95,22 +99,27 @@ export function createFulltextSearch(index: BlocksIndex, options: SearchOptions 
     const terms = `${SEARCHED}: ${parsed.expression}`;
     try {
       const plan = choosePlan(prepared, terms, input, scope, index, options.joinBelow);
-      // Hits per document, over the first COUNTED_HITS hits, through the narrow block_docs rows. Their sum
-      // is the total whenever the words have fewer hits than that, which spares a second pass to count.
-      const counts = prepared(`SELECT documentId, hits, sum(hits) OVER () AS counted FROM (
-          SELECT m.root_id AS documentId, count(*) AS hits
-          FROM (SELECT f.rowid AS rowid FROM ${plan.from} WHERE ${plan.where} LIMIT ${COUNTED_HITS}) x JOIN block_docs m ON m.rowid = x.rowid
-          GROUP BY m.root_id)
-        ORDER BY hits DESC, documentId LIMIT ${DOCUMENT_COUNTS}`).all(...plan.params) as DocumentCount[];
-      const countedOver = counts[0]?.counted ?? 0;
-      if (countedOver === 0) return empty;
-      const counted = countedOver < COUNTED_HITS ? countedOver
-        : prepared(`SELECT count(*) FROM (SELECT 1 FROM ${plan.from} WHERE ${plan.where} LIMIT ${COUNT_CAP + 1})`).pluck().get(...plan.params) as number;
+      const counted = prepared(`SELECT count(*) FROM (SELECT 1 FROM ${plan.from} WHERE ${plan.where} LIMIT ${COUNT_CAP + 1})`).pluck().get(...plan.params) as number;
+      if (counted === 0) return empty;
       const total = Math.min(counted, COUNT_CAP);
-      // bm25 has to score every hit to find the best ones; beyond RANK_CAP hits the best of the first
-      // RANK_CAP are returned, which bounds the time a query can hold the kernel's thread.
-      const hits = prepared(`SELECT rowid, rank FROM (SELECT f.rowid AS rowid, bm25(blocks_fts, ${WEIGHTS.join(', ')}) AS rank FROM ${plan.from} WHERE ${plan.where} LIMIT ${RANK_CAP})
-        ORDER BY rank LIMIT ? OFFSET ?`).all(...plan.params, pageSize, (page - 1) * pageSize) as Hit[];
+      const ranked = `SELECT f.rowid AS rowid, bm25(blocks_fts, ${WEIGHTS.join(', ')}) AS rank FROM ${plan.from} WHERE ${plan.where} LIMIT ${FIRST_HITS}`;
+      const countDocuments = counted <= DOCUMENTS_COUNTED_BELOW || input.documentCounts === true;
+      let hits: Hit[];
+      let counts: { documentId: string; hits: number }[] = [];
+      if (!countDocuments) {
+        hits = prepared(`SELECT rowid, rank FROM (${ranked}) ORDER BY rank LIMIT ? OFFSET ?`).all(...plan.params, pageSize, (page - 1) * pageSize) as Hit[];
+      } else {
+        // One pass over the hits for both the page and the counts, through the narrow block_docs rows:
+        // a second pass would cost the FTS5 query again (as much as the ranking for a phrase or CJK text).
+        const first = prepared(`WITH hits AS MATERIALIZED (${ranked})
+          SELECT 0 AS page, rowid AS id, rank AS value FROM (SELECT rowid, rank FROM hits ORDER BY rank LIMIT ? OFFSET ?)
+          UNION ALL
+          SELECT 1, documentId, hits FROM (
+            SELECT m.root_id AS documentId, count(*) AS hits FROM hits JOIN block_docs m ON m.rowid = hits.rowid
+            GROUP BY m.root_id ORDER BY hits DESC, documentId LIMIT ${DOCUMENT_COUNTS})`).all(...plan.params, pageSize, (page - 1) * pageSize) as FirstHitsRow[];
+        hits = first.filter((row) => row.page === 0).map((row) => ({ rowid: row.id as number, rank: row.value }));
+        counts = first.filter((row) => row.page === 1).map((row) => ({ documentId: row.id as string, hits: row.value }));
+      }
       const rows = new Map((prepared(`SELECT rowid, id, type, subtype, root_id, notebook, hpath, content FROM blocks WHERE rowid IN (SELECT value FROM json_each(?))`)
         .all(JSON.stringify(hits.map((hit) => hit.rowid))) as BlockRow[]).map((row) => [row.rowid, row]));
       const words = parsed.terms.filter((term) => !term.negated).map((term) => term.text);
@@ -121,7 +130,7 @@ export function createFulltextSearch(index: BlocksIndex, options: SearchOptions 
       const hpaths = new Map((prepared('SELECT id, hpath FROM documents WHERE id IN (SELECT value FROM json_each(?))')
         .all(JSON.stringify(counts.map((count) => count.documentId))) as { id: string; hpath: string }[]).map((doc) => [doc.id, doc.hpath]));
       const documents = counts.map((count) => ({ documentId: count.documentId, hpath: hpaths.get(count.documentId) ?? '', hits: count.hits }));
-      return { query: input.query, page, pageSize, total, totalIsLowerBound: counted > COUNT_CAP, rankedOver: Math.min(total, RANK_CAP), documents, documentsCountedOver: Math.min(total, COUNTED_HITS), results };
+      return { query: input.query, page, pageSize, total, totalIsLowerBound: counted > COUNT_CAP, rankedOver: Math.min(total, FIRST_HITS), documents, documentsCountedOver: countDocuments ? Math.min(total, FIRST_HITS) : 0, results };
     } catch (error) {
       // The compiler quotes every term, so this would be a defect, not the person's fault; still, no
       // SQLite message (or 500) reaches them.

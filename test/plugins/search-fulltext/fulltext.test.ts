@@ -142,6 +142,22 @@ describe('full-text search: filters, paging and ranking', () => {
     expect((await caught(search(act, 'apple', { pageSize: 101 }))).code).toBe('INVALID_INPUT');
   });
 
+  it('counts hits per document unasked below 1,000 hits, and above only when documentCounts is set', async () => {
+    const { act } = await boot();
+    const notebook = await act<Created>('notebook_create', { name: 'N' });
+    const a = await act<Created>('document_create', { notebook: notebook.id, title: 'A', markdown: Array.from({ length: 700 }, (_, i) => `pear ${i}`).join('\n\n') });
+    const b = await act<Created>('document_create', { notebook: notebook.id, title: 'B', markdown: Array.from({ length: 400 }, (_, i) => `pear ${i}${i < 5 ? ' plum' : ''}`).join('\n\n') });
+    type Counted = Found & { documentsCountedOver: number; rankedOver: number };
+    const many = await search(act, 'pear') as Counted;
+    expect([many.total, many.results.length, many.documents, many.documentsCountedOver, many.rankedOver]).toEqual([1100, 20, [], 0, 1100]);
+    const asked = await search(act, 'pear', { documentCounts: true }) as Counted;
+    expect([asked.documents, asked.documentsCountedOver]).toEqual([[{ documentId: a.id, hpath: '/A', hits: 700 }, { documentId: b.id, hpath: '/B', hits: 400 }], 1100]);
+    // The page is the same whichever way it was found.
+    expect(asked.results.map((hit) => hit.id)).toEqual(many.results.map((hit) => hit.id));
+    const few = await search(act, 'plum') as Counted;
+    expect([few.total, few.documents, few.documentsCountedOver]).toEqual([5, [{ documentId: b.id, hpath: '/B', hits: 5 }], 5]);
+  });
+
   it("ranks a hit in a block's name above one in its text", async () => {
     const { act } = await boot();
     const notebook = await act<Created>('notebook_create', { name: 'N' });
