@@ -112,6 +112,20 @@ async function main(): Promise<void> {
     console.log(`${CLIENTS} clients x ${ROUNDS} appends to ${DOCS} documents of 100 blocks (paragraphs of ~400 characters), load before ${load}:`);
     console.log(`  ${(writes / (wall / 1000)).toFixed(1)} appends/s; latency p50 ${pct(latencies, 50).toFixed(1)} ms, p99 ${pct(latencies, 99).toFixed(1)} ms, max ${Math.max(...latencies).toFixed(1)} ms`);
     console.log(`  CPU in ${(wall / 1000).toFixed(2)} s: server ${serverSeconds.toFixed(2)} s (${((serverSeconds * 1e6) / writes).toFixed(0)} µs per append, all its threads), this client ${clientSeconds.toFixed(2)} s; load after ${loadavg().map((value) => value.toFixed(2)).join(' ')}`);
+    // The floor: the same clients calling a no-op action, what the HTTP path and pipeline cost alone.
+    const noopCpu = cpuSeconds(server.pid!);
+    const noopStarted = performance.now();
+    const noopLatencies: number[] = [];
+    await Promise.all(Array.from({ length: CLIENTS }, async () => {
+      for (let round = 0; round < ROUNDS; round++) {
+        const answer = await call('system/system/current_time', {});
+        if (answer.status !== 200) throw new Error(`no-op answered ${answer.status}`);
+        noopLatencies.push(answer.ms);
+      }
+    }));
+    const noopWall = performance.now() - noopStarted;
+    const noopSeconds = cpuSeconds(server.pid!) - noopCpu;
+    console.log(`  floor, the same clients calling a no-op action: ${(writes / (noopWall / 1000)).toFixed(1)} calls/s, p50 ${pct(noopLatencies, 50).toFixed(1)} ms, p99 ${pct(noopLatencies, 99).toFixed(1)} ms, server ${((noopSeconds * 1e6) / writes).toFixed(0)} µs per call`);
     agent.destroy();
     server.kill('SIGTERM');
     await new Promise((resolve) => server.on('exit', resolve));

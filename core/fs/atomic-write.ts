@@ -139,3 +139,32 @@ function writeAtomicallySync(path: string, data: string | Uint8Array, options: A
     closeSync(folderFd);
   }
 }
+
+/**
+ * Replaces a file whole (temporary file, rename) without making it durable: a crash of the process
+ * leaves the old content or the new, a crash of the machine may leave either or neither. For writers
+ * that make the content durable elsewhere first (the document write journal) and sync the file later.
+ */
+export function replaceFileSync(path: string, data: string | Uint8Array): void {
+  try {
+    const folder = dirname(path);
+    const temp = join(folder, `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
+    const fd = openCreatingFolder(temp, folder, 0o644);
+    try {
+      writeFileSync(fd, data);
+    } catch (error) {
+      closeSync(fd);
+      rmSync(temp, { force: true });
+      throw error;
+    }
+    closeSync(fd);
+    try {
+      renameSync(temp, path);
+    } catch (error) {
+      rmSync(temp, { force: true });
+      throw error;
+    }
+  } catch (error) {
+    throw diskFull(error, describeWrite(path));
+  }
+}

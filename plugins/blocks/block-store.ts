@@ -1,7 +1,7 @@
 import { statSync, type Stats } from 'node:fs';
 import { readFile, rm, rmdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { NotFoundError, KernelError, writeFileAtomic, writeFileAtomicSync, type Logger } from '../../core/index.js';
+import { NotFoundError, KernelError, replaceFileSync, writeFileAtomic, writeFileAtomicSync, type Logger } from '../../core/index.js';
 import type { Block } from './block-model.js';
 import type { BlockIndex, Problem } from './block-index.js';
 import type { DocCatalog, DocEntry } from './doc-catalog.js';
@@ -10,6 +10,7 @@ import { documentText, parseDocumentText } from './document-file.js';
 import { IndexGroup } from './index-group.js';
 import { cloneTree } from './index-rows.js';
 import { NOTEBOOK_CONF_FILE, notebookConfText, type NotebookConf } from './notebook-conf.js';
+import type { WriteJournal } from './write-journal.js';
 import { WriteQueue } from './write-queue.js';
 
 export type ChangeOp = 'update' | 'move' | 'remove' | 'rollback';
@@ -74,6 +75,9 @@ export class BlockStore {
   /** Files found broken (relative path → reason): reported, skipped, never deleted. */
   readonly problems = new Map<string, Problem>();
 
+  /** Group commit of document writes (write-journal.ts), once the plugin has opened it. */
+  private journal: WriteJournal | undefined;
+
   constructor(
     readonly dataDir: string,
     readonly index: BlockIndex,
@@ -81,6 +85,12 @@ export class BlockStore {
     readonly log: Logger,
   ) {
     this.indexGroup = new IndexGroup(index);
+  }
+
+  /** From now on, journaled writes go through `journal`, and every structural write checkpoints it first. */
+  useJournal(journal: WriteJournal): void {
+    this.journal = journal;
+    this.queue.beforeExclusive = () => journal.checkpoint();
   }
 
   /** Called with a document's file still as it was, before it is changed, moved or removed (history). */
@@ -133,8 +143,12 @@ export class BlockStore {
     return cloneTree(await this.read(id));
   }
 
-  /** Writes a document (file, then index) and records where it is. Call inside the write queue. */
-  async write(root: Block, entry: DocEntry, options: { recorded?: boolean } = {}): Promise<void> {
+  /**
+   * Writes a document (file, then index) and records where it is. Call inside the write queue.
+   * `journaled` (writes inside one document, never structural ones): made durable through the write
+   * journal (shared with the documents written at the same time), the file replaced without an fsync.
+   */
+  async write(root: Block, entry: DocEntry, options: { recorded?: boolean; journaled?: boolean } = {}): Promise<void> {
     this.checkPlace(entry);
     // `recorded`: the caller already reported this change (a move reports itself before its renames).
     if (this.catalog.doc(root.id) && !options.recorded) await this.beforeChange(root.id, 'update', root.attrs.updatedBy ?? 'kernel');
@@ -146,7 +160,9 @@ export class BlockStore {
     const concurrent = this.writing > 0 || this.queue.concurrent;
     this.writing++;
     try {
-      await writeDocumentFile(path, documentBytes(root), concurrent);
+      const bytes = documentBytes(root);
+      if (options.journaled && this.journal) await this.journal.record(this.catalog.relativePath(root.id), bytes, () => replaceFileSync(path, bytes));
+      else await writeDocumentFile(path, bytes, concurrent);
     } catch (error) {
       if (before) this.catalog.setDoc(before);
       else this.catalog.deleteDoc(root.id);

@@ -23,6 +23,7 @@ import { Readiness } from './readiness.js';
 import { syncWithFiles } from './workspace-sync.js';
 import { searchText } from './search-text.js';
 import { BLOCKS_INDEX } from './tokens.js';
+import { WriteJournal } from './write-journal.js';
 
 export default definePlugin<Partial<BlocksConfig>>({
   async activate(ctx) {
@@ -35,6 +36,9 @@ export default definePlugin<Partial<BlocksConfig>>({
     const { db, fresh } = openIndexDatabase(indexFile);
     const reader = openIndexReader(indexFile);
     const store = new BlockStore(workspace.dataDir, new BlockIndex(db, reader), new DocCatalog(), ctx.log);
+    // Before anything reads data/: documents whose last writes a crash of the machine kept only in the journal.
+    const { journal } = await WriteJournal.open(join(workspace.privateDir, 'journal', 'writes'), workspace.dataDir, ctx.log);
+    store.useJournal(journal);
     const moves = new IntentJournal<MoveIntent>(join(workspace.privateDir, 'journal', 'moves'));
     // Before the start-up sync reads data/: a move a crash cut short is finished first.
     const finished = await finishInterruptedMoves(workspace.dataDir, moves);
@@ -70,6 +74,7 @@ export default definePlugin<Partial<BlocksConfig>>({
       await rt.files.close();
       await readiness.settled();
       await store.queue.idle();
+      await journal.close();
       reader.close();
       db.close();
     });

@@ -30,7 +30,8 @@ const waiting = new WeakMap<BlockStore, Map<string, Pending[]>>();
  * other writes of this document only (writes to other documents go on meanwhile). Changes that
  * arrive while the document is being written are applied together at its next write, each in order
  * on the result of the one before, with one file write and one index transaction for all of them
- * (group commit): each answers only once that write is durable.
+ * (group commit): each answers only once that write is durable, through the write journal, whose one
+ * append and fdatasync serves every document written at the same time.
  */
 export function mutateDocument<T>(store: BlockStore, docId: string, call: Caller, change: (c: Change) => T | Promise<T>): Promise<T> {
   let byDocument = waiting.get(store);
@@ -61,7 +62,7 @@ async function writeBatch(store: BlockStore, docId: string, batch: Pending[]): P
   const done = (await applyAll(batch, base, false)) ?? (await applyAll(batch.filter((item) => !item.settled), base, true))!;
   if (done.results.length === 0) return;
   try {
-    await store.write(done.root, entry);
+    await store.write(done.root, entry, { journaled: true });
   } catch (error) {
     for (const { item } of done.results) settle(item, () => item.reject(error));
     return;

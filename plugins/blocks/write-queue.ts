@@ -13,6 +13,11 @@ export class WriteQueue {
   private exclusive: Promise<unknown> = Promise.resolve();
   /** Document writes queued since that structural write, which the next one waits for. */
   private readonly shared = new Set<Promise<unknown>>();
+  /**
+   * Runs before each structural write, once the writes before it are done (the store checkpoints its
+   * write journal there, so nothing recorded before can be written back over what the structural write does).
+   */
+  beforeExclusive: (() => Promise<void> | undefined) | undefined;
   /** The last write queued on each document (removed once it has settled, so the map stays small). */
   private readonly documents = new Map<string, Promise<unknown>>();
 
@@ -21,7 +26,7 @@ export class WriteQueue {
    * (time limit, cancel) while it waited writes nothing and answers why, rather than writing after its answer.
    */
   run<T>(task: () => Promise<T>, call?: Pick<ActionCall, 'stopped'>): Promise<T> {
-    const before = Promise.all([this.exclusive, ...this.shared]);
+    const before = Promise.all([this.exclusive, ...this.shared]).then(() => this.beforeExclusive?.());
     this.shared.clear();
     const result = before.then(guarded(task, call));
     this.exclusive = settled(result);
