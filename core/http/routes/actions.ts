@@ -1,4 +1,4 @@
-import { Hono } from 'hono';
+import { Hono, type Context } from 'hono';
 import type { ActionPipeline } from '../../pipeline/action-pipeline.js';
 import type { JobManager } from '../../jobs/job-manager.js';
 import type { HttpEnv } from '../http-env.js';
@@ -15,34 +15,36 @@ import { errorResponse } from '../error-response.js';
  */
 export function actionRoutes(pipeline: () => ActionPipeline, jobs: () => JobManager): Hono<HttpEnv> {
   const app = new Hono<HttpEnv>();
-  app.post('/:plugin/:tool/:action', async (c) => {
-    const input = await readJsonBody(c);
-    const outcome = await pipeline().call({
-      target: { plugin: c.req.param('plugin'), tool: c.req.param('tool'), action: c.req.param('action') },
-      input,
-      principal: c.get('principal'),
-      ownsInput: true,
-      background: true,
-    });
-    if (outcome.status === 'job') {
-      // `Prefer: wait=<seconds>` (RFC 7240): a job that ends within that answers like any call.
-      const waitMs = preferredWaitMs(c.req.header('prefer'));
-      const location = `/api/jobs/${outcome.job.id}`;
-      if (waitMs > 0 && await settlesWithin(outcome.done, waitMs)) {
-        try {
-          return c.json({ result: await outcome.done, job: jobs().get(outcome.job.id) });
-        } catch (error) {
-          // Failed like any call, and the job's record stays where the header says.
-          return errorResponse(c, error, undefined, { location });
-        }
-      }
-      c.header('Location', location);
-      return c.json({ job: jobs().get(outcome.job.id) }, 202);
-    }
+  // Chained rather than async/await: this is the path of every call, and each promise costs.
+  app.post('/:plugin/:tool/:action', (c) => readJsonBody(c).then((input) => pipeline().call({
+    target: { plugin: c.req.param('plugin'), tool: c.req.param('tool'), action: c.req.param('action') },
+    input,
+    principal: c.get('principal'),
+    ownsInput: true,
+    background: true,
+  })).then((outcome) => {
+    if (outcome.status === 'job') return answerJob(c, outcome.job.id, outcome.done, jobs);
     // Only agent calls can stop at a confirmation; a person's call always runs or fails.
     return c.json({ result: outcome.status === 'ok' ? outcome.value : null });
-  });
+  }));
   return app;
+}
+
+/** A long action's answer: its job at once (202), or its result if it ends within `Prefer: wait`. */
+async function answerJob(c: Context<HttpEnv>, jobId: string, done: Promise<unknown>, jobs: () => JobManager): Promise<Response> {
+  // `Prefer: wait=<seconds>` (RFC 7240): a job that ends within that answers like any call.
+  const waitMs = preferredWaitMs(c.req.header('prefer'));
+  const location = `/api/jobs/${jobId}`;
+  if (waitMs > 0 && await settlesWithin(done, waitMs)) {
+    try {
+      return c.json({ result: await done, job: jobs().get(jobId) });
+    } catch (error) {
+      // Failed like any call, and the job's record stays where the header says.
+      return errorResponse(c, error, undefined, { location });
+    }
+  }
+  c.header('Location', location);
+  return c.json({ job: jobs().get(jobId) }, 202);
 }
 
 /** The longest a client may ask a call to wait for its job (RFC 7240 `wait`, in seconds). */

@@ -61,6 +61,18 @@ describe('HTTP routes (app.request)', () => {
     expect(response.status).toBe(400);
   });
 
+  it('keeps every route on Hono\'s RegExp router, and a turn path other than cancel is not found', async () => {
+    const routes = await app();
+    const created = (await (await routes.request('/api/agent/sessions', call(ADMIN, {}))).json()) as { session: { id: string } };
+    const other = await routes.request(`/api/agent/sessions/${created.session.id}/turns/stop`, call(ADMIN, {}));
+    expect(other.status).toBe(404);
+    expect(((await other.json()) as { error: { code: string } }).error.code).toBe('NOT_FOUND');
+    const cancel = await routes.request(`/api/agent/sessions/${created.session.id}/turns/cancel`, call(ADMIN, {}));
+    expect(await cancel.json()).toMatchObject({ cancelled: false });
+    // A route pattern the RegExp router cannot take sends the whole app to the slower trie router.
+    expect(routes.router.name).toBe('SmartRouter + RegExpRouter');
+  });
+
   it('answers /healthz and refuses a foreign Host even there', async () => {
     const routes = await app();
     expect((await routes.request('/healthz')).status).toBe(200);
