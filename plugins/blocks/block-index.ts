@@ -26,6 +26,14 @@ type Statement = Database.Statement;
 
 const KNOWN_LIMIT = 64;
 
+export interface WriteOptions {
+  /**
+   * The caller's open transaction holds this write and is rolled back whole if it fails (a rebuild):
+   * no savepoint of its own (see writingInBulk).
+   */
+  inCallersTransaction?: boolean;
+}
+
 /** A file the index skipped or doubts, and why. */
 export interface Problem {
   reason: string;
@@ -126,10 +134,10 @@ export class BlockIndex {
    * Mirrors one document file: its documents row, then only the blocks that changed. A block whose own
    * fingerprint is unchanged but which moved among its siblings gets its position updated, nothing more.
    */
-  writeDocument(root: Block, place: DocumentPlace, parentDoc: string | null, file: FileState): TakenBlock[] {
+  writeDocument(root: Block, place: DocumentPlace, parentDoc: string | null, file: FileState, options: WriteOptions = {}): TakenBlock[] {
     const s = this.statements;
     this.taken = [];
-    this.transaction(() => {
+    const write = (): void => {
       const before = s.previousPlace!.get(root.id) as DocumentPlace | undefined;
       s.upsertDocument!.run({ id: root.id, notebook: place.notebook, parent_doc: parentDoc, path: place.path, hpath: place.hpath, title: root.content ?? '', mtime_ms: Math.trunc(file.mtimeMs), size: file.size });
       if (before && (before.notebook !== place.notebook || before.path !== place.path || before.hpath !== place.hpath)) {
@@ -156,9 +164,29 @@ export class BlockIndex {
       visit(root, null, 0);
       for (const gone of previous.keys()) this.deleteBlock(gone, root.id);
       this.remember(root.id, now);
-    });
+    };
+    // Without a savepoint of its own only inside a transaction that is rolled back whole if this fails.
+    if (this.db.inTransaction && (options.inCallersTransaction === true || this.bulkDocuments.has(root.id))) write();
+    else this.transaction(write);
     return this.taken;
   }
+
+  /**
+   * Documents written in bulk (the chunks of an import) whose writes run inside one transaction opened
+   * for all of them, which a failure rolls back whole: their writeDocument opens no savepoint of its own.
+   * A savepoint makes the full-text table flush its pending terms to a segment of its own, so a savepoint
+   * per document of 100 blocks wrote a hundred times more, smaller segments, which then had to be merged.
+   */
+  async writingInBulk<T>(ids: readonly string[], work: () => Promise<T>): Promise<T> {
+    for (const id of ids) this.bulkDocuments.add(id);
+    try {
+      return await work();
+    } finally {
+      for (const id of ids) this.bulkDocuments.delete(id);
+    }
+  }
+
+  private readonly bulkDocuments = new Set<string>();
 
   /**
    * What the index holds for recently written documents, so that saving one again need not read its

@@ -1,4 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import type { DraftBlock } from './block-model.js';
 import { MAX_BLOCK_DEPTH, treeHeight } from './block-depth.js';
@@ -20,8 +21,11 @@ export type ParseResponse = { id: number; results: ParsedFile[] } | { id: number
  */
 export const OFF_THREAD_CHARS = 2_048;
 
-/** At most this many workers parse at once (imports and calls together); more work waits its turn. */
-const MAX_WORKERS = 2;
+/**
+ * At most this many workers parse at once (imports and calls together); more work waits its turn. One
+ * per core (at least two, so that a long parse of a call never holds an import's), at most eight.
+ */
+export const PARSE_WORKERS = Math.min(8, Math.max(2, availableParallelism()));
 
 /**
  * How deep the parser may nest containers before it is given a text: twice the limit on blocks, as
@@ -103,7 +107,7 @@ function inlineParser(): MarkdownFileParser {
 }
 
 function workerParser(script: URL): MarkdownFileParser {
-  const pool = new WorkerPool(script, MAX_WORKERS);
+  const pool = new WorkerPool(script, PARSE_WORKERS);
   return {
     async parseFiles(paths, maxChars) {
       const response = await pool.run({ paths, maxChars });

@@ -9,7 +9,7 @@ import type { BlocksRuntime } from './runtime.js';
 import { assertDocumentVisible, assertNotebookVisible, invalid } from './access.js';
 import { exportMarkdown } from './markdown-export.js';
 import { outsideWorkspace } from './outside-workspace.js';
-import type { ParsedFile } from './markdown-parser.js';
+import { PARSE_WORKERS, type ParsedFile } from './markdown-parser.js';
 
 interface ImportInput { notebook: string; path: string; parentId?: string }
 
@@ -83,17 +83,24 @@ export async function importMarkdown(rt: BlocksRuntime, call: ActionCall, input:
     const parse = (chunk: Planned[]) => rt.files.parseFiles(chunk.flatMap((doc) => doc.path ?? []), rt.config.maxMarkdownChars);
     throwIfStopped(call, `The import of ${source}`);
     call.progress({ done: 0, total: state.total, message: 'documents imported' });
-    // The next chunk is parsed (on the worker) while this one is written.
-    let next = chunks.length > 0 ? parse(chunks[0]!) : undefined;
+    // The next chunks are parsed (on the workers, one each) while this one is written.
+    const parsing: Promise<ParsedFile[]>[] = [];
+    let queued = 0;
+    const parseAhead = (): void => {
+      while (queued < chunks.length && parsing.length < PARSE_WORKERS) {
+        const parsed = parse(chunks[queued++]!);
+        parsed.catch(() => undefined);
+        parsing.push(parsed);
+      }
+    };
+    parseAhead();
     let stopped: StopReason | undefined;
     for (let i = 0; i < chunks.length; i++) {
-      const parsed = await next!;
-      next = undefined;
+      const parsed = await parsing.shift()!;
       // The safe point: between chunks, before anything of the next one is written.
       stopped = call.stopped;
       if (stopped !== undefined) break;
-      next = i + 1 < chunks.length ? parse(chunks[i + 1]!) : undefined;
-      next?.catch(() => undefined);
+      parseAhead();
       await importChunk(state, chunks[i]!, parsed);
     }
     const seconds = (Date.now() - started) / 1000;
@@ -153,7 +160,8 @@ async function importChunk(state: ImportState, chunk: Planned[], parsed: ParsedF
     root.children = materialise(drafts.length > 0 ? drafts : [{ type: 'paragraph', content: '' }], by, now);
     docs.push({ root, entry: { id: planned.id, notebook: state.notebook, parent: planned.parent, title: planned.title } });
   }
-  await rt.store.queue.run(() => rt.store.createMany(docs));
+  // createMany writes the chunk's index rows in one transaction, rolled back whole if one fails.
+  await rt.store.queue.run(() => rt.store.index.writingInBulk(docs.map((doc) => doc.root.id), () => rt.store.createMany(docs)));
   state.documents += docs.length;
   state.blocks += docs.reduce((sum, doc) => sum + countBlocks(doc.root), 0);
   state.call.log.info('import progress', { done: state.documents, total: state.total, blocks: state.blocks });

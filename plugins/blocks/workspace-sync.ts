@@ -148,7 +148,8 @@ async function indexChanged(state: SyncState, changed: FoundDoc[]): Promise<{ bl
     store.catalog.setDoc(entry);
     const info = await stat(doc.file).catch(() => undefined);
     if (!info) continue;
-    const taken = store.index.writeDocument(parsed.value, store.placeOf(doc.id), doc.parent, info);
+    // The sync's transaction is rolled back whole if a write fails: no savepoint per document.
+    const taken = store.index.writeDocument(parsed.value, store.placeOf(doc.id), doc.parent, info, { inCallersTransaction: true });
     // Taking a block over from a document this sync has not rewritten means its id is in two files.
     for (const block of taken) {
       if (options.full || !changedIds.has(block.from)) problems.set(doc.relativePath, { reason: `block ${block.id} also appears in another document; give one of them a new id`, other: block.from });
