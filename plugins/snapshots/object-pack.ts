@@ -14,6 +14,10 @@ interface PackIndex { objects: [string, number, number][] }
 const HASH = /^[0-9a-f]{64}$/;
 const PACK_NAME = /^pack-[0-9a-z-]+$/;
 
+/** Packs smaller than this are merged once there are more than SMALL_PACKS_KEPT of them. */
+const SMALL_PACK_BYTES = 1 << 20;
+const SMALL_PACKS_KEPT = 16;
+
 /** A pack is written in writes of about this size. */
 const WRITE_CHUNK = 1 << 20;
 
@@ -77,18 +81,37 @@ export class PackSet {
     return out;
   }
 
-  /** Keeps only `keep` of a pack's objects: the kept ones go into a new pack first, then the old one goes. */
-  async shrink(pack: string, keep: string[]): Promise<void> {
-    if (keep.length > 0) {
-      const writer = new PackWriter(this.folder);
-      for (const hash of keep) writer.add(hash, await this.read(this.objects.get(hash)!));
+  /**
+   * Merges the small packs into one when there are more than a few: a snapshot of a few changed files
+   * writes a small pack, and without this their number (and the indexes a new process reads) would grow
+   * with the history.
+   */
+  async compact(): Promise<void> {
+    const bytes = new Map<string, number>();
+    for (const at of this.objects.values()) bytes.set(at.pack, (bytes.get(at.pack) ?? 0) + at.length);
+    const small = [...bytes].filter(([, size]) => size < SMALL_PACK_BYTES).map(([pack]) => pack);
+    if (small.length > SMALL_PACKS_KEPT) await this.rewrite(small, () => true);
+  }
+
+  /**
+   * Writes the objects of `packs` that `keep` accepts into one new pack, then removes those packs: the
+   * new pack is durable (index and all) before an old index goes, so every object is readable throughout
+   * and a crash leaves at worst an object stored twice.
+   */
+  async rewrite(packs: string[], keep: (hash: string) => boolean): Promise<void> {
+    const leaving = new Set(packs);
+    const writer = new PackWriter(this.folder);
+    try {
+      for (const [hash, at] of this.objects) if (leaving.has(at.pack) && keep(hash)) writer.add(hash, await this.read(at));
       await writer.commit();
+    } finally {
+      await writer.discard();
     }
-    await rm(join(this.folder, `${pack}.idx`), { force: true });
+    for (const pack of packs) await rm(join(this.folder, `${pack}.idx`), { force: true });
     await fsyncPath(this.folder);
-    await rm(join(this.folder, `${pack}.pack`), { force: true });
-    for (const [hash, at] of this.objects) if (at.pack === pack) this.objects.delete(hash);
-    this.loaded.delete(pack);
+    for (const pack of packs) await rm(join(this.folder, `${pack}.pack`), { force: true });
+    for (const [hash, at] of this.objects) if (leaving.has(at.pack)) this.objects.delete(hash);
+    for (const pack of packs) this.loaded.delete(pack);
     await this.refresh();
   }
 

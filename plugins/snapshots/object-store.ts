@@ -16,8 +16,12 @@ const HASH = /^[0-9a-f]{64}$/;
  */
 const GZIP: ZlibOptions = { level: 3, windowBits: 14, memLevel: 8 };
 
-/** From this many new objects on, a batch writes one pack instead of a file each (see PackSet). */
-const PACK_FROM = 64;
+/**
+ * From this many new objects on, a batch writes one pack instead of a file each (see PackSet): a pack
+ * costs four fsyncs one after the other whatever it holds, separate files two each (their content, then
+ * their folder), four at a time on Node's thread pool.
+ */
+const PACK_FROM = 4;
 
 /** Renames in flight at once when a batch of separate files is committed. */
 const RENAME_PARALLEL = 16;
@@ -87,7 +91,15 @@ export class ObjectStore {
       await this.packs.refresh();
       packed = this.packs.locate(hash);
     }
-    return packed ? this.packs.read(packed) : readFile(path);
+    if (!packed) return readFile(path);
+    try {
+      return await this.packs.read(packed);
+    } catch (error) {
+      // Its pack merged into another meanwhile (compaction, purge): read it where it is now.
+      const now = this.packs.locate(hash);
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || !now || now === packed) throw error;
+      return this.packs.read(now);
+    }
   }
 
   /** Every stored hash. */
@@ -105,12 +117,14 @@ export class ObjectStore {
   async keepOnly(keep: ReadonlySet<string>): Promise<number> {
     const gone = new Set<string>();
     await this.packs.refresh();
+    const partly: string[] = [];
     for (const [pack, hashes] of this.packs.packs()) {
-      const kept = hashes.filter((hash) => keep.has(hash));
-      if (kept.length === hashes.length) continue;
-      for (const hash of hashes) if (!keep.has(hash)) gone.add(hash);
-      await this.packs.shrink(pack, kept);
+      const dropped = hashes.filter((hash) => !keep.has(hash));
+      if (dropped.length === 0) continue;
+      for (const hash of dropped) gone.add(hash);
+      partly.push(pack);
     }
+    if (partly.length > 0) await this.packs.rewrite(partly, (hash) => keep.has(hash));
     await this.packs.removeOrphans();
     for (const hash of await this.list()) {
       if (keep.has(hash)) continue;
@@ -210,7 +224,10 @@ export class ObjectBatch {
       throw diskFull(error, { what: 'snapshot object', file: this.store.folder });
     }
     this.touched.clear();
-    if (this.pack) await this.store.packs.refresh();
+    if (this.pack && this.packed.size > 0) {
+      await this.store.packs.refresh();
+      await this.store.packs.compact();
+    }
   }
 
   /** Removes what was written and not committed (a stopped or failed snapshot). */

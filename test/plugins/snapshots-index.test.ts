@@ -173,6 +173,21 @@ describe('objects of a large snapshot go in a pack', () => {
     for (const path of Object.keys(second.files)) await repo.objects.get(second.files[path]!.hash);
   });
 
+  it('merges small packs so that their number does not grow with the history', async () => {
+    const ws = await workspace(10);
+    const repo = ws.open();
+    const first = await repo.create('first', 'person:test');
+    for (let step = 1; step <= 24; step++) {
+      for (let i = 0; i < 5; i++) await ws.write((step + i) % 10, `{"step":${step},"doc":${i}}`);
+      await repo.create(`step ${step}`, 'person:test');
+    }
+    const packs = (await ws.objectFiles()).filter((name) => name.endsWith('.pack'));
+    expect(packs.length).toBeLessThanOrEqual(17);
+    expect(await repo.verify()).toMatchObject({ snapshots: 25, damaged: [] });
+    await repo.rollback(first.id);
+    expect(await readFile(join(ws.data, 'nb', 'doc-3.json'), 'utf8')).toBe('{"id":"doc-3","text":"first version of 3"}');
+  });
+
   it('ignores a pack a crash left without its index, and purge removes it', async () => {
     const ws = await workspace(2);
     const repo = ws.open();
