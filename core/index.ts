@@ -19,7 +19,7 @@ export type { ErrorCode } from './errors.js';
 export { newId, isValidId } from './ids.js';
 export { NOTEBOOK_SCOPE } from './gate/notebook-scope.js';
 export type { NotebookScope, ScopedCall } from './gate/notebook-scope.js';
-export { replaceFileSync, writeFileAtomic, writeFileAtomicSync, writeJsonAtomic } from './fs/atomic-write.js';
+export { replaceFile, writeFileAtomic, writeFileAtomicSync, writeJsonAtomic } from './fs/atomic-write.js';
 export { diskFull, isDiskFull } from './fs/disk-full.js';
 export type { DiskWrite } from './fs/disk-full.js';
 export { IntentJournal } from './fs/intent-journal.js';

@@ -144,24 +144,30 @@ function writeAtomicallySync(path: string, data: string | Uint8Array, options: A
  * Replaces a file whole (temporary file, rename) without making it durable: a crash of the process
  * leaves the old content or the new, a crash of the machine may leave either or neither. For writers
  * that make the content durable elsewhere first (the document write journal) and sync the file later.
+ * Asynchronous: renaming over a file makes ext4 start writing the new one out (auto_da_alloc), which
+ * can take milliseconds that the event loop need not wait through.
  */
-export function replaceFileSync(path: string, data: string | Uint8Array): void {
+export async function replaceFile(path: string, data: string | Uint8Array): Promise<void> {
   try {
     const folder = dirname(path);
     const temp = join(folder, `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
-    const fd = openCreatingFolder(temp, folder, 0o644);
+    const file = await open(temp, 'wx', 0o644).catch(async (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'ENOENT') throw error;
+      await mkdir(folder, { recursive: true });
+      return open(temp, 'wx', 0o644);
+    });
     try {
-      writeFileSync(fd, data);
+      await file.writeFile(data);
     } catch (error) {
-      closeSync(fd);
-      rmSync(temp, { force: true });
+      await file.close().catch(() => undefined);
+      await rm(temp, { force: true });
       throw error;
     }
-    closeSync(fd);
+    await file.close();
     try {
-      renameSync(temp, path);
+      await rename(temp, path);
     } catch (error) {
-      rmSync(temp, { force: true });
+      await rm(temp, { force: true });
       throw error;
     }
   } catch (error) {

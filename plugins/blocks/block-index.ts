@@ -52,6 +52,14 @@ interface PreviousRow {
   fingerprint: string;
   parent_id: string | null;
   sort: number;
+  /** For the document block, remembered in memory only: what its rows hold besides updated and updatedBy. */
+  indexed?: string;
+}
+
+/** Everything of a block its index rows are made from, but `updated` and `updatedBy` (columns of its own). */
+function indexedPrint(block: Block): string {
+  const attrs = Object.keys(block.attrs).filter((name) => name !== 'updated' && name !== 'updatedBy').sort().map((name) => [name, block.attrs[name]]);
+  return JSON.stringify([block.type, block.subtype ?? null, block.content ?? null, block.checked ?? null, block.start ?? null, attrs]);
 }
 
 /**
@@ -78,6 +86,7 @@ export class BlockIndex {
       movePlace: p('UPDATE blocks SET notebook = ?, path = ?, hpath = ? WHERE root_id = ?'),
       moveDocumentRow: p('UPDATE documents SET notebook = ?, parent_doc = ?, path = ?, hpath = ? WHERE id = ?'),
       moveBlock: p('UPDATE blocks SET parent_id = ?, sort = ? WHERE id = ?'),
+      touchDocumentBlock: p('UPDATE blocks SET updated = ?, updated_by = ?, fingerprint = ? WHERE id = ?'),
       insertBlock: p(`INSERT OR IGNORE INTO blocks (id, parent_id, root_id, notebook, path, hpath, type, subtype, content, markdown, sort, created, updated, updated_by, fingerprint)
         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
       upsertBlock: p(`INSERT INTO blocks (id, parent_id, root_id, notebook, path, hpath, type, subtype, content, markdown, sort, created, updated, updated_by, fingerprint)
@@ -152,9 +161,15 @@ export class BlockIndex {
       const visit = (block: Block, parentId: string | null, sort: number): void => {
         const old = previous.get(block.id);
         previous.delete(block.id);
-        now.set(block.id, { id: block.id, fingerprint: ownFingerprint(block), parent_id: parentId, sort });
-        if (old === undefined || old.fingerprint !== ownFingerprint(block)) {
-          this.writeBlock(deriveBlock(block, root.id, parentId, sort, place), old !== undefined);
+        const fingerprint = ownFingerprint(block);
+        const row: PreviousRow = { id: block.id, fingerprint, parent_id: parentId, sort };
+        now.set(block.id, row);
+        if (old === undefined || old.fingerprint !== fingerprint) {
+          // The document block changes with every write, usually only its `updated`: then only those
+          // columns change, not its text, attributes or full-text row.
+          if (block === root) row.indexed = indexedPrint(block);
+          if (old?.indexed !== undefined && old.indexed === row.indexed) s.touchDocumentBlock!.run(block.attrs.updated ?? null, block.attrs.updatedBy ?? null, fingerprint, block.id);
+          else this.writeBlock(deriveBlock(block, root.id, parentId, sort, place), old !== undefined);
         } else if (old.parent_id !== parentId || old.sort !== sort) {
           s.moveBlock!.run(parentId, sort, block.id);
         }

@@ -1,7 +1,7 @@
 import { statSync, type Stats } from 'node:fs';
 import { readFile, rm, rmdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { NotFoundError, KernelError, replaceFileSync, writeFileAtomic, writeFileAtomicSync, type Logger } from '../../core/index.js';
+import { NotFoundError, KernelError, replaceFile, writeFileAtomic, writeFileAtomicSync, type Logger } from '../../core/index.js';
 import type { Block } from './block-model.js';
 import type { BlockIndex, Problem } from './block-index.js';
 import type { DocCatalog, DocEntry } from './doc-catalog.js';
@@ -161,7 +161,7 @@ export class BlockStore {
     this.writing++;
     try {
       const bytes = documentBytes(root);
-      if (options.journaled && this.journal) await this.journal.record(this.catalog.relativePath(root.id), bytes, () => replaceFileSync(path, bytes));
+      if (options.journaled && this.journal) await this.journal.record(this.catalog.relativePath(root.id), bytes, () => replaceFile(path, bytes));
       else await writeDocumentFile(path, bytes, concurrent);
     } catch (error) {
       if (before) this.catalog.setDoc(before);

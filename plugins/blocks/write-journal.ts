@@ -64,7 +64,7 @@ export class WriteJournal {
    * (which replaces the file without an fsync). Resolves once both are done. If the file cannot be
    * written, a checkpoint removes the record before the error is thrown, so no replay applies it.
    */
-  async record(path: string, bytes: Buffer, writeFile: () => void): Promise<void> {
+  async record(path: string, bytes: Buffer, writeFile: () => unknown): Promise<void> {
     const segment = this.segment();
     const header = Buffer.from(`${JSON.stringify({ p: path, n: bytes.length, c: crc32(bytes, crc32(path)) })}\n`);
     segment.paths.add(path);
@@ -72,7 +72,7 @@ export class WriteJournal {
     let failed: unknown;
     try {
       await this.append(segment, [header, bytes, NEWLINE]);
-      writeFile();
+      await writeFile();
     } catch (error) {
       failed = error;
     }

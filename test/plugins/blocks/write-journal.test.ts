@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { newId } from '../../../core/ids.js';
 import { silentLogger, type Logger } from '../../../core/log.js';
-import { replaceFileSync } from '../../../core/fs/atomic-write.js';
+import { replaceFile } from '../../../core/fs/atomic-write.js';
 import { WriteJournal } from '../../../plugins/blocks/write-journal.js';
 import { useBlocks } from './blocks-harness.js';
 
@@ -59,7 +59,7 @@ describe('the document write journal', () => {
   it('is empty after a checkpoint, the files written then durable on their own', async () => {
     const { dir, dataDir, docs, read } = await workspace();
     const { journal } = await WriteJournal.open(dir, dataDir, silentLogger);
-    await journal.record(docs[0]!, Buffer.from('new'), () => replaceFileSync(join(dataDir, docs[0]!), 'new'));
+    await journal.record(docs[0]!, Buffer.from('new'), () => replaceFile(join(dataDir, docs[0]!), 'new'));
     expect(await segments(dir)).toHaveLength(1);
     await journal.checkpoint();
     expect(await segments(dir)).toEqual([]);
