@@ -31,7 +31,8 @@ const WRITE_CHUNK = 1 << 20;
  */
 export class PackSet {
   private readonly objects = new Map<string, PackedObject>();
-  private readonly loaded = new Set<string>();
+  /** Packs whose index was read, and the bytes each holds. */
+  private readonly loaded = new Map<string, number>();
 
   constructor(readonly folder: string) {}
 
@@ -48,8 +49,12 @@ export class PackSet {
       const index = await readIndex(join(this.folder, `${name}.idx`));
       // An index that does not parse was damaged after it was written: its objects read as missing (verify says so).
       if (!index) continue;
-      for (const [hash, offset, length] of index.objects) if (!this.objects.has(hash)) this.objects.set(hash, { pack: name, offset, length });
-      this.loaded.add(name);
+      let bytes = 0;
+      for (const [hash, offset, length] of index.objects) {
+        bytes += length;
+        if (!this.objects.has(hash)) this.objects.set(hash, { pack: name, offset, length });
+      }
+      this.loaded.set(name, bytes);
     }
   }
 
@@ -87,9 +92,7 @@ export class PackSet {
    * with the history.
    */
   async compact(): Promise<void> {
-    const bytes = new Map<string, number>();
-    for (const at of this.objects.values()) bytes.set(at.pack, (bytes.get(at.pack) ?? 0) + at.length);
-    const small = [...bytes].filter(([, size]) => size < SMALL_PACK_BYTES).map(([pack]) => pack);
+    const small = [...this.loaded].filter(([, size]) => size < SMALL_PACK_BYTES).map(([pack]) => pack);
     if (small.length > SMALL_PACKS_KEPT) await this.rewrite(small, () => true);
   }
 
