@@ -8,6 +8,11 @@ import { searchText } from './search-text.js';
  * (`notebook: … AND term`) costs a fraction of a join against `blocks` (6 ms against 148 ms measured on a
  * million rows). Contentless: the text lives in `blocks`, and snippets are cut from there for the rows
  * of a page only. Its rowid is the block row's rowid.
+ *
+ * `block_docs`: for each FTS row (same rowid), the document and notebook of its block. Counting hits per
+ * document and keeping a rare word's hits to some notebooks read these narrow rows (about 60 bytes)
+ * instead of the wide `blocks` rows (1.5 KiB, three to a page), which cost a page read per hit at a
+ * million blocks. Written with the FTS row, in the same transaction.
  */
 export const FTS_TABLE = `
 CREATE VIRTUAL TABLE IF NOT EXISTS blocks_fts USING fts5(
@@ -16,14 +21,6 @@ CREATE VIRTUAL TABLE IF NOT EXISTS blocks_fts USING fts5(
 );
 CREATE TABLE IF NOT EXISTS block_docs (rowid INTEGER PRIMARY KEY, root_id TEXT NOT NULL, notebook TEXT NOT NULL);
 `;
-
-/**
- * `block_docs`: for each FTS row (same rowid), the document and notebook of its block. Counting hits per
- * document and keeping a rare word's hits to some notebooks read these narrow rows (about 60 bytes)
- * instead of the wide `blocks` rows (1.5 KiB, three to a page), which cost a page read per hit at a
- * million blocks. Written with the FTS row, in the same transaction.
- */
-export const FTS_TABLES: readonly string[] = ['blocks_fts', 'block_docs'];
 
 /**
  * An id as one token (`20261129193700-a1b2c3d` → `20261129193700a1b2c3d`): a filter on it is then a
