@@ -29,6 +29,12 @@ const DOCUMENT_COUNTS = 50;
  */
 const FIRST_HITS = 10_000;
 /**
+ * A word in very many blocks (a stop word, a short prefix) is ranked over its first FEW_RANKED hits
+ * only: it discriminates little, and scoring 10,000 of its hits cost 100 ms and more at a million blocks.
+ */
+const MANY_HITS = 50_000;
+const FEW_RANKED = 2_000;
+/**
  * Hits per document cost a lookup per hit (block_docs), a third to a whole of the FTS5 query itself for
  * a word in thousands of blocks: they are counted unasked only below this many hits.
  */
@@ -102,8 +108,11 @@ export function createFulltextSearch(index: BlocksIndex, options: SearchOptions 
       const counted = prepared(`SELECT count(*) FROM (SELECT 1 FROM ${plan.from} WHERE ${plan.where} LIMIT ${COUNT_CAP + 1})`).pluck().get(...plan.params) as number;
       if (counted === 0) return empty;
       const total = Math.min(counted, COUNT_CAP);
-      const ranked = `SELECT f.rowid AS rowid, bm25(blocks_fts, ${WEIGHTS.join(', ')}) AS rank FROM ${plan.from} WHERE ${plan.where} LIMIT ${FIRST_HITS}`;
       const countDocuments = counted <= DOCUMENTS_COUNTED_BELOW || input.documentCounts === true;
+      // Counting documents when asked covers the first FIRST_HITS whatever the number of hits.
+      const rankLimit = counted > MANY_HITS && !countDocuments ? FEW_RANKED : FIRST_HITS;
+      const rankedOver = Math.min(total, rankLimit);
+      const ranked = `SELECT f.rowid AS rowid, bm25(blocks_fts, ${WEIGHTS.join(', ')}) AS rank FROM ${plan.from} WHERE ${plan.where} LIMIT ${rankLimit}`;
       let hits: Hit[];
       let counts: { documentId: string; hits: number }[] = [];
       if (!countDocuments) {
@@ -130,7 +139,7 @@ export function createFulltextSearch(index: BlocksIndex, options: SearchOptions 
       const hpaths = new Map((prepared('SELECT id, hpath FROM documents WHERE id IN (SELECT value FROM json_each(?))')
         .all(JSON.stringify(counts.map((count) => count.documentId))) as { id: string; hpath: string }[]).map((doc) => [doc.id, doc.hpath]));
       const documents = counts.map((count) => ({ documentId: count.documentId, hpath: hpaths.get(count.documentId) ?? '', hits: count.hits }));
-      return { query: input.query, page, pageSize, total, totalIsLowerBound: counted > COUNT_CAP, rankedOver: Math.min(total, FIRST_HITS), documents, documentsCountedOver: countDocuments ? Math.min(total, FIRST_HITS) : 0, results };
+      return { query: input.query, page, pageSize, total, totalIsLowerBound: counted > COUNT_CAP, rankedOver, documents, documentsCountedOver: countDocuments ? Math.min(total, FIRST_HITS) : 0, results };
     } catch (error) {
       // The compiler quotes every term, so this would be a defect, not the person's fault; still, no
       // SQLite message (or 500) reaches them.
