@@ -1,7 +1,7 @@
 import { crc32 } from 'node:zlib';
 import { mkdir, open, readdir, readFile, rm, stat, type FileHandle } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { isValidId, writeFileAtomic, type Logger } from '../../core/index.js';
+import { diskFull, isValidId, writeFileAtomic, type Logger } from '../../core/index.js';
 
 /** A segment is checkpointed once it holds this much, or this long after its first record. */
 const SEGMENT_LIMIT_BYTES = 32 * 2 ** 20;
@@ -80,7 +80,7 @@ export class WriteJournal {
     if (failed !== undefined) {
       // The record may be durable while the file was not written: it must never be replayed.
       await this.checkpoint().catch(() => undefined);
-      throw failed;
+      throw diskFull(failed, { what: 'document', file: `data/${path}`, note: 'through the write journal; the document is as it was' });
     }
     if (segment.size >= SEGMENT_LIMIT_BYTES) void this.checkpoint().catch(() => undefined);
     else if (!this.timer) {

@@ -25,9 +25,10 @@ export default definePlugin<Partial<Retention> & { coalesceSeconds?: number }>({
     const history = new HistoryStore(join(workspace.root, 'history'), { maxVersions: ctx.config.maxVersions ?? 100, maxAgeDays: ctx.config.maxAgeDays ?? 90 });
     const versions = new VersionWriter(history, (ctx.config.coalesceSeconds ?? 30) * 1000, ctx.log);
     ctx.onDispose(() => versions.flush());
-    // Every change of a document file, from any caller, keeps the file as it was (a burst of edits, once).
+    // Every change of a document file, from any caller, keeps the file as it was (a burst of edits, once),
+    // durably before the file changes.
     blocks.onBeforeChange(async (change) => {
-      versions.record({ documentId: change.id, op: change.op, by: change.by, notebook: change.notebook, path: change.path, hpath: change.hpath, text: change.text });
+      await versions.record({ documentId: change.id, op: change.op, by: change.by, notebook: change.notebook, path: change.path, hpath: change.hpath, text: change.text });
     }, (change) => versions.wants(change));
     // A version is as private as the notebook it was in: readers see published ones, deny rules hold.
     const visible = (call: ActionCall, version: { notebook: string }) => blocks.visibleTo(call, version.notebook);

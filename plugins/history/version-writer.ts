@@ -6,9 +6,11 @@ type NewVersion = Omit<Version, 'version' | 'time'>;
 /**
  * Keeps versions off the write's latency path, as note apps do: a burst of edits to one document
  * keeps one version, the state before the burst (an edit within `coalesceMs` of the last version kept
- * keeps none), and a version is written after the edit's answer, in the background, atomically as
- * before. Moves, removals and rollbacks always keep theirs. Readers of the history wait for what is
- * still being written (`flush`), and closing the plugin waits for it too.
+ * keeps none, so only the first edit of a burst writes one). That version is written atomically and
+ * durably before the edit that starts the burst changes the file, so a crash loses none: the states a
+ * crash could have lost are the ones inside a burst, which are not kept anyway. Moves, removals and
+ * rollbacks always keep theirs. Readers of the history wait for what is still being written (`flush`),
+ * and closing the plugin waits for it too.
  */
 export class VersionWriter {
   private readonly lastKept = new Map<string, number>();
@@ -23,8 +25,11 @@ export class VersionWriter {
     return last === undefined || this.now() - last >= this.coalesceMs;
   }
 
-  /** Queues the version; returns at once. Versions of one document are written in order. */
-  record(version: NewVersion): void {
+  /**
+   * Queues the version; resolves once it is written (or its failure logged: a version that cannot be
+   * written does not stop the edit). Versions of one document are written in order.
+   */
+  record(version: NewVersion): Promise<void> {
     const at = new Date(this.now());
     this.lastKept.set(version.documentId, at.getTime());
     const previous = this.writing.get(version.documentId) ?? Promise.resolve();
@@ -33,6 +38,7 @@ export class VersionWriter {
     });
     this.writing.set(version.documentId, next);
     void next.then(() => { if (this.writing.get(version.documentId) === next) this.writing.delete(version.documentId); });
+    return next;
   }
 
   /** Resolves once every version queued so far is on disk. */

@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto';
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createHttpApp } from '../../core/http/app.js';
 import { caught } from '../helpers/harness.js';
@@ -32,6 +34,20 @@ describe('document history', () => {
     const oldest = await act<{ text: string }>('history_get', { id: doc, version: versions.at(-1)!.version });
     expect(oldest.text).toContain('first version');
     expect(oldest.text).not.toContain('second line');
+  });
+
+  it('has the version that starts a burst on disk before the edit is answered, and writes none for the rest of the burst', async () => {
+    const { kernel, act } = await boot();
+    const { doc } = await notes(act);
+    const folder = join(kernel.workspace.root, 'history', doc);
+    // Read from the disk, not through history_list (which waits for versions still being written).
+    await act('block_append', { parentId: doc, markdown: 'second line' });
+    const after = await readdir(folder);
+    expect(after).toHaveLength(1);
+    expect(await readFile(join(folder, after[0]!), 'utf8')).toContain('first version');
+    for (let i = 0; i < 5; i++) await act('block_append', { parentId: doc, markdown: `line ${i}` });
+    await kernel.close();
+    expect(await readdir(folder)).toEqual(after);
   });
 
   it('keeps the previous version before every change, move and removal when coalescing is off', async () => {
