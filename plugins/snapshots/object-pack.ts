@@ -105,7 +105,18 @@ export class PackSet {
     const leaving = new Set(packs);
     const writer = new PackWriter(this.folder);
     try {
-      for (const [hash, at] of this.objects) if (leaving.has(at.pack) && keep(hash)) writer.add(hash, await this.read(at));
+      // Each pack read whole once, not an open and a read per object.
+      const wanted = new Map<string, [string, PackedObject][]>();
+      for (const [hash, at] of this.objects) {
+        if (!leaving.has(at.pack) || !keep(hash)) continue;
+        const list = wanted.get(at.pack) ?? [];
+        list.push([hash, at]);
+        wanted.set(at.pack, list);
+      }
+      for (const [pack, objects] of wanted) {
+        const bytes = await readFile(join(this.folder, `${pack}.pack`));
+        for (const [hash, at] of objects) writer.add(hash, bytes.subarray(at.offset, at.offset + at.length));
+      }
       await writer.commit();
     } finally {
       await writer.discard();
