@@ -2,9 +2,10 @@ import { randomUUID } from 'node:crypto';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { KernelError } from '../errors.js';
+import { SessionTransport, isJsonAnswer } from './session-transport.js';
 
 interface McpSession {
-  transport: WebStandardStreamableHTTPServerTransport;
+  transport: SessionTransport;
   server: Server;
   /** The token that created the session (its digest): only it may use the session. */
   owner: string;
@@ -39,23 +40,25 @@ export class McpSessions {
     while (this.sessions.size >= this.limits.maxSessions) {
       if (!await this.closeLeastRecent()) throw new KernelError('NOT_READY', `all ${this.limits.maxSessions} MCP sessions are answering requests; try again shortly`);
     }
-    const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
+    const http: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       // Answers stream as SSE, so that what belongs to a call (progress notifications for a progress
-      // token) reaches the client on that call's own stream; a JSON answer would drop them.
+      // token) reaches the client on that call's own stream; a JSON answer would drop them. Calls that
+      // cannot have any are answered as JSON beside it (SessionTransport.answerAsJson).
       enableJsonResponse: false,
       onsessioninitialized: (id) => { this.sessions.set(id, { transport, server, owner, lastSeen: this.now(), inFlight: 0 }); },
       onsessionclosed: (id) => { this.sessions.delete(id); },
     });
+    const transport = new SessionTransport(http);
     await server.connect(transport);
-    return transport;
+    return http;
   }
 
   /**
    * Answers a request on a session, only for its owner (another token gets the same answer as an
    * unknown id: undefined). The session counts as in use until the answer is given.
    */
-  async handle(id: string, owner: string, answer: (transport: WebStandardStreamableHTTPServerTransport) => Promise<Response>): Promise<Response | undefined> {
+  async handle(id: string, owner: string, answer: (transport: SessionTransport) => Promise<Response>): Promise<Response | undefined> {
     const session = this.sessions.get(id);
     if (!session || session.owner !== owner) return undefined;
     session.inFlight++;
@@ -71,7 +74,7 @@ export class McpSessions {
     try {
       const response = await answer(session.transport);
       // An event stream (the GET a client keeps open for notifications) is use until it closes.
-      if (!response.body || !(response.headers.get('content-type') ?? '').includes('text/event-stream')) return response;
+      if (isJsonAnswer(response) || !response.body || !(response.headers.get('content-type') ?? '').includes('text/event-stream')) return response;
       streaming = true;
       const reader = response.body.getReader();
       const held = new ReadableStream<Uint8Array>({

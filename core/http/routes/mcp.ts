@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { Hono } from 'hono';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { KernelError } from '../../errors.js';
@@ -15,11 +14,12 @@ import { readJsonBody } from '../read-body.js';
  */
 export function mcpRoutes(kernel: Kernel, sessions: McpSessions): Hono<HttpEnv> {
   const app = new Hono<HttpEnv>();
+  // A long action's call keeps its event stream (progress, and bytes while it runs).
+  const isLong = (tool: string): boolean => kernel.registry.get(tool)?.spec.long === true;
   app.all('/', async (c) => {
     const principal = c.get('principal');
-    // Sessions belong to the token itself (its digest), not to its name, which two tokens may share.
-    const token = /^Bearer\s+(\S+)\s*$/i.exec(c.req.header('authorization') ?? '')?.[1] ?? '';
-    const owner = createHash('sha256').update(token).digest('hex');
+    // Sessions belong to the token itself (its digest, kept by the authenticator), not to its name, which two tokens may share.
+    const owner = kernel.authenticator.headerDigest(c.req.header('authorization') ?? '')?.toString('hex') ?? '';
     const id = c.req.header('mcp-session-id');
     const body = c.req.method === 'POST' ? await readJsonBody(c) : undefined;
     if (id === undefined) {
@@ -30,7 +30,9 @@ export function mcpRoutes(kernel: Kernel, sessions: McpSessions): Hono<HttpEnv> 
       const transport = await sessions.open(owner, server);
       return transport.handleRequest(c.req.raw, { parsedBody: body });
     }
-    const answered = await sessions.handle(id, owner, (transport) => transport.handleRequest(c.req.raw, body === undefined ? {} : { parsedBody: body }));
+    const answered = await sessions.handle(id, owner, (transport) =>
+      transport.answerAsJson({ body, accept: c.req.header('accept'), protocolVersion: c.req.header('mcp-protocol-version') }, isLong)
+      ?? transport.http.handleRequest(c.req.raw, body === undefined ? {} : { parsedBody: body }));
     if (!answered) throw new KernelError('NOT_FOUND', 'no such MCP session (it may have expired): initialize a new one', { details: { header: 'mcp-session-id' } });
     return answered;
   });

@@ -127,6 +127,39 @@ describe('the kernel as an MCP server on /mcp', () => {
     expect(own.status).toBe(200);
   });
 
+  it('answers a tools/call that can have no progress as JSON, and one with a progress token as an event stream', async () => {
+    const { url } = await serve();
+    const client = await connect(url);
+    const sessionId = (client as unknown as { _transport: StreamableHTTPClientTransport })._transport.sessionId!;
+    const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25', authorization: `Bearer ${ADMIN}`, 'mcp-session-id': sessionId };
+    const post = (body: unknown, extra: Record<string, string> = {}) => rawRequest(`${url}/mcp`, { method: 'POST', headers: { ...headers, ...extra }, body: JSON.stringify(body) });
+    const call = (id: number | string, meta?: Record<string, unknown>) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'notebook_list', arguments: {}, ...(meta ? { _meta: meta } : {}) } });
+
+    const plain = await post(call(7));
+    expect(plain.status).toBe(200);
+    expect(plain.headers['content-type']).toBe('application/json');
+    expect(plain.headers['mcp-session-id']).toBe(sessionId);
+    expect(plain.json()).toMatchObject({ jsonrpc: '2.0', id: 7, result: { structuredContent: { notebooks: [] } } });
+    // Failures and unknown tools answer the same way, as results the model reads.
+    expect((await post({ ...call('x'), params: { name: 'no_such_tool', arguments: {} } })).json()).toMatchObject({ id: 'x', result: { isError: true } });
+    // Invalid params are the SDK server's JSON-RPC error, the same as on the event stream.
+    const invalid = (id: number, meta?: Record<string, unknown>) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'notebook_list', arguments: 'none', ...(meta ? { _meta: meta } : {}) } });
+    const streamed = JSON.parse(/^data: (.*)$/m.exec((await post(invalid(6, { progressToken: 'p0' }))).body)![1]!) as { error: { code: number } };
+    expect((await post(invalid(8))).json()).toEqual({ jsonrpc: '2.0', id: 8, error: streamed.error });
+
+    const withProgress = await post(call(9, { progressToken: 'p1' }));
+    expect(withProgress.headers['content-type']).toBe('text/event-stream');
+    expect(withProgress.body).toContain('"id":9');
+    // Anything the JSON answer does not cover goes to the SDK's transport as before.
+    expect((await post(call(10), { 'mcp-protocol-version': '1999-01-01' })).status).toBe(400);
+    expect((await post(call(11), { accept: 'application/json' })).status).toBe(406);
+    const listed = await post({ jsonrpc: '2.0', id: 12, method: 'tools/list', params: {} });
+    expect(listed.headers['content-type']).toBe('text/event-stream');
+    // Concurrent calls on one session each get their own answer.
+    const answers = await Promise.all([20, 21, 22, 23].map((id) => post(call(id))));
+    expect(answers.map((answer) => answer.json().id)).toEqual([20, 21, 22, 23]);
+  });
+
   it('expires idle sessions, but not one whose client keeps its notification stream open', async () => {
     const { url } = await serve({ mcp: { sessionIdleMs: 1000 } });
     const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${ADMIN}` };

@@ -1,0 +1,106 @@
+import type { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage, type MessageExtraInfo, type RequestId } from '@modelcontextprotocol/sdk/types.js';
+
+/** A request as the route read it: the JSON-RPC body and the headers the transport would check. */
+export interface SessionRequest {
+  body: unknown;
+  accept: string | undefined;
+  protocolVersion: string | undefined;
+}
+
+/**
+ * What one session's MCP server talks through: the SDK's Streamable HTTP transport, which answers with
+ * an event stream so that a call's progress notifications reach the client on its own stream, and,
+ * beside it, a plain JSON answer for a `tools/call` that cannot have any (no progress token, not a long
+ * action). Such a call is most calls, and the event stream cost more than the call: a stream per request
+ * on both sides, parsed event by event. Both are answers Streamable HTTP allows for a POST; the server
+ * (validation, cancellation by `notifications/cancelled`, the handlers) is the same either way.
+ */
+export class SessionTransport implements Transport {
+  onclose?: (() => void) | undefined;
+  onerror?: ((error: Error) => void) | undefined;
+  onmessage?: (<T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void) | undefined;
+  /** Requests answered as JSON, by id: where their response goes. */
+  private readonly direct = new Map<RequestId, (response: JSONRPCMessage) => void>();
+
+  constructor(readonly http: WebStandardStreamableHTTPServerTransport) {
+    http.onclose = () => {
+      this.closePending();
+      this.onclose?.();
+    };
+    http.onerror = (error) => this.onerror?.(error);
+    http.onmessage = (message, extra) => this.onmessage?.(message, extra);
+  }
+
+  get sessionId(): string | undefined {
+    return this.http.sessionId;
+  }
+
+  start(): Promise<void> {
+    return this.http.start();
+  }
+
+  close(): Promise<void> {
+    return this.http.close();
+  }
+
+  send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    if (this.direct.size > 0) {
+      const response = isResponse(message);
+      const id = response ? (message as { id: RequestId }).id : options?.relatedRequestId;
+      const answer = id === undefined ? undefined : this.direct.get(id);
+      if (answer) {
+        if (response) {
+          this.direct.delete(id!);
+          answer(message);
+        }
+        // A notification about a request answered as JSON has nowhere to go (the SDK's JSON mode drops it too).
+        return Promise.resolve();
+      }
+    }
+    return this.http.send(message, options);
+  }
+
+  /**
+   * The JSON answer to a request that can have one: a single `tools/call` without a progress token, of
+   * a tool that is not long, from a client that accepts both kinds of answer and speaks a protocol
+   * version we know. Undefined for anything else, which the event-stream transport answers as before.
+   */
+  answerAsJson(request: SessionRequest, isLong: (tool: string) => boolean): Promise<Response> | undefined {
+    const message = request.body as { jsonrpc?: unknown; id?: unknown; method?: unknown; params?: { name?: unknown; _meta?: { progressToken?: unknown } } } | undefined;
+    if (typeof message !== 'object' || message === null || Array.isArray(message)) return undefined;
+    if (message.jsonrpc !== '2.0' || message.method !== 'tools/call' || (typeof message.id !== 'string' && typeof message.id !== 'number')) return undefined;
+    const params = message.params;
+    if (typeof params !== 'object' || params === null || typeof params.name !== 'string' || params._meta?.progressToken !== undefined) return undefined;
+    if (!request.accept?.includes('application/json') || !request.accept.includes('text/event-stream')) return undefined;
+    if (request.protocolVersion !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(request.protocolVersion)) return undefined;
+    const id = message.id;
+    if (this.direct.has(id) || isLong(params.name)) return undefined;
+    return new Promise<JSONRPCMessage>((resolve) => {
+      this.direct.set(id, resolve);
+      this.onmessage?.(message as JSONRPCMessage);
+    }).then((response) => {
+      const answer = new Response(JSON.stringify(response), { status: 200, headers: { 'content-type': 'application/json', 'mcp-session-id': this.sessionId ?? '' } });
+      jsonAnswers.add(answer);
+      return answer;
+    });
+  }
+
+  /** The session closed under requests answered as JSON: they answer that, as a JSON-RPC error. */
+  private closePending(): void {
+    for (const [id, answer] of this.direct) answer({ jsonrpc: '2.0', id, error: { code: -32001, message: 'Session closed' } } as JSONRPCMessage);
+    this.direct.clear();
+  }
+}
+
+/** Answers made by answerAsJson: whole, so their headers need not be read (which would build the Response in full). */
+const jsonAnswers = new WeakSet<Response>();
+
+export function isJsonAnswer(response: Response): boolean {
+  return jsonAnswers.has(response);
+}
+
+function isResponse(message: JSONRPCMessage): boolean {
+  return !('method' in message) && 'id' in message && ('result' in message || 'error' in message);
+}
