@@ -4,7 +4,7 @@
  *   A (before): default pragmas; count pass (cap 100k); ranked top-20; rows; snippets folded one character
  *     at a time; hits per document by a join with the wide `blocks` rows (first 10k hits).
  *   B (now): the kernel's reader (mmap, page cache); count pass (cap 100k); top-20 by bm25 of the first 10k
- *     hits (2k above 50k hits), with hits per document over `block_docs` in the same pass when there are at most 1,000 hits
+ *     hits (above 50k hits, unranked: last rowid first), with hits per document over `block_docs` in the same pass when there are at most 1,000 hits
  *     (above, only when asked); rows; the plugin's snippets; hpaths.
  * Also the bare FTS5 top-20 and the index's bytes per block by table (dbstat).
  *
@@ -50,7 +50,7 @@ function statements(db: Database.Database, rankCap: number) {
     bare: db.prepare(`SELECT rowid, bm25(blocks_fts, ${W}) AS r FROM blocks_fts WHERE blocks_fts MATCH ? ORDER BY r LIMIT 20`),
     count: db.prepare('SELECT count(*) FROM (SELECT 1 FROM blocks_fts f WHERE blocks_fts MATCH ? LIMIT 100001)').pluck(),
     ranked: db.prepare(`SELECT rowid, rank FROM (SELECT f.rowid AS rowid, bm25(blocks_fts, ${W}) AS rank FROM blocks_fts f WHERE blocks_fts MATCH ? LIMIT ${rankCap}) ORDER BY rank LIMIT 20 OFFSET 0`),
-    rankedFew: db.prepare(`SELECT rowid, rank FROM (SELECT f.rowid AS rowid, bm25(blocks_fts, ${W}) AS rank FROM blocks_fts f WHERE blocks_fts MATCH ? LIMIT 2000) ORDER BY rank LIMIT 20 OFFSET 0`),
+    unranked: db.prepare('SELECT f.rowid AS rowid, 0 AS rank FROM blocks_fts f WHERE blocks_fts MATCH ? ORDER BY f.rowid DESC LIMIT 20 OFFSET 0'),
     rows: db.prepare('SELECT rowid, id, type, subtype, root_id, notebook, hpath, content FROM blocks WHERE rowid IN (SELECT value FROM json_each(?))'),
     wideDocs: db.prepare(`SELECT d.root_id AS documentId, d.hpath, count(*) AS hits FROM (SELECT f.rowid AS rowid FROM blocks_fts f WHERE blocks_fts MATCH ? LIMIT 10000) x
       JOIN blocks d ON d.rowid = x.rowid GROUP BY d.root_id ORDER BY hits DESC, d.root_id LIMIT 50`),
@@ -104,7 +104,7 @@ for (const [kind, list] of Object.entries(queries)) {
         t0 = now();
         let pageRowids: unknown[];
         let documentIds: unknown[] = [];
-        if (counted > 1_000) pageRowids = ((counted > 50_000 ? B.rankedFew : B.ranked).all(e) as { rowid: number }[]).map((row) => row.rowid);
+        if (counted > 1_000) pageRowids = ((counted > 50_000 ? B.unranked : B.ranked).all(e) as { rowid: number }[]).map((row) => row.rowid);
         else {
           const first = B.onePass.all(e) as { page: number; id: number | string }[];
           pageRowids = first.filter((row) => row.page === 0).map((row) => row.id);

@@ -29,11 +29,12 @@ const DOCUMENT_COUNTS = 50;
  */
 const FIRST_HITS = 10_000;
 /**
- * A word in very many blocks (a stop word, a short prefix) is ranked over its first FEW_RANKED hits
- * only: it discriminates little, and scoring 10,000 of its hits cost 100 ms and more at a million blocks.
+ * Words with more hits than this (a stop word, a short prefix) are not ranked: their page is the hits
+ * last added to the index (highest rowid) first. bm25 weighs each term by how rare it is, which FTS5
+ * finds by a pass over all of the term's rows before scoring any: 45 to 115 ms at a million blocks for
+ * a word in 60 to 94% of them, whatever the number of hits scored; such a word discriminates little.
  */
 const MANY_HITS = 50_000;
-const FEW_RANKED = 2_000;
 /**
  * Hits per document cost a lookup per hit (block_docs), a third to a whole of the FTS5 query itself for
  * a word in thousands of blocks: they are counted unasked only below this many hits.
@@ -46,6 +47,8 @@ const COUNT_CAP = 100_000;
 export interface SearchOptions {
   /** Filters are applied by a join when the words alone have at most this many hits (tests force one way or the other). */
   joinBelow?: number;
+  /** Words with more hits than this are not ranked by bm25 (MANY_HITS; tests lower it). */
+  manyHits?: number;
 }
 
 interface Hit { rowid: number; rank: number }
@@ -108,14 +111,16 @@ export function createFulltextSearch(index: BlocksIndex, options: SearchOptions 
       const counted = prepared(`SELECT count(*) FROM (SELECT 1 FROM ${plan.from} WHERE ${plan.where} LIMIT ${COUNT_CAP + 1})`).pluck().get(...plan.params) as number;
       if (counted === 0) return empty;
       const total = Math.min(counted, COUNT_CAP);
-      const countDocuments = counted <= DOCUMENTS_COUNTED_BELOW || input.documentCounts === true;
-      // Counting documents when asked covers the first FIRST_HITS whatever the number of hits.
-      const rankLimit = counted > MANY_HITS && !countDocuments ? FEW_RANKED : FIRST_HITS;
-      const rankedOver = Math.min(total, rankLimit);
-      const ranked = `SELECT f.rowid AS rowid, bm25(blocks_fts, ${WEIGHTS.join(', ')}) AS rank FROM ${plan.from} WHERE ${plan.where} LIMIT ${rankLimit}`;
+      // Counting documents when asked ranks and counts the first FIRST_HITS whatever the number of hits.
+      const unranked = counted > (options.manyHits ?? MANY_HITS) && input.documentCounts !== true;
+      const countDocuments = !unranked && (counted <= DOCUMENTS_COUNTED_BELOW || input.documentCounts === true);
+      const rankedOver = unranked ? 0 : Math.min(total, FIRST_HITS);
+      const ranked = `SELECT f.rowid AS rowid, bm25(blocks_fts, ${WEIGHTS.join(', ')}) AS rank FROM ${plan.from} WHERE ${plan.where} LIMIT ${FIRST_HITS}`;
       let hits: Hit[];
       let counts: { documentId: string; hits: number }[] = [];
-      if (!countDocuments) {
+      if (unranked) {
+        hits = prepared(`SELECT f.rowid AS rowid, 0 AS rank FROM ${plan.from} WHERE ${plan.where} ORDER BY f.rowid DESC LIMIT ? OFFSET ?`).all(...plan.params, pageSize, (page - 1) * pageSize) as Hit[];
+      } else if (!countDocuments) {
         hits = prepared(`SELECT rowid, rank FROM (${ranked}) ORDER BY rank LIMIT ? OFFSET ?`).all(...plan.params, pageSize, (page - 1) * pageSize) as Hit[];
       } else {
         // One pass over the hits for both the page and the counts, through the narrow block_docs rows:
@@ -134,7 +139,7 @@ export function createFulltextSearch(index: BlocksIndex, options: SearchOptions 
       const words = parsed.terms.filter((term) => !term.negated).map((term) => term.text);
       const results = hits.flatMap((hit) => {
         const row = rows.get(hit.rowid);
-        return row ? [{ id: row.id, documentId: row.root_id, notebook: row.notebook, hpath: row.hpath, type: row.type, subtype: row.subtype, snippet: snippet(row.content, words), score: -hit.rank }] : [];
+        return row ? [{ id: row.id, documentId: row.root_id, notebook: row.notebook, hpath: row.hpath, type: row.type, subtype: row.subtype, snippet: snippet(row.content, words), score: 0 - hit.rank /* an unranked hit scores 0, not -0 */ }] : [];
       });
       const hpaths = new Map((prepared('SELECT id, hpath FROM documents WHERE id IN (SELECT value FROM json_each(?))')
         .all(JSON.stringify(counts.map((count) => count.documentId))) as { id: string; hpath: string }[]).map((doc) => [doc.id, doc.hpath]));

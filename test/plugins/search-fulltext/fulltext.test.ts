@@ -158,6 +158,20 @@ describe('full-text search: filters, paging and ranking', () => {
     expect([few.total, few.documents, few.documentsCountedOver]).toEqual([5, [{ documentId: b.id, hpath: '/B', hits: 5 }], 5]);
   });
 
+  it('lists a word with more hits than manyHits unranked, last added first, and ranks it when documents are counted', async () => {
+    const { act } = await boot({ config: { plugins: { 'search-fulltext': { config: { manyHits: 10 } } } } });
+    const notebook = await act<Created>('notebook_create', { name: 'N' });
+    await act<Created>('document_create', { notebook: notebook.id, title: 'A', markdown: Array.from({ length: 12 }, (_, i) => `fig ${i}`).join('\n\n') });
+    const later = await act<Created>('document_create', { notebook: notebook.id, title: 'B', markdown: 'fig fig fig late' });
+    type Ranked = Found & { rankedOver: number };
+    const many = await search(act, 'fig', { pageSize: 3 }) as Ranked;
+    expect([many.total, many.rankedOver, many.results.map((hit) => hit.documentId)[0], many.results.map((hit) => hit.score)]).toEqual([13, 0, later.id, [0, 0, 0]]);
+    const ranked = await search(act, 'fig', { pageSize: 3, documentCounts: true }) as Ranked;
+    expect([ranked.rankedOver, ranked.results[0]!.documentId, ranked.results[0]!.score > 0]).toEqual([13, later.id, true]);
+    const few = await search(act, 'late') as Ranked;
+    expect([few.total, few.rankedOver]).toEqual([1, 1]);
+  });
+
   it("ranks a hit in a block's name above one in its text", async () => {
     const { act } = await boot();
     const notebook = await act<Created>('notebook_create', { name: 'N' });
