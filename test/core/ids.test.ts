@@ -22,4 +22,15 @@ describe('ids', () => {
     for (let i = 0; i < 300_000; i++) ids.add(newId(now));
     expect(ids.size).toBe(300_000);
   });
+
+  it('use every one of the 36 characters about equally, and follow the clock from one second to the next', () => {
+    const counts = new Map<string, number>();
+    for (let i = 0; i < 36_000; i++) for (const char of newId().slice(15)) counts.set(char, (counts.get(char) ?? 0) + 1);
+    expect(counts.size).toBe(36);
+    // 7,000 draws of each expected; a bias from the byte-to-character mapping would be 10% and more.
+    for (const count of counts.values()) expect(Math.abs(count - 7_000)).toBeLessThan(700);
+    expect(newId(new Date('2026-01-02T03:04:05.999Z')).slice(0, 14)).toBe('20260102030405');
+    expect(newId(new Date('2026-01-02T03:04:06.000Z')).slice(0, 14)).toBe('20260102030406');
+    expect(newId(new Date('2026-01-02T03:04:05.500Z')).slice(0, 14)).toBe('20260102030405');
+  });
 });
