@@ -3,12 +3,14 @@
  * (the real SDK client, Streamable HTTP, a session), against a direct POST /api/actions/bench/bench/noop
  * in the same run, one request at a time. The server runs in a child process (bench/http-server.js),
  * so client and server do not share an event loop. Interleaved rounds after a warm-up; p50 and p99.
+ * Target (issue 14 point 7): ≤ 1.3× at p50. A plain call is answered as JSON (core/mcp/session-transport.ts).
  *
  *   npm run build && node dist/bench/mcp-call.js
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { rm } from 'node:fs/promises';
+import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -59,7 +61,7 @@ async function main(): Promise<void> {
       http.push(...await timed(CALLS / ROUNDS, direct));
     }
     const show = (name: string, values: number[]) => `${name}: p50 ${percentile(values, 50).toFixed(3)} ms, p99 ${percentile(values, 99).toFixed(3)} ms`;
-    console.log(`${CALLS} calls each, one at a time, loopback`);
+    console.log(`${CALLS} calls each, one at a time, loopback, node ${process.version}; load ${loadavg().map((value) => value.toFixed(2)).join(' ')}`);
     console.log(show('tools/call over /mcp          ', mcp));
     console.log(show('POST /api/actions (baseline)  ', http));
     console.log(`ratio /mcp ÷ direct: p50 ${(percentile(mcp, 50) / percentile(http, 50)).toFixed(2)}×, p99 ${(percentile(mcp, 99) / percentile(http, 99)).toFixed(2)}×`);
