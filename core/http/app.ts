@@ -14,7 +14,6 @@ import { pluginRoutes } from './routes/plugins.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { mcpRoutes } from './routes/mcp.js';
 import { mcpServerRoutes } from './routes/mcp-servers.js';
-import { McpSessions } from '../mcp/mcp-sessions.js';
 
 /**
  * The kernel's HTTP surface. One guard runs before anything else: Host/Origin, the body limit before a
@@ -45,10 +44,7 @@ export function createHttpApp(kernel: Kernel): Hono<HttpEnv> {
   app.use('/api/mcp', requireRole('admin'));
   app.route('/api/mcp/servers', mcpServerRoutes(kernel));
   // MCP for outside agents: administrators only, behind the same Host/Origin guard and body limit.
-  const mcpSessions = new McpSessions({ idleMs: kernel.config.mcp.sessionIdleMs, maxSessions: kernel.config.mcp.maxSessions });
-  const unsubscribe = kernel.registry.onChange(() => mcpSessions.notifyToolsChanged());
-  kernel.onClose(async () => { unsubscribe(); await mcpSessions.closeAll(); });
   app.use('/mcp', requireRole('admin'));
-  app.route('/mcp', mcpRoutes(kernel, mcpSessions));
+  app.route('/mcp', mcpRoutes(kernel));
   return app;
 }

@@ -1,19 +1,9 @@
 import { definePlugin, KernelError, type PluginContext } from '../../core/index.js';
 import { ModelError, type ModelEvent, type ModelProvider } from '../../core/turn/model-provider.js';
-import { AnthropicProvider } from './anthropic.js';
 import { resolveKey, type ModelConfig, type ProvidersConfig } from './config.js';
-import { GeminiProvider } from './gemini.js';
-import { OpenAIChatProvider } from './openai-chat.js';
+import { LazyProvider } from './lazy-provider.js';
 import { OpenAIEmbedder } from './openai-embedder.js';
-import { OpenAIResponsesProvider } from './openai-responses.js';
 import type { Embedder, EmbedderSource } from './tokens.js';
-
-const PROVIDERS = {
-  'openai-chat': OpenAIChatProvider,
-  'openai-responses': OpenAIResponsesProvider,
-  anthropic: AnthropicProvider,
-  gemini: GeminiProvider,
-} as const;
 
 /**
  * Stands in when no model can be used (none configured, key missing): turns are refused before they
@@ -33,7 +23,7 @@ class UnavailableModel implements ModelProvider {
 function modelFrom(config: ModelConfig | undefined): ModelProvider {
   if (!config) return new UnavailableModel(new KernelError('MODEL_UNAVAILABLE', 'no model is configured: set plugins.providers.config.model (provider, model) in quire.json', { details: { field: 'plugins/providers/config/model' } }));
   try {
-    return new PROVIDERS[config.provider](config, resolveKey(config, 'plugins/providers/config/model'));
+    return new LazyProvider(config, resolveKey(config, 'plugins/providers/config/model'));
   } catch (error) {
     if (error instanceof KernelError) return new UnavailableModel(error);
     throw error;

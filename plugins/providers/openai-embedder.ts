@@ -2,7 +2,6 @@ import type OpenAI from 'openai';
 import { ModelError } from '../../core/turn/model-provider.js';
 import type { EmbedderConfig } from './config.js';
 import { toModelError } from './errors.js';
-import { openAIClient } from './openai-client.js';
 import type { Embedder } from './tokens.js';
 
 const DEFAULT_BATCH = 64;
@@ -15,10 +14,10 @@ export class OpenAIEmbedder implements Embedder {
   readonly id = 'openai';
   private reportedModel: string;
   private learntDimensions: number;
-  private readonly client: OpenAI;
+  /** Made on the first request: the SDK is imported then, not at every start of the kernel. */
+  private client: Promise<OpenAI> | undefined;
 
-  constructor(private readonly config: EmbedderConfig, key: string) {
-    this.client = openAIClient(config, key);
+  constructor(private readonly config: EmbedderConfig, private readonly key: string) {
     this.reportedModel = config.model;
     this.learntDimensions = config.dimensions ?? 0;
   }
@@ -31,14 +30,23 @@ export class OpenAIEmbedder implements Embedder {
     return this.learntDimensions;
   }
 
+  private connected(): Promise<OpenAI> {
+    this.client ??= import('./openai-client.js').then(
+      ({ openAIClient }) => openAIClient(this.config, this.key),
+      (error: unknown) => { this.client = undefined; throw error; },
+    );
+    return this.client;
+  }
+
   async embed(texts: readonly string[], signal?: AbortSignal): Promise<Float32Array[]> {
     const batch = this.config.batchSize ?? DEFAULT_BATCH;
     const out: Float32Array[] = [];
+    const client = await this.connected();
     for (let start = 0; start < texts.length; start += batch) {
       const slice = texts.slice(start, start + batch);
       let answer: OpenAI.Embeddings.CreateEmbeddingResponse;
       try {
-        answer = await this.client.embeddings.create({
+        answer = await client.embeddings.create({
           model: this.config.model, input: slice, encoding_format: 'float',
           ...(this.config.dimensions ? { dimensions: this.config.dimensions } : {}),
         }, signal ? { signal } : {});

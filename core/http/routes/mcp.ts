@@ -1,40 +1,21 @@
 import { Hono } from 'hono';
-import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
-import { KernelError } from '../../errors.js';
 import type { Kernel } from '../../kernel.js';
-import { createMcpServer } from '../../mcp/mcp-server.js';
-import type { McpSessions } from '../../mcp/mcp-sessions.js';
+import type { McpEndpoint } from '../../mcp/mcp-endpoint.js';
 import type { HttpEnv } from '../http-env.js';
-import { readJsonBody } from '../read-body.js';
 
 /**
- * `/mcp`: the kernel as an MCP server over Streamable HTTP (administrators only; the caller's guards
- * run first). A POST without a session id must be `initialize` and opens a session; everything else
- * names its session, which only the token that opened it may use.
+ * `/mcp` (core/mcp/mcp-endpoint.ts), imported on the first request: the MCP SDK costs 100-200 ms to
+ * load, which every start would pay whether or not an MCP client ever connects.
  */
-export function mcpRoutes(kernel: Kernel, sessions: McpSessions): Hono<HttpEnv> {
+export function mcpRoutes(kernel: Kernel): Hono<HttpEnv> {
   const app = new Hono<HttpEnv>();
-  // A long action's call keeps its event stream (progress, and bytes while it runs).
-  const isLong = (tool: string): boolean => kernel.registry.get(tool)?.spec.long === true;
+  let endpoint: Promise<McpEndpoint> | undefined;
   app.all('/', async (c) => {
-    const principal = c.get('principal');
-    // Sessions belong to the token itself (its digest, kept by the authenticator), not to its name, which two tokens may share.
-    const owner = kernel.authenticator.headerDigest(c.req.header('authorization') ?? '')?.toString('hex') ?? '';
-    const id = c.req.header('mcp-session-id');
-    const body = c.req.method === 'POST' ? await readJsonBody(c) : undefined;
-    if (id === undefined) {
-      if (c.req.method !== 'POST' || !isInitializeRequest(body)) {
-        throw new KernelError('INVALID_INPUT', 'a request without an Mcp-Session-Id header must be an initialize request', { details: { header: 'mcp-session-id' } });
-      }
-      const server = createMcpServer(kernel, { kind: 'mcp', name: principal.name, role: principal.role });
-      const transport = await sessions.open(owner, server);
-      return transport.handleRequest(c.req.raw, { parsedBody: body });
-    }
-    const answered = await sessions.handle(id, owner, (transport) =>
-      transport.answerAsJson({ body, accept: c.req.header('accept'), protocolVersion: c.req.header('mcp-protocol-version') }, isLong)
-      ?? transport.http.handleRequest(c.req.raw, body === undefined ? {} : { parsedBody: body }));
-    if (!answered) throw new KernelError('NOT_FOUND', 'no such MCP session (it may have expired): initialize a new one', { details: { header: 'mcp-session-id' } });
-    return answered;
+    endpoint ??= import('../../mcp/mcp-endpoint.js').then(
+      ({ openMcpEndpoint }) => openMcpEndpoint(kernel),
+      (error: unknown) => { endpoint = undefined; throw error; },
+    );
+    return (await endpoint)(c);
   });
   return app;
 }

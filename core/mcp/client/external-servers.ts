@@ -9,7 +9,7 @@ import type { ActionRegistry, RegisteredAction } from '../../registry/action-reg
 import { validateManifest, type CompiledAction } from '../../manifest/validate-manifest.js';
 import type { ActionManifest, PluginManifest } from '../../plugin-api.js';
 import { importEffects } from './external-effects.js';
-import { describeEndpoint, ExternalServer } from './external-server.js';
+import type { ExternalServer } from './external-server.js';
 import { definitionHash, type ToolPins } from './tool-pins.js';
 
 export type ServerState = 'connected' | 'failed' | 'disabled';
@@ -25,6 +25,8 @@ interface Pending {
 
 interface ServerEntry {
   server: ExternalServer;
+  /** How it is reached, as `GET /api/mcp/servers` shows it (no secrets). */
+  endpoint: Record<string, unknown>;
   state: ServerState;
   error?: string;
   tools: { name: string; wireName: string; hash: string; effects: readonly string[] }[];
@@ -82,7 +84,11 @@ export class ExternalMcpServers {
 
   async start(): Promise<void> {
     await this.pins.load();
-    const entries = Object.entries(this.config.mcp.servers).map(([name, settings]) => this.entryFor(name, settings));
+    const configured = Object.entries(this.config.mcp.servers);
+    if (configured.length === 0) return;
+    // The MCP client SDK is loaded only when a server is configured, not at every start.
+    const client = await import('./external-server.js');
+    const entries = configured.map(([name, settings]) => this.entryFor(client, name, settings));
     // Connected together (one slow server does not hold up the others), then listed in config order, so
     // that which server gets a contested wire name does not depend on timing.
     const connected = await Promise.all(entries.map((entry) => (entry.state === 'disabled' ? false : this.connectOnly(entry))));
@@ -92,7 +98,7 @@ export class ExternalMcpServers {
   describe(): ServerDescription[] {
     return [...this.entries.values()].map((entry) => ({
       id: pluginIdOf(entry.server.name), name: entry.server.name, source: 'mcp', state: entry.state, trusted: entry.server.config.trusted === true,
-      endpoint: describeEndpoint(entry.server.config),
+      endpoint: entry.endpoint,
       ...(entry.error ? { error: entry.error } : {}),
       tools: entry.tools, pending: entry.pending, refused: entry.refused,
       ...(entry.manifest ? { manifest: entry.manifest } : {}),
@@ -127,9 +133,9 @@ export class ExternalMcpServers {
     }
   }
 
-  private entryFor(name: string, settings: ExternalMcpServer): ServerEntry {
-    const server = new ExternalServer(name, settings, this.env, this.log.child(pluginIdOf(name)));
-    const entry: ServerEntry = { server, state: settings.enabled === false ? 'disabled' : 'failed', tools: [], pending: [], refused: [], reconnects: 0 };
+  private entryFor(client: typeof import('./external-server.js'), name: string, settings: ExternalMcpServer): ServerEntry {
+    const server = new client.ExternalServer(name, settings, this.env, this.log.child(pluginIdOf(name)));
+    const entry: ServerEntry = { server, endpoint: client.describeEndpoint(settings), state: settings.enabled === false ? 'disabled' : 'failed', tools: [], pending: [], refused: [], reconnects: 0 };
     this.entries.set(name, entry);
     return entry;
   }

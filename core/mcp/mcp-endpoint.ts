@@ -1,0 +1,44 @@
+import type { Context } from 'hono';
+import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import { KernelError } from '../errors.js';
+import type { HttpEnv } from '../http/http-env.js';
+import { readJsonBody } from '../http/read-body.js';
+import type { Kernel } from '../kernel.js';
+import { createMcpServer } from './mcp-server.js';
+import { McpSessions } from './mcp-sessions.js';
+
+export type McpEndpoint = (c: Context<HttpEnv>) => Promise<Response>;
+
+/**
+ * `/mcp`: the kernel as an MCP server over Streamable HTTP (administrators only; the caller's guards
+ * run first). A POST without a session id must be `initialize` and opens a session; everything else
+ * names its session, which only the token that opened it may use. Loaded by the first `/mcp` request
+ * (core/http/routes/mcp.ts): the SDK and zod under it are some 200 modules a start need not load.
+ */
+export function openMcpEndpoint(kernel: Kernel): McpEndpoint {
+  const sessions = new McpSessions({ idleMs: kernel.config.mcp.sessionIdleMs, maxSessions: kernel.config.mcp.maxSessions });
+  const unsubscribe = kernel.registry.onChange(() => sessions.notifyToolsChanged());
+  kernel.onClose(async () => { unsubscribe(); await sessions.closeAll(); });
+  // A long action's call keeps its event stream (progress, and bytes while it runs).
+  const isLong = (tool: string): boolean => kernel.registry.get(tool)?.spec.long === true;
+  return async (c) => {
+    const principal = c.get('principal');
+    // Sessions belong to the token itself (its digest, kept by the authenticator), not to its name, which two tokens may share.
+    const owner = kernel.authenticator.headerDigest(c.req.header('authorization') ?? '')?.toString('hex') ?? '';
+    const id = c.req.header('mcp-session-id');
+    const body = c.req.method === 'POST' ? await readJsonBody(c) : undefined;
+    if (id === undefined) {
+      if (c.req.method !== 'POST' || !isInitializeRequest(body)) {
+        throw new KernelError('INVALID_INPUT', 'a request without an Mcp-Session-Id header must be an initialize request', { details: { header: 'mcp-session-id' } });
+      }
+      const server = createMcpServer(kernel, { kind: 'mcp', name: principal.name, role: principal.role });
+      const transport = await sessions.open(owner, server);
+      return transport.handleRequest(c.req.raw, { parsedBody: body });
+    }
+    const answered = await sessions.handle(id, owner, (transport) =>
+      transport.answerAsJson({ body, accept: c.req.header('accept'), protocolVersion: c.req.header('mcp-protocol-version') }, isLong)
+      ?? transport.http.handleRequest(c.req.raw, body === undefined ? {} : { parsedBody: body }));
+    if (!answered) throw new KernelError('NOT_FOUND', 'no such MCP session (it may have expired): initialize a new one', { details: { header: 'mcp-session-id' } });
+    return answered;
+  };
+}
