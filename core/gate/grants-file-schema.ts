@@ -1,11 +1,11 @@
 import type { ValidateFunction } from 'ajv';
-import { createAjv } from '../schema/ajv.js';
+import { getKernelAjv } from '../schema/ajv.js';
 
 let validator: ValidateFunction | undefined;
 
 /** grants.json as the kernel writes it; a hand edit that breaks it stops the boot, naming the pointer. */
 export function grantsFileValidator(): ValidateFunction {
-  validator ??= createAjv().compile({
+  validator ??= getKernelAjv().compile({
     type: 'object',
     required: ['version', 'grants'],
     properties: {

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ValidateFunction } from 'ajv';
-import { createAjv } from '../schema/ajv.js';
+import { createAjv, getKernelAjv } from '../schema/ajv.js';
 import { NATIVE_MANIFESTS_DIR } from '../paths.js';
 
 export const MANIFEST_SCHEMA_FILE = join(NATIVE_MANIFESTS_DIR, 'plugin-manifest.schema.json');
@@ -13,13 +13,13 @@ let pluginSchemaAjv: ReturnType<typeof createAjv> | undefined;
 
 /** The manifest schema, compiled on first use and then reused for every manifest. */
 export function getManifestValidator(): ValidateFunction {
-  manifestValidator ??= createAjv().compile(readSchema(MANIFEST_SCHEMA_FILE));
+  manifestValidator ??= getKernelAjv().compile(readSchema(MANIFEST_SCHEMA_FILE));
   return manifestValidator;
 }
 
 /** The quire.json schema, compiled once. */
 export function getKernelConfigValidator(): ValidateFunction {
-  configValidator ??= createAjv().compile(readSchema(KERNEL_CONFIG_SCHEMA_FILE));
+  configValidator ??= getKernelAjv().compile(readSchema(KERNEL_CONFIG_SCHEMA_FILE));
   return configValidator;
 }
 
