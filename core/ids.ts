@@ -9,7 +9,35 @@ const ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyz';
  */
 let issuedSecond = '';
 let issuedAtMs = -1;
-const issued = new Set<string>();
+let issued = new Set<string>();
+
+/**
+ * Ids made on other threads (an import's workers) and claimed here, by second, for the last
+ * CLAIM_SECONDS seconds: two workers may make the same id, or one this thread makes.
+ */
+const CLAIM_SECONDS = 30;
+const claimed = new Map<string, Set<string>>();
+/** The newest second no longer kept: an id of that second or before cannot be checked any more. */
+let forgottenUpTo = '';
+
+function keep(stamp: string, set: Set<string>): void {
+  claimed.set(stamp, set);
+  if (claimed.size > CLAIM_SECONDS) {
+    const oldest = [...claimed.keys()].sort()[0]!;
+    claimed.delete(oldest);
+    if (oldest > forgottenUpTo) forgottenUpTo = oldest;
+  }
+}
+
+function issuedIn(stamp: string): Set<string> {
+  if (stamp === issuedSecond) return issued;
+  let set = claimed.get(stamp);
+  if (!set) {
+    set = new Set();
+    keep(stamp, set);
+  }
+  return set;
+}
 
 /**
  * Random bytes drawn a few kilobytes at a time: one randomInt per character (seven per id) cost more
@@ -42,8 +70,11 @@ function stampOf(now: Date): string {
 export function newId(now: Date = new Date()): string {
   const stamp = stampOf(now);
   if (stamp !== issuedSecond) {
+    // The second's ids stay checkable for ids claimed later from other threads.
+    if (issuedSecond !== '' && issued.size > 0) keep(issuedSecond, issued);
     issuedSecond = stamp;
-    issued.clear();
+    issued = claimed.get(stamp) ?? new Set();
+    claimed.delete(stamp);
   }
   issuedAtMs = now.getTime();
   for (;;) {
@@ -53,6 +84,23 @@ export function newId(now: Date = new Date()): string {
       return id;
     }
   }
+}
+
+/**
+ * Takes ids made by newId on another thread of this process as issued here, all or none: false (and
+ * nothing recorded) when one was issued or claimed already, or is among themselves twice, or is older
+ * than this process can still check; the caller then makes new ones here.
+ */
+export function claimIds(ids: readonly string[]): boolean {
+  const seen = new Set<string>();
+  for (const id of ids) {
+    const stamp = id.slice(0, 14);
+    if (stamp <= forgottenUpTo) return false;
+    if (seen.has(id) || (stamp === issuedSecond ? issued : claimed.get(stamp))?.has(id)) return false;
+    seen.add(id);
+  }
+  for (const id of ids) issuedIn(id.slice(0, 14)).add(id);
+  return true;
 }
 
 /** Every id that reaches a file path must pass this first. */

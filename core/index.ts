@@ -16,7 +16,7 @@ export type { Workspace } from './workspace.js';
 export type { Logger, LogFields } from './log.js';
 export { KernelError, PluginError, ConflictError, NotFoundError, CapabilityError, isKernelError } from './errors.js';
 export type { ErrorCode } from './errors.js';
-export { newId, isValidId } from './ids.js';
+export { newId, isValidId, claimIds } from './ids.js';
 export { NOTEBOOK_SCOPE } from './gate/notebook-scope.js';
 export type { NotebookScope, ScopedCall } from './gate/notebook-scope.js';
 export { replaceFile, writeFileAtomic, writeFileAtomicSync, writeJsonAtomic } from './fs/atomic-write.js';

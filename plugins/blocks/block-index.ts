@@ -2,7 +2,9 @@ import type Database from 'better-sqlite3';
 import { diskFull } from '../../core/index.js';
 import type { Block } from './block-model.js';
 import { deriveBlock, ownFingerprint, type DerivedBlock, type DocumentPlace } from './index-rows.js';
+import { BulkWriter } from './bulk-writer.js';
 import { FtsWriter } from './fts-index.js';
+import type { PreparedDocument } from './import-rows.js';
 import { clearIndex, type Db } from './index-schema.js';
 import type { NotebookConf } from './notebook-conf.js';
 
@@ -202,6 +204,28 @@ export class BlockIndex {
   }
 
   private readonly bulkDocuments = new Set<string>();
+
+  /**
+   * New documents whose rows an import's workers derived (import-rows.ts), written in one transaction
+   * (the caller's, if open), rolled back whole if one fails: inserts only, no reading back nor comparing.
+   */
+  writePrepared(docs: readonly { doc: PreparedDocument; place: DocumentPlace; parentDoc: string | null; file: FileState }[]): void {
+    this.bulk ??= new BulkWriter(this.db);
+    const bulk = this.bulk;
+    const write = (): void => {
+      for (const { doc, place, parentDoc, file } of docs) {
+        // The worker placed the rows from the import's plan; the catalog must agree.
+        const root = doc.blocks[0]!.values;
+        if (root[4] !== place.path || root[5] !== place.hpath) throw new Error(`an imported document's rows were placed at ${root[4]}, its file is at ${place.path}`);
+        this.known.delete(doc.id);
+        bulk.write(doc, place, parentDoc, file);
+      }
+    };
+    if (this.db.inTransaction) write();
+    else this.transaction(write);
+  }
+
+  private bulk: BulkWriter | undefined;
 
   /**
    * What the index holds for recently written documents, so that saving one again need not read its

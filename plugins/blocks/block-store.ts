@@ -7,6 +7,7 @@ import type { BlockIndex, Problem } from './block-index.js';
 import type { DocCatalog, DocEntry } from './doc-catalog.js';
 import { documentBytes } from './document-bytes.js';
 import { documentText, parseDocumentText } from './document-file.js';
+import type { PreparedDocument } from './import-rows.js';
 import { IndexGroup } from './index-group.js';
 import { cloneTree } from './index-rows.js';
 import { NOTEBOOK_CONF_FILE, notebookConfText, type NotebookConf } from './notebook-conf.js';
@@ -225,34 +226,48 @@ export class BlockStore {
    * removed again and nothing is indexed.
    */
   async createMany(docs: readonly { root: Block; entry: DocEntry }[]): Promise<void> {
+    await this.createFiles(docs.map(({ root, entry }) => ({ entry: { ...entry, title: root.content ?? '' }, text: () => documentText(root) })), (infos) => {
+      docs.forEach(({ root, entry }, i) => this.index.writeDocument(root, this.placeOf(root.id), entry.parent, infos[i]!));
+    });
+  }
+
+  /**
+   * New documents whose file text and index rows an import's workers made: their files in parallel,
+   * their rows inserted in one transaction, as createMany.
+   */
+  async createPrepared(docs: readonly { doc: PreparedDocument; entry: DocEntry }[]): Promise<void> {
+    await this.createFiles(docs.map(({ doc, entry }) => ({ entry, text: () => doc.text })), (infos) => {
+      this.index.writePrepared(docs.map(({ doc, entry }, i) => ({ doc, place: this.placeOf(doc.id), parentDoc: entry.parent, file: infos[i]! })));
+    });
+  }
+
+  private async createFiles(docs: readonly { entry: DocEntry; text: () => string }[], writeIndex: (infos: Stats[]) => void): Promise<void> {
     // Parents come first, so each document's parent is in the catalog (or was just added) when checked.
     const added: string[] = [];
     try {
-      for (const { root, entry } of docs) {
+      for (const { entry } of docs) {
         this.checkPlace(entry);
-        this.catalog.setDoc({ ...entry, title: root.content ?? '' });
-        added.push(root.id);
+        this.catalog.setDoc(entry);
+        added.push(entry.id);
       }
     } catch (error) {
       for (const id of added.reverse()) this.catalog.deleteDoc(id);
       throw error;
     }
-    const paths = docs.map(({ root }) => this.filePath(root.id));
-    const written = await Promise.allSettled(docs.map(({ root }, i) => writeFileAtomic(paths[i]!, documentText(root))));
+    const paths = docs.map(({ entry }) => this.filePath(entry.id));
+    const written = await Promise.allSettled(docs.map(({ text }, i) => writeFileAtomic(paths[i]!, text())));
     const failed = written.find((result): result is PromiseRejectedResult => result.status === 'rejected');
     if (failed) {
       // Files written by this call go again, and the folders made for their children if left empty.
       await Promise.allSettled(paths.map((path) => rm(path, { force: true })));
-      for (const { root } of [...docs].reverse()) {
-        await rmdir(this.catalog.childFolder(this.dataDir, root.id)).catch(() => undefined);
-        this.catalog.deleteDoc(root.id);
+      for (const { entry } of [...docs].reverse()) {
+        await rmdir(this.catalog.childFolder(this.dataDir, entry.id)).catch(() => undefined);
+        this.catalog.deleteDoc(entry.id);
       }
       throw failed.reason;
     }
     const infos = await Promise.all(paths.map((path) => stat(path)));
-    this.index.transaction(() => {
-      docs.forEach(({ root, entry }, i) => this.index.writeDocument(root, this.placeOf(root.id), entry.parent, infos[i]!));
-    });
+    this.index.transaction(() => writeIndex(infos));
   }
 
   /**

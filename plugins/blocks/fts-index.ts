@@ -57,6 +57,16 @@ export interface FtsRow {
   subtype: string | null;
 }
 
+/** The values of a blocks_fts row, in FTS_COLUMNS order. */
+export type FtsValues = [string, string, string, string, string, string, string, string, string];
+
+/** What the full-text table holds for a block: a pure function of its row, the same on any thread. */
+export function ftsValues(row: FtsRow): FtsValues {
+  const attrs = new Map(row.attrs);
+  return [searchText(row.content), searchText(attrs.get('name') ?? ''), searchText(attrs.get('alias') ?? ''),
+    searchText(attrs.get('memo') ?? ''), searchText(row.tags.join(' ')), idToken(row.notebook), pathTokens(row.path), row.type, subtypeToken(row.subtype ?? '')];
+}
+
 /** Writes the FTS rows; called by BlockIndex inside the same transactions as the block rows. */
 export class FtsWriter {
   private readonly insert: Database.Statement;
@@ -83,10 +93,13 @@ export class FtsWriter {
 
   write(rowid: number | bigint, row: FtsRow, replacing: boolean): void {
     if (replacing) this.remove.run(rowid);
-    const attrs = new Map(row.attrs);
-    this.insert.run(rowid, searchText(row.content), searchText(attrs.get('name') ?? ''), searchText(attrs.get('alias') ?? ''),
-      searchText(attrs.get('memo') ?? ''), searchText(row.tags.join(' ')), idToken(row.notebook), pathTokens(row.path), row.type, subtypeToken(row.subtype ?? ''));
-    this.insertDoc.run(rowid, row.root_id, row.notebook);
+    this.writeValues(rowid, ftsValues(row), row.root_id, row.notebook);
+  }
+
+  /** A new row from values made by ftsValues (on an import's worker), with its block_docs row. */
+  writeValues(rowid: number | bigint, values: FtsValues, rootId: string, notebook: string): void {
+    this.insert.run(rowid, ...values);
+    this.insertDoc.run(rowid, rootId, notebook);
   }
 
   delete(rowid: number | bigint): void {

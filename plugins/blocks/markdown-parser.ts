@@ -5,14 +5,15 @@ import type { DraftBlock } from './block-model.js';
 import { MAX_BLOCK_DEPTH, treeHeight } from './block-depth.js';
 import { estimateNesting } from './markdown-depth.js';
 import { markdownToBlocks } from './markdown-in.js';
+import { prepareImport, type ImportWork, type PreparedDocument } from './import-rows.js';
 import { WorkerPool } from './markdown-pool.js';
 
 export type ParsedFile = { ok: true; drafts: DraftBlock[] } | { ok: false; reason: string };
 /** A call's Markdown as drafts, or how deep it would nest (and where, when refused before the parse). */
 export type ParsedText = { ok: true; drafts: DraftBlock[] } | { ok: false; depth: number; line?: number };
-export type ParseWork = { paths: string[]; maxChars: number } | { markdown: string };
+export type ParseWork = { paths: string[]; maxChars: number } | { markdown: string } | { prepare: ImportWork };
 export type ParseRequest = ParseWork & { id: number };
-export type ParseResponse = { id: number; results: ParsedFile[] } | { id: number; text: ParsedText };
+export type ParseResponse = { id: number; results: ParsedFile[] } | { id: number; text: ParsedText } | { id: number; prepared: PreparedDocument[] };
 
 /**
  * Markdown at least this long is parsed on a worker: remark takes about 20 ms per kilobyte of list
@@ -41,6 +42,8 @@ export interface MarkdownFileParser {
    * be stopped any other way) and the answer is the signal's reason; nothing else is disturbed.
    */
   parseText(markdown: string, signal?: AbortSignal): Promise<ParsedText>;
+  /** An import's documents parsed, given ids and stamps, serialised and derived into index rows. */
+  prepareImport(work: ImportWork): Promise<PreparedDocument[]>;
   close(): Promise<void>;
 }
 
@@ -102,6 +105,9 @@ function inlineParser(): MarkdownFileParser {
       signal?.throwIfAborted();
       return parseMarkdownText(markdown);
     },
+    async prepareImport(work) {
+      return prepareImport(work);
+    },
     async close() { /* nothing held */ },
   };
 }
@@ -118,6 +124,11 @@ function workerParser(script: URL): MarkdownFileParser {
       const response = await pool.run({ markdown }, signal);
       if (!('text' in response)) throw new Error('the Markdown worker answered a text parse with something else');
       return response.text;
+    },
+    async prepareImport(work) {
+      const response = await pool.run({ prepare: work });
+      if (!('prepared' in response)) throw new Error('the Markdown worker answered an import with something else');
+      return response.prepared;
     },
     close: () => pool.close(),
   };

@@ -1,6 +1,6 @@
 import { lstat, readdir } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
-import { ConflictError, newId, stoppedNote, throwIfStopped, type ActionCall, type ActionHandler, type StopReason } from '../../core/index.js';
+import { claimIds, ConflictError, newId, stoppedNote, throwIfStopped, type ActionCall, type ActionHandler, type StopReason } from '../../core/index.js';
 import type { Block, DraftBlock } from './block-model.js';
 import type { DocEntry } from './doc-catalog.js';
 import { stampNew, updatedBy } from './provenance.js';
@@ -9,7 +9,9 @@ import type { BlocksRuntime } from './runtime.js';
 import { assertDocumentVisible, assertNotebookVisible, invalid } from './access.js';
 import { exportMarkdown } from './markdown-export.js';
 import { outsideWorkspace } from './outside-workspace.js';
-import { PARSE_WORKERS, type ParsedFile } from './markdown-parser.js';
+import { PARSE_WORKERS } from './markdown-parser.js';
+import type { PreparedDocument } from './import-rows.js';
+import type { DocumentPlace } from './index-rows.js';
 
 interface ImportInput { notebook: string; path: string; parentId?: string }
 
@@ -19,6 +21,8 @@ interface Planned {
   title: string;
   parent: string | null;
   path: string | undefined;
+  /** Where it will be (the worker derives its rows for this place; the catalog must agree). */
+  place: DocumentPlace;
 }
 
 interface ImportState {
@@ -75,20 +79,26 @@ export async function importMarkdown(rt: BlocksRuntime, call: ActionCall, input:
       await checkFolderSize(source);
       await planFolder(state, source, input.parentId ?? null, plan);
     } else {
-      plan.push({ id: newId(), title: titleOf(source), parent: input.parentId ?? null, path: source });
+      const id = newId();
+      const title = titleOf(source);
+      plan.push({ id, title, parent: input.parentId ?? null, path: source, place: placeBelow(state, input.parentId ?? null, id, title) });
     }
     state.total = plan.length;
     const chunks: Planned[][] = [];
     for (let i = 0; i < plan.length; i += CHUNK) chunks.push(plan.slice(i, i + CHUNK));
-    const parse = (chunk: Planned[]) => rt.files.parseFiles(chunk.flatMap((doc) => doc.path ?? []), rt.config.maxMarkdownChars);
+    const by = updatedBy(call);
+    const prepare = (chunk: Planned[]) => rt.files.prepareImport({
+      docs: chunk.map((doc) => ({ id: doc.id, title: doc.title, place: doc.place, ...(doc.path === undefined ? {} : { path: doc.path }) })),
+      maxChars: rt.config.maxMarkdownChars, by, now: new Date().toISOString(),
+    });
     throwIfStopped(call, `The import of ${source}`);
     call.progress({ done: 0, total: state.total, message: 'documents imported' });
-    // The next chunks are parsed (on the workers, one each) while this one is written.
-    const parsing: Promise<ParsedFile[]>[] = [];
+    // The next chunks are parsed and made ready to write (on the workers, one each) while this one is written.
+    const parsing: Promise<PreparedDocument[]>[] = [];
     let queued = 0;
     const parseAhead = (): void => {
       while (queued < chunks.length && parsing.length < PARSE_WORKERS) {
-        const parsed = parse(chunks[queued++]!);
+        const parsed = prepare(chunks[queued++]!);
         parsed.catch(() => undefined);
         parsing.push(parsed);
       }
@@ -96,12 +106,12 @@ export async function importMarkdown(rt: BlocksRuntime, call: ActionCall, input:
     parseAhead();
     let stopped: StopReason | undefined;
     for (let i = 0; i < chunks.length; i++) {
-      const parsed = await parsing.shift()!;
+      const prepared = await parsing.shift()!;
       // The safe point: between chunks, before anything of the next one is written.
       stopped = call.stopped;
       if (stopped !== undefined) break;
       parseAhead();
-      await importChunk(state, chunks[i]!, parsed);
+      await importChunk(state, chunks[i]!, prepared);
     }
     const seconds = (Date.now() - started) / 1000;
     const done = { notebook: input.notebook, documents: state.documents, blocks: state.blocks, skipped: state.skipped, seconds };
@@ -124,24 +134,66 @@ async function planFolder(state: ImportState, folder: string, parent: string | n
     const path = join(folder, entry.name);
     if (entry.isSymbolicLink()) { state.skipped.push({ path, reason: 'symbolic links are not followed' }); continue; }
     if (!entry.isFile() || !entry.name.toLowerCase().endsWith('.md')) continue;
-    const doc: Planned = { id: newId(), title: titleOf(path), parent, path };
+    const id = newId();
+    const title = titleOf(path);
+    const doc: Planned = { id, title, parent, path, place: placeBelow(state, parent, id, title, plan) };
     plan.push(doc);
     if (folders.delete(doc.title)) await planFolder(state, join(folder, doc.title), doc.id, plan);
   }
   for (const name of folders) {
-    const doc: Planned = { id: newId(), title: name, parent, path: undefined };
+    const id = newId();
+    const doc: Planned = { id, title: name, parent, path: undefined, place: placeBelow(state, parent, id, name, plan) };
     plan.push(doc);
     await planFolder(state, join(folder, name), doc.id, plan);
   }
+}
+
+/** A new document's place, as the catalog will give it (DocCatalog.relativePath and hpath). */
+function placeBelow(state: ImportState, parent: string | null, id: string, title: string, plan: readonly Planned[] = []): DocumentPlace {
+  const name = title || id;
+  if (parent === null) return { notebook: state.notebook, path: `${state.notebook}/${id}.json`, hpath: `/${name}` };
+  // The parent was planned just before its children (it is among the last entries), or exists already.
+  let above: DocumentPlace | undefined;
+  for (let i = plan.length - 1; i >= 0 && above === undefined; i--) if (plan[i]!.id === parent) above = plan[i]!.place;
+  above ??= state.rt.store.placeOf(parent);
+  return { notebook: state.notebook, path: `${above.path.replace(/\.json$/, '')}/${id}.json`, hpath: `${above.hpath}/${name}` };
 }
 
 function titleOf(path: string): string {
   return (path.split(/[\\/]/).pop() ?? path).replace(/\.md$/i, '') || 'Untitled';
 }
 
-/** Writes a parsed chunk of documents as one step of the write queue. */
-async function importChunk(state: ImportState, chunk: Planned[], parsed: ParsedFile[]): Promise<void> {
+/**
+ * Writes a chunk of documents made ready on a worker as one step of the write queue. The workers gave
+ * the blocks their ids; if one of them was already issued in this process (two threads drew the same),
+ * the chunk is made again here, where newId guarantees none repeats.
+ */
+async function importChunk(state: ImportState, chunk: Planned[], prepared: PreparedDocument[]): Promise<void> {
   const { rt } = state;
+  const ids: string[] = [];
+  for (const doc of prepared) for (let i = 1; i < doc.blocks.length; i++) ids.push(doc.blocks[i]!.values[0]);
+  if (!claimIds(ids)) return importChunkHere(state, chunk);
+  let blocks = 0;
+  for (const [i, doc] of prepared.entries()) {
+    if (doc.problem !== undefined) state.skipped.push({ path: chunk[i]!.path!, reason: `${doc.problem}: imported as an empty document` });
+    blocks += doc.blocks.length;
+  }
+  const docs = prepared.map((doc, i) => ({ doc, entry: { id: doc.id, notebook: state.notebook, parent: chunk[i]!.parent, title: doc.title } }));
+  await rt.store.queue.run(() => rt.store.createPrepared(docs));
+  chunkDone(state, docs.length, blocks);
+}
+
+function chunkDone(state: ImportState, documents: number, blocks: number): void {
+  state.documents += documents;
+  state.blocks += blocks;
+  state.call.log.info('import progress', { done: state.documents, total: state.total, blocks: state.blocks });
+  state.call.progress({ done: state.documents, total: state.total, message: 'documents imported' });
+}
+
+/** Parses and writes a chunk on this thread (ids from newId here). */
+async function importChunkHere(state: ImportState, chunk: Planned[]): Promise<void> {
+  const { rt } = state;
+  const parsed = await rt.files.parseFiles(chunk.flatMap((doc) => doc.path ?? []), rt.config.maxMarkdownChars);
   const by = updatedBy(state.call);
   const now = new Date();
   const docs: { root: Block; entry: DocEntry }[] = [];
@@ -162,10 +214,7 @@ async function importChunk(state: ImportState, chunk: Planned[], parsed: ParsedF
   }
   // createMany writes the chunk's index rows in one transaction, rolled back whole if one fails.
   await rt.store.queue.run(() => rt.store.index.writingInBulk(docs.map((doc) => doc.root.id), () => rt.store.createMany(docs)));
-  state.documents += docs.length;
-  state.blocks += docs.reduce((sum, doc) => sum + countBlocks(doc.root), 0);
-  state.call.log.info('import progress', { done: state.documents, total: state.total, blocks: state.blocks });
-  state.call.progress({ done: state.documents, total: state.total, message: 'documents imported' });
+  chunkDone(state, docs.length, docs.reduce((sum, doc) => sum + countBlocks(doc.root), 0));
 }
 
 /** Refuses folders too large to be meant (a mistaken `/`), before anything is written. */

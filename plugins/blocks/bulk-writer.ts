@@ -1,0 +1,49 @@
+import type Database from 'better-sqlite3';
+import type { FileState } from './block-index.js';
+import { FtsWriter } from './fts-index.js';
+import type { Db } from './index-schema.js';
+import type { DocumentPlace } from './index-rows.js';
+import type { PreparedDocument } from './import-rows.js';
+
+/**
+ * Writes the index rows of new documents prepared on an import's workers (import-rows.ts): only
+ * inserts, run with prepared statements, in the caller's transaction. The rows are those
+ * BlockIndex.writeDocument would write for a new document (the same deriveBlock and ftsValues made
+ * them), so the index after an import still equals a rebuild.
+ */
+export class BulkWriter {
+  private readonly insertBlock: Database.Statement;
+  private readonly insertAttr: Database.Statement;
+  private readonly insertRef: Database.Statement;
+  private readonly insertTag: Database.Statement;
+  private readonly insertDocument: Database.Statement;
+  private readonly fts: FtsWriter;
+
+  constructor(db: Db) {
+    // A plain INSERT: an id already in the index (a clash the import's checks missed) fails the
+    // transaction rather than taking another document's block.
+    this.insertBlock = db.prepare(`INSERT INTO blocks (id, parent_id, root_id, notebook, path, hpath, type, subtype, content, markdown, sort, created, updated, updated_by, fingerprint)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+    this.insertAttr = db.prepare('INSERT INTO attributes (block_id, root_id, name, value) VALUES (?, ?, ?, ?)');
+    this.insertRef = db.prepare('INSERT INTO refs (block_id, ordinal, root_id, def_block_id, anchor) VALUES (?, ?, ?, ?, ?)');
+    this.insertTag = db.prepare('INSERT OR IGNORE INTO tags (block_id, tag, root_id) VALUES (?, ?, ?)');
+    this.insertDocument = db.prepare(`INSERT INTO documents (id, notebook, parent_doc, path, hpath, title, mtime_ms, size)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?)`);
+    this.fts = new FtsWriter(db);
+  }
+
+  /** Must run inside a transaction (BlockIndex.writePrepared opens it). */
+  write(doc: PreparedDocument, place: DocumentPlace, parentDoc: string | null, file: FileState): void {
+    this.insertDocument.run(doc.id, place.notebook, parentDoc, place.path, place.hpath, doc.title, Math.trunc(file.mtimeMs), file.size);
+    for (const block of doc.blocks) {
+      const values = block.values;
+      const id = values[0];
+      const rootId = values[2];
+      const { lastInsertRowid } = this.insertBlock.run(...values);
+      this.fts.writeValues(lastInsertRowid, block.fts, rootId, values[3]);
+      for (const [name, value] of block.attrs) this.insertAttr.run(id, rootId, name, value);
+      for (let i = 0; i < block.refs.length; i++) this.insertRef.run(id, i, rootId, block.refs[i]![0], block.refs[i]![1]);
+      for (const tag of block.tags) this.insertTag.run(id, tag, rootId);
+    }
+  }
+}

@@ -1,0 +1,90 @@
+/**
+ * An import's documents made ready to write, on a parse worker: each file parsed, its blocks given ids
+ * and stamps, its file text serialised, and every index row it yields derived (block rows, attributes,
+ * references, tags, full-text values), so that the main thread only writes files and runs inserts.
+ * Pure functions of their input, the same on a worker and on the main thread (tests run them inline).
+ */
+import type { Block, DraftBlock } from './block-model.js';
+import { documentText } from './document-file.js';
+import { ftsValues, type FtsValues } from './fts-index.js';
+import { deriveBlock, type DocumentPlace } from './index-rows.js';
+import { parseMarkdownFile } from './markdown-parser.js';
+import { stampNew } from './provenance.js';
+import { materialise } from './tree-ops.js';
+
+export interface ImportDocWork {
+  id: string;
+  title: string;
+  /** The Markdown file; none for a folder without one (an empty document). */
+  path?: string;
+  place: DocumentPlace;
+}
+
+export interface ImportWork {
+  docs: ImportDocWork[];
+  maxChars: number;
+  /** updatedBy of every block. */
+  by: string;
+  /** created and updated of every block (ISO). */
+  now: string;
+}
+
+/** The blocks table's values in the column order of BlockIndex's inserts. */
+export type BlockValues = [string, string | null, string, string, string, string, string, string | null, string, string | null, number, string | null, string | null, string | null, string];
+
+export interface PreparedBlock {
+  values: BlockValues;
+  fts: FtsValues;
+  attrs: [string, string][];
+  refs: [string, string | null][];
+  tags: string[];
+}
+
+export interface PreparedDocument {
+  id: string;
+  title: string;
+  /** The document file's text. */
+  text: string;
+  /** Why the file became an empty document, if it did. */
+  problem?: string;
+  /** Its blocks, the document block first, in the order the index writes them (parents first). */
+  blocks: PreparedBlock[];
+}
+
+export function prepareImport(work: ImportWork): PreparedDocument[] {
+  const now = new Date(work.now);
+  return work.docs.map((doc) => prepareDocument(doc, work.maxChars, work.by, now));
+}
+
+function prepareDocument(doc: ImportDocWork, maxChars: number, by: string, now: Date): PreparedDocument {
+  let drafts: DraftBlock[] = [];
+  let problem: string | undefined;
+  if (doc.path !== undefined) {
+    const parsed = parseMarkdownFile(doc.path, maxChars);
+    // A file that cannot be imported still becomes its (empty) document, so that the documents of
+    // its folder keep their parent.
+    if (parsed.ok) drafts = parsed.drafts;
+    else problem = parsed.reason;
+  }
+  const root: Block = { id: doc.id, type: 'document', content: doc.title, attrs: {}, children: [] };
+  stampNew(root, by, now);
+  root.children = materialise(drafts.length > 0 ? drafts : [{ type: 'paragraph', content: '' }], by, now);
+  const blocks: PreparedBlock[] = [];
+  const visit = (block: Block, parentId: string | null, sort: number): void => {
+    const { row, attrs, refs, tags } = deriveBlock(block, root.id, parentId, sort, doc.place);
+    blocks.push({
+      values: [row.id, row.parent_id, row.root_id, row.notebook, row.path, row.hpath, row.type, row.subtype, row.content,
+        row.markdown, row.sort, row.created, row.updated, row.updated_by, row.fingerprint],
+      fts: ftsValues({ ...row, attrs, tags }),
+      attrs,
+      refs: refs.map((ref) => [ref.def, ref.anchor]),
+      tags,
+    });
+    const children = block.children;
+    if (children) for (let i = 0; i < children.length; i++) visit(children[i]!, block.id, i);
+  };
+  visit(root, null, 0);
+  const prepared: PreparedDocument = { id: doc.id, title: doc.title, text: documentText(root), blocks };
+  if (problem !== undefined) prepared.problem = problem;
+  return prepared;
+}
