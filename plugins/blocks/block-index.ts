@@ -4,7 +4,7 @@ import type { Block } from './block-model.js';
 import { deriveBlock, ownFingerprint, type DerivedBlock, type DocumentPlace } from './index-rows.js';
 import { BulkWriter } from './bulk-writer.js';
 import { FtsWriter } from './fts-index.js';
-import type { PreparedDocument } from './import-rows.js';
+import type { PreparedRows } from './import-rows.js';
 import { clearIndex, type Db } from './index-schema.js';
 import type { NotebookConf } from './notebook-conf.js';
 
@@ -209,7 +209,7 @@ export class BlockIndex {
    * New documents whose rows an import's workers derived (import-rows.ts), written in one transaction
    * (the caller's, if open), rolled back whole if one fails: inserts only, no reading back nor comparing.
    */
-  writePrepared(docs: readonly { doc: PreparedDocument; place: DocumentPlace; parentDoc: string | null; file: FileState }[]): void {
+  writePrepared(docs: readonly { doc: PreparedRows; place: DocumentPlace; parentDoc: string | null; file: FileState }[]): void {
     this.bulk ??= new BulkWriter(this.db);
     const bulk = this.bulk;
     const write = (): void => {

@@ -3,7 +3,7 @@ import type { FileState } from './block-index.js';
 import { FtsWriter } from './fts-index.js';
 import type { Db } from './index-schema.js';
 import type { DocumentPlace } from './index-rows.js';
-import type { PreparedDocument } from './import-rows.js';
+import type { PreparedRows } from './import-rows.js';
 
 /**
  * Writes the index rows of new documents prepared on an import's workers (import-rows.ts): only
@@ -33,7 +33,7 @@ export class BulkWriter {
   }
 
   /** Must run inside a transaction (BlockIndex.writePrepared opens it). */
-  write(doc: PreparedDocument, place: DocumentPlace, parentDoc: string | null, file: FileState): void {
+  write(doc: PreparedRows, place: DocumentPlace, parentDoc: string | null, file: FileState): void {
     this.insertDocument.run(doc.id, place.notebook, parentDoc, place.path, place.hpath, doc.title, Math.trunc(file.mtimeMs), file.size);
     for (const block of doc.blocks) {
       const values = block.values;

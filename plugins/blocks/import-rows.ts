@@ -40,15 +40,19 @@ export interface PreparedBlock {
   tags: string[];
 }
 
-export interface PreparedDocument {
+/** A document's index rows, made off the main thread. */
+export interface PreparedRows {
   id: string;
   title: string;
+  /** Its blocks, the document block first, in the order the index writes them (parents first). */
+  blocks: PreparedBlock[];
+}
+
+export interface PreparedDocument extends PreparedRows {
   /** The document file's text. */
   text: string;
   /** Why the file became an empty document, if it did. */
   problem?: string;
-  /** Its blocks, the document block first, in the order the index writes them (parents first). */
-  blocks: PreparedBlock[];
 }
 
 export function prepareImport(work: ImportWork): PreparedDocument[] {
@@ -69,9 +73,16 @@ function prepareDocument(doc: ImportDocWork, maxChars: number, by: string, now: 
   const root: Block = { id: doc.id, type: 'document', content: doc.title, attrs: {}, children: [] };
   stampNew(root, by, now);
   root.children = materialise(drafts.length > 0 ? drafts : [{ type: 'paragraph', content: '' }], by, now);
+  const prepared: PreparedDocument = { id: doc.id, title: doc.title, text: documentText(root), blocks: prepareBlocks(root, doc.place) };
+  if (problem !== undefined) prepared.problem = problem;
+  return prepared;
+}
+
+/** Every row of a document's blocks, as BlockIndex.writeDocument derives them for a new document. */
+export function prepareBlocks(root: Block, place: DocumentPlace): PreparedBlock[] {
   const blocks: PreparedBlock[] = [];
   const visit = (block: Block, parentId: string | null, sort: number): void => {
-    const { row, attrs, refs, tags } = deriveBlock(block, root.id, parentId, sort, doc.place);
+    const { row, attrs, refs, tags } = deriveBlock(block, root.id, parentId, sort, place);
     blocks.push({
       values: [row.id, row.parent_id, row.root_id, row.notebook, row.path, row.hpath, row.type, row.subtype, row.content,
         row.markdown, row.sort, row.created, row.updated, row.updated_by, row.fingerprint],
@@ -84,7 +95,5 @@ function prepareDocument(doc: ImportDocWork, maxChars: number, by: string, now: 
     if (children) for (let i = 0; i < children.length; i++) visit(children[i]!, block.id, i);
   };
   visit(root, null, 0);
-  const prepared: PreparedDocument = { id: doc.id, title: doc.title, text: documentText(root), blocks };
-  if (problem !== undefined) prepared.problem = problem;
-  return prepared;
+  return blocks;
 }

@@ -94,6 +94,7 @@ export default definePlugin<Partial<BlocksConfig>>({
         rebuild: (_input, call) => readiness.sync(true, {
           stopCheck: () => throwIfStopped(call, 'The rebuild (rolled back; the index is as it was)'),
           onProgress: (done, total) => { if (done % 256 === 0 || done === total) call.progress({ done, total, message: 'documents indexed' }); },
+          prepare: (docs) => rt.files.prepareRebuild(docs),
         }),
         // A reader learns only of broken files in notebooks they may read, the agent of none a deny rule hides.
         problems: (_input, call) => ({

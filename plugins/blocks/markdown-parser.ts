@@ -7,13 +7,15 @@ import { estimateNesting } from './markdown-depth.js';
 import { markdownToBlocks } from './markdown-in.js';
 import { prepareImport, type ImportWork, type PreparedDocument } from './import-rows.js';
 import { WorkerPool } from './markdown-pool.js';
+import { prepareRebuild, type RebuildDocWork, type RebuiltDocument } from './rebuild-rows.js';
 
 export type ParsedFile = { ok: true; drafts: DraftBlock[] } | { ok: false; reason: string };
 /** A call's Markdown as drafts, or how deep it would nest (and where, when refused before the parse). */
 export type ParsedText = { ok: true; drafts: DraftBlock[] } | { ok: false; depth: number; line?: number };
-export type ParseWork = { paths: string[]; maxChars: number } | { markdown: string } | { prepare: ImportWork };
+export type ParseWork = { paths: string[]; maxChars: number } | { markdown: string } | { prepare: ImportWork } | { rebuild: RebuildDocWork[] };
 export type ParseRequest = ParseWork & { id: number };
-export type ParseResponse = { id: number; results: ParsedFile[] } | { id: number; text: ParsedText } | { id: number; prepared: PreparedDocument[] };
+export type ParseResponse = { id: number; results: ParsedFile[] } | { id: number; text: ParsedText } | { id: number; prepared: PreparedDocument[] }
+  | { id: number; rebuilt: RebuiltDocument[] };
 
 /**
  * Markdown at least this long is parsed on a worker: remark takes about 20 ms per kilobyte of list
@@ -44,6 +46,8 @@ export interface MarkdownFileParser {
   parseText(markdown: string, signal?: AbortSignal): Promise<ParsedText>;
   /** An import's documents parsed, given ids and stamps, serialised and derived into index rows. */
   prepareImport(work: ImportWork): Promise<PreparedDocument[]>;
+  /** A rebuild's document files read, checked and derived into index rows. */
+  prepareRebuild(docs: RebuildDocWork[]): Promise<RebuiltDocument[]>;
   close(): Promise<void>;
 }
 
@@ -108,6 +112,9 @@ function inlineParser(): MarkdownFileParser {
     async prepareImport(work) {
       return prepareImport(work);
     },
+    async prepareRebuild(docs) {
+      return prepareRebuild(docs);
+    },
     async close() { /* nothing held */ },
   };
 }
@@ -129,6 +136,11 @@ function workerParser(script: URL): MarkdownFileParser {
       const response = await pool.run({ prepare: work });
       if (!('prepared' in response)) throw new Error('the Markdown worker answered an import with something else');
       return response.prepared;
+    },
+    async prepareRebuild(docs) {
+      const response = await pool.run({ rebuild: docs });
+      if (!('rebuilt' in response)) throw new Error('the Markdown worker answered a rebuild with something else');
+      return response.rebuilt;
     },
     close: () => pool.close(),
   };

@@ -3,10 +3,12 @@
  * files and the index (the other) overlap; and long Markdown given to a call, so that its parse never
  * holds the event loop and can be stopped at the call's time limit (by ending this worker).
  * Messages: { id, paths, maxChars } → { id, results }; { id, markdown } → { id, text }; { id, prepare } →
- * { id, prepared } (an import's documents ready to write, import-rows.ts).
+ * { id, prepared } (an import's documents ready to write, import-rows.ts); { id, rebuild } → { id, rebuilt }
+ * (a rebuild's documents read and derived, rebuild-rows.ts).
  */
 import { parentPort } from 'node:worker_threads';
 import { prepareImport } from './import-rows.js';
+import { prepareRebuild } from './rebuild-rows.js';
 import { parseMarkdownFile, parseMarkdownText, type ParseRequest, type ParseResponse } from './markdown-parser.js';
 
 parentPort?.on('message', (request: ParseRequest) => {
@@ -14,6 +16,8 @@ parentPort?.on('message', (request: ParseRequest) => {
     ? { id: request.id, text: parseMarkdownText(request.markdown) }
     : 'prepare' in request
       ? { id: request.id, prepared: prepareImport(request.prepare) }
-      : { id: request.id, results: request.paths.map((path) => parseMarkdownFile(path, request.maxChars)) };
+      : 'rebuild' in request
+        ? { id: request.id, rebuilt: prepareRebuild(request.rebuild) }
+        : { id: request.id, results: request.paths.map((path) => parseMarkdownFile(path, request.maxChars)) };
   parentPort!.postMessage(response);
 });

@@ -6,7 +6,9 @@ import type { DocumentRecord, Problem } from './block-index.js';
 import type { BlockStore } from './block-store.js';
 import type { DocEntry } from './doc-catalog.js';
 import { parseDocumentText } from './document-file.js';
+import { PARSE_WORKERS } from './markdown-parser.js';
 import { NOTEBOOK_CONF_FILE, parseNotebookConf, type NotebookConf } from './notebook-conf.js';
+import type { RebuildDocWork, RebuiltDocument } from './rebuild-rows.js';
 
 interface FoundDoc {
   id: string;
@@ -32,6 +34,11 @@ export interface SyncOptions {
   onProgress?(done: number, total: number): void;
   /** Checked before each document: a stop rolls the whole sync back, so the index stays as it was. */
   stopCheck?(): void;
+  /**
+   * Reads and derives documents' rows off the main thread (the parse workers); used by a full sync,
+   * which then only inserts rows here.
+   */
+  prepare?(docs: RebuildDocWork[]): Promise<RebuiltDocument[]>;
 }
 
 /**
@@ -126,6 +133,7 @@ async function reconcileCatalog(state: SyncState, found: FoundDoc[], present: Se
 }
 
 async function indexChanged(state: SyncState, changed: FoundDoc[]): Promise<{ blocks: number; failed: number; retitled: string[] }> {
+  if (state.options.full && state.options.prepare) return indexPrepared(state, changed, state.options.prepare);
   const { store, options, problems } = state;
   const changedIds = new Set(changed.map((doc) => doc.id));
   const retitled: string[] = [];
@@ -159,6 +167,71 @@ async function indexChanged(state: SyncState, changed: FoundDoc[]): Promise<{ bl
     options.onProgress?.(i + 1, changed.length);
   }
   return { blocks, failed, retitled };
+}
+
+/** Documents per batch a worker reads and derives; as many batches are read ahead as there are workers. */
+const REBUILD_BATCH = 64;
+
+/**
+ * A full sync's documents read, checked and derived on the workers, batches ahead, and inserted here in
+ * the order of `changed` (parents first): the rows only need the hpath, which depends on the titles
+ * above, filled in. A document holding a block id already inserted (an id found in two files) is
+ * written the ordinary way, which takes the block over and reports it.
+ */
+async function indexPrepared(state: SyncState, changed: FoundDoc[], prepare: (docs: RebuildDocWork[]) => Promise<RebuiltDocument[]>): Promise<{ blocks: number; failed: number; retitled: string[] }> {
+  const { store, options, problems } = state;
+  const batches: FoundDoc[][] = [];
+  for (let i = 0; i < changed.length; i += REBUILD_BATCH) batches.push(changed.slice(i, i + REBUILD_BATCH));
+  const reading: Promise<RebuiltDocument[]>[] = [];
+  let queued = 0;
+  const readAhead = (): void => {
+    while (queued < batches.length && reading.length < PARSE_WORKERS) {
+      const batch = prepare(batches[queued++]!.map((doc) => ({ id: doc.id, file: doc.file, notebook: doc.notebook, path: doc.relativePath })));
+      batch.catch(() => undefined);
+      reading.push(batch);
+    }
+  };
+  readAhead();
+  const inserted = new Set<string>();
+  let blocks = 0;
+  let failed = 0;
+  let done = 0;
+  for (const batch of batches) {
+    const rebuilt = await reading.shift()!;
+    readAhead();
+    for (const [i, result] of rebuilt.entries()) {
+      options.stopCheck?.();
+      const doc = batch[i]!;
+      done++;
+      if ('missing' in result) continue;
+      if (!result.ok) {
+        problems.set(doc.relativePath, { reason: `${result.pointer || '/'}: ${result.message}` });
+        store.index.removeDocument(doc.id);
+        failed++;
+        continue;
+      }
+      const { rows } = result;
+      store.catalog.setDoc({ id: doc.id, notebook: doc.notebook, parent: doc.parent, title: rows.title });
+      const place = store.placeOf(doc.id);
+      const before = inserted.size;
+      for (const block of rows.blocks) inserted.add(block.values[0]);
+      if (inserted.size - before !== rows.blocks.length) {
+        // Rare (an id in two files, or twice in one): read it again here, and let writeDocument take
+        // the block over and say so.
+        const parsed = parseDocumentText(await readFile(doc.file, 'utf8'), doc.id);
+        if (!parsed.ok) throw new Error(`${doc.relativePath} changed during the rebuild`);
+        const taken = store.index.writeDocument(parsed.value, place, doc.parent, { mtimeMs: result.mtimeMs, size: result.size }, { inCallersTransaction: true });
+        for (const block of taken) problems.set(doc.relativePath, { reason: `block ${block.id} also appears in another document; give one of them a new id`, other: block.from });
+      } else {
+        for (const block of rows.blocks) block.values[5] = place.hpath;
+        store.index.writePrepared([{ doc: rows, place, parentDoc: doc.parent, file: { mtimeMs: result.mtimeMs, size: result.size } }]);
+      }
+      store.forget(doc.id);
+      blocks += result.count;
+      options.onProgress?.(done, changed.length);
+    }
+  }
+  return { blocks, failed, retitled: [] };
 }
 
 /** Keeps the problems for `index problems`, and logs each one once, when it first appears. */

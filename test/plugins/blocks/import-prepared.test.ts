@@ -1,7 +1,8 @@
 import { execFile } from 'node:child_process';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { claimIds, newId } from '../../../core/ids.js';
 import { REPO_ROOT } from '../../helpers/harness.js';
@@ -65,3 +66,43 @@ describe('ids made on other threads', () => {
     expect(claimIds([`${earlier.slice(0, 14)}-zzzzzz2`])).toBe(true);
   });
 });
+
+describe('index rebuild with rows made on the workers (the built CLI)', () => {
+  it('equals the index a start-up builds on this thread, with the same problems for a shared block id and a broken file', async () => {
+    const workspace = join(await tempDir(), 'ws');
+    const { kernel, act } = await boot({ workspace });
+    const notebook = await act<Created>('notebook_create', { name: 'Rebuilt' });
+    const first = await act<Created>('document_create', { notebook: notebook.id, title: 'First', markdown: '# Head #tag#\n\npara with ((20260102030405-abcdefg))\n\n- [ ] item\n  - nested\n' });
+    const second = await act<Created>('document_create', { notebook: notebook.id, title: 'Second', parentId: first.id, markdown: '```js\nlet x;\n```\n\n東京 ＡＢＣ\n' });
+    const third = await act<Created>('document_create', { notebook: notebook.id, title: 'Third', parentId: second.id, markdown: 'third\n' });
+    for (let i = 0; i < 150; i++) await act('document_create', { notebook: notebook.id, title: `Many ${i}`, markdown: `many ${i} #m${i % 3}#\n` });
+    await kernel.close();
+    // A block of First also in Third (an id in two files), and a broken file.
+    const data = join(workspace, 'data', notebook.id);
+    const firstFile = join(data, `${first.id}.json`);
+    const thirdFile = join(data, first.id, second.id, `${third.id}.json`);
+    const shared = (JSON.parse(await readFile(firstFile, 'utf8')) as { children: unknown[] }).children[1];
+    const thirdDoc = JSON.parse(await readFile(thirdFile, 'utf8')) as { children: unknown[] };
+    thirdDoc.children.push(shared);
+    await writeFile(thirdFile, `${JSON.stringify(thirdDoc, null, 2)}\n`);
+    await writeFile(join(data, '20260102030405-brokenx.json'), '{ not json');
+    const rebuilt = await run(process.execPath, [CLI, 'index', 'rebuild', '--workspace', workspace]).catch((error: { code: number; stdout: string; stderr: string }) => error);
+    expect(rebuilt.stdout).toMatch(/^indexed 154 document\(s\)/);
+    const afterRebuild = { ...dumpIndex(workspace), problems: problemsOf(workspace) };
+    expect(afterRebuild.problems.map((problem) => problem.path).sort()).toEqual([`${notebook.id}/${first.id}/${second.id}/${third.id}.json`, `${notebook.id}/20260102030405-brokenx.json`].sort());
+    // The start-up of a workspace without an index builds it the ordinary way, on the main thread.
+    await rm(join(workspace, 'index'), { recursive: true, force: true });
+    const again = await boot({ workspace });
+    await again.kernel.close();
+    expect({ ...dumpIndex(workspace), problems: problemsOf(workspace) }).toEqual(afterRebuild);
+  });
+});
+
+function problemsOf(workspace: string): { path: string; reason: string; other: string | null }[] {
+  const db = new Database(join(workspace, 'index', 'quire.db'), { readonly: true });
+  try {
+    return db.prepare('SELECT path, reason, other FROM problems ORDER BY path').all() as { path: string; reason: string; other: string | null }[];
+  } finally {
+    db.close();
+  }
+}

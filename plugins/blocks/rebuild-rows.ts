@@ -1,0 +1,48 @@
+/**
+ * A full rebuild's documents read, parsed, validated and derived into index rows on a parse worker, so
+ * that the main thread only runs inserts (workspace-sync.ts). Pure, the same on a worker and inline.
+ */
+import { readFileSync, statSync } from 'node:fs';
+import { parseDocumentText } from './document-file.js';
+import { prepareBlocks, type PreparedRows } from './import-rows.js';
+import { countBlocks } from './tree-ops.js';
+
+export interface RebuildDocWork {
+  id: string;
+  /** Absolute path of the document file. */
+  file: string;
+  notebook: string;
+  /** Relative to data/ (the rows' path column). */
+  path: string;
+}
+
+/**
+ * A document's rows; `hpath` in them is left empty, for the titles above it are known only as the
+ * main thread goes (it fills it in). `missing`: the file went away since the scan.
+ */
+export type RebuiltDocument =
+  | { id: string; ok: true; rows: PreparedRows; count: number; mtimeMs: number; size: number }
+  | { id: string; ok: false; pointer: string; message: string }
+  | { id: string; missing: true };
+
+export function prepareRebuild(docs: readonly RebuildDocWork[]): RebuiltDocument[] {
+  return docs.map((doc): RebuiltDocument => {
+    let text: string;
+    let mtimeMs: number;
+    let size: number;
+    try {
+      text = readFileSync(doc.file, 'utf8');
+      ({ mtimeMs, size } = statSync(doc.file));
+    } catch {
+      return { id: doc.id, missing: true };
+    }
+    const parsed = parseDocumentText(text, doc.id);
+    if (!parsed.ok) {
+      const issue = parsed.issues[0]!;
+      return { id: doc.id, ok: false, pointer: issue.pointer, message: issue.message };
+    }
+    const root = parsed.value;
+    const rows: PreparedRows = { id: doc.id, title: root.content ?? '', blocks: prepareBlocks(root, { notebook: doc.notebook, path: doc.path, hpath: '' }) };
+    return { id: doc.id, ok: true, rows, count: countBlocks(root), mtimeMs, size };
+  });
+}
