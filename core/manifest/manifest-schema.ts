@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ValidateFunction } from 'ajv';
-import { createAjv, getKernelAjv } from '../schema/ajv.js';
+import { PLUGIN_AJV_OPTIONS, createAjv, getKernelAjv } from '../schema/ajv.js';
+import { loadPrecompiled } from '../schema/precompiled.js';
 import { NATIVE_MANIFESTS_DIR } from '../paths.js';
 
 export const MANIFEST_SCHEMA_FILE = join(NATIVE_MANIFESTS_DIR, 'plugin-manifest.schema.json');
@@ -17,9 +18,12 @@ export function getManifestValidator(): ValidateFunction {
   return manifestValidator;
 }
 
-/** The quire.json schema, compiled once. */
+/** The quire.json schema, compiled once (generated at build time where `npm run build` made it). */
 export function getKernelConfigValidator(): ValidateFunction {
-  configValidator ??= getKernelAjv().compile(readSchema(KERNEL_CONFIG_SCHEMA_FILE));
+  if (!configValidator) {
+    const schema = readSchema(KERNEL_CONFIG_SCHEMA_FILE);
+    configValidator = loadPrecompiled('kernel-config', 'kernel', schema) ?? getKernelAjv().compile(schema);
+  }
   return configValidator;
 }
 
@@ -28,7 +32,7 @@ export function getKernelConfigValidator(): ValidateFunction {
  * Defaults are applied so that handlers see the values the schema promises.
  */
 export function getPluginSchemaAjv(): ReturnType<typeof createAjv> {
-  pluginSchemaAjv ??= createAjv({ useDefaults: true });
+  pluginSchemaAjv ??= createAjv(PLUGIN_AJV_OPTIONS);
   return pluginSchemaAjv;
 }
 

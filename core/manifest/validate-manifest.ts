@@ -4,6 +4,7 @@ import type { ErrorCode, ManifestIssue } from '../errors.js';
 import type { ActionManifest, PluginManifest } from '../plugin-api.js';
 import { KERNEL_VERSION } from '../paths.js';
 import { escapePointer, toSchemaIssues, type SchemaIssue } from '../schema/ajv.js';
+import { actionValidatorName, configValidatorName, loadPrecompiled } from '../schema/precompiled.js';
 import { getManifestValidator, getPluginSchemaAjv } from './manifest-schema.js';
 import { isValidWireName, wireName } from './wire-name.js';
 
@@ -54,7 +55,7 @@ export function validateManifest(raw: unknown, options: ValidateManifestOptions)
   checkIdentity(manifest, options, report);
   const compile = options.trusted === true ? lazySchema : compileSchema;
   const actions = compileActions(manifest, report, compile);
-  const validateConfig = manifest.config ? compile(manifest.config, '/config', 'MANIFEST_CONFIG_SCHEMA_INVALID', report) : undefined;
+  const validateConfig = manifest.config ? compile(manifest.config, '/config', 'MANIFEST_CONFIG_SCHEMA_INVALID', report, configValidatorName(manifest.id)) : undefined;
   if (issues.length > 0) return { ok: false, issues };
   return { ok: true, value: { manifest, actions, validateConfig } };
 }
@@ -90,7 +91,8 @@ function checkIdentity(manifest: PluginManifest, options: ValidateManifestOption
   });
 }
 
-type Compile = (schema: object, pointer: string, code: ErrorCode, report: Report) => ValidateFunction | undefined;
+/** `name`: the schema's precompiled validator, used for trusted manifests only. */
+type Compile = (schema: object, pointer: string, code: ErrorCode, report: Report, name: string) => ValidateFunction | undefined;
 
 function compileActions(manifest: PluginManifest, report: Report, compileSchema: Compile): CompiledAction[] {
   const compiled: CompiledAction[] = [];
@@ -115,8 +117,8 @@ function compileActions(manifest: PluginManifest, report: Report, compileSchema:
       if (spec.input.type !== 'object') {
         report('MANIFEST_INPUT_SCHEMA_INVALID', `${pointer}/input/type`, "an action's input schema must have type 'object'");
       }
-      const validateInput = compileSchema(spec.input, `${pointer}/input`, 'MANIFEST_INPUT_SCHEMA_INVALID', report);
-      const validateOutput = spec.output ? compileSchema(spec.output, `${pointer}/output`, 'MANIFEST_INPUT_SCHEMA_INVALID', report) : undefined;
+      const validateInput = compileSchema(spec.input, `${pointer}/input`, 'MANIFEST_INPUT_SCHEMA_INVALID', report, actionValidatorName(manifest.id, tool.name, action, 'input'));
+      const validateOutput = spec.output ? compileSchema(spec.output, `${pointer}/output`, 'MANIFEST_INPUT_SCHEMA_INVALID', report, actionValidatorName(manifest.id, tool.name, action, 'output')) : undefined;
       if (validateInput) compiled.push({ tool: tool.name, action, wireName: name, spec, validateInput, validateOutput });
     }
   });
@@ -132,11 +134,15 @@ function compileSchema(schema: object, pointer: string, code: ErrorCode, report:
   }
 }
 
-/** A validator that compiles its schema when first called, then behaves as the compiled one. */
-function lazySchema(schema: object): ValidateFunction {
+/**
+ * A validator (of a trusted native manifest) that compiles its schema when first called, then behaves
+ * as the compiled one; where the build generated its code (core/schema/precompiled.ts) and the schema
+ * is still the one it was generated from, that code is used instead of compiling.
+ */
+function lazySchema(schema: object, _pointer: string, _code: ErrorCode, _report: Report, name: string): ValidateFunction {
   let compiled: ValidateFunction | undefined;
   const validate = function (this: unknown, data: unknown): boolean {
-    compiled ??= getPluginSchemaAjv().compile(schema);
+    compiled ??= loadPrecompiled(name, 'plugin', schema) ?? getPluginSchemaAjv().compile(schema);
     const valid = compiled.call(this, data);
     validate.errors = compiled.errors ?? null;
     return valid;

@@ -15,6 +15,11 @@ const BASE_OPTIONS: Options = {
   addUsedSchema: false,
 };
 
+/** The options of the instance for the kernel's own schemas (`getKernelAjv`). */
+export const KERNEL_AJV_OPTIONS: Options = {};
+/** The options of the instance for plugins' schemas: defaults applied, so handlers see the values the schema promises. */
+export const PLUGIN_AJV_OPTIONS: Options = { useDefaults: true };
+
 /** A new ajv instance with the kernel's options and the standard formats. */
 export function createAjv(options: Options = {}): Ajv {
   const ajv = new Ajv({ ...BASE_OPTIONS, ...options });
@@ -30,7 +35,7 @@ let kernelAjv: Ajv | undefined;
  * schema (30-40 ms at start), so sharing it pays that once. Same options as `createAjv()`.
  */
 export function getKernelAjv(): Ajv {
-  kernelAjv ??= createAjv();
+  kernelAjv ??= createAjv(KERNEL_AJV_OPTIONS);
   return kernelAjv;
 }
 
