@@ -70,7 +70,16 @@ export class WorkerPool {
     slot.worker.unref();
     slot.worker.on('message', (response: ParseResponse) => {
       const job = slot.job;
-      if (!job || job.request.id !== response.id) return;
+      if (!job) return;
+      if (response?.id !== job.request.id) {
+        // Not the answer to its job (a worker script of another build, half rebuilt under a running
+        // kernel): waiting for the right one would hold the job, and the process with it, for ever.
+        this.slots.delete(slot);
+        this.settle(job).reject(new Error('the Markdown worker answered with something else than its job (is the build complete?)'));
+        void slot.worker.terminate();
+        this.pump();
+        return;
+      }
       this.settle(job).resolve(response);
       this.pump();
     });
