@@ -147,7 +147,8 @@ function describe(f: Figures): string {
     + `  import  ${f.importSeconds.toFixed(1)} s = ${(f.megabytes / f.importSeconds).toFixed(2)} MB/s, ${Math.round(f.blocks / f.importSeconds)} blocks/s; `
     + `CPU main ${f.importCpuMain.toFixed(1)} s + other threads ${f.importCpuOther.toFixed(1)} s = ${((f.importCpuMain + f.importCpuOther) / f.importSeconds).toFixed(2)} cores\n`
     + `  rebuild ${f.rebuildSeconds.toFixed(1)} s (CPU main ${f.rebuildCpuMain.toFixed(1)} + other ${f.rebuildCpuOther.toFixed(1)}), raw SQLite baseline ${f.rawSeconds.toFixed(1)} s (CPU ${f.rawCpu.toFixed(1)}): `
-    + `rebuild / raw = ${(f.rebuildSeconds / f.rawSeconds).toFixed(2)}x wall, ${((f.rebuildCpuMain + f.rebuildCpuOther) / f.rawCpu).toFixed(2)}x CPU; load ${f.load}`;
+    + `rebuild / raw = ${(f.rebuildSeconds / f.rawSeconds).toFixed(2)}x wall, ${((f.rebuildCpuMain + f.rebuildCpuOther) / f.rawCpu).toFixed(2)}x CPU, `
+    + `${(f.rebuildCpuMain / f.rawCpu).toFixed(2)}x main-thread CPU (the raw baseline is one thread); load ${f.load}`;
 }
 
 async function main(): Promise<void> {
@@ -176,10 +177,16 @@ async function main(): Promise<void> {
     }
   }
   if (projects.length > 1) {
-    const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+    const median = (values: number[]): number => {
+      const sorted = [...values].sort((a, b) => a - b);
+      const middle = Math.floor(sorted.length / 2);
+      return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+    };
     const [a, b] = projects.map((project) => results.get(project)!);
     const ratio = (pick: (f: Figures) => number): string => (median(b!.map(pick)) / median(a!.map(pick))).toFixed(2);
-    console.log(`${projects[1]} / this checkout (medians): import time ${ratio((f) => f.importSeconds)}x, rebuild time ${ratio((f) => f.rebuildSeconds)}x, rebuild/raw ${ratio((f) => f.rebuildSeconds / f.rawSeconds)}x`);
+    console.log(`${projects[1]} / this checkout (medians): import time ${ratio((f) => f.importSeconds)}x, import CPU ${ratio((f) => f.importCpuMain + f.importCpuOther)}x, `
+      + `import main-thread CPU ${ratio((f) => f.importCpuMain)}x, rebuild time ${ratio((f) => f.rebuildSeconds)}x, rebuild/raw ${ratio((f) => f.rebuildSeconds / f.rawSeconds)}x, `
+      + `rebuild main-thread CPU / raw CPU ${ratio((f) => f.rebuildCpuMain / f.rawCpu)}x`);
   }
 }
 
