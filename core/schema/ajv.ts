@@ -1,9 +1,14 @@
-import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv';
-import formatsModule from 'ajv-formats';
+import { createRequire } from 'node:module';
+import type { Ajv, ErrorObject, Options, ValidateFunction } from 'ajv';
+import type formatsModule from 'ajv-formats';
 
-// ajv-formats is CommonJS; under NodeNext its default import is the module object, whose
-// `default` is the plugin function (the same function at run time).
-const addFormats = formatsModule.default;
+/**
+ * ajv and ajv-formats (some 100 CommonJS modules, 50-90 ms) are loaded by the first instance made,
+ * not at import: a start whose validators were all generated at build time (precompiled.ts) needs none.
+ */
+const load = createRequire(import.meta.url);
+let ajvClass: typeof Ajv | undefined;
+let addFormats: typeof formatsModule.default | undefined;
 
 const BASE_OPTIONS: Options = {
   allErrors: true,
@@ -22,7 +27,10 @@ export const PLUGIN_AJV_OPTIONS: Options = { useDefaults: true };
 
 /** A new ajv instance with the kernel's options and the standard formats. */
 export function createAjv(options: Options = {}): Ajv {
-  const ajv = new Ajv({ ...BASE_OPTIONS, ...options });
+  ajvClass ??= (load('ajv') as { Ajv: typeof Ajv }).Ajv;
+  // ajv-formats is CommonJS: its `default` is the plugin function.
+  addFormats ??= (load('ajv-formats') as typeof formatsModule).default;
+  const ajv = new ajvClass({ ...BASE_OPTIONS, ...options });
   addFormats(ajv);
   return ajv;
 }
