@@ -4,7 +4,8 @@
  * give the same files.
  */
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { _ } from 'ajv';
 import standaloneModule from 'ajv/dist/standalone/index.js';
 import { GRANTS_FILE_SCHEMA } from '../gate/grants-file-schema.js';
@@ -55,6 +56,6 @@ function readJson(file: string): object {
   return JSON.parse(readFileSync(file, 'utf8')) as object;
 }
 
-if (process.argv[1] && import.meta.url.endsWith(process.argv[1].replace(/\\/g, '/'))) {
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   console.log(`precompiled ${writePrecompiled()} schema validators into ${PRECOMPILED_DIR}`);
 }
