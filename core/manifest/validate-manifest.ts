@@ -1,5 +1,5 @@
 import type { ValidateFunction } from 'ajv';
-import semver from 'semver';
+import { createRequire } from 'node:module';
 import type { ErrorCode, ManifestIssue } from '../errors.js';
 import type { ActionManifest, PluginManifest } from '../plugin-api.js';
 import { KERNEL_VERSION } from '../paths.js';
@@ -70,10 +70,29 @@ function schemaIssue(issue: SchemaIssue, file: string): ManifestIssue {
   return { code, file, pointer: issue.pointer, message: issue.message };
 }
 
+/** semver (20-30 ms to load) is required by the first manifest not trusted: native ones skip its checks. */
+const load = createRequire(import.meta.url);
+let semverModule: typeof import('semver') | undefined;
+
 function checkIdentity(manifest: PluginManifest, options: ValidateManifestOptions, report: Report): void {
   if (options.expectedId !== undefined && manifest.id !== options.expectedId) {
     report('MANIFEST_ID_MISMATCH', '/id', `id '${manifest.id}' must equal its file or folder name '${options.expectedId}'`);
   }
+  if (options.trusted !== true) checkVersions(manifest, options, report);
+  if (manifest.entry.split('/').some((segment) => segment === '..' || segment === '') || manifest.entry.startsWith('/')) {
+    report('MANIFEST_ENTRY_INVALID', '/entry', `'${manifest.entry}' must be a relative path without '..' or empty segments`);
+  }
+  (manifest.provides ?? []).forEach((name, index) => {
+    if (name.startsWith('core.')) report('MANIFEST_PROVIDES_RESERVED', `/provides/${index}`, `'${name}' is reserved for the kernel`);
+  });
+}
+
+/**
+ * The plugin's version and the kernel range it works with. Trusted (native) manifests skip them, as
+ * they skip the schema: they ship with this kernel, and test/manifests/contract.test.ts checks them.
+ */
+function checkVersions(manifest: PluginManifest, options: ValidateManifestOptions, report: Report): void {
+  const semver = (semverModule ??= load('semver') as typeof import('semver'));
   if (semver.valid(manifest.version) === null) {
     report('MANIFEST_VERSION_INVALID', '/version', `'${manifest.version}' is not a semantic version (e.g. 1.2.0)`);
   }
@@ -83,12 +102,6 @@ function checkIdentity(manifest: PluginManifest, options: ValidateManifestOption
   } else if (!semver.satisfies(kernelVersion, manifest.kernel, { includePrerelease: true })) {
     report('MANIFEST_KERNEL_INCOMPATIBLE', '/kernel', `kernel ${kernelVersion} is outside the plugin's range '${manifest.kernel}'`);
   }
-  if (manifest.entry.split('/').some((segment) => segment === '..' || segment === '') || manifest.entry.startsWith('/')) {
-    report('MANIFEST_ENTRY_INVALID', '/entry', `'${manifest.entry}' must be a relative path without '..' or empty segments`);
-  }
-  (manifest.provides ?? []).forEach((name, index) => {
-    if (name.startsWith('core.')) report('MANIFEST_PROVIDES_RESERVED', `/provides/${index}`, `'${name}' is reserved for the kernel`);
-  });
 }
 
 /** `name`: the schema's precompiled validator, used for trusted manifests only. */
