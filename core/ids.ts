@@ -92,15 +92,24 @@ export function newId(now: Date = new Date()): string {
  * than this process can still check; the caller then makes new ones here.
  */
 export function claimIds(ids: readonly string[]): boolean {
-  const seen = new Set<string>();
-  for (const id of ids) {
-    const stamp = id.slice(0, 14);
-    if (stamp <= forgottenUpTo) return false;
-    if (seen.has(id) || (stamp === issuedSecond ? issued : claimed.get(stamp))?.has(id)) return false;
-    seen.add(id);
+  // Added as they are checked (one set operation each; the ids of a chunk share a second or two),
+  // and taken out again if one is refused.
+  let stamp = '';
+  let set: Set<string> | undefined;
+  let added = 0;
+  for (; added < ids.length; added++) {
+    const id = ids[added]!;
+    if (!id.startsWith(stamp) || set === undefined) {
+      stamp = id.slice(0, 14);
+      if (stamp <= forgottenUpTo) break;
+      set = issuedIn(stamp);
+    }
+    if (set.has(id)) break;
+    set.add(id);
   }
-  for (const id of ids) issuedIn(id.slice(0, 14)).add(id);
-  return true;
+  if (added === ids.length) return true;
+  for (let i = 0; i < added; i++) issuedIn(ids[i]!.slice(0, 14)).delete(ids[i]!);
+  return false;
 }
 
 /** Every id that reaches a file path must pass this first. */

@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { FileState } from './block-index.js';
-import { FtsWriter } from './fts-index.js';
+import { FtsWriter, idToken, pathTokens } from './fts-index.js';
 import type { Db } from './index-schema.js';
 import type { DocumentPlace } from './index-rows.js';
 import type { PreparedRows } from './import-rows.js';
@@ -34,13 +34,16 @@ export class BulkWriter {
 
   /** Must run inside a transaction (BlockIndex.writePrepared opens it). */
   write(doc: PreparedRows, place: DocumentPlace, parentDoc: string | null, file: FileState): void {
-    this.insertDocument.run(doc.id, place.notebook, parentDoc, place.path, place.hpath, doc.title, Math.trunc(file.mtimeMs), file.size);
+    const { notebook, path, hpath } = place;
+    const rootId = doc.id;
+    this.insertDocument.run(rootId, notebook, parentDoc, path, hpath, doc.title, Math.trunc(file.mtimeMs), file.size);
+    const notebookToken = idToken(notebook);
+    const pathToken = pathTokens(path);
     for (const block of doc.blocks) {
-      const values = block.values;
-      const id = values[0];
-      const rootId = values[2];
-      const { lastInsertRowid } = this.insertBlock.run(...values);
-      this.fts.writeValues(lastInsertRowid, block.fts, rootId, values[3]);
+      const [id, parentId, type, subtype, content, markdown, sort, created, updated, updatedBy, fingerprint] = block.values;
+      const { lastInsertRowid } = this.insertBlock.run(id, parentId, rootId, notebook, path, hpath, type, subtype, content, markdown, sort, created, updated, updatedBy, fingerprint);
+      const fts = block.fts;
+      this.fts.writeValues(lastInsertRowid, [fts[0], fts[1], fts[2], fts[3], fts[4], notebookToken, pathToken, type, fts[5]], rootId, notebook);
       for (const [name, value] of block.attrs) this.insertAttr.run(id, rootId, name, value);
       for (let i = 0; i < block.refs.length; i++) this.insertRef.run(id, i, rootId, block.refs[i]![0], block.refs[i]![1]);
       for (const tag of block.tags) this.insertTag.run(id, tag, rootId);

@@ -62,9 +62,17 @@ export type FtsValues = [string, string, string, string, string, string, string,
 
 /** What the full-text table holds for a block: a pure function of its row, the same on any thread. */
 export function ftsValues(row: FtsRow): FtsValues {
+  const [content, name, alias, memo, tags, subtype] = ftsBlockValues(row);
+  return [content, name, alias, memo, tags, idToken(row.notebook), pathTokens(row.path), row.type, subtype];
+}
+
+/** The values of a block's full-text row that depend on the block, not on its document's place. */
+export type FtsBlockValues = [content: string, name: string, alias: string, memo: string, tags: string, subtype: string];
+
+export function ftsBlockValues(row: Pick<FtsRow, 'content' | 'attrs' | 'tags' | 'subtype'>): FtsBlockValues {
   const attrs = new Map(row.attrs);
   return [searchText(row.content), searchText(attrs.get('name') ?? ''), searchText(attrs.get('alias') ?? ''),
-    searchText(attrs.get('memo') ?? ''), searchText(row.tags.join(' ')), idToken(row.notebook), pathTokens(row.path), row.type, subtypeToken(row.subtype ?? '')];
+    searchText(attrs.get('memo') ?? ''), searchText(row.tags.join(' ')), subtypeToken(row.subtype ?? '')];
 }
 
 /** Writes the FTS rows; called by BlockIndex inside the same transactions as the block rows. */

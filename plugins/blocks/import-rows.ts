@@ -6,7 +6,7 @@
  */
 import type { Block, DraftBlock } from './block-model.js';
 import { documentText } from './document-file.js';
-import { ftsValues, type FtsValues } from './fts-index.js';
+import { ftsBlockValues, type FtsBlockValues } from './fts-index.js';
 import { deriveBlock, type DocumentPlace } from './index-rows.js';
 import { parseMarkdownFile } from './markdown-parser.js';
 import { stampNew } from './provenance.js';
@@ -17,7 +17,6 @@ export interface ImportDocWork {
   title: string;
   /** The Markdown file; none for a folder without one (an empty document). */
   path?: string;
-  place: DocumentPlace;
 }
 
 export interface ImportWork {
@@ -29,12 +28,16 @@ export interface ImportWork {
   now: string;
 }
 
-/** The blocks table's values in the column order of BlockIndex's inserts. */
-export type BlockValues = [string, string | null, string, string, string, string, string, string | null, string, string | null, number, string | null, string | null, string | null, string];
+/**
+ * A block row's own values: those of its document's place (root_id, notebook, path, hpath) are the
+ * same for all its blocks, and added by the main thread, which knows the place from its catalog.
+ */
+export type BlockValues = [id: string, parentId: string | null, type: string, subtype: string | null, content: string, markdown: string | null,
+  sort: number, created: string | null, updated: string | null, updatedBy: string | null, fingerprint: string];
 
 export interface PreparedBlock {
   values: BlockValues;
-  fts: FtsValues;
+  fts: FtsBlockValues;
   attrs: [string, string][];
   refs: [string, string | null][];
   tags: string[];
@@ -73,20 +76,22 @@ function prepareDocument(doc: ImportDocWork, maxChars: number, by: string, now: 
   const root: Block = { id: doc.id, type: 'document', content: doc.title, attrs: {}, children: [] };
   stampNew(root, by, now);
   root.children = materialise(drafts.length > 0 ? drafts : [{ type: 'paragraph', content: '' }], by, now);
-  const prepared: PreparedDocument = { id: doc.id, title: doc.title, text: documentText(root), blocks: prepareBlocks(root, doc.place) };
+  const prepared: PreparedDocument = { id: doc.id, title: doc.title, text: documentText(root), blocks: prepareBlocks(root) };
   if (problem !== undefined) prepared.problem = problem;
   return prepared;
 }
 
+/** The place columns are not the block's own: left empty here (see BlockValues). */
+const NO_PLACE: DocumentPlace = { notebook: '', path: '', hpath: '' };
+
 /** Every row of a document's blocks, as BlockIndex.writeDocument derives them for a new document. */
-export function prepareBlocks(root: Block, place: DocumentPlace): PreparedBlock[] {
+export function prepareBlocks(root: Block): PreparedBlock[] {
   const blocks: PreparedBlock[] = [];
   const visit = (block: Block, parentId: string | null, sort: number): void => {
-    const { row, attrs, refs, tags } = deriveBlock(block, root.id, parentId, sort, place);
+    const { row, attrs, refs, tags } = deriveBlock(block, root.id, parentId, sort, NO_PLACE);
     blocks.push({
-      values: [row.id, row.parent_id, row.root_id, row.notebook, row.path, row.hpath, row.type, row.subtype, row.content,
-        row.markdown, row.sort, row.created, row.updated, row.updated_by, row.fingerprint],
-      fts: ftsValues({ ...row, attrs, tags }),
+      values: [row.id, row.parent_id, row.type, row.subtype, row.content, row.markdown, row.sort, row.created, row.updated, row.updated_by, row.fingerprint],
+      fts: ftsBlockValues({ content: row.content, attrs, tags, subtype: row.subtype }),
       attrs,
       refs: refs.map((ref) => [ref.def, ref.anchor]),
       tags,

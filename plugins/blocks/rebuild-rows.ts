@@ -11,14 +11,11 @@ export interface RebuildDocWork {
   id: string;
   /** Absolute path of the document file. */
   file: string;
-  notebook: string;
-  /** Relative to data/ (the rows' path column). */
-  path: string;
 }
 
 /**
- * A document's rows; `hpath` in them is left empty, for the titles above it are known only as the
- * main thread goes (it fills it in). `missing`: the file went away since the scan.
+ * A document's rows, without the place columns (the main thread adds them; the hpath depends on titles
+ * above it that it learns as it goes). `missing`: the file went away since the scan.
  */
 export type RebuiltDocument =
   | { id: string; ok: true; rows: PreparedRows; count: number; mtimeMs: number; size: number }
@@ -42,7 +39,7 @@ export function prepareRebuild(docs: readonly RebuildDocWork[]): RebuiltDocument
       return { id: doc.id, ok: false, pointer: issue.pointer, message: issue.message };
     }
     const root = parsed.value;
-    const rows: PreparedRows = { id: doc.id, title: root.content ?? '', blocks: prepareBlocks(root, { notebook: doc.notebook, path: doc.path, hpath: '' }) };
+    const rows: PreparedRows = { id: doc.id, title: root.content ?? '', blocks: prepareBlocks(root) };
     return { id: doc.id, ok: true, rows, count: countBlocks(root), mtimeMs, size };
   });
 }

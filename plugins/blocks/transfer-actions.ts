@@ -11,7 +11,6 @@ import { exportMarkdown } from './markdown-export.js';
 import { outsideWorkspace } from './outside-workspace.js';
 import { PARSE_WORKERS } from './markdown-parser.js';
 import type { PreparedDocument } from './import-rows.js';
-import type { DocumentPlace } from './index-rows.js';
 
 interface ImportInput { notebook: string; path: string; parentId?: string }
 
@@ -21,8 +20,6 @@ interface Planned {
   title: string;
   parent: string | null;
   path: string | undefined;
-  /** Where it will be (the worker derives its rows for this place; the catalog must agree). */
-  place: DocumentPlace;
 }
 
 interface ImportState {
@@ -79,16 +76,14 @@ export async function importMarkdown(rt: BlocksRuntime, call: ActionCall, input:
       await checkFolderSize(source);
       await planFolder(state, source, input.parentId ?? null, plan);
     } else {
-      const id = newId();
-      const title = titleOf(source);
-      plan.push({ id, title, parent: input.parentId ?? null, path: source, place: placeBelow(state, input.parentId ?? null, id, title) });
+      plan.push({ id: newId(), title: titleOf(source), parent: input.parentId ?? null, path: source });
     }
     state.total = plan.length;
     const chunks: Planned[][] = [];
     for (let i = 0; i < plan.length; i += CHUNK) chunks.push(plan.slice(i, i + CHUNK));
     const by = updatedBy(call);
     const prepare = (chunk: Planned[]) => rt.files.prepareImport({
-      docs: chunk.map((doc) => ({ id: doc.id, title: doc.title, place: doc.place, ...(doc.path === undefined ? {} : { path: doc.path }) })),
+      docs: chunk.map((doc) => ({ id: doc.id, title: doc.title, ...(doc.path === undefined ? {} : { path: doc.path }) })),
       maxChars: rt.config.maxMarkdownChars, by, now: new Date().toISOString(),
     });
     throwIfStopped(call, `The import of ${source}`);
@@ -134,29 +129,15 @@ async function planFolder(state: ImportState, folder: string, parent: string | n
     const path = join(folder, entry.name);
     if (entry.isSymbolicLink()) { state.skipped.push({ path, reason: 'symbolic links are not followed' }); continue; }
     if (!entry.isFile() || !entry.name.toLowerCase().endsWith('.md')) continue;
-    const id = newId();
-    const title = titleOf(path);
-    const doc: Planned = { id, title, parent, path, place: placeBelow(state, parent, id, title, plan) };
+    const doc: Planned = { id: newId(), title: titleOf(path), parent, path };
     plan.push(doc);
     if (folders.delete(doc.title)) await planFolder(state, join(folder, doc.title), doc.id, plan);
   }
   for (const name of folders) {
-    const id = newId();
-    const doc: Planned = { id, title: name, parent, path: undefined, place: placeBelow(state, parent, id, name, plan) };
+    const doc: Planned = { id: newId(), title: name, parent, path: undefined };
     plan.push(doc);
     await planFolder(state, join(folder, name), doc.id, plan);
   }
-}
-
-/** A new document's place, as the catalog will give it (DocCatalog.relativePath and hpath). */
-function placeBelow(state: ImportState, parent: string | null, id: string, title: string, plan: readonly Planned[] = []): DocumentPlace {
-  const name = title || id;
-  if (parent === null) return { notebook: state.notebook, path: `${state.notebook}/${id}.json`, hpath: `/${name}` };
-  // The parent was planned just before its children (it is among the last entries), or exists already.
-  let above: DocumentPlace | undefined;
-  for (let i = plan.length - 1; i >= 0 && above === undefined; i--) if (plan[i]!.id === parent) above = plan[i]!.place;
-  above ??= state.rt.store.placeOf(parent);
-  return { notebook: state.notebook, path: `${above.path.replace(/\.json$/, '')}/${id}.json`, hpath: `${above.hpath}/${name}` };
 }
 
 function titleOf(path: string): string {

@@ -174,8 +174,8 @@ const REBUILD_BATCH = 64;
 
 /**
  * A full sync's documents read, checked and derived on the workers, batches ahead, and inserted here in
- * the order of `changed` (parents first): the rows only need the hpath, which depends on the titles
- * above, filled in. A document holding a block id already inserted (an id found in two files) is
+ * the order of `changed` (parents first): the rows get their place (the hpath depends on the titles
+ * above) as they are inserted. A document holding a block id already inserted (an id found in two files) is
  * written the ordinary way, which takes the block over and reports it.
  */
 async function indexPrepared(state: SyncState, changed: FoundDoc[], prepare: (docs: RebuildDocWork[]) => Promise<RebuiltDocument[]>): Promise<{ blocks: number; failed: number; retitled: string[] }> {
@@ -186,7 +186,7 @@ async function indexPrepared(state: SyncState, changed: FoundDoc[], prepare: (do
   let queued = 0;
   const readAhead = (): void => {
     while (queued < batches.length && reading.length < PARSE_WORKERS) {
-      const batch = prepare(batches[queued++]!.map((doc) => ({ id: doc.id, file: doc.file, notebook: doc.notebook, path: doc.relativePath })));
+      const batch = prepare(batches[queued++]!.map((doc) => ({ id: doc.id, file: doc.file })));
       batch.catch(() => undefined);
       reading.push(batch);
     }
@@ -223,7 +223,6 @@ async function indexPrepared(state: SyncState, changed: FoundDoc[], prepare: (do
         const taken = store.index.writeDocument(parsed.value, place, doc.parent, { mtimeMs: result.mtimeMs, size: result.size }, { inCallersTransaction: true });
         for (const block of taken) problems.set(doc.relativePath, { reason: `block ${block.id} also appears in another document; give one of them a new id`, other: block.from });
       } else {
-        for (const block of rows.blocks) block.values[5] = place.hpath;
         store.index.writePrepared([{ doc: rows, place, parentDoc: doc.parent, file: { mtimeMs: result.mtimeMs, size: result.size } }]);
       }
       store.forget(doc.id);
