@@ -44,9 +44,9 @@ export class BulkWriter {
       const { lastInsertRowid } = this.insertBlock.run(id, parentId, rootId, notebook, path, hpath, type, subtype, content, markdown, sort, created, updated, updatedBy, fingerprint);
       const fts = block.fts;
       this.fts.writeValues(lastInsertRowid, [fts[0], fts[1], fts[2], fts[3], fts[4], notebookToken, pathToken, type, fts[5]], rootId, notebook);
-      for (const [name, value] of block.attrs) this.insertAttr.run(id, rootId, name, value);
-      for (let i = 0; i < block.refs.length; i++) this.insertRef.run(id, i, rootId, block.refs[i]![0], block.refs[i]![1]);
-      for (const tag of block.tags) this.insertTag.run(id, tag, rootId);
+      if (block.attrs) for (const [name, value] of block.attrs) this.insertAttr.run(id, rootId, name, value);
+      if (block.refs) for (let i = 0; i < block.refs.length; i++) this.insertRef.run(id, i, rootId, block.refs[i]![0], block.refs[i]![1]);
+      if (block.tags) for (const tag of block.tags) this.insertTag.run(id, tag, rootId);
     }
   }
 }
