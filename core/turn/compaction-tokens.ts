@@ -26,7 +26,9 @@ export function countText(text: string, remember = true): number {
   const known = remembered.get(text);
   if (known !== undefined) return known;
   encoder ??= new Tiktoken(loadRanks());
-  const count = encoder.encode(text).length;
+  // Special-token text ("<|endoftext|>") in a note or a message is counted as the plain text it is; by
+  // default js-tiktoken throws on it, which failed the turn.
+  const count = encoder.encode(text, [], []).length;
   if (!remember) return count;
   if (remembered.size >= REMEMBERED_LIMIT) remembered.delete(remembered.keys().next().value!);
   remembered.set(text, count);

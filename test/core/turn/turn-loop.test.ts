@@ -45,6 +45,16 @@ describe('the turn loop', () => {
     expect(session.recoveryTurnID).toBeUndefined();
   });
 
+  it('counts text holding a tokenizer special token as plain text instead of failing the turn', async () => {
+    // A context limit makes the turn count the request's tokens before sending it.
+    const { kernel, sessionId, deps } = await setup({ contextLimit: 3_000 });
+    const provider = scriptedProvider([answer('It reads <|endoftext|> literally.')]);
+    const outcome = await runTurn(deps, { sessionId, message: 'what does <|endoftext|> mean in <|fim_prefix|> notes?', provider, systemPrompt: () => 'You are a test.', signal: new AbortController().signal }, () => undefined);
+    expect(outcome.state).toBe('finished');
+    const session = await kernel.sessions.read(sessionId);
+    expect(session.entries.map((entry) => entry.content)).toEqual(['what does <|endoftext|> mean in <|fim_prefix|> notes?', 'It reads <|endoftext|> literally.']);
+  });
+
   it('runs a batch in order through the gate: a read runs, a write waits for the person, results go back wrapped', async () => {
     const { kernel, sessionId, deps } = await setup();
     const { outcome, events, provider, session } = await turn(kernel, deps, sessionId, [
