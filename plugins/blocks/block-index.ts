@@ -55,7 +55,9 @@ interface PreviousRow {
   parent_id: string | null;
   sort: number;
   /** For the document block, remembered in memory only: what its rows hold besides updated and updatedBy. */
-  indexed?: string;
+  indexed?: string | undefined;
+  /** The writeDocument pass that last found this block in its document. */
+  seen?: number;
 }
 
 /** Everything of a block its index rows are made from, but `updated` and `updatedBy` (columns of its own). */
@@ -159,28 +161,40 @@ export class BlockIndex {
       const remembered = this.known.get(root.id);
       this.known.delete(root.id);
       const previous = remembered ?? new Map((s.previousRows!.all(root.id) as PreviousRow[]).map((row) => [row.id, row]));
-      const now = new Map<string, PreviousRow>();
+      // The rows are brought up to date in place (they are out of `known` until the write ends): one
+      // lookup per block, instead of taking each out of `previous` and putting a new one into another map.
+      const pass = ++this.passes;
       const visit = (block: Block, parentId: string | null, sort: number): void => {
-        const old = previous.get(block.id);
-        previous.delete(block.id);
+        const found = previous.get(block.id);
+        // An id met a second time in this tree is written again as new, as the first time's row is this pass's.
+        const old = found === undefined || found.seen === pass ? undefined : found;
         const fingerprint = ownFingerprint(block);
-        const row: PreviousRow = { id: block.id, fingerprint, parent_id: parentId, sort };
-        now.set(block.id, row);
         if (old === undefined || old.fingerprint !== fingerprint) {
           // The document block changes with every write, usually only its `updated`: then only those
           // columns change, not its text, attributes or full-text row.
-          if (block === root) row.indexed = indexedPrint(block);
-          if (old?.indexed !== undefined && old.indexed === row.indexed) s.touchDocumentBlock!.run(block.attrs.updated ?? null, block.attrs.updatedBy ?? null, fingerprint, block.id);
+          const indexed = block === root ? indexedPrint(block) : undefined;
+          if (old?.indexed !== undefined && old.indexed === indexed) s.touchDocumentBlock!.run(block.attrs.updated ?? null, block.attrs.updatedBy ?? null, fingerprint, block.id);
           else this.writeBlock(deriveBlock(block, root.id, parentId, sort, place), old !== undefined);
-        } else if (old.parent_id !== parentId || old.sort !== sort) {
-          s.moveBlock!.run(parentId, sort, block.id);
+          previous.set(block.id, { id: block.id, fingerprint, parent_id: parentId, sort, indexed, seen: pass });
+        } else {
+          if (old.parent_id !== parentId || old.sort !== sort) {
+            s.moveBlock!.run(parentId, sort, block.id);
+            old.parent_id = parentId;
+            old.sort = sort;
+          }
+          old.indexed = undefined;
+          old.seen = pass;
         }
         const children = block.children;
         if (children) for (let i = 0; i < children.length; i++) visit(children[i]!, block.id, i);
       };
       visit(root, null, 0);
-      for (const gone of previous.keys()) this.deleteBlock(gone, root.id);
-      this.remember(root.id, now);
+      for (const [id, row] of previous) {
+        if (row.seen === pass) continue;
+        this.deleteBlock(id, root.id);
+        previous.delete(id);
+      }
+      this.remember(root.id, previous);
     };
     // Without a savepoint of its own only inside a transaction that is rolled back whole if this fails.
     if (this.db.inTransaction && (options.inCallersTransaction === true || this.bulkDocuments.has(root.id))) write();
@@ -229,6 +243,7 @@ export class BlockIndex {
    * rows back. Every change to these tables goes through this class, which keeps it in step.
    */
   private readonly known = new Map<string, Map<string, PreviousRow>>();
+  private passes = 0;
 
   private remember(rootId: string, rows: Map<string, PreviousRow>): void {
     this.known.delete(rootId);
