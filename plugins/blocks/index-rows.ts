@@ -68,9 +68,19 @@ export function forgetFingerprint(block: Block): void {
 
 /** A copy of a tree to change, keeping what is known about its unchanged blocks. */
 export function cloneTree(block: Block): Block {
-  const copy: Block = { ...block, attrs: { ...block.attrs } };
+  const copy = copyOwn(block);
+  copy.attrs = copyOwn(block.attrs);
   if (block.children) copy.children = block.children.map(cloneTree);
   return copy;
+}
+
+/**
+ * The object's own enumerable properties, symbol keys included, as a spread copies them. Object.assign
+ * does that at less than half the cost per block (a large document is copied on every write), but it
+ * sets `__proto__` rather than defining it: an object holding that key (a hand-edited file) is spread.
+ */
+function copyOwn<T extends object>(value: T): T {
+  return Object.hasOwn(value, '__proto__') ? { ...value } : Object.assign({}, value);
 }
 
 /** Every index row a block yields; a pure function of the block and its place (so rebuilds match). */

@@ -75,4 +75,12 @@ describe('writeDocument, saving one document again and again', () => {
       await rm(dir, { recursive: true, force: true });
     }
   });
+
+  it('copies a block holding a `__proto__` key (a hand-edited file) as it is, without changing its prototype', () => {
+    const block = JSON.parse('{"id":"a","type":"paragraph","attrs":{"__proto__":"x","k":"v"},"__proto__":{"z":1}}') as Block;
+    const copy = cloneTree(block);
+    expect(JSON.stringify(copy)).toBe(JSON.stringify(block));
+    expect(Object.getPrototypeOf(copy)).toBe(Object.prototype);
+    expect(Object.getPrototypeOf(copy.attrs)).toBe(Object.prototype);
+  });
 });
