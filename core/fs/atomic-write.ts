@@ -76,7 +76,8 @@ function syncFolderShared(folder: string): Promise<void> {
   return sync;
 }
 
-async function syncFolder(folder: string): Promise<void> {
+/** fsync of a folder: makes the creation, rename or removal of its entries durable. */
+export async function syncFolder(folder: string): Promise<void> {
   const handle = await open(folder, 'r');
   try {
     await handle.sync();

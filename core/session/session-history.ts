@@ -2,7 +2,7 @@ import type { BigIntStats } from 'node:fs';
 import { open, rm, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { KernelError } from '../errors.js';
-import { writeFileAtomic } from '../fs/atomic-write.js';
+import { syncFolder, writeFileAtomic } from '../fs/atomic-write.js';
 import { describeWrite, diskFull } from '../fs/disk-full.js';
 import { deepFreeze } from './json-values.js';
 import type { SessionPaths } from './session-files.js';
@@ -53,15 +53,6 @@ async function readIdentified(path: string): Promise<{ data: Buffer; identity: F
   try {
     const before = identity(await handle.stat({ bigint: true }));
     return { data: await handle.readFile(), identity: before };
-  } finally {
-    await handle.close();
-  }
-}
-
-async function syncFolder(folder: string): Promise<void> {
-  const handle = await open(folder, 'r');
-  try {
-    await handle.sync();
   } finally {
     await handle.close();
   }
