@@ -25,7 +25,7 @@ export async function writeFileAtomic(path: string, data: string | Uint8Array, o
 
 async function writeAtomically(path: string, data: string | Uint8Array, options: AtomicWriteOptions): Promise<void> {
   const folder = dirname(path);
-  const temp = join(folder, `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
+  const temp = temporaryPathFor(path);
   const mode = options.mode ?? 0o644;
   // The folder is made only when it is missing: one system call fewer on every other write.
   const file = await open(temp, 'wx', mode).catch(async (error: NodeJS.ErrnoException) => {
@@ -130,7 +130,7 @@ async function openCreatingFolderAsync(temp: string, folder: string, mode: numbe
 
 function writeAtomicallySync(path: string, data: string | Uint8Array, options: AtomicWriteOptions): void {
   const folder = dirname(path);
-  const temp = join(folder, `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
+  const temp = temporaryPathFor(path);
   const fd = openCreatingFolder(temp, folder, options.mode ?? 0o644);
   try {
     writeFileSync(fd, data);
@@ -165,7 +165,7 @@ function writeAtomicallySync(path: string, data: string | Uint8Array, options: A
 export async function replaceFile(path: string, data: string | Uint8Array): Promise<void> {
   try {
     const folder = dirname(path);
-    const temp = join(folder, `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
+    const temp = temporaryPathFor(path);
     // Creating the temporary file (a new directory entry) costs the event loop about 0.2 ms, which under
     // many concurrent writes is the loop's time everyone waits for: it is made on the thread pool.
     // Writing into the page cache is quick, quicker than a thread-pool round trip; then only the rename waits.
@@ -187,4 +187,9 @@ export async function replaceFile(path: string, data: string | Uint8Array): Prom
   } catch (error) {
     throw diskFull(error, describeWrite(path));
   }
+}
+
+/** A new hidden name beside `path` for the file that will replace it (swept at start when left behind). */
+function temporaryPathFor(path: string): string {
+  return join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
 }

@@ -1,18 +1,10 @@
 import { appendFile, open, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isValidId } from '../../core/index.js';
+import type { Snapshot } from './snapshot-repo.js';
 
-/** What the repository lists of a snapshot: its record without the file table (only its size). */
-export interface SnapshotSummary {
-  id: string;
-  memo: string;
-  created: string;
-  origin: string;
-  parent: string | null;
-  tags: string[];
-  /** How many files the snapshot holds. */
-  files: number;
-}
+/** What the repository lists of a snapshot: its record with, instead of the file table, how many files it holds. */
+export type SnapshotSummary = Omit<Snapshot, 'files' | 'scanStarted' | 'auditHead'> & { files: number };
 
 /** A record as far as the index reads it. */
 interface RecordLike extends Omit<SnapshotSummary, 'files'> { files: Record<string, unknown> }
