@@ -31,6 +31,22 @@ async function workspaceState(root: string): Promise<Record<string, string>> {
   return out;
 }
 
+/**
+ * The workspace's state once the kernel's own background writes of the earlier actions are done (the
+ * audit head written up to 100 ms after the answers, the document write journal checkpointed within a
+ * second): the same twice, 1.2 s apart, with no file appearing or going while it is read.
+ */
+async function settledState(root: string): Promise<Record<string, string>> {
+  const read = () => workspaceState(root).catch((error: NodeJS.ErrnoException) => { if (error.code === 'ENOENT') return undefined; throw error; });
+  for (let attempt = 0; attempt < 10; attempt++) {
+    const first = await read();
+    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    const second = await read();
+    if (first && second && JSON.stringify(first) === JSON.stringify(second)) return second;
+  }
+  throw new Error('the workspace kept changing with no action running');
+}
+
 describe('the SQL tool refuses what is not one read-only SELECT', () => {
   it('refuses every statement of the hostile corpus with its reason, and the index stays byte-identical', async () => {
     const { kernel, act } = await boot();
@@ -38,7 +54,7 @@ describe('the SQL tool refuses what is not one read-only SELECT', () => {
     await act('sql_query', { sql: 'SELECT 1' });
     const files = (await readdir(FIXTURES)).filter((name) => name.endsWith('.json')).sort();
     expect(files.length).toBeGreaterThanOrEqual(40);
-    const before = await workspaceState(kernel.workspace.root);
+    const before = await settledState(kernel.workspace.root);
     for (const file of files) {
       const fixture = JSON.parse(await readFile(join(FIXTURES, file), 'utf8')) as { sql: string; expect: { code: string; reason: string } };
       const error = await caught(act('sql_query', { sql: fixture.sql }));
