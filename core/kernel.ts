@@ -1,7 +1,7 @@
 import type { DependencyContainer } from './di.js';
 import { createKernelContainer } from './container.js';
 import {
-  ACTION_PIPELINE, ACTION_REGISTRY, AUDIT_LOG, AUTHENTICATOR, PROCESS_ENV, CONFIRMATION_STORE, GRANTS_STORE, KERNEL_CONFIG, KERNEL_INFO, LOGGER,
+  ACTION_PIPELINE, ACTION_REGISTRY, AUDIT_LOG, BACKEND_REGISTRY, AUTHENTICATOR, PROCESS_ENV, CONFIRMATION_STORE, GRANTS_STORE, KERNEL_CONFIG, KERNEL_INFO, LOGGER,
   PLUGIN_HOST, WORKSPACE, KERNEL_CONTAINER, SESSION_STORE, SESSION_TODOS, JOB_MANAGER, AUDIT_HEAD, type KernelInfo,
 } from './core-tokens.js';
 import { readKernelConfigFile, withDefaults, type KernelConfig, type KernelConfigFile } from './config/kernel-config.js';
@@ -17,6 +17,7 @@ import { CODE_ROOT, KERNEL_VERSION, NATIVE_MANIFESTS_DIR } from './paths.js';
 import { ActionPipeline } from './pipeline/action-pipeline.js';
 import { PLUGIN_HOST_OPTIONS, PluginHost } from './plugins/plugin-host.js';
 import { ActionRegistry } from './registry/action-registry.js';
+import { BackendRegistry } from './backends/backend-registry.js';
 import { openWorkspace, type Workspace } from './workspace.js';
 import { acquireWorkspaceLock, type WorkspaceLock } from './workspace-lock.js';
 import { FileSessionStore } from './session/session-store.js';
@@ -176,6 +177,7 @@ function registerCore(container: DependencyContainer, workspace: Workspace, conf
   container.registerSingleton(CONFIRMATION_STORE, ConfirmationStore);
   container.registerSingleton(AUDIT_LOG, AuditLog);
   container.registerSingleton(ACTION_REGISTRY, ActionRegistry);
+  container.registerSingleton(BACKEND_REGISTRY, BackendRegistry);
   container.registerSingleton(ACTION_PIPELINE, ActionPipeline);
   container.registerSingleton(PLUGIN_HOST, PluginHost);
   container.registerSingleton(AUTHENTICATOR, Authenticator);

@@ -1,5 +1,6 @@
 import type { Token } from './tokens.js';
 import type { Logger } from './log.js';
+import type { BackendHandle, BackendKind, BackendOf } from './backends/contracts.js';
 
 /** The closed vocabulary of effects. An empty list means the action only reads. */
 export type Effect = 'localWrite' | 'dataEgress' | 'externalCost';
@@ -24,6 +25,11 @@ export interface ActionManifest {
    * `actions.jobTimeoutMs` instead of the short call limit; over HTTP the call answers a job at once.
    */
   long?: boolean;
+  /**
+   * Calls the kernel's selected embedder or reranker: the action's effects, as the gate sees them, then
+   * include that backend's (a semantic search through a remote embedder is egress).
+   */
+  backends?: BackendKind[];
 }
 
 export interface ToolManifest {
@@ -42,6 +48,8 @@ export interface PluginManifest {
   entry: string;
   requires?: string[];
   provides?: string[];
+  /** Capabilities the plugin uses when some active plugin provides them, and does without otherwise (`ctx.find`). */
+  uses?: string[];
   config?: JsonSchema;
   tools: ToolManifest[];
   providers?: BackendManifest[];
@@ -131,6 +139,18 @@ export interface PluginContext<C = Record<string, unknown>> {
   get<T>(token: Token<T> | string): T;
   /** Offers a service the manifest `provides`. */
   provide<T>(token: Token<T> | string, value: T): void;
+  /**
+   * A capability the manifest lists in `uses`, or undefined while no active plugin provides it. Ask at
+   * call time, not in `activate`: the provider may be activated later, or not at all.
+   */
+  find<T>(token: Token<T> | string): T | undefined;
+  /** Offers an embedder or reranker that the manifest lists under `embedders` / `rerankers` with this name. */
+  provideBackend<K extends BackendKind>(kind: K, name: string, backend: BackendOf[K]): void;
+  /**
+   * The embedder or reranker quire.json names (`<plugin id>` or `<plugin id>/<name>`); `field` is that
+   * setting's path, named in errors. Resolved at each `current()`, so the offering plugin may activate later.
+   */
+  selectBackend<K extends BackendKind>(kind: K, ref: string, field: string): BackendHandle<K>;
   onDispose(fn: () => void | Promise<void>): void;
 }
 

@@ -288,7 +288,8 @@ export class ActionPipeline {
   private decideOne(entry: RegisteredAction, notebook: string | undefined, sessionMode: SessionMode): CallDecision {
     return decide({
       plugin: entry.pluginId, tool: entry.tool, action: entry.action, source: entry.source, trusted: entry.trusted,
-      declaredEffects: entry.declaredEffects, ...(notebook !== undefined ? { notebook } : {}),
+      // The effects the call will have: the manifest's, and those of the embedder or reranker it uses.
+      declaredEffects: entry.effects, ...(notebook !== undefined ? { notebook } : {}),
       denyRules: this.config.gate.deny, grants: this.grants.list(), sessionMode,
       allowAutoMode: this.config.gate.allowAutoMode, now: new Date(),
     });

@@ -67,6 +67,17 @@ export function createChildContext(request: ActivateRequest, send: Send, callCap
       }
       send({ type: 'provide', name, value: copy });
     },
+    find<T>(tokenOrName: Token<T> | string): T | undefined {
+      // A plugin in a process of its own gets what the kernel sent at activation; optional ones are not sent.
+      const name = nameOf(tokenOrName);
+      return requires.has(name) && offered.has(name) ? offered.get(name) as T : undefined;
+    },
+    provideBackend(kind): never {
+      throw new CapabilityError(`plugin '${id}' runs in a process of its own and cannot provide a ${kind}; mark it trusted in quire.json to run it in the kernel's process`, { details: { plugin: id, kind } });
+    },
+    selectBackend(kind): never {
+      throw new CapabilityError(`plugin '${id}' runs in a process of its own and cannot select a ${kind}`, { details: { plugin: id, kind } });
+    },
     onDispose(fn: () => void | Promise<void>): void {
       disposers.push(fn);
     },

@@ -2,6 +2,7 @@ import type { DependencyContainer } from '../di.js';
 import { CapabilityError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { PluginContext, PluginManifest, PluginSource } from '../plugin-api.js';
+import type { BackendRegistry } from '../backends/backend-registry.js';
 import { createToken, tokenName, type Token } from '../tokens.js';
 
 export type Disposer = () => void | Promise<void>;
@@ -16,6 +17,9 @@ export interface PluginContextParts {
   visibleCoreTokens: ReadonlySet<symbol>;
   addDisposer(fn: Disposer): void;
   provided: Set<string>;
+  /** Whether the person marked this (user) plugin trusted: its backends' declared effects are then believed. */
+  trusted: boolean;
+  backends: BackendRegistry;
 }
 
 /** A plugin's view of the kernel: only what its manifest declares, nothing else. */
@@ -23,6 +27,7 @@ export function createPluginContext(parts: PluginContextParts): PluginContext {
   const { manifest, container } = parts;
   const requires = new Set(manifest.requires ?? []);
   const provides = new Set(manifest.provides ?? []);
+  const uses = new Set(manifest.uses ?? []);
   return {
     id: manifest.id,
     config: parts.config,
@@ -53,6 +58,29 @@ export function createPluginContext(parts: PluginContextParts): PluginContext {
       }
       container.registerInstance<T>(token, value);
       parts.provided.add(name);
+    },
+    find<T>(tokenOrName: Token<T> | string): T | undefined {
+      const token = toToken(tokenOrName);
+      const name = tokenName(token);
+      if (!uses.has(name) && !requires.has(name)) {
+        throw new CapabilityError(`plugin '${manifest.id}' asked for '${name}' but its manifest lists it in neither 'uses' nor 'requires'`, { details: { plugin: manifest.id, capability: name } });
+      }
+      if (name.startsWith('core.') && !parts.visibleCoreTokens.has(token)) {
+        throw new CapabilityError(`'${name}' is internal to the kernel and not available to plugins`, { details: { plugin: manifest.id, capability: name } });
+      }
+      return container.isRegistered(token, true) ? container.resolve<T>(token) : undefined;
+    },
+    provideBackend(kind, name, backend): void {
+      const listed = (kind === 'embedder' ? manifest.embedders : manifest.rerankers)?.find((entry) => entry.name === name);
+      if (!listed) {
+        throw new CapabilityError(`plugin '${manifest.id}' tried to provide the ${kind} '${name}' but its manifest does not list it in '${kind}s'`, { details: { plugin: manifest.id, kind, name } });
+      }
+      // Disposers run last-first: the backend leaves the registry before it is released.
+      if (backend.dispose) parts.addDisposer(() => backend.dispose!());
+      parts.addDisposer(parts.backends.provide(kind, manifest.id, name, backend, listed.effects, parts.source, parts.trusted, parts.log));
+    },
+    selectBackend(kind, ref, field) {
+      return parts.backends.select(kind, ref, field, manifest.id);
     },
     onDispose(fn: Disposer): void {
       parts.addDisposer(fn);

@@ -1,12 +1,13 @@
 import { pathToFileURL } from 'node:url';
 import { inject, injectable, type DependencyContainer } from '../di.js';
-import { ACTION_REGISTRY, KERNEL_CONFIG, KERNEL_CONTAINER, LOGGER, PLUGIN_VISIBLE_CORE_TOKENS, WORKSPACE } from '../core-tokens.js';
+import { ACTION_REGISTRY, BACKEND_REGISTRY, KERNEL_CONFIG, KERNEL_CONTAINER, LOGGER, PLUGIN_VISIBLE_CORE_TOKENS, WORKSPACE } from '../core-tokens.js';
 import { ConflictError, KernelError, PluginError, isKernelError } from '../errors.js';
 import type { KernelConfig } from '../config/kernel-config.js';
 import type { Logger } from '../log.js';
 import type { PluginContext, PluginDefinition, PluginHandlers } from '../plugin-api.js';
 import { effectiveEffects } from '../gate/effects.js';
 import type { ActionRegistry, RegisteredAction } from '../registry/action-registry.js';
+import type { BackendRegistry } from '../backends/backend-registry.js';
 import type { Workspace } from '../workspace.js';
 import { createToken } from '../tokens.js';
 import { runInActivation, type ActivatingPlugin } from '../egress/action-scope.js';
@@ -49,6 +50,7 @@ export class PluginHost {
     @inject(LOGGER) private readonly log: Logger,
     @inject(KERNEL_CONTAINER) private readonly container: DependencyContainer,
     @inject(PLUGIN_HOST_OPTIONS) private readonly options: PluginHostOptions,
+    @inject(BACKEND_REGISTRY) private readonly backends: BackendRegistry,
   ) {}
 
   /**
@@ -180,7 +182,8 @@ export class PluginHost {
     const provided = new Set<string>();
     const ctx = createPluginContext({
       manifest, source: record.source, config, log: this.log.child(manifest.id), container: this.container,
-      visibleCoreTokens: PLUGIN_VISIBLE_CORE_TOKENS, provided,
+      visibleCoreTokens: PLUGIN_VISIBLE_CORE_TOKENS, provided, backends: this.backends,
+      trusted: record.source === 'native' || this.config.plugins.get(manifest.id)?.trusted === true,
       addDisposer: (fn) => {
         if (plugin.abandoned) void this.runDisposers({ ...plugin, disposers: [fn] });
         else plugin.disposers.push(fn);
@@ -266,21 +269,32 @@ export class PluginHost {
   private toRegistered(record: ValidManifestRecord, handlers: Map<string, RegisteredAction['handler']>, log: Logger): RegisteredAction[] {
     const { manifest } = record.compiled;
     const trusted = record.source === 'native' || this.config.plugins.get(manifest.id)?.trusted === true;
-    return record.compiled.actions.map((action) => ({
-      pluginId: manifest.id,
-      source: record.source,
-      trusted,
-      tool: action.tool,
-      action: action.action,
-      wireName: action.wireName,
-      spec: action.spec,
-      declaredEffects: action.spec.effects,
-      effects: effectiveEffects(action.spec.effects, record.source, trusted),
-      validateInput: action.validateInput,
-      validateOutput: action.validateOutput,
-      handler: handlers.get(action.wireName) as RegisteredAction['handler'],
-      log,
-    }));
+    return record.compiled.actions.map((action) => {
+      const entry: RegisteredAction = {
+        pluginId: manifest.id,
+        source: record.source,
+        trusted,
+        tool: action.tool,
+        action: action.action,
+        wireName: action.wireName,
+        spec: action.spec,
+        declaredEffects: action.spec.effects,
+        effects: effectiveEffects(action.spec.effects, record.source, trusted),
+        validateInput: action.validateInput,
+        validateOutput: action.validateOutput,
+        handler: handlers.get(action.wireName) as RegisteredAction['handler'],
+        log,
+      };
+      const kinds = action.spec.backends ?? [];
+      if (kinds.length === 0) return entry;
+      // Read at each call: the selected backend's plugin may activate after this one, or be refused.
+      const backends = this.backends;
+      Object.defineProperty(entry, 'effects', {
+        enumerable: true,
+        get: () => effectiveEffects([...new Set([...action.spec.effects, ...backends.effectsOf(kinds)])], record.source, trusted),
+      });
+      return entry;
+    });
   }
 
   private async runDisposers(plugin: ActivePlugin): Promise<void> {

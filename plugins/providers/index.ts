@@ -3,7 +3,6 @@ import { ModelError, type ModelEvent, type ModelProvider } from '../../core/turn
 import { resolveKey, type ModelConfig, type ProvidersConfig } from './config.js';
 import { LazyProvider } from './lazy-provider.js';
 import { OpenAIEmbedder } from './openai-embedder.js';
-import type { Embedder, EmbedderSource } from './tokens.js';
 
 /**
  * Stands in when no model can be used (none configured, key missing): turns are refused before they
@@ -30,7 +29,7 @@ function modelFrom(config: ModelConfig | undefined): ModelProvider {
   }
 }
 
-function embedderFrom(ctx: PluginContext<ProvidersConfig>): Embedder | undefined {
+function embedderFrom(ctx: PluginContext<ProvidersConfig>): OpenAIEmbedder | undefined {
   const config = ctx.config.embedder;
   if (!config) return undefined;
   try {
@@ -47,9 +46,9 @@ export default definePlugin<ProvidersConfig>({
     const model = modelFrom(ctx.config.model);
     if (model instanceof UnavailableModel && ctx.config.model) ctx.log.warn('model unavailable', { provider: ctx.config.model.provider, reason: model.reason.message });
     ctx.provide('agent.model', model);
+    // Offered to search-semantic (plugins.search-semantic.config.embedder: "providers").
     const embedder = embedderFrom(ctx);
-    const source: EmbedderSource = { current: () => embedder };
-    ctx.provide('models.embedder', source);
+    if (embedder) ctx.provideBackend('embedder', 'openai', embedder);
     return {};
   },
 });

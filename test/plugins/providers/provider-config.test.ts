@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { MODEL_PROVIDER } from '../../../core/turn/model-provider-token.js';
 import type { ModelProvider } from '../../../core/turn/model-provider.js';
-import { EMBEDDER, type EmbedderSource } from '../../../plugins/providers/tokens.js';
+import { BACKEND_REGISTRY } from '../../../core/core-tokens.js';
+import type { BackendRegistry } from '../../../core/backends/backend-registry.js';
 import { ModelWireServer } from '../../../fakes/model-wire-server.js';
 import { KEY, PROTOCOLS, sse, useProviderKernel } from './provider-harness.js';
 
@@ -72,7 +73,7 @@ describe('the OpenAI-compatible embedder', () => {
       fake.reply(served(['a', 'bb']), served(['ccc']));
       process.env.QUIRE_TEST_EMBED_KEY = KEY;
       const { kernel } = await start('openai-chat', { plugins: { embedder: { provider: 'openai', model: 'embed-v2', baseURL: `${fake.url}/v1`, apiKeyEnv: 'QUIRE_TEST_EMBED_KEY', batchSize: 2 } } });
-      const embedder = kernel.container.resolve<EmbedderSource>(EMBEDDER).current()!;
+      const embedder = kernel.container.resolve<BackendRegistry>(BACKEND_REGISTRY).select('embedder', 'providers', 'test', 'test').current()!.backend;
       expect(embedder.dimensions).toBe(0);
       const vectors = await embedder.embed(['a', 'bb', 'ccc']);
       expect(vectors.map((vector) => Array.from(vector))).toEqual([[1, 0, 0.5], [2, 1, 0.5], [3, 0, 0.5]]);

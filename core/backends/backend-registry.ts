@@ -1,0 +1,116 @@
+import { injectable } from '../di.js';
+import { runInActionScope, type RunningAction } from '../egress/action-scope.js';
+import { KernelError } from '../errors.js';
+import { effectiveEffects } from '../gate/effects.js';
+import type { Logger } from '../log.js';
+import type { Effect, PluginSource } from '../plugin-api.js';
+import type { BackendHandle, BackendKind, BackendOf, SelectedBackend } from './contracts.js';
+
+interface Registered<K extends BackendKind> extends SelectedBackend<K> {
+  kind: K;
+}
+
+interface Selection {
+  ref: string;
+  /** The quire.json field that made it, named in errors. */
+  field: string;
+  plugin: string;
+}
+
+/**
+ * The embedders and rerankers plugins offer (DESIGN.md §6), and which one of each kind the kernel uses.
+ * One selection per kind for the whole kernel: the actions that declare `backends` carry the effects of
+ * the selected backend, so an agent's search through a remote embedder goes to the person like any egress.
+ */
+@injectable()
+export class BackendRegistry {
+  private readonly offered = new Map<string, Registered<BackendKind>>();
+  private readonly selections = new Map<BackendKind, Selection>();
+
+  /** Adds a backend; `declared` is its manifest entry's effects, which every call is held to. */
+  provide<K extends BackendKind>(kind: K, plugin: string, name: string, raw: BackendOf[K], declared: readonly Effect[], source: PluginSource, trusted: boolean, log: Logger): () => void {
+    const key = keyOf(kind, plugin, name);
+    if (this.offered.has(key)) throw new KernelError('CONFLICT', `plugin '${plugin}' provided the ${kind} '${name}' twice`, { details: { plugin, kind, name } });
+    const scope: RunningAction = {
+      plugin, tool: kind, action: name, declaredEffects: [...declared], label: `${kind} ${plugin}/${name}`,
+      onRefused: (_kind, target) => log.warn('egress refused', { kind, backend: name, target }),
+    };
+    const entry: Registered<K> = { kind, plugin, name, effects: effectiveEffects(declared, source, trusted), backend: scoped(raw, scope) };
+    this.offered.set(key, entry as Registered<BackendKind>);
+    return () => {
+      if (this.offered.get(key) === (entry as Registered<BackendKind>)) this.offered.delete(key);
+    };
+  }
+
+  /**
+   * Records which backend of a kind the kernel uses. A second plugin may name the same one; naming
+   * another is a configuration error that names both fields.
+   */
+  select<K extends BackendKind>(kind: K, ref: string, field: string, plugin: string): BackendHandle<K> {
+    if (!/^[a-z][a-z0-9]*(-[a-z0-9]+)*(\/[a-z][a-z0-9-]*)?$/.test(ref)) {
+      throw new KernelError('CONFIG_INVALID', `${field}: '${ref}' is not '<plugin id>' or '<plugin id>/<${kind} name>'`, { details: { field, ref } });
+    }
+    const earlier = this.selections.get(kind);
+    if (earlier && earlier.ref !== ref) {
+      throw new KernelError('CONFIG_INVALID', `${field} names the ${kind} '${ref}' but ${earlier.field} already names '${earlier.ref}'; the kernel uses one ${kind}`, { details: { field, ref, other: earlier.field } });
+    }
+    if (!earlier) this.selections.set(kind, { ref, field, plugin });
+    return {
+      kind, ref,
+      current: () => this.resolve(kind, ref).backend,
+      unavailable: () => this.resolve(kind, ref).reason,
+    };
+  }
+
+  /** The backend in use for a kind, if one is selected and active. */
+  selected<K extends BackendKind>(kind: K): SelectedBackend<K> | undefined {
+    const selection = this.selections.get(kind);
+    return selection ? this.resolve(kind, selection.ref).backend : undefined;
+  }
+
+  /** Effects the selected backends of these kinds add to an action that uses them. */
+  effectsOf(kinds: readonly BackendKind[]): Effect[] {
+    const effects = new Set<Effect>();
+    for (const kind of kinds) for (const effect of this.selected(kind)?.effects ?? []) effects.add(effect);
+    return [...effects];
+  }
+
+  /** Every backend offered, for listings. */
+  list(): { kind: BackendKind; plugin: string; name: string; effects: readonly Effect[]; selected: boolean }[] {
+    return [...this.offered.values()].map((entry) => ({
+      kind: entry.kind, plugin: entry.plugin, name: entry.name, effects: entry.effects,
+      selected: this.selected(entry.kind) === entry,
+    }));
+  }
+
+  private resolve<K extends BackendKind>(kind: K, ref: string): { backend?: SelectedBackend<K>; reason?: string } {
+    const [plugin, name] = ref.split('/') as [string, string | undefined];
+    const candidates = [...this.offered.values()].filter((entry) => entry.kind === kind && entry.plugin === plugin && (name === undefined || entry.name === name));
+    if (candidates.length === 1) return { backend: candidates[0] as unknown as SelectedBackend<K> };
+    const field = this.selections.get(kind)?.field ?? kind;
+    if (candidates.length === 0) {
+      const others = [...this.offered.values()].filter((entry) => entry.kind === kind).map((entry) => `${entry.plugin}/${entry.name}`);
+      return { reason: `${field} names the ${kind} '${ref}', which no active plugin offers${others.length ? ` (offered: ${others.join(', ')})` : ''}` };
+    }
+    return { reason: `${field}: plugin '${plugin}' offers ${candidates.length} ${kind}s (${candidates.map((entry) => entry.name).join(', ')}); name one as '${plugin}/<name>'` };
+  }
+}
+
+function keyOf(kind: BackendKind, plugin: string, name: string): string {
+  return `${kind}\u0000${plugin}\u0000${name}`;
+}
+
+/**
+ * Wraps every method so that it runs as the backend itself: egress is allowed only if its manifest entry
+ * declares `dataEgress`, whoever calls it (an action, or the kernel's background indexer).
+ */
+function scoped<T extends object>(raw: T, scope: RunningAction): T {
+  return new Proxy(raw, {
+    get(target, property) {
+      // The target as receiver: getters and private fields of the backend's class see the object itself.
+      const value: unknown = Reflect.get(target, property);
+      if (typeof value !== 'function') return value;
+      return (...args: unknown[]) => runInActionScope(scope, () => (value as (...a: unknown[]) => unknown).apply(target, args));
+    },
+  });
+}
