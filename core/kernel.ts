@@ -52,6 +52,8 @@ export class Kernel {
   private closed = false;
   private lock: WorkspaceLock | undefined;
   readonly registry: ActionRegistry;
+  /** The embedders and rerankers plugins offer, and which of each kind is selected. */
+  readonly backends: BackendRegistry;
   readonly pipeline: ActionPipeline;
   readonly plugins: PluginHost;
   readonly grants: FileGrantsStore;
@@ -74,6 +76,7 @@ export class Kernel {
     readonly generatedAdminToken: GeneratedToken | undefined,
   ) {
     this.registry = container.resolve<ActionRegistry>(ACTION_REGISTRY);
+    this.backends = container.resolve<BackendRegistry>(BACKEND_REGISTRY);
     this.pipeline = container.resolve<ActionPipeline>(ACTION_PIPELINE);
     this.plugins = container.resolve<PluginHost>(PLUGIN_HOST);
     this.grants = container.resolve<FileGrantsStore>(GRANTS_STORE);

@@ -23,6 +23,8 @@ export function pluginRoutes(kernel: Kernel): Hono<HttpEnv> {
     }));
     return c.json({
       plugins: [...plugins, ...(isAdmin ? external : external.map(({ endpoint: _endpoint, error: _error, ...rest }) => rest))],
+      // The embedders and rerankers offered by active plugins, the effects of one call to each, and which is in use.
+      backends: kernel.backends.list(),
       // Names in quire.json and grants.json that match nothing, unset token variables: for administrators.
       ...(isAdmin ? { configProblems: kernel.configProblems() } : {}),
     });

@@ -1,10 +1,14 @@
+import { createHash } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { BACKEND_REGISTRY } from '../../../core/core-tokens.js';
 import type { BackendRegistry } from '../../../core/backends/backend-registry.js';
 import type { Principal } from '../../../core/plugin-api.js';
+import { startHttpServer } from '../../../core/http/serve.js';
 import { caught, useHarness, type UserPlugin } from '../../helpers/harness.js';
+
+const ADMIN_TOKEN = 'qk_backend-selection-admin';
 
 const agent: Principal = { kind: 'agent', name: 'agent:s1/t1/c1', role: 'admin', sessionId: 's1', turnId: 't1' };
 const admin: Principal = { kind: 'person', name: 'admin', role: 'admin' };
@@ -68,7 +72,10 @@ describe('embedders and rerankers offered by plugins and selected by config', ()
   function boot(effects: string[], ref = 'echo-embed', offeredName?: string) {
     return harness.boot({
       userPlugins: { 'echo-embed': embedderPlugin(url, effects, offeredName), finder: finderPlugin },
-      config: { plugins: { 'echo-embed': { trusted: true }, finder: { trusted: true, config: { embedder: ref } } } },
+      config: {
+        auth: { tokens: [{ name: 'alice', role: 'admin', sha256: createHash('sha256').update(ADMIN_TOKEN).digest('hex') }] },
+        plugins: { 'echo-embed': { trusted: true }, finder: { trusted: true, config: { embedder: ref } } },
+      },
     });
   }
 
@@ -82,8 +89,10 @@ describe('embedders and rerankers offered by plugins and selected by config', ()
     const done = await kernel.pipeline.call({ target: 'find_semantic', input: { q: 'abc' }, principal: admin });
     expect(done.status === 'ok' && done.value).toEqual({ by: 'echo-embed/remote', vector: [3, 1] });
     expect(received).toEqual(['["abc"]']);
-    const listed = kernel.container.resolve<BackendRegistry>(BACKEND_REGISTRY).list();
-    expect(listed).toEqual([{ kind: 'embedder', plugin: 'echo-embed', name: 'remote', effects: ['dataEgress', 'externalCost'], selected: true }]);
+    const server = await startHttpServer(kernel, { host: '127.0.0.1', port: 0 });
+    const { backends } = await (await fetch(`${server.url}/api/plugins`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).json() as { backends: unknown[] };
+    await server.close();
+    expect(backends).toEqual([{ kind: 'embedder', plugin: 'echo-embed', name: 'remote', effects: ['dataEgress', 'externalCost'], selected: true }]);
   });
 
   it('refuses the network to a backend whose manifest entry does not declare dataEgress, whoever calls it', async () => {
