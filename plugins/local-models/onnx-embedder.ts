@@ -1,0 +1,70 @@
+import type { Embedder } from '../../core/backends/contracts.js';
+import { DEFAULT_BATCH_SIZE, DEFAULT_EMBED_CHARACTERS, type EmbedderConfig } from './config.js';
+import type { EmbedOptions } from './inference.js';
+import { modelFolder, readModelShape } from './model-folder.js';
+import { createModelRunner, type ModelRunner } from './model-runner.js';
+
+/**
+ * The `onnx` embedder: a sentence-embedding model from `<workspace>/models/<org>/<name>/`, run locally
+ * (nothing leaves the machine). The model is loaded on the first call, not when the kernel starts.
+ */
+export class OnnxEmbedder implements Embedder {
+  readonly id = 'onnx';
+  readonly model: string;
+  private learnt: number;
+  private readonly runner: ModelRunner;
+  private readonly options: EmbedOptions;
+  private readonly batchSize: number;
+  private readonly maxCharacters: number;
+
+  constructor(private readonly config: EmbedderConfig, private readonly modelsDir: string, runner?: ModelRunner) {
+    this.model = config.model;
+    this.runner = runner ?? createModelRunner({ kind: 'embedder', modelsDir, model: config.model, ...(config.dtype ? { dtype: config.dtype } : {}) });
+    this.options = { pooling: config.pooling ?? 'mean', normalize: config.normalize ?? true };
+    this.batchSize = config.batchSize ?? DEFAULT_BATCH_SIZE;
+    this.maxCharacters = config.maxCharacters ?? DEFAULT_EMBED_CHARACTERS;
+    // The hidden size of config.json is the vectors' length (pooling keeps it); a model not there yet
+    // says 0 until it is, or until the first answer.
+    this.learnt = readModelShape(modelFolder(modelsDir, config.model)).hiddenSize ?? 0;
+  }
+
+  get dimensions(): number {
+    if (this.learnt === 0) this.learnt = readModelShape(modelFolder(this.modelsDir, this.model)).hiddenSize ?? 0;
+    return this.learnt;
+  }
+
+  embed(texts: readonly string[], signal?: AbortSignal): Promise<Float32Array[]> {
+    return this.run(texts.map((text) => this.prepared(this.config.documentPrefix, text)), signal);
+  }
+
+  async embedQuery(text: string, signal?: AbortSignal): Promise<Float32Array> {
+    const [vector] = await this.run([this.prepared(this.config.queryPrefix, text)], signal);
+    return vector!;
+  }
+
+  dispose(): Promise<void> {
+    return this.runner.dispose();
+  }
+
+  private prepared(prefix: string | undefined, text: string): string {
+    const cut = text.length > this.maxCharacters ? cutAt(text, this.maxCharacters) : text;
+    return prefix ? prefix + cut : cut;
+  }
+
+  private async run(texts: string[], signal?: AbortSignal): Promise<Float32Array[]> {
+    const vectors: Float32Array[] = [];
+    for (let start = 0; start < texts.length; start += this.batchSize) {
+      signal?.throwIfAborted();
+      const { data, rows, dimensions } = await this.runner.embed(texts.slice(start, start + this.batchSize), this.options, signal);
+      this.learnt = dimensions;
+      for (let row = 0; row < rows; row++) vectors.push(data.slice(row * dimensions, (row + 1) * dimensions));
+    }
+    return vectors;
+  }
+}
+
+/** Cuts at `limit` UTF-16 units without splitting a surrogate pair (a CJK extension character, an emoji). */
+export function cutAt(text: string, limit: number): string {
+  const code = text.charCodeAt(limit - 1);
+  return text.slice(0, code >= 0xd800 && code <= 0xdbff ? limit - 1 : limit);
+}

@@ -1,0 +1,38 @@
+import type { Reranker } from '../../core/backends/contracts.js';
+import { DEFAULT_RERANK_CHARACTERS, RERANK_BATCH_SIZE, type RerankerConfig } from './config.js';
+import { createModelRunner, type ModelRunner } from './model-runner.js';
+import { cutAt } from './onnx-embedder.js';
+
+/**
+ * The `onnx` reranker: a cross-encoder (…ForSequenceClassification) from `<workspace>/models/`, reading
+ * the query and each document together and giving the pair one relevance score. Local: nothing leaves
+ * the machine. Loaded on the first call.
+ */
+export class OnnxReranker implements Reranker {
+  readonly id = 'onnx';
+  readonly model: string;
+  private readonly runner: ModelRunner;
+  private readonly maxCharacters: number;
+
+  constructor(config: RerankerConfig, modelsDir: string, runner?: ModelRunner) {
+    this.model = config.model;
+    this.runner = runner ?? createModelRunner({ kind: 'reranker', modelsDir, model: config.model, ...(config.dtype ? { dtype: config.dtype } : {}) });
+    this.maxCharacters = config.maxCharacters ?? DEFAULT_RERANK_CHARACTERS;
+  }
+
+  async rerank(query: string, documents: readonly string[], signal?: AbortSignal): Promise<number[]> {
+    const cut = documents.map((document) => (document.length > this.maxCharacters ? cutAt(document, this.maxCharacters) : document));
+    const question = query.length > this.maxCharacters ? cutAt(query, this.maxCharacters) : query;
+    const scores: number[] = [];
+    for (let start = 0; start < cut.length; start += RERANK_BATCH_SIZE) {
+      signal?.throwIfAborted();
+      const batch = await this.runner.score(question, cut.slice(start, start + RERANK_BATCH_SIZE), signal);
+      scores.push(...batch);
+    }
+    return scores;
+  }
+
+  dispose(): Promise<void> {
+    return this.runner.dispose();
+  }
+}
