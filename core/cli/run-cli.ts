@@ -5,11 +5,12 @@ import { auditVerifyCommand } from './commands/audit-verify.js';
 import { chatCommand } from './commands/chat.js';
 import { indexRebuildCommand } from './commands/index-rebuild.js';
 import { exportCommand, importCommand } from './commands/markdown-transfer.js';
+import { modelsCommands } from './commands/models-pull.js';
 import { pluginValidateCommand } from './commands/plugin-validate.js';
 import { serveCommand } from './commands/serve.js';
 import { snapshotCommands } from './commands/snapshot.js';
 
-const COMMANDS: readonly Command[] = [serveCommand, chatCommand, indexRebuildCommand, importCommand, exportCommand, ...snapshotCommands, pluginValidateCommand, auditVerifyCommand, auditAnchorCommand];
+const COMMANDS: readonly Command[] = [serveCommand, chatCommand, indexRebuildCommand, importCommand, exportCommand, ...snapshotCommands, ...modelsCommands, pluginValidateCommand, auditVerifyCommand, auditAnchorCommand];
 
 function usage(): string {
   const width = Math.max(...COMMANDS.map((command) => command.name.length));

@@ -1,0 +1,142 @@
+import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { KernelError, isKernelError } from '../../core/index.js';
+import type { ModelDtype } from './config.js';
+import { checkModelFolder, modelFiles, modelFolder } from './model-folder.js';
+import { withTransformersEnv } from './transformers-env.js';
+
+export const DEFAULT_REMOTE_HOST = 'https://huggingface.co/';
+
+export interface PullOptions {
+  modelsDir: string;
+  /** `org/name`. */
+  model: string;
+  /** Serves `<host>/<org>/<name>/resolve/main/<file>` as the Hub does; default the Hub. */
+  remoteHost?: string;
+  dtype?: ModelDtype;
+  /** Download again over a model already there. */
+  force?: boolean;
+  onProgress?(progress: PullProgress): void;
+}
+
+export interface PullProgress {
+  file: string;
+  loaded: number;
+  total: number;
+  done: boolean;
+}
+
+export interface PullResult {
+  folder: string;
+  /** False when the model was there already (and `force` was not given): nothing was downloaded. */
+  downloaded: boolean;
+  files: { path: string; bytes: number }[];
+}
+
+/**
+ * Downloads a model with transformers.js' own remote loading (so its files are exactly those a later
+ * offline load reads, in the same layout) into a staging folder beside the models, and moves it into
+ * place only once every file is there: a failed or interrupted pull leaves nothing a load would take
+ * for a model. Loading the model at the end also proves the ONNX file opens.
+ */
+export async function pullModel(options: PullOptions): Promise<PullResult> {
+  const folder = modelFolder(options.modelsDir, options.model);
+  const wanted = modelFiles(options.dtype);
+  if (!options.force && wanted.every((file) => existsSync(join(folder, file)))) return { folder, downloaded: false, files: await sizes(folder, wanted) };
+  const host = options.remoteHost ?? DEFAULT_REMOTE_HOST;
+  const staging = join(options.modelsDir, `.pull-${randomUUID()}`);
+  await mkdir(staging, { recursive: true });
+  try {
+    await download(options, staging, host);
+    checkModelFolder(staging, options.model, options.dtype);
+    await moveIntoPlace(join(staging, options.model), folder);
+    return { folder, downloaded: true, files: await sizes(folder, wanted) };
+  } catch (error) {
+    throw pullError(error, options.model, host);
+  } finally {
+    await rm(staging, { recursive: true, force: true });
+  }
+}
+
+async function download(options: PullOptions, staging: string, host: string): Promise<void> {
+  await withTransformersEnv({ modelsDir: staging, remoteHost: host }, async ({ AutoConfig, AutoTokenizer, AutoModel }) => {
+    const progress_callback = (info: { status: string; file?: string; loaded?: number; total?: number }): void => {
+      if ((info.status === 'progress' || info.status === 'done') && info.file) {
+        options.onProgress?.({ file: info.file, loaded: info.loaded ?? info.total ?? 0, total: info.total ?? 0, done: info.status === 'done' });
+      }
+    };
+    await AutoConfig.from_pretrained(options.model, { progress_callback });
+    await AutoTokenizer.from_pretrained(options.model, { progress_callback });
+    const model = await AutoModel.from_pretrained(options.model, { dtype: options.dtype ?? 'fp32', progress_callback });
+    await model.dispose();
+  });
+}
+
+/** Replaces an older copy only after the new one is complete; the old one is removed last. */
+async function moveIntoPlace(downloaded: string, folder: string): Promise<void> {
+  await mkdir(dirname(folder), { recursive: true });
+  const old = `${folder}.old-${randomUUID()}`;
+  const hadOld = existsSync(folder);
+  if (hadOld) await rename(folder, old);
+  await rename(downloaded, folder);
+  if (hadOld) await rm(old, { recursive: true, force: true });
+}
+
+async function sizes(folder: string, files: readonly string[]): Promise<{ path: string; bytes: number }[]> {
+  return Promise.all(files.map(async (path) => ({ path, bytes: (await stat(join(folder, path))).size })));
+}
+
+/** What went wrong, said for the person at the terminal: not found, host unreachable, or the rest. */
+function pullError(error: unknown, model: string, host: string): KernelError {
+  if (isKernelError(error) && error.code !== 'MODEL_UNAVAILABLE') return error;
+  const message = describe(error);
+  if (/\b404\b|not found|could not locate/i.test(message)) {
+    return new KernelError('NOT_FOUND', `model '${model}' was not found at ${host} (${message}); check the id (org/name) and, for a gated or private model, download it yourself into <workspace>/models/${model}/`, { details: { model, host } });
+  }
+  if (/ECONNREFUSED|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|UND_ERR_CONNECT_TIMEOUT/.test(message)) {
+    return new KernelError('MODEL_UNAVAILABLE', `could not reach ${host} to download '${model}': ${message}`, { details: { model, host } });
+  }
+  return new KernelError('MODEL_UNAVAILABLE', `downloading '${model}' from ${host} failed: ${message}`, { details: { model, host } });
+}
+
+function describe(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const cause = error.cause instanceof Error ? `: ${error.cause.message}` : '';
+  return `${error.message}${cause}`;
+}
+
+export interface LocalModel {
+  id: string;
+  /** The ONNX files present, e.g. onnx/model.onnx, onnx/model_quantized.onnx. */
+  weights: string[];
+  bytes: number;
+}
+
+/** The model folders under `<workspace>/models/` that hold a config.json (staging folders left out). */
+export async function listModels(modelsDir: string): Promise<LocalModel[]> {
+  const models: LocalModel[] = [];
+  for (const org of await entries(modelsDir)) {
+    if (org.startsWith('.')) continue;
+    for (const name of await entries(join(modelsDir, org))) {
+      const folder = join(modelsDir, org, name);
+      if (name.includes('.old-') || !existsSync(join(folder, 'config.json'))) continue;
+      const weights = (await entries(join(folder, 'onnx'))).filter((file) => file.endsWith('.onnx')).map((file) => `onnx/${file}`);
+      models.push({ id: `${org}/${name}`, weights, bytes: await folderBytes(folder) });
+    }
+  }
+  return models.sort((a, b) => a.id.localeCompare(b.id));
+}
+
+async function entries(folder: string): Promise<string[]> {
+  return readdir(folder).catch(() => []);
+}
+
+async function folderBytes(folder: string): Promise<number> {
+  let total = 0;
+  for (const entry of await readdir(folder, { withFileTypes: true, recursive: true })) {
+    if (entry.isFile()) total += (await stat(join(entry.parentPath, entry.name))).size;
+  }
+  return total;
+}
