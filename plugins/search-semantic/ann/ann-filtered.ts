@@ -24,8 +24,8 @@ export async function searchAllowedKeys(
   for (;;) {
     const matches = await search(query, fetch);
     const hits = keepAllowed(matches, allowed, wanted);
-    // Fewer matches than asked means the graph gave all it holds: what survived is the whole answer.
-    if (hits.length >= wanted || matches.keys.length < Math.min(fetch, size)) return hits;
+    // Every key of the index came back: what survived the filter is the whole (exact) answer.
+    if (hits.length >= wanted || matches.keys.length >= size) return hits;
     if (fetch >= MAX_FETCH || fetch >= size) return null;
     fetch = Math.min(MAX_FETCH, fetch * 2);
   }
