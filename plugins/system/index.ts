@@ -3,6 +3,10 @@ import { KERNEL_INFO, definePlugin } from '../../core/index.js';
 export default definePlugin({
   activate(ctx) {
     const info = ctx.get(KERNEL_INFO);
+    // Made once: a formatter costs ICU work (toLocaleString built one per call, ~0.4 ms). The zone is the
+    // process's, fixed at start like Node's own idea of it.
+    const timeZone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+    const local = new Intl.DateTimeFormat('sv-SE', { dateStyle: 'short', timeStyle: 'medium', hour12: false, timeZone });
     return {
       system: {
         info: () => ({
@@ -15,8 +19,8 @@ export default definePlugin({
           const now = new Date();
           return {
             utc: now.toISOString(),
-            timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone,
-            local: now.toLocaleString('sv-SE', { hour12: false }),
+            timeZone,
+            local: local.format(now),
             unixMs: now.getTime(),
           };
         },
