@@ -1,4 +1,4 @@
-import { closeSync, fsyncSync, openSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Index, MetricKind, ScalarKind } from 'usearch';
@@ -100,6 +100,7 @@ export class AnnEngine {
     const file = `${this.name}.${Date.now().toString(36)}-${randomBytes(4).toString('hex')}.usearch`;
     const path = join(this.dir, file);
     try {
+      mkdirSync(this.dir, { recursive: true });
       this.index.save(path);
       syncPath(path, 'r+');
       syncPath(this.dir, 'r');

@@ -20,7 +20,7 @@ export interface AnnOptions {
   readonly connectivity?: number;
   /** HNSW efConstruction (default 128, chosen by bench/semantic-ann.ts). */
   readonly expansionAdd?: number;
-  /** HNSW ef at query time (default 128, chosen by bench/semantic-ann.ts); not stored in the file. */
+  /** HNSW ef at query time (default 256, chosen by bench/semantic-ann.ts); not stored in the file. */
   readonly expansionSearch?: number;
   /**
    * Identifies the vectors' meaning (e.g. the embedder's model id); a saved file made for another

@@ -35,7 +35,8 @@ type WorkerAnswer = { id: number; ok: true; reply: EngineReply } | { id: number;
  */
 export function workerTransport(): EngineTransport {
   const script = workerScript();
-  const worker = new Worker(script);
+  // Flags such as --input-type (node -e) are refused by a worker: keep the others (memory limits...).
+  const worker = new Worker(script, { execArgv: process.execArgv.filter((arg) => !arg.startsWith('--input-type')) });
   worker.unref();
   const queries: Job[] = [];
   const writes: Job[] = [];
