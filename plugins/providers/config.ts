@@ -19,12 +19,13 @@ export interface ModelConfig {
   requestTimeoutMs?: number;
 }
 
-/** `plugins.providers.config.embedder`: an OpenAI-compatible embeddings endpoint. */
+/** `plugins.providers.config.embedder`: an OpenAI-compatible embeddings endpoint, or Gemini's. */
 export interface EmbedderConfig {
-  provider: 'openai';
+  provider: 'openai' | 'gemini';
   model: string;
   baseURL?: string;
   apiKeyEnv?: string | false;
+  /** OpenAI's `dimensions`, Gemini's `outputDimensionality`: every vector must then have this length. */
   dimensions?: number;
   batchSize?: number;
   requestTimeoutMs?: number;
@@ -33,6 +34,23 @@ export interface EmbedderConfig {
 export interface ProvidersConfig {
   model?: ModelConfig;
   embedder?: EmbedderConfig;
+  reranker?: RerankerConfig;
+}
+
+/** The `/rerank` request and answer shapes servers speak (see rerank-shapes.ts for where they differ). */
+export type RerankShape = 'cohere' | 'jina' | 'voyage' | 'tei';
+
+/** `plugins.providers.config.reranker`: an HTTP `/rerank` endpoint. */
+export interface RerankerConfig {
+  shape: RerankShape;
+  /** The server's root (the shape adds its path); required for TEI, the vendor's otherwise. */
+  baseURL?: string;
+  /** Required by Cohere and Voyage; Jina has a default; TEI serves one model. */
+  model?: string;
+  apiKeyEnv?: string | false;
+  requestTimeoutMs?: number;
+  /** Each document is cut to this many characters before it is sent. */
+  maxCharacters?: number;
 }
 
 export const DEFAULT_BASE_URL: Readonly<Record<Protocol | 'openai', string>> = {

@@ -1,6 +1,8 @@
 import { definePlugin, KernelError, type PluginContext } from '../../core/index.js';
 import { ModelError, type ModelEvent, type ModelProvider } from '../../core/turn/model-provider.js';
 import { resolveKey, type ModelConfig, type ProvidersConfig } from './config.js';
+import { GeminiEmbedder } from './gemini-embedder.js';
+import { HttpReranker, rerankerKey } from './http-reranker.js';
 import { LazyProvider } from './lazy-provider.js';
 import { OpenAIEmbedder } from './openai-embedder.js';
 
@@ -29,14 +31,27 @@ function modelFrom(config: ModelConfig | undefined): ModelProvider {
   }
 }
 
-function embedderFrom(ctx: PluginContext<ProvidersConfig>): OpenAIEmbedder | undefined {
+function embedderFrom(ctx: PluginContext<ProvidersConfig>): OpenAIEmbedder | GeminiEmbedder | undefined {
   const config = ctx.config.embedder;
   if (!config) return undefined;
   try {
-    return new OpenAIEmbedder(config, resolveKey(config, 'plugins/providers/config/embedder').key);
+    const key = resolveKey(config, 'plugins/providers/config/embedder').key;
+    return config.provider === 'gemini' ? new GeminiEmbedder(config, key) : new OpenAIEmbedder(config, key);
   } catch (error) {
     // Semantic search reports itself unavailable; the reason is logged once, naming the variable only.
     ctx.log.warn('embedder unavailable', { reason: error instanceof Error ? error.message : String(error) });
+    return undefined;
+  }
+}
+
+function rerankerFrom(ctx: PluginContext<ProvidersConfig>): HttpReranker | undefined {
+  const config = ctx.config.reranker;
+  if (!config) return undefined;
+  try {
+    return new HttpReranker(config, rerankerKey(config));
+  } catch (error) {
+    // Reranking reports itself unavailable and searches keep their fused order; the reason is logged once.
+    ctx.log.warn('reranker unavailable', { reason: error instanceof Error ? error.message : String(error) });
     return undefined;
   }
 }
@@ -48,7 +63,10 @@ export default definePlugin<ProvidersConfig>({
     ctx.provide('agent.model', model);
     // Offered to search-semantic (plugins.search-semantic.config.embedder: "providers").
     const embedder = embedderFrom(ctx);
-    if (embedder) ctx.provideBackend('embedder', 'openai', embedder);
+    if (embedder) ctx.provideBackend('embedder', embedder.id, embedder);
+    // Offered to rerank (plugins.rerank.config.reranker: "providers").
+    const reranker = rerankerFrom(ctx);
+    if (reranker) ctx.provideBackend('reranker', 'http', reranker);
     return {};
   },
 });

@@ -1,0 +1,95 @@
+import { KernelError } from '../../core/index.js';
+import { ModelError } from '../../core/turn/model-provider.js';
+import type { RerankerConfig } from './config.js';
+import { toModelError } from './errors.js';
+import { RERANK_SHAPES, scoresInOrder, type ShapeOf } from './rerank-shapes.js';
+import type { Reranker } from './tokens.js';
+
+const FIELD = 'plugins/providers/config/reranker';
+/** SiYuan's default: a reranker that has not answered in 30 s will not help a search waiting for it. */
+const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+/** An answer is a few bytes per document; anything this large is not one. */
+const MAX_ANSWER_CHARS = 4_000_000;
+
+/**
+ * An HTTP `/rerank` endpoint in one of the dialects of rerank-shapes.ts, through global `fetch` (so the
+ * egress guard sees it) with a time limit per request. Answers one score per document in order, or
+ * rejects: a count mismatch, an index out of range or given twice, a score that is not a number.
+ */
+export class HttpReranker implements Reranker {
+  readonly id = 'http';
+  private readonly shape: ShapeOf;
+  private readonly url: string;
+
+  constructor(private readonly config: RerankerConfig, private readonly key: string | undefined) {
+    this.shape = RERANK_SHAPES[config.shape];
+    const base = config.baseURL ?? this.shape.defaultBaseURL;
+    if (!base) throw new KernelError('CONFIG_INVALID', `${FIELD}/baseURL: a ${config.shape} reranker has no default address; set the server's, e.g. http://127.0.0.1:8080`, { details: { field: `${FIELD}/baseURL` } });
+    if (this.shape.needsModel && !config.model) throw new KernelError('CONFIG_INVALID', `${FIELD}/model: the ${config.shape} rerank API needs a model`, { details: { field: `${FIELD}/model` } });
+    this.url = `${base.replace(/\/+$/, '')}${this.shape.path}`;
+  }
+
+  get model(): string {
+    return this.config.model ?? `${this.config.shape} server`;
+  }
+
+  async rerank(query: string, documents: readonly string[], signal?: AbortSignal): Promise<number[]> {
+    if (documents.length === 0) return [];
+    const limit = this.config.maxCharacters;
+    const sent = limit === undefined ? documents : documents.map((text) => cut(text, limit));
+    const timeout = AbortSignal.timeout(this.config.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS);
+    const combined = signal ? AbortSignal.any([signal, timeout]) : timeout;
+    let text: string;
+    let status: number;
+    try {
+      const response = await fetch(this.url, {
+        method: 'POST', signal: combined,
+        headers: { 'content-type': 'application/json', accept: 'application/json', ...(this.key ? { authorization: `Bearer ${this.key}` } : {}) },
+        body: JSON.stringify(this.shape.body(query, sent, this.config.model)),
+      });
+      status = response.status;
+      text = await response.text();
+      if (!response.ok) throw toModelError({ status, headers: response.headers, message: `the reranker answered HTTP ${status}: ${text.slice(0, 300)}` });
+    } catch (error) {
+      if (signal?.aborted) throw signal.reason;
+      if (timeout.aborted) throw new ModelError('timeout', `the reranker did not answer within ${this.config.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS} ms`);
+      throw toModelError(error);
+    }
+    if (text.length > MAX_ANSWER_CHARS) throw new ModelError('server', `the reranker answered ${text.length} characters, not a rerank answer`);
+    let answer: unknown;
+    try {
+      answer = JSON.parse(text);
+    } catch {
+      throw new ModelError('server', `the reranker answered something that is not JSON: ${text.slice(0, 100)}`);
+    }
+    const parsed = this.shape.parse(answer);
+    if ('problem' in parsed) throw new ModelError('server', `the ${this.config.shape} reranker's answer is not its shape: ${parsed.problem}`);
+    const scores = scoresInOrder(parsed.pairs, documents.length);
+    if (typeof scores === 'string') throw new ModelError('server', `the reranker ${scores}`);
+    return scores;
+  }
+}
+
+/** The first `limit` characters (code points: a surrogate pair is never split). */
+export function cut(text: string, limit: number): string {
+  if (text.length <= limit) return text;
+  let out = '';
+  let count = 0;
+  for (const character of text) {
+    if (count++ === limit) break;
+    out += character;
+  }
+  return out;
+}
+
+/** The key from the variable the config names, or the shape's usual one; TEI takes none unless named. */
+export function rerankerKey(config: RerankerConfig, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  if (config.apiKeyEnv === false) return undefined;
+  const variable = config.apiKeyEnv ?? RERANK_SHAPES[config.shape].defaultKeyEnv;
+  if (variable === undefined) return undefined;
+  const key = env[variable]?.trim();
+  if (!key) {
+    throw new KernelError('MODEL_UNAVAILABLE', `the ${config.shape} reranker's key is missing: set the environment variable ${variable} (named by ${FIELD}/apiKeyEnv), or set apiKeyEnv to false for a server that takes none`, { details: { field: `${FIELD}/apiKeyEnv`, variable } });
+  }
+  return key;
+}
