@@ -3,6 +3,11 @@ import { createToken } from '../../core/index.js';
 export interface RerankCandidate {
   id: string;
   text: string;
+  /**
+   * The block's notebook is marked `egress: local-only`: its text is never sent to a reranker that
+   * declares dataEgress; such a candidate keeps its place in the given order.
+   */
+  localOnly?: boolean;
 }
 
 export interface RerankAnswer {

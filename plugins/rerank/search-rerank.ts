@@ -1,0 +1,109 @@
+import type { BackendHandle, Logger } from '../../core/index.js';
+import type { RerankAnswer, RerankCandidate, SearchRerank } from './tokens.js';
+
+/** `plugins.rerank.config` in quire.json. */
+export interface RerankConfig {
+  /** `<plugin id>` or `<plugin id>/<reranker name>`; without it reranking is off. */
+  reranker?: string;
+  candidates?: number;
+  maxCharacters?: number;
+  timeoutMs?: number;
+}
+
+export const DEFAULT_CANDIDATES = 30;
+/** SiYuan cuts each document to 4000 runes; characters here (code points), never bytes. */
+export const DEFAULT_MAX_CHARACTERS = 4000;
+/** Whatever the backend (a remote API, a local model on a busy CPU), a search waits no longer for it. */
+const DEFAULT_TIMEOUT_MS = 30_000;
+
+/**
+ * Reranking that never fails the search it serves: whatever goes wrong (no reranker, an error, a
+ * timeout, a wrong count, a score that is not a number), the given order is kept, `reranked` is false
+ * and `note` says why. Only the caller's own abort rejects.
+ */
+export function createSearchRerank(handle: BackendHandle<'reranker'> | undefined, config: RerankConfig, log: Logger): SearchRerank {
+  const maxCharacters = config.maxCharacters ?? DEFAULT_MAX_CHARACTERS;
+  const timeoutMs = config.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const unavailable = (): string | undefined => (handle ? handle.unavailable() : 'no reranker is configured (plugins.rerank.config.reranker)');
+
+  async function rerank(query: string, candidates: readonly RerankCandidate[], signal?: AbortSignal): Promise<RerankAnswer> {
+    const kept = (note: string, model?: string): RerankAnswer => ({ order: candidates.map(({ id }) => ({ id })), reranked: false, note, ...(model ? { model } : {}) });
+    signal?.throwIfAborted();
+    const reason = unavailable();
+    const selected = handle?.current();
+    if (reason !== undefined || !selected) return kept(`not reranked: ${reason ?? 'no reranker'}`);
+    const { backend } = selected;
+    // A remote reranker never sees a local-only notebook's text: those candidates keep their places.
+    const remote = selected.effects.includes('dataEgress');
+    const sent = candidates.filter((candidate) => !(remote && candidate.localOnly));
+    const withheld = candidates.length - sent.length;
+    if (sent.length < 2) return kept(withheld > 0 ? `not reranked: ${withheld} of the ${candidates.length} candidates are in local-only notebooks, which a remote reranker is not sent` : 'not reranked: fewer than 2 candidates', backend.model);
+    let scores: number[];
+    try {
+      scores = await withTimeout((inner) => backend.rerank(query, sent.map((candidate) => cut(candidate.text, maxCharacters)), inner), timeoutMs, signal);
+    } catch (error) {
+      if (signal?.aborted) throw signal.reason;
+      const message = error instanceof Error ? error.message : String(error);
+      log.warn('reranker failed; the fused order is kept', { reranker: `${selected.plugin}/${selected.name}`, reason: message });
+      return kept(`the reranker ${selected.plugin}/${selected.name} failed, the fused order is kept: ${message}`, backend.model);
+    }
+    const fault = faultOf(scores, sent.length);
+    if (fault) {
+      log.warn('reranker answered wrong; the fused order is kept', { reranker: `${selected.plugin}/${selected.name}`, reason: fault });
+      return kept(`the reranker ${selected.plugin}/${selected.name} ${fault}; the fused order is kept`, backend.model);
+    }
+    // Best first; equal scores keep the given order (Array.prototype.sort is stable).
+    const reordered = sent.map((candidate, index) => ({ id: candidate.id, score: scores[index]! })).sort((a, b) => b.score - a.score);
+    // The sent candidates take the places the sent candidates held, in the reranker's order; the withheld keep theirs.
+    let next = 0;
+    const order = candidates.map((candidate) => (remote && candidate.localOnly ? { id: candidate.id } : reordered[next++]!));
+    return {
+      order, reranked: true, model: backend.model,
+      ...(withheld > 0 ? { note: `${withheld} candidates in local-only notebooks were not sent to the remote reranker and kept their places` } : {}),
+    };
+  }
+
+  return { unavailable, candidates: config.candidates ?? DEFAULT_CANDIDATES, rerank };
+}
+
+/** What is wrong with a backend's scores, if anything: the contract is one finite number per document. */
+function faultOf(scores: unknown, count: number): string | undefined {
+  if (!Array.isArray(scores)) return 'answered no list of scores';
+  if (scores.length !== count) return `answered ${scores.length} scores for ${count} documents`;
+  const bad = scores.findIndex((score) => typeof score !== 'number' || !Number.isFinite(score));
+  return bad >= 0 ? `answered the score ${JSON.stringify(scores[bad])} for document ${bad}` : undefined;
+}
+
+/**
+ * Runs `work` with a signal that aborts at the time limit or with the caller's, and stops waiting then
+ * even if `work` ignores its signal (a local model mid-inference).
+ */
+async function withTimeout<T>(work: (signal: AbortSignal) => Promise<T>, timeoutMs: number, outer: AbortSignal | undefined): Promise<T> {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(new Error(`the reranker did not answer within ${timeoutMs} ms`)), timeoutMs);
+  const onOuter = () => controller.abort(outer!.reason);
+  outer?.addEventListener('abort', onOuter, { once: true });
+  try {
+    const stopped = new Promise<never>((_, reject) => {
+      if (controller.signal.aborted) reject(controller.signal.reason);
+      controller.signal.addEventListener('abort', () => reject(controller.signal.reason), { once: true });
+    });
+    stopped.catch(() => undefined);
+    return await Promise.race([work(controller.signal), stopped]);
+  } finally {
+    clearTimeout(timer);
+    outer?.removeEventListener('abort', onOuter);
+  }
+}
+
+/** The first `limit` characters (code points: a surrogate pair is never split). */
+export function cut(text: string, limit: number): string {
+  if (text.length <= limit) return text;
+  let out = '';
+  let count = 0;
+  for (const character of text) {
+    if (count++ === limit) break;
+    out += character;
+  }
+  return out;
+}
