@@ -140,6 +140,7 @@ async function main(): Promise<void> {
   await sweep(vectors, queries);
   for (const share of [0.01, 0.3]) await filtered(index, vectors, queries, share);
   await upserts(index, vectors);
+  await threadComparison(index);
   await index.close();
   console.log(`done, load ${load()}`);
 }
@@ -245,6 +246,22 @@ async function upserts(index: AnnIndex, vectors: Float32Array): Promise<void> {
   }
   await index.remove(Array.from({ length: 200 }, (_, i) => N + i));
   console.log(`UPSERT one vector: new key ${summary(fresh)}, existing key (remove + add) ${summary(replace)} (target p50 < 5 ms); worker round trip alone (has) ${summary(roundTrip)}; load ${load()}`);
+}
+
+/**
+ * Why the graph lives on a worker: the same load and saves with it on this thread, alternating, with the
+ * longest stall of this thread's event loop (a kernel answers nothing else meanwhile).
+ */
+async function threadComparison(worker: AnnIndex): Promise<void> {
+  const opened = await withLoopStall(() => openAnnIndex(indexDir, 'bench', options, 'main'));
+  const here = opened.value;
+  console.log(`LOAD with the graph on this thread: ${ms(opened.ms)} ms, longest stall ${ms(opened.stallMs)} ms`);
+  for (let round = 0; round < 2; round++) {
+    const onWorker = await withLoopStall(() => worker.save(N));
+    const onThisThread = await withLoopStall(() => here.save(N));
+    console.log(`SAVE round ${round + 1}: worker ${ms(onWorker.ms)} ms (longest stall of this thread ${ms(onWorker.stallMs)} ms), this thread ${ms(onThisThread.ms)} ms (stall ${ms(onThisThread.stallMs)} ms); load ${load()}`);
+  }
+  await here.close();
 }
 
 await main();

@@ -155,7 +155,10 @@ function load(dir: string, sidecar: AnnSidecar, options: EngineOptions): Loaded 
   return { ok: true, index };
 }
 
-/** Graph files of this index other than the current one: saves a crash interrupted, or replaced ones. */
+/**
+ * Graph files of this index other than the current one (saves a crash interrupted, or replaced ones),
+ * and temporary sidecars a crash left behind (writeFileAtomicSync names them `.<file>.<hex>.tmp`).
+ */
 function removeOrphans(dir: string, name: string, keep: string | undefined): void {
   let entries: string[];
   try {
@@ -164,7 +167,7 @@ function removeOrphans(dir: string, name: string, keep: string | undefined): voi
     return;
   }
   // Names are letters, digits, _ and - (checked by the client), so the pattern cannot match another index's files.
-  const ours = new RegExp(`^${name}\\.[a-z0-9-]+\\.usearch$`);
+  const ours = new RegExp(`^(${name}\\.[a-z0-9-]+\\.usearch|\\.${name}\\.usearch\\.json\\.[0-9a-f]+\\.tmp)$`);
   for (const entry of entries) {
     if (entry !== keep && ours.test(entry)) {
       rmSync(join(dir, entry), { force: true });

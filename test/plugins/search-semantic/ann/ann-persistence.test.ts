@@ -150,11 +150,13 @@ describe('ANN index files', () => {
     // What a crash after the graph file was written, before the sidecar was replaced, leaves behind.
     copyFileSync(join(dir, current), join(dir, 'blocks.zzzz-0000.usearch'));
     truncateSync(join(dir, 'blocks.zzzz-0000.usearch'), 100);
+    writeFileSync(join(dir, '.blocks.usearch.json.0a1b2c3d4e5f.tmp'), '{"format": 1, "fi');
+    writeFileSync(join(dir, 'other.zzzz-0000.usearch'), 'not ours');
     const index = await open();
     expect(index.needsRebuild).toBeUndefined();
     expect(index.savedWatermark).toBe(7);
     expect(index.size()).toBe(30);
-    expect(graphFiles()).toEqual([current]);
+    expect(readdirSync(dir).sort()).toEqual(['blocks.usearch.json', current, 'other.zzzz-0000.usearch'].sort());
   });
 
   it('saves and reopens through the worker thread the same as on this thread', async () => {
