@@ -29,6 +29,8 @@ export interface EmbedderConfig {
   batchSize?: number;
   /** Longer texts are cut to this many characters before tokenizing (the model truncates tokens anyway). */
   maxCharacters?: number;
+  /** onnxruntime threads for one run; default one fewer than the cores (at least one). */
+  threads?: number;
 }
 
 export interface RerankerConfig {
@@ -36,6 +38,7 @@ export interface RerankerConfig {
   dtype?: ModelDtype;
   /** Documents are cut to this many characters before tokenizing. */
   maxCharacters?: number;
+  threads?: number;
 }
 
 export const DEFAULT_BATCH_SIZE = 32;

@@ -13,6 +13,8 @@ export interface ModelSpec {
   modelsDir: string;
   model: string;
   dtype?: ModelDtype;
+  /** onnxruntime's threads for one run (intra-op); default onnxruntime's own (one per core). */
+  threads?: number;
 }
 
 export interface EmbedOptions {
@@ -37,7 +39,7 @@ export async function loadModel(spec: ModelSpec): Promise<LoadedModel> {
   checkModelFolder(spec.modelsDir, spec.model, spec.dtype);
   try {
     return await withTransformersEnv({ modelsDir: spec.modelsDir }, async ({ AutoTokenizer, AutoModel, AutoModelForSequenceClassification }) => {
-      const options = { dtype: spec.dtype ?? 'fp32' } as const;
+      const options = { dtype: spec.dtype ?? 'fp32', ...(spec.threads ? { session_options: { intraOpNumThreads: spec.threads } } : {}) } as const;
       const tokenizer = await AutoTokenizer.from_pretrained(spec.model);
       const model = spec.kind === 'embedder'
         ? await AutoModel.from_pretrained(spec.model, options)

@@ -19,7 +19,7 @@ export class OnnxEmbedder implements Embedder {
 
   constructor(private readonly config: EmbedderConfig, private readonly modelsDir: string, runner?: ModelRunner) {
     this.model = config.model;
-    this.runner = runner ?? createModelRunner({ kind: 'embedder', modelsDir, model: config.model, ...(config.dtype ? { dtype: config.dtype } : {}) });
+    this.runner = runner ?? createModelRunner({ kind: 'embedder', modelsDir, model: config.model, ...(config.dtype ? { dtype: config.dtype } : {}), ...(config.threads ? { threads: config.threads } : {}) });
     this.options = { pooling: config.pooling ?? 'mean', normalize: config.normalize ?? true };
     this.batchSize = config.batchSize ?? DEFAULT_BATCH_SIZE;
     this.maxCharacters = config.maxCharacters ?? DEFAULT_EMBED_CHARACTERS;

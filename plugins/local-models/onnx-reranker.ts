@@ -16,7 +16,7 @@ export class OnnxReranker implements Reranker {
 
   constructor(config: RerankerConfig, modelsDir: string, runner?: ModelRunner) {
     this.model = config.model;
-    this.runner = runner ?? createModelRunner({ kind: 'reranker', modelsDir, model: config.model, ...(config.dtype ? { dtype: config.dtype } : {}) });
+    this.runner = runner ?? createModelRunner({ kind: 'reranker', modelsDir, model: config.model, ...(config.dtype ? { dtype: config.dtype } : {}), ...(config.threads ? { threads: config.threads } : {}) });
     this.maxCharacters = config.maxCharacters ?? DEFAULT_RERANK_CHARACTERS;
   }
 
