@@ -92,8 +92,9 @@ async function sizes(folder: string, files: readonly string[]): Promise<{ path: 
 function pullError(error: unknown, model: string, host: string): KernelError {
   if (isKernelError(error) && error.code !== 'MODEL_UNAVAILABLE') return error;
   const message = describe(error);
-  if (/\b404\b|not found|could not locate/i.test(message)) {
-    return new KernelError('NOT_FOUND', `model '${model}' was not found at ${host} (${message}); check the id (org/name) and, for a gated or private model, download it yourself into <workspace>/models/${model}/`, { details: { model, host } });
+  // The Hub answers 401 for a repository that does not exist as for one that needs a token.
+  if (/\b40[134]\b|not found|could not locate|unauthorized access|forbidden/i.test(message)) {
+    return new KernelError('NOT_FOUND', `model '${model}' was not found at ${host} (${message}); check the id (org/name). A gated or private model on huggingface.co needs HF_TOKEN set to an access token; or copy its folder into <workspace>/models/${model}/`, { details: { model, host } });
   }
   if (/ECONNREFUSED|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|UND_ERR_CONNECT_TIMEOUT/.test(message)) {
     return new KernelError('MODEL_UNAVAILABLE', `could not reach ${host} to download '${model}': ${message}`, { details: { model, host } });

@@ -46,7 +46,8 @@ export const modelsPullCommand: Command = {
 Downloads a model in ONNX form (config.json, tokenizer.json, tokenizer_config.json, onnx/model*.onnx),
 as published on the Hugging Face Hub (e.g. Xenova/all-MiniLM-L6-v2, Xenova/ms-marco-MiniLM-L-6-v2),
 into <workspace>/models/<org>/<name>/, where the kernel loads it with no network access. The files
-are moved into place only once all of them have arrived.
+are moved into place only once all of them have arrived. A gated or private model on huggingface.co
+needs the environment variable HF_TOKEN set to an access token.
 
 Options:
 ${WORKSPACE_OPTION}

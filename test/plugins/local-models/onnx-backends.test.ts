@@ -18,6 +18,8 @@ beforeAll(async () => {
   modelsDir = join(root, 'models');
   await generateTinyBertModel(join(modelsDir, 'test', 'embedder'), { seed: 3 });
   await generateTinyBertModel(join(modelsDir, 'test', 'reranker'), { kind: 'cross-encoder', seed: 4 });
+  await generateTinyBertModel(join(modelsDir, 'test', 'reranker-2'), { kind: 'cross-encoder', seed: 4, labels: 2, cjk: false });
+  await generateTinyBertModel(join(modelsDir, 'test', 'reranker-3'), { kind: 'cross-encoder', seed: 4, labels: 3, cjk: false });
   // Whatever tried the network would go through env.fetch: it is recorded and fails.
   env.fetch = async (input: string | URL) => {
     fetched.push(String(input));
@@ -137,6 +139,25 @@ describe('the onnx reranker', () => {
       expect(fetched).toEqual([]);
     } finally {
       await reranker.dispose();
+    }
+  });
+
+  it('scores a two-label cross-encoder (not relevant, relevant) by the difference of its logits, and refuses more labels', async () => {
+    const two = new OnnxReranker({ model: 'test/reranker-2' }, modelsDir);
+    const three = new OnnxReranker({ model: 'test/reranker-3' }, modelsDir);
+    try {
+      const { AutoModelForSequenceClassification, AutoTokenizer } = await import('@huggingface/transformers');
+      env.allowRemoteModels = false;
+      env.localModelPath = modelsDir;
+      const tokenizer = await AutoTokenizer.from_pretrained('test/reranker-2');
+      const model = await AutoModelForSequenceClassification.from_pretrained('test/reranker-2', { dtype: 'fp32' });
+      const { logits } = await model(tokenizer([query, query], { text_pair: documents.slice(0, 2), padding: true, truncation: true })) as { logits: { data: Float32Array } };
+      await model.dispose();
+      const expected = [logits.data[1]! - logits.data[0]!, logits.data[3]! - logits.data[2]!];
+      expect((await two.rerank(query, documents.slice(0, 2))).map((score) => score.toFixed(5))).toEqual(expected.map((score) => score.toFixed(5)));
+      await expect(three.rerank(query, documents)).rejects.toMatchObject({ code: 'MODEL_UNAVAILABLE', message: expect.stringContaining('3 output labels') });
+    } finally {
+      await Promise.all([two.dispose(), three.dispose()]);
     }
   });
 
