@@ -33,6 +33,10 @@ export class EngineHost {
       this.engine = AnnEngine.open(request.dir, request.name, request.options);
       return { size: this.engine.size(), needsRebuild: this.engine.needsRebuild, savedWatermark: this.engine.savedWatermark };
     }
+    if (request.op === 'close') {
+      this.engine = undefined; // the graph is freed with the last reference
+      return { size: 0 };
+    }
     const engine = this.engine;
     if (!engine) throw new Error('the ANN index is closed');
     switch (request.op) {
@@ -49,9 +53,6 @@ export class EngineHost {
       case 'save':
         engine.save(request.watermark);
         break;
-      case 'close':
-        this.engine = undefined;
-        return { size: 0 };
     }
     return { size: engine.size() };
   }

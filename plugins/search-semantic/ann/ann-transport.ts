@@ -14,7 +14,7 @@ export function mainThreadTransport(): EngineTransport {
   const host = new EngineHost();
   return {
     call: async (request) => host.handle(request),
-    close: async () => undefined,
+    close: async () => void host.handle({ op: 'close' }),
   };
 }
 

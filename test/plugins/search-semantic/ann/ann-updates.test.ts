@@ -63,6 +63,13 @@ describe.each(['main', 'worker'] as const)('ANN index updates (%s thread)', (thr
     expect(index.size()).toBe(1);
   });
 
+  it('refuses calls after close', async () => {
+    const index = await open(thread);
+    await index.close();
+    await expect(index.search(vector(1), 1)).rejects.toThrow(/closed/);
+    await expect(index.upsert([1], [vector(1)])).rejects.toThrow(/closed/);
+  });
+
   it('answers fewer than k when the index holds fewer, best first', async () => {
     const index = await open(thread);
     await index.upsert([10, 20, 30], [vector(10), vector(20), vector(30)]);
@@ -94,4 +101,23 @@ describe('exact top-k', () => {
     rows.set(vector(4), D);
     expect(exactTopK(shared, [30, 40], rows, D, 1)[0]).toMatchObject({ key: 30 });
   });
+});
+
+describe('ANN index on its worker thread', () => {
+  it('answers a query before the writes still waiting, and saves every write called before the save', async () => {
+    const index = await open('worker');
+    const order: string[] = [];
+    const batch = (base: number) => Array.from({ length: 300 }, (_, i) => base + i);
+    const writes = [0, 1000, 2000, 3000].map((base, i) =>
+      index.upsert(batch(base), batch(base).map(vector)).then(() => order.push(`write ${i}`)));
+    const query = index.search(vector(5), 1).then((hits) => { order.push('query'); return hits; });
+    const saved = index.save(9).then(() => order.push('save'));
+    await Promise.all([...writes, query, saved]);
+    expect(order).toEqual(['write 0', 'query', 'write 1', 'write 2', 'write 3', 'save']);
+    await index.close();
+    const again = await open('worker');
+    expect(again.savedWatermark).toBe(9);
+    expect(again.size()).toBe(1200);
+  });
+
 });
