@@ -73,8 +73,10 @@ export class AnnEngine {
     this.index.remove(bigKeys);
     const rows = unique.length === keys.length ? vectors : gatherRows(vectors, [...lastRow.values()], d);
     try {
-      // One thread for one vector: starting a second costs more than it saves.
-      this.index.add(bigKeys, rows, unique.length > 1 ? 0 : 1);
+      // Always all cores (0): usearch sizes its per-thread scratch space when an add grows the index,
+      // for that add's thread count, and a later add with more threads than that would use a slot
+      // that does not exist (index_dense.hpp try_reserve / thread_lock_). Never vary it.
+      this.index.add(bigKeys, rows, 0);
     } catch (error) {
       // A batch add is not all-or-nothing: take the keys of this batch out again, so the caller's
       // retry starts from "absent" and the index never holds half a batch it was told failed.
