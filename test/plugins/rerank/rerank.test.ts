@@ -1,10 +1,12 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { UserPlugin } from '../../helpers/harness.js';
 import { caught } from '../../helpers/harness.js';
 import { admin, gardenCorpus, reader, text, useHybrid, type HybridAnswer } from '../search-fulltext/hybrid-harness.js';
 import type { Act } from '../blocks/blocks-harness.js';
 
-const { boot } = useHybrid();
+const { boot, tempDir } = useHybrid();
 
 interface Reranked { reranked: boolean; note?: string; model?: string; results: { id: string; rank: number; score?: number }[]; missing: string[] }
 
@@ -107,6 +109,28 @@ describe('the rerank plugin', () => {
     expect(await act<Reranked>('rerank_rerank', { query: 'q', ids: given })).toMatchObject({ reranked: false, note: 'not reranked: no reranker is configured (plugins.rerank.config.reranker)' });
     const error = await caught(boot({ semantic: false, plugins: { rerank: { config: { reranker: 'Not A Plugin' } } } }));
     expect(error.message).toContain("plugins.rerank.config.reranker: 'Not A Plugin' is not '<plugin id>'");
+  });
+});
+
+describe('a notebook marked egress: local-only', () => {
+  it('is never sent to a remote reranker: its blocks keep their places, the others are reranked around them', async () => {
+    const workspace = join(await tempDir(), 'workspace');
+    const first = await boot({ semantic: false, workspace });
+    const { secret } = await gardenCorpus(first.act);
+    await first.kernel.close();
+    const conf = join(workspace, 'data', secret, '.notebook.json');
+    await writeFile(conf, JSON.stringify({ ...JSON.parse(await readFile(conf, 'utf8')) as object, egress: 'local-only' }));
+    const { act, fake } = await boot({ remoteReranker: 'cohere', workspace });
+    const found = await act<{ results: { id: string; notebook: string }[] }>('search_fulltext', { query: 'tomatoes' });
+    const local = found.results.find((hit) => hit.notebook === secret)!.id;
+    const others = found.results.filter((hit) => hit.notebook !== secret).map((hit) => hit.id);
+    const answer = await act<Reranked>('rerank_rerank', { query: 'tomatoes', ids: [local, ...others] });
+    expect(answer).toMatchObject({ reranked: true, note: '1 candidates in local-only notebooks were not sent to the remote reranker and kept their places' });
+    expect(answer.results[0]).toEqual({ id: local, rank: 1 });
+    expect(fake!.requests[0]!.body.documents).toHaveLength(others.length);
+    const hybrid = await act<HybridAnswer>('search_hybrid', { query: 'tomatoes secret' });
+    expect(hybrid.results.map((hit) => hit.notebook)).toContain(secret);
+    expect(JSON.stringify(fake!.requests)).not.toContain('Secret');
   });
 });
 

@@ -75,6 +75,7 @@ export interface HybridBootOptions {
   remoteReranker?: RerankShape;
   localReranker?: boolean;
   userPlugins?: Record<string, UserPlugin>;
+  workspace?: string;
   plugins?: NonNullable<KernelConfigFile['plugins']>;
 }
 
@@ -118,7 +119,7 @@ export function useHybrid() {
     }
     for (const [id, entry] of Object.entries(options.plugins ?? {})) plugins[id] = { ...plugins[id], ...entry };
     const kernel = await harness.boot({
-      realManifests: true, userPlugins,
+      realManifests: true, userPlugins, ...(options.workspace ? { workspace: options.workspace } : {}),
       config: { auth: { tokens: [{ name: 'alice', role: 'admin', sha256: sha(ADMIN_TOKEN) }, { name: 'rita', role: 'reader', sha256: sha(READER_TOKEN) }] }, plugins },
     });
     const act: Act = actor(kernel);
