@@ -1,15 +1,13 @@
 import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
-import { KernelError, type ErrorCode } from '../../core/index.js';
 import { loadModel, type EmbedOptions, type EmbedOutput, type LoadedModel, type ModelSpec } from './inference.js';
-import type { InferenceRequest, InferenceResponse } from './inference-protocol.js';
-import { checkModelFolder } from './model-folder.js';
+import { WorkerRunner } from './worker-runner.js';
 
 /** A model loaded on first use and run somewhere that does not hold up the kernel's event loop. */
 export interface ModelRunner {
-  embed(texts: string[], options: EmbedOptions, signal?: AbortSignal): Promise<EmbedOutput>;
+  /** `urgent`: a search query, run before the batches of the background indexer that wait. */
+  embed(texts: string[], options: EmbedOptions, signal?: AbortSignal, urgent?: boolean): Promise<EmbedOutput>;
   score(query: string, documents: string[], signal?: AbortSignal): Promise<Float32Array>;
   /** Releases the model (and its thread); a later call loads it again. */
   dispose(): Promise<void>;
@@ -56,96 +54,5 @@ class InlineRunner implements ModelRunner {
   private loaded(): Promise<LoadedModel> {
     this.model ??= loadModel(this.spec).catch((error: unknown) => { this.model = undefined; throw error; });
     return this.model;
-  }
-}
-
-/** A request before it gets its id (Omit over each member of the union). */
-type RequestBody = InferenceRequest extends infer R ? R extends unknown ? Omit<R, 'id'> : never : never;
-
-interface Pending {
-  resolve(response: InferenceResponse & { ok: true }): void;
-  reject(error: unknown): void;
-}
-
-/**
- * One worker per model, started on first use. Requests queue in the worker and run one at a time; a
- * caller that gives up (its signal) is answered at once and the worker's answer is dropped when it
- * comes (a run cannot be interrupted, and ending the worker would throw the loaded model away). The
- * worker holds the process open only while it has work.
- */
-class WorkerRunner implements ModelRunner {
-  private worker: Worker | undefined;
-  private readonly pending = new Map<number, Pending>();
-  private nextId = 0;
-
-  constructor(private readonly spec: ModelSpec, private readonly script: URL) {}
-
-  async embed(texts: string[], options: EmbedOptions, signal?: AbortSignal): Promise<EmbedOutput> {
-    const response = await this.request({ op: 'embed', texts, options }, signal);
-    return response.embedded!;
-  }
-
-  async score(query: string, documents: string[], signal?: AbortSignal): Promise<Float32Array> {
-    const response = await this.request({ op: 'score', query, documents }, signal);
-    return response.scores!;
-  }
-
-  async dispose(): Promise<void> {
-    const worker = this.worker;
-    this.worker = undefined;
-    this.failAll(new KernelError('MODEL_UNAVAILABLE', `model '${this.spec.model}' was released`));
-    await worker?.terminate();
-  }
-
-  private request(body: RequestBody, signal?: AbortSignal): Promise<InferenceResponse & { ok: true }> {
-    signal?.throwIfAborted();
-    // Checked here so that a missing model is said at once, without starting a thread to find out.
-    checkModelFolder(this.spec.modelsDir, this.spec.model, this.spec.dtype);
-    const worker = this.started();
-    const id = this.nextId++;
-    return new Promise((resolve, reject) => {
-      const onAbort = (): void => { this.settle(id); reject(signal?.reason); };
-      signal?.addEventListener('abort', onAbort, { once: true });
-      this.pending.set(id, {
-        resolve: (response) => { signal?.removeEventListener('abort', onAbort); resolve(response); },
-        reject: (error) => { signal?.removeEventListener('abort', onAbort); reject(error); },
-      });
-      worker.ref();
-      worker.postMessage({ ...body, id } as InferenceRequest);
-    });
-  }
-
-  private started(): Worker {
-    if (this.worker) return this.worker;
-    const worker = new Worker(this.script, { workerData: this.spec });
-    worker.unref();
-    worker.on('message', (response: InferenceResponse) => {
-      const pending = this.settle(response.id);
-      if (!pending) return;
-      if (response.ok) pending.resolve(response);
-      else pending.reject(new KernelError(response.error.code as ErrorCode, response.error.message, { details: response.error.details as Record<string, unknown> | undefined }));
-    });
-    const stopped = (error: Error): void => {
-      if (this.worker !== worker) return;
-      this.worker = undefined;
-      this.failAll(new KernelError('MODEL_UNAVAILABLE', `the worker running model '${this.spec.model}' stopped: ${error.message}`, { cause: error }));
-    };
-    worker.on('error', stopped);
-    worker.on('exit', (code) => stopped(new Error(`exit code ${code}`)));
-    this.worker = worker;
-    return worker;
-  }
-
-  private settle(id: number): Pending | undefined {
-    const pending = this.pending.get(id);
-    this.pending.delete(id);
-    if (this.pending.size === 0) this.worker?.unref();
-    return pending;
-  }
-
-  private failAll(error: KernelError): void {
-    const all = [...this.pending.values()];
-    this.pending.clear();
-    for (const pending of all) pending.reject(error);
   }
 }

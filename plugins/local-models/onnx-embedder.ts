@@ -38,7 +38,8 @@ export class OnnxEmbedder implements Embedder {
   }
 
   async embedQuery(text: string, signal?: AbortSignal): Promise<Float32Array> {
-    const [vector] = await this.run([this.prepared(this.config.queryPrefix, text)], signal);
+    // Urgent: someone waits for the answer, the indexer's batches do not.
+    const [vector] = await this.run([this.prepared(this.config.queryPrefix, text)], signal, true);
     return vector!;
   }
 
@@ -51,11 +52,11 @@ export class OnnxEmbedder implements Embedder {
     return prefix ? prefix + cut : cut;
   }
 
-  private async run(texts: string[], signal?: AbortSignal): Promise<Float32Array[]> {
+  private async run(texts: string[], signal?: AbortSignal, urgent = false): Promise<Float32Array[]> {
     const vectors: Float32Array[] = [];
     for (let start = 0; start < texts.length; start += this.batchSize) {
       signal?.throwIfAborted();
-      const { data, rows, dimensions } = await this.runner.embed(texts.slice(start, start + this.batchSize), this.options, signal);
+      const { data, rows, dimensions } = await this.runner.embed(texts.slice(start, start + this.batchSize), this.options, signal, urgent);
       this.learnt = dimensions;
       for (let row = 0; row < rows; row++) vectors.push(data.slice(row * dimensions, (row + 1) * dimensions));
     }

@@ -83,6 +83,24 @@ describe('local models on a worker thread (the built kernel)', () => {
     }
   });
 
+  it('runs a search query before the indexer\'s batches that wait, after the one that runs', async () => {
+    const embedder = new built.OnnxEmbedder({ model: 'test/embedder' }, modelsDir);
+    try {
+      await embedder.embed(['load the model first']);
+      const finished: string[] = [];
+      const track = (name: string, promise: Promise<unknown>) => promise.then(() => finished.push(name));
+      await Promise.all([
+        track('batch 1', embedder.embed(texts)),
+        track('batch 2', embedder.embed(texts)),
+        track('batch 3', embedder.embed(texts)),
+        track('query', embedder.embedQuery('semantic search')),
+      ]);
+      expect(finished).toEqual(['batch 1', 'query', 'batch 2', 'batch 3']);
+    } finally {
+      await embedder.dispose();
+    }
+  });
+
   it('scores pairs on a worker exactly as on this thread', async () => {
     const documents = ['a vector index for notes', 'a recipe for bread', '语义搜索'];
     const onWorker = new built.OnnxReranker({ model: 'test/reranker' }, modelsDir);
