@@ -48,10 +48,10 @@ export class AnnEngine {
       dimensions: options.dimensions, quantization: options.quantization, connectivity: options.connectivity, model: options.model,
     };
     const read = readSidecar(sidecarPath(dir, name), expected);
-    const loaded = read.ok ? load(dir, read.sidecar, options) : { ok: false as const, reason: read.reason };
-    removeOrphans(dir, name, loaded.ok && read.ok ? read.sidecar.file : undefined);
-    if (loaded.ok && read.ok) return new AnnEngine(dir, name, options, loaded.index, read.sidecar.file, undefined, read.sidecar.watermark);
-    return new AnnEngine(dir, name, options, createIndex(options), undefined, loaded.ok ? 'unknown' : loaded.reason, 0);
+    const loaded: Loaded = read.ok ? load(dir, read.sidecar, options) : read;
+    removeOrphans(dir, name, loaded.ok ? loaded.sidecar.file : undefined);
+    if (!loaded.ok) return new AnnEngine(dir, name, options, createIndex(options), undefined, loaded.reason, 0);
+    return new AnnEngine(dir, name, options, loaded.index, loaded.sidecar.file, undefined, loaded.sidecar.watermark);
   }
 
   size(): number {
@@ -133,7 +133,7 @@ function createIndex(options: EngineOptions): UsearchIndex {
   });
 }
 
-type Loaded = { ok: true; index: UsearchIndex } | { ok: false; reason: string };
+type Loaded = { ok: true; index: UsearchIndex; sidecar: AnnSidecar } | { ok: false; reason: string };
 
 function load(dir: string, sidecar: AnnSidecar, options: EngineOptions): Loaded {
   const path = join(dir, sidecar.file);
@@ -154,7 +154,7 @@ function load(dir: string, sidecar: AnnSidecar, options: EngineOptions): Loaded 
   if (index.dimensions() !== options.dimensions || index.connectivity() !== options.connectivity || index.size() !== sidecar.count) {
     return { ok: false, reason: `the index file ${sidecar.file} does not hold what its sidecar says (damaged)` };
   }
-  return { ok: true, index };
+  return { ok: true, index, sidecar };
 }
 
 /**
