@@ -6,6 +6,16 @@
  * index with `needsRebuild` saying why, and the caller rebuilds it from SQLite.
  *
  * PUBLIC API (stable; search-semantic codes against it). Everything else in this folder is internal.
+ *
+ * Use:
+ * - open; if `needsRebuild`, upsert every stored vector in batches of a few hundred, then save with the
+ *   store's highest change sequence read before the rebuild began; else replay the changes after
+ *   `savedWatermark`. Then apply changes as they come; save on a schedule (a save writes the whole
+ *   graph: about 1 GB at 1M 384-d f16), never per change.
+ * - One open AnnIndex per (dir, name): two would each replace the other's files.
+ * - Filtered queries: when the allowed set is small, exactTopK over its vectors; otherwise
+ *   searchAllowed, and exactTopK when it answers null.
+ * - If the worker dies, every call rejects: close and open again (the file is intact).
  */
 import { openAnnClient } from './ann-client.js';
 
