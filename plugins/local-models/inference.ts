@@ -54,10 +54,14 @@ export async function loadModel(spec: ModelSpec): Promise<LoadedModel> {
 }
 
 class TransformersModel implements LoadedModel {
-  constructor(private readonly tokenizer: PreTrainedTokenizer, private readonly model: PreTrainedModel) {}
+  private readonly maxTokens: number | undefined;
+
+  constructor(private readonly tokenizer: PreTrainedTokenizer, private readonly model: PreTrainedModel) {
+    this.maxTokens = longestInput(tokenizer, model);
+  }
 
   async embed(texts: string[], options: EmbedOptions): Promise<EmbedOutput> {
-    const inputs = this.tokenizer(texts, { padding: true, truncation: true });
+    const inputs = this.tokenizer(texts, { padding: true, truncation: true, ...this.limit() });
     const outputs = (await this.model(inputs)) as Record<string, Tensor | undefined>;
     const hidden = outputs.last_hidden_state ?? outputs.token_embeddings ?? outputs.logits;
     if (!hidden || hidden.dims.length !== 3) throw new KernelError('MODEL_UNAVAILABLE', 'the model gave no token vectors (last_hidden_state): is it an embedding model?');
@@ -75,7 +79,7 @@ class TransformersModel implements LoadedModel {
   }
 
   async score(query: string, documents: string[]): Promise<Float32Array> {
-    const inputs = this.tokenizer(new Array<string>(documents.length).fill(query), { text_pair: documents, padding: true, truncation: true });
+    const inputs = this.tokenizer(new Array<string>(documents.length).fill(query), { text_pair: documents, padding: true, truncation: true, ...this.limit() });
     const { logits } = (await this.model(inputs)) as { logits?: Tensor };
     if (!logits || logits.dims.length !== 2 || logits.dims[0] !== documents.length) throw new KernelError('MODEL_UNAVAILABLE', 'the model gave no logits per pair: is it a cross-encoder (…ForSequenceClassification)?');
     return relevance(logits.data as Float32Array, documents.length, logits.dims[1] as number);
@@ -84,6 +88,24 @@ class TransformersModel implements LoadedModel {
   async dispose(): Promise<void> {
     await this.model.dispose();
   }
+
+  private limit(): { max_length?: number } {
+    return this.maxTokens ? { max_length: this.maxTokens } : {};
+  }
+}
+
+/**
+ * The most tokens the model takes. transformers.js truncates to tokenizer_config.json's
+ * model_max_length, which some exports leave at 1e30 (and it ignores tokenizer.json's truncation): a
+ * long text then overruns the position embeddings and the run fails. So also bound it by the model's
+ * max_position_embeddings (RoBERTa-like models number positions from 2: two fewer).
+ */
+function longestInput(tokenizer: PreTrainedTokenizer, model: PreTrainedModel): number | undefined {
+  const config = model.config as { max_position_embeddings?: unknown; model_type?: unknown };
+  const positions = typeof config.max_position_embeddings === 'number' ? config.max_position_embeddings - (/roberta|camembert/.test(String(config.model_type)) ? 2 : 0) : Infinity;
+  const declared = typeof tokenizer.model_max_length === 'number' && tokenizer.model_max_length > 0 ? tokenizer.model_max_length : Infinity;
+  const longest = Math.min(positions, declared);
+  return Number.isFinite(longest) && longest > 0 ? longest : undefined;
 }
 
 /** The average of the token vectors that are not padding (attention mask 1). */

@@ -46,6 +46,7 @@ export async function pullModel(options: PullOptions): Promise<PullResult> {
   const wanted = modelFiles(options.dtype);
   if (!options.force && wanted.every((file) => existsSync(join(folder, file)))) return { folder, downloaded: false, files: await sizes(folder, wanted) };
   const host = options.remoteHost ?? DEFAULT_REMOTE_HOST;
+  await removeAbandonedPulls(options.modelsDir);
   const staging = join(options.modelsDir, `.pull-${randomUUID()}`);
   await mkdir(staging, { recursive: true });
   try {
@@ -72,6 +73,17 @@ async function download(options: PullOptions, staging: string, host: string): Pr
     const model = await AutoModel.from_pretrained(options.model, { dtype: options.dtype ?? 'fp32', progress_callback });
     await model.dispose();
   });
+}
+
+/** A pull stopped by Ctrl-C or a crash leaves its staging folder: gone a day later (another pull may be running now). */
+async function removeAbandonedPulls(modelsDir: string): Promise<void> {
+  const dayAgo = Date.now() - 24 * 60 * 60 * 1000;
+  for (const name of await entries(modelsDir)) {
+    if (!name.startsWith('.pull-')) continue;
+    const folder = join(modelsDir, name);
+    const changed = await stat(folder).then((info) => info.mtimeMs, () => Date.now());
+    if (changed < dayAgo) await rm(folder, { recursive: true, force: true });
+  }
 }
 
 /** Replaces an older copy only after the new one is complete; the old one is removed last. */

@@ -1,7 +1,7 @@
 // `quire models pull` downloads with transformers.js' own remote loading from a loopback stand-in of the
 // Hub; the folder it writes loads offline afterwards. Failures leave nothing a load would take for a model.
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, utimes } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { env } from '@huggingface/transformers';
@@ -98,6 +98,18 @@ describe('pulling a model', () => {
     await closed.close();
     await expect(pullModel({ modelsDir, model: 'test-org/tiny-embedder', remoteHost: url })).rejects.toMatchObject({ code: 'MODEL_UNAVAILABLE', message: expect.stringContaining(`could not reach ${url}`) });
     expect(await readdir(modelsDir)).toEqual([]);
+  });
+
+  it('removes the staging folder of a pull abandoned more than a day ago, and leaves a recent one (another pull may own it)', async () => {
+    const old = join(modelsDir, '.pull-abandoned');
+    const recent = join(modelsDir, '.pull-running');
+    await mkdir(join(old, 'test-org'), { recursive: true });
+    await mkdir(recent);
+    const twoDaysAgo = new Date(Date.now() - 2 * 24 * 60 * 60 * 1000);
+    await utimes(old, twoDaysAgo, twoDaysAgo);
+    await pullModel({ modelsDir, model: 'test-org/tiny-embedder', remoteHost: host.url });
+    expect((await readdir(modelsDir)).sort()).toEqual(['.pull-running', 'test-org']);
+    expect(await listModels(modelsDir)).toHaveLength(1);
   });
 
   it('refuses an id that is not org/name before any request', async () => {

@@ -1,6 +1,6 @@
 // The onnx embedder and reranker over generated tiny models, on this thread (the sources under vitest;
 // onnx-worker.test.ts runs the built module, which uses a worker thread): real files, no network.
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { env } from '@huggingface/transformers';
@@ -95,6 +95,21 @@ describe('the onnx embedder', () => {
     try {
       const [long, cut] = await embedder.embed(['hello world and then a great deal more text', 'hello world and then']);
       expect(differ(long!, cut!)).toBe(false);
+    } finally {
+      await embedder.dispose();
+    }
+  });
+
+  it('embeds a text longer than the model takes even when tokenizer_config.json sets no real limit (model_max_length 1e30)', async () => {
+    const folder = join(modelsDir, 'test', 'no-limit');
+    await generateTinyBertModel(folder, { seed: 3, cjk: false, maxTokens: 64 });
+    const file = join(folder, 'tokenizer_config.json');
+    await writeFile(file, JSON.stringify({ ...JSON.parse(await readFile(file, 'utf8')) as object, model_max_length: 1e30 }));
+    const embedder = new OnnxEmbedder({ model: 'test/no-limit' }, modelsDir);
+    try {
+      const [long, longer] = await embedder.embed(['word '.repeat(200), 'word '.repeat(400)]);
+      // Both cut at the model's 64 positions: the same tokens, the same vector.
+      expect(differ(long!, longer!)).toBe(false);
     } finally {
       await embedder.dispose();
     }
