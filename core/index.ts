@@ -11,6 +11,8 @@ export { throwIfStopped, stoppedNote } from './pipeline/stop.js';
 export { createToken, tokenName } from './tokens.js';
 export type { Token } from './tokens.js';
 export { WORKSPACE, KERNEL_INFO, SESSION_TODOS, AUDIT_HEAD } from './core-tokens.js';
+export { SKILLS_LISTING, skillLine, skillLineTokens } from './turn/skills-listing.js';
+export type { SkillListing, SkillsListingSource } from './turn/skills-listing.js';
 export type { KernelInfo, SessionTodos, AuditHeadReader } from './core-tokens.js';
 export type { TodoItem } from './session/session-types.js';
 export type { Workspace } from './workspace.js';

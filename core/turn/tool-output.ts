@@ -19,7 +19,7 @@ export interface PreparedOutput {
  * wrapper early and speak as the kernel.
  */
 export async function prepareToolOutput(output: string, outputDir: string, callId: string): Promise<PreparedOutput> {
-  const safe = output.replace(/\[(\/?)tool_output\]/gi, '[$1tool_output\u200b]');
+  const safe = defuse(output);
   if (safe.length <= MAX_TOOL_OUTPUT) return { text: wrap(safe), truncated: false };
   const name = `${callId.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 100)}.txt`;
   const file = join(outputDir, name);
@@ -43,6 +43,15 @@ async function saveWhole(outputDir: string, file: string, output: string): Promi
     await rm(file, { force: true }).catch(() => undefined);
     return false;
   }
+}
+
+/** Text from outside (a tool, a skill someone wrote) inside the untrusted-data markers, defused. */
+export function untrustedBlock(text: string): string {
+  return wrap(defuse(text));
+}
+
+function defuse(text: string): string {
+  return text.replace(/\[(\/?)tool_output\]/gi, '[$1tool_output\u200b]');
 }
 
 function wrap(text: string): string {

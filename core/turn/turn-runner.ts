@@ -5,6 +5,7 @@ import { turnDependencies } from './kernel-turns.js';
 import type { ModelProvider } from './model-provider.js';
 import { MODEL_PROVIDER } from './model-provider-token.js';
 import { QuestionBoard } from './questions.js';
+import { SKILLS_LISTING, type SkillListing, type SkillsListingSource } from './skills-listing.js';
 import { buildSystemPrompt, readAgentsFile } from './system-prompt.js';
 import type { TurnEvent } from './turn-events.js';
 import { runTurn, type TurnOutcome } from './turn-loop.js';
@@ -58,9 +59,10 @@ export class TurnRunner {
     try {
       const { kernel } = this;
       const agentsFile = await readAgentsFile(kernel.workspace.root);
+      const skills = await this.skills();
       return await runTurn(turnDependencies(kernel, {}, provider.limits), {
         sessionId, message, provider, signal: live.controller.signal,
-        systemPrompt: (tools) => buildSystemPrompt({ workspaceRoot: kernel.workspace.root, kernelVersion: KERNEL_VERSION, now: new Date(), tools }, agentsFile),
+        systemPrompt: (tools) => buildSystemPrompt({ workspaceRoot: kernel.workspace.root, kernelVersion: KERNEL_VERSION, now: new Date(), tools, skills }, agentsFile),
       }, (event) => {
         track(live, event);
         emit(event);
@@ -99,6 +101,21 @@ export class TurnRunner {
     const toolCalls = [...live.calls].map(([id, name]) => ({ id, name }));
     live.controller.abort();
     return { cancelled: true, ...(live.turnID !== undefined ? { turnID: live.turnID } : {}), running: { toolCalls } };
+  }
+
+  /**
+   * The skills listed in this turn's prompt, read once per turn (a skill saved during the turn is listed
+   * from the next one). A listing that fails to read leaves the skills out rather than failing the turn.
+   */
+  private async skills(): Promise<readonly SkillListing[]> {
+    const { container, log } = this.kernel;
+    if (!container.isRegistered(SKILLS_LISTING, true)) return [];
+    try {
+      return await container.resolve<SkillsListingSource>(SKILLS_LISTING).promptListing();
+    } catch (error) {
+      log.warn('the skills listing could not be read; this turn lists no skills', { error: error instanceof Error ? error.message : String(error) });
+      return [];
+    }
   }
 
   private provider(): ModelProvider {

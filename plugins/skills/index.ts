@@ -1,0 +1,28 @@
+import { join, resolve } from 'node:path';
+import { SKILLS_LISTING, WORKSPACE, definePlugin } from '../../core/index.js';
+import { skillHandlers } from './skill-actions.js';
+import { SkillCatalog } from './skill-catalog.js';
+import { limitsFrom, type SkillsConfig } from './skill-limits.js';
+import { SkillRecords } from './skill-records.js';
+import { SkillWriter } from './skill-writer.js';
+
+/**
+ * Skills (DESIGN.md §1, §2): folders under <workspace>/skills (and the config's extra folders, read
+ * only) holding a SKILL.md. The prompt lists names and descriptions within a token budget; the skill
+ * tool lists, loads, saves, renames, removes and installs them. A skill is only text: its scripts are
+ * never run, and its front matter grants nothing.
+ */
+export default definePlugin<SkillsConfig>({
+  async activate(ctx) {
+    const workspace = ctx.get(WORKSPACE);
+    const limits = limitsFrom(ctx.config);
+    const skillsDir = join(workspace.root, 'skills');
+    const records = await SkillRecords.open(join(workspace.agentDir, 'skills.json'), ctx.log);
+    const writer = new SkillWriter(skillsDir, ctx.log);
+    await writer.recover();
+    const roots = [{ path: skillsDir, writable: true }, ...(ctx.config.paths ?? []).map((path) => ({ path: resolve(workspace.root, path), writable: false }))];
+    const catalog = new SkillCatalog(roots, limits, records, ctx.log);
+    ctx.provide(SKILLS_LISTING, { promptListing: () => catalog.promptListing() });
+    return { skill: skillHandlers({ workspaceRoot: workspace.root, skillsDir, catalog, records, writer, limits }) };
+  },
+});

@@ -1,0 +1,176 @@
+import { lstat, readdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { skillLineTokens, type Logger, type SkillListing } from '../../core/index.js';
+import { parseSkillDocument, type SkillDocument } from './skill-document.js';
+import { problemOf, skillError, type SkillLimits, type SkillProblem } from './skill-limits.js';
+import { byCodePoint, looksLikeScript, readInside, scanFolder, type FolderFile } from './skill-paths.js';
+import type { SkillRecords } from './skill-records.js';
+
+/** A folder skills are read from: the workspace's own (written by the kernel) or one from the config (read only). */
+export interface SkillRoot {
+  path: string;
+  writable: boolean;
+}
+
+export interface Skill {
+  name: string;
+  description: string;
+  folder: string;
+  writable: boolean;
+  document: SkillDocument;
+  /** Every file of the folder, SKILL.md included, relative. */
+  files: FolderFile[];
+  scripts: string[];
+  warnings: string[];
+  /** Tokens its line takes in the system prompt (cl100k_base, as compaction counts). */
+  tokens: number;
+  updatedBy?: string;
+  /** When it was last loaded, else last written by the kernel, else SKILL.md's time on disk: the order the budget drops by. */
+  lastUsed: string;
+}
+
+export interface BrokenSkill {
+  path: string;
+  problem: SkillProblem;
+  message: string;
+}
+
+export interface Catalog {
+  skills: Map<string, Skill>;
+  broken: BrokenSkill[];
+}
+
+interface Parsed { key: string; document: SkillDocument; text: Buffer }
+
+/**
+ * Reads every skill of every root on each call (the folders are small and bounded), reparsing only a
+ * SKILL.md whose size or time changed: a skill added or edited on disk is seen at the next listing or
+ * turn, with no watcher to keep alive. Broken skills are reported, each once in the log.
+ */
+export class SkillCatalog {
+  private readonly parsed = new Map<string, Parsed>();
+  private readonly scripts = new Map<string, boolean>();
+  private readonly logged = new Set<string>();
+
+  constructor(private readonly roots: readonly SkillRoot[], private readonly limits: SkillLimits, private readonly records: SkillRecords, private readonly log: Logger) {}
+
+  async read(): Promise<Catalog> {
+    const catalog: Catalog = { skills: new Map(), broken: [] };
+    for (const root of this.roots) await this.readRoot(root, catalog);
+    for (const broken of catalog.broken) {
+      const key = `${broken.path}\u0000${broken.message}`;
+      if (!this.logged.has(key)) this.log.warn(`skill not loaded: ${broken.message}`, { path: broken.path, problem: broken.problem });
+      this.logged.add(key);
+    }
+    return catalog;
+  }
+
+  /** The skills the prompt lists: the most recently used first until the budget is spent, then by name. */
+  async promptListing(): Promise<SkillListing[]> {
+    const { skills } = await this.read();
+    const listed = fitBudget([...skills.values()], this.limits.promptTokenBudget).listed;
+    return [...skills.values()].filter((skill) => listed.has(skill.name)).map((skill) => ({ name: skill.name, description: skill.description }));
+  }
+
+  private async readRoot(root: SkillRoot, catalog: Catalog): Promise<void> {
+    let entries;
+    try {
+      entries = await readdir(root.path, { withFileTypes: true });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT' && root.writable) return;
+      catalog.broken.push({ path: root.path, problem: 'UNREADABLE', message: `the skills folder ${root.path} cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})` });
+      return;
+    }
+    for (const entry of entries.sort((a, b) => byCodePoint(a.name, b.name))) {
+      // Hidden folders are the kernel's (staging) or a tool's (.git): never skills.
+      if (entry.name.startsWith('.')) continue;
+      const folder = join(root.path, entry.name);
+      if (entry.isSymbolicLink()) {
+        catalog.broken.push({ path: folder, problem: 'LINK', message: `${folder} is a symbolic link; a skill's folder is never followed through a link (list another folder in plugins.skills.config.paths instead)` });
+        continue;
+      }
+      if (!entry.isDirectory()) continue;
+      try {
+        const skill = await this.readSkill(folder, entry.name, root.writable);
+        const earlier = catalog.skills.get(skill.name);
+        if (earlier) throw skillError('NAME_DUPLICATE', `${folder}: a skill named '${skill.name}' is already read from ${earlier.folder}; the first one is used`, { path: folder });
+        catalog.skills.set(skill.name, skill);
+      } catch (error) {
+        const problem = problemOf(error);
+        catalog.broken.push({ path: folder, problem: problem ?? 'UNREADABLE', message: problem ? (error as Error).message : `${folder} cannot be read: ${String(error)}` });
+      }
+    }
+  }
+
+  private async readSkill(folder: string, folderName: string, writable: boolean): Promise<Skill> {
+    const file = join(folder, 'SKILL.md');
+    const stats = await lstat(file).catch(() => undefined);
+    if (!stats) throw skillError('NO_SKILL', `${folder} has no SKILL.md`, { path: folder });
+    if (stats.isSymbolicLink()) throw skillError('LINK', `${file} is a symbolic link; links in a skill are never followed`, { path: file });
+    const key = `${stats.ino}:${stats.size}:${stats.mtimeMs}`;
+    let parsed = this.parsed.get(folder);
+    if (parsed?.key !== key) {
+      // The body limit is in characters; four bytes a character is the most UTF-8 takes, plus room for the front matter.
+      const text = await readInside(folder, 'SKILL.md', this.limits.maxBodyChars * 4 + 64 * 1024).catch((error: unknown) => {
+        if (problemOf(error) === 'FILE_TOO_LARGE') throw skillError('BODY_TOO_LARGE', `${file} is ${stats.size} bytes: its instructions are over the ${this.limits.maxBodyChars} characters allowed`, { path: file });
+        throw error;
+      });
+      parsed = { key, text, document: parseSkillDocument(text.toString('utf8'), { folder: folderName, maxBodyChars: this.limits.maxBodyChars, path: file }) };
+      this.parsed.set(folder, parsed);
+    }
+    const scan = await scanFolder(folder, this.limits.maxSkillFiles);
+    if (scan.files.length > this.limits.maxSkillFiles) throw skillError('TOO_MANY_FILES', `${folder} holds more than ${this.limits.maxSkillFiles} files`, { path: folder, limit: this.limits.maxSkillFiles });
+    if (scan.bytes > this.limits.maxSkillBytes) throw skillError('SKILL_TOO_LARGE', `${folder} holds ${scan.bytes} bytes, more than the ${this.limits.maxSkillBytes} a skill may have`, { path: folder, bytes: scan.bytes, limit: this.limits.maxSkillBytes });
+    const scripts = await this.findScripts(folder, scan.files);
+    const warnings = skillWarnings(scripts, scan.links, scan.others);
+    const { name, description } = parsed.document;
+    const record = this.records.get(name);
+    const updatedBy = this.records.provenance(name, parsed.text);
+    const onDisk = (await stat(file)).mtime.toISOString();
+    return {
+      name, description, folder, writable, document: parsed.document, files: scan.files, scripts, warnings,
+      tokens: skillLineTokens({ name, description }),
+      ...(updatedBy ? { updatedBy } : {}),
+      lastUsed: record?.lastLoadedAt ?? record?.updatedAt ?? onDisk,
+    };
+  }
+
+  private async findScripts(folder: string, files: FolderFile[]): Promise<string[]> {
+    const found: string[] = [];
+    for (const file of files) {
+      const key = `${folder}/${file.path}:${file.size}:${file.mode}`;
+      let script = this.scripts.get(key);
+      if (script === undefined) this.scripts.set(key, script = await looksLikeScript(folder, file));
+      if (script) found.push(file.path);
+    }
+    return found;
+  }
+}
+
+/** The warnings a skill is listed with: scripts that will never run here, links never followed. */
+export function skillWarnings(scripts: readonly string[], links: readonly string[] = [], others: readonly string[] = []): string[] {
+  const warnings: string[] = [];
+  const some = (items: readonly string[]) => `${items.slice(0, 5).join(', ')}${items.length > 5 ? ` and ${items.length - 5} more` : ''}`;
+  if (scripts.length > 0) warnings.push(`ships scripts (${some(scripts)}): they are inert here; Quire never runs a skill's scripts, only reads its text`);
+  if (links.length > 0) warnings.push(`holds symbolic links (${some(links)}), never followed`);
+  if (others.length > 0) warnings.push(`holds entries that are not files (${some(others)}), never read`);
+  return warnings;
+}
+
+/**
+ * Which skills the prompt's budget holds: by last use, most recent first, until the next one would
+ * pass the budget; that one and every less recently used one are left out.
+ */
+export function fitBudget(skills: readonly Pick<Skill, 'name' | 'tokens' | 'lastUsed'>[], budget: number): { listed: Set<string>; left: Set<string>; tokens: number } {
+  const byUse = [...skills].sort((a, b) => byCodePoint(b.lastUsed, a.lastUsed) || byCodePoint(a.name, b.name));
+  const listed = new Set<string>();
+  const left = new Set<string>();
+  let tokens = 0;
+  for (const skill of byUse) {
+    if (left.size === 0 && tokens + skill.tokens <= budget) {
+      listed.add(skill.name);
+      tokens += skill.tokens;
+    } else left.add(skill.name);
+  }
+  return { listed, left, tokens };
+}

@@ -1,0 +1,123 @@
+import { constants } from 'node:fs';
+import { lstat, open, readdir, realpath } from 'node:fs/promises';
+import { join, sep } from 'node:path';
+import { skillError } from './skill-limits.js';
+
+/**
+ * A path inside a skill, as given by a model, an archive or a person: relative, forward slashes, no
+ * `..`, no empty or `.` segments, no drive letters, no control characters. Returns it normalised.
+ */
+export function checkRelativePath(path: string, where = 'the path'): string {
+  if (path.startsWith('/') || path.startsWith('\\') || /^[A-Za-z]:/.test(path)) {
+    throw skillError('PATH_ABSOLUTE', `${where} '${path.slice(0, 200)}' is absolute; paths in a skill are relative to its folder`, { path: path.slice(0, 200) });
+  }
+  // A backslash is a separator on Windows: treated as one, so that 'a\..\..\x' is seen for what it is.
+  const segments = path.split(/[\\/]/);
+  if (segments.includes('..')) throw skillError('PATH_ESCAPES', `${where} '${path.slice(0, 200)}' climbs out of the skill's folder with '..'`, { path: path.slice(0, 200) });
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f]/.test(path) || path.includes('\\')) throw skillError('PATH_INVALID', `${where} '${path.slice(0, 200)}' holds control characters or backslashes`, { path: path.slice(0, 200) });
+  const kept = segments.filter((segment) => segment !== '' && segment !== '.');
+  if (kept.length === 0) throw skillError('PATH_INVALID', `${where} '${path.slice(0, 200)}' names no file`, { path: path.slice(0, 200) });
+  if (kept.some((segment) => segment.length > 255) || kept.length > 32) throw skillError('PATH_INVALID', `${where} is too long or too deep`, { path: path.slice(0, 200) });
+  return kept.join('/');
+}
+
+export interface FolderFile {
+  /** Relative, forward slashes. */
+  path: string;
+  size: number;
+  mode: number;
+}
+
+export interface FolderScan {
+  files: FolderFile[];
+  /** Symbolic links found (never followed), and anything that is neither a file nor a folder. */
+  links: string[];
+  others: string[];
+  bytes: number;
+}
+
+/** Everything in a skill's folder, without following any link; stops counting past `maxFiles`. */
+export async function scanFolder(root: string, maxFiles: number): Promise<FolderScan> {
+  const scan: FolderScan = { files: [], links: [], others: [], bytes: 0 };
+  const walk = async (folder: string, prefix: string): Promise<void> => {
+    for (const entry of (await readdir(folder, { withFileTypes: true })).sort((a, b) => byCodePoint(a.name, b.name))) {
+      const path = prefix === '' ? entry.name : `${prefix}/${entry.name}`;
+      if (entry.isSymbolicLink()) scan.links.push(path);
+      else if (entry.isDirectory()) await walk(join(folder, entry.name), path);
+      else if (!entry.isFile()) scan.others.push(path);
+      else {
+        const stats = await lstat(join(folder, entry.name));
+        scan.files.push({ path, size: stats.size, mode: stats.mode });
+        scan.bytes += stats.size;
+      }
+      if (scan.files.length > maxFiles) return;
+    }
+  };
+  await walk(root, '');
+  return scan;
+}
+
+/**
+ * One file of a skill, read only if it stays inside the folder: every segment is checked to be no
+ * link, the file is opened without following a link, and its real path must lie under the folder's.
+ */
+export async function readInside(root: string, relative: string, maxBytes: number): Promise<Buffer> {
+  const path = checkRelativePath(relative, 'the file');
+  const segments = path.split('/');
+  let current = root;
+  for (const [index, segment] of segments.entries()) {
+    current = join(current, segment);
+    const stats = await lstat(current).catch(() => undefined);
+    if (!stats) throw skillError('SKILL_NOT_FOUND', `the skill has no file '${path}'`, { file: path });
+    if (stats.isSymbolicLink()) throw skillError('LINK', `'${segments.slice(0, index + 1).join('/')}' is a symbolic link; links in a skill are never followed`, { file: path });
+    if (index < segments.length - 1 && !stats.isDirectory()) throw skillError('SKILL_NOT_FOUND', `the skill has no file '${path}'`, { file: path });
+    if (index === segments.length - 1 && !stats.isFile()) throw skillError('NOT_A_FILE', `'${path}' is not a file`, { file: path });
+    if (index === segments.length - 1 && stats.size > maxBytes) throw skillError('FILE_TOO_LARGE', `'${path}' is ${stats.size} bytes, more than the ${maxBytes} a file of a skill may have`, { file: path, bytes: stats.size, limit: maxBytes });
+  }
+  const realRoot = await realpath(root);
+  const realFile = await realpath(current);
+  if (!realFile.startsWith(realRoot + sep)) throw skillError('PATH_ESCAPES', `'${path}' lies outside the skill's folder`, { file: path });
+  const handle = await open(current, constants.O_RDONLY | constants.O_NOFOLLOW);
+  try {
+    const buffer = Buffer.alloc(maxBytes + 1);
+    const { bytesRead } = await handle.read(buffer, 0, maxBytes + 1, 0);
+    if (bytesRead > maxBytes) throw skillError('FILE_TOO_LARGE', `'${path}' is more than the ${maxBytes} bytes a file of a skill may have`, { file: path, limit: maxBytes });
+    return buffer.subarray(0, bytesRead);
+  } finally {
+    await handle.close();
+  }
+}
+
+const SCRIPT_EXTENSIONS = new Set(['sh', 'bash', 'zsh', 'fish', 'py', 'js', 'mjs', 'cjs', 'ts', 'rb', 'pl', 'php', 'ps1', 'psm1', 'bat', 'cmd', 'exe', 'com', 'jar', 'lua', 'r', 'applescript', 'vbs']);
+
+/** Whether a file looks like something meant to run: a script's extension, an executable bit, or a `#!` line. */
+export async function looksLikeScript(root: string, file: FolderFile): Promise<boolean> {
+  if (isScript(file.path, file.mode)) return true;
+  if (file.size < 2) return false;
+  const handle = await open(join(root, ...file.path.split('/')), constants.O_RDONLY | constants.O_NOFOLLOW).catch(() => undefined);
+  if (!handle) return false;
+  try {
+    const head = Buffer.alloc(2);
+    await handle.read(head, 0, 2, 0);
+    return isScript(file.path, 0, head);
+  } finally {
+    await handle.close();
+  }
+}
+
+/** The same judgement from a file's name, mode and first bytes. */
+export function isScript(path: string, mode: number, head?: Uint8Array): boolean {
+  const name = path.slice(path.lastIndexOf('/') + 1);
+  const extension = name.includes('.') ? name.slice(name.lastIndexOf('.') + 1).toLowerCase() : '';
+  return SCRIPT_EXTENSIONS.has(extension) || (mode & 0o111) !== 0 || (head !== undefined && head[0] === 0x23 && head[1] === 0x21);
+}
+
+export function isTextBuffer(data: Uint8Array): boolean {
+  return !data.includes(0);
+}
+
+/** Code-point order: the same on every machine, whatever its locale. */
+export function byCodePoint(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
