@@ -6,7 +6,9 @@
  *
  *   node /work/shared/bench/corpus.mjs /tmp/corpus 3200                        # paragraphs
  *   QUIRE_BENCH_MODELS=/tmp/bench-models npx vitest run test/plugins/local-models/bench-model.test.ts
- *   npm run build && node dist/bench/local-models-event-loop.js /tmp/bench-models bench/embedder-384 /tmp/corpus [ROUNDS=8]
+ *   npm run build && node dist/bench/local-models-event-loop.js /tmp/bench-models bench/embedder-384 /tmp/corpus [ROUNDS=8] [bench/reranker-384]
+ *
+ * With a reranker: also one query against 40 paragraphs (what a hybrid search reranks), the same way.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
@@ -14,10 +16,11 @@ import { join } from 'node:path';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { createModelRunner } from '../plugins/local-models/model-runner.js';
 import { OnnxEmbedder } from '../plugins/local-models/onnx-embedder.js';
+import { OnnxReranker } from '../plugins/local-models/onnx-reranker.js';
 
-const [modelsDir, model, corpusDir, roundsArg] = process.argv.slice(2);
+const [modelsDir, model, corpusDir, roundsArg, rerankerModel] = process.argv.slice(2);
 if (!modelsDir || !model || !corpusDir) {
-  console.error('usage: node dist/bench/local-models-event-loop.js <models dir> <org/name> <corpus dir> [rounds]');
+  console.error('usage: node dist/bench/local-models-event-loop.js <models dir> <org/name> <corpus dir> [rounds] [reranker org/name]');
   process.exit(2);
 }
 const ROUNDS = Number(roundsArg ?? 8);
@@ -104,3 +107,23 @@ const inline = figures.get('inline')!;
 const worker = figures.get('worker')!;
 console.log(`ratio worker/inline: batch time ${(median(worker.ms) / median(inline.ms)).toFixed(2)}, longest stall ${(median(worker.stall) / median(inline.stall)).toFixed(3)}; load ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
 await Promise.all([...embedders.values()].map((embedder) => embedder.dispose()));
+
+if (rerankerModel) {
+  const DOCUMENTS = 40;
+  const rerankers = new Map((['inline', 'worker'] as const).map((placement) => [placement, new OnnxReranker({ model: rerankerModel }, modelsDir, createModelRunner({ kind: 'reranker', modelsDir, model: rerankerModel }, placement))]));
+  const timings = new Map([...rerankers.keys()].map((placement) => [placement, { ms: [] as number[], stall: [] as number[] }]));
+  for (const reranker of rerankers.values()) await reranker.rerank('warm up', texts.slice(0, 2));
+  for (let round = 0; round < ROUNDS; round++) {
+    const documents = texts.slice((round * DOCUMENTS) % (texts.length - DOCUMENTS), (round * DOCUMENTS) % (texts.length - DOCUMENTS) + DOCUMENTS);
+    for (const placement of round % 2 === 0 ? ['inline', 'worker'] as const : ['worker', 'inline'] as const) {
+      const run = await stall(() => rerankers.get(placement)!.rerank('semantic search over my notes', documents));
+      timings.get(placement)!.ms.push(run.ms);
+      timings.get(placement)!.stall.push(run.stallMs);
+    }
+  }
+  for (const [placement, timing] of timings) {
+    console.log(`rerank ${placement.padEnd(6)} one query, ${DOCUMENTS} paragraphs (${rerankerModel}): median ${median(timing.ms).toFixed(0)} ms, event loop held up median ${median(timing.stall).toFixed(1)} ms, max ${Math.max(...timing.stall).toFixed(1)} ms`);
+  }
+  await Promise.all([...rerankers.values()].map((reranker) => reranker.dispose()));
+  console.log(`load ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+}

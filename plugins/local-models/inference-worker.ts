@@ -1,7 +1,7 @@
 // A worker thread that runs one model: inference is synchronous native code (150 ms and more for a
 // batch of 32 paragraphs), which would stop the kernel's event loop for as long.
 import { parentPort, workerData } from 'node:worker_threads';
-import { isKernelError } from '../../core/index.js';
+import { isKernelError } from '../../core/errors.js';
 import { loadModel, type LoadedModel, type ModelSpec } from './inference.js';
 import type { InferenceRequest, InferenceResponse } from './inference-protocol.js';
 

@@ -1,5 +1,6 @@
+// The model's worker thread loads this module: errors come from core/errors.js, not the whole core index.
 import type { PreTrainedModel, PreTrainedTokenizer, Tensor } from '@huggingface/transformers';
-import { KernelError, isKernelError } from '../../core/index.js';
+import { KernelError, isKernelError } from '../../core/errors.js';
 import type { ModelDtype } from './config.js';
 import { checkModelFolder } from './model-folder.js';
 import { withTransformersEnv } from './transformers-env.js';

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, relative, resolve, sep } from 'node:path';
-import { KernelError } from '../../core/index.js';
+import { KernelError } from '../../core/errors.js';
 import { DTYPE_FILE_SUFFIX, type ModelDtype } from './config.js';
 
 /**
