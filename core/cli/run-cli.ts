@@ -8,9 +8,10 @@ import { exportCommand, importCommand } from './commands/markdown-transfer.js';
 import { modelsCommands } from './commands/models-pull.js';
 import { pluginValidateCommand } from './commands/plugin-validate.js';
 import { serveCommand } from './commands/serve.js';
+import { skillCommands } from './commands/skill.js';
 import { snapshotCommands } from './commands/snapshot.js';
 
-const COMMANDS: readonly Command[] = [serveCommand, chatCommand, indexRebuildCommand, importCommand, exportCommand, ...snapshotCommands, ...modelsCommands, pluginValidateCommand, auditVerifyCommand, auditAnchorCommand];
+const COMMANDS: readonly Command[] = [serveCommand, chatCommand, indexRebuildCommand, importCommand, exportCommand, ...snapshotCommands, ...modelsCommands, ...skillCommands, pluginValidateCommand, auditVerifyCommand, auditAnchorCommand];
 
 function usage(): string {
   const width = Math.max(...COMMANDS.map((command) => command.name.length));

@@ -92,11 +92,12 @@ export function skillHandlers(parts: SkillParts): Record<string, ActionHandler> 
       };
     },
 
-    load: async (input) => {
+    load: async (input, call) => {
       const { name, file } = input as { name: string; file?: string };
       const { skill } = await find(name);
-      // Load times order the prompt's budget; losing one is no reason to fail the read.
-      await records.loaded(skill.name).catch(() => undefined);
+      // The agent's load times order the prompt's budget (a person reading a skill is not the agent using it);
+      // losing one is no reason to fail the read.
+      if (call.principal.kind === 'agent') await records.loaded(skill.name).catch(() => undefined);
       if (file !== undefined) {
         const data = await readInside(skill.folder, file, limits.maxFileBytes);
         if (!isTextBuffer(data)) throw skillError('NOT_TEXT', `'${file}' of the skill '${name}' is not text; only text files of a skill are read here`, { file });
