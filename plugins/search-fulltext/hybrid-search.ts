@@ -13,7 +13,7 @@ export type HybridInput = Omit<FulltextInput, 'documentCounts'>;
 type Arm = 'fulltext' | 'semantic';
 type ArmScores = Partial<Record<Arm | 'rerank', { rank: number; score: number }>>;
 
-interface FulltextHit { id: string; score: number; snippet: string }
+interface FulltextHit { id: string; documentId: string; notebook: string; hpath: string; type: string; subtype: string | null; snippet: string; score: number }
 interface FulltextAnswer { total: number; totalIsLowerBound: boolean; results: FulltextHit[] }
 
 export interface HybridDeps {
@@ -52,6 +52,7 @@ export function createHybridSearch(deps: HybridDeps) {
     // The semantic arm, when it can run, alongside the full-text one.
     const semantic = deps.semantic();
     const semanticWhy = semantic === undefined ? 'semantic search is disabled (the search-semantic plugin is not active)' : semantic.unavailable();
+    if (semanticWhy !== undefined && rerankWhy !== undefined) return fulltextOnly(deps, input, filters, call, [semanticWhy, rerankWhy]);
     const semanticRun = semanticWhy === undefined
       ? semantic!.search({ query: input.query, ...filters, limit: depth, offset: 0 }, call).then((answer) => ({ answer }), (error: unknown) => ({ error }))
       : undefined;
@@ -116,6 +117,27 @@ export function createHybridSearch(deps: HybridDeps) {
       ...(notes.length ? { note: notes.join('; ') } : {}),
       results,
     };
+  };
+}
+
+/**
+ * Nothing to fuse and nothing to rerank: the full-text page itself, asked for as such (ranking a
+ * deeper list and cutting the page out of it would cost more for the same answer). Same answer shape.
+ */
+async function fulltextOnly(deps: HybridDeps, input: HybridInput, filters: Omit<HybridInput, 'query' | 'page' | 'pageSize'>, call: ActionCall, notes: string[]) {
+  const page = input.page ?? 1;
+  const pageSize = input.pageSize ?? 20;
+  const found = await deps.fulltext({ query: input.query, ...filters, page, pageSize }, call);
+  const start = (page - 1) * pageSize;
+  return {
+    query: input.query, page, pageSize, total: found.total, depth: found.total,
+    fusion: { method: 'reciprocal rank fusion', k: RRF_K },
+    arms: { fulltext: { ran: true, hits: found.results.length, total: found.total }, semantic: { ran: false, reason: notes[0]! }, rerank: { ran: false, reason: notes[1]! } },
+    fellBackToFulltext: true, note: notes.join('; '),
+    results: found.results.map((hit, position) => {
+      const rank = start + position + 1;
+      return { ...hit, rank, score: 1 / (RRF_K + rank), arms: { fulltext: { rank, score: hit.score } } };
+    }),
   };
 }
 
