@@ -1,7 +1,8 @@
 /**
  * The approximate-nearest-neighbour index of search-semantic: a usearch HNSW graph over integer keys
- * (the `block_embeddings` rowid), cosine metric, persisted as `<dir>/<name>.usearch` plus a sidecar
- * `<dir>/<name>.usearch.json`. It is a cache of the embeddings table, never the source of truth:
+ * (the `block_embeddings` rowid), cosine metric, persisted as `<dir>/<name>.<generation>.usearch` plus
+ * the sidecar `<dir>/<name>.usearch.json`, which names the current graph file and is written last (the
+ * commit point of a save; see ann-sidecar.ts). It is a cache of the embeddings table, never the source of truth:
  * whatever goes wrong with the file (missing, truncated, other dimensions or options) opens an empty
  * index with `needsRebuild` saying why, and the caller rebuilds it from SQLite.
  *
@@ -24,7 +25,7 @@ export type AnnQuantization = 'f32' | 'f16' | 'i8';
 export interface AnnOptions {
   /** Length of every vector; a saved file of another length is not loaded (needsRebuild). */
   readonly dimensions: number;
-  /** How vectors are stored in the graph; f16 (default) halves memory at no measurable recall cost. */
+  /** How vectors are stored in the graph; f16 (default) takes half the memory and file of f32. */
   readonly quantization?: AnnQuantization;
   /** HNSW M (default 16). Stored in the file: a file with another value needs a rebuild. */
   readonly connectivity?: number;
