@@ -53,7 +53,9 @@ export function skillHandlers(parts: SkillParts): Record<string, ActionHandler> 
   };
 
   /** Writes checked skills (unless a dry run) and records who wrote them; the answer lists every file. */
-  const put = async (skills: PackagedSkill[], call: ActionCall, options: { replace: boolean; dryRun: boolean; source?: string }) => files.exclusive(async () => {
+  const put = (skills: PackagedSkill[], call: ActionCall, options: { replace: boolean; dryRun: boolean; source?: string }) => files.exclusive(() => putNow(skills, call, options));
+  /** The same, for a caller already inside the writer's turn. */
+  const putNow = async (skills: PackagedSkill[], call: ActionCall, options: { replace: boolean; dryRun: boolean; source?: string }) => {
     const existing = (await catalog.read()).skills;
     for (const skill of skills) {
       const present = existing.get(skill.name);
@@ -72,7 +74,7 @@ export function skillHandlers(parts: SkillParts): Record<string, ActionHandler> 
       await records.written(skill.name, { updatedBy: by, sha256: sha256(skillMd.data), ...(options.source ? { source: options.source } : {}) });
     }
     return { installed: planned.map((plan) => ({ ...plan, replaced: replaced.includes(plan.name) })), updatedBy: by };
-  });
+  };
 
   return {
     list: async () => {
@@ -122,14 +124,17 @@ export function skillHandlers(parts: SkillParts): Record<string, ActionHandler> 
         if (given.some((file) => file.path === checked)) throw skillError('PATH_DUPLICATE', `the file '${checked}' is given twice`, { path: checked });
         given.push({ path: checked, data: Buffer.from(text, 'utf8'), mode: 0o644 });
       }
-      // A replaced skill keeps its other files: an edit of SKILL.md does not drop its references.
-      const current = (await catalog.read()).skills.get(name);
-      const kept = current?.writable ? await keptFiles(current, given, limits) : [];
-      const skill = { name, from: 'SKILL.md', document, files: [...given, ...kept] };
-      checkSkillSize(skill, limits);
-      const answer = await put([skill], call, { replace: true, dryRun: false });
-      const [written] = (answer as { installed: { files: string[]; replaced: boolean; warnings: string[] }[] }).installed;
-      return { name, written: given.map((file) => file.path), kept: kept.map((file) => file.path), replaced: written!.replaced, warnings: written!.warnings, updatedBy: writer(call) };
+      // In the writer's turn from the read to the swap, so that two saves of one skill cannot drop each other's files.
+      return files.exclusive(async () => {
+        // A replaced skill keeps its other files: an edit of SKILL.md does not drop its references.
+        const current = (await catalog.read()).skills.get(name);
+        const kept = current?.writable ? await keptFiles(current, given, limits) : [];
+        const skill = { name, from: 'SKILL.md', document, files: [...given, ...kept] };
+        checkSkillSize(skill, limits);
+        const answer = await putNow([skill], call, { replace: true, dryRun: false });
+        const [written] = (answer as { installed: { files: string[]; replaced: boolean; warnings: string[] }[] }).installed;
+        return { name, written: given.map((file) => file.path), kept: kept.map((file) => file.path), replaced: written!.replaced, warnings: written!.warnings, updatedBy: writer(call) };
+      });
     },
 
     rename: async (input, call) => {

@@ -98,6 +98,24 @@ describe('saving, renaming and removing', () => {
     expect(await listed()).toBe('changed on disk');
   });
 
+  it('runs two saves of one skill one after the other, so neither drops the file the other added', async () => {
+    const { kernel, skill } = await boot();
+    const content = md('pair');
+    await skill('save', { name: 'pair', content });
+    await Promise.all([
+      skill('save', { name: 'pair', content, files: { 'one.md': '1' } }, agent('s1', 't1', 'c1')),
+      skill('save', { name: 'pair', content, files: { 'two.md': '2' } }, agent('s2', 't1', 'c1')),
+    ]);
+    expect(await filesUnder(join(kernel.workspace.root, 'skills'))).toEqual(['pair/SKILL.md', 'pair/one.md', 'pair/two.md']);
+  });
+
+  it('refuses an archive naming one file twice under two spellings', async () => {
+    const dir = await tempDir();
+    const { skill } = await boot({}, join(dir, 'ws'));
+    await writeFile(join(dir, 'twice.zip'), makeZip([{ name: 'x/SKILL.md', data: md('x') }, { name: 'x/a.md', data: '1' }, { name: 'x/./a.md', data: '2' }]));
+    expect((await caught(skill('install', { path: join(dir, 'twice.zip') }))).details?.problem).toBe('PATH_DUPLICATE');
+  });
+
   it('refuses a save whose front-matter name differs from the name given', async () => {
     const { skill } = await boot();
     const error = await caught(skill('save', { name: 'one', content: md('two') }));
