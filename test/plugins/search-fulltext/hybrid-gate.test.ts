@@ -1,7 +1,10 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { describe, expect, it } from 'vitest';
+import { startHttpServer } from '../../../core/http/serve.js';
 import type { Principal } from '../../../core/plugin-api.js';
 import { ModelWireServer } from '../../../fakes/model-wire-server.js';
-import { gardenCorpus, useHybrid, type HybridAnswer } from './hybrid-harness.js';
+import { ADMIN_TOKEN, gardenCorpus, useHybrid, type HybridAnswer } from './hybrid-harness.js';
 
 const { boot } = useHybrid();
 const agent: Principal = { kind: 'agent', name: 'agent:s1/t1/c1', role: 'admin', sessionId: 's1', turnId: 't1' };
@@ -49,5 +52,28 @@ describe('the gate on hybrid search', () => {
     expect(answer?.arms.rerank).toEqual({ ran: true, candidates: 5, model: 'length-1' });
     expect(answer?.arms.semantic.ran).toBe(true);
     expect(answer?.results[0]?.arms.rerank).toEqual({ rank: 1, score: expect.any(Number) });
+  });
+
+  it('is offered over MCP with its annotations, and the rerank tool is gone when rerank is disabled', async () => {
+    for (const [options, rerankListed] of [[{ localReranker: true }, true], [{ plugins: { rerank: { enabled: false } } }, false]] as const) {
+      const { kernel, act } = await boot(options);
+      await gardenCorpus(act);
+      const server = await startHttpServer(kernel, { host: '127.0.0.1', port: 0 });
+      const client = new Client({ name: 'quire-test', version: '1.0.0' });
+      try {
+        await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } } }));
+        const { tools } = await client.listTools();
+        const hybrid = tools.find((tool) => tool.name === 'search_hybrid');
+        expect(hybrid?.annotations).toMatchObject({ readOnlyHint: true, openWorldHint: false });
+        expect(tools.some((tool) => tool.name === 'rerank_rerank')).toBe(rerankListed);
+        const called = await client.callTool({ name: 'search_hybrid', arguments: { query: 'tomatoes' } });
+        const answer = (called.structuredContent ?? JSON.parse((called.content as { text: string }[])[0]!.text)) as HybridAnswer;
+        expect(answer.arms.rerank.ran).toBe(rerankListed);
+        expect(answer.results.length).toBeGreaterThan(0);
+      } finally {
+        await client.close();
+        await server.close();
+      }
+    }
   });
 });
