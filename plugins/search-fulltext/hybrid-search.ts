@@ -54,7 +54,8 @@ export function createHybridSearch(deps: HybridDeps) {
     const semanticWhy = semantic === undefined ? 'semantic search is disabled (the search-semantic plugin is not active)' : semantic.unavailable();
     if (semanticWhy !== undefined && rerankWhy !== undefined) return fulltextOnly(deps, input, filters, call, [semanticWhy, rerankWhy]);
     const semanticRun = semanticWhy === undefined
-      ? semantic!.search({ query: input.query, ...filters, limit: depth, offset: 0 }, call).then((answer) => ({ answer }), (error: unknown) => ({ error }))
+      // Wrapped so that a provider throwing before its first await counts as a failed arm too.
+      ? (async () => semantic!.search({ query: input.query, ...filters, limit: depth, offset: 0 }, call))().then((answer) => ({ answer }), (error: unknown) => ({ error }))
       : undefined;
     let fulltext: FulltextAnswer | undefined;
     let fulltextError: unknown;
