@@ -1,10 +1,10 @@
-import { lstat, readdir, stat } from 'node:fs/promises';
+import { lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { skillLineTokens, type Logger, type SkillListing } from '../../core/index.js';
 import { parseSkillDocument, type SkillDocument } from './skill-document.js';
 import { problemOf, skillError, type SkillLimits, type SkillProblem } from './skill-limits.js';
-import { byCodePoint, looksLikeScript, readInside, scanFolder, type FolderFile } from './skill-paths.js';
-import type { SkillRecords } from './skill-records.js';
+import { byCodePoint, looksLikeScript, readInside, scanFolder, type FolderFile, type FolderScan } from './skill-paths.js';
+import { sha256, type SkillRecords } from './skill-records.js';
 
 /** A folder skills are read from: the workspace's own (written by the kernel) or one from the config (read only). */
 export interface SkillRoot {
@@ -40,7 +40,8 @@ export interface Catalog {
   broken: BrokenSkill[];
 }
 
-interface Parsed { key: string; document: SkillDocument; text: Buffer }
+interface Parsed { key: string; document: SkillDocument; sha256: string; tokens: number }
+interface Scanned { stamp: string; scan: FolderScan; scripts: string[] }
 
 /**
  * Reads every skill of every root on each call (the folders are small and bounded), reparsing only a
@@ -49,10 +50,12 @@ interface Parsed { key: string; document: SkillDocument; text: Buffer }
  */
 export class SkillCatalog {
   private readonly parsed = new Map<string, Parsed>();
-  private readonly scripts = new Map<string, boolean>();
+  private readonly scans = new Map<string, Scanned>();
   private readonly logged = new Set<string>();
 
-  constructor(private readonly roots: readonly SkillRoot[], private readonly limits: SkillLimits, private readonly records: SkillRecords, private readonly log: Logger) {}
+  /** `reuseScans: false` walks every folder on every read (kept for the benchmark's comparison). */
+  constructor(private readonly roots: readonly SkillRoot[], private readonly limits: SkillLimits, private readonly records: SkillRecords, private readonly log: Logger,
+    private readonly options: { reuseScans?: boolean } = {}) {}
 
   async read(): Promise<Catalog> {
     const catalog: Catalog = { skills: new Map(), broken: [] };
@@ -81,17 +84,18 @@ export class SkillCatalog {
       catalog.broken.push({ path: root.path, problem: 'UNREADABLE', message: `the skills folder ${root.path} cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})` });
       return;
     }
-    for (const entry of entries.sort((a, b) => byCodePoint(a.name, b.name))) {
-      // Hidden folders are the kernel's (staging) or a tool's (.git): never skills.
-      if (entry.name.startsWith('.')) continue;
+    const folders = entries.filter((entry) => !entry.name.startsWith('.') && (entry.isDirectory() || entry.isSymbolicLink())).sort((a, b) => byCodePoint(a.name, b.name));
+    // Read side by side (each is a few stats), then taken in name order, so which duplicate wins never depends on timing.
+    const read = await Promise.all(folders.map((entry) => {
       const folder = join(root.path, entry.name);
-      if (entry.isSymbolicLink()) {
-        catalog.broken.push({ path: folder, problem: 'LINK', message: `${folder} is a symbolic link; a skill's folder is never followed through a link (list another folder in plugins.skills.config.paths instead)` });
-        continue;
-      }
-      if (!entry.isDirectory()) continue;
+      if (entry.isSymbolicLink()) return { folder, error: skillError('LINK', `${folder} is a symbolic link; a skill's folder is never followed through a link (list another folder in plugins.skills.config.paths instead)`, { path: folder }) };
+      return this.readSkill(folder, entry.name, root.writable).then((skill) => ({ folder, skill }), (error: unknown) => ({ folder, error }));
+    }));
+    for (const entry of read) {
+      const { folder } = entry;
       try {
-        const skill = await this.readSkill(folder, entry.name, root.writable);
+        if ('error' in entry) throw entry.error;
+        const { skill } = entry;
         const earlier = catalog.skills.get(skill.name);
         if (earlier) throw skillError('NAME_DUPLICATE', `${folder}: a skill named '${skill.name}' is already read from ${earlier.folder}; the first one is used`, { path: folder });
         catalog.skills.set(skill.name, skill);
@@ -115,36 +119,52 @@ export class SkillCatalog {
         if (problemOf(error) === 'FILE_TOO_LARGE') throw skillError('BODY_TOO_LARGE', `${file} is ${stats.size} bytes: its instructions are over the ${this.limits.maxBodyChars} characters allowed`, { path: file });
         throw error;
       });
-      parsed = { key, text, document: parseSkillDocument(text.toString('utf8'), { folder: folderName, maxBodyChars: this.limits.maxBodyChars, path: file }) };
+      const document = parseSkillDocument(text.toString('utf8'), { folder: folderName, maxBodyChars: this.limits.maxBodyChars, path: file });
+      parsed = { key, document, sha256: sha256(text), tokens: skillLineTokens({ name: document.name, description: document.description }) };
       this.parsed.set(folder, parsed);
     }
-    const scan = await scanFolder(folder, this.limits.maxSkillFiles);
+    const { scan, scripts } = await this.scan(folder);
     if (scan.files.length > this.limits.maxSkillFiles) throw skillError('TOO_MANY_FILES', `${folder} holds more than ${this.limits.maxSkillFiles} files`, { path: folder, limit: this.limits.maxSkillFiles });
     if (scan.bytes > this.limits.maxSkillBytes) throw skillError('SKILL_TOO_LARGE', `${folder} holds ${scan.bytes} bytes, more than the ${this.limits.maxSkillBytes} a skill may have`, { path: folder, bytes: scan.bytes, limit: this.limits.maxSkillBytes });
-    const scripts = await this.findScripts(folder, scan.files);
-    const warnings = skillWarnings(scripts, scan.links, scan.others);
     const { name, description } = parsed.document;
     const record = this.records.get(name);
-    const updatedBy = this.records.provenance(name, parsed.text);
-    const onDisk = (await stat(file)).mtime.toISOString();
+    const updatedBy = this.records.provenance(name, parsed.sha256);
     return {
-      name, description, folder, writable, document: parsed.document, files: scan.files, scripts, warnings,
-      tokens: skillLineTokens({ name, description }),
+      name, description, folder, writable, document: parsed.document, files: scan.files, scripts, warnings: skillWarnings(scripts, scan.links, scan.others),
+      tokens: parsed.tokens,
       ...(updatedBy ? { updatedBy } : {}),
-      lastUsed: record?.lastLoadedAt ?? record?.updatedAt ?? onDisk,
+      lastUsed: record?.lastLoadedAt ?? record?.updatedAt ?? stats.mtime.toISOString(),
     };
   }
 
-  private async findScripts(folder: string, files: FolderFile[]): Promise<string[]> {
-    const found: string[] = [];
-    for (const file of files) {
-      const key = `${folder}/${file.path}:${file.size}:${file.mode}`;
-      let script = this.scripts.get(key);
-      if (script === undefined) this.scripts.set(key, script = await looksLikeScript(folder, file));
-      if (script) found.push(file.path);
+  /**
+   * A skill folder's files and scripts, walked again only when one of its folders changed time (a file
+   * added, removed or renamed anywhere in it); otherwise one stat per folder. A file rewritten in place
+   * keeps its folder's time: SKILL.md is checked on its own, and a file loaded is checked when read.
+   */
+  private async scan(folder: string): Promise<Scanned> {
+    const known = this.options.reuseScans === false ? undefined : this.scans.get(folder);
+    if (known) {
+      const stamp = await folderStamp(folder, known.scan.folders).catch(() => undefined);
+      if (stamp === known.stamp) return known;
     }
-    return found;
+    const scan = await scanFolder(folder, this.limits.maxSkillFiles);
+    const stamp = await folderStamp(folder, scan.folders);
+    const scanned = { stamp, scan, scripts: await findScripts(folder, scan.files) };
+    this.scans.set(folder, scanned);
+    return scanned;
   }
+}
+
+async function folderStamp(folder: string, folders: readonly string[]): Promise<string> {
+  const times = await Promise.all(folders.map((relative) => lstat(relative === '' ? folder : join(folder, ...relative.split('/'))).then((stats) => `${stats.ino}:${stats.mtimeMs}`)));
+  return times.join('|');
+}
+
+async function findScripts(folder: string, files: FolderFile[]): Promise<string[]> {
+  const found: string[] = [];
+  for (const file of files) if (await looksLikeScript(folder, file)) found.push(file.path);
+  return found;
 }
 
 /** The warnings a skill is listed with: scripts that will never run here, links never followed. */

@@ -34,13 +34,16 @@ export interface FolderScan {
   /** Symbolic links found (never followed), and anything that is neither a file nor a folder. */
   links: string[];
   others: string[];
+  /** Every folder walked, '' for the skill's own: their times tell whether the scan still holds. */
+  folders: string[];
   bytes: number;
 }
 
 /** Everything in a skill's folder, without following any link; stops counting past `maxFiles`. */
 export async function scanFolder(root: string, maxFiles: number): Promise<FolderScan> {
-  const scan: FolderScan = { files: [], links: [], others: [], bytes: 0 };
+  const scan: FolderScan = { files: [], links: [], others: [], folders: [], bytes: 0 };
   const walk = async (folder: string, prefix: string): Promise<void> => {
+    scan.folders.push(prefix);
     for (const entry of (await readdir(folder, { withFileTypes: true })).sort((a, b) => byCodePoint(a.name, b.name))) {
       const path = prefix === '' ? entry.name : `${prefix}/${entry.name}`;
       if (entry.isSymbolicLink()) scan.links.push(path);

@@ -52,10 +52,10 @@ export class SkillRecords {
   }
 
   /** Who wrote this SKILL.md, if the kernel wrote exactly this text; 'changed on disk' if it wrote another. */
-  provenance(name: string, skillMd: string | Uint8Array): string | undefined {
+  provenance(name: string, skillMdSha256: string): string | undefined {
     const record = this.records.get(name);
     if (!record?.updatedBy) return undefined;
-    return record.sha256 === sha256(skillMd) ? record.updatedBy : 'changed on disk';
+    return record.sha256 === skillMdSha256 ? record.updatedBy : 'changed on disk';
   }
 
   async written(name: string, record: Pick<SkillRecord, 'updatedBy' | 'sha256' | 'source'>, at = new Date()): Promise<void> {

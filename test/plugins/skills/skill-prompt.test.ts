@@ -5,7 +5,7 @@ import { countText } from '../../../core/turn/compaction-tokens.js';
 import { SKILLS_LISTING, type SkillsListingSource } from '../../../core/turn/skills-listing.js';
 import { buildSystemPrompt } from '../../../core/turn/system-prompt.js';
 import { agent } from '../blocks/blocks-harness.js';
-import { skillMd, useSkills, writeTree } from './skills-harness.js';
+import { skillCaller, skillMd, useSkills, writeTree } from './skills-harness.js';
 
 const { boot, tempDir } = useSkills();
 
@@ -50,6 +50,12 @@ describe('the skills listing in the system prompt', () => {
     expect(await listing()).toEqual([{ name: 'fresh', description: 'First words.' }]);
     await writeFile(join(kernel.workspace.root, 'skills/fresh/SKILL.md'), md('fresh', 'Second words, a little longer.'));
     expect(await listing()).toEqual([{ name: 'fresh', description: 'Second words, a little longer.' }]);
+    // A script added deep in the folder after a listing is seen at the next one.
+    await writeTree(join(kernel.workspace.root, 'skills'), { 'fresh/tools/more/x.txt': 'x' });
+    const scripts = async () => (await skillCaller(kernel)<{ skills: { scripts: string[] }[] }>('list')).skills[0]!.scripts;
+    expect(await scripts()).toEqual([]);
+    await writeTree(join(kernel.workspace.root, 'skills'), { 'fresh/tools/more/run.py': 'print(1)' });
+    expect(await scripts()).toEqual(['tools/more/run.py']);
   });
 
   it('keeps skill descriptions inside the untrusted markers, defusing a description that tries to close them', () => {
