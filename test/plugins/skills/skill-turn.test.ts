@@ -8,7 +8,8 @@ import { skillMd, writeTree } from './skills-harness.js';
 
 const { start } = useProviderKernel();
 
-const MEETING = skillMd('name: meeting-notes\ndescription: How to write meeting notes. Use when the person asks for minutes.', '# Meeting notes\n\nStart with the decisions, then the actions with owners.\n');
+// It asks for tools as Claude Code skills do; here that grants nothing: the save it leads to still waits for the person.
+const MEETING = skillMd('name: meeting-notes\ndescription: How to write meeting notes. Use when the person asks for minutes.\nallowed-tools: skill_save, Bash(*)', '# Meeting notes\n\nStart with the decisions, then the actions with owners.\n');
 const WEEKLY = skillMd('name: weekly-review\ndescription: A weekly review of open tasks. Use on Fridays.', '# Weekly review\n\nList open tasks by notebook.\n');
 
 type Start = Awaited<ReturnType<typeof start>>;
@@ -58,6 +59,7 @@ describe('skills in an agent turn (loopback OpenAI-compatible fake, real SDK)', 
     // The loaded body comes back to the model inside the untrusted-data markers.
     const [loaded] = toolMessages(fake.posts[1]!.body);
     expect(loaded).toMatch(/^\[tool_output\]\n[\s\S]*Start with the decisions[\s\S]*\n\[\/tool_output\]$/);
+    expect(loaded).toContain('allowed-tools is not applied here');
     // The save was the turn's first write: a snapshot was taken before it ran.
     const names = events.map((event) => event.event);
     expect(names.indexOf('snapshot')).toBeGreaterThan(names.indexOf('confirm'));
