@@ -4,6 +4,7 @@ import type { Block } from './block-model.js';
 import { deriveBlock, ownFingerprint, type DerivedBlock, type DocumentPlace } from './index-rows.js';
 import { BulkWriter } from './bulk-writer.js';
 import { FtsWriter } from './fts-index.js';
+import { IndexChangeFeed, type IndexChangeListener } from './index-change-feed.js';
 import type { PreparedRows } from './import-rows.js';
 import { clearIndex, type Db } from './index-schema.js';
 import type { NotebookConf } from './notebook-conf.js';
@@ -75,6 +76,8 @@ export class BlockIndex {
   private readonly fts: FtsWriter;
   /** Blocks the last writeDocument took over from another document (a move, or an id found twice). */
   private taken: TakenBlock[] = [];
+  /** Tells listeners (semantic search) which blocks committed writes touched. */
+  private readonly feed: IndexChangeFeed;
 
   /**
    * `db` writes (and reads what it is about to change); `reader` answers the actions' queries from
@@ -84,6 +87,7 @@ export class BlockIndex {
     const p = (sql: string): Statement => db.prepare(sql);
     const r = (sql: string): Statement => reader.prepare(sql);
     this.fts = new FtsWriter(db);
+    this.feed = new IndexChangeFeed(() => db.inTransaction);
     this.statements = {
       previousRows: p('SELECT id, fingerprint, parent_id, sort FROM blocks WHERE root_id = ?'),
       previousPlace: p('SELECT notebook, path, hpath FROM documents WHERE id = ?'),
@@ -110,7 +114,7 @@ export class BlockIndex {
       upsertDocument: p(`INSERT OR REPLACE INTO documents (id, notebook, parent_doc, path, hpath, title, mtime_ms, size)
         VALUES (@id, @notebook, @parent_doc, @path, @hpath, @title, @mtime_ms, @size)`),
       deleteDocument: p('DELETE FROM documents WHERE id = ?'),
-      deleteBlocksOf: p('DELETE FROM blocks WHERE root_id = ? RETURNING rowid').pluck(),
+      deleteBlocksOf: p('DELETE FROM blocks WHERE root_id = ? RETURNING rowid, id'),
       deleteAttrsOf: p('DELETE FROM attributes WHERE root_id = ?'),
       deleteRefsOf: p('DELETE FROM refs WHERE root_id = ?'),
       deleteTagsOf: p('DELETE FROM tags WHERE root_id = ?'),
@@ -156,6 +160,7 @@ export class BlockIndex {
       if (before && (before.notebook !== place.notebook || before.path !== place.path || before.hpath !== place.hpath)) {
         s.movePlace!.run(place.notebook, place.path, place.hpath, root.id);
         this.fts.refreshDocument(root.id);
+        this.feed.document(root.id);
       }
       // Taken out while it is consumed: if this transaction fails, the next save reads the rows back.
       const remembered = this.known.get(root.id);
@@ -230,6 +235,7 @@ export class BlockIndex {
       for (const { doc, place, parentDoc, file } of docs) {
         this.known.delete(doc.id);
         bulk.write(doc, place, parentDoc, file);
+        this.feed.document(doc.id);
       }
     };
     if (this.db.inTransaction) write();
@@ -259,6 +265,7 @@ export class BlockIndex {
   private writeBlock(derived: DerivedBlock, existed: boolean): void {
     const s = this.statements;
     const { row } = derived;
+    this.feed.upsert(row.id);
     // Positional parameters: binding fifteen named ones costs more than the insert on a large import.
     const values = [row.id, row.parent_id, row.root_id, row.notebook, row.path, row.hpath, row.type, row.subtype, row.content,
       row.markdown, row.sort, row.created, row.updated, row.updated_by, row.fingerprint];
@@ -283,6 +290,7 @@ export class BlockIndex {
     // A block that moved to another document now belongs to that document's rows: leave it alone.
     const gone = this.statements.deleteBlockIn!.get(id, rootId) as { rowid: number } | undefined;
     if (gone) {
+      this.feed.remove(id);
       this.deleteBlockExtras(id);
       this.fts.delete(gone.rowid);
     }
@@ -299,6 +307,7 @@ export class BlockIndex {
     this.statements.moveDocumentRow!.run(place.notebook, parentDoc, place.path, place.hpath, id);
     this.statements.movePlace!.run(place.notebook, place.path, place.hpath, id);
     this.fts.refreshDocument(id);
+    this.feed.document(id);
   }
 
   removeDocument(id: string): void {
@@ -306,7 +315,10 @@ export class BlockIndex {
     this.known.delete(id);
     this.transaction(() => {
       s.deleteDocument!.run(id);
-      for (const rowid of s.deleteBlocksOf!.all(id) as number[]) this.fts.delete(rowid);
+      for (const gone of s.deleteBlocksOf!.all(id) as { rowid: number; id: string }[]) {
+        this.fts.delete(gone.rowid);
+        this.feed.remove(gone.id);
+      }
       s.deleteAttrsOf!.run(id);
       s.deleteRefsOf!.run(id);
       s.deleteTagsOf!.run(id);
@@ -315,6 +327,7 @@ export class BlockIndex {
 
   writeNotebook(id: string, conf: NotebookConf): void {
     this.statements.upsertNotebook!.run({ id, name: conf.name, icon: conf.icon, sort: conf.sort, access: conf.access });
+    this.feed.notebook(id);
   }
 
   removeNotebook(id: string): void {
@@ -322,6 +335,7 @@ export class BlockIndex {
       for (const doc of this.statements.documentIdsIn!.all(id) as string[]) this.removeDocument(doc);
       this.statements.deleteNotebook!.run(id);
     });
+    this.feed.notebook(id);
   }
 
   /** Problems are kept in the index too, so that one found in a file not re-read since is not forgotten. */
@@ -366,5 +380,14 @@ export class BlockIndex {
   clear(): void {
     this.known.clear();
     clearIndex(this.db);
+    this.feed.clear();
+  }
+
+  /**
+   * Calls `listener` after writes committed, with the blocks, documents and notebooks they touched;
+   * never inside a write. Returns the unsubscribe.
+   */
+  onIndexed(listener: IndexChangeListener): () => void {
+    return this.feed.listen(listener);
   }
 }

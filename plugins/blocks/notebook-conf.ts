@@ -8,6 +8,11 @@ export interface NotebookConf {
   sort: number;
   /** private: administrators and the agent only; published: readers too. */
   access: Access;
+  /**
+   * `local-only`: its text never goes to a backend that declares dataEgress (a remote embedder); it is
+   * embedded by a local one or not at all. Absent: no such limit.
+   */
+  egress?: 'local-only';
 }
 
 export const NOTEBOOK_CONF_FILE = '.notebook.json';
@@ -28,14 +33,18 @@ export function parseNotebookConf(text: string): ParsedConf {
   if (conf.icon !== undefined && typeof conf.icon !== 'string') return { ok: false, message: '/icon must be a string' };
   if (conf.sort !== undefined && !Number.isInteger(conf.sort)) return { ok: false, message: '/sort must be an integer' };
   if (conf.access !== undefined && conf.access !== 'private' && conf.access !== 'published') return { ok: false, message: "/access must be 'private' or 'published'" };
+  if (conf.egress !== undefined && conf.egress !== 'local-only') return { ok: false, message: "/egress must be 'local-only' (or left out)" };
   return {
     ok: true,
-    value: { name: conf.name, icon: (conf.icon as string | undefined) ?? '', sort: (conf.sort as number | undefined) ?? 0, access: (conf.access as Access | undefined) ?? 'private' },
+    value: {
+      name: conf.name, icon: (conf.icon as string | undefined) ?? '', sort: (conf.sort as number | undefined) ?? 0, access: (conf.access as Access | undefined) ?? 'private',
+      ...(conf.egress === 'local-only' ? { egress: 'local-only' as const } : {}),
+    },
   };
 }
 
 export function notebookConfText(conf: NotebookConf): string {
-  return `${JSON.stringify({ name: conf.name, icon: conf.icon, sort: conf.sort, access: conf.access }, null, 2)}\n`;
+  return `${JSON.stringify({ name: conf.name, icon: conf.icon, sort: conf.sort, access: conf.access, ...(conf.egress ? { egress: conf.egress } : {}) }, null, 2)}\n`;
 }
 
 /** Names are shown to people and never reach a path; still, no control characters and a sane length. */

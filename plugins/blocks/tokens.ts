@@ -1,5 +1,8 @@
 import type Database from 'better-sqlite3';
 import { createToken, type ActionCall } from '../../core/index.js';
+import type { IndexChange } from './index-change-feed.js';
+
+export type { IndexChange } from './index-change-feed.js';
 
 /** What the blocks plugin offers the plugins that search and query its index. */
 export interface BlocksIndex {
@@ -13,8 +16,17 @@ export interface BlocksIndex {
   ftsId(id: string): string;
   /** How `blocks_fts` holds a subtype (one exact token). */
   ftsSubtype(subtype: string): string;
-  /** Every notebook with its name and who may read it. */
-  notebooks(): ReadonlyMap<string, { name: string; access: 'private' | 'published' }>;
+  /**
+   * Every notebook with its name, who may read it, and `egress: 'local-only'` when its `.notebook.json`
+   * says its text must never go to a backend that declares dataEgress.
+   */
+  notebooks(): ReadonlyMap<string, { name: string; access: 'private' | 'published'; egress?: 'local-only' }>;
+  /**
+   * Calls `listener` after index writes committed (never inside one, so it can neither fail nor slow
+   * them), with the blocks, documents and notebooks they touched, or `rebuilt` after a rebuild. A crash
+   * can lose the last report: compare at start. Returns the unsubscribe.
+   */
+  onIndexed(listener: (change: IndexChange) => void): () => void;
   /** Resolves once the index has caught up with the files at start-up. */
   ready(): Promise<void>;
   /**

@@ -13,7 +13,7 @@ const { boot } = useHarness();
 
 describe('the system prompt', () => {
   it('names only the tools of the round: a disabled plugin is absent from the prompt and the tool list', async () => {
-    const kernel = await boot({ realManifests: true, config: { plugins: { 'search-fulltext': { enabled: false }, blocks: { config: { watch: false, welcome: false } } } } });
+    const kernel = await boot({ realManifests: true, config: { plugins: { 'search-fulltext': { enabled: false }, 'search-semantic': { enabled: false }, blocks: { config: { watch: false, welcome: false } } } } });
     await writeFile(join(kernel.workspace.root, 'AGENTS.md'), 'Always answer in haiku.\n');
     const sessionId = newId();
     await kernel.sessions.save({ id: sessionId, entries: [] });

@@ -1,0 +1,103 @@
+/** What changed in the index with the writes committed since the last report (see BlocksIndex.onIndexed). */
+export interface IndexChange {
+  /** Blocks written (new or changed): their rows may differ from before. */
+  readonly upserted: readonly string[];
+  /** Blocks whose rows went. */
+  readonly removed: readonly string[];
+  /** Documents whose blocks all may have changed place (moved, renamed above) or were inserted in bulk (an import). */
+  readonly documents: readonly string[];
+  /** Notebooks whose `.notebook.json` was written or read again (access, egress), or that were removed. */
+  readonly notebooks: readonly string[];
+  /** The index was emptied and filled again (a rebuild): compare everything. The lists are then empty. */
+  readonly rebuilt: boolean;
+}
+
+export type IndexChangeListener = (change: IndexChange) => void;
+
+/**
+ * Collects the ids the index writes touch and reports them after the write committed, on a later turn
+ * of the event loop: a listener can neither fail nor slow a write. It may be told of a change that was
+ * rolled back (it then finds the rows as they were); it is never left untold of one that committed,
+ * except across a crash, which listeners cover by comparing at start. Costs nothing without listeners.
+ */
+export class IndexChangeFeed {
+  private readonly listeners = new Set<IndexChangeListener>();
+  private upserted = new Set<string>();
+  private removed = new Set<string>();
+  private documents = new Set<string>();
+  private notebooks = new Set<string>();
+  private rebuilt = false;
+  private scheduled = false;
+
+  /** `writing` tells whether the writer is inside a transaction (a sync holds one across awaits). */
+  constructor(private readonly writing: () => boolean) {}
+
+  listen(listener: IndexChangeListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  upsert(id: string): void {
+    if (this.listeners.size === 0 || this.rebuilt) return;
+    this.upserted.add(id);
+    this.schedule();
+  }
+
+  remove(id: string): void {
+    if (this.listeners.size === 0 || this.rebuilt) return;
+    this.removed.add(id);
+    this.schedule();
+  }
+
+  document(id: string): void {
+    if (this.listeners.size === 0 || this.rebuilt) return;
+    this.documents.add(id);
+    this.schedule();
+  }
+
+  notebook(id: string): void {
+    if (this.listeners.size === 0) return;
+    this.notebooks.add(id);
+    this.schedule();
+  }
+
+  /** The index was cleared: what was collected no longer matters, listeners compare everything. */
+  clear(): void {
+    if (this.listeners.size === 0) return;
+    this.rebuilt = true;
+    this.upserted = new Set();
+    this.removed = new Set();
+    this.documents = new Set();
+    this.schedule();
+  }
+
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => this.flush());
+  }
+
+  private flush(): void {
+    // Still inside the transaction (a sync awaiting files): report once it has ended.
+    if (this.writing()) {
+      setTimeout(() => this.flush(), 20).unref();
+      return;
+    }
+    this.scheduled = false;
+    const change: IndexChange = {
+      upserted: [...this.upserted], removed: [...this.removed], documents: [...this.documents], notebooks: [...this.notebooks], rebuilt: this.rebuilt,
+    };
+    this.upserted = new Set();
+    this.removed = new Set();
+    this.documents = new Set();
+    this.notebooks = new Set();
+    this.rebuilt = false;
+    for (const listener of this.listeners) {
+      try {
+        listener(change);
+      } catch {
+        // A listener's failure is its own: the write it reports has long committed.
+      }
+    }
+  }
+}

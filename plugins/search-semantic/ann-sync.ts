@@ -1,0 +1,197 @@
+import { createHash } from 'node:crypto';
+import { readdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Logger } from '../../core/index.js';
+import type { AnnIndex } from './ann/ann-index.js';
+import type { EmbeddingStore } from './embedding-store.js';
+import { blobToVector } from './vector-blob.js';
+
+const PAGE = 512;
+const FILE_PREFIX = 'embeddings-';
+/** Flags that load code in a worker before its script (core/egress/worker-guard.ts refuses them in a guarded start). */
+const LOADS_CODE = /^(-r|--require|--import|--loader|--experimental-loader)(=|$)/;
+
+/**
+ * The HNSW graph lives on a worker thread, except when this process was started with code-loading
+ * flags (vitest's --require): ann-transport passes them on and the worker guard refuses them (see
+ * /work/notes/d2-needs-from-d1.md); then on the main thread.
+ */
+function annThread(): 'worker' | 'main' {
+  return process.execArgv.some((arg) => LOADS_CODE.test(arg)) ? 'main' : 'worker';
+}
+
+export type AnnState = 'none' | 'opening' | 'rebuilding' | 'ready' | 'failed';
+
+/**
+ * Keeps the HNSW index (a cache of the store) in line with the store: one file per model under
+ * `<workspace>/index/`, keys = the store's keys. Every change the index must follow has a sequence
+ * number in the store; the index applies them in order and is saved on a schedule (never per block)
+ * with the highest sequence it holds. At open, a file behind the store is caught up from that
+ * sequence; a missing, damaged or foreign file is rebuilt from the store in the background (queries
+ * meanwhile are answered exactly when filtered and small, else reported incomplete).
+ */
+export class AnnSync {
+  private index: AnnIndex | undefined;
+  private model: string | undefined;
+  private dimensions = 0;
+  private applied = 0;
+  private saved = 0;
+  private catching: Promise<void> | undefined;
+  private catchAgain = false;
+  private opening: Promise<void> | undefined;
+  private readonly timer: NodeJS.Timeout;
+  private closed = false;
+  state: AnnState = 'none';
+  lastProblem: string | undefined;
+
+  constructor(private readonly store: EmbeddingStore, private readonly dir: string, saveEveryMs: number, private readonly log: Logger) {
+    this.timer = setInterval(() => { void this.save().catch((error: unknown) => this.log.warn('saving the vector index failed', { error: String(error) })); }, saveEveryMs);
+    this.timer.unref();
+  }
+
+  /** The index of `model` when it is complete and caught up to the last batch applied; otherwise undefined. */
+  ready(model: string, dimensions: number): AnnIndex | undefined {
+    return this.state === 'ready' && this.model === model && this.dimensions === dimensions ? this.index : undefined;
+  }
+
+  /**
+   * Waits for the changes being applied now (usually a batch or two of vectors): a query then sees every
+   * vector stored before it began.
+   */
+  async caughtUp(): Promise<void> {
+    while (this.catching) await this.catching;
+  }
+
+  size(): number {
+    return this.index?.size() ?? 0;
+  }
+
+  /** Opens (or switches to) the index of `model`; the work runs in the background. */
+  use(model: string, dimensions: number): void {
+    if (this.closed || (this.model === model && this.dimensions === dimensions && this.state !== 'failed')) return;
+    this.model = model;
+    this.dimensions = dimensions;
+    const previous = this.opening ?? Promise.resolve();
+    this.opening = previous.then(() => this.open(model, dimensions)).catch((error: unknown) => {
+      this.state = 'failed';
+      this.lastProblem = error instanceof Error ? error.message : String(error);
+      this.log.warn('the vector index could not be opened', { error: this.lastProblem });
+    });
+  }
+
+  /** Waits for the opening or rebuild under way and the changes asked for so far (tests, the CLI). */
+  async settled(): Promise<void> {
+    await this.opening;
+    while (this.catching) await this.catching;
+  }
+
+  private async open(model: string, dimensions: number): Promise<void> {
+    if (this.closed || this.model !== model) return;
+    await this.closeIndex(true);
+    this.state = 'opening';
+    const name = `${FILE_PREFIX}${createHash('sha1').update(`${model}\u0000${dimensions}`).digest('hex').slice(0, 16)}`;
+    await this.removeOtherFiles(name);
+    const { openAnnIndex } = await import('./ann/ann-index.js');
+    const index = await openAnnIndex(this.dir, name, { dimensions, model }, annThread());
+    if (this.closed || this.model !== model) { await index.close(); return; }
+    this.index = index;
+    if (index.needsRebuild !== undefined) {
+      this.lastProblem = index.needsRebuild;
+      this.state = 'rebuilding';
+      this.log.info('rebuilding the vector index from the stored vectors', { reason: index.needsRebuild });
+      // Everything up to this sequence is in the rows read below; later changes are caught up after.
+      const upTo = this.store.maxSeq();
+      let after = 0;
+      for (;;) {
+        if (this.closed || this.index !== index) return;
+        const rows = this.store.vectorsOf(model, dimensions, after, PAGE);
+        if (rows.length === 0) break;
+        after = rows[rows.length - 1]!.key;
+        await index.upsert(rows.map((row) => row.key), rows.map((row) => blobToVector(row.vector)));
+      }
+      this.applied = upTo;
+      await index.save(upTo);
+      this.saved = upTo;
+    } else {
+      this.applied = index.savedWatermark;
+      this.saved = index.savedWatermark;
+    }
+    await this.catchUpNow();
+    if (this.index === index) this.state = 'ready';
+  }
+
+  /** Applies the store's changes since the last applied (after each batch of vectors). */
+  catchUp(): void {
+    if (!this.index || this.state === 'opening' || this.state === 'rebuilding') return;
+    if (this.catching) { this.catchAgain = true; return; }
+    this.catching = this.catchUpNow()
+      .catch((error: unknown) => this.log.warn('updating the vector index failed', { error: String(error) }))
+      .finally(() => {
+        this.catching = undefined;
+        if (this.catchAgain) { this.catchAgain = false; this.catchUp(); }
+      });
+  }
+
+  private async catchUpNow(): Promise<void> {
+    const index = this.index;
+    if (!index) return;
+    for (;;) {
+      if (this.closed || this.index !== index) return;
+      const changes = this.store.changesSince(this.applied, PAGE);
+      if (changes.length === 0) return;
+      const upsertKeys: number[] = [];
+      const vectors: Float32Array[] = [];
+      const removeKeys: number[] = [];
+      for (const change of changes) {
+        if (change.vector && change.model === this.model && change.dimensions === this.dimensions) {
+          upsertKeys.push(change.key);
+          vectors.push(blobToVector(change.vector));
+        } else {
+          removeKeys.push(change.key);
+        }
+      }
+      if (removeKeys.length > 0) await index.remove(removeKeys);
+      if (upsertKeys.length > 0) await index.upsert(upsertKeys, vectors);
+      this.applied = changes[changes.length - 1]!.seq;
+    }
+  }
+
+  /** Writes the index if it changed since the last save; removed keys it now holds are forgotten. */
+  async save(): Promise<void> {
+    const index = this.index;
+    if (!index || this.state !== 'ready' || this.applied <= this.saved) return;
+    const watermark = this.applied;
+    await index.save(watermark);
+    this.saved = watermark;
+    this.store.forgetRemovedUpTo(watermark);
+  }
+
+  private async removeOtherFiles(keep: string): Promise<void> {
+    let names: string[];
+    try {
+      names = await readdir(this.dir);
+    } catch {
+      return;
+    }
+    for (const name of names) {
+      if (name.startsWith(FILE_PREFIX) && !name.startsWith(`${keep}.`)) await rm(join(this.dir, name), { force: true }).catch(() => undefined);
+    }
+  }
+
+  private async closeIndex(save: boolean): Promise<void> {
+    const index = this.index;
+    if (!index) return;
+    if (save) await this.save().catch(() => undefined);
+    this.index = undefined;
+    this.state = 'none';
+    await index.close();
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.timer);
+    await this.opening;
+    while (this.catching) await this.catching;
+    this.closed = true;
+    await this.closeIndex(true);
+  }
+}

@@ -1,0 +1,41 @@
+/** `plugins.search-semantic.config` in quire.json (the manifest's schema checks it before activation). */
+export interface SemanticConfig {
+  /** `<plugin id>` or `<plugin id>/<embedder name>`; without it semantic search is off. */
+  embedder?: string;
+  ignore?: IgnoreConfig;
+  batchSize?: number;
+  retry?: Partial<RetryConfig>;
+  exactBelow?: number;
+  saveEveryMs?: number;
+}
+
+export interface IgnoreConfig {
+  /** Notebook ids or id paths (`<notebook>/<document>`), or title paths starting with '/'. */
+  paths?: string[];
+  types?: string[];
+  minChars?: number;
+  maxChars?: number;
+}
+
+export interface RetryConfig {
+  baseMs: number;
+  maxMs: number;
+  maxFailures: number;
+  pauseMs: number;
+}
+
+export const CONFIG_FIELD = 'plugins.search-semantic.config.embedder';
+
+/**
+ * SiYuan waits 30 s × 2^(failures−1) up to 30 min and gives up after 8 (REFERENCE §7); the same here,
+ * but a failed call pauses the indexer with its own doubling pause instead of retrying every 30 s, and
+ * `retry_failed` brings given-up blocks back.
+ */
+export const DEFAULT_RETRY: RetryConfig = { baseMs: 30_000, maxMs: 30 * 60_000, maxFailures: 8, pauseMs: 30_000 };
+export const DEFAULT_BATCH = 32;
+/** Below this many allowed blocks a filtered query is answered exactly (a few ms at 384 dimensions). */
+export const DEFAULT_EXACT_BELOW = 20_000;
+export const DEFAULT_SAVE_EVERY_MS = 60_000;
+/** Characters, not bytes: a short CJK phrase is as meaningful as a longer English one. */
+export const DEFAULT_MIN_CHARS = 4;
+export const DEFAULT_MAX_CHARS = 12_000;

@@ -1,0 +1,255 @@
+import Database from 'better-sqlite3';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { IgnoredReason } from './ignore-rules.js';
+
+/** Bumped when the tables change; a store of another version is emptied (vectors are embedded again). */
+const STORE_VERSION = '1';
+
+/**
+ * `block_embeddings`: one row per block the indexer knows. `key` is the HNSW key (AUTOINCREMENT: a key
+ * is never reused, so a stale key left in the graph can never name another block). `hash` is the hash
+ * of the block's text as last seen, `vector_hash` that of the text the vector was made from. `ok` = the
+ * row needs nothing (a vector of the active model for the current text); a partial index over the rows
+ * that do need something keeps the pending queue and counts cheap at any size. `seq` increases with
+ * every change the HNSW index must follow; deleted keys go to `removed_keys` with theirs.
+ */
+const TABLES = `
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS block_embeddings (
+  key INTEGER PRIMARY KEY AUTOINCREMENT,
+  block_id TEXT NOT NULL UNIQUE,
+  hash TEXT NOT NULL,
+  model TEXT,
+  dimensions INTEGER,
+  vector_hash TEXT,
+  vector BLOB,
+  remote INTEGER NOT NULL DEFAULT 0,
+  ok INTEGER NOT NULL DEFAULT 0,
+  fail_count INTEGER NOT NULL DEFAULT 0,
+  last_tried INTEGER NOT NULL DEFAULT 0,
+  last_error TEXT,
+  ignored TEXT,
+  seq INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS block_embeddings_todo ON block_embeddings (fail_count, last_tried) WHERE ok = 0 AND ignored IS NULL;
+CREATE INDEX IF NOT EXISTS block_embeddings_seq ON block_embeddings (seq);
+CREATE INDEX IF NOT EXISTS block_embeddings_model ON block_embeddings (model, dimensions) WHERE vector IS NOT NULL;
+CREATE TABLE IF NOT EXISTS removed_keys (key INTEGER PRIMARY KEY, seq INTEGER NOT NULL);
+`;
+
+export interface StoredRow {
+  key: number;
+  block_id: string;
+  hash: string;
+  model: string | null;
+  vector_hash: string | null;
+  has_vector: 0 | 1;
+  remote: 0 | 1;
+  ignored: IgnoredReason | null;
+}
+
+/** A block due for embedding, with its text as the blocks index holds it now. */
+export interface DueBlock {
+  key: number;
+  block_id: string;
+  hash: string;
+  notebook: string;
+  content: string;
+}
+
+export interface StoreCounts {
+  total: number;
+  indexed: number;
+  pending: number;
+  failed: number;
+  gaveUp: number;
+  stale: number;
+  ignored: Record<IgnoredReason, number>;
+}
+
+export interface SeqChange {
+  key: number;
+  seq: number;
+  model: string | null;
+  dimensions: number | null;
+  vector: Buffer | null;
+}
+
+/**
+ * The vectors of the blocks, in `<workspace>/index/embeddings.db`, beside the blocks index (which is
+ * rebuilt from the files at times: the vectors must survive that). The blocks index is attached
+ * read-only as `blk`, so candidates are selected by a join on the block id.
+ */
+export class EmbeddingStore {
+  readonly db: Database.Database;
+  private seqValue: number;
+  private readonly statements = new Map<string, Database.Statement>();
+
+  constructor(file: string, blocksFile: string) {
+    mkdirSync(dirname(file), { recursive: true });
+    this.db = new Database(file);
+    this.db.pragma('journal_mode = WAL');
+    // The store is derived too (from the files and the embedder): a crash may lose the last batches,
+    // which are embedded again; no fsync per batch.
+    this.db.pragma('synchronous = NORMAL');
+    const version = this.hasMeta() ? this.db.prepare("SELECT value FROM meta WHERE key = 'version'").pluck().get() as string | undefined : undefined;
+    if (version !== undefined && version !== STORE_VERSION) {
+      this.db.exec('DROP TABLE IF EXISTS block_embeddings; DROP TABLE IF EXISTS removed_keys; DROP TABLE IF EXISTS meta;');
+    }
+    this.db.exec(TABLES);
+    this.db.prepare("INSERT OR IGNORE INTO meta (key, value) VALUES ('version', ?)").run(STORE_VERSION);
+    // Read only by this code (better-sqlite3 has no URI filenames for mode=ro): never written through here.
+    this.db.prepare('ATTACH DATABASE ? AS blk').run(blocksFile);
+    this.seqValue = this.maxSeq();
+  }
+
+  private hasMeta(): boolean {
+    return this.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").get() !== undefined;
+  }
+
+  prepared(sql: string): Database.Statement {
+    let statement = this.statements.get(sql);
+    if (!statement) this.statements.set(sql, statement = this.db.prepare(sql));
+    return statement;
+  }
+
+  /** The next change sequence (in a transaction of the caller's). */
+  nextSeq(): number {
+    return ++this.seqValue;
+  }
+
+  maxSeq(): number {
+    const row = this.db.prepare('SELECT max((SELECT coalesce(max(seq), 0) FROM block_embeddings), (SELECT coalesce(max(seq), 0) FROM removed_keys)) AS seq').get() as { seq: number };
+    return row.seq;
+  }
+
+  meta(key: string): string | undefined {
+    return this.prepared('SELECT value FROM meta WHERE key = ?').pluck().get(key) as string | undefined;
+  }
+
+  setMeta(key: string, value: string): void {
+    this.prepared('INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)').run(key, value);
+  }
+
+  transaction<T>(work: () => T): T {
+    return this.db.transaction(work)();
+  }
+
+  rowsOf(ids: readonly string[]): Map<string, StoredRow> {
+    const rows = this.prepared(`SELECT key, block_id, hash, model, vector_hash, vector IS NOT NULL AS has_vector, remote, ignored
+      FROM block_embeddings WHERE block_id IN (SELECT value FROM json_each(?))`).all(JSON.stringify(ids)) as StoredRow[];
+    return new Map(rows.map((row) => [row.block_id, row]));
+  }
+
+  insert(blockId: string, hash: string, ignored: IgnoredReason | null): void {
+    this.prepared('INSERT INTO block_embeddings (block_id, hash, ignored, seq) VALUES (?, ?, ?, ?)').run(blockId, hash, ignored, this.nextSeq());
+  }
+
+  /** The block's text or its reason to be ignored changed: it needs embedding (again) unless ignored. */
+  update(key: number, hash: string, ignored: IgnoredReason | null, activeModel: string): void {
+    this.prepared(`UPDATE block_embeddings SET hash = @hash, ignored = @ignored,
+        ok = (vector IS NOT NULL AND vector_hash = @hash AND model IS @model),
+        fail_count = CASE WHEN hash = @hash THEN fail_count ELSE 0 END, last_tried = CASE WHEN hash = @hash THEN last_tried ELSE 0 END
+      WHERE key = @key`).run({ hash, ignored, model: activeModel, key });
+  }
+
+  /** Drops a row's vector (ignored now, or made remotely for a notebook now local-only). */
+  dropVector(key: number): void {
+    this.prepared('UPDATE block_embeddings SET vector = NULL, vector_hash = NULL, model = NULL, dimensions = NULL, remote = 0, ok = 0, seq = ? WHERE key = ?').run(this.nextSeq(), key);
+  }
+
+  delete(key: number): void {
+    this.prepared('DELETE FROM block_embeddings WHERE key = ?').run(key);
+    this.prepared('INSERT OR REPLACE INTO removed_keys (key, seq) VALUES (?, ?)').run(key, this.nextSeq());
+  }
+
+  /** The blocks due now, fewest failures first, with their current text; joined so a removed block is never sent. */
+  due(now: number, retry: { baseMs: number; maxMs: number; maxFailures: number }, limit: number): DueBlock[] {
+    return this.prepared(`SELECT e.key, e.block_id, e.hash, b.notebook, b.content FROM block_embeddings e JOIN blk.blocks b ON b.id = e.block_id
+      WHERE e.ok = 0 AND e.ignored IS NULL AND e.fail_count < @maxFailures AND (e.fail_count = 0 OR e.last_tried + min(@baseMs << (e.fail_count - 1), @maxMs) <= @now)
+      ORDER BY e.fail_count, e.key DESC LIMIT @limit`).all({ maxFailures: retry.maxFailures, baseMs: retry.baseMs, maxMs: retry.maxMs, now, limit }) as DueBlock[];
+  }
+
+  /** When the next block that is backing off becomes due, if any. */
+  nextDue(retry: { baseMs: number; maxMs: number; maxFailures: number }): number | undefined {
+    const at = this.prepared(`SELECT min(last_tried + min(@baseMs << (fail_count - 1), @maxMs)) FROM block_embeddings
+      WHERE ok = 0 AND ignored IS NULL AND fail_count > 0 AND fail_count < @maxFailures`).pluck().get({ baseMs: retry.baseMs, maxMs: retry.maxMs, maxFailures: retry.maxFailures }) as number | null;
+    return at ?? undefined;
+  }
+
+  /**
+   * Stores a vector for the text whose hash is `textHash`. `rowHash` is the row's hash when the batch was
+   * read: if the text changed since (a newer hash recorded), the vector is kept but the row stays due.
+   */
+  writeVector(key: number, rowHash: string, textHash: string, model: string, vector: Buffer, dimensions: number, remote: boolean, activeModel: string): void {
+    this.prepared(`UPDATE block_embeddings SET hash = CASE WHEN hash = @rowHash THEN @textHash ELSE hash END, vector_hash = @textHash, vector = @vector,
+        model = @model, dimensions = @dimensions, remote = @remote, fail_count = 0, last_tried = 0, last_error = NULL, seq = @seq,
+        ok = ((CASE WHEN hash = @rowHash THEN @textHash ELSE hash END) = @textHash AND @model = @activeModel)
+      WHERE key = @key`).run({ rowHash, textHash, vector, model, dimensions, remote: remote ? 1 : 0, seq: this.nextSeq(), activeModel, key });
+  }
+
+  markFailed(keys: readonly number[], now: number, error: string): void {
+    const statement = this.prepared('UPDATE block_embeddings SET fail_count = fail_count + 1, last_tried = ?, last_error = ? WHERE key = ?');
+    this.transaction(() => { for (const key of keys) statement.run(now, error, key); });
+  }
+
+  /** Another model is now in use: every row needs its vector (the old ones stay, never compared, until replaced). */
+  activateModel(model: string): void {
+    this.transaction(() => {
+      this.prepared('UPDATE block_embeddings SET ok = (vector IS NOT NULL AND vector_hash = hash AND model IS ?), fail_count = 0, last_tried = 0').run(model);
+      this.setMeta('model', model);
+    });
+  }
+
+  /** Every block embedded again (reindex): the old vectors answer until replaced. */
+  reindex(): void {
+    this.prepared('UPDATE block_embeddings SET ok = 0, vector_hash = NULL, fail_count = 0, last_tried = 0').run();
+  }
+
+  retryFailed(): number {
+    return this.prepared('UPDATE block_embeddings SET fail_count = 0, last_tried = 0 WHERE fail_count > 0 AND ok = 0').run().changes;
+  }
+
+  counts(model: string, maxFailures: number): StoreCounts {
+    const row = this.prepared(`SELECT
+        (SELECT count(*) FROM block_embeddings) AS total,
+        (SELECT count(*) FROM block_embeddings WHERE ok = 1) AS indexed,
+        (SELECT count(*) FROM block_embeddings WHERE ok = 0 AND ignored IS NULL AND fail_count = 0) AS pending,
+        (SELECT count(*) FROM block_embeddings WHERE ok = 0 AND ignored IS NULL AND fail_count > 0) AS failed,
+        (SELECT count(*) FROM block_embeddings WHERE ok = 0 AND ignored IS NULL AND fail_count >= @maxFailures) AS gaveUp,
+        (SELECT count(*) FROM block_embeddings WHERE ok = 0 AND ignored IS NULL AND vector IS NOT NULL AND model IS NOT @model) AS stale`).get({ model, maxFailures }) as Omit<StoreCounts, 'ignored'>;
+    const ignored: Record<IgnoredReason, number> = { path: 0, type: 0, length: 0, 'local-only': 0 };
+    for (const { ignored: reason, n } of this.prepared('SELECT ignored, count(*) AS n FROM block_embeddings WHERE ignored IS NOT NULL GROUP BY ignored').all() as { ignored: IgnoredReason; n: number }[]) ignored[reason] = n;
+    return { ...row, ignored };
+  }
+
+  lastError(): string | undefined {
+    return (this.prepared('SELECT last_error FROM block_embeddings WHERE last_error IS NOT NULL ORDER BY last_tried DESC LIMIT 1').pluck().get() as string | null | undefined) ?? undefined;
+  }
+
+  /** Changes the HNSW index has not seen: rows with a higher sequence (vector or not) and removed keys. */
+  changesSince(seq: number, limit: number): SeqChange[] {
+    return this.prepared(`SELECT key, seq, model, dimensions, vector FROM block_embeddings WHERE seq > @seq
+      UNION ALL SELECT key, seq, NULL, NULL, NULL FROM removed_keys WHERE seq > @seq ORDER BY seq LIMIT @limit`).all({ seq, limit }) as SeqChange[];
+  }
+
+  /** Removed keys every saved HNSW file has seen need not be remembered. */
+  forgetRemovedUpTo(seq: number): void {
+    this.prepared('DELETE FROM removed_keys WHERE seq <= ?').run(seq);
+  }
+
+  /** Vectors of a model in key order, after `afterKey` (a rebuild of the HNSW index reads them in pages). */
+  vectorsOf(model: string, dimensions: number, afterKey: number, limit: number): { key: number; vector: Buffer }[] {
+    return this.prepared('SELECT key, vector FROM block_embeddings WHERE model = ? AND dimensions = ? AND vector IS NOT NULL AND key > ? ORDER BY key LIMIT ?')
+      .all(model, dimensions, afterKey, limit) as { key: number; vector: Buffer }[];
+  }
+
+  vectorCount(model: string, dimensions: number): number {
+    return this.prepared('SELECT count(*) FROM block_embeddings WHERE model = ? AND dimensions = ? AND vector IS NOT NULL').pluck().get(model, dimensions) as number;
+  }
+
+  close(): void {
+    this.db.close();
+  }
+}

@@ -1,0 +1,84 @@
+import { KernelError, WORKSPACE, definePlugin, type ActionCall } from '../../core/index.js';
+import { BLOCKS_INDEX } from '../blocks/tokens.js';
+import { CONFIG_FIELD, type SemanticConfig } from './config.js';
+import { SemanticService } from './semantic-service.js';
+import { SEMANTIC_SEARCH, type SemanticSearch } from './tokens.js';
+
+interface SemanticInput {
+  query: string;
+  notebooks?: string[];
+  path?: string;
+  types?: string[];
+  subtypes?: string[];
+  page?: number;
+  pageSize?: number;
+}
+
+const SNIPPET_CHARS = 240;
+
+export default definePlugin<SemanticConfig>({
+  activate(ctx) {
+    const workspace = ctx.get(WORKSPACE);
+    const blocks = ctx.get(BLOCKS_INDEX);
+    // Without an embedder in quire.json the plugin is present and does nothing (no store, no indexer).
+    const handle = ctx.config.embedder !== undefined ? ctx.selectBackend('embedder', ctx.config.embedder, CONFIG_FIELD) : undefined;
+    const service = new SemanticService({ blocks, indexDir: workspace.indexDir, config: ctx.config, handle, log: ctx.log });
+    ctx.onDispose(() => service.close());
+    const capability: SemanticSearch = {
+      unavailable: () => service.unavailable(),
+      async search(query, call) {
+        const { answer, blocks: found } = await service.searchBlocks(query, call);
+        const hits = answer.hits.flatMap((hit, i) => {
+          const block = found.get(hit.key);
+          return block ? [{ id: block.id, score: hit.score, rank: answer.offset + i + 1 }] : [];
+        });
+        return { hits, complete: answer.complete, ...(answer.note ? { note: answer.note } : {}), model: answer.model, exact: answer.exact };
+      },
+    };
+    ctx.provide(SEMANTIC_SEARCH, capability);
+    const enabled = () => {
+      if (!handle) throw new KernelError('MODEL_UNAVAILABLE', `Semantic search is off: ${service.unavailable() ?? ''}`, { details: { field: CONFIG_FIELD } });
+    };
+    return {
+      search: {
+        semantic: async (input, call: ActionCall) => {
+          const { query, notebooks, path, types, subtypes, page = 1, pageSize = 20 } = input as unknown as SemanticInput;
+          const { answer, blocks: found } = await service.searchBlocks({
+            query, limit: pageSize, offset: (page - 1) * pageSize,
+            ...(notebooks ? { notebooks } : {}), ...(path !== undefined ? { path } : {}), ...(types ? { types } : {}), ...(subtypes ? { subtypes } : {}),
+          }, call);
+          const results = answer.hits.flatMap((hit, i) => {
+            const block = found.get(hit.key);
+            if (!block) return [];
+            const rank = answer.offset + i + 1;
+            const score = Math.round(hit.score * 1e6) / 1e6;
+            return [{
+              id: block.id, documentId: block.root_id, notebook: block.notebook, hpath: block.hpath, type: block.type, subtype: block.subtype,
+              snippet: snippetOf(block.content), score, rank, arms: { semantic: { rank, score } },
+            }];
+          });
+          return { query, page, pageSize, model: answer.model, complete: answer.complete, ...(answer.note ? { note: answer.note } : {}), exact: answer.exact, results };
+        },
+      },
+      embeddings: {
+        status: () => service.status(),
+        reindex: async () => { enabled(); await service.reindex(); return service.status(); },
+        retry_failed: async () => { enabled(); const retried = await service.retryFailed(); return { retried, ...(await service.status()) }; },
+        index: async (input, call) => {
+          enabled();
+          const { reindex, retryFailed } = input as { reindex?: boolean; retryFailed?: boolean };
+          if (service.unavailable()) throw new KernelError('MODEL_UNAVAILABLE', `Semantic search is off: ${service.unavailable() ?? ''}`, { details: { field: CONFIG_FIELD } });
+          if (reindex) await service.reindex();
+          if (retryFailed) await service.retryFailed();
+          const outcome = await service.drain(call);
+          return { outcome, ...(await service.status()) };
+        },
+      },
+    };
+  },
+});
+
+function snippetOf(content: string): string {
+  const text = content.replace(/\s+/g, ' ').trim();
+  return text.length <= SNIPPET_CHARS ? text : `${text.slice(0, SNIPPET_CHARS - 1)}…`;
+}

@@ -1,0 +1,222 @@
+import type { BackendHandle, Logger, SelectedBackend } from '../../core/index.js';
+import type { BlocksIndex } from '../blocks/tokens.js';
+import { textHash, type BlockIntake } from './block-intake.js';
+import type { RetryConfig } from './config.js';
+import type { EmbeddingStore, StoreCounts } from './embedding-store.js';
+import { vectorToBlob } from './vector-blob.js';
+
+/** `<plugin>/<backend>:<model>`: vectors of another model id (or backend serving it) are never compared. */
+export function modelKeyOf(selected: SelectedBackend<'embedder'>): string {
+  return `${selected.plugin}/${selected.name}:${selected.backend.model}`;
+}
+
+export function isRemote(selected: SelectedBackend<'embedder'> | undefined): boolean {
+  return selected?.effects.includes('dataEgress') ?? false;
+}
+
+/** How a pass ended. */
+type PassEnd = 'idle' | 'breaker' | 'closed' | 'none';
+
+const THROUGHPUT_WINDOW_MS = 60_000;
+
+export interface IndexerDeps {
+  store: EmbeddingStore;
+  intake: BlockIntake;
+  blocks: BlocksIndex;
+  handle: BackendHandle<'embedder'>;
+  retry: RetryConfig;
+  batchSize: number;
+  log: Logger;
+  /** Called after vectors were written or dropped (the HNSW index follows). */
+  onVectors(): void;
+  /** Called when another model became the active one. */
+  onModel(model: string): Promise<void>;
+  /** Runs `fn` outside the async context of whichever action asked for a pass (as the plugin itself). */
+  background<T>(fn: () => T): T;
+}
+
+/**
+ * Embeds the blocks that need it, in the background, in batches: never inside a write of the notes.
+ * A block whose batch failed waits `baseMs × 2^(failures−1)` (at most `maxMs`) and is given up after
+ * `maxFailures`. Any failure of a call (an error, a wrong count or size of vectors) stops the pass: the
+ * circuit breaker pauses the indexer (`pauseMs`, doubling while calls keep failing) instead of sending
+ * the next batches to a backend that is down.
+ */
+export class Indexer {
+  private running: Promise<PassEnd> | undefined;
+  private again = false;
+  private timer: NodeJS.Timeout | undefined;
+  private closed = false;
+  private readonly abort = new AbortController();
+  private pause: number;
+  pausedUntil = 0;
+  lastError: string | undefined;
+  private readonly recent: { at: number; blocks: number; ms: number }[] = [];
+
+  constructor(private readonly deps: IndexerDeps) {
+    this.pause = deps.retry.pauseMs;
+  }
+
+  /** Asks for a pass soon (after a change); one runs at a time, and a pass asked for meanwhile follows it. */
+  wake(): void {
+    if (this.closed) return;
+    if (this.running) { this.again = true; return; }
+    if (Date.now() < this.pausedUntil) return;
+    this.schedule(0);
+  }
+
+  private schedule(delayMs: number): void {
+    if (this.closed) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = this.deps.background(() => setTimeout(() => { this.timer = undefined; void this.run(); }, Math.max(0, delayMs)));
+    this.timer.unref();
+  }
+
+  /** Runs a pass now (or waits for the running one and runs another); resolves with how it ended. */
+  async run(): Promise<PassEnd> {
+    while (this.running) {
+      this.again = true;
+      await this.running;
+    }
+    this.again = false;
+    this.running = this.pass().catch((error: unknown) => {
+      this.lastError = error instanceof Error ? error.message : String(error);
+      this.deps.log.warn('embedding pass failed', { error: this.lastError });
+      return 'breaker' as const;
+    });
+    const end = await this.running;
+    this.running = undefined;
+    if (this.again && end !== 'breaker') this.wake();
+    return end;
+  }
+
+  /** The active model: the selected embedder's, or the one the store last used when none is available. */
+  activeModel(): string {
+    const selected = this.deps.handle.current();
+    return selected ? modelKeyOf(selected) : this.deps.store.meta('model') ?? '';
+  }
+
+  private async ensureModel(model: string): Promise<void> {
+    if (this.deps.store.meta('model') === model) return;
+    this.deps.store.activateModel(model);
+    this.deps.log.info('embedding model changed: every block is embedded again in the background', { model });
+    await this.deps.onModel(model);
+  }
+
+  private async pass(): Promise<PassEnd> {
+    const { store, retry, batchSize } = this.deps;
+    const selected = this.deps.handle.current();
+    if (!selected) return 'none';
+    await this.ensureModel(modelKeyOf(selected));
+    const remote = isRemote(selected);
+    for (;;) {
+      if (this.closed) return 'closed';
+      const now = Date.now();
+      let due = store.due(now, retry, batchSize);
+      if (due.length === 0) break;
+      if (remote) {
+        // The last check before the text leaves: a block now in a local-only notebook stays here.
+        const notebooks = this.deps.blocks.notebooks();
+        const kept = due.filter((block) => notebooks.get(block.notebook)?.egress !== 'local-only');
+        if (kept.length < due.length) {
+          this.deps.intake.checkIds(due.filter((block) => !kept.includes(block)).map((block) => block.block_id));
+          due = kept;
+          if (due.length === 0) continue;
+        }
+      }
+      const started = Date.now();
+      let vectors: Float32Array[];
+      try {
+        vectors = await selected.backend.embed(due.map((block) => block.content), this.abort.signal);
+        if (vectors.length !== due.length) throw new Error(`the embedder answered ${vectors.length} vectors for ${due.length} texts`);
+        const size = vectors[0]?.length ?? 0;
+        if (size === 0 || vectors.some((vector) => vector.length !== size)) throw new Error('the embedder answered vectors of different or zero sizes');
+      } catch (error) {
+        if (this.closed) return 'closed';
+        this.breakerOpens(due.map((block) => block.key), error);
+        return 'breaker';
+      }
+      this.pause = retry.pauseMs;
+      const model = modelKeyOf(selected);
+      // The first answer of a remote server may name the model it really is.
+      await this.ensureModel(model);
+      this.write(due, vectors, model, remote);
+      this.recent.push({ at: Date.now(), blocks: due.length, ms: Date.now() - started });
+      this.deps.onVectors();
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    const next = store.nextDue(retry);
+    if (next !== undefined) this.schedule(next - Date.now() + 10);
+    return 'idle';
+  }
+
+  private write(due: { key: number; block_id: string; hash: string; content: string }[], vectors: Float32Array[], model: string, remote: boolean): void {
+    const { store } = this.deps;
+    store.transaction(() => {
+      due.forEach((block, i) => {
+        const vector = vectors[i]!;
+        store.writeVector(block.key, block.hash, textHash(block.content), model, vectorToBlob(vector), vector.length, remote, model);
+      });
+    });
+    if (remote) {
+      // A block moved into a local-only notebook while its text was on the way keeps no remote vector.
+      const notebooks = this.deps.blocks.notebooks();
+      const places = store.prepared('SELECT id, notebook FROM blk.blocks WHERE id IN (SELECT value FROM json_each(?))').all(JSON.stringify(due.map((block) => block.block_id))) as { id: string; notebook: string }[];
+      const moved = places.filter((place) => notebooks.get(place.notebook)?.egress === 'local-only').map((place) => place.id);
+      if (moved.length > 0) this.deps.intake.checkIds(moved);
+    }
+  }
+
+  private breakerOpens(keys: number[], error: unknown): void {
+    const message = error instanceof Error ? error.message : String(error);
+    const now = Date.now();
+    this.deps.store.markFailed(keys, now, message);
+    this.lastError = message;
+    this.pausedUntil = now + this.pause;
+    this.deps.log.warn('the embedder failed: embedding paused', { error: message, pauseMs: this.pause, blocks: keys.length });
+    this.schedule(this.pause);
+    this.pause = Math.min(this.pause * 2, this.deps.retry.maxMs);
+  }
+
+  /** Ends the pause of the circuit breaker (reindex, retry_failed, the CLI). */
+  resume(): void {
+    this.pausedUntil = 0;
+    this.pause = this.deps.retry.pauseMs;
+  }
+
+  /**
+   * Passes until no block is due now: every pending block embedded, or failed. Stops early when the
+   * breaker opens (the embedder is failing) or `stopped` says so.
+   */
+  async drain(progress: (counts: StoreCounts) => void, stopped: () => boolean): Promise<'done' | 'breaker' | 'stopped' | 'none'> {
+    this.resume();
+    for (;;) {
+      if (stopped()) return 'stopped';
+      const end = await this.run();
+      progress(this.counts());
+      if (end === 'none') return 'none';
+      if (end === 'breaker') return 'breaker';
+      if (end === 'closed') return 'stopped';
+      if (this.deps.store.due(Date.now(), this.deps.retry, 1).length === 0) return 'done';
+    }
+  }
+
+  counts(): StoreCounts {
+    return this.deps.store.counts(this.activeModel(), this.deps.retry.maxFailures);
+  }
+
+  throughput(): { blocksPerSecond: number; blocks: number; windowMs: number } {
+    const since = Date.now() - THROUGHPUT_WINDOW_MS;
+    while (this.recent.length > 0 && this.recent[0]!.at < since) this.recent.shift();
+    const blocks = this.recent.reduce((sum, batch) => sum + batch.blocks, 0);
+    const ms = this.recent.reduce((sum, batch) => sum + batch.ms, 0);
+    return { blocksPerSecond: ms > 0 ? Math.round((blocks / ms) * 10_000) / 10 : 0, blocks, windowMs: THROUGHPUT_WINDOW_MS };
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.abort.abort();
+    await this.running;
+  }
+}

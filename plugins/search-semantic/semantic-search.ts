@@ -1,0 +1,172 @@
+import { KernelError, isValidId, type ActionCall, type BackendHandle } from '../../core/index.js';
+import type { BlocksIndex } from '../blocks/tokens.js';
+import type { AnnHit } from './ann/ann-index.js';
+import type { AnnSync } from './ann-sync.js';
+import { CONFIG_FIELD } from './config.js';
+import type { EmbeddingStore } from './embedding-store.js';
+import { modelKeyOf } from './indexer.js';
+import type { SearchFilters, SemanticQuery } from './tokens.js';
+import { blobInto } from './vector-blob.js';
+
+export interface SearchDeps {
+  store: () => Promise<EmbeddingStore>;
+  blocks: BlocksIndex;
+  handle: BackendHandle<'embedder'> | undefined;
+  ann: () => AnnSync | undefined;
+  exactBelow: number;
+  /** Why answers may miss blocks now (pending, failed, kept local, being compared at start), or undefined. */
+  incomplete: () => string | undefined;
+}
+
+/** A hit by its store key, before the block's row is read. */
+export interface KeyedHit { key: number; score: number }
+
+/** One page of hits, best first, with what the answer may be missing. */
+export interface KeyedAnswer {
+  hits: KeyedHit[];
+  /** Rank of the first hit minus one. */
+  offset: number;
+  complete: boolean;
+  note?: string;
+  model: string;
+  exact: boolean;
+}
+
+/** A hit's block as the blocks index holds it. */
+export interface HitBlock {
+  key: number;
+  id: string;
+  root_id: string;
+  notebook: string;
+  hpath: string;
+  type: string;
+  subtype: string | null;
+  content: string;
+}
+
+/** Why semantic search cannot answer now, or undefined when it can. */
+export function unavailableReason(handle: BackendHandle<'embedder'> | undefined): string | undefined {
+  if (!handle) return `no embedder is configured: set ${CONFIG_FIELD} to '<plugin id>' (e.g. 'providers' or 'local-models')`;
+  return handle.current() ? undefined : handle.unavailable();
+}
+
+/**
+ * Semantic search within the caller's scope. Candidates are selected in SQLite (filters, reader and
+ * deny-rule scope, model and size of the vectors): a small selection is searched exactly, a large one
+ * through the HNSW index with over-fetch and the allowed check, and an unfiltered query through the
+ * HNSW index only, never by a scan. Hits are checked against the store again before they are returned.
+ */
+export function createSemanticSearch(deps: SearchDeps) {
+  return async function search(query: SemanticQuery, call: ActionCall): Promise<KeyedAnswer> {
+    const reason = unavailableReason(deps.handle);
+    if (reason !== undefined) throw new KernelError('MODEL_UNAVAILABLE', `Semantic search is off: ${reason}`, { details: { field: CONFIG_FIELD } });
+    await deps.blocks.ready();
+    const selected = deps.handle!.current()!;
+    const store = await deps.store();
+    const offset = query.offset ?? 0;
+    const k = offset + query.limit;
+    const vector = selected.backend.embedQuery
+      ? await selected.backend.embedQuery(query.query, call.signal)
+      : (await selected.backend.embed([query.query], call.signal))[0]!;
+    const model = modelKeyOf(selected);
+    const dimensions = vector.length;
+    const notes: string[] = [];
+    const pending = deps.incomplete();
+    if (pending) notes.push(pending);
+    const answer = (hits: KeyedHit[], exact: boolean): KeyedAnswer => ({
+      hits: hits.slice(offset, k), offset, complete: notes.length === 0, ...(notes.length > 0 ? { note: notes.join('; ') } : {}), model, exact,
+    });
+    const scope = notebookScope(deps.blocks, call, query.notebooks);
+    if (scope !== undefined && scope.length === 0) return answer([], true);
+    const filter = filterSql(query, scope);
+    await deps.ann()?.caughtUp();
+    const ann = deps.ann()?.ready(model, dimensions);
+    if (filter.where.length === 0) {
+      if (!ann) {
+        // While the HNSW index is opened or rebuilt, a small store is searched exactly; a large one is not scanned.
+        if (store.vectorCount(model, dimensions) <= deps.exactBelow) {
+          const every = store.prepared('SELECT key FROM block_embeddings WHERE model = ? AND dimensions = ? AND vector IS NOT NULL').pluck().all(model, dimensions) as number[];
+          return answer(await exactAmong(store, vector, every, dimensions, k), true);
+        }
+        notes.push('the vector index is being built: semantic results follow once it is ready');
+        return answer([], false);
+      }
+      return answer(verified(store, await ann.search(vector, k), model, dimensions), false);
+    }
+    const allowed = store.prepared(`SELECT e.key FROM block_embeddings e JOIN blk.blocks b ON b.id = e.block_id
+      WHERE e.model = ? AND e.dimensions = ? AND e.vector IS NOT NULL AND ${filter.where.join(' AND ')}`).pluck().all(model, dimensions, ...filter.params) as number[];
+    if (allowed.length <= deps.exactBelow || !ann) return answer(await exactAmong(store, vector, allowed, dimensions, k), true);
+    const allowedSet = new Set(allowed);
+    const found = await ann.searchAllowed(vector, k, (key) => allowedSet.has(key), allowed.length / Math.max(1, ann.size()));
+    if (found === null) return answer(await exactAmong(store, vector, allowed, dimensions, k), true);
+    return answer(verified(store, found, model, dimensions).filter((hit) => allowedSet.has(hit.key)), false);
+  };
+}
+
+/** The blocks of these keys, by key (a block removed meanwhile is missing). */
+export function blocksOf(store: EmbeddingStore, keys: readonly number[]): Map<number, HitBlock> {
+  if (keys.length === 0) return new Map();
+  const rows = store.prepared(`SELECT e.key, b.id, b.root_id, b.notebook, b.hpath, b.type, b.subtype, b.content FROM block_embeddings e JOIN blk.blocks b ON b.id = e.block_id
+    WHERE e.key IN (SELECT value FROM json_each(?))`).all(JSON.stringify(keys)) as HitBlock[];
+  return new Map(rows.map((row) => [row.key, row]));
+}
+
+/** ANN hits whose keys still hold a vector of this model and size. */
+function verified(store: EmbeddingStore, hits: readonly AnnHit[], model: string, dimensions: number): KeyedHit[] {
+  if (hits.length === 0) return [];
+  const live = new Set(store.prepared('SELECT key FROM block_embeddings WHERE key IN (SELECT value FROM json_each(?)) AND model = ? AND dimensions = ? AND vector IS NOT NULL')
+    .pluck().all(JSON.stringify(hits.map((hit) => hit.key)), model, dimensions) as number[]);
+  return hits.filter((hit) => live.has(hit.key)).map((hit) => ({ key: hit.key, score: hit.score }));
+}
+
+const VECTOR_PAGE = 4_096;
+
+async function exactAmong(store: EmbeddingStore, query: Float32Array, keys: readonly number[], dimensions: number, k: number): Promise<KeyedHit[]> {
+  if (keys.length === 0) return [];
+  const matrix = new Float32Array(keys.length * dimensions);
+  const order: number[] = [];
+  for (let start = 0; start < keys.length; start += VECTOR_PAGE) {
+    const rows = store.prepared('SELECT key, vector FROM block_embeddings WHERE key IN (SELECT value FROM json_each(?))')
+      .all(JSON.stringify(keys.slice(start, start + VECTOR_PAGE))) as { key: number; vector: Buffer }[];
+    for (const row of rows) {
+      if (row.vector.length !== dimensions * 4) continue;
+      blobInto(row.vector, matrix, order.length * dimensions);
+      order.push(row.key);
+    }
+  }
+  const { exactTopK } = await import('./ann/ann-index.js');
+  return exactTopK(query, order, matrix.subarray(0, order.length * dimensions), dimensions, k).map((hit) => ({ key: hit.key, score: hit.score }));
+}
+
+/**
+ * The notebooks to search, or undefined for all: a reader is held to published notebooks whatever the
+ * filter asks, and the agent to those no deny rule closes to it (as search-fulltext does).
+ */
+function notebookScope(index: BlocksIndex, call: ActionCall, requested: readonly string[] | undefined): string[] | undefined {
+  const reader = call.principal.role === 'reader';
+  if (!reader && call.deniedNotebooks.size === 0) return requested ? [...requested] : undefined;
+  const allowed = [...index.notebooks().keys()].filter((id) => index.visibleTo(call, id));
+  return requested ? allowed.filter((id) => requested.includes(id)) : allowed;
+}
+
+function filterSql(filters: SearchFilters, notebooks: string[] | undefined): { where: string[]; params: unknown[] } {
+  const where: string[] = [];
+  const params: unknown[] = [];
+  if (notebooks !== undefined) { where.push('b.notebook IN (SELECT value FROM json_each(?))'); params.push(JSON.stringify(notebooks)); }
+  if (filters.path !== undefined) {
+    const document = documentOfPath(filters.path);
+    where.push("(b.root_id = ? OR instr('/' || b.path, '/' || ? || '/') > 0)");
+    params.push(document, document);
+  }
+  if (filters.types?.length) { where.push('b.type IN (SELECT value FROM json_each(?))'); params.push(JSON.stringify(filters.types)); }
+  if (filters.subtypes?.length) { where.push('b.subtype IN (SELECT value FROM json_each(?))'); params.push(JSON.stringify(filters.subtypes)); }
+  return { where, params };
+}
+
+/** The last id of a path names the document; every block at or below it has that id in its path. */
+function documentOfPath(path: string): string {
+  const ids = path.split('/').map((part) => part.replace(/\.json$/, '')).filter((part) => part !== '');
+  const last = ids[ids.length - 1];
+  if (!last || !ids.every((id) => isValidId(id))) throw new KernelError('INVALID_INPUT', 'path must be a document id or a path of ids such as <notebook>/<document>', { details: { field: 'path' } });
+  return last;
+}

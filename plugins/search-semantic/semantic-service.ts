@@ -1,0 +1,259 @@
+import { AsyncResource } from 'node:async_hooks';
+import { join } from 'node:path';
+import type { ActionCall, BackendHandle, Logger } from '../../core/index.js';
+import type { BlocksIndex, IndexChange } from '../blocks/tokens.js';
+import { AnnSync } from './ann-sync.js';
+import { BlockIntake } from './block-intake.js';
+import { DEFAULT_BATCH, DEFAULT_EXACT_BELOW, DEFAULT_RETRY, DEFAULT_SAVE_EVERY_MS, type SemanticConfig } from './config.js';
+import { EmbeddingStore } from './embedding-store.js';
+import { ignoreRules } from './ignore-rules.js';
+import { Indexer, isRemote } from './indexer.js';
+import { blocksOf, createSemanticSearch, unavailableReason, type HitBlock, type KeyedAnswer } from './semantic-search.js';
+import type { SemanticQuery } from './tokens.js';
+
+const COUNTS_FRESH_MS = 1_000;
+
+export interface ServiceDeps {
+  blocks: BlocksIndex;
+  indexDir: string;
+  config: SemanticConfig;
+  /** Undefined when quire.json names no embedder: the plugin is then present and does nothing. */
+  handle: BackendHandle<'embedder'> | undefined;
+  log: Logger;
+}
+
+/**
+ * Semantic search's parts, started in the background once the blocks index is ready (activation only
+ * subscribes): the store, the intake of changed blocks, the indexer and the HNSW index.
+ */
+export class SemanticService {
+  private store: EmbeddingStore | undefined;
+  private intake: BlockIntake | undefined;
+  indexer: Indexer | undefined;
+  private ann: AnnSync | undefined;
+  private readonly started: Promise<EmbeddingStore> | undefined;
+  private comparing: Promise<void> | undefined;
+  private changes: IndexChange[] = [];
+  private draining = false;
+  private closed = false;
+  private unsubscribe: (() => void) | undefined;
+  private counted: { at: number; note: string | undefined } = { at: 0, note: undefined };
+  readonly search: ReturnType<typeof createSemanticSearch>;
+  /**
+   * Runs background work in the plugin's own context (made in activate), not in that of the action
+   * whose write or call asked for it: what it starts (timers, the HNSW worker) is the plugin's.
+   */
+  private readonly background = AsyncResource.bind(<T>(fn: () => T): T => fn());
+
+  constructor(private readonly deps: ServiceDeps) {
+    if (deps.handle) {
+      // Subscribed at once, so no write between activation and the first comparison goes unseen.
+      this.unsubscribe = deps.blocks.onIndexed((change) => { this.changes.push(change); this.background(() => this.scheduleChanges()); });
+      this.started = deps.blocks.ready().then(() => this.start());
+      this.started.catch((error: unknown) => deps.log.error('semantic search could not start', { error: String(error) }));
+    }
+    this.search = createSemanticSearch({
+      store: () => this.opened(), blocks: deps.blocks, handle: deps.handle, ann: () => this.ann,
+      exactBelow: deps.config.exactBelow ?? DEFAULT_EXACT_BELOW, incomplete: () => this.incompleteNote(),
+    });
+  }
+
+  unavailable(): string | undefined {
+    return unavailableReason(this.deps.handle);
+  }
+
+  async opened(): Promise<EmbeddingStore> {
+    if (!this.started) throw new Error(unavailableReason(undefined));
+    return this.started;
+  }
+
+  private retry() {
+    return { ...DEFAULT_RETRY, ...this.deps.config.retry };
+  }
+
+  private start(): EmbeddingStore {
+    const { blocks, config, handle, log } = this.deps;
+    const store = new EmbeddingStore(join(this.deps.indexDir, 'embeddings.db'), blocks.file);
+    this.store = store;
+    const intake = new BlockIntake({
+      store, blocks, rules: ignoreRules(config.ignore), remote: () => isRemote(handle!.current()), activeModel: () => this.indexer!.activeModel(),
+    });
+    this.intake = intake;
+    const ann = new AnnSync(store, this.deps.indexDir, config.saveEveryMs ?? DEFAULT_SAVE_EVERY_MS, log);
+    this.ann = ann;
+    this.indexer = new Indexer({
+      store, intake, blocks, handle: handle!, retry: this.retry(), batchSize: config.batchSize ?? DEFAULT_BATCH, log,
+      onVectors: () => { this.counted.at = 0; this.followVectors(); },
+      // Whether a local-only notebook may be embedded depends on the embedder: compare everything again.
+      onModel: async () => { this.compare(); },
+      background: this.background,
+    });
+    for (const [id, notebook] of blocks.notebooks()) this.egress.set(id, notebook.egress === 'local-only');
+    this.followVectors();
+    this.compare();
+    return store;
+  }
+
+  /** The HNSW index of the active model follows the store once there are vectors of it. */
+  private followVectors(): void {
+    const store = this.store;
+    if (!store || !this.ann || !this.indexer) return;
+    const model = this.indexer.activeModel();
+    const dimensions = store.prepared('SELECT dimensions FROM block_embeddings WHERE model = ? AND vector IS NOT NULL LIMIT 1').pluck().get(model) as number | undefined;
+    if (dimensions === undefined) return;
+    this.ann.use(model, dimensions);
+    this.ann.catchUp();
+  }
+
+  /** Compares every block with the store in the background (start, rebuild, another embedder), then embeds. */
+  private compare(): void {
+    const run = async () => {
+      const changed = await this.intake!.reconcile(() => this.closed);
+      if (changed > 0) this.deps.log.info('embeddings compared with the notes', { changed });
+      this.counted.at = 0;
+      this.indexer?.wake();
+    };
+    const previous = this.comparing ?? Promise.resolve();
+    const current: Promise<void> = previous.then(run).catch((error: unknown) => this.deps.log.warn('comparing embeddings with the notes failed', { error: String(error) }))
+      .finally(() => { if (this.comparing === current) this.comparing = undefined; });
+    this.comparing = current;
+  }
+
+  private scheduleChanges(): void {
+    if (this.draining) return;
+    this.draining = true;
+    setImmediate(() => {
+      this.draining = false;
+      if (!this.intake || this.closed) return;
+      const changes = this.changes;
+      this.changes = [];
+      try {
+        let touched = 0;
+        for (const change of changes) {
+          if (change.rebuilt) { this.compare(); continue; }
+          touched += this.intake.checkIds([...change.upserted, ...change.removed]);
+          touched += this.intake.checkDocuments(change.documents);
+          touched += this.intake.checkNotebooks(this.egressChanged(change.notebooks));
+        }
+        if (touched > 0) {
+          this.counted.at = 0;
+          this.followVectors();
+          this.indexer?.wake();
+        }
+      } catch (error) {
+        this.deps.log.warn('semantic search could not take in a change; comparing everything', { error: String(error) });
+        this.compare();
+      }
+    });
+  }
+
+  private readonly egress = new Map<string, boolean>();
+
+  /** Of the notebooks written, those whose local-only flag changed since last seen (or first seen). */
+  private egressChanged(notebooks: readonly string[]): string[] {
+    const all = this.deps.blocks.notebooks();
+    return notebooks.filter((id) => {
+      const localOnly = all.get(id)?.egress === 'local-only';
+      const before = this.egress.get(id);
+      this.egress.set(id, localOnly);
+      return before === undefined ? localOnly : before !== localOnly;
+    });
+  }
+
+  private incompleteNote(): string | undefined {
+    if (this.comparing) return 'the embeddings are being compared with the notes: some blocks may be missing';
+    if (this.changes.length > 0) return 'blocks just written are being taken in: they may be missing';
+    if (Date.now() - this.counted.at < COUNTS_FRESH_MS) return this.counted.note;
+    const counts = this.indexer!.counts();
+    const parts: string[] = [];
+    const waiting = counts.pending + counts.failed;
+    if (counts.stale > 0) parts.push(`${counts.stale} blocks have vectors of another model and are being embedded again`);
+    if (waiting - counts.stale > 0) parts.push(`${waiting - counts.stale} blocks are not embedded yet (${counts.failed} failed)`);
+    if (counts.ignored['local-only'] > 0) parts.push(`${counts.ignored['local-only']} blocks of local-only notebooks are not sent to this remote embedder`);
+    this.counted = { at: Date.now(), note: parts.length > 0 ? parts.join('; ') : undefined };
+    return this.counted.note;
+  }
+
+  /** A page of hits with their blocks, each still visible to the caller. */
+  async searchBlocks(query: SemanticQuery, call: ActionCall): Promise<{ answer: KeyedAnswer; blocks: Map<number, HitBlock> }> {
+    const answer = await this.search(query, call);
+    const store = await this.opened();
+    const blocks = blocksOf(store, answer.hits.map((hit) => hit.key));
+    for (const [key, block] of blocks) {
+      // Checked again on the rows returned: a block moved to a hidden notebook meanwhile is left out.
+      if (!this.deps.blocks.visibleTo(call, block.notebook) || (query.notebooks && !query.notebooks.includes(block.notebook))) blocks.delete(key);
+    }
+    return { answer, blocks };
+  }
+
+  async status(): Promise<Record<string, unknown>> {
+    const selected = this.deps.handle?.current();
+    const base = {
+      enabled: this.deps.handle !== undefined,
+      embedder: selected ? { plugin: selected.plugin, name: selected.name, model: selected.backend.model, dimensions: selected.backend.dimensions, remote: isRemote(selected) } : null,
+      ...(this.unavailable() ? { unavailable: this.unavailable() } : {}),
+    };
+    if (!this.started) return base;
+    await this.opened();
+    const counts = this.indexer!.counts();
+    return {
+      ...base,
+      model: this.indexer!.activeModel(),
+      ...counts,
+      ignoredTotal: Object.values(counts.ignored).reduce((sum, n) => sum + n, 0),
+      lastError: this.indexer!.lastError ?? this.store!.lastError() ?? null,
+      pausedUntil: this.indexer!.pausedUntil > Date.now() ? new Date(this.indexer!.pausedUntil).toISOString() : null,
+      throughput: this.indexer!.throughput(),
+      comparing: this.comparing !== undefined,
+      queued: this.changes.length,
+      vectorIndex: { state: this.ann!.state, size: this.ann!.size(), ...(this.ann!.lastProblem ? { problem: this.ann!.lastProblem } : {}) },
+    };
+  }
+
+  async reindex(): Promise<void> {
+    const store = await this.opened();
+    store.reindex();
+    this.counted.at = 0;
+    this.indexer!.resume();
+    this.indexer!.wake();
+  }
+
+  async retryFailed(): Promise<number> {
+    const store = await this.opened();
+    const retried = store.retryFailed();
+    this.counted.at = 0;
+    this.indexer!.resume();
+    this.indexer!.wake();
+    return retried;
+  }
+
+  /** Waits for the comparison under way, then embeds until nothing is due (the CLI's `index embeddings`). */
+  async drain(call: ActionCall): Promise<'done' | 'breaker' | 'stopped' | 'none'> {
+    await this.opened();
+    while (this.comparing) await this.comparing;
+    const outcome = await this.indexer!.drain((counts) => {
+      call.progress({ done: counts.indexed, total: counts.indexed + counts.pending + counts.failed - counts.gaveUp, message: 'blocks embedded' });
+    }, () => call.stopped !== undefined);
+    await this.ann!.settled();
+    await this.ann!.save();
+    return outcome;
+  }
+
+  /** Waits until the background work asked for so far is done (tests). */
+  async settled(): Promise<void> {
+    await this.opened();
+    while (this.comparing) await this.comparing;
+    await this.ann!.settled();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.unsubscribe?.();
+    if (!this.started) return;
+    await this.started.catch(() => undefined);
+    while (this.comparing) await this.comparing;
+    await this.indexer?.close();
+    await this.ann?.close();
+    this.store?.close();
+  }
+}

@@ -1,0 +1,109 @@
+import Database from 'better-sqlite3';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { EmbeddingStore } from '../../../plugins/search-semantic/embedding-store.js';
+import { characters, ignoreRules } from '../../../plugins/search-semantic/ignore-rules.js';
+import { blobToVector, vectorToBlob } from '../../../plugins/search-semantic/vector-blob.js';
+
+const folders: string[] = [];
+afterEach(() => { for (const folder of folders.splice(0)) rmSync(folder, { recursive: true, force: true }); });
+
+/** A store over a blocks table holding `ids` (what the blocks index holds, reduced to what the store reads). */
+function storeWith(ids: string[]): EmbeddingStore {
+  const folder = mkdtempSync(join(tmpdir(), 'quire-store-'));
+  folders.push(folder);
+  const blocksFile = join(folder, 'quire.db');
+  const blocks = new Database(blocksFile);
+  blocks.exec('CREATE TABLE blocks (id TEXT NOT NULL UNIQUE, root_id TEXT, notebook TEXT, path TEXT, hpath TEXT, type TEXT, subtype TEXT, content TEXT)');
+  for (const id of ids) blocks.prepare("INSERT INTO blocks VALUES (?, 'd', 'n', 'n/d.json', '/D', 'paragraph', NULL, ?)").run(id, `text of ${id}`);
+  blocks.close();
+  return new EmbeddingStore(join(folder, 'embeddings.db'), blocksFile);
+}
+
+const retry = { baseMs: 1_000, maxMs: 8_000, maxFailures: 5 };
+
+describe('the embeddings store', () => {
+  it('backs a failed block off exponentially, capped, and gives it up after maxFailures', () => {
+    const store = storeWith(['a']);
+    store.insert('a', 'h', null);
+    const key = store.rowsOf(['a']).get('a')!.key;
+    const t = 1_000_000;
+    expect(store.due(t, retry, 10).map((row) => row.block_id)).toEqual(['a']);
+    // After failure n the block waits base × 2^(n-1), at most maxMs.
+    const waits: number[] = [];
+    for (let failures = 1; failures < retry.maxFailures; failures++) {
+      store.markFailed([key], t, 'boom');
+      const wait = store.nextDue(retry)! - t;
+      expect(store.due(t + wait - 1, retry, 10)).toEqual([]);
+      expect(store.due(t + wait, retry, 10).map((row) => row.block_id)).toEqual(['a']);
+      waits.push(wait);
+    }
+    expect(waits).toEqual([1_000, 2_000, 4_000, 8_000]);
+    store.markFailed([key], t, 'boom');
+    expect(store.due(t + 10 ** 9, retry, 10)).toEqual([]);
+    expect(store.nextDue(retry)).toBeUndefined();
+    expect(store.counts('m', retry.maxFailures)).toMatchObject({ failed: 1, gaveUp: 1, pending: 0 });
+    expect(store.lastError()).toBe('boom');
+    // retry_failed brings it back at once.
+    expect(store.retryFailed()).toBe(1);
+    expect(store.due(t, retry, 10).map((row) => row.block_id)).toEqual(['a']);
+    store.close();
+  });
+
+  it('orders due blocks by fewest failures, and never offers a block the blocks index no longer holds', () => {
+    const store = storeWith(['a', 'b']);
+    for (const id of ['a', 'b', 'gone']) store.insert(id, 'h', null);
+    store.markFailed([store.rowsOf(['a']).get('a')!.key], 0, 'x');
+    expect(store.due(10 ** 9, retry, 10).map((row) => row.block_id)).toEqual(['b', 'a']);
+    store.close();
+  });
+
+  it('marks vectors of another model stale and records every change the HNSW index must follow', () => {
+    const store = storeWith(['a', 'b']);
+    store.insert('a', 'ha', null);
+    store.insert('b', 'hb', null);
+    const rows = store.rowsOf(['a', 'b']);
+    const before = store.maxSeq();
+    store.transaction(() => {
+      store.writeVector(rows.get('a')!.key, 'ha', 'ha', 'm1', vectorToBlob(new Float32Array([1, 0])), 2, true, 'm1');
+      store.writeVector(rows.get('b')!.key, 'hb', 'hb', 'm1', vectorToBlob(new Float32Array([0, 1])), 2, true, 'm1');
+    });
+    expect(store.counts('m1', 5)).toMatchObject({ indexed: 2, pending: 0, stale: 0 });
+    store.activateModel('m2');
+    expect(store.counts('m2', 5)).toMatchObject({ indexed: 0, pending: 2, stale: 2 });
+    // The text changed while a batch was on the way: the vector is kept, the block stays due.
+    store.update(rows.get('a')!.key, 'ha2', null, 'm2');
+    store.writeVector(rows.get('a')!.key, 'ha', 'ha', 'm2', vectorToBlob(new Float32Array([1, 1])), 2, false, 'm2');
+    expect(store.counts('m2', 5)).toMatchObject({ indexed: 0, pending: 2 });
+    store.delete(rows.get('b')!.key);
+    const changes = store.changesSince(before, 100);
+    // Each key's last state, in order: a's vector of m2; b removed (its m1 vector went with it).
+    expect(changes.map((change) => [change.key, change.model, change.vector ? Array.from(blobToVector(change.vector)) : null])).toEqual([
+      [rows.get('a')!.key, 'm2', [1, 1]],
+      [rows.get('b')!.key, null, null],
+    ]);
+    store.close();
+  });
+});
+
+describe('the ignore rules', () => {
+  const block = { id: 'x', notebook: 'nb', path: 'nb/doc/child.json', hpath: '/Journal/Day', type: 'paragraph', content: 'long enough text' };
+  it('ignores by path of ids, title path, type and length in characters, not bytes', () => {
+    expect(ignoreRules({ paths: ['nb'] }).reason(block, false)).toBe('path');
+    expect(ignoreRules({ paths: ['doc'] }).reason(block, false)).toBe('path');
+    expect(ignoreRules({ paths: ['nb/doc'] }).reason(block, false)).toBe('path');
+    expect(ignoreRules({ paths: ['nb/other'] }).reason(block, false)).toBeNull();
+    expect(ignoreRules({ paths: ['/Journal'] }).reason(block, false)).toBe('path');
+    expect(ignoreRules({ paths: ['/Jour'] }).reason(block, false)).toBeNull();
+    expect(ignoreRules({ types: ['paragraph'] }).reason(block, false)).toBe('type');
+    // Four CJK characters are twelve UTF-8 bytes: counted as four.
+    expect(ignoreRules({ minChars: 4, maxChars: 4 }).reason({ ...block, content: '读书写作' }, false)).toBeNull();
+    expect(ignoreRules({ minChars: 5 }).reason({ ...block, content: '读书写作' }, false)).toBe('length');
+    expect(ignoreRules({ minChars: 1, maxChars: 3 }).reason({ ...block, content: '😀😀😀' }, false)).toBeNull();
+    expect(ignoreRules({ minChars: 1, maxChars: 3 }).reason({ ...block, content: '😀😀😀😀' }, false)).toBe('length');
+    expect(ignoreRules().reason(block, true)).toBe('local-only');
+    expect(characters('a😀b')).toBe(3);
+  });
+});

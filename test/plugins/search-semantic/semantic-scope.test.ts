@@ -1,0 +1,86 @@
+import { describe, expect, it } from 'vitest';
+import { agent, reader } from '../blocks/blocks-harness.js';
+import { embedded, semantic, useSemantic, type Created, type SemanticFound } from './semantic-harness.js';
+
+const { boot, fakeServer } = useSemantic();
+
+/** Both ways of answering a filtered query: exactly among the allowed blocks, and through the HNSW index. */
+const PATHS = [{ exactBelow: 100_000 }, { exactBelow: 0 }];
+
+describe('semantic search: filters and scopes return nothing outside them', () => {
+  for (const path of PATHS) {
+    it(`never returns a reader private blocks, for any filter (exactBelow ${path.exactBelow})`, async () => {
+      // A local embedder: with a remote one the action has dataEgress, which a reader may not call at all.
+      const { act } = await boot(undefined, { embedder: 'local', semantic: path });
+      const open = await act<Created>('notebook_create', { name: 'Open', access: 'published' });
+      const closed = await act<Created>('notebook_create', { name: 'Closed' });
+      const pub = await act<Created>('document_create', { notebook: open.id, title: 'Public', markdown: 'walnut trees in the public garden' });
+      const priv = await act<Created>('document_create', { notebook: closed.id, title: 'Private walnut', markdown: 'walnut salary figures\n\n## walnut heading\n\nwalnut walnut walnut trees' });
+      await embedded(act, (status) => status.vectorIndex.state === 'ready');
+      const filters: Record<string, unknown>[] = [{}, { notebooks: [closed.id] }, { notebooks: [open.id, closed.id] }, { path: priv.id }, { path: `${closed.id}/${priv.id}` },
+        { types: ['heading'] }, { types: ['paragraph', 'document'] }, { subtypes: ['h2'] }, { notebooks: [closed.id], types: ['heading'] }];
+      for (const filter of filters) {
+        const found = await semantic(act, 'walnut trees', filter, reader);
+        const leaked = JSON.stringify(found);
+        expect([filter, leaked.includes(closed.id) || leaked.includes(priv.id) || leaked.includes('salary') || leaked.includes('Private')]).toEqual([filter, false]);
+        expect(found.results.every((hit) => hit.documentId === pub.id)).toBe(true);
+      }
+      // The administrator sees both.
+      const all = await semantic(act, 'walnut trees');
+      expect(new Set(all.results.map((hit) => hit.documentId))).toEqual(new Set([pub.id, priv.id]));
+      expect((await semantic(act, 'walnut trees', {}, reader)).results.map((hit) => hit.documentId)).toContain(pub.id);
+    });
+
+    it(`leaves out the notebooks a deny rule keeps the agent from (exactBelow ${path.exactBelow})`, async () => {
+      const fake = await fakeServer();
+      const first = await boot(fake, { semantic: path });
+      const open = await first.act<Created>('notebook_create', { name: 'Open' });
+      const guarded = await first.act<Created>('notebook_create', { name: 'Guarded' });
+      await first.act('document_create', { notebook: open.id, title: 'O', markdown: 'pistachio open notes' });
+      await first.act('document_create', { notebook: guarded.id, title: 'G', markdown: 'pistachio secret plan\n\npistachio pistachio' });
+      await embedded(first.act);
+      const root = first.kernel.workspace.root;
+      await first.kernel.close();
+      const { act } = await boot(fake, { workspace: root, semantic: path, config: { gate: { deny: [{ tool: '*', notebook: guarded.id }] } } });
+      await embedded(act, (status) => status.vectorIndex.state === 'ready');
+      for (const filter of [{}, { notebooks: [guarded.id] }, { types: ['paragraph'] }]) {
+        // 'auto': the person allowed the session (the remote embedder's egress is asked for otherwise).
+        // Naming the hidden notebook is refused by the gate; any other filter leaves it out.
+        const outcome: SemanticFound | string | undefined = await act<SemanticFound>('search_semantic', { query: 'pistachio secret', ...filter }, agent()).catch((error: { code?: string }) => error.code);
+        if (outcome === undefined || typeof outcome === 'string') {
+          expect([filter, outcome]).toEqual([{ notebooks: [guarded.id] }, 'ACTION_DENIED']);
+          continue;
+        }
+        expect(outcome.results.length).toBeGreaterThan(0);
+        expect(outcome.results.every((hit) => hit.notebook === open.id)).toBe(true);
+        expect(JSON.stringify(outcome.results)).not.toContain('secret');
+      }
+      expect((await semantic(act, 'pistachio secret')).results.some((hit) => hit.notebook === guarded.id)).toBe(true);
+    });
+
+    it(`keeps to notebooks, document subtrees, types and subtypes (exactBelow ${path.exactBelow})`, async () => {
+      const fake = await fakeServer();
+      const { act } = await boot(fake, { semantic: path });
+      const a = await act<Created>('notebook_create', { name: 'A' });
+      const b = await act<Created>('notebook_create', { name: 'B' });
+      const top = await act<Created>('document_create', { notebook: a.id, title: 'Top', markdown: '# cherry heading\n\ncherry paragraph in top' });
+      const child = await act<Created>('document_create', { notebook: a.id, parentId: top.id, title: 'Child', markdown: '## cherry subheading\n\ncherry paragraph in child' });
+      const other = await act<Created>('document_create', { notebook: b.id, title: 'Other', markdown: 'cherry paragraph elsewhere' });
+      await embedded(act, (status) => status.vectorIndex.state === 'ready');
+      const check = async (filter: Record<string, unknown>, allowed: (hit: SemanticFound['results'][number] & { type: string; subtype: string | null }) => boolean, expected: number) => {
+        const found = await semantic(act, 'cherry paragraph', { ...filter, pageSize: 50 });
+        const hits = found.results as (SemanticFound['results'][number] & { type: string; subtype: string | null })[];
+        expect([filter, hits.filter((hit) => !allowed(hit)).map((hit) => hit.snippet)]).toEqual([filter, []]);
+        expect([filter, hits.length]).toEqual([filter, expected]);
+      };
+      await check({ notebooks: [b.id] }, (hit) => hit.notebook === b.id, 2);
+      // 'Top' (three characters) is too short to be embedded.
+      await check({ path: top.id }, (hit) => hit.documentId === top.id || hit.documentId === child.id, 5);
+      await check({ path: `${a.id}/${top.id}/${child.id}` }, (hit) => hit.documentId === child.id, 3);
+      await check({ types: ['heading'] }, (hit) => hit.type === 'heading', 2);
+      await check({ subtypes: ['h2'] }, (hit) => hit.subtype === 'h2', 1);
+      await check({ notebooks: [a.id], types: ['paragraph'] }, (hit) => hit.notebook === a.id && hit.type === 'paragraph', 2);
+      expect(other.id).toBeTruthy();
+    });
+  }
+});
