@@ -4,6 +4,7 @@ import { skillHandlers } from './skill-actions.js';
 import { SkillCatalog } from './skill-catalog.js';
 import { limitsFrom, type SkillsConfig } from './skill-limits.js';
 import { SkillRecords } from './skill-records.js';
+import { SkillStore } from './skill-store.js';
 import { SkillWriter } from './skill-writer.js';
 
 /**
@@ -23,6 +24,6 @@ export default definePlugin<SkillsConfig>({
     const roots = [{ path: skillsDir, writable: true }, ...(ctx.config.paths ?? []).map((path) => ({ path: resolve(workspace.root, path), writable: false }))];
     const catalog = new SkillCatalog(roots, limits, records, ctx.log);
     ctx.provide(SKILLS_LISTING, { promptListing: () => catalog.promptListing() });
-    return { skill: skillHandlers({ workspaceRoot: workspace.root, skillsDir, catalog, records, writer, limits }) };
+    return { skill: skillHandlers(new SkillStore({ workspaceRoot: workspace.root, skillsDir, catalog, records, writer, limits })) };
   },
 });

@@ -1,0 +1,131 @@
+import { relative, sep } from 'node:path';
+import type { ActionCall, Principal } from '../../core/index.js';
+import { skillWarnings, type Catalog, type Skill, type SkillCatalog } from './skill-catalog.js';
+import { skillError, type SkillLimits } from './skill-limits.js';
+import type { PackageFile, PackagedSkill } from './skill-package.js';
+import { isScript, readInside } from './skill-paths.js';
+import { sha256, type SkillRecords } from './skill-records.js';
+import type { SkillWriter } from './skill-writer.js';
+
+export interface SkillStoreParts {
+  workspaceRoot: string;
+  skillsDir: string;
+  catalog: SkillCatalog;
+  records: SkillRecords;
+  writer: SkillWriter;
+  limits: SkillLimits;
+}
+
+export interface PutOptions {
+  replace: boolean;
+  dryRun: boolean;
+  /** Where an install came from (a path or URL), kept in the record. */
+  source?: string;
+}
+
+/** One skill as an install or save reports it: what it wrote (or would write) and where. */
+export interface PlannedSkill {
+  name: string;
+  from: string;
+  folder: string;
+  files: string[];
+  bytes: number;
+  replaces: boolean;
+  warnings: string[];
+}
+
+export type PutAnswer = { dryRun: true; wouldWrite: PlannedSkill[] } | { installed: (PlannedSkill & { replaced: boolean })[]; updatedBy: string };
+
+/**
+ * Who wrote something, in the form blocks record it (DESIGN.md §3): `agent:<session>/<turn>/<call>`
+ * or `person:<token name>`.
+ */
+export function writerOf(call: ActionCall): string {
+  const principal: Principal = call.principal;
+  switch (principal.kind) {
+    case 'agent': return principal.name.startsWith('agent:') ? principal.name : `agent:${principal.sessionId ?? '-'}/${principal.turnId ?? '-'}/${call.callId}`;
+    case 'person': return `person:${principal.name}`;
+    case 'mcp': return `mcp:${principal.name}`;
+    case 'kernel': return 'kernel';
+  }
+}
+
+/** The skills plugin's parts together: lookups that say precisely why they fail, and checked writes. */
+export class SkillStore {
+  readonly catalog: SkillCatalog;
+  readonly records: SkillRecords;
+  readonly writer: SkillWriter;
+  readonly limits: SkillLimits;
+
+  constructor(readonly parts: SkillStoreParts) {
+    ({ catalog: this.catalog, records: this.records, writer: this.writer, limits: this.limits } = parts);
+  }
+
+  /** A path as people read it: relative to the workspace when inside it. */
+  shown(path: string): string {
+    const root = this.parts.workspaceRoot;
+    return path.startsWith(root + sep) ? relative(root, path).split(sep).join('/') : path;
+  }
+
+  async find(name: string): Promise<{ skill: Skill; read: Catalog }> {
+    const read = await this.catalog.read();
+    const skill = read.skills.get(name);
+    if (!skill) {
+      const broken = read.broken.find((entry) => entry.path.endsWith(`${sep}${name}`));
+      throw skillError('SKILL_NOT_FOUND', broken ? `the skill '${name}' is broken: ${broken.message}` : `there is no skill named '${name}'; skill_list shows the skills there are`, { name });
+    }
+    return { skill, read };
+  }
+
+  checkWritable(skill: Skill): void {
+    if (!skill.writable) throw skillError('READ_ONLY_SKILL', `the skill '${skill.name}' is read from ${skill.folder}, a folder listed in plugins.skills.config.paths; only skills in <workspace>/skills are changed here`, { name: skill.name });
+  }
+
+  /** Writes checked skills (unless a dry run) and records who wrote them; the answer lists every file. */
+  put(skills: readonly PackagedSkill[], call: ActionCall, options: PutOptions): Promise<PutAnswer> {
+    return this.writer.exclusive(() => this.putNow(skills, call, options));
+  }
+
+  /** The same, for a caller already inside the writer's turn. */
+  async putNow(skills: readonly PackagedSkill[], call: ActionCall, options: PutOptions): Promise<PutAnswer> {
+    const existing = (await this.catalog.read()).skills;
+    for (const skill of skills) {
+      const present = existing.get(skill.name);
+      if (present) this.checkWritable(present);
+      if (present && !options.replace) throw skillError('SKILL_EXISTS', `a skill named '${skill.name}' already exists; install with replace: true to replace it`, { name: skill.name });
+    }
+    const planned = skills.map((skill): PlannedSkill => ({
+      name: skill.name, from: skill.from, folder: `skills/${skill.name}`, files: skill.files.map((file) => file.path).sort(),
+      bytes: skill.files.reduce((sum, file) => sum + file.data.length, 0), replaces: existing.has(skill.name), warnings: skillWarnings(scriptsIn(skill.files)),
+    }));
+    if (options.dryRun) return { dryRun: true, wouldWrite: planned };
+    const { replaced } = await this.writer.commit(skills);
+    const by = writerOf(call);
+    for (const skill of skills) {
+      const skillMd = skill.files.find((file) => file.path === 'SKILL.md')!;
+      await this.records.written(skill.name, { updatedBy: by, sha256: sha256(skillMd.data), ...(options.source ? { source: options.source } : {}) });
+    }
+    return { installed: planned.map((plan) => ({ ...plan, replaced: replaced.includes(plan.name) })), updatedBy: by };
+  }
+
+  /** The files of a skill on disk that a save or rename carries over (all but those named), read within the limits. */
+  async keptFiles(skill: Skill, replaced: ReadonlySet<string>): Promise<PackageFile[]> {
+    const kept: PackageFile[] = [];
+    for (const file of skill.files) {
+      if (!replaced.has(file.path)) kept.push({ path: file.path, data: await readInside(skill.folder, file.path, this.limits.maxSkillBytes), mode: 0o644 });
+    }
+    return kept;
+  }
+
+  checkSize(skill: PackagedSkill): void {
+    const { maxSkillFiles, maxSkillBytes } = this.limits;
+    if (skill.files.length > maxSkillFiles) throw skillError('TOO_MANY_FILES', `the skill '${skill.name}' would hold ${skill.files.length} files, more than the ${maxSkillFiles} allowed`, { limit: maxSkillFiles });
+    const bytes = skill.files.reduce((sum, file) => sum + file.data.length, 0);
+    if (bytes > maxSkillBytes) throw skillError('SKILL_TOO_LARGE', `the skill '${skill.name}' would hold ${bytes} bytes, more than the ${maxSkillBytes} allowed`, { bytes, limit: maxSkillBytes });
+  }
+}
+
+/** Scripts in a package in memory: by name, executable bits, or a `#!` first line. */
+function scriptsIn(files: readonly PackageFile[]): string[] {
+  return files.filter((file) => isScript(file.path, file.mode, file.data)).map((file) => file.path);
+}
