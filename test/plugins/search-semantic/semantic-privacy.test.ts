@@ -1,0 +1,160 @@
+import { createHash } from 'node:crypto';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { startHttpServer, type RunningServer } from '../../../core/http/serve.js';
+import type { Kernel } from '../../../core/kernel.js';
+import { rawRequest } from '../../helpers/http-client.js';
+import { agent, type Act } from '../blocks/blocks-harness.js';
+import { embedded, semantic, until, useSemantic, type Created, type Status } from './semantic-harness.js';
+
+const { boot, fakeServer } = useSemantic();
+
+async function setEgress(kernel: Kernel, notebook: string, localOnly: boolean): Promise<void> {
+  const file = join(kernel.workspace.dataDir, notebook, '.notebook.json');
+  const conf = JSON.parse(await readFile(file, 'utf8')) as Record<string, unknown>;
+  if (localOnly) conf.egress = 'local-only';
+  else delete conf.egress;
+  await writeFile(file, JSON.stringify(conf));
+}
+
+/** Two notebooks written with no embedder configured: 'Open' and 'Kept' (local-only), each with a document. */
+async function twoNotebooks() {
+  const first = await boot(undefined, { embedder: 'none' });
+  const open = await first.act<Created>('notebook_create', { name: 'Open' });
+  const kept = await first.act<Created>('notebook_create', { name: 'Kept' });
+  const openDoc = await first.act<Created>('document_create', { notebook: open.id, title: 'Open notes', markdown: 'apricot jam recipe for everyone\n\nmovable apricot paragraph here' });
+  const keptDoc = await first.act<Created>('document_create', { notebook: kept.id, title: 'Kept diary', markdown: 'apricot confession kept at home\n\nsecond kept sentence stays here' });
+  await setEgress(first.kernel, kept.id, true);
+  const root = first.kernel.workspace.root;
+  await first.kernel.close();
+  return { root, open: open.id, kept: kept.id, openDoc: openDoc.id, keptDoc: keptDoc.id };
+}
+
+const KEPT_TEXTS = ['apricot confession kept at home', 'second kept sentence stays here', 'Kept diary'];
+const neverSent = (texts: readonly string[]) => texts.filter((text) => KEPT_TEXTS.some((kept) => text.includes(kept)) || text.includes('SECRET'));
+
+async function status(act: Act): Promise<Status> {
+  return act<Status>('embeddings_status', {});
+}
+
+describe('semantic search: local-only notebooks never reach a remote embedder', () => {
+  it('keeps them from the remote embedder, counts them as ignored, and says answers are incomplete', async () => {
+    const { root, kept } = await twoNotebooks();
+    const fake = await fakeServer();
+    const { act, kernel } = await boot(fake, { workspace: root });
+    const done = await embedded(act);
+    expect(done.ignored['local-only']).toBe(3);
+    expect(done.indexed).toBe(3);
+    expect(neverSent(fake.texts)).toEqual([]);
+    const found = await semantic(act, 'apricot confession');
+    expect(found.results.some((hit) => hit.notebook === kept)).toBe(false);
+    expect(found.complete).toBe(false);
+    expect(found.note).toContain('3 blocks of local-only notebooks are not sent to this remote embedder');
+    // Edits in the local-only notebook are not sent either.
+    const keptDoc = (await act<{ results: { id: string; notebook: string }[] }>('search_fulltext', { query: 'confession' })).results[0]!;
+    await act('block_update', { id: keptDoc.id, markdown: 'apricot confession SECRET rewritten' });
+    await act('document_create', { notebook: kept, title: 'Kept two', markdown: 'another SECRET page entirely' });
+    await until('the new blocks counted as ignored', async () => (await status(act)).ignored['local-only'] === 5);
+    expect(neverSent(fake.texts)).toEqual([]);
+    expect(kernel).toBeTruthy();
+  });
+
+  it('drops the remote vectors of a document moved into a local-only notebook, and sends none of its later edits', async () => {
+    const { root, open, kept, openDoc } = await twoNotebooks();
+    const fake = await fakeServer();
+    const { act } = await boot(fake, { workspace: root });
+    await embedded(act);
+    expect(fake.received('movable apricot paragraph here')).toBe(true);
+    expect((await semantic(act, 'movable apricot paragraph', { notebooks: [open] })).results[0]!.snippet).toBe('movable apricot paragraph here');
+    await act('document_move', { id: openDoc, notebook: kept });
+    await until('the moved document counted local-only', async () => (await status(act)).ignored['local-only'] === 6);
+    // Its vectors are gone: nothing of it is found, in any notebook.
+    const found = await semantic(act, 'movable apricot paragraph', { pageSize: 50 });
+    expect(found.results.filter((hit) => hit.snippet.includes('movable'))).toEqual([]);
+    expect((await status(act)).indexed).toBe(0);
+    fake.texts.length = 0;
+    const moved = (await act<{ results: { id: string }[] }>('search_fulltext', { query: 'movable' })).results[0]!;
+    await act('block_update', { id: moved.id, markdown: 'movable SECRET paragraph edited after the move' });
+    await until('the edit taken in', async () => (await status(act)).queued === 0);
+    await act('embeddings_reindex', {});
+    await embedded(act);
+    expect(neverSent(fake.texts)).toEqual([]);
+  });
+
+  it('follows the flag: marking a notebook local-only drops its remote vectors, unmarking embeds it again', async () => {
+    const { root, open } = await twoNotebooks();
+    const fake = await fakeServer();
+    const { act, kernel } = await boot(fake, { workspace: root });
+    await embedded(act);
+    await setEgress(kernel, open, true);
+    await act('index_rebuild', {});
+    const marked = await embedded(act, (current) => current.ignored['local-only'] === 6);
+    expect(marked.indexed).toBe(0);
+    fake.texts.length = 0;
+    const block = (await act<{ results: { id: string }[] }>('search_fulltext', { query: 'jam' })).results[0]!;
+    await act('block_update', { id: block.id, markdown: 'apricot jam SECRET family recipe' });
+    await until('the edit taken in', async () => (await status(act)).queued === 0);
+    expect(neverSent(fake.texts)).toEqual([]);
+    expect((await semantic(act, 'apricot jam')).results).toEqual([]);
+    // Unmarked: embedded again (the local-only one stays local).
+    await setEgress(kernel, open, false);
+    await act('index_rebuild', {});
+    const unmarked = await embedded(act, (current) => current.indexed === 3);
+    expect(unmarked.ignored['local-only']).toBe(3);
+    expect(fake.received('apricot jam SECRET family recipe')).toBe(true);
+    expect(fake.texts.filter((text) => KEPT_TEXTS.some((kept) => text.includes(kept)))).toEqual([]);
+  });
+
+  it('embeds local-only notebooks with a local embedder', async () => {
+    const { root, kept } = await twoNotebooks();
+    const { act } = await boot(undefined, { workspace: root, embedder: 'local' });
+    const done = await embedded(act);
+    expect([done.indexed, done.ignored['local-only']]).toEqual([6, 0]);
+    const found = await semantic(act, 'apricot confession kept');
+    expect(found.results[0]!.notebook).toBe(kept);
+    expect(found.complete).toBe(true);
+  });
+});
+
+describe('semantic search and the gate', () => {
+  it('asks the person before an agent searches through the remote embedder, and not through a local one', async () => {
+    const fake = await fakeServer();
+    const remote = await boot(fake);
+    const outcome = await remote.kernel.pipeline.call({ target: 'search_semantic', input: { query: 'anything' }, principal: agent() });
+    expect(outcome.status).toBe('confirmation_required');
+    expect(fake.texts).toEqual([]);
+    const local = await boot(undefined, { embedder: 'local' });
+    const ran = await local.kernel.pipeline.call({ target: 'search_semantic', input: { query: 'anything' }, principal: agent() });
+    expect(ran.status).toBe('ok');
+  });
+});
+
+describe('disabling search-semantic', () => {
+  const servers: RunningServer[] = [];
+  it('removes its actions from the registry, HTTP and MCP', async () => {
+    const ADMIN = 'qk_semantic-disabled-admin';
+    const auth = { tokens: [{ name: 'alice', role: 'admin' as const, sha256: createHash('sha256').update(ADMIN).digest('hex') }] };
+    const { kernel } = await boot(undefined, { config: { plugins: { 'search-semantic': { enabled: false } }, auth }, embedder: 'none' });
+    expect(kernel.registry.list().filter((action) => action.pluginId === 'search-semantic')).toEqual([]);
+    expect(kernel.registry.get('search_semantic')).toBeUndefined();
+    expect(kernel.registry.get('search_fulltext')).toBeDefined();
+    const server = await startHttpServer(kernel, { host: '127.0.0.1', port: 0 });
+    servers.push(server);
+    try {
+      const headers = { 'content-type': 'application/json', authorization: `Bearer ${ADMIN}` };
+      const http = await rawRequest(`${server.url}/api/actions/search-semantic/search/semantic`, { method: 'POST', headers, body: JSON.stringify({ query: 'x' }) });
+      expect(http.status).toBe(404);
+      const client = new Client({ name: 'quire-test', version: '1.0.0' });
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${ADMIN}` } } }));
+      const names = (await client.listTools()).tools.map((tool) => tool.name);
+      await client.close();
+      expect(names).toContain('search_fulltext');
+      expect(names.filter((name) => name === 'search_semantic' || name.startsWith('embeddings_'))).toEqual([]);
+    } finally {
+      for (const running of servers.splice(0)) await running.close();
+    }
+  });
+});
