@@ -1,0 +1,102 @@
+import { cp, readdir, readFile, rm, truncate } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { Act } from '../blocks/blocks-harness.js';
+import { embedded, semantic, until, useSemantic, type Created, type Status } from './semantic-harness.js';
+
+const { boot, fakeServer, tempDir } = useSemantic();
+
+/** exactBelow 0: every query goes through the HNSW index (none is answered exactly). */
+const ANN_ONLY = { exactBelow: 0 };
+
+async function annReady(act: Act): Promise<Status> {
+  return embedded(act, (status) => status.vectorIndex.state === 'ready' && status.vectorIndex.size === status.indexed);
+}
+
+async function annFiles(root: string): Promise<string[]> {
+  return (await readdir(join(root, 'index'))).filter((name) => name.startsWith('embeddings-')).sort();
+}
+
+async function firstRun() {
+  const fake = await fakeServer();
+  const { act, kernel } = await boot(fake, { semantic: ANN_ONLY });
+  const notebook = await act<Created>('notebook_create', { name: 'N' });
+  await act('document_create', { notebook: notebook.id, title: 'Fruit', markdown: 'figs ripen late in summer\n\nplums are purple and sweet' });
+  const status = await annReady(act);
+  const root = kernel.workspace.root;
+  await kernel.close();
+  return { fake, root, notebook: notebook.id, indexed: status.indexed };
+}
+
+describe('semantic search across restarts', () => {
+  it('keeps the vectors and the saved HNSW index: nothing is embedded again', async () => {
+    const { fake, root, indexed } = await firstRun();
+    expect(await annFiles(root)).toHaveLength(2);
+    fake.texts.length = 0;
+    const { act } = await boot(fake, { workspace: root, semantic: ANN_ONLY });
+    const status = await annReady(act);
+    expect(status.indexed).toBe(indexed);
+    expect(status.vectorIndex.problem).toBeUndefined();
+    expect(fake.texts).toEqual([]);
+    expect((await semantic(act, 'purple plums')).results[0]!.snippet).toBe('plums are purple and sweet');
+  });
+
+  for (const damage of ['deleted', 'truncated'] as const) {
+    it(`rebuilds an HNSW index file that was ${damage} from the stored vectors, without embedding again`, async () => {
+      const { fake, root, indexed } = await firstRun();
+      const files = await annFiles(root);
+      const sidecar = JSON.parse(await readFile(join(root, 'index', files.find((name) => name.endsWith('.json'))!), 'utf8')) as { file: string };
+      if (damage === 'deleted') for (const name of files) await rm(join(root, 'index', name));
+      else await truncate(join(root, 'index', sidecar.file), 100);
+      fake.texts.length = 0;
+      const { act } = await boot(fake, { workspace: root, semantic: ANN_ONLY });
+      const status = await annReady(act);
+      expect(status.vectorIndex.problem).toBeDefined();
+      expect(status.indexed).toBe(indexed);
+      expect(fake.texts).toEqual([]);
+      expect((await semantic(act, 'figs in summer')).results[0]!.snippet).toBe('figs ripen late in summer');
+    });
+  }
+
+  it('catches an HNSW index saved before the last changes up from the store (as after a crash)', async () => {
+    const { fake, root, notebook } = await firstRun();
+    const { act, kernel } = await boot(fake, { workspace: root, semantic: { ...ANN_ONLY, saveEveryMs: 86_400_000 } });
+    await act('document_create', { notebook, title: 'Later', markdown: 'quinces arrived after the save' });
+    await annReady(act);
+    // The workspace as a crash would leave it now: the store has the new vectors, the saved index does not.
+    const copy = join(await tempDir(), 'workspace');
+    await cp(kernel.workspace.root, copy, { recursive: true, filter: (source) => !source.endsWith('kernel.lock') });
+    fake.texts.length = 0;
+    const { act: again } = await boot(fake, { workspace: copy, semantic: ANN_ONLY });
+    const status = await annReady(again);
+    expect(status.vectorIndex.problem).toBeUndefined();
+    expect(fake.texts).toEqual([]);
+    expect((await semantic(again, 'quinces arrived')).results[0]!.snippet).toBe('quinces arrived after the save');
+  });
+
+  it('marks the vectors of another model stale, never compares them, and embeds everything again in the background', async () => {
+    const { fake, root, indexed } = await firstRun();
+    // The new model's indexer calls fail: the old vectors stay, stale.
+    fake.failIf = (input) => !input.includes('purple plums');
+    const { act } = await boot(fake, { workspace: root, semantic: ANN_ONLY, embedModel: 'fake-embed-2' });
+    const stale = await until('the first batch of the new model failed', async () => {
+      const status = await act<Status>('embeddings_status', {});
+      return status.failed > 0 && !status.comparing ? status : undefined;
+    });
+    expect(stale.model).toBe('providers/openai:fake-embed-2');
+    expect(stale.stale).toBe(indexed);
+    expect(stale.indexed).toBe(0);
+    const meanwhile = await semantic(act, 'purple plums');
+    expect(meanwhile.results).toEqual([]);
+    expect(meanwhile.complete).toBe(false);
+    expect(meanwhile.note).toContain('have vectors of another model');
+    fake.failIf = undefined;
+    await act('embeddings_retry_failed', {});
+    const done = await annReady(act);
+    expect([done.indexed, done.stale]).toEqual([indexed, 0]);
+    const after = await semantic(act, 'purple plums');
+    expect([after.complete, after.results[0]!.snippet, after.model]).toEqual([true, 'plums are purple and sweet', 'providers/openai:fake-embed-2']);
+    // One HNSW index (graph and sidecar), the new model's.
+    expect(await annFiles(root)).toHaveLength(2);
+  });
+});
