@@ -6,7 +6,7 @@ export type {
   ActionCall, ActionHandler, ActionManifest, Effect, JsonSchema, PluginContext, PluginDefinition, PluginHandlers,
   PluginManifest, PluginSource, Principal, ProgressUpdate, Role, StopReason, ToolManifest,
 } from './plugin-api.js';
-export type { Embedder, Reranker, BackendKind, BackendHandle, SelectedBackend } from './backends/contracts.js';
+export type { Embedder, Reranker, BackendKind, BackendHandle, BackendCaller, SelectedBackend } from './backends/contracts.js';
 export { throwIfStopped, stoppedNote } from './pipeline/stop.js';
 export { createToken, tokenName } from './tokens.js';
 export type { Token } from './tokens.js';

@@ -4,7 +4,7 @@ import { KernelError } from '../errors.js';
 import { effectiveEffects } from '../gate/effects.js';
 import type { Logger } from '../log.js';
 import type { Effect, PluginSource } from '../plugin-api.js';
-import type { BackendHandle, BackendKind, BackendOf, SelectedBackend } from './contracts.js';
+import type { BackendCaller, BackendHandle, BackendKind, BackendOf, SelectedBackend } from './contracts.js';
 
 interface Registered<K extends BackendKind> extends SelectedBackend<K> {
   kind: K;
@@ -57,8 +57,8 @@ export class BackendRegistry {
     if (!earlier) this.selections.set(kind, { ref, field, plugin });
     return {
       kind, ref,
-      current: () => this.resolve(kind, ref).backend,
-      unavailable: () => this.resolve(kind, ref).reason,
+      current: (caller) => this.resolveFor(kind, ref, caller).backend,
+      unavailable: (caller) => this.resolveFor(kind, ref, caller).reason,
     };
   }
 
@@ -81,6 +81,17 @@ export class BackendRegistry {
       kind: entry.kind, plugin: entry.plugin, name: entry.name, effects: entry.effects,
       selected: this.selected(entry.kind) === entry,
     }));
+  }
+
+  /**
+   * The one place that answers whether a caller may use a backend: a reader's calls have no effects
+   * (the role check), so a backend that sends data away or costs money is not theirs to use.
+   */
+  private resolveFor<K extends BackendKind>(kind: K, ref: string, caller: BackendCaller | undefined): { backend?: SelectedBackend<K>; reason?: string } {
+    const found = this.resolve(kind, ref);
+    if (!found.backend || caller?.principal.role !== 'reader' || found.backend.effects.length === 0) return found;
+    const { plugin, name, effects } = found.backend;
+    return { reason: `a reader's call does not use the ${kind} ${plugin}/${name}, which has effects (${effects.join(', ')}); a local ${kind} serves readers too` };
   }
 
   private resolve<K extends BackendKind>(kind: K, ref: string): { backend?: SelectedBackend<K>; reason?: string } {

@@ -51,13 +51,22 @@ export interface SelectedBackend<K extends BackendKind> {
   backend: BackendOf[K];
 }
 
+/** Who is calling, as far as the choice of backend goes. */
+export interface BackendCaller {
+  readonly principal: { readonly role: 'admin' | 'reader' };
+}
+
 /** The backend quire.json selects for a kind, looked up when it is used (activation order does not matter). */
 export interface BackendHandle<K extends BackendKind> {
   readonly kind: K;
   /** `<plugin id>` or `<plugin id>/<name>`, as configured. */
   readonly ref: string;
-  current(): SelectedBackend<K> | undefined;
-  /** Why `current()` is undefined: the configured reference names no active backend. */
-  unavailable(): string | undefined;
+  /**
+   * The backend, or undefined when the reference names no active backend, or when `caller` is a reader
+   * and the backend has effects: a reader's call may not send data away or spend money, so it goes
+   * without (hybrid search answers from full text alone).
+   */
+  current(caller?: BackendCaller): SelectedBackend<K> | undefined;
+  /** Why `current(caller)` is undefined. */
+  unavailable(caller?: BackendCaller): string | undefined;
 }
-

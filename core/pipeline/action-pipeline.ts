@@ -5,6 +5,7 @@ import type { JobRecord } from '../jobs/job-types.js';
 import type { StartedJob } from '../jobs/job-manager.js';
 import type { DependencyContainer } from '../di.js';
 import { NOTEBOOK_SCOPE, type NotebookScope } from '../gate/notebook-scope.js';
+import { effectiveEffects } from '../gate/effects.js';
 import { KernelError, NotFoundError, isKernelError } from '../errors.js';
 import { hashArguments } from '../canonical-json.js';
 import type { KernelConfig } from '../config/kernel-config.js';
@@ -117,10 +118,14 @@ export class ActionPipeline {
     const entry = this.lookup(request.target, request.principal);
     const input = this.validateInput(entry, request.input, request.ownsInput === true);
     const { principal } = request;
-    if (entry.effects.length > 0 && principal.role !== 'admin') {
-      throw new KernelError('FORBIDDEN', `role '${principal.role}' may only call actions without effects; ${entry.wireName} has ${entry.effects.join(', ')}`, { details: { action: entry.wireName, effects: entry.effects } });
+    // The action's own effects: those of the embedder or reranker it uses are not a reader's to cause,
+    // and a reader's call goes without such a backend (BackendRegistry answers that), nor are they a
+    // change to a read-only workspace.
+    const own = entry.spec.backends?.length ? effectiveEffects(entry.declaredEffects, entry.source, entry.trusted) : entry.effects;
+    if (own.length > 0 && principal.role !== 'admin') {
+      throw new KernelError('FORBIDDEN', `role '${principal.role}' may only call actions without effects; ${entry.wireName} has ${own.join(', ')}`, { details: { action: entry.wireName, effects: own } });
     }
-    if (entry.effects.length > 0 && this.config.readOnly) {
+    if (own.length > 0 && this.config.readOnly) {
       throw new KernelError('WORKSPACE_READ_ONLY', `the workspace is read-only; ${entry.wireName} has effects (${entry.effects.join(', ')})`, { details: { action: entry.wireName } });
     }
     const notebooks = this.notebooksOf(entry, input, principal);

@@ -25,7 +25,7 @@ export async function rerankBlocks(service: SearchRerank, index: BlocksIndex, in
     return row && index.visibleTo(call, row.notebook) ? [row] : [];
   });
   const missing = input.ids.filter((id) => !visible.some((row) => row.id === id));
-  const answer = await service.rerank(input.query, visible.map((row) => ({ id: row.id, text: row.content, ...(localOnly.has(row.notebook) ? { localOnly: true } : {}) })), call.signal);
+  const answer = await service.rerank(input.query, visible.map((row) => ({ id: row.id, text: row.content, ...(localOnly.has(row.notebook) ? { localOnly: true } : {}) })), call.signal, call);
   return {
     query: input.query,
     reranked: answer.reranked,

@@ -1,4 +1,4 @@
-import type { BackendHandle, Logger } from '../../core/index.js';
+import type { BackendCaller, BackendHandle, Logger } from '../../core/index.js';
 import type { RerankAnswer, RerankCandidate, SearchRerank } from './tokens.js';
 
 /** `plugins.rerank.config` in quire.json. */
@@ -24,13 +24,13 @@ const DEFAULT_TIMEOUT_MS = 30_000;
 export function createSearchRerank(handle: BackendHandle<'reranker'> | undefined, config: RerankConfig, log: Logger): SearchRerank {
   const maxCharacters = config.maxCharacters ?? DEFAULT_MAX_CHARACTERS;
   const timeoutMs = config.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  const unavailable = (): string | undefined => (handle ? handle.unavailable() : 'no reranker is configured (plugins.rerank.config.reranker)');
+  const unavailable = (caller?: BackendCaller): string | undefined => (handle ? handle.unavailable(caller) : 'no reranker is configured (plugins.rerank.config.reranker)');
 
-  async function rerank(query: string, candidates: readonly RerankCandidate[], signal?: AbortSignal): Promise<RerankAnswer> {
+  async function rerank(query: string, candidates: readonly RerankCandidate[], signal?: AbortSignal, caller?: BackendCaller): Promise<RerankAnswer> {
     const kept = (note: string, model?: string): RerankAnswer => ({ order: candidates.map(({ id }) => ({ id })), reranked: false, note, ...(model ? { model } : {}) });
     signal?.throwIfAborted();
-    const reason = unavailable();
-    const selected = handle?.current();
+    const reason = unavailable(caller);
+    const selected = handle?.current(caller);
     if (reason !== undefined || !selected) return kept(`not reranked: ${reason ?? 'no reranker'}`);
     const { backend } = selected;
     // A remote reranker never sees a local-only notebook's text: those candidates keep their places.

@@ -1,4 +1,4 @@
-import { createToken } from '../../core/index.js';
+import { createToken, type BackendCaller } from '../../core/index.js';
 
 export interface RerankCandidate {
   id: string;
@@ -21,12 +21,12 @@ export interface RerankAnswer {
 
 /** What the rerank plugin offers other plugins (hybrid search). */
 export interface SearchRerank {
-  /** Why reranking cannot run now (no reranker selected or available), or undefined. */
-  unavailable(): string | undefined;
+  /** Why reranking cannot run now (no reranker selected or available, or not for this caller: a reader and a remote reranker), or undefined. */
+  unavailable(caller?: BackendCaller): string | undefined;
   /** How many of the fused candidates to rerank (config, default 30). */
   readonly candidates: number;
   /** Never rejects for the reranker's failure: the given order is kept and `note` says why. Rejects only when aborted. */
-  rerank(query: string, candidates: readonly RerankCandidate[], signal?: AbortSignal): Promise<RerankAnswer>;
+  rerank(query: string, candidates: readonly RerankCandidate[], signal?: AbortSignal, caller?: BackendCaller): Promise<RerankAnswer>;
 }
 
 export const SEARCH_RERANK = createToken<SearchRerank>('search.rerank');

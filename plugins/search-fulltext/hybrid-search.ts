@@ -44,14 +44,14 @@ export function createHybridSearch(deps: HybridDeps) {
     const page = input.page ?? 1;
     const pageSize = input.pageSize ?? 20;
     const reranker = deps.rerank();
-    const rerankWhy = reranker === undefined ? 'reranking is disabled (the rerank plugin is not active)' : reranker.unavailable();
+    const rerankWhy = reranker === undefined ? 'reranking is disabled (the rerank plugin is not active)' : reranker.unavailable(call);
     const depth = Math.min(MAX_DEPTH, Math.max(MIN_DEPTH, page * pageSize, rerankWhy === undefined ? reranker!.candidates : 0));
     const filters = { ...(input.notebooks ? { notebooks: input.notebooks } : {}), ...(input.path !== undefined ? { path: input.path } : {}), ...(input.types ? { types: input.types } : {}), ...(input.subtypes ? { subtypes: input.subtypes } : {}) };
     const notes: string[] = [];
 
     // The semantic arm, when it can run, alongside the full-text one.
     const semantic = deps.semantic();
-    const semanticWhy = semantic === undefined ? 'semantic search is disabled (the search-semantic plugin is not active)' : semantic.unavailable();
+    const semanticWhy = semantic === undefined ? 'semantic search is disabled (the search-semantic plugin is not active)' : semantic.unavailable(call);
     if (semanticWhy !== undefined && rerankWhy !== undefined) return fulltextOnly(deps, input, filters, call, [semanticWhy, rerankWhy]);
     const semanticRun = semanticWhy === undefined
       // Wrapped so that a provider throwing before its first await counts as a failed arm too.
@@ -156,7 +156,7 @@ async function rerankHead(ordered: { id: string; score: number; arms: ArmScores 
   const answer = await reranker.rerank(query, head.map((item) => {
     const row = rows.get(item.id)!;
     return { id: item.id, text: row.content, ...(localOnly.has(row.notebook) ? { localOnly: true } : {}) };
-  }), call.signal);
+  }), call.signal, call);
   if (!answer.reranked) return { ran: false, note: answer.note ?? 'not reranked', ...(answer.model ? { model: answer.model } : {}) };
   const byId = new Map(head.map((item) => [item.id, item]));
   const reordered = answer.order.map((entry, position) => {

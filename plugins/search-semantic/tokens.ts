@@ -1,4 +1,4 @@
-import { createToken, type ActionCall } from '../../core/index.js';
+import { createToken, type ActionCall, type BackendCaller } from '../../core/index.js';
 
 /** The filters every search arm takes (the same as `search.fulltext`'s). */
 export interface SearchFilters {
@@ -40,8 +40,11 @@ export interface SemanticAnswer {
 
 /** What search-semantic offers other plugins (hybrid search in search-fulltext). */
 export interface SemanticSearch {
-  /** Why semantic search cannot answer now (no embedder selected or available), or undefined when it can. */
-  unavailable(): string | undefined;
+  /**
+   * Why semantic search cannot answer now (no embedder selected or available; or not for this caller:
+   * a reader's search does not use an embedder with effects), or undefined when it can.
+   */
+  unavailable(caller?: BackendCaller): string | undefined;
   /** Honours the caller's scope: a reader sees published notebooks only, the agent none a deny rule hides. */
   search(query: SemanticQuery, call: ActionCall): Promise<SemanticAnswer>;
 }

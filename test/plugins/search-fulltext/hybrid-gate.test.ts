@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { startHttpServer } from '../../../core/http/serve.js';
 import type { Principal } from '../../../core/plugin-api.js';
 import { ModelWireServer } from '../../../fakes/model-wire-server.js';
-import { ADMIN_TOKEN, gardenCorpus, useHybrid, type HybridAnswer } from './hybrid-harness.js';
+import { ADMIN_TOKEN, gardenCorpus, reader, useHybrid, type HybridAnswer } from './hybrid-harness.js';
 
 const { boot } = useHybrid();
 const agent: Principal = { kind: 'agent', name: 'agent:s1/t1/c1', role: 'admin', sessionId: 's1', turnId: 't1' };
@@ -22,6 +22,28 @@ describe('the gate on hybrid search', () => {
     expect(granted.status === 'ok' && (granted.value as HybridAnswer).arms.rerank.ran).toBe(true);
     expect(fake!.requests).toHaveLength(1);
     expect((await act<HybridAnswer>('search_hybrid', { query: 'tomatoes' })).arms.rerank.ran).toBe(true);
+  });
+
+  it('lets a reader search with hybrid and rerank, without the remote reranker: nothing of a reader\'s call leaves the machine', async () => {
+    const { kernel, fake } = await boot({ remoteReranker: 'cohere' });
+    const { garden } = await gardenCorpus(async (target, input) => {
+      const outcome = await kernel.pipeline.call({ target, input, principal: { kind: 'person', name: 'alice', role: 'admin' } });
+      return (outcome.status === 'ok' ? outcome.value : undefined) as never;
+    });
+    const searched = await kernel.pipeline.call({ target: 'search_hybrid', input: { query: 'tomatoes' }, principal: reader });
+    const answer = (searched.status === 'ok' ? searched.value : undefined) as HybridAnswer;
+    expect(answer.arms.rerank.ran).toBe(false);
+    expect(answer.arms.rerank.reason).toContain("a reader's call does not use the reranker providers/http, which has effects (dataEgress, externalCost)");
+    expect(answer.results.length).toBeGreaterThan(0);
+    expect(answer.results.every((hit) => hit.notebook === garden)).toBe(true);
+    const ids = answer.results.map((hit) => hit.id);
+    const reranked = await kernel.pipeline.call({ target: 'rerank_rerank', input: { query: 'tomatoes', ids }, principal: reader });
+    expect(reranked.status === 'ok' && (reranked.value as { reranked: boolean }).reranked).toBe(false);
+    expect(fake!.requests).toEqual([]);
+    // The administrator's same search is reranked.
+    const asAdmin = await kernel.pipeline.call({ target: 'search_hybrid', input: { query: 'tomatoes' }, principal: { kind: 'person', name: 'alice', role: 'admin' } });
+    expect(asAdmin.status === 'ok' && (asAdmin.value as HybridAnswer).arms.rerank.ran).toBe(true);
+    expect(fake!.requests).toHaveLength(1);
   });
 
   it('asks the person before an agent\'s hybrid search embeds its query with a remote embedder', async () => {
