@@ -3,6 +3,7 @@ import { EXIT_OK, EXIT_USAGE, type CliIO, type Command } from './cli-io.js';
 import { auditAnchorCommand } from './commands/audit-anchor.js';
 import { auditVerifyCommand } from './commands/audit-verify.js';
 import { chatCommand } from './commands/chat.js';
+import { indexEmbeddingsCommand } from './commands/index-embeddings.js';
 import { indexRebuildCommand } from './commands/index-rebuild.js';
 import { exportCommand, importCommand } from './commands/markdown-transfer.js';
 import { modelsCommands } from './commands/models-pull.js';
@@ -11,7 +12,7 @@ import { serveCommand } from './commands/serve.js';
 import { skillCommands } from './commands/skill.js';
 import { snapshotCommands } from './commands/snapshot.js';
 
-const COMMANDS: readonly Command[] = [serveCommand, chatCommand, indexRebuildCommand, importCommand, exportCommand, ...snapshotCommands, ...modelsCommands, ...skillCommands, pluginValidateCommand, auditVerifyCommand, auditAnchorCommand];
+const COMMANDS: readonly Command[] = [serveCommand, chatCommand, indexRebuildCommand, indexEmbeddingsCommand, importCommand, exportCommand, ...snapshotCommands, ...modelsCommands, ...skillCommands, pluginValidateCommand, auditVerifyCommand, auditAnchorCommand];
 
 function usage(): string {
   const width = Math.max(...COMMANDS.map((command) => command.name.length));

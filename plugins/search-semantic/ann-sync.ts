@@ -8,19 +8,18 @@ import { blobToVector } from './vector-blob.js';
 
 const PAGE = 512;
 const FILE_PREFIX = 'embeddings-';
-/** Flags that load code in a worker before its script (core/egress/worker-guard.ts refuses them in a guarded start). */
-const LOADS_CODE = /^(-r|--require|--import|--loader|--experimental-loader)(=|$)/;
-
-/**
- * The HNSW graph lives on a worker thread, except when this process was started with code-loading
- * flags (vitest's --require): ann-transport passes them on and the worker guard refuses them (see
- * /work/notes/d2-needs-from-d1.md); then on the main thread.
- */
-function annThread(): 'worker' | 'main' {
-  return process.execArgv.some((arg) => LOADS_CODE.test(arg)) ? 'main' : 'worker';
-}
 
 export type AnnState = 'none' | 'opening' | 'rebuilding' | 'ready' | 'failed';
+/**
+ * Where the HNSW graph lives: on the main thread for now. Inside the kernel a plugin's worker thread is
+ * started guarded (core/egress/worker-guard.ts), and there `import('usearch')` never settles (its native
+ * module lookup through `bindings` walks up from a path it cannot resolve); under vitest the explicit
+ * --require execArgv is refused as well. See /work/notes/d2-needs-from-d1.md. Cost meanwhile: loading
+ * and saving a large index holds the event loop (about 1 s per GB).
+ */
+function annThread(): 'worker' | 'main' {
+  return 'main';
+}
 
 /**
  * Keeps the HNSW index (a cache of the store) in line with the store: one file per model under

@@ -1,0 +1,46 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { CliProcess } from '../../helpers/cli-process.js';
+import { useSemantic, type Created } from './semantic-harness.js';
+
+const { boot, fakeServer } = useSemantic();
+
+/** The built CLI (plain node: the HNSW index on its worker thread, as in production). */
+async function run(args: string[]): Promise<{ code: number | null; output: string }> {
+  const cli = CliProcess.start(args);
+  const code = await cli.exited;
+  return { code, output: cli.output };
+}
+
+describe('quire index embeddings', () => {
+  it('embeds everything pending with a progress report, can reindex, and fails with the embedder\'s error', async () => {
+    const first = await boot(undefined, { embedder: 'none' });
+    const notebook = await first.act<Created>('notebook_create', { name: 'N' });
+    await first.act('document_create', { notebook: notebook.id, title: 'Cli notes', markdown: Array.from({ length: 6 }, (_, i) => `line number ${i} for the command`).join('\n\n') });
+    const root = first.kernel.workspace.root;
+    await first.kernel.close();
+    const fake = await fakeServer();
+    await writeFile(join(root, 'quire.json'), JSON.stringify({
+      plugins: {
+        providers: { config: { embedder: { provider: 'openai', model: 'fake-embed', baseURL: fake.url, apiKeyEnv: false } } },
+        'search-semantic': { config: { embedder: 'providers', batchSize: 2, retry: { baseMs: 20, maxMs: 100, maxFailures: 2, pauseMs: 20 } } },
+      },
+    }));
+    const done = await run(['index', 'embeddings', '-w', root]);
+    expect([done.code, done.output]).toEqual([0, expect.stringMatching(/7 of 7 block\(s\) embedded with providers\/openai:fake-embed in [\d.]+ s; 0 pending, 0 failed/)]);
+    expect(done.output).toContain('blocks embedded');
+    expect(fake.texts).toHaveLength(7);
+    const again = await run(['index', 'embeddings', '-w', root]);
+    expect(again.code).toBe(0);
+    expect(fake.texts).toHaveLength(7);
+    const reindexed = await run(['index', 'embeddings', '--reindex', '-w', root]);
+    expect(reindexed.code).toBe(0);
+    expect(fake.texts).toHaveLength(14);
+    fake.down = true;
+    const failed = await run(['index', 'embeddings', '--reindex', '-w', root]);
+    expect(failed.code).toBe(1);
+    expect(failed.output).toContain('the embedder failed: ');
+    expect(failed.output).toContain('the fake embedder is down');
+  });
+});
