@@ -9,6 +9,7 @@ import { groupPackage, readArchive, readArchiveFile, readFolder, type PackageFil
 import { checkRelativePath, isTextBuffer, readInside } from './skill-paths.js';
 import { sha256 } from './skill-records.js';
 import { writerOf, type SkillStore } from './skill-store.js';
+import { restoreVersion, versions } from './skill-version-actions.js';
 
 /** Front-matter fields other tools act on; read faithfully, but nothing here grants what they ask for. */
 const NOT_APPLIED = ['allowed-tools', 'disallowed-tools', 'model', 'hooks', 'context', 'agent'];
@@ -84,6 +85,7 @@ const rename = (store: SkillStore): ActionHandler => async (input, call) => {
     if (read.skills.has(newName)) throw skillError('SKILL_EXISTS', `a skill named '${newName}' already exists`, { name: newName });
     const renamed = renamedSkillText(await readFile(join(skill.folder, 'SKILL.md'), 'utf8'), newName);
     const moved = await store.keptFiles(skill, new Set(['SKILL.md']));
+    await store.versions.keep(name, 'rename', writerOf(call));
     await store.writer.commit([{ name: newName, files: [{ path: 'SKILL.md', data: Buffer.from(renamed, 'utf8'), mode: 0o644 }, ...moved] }]);
     await store.writer.remove(name);
     await store.records.renamed(name, newName);
@@ -92,14 +94,15 @@ const rename = (store: SkillStore): ActionHandler => async (input, call) => {
   });
 };
 
-const remove = (store: SkillStore): ActionHandler => async (input) => {
+const remove = (store: SkillStore): ActionHandler => async (input, call) => {
   const { name } = input as { name: string };
   return store.writer.exclusive(async () => {
     const { skill } = await store.find(name);
     store.checkWritable(skill);
+    const version = await store.versions.keep(name, 'remove', writerOf(call));
     await store.writer.remove(name);
     await store.records.removed(name);
-    return { removed: name, files: skill.files.map((file) => file.path) };
+    return { removed: name, files: skill.files.map((file) => file.path), ...(version ? { version } : {}) };
   });
 };
 
@@ -123,5 +126,8 @@ const installUrl = (store: SkillStore): ActionHandler => async (input, call) => 
 
 /** The skill tool's handlers, named as in manifests/skills.json. */
 export function skillHandlers(store: SkillStore): Record<string, ActionHandler> {
-  return { list: list(store), load: load(store), save: save(store), rename: rename(store), remove: remove(store), install: install(store), install_url: installUrl(store) };
+  return {
+    list: list(store), load: load(store), save: save(store), rename: rename(store), remove: remove(store), install: install(store), install_url: installUrl(store),
+    versions: versions(store), restore_version: restoreVersion(store),
+  };
 }

@@ -10,6 +10,9 @@ export interface SkillsConfig {
   maxSkillFiles?: number;
   maxArchiveBytes?: number;
   maxCompressionRatio?: number;
+  /** Versions kept per skill (before each replace or removal) at most, and for how many days. */
+  versionsKept?: number;
+  versionsMaxAgeDays?: number;
 }
 
 export interface SkillLimits {

@@ -5,6 +5,7 @@ import { skillError, type SkillLimits } from './skill-limits.js';
 import type { PackageFile, PackagedSkill } from './skill-package.js';
 import { isScript, readInside } from './skill-paths.js';
 import { sha256, type SkillRecords } from './skill-records.js';
+import type { SkillVersionOp, SkillVersions } from './skill-versions.js';
 import type { SkillWriter } from './skill-writer.js';
 
 export interface SkillStoreParts {
@@ -13,6 +14,7 @@ export interface SkillStoreParts {
   catalog: SkillCatalog;
   records: SkillRecords;
   writer: SkillWriter;
+  versions: SkillVersions;
   limits: SkillLimits;
 }
 
@@ -21,6 +23,8 @@ export interface PutOptions {
   dryRun: boolean;
   /** Where an install came from (a path or URL), kept in the record. */
   source?: string;
+  /** What a replaced skill's kept version says replaced it (default: `install` with a source, else `save`). */
+  op?: SkillVersionOp;
 }
 
 /** One skill as an install or save reports it: what it wrote (or would write) and where. */
@@ -55,10 +59,11 @@ export class SkillStore {
   readonly catalog: SkillCatalog;
   readonly records: SkillRecords;
   readonly writer: SkillWriter;
+  readonly versions: SkillVersions;
   readonly limits: SkillLimits;
 
   constructor(readonly parts: SkillStoreParts) {
-    ({ catalog: this.catalog, records: this.records, writer: this.writer, limits: this.limits } = parts);
+    ({ catalog: this.catalog, records: this.records, writer: this.writer, versions: this.versions, limits: this.limits } = parts);
   }
 
   /** A path as people read it: relative to the workspace when inside it. */
@@ -99,8 +104,10 @@ export class SkillStore {
       bytes: skill.files.reduce((sum, file) => sum + file.data.length, 0), replaces: existing.has(skill.name), warnings: skillWarnings(scriptsIn(skill.files)),
     }));
     if (options.dryRun) return { dryRun: true, wouldWrite: planned };
-    const { replaced } = await this.writer.commit(skills);
     const by = writerOf(call);
+    // The skills about to be replaced are kept as versions first, durably: a version that cannot be kept stops the write.
+    for (const skill of skills) if (existing.has(skill.name)) await this.versions.keep(skill.name, options.op ?? (options.source ? 'install' : 'save'), by);
+    const { replaced } = await this.writer.commit(skills);
     for (const skill of skills) {
       const skillMd = skill.files.find((file) => file.path === 'SKILL.md')!;
       await this.records.written(skill.name, { updatedBy: by, sha256: sha256(skillMd.data), ...(options.source ? { source: options.source } : {}) });

@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AUDIT_HEAD, IntentJournal, KernelError, WORKSPACE, definePlugin, throwIfStopped, type ActionCall, type ActionHandler, type Principal } from '../../core/index.js';
 import { BLOCKS_INDEX } from '../blocks/tokens.js';
+import { SKILLS_WRITES } from '../skills/tokens.js';
 import { blockDiff } from './block-diff.js';
 import { SnapshotRepo, type FileEntry, type WorkHooks } from './snapshot-repo.js';
 import { rollbackTurn } from './turn-rollback.js';
@@ -39,29 +40,40 @@ export default definePlugin({
     const blocks = ctx.get(BLOCKS_INDEX);
     const journal = new IntentJournal<FileChange>(join(workspace.privateDir, 'journal', 'snapshots'));
     const auditHead = ctx.get(AUDIT_HEAD);
-    const repo = new SnapshotRepo(join(workspace.root, 'repo'), workspace.dataDir, journal, () => auditHead.current());
+    const repo = new SnapshotRepo(join(workspace.root, 'repo'), workspace.dataDir, journal, () => auditHead.current(), { skillsDir: join(workspace.root, 'skills') });
+    // Skill writes are held too while a snapshot reads skills/ or a rollback changes it (when the skills plugin is active).
+    const skillsHeld = <T>(work: () => Promise<T>): Promise<T> => {
+      const skills = ctx.find(SKILLS_WRITES);
+      return skills ? skills.exclusive(work) : work();
+    };
+    const keepSkillVersions = (by: string) => async (names: string[]) => {
+      await ctx.find(SKILLS_WRITES)?.keepVersions(names, 'rollback', by);
+    };
+    const held = <T>(work: (ops: Parameters<Parameters<typeof blocks.withWritesPaused>[0]>[0]) => Promise<T>): Promise<T> =>
+      blocks.withWritesPaused((ops) => skillsHeld(() => work(ops)));
     // A rollback a crash cut short is finished first in the write queue (after the start-up sync, before
     // any write of this run), then the index follows the files. Not awaited: activation stays quick.
-    blocks.withWritesPaused(async (ops) => {
-      const finished = await finishInterrupted(workspace.dataDir, repo.objects, journal);
+    held(async (ops) => {
+      const finished = await finishInterrupted(repo.roots, repo.objects, journal);
       if (finished.length === 0) return;
       ctx.log.warn('finished changes a crash had cut short', { changes: finished });
       await ops.syncIndex();
     }).catch((error: unknown) => ctx.log.error('an interrupted change could not be finished; it is kept and tried at the next start', { error: (error as Error).message }));
-    const create = (memo: string, origin: string, hooks: WorkHooks = {}) => blocks.withWritesPaused(() => repo.create(memo, origin, hooks));
+    const create = (memo: string, origin: string, hooks: WorkHooks = {}) => held(() => repo.create(memo, origin, hooks));
     // The turn loop asks for one snapshot before the agent's first write in a turn.
     ctx.provide(AGENT_SNAPSHOTS, {
       snapshot: async (request: { sessionId: string; turnId: string; memo: string }) => ({ id: (await create(request.memo, `agent:${request.sessionId}/${request.turnId}`)).id }),
     });
     ctx.provide('agent.turn-rollback', {
-      rollbackTurn: (sessionId: string, turnId: string, force: boolean) => blocks.withWritesPaused(async (ops) => {
-        const result = await rollbackTurn(repo, sessionId, turnId, force, (path, op) => blocks.beforeFileChange(path, op, 'kernel:turn-rollback'));
+      rollbackTurn: (sessionId: string, turnId: string, force: boolean) => held(async (ops) => {
+        const result = await rollbackTurn(repo, sessionId, turnId, force, (path, op) => blocks.beforeFileChange(path, op, 'kernel:turn-rollback'), keepSkillVersions('kernel:turn-rollback'));
         await ops.syncIndex();
         return result;
       }),
     });
-    const summary = (snapshot: { id: string; memo: string; created: string; origin: string; parent: string | null; tags: string[]; files: Record<string, FileEntry> | number }) =>
-      ({ id: snapshot.id, memo: snapshot.memo, created: snapshot.created, origin: snapshot.origin, parent: snapshot.parent, tags: snapshot.tags, files: typeof snapshot.files === 'number' ? snapshot.files : Object.keys(snapshot.files).length });
+    const summary = (snapshot: { id: string; memo: string; created: string; origin: string; parent: string | null; tags: string[]; files: Record<string, FileEntry> | number; skills?: Record<string, FileEntry> }) =>
+      ({ id: snapshot.id, memo: snapshot.memo, created: snapshot.created, origin: snapshot.origin, parent: snapshot.parent, tags: snapshot.tags, files: typeof snapshot.files === 'number' ? snapshot.files : Object.keys(snapshot.files).length,
+        ...(snapshot.skills ? { skillFiles: Object.keys(snapshot.skills).length } : {}) });
     const textOf = async (files: Record<string, FileEntry> | undefined, path: string): Promise<string | undefined> => {
       if (!files) return readFile(join(workspace.dataDir, ...path.split('/')), 'utf8').catch(() => undefined);
       const entry = files[path];
@@ -79,21 +91,25 @@ export default definePlugin({
         },
         diff: async (input, call: ActionCall) => {
           const { from, to } = input as { from: string; to?: string };
-          const before = (await repo.get(from)).files;
-          const after = to !== undefined ? (await repo.get(to)).files : await repo.scan(await repo.latest());
+          const older = await repo.get(from);
+          const newer = to !== undefined ? await repo.get(to) : await repo.scanTables(await repo.latest());
+          const before = older.files;
+          const after = newer.files;
           const all = repo.diff(before, after);
+          // Skills are compared when both sides hold them (snapshots taken before they were covered do not).
+          const skills = older.skills && newer.skills ? repo.diff(older.skills, newer.skills) : undefined;
           const files = { added: all.added.filter(seen(call)), removed: all.removed.filter(seen(call)), changed: all.changed.filter(seen(call)) };
           const documents = [];
           for (const path of files.changed.filter((file) => file.endsWith('.json') && !file.endsWith('.notebook.json')).slice(0, 200)) {
             documents.push({ path, blocks: blockDiff(await textOf(before, path), await textOf(to !== undefined ? after : undefined, path)) });
           }
-          return { from, to: to ?? 'now', ...files, documents };
+          return { from, to: to ?? 'now', ...files, documents, ...(skills ? { skills } : {}) };
         },
         rollback: async (input, call: ActionCall) => {
           const { id } = input as { id: string };
           const by = originOf(call.principal);
-          return blocks.withWritesPaused(async (ops) => {
-            const restored = await repo.rollback(id, (path, op) => blocks.beforeFileChange(path, op, by), hooksOf(call, 'The rollback (nothing was changed)'));
+          return held(async (ops) => {
+            const restored = await repo.rollback(id, (path, op) => blocks.beforeFileChange(path, op, by), hooksOf(call, 'The rollback (nothing was changed)'), keepSkillVersions(by));
             await ops.syncIndex();
             return { id, ...restored };
           });
@@ -107,7 +123,7 @@ export default definePlugin({
           return summary(await repo.setTags(id, (tags) => tags.filter((existing) => existing !== tag)));
         },
         // Held like a snapshot: objects a snapshot in progress has stored are not referenced by a record yet.
-        purge: () => blocks.withWritesPaused(() => repo.purge()),
+        purge: () => held(() => repo.purge()),
         verify: () => repo.verify(),
       }),
     };

@@ -4,7 +4,7 @@ import { isValidId } from '../../core/index.js';
 import type { Snapshot } from './snapshot-repo.js';
 
 /** What the repository lists of a snapshot: its record with, instead of the file table, how many files it holds. */
-export type SnapshotSummary = Omit<Snapshot, 'files' | 'scanStarted' | 'auditHead'> & { files: number };
+export type SnapshotSummary = Omit<Snapshot, 'files' | 'skills' | 'scanStarted' | 'auditHead'> & { files: number };
 
 /** A record as far as the index reads it. */
 interface RecordLike extends Omit<SnapshotSummary, 'files'> { files: Record<string, unknown> }

@@ -1,8 +1,8 @@
 import { readFileSync, statSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
-import { join, relative, sep } from 'node:path';
+import { dirname, join, relative, sep } from 'node:path';
 import { KernelError, NotFoundError, isValidId, newId, writeFileAtomic, type IntentJournal } from '../../core/index.js';
-import { applyJournaled, type FileChange } from './file-change.js';
+import { applyJournaled, type ChangeRoots, type FileChange } from './file-change.js';
 import { ObjectStore, sha256 } from './object-store.js';
 import { SnapshotIndex, summaryOf, type SnapshotSummary } from './snapshot-index.js';
 
@@ -19,6 +19,11 @@ export interface Snapshot {
   /** data/-relative path → content. */
   files: Record<string, FileEntry>;
   /**
+   * `<workspace>/skills/`-relative path → content. Absent in snapshots taken before skills were
+   * covered: a rollback to one of those restores data/ and leaves skills/ as it is.
+   */
+  skills?: Record<string, FileEntry>;
+  /**
    * Where the audit log ended when the snapshot was taken: an anchor `quire audit verify` holds the log
    * against, kept outside the log. Absent in snapshots taken before it was recorded.
    */
@@ -30,6 +35,12 @@ export interface Snapshot {
 export type { SnapshotSummary } from './snapshot-index.js';
 
 export interface FileDiff { added: string[]; removed: string[]; changed: string[] }
+
+/** The tables of a scan of the workspace as it is now: data/ and skills/. */
+export interface Tables { files: Record<string, FileEntry>; skills: Record<string, FileEntry> }
+
+/** A rollback's changes: data/'s, and skills/' when the snapshot holds them. */
+export type RollbackDiff = FileDiff & { skills?: FileDiff };
 
 /** How long work is watched: a stop check at each safe point (it throws to stop), and progress. */
 export interface WorkHooks {
@@ -61,8 +72,19 @@ function isTemporary(path: string): boolean {
   return path.split('/').some((part) => part.startsWith('.') && part !== '.notebook.json');
 }
 
-/** A snapshot's file table and when its scan began: what the next scan starts from. */
-export type ScanBase = Pick<Snapshot, 'files' | 'created' | 'scanStarted'>;
+/**
+ * In skills/, everything is a skill's (dot-files included) but entries at its top that start with a
+ * dot (no skill's; the catalog skips them too) and the temporary files of an atomic write in progress.
+ */
+function isSkillsTemporary(path: string): boolean {
+  return path.startsWith('.') || /(^|\/)\.[^/]+\.[0-9a-f]{12}\.tmp$/.test(path);
+}
+
+/** A folder a snapshot holds, the key of its table in the record, and what in it is never part of one. */
+interface Tree { key: keyof Tables; dir: string; skip(path: string): boolean }
+
+/** A snapshot's file tables and when its scan began: what the next scan starts from. */
+export type ScanBase = Pick<Snapshot, 'files' | 'skills' | 'created' | 'scanStarted'>;
 
 /**
  * The workspace repository (`<workspace>/repo/`): content-addressed objects, one JSON record per
@@ -74,6 +96,9 @@ export class SnapshotRepo {
   readonly objects: ObjectStore;
   private readonly records: string;
   private readonly index: SnapshotIndex;
+  private readonly trees: readonly Tree[];
+  /** `<workspace>/skills/`: the workspace's skills, snapshotted with the notes. */
+  readonly skillsDir: string;
   /**
    * The newest snapshot's record as last read or written by this process: its file table is what the
    * next snapshot compares data/ with. Records never change their files, so it is kept as long as the
@@ -86,7 +111,11 @@ export class SnapshotRepo {
     readonly dataDir: string,
     readonly journal: IntentJournal<FileChange>,
     private readonly auditHead?: () => { seq: number; hash: string },
+    options: { skillsDir?: string } = {},
   ) {
+    // The workspace's layout (DESIGN.md §2): skills/ beside data/.
+    this.skillsDir = options.skillsDir ?? join(dirname(dataDir), 'skills');
+    this.trees = [{ key: 'files', dir: dataDir, skip: isTemporary }, { key: 'skills', dir: this.skillsDir, skip: isSkillsTemporary }];
     this.objects = new ObjectStore(join(repoDir, 'objects'));
     this.records = join(repoDir, 'snapshots');
     this.index = new SnapshotIndex(join(repoDir, 'index.jsonl'), this.records);
@@ -121,29 +150,38 @@ export class SnapshotRepo {
     return { ...this.newest, tags: head.tags };
   }
 
-  /**
-   * Files of data/ as they are now: size and mtime from the disk, and hashes only where `base` (the
-   * newest snapshot) can vouch for a file: same size, same mtime, and an mtime settled before that
-   * snapshot's scan began. Stats are synchronous (a few microseconds each; writes are paused
-   * meanwhile); changed files are read, hashed and (with `store`) written as objects several at a time,
-   * made durable together before this returns.
-   */
+  /** Files of data/ as they are now (see `scanTables`). */
   async scan(base?: ScanBase, store = false, hooks: WorkHooks = {}): Promise<Record<string, FileEntry>> {
-    const known = base?.files ?? {};
+    return (await this.scanTables(base, store, hooks)).files;
+  }
+
+  /**
+   * Files of data/ and skills/ as they are now: size and mtime from the disk, and hashes only where
+   * `base` (the newest snapshot) can vouch for a file: same size, same mtime, and an mtime settled
+   * before that snapshot's scan began (a base without a skills table vouches for no skill file). Stats
+   * are synchronous (a few microseconds each; writes are paused meanwhile); changed files are read,
+   * hashed and (with `store`) written as objects several at a time, made durable together before this
+   * returns.
+   */
+  async scanTables(base?: ScanBase, store = false, hooks: WorkHooks = {}): Promise<Tables> {
     const trustedBefore = base ? base.scanStarted ?? Date.parse(base.created) : 0;
-    const out: Record<string, FileEntry> = {};
-    const changed: { path: string; size: number; mtimeMs: number }[] = [];
-    const entries = await readdir(this.dataDir, { recursive: true, withFileTypes: true }).catch(() => []);
-    for (const entry of entries) {
-      if (!entry.isFile()) continue;
-      const path = this.relativePath(entry.parentPath, entry.name);
-      if (isTemporary(path)) continue;
-      const info = statSync(`${entry.parentPath}${sep}${entry.name}`, { throwIfNoEntry: false });
-      // Removed since the folder was listed (by something other than the kernel, whose writes are held).
-      if (!info) continue;
-      const before = known[path];
-      if (before && before.size === info.size && before.mtimeMs === info.mtimeMs && settled(info.mtimeMs, trustedBefore)) out[path] = before;
-      else changed.push({ path, size: info.size, mtimeMs: info.mtimeMs });
+    const out: Tables = { files: {}, skills: {} };
+    const changed: { tree: Tree; path: string; size: number; mtimeMs: number }[] = [];
+    for (const tree of this.trees) {
+      const known = base?.[tree.key] ?? {};
+      const table = out[tree.key];
+      const entries = await readdir(tree.dir, { recursive: true, withFileTypes: true }).catch(() => []);
+      for (const entry of entries) {
+        if (!entry.isFile()) continue;
+        const path = relativePath(tree.dir, entry.parentPath, entry.name);
+        if (tree.skip(path)) continue;
+        const info = statSync(`${entry.parentPath}${sep}${entry.name}`, { throwIfNoEntry: false });
+        // Removed since the folder was listed (by something other than the kernel, whose writes are held).
+        if (!info) continue;
+        const before = known[path];
+        if (before && before.size === info.size && before.mtimeMs === info.mtimeMs && settled(info.mtimeMs, trustedBefore)) table[path] = before;
+        else changed.push({ tree, path, size: info.size, mtimeMs: info.mtimeMs });
+      }
     }
     const batch = store ? await this.objects.batch(changed.length) : undefined;
     try {
@@ -156,8 +194,8 @@ export class SnapshotRepo {
           if (at > 0) await new Promise((resolve) => setImmediate(resolve));
         }
         const file = changed[at]!;
-        const content = readFileSync(join(this.dataDir, file.path));
-        out[file.path] = { hash: batch ? await batch.add(content) : sha256(content), size: file.size, mtimeMs: file.mtimeMs };
+        const content = readFileSync(join(file.tree.dir, file.path));
+        out[file.tree.key][file.path] = { hash: batch ? await batch.add(content) : sha256(content), size: file.size, mtimeMs: file.mtimeMs };
       }
       hooks.stopCheck?.();
       await batch?.commit();
@@ -167,13 +205,6 @@ export class SnapshotRepo {
     return out;
   }
 
-  /** A data/-relative path with forward slashes, from a directory entry of the recursive listing. */
-  private relativePath(parentPath: string, name: string): string {
-    if (parentPath === this.dataDir) return name;
-    const folder = parentPath.startsWith(this.dataDir + sep) ? parentPath.slice(this.dataDir.length + 1) : relative(this.dataDir, parentPath);
-    return `${sep === '/' ? folder : folder.split(sep).join('/')}/${name}`;
-  }
-
   /** A new snapshot: only files whose size or mtime changed since the last one are read and hashed. */
   async create(memo: string, origin: string, hooks: WorkHooks = {}): Promise<Snapshot> {
     const head = (await this.index.summaries()).at(-1);
@@ -181,9 +212,9 @@ export class SnapshotRepo {
     const base = await this.recordOf(head).catch(() => undefined);
     const scanStarted = Date.now();
     // A stop before the record is written leaves no snapshot (objects stored meanwhile are only unreferenced).
-    const files = await this.scan(base, true, hooks);
+    const { files, skills } = await this.scanTables(base, true, hooks);
     hooks.stopCheck?.();
-    const snapshot: Snapshot = { id: newId(), memo, created: new Date().toISOString(), origin, parent: head?.id ?? null, tags: [], files, scanStarted };
+    const snapshot: Snapshot = { id: newId(), memo, created: new Date().toISOString(), origin, parent: head?.id ?? null, tags: [], files, skills, scanStarted };
     if (this.auditHead) snapshot.auditHead = this.auditHead();
     // One line, not pretty-printed: a record of 10,000 files is a fifth smaller.
     await writeFileAtomic(this.recordPath(snapshot.id), `${JSON.stringify(snapshot)}\n`);
@@ -199,33 +230,48 @@ export class SnapshotRepo {
     return { added, removed, changed };
   }
 
+  /** Where journaled changes apply. */
+  get roots(): ChangeRoots {
+    return { data: this.dataDir, skills: this.skillsDir };
+  }
+
   /**
-   * Restores data/ to a snapshot exactly: files created since are removed, changed or missing ones
-   * rewritten. Every object needed is read and checked first, so a damaged repository changes nothing.
-   * A stop is honoured only until the first file is changed: a rollback half applied would be a mix.
+   * Restores data/ and skills/ to a snapshot exactly: files created since are removed, changed or
+   * missing ones rewritten (a snapshot without a skills table leaves skills/ alone). Every object needed
+   * is read and checked first, so a damaged repository changes nothing. A stop is honoured only until
+   * the first file is changed: a rollback half applied would be a mix. `beforeSkills` is told which
+   * skills are about to change (to keep their versions).
    */
-  async rollback(id: string, before: (path: string, op: 'rollback' | 'remove') => Promise<void> = async () => undefined, hooks: WorkHooks = {}): Promise<FileDiff> {
+  async rollback(id: string, before: (path: string, op: 'rollback' | 'remove') => Promise<void> = async () => undefined, hooks: WorkHooks = {},
+    beforeSkills: (names: string[]) => Promise<void> = async () => undefined): Promise<RollbackDiff> {
     const target = await this.get(id);
-    const now = await this.scan(await this.latest(), false, { ...(hooks.stopCheck ? { stopCheck: hooks.stopCheck } : {}) });
+    const now = await this.scanTables(await this.latest(), false, { ...(hooks.stopCheck ? { stopCheck: hooks.stopCheck } : {}) });
     // From now to the snapshot: what it has that is gone or different comes back; what it lacks goes.
-    const change = this.diff(now, target.files);
+    const change = this.diff(now.files, target.files);
     const restore = [...change.added, ...change.changed];
+    const skills = target.skills ? this.diff(now.skills, target.skills) : undefined;
+    const restoreSkills = skills ? [...skills.added, ...skills.changed] : [];
     // Every object is read (and so checked) before anything changes: a damaged repository changes nothing.
-    for (const path of restore) {
-      hooks.stopCheck?.();
-      await this.objects.get(target.files[path]!.hash);
+    for (const [table, paths] of [[target.files, restore], [target.skills ?? {}, restoreSkills]] as const) {
+      for (const path of paths) {
+        hooks.stopCheck?.();
+        await this.objects.get(table[path]!.hash);
+      }
     }
     hooks.stopCheck?.();
     for (const path of change.changed) await before(path, 'rollback');
     for (const path of change.removed) await before(path, 'remove');
+    if (skills) await beforeSkills(skillNames([...skills.changed, ...skills.removed, ...skills.added]));
     // Journaled: a crash midway is finished at the next start, never left part old, part new.
-    await applyJournaled(this.dataDir, this.objects, this.journal, {
+    await applyJournaled(this.roots, this.objects, this.journal, {
       label: `rollback to snapshot ${id}`,
       writes: restore.map((path) => ({ path, hash: target.files[path]!.hash })),
       removes: change.removed,
+      ...(skills ? { skills: { writes: restoreSkills.map((path) => ({ path, hash: target.skills![path]!.hash })), removes: skills.removed } } : {}),
     });
-    hooks.onProgress?.(restore.length + change.removed.length, restore.length + change.removed.length, 'files restored');
-    return change;
+    const total = restore.length + change.removed.length + restoreSkills.length + (skills?.removed.length ?? 0);
+    hooks.onProgress?.(total, total, 'files restored');
+    return skills ? { ...change, skills } : change;
   }
 
   async setTags(id: string, change: (tags: string[]) => string[]): Promise<Snapshot> {
@@ -246,7 +292,7 @@ export class SnapshotRepo {
   /** Drops objects no snapshot refers to (and packs a crash left without an index). */
   async purge(): Promise<{ removed: number }> {
     const referenced = new Set<string>();
-    for await (const snapshot of this.allRecords()) for (const file of Object.values(snapshot.files)) referenced.add(file.hash);
+    for await (const snapshot of this.allRecords()) for (const file of tableEntries(snapshot)) referenced.add(file.hash);
     return { removed: await this.objects.keepOnly(referenced) };
   }
 
@@ -258,7 +304,7 @@ export class SnapshotRepo {
     for await (const snapshot of this.allRecords()) {
       snapshots++;
       listed.add(snapshot.id);
-      for (const file of Object.values(snapshot.files)) hashes.add(file.hash);
+      for (const file of tableEntries(snapshot)) hashes.add(file.hash);
     }
     const damaged: { object: string; reason: string }[] = [];
     // The index leaves out a record that does not parse; it is named here.
@@ -269,4 +315,21 @@ export class SnapshotRepo {
     for (const hash of hashes) await this.objects.get(hash).catch((error: Error) => damaged.push({ object: hash, reason: error.message }));
     return { snapshots, objects: hashes.size, damaged };
   }
+}
+
+/** Every file entry of a record, data/'s and skills/'. */
+function tableEntries(snapshot: Pick<Snapshot, 'files' | 'skills'>): FileEntry[] {
+  return [...Object.values(snapshot.files), ...Object.values(snapshot.skills ?? {})];
+}
+
+/** The skills (first segments) some skills/-relative paths belong to, each once, sorted. */
+export function skillNames(paths: readonly string[]): string[] {
+  return [...new Set(paths.map((path) => path.split('/')[0]!))].sort();
+}
+
+/** A root-relative path with forward slashes, from a directory entry of a recursive listing. */
+function relativePath(root: string, parentPath: string, name: string): string {
+  if (parentPath === root) return name;
+  const folder = parentPath.startsWith(root + sep) ? parentPath.slice(root.length + 1) : relative(root, parentPath);
+  return `${sep === '/' ? folder : folder.split(sep).join('/')}/${name}`;
 }

@@ -1,13 +1,16 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { NotFoundError } from '../../core/index.js';
-import { applyJournaled, type FileChange } from './file-change.js';
-import type { Snapshot, SnapshotRepo } from './snapshot-repo.js';
+import { applyJournaled, type FileChange, type TreeChange } from './file-change.js';
+import { skillNames, type FileEntry, type Snapshot, type SnapshotRepo, type Tables } from './snapshot-repo.js';
 
 export interface TurnRollbackResult {
   /** `restore`: nothing changed since the turn, the snapshot was restored; `blocks`: only the turn's own changes were undone. */
   mode: 'restore' | 'blocks';
-  /** Blocks (or whole documents) changed both by the turn and after it: left as they are unless forced. */
+  /**
+   * Blocks (or whole documents, or skill files: `skills/<name>/<file>`) changed both by the turn and
+   * after it: left as they are unless forced.
+   */
   conflicts: { path: string; id?: string }[];
   undone: { path: string; blocks: number }[];
 }
@@ -38,15 +41,22 @@ function index(root: TreeBlock): Map<string, { block: TreeBlock; parent: TreeBlo
   return out;
 }
 
-/**
- * Undoes one agent turn (issue 6, point 6). When the notes are as the turn left them, its first
- * snapshot is restored. Otherwise only what the turn changed is undone, block by block, where nobody
- * changed it since; a block changed both by the turn and later is a conflict, left as it is unless
- * `force`. Runs while writes to the notes are held; the caller resyncs the index.
- */
 type BeforeWrite = (path: string, op: 'rollback' | 'remove') => Promise<void>;
+/** Told which skills are about to change, before any of their files does (to keep their versions). */
+type BeforeSkills = (names: string[]) => Promise<void>;
 
-export async function rollbackTurn(repo: SnapshotRepo, sessionId: string, turnId: string, force: boolean, before: BeforeWrite = async () => undefined): Promise<TurnRollbackResult> {
+/** Skill files' paths as a rollback's answer shows them, apart from the notes' (which start with a notebook id). */
+const SKILLS_PREFIX = 'skills/';
+
+/**
+ * Undoes one agent turn (issue 6, point 6). When the notes and skills are as the turn left them, its
+ * first snapshot is restored. Otherwise only what the turn changed is undone, block by block (skill
+ * file by skill file), where nobody changed it since; a block or skill file changed both by the turn
+ * and later is a conflict, left as it is unless `force`. Snapshots taken before skills were covered
+ * leave skills/ alone. Runs while writes to the notes and skills are held; the caller resyncs the index.
+ */
+export async function rollbackTurn(repo: SnapshotRepo, sessionId: string, turnId: string, force: boolean, before: BeforeWrite = async () => undefined,
+  beforeSkills: BeforeSkills = async () => undefined): Promise<TurnRollbackResult> {
   const origin = `agent:${sessionId}/${turnId}`;
   const mine = (await repo.list()).filter((snapshot) => snapshot.origin === origin);
   const startSummary = mine.find((snapshot) => snapshot.memo === START);
@@ -54,22 +64,27 @@ export async function rollbackTurn(repo: SnapshotRepo, sessionId: string, turnId
   const start = await repo.get(startSummary.id);
   const afterSummary = mine.find((snapshot) => snapshot.memo === END);
   const after = afterSummary ? await repo.get(afterSummary.id) : undefined;
-  const now = await repo.scan(await repo.latest());
-  const since = after ? repo.diff(after.files, now) : undefined;
-  if (since && since.added.length + since.removed.length + since.changed.length === 0) {
-    await repo.rollback(start.id, before);
+  const now = await repo.scanTables(await repo.latest());
+  const untouched = (from: Record<string, FileEntry>, to: Record<string, FileEntry>) => {
+    const since = repo.diff(from, to);
+    return since.added.length + since.removed.length + since.changed.length === 0;
+  };
+  // Skills count only when the turn's end snapshot holds them: an older one says nothing about skills/.
+  if (after && untouched(after.files, now.files) && (!after.skills || untouched(after.skills, now.skills))) {
+    await repo.rollback(start.id, before, {}, beforeSkills);
     return { mode: 'restore', conflicts: [], undone: [] };
   }
   if (!after) {
     if (!force) return { mode: 'blocks', conflicts: [{ path: '*' }], undone: [] };
-    await repo.rollback(start.id, before);
+    await repo.rollback(start.id, before, {}, beforeSkills);
     return { mode: 'restore', conflicts: [], undone: [] };
   }
-  return undoBlocks(repo, start, after, now, force, before);
+  return undoBlocks(repo, start, after, now, force, before, beforeSkills);
 }
 
-async function undoBlocks(repo: SnapshotRepo, before: Snapshot, after: Snapshot, now: Record<string, { hash: string }>, force: boolean, notify: BeforeWrite): Promise<TurnRollbackResult> {
+async function undoBlocks(repo: SnapshotRepo, before: Snapshot, after: Snapshot, tables: Tables, force: boolean, notify: BeforeWrite, notifySkills: BeforeSkills): Promise<TurnRollbackResult> {
   const result: TurnRollbackResult = { mode: 'blocks', conflicts: [], undone: [] };
+  const now = tables.files;
   const turn = repo.diff(before.files, after.files);
   const text = async (snapshot: Snapshot, path: string) => (await repo.objects.get(snapshot.files[path]!.hash)).toString('utf8');
   const file = (path: string) => join(repo.dataDir, ...path.split('/'));
@@ -101,9 +116,48 @@ async function undoBlocks(repo: SnapshotRepo, before: Snapshot, after: Snapshot,
     change.writes.push({ path, text: `${JSON.stringify(current, null, 2)}\n` });
     result.undone.push({ path, blocks: undone });
   }
+  if (before.skills && after.skills) {
+    const skills = undoSkillFiles(repo, before.skills, after.skills, tables.skills, force, result);
+    change.skills = skills;
+    await notifySkills(skillNames([...skills.writes.map((write) => write.path), ...skills.removes]));
+  }
   for (const [path, op] of notices) await notify(path, op);
-  await applyJournaled(repo.dataDir, repo.objects, repo.journal, change);
+  await applyJournaled(repo.roots, repo.objects, repo.journal, change);
   return result;
+}
+
+/**
+ * The turn's changes to skill files, undone file by file where the file is still as the turn left
+ * it (or with `force`); the others are conflicts. A skill file is small text with no blocks to merge.
+ */
+function undoSkillFiles(repo: SnapshotRepo, before: Record<string, FileEntry>, after: Record<string, FileEntry>, now: Record<string, FileEntry>, force: boolean, result: TurnRollbackResult): TreeChange {
+  const change: TreeChange = { writes: [], removes: [] };
+  const turn = repo.diff(before, after);
+  const conflict = (path: string) => result.conflicts.push({ path: SKILLS_PREFIX + path });
+  const undone = (path: string) => result.undone.push({ path: SKILLS_PREFIX + path, blocks: 0 });
+  for (const path of turn.added) {
+    if (now[path] === undefined) continue;
+    if (now[path]!.hash !== after[path]!.hash && !force) { conflict(path); continue; }
+    change.removes.push(path);
+    undone(path);
+  }
+  for (const path of [...turn.removed, ...turn.changed]) {
+    // Removed by the turn and made again since, or changed by it and changed (or removed) again since.
+    const expected = after[path]?.hash;
+    if (now[path]?.hash !== expected && !force) { conflict(path); continue; }
+    change.writes.push({ path, hash: before[path]!.hash });
+    undone(path);
+  }
+  // A skill the turn made and someone added files to since keeps its SKILL.md: a folder of files without one is no skill.
+  const removed = new Set(change.removes);
+  for (const path of [...removed].filter((file) => /^[^/]+\/SKILL\.md$/.test(file))) {
+    const folder = path.slice(0, -'SKILL.md'.length);
+    if (!Object.keys(now).some((file) => file.startsWith(folder) && !removed.has(file))) continue;
+    change.removes.splice(change.removes.indexOf(path), 1);
+    result.undone.splice(result.undone.findIndex((entry) => entry.path === SKILLS_PREFIX + path), 1);
+    conflict(path);
+  }
+  return change;
 }
 
 /** Undoes, in `current`, the block changes that took `before` to `after`, where `current` still shows them. */

@@ -1,0 +1,132 @@
+import { lstat, readdir, readFile, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { writeJsonAtomic } from '../../core/index.js';
+import { nameFlaw, parseSkillDocument } from './skill-document.js';
+import { skillError, type SkillLimits } from './skill-limits.js';
+import { readInside, scanFolder } from './skill-paths.js';
+
+/** What replaced or removed a skill's files: the skill tool's writes, a restore of a version, a snapshot rollback. */
+export type SkillVersionOp = 'save' | 'install' | 'rename' | 'remove' | 'restore' | 'rollback';
+
+/** One file of a kept skill: text as it is, anything else (an image an install brought) as base64. */
+export interface SkillVersionFile { path: string; encoding: 'utf8' | 'base64'; data: string }
+
+export interface SkillVersion {
+  /** `<time>-<op>`: sortable by time. */
+  version: string;
+  name: string;
+  op: SkillVersionOp;
+  by: string;
+  time: string;
+  /** Every file of the skill's folder before the change, SKILL.md first. */
+  files: SkillVersionFile[];
+}
+
+export type SkillVersionInfo = Omit<SkillVersion, 'files'> & { description: string; files: string[]; bytes: number };
+
+export interface SkillRetention {
+  /** Versions kept per skill at most (the newest). */
+  maxVersions: number;
+  /** Versions older than this are dropped. */
+  maxAgeDays: number;
+}
+
+const VERSION = /^\d{8}T\d{9}Z-(save|install|rename|remove|restore|rollback)(-\d+)?$/;
+
+/**
+ * Earlier versions of the workspace's skills, under `<workspace>/history/skills/<name>/<time>-<op>.json`
+ * (beside the documents' versions, whose folders are document ids, so the two never meet): before a
+ * skill's folder is replaced or removed, all its files are kept in one file, written atomically and
+ * durably before the change (a version that cannot be kept stops the change), and pruned by the
+ * retention rules. The skill tool lists and restores them.
+ */
+export class SkillVersions {
+  constructor(readonly folder: string, private readonly skillsDir: string, private readonly limits: SkillLimits, private readonly retention: SkillRetention) {}
+
+  private skillFolder(name: string): string {
+    if (nameFlaw(name)) throw skillError('NAME_INVALID', `'${name.slice(0, 80)}' is not a skill name`, { name: name.slice(0, 200) });
+    return join(this.folder, name);
+  }
+
+  /**
+   * Keeps the skill's files as they are on disk now; returns the version, or undefined when there is no
+   * such skill folder (nothing to keep). Bounded by the skill limits: a folder past them is refused.
+   */
+  async keep(name: string, op: SkillVersionOp, by: string, now: Date = new Date()): Promise<string | undefined> {
+    if (nameFlaw(name)) return undefined;
+    const source = join(this.skillsDir, name);
+    if (!(await lstat(source).catch(() => undefined))?.isDirectory()) return undefined;
+    const scan = await scanFolder(source, this.limits.maxSkillFiles);
+    if (scan.files.length > this.limits.maxSkillFiles || scan.bytes > this.limits.maxSkillBytes) {
+      throw skillError('SKILL_TOO_LARGE', `the skill '${name}' is past the skill limits (${this.limits.maxSkillFiles} files, ${this.limits.maxSkillBytes} bytes), so its version cannot be kept; nothing was changed`, { name });
+    }
+    const files: SkillVersionFile[] = [];
+    for (const file of scan.files.sort((a, b) => Number(b.path === 'SKILL.md') - Number(a.path === 'SKILL.md'))) {
+      const data = await readInside(source, file.path, this.limits.maxSkillBytes);
+      const text = data.toString('utf8');
+      files.push(Buffer.from(text, 'utf8').equals(data) && !data.includes(0) ? { path: file.path, encoding: 'utf8', data: text } : { path: file.path, encoding: 'base64', data: data.toString('base64') });
+    }
+    const folder = this.skillFolder(name);
+    const time = now.toISOString().replace(/[-:.]/g, '');
+    const existing = new Set(await readdir(folder).catch(() => [] as string[]));
+    let version = `${time}-${op}`;
+    for (let n = 2; existing.has(`${version}.json`); n++) version = `${time}-${op}-${n}`;
+    await writeJsonAtomic(join(folder, `${version}.json`), { version, name, op, by, time: now.toISOString(), files } satisfies SkillVersion);
+    await this.prune(name, now);
+    return version;
+  }
+
+  /** Versions of a skill, newest first. */
+  async list(name: string): Promise<SkillVersionInfo[]> {
+    const out: SkillVersionInfo[] = [];
+    for (const version of await this.names(name)) {
+      const { files, ...info } = await this.read(name, version);
+      const skillMd = files.find((file) => file.path === 'SKILL.md');
+      out.push({ ...info, description: descriptionOf(skillMd), files: files.map((file) => file.path), bytes: files.reduce((sum, file) => sum + bytesOf(file).length, 0) });
+    }
+    return out;
+  }
+
+  async read(name: string, version: string): Promise<SkillVersion> {
+    if (!VERSION.test(version)) throw skillError('PATH_INVALID', `'${version.slice(0, 60)}' is not a skill version (skill_versions lists them)`, { version: version.slice(0, 60) });
+    const text = await readFile(join(this.skillFolder(name), `${version}.json`), 'utf8').catch(() => undefined);
+    if (text === undefined) throw skillError('SKILL_NOT_FOUND', `the skill '${name}' has no version '${version}'; skill_versions lists them`, { name, version });
+    return JSON.parse(text) as SkillVersion;
+  }
+
+  /** Skills with versions kept (removed ones among them), by name. */
+  async skills(): Promise<{ name: string; versions: number; latest: string }[]> {
+    const out = [];
+    for (const name of (await readdir(this.folder).catch(() => [] as string[])).filter((entry) => !nameFlaw(entry)).sort()) {
+      const versions = await this.names(name);
+      if (versions.length > 0) out.push({ name, versions: versions.length, latest: versions[0]! });
+    }
+    return out;
+  }
+
+  private async names(name: string): Promise<string[]> {
+    return (await readdir(this.skillFolder(name)).catch(() => [] as string[])).map((entry) => entry.replace(/\.json$/, '')).filter((entry) => VERSION.test(entry)).sort().reverse();
+  }
+
+  private async prune(name: string, now: Date): Promise<void> {
+    const oldest = now.getTime() - this.retention.maxAgeDays * 86_400_000;
+    for (const [i, version] of (await this.names(name)).entries()) {
+      const s = version.slice(0, 18);
+      const time = Date.parse(`${s.slice(0, 4)}-${s.slice(4, 6)}-${s.slice(6, 8)}T${s.slice(9, 11)}:${s.slice(11, 13)}:${s.slice(13, 15)}.${s.slice(15, 18)}Z`);
+      if (i >= this.retention.maxVersions || time < oldest) await rm(join(this.skillFolder(name), `${version}.json`), { force: true });
+    }
+  }
+}
+
+export function bytesOf(file: SkillVersionFile): Buffer {
+  return Buffer.from(file.data, file.encoding);
+}
+
+function descriptionOf(skillMd: SkillVersionFile | undefined): string {
+  if (!skillMd || skillMd.encoding !== 'utf8') return '';
+  try {
+    return parseSkillDocument(skillMd.data, { maxBodyChars: Number.MAX_SAFE_INTEGER, path: 'SKILL.md' }).description;
+  } catch {
+    return '';
+  }
+}
