@@ -25,7 +25,7 @@ export default definePlugin<SemanticConfig>({
     const service = new SemanticService({ blocks, indexDir: workspace.indexDir, config: ctx.config, handle, log: ctx.log });
     ctx.onDispose(() => service.close());
     const capability: SemanticSearch = {
-      unavailable: () => service.unavailable(),
+      unavailable: (caller) => service.unavailable(caller),
       async search(query, call) {
         const { answer, blocks: found } = await service.searchBlocks(query, call);
         const hits = answer.hits.flatMap((hit, i) => {
@@ -61,9 +61,9 @@ export default definePlugin<SemanticConfig>({
         },
       },
       embeddings: {
-        status: () => service.status(),
-        reindex: async () => { enabled(); await service.reindex(); return service.status(); },
-        retry_failed: async () => { enabled(); const retried = await service.retryFailed(); return { retried, ...(await service.status()) }; },
+        status: (_input, call) => service.status(call),
+        reindex: async (_input, call) => { enabled(); await service.reindex(); return service.status(call); },
+        retry_failed: async (_input, call) => { enabled(); const retried = await service.retryFailed(); return { retried, ...(await service.status(call)) }; },
         index: async (input, call) => {
           enabled();
           const { reindex, retryFailed } = input as { reindex?: boolean; retryFailed?: boolean };
@@ -71,7 +71,7 @@ export default definePlugin<SemanticConfig>({
           if (reindex) await service.reindex();
           if (retryFailed) await service.retryFailed();
           const outcome = await service.drain(call);
-          return { outcome, ...(await service.status()) };
+          return { outcome, ...(await service.status(call)) };
         },
       },
     };

@@ -1,4 +1,4 @@
-import { KernelError, isValidId, type ActionCall, type BackendHandle } from '../../core/index.js';
+import { KernelError, isValidId, type ActionCall, type BackendCaller, type BackendHandle } from '../../core/index.js';
 import type { BlocksIndex } from '../blocks/tokens.js';
 import type { AnnHit } from './ann/ann-index.js';
 import type { AnnSync } from './ann-sync.js';
@@ -44,10 +44,13 @@ export interface HitBlock {
   content: string;
 }
 
-/** Why semantic search cannot answer now, or undefined when it can. */
-export function unavailableReason(handle: BackendHandle<'embedder'> | undefined): string | undefined {
+/**
+ * Why semantic search cannot answer now, or undefined when it can. With a caller: a reader's search does
+ * not use an embedder with effects (BackendRegistry says so), so it is unavailable to them.
+ */
+export function unavailableReason(handle: BackendHandle<'embedder'> | undefined, caller?: BackendCaller): string | undefined {
   if (!handle) return `no embedder is configured: set ${CONFIG_FIELD} to '<plugin id>' (e.g. 'providers' or 'local-models')`;
-  return handle.current() ? undefined : handle.unavailable();
+  return handle.current(caller) ? undefined : handle.unavailable(caller);
 }
 
 /**
@@ -58,10 +61,12 @@ export function unavailableReason(handle: BackendHandle<'embedder'> | undefined)
  */
 export function createSemanticSearch(deps: SearchDeps) {
   return async function search(query: SemanticQuery, call: ActionCall): Promise<KeyedAnswer> {
-    const reason = unavailableReason(deps.handle);
+    const reason = unavailableReason(deps.handle, call);
     if (reason !== undefined) throw new KernelError('MODEL_UNAVAILABLE', `Semantic search is off: ${reason}`, { details: { field: CONFIG_FIELD } });
     await deps.blocks.ready();
-    const selected = deps.handle!.current()!;
+    // The caller's: a reader never gets an embedder that sends the query away.
+    const selected = deps.handle!.current(call);
+    if (!selected) throw new KernelError('MODEL_UNAVAILABLE', `Semantic search is off: ${deps.handle!.unavailable(call) ?? 'no embedder'}`, { details: { field: CONFIG_FIELD } });
     const store = await deps.store();
     const offset = query.offset ?? 0;
     const k = offset + query.limit;

@@ -1,6 +1,6 @@
 import { AsyncResource } from 'node:async_hooks';
 import { join } from 'node:path';
-import type { ActionCall, BackendHandle, Logger } from '../../core/index.js';
+import type { ActionCall, BackendCaller, BackendHandle, Logger } from '../../core/index.js';
 import type { BlocksIndex, IndexChange } from '../blocks/tokens.js';
 import { AnnSync } from './ann-sync.js';
 import { BlockIntake } from './block-intake.js';
@@ -58,8 +58,8 @@ export class SemanticService {
     });
   }
 
-  unavailable(): string | undefined {
-    return unavailableReason(this.deps.handle);
+  unavailable(caller?: BackendCaller): string | undefined {
+    return unavailableReason(this.deps.handle, caller);
   }
 
   async opened(): Promise<EmbeddingStore> {
@@ -89,6 +89,11 @@ export class SemanticService {
       background: this.background,
     });
     for (const [id, notebook] of blocks.notebooks()) this.egress.set(id, notebook.egress === 'local-only');
+    // The comparison below covers every change reported before it.
+    this.changes = [];
+    // A new model is taken on before the comparison, so that it is not compared twice.
+    const selected = handle!.current();
+    if (selected && store.meta('model') !== this.indexer.activeModel()) store.activateModel(this.indexer.activeModel());
     this.followVectors();
     this.compare();
     return store;
@@ -186,14 +191,15 @@ export class SemanticService {
     return { answer, blocks };
   }
 
-  async status(): Promise<Record<string, unknown>> {
+  /** The indexer's health; a reader learns only whether semantic search is on (counts cover private notebooks). */
+  async status(call: ActionCall): Promise<Record<string, unknown>> {
     const selected = this.deps.handle?.current();
     const base = {
       enabled: this.deps.handle !== undefined,
       embedder: selected ? { plugin: selected.plugin, name: selected.name, model: selected.backend.model, dimensions: selected.backend.dimensions, remote: isRemote(selected) } : null,
       ...(this.unavailable() ? { unavailable: this.unavailable() } : {}),
     };
-    if (!this.started) return base;
+    if (!this.started || call.principal.role === 'reader') return base;
     await this.opened();
     const counts = this.indexer!.counts();
     return {

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { startHttpServer, type RunningServer } from '../../../core/http/serve.js';
 import type { Kernel } from '../../../core/kernel.js';
 import { rawRequest } from '../../helpers/http-client.js';
-import { agent, type Act } from '../blocks/blocks-harness.js';
+import { agent, reader, type Act } from '../blocks/blocks-harness.js';
 import { embedded, semantic, until, useSemantic, type Created, type Status } from './semantic-harness.js';
 
 const { boot, fakeServer } = useSemantic();
@@ -129,6 +129,22 @@ describe('semantic search and the gate', () => {
     const local = await boot(undefined, { embedder: 'local' });
     const ran = await local.kernel.pipeline.call({ target: 'search_semantic', input: { query: 'anything' }, principal: agent() });
     expect(ran.status).toBe('ok');
+  });
+});
+
+describe('semantic search and readers', () => {
+  it('never sends a reader\'s query to a remote embedder: the search says it is unavailable to them', async () => {
+    const fake = await fakeServer();
+    const { act } = await boot(fake);
+    const notebook = await act<Created>('notebook_create', { name: 'Pub', access: 'published' });
+    await act('document_create', { notebook: notebook.id, title: 'Public page', markdown: 'a published paragraph about gardens' });
+    await embedded(act);
+    fake.texts.length = 0;
+    const error = await act('search_semantic', { query: 'reader query text' }, reader).then(() => undefined, (caught: { message: string }) => caught);
+    expect(error?.message).toContain("a reader's call does not use the embedder providers/openai");
+    expect(fake.texts).toEqual([]);
+    // What the reader may learn of the indexer: whether it is on, no counts over private notebooks.
+    expect(await act('embeddings_status', {}, reader)).not.toHaveProperty('total');
   });
 });
 
