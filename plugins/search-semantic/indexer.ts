@@ -126,8 +126,12 @@ export class Indexer {
       }
       const started = Date.now();
       let vectors: Float32Array[];
+      // A signal per call: listeners the client adds to it go with it (one long-lived signal collected them).
+      const call = new AbortController();
+      const stop = (): void => call.abort();
+      this.abort.signal.addEventListener('abort', stop, { once: true });
       try {
-        vectors = await selected.backend.embed(due.map((block) => block.content), this.abort.signal);
+        vectors = await selected.backend.embed(due.map((block) => block.content), call.signal);
         if (vectors.length !== due.length) throw new Error(`the embedder answered ${vectors.length} vectors for ${due.length} texts`);
         const size = vectors[0]?.length ?? 0;
         if (size === 0 || vectors.some((vector) => vector.length !== size)) throw new Error('the embedder answered vectors of different or zero sizes');
@@ -135,6 +139,8 @@ export class Indexer {
         if (this.closed) return 'closed';
         this.breakerOpens(due.map((block) => block.key), error);
         return 'breaker';
+      } finally {
+        this.abort.signal.removeEventListener('abort', stop);
       }
       this.pause = retry.pauseMs;
       const model = modelKeyOf(selected);

@@ -12,6 +12,11 @@ import { blocksOf, createSemanticSearch, unavailableReason, type HitBlock, type 
 import type { SemanticQuery } from './tokens.js';
 
 const COUNTS_FRESH_MS = 1_000;
+/**
+ * Changes are taken in this long after the write that reported them: a burst of writes is taken in
+ * at once, and the intake's SQLite work does not run in the tail of the write's own answer.
+ */
+const INTAKE_DELAY_MS = 10;
 
 export interface ServiceDeps {
   blocks: BlocksIndex;
@@ -127,7 +132,7 @@ export class SemanticService {
   private scheduleChanges(): void {
     if (this.draining) return;
     this.draining = true;
-    setImmediate(() => {
+    setTimeout(() => {
       this.draining = false;
       if (!this.intake || this.closed) return;
       const changes = this.changes;
@@ -149,7 +154,7 @@ export class SemanticService {
         this.deps.log.warn('semantic search could not take in a change; comparing everything', { error: String(error) });
         this.compare();
       }
-    });
+    }, INTAKE_DELAY_MS).unref();
   }
 
   private readonly egress = new Map<string, boolean>();
