@@ -1,4 +1,4 @@
-import { cp, readdir, readFile, rm, truncate } from 'node:fs/promises';
+import { cp, readdir, readFile, rm, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Act } from '../blocks/blocks-harness.js';
@@ -72,6 +72,28 @@ describe('semantic search across restarts', () => {
     expect(status.vectorIndex.problem).toBeUndefined();
     expect(fake.texts).toEqual([]);
     expect((await semantic(again, 'quinces arrived')).results[0]!.snippet).toBe('quinces arrived after the save');
+  });
+
+  it('re-embeds only the blocks whose text changed while the kernel was down, and nothing after an index rebuild', async () => {
+    const { fake, root } = await firstRun();
+    // A document file edited by hand while no kernel runs.
+    const files = (await readdir(join(root, 'data'), { recursive: true })).filter((name) => name.endsWith('.json') && !name.endsWith('.notebook.json'));
+    expect(files).toHaveLength(1);
+    const file = join(root, 'data', files[0]!);
+    const text = await readFile(file, 'utf8');
+    await writeFile(file, text.replace('plums are purple and sweet', 'plums are purple, sweet and edited offline'));
+    fake.texts.length = 0;
+    const { act } = await boot(fake, { workspace: root, semantic: ANN_ONLY });
+    await until('the edited block embedded', () => fake.received('edited offline'));
+    await annReady(act);
+    expect(fake.texts).toEqual(['plums are purple, sweet and edited offline']);
+    expect((await semantic(act, 'edited offline')).results[0]!.snippet).toBe('plums are purple, sweet and edited offline');
+    // The blocks index rebuilt from the files: the vectors (in their own database) stay.
+    fake.texts.length = 0;
+    await act('index_rebuild', {});
+    await annReady(act);
+    expect(fake.texts).toEqual([]);
+    expect((await semantic(act, 'figs in summer')).results[0]!.snippet).toBe('figs ripen late in summer');
   });
 
   it('marks the vectors of another model stale, never compares them, and embeds everything again in the background', async () => {
