@@ -16,8 +16,8 @@ const IDENTIFYING: ReadonlyMap<string, readonly string[]> = new Map([
   ['sql', ['sql']],
   ['search', ['query', 'notebooks', 'path']],
   ['todo', ['todos']],
-  // A skill's files are told apart by `file`: failed loads of different files are different calls.
-  ['skill', ['name', 'file', 'newName', 'path', 'url']],
+  // A skill's files are told apart by `file` (its kept versions by `version`): failed loads of different files are different calls.
+  ['skill', ['name', 'file', 'newName', 'path', 'url', 'version']],
 ]);
 const DEFAULT_KEYS: readonly string[] = ['id', 'ids', 'path', 'name', 'query', 'url'];
 const VALUE_LENGTH = 64;
