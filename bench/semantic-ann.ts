@@ -7,7 +7,8 @@
  * and the incremental upsert of one vector. The built index and the vectors are cached in CACHE_DIR.
  *
  *   node dist/bench/semantic-ann.js [N=1000000] [CACHE_DIR=/tmp/quire-semantic-ann]
- *   env: BENCH_QUERIES (200), BENCH_SCAN_QUERIES (20), ANN_EF_LIST (64,128,256), ANN_M, ANN_EF_ADD, ANN_Q
+ *   env: BENCH_QUERIES (200), BENCH_SCAN_QUERIES (20), ANN_EF (search ef), ANN_EF_LIST (64,128,256: a sweep),
+ *   ANN_M, ANN_EF_ADD, ANN_Q (build parameters: another cached index)
  */
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -31,7 +32,7 @@ const options: AnnOptions = {
   quantization: (process.env.ANN_Q ?? ANN_DEFAULTS.quantization) as AnnQuantization,
   connectivity: Number(process.env.ANN_M ?? ANN_DEFAULTS.connectivity),
   expansionAdd: Number(process.env.ANN_EF_ADD ?? ANN_DEFAULTS.expansionAdd),
-  expansionSearch: ANN_DEFAULTS.expansionSearch,
+  expansionSearch: Number(process.env.ANN_EF ?? ANN_DEFAULTS.expansionSearch),
 };
 const indexDir = join(CACHE, `index-${N}-M${options.connectivity}-efa${options.expansionAdd}-${options.quantization}-s${SEED}`);
 
