@@ -47,7 +47,7 @@ afterAll(async () => {
 });
 
 describe('filtered ANN search', () => {
-  it.each([0.01, 0.3])('returns only allowed keys with recall@10 ≥ 0.9 against exact when %s of keys are allowed', async (share) => {
+  it.each([0.05, 0.3])('returns only allowed keys with recall@10 ≥ 0.9 against exact when %s of keys are allowed', async (share) => {
     const allowed = keysAllowed(share);
     let found = 0;
     let expected = 0;
@@ -71,8 +71,14 @@ describe('filtered ANN search', () => {
     expect(await index.searchAllowed(query, K, () => false, 0)).toBeNull();
   });
 
-  it('gives null when the share is too small for the over-fetch cap, so the caller searches exactly', async () => {
-    expect(await index.searchAllowed(row(queries, 1), K, keysAllowed(0.001), 0.001)).toBeNull();
+  it('gives null when 1% or less of keys are allowed, so the caller searches exactly (faster there, and exact)', async () => {
+    for (const share of [0.01, 0.001]) {
+      expect(await index.searchAllowed(row(queries, 1), K, keysAllowed(share), share)).toBeNull();
+    }
+    const allowed = keysAllowed(0.01);
+    const exact = exactAmong(allowed, row(queries, 1));
+    expect(exact).toHaveLength(K);
+    expect(exact.every((hit) => allowed(hit.key))).toBe(true);
   });
 
   it('widens the fetch when the share was overestimated, still returning only allowed keys', async () => {
