@@ -83,7 +83,7 @@ async function call<T>(kernel: Kernel, target: string, input: Record<string, unk
   return outcome.value as T;
 }
 
-interface Status { total: number; indexed: number; pending: number; failed: number; queued: number; comparing: boolean; vectorIndex: { state: string; size: number; problem?: string } }
+interface Status { lastComparison?: { ms: number; changed: number }; total: number; indexed: number; pending: number; failed: number; queued: number; comparing: boolean; vectorIndex: { state: string; size: number; problem?: string } }
 
 async function waitEmbedded(kernel: Kernel, predicate: (status: Status) => boolean = () => true): Promise<Status> {
   for (;;) {
@@ -153,7 +153,7 @@ async function main(): Promise<void> {
     a = await boot(wsA, fake.url, true);
     const booted = Date.now() - t0;
     const ready = await waitEmbedded(a, (status) => status.vectorIndex.state === 'ready');
-    console.log(`4. restart of A: boot ${booted} ms, HNSW index loaded ${Date.now() - t0} ms after the start (${ready.vectorIndex.size} vectors, ${ready.vectorIndex.problem ? `rebuilt: ${ready.vectorIndex.problem}` : 'no rebuild'})`);
+    console.log(`4. restart of A: boot ${booted} ms, HNSW index loaded ${Date.now() - t0} ms after the start (${ready.vectorIndex.size} vectors, ${ready.vectorIndex.problem ? `rebuilt: ${ready.vectorIndex.problem}` : 'no rebuild'}); background comparison of every block with the store ${ready.lastComparison?.ms ?? '?'} ms (${ready.lastComparison?.changed ?? '?'} rows changed)`);
     await a.close();
     await b.close();
   } finally {

@@ -32,7 +32,10 @@ CREATE TABLE IF NOT EXISTS block_embeddings (
   ignored TEXT,
   seq INTEGER NOT NULL
 );
-CREATE INDEX IF NOT EXISTS block_embeddings_todo ON block_embeddings (fail_count, last_tried) WHERE ok = 0 AND ignored IS NULL;
+DROP INDEX IF EXISTS block_embeddings_todo;
+-- In the order due() reads: the next batch is the first rows of this index, not a sort of every pending row.
+CREATE INDEX IF NOT EXISTS block_embeddings_due ON block_embeddings (fail_count, key DESC) WHERE ok = 0 AND ignored IS NULL;
+CREATE INDEX IF NOT EXISTS block_embeddings_ignored ON block_embeddings (ignored) WHERE ignored IS NOT NULL;
 CREATE INDEX IF NOT EXISTS block_embeddings_seq ON block_embeddings (seq);
 CREATE INDEX IF NOT EXISTS block_embeddings_model ON block_embeddings (model, dimensions) WHERE vector IS NOT NULL;
 CREATE TABLE IF NOT EXISTS removed_keys (key INTEGER PRIMARY KEY, seq INTEGER NOT NULL);
@@ -211,17 +214,42 @@ export class EmbeddingStore {
     return this.prepared('UPDATE block_embeddings SET fail_count = 0, last_tried = 0 WHERE fail_count > 0 AND ok = 0').run().changes;
   }
 
+  /**
+   * Every count (the status action). An ignored row never holds a current vector, so `indexed` is what
+   * is neither to do nor ignored: no pass over the rows that are done.
+   */
   counts(model: string, maxFailures: number): StoreCounts {
-    const row = this.prepared(`SELECT
-        (SELECT count(*) FROM block_embeddings) AS total,
-        (SELECT count(*) FROM block_embeddings WHERE ok = 1) AS indexed,
-        (SELECT count(*) FROM block_embeddings WHERE ok = 0 AND ignored IS NULL AND fail_count = 0) AS pending,
-        (SELECT count(*) FROM block_embeddings WHERE ok = 0 AND ignored IS NULL AND fail_count > 0) AS failed,
-        (SELECT count(*) FROM block_embeddings WHERE ok = 0 AND ignored IS NULL AND fail_count >= @maxFailures) AS gaveUp,
-        (SELECT count(*) FROM block_embeddings WHERE ok = 0 AND ignored IS NULL AND vector IS NOT NULL AND model IS NOT @model) AS stale`).get({ model, maxFailures }) as Omit<StoreCounts, 'ignored'>;
+    const total = this.prepared('SELECT count(*) FROM block_embeddings').pluck().get() as number;
+    const todo = this.todo(maxFailures);
+    const stale = this.prepared('SELECT count(*) FROM block_embeddings WHERE ok = 0 AND ignored IS NULL AND vector IS NOT NULL AND model IS NOT ?').pluck().get(model) as number;
+    const ignored = this.ignoredCounts();
+    const ignoredTotal = Object.values(ignored).reduce((sum, n) => sum + n, 0);
+    return { total, indexed: total - todo.pending - todo.failed - ignoredTotal, ...todo, stale, ignored };
+  }
+
+  /** The rows to do, from the partial index alone (what a query's note needs, cheap while little is to do). */
+  todo(maxFailures: number): { pending: number; failed: number; gaveUp: number } {
+    const row = this.prepared(`SELECT count(*) AS n, coalesce(sum(fail_count > 0), 0) AS failed, coalesce(sum(fail_count >= ?), 0) AS gaveUp
+      FROM block_embeddings WHERE ok = 0 AND ignored IS NULL`).get(maxFailures) as { n: number; failed: number; gaveUp: number };
+    return { pending: row.n - row.failed, failed: row.failed, gaveUp: row.gaveUp };
+  }
+
+  /** Rows to do (not failed, failed), each counted no further than `cap + 1`: ranges of the partial index. */
+  todoUpTo(cap: number): { pending: number; failed: number } {
+    const pending = this.prepared(`SELECT count(*) FROM (SELECT 1 FROM block_embeddings WHERE ok = 0 AND ignored IS NULL AND fail_count = 0 LIMIT ${cap + 1})`).pluck().get() as number;
+    const failed = this.prepared(`SELECT count(*) FROM (SELECT 1 FROM block_embeddings WHERE ok = 0 AND ignored IS NULL AND fail_count > 0 LIMIT ${cap + 1})`).pluck().get() as number;
+    return { pending, failed };
+  }
+
+  ignoredCounts(): Record<IgnoredReason, number> {
     const ignored: Record<IgnoredReason, number> = { path: 0, type: 0, length: 0, 'local-only': 0 };
     for (const { ignored: reason, n } of this.prepared('SELECT ignored, count(*) AS n FROM block_embeddings WHERE ignored IS NOT NULL GROUP BY ignored').all() as { ignored: IgnoredReason; n: number }[]) ignored[reason] = n;
-    return { ...row, ignored };
+    return ignored;
+  }
+
+  /** Whether some row waits with a vector of another model (stops at the first). */
+  hasStale(model: string): boolean {
+    return this.prepared('SELECT EXISTS (SELECT 1 FROM block_embeddings WHERE ok = 0 AND ignored IS NULL AND vector IS NOT NULL AND model IS NOT ?)').pluck().get(model) === 1;
   }
 
   lastError(): string | undefined {

@@ -12,6 +12,8 @@ import { blocksOf, createSemanticSearch, unavailableReason, type HitBlock, type 
 import type { SemanticQuery } from './tokens.js';
 
 const COUNTS_FRESH_MS = 1_000;
+/** A query's note counts the blocks still to embed no further than this (a range of the partial index). */
+const NOTE_COUNT_CAP = 10_000;
 /**
  * Changes are taken in this long after the write that reported them: a burst of writes is taken in
  * at once, and the intake's SQLite work does not run in the tail of the write's own answer.
@@ -39,6 +41,8 @@ export class SemanticService {
   private readonly started: Promise<EmbeddingStore> | undefined;
   private comparing: Promise<void> | undefined;
   private changes: IndexChange[] = [];
+  /** How long the last comparison of every block with the store took, and what it changed. */
+  private lastComparison: { ms: number; changed: number; at: string } | undefined;
   private draining = false;
   private closed = false;
   private unsubscribe: (() => void) | undefined;
@@ -118,8 +122,10 @@ export class SemanticService {
   /** Compares every block with the store in the background (start, rebuild, another embedder), then embeds. */
   private compare(): void {
     const run = async () => {
+      const started = Date.now();
       const changed = await this.intake!.reconcile(() => this.closed);
-      if (changed > 0) this.deps.log.info('embeddings compared with the notes', { changed });
+      this.lastComparison = { ms: Date.now() - started, changed, at: new Date().toISOString() };
+      if (changed > 0) this.deps.log.info('embeddings compared with the notes', this.lastComparison);
       this.counted.at = 0;
       this.indexer?.wake();
     };
@@ -174,12 +180,18 @@ export class SemanticService {
     if (this.comparing) return 'the embeddings are being compared with the notes: some blocks may be missing';
     if (this.changes.length > 0) return 'blocks just written are being taken in: they may be missing';
     if (Date.now() - this.counted.at < COUNTS_FRESH_MS) return this.counted.note;
-    const counts = this.indexer!.counts();
+    // Counted from the partial indexes only: a query must not pay for a pass over every row.
+    const store = this.store!;
+    const todo = store.todoUpTo(NOTE_COUNT_CAP);
+    const localOnly = store.ignoredCounts()['local-only'];
     const parts: string[] = [];
-    const waiting = counts.pending + counts.failed;
-    if (counts.stale > 0) parts.push(`${counts.stale} blocks have vectors of another model and are being embedded again`);
-    if (waiting - counts.stale > 0) parts.push(`${waiting - counts.stale} blocks are not embedded yet (${counts.failed} failed)`);
-    if (counts.ignored['local-only'] > 0) parts.push(`${counts.ignored['local-only']} blocks of local-only notebooks are not sent to this remote embedder`);
+    if (todo.pending + todo.failed > 0) {
+      const again = store.hasStale(this.indexer!.activeModel()) ? ', some of them have vectors of another model and are being embedded again' : '';
+      const count = (n: number) => (n > NOTE_COUNT_CAP ? `more than ${NOTE_COUNT_CAP}` : String(n));
+      const waiting = todo.pending + todo.failed;
+      parts.push(`${waiting > NOTE_COUNT_CAP ? `more than ${NOTE_COUNT_CAP}` : waiting} blocks are not embedded yet (${count(todo.failed)} failed)${again}`);
+    }
+    if (localOnly > 0) parts.push(`${localOnly} blocks of local-only notebooks are not sent to this remote embedder`);
     this.counted = { at: Date.now(), note: parts.length > 0 ? parts.join('; ') : undefined };
     return this.counted.note;
   }
@@ -216,6 +228,7 @@ export class SemanticService {
       pausedUntil: this.indexer!.pausedUntil > Date.now() ? new Date(this.indexer!.pausedUntil).toISOString() : null,
       throughput: this.indexer!.throughput(),
       comparing: this.comparing !== undefined,
+      ...(this.lastComparison ? { lastComparison: this.lastComparison } : {}),
       queued: this.changes.length,
       vectorIndex: { state: this.ann!.state, size: this.ann!.size(), ...(this.ann!.lastProblem ? { problem: this.ann!.lastProblem } : {}) },
     };
