@@ -1,6 +1,6 @@
-import { createHash } from 'node:crypto';
+import * as crypto from 'node:crypto';
 import type { BlocksIndex } from '../blocks/tokens.js';
-import type { EmbeddingStore } from './embedding-store.js';
+import type { EmbeddingStore, StoredRow } from './embedding-store.js';
 import type { BlockFacts, IgnoreRules } from './ignore-rules.js';
 
 const PAGE = 2_000;
@@ -16,8 +16,11 @@ export interface IntakeContext {
   activeModel(): string;
 }
 
+/** One-shot `crypto.hash` where Node has it (20.12+): about half the cost of a Hash object per text. */
+const oneShot = (crypto as { hash?: (algorithm: string, data: string, encoding: 'base64') => string }).hash;
+
 export function textHash(text: string): string {
-  return createHash('sha1').update(text).digest('base64');
+  return oneShot ? oneShot('sha1', text, 'base64') : crypto.createHash('sha1').update(text).digest('base64');
 }
 
 /**
@@ -76,10 +79,16 @@ export class BlockIntake {
     let after = -1;
     for (;;) {
       if (stopped()) return changed;
-      const rows = this.ctx.store.prepared(`SELECT rowid, ${FACTS} FROM blk.blocks WHERE rowid > ? ORDER BY rowid LIMIT ${PAGE}`).all(after) as (BlockFacts & { rowid: number })[];
+      // The block and its store row in one read (a join), not a lookup of the page's ids afterwards.
+      const rows = this.ctx.store.prepared(`SELECT b.rowid AS rowid, b.id, b.notebook, b.path, b.hpath, b.type, b.content,
+          e.key, e.block_id, e.hash, e.model, e.vector_hash, e.vector IS NOT NULL AS has_vector, e.remote, e.ignored
+        FROM blk.blocks b LEFT JOIN block_embeddings e ON e.block_id = b.id WHERE b.rowid > ? ORDER BY b.rowid LIMIT ${PAGE}`)
+        .all(after) as (BlockFacts & { rowid: number } & ({ key: null } | StoredRow))[];
       if (rows.length === 0) break;
       after = rows[rows.length - 1]!.rowid;
-      changed += this.apply(rows, []);
+      const stored = new Map<string, StoredRow>();
+      for (const row of rows) if (row.key !== null) stored.set(row.id, row as StoredRow);
+      changed += this.apply(rows, [], stored);
       await new Promise((resolve) => setImmediate(resolve));
     }
     let afterKey = 0;
@@ -96,12 +105,13 @@ export class BlockIntake {
     return changed;
   }
 
-  private apply(facts: readonly BlockFacts[], missing: readonly string[]): number {
+  /** `known`: the store rows of these blocks when the caller read them already (else looked up here). */
+  private apply(facts: readonly BlockFacts[], missing: readonly string[], known?: ReadonlyMap<string, StoredRow>): number {
     const { store, rules } = this.ctx;
     const notebooks = this.ctx.blocks.notebooks();
     const remote = this.ctx.remote();
     const model = this.ctx.activeModel();
-    const rows = store.rowsOf([...facts.map((fact) => fact.id), ...missing]);
+    const rows = known ?? store.rowsOf([...facts.map((fact) => fact.id), ...missing]);
     let changed = 0;
     store.transaction(() => {
       for (const id of missing) {

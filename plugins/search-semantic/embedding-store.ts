@@ -194,7 +194,10 @@ export class EmbeddingStore {
 
   markFailed(keys: readonly number[], now: number, error: string): void {
     const statement = this.prepared('UPDATE block_embeddings SET fail_count = fail_count + 1, last_tried = ?, last_error = ? WHERE key = ?');
-    this.transaction(() => { for (const key of keys) statement.run(now, error, key); });
+    this.transaction(() => {
+      for (const key of keys) statement.run(now, error, key);
+      this.setMeta('lastError', error);
+    });
   }
 
   /** Another model is now in use: every row needs its vector (the old ones stay, never compared, until replaced). */
@@ -252,8 +255,9 @@ export class EmbeddingStore {
     return this.prepared('SELECT EXISTS (SELECT 1 FROM block_embeddings WHERE ok = 0 AND ignored IS NULL AND vector IS NOT NULL AND model IS NOT ?)').pluck().get(model) === 1;
   }
 
+  /** The last error of a failed batch, kept across restarts (meta), cleared by nothing: the failed count says whether it matters now. */
   lastError(): string | undefined {
-    return (this.prepared('SELECT last_error FROM block_embeddings WHERE last_error IS NOT NULL ORDER BY last_tried DESC LIMIT 1').pluck().get() as string | null | undefined) ?? undefined;
+    return this.meta('lastError');
   }
 
   /** Changes the HNSW index has not seen: rows with a higher sequence (vector or not) and removed keys. */
