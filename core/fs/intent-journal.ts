@@ -1,7 +1,22 @@
 import { open, readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { newId } from '../ids.js';
 import { writeJsonAtomic } from './atomic-write.js';
+
+/**
+ * Record names sort in the order the changes were begun, even several in one millisecond: the
+ * replay must apply them in that order (a later change over the same file wins). A UTC stamp to the
+ * millisecond, then a per-process sequence. Names of older kernels (`<14 digits>-<7 chars>`, ordered
+ * only to the second) are still read; they sort before any new name of the same second.
+ */
+let lastStamp = '';
+let sequence = 0;
+function recordName(): string {
+  const stamp = new Date().toISOString().replace(/\D/g, '').slice(0, 17);
+  sequence = stamp === lastStamp ? sequence + 1 : 0;
+  lastStamp = stamp;
+  return `${stamp}-${sequence.toString(36).padStart(6, '0')}`;
+}
+const RECORD_NAME = /^(\d{14}-[0-9a-z]{7}|\d{17}-[0-9a-z]{6})\.json$/;
 
 export interface PendingIntent<T> {
   id: string;
@@ -19,7 +34,7 @@ export class IntentJournal<T> {
 
   /** Records what is about to change; resolves once the record is durable. */
   async begin(intent: T): Promise<string> {
-    const id = newId();
+    const id = recordName();
     await writeJsonAtomic(join(this.dir, `${id}.json`), intent);
     return id;
   }
@@ -37,7 +52,7 @@ export class IntentJournal<T> {
 
   /** Changes that were begun and never marked done, oldest first; a record that does not parse is skipped. */
   async pending(): Promise<PendingIntent<T>[]> {
-    const names = (await readdir(this.dir).catch(() => [] as string[])).filter((name) => /^\d{14}-[0-9a-z]{7}\.json$/.test(name)).sort();
+    const names = (await readdir(this.dir).catch(() => [] as string[])).filter((name) => RECORD_NAME.test(name)).sort();
     const found: PendingIntent<T>[] = [];
     for (const name of names) {
       try {

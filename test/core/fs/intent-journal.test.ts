@@ -1,0 +1,27 @@
+import { mkdtemp, readdir, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { IntentJournal } from '../../../core/fs/intent-journal.js';
+
+describe('IntentJournal', () => {
+  it('replays changes in the order they were begun, even hundreds within one millisecond', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'quire-journal-'));
+    const journal = new IntentJournal<{ n: number }>(dir);
+    const begun = Array.from({ length: 300 }, (_, n) => n);
+    for (const n of begun) await journal.begin({ n });
+    expect((await journal.pending()).map(({ intent }) => intent.n)).toEqual(begun);
+  });
+
+  it('reads records named by an older kernel, before newer ones of the same second, and marks them done', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'quire-journal-'));
+    const journal = new IntentJournal<{ n: number }>(dir);
+    await writeFile(join(dir, '20261130000000-zzzzzzz.json'), JSON.stringify({ n: 1 }));
+    await writeFile(join(dir, '20261130000000000-000000.json'), JSON.stringify({ n: 2 }));
+    await writeFile(join(dir, 'not-a-record.json'), '{}');
+    const pending = await journal.pending();
+    expect(pending.map(({ intent }) => intent.n)).toEqual([1, 2]);
+    for (const { id } of pending) await journal.done(id);
+    expect(await readdir(dir)).toEqual(['not-a-record.json']);
+  });
+});
