@@ -13,7 +13,7 @@
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { statSync, readdirSync } from 'node:fs';
-import { exactSearch, MetricKind, type Matches } from 'usearch';
+import { exactSearch, MetricKind, type Matches } from '../plugins/search-semantic/ann/usearch-module.js';
 import { openAnnIndex, exactTopK, type AnnHit, type AnnIndex, type AnnOptions, type AnnQuantization } from '../plugins/search-semantic/ann/ann-index.js';
 import { ANN_DEFAULTS } from '../plugins/search-semantic/ann/ann-client.js';
 import { corpusVectors, queryVectors } from './semantic-vectors.js';

@@ -11,14 +11,12 @@ const FILE_PREFIX = 'embeddings-';
 
 export type AnnState = 'none' | 'opening' | 'rebuilding' | 'ready' | 'failed';
 /**
- * Where the HNSW graph lives: on the main thread for now. Inside the kernel a plugin's worker thread is
- * started guarded (core/egress/worker-guard.ts), and there `import('usearch')` never settles (its native
- * module lookup through `bindings` walks up from a path it cannot resolve); under vitest the explicit
- * --require execArgv is refused as well. See /work/notes/d2-needs-from-d1.md. Cost meanwhile: loading
- * and saving a large index holds the event loop (about 1 s per GB).
+ * The HNSW graph lives on a worker thread of its own: loading, saving and rebuilding a large index take
+ * seconds (about 1 s per GB) that would otherwise hold the kernel's event loop. QUIRE_ANN_THREAD=main
+ * keeps it on the calling thread (for profiling).
  */
 function annThread(): 'worker' | 'main' {
-  return 'main';
+  return process.env.QUIRE_ANN_THREAD === 'main' ? 'main' : 'worker';
 }
 
 /**

@@ -1,7 +1,7 @@
 import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { Index, MetricKind, ScalarKind } from 'usearch';
+import { Index, MetricKind, ScalarKind } from './usearch-module.js';
 import { writeFileAtomicSync } from '../../../core/fs/atomic-write.js';
 import type { AnnQuantization } from './ann-index.js';
 import { readSidecar, type AnnSidecar, type SidecarExpectation } from './ann-sidecar.js';

@@ -1,4 +1,4 @@
-import { exactSearch, MetricKind, type Matches } from 'usearch';
+import { exactSearch, MetricKind, type Matches } from './usearch-module.js';
 import type { AnnHit } from './ann-index.js';
 
 /** Below this many candidates one thread answers sooner than two (starting a thread costs more). */

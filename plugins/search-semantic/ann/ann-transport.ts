@@ -35,8 +35,7 @@ type WorkerAnswer = { id: number; ok: true; reply: EngineReply } | { id: number;
  */
 export function workerTransport(): EngineTransport {
   const script = workerScript();
-  // Flags such as --input-type (node -e) are refused by a worker: keep the others (memory limits...).
-  const worker = new Worker(script, { execArgv: process.execArgv.filter((arg) => !arg.startsWith('--input-type')) });
+  const worker = new Worker(script, { execArgv: workerExecArgv(process.execArgv) });
   worker.unref();
   const queries: Job[] = [];
   const writes: Job[] = [];
@@ -97,4 +96,24 @@ function workerScript(): URL {
     if (existsSync(fileURLToPath(url))) return url;
   }
   throw new Error('ann-worker.js is missing: run npm run build');
+}
+
+/**
+ * The process's flags the worker keeps (memory limits...). Not --input-type (node -e: a worker refuses
+ * it), nor those that preload code (a test runner's --require/--import hooks): the worker runs only
+ * compiled code of its own, and the egress guard refuses a worker that preloads anything.
+ */
+export function workerExecArgv(execArgv: readonly string[]): string[] {
+  const kept: string[] = [];
+  for (let i = 0; i < execArgv.length; i++) {
+    const arg = execArgv[i]!;
+    if (arg.startsWith('--input-type')) continue;
+    const loader = /^(-r|--require|--import|--loader|--experimental-loader)(=|$)/.exec(arg);
+    if (loader) {
+      if (loader[2] === '') i++; // its value is the next argument
+      continue;
+    }
+    kept.push(arg);
+  }
+  return kept;
 }
