@@ -30,6 +30,11 @@ export interface ActionManifest {
    * include that backend's (a semantic search through a remote embedder is egress).
    */
   backends?: BackendKind[];
+  /**
+   * The action cannot work without the backends it names: while one is not selected, the agent is not
+   * offered it (the prompt never names a tool that cannot be called); HTTP and MCP callers get MODEL_UNAVAILABLE.
+   */
+  backendsRequired?: boolean;
 }
 
 export interface ToolManifest {

@@ -293,6 +293,12 @@ export class PluginHost {
         enumerable: true,
         get: () => effectiveEffects([...new Set([...action.spec.effects, ...backends.effectsOf(kinds)])], record.source, trusted),
       });
+      if (action.spec.backendsRequired) {
+        entry.unavailable = () => {
+          const missing = kinds.find((kind) => backends.selected(kind) === undefined);
+          return missing === undefined ? undefined : `no ${missing} is selected`;
+        };
+      }
       return entry;
     });
   }

@@ -22,6 +22,11 @@ export interface RegisteredAction {
   handler: ActionHandler;
   /** The plugin's logger, handed to each call. */
   log: Logger;
+  /**
+   * Why the action cannot work now (a backend it requires is not selected), or undefined when it can;
+   * the agent is not offered it meanwhile. Absent on actions that need nothing.
+   */
+  unavailable?: () => string | undefined;
 }
 
 /** The callable actions of the enabled, activated plugins, looked up by wire name or by path. */

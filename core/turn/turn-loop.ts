@@ -60,13 +60,15 @@ export interface TurnOutcome {
 
 /**
  * The tools the model may call this round: every action the registry offers the agent, less those a
- * deny rule closes everywhere (one without a notebook). Offering them would only invite calls the gate
- * refuses; a rule for one notebook leaves the action open for the others.
+ * deny rule closes everywhere (one without a notebook) and those that cannot work now (a semantic
+ * search with no embedder selected). Offering them would only invite calls that fail; a rule for one
+ * notebook leaves the action open for the others.
  */
-function toolSpecs(registry: ActionRegistry, denyRules: readonly DenyRule[]): ModelToolSpec[] {
+export function toolSpecs(registry: ActionRegistry, denyRules: readonly DenyRule[]): ModelToolSpec[] {
   const closed = denyRules.filter((rule) => rule.notebook === undefined);
   return registry.list()
     .filter((entry) => !closed.some((rule) => denyRuleMatches(rule, { plugin: entry.pluginId, tool: entry.tool, action: entry.action })))
+    .filter((entry) => entry.unavailable?.() === undefined)
     .map((entry) => ({ name: entry.wireName, description: entry.spec.description, inputSchema: entry.spec.input }));
 }
 

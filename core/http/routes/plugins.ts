@@ -78,10 +78,13 @@ function describePlugin(kernel: Kernel, record: ManifestRecord, actions: Registe
 }
 
 function describeAction(action: RegisteredAction): Record<string, unknown> {
+  // Why it cannot work now (and is not offered to the agent): a backend it requires is not selected.
+  const unavailable = action.unavailable?.();
   return {
     name: action.action, wireName: action.wireName, description: action.spec.description,
     effects: action.effects, declaredEffects: action.declaredEffects,
     destructive: action.spec.destructive === true, idempotent: action.spec.idempotent === true,
     agentOnly: action.spec.agentOnly === true, input: action.spec.input,
+    ...(unavailable !== undefined ? { unavailable } : {}),
   };
 }

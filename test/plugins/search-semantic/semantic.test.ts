@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { caught } from '../../helpers/harness.js';
 import { embedded, semantic, until, useSemantic, type Created, type Status } from './semantic-harness.js';
+import { toolSpecs } from '../../../core/turn/turn-loop.js';
 
 const { boot, fakeServer } = useSemantic();
 
-/** MODEL_UNAVAILABLE, as raised by the plugin (the pipeline lets plugins raise only some codes: see the report). */
-const unavailable = (error: { code?: string; details?: Record<string, unknown> }) => error.code === 'MODEL_UNAVAILABLE' || error.details?.raised === 'MODEL_UNAVAILABLE';
+/** MODEL_UNAVAILABLE as raised by the plugin reaches the caller as it is (503 over HTTP). */
+const unavailable = (error: { code?: string; details?: Record<string, unknown> }) => error.code === 'MODEL_UNAVAILABLE' && error.details?.raised === undefined;
 
 const GARDEN = 'Tomatoes need warm soil and full sun.\n\nBasil grows well beside tomatoes.\n\nThe quick brown fox jumps over the lazy dog.';
 
@@ -50,12 +51,18 @@ describe('semantic search: indexing after writes', () => {
     expect(second.results.map((hit) => [hit.id, hit.rank])).toEqual(all.results.slice(3, 6).map((hit) => [hit.id, hit.rank]));
   });
 
-  it('is present but answers a clear error when no embedder is configured', async () => {
-    const { act } = await boot(undefined, { embedder: 'none' });
+  it('is present but answers a clear error when no embedder is configured, and is not offered to the agent', async () => {
+    const { act, kernel } = await boot(undefined, { embedder: 'none' });
     const error = await caught(semantic(act, 'anything'));
     expect(unavailable(error)).toBe(true);
     expect(error.message).toContain('no embedder is configured: set plugins.search-semantic.config.embedder');
     expect(await act('embeddings_status', {})).toMatchObject({ enabled: false, embedder: null });
+    // The agent is not offered what cannot work; hybrid (which falls back to full text) and the status stay.
+    const offered = toolSpecs(kernel.registry, []).map((tool) => tool.name);
+    expect(offered).toEqual(expect.arrayContaining(['search_hybrid', 'search_fulltext', 'embeddings_status']));
+    expect(offered).not.toContain('search_semantic');
+    expect(offered).not.toContain('embeddings_reindex');
+    expect(kernel.registry.get('search_semantic')?.unavailable?.()).toBe('no embedder is selected');
   });
 
   it('names the missing embedder when the configured one is not offered', async () => {
