@@ -26,4 +26,5 @@ export { replaceFile, writeFileAtomic, writeFileAtomicSync, writeJsonAtomic } fr
 export { diskFull, isDiskFull } from './fs/disk-full.js';
 export type { DiskWrite } from './fs/disk-full.js';
 export { IntentJournal } from './fs/intent-journal.js';
+export { firstCodePoints } from './util/code-points.js';
 export type { PendingIntent } from './fs/intent-journal.js';

@@ -1,4 +1,4 @@
-import { KernelError } from '../../core/index.js';
+import { firstCodePoints, KernelError } from '../../core/index.js';
 import { ModelError } from '../../core/turn/model-provider.js';
 import type { RerankerConfig } from './config.js';
 import { toModelError } from './errors.js';
@@ -36,7 +36,7 @@ export class HttpReranker implements Reranker {
   async rerank(query: string, documents: readonly string[], signal?: AbortSignal): Promise<number[]> {
     if (documents.length === 0) return [];
     const limit = this.config.maxCharacters;
-    const sent = limit === undefined ? documents : documents.map((text) => cut(text, limit));
+    const sent = limit === undefined ? documents : documents.map((text) => firstCodePoints(text, limit));
     const timeout = AbortSignal.timeout(this.config.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS);
     const combined = signal ? AbortSignal.any([signal, timeout]) : timeout;
     let text: string;
@@ -70,17 +70,6 @@ export class HttpReranker implements Reranker {
   }
 }
 
-/** The first `limit` characters (code points: a surrogate pair is never split). */
-export function cut(text: string, limit: number): string {
-  if (text.length <= limit) return text;
-  let out = '';
-  let count = 0;
-  for (const character of text) {
-    if (count++ === limit) break;
-    out += character;
-  }
-  return out;
-}
 
 /** The key from the variable the config names, or the shape's usual one; TEI takes none unless named. */
 export function rerankerKey(config: RerankerConfig, env: NodeJS.ProcessEnv = process.env): string | undefined {

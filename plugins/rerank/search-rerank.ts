@@ -1,4 +1,5 @@
 import type { BackendCaller, BackendHandle, Logger } from '../../core/index.js';
+import { firstCodePoints } from '../../core/index.js';
 import type { RerankAnswer, RerankCandidate, SearchRerank } from './tokens.js';
 
 /** `plugins.rerank.config` in quire.json. */
@@ -40,7 +41,7 @@ export function createSearchRerank(handle: BackendHandle<'reranker'> | undefined
     if (sent.length < 2) return kept(withheld > 0 ? `not reranked: ${withheld} of the ${candidates.length} candidates are in local-only notebooks, which a remote reranker is not sent` : 'not reranked: fewer than 2 candidates', backend.model);
     let scores: number[];
     try {
-      scores = await withTimeout((inner) => backend.rerank(query, sent.map((candidate) => cut(candidate.text, maxCharacters)), inner), timeoutMs, signal);
+      scores = await withTimeout((inner) => backend.rerank(query, sent.map((candidate) => firstCodePoints(candidate.text, maxCharacters)), inner), timeoutMs, signal);
     } catch (error) {
       if (signal?.aborted) throw signal.reason;
       const message = error instanceof Error ? error.message : String(error);
@@ -96,14 +97,3 @@ async function withTimeout<T>(work: (signal: AbortSignal) => Promise<T>, timeout
   }
 }
 
-/** The first `limit` characters (code points: a surrogate pair is never split). */
-export function cut(text: string, limit: number): string {
-  if (text.length <= limit) return text;
-  let out = '';
-  let count = 0;
-  for (const character of text) {
-    if (count++ === limit) break;
-    out += character;
-  }
-  return out;
-}

@@ -2,14 +2,10 @@ import { KernelError, WORKSPACE, definePlugin, type ActionCall } from '../../cor
 import { BLOCKS_INDEX } from '../blocks/tokens.js';
 import { CONFIG_FIELD, type SemanticConfig } from './config.js';
 import { SemanticService } from './semantic-service.js';
-import { SEMANTIC_SEARCH, type SemanticSearch } from './tokens.js';
+import { SEMANTIC_SEARCH, type SearchFilters, type SemanticSearch } from './tokens.js';
 
-interface SemanticInput {
+interface SemanticInput extends SearchFilters {
   query: string;
-  notebooks?: string[];
-  path?: string;
-  types?: string[];
-  subtypes?: string[];
   page?: number;
   pageSize?: number;
 }

@@ -1,8 +1,6 @@
 import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { KernelConfigFile } from '../../../core/config/kernel-config.js';
 import { startHttpServer, type RunningServer } from '../../../core/http/serve.js';
@@ -12,6 +10,7 @@ import { useHarness, type UserPlugin } from '../../helpers/harness.js';
 import { readEvents, type SseEvent } from '../../helpers/sse-events.js';
 import { MODEL_PROVIDER } from '../../../core/turn/model-provider-token.js';
 import { answer, scriptedProvider, toolCalls } from '../../fakes/scripted-provider.js';
+import { connectMcp } from '../../helpers/mcp-client.js';
 
 const ADMIN = 'qk_jobs-admin';
 const READER = 'qk_jobs-reader';
@@ -156,8 +155,7 @@ describe('long actions as jobs, and time limits that stop the work', () => {
   it('sends MCP progress notifications for a long call when the client asks, and cancels the job when the client does', async () => {
     const { url, kernel } = await serve();
     const id = await notebook(url);
-    const client = new Client({ name: 'jobs-test', version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${ADMIN}` } } }));
+    const client = await connectMcp(url, ADMIN, 'jobs-test');
     try {
       const seen: { progress: number; total?: number }[] = [];
       const result = await client.callTool({ name: 'import_markdown', arguments: { notebook: id, path: await notesFolder(200) } }, undefined, { onprogress: (progress) => seen.push(progress) });
@@ -194,8 +192,7 @@ describe('long actions as jobs, and time limits that stop the work', () => {
     expect(result.written).toBeLessThan(1000);
     const onDisk = async (prefix: string) => (await readdir(out)).filter((name) => name.startsWith(prefix)).length;
     expect(await onDisk('http')).toBe(result.written);
-    const client = new Client({ name: 'jobs-test', version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${ADMIN}` } } }));
+    const client = await connectMcp(url, ADMIN, 'jobs-test');
     const overMcp = await client.callTool({ name: 'files_write', arguments: { count: 1000, prefix: 'mcp' } });
     await client.close();
     expect(overMcp.isError).toBeFalsy();

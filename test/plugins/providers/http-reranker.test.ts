@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { BACKEND_REGISTRY } from '../../../core/core-tokens.js';
 import type { BackendRegistry } from '../../../core/backends/backend-registry.js';
 import type { Reranker } from '../../../core/backends/contracts.js';
-import { cut } from '../../../plugins/providers/http-reranker.js';
+import { firstCodePoints as cut } from '../../../core/util/code-points.js';
 import { caught } from '../../helpers/harness.js';
 import { useBlocks } from '../blocks/blocks-harness.js';
 import { RerankFake, type RerankShape } from './rerank-fake.js';

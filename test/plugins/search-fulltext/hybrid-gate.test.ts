@@ -1,10 +1,9 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { describe, expect, it } from 'vitest';
 import { startHttpServer } from '../../../core/http/serve.js';
 import type { Principal } from '../../../core/plugin-api.js';
 import { ModelWireServer } from '../../../fakes/model-wire-server.js';
 import { ADMIN_TOKEN, gardenCorpus, reader, useHybrid, type HybridAnswer } from './hybrid-harness.js';
+import { connectMcp } from '../../helpers/mcp-client.js';
 
 const { boot } = useHybrid();
 const agent: Principal = { kind: 'agent', name: 'agent:s1/t1/c1', role: 'admin', sessionId: 's1', turnId: 't1' };
@@ -81,9 +80,8 @@ describe('the gate on hybrid search', () => {
       const { kernel, act } = await boot(options);
       await gardenCorpus(act);
       const server = await startHttpServer(kernel, { host: '127.0.0.1', port: 0 });
-      const client = new Client({ name: 'quire-test', version: '1.0.0' });
+      const client = await connectMcp(server.url, ADMIN_TOKEN);
       try {
-        await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } } }));
         const { tools } = await client.listTools();
         const hybrid = tools.find((tool) => tool.name === 'search_hybrid');
         expect(hybrid?.annotations).toMatchObject({ readOnlyHint: true, openWorldHint: false });

@@ -1,6 +1,4 @@
 import { createHash } from 'node:crypto';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -9,6 +7,7 @@ import type { Kernel } from '../../../core/kernel.js';
 import { rawRequest } from '../../helpers/http-client.js';
 import { agent, reader, type Act } from '../blocks/blocks-harness.js';
 import { embedded, semantic, until, useSemantic, type Created, type Status } from './semantic-harness.js';
+import { connectMcp } from '../../helpers/mcp-client.js';
 
 const { boot, fakeServer } = useSemantic();
 
@@ -163,8 +162,7 @@ describe('disabling search-semantic', () => {
       const headers = { 'content-type': 'application/json', authorization: `Bearer ${ADMIN}` };
       const http = await rawRequest(`${server.url}/api/actions/search-semantic/search/semantic`, { method: 'POST', headers, body: JSON.stringify({ query: 'x' }) });
       expect(http.status).toBe(404);
-      const client = new Client({ name: 'quire-test', version: '1.0.0' });
-      await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${ADMIN}` } } }));
+      const client = await connectMcp(server.url, ADMIN);
       const names = (await client.listTools()).tools.map((tool) => tool.name);
       await client.close();
       expect(names).toContain('search_fulltext');

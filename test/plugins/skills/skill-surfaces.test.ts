@@ -1,8 +1,7 @@
 import { createHash } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCli } from '../../../core/cli/run-cli.js';
 import { startHttpServer, type RunningServer } from '../../../core/http/serve.js';
@@ -11,6 +10,7 @@ import { useHarness } from '../../helpers/harness.js';
 import { rawRequest } from '../../helpers/http-client.js';
 import { makeZip } from './archive-builders.js';
 import { filesUnder, skillMd, writeTree } from './skills-harness.js';
+import { connectMcp } from '../../helpers/mcp-client.js';
 
 const ADMIN = 'qk_skills-admin';
 const auth = { tokens: [{ name: 'alice', role: 'admin' as const, sha256: createHash('sha256').update(ADMIN).digest('hex') }] };
@@ -39,8 +39,7 @@ describe('skills over HTTP and MCP', () => {
     expect(refused.status).toBe(400);
     expect(refused.json()).toMatchObject({ error: { code: 'INVALID_INPUT' } });
 
-    const client = new Client({ name: 'quire-test', version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${ADMIN}` } } }));
+    const client = await connectMcp(server.url, ADMIN);
     clients.push(client);
     const { tools } = await client.listTools();
     const annotations = (name: string) => tools.find((tool) => tool.name === name)?.annotations;
