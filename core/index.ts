@@ -21,7 +21,7 @@ export { KernelError, PluginError, ConflictError, NotFoundError, CapabilityError
 export type { ErrorCode } from './errors.js';
 export { newId, isValidId, claimIds } from './ids.js';
 export { NOTEBOOK_SCOPE } from './gate/notebook-scope.js';
-export type { NotebookScope, ScopedCall } from './gate/notebook-scope.js';
+export type { AgentLimit, NotebookPrivacy, NotebookScope, ScopedCall } from './gate/notebook-scope.js';
 export { replaceFile, writeFileAtomic, writeFileAtomicSync, writeJsonAtomic } from './fs/atomic-write.js';
 export { diskFull, isDiskFull } from './fs/disk-full.js';
 export type { DiskWrite } from './fs/disk-full.js';

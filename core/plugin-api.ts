@@ -21,6 +21,11 @@ export interface ActionManifest {
   /** Offered to the agent only, never on HTTP or MCP. */
   agentOnly?: boolean;
   /**
+   * A person's setting (a notebook's privacy): the agent is never offered it and cannot call it,
+   * whatever grant or session mode; MCP does not serve it either (its clients are agents).
+   */
+  personOnly?: boolean;
+  /**
    * Can run long (an import, a rebuild): runs as a job with progress and cancellation, bounded by
    * `actions.jobTimeoutMs` instead of the short call limit; over HTTP the call answers a job at once.
    */
@@ -94,6 +99,12 @@ export interface ActionCall {
    * must leave them out of what it returns.
    */
   readonly deniedNotebooks: ReadonlySet<string>;
+  /**
+   * Notebooks this caller may read but never change (the agent, where a notebook's privacy says
+   * `agent: read`). The gate refuses a write that names one; an action that changes several notebooks
+   * at once (a snapshot rollback) must refuse when it would change one of these or of deniedNotebooks.
+   */
+  readonly readOnlyNotebooks: ReadonlySet<string>;
   /** Aborted when the call is cancelled or reaches its time limit; the reason is a KernelError. */
   readonly signal: AbortSignal;
   /**

@@ -16,7 +16,24 @@ export interface ScopedCall {
 export interface NotebookScope {
   /** Every notebook the call's ids lie in (a move may touch two); empty when it names none. */
   notebooksOf(call: ScopedCall): string[];
+  /**
+   * The notebooks whose privacy setting limits the agent, by id: `read` (it may read, never write) or
+   * `none` (nothing of it reaches the agent). Notebooks left out are open to it (reads and writes
+   * through the gate). Set only by a person (`.notebook.json`'s `agent`).
+   */
+  agentLimits(): ReadonlyMap<string, AgentLimit>;
+  /** Every notebook's privacy settings, spelled out, for people (GET /api/gate). */
+  privacy(): NotebookPrivacy[];
 }
+
+export interface NotebookPrivacy {
+  id: string;
+  name: string;
+  agent: 'write' | AgentLimit;
+  egress: 'allowed' | 'local-only';
+}
+
+export type AgentLimit = 'read' | 'none';
 
 /** A capability only native plugins may provide: a user plugin could otherwise steer the gate. */
 export const NOTEBOOK_SCOPE = createToken<NotebookScope>('gate.notebook-scope');

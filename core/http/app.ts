@@ -8,6 +8,7 @@ import { requestGuard } from './middleware/request-guard.js';
 import { requireRole } from './middleware/require-role.js';
 import { actionRoutes } from './routes/actions.js';
 import { confirmationRoutes } from './routes/confirmations.js';
+import { gateRoutes } from './routes/gate.js';
 import { grantRoutes } from './routes/grants.js';
 import { jobRoutes } from './routes/jobs.js';
 import { pluginRoutes } from './routes/plugins.js';
@@ -28,6 +29,8 @@ export function createHttpApp(kernel: Kernel): Hono<HttpEnv> {
   app.get('/healthz', (c) => c.json({ ok: true, version: KERNEL_VERSION }));
   app.route('/api/plugins', pluginRoutes(kernel));
   app.route('/api/actions', actionRoutes(() => kernel.pipeline, () => kernel.jobs));
+  app.use('/api/gate', requireRole('admin'));
+  app.route('/api/gate', gateRoutes(kernel));
   app.use('/api/grants/*', requireRole('admin'));
   app.use('/api/grants', requireRole('admin'));
   app.route('/api/grants', grantRoutes(kernel));

@@ -23,7 +23,7 @@ export function annotationsOf(action: RegisteredAction): NonNullable<Tool['annot
  * (`mcp.servers.<name>.serveOverMcp`); trust is checked here too, whatever configuration was handed in.
  */
 export function servedOverMcp(action: RegisteredAction, config: Pick<KernelConfig, 'mcp'>): boolean {
-  if (action.spec.agentOnly === true) return false;
+  if (action.spec.agentOnly === true || action.spec.personOnly === true) return false;
   if (action.source !== 'mcp') return true;
   const settings = new Map(Object.entries(config.mcp.servers)).get(action.pluginId.replace(/^mcp-/, ''));
   return settings?.serveOverMcp === true && settings.trusted === true;

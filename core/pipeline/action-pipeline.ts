@@ -4,7 +4,8 @@ import type { JobManager } from '../jobs/job-manager.js';
 import type { JobRecord } from '../jobs/job-types.js';
 import type { StartedJob } from '../jobs/job-manager.js';
 import type { DependencyContainer } from '../di.js';
-import { NOTEBOOK_SCOPE, type NotebookScope } from '../gate/notebook-scope.js';
+import { NOTEBOOK_SCOPE, type AgentLimit, type NotebookScope } from '../gate/notebook-scope.js';
+import { checkAgentLimits, limitedTo, NO_AGENT_LIMITS } from '../gate/agent-limits.js';
 import { effectiveEffects } from '../gate/effects.js';
 import { KernelError, NotFoundError, isKernelError } from '../errors.js';
 import { hashArguments } from '../canonical-json.js';
@@ -128,7 +129,9 @@ export class ActionPipeline {
     if (own.length > 0 && this.config.readOnly) {
       throw new KernelError('WORKSPACE_READ_ONLY', `the workspace is read-only; ${entry.wireName} has effects (${entry.effects.join(', ')})`, { details: { action: entry.wireName } });
     }
+    const limits = this.agentLimits(principal);
     const notebooks = this.notebooksOf(entry, input, principal);
+    checkAgentLimits(entry, notebooks, limits);
     const notebook = notebooks[0];
     const decision = this.decideFor(entry, principal, notebooks, request.sessionMode ?? 'confirm');
     if (decision.outcome === 'deny') {
@@ -136,8 +139,8 @@ export class ActionPipeline {
     }
     const needsHash = decision.outcome === 'confirm' || entry.effects.length > 0;
     return {
-      id: nextCallId(), entry, input, principal, notebook, decision, cancel: request.signal, deniedNotebooks: this.deniedNotebooks(entry, principal),
-      argsHash: needsHash ? hashArguments(input) : '',
+      id: nextCallId(), entry, input, principal, notebook, decision, cancel: request.signal, deniedNotebooks: this.deniedNotebooks(entry, principal, limits),
+      readOnlyNotebooks: limitedTo('read', limits), argsHash: needsHash ? hashArguments(input) : '',
     };
   }
 
@@ -239,8 +242,8 @@ export class ActionPipeline {
 
   private lookup(target: string | ActionRef, principal: Principal): RegisteredAction {
     const entry = this.find(target);
-    // Agent-only actions do not exist for other callers.
-    if (!entry || (entry.spec.agentOnly === true && principal.kind !== 'agent')) {
+    // Agent-only actions do not exist for other callers, a person's settings not for the agent.
+    if (!entry || (entry.spec.agentOnly === true && principal.kind !== 'agent') || (entry.spec.personOnly === true && principal.kind === 'agent')) {
       const name = typeof target === 'string' ? target : `${target.plugin}/${target.tool}/${target.action}`;
       throw new NotFoundError('ACTION_NOT_FOUND', `no action '${name}' is available`, { details: { action: name } });
     }
@@ -272,14 +275,23 @@ export class ActionPipeline {
     return [...new Set([...named, ...found])];
   }
 
-  /** The notebooks deny rules close to this action for the agent (rules name people's limits on the agent). */
-  private deniedNotebooks(entry: RegisteredAction, principal: Principal): ReadonlySet<string> {
+  /**
+   * The notebooks the agent is closed out of: those deny rules close to this action (rules name
+   * people's limits on the agent), and those whose privacy says `agent: none`, for every action.
+   */
+  private deniedNotebooks(entry: RegisteredAction, principal: Principal, limits: ReadonlyMap<string, AgentLimit>): ReadonlySet<string> {
     if (principal.kind !== 'agent') return NO_NOTEBOOKS;
-    const denied = new Set<string>();
+    const denied = new Set<string>(limitedTo('none', limits));
     for (const rule of this.config.gate.deny) {
       if (rule.notebook !== undefined && denyRuleMatches(rule, { plugin: entry.pluginId, tool: entry.tool, action: entry.action, notebook: rule.notebook })) denied.add(rule.notebook);
     }
     return denied.size > 0 ? denied : NO_NOTEBOOKS;
+  }
+
+  /** The agent's privacy limits by notebook (one place: the notebooks' own settings); none for people. */
+  private agentLimits(principal: Principal): ReadonlyMap<string, AgentLimit> {
+    if (principal.kind !== 'agent' || !this.container.isRegistered(NOTEBOOK_SCOPE, true)) return NO_AGENT_LIMITS;
+    return this.container.resolve<NotebookScope>(NOTEBOOK_SCOPE).agentLimits();
   }
 
   /** Decided once per notebook the call touches; the strictest outcome wins. */

@@ -19,6 +19,8 @@ export interface PreparedCall {
   readonly decision: CallDecision;
   /** Notebooks a deny rule keeps this (agent) call out of; the handler narrows what it reads by them. */
   readonly deniedNotebooks: ReadonlySet<string>;
+  /** Notebooks this (agent) call may read but not change (privacy `agent: read`). */
+  readonly readOnlyNotebooks: ReadonlySet<string>;
   readonly cancel: CancelSource | undefined;
 }
 

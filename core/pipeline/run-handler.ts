@@ -191,6 +191,7 @@ class CallHandle implements ActionCall {
   readonly callId: string;
   readonly principal: Principal;
   readonly deniedNotebooks: ReadonlySet<string>;
+  readonly readOnlyNotebooks: ReadonlySet<string>;
   readonly log: Logger;
   readonly #run: HandlerRun;
 
@@ -198,6 +199,7 @@ class CallHandle implements ActionCall {
     this.callId = call.id;
     this.principal = call.principal;
     this.deniedNotebooks = call.deniedNotebooks;
+    this.readOnlyNotebooks = call.readOnlyNotebooks;
     this.log = log;
     this.#run = run;
   }

@@ -105,6 +105,7 @@ export interface ChildCallParts {
   id: number;
   principal: Principal;
   deniedNotebooks: readonly string[];
+  readOnlyNotebooks: readonly string[];
   log: Logger;
   send: Send;
 }
@@ -125,6 +126,7 @@ export function createChildCall(parts: ChildCallParts): ChildCall {
     callId: String(id),
     principal: parts.principal,
     deniedNotebooks: new Set(parts.deniedNotebooks),
+    readOnlyNotebooks: new Set(parts.readOnlyNotebooks),
     log: parts.log,
     get signal(): AbortSignal {
       watch();

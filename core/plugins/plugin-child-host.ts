@@ -93,7 +93,7 @@ async function runCall(request: CallRequest): Promise<void> {
   const action = actions.get(key);
   if (!handler || !action) return send({ type: 'error', id: request.id, error: { message: `no handler for ${key}` } });
   const log = createChildLogger(send);
-  const child = createChildCall({ id: request.id, principal: request.principal, deniedNotebooks: request.deniedNotebooks, log, send });
+  const child = createChildCall({ id: request.id, principal: request.principal, deniedNotebooks: request.deniedNotebooks, readOnlyNotebooks: request.readOnlyNotebooks ?? [], log, send });
   running.set(request.id, child);
   const scope: RunningAction = {
     plugin: pluginId, tool: request.tool, action: request.action, declaredEffects: action.declaredEffects,

@@ -48,6 +48,7 @@ export interface CallRequest {
   input: Record<string, unknown>;
   principal: Principal;
   deniedNotebooks: string[];
+  readOnlyNotebooks: string[];
   /** When the kernel ends the call (epoch ms), for the plugin's planning; the kernel enforces it. */
   deadline: number;
 }

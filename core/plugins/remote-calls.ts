@@ -44,7 +44,7 @@ export class RemoteCalls {
     return this.pending.size;
   }
 
-  start(request: CallRequest, principalPart: Pick<ActionCall, 'principal' | 'deniedNotebooks'>, deadline: number): Promise<unknown> {
+  start(request: CallRequest, principalPart: Pick<ActionCall, 'principal' | 'deniedNotebooks' | 'readOnlyNotebooks'>, deadline: number): Promise<unknown> {
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       const { signal } = request.call;
@@ -54,7 +54,7 @@ export class RemoteCalls {
       signal.addEventListener('abort', onAbort, { once: true });
       this.channel.send({
         type: 'call', id, tool: request.tool, action: request.action, input: request.input,
-        principal: principalPart.principal, deniedNotebooks: [...principalPart.deniedNotebooks], deadline,
+        principal: principalPart.principal, deniedNotebooks: [...principalPart.deniedNotebooks], readOnlyNotebooks: [...principalPart.readOnlyNotebooks], deadline,
       });
       if (signal.aborted) this.stop(id);
     });

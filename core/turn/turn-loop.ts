@@ -68,7 +68,7 @@ export function toolSpecs(registry: ActionRegistry, denyRules: readonly DenyRule
   const closed = denyRules.filter((rule) => rule.notebook === undefined);
   return registry.list()
     .filter((entry) => !closed.some((rule) => denyRuleMatches(rule, { plugin: entry.pluginId, tool: entry.tool, action: entry.action })))
-    .filter((entry) => entry.unavailable?.() === undefined)
+    .filter((entry) => entry.spec.personOnly !== true && entry.unavailable?.() === undefined)
     .map((entry) => ({ name: entry.wireName, description: entry.spec.description, inputSchema: entry.spec.input }));
 }
 

@@ -2,7 +2,7 @@ import { rm } from 'node:fs/promises';
 import { ConflictError, newId, type ActionCall, type ActionHandler } from '../../core/index.js';
 import type { BlocksRuntime } from './runtime.js';
 import { assertNoBrokenFiles, assertNotebookVisible, canSee, invalid } from './access.js';
-import { checkDisplayName, type Access, type NotebookConf } from './notebook-conf.js';
+import { checkDisplayName, type Access, type AgentAccess, type NotebookConf } from './notebook-conf.js';
 
 /** The notebook tool. */
 export function notebookActions(rt: BlocksRuntime): Record<string, ActionHandler> {
@@ -12,17 +12,17 @@ export function notebookActions(rt: BlocksRuntime): Record<string, ActionHandler
     if (problem) throw invalid(problem, { field });
     return value;
   };
-  const change = (call: ActionCall, id: string, patch: Partial<NotebookConf>) => store.queue.run(async () => {
-    const conf = { ...assertNotebookVisible(store, call, id), ...patch };
+  const change = (call: ActionCall, id: string, patch: (conf: NotebookConf) => NotebookConf) => store.queue.run(async () => {
+    const conf = patch(assertNotebookVisible(store, call, id));
     await store.writeNotebookConf(id, conf);
-    return { id, ...conf };
+    return describe(id, conf);
   }, call);
   return {
     list: (_input, call) => ({
       notebooks: [...store.catalog.notebooks]
         .filter(([id, conf]) => canSee(call, conf, id))
         .sort(([a, x], [b, y]) => x.sort - y.sort || a.localeCompare(b))
-        .map(([id, conf]) => ({ id, ...conf, documents: store.catalog.children(id, null).length })),
+        .map(([id, conf]) => ({ ...describe(id, conf), documents: store.catalog.children(id, null).length })),
     }),
     create: (input) => {
       const { name: given, icon, access } = input as { name: string; icon?: string; access?: Access };
@@ -30,16 +30,26 @@ export function notebookActions(rt: BlocksRuntime): Record<string, ActionHandler
       return store.queue.run(async () => {
         const id = newId();
         await store.writeNotebookConf(id, conf);
-        return { id, ...conf };
+        return describe(id, conf);
       });
     },
     rename: (input, call) => {
       const { id, name: given } = input as { id: string; name: string };
-      return change(call, id, { name: name(given) });
+      return change(call, id, (conf) => ({ ...conf, name: name(given) }));
     },
     set_access: (input, call) => {
       const { id, access } = input as { id: string; access: Access };
-      return change(call, id, { access });
+      return change(call, id, (conf) => ({ ...conf, access }));
+    },
+    // personOnly in the manifest: the pipeline never lets the agent reach this.
+    set_privacy: (input, call) => {
+      const { id, agent, egress } = input as { id: string; agent?: AgentAccess; egress?: 'allowed' | 'local-only' };
+      return change(call, id, (conf) => {
+        const { agent: _agent, egress: _egress, ...rest } = conf;
+        const nextAgent = agent ?? conf.agent ?? 'write';
+        const nextEgress = egress ?? conf.egress ?? 'allowed';
+        return { ...rest, ...(nextAgent !== 'write' ? { agent: nextAgent } : {}), ...(nextEgress === 'local-only' ? { egress: nextEgress } : {}) };
+      });
     },
     remove: (input, call) => removeNotebook(rt, call, (input as { id: string }).id),
   };
@@ -63,4 +73,10 @@ function removeNotebook(rt: BlocksRuntime, call: ActionCall, id: string) {
     store.catalog.notebooks.delete(id);
     return { removed: id, documents: docs.length };
   }, call);
+}
+
+/** A notebook as actions answer it: its privacy spelled out (the file leaves defaults out). */
+function describe(id: string, conf: NotebookConf) {
+  const { agent, egress, ...rest } = conf;
+  return { id, ...rest, agent: agent ?? 'write', egress: egress ?? 'allowed' };
 }

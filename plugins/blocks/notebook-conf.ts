@@ -13,7 +13,15 @@ export interface NotebookConf {
    * embedded by a local one or not at all. Absent: no such limit.
    */
   egress?: 'local-only';
+  /**
+   * What the agent may do here. `read`: it reads, every write is refused; `none`: nothing of the
+   * notebook reaches it through any tool. Absent: it reads and writes (through the gate as always).
+   * Only a person changes this (notebook_set_privacy, which the agent is never offered).
+   */
+  agent?: 'read' | 'none';
 }
+
+export type AgentAccess = 'write' | 'read' | 'none';
 
 export const NOTEBOOK_CONF_FILE = '.notebook.json';
 
@@ -33,18 +41,20 @@ export function parseNotebookConf(text: string): ParsedConf {
   if (conf.icon !== undefined && typeof conf.icon !== 'string') return { ok: false, message: '/icon must be a string' };
   if (conf.sort !== undefined && !Number.isInteger(conf.sort)) return { ok: false, message: '/sort must be an integer' };
   if (conf.access !== undefined && conf.access !== 'private' && conf.access !== 'published') return { ok: false, message: "/access must be 'private' or 'published'" };
-  if (conf.egress !== undefined && conf.egress !== 'local-only') return { ok: false, message: "/egress must be 'local-only' (or left out)" };
+  if (conf.egress !== undefined && conf.egress !== 'local-only' && conf.egress !== 'allowed') return { ok: false, message: "/egress must be 'allowed' or 'local-only'" };
+  if (conf.agent !== undefined && conf.agent !== 'write' && conf.agent !== 'read' && conf.agent !== 'none') return { ok: false, message: "/agent must be 'write', 'read' or 'none'" };
   return {
     ok: true,
     value: {
       name: conf.name, icon: (conf.icon as string | undefined) ?? '', sort: (conf.sort as number | undefined) ?? 0, access: (conf.access as Access | undefined) ?? 'private',
       ...(conf.egress === 'local-only' ? { egress: 'local-only' as const } : {}),
+      ...(conf.agent === 'read' || conf.agent === 'none' ? { agent: conf.agent } : {}),
     },
   };
 }
 
 export function notebookConfText(conf: NotebookConf): string {
-  return `${JSON.stringify({ name: conf.name, icon: conf.icon, sort: conf.sort, access: conf.access, ...(conf.egress ? { egress: conf.egress } : {}) }, null, 2)}\n`;
+  return `${JSON.stringify({ name: conf.name, icon: conf.icon, sort: conf.sort, access: conf.access, ...(conf.egress ? { egress: conf.egress } : {}), ...(conf.agent ? { agent: conf.agent } : {}) }, null, 2)}\n`;
 }
 
 /** Names are shown to people and never reach a path; still, no control characters and a sane length. */

@@ -1,4 +1,4 @@
-import { KernelError, isValidId, type NotebookScope } from '../../core/index.js';
+import { KernelError, isValidId, type AgentLimit, type NotebookScope } from '../../core/index.js';
 import type { BlockStore } from './block-store.js';
 
 /** Input fields that name a notebook, document or block, in any plugin's actions. */
@@ -28,6 +28,14 @@ export function createNotebookScope(store: BlockStore, isSyncing: () => boolean)
         else if (isSyncing()) throw new KernelError('NOT_READY', 'The notes index is being built; try again in a moment', { details: { id } });
       }
       return [...found];
+    },
+    agentLimits() {
+      const limits = new Map<string, AgentLimit>();
+      for (const [id, conf] of store.catalog.notebooks) if (conf.agent !== undefined) limits.set(id, conf.agent);
+      return limits;
+    },
+    privacy() {
+      return [...store.catalog.notebooks].map(([id, conf]) => ({ id, name: conf.name, agent: conf.agent ?? 'write', egress: conf.egress ?? 'allowed' }));
     },
   };
 }

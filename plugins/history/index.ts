@@ -81,8 +81,8 @@ export default definePlugin<Partial<Retention> & { coalesceSeconds?: number }>({
         },
         clear: async (input, call) => {
           const { id } = input as { id?: string };
-          if (id === undefined && call.deniedNotebooks.size > 0) {
-            throw new KernelError('FORBIDDEN', 'clearing every document\'s history would reach notebooks a deny rule hides from this caller; clear one document at a time', { details: { field: 'id' } });
+          if (id === undefined && (call.deniedNotebooks.size > 0 || call.readOnlyNotebooks.size > 0)) {
+            throw new KernelError('FORBIDDEN', 'clearing every document\'s history would reach notebooks this caller may not change (a deny rule or their privacy setting); clear one document at a time', { details: { field: 'id' } });
           }
           if (id !== undefined && (await history.list(id)).some((version) => !visible(call, version))) {
             throw new NotFoundError('NOT_FOUND', `No history for document '${id}'`, { details: { id } });

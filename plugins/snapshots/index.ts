@@ -109,6 +109,7 @@ export default definePlugin({
           const { id } = input as { id: string };
           const by = originOf(call.principal);
           return held(async (ops) => {
+            await refuseProtectedChanges(repo, id, call);
             const restored = await repo.rollback(id, (path, op) => blocks.beforeFileChange(path, op, by), hooksOf(call, 'The rollback (nothing was changed)'), keepSkillVersions(by));
             await ops.syncIndex();
             return { id, ...restored };
@@ -129,3 +130,22 @@ export default definePlugin({
     };
   },
 });
+
+/**
+ * A rollback rewrites every notebook at once: the agent's is refused when it would change one that it
+ * may only read or that is closed to it (privacy, deny rules). Which ones is not said: a closed
+ * notebook's existence is not the agent's to learn. A person's rollback is not limited.
+ */
+async function refuseProtectedChanges(repo: SnapshotRepo, id: string, call: ActionCall): Promise<void> {
+  if (call.deniedNotebooks.size === 0 && call.readOnlyNotebooks.size === 0) return;
+  const target = await repo.get(id);
+  const now = await repo.scanTables(await repo.latest());
+  const changes = repo.diff(now.files, target.files);
+  const touches = (path: string) => {
+    const notebook = path.split('/')[0]!;
+    return call.deniedNotebooks.has(notebook) || call.readOnlyNotebooks.has(notebook);
+  };
+  if ([...changes.added, ...changes.removed, ...changes.changed].some(touches)) {
+    throw new KernelError('ACTION_DENIED', `snapshot_rollback to ${id} would change notebooks the agent may not change (their privacy setting or a deny rule); nothing was changed. A person can roll back.`, { details: { action: 'snapshot_rollback', id } });
+  }
+}
