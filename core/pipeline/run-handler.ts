@@ -229,7 +229,7 @@ function stillRunning(error: KernelError): KernelError {
 /** The codes a plugin's own error may carry to its caller; anything else becomes PLUGIN_ERROR. */
 const PLUGIN_RAISABLE: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'INVALID_INPUT', 'PAYLOAD_TOO_LARGE', 'NOT_FOUND', 'CONFLICT', 'FORBIDDEN', 'EGRESS_DENIED', 'CAPABILITY_DENIED',
-  'WORKSPACE_READ_ONLY', 'ACTION_TIMEOUT', 'ACTION_CANCELLED', 'PLUGIN_ERROR', 'DISK_FULL', 'MODEL_UNAVAILABLE', 'NOT_READY',
+  'WORKSPACE_READ_ONLY', 'ACTION_TIMEOUT', 'ACTION_CANCELLED', 'PLUGIN_ERROR', 'DISK_FULL', 'MODEL_UNAVAILABLE', 'NOT_READY', 'ACTION_DENIED',
 ]);
 
 /**

@@ -13,7 +13,7 @@ const READER = 'qk_mcp-reader-token';
 const sha = (token: string) => createHash('sha256').update(token).digest('hex');
 const auth: KernelConfigFile['auth'] = { tokens: [{ name: 'alice', role: 'admin', sha256: sha(ADMIN) }, { name: 'rita', role: 'reader', sha256: sha(READER) }] };
 
-interface ListedAction { wireName: string; effects: string[]; destructive: boolean; idempotent: boolean; agentOnly: boolean }
+interface ListedAction { wireName: string; effects: string[]; destructive: boolean; idempotent: boolean; agentOnly: boolean; personOnly: boolean }
 
 describe('the kernel as an MCP server on /mcp', () => {
   const harness = useHarness();
@@ -38,15 +38,16 @@ describe('the kernel as an MCP server on /mcp', () => {
     return client;
   }
 
-  it('lists one tool per action, with all four annotations as the manifests declare, and no agent-only tools', async () => {
+  it('lists one tool per action, with all four annotations as the manifests declare, and no agent-only or person-only tools', async () => {
     const { url } = await serve();
     const client = await connect(url);
     const { tools } = await client.listTools();
     const listing = await rawRequest(`${url}/api/plugins`, { headers: { authorization: `Bearer ${ADMIN}` } });
     const actions = (listing.json().plugins as { tools: { actions: ListedAction[] }[] }[]).flatMap((plugin) => plugin.tools.flatMap((tool) => tool.actions));
-    const served = actions.filter((action) => !action.agentOnly);
+    const served = actions.filter((action) => !action.agentOnly && !action.personOnly);
     expect(tools.map((tool) => tool.name).sort()).toEqual(served.map((action) => action.wireName).sort());
     expect(actions.some((action) => action.agentOnly)).toBe(true);
+    expect(actions.some((action) => action.personOnly)).toBe(true);
     for (const action of served) {
       const tool = tools.find((candidate) => candidate.name === action.wireName) as Tool;
       expect([action.wireName, tool.annotations]).toEqual([action.wireName, {
