@@ -63,7 +63,7 @@ async function main(): Promise<void> {
   await writePlugins(root);
   const kernel = await Kernel.boot({ workspace: root, config: { plugins: { 'oop-in': { trusted: true } } }, logger: silentLogger });
   try {
-    const call: ActionCall = { callId: 'bench', principal: person, signal: new AbortController().signal, stopped: undefined, progress: () => undefined, log: silentLogger, deniedNotebooks: new Set(), readOnlyNotebooks: new Set() };
+    const call: ActionCall = { callId: 'bench', principal: person, signal: new AbortController().signal, stopped: undefined, progress: () => undefined, log: silentLogger, deniedNotebooks: new Set(), readOnlyNotebooks: new Set(), returned: () => undefined };
     const paths: [string, () => Promise<unknown>][] = [];
     for (const [mode, id] of [['in-process', 'oop_in'], ['out-of-process', 'oop_out']] as const) {
       const echo = kernel.registry.get(`${id}_echo`);

@@ -31,7 +31,7 @@ async function main(): Promise<void> {
   const kernel = await Kernel.boot({ workspace: workspace.root, config: workspace.config as KernelConfigFile, logger: silentLogger });
   const entry = kernel.registry.get('bench_noop');
   if (!entry) throw new Error('bench plugin did not register');
-  const call: ActionCall = { callId: 'bench', principal: person, signal: new AbortController().signal, stopped: undefined, progress: () => undefined, log: silentLogger, deniedNotebooks: new Set(), readOnlyNotebooks: new Set() };
+  const call: ActionCall = { callId: 'bench', principal: person, signal: new AbortController().signal, stopped: undefined, progress: () => undefined, log: silentLogger, deniedNotebooks: new Set(), readOnlyNotebooks: new Set(), returned: () => undefined };
   const direct = () => Promise.resolve(entry.handler({}, call));
   const viaPipeline = () => kernel.pipeline.call({ target: 'bench_noop', input: {}, principal: person });
   const viaAgent = () => kernel.pipeline.call({ target: 'bench_noop', input: {}, principal: agent });

@@ -26,6 +26,11 @@ export interface ActionManifest {
    */
   personOnly?: boolean;
   /**
+   * `false`: the result never holds notes' content (a clock, a status, a skill), so it needs no
+   * report of notebooks (ActionCall.returned) to be sent to a model.
+   */
+  returnsNotes?: boolean;
+  /**
    * Can run long (an import, a rebuild): runs as a job with progress and cancellation, bounded by
    * `actions.jobTimeoutMs` instead of the short call limit; over HTTP the call answers a job at once.
    */
@@ -105,6 +110,13 @@ export interface ActionCall {
    * at once (a snapshot rollback) must refuse when it would change one of these or of deniedNotebooks.
    */
   readonly readOnlyNotebooks: ReadonlySet<string>;
+  /**
+   * Says which notebooks' content this call's result holds (call it for each part returned; with
+   * nothing, it says "none"). A result whose action neither reports nor declares `returnsNotes: false`
+   * counts as holding every notebook: the turn withholds it from a model server off this machine
+   * while any notebook is marked `egress: local-only`.
+   */
+  returned(notebooks: Iterable<string>): void;
   /** Aborted when the call is cancelled or reaches its time limit; the reason is a KernelError. */
   readonly signal: AbortSignal;
   /**

@@ -139,7 +139,7 @@ export class ActionPipeline {
     }
     const needsHash = decision.outcome === 'confirm' || entry.effects.length > 0;
     return {
-      id: nextCallId(), entry, input, principal, notebook, decision, cancel: request.signal, deniedNotebooks: this.deniedNotebooks(entry, principal, limits),
+      id: nextCallId(), entry, input, principal, notebook, decision, cancel: request.signal, returned: { said: false, notebooks: new Set() }, deniedNotebooks: this.deniedNotebooks(entry, principal, limits),
       readOnlyNotebooks: limitedTo('read', limits), argsHash: needsHash ? hashArguments(input) : '',
     };
   }

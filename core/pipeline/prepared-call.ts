@@ -22,6 +22,23 @@ export interface PreparedCall {
   /** Notebooks this (agent) call may read but not change (privacy `agent: read`). */
   readonly readOnlyNotebooks: ReadonlySet<string>;
   readonly cancel: CancelSource | undefined;
+  /** Filled while the handler runs: the notebooks whose content its result holds, as it reported them. */
+  readonly returned: ReturnedNotebooks;
+}
+
+/** What a handler reported of the notebooks in its result; `said` stays false if it reported nothing. */
+export interface ReturnedNotebooks {
+  said: boolean;
+  readonly notebooks: Set<string>;
+}
+
+/**
+ * The notebooks a finished call's result holds: what its handler reported; none for an action that
+ * declares it returns no notes; otherwise unknown, which counts as every notebook.
+ */
+export function notebooksInResult(call: Pick<PreparedCall, 'entry' | 'returned'>): string[] | 'all' {
+  if (call.returned.said) return [...call.returned.notebooks];
+  return call.entry.spec.returnsNotes === false ? [] : 'all';
 }
 
 export interface ActionRef {

@@ -194,12 +194,14 @@ class CallHandle implements ActionCall {
   readonly readOnlyNotebooks: ReadonlySet<string>;
   readonly log: Logger;
   readonly #run: HandlerRun;
+  readonly #returned: PreparedCall['returned'];
 
   constructor(run: HandlerRun, call: PreparedCall, log: Logger) {
     this.callId = call.id;
     this.principal = call.principal;
     this.deniedNotebooks = call.deniedNotebooks;
     this.readOnlyNotebooks = call.readOnlyNotebooks;
+    this.#returned = call.returned;
     this.log = log;
     this.#run = run;
   }
@@ -214,6 +216,11 @@ class CallHandle implements ActionCall {
 
   progress(update: ProgressUpdate): void {
     this.#run.progress(update);
+  }
+
+  returned(notebooks: Iterable<string>): void {
+    this.#returned.said = true;
+    for (const notebook of notebooks) this.#returned.notebooks.add(notebook);
   }
 }
 

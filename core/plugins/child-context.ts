@@ -127,6 +127,9 @@ export function createChildCall(parts: ChildCallParts): ChildCall {
     principal: parts.principal,
     deniedNotebooks: new Set(parts.deniedNotebooks),
     readOnlyNotebooks: new Set(parts.readOnlyNotebooks),
+    // Not carried back over the process boundary yet: the result of an out-of-process plugin counts as
+    // holding every notebook (unless its manifest says it returns no notes).
+    returned: () => undefined,
     log: parts.log,
     get signal(): AbortSignal {
       watch();

@@ -4,7 +4,7 @@ import { ACTION_REGISTRY, BACKEND_REGISTRY, KERNEL_CONFIG, KERNEL_CONTAINER, LOG
 import { ConflictError, KernelError, PluginError, isKernelError } from '../errors.js';
 import type { KernelConfig } from '../config/kernel-config.js';
 import type { Logger } from '../log.js';
-import type { PluginContext, PluginDefinition, PluginHandlers } from '../plugin-api.js';
+import type { PluginContext, PluginDefinition, PluginHandlers, PluginManifest } from '../plugin-api.js';
 import { effectiveEffects } from '../gate/effects.js';
 import type { ActionRegistry, RegisteredAction } from '../registry/action-registry.js';
 import type { BackendRegistry } from '../backends/backend-registry.js';
@@ -101,6 +101,15 @@ export class PluginHost {
   /** Why a plugin (by its manifest file) was refused at start; undefined when it was not. */
   problemsOf(record: ManifestRecord): readonly PluginProblem[] | undefined {
     return this.catalog?.refused.get(record.file);
+  }
+
+  /** The manifest of the active plugin that provides `capability` (such as 'agent.model'). */
+  activeProviderOf(capability: string): PluginManifest | undefined {
+    for (const plugin of this.active) {
+      const manifest = this.catalog?.order.find((candidate) => candidate.compiled.manifest.id === plugin.id)?.compiled.manifest;
+      if (manifest?.provides?.includes(capability)) return manifest;
+    }
+    return undefined;
   }
 
   isActive(id: string): boolean {

@@ -48,6 +48,11 @@ function entryMessages(entry: SessionEntry): readonly ModelMessage[] {
     ...(calls.length > 0 ? { toolCalls: calls.map((call) => ({ id: call.id, name: call.name, arguments: typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments ?? {}), ...(call.providerData !== undefined ? { providerData: call.providerData } : {}) })) } : {}),
     ...(entry.providerData !== undefined ? { providerData: entry.providerData } : {}),
   }];
-  for (const call of calls) messages.push({ role: 'tool', toolCallId: call.id, content: call.result ?? '' });
+  for (const call of calls) messages.push({ role: 'tool', toolCallId: call.id, content: call.result ?? '', notebooks: notebooksOfRecord(call.notebooks) });
   return messages;
+}
+
+/** A stored call's notebooks; a record from before they were kept counts as holding every notebook. */
+export function notebooksOfRecord(value: unknown): readonly string[] | 'all' {
+  return Array.isArray(value) && value.every((item) => typeof item === 'string') ? value as string[] : 'all';
 }

@@ -15,6 +15,12 @@ export interface ModelMessage {
   toolCalls?: { id: string; name: string; arguments: string; providerData?: unknown }[];
   toolCallId?: string;
   providerData?: unknown;
+  /**
+   * A tool result's notebooks: whose notes' content it holds (unknown = every notebook). The kernel's
+   * own; never sent: the turn withholds such a result from a model off this machine when one of them
+   * is local-only (egress-filter.ts).
+   */
+  notebooks?: readonly string[] | 'all';
 }
 
 export interface ModelRequest {
@@ -38,6 +44,11 @@ export type ModelEvent =
 
 export interface ModelProvider {
   readonly id: string;
+  /**
+   * Its entry in the providing plugin's manifest (`providers`), whose effects the kernel applies;
+   * defaults to `id`. A server on this machine may be a `local` entry that declares no effects.
+   */
+  readonly entry?: string;
   /** The model it talks to, when it knows: a compaction summary is reused only for the same one. */
   readonly model?: string;
   /** The model's window and answer size, when its configuration gives them (quire.json's agent section wins). */

@@ -3,6 +3,7 @@ import { isKernelError } from '../errors.js';
 import type { ConfirmationStore } from '../gate/confirmation-store.js';
 import type { SessionMode } from '../gate/decide.js';
 import type { ActionPipeline, ExecuteOptions } from '../pipeline/action-pipeline.js';
+import { notebooksInResult } from '../pipeline/prepared-call.js';
 import type { PreparedCall } from '../pipeline/prepared-call.js';
 import type { Principal } from '../plugin-api.js';
 import type { ActionRegistry, RegisteredAction } from '../registry/action-registry.js';
@@ -124,7 +125,7 @@ async function executeCall(context: BatchContext, call: PreparedCall, record: To
     await finishUnknown(context, record);
     return 'cancelled_during';
   }
-  await finish(context, record, result);
+  await finish(context, record, result, notebooksInResult(current.call));
   return 'done';
 }
 
@@ -241,9 +242,14 @@ async function takeSnapshot(context: BatchContext): Promise<BatchStop> {
   }
 }
 
-async function finish(context: BatchContext, record: ToolCallRecord, result: CallResult): Promise<void> {
+/**
+ * Records a call's result. `notebooks`: whose notes' content it holds (see notebooksInResult); a
+ * result the kernel wrote itself (a refusal, a question's answer) holds none.
+ */
+async function finish(context: BatchContext, record: ToolCallRecord, result: CallResult, notebooks: string[] | 'all' = []): Promise<void> {
   const prepared = await prepareToolOutput(result.output, context.outputDir, `${context.roundId}_${record.id}`);
   record.result = prepared.text;
+  record.notebooks = notebooks;
   record.state = 'finished';
   record.ok = result.ok;
   await context.checkpoint();

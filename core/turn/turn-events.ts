@@ -18,5 +18,7 @@ export type TurnEvent =
   | { type: 'progress'; roundID: string; toolCallID: string; progress: ProgressUpdate }
   | { type: 'retry'; roundID: string; attempt: number; max: number; delayMs: number; category: string }
   | { type: 'usage'; promptTokens: number; completionTokens: number }
+  /** A request to a model off this machine went without `count` tool results from local-only notebooks (markers in their place). */
+  | { type: 'withheld'; count: number; reason: 'local-only' }
   | { type: 'done'; turnID: string; state: 'finished' | 'interrupted' }
   | { type: 'error'; turnID: string; code: string; message: string };

@@ -10,7 +10,7 @@ import type { ActionRegistry } from '../registry/action-registry.js';
 import type { FileSessionStore } from '../session/session-store.js';
 import type { ActiveTurn, SessionEntry, ToolCallRecord } from '../session/session-types.js';
 import { DoomLoopTracker, type DoomVerdict } from './doom-loop.js';
-import { toModelMessages } from './model-messages.js';
+import { notebooksOfRecord, toModelMessages } from './model-messages.js';
 import type { ModelMessage, ModelProvider, ModelRequest, ModelToolSpec } from './model-provider.js';
 import { streamRound, type RoundResult } from './round-stream.js';
 import { contextFor, loadCompaction, type CompactionBox } from './context-window.js';
@@ -258,7 +258,7 @@ async function toolRound(work: TurnWork, result: RoundResult, roundID: string, t
   await work.save();
   // Frozen, like the stored history's: later rounds then count and hash them once (compaction-tokens.ts).
   work.messages.push(deepFreeze({ role: 'assistant', content: result.text, toolCalls: result.calls, ...(result.providerData !== undefined ? { providerData: result.providerData } : {}) }));
-  for (const record of records) work.messages.push(deepFreeze({ role: 'tool', toolCallId: record.id, content: record.result ?? '' }));
+  for (const record of records) work.messages.push(deepFreeze({ role: 'tool', toolCallId: record.id, content: record.result ?? '', notebooks: notebooksOfRecord(record.notebooks) }));
   if (stop) {
     if (stop.reason !== 'cancelled') emit({ type: 'error', turnID: turn.turnID, code: stop.reason.toUpperCase(), message: stop.message });
     return 'interrupted';

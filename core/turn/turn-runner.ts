@@ -4,6 +4,8 @@ import { KERNEL_VERSION } from '../paths.js';
 import { turnDependencies } from './kernel-turns.js';
 import type { ModelProvider } from './model-provider.js';
 import { MODEL_PROVIDER } from './model-provider-token.js';
+import { guardModelEgress, modelEffects } from './egress-filter.js';
+import { localOnlyNotebooks } from '../gate/egress-scope.js';
 import { QuestionBoard } from './questions.js';
 import { SKILLS_LISTING, type SkillListing, type SkillsListingSource } from './skills-listing.js';
 import { buildSystemPrompt, readAgentsFile } from './system-prompt.js';
@@ -53,7 +55,7 @@ export class TurnRunner {
   async start(sessionId: string, message: string, emit: (event: TurnEvent) => void): Promise<TurnOutcome> {
     await this.check(sessionId);
     if (this.running.has(sessionId)) throw new ConflictError('CONFLICT', `session ${sessionId} is already running a turn`, { details: { reason: 'running' } });
-    const provider = this.provider();
+    const provider = this.guardedProvider(emit);
     const live: RunningTurn = { controller: new AbortController(), calls: new Map() };
     this.running.set(sessionId, live);
     try {
@@ -116,6 +118,21 @@ export class TurnRunner {
       log.warn('the skills listing could not be read; this turn lists no skills', { error: error instanceof Error ? error.message : String(error) });
       return [];
     }
+  }
+
+  /**
+   * The provider as this turn uses it: when its manifest entry declares dataEgress, every request goes
+   * without the tool results drawn from local-only notebooks (core/turn/egress-filter.ts).
+   */
+  private guardedProvider(emit: (event: TurnEvent) => void): ModelProvider {
+    const provider = this.provider();
+    const { container, plugins } = this.kernel;
+    const egress = modelEffects(plugins.activeProviderOf('agent.model'), provider).includes('dataEgress');
+    return guardModelEgress(provider, {
+      egress,
+      localOnly: () => localOnlyNotebooks(container),
+      onWithheld: (count) => emit({ type: 'withheld', count, reason: 'local-only' }),
+    });
   }
 
   private provider(): ModelProvider {

@@ -2,7 +2,8 @@ import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { IntentJournal, NOTEBOOK_SCOPE, WORKSPACE, definePlugin, isValidId, throwIfStopped, type ActionHandler, type PluginHandlers } from '../../core/index.js';
-import { mayListProblem, otherDocumentShown } from './access.js';
+import { canSeeNotebook, mayListProblem, otherDocumentShown } from './access.js';
+import { reportReturned } from './returned-notebooks.js';
 import { attrActions, outlineActions, refActions, tagActions } from './link-actions.js';
 import { blockActions } from './block-actions.js';
 import { BlockIndex } from './block-index.js';
@@ -66,6 +67,7 @@ export default definePlugin<Partial<BlocksConfig>>({
         const id = (path.split('/').pop() ?? '').replace(/\.json$/, '');
         if (isValidId(id) && store.catalog.doc(id) && store.catalog.relativePath(id) === path) await store.beforeChange(id, op, by);
       },
+      reportReturned: (call, value) => reportReturned(store, call, value),
       visibleTo: (call, notebook) => !call.deniedNotebooks.has(notebook) && (call.principal.role !== 'reader' || store.catalog.notebooks.get(notebook)?.access === 'published'),
       withWritesPaused: (work) => store.queue.run(() => work({ syncIndex: async () => { await syncWithFiles(store); } })),
     });
@@ -108,15 +110,27 @@ export default definePlugin<Partial<BlocksConfig>>({
         }),
       },
     };
-    return afterReady(tools, readiness);
+    return afterReady(tools, readiness, store);
   },
 });
 
-function afterReady(tools: PluginHandlers, readiness: Readiness): PluginHandlers {
+/**
+ * Every action waits for the start-up sync, and reports the notebooks whose notes its result holds
+ * (from the ids in it; tags carry none, so a tag listing counts every notebook the caller may see).
+ */
+function afterReady(tools: PluginHandlers, readiness: Readiness, store: BlockStore): PluginHandlers {
   const out: PluginHandlers = {};
   for (const [tool, actions] of Object.entries(tools)) {
     const wrapped: Record<string, ActionHandler> = {};
-    for (const [name, handler] of Object.entries(actions)) wrapped[name] = async (input, call) => { await readiness.wait(); return handler(input, call); };
+    for (const [name, handler] of Object.entries(actions)) {
+      wrapped[name] = async (input, call) => {
+        await readiness.wait();
+        const result = await handler(input, call);
+        if (tool === 'tag' && name === 'list') call.returned([...store.catalog.notebooks.keys()].filter((id) => canSeeNotebook(store, call, id)));
+        else reportReturned(store, call, result);
+        return result;
+      };
+    }
     out[tool] = wrapped;
   }
   return out;

@@ -52,6 +52,11 @@ export interface BlocksIndex {
    * not when a deny rule hides it from the agent; for a reader, only while it is published.
    */
   visibleTo(call: Pick<ActionCall, 'principal' | 'deniedNotebooks'>, notebook: string): boolean;
+  /**
+   * Tells the call which notebooks' notes `value` (its result) holds, from the ids in it (ids of
+   * blocks, documents, notebooks, and paths under a notebook's folder); see ActionCall.returned.
+   */
+  reportReturned(call: Pick<ActionCall, 'returned'>, value: unknown): void;
   /** The data folder, where document files live. */
   readonly dataDir: string;
 }

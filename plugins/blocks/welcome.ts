@@ -43,7 +43,7 @@ const answer = 42;
 export async function createWelcomeNotebook(rt: BlocksRuntime): Promise<void> {
   const { store } = rt;
   if (store.catalog.notebooks.size > 0) return;
-  const call: ActionCall = { callId: 'welcome', principal: { kind: 'kernel', name: 'kernel', role: 'admin' }, signal: new AbortController().signal, stopped: undefined, progress: () => undefined, log: rt.log, deniedNotebooks: new Set(), readOnlyNotebooks: new Set() };
+  const call: ActionCall = { callId: 'welcome', principal: { kind: 'kernel', name: 'kernel', role: 'admin' }, signal: new AbortController().signal, stopped: undefined, progress: () => undefined, log: rt.log, deniedNotebooks: new Set(), readOnlyNotebooks: new Set(), returned: () => undefined };
   const notebook = await store.queue.run(async () => {
     const id = newId();
     await store.writeNotebookConf(id, { name: 'Welcome', icon: '', sort: 0, access: 'private' });

@@ -5,6 +5,7 @@ import { KernelError, NotFoundError, WORKSPACE, definePlugin, isValidId, stopped
 import { BLOCKS_INDEX } from '../blocks/tokens.js';
 import { HistoryStore, titleOf, type Retention, type Version } from './history-store.js';
 import { VersionWriter } from './version-writer.js';
+import { reportingNotes } from '../blocks/report-notes.js';
 
 interface SearchInput { query?: string; notebook?: string; op?: Version['op']; from?: string; to?: string; limit?: number }
 
@@ -38,7 +39,7 @@ export default definePlugin<Partial<Retention> & { coalesceSeconds?: number }>({
       return found;
     };
     return {
-      history: afterVersions(versions, {
+      history: reportingNotes(blocks, afterVersions(versions, {
         list: async (input, call) => ({ versions: (await history.list((input as { id: string }).id)).filter((version) => visible(call, version)) }),
         get: async (input, call) => {
           const { id, version } = input as { id: string; version: string };
@@ -92,7 +93,7 @@ export default definePlugin<Partial<Retention> & { coalesceSeconds?: number }>({
           if (cleared.stopped === undefined) return cleared;
           return { ...cleared, message: `cleared the history of ${cleared.documents} of ${cleared.of ?? '?'} documents, ${stoppedNote(cleared.stopped as StopReason)}` };
         },
-      }),
+      })),
     };
   },
 });

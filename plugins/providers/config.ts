@@ -17,6 +17,24 @@ export interface ModelConfig {
   contextLimit?: number;
   /** How long to wait for a response to start (headers); a stalled body is the turn loop's idle watchdog's. */
   requestTimeoutMs?: number;
+  /** The server runs on this machine (a loopback baseURL, checked): the manifest's `local` entry, no effects. */
+  local?: boolean;
+}
+
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]', '::1']);
+
+/** Refuses `local: true` unless the baseURL names this machine: the claim decides what notes it is sent. */
+export function checkLocal(config: ModelConfig, field: string): void {
+  if (config.local !== true) return;
+  let host: string | undefined;
+  try {
+    host = config.baseURL !== undefined ? new URL(config.baseURL).hostname : undefined;
+  } catch {
+    host = undefined;
+  }
+  if (host === undefined || !(LOOPBACK_HOSTS.has(host) || /^127\.\d+\.\d+\.\d+$/.test(host))) {
+    throw new KernelError('CONFIG_INVALID', `${field}/local is true, but baseURL ${config.baseURL === undefined ? 'is not set' : `(${config.baseURL}) does not name this machine`}: a local model server must be reached on a loopback address (127.0.0.1, localhost, [::1])`, { details: { field: `${field}/local` } });
+  }
 }
 
 /** `plugins.providers.config.embedder`: an OpenAI-compatible embeddings endpoint, or Gemini's. */

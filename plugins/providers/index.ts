@@ -1,6 +1,6 @@
 import { definePlugin, KernelError, type PluginContext } from '../../core/index.js';
 import { ModelError, type ModelEvent, type ModelProvider } from '../../core/turn/model-provider.js';
-import { resolveKey, type ModelConfig, type ProvidersConfig } from './config.js';
+import { checkLocal, resolveKey, type ModelConfig, type ProvidersConfig } from './config.js';
 import { GeminiEmbedder } from './gemini-embedder.js';
 import { HttpReranker, rerankerKey } from './http-reranker.js';
 import { LazyProvider } from './lazy-provider.js';
@@ -24,6 +24,7 @@ class UnavailableModel implements ModelProvider {
 function modelFrom(config: ModelConfig | undefined): ModelProvider {
   if (!config) return new UnavailableModel(new KernelError('MODEL_UNAVAILABLE', 'no model is configured: set plugins.providers.config.model (provider, model) in quire.json', { details: { field: 'plugins/providers/config/model' } }));
   try {
+    checkLocal(config, 'plugins/providers/config/model');
     return new LazyProvider(config, resolveKey(config, 'plugins/providers/config/model'));
   } catch (error) {
     if (error instanceof KernelError) return new UnavailableModel(error);

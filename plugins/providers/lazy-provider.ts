@@ -21,12 +21,14 @@ const MODULES: Readonly<Record<Protocol, () => Promise<ProviderClass>>> = {
  */
 export class LazyProvider implements ModelProvider {
   readonly id: string;
+  readonly entry: string | undefined;
   readonly model: string;
   readonly limits: ModelProvider['limits'];
   private loading: Promise<ModelProvider> | undefined;
 
   constructor(private readonly config: ModelConfig, private readonly key: ResolvedKey) {
     this.id = config.provider;
+    this.entry = config.local === true ? 'local' : undefined;
     this.model = config.model;
     this.limits = limitsOf(config);
   }

@@ -4,6 +4,7 @@ import { SEARCH_RERANK } from '../rerank/tokens.js';
 import { SEMANTIC_SEARCH } from '../search-semantic/tokens.js';
 import { createFulltextSearch, type FulltextInput, type SearchOptions } from './fulltext-search.js';
 import { createHybridSearch, type HybridInput } from './hybrid-search.js';
+import { reportingNotes } from '../blocks/report-notes.js';
 
 export default definePlugin<SearchOptions>({
   activate(ctx) {
@@ -11,9 +12,9 @@ export default definePlugin<SearchOptions>({
     const search = createFulltextSearch(index, ctx.config);
     // search.semantic and search.rerank are looked up at each call: either plugin may be disabled, or activate after this one.
     const hybrid = createHybridSearch({ index, fulltext: search, semantic: () => ctx.find(SEMANTIC_SEARCH), rerank: () => ctx.find(SEARCH_RERANK) });
-    return { search: {
+    return { search: reportingNotes(index, {
       fulltext: (input, call) => search(input as unknown as FulltextInput, call),
       hybrid: (input, call) => hybrid(input as unknown as HybridInput, call),
-    } };
+    }) };
   },
 });

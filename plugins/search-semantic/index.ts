@@ -3,6 +3,7 @@ import { BLOCKS_INDEX } from '../blocks/tokens.js';
 import { CONFIG_FIELD, type SemanticConfig } from './config.js';
 import { SemanticService } from './semantic-service.js';
 import { SEMANTIC_SEARCH, type SearchFilters, type SemanticSearch } from './tokens.js';
+import { reportingNotes } from '../blocks/report-notes.js';
 
 interface SemanticInput extends SearchFilters {
   query: string;
@@ -36,7 +37,7 @@ export default definePlugin<SemanticConfig>({
       if (!handle) throw new KernelError('MODEL_UNAVAILABLE', `Semantic search is off: ${service.unavailable() ?? ''}`, { details: { field: CONFIG_FIELD } });
     };
     return {
-      search: {
+      search: reportingNotes(blocks, {
         semantic: async (input, call: ActionCall) => {
           const { query, notebooks, path, types, subtypes, page = 1, pageSize = 20 } = input as unknown as SemanticInput;
           const { answer, blocks: found } = await service.searchBlocks({
@@ -55,7 +56,7 @@ export default definePlugin<SemanticConfig>({
           });
           return { query, page, pageSize, model: answer.model, complete: answer.complete, ...(answer.note ? { note: answer.note } : {}), exact: answer.exact, results };
         },
-      },
+      }),
       embeddings: {
         status: (_input, call) => service.status(call),
         reindex: async (_input, call) => { enabled(); await service.reindex(); return service.status(call); },

@@ -7,6 +7,7 @@ import { blockDiff } from './block-diff.js';
 import { SnapshotRepo, type FileEntry, type WorkHooks } from './snapshot-repo.js';
 import { rollbackTurn } from './turn-rollback.js';
 import { finishInterrupted, type FileChange } from './file-change.js';
+import { reportingNotes } from '../blocks/report-notes.js';
 
 /** Where a snapshot came from: the person who asked, or the agent's session and turn. */
 function originOf(principal: Principal): string {
@@ -82,7 +83,7 @@ export default definePlugin({
     // What a deny rule hides from the agent stays out of what it reads of the repository too.
     const seen = (call: ActionCall) => (path: string) => blocks.visibleTo(call, path.split('/')[0]!);
     return {
-      snapshot: notForReaders({
+      snapshot: reportingNotes(blocks, notForReaders({
         create: async (input, call: ActionCall) => summary(await create(String((input as { memo?: string }).memo ?? ''), originOf(call.principal), hooksOf(call, 'The snapshot (none was made)'))),
         list: async () => ({ snapshots: (await repo.list()).map(summary).reverse() }),
         get: async (input, call: ActionCall) => {
@@ -126,7 +127,7 @@ export default definePlugin({
         // Held like a snapshot: objects a snapshot in progress has stored are not referenced by a record yet.
         purge: () => held(() => repo.purge()),
         verify: () => repo.verify(),
-      }),
+      })),
     };
   },
 });

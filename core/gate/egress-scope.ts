@@ -1,0 +1,15 @@
+import type { DependencyContainer } from 'tsyringe';
+import { NOTEBOOK_SCOPE, type NotebookScope } from './notebook-scope.js';
+
+const NONE: ReadonlySet<string> = new Set();
+
+/**
+ * The egress scope, answered in one place: the notebooks whose text must not leave this machine
+ * (`.notebook.json` `egress: local-only`), read now (a person may change it at any time).
+ */
+export function localOnlyNotebooks(container: DependencyContainer): ReadonlySet<string> {
+  if (!container.isRegistered(NOTEBOOK_SCOPE, true)) return NONE;
+  const out = new Set<string>();
+  for (const notebook of container.resolve<NotebookScope>(NOTEBOOK_SCOPE).privacy()) if (notebook.egress === 'local-only') out.add(notebook.id);
+  return out.size > 0 ? out : NONE;
+}

@@ -1,0 +1,63 @@
+import { ALL_EFFECTS, type Effect, type PluginManifest } from '../plugin-api.js';
+import type { ModelMessage, ModelProvider, ModelRequest } from './model-provider.js';
+
+/** What stands in for a tool result that may not leave the machine. */
+export const WITHHELD_MARKER = '[withheld: this tool result holds text from notebooks marked local-only (egress: local-only), and the model server is not on this machine. The person can read it in Quire; do not ask for it again.]';
+
+/**
+ * The effects of sending a request to this model provider, as the manifest of the plugin that
+ * provides the model declares them for it (its `providers` entry named by the provider's `entry`, else
+ * its id). A provider the manifest does not list counts as sending data away and costing money.
+ */
+export function modelEffects(manifest: PluginManifest | undefined, provider: Pick<ModelProvider, 'id' | 'entry'>): readonly Effect[] {
+  const name = provider.entry ?? provider.id;
+  return manifest?.providers?.find((entry) => entry.name === name)?.effects ?? ALL_EFFECTS;
+}
+
+export interface EgressPolicy {
+  /** Whether requests leave the machine (the provider's manifest entry declares dataEgress). */
+  readonly egress: boolean;
+  /** The notebooks marked local-only now (read at each request: a person may change it mid-turn). */
+  localOnly(): ReadonlySet<string>;
+  /** Told how many tool results a request went without. */
+  onWithheld?(count: number): void;
+}
+
+/**
+ * The messages as they may leave: a tool result holding content of a local-only notebook (or that
+ * cannot say whose content it holds, while any notebook is local-only) is replaced by a marker.
+ */
+export function withholdLocalOnly(messages: readonly ModelMessage[], localOnly: ReadonlySet<string>): { messages: readonly ModelMessage[]; withheld: number } {
+  if (localOnly.size === 0) return { messages, withheld: 0 };
+  let withheld = 0;
+  const out = messages.map((message) => {
+    if (message.role !== 'tool') return message;
+    const notebooks = message.notebooks ?? 'all';
+    const holds = notebooks === 'all' || notebooks.some((notebook) => localOnly.has(notebook));
+    if (!holds) return message;
+    withheld++;
+    return { ...message, content: WITHHELD_MARKER };
+  });
+  return { messages: withheld > 0 ? out : messages, withheld };
+}
+
+/**
+ * The provider as the turn uses it: every request (each round, its retries, compaction's summaries)
+ * goes through the filter first when the provider sends data away.
+ */
+export function guardModelEgress(provider: ModelProvider, policy: EgressPolicy): ModelProvider {
+  if (!policy.egress) return provider;
+  // Delegates (never copies the provider's state: it keeps what it learned, such as a model check).
+  return {
+    id: provider.id,
+    ...(provider.entry !== undefined ? { entry: provider.entry } : {}),
+    ...(provider.model !== undefined ? { model: provider.model } : {}),
+    ...(provider.limits !== undefined ? { limits: provider.limits } : {}),
+    ...(provider.prepare ? { prepare: (signal: AbortSignal) => provider.prepare!(signal) } : {}),
+    stream(request: ModelRequest, signal: AbortSignal) {
+      const { messages, withheld } = withholdLocalOnly(request.messages, policy.localOnly());
+      if (withheld > 0) policy.onWithheld?.(withheld);
+      return provider.stream(withheld > 0 ? { ...request, messages } : request, signal);
+    },
+  };
+}
