@@ -12,7 +12,9 @@
  */
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { statSync, readdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import Database from 'better-sqlite3';
+import { blobInto } from '../plugins/search-semantic/vector-blob.js';
 import { exactSearch, MetricKind, type Matches } from '../plugins/search-semantic/ann/usearch-module.js';
 import { openAnnIndex, exactTopK, type AnnHit, type AnnIndex, type AnnOptions, type AnnQuantization } from '../plugins/search-semantic/ann/ann-index.js';
 import { ANN_DEFAULTS } from '../plugins/search-semantic/ann/ann-client.js';
@@ -228,6 +230,41 @@ async function filtered(index: AnnIndex, vectors: Float32Array, queries: Float32
   const mean = recalls.reduce((a, b) => a + b, 0) / recalls.length;
   console.log(`FILTERED to ${(share * 100).toFixed(0)}% (${keys.length} keys): searchAllowed ${summary(annTimes)}, recall@10 ${mean.toFixed(4)}, ${fallbacks}/${QUERIES} gave null (exact instead), ${outside} results outside the filter`);
   console.log(`  exactTopK over the ${keys.length} allowed vectors already in memory: ${summary(exactTimes)}; load ${load()}`);
+  if (fallbacks > 0) sqliteRead(keys, gathered);
+}
+
+/**
+ * What the exact path costs before exactTopK: search-semantic reads the allowed keys' vectors from
+ * embeddings.db by key, 4,096 at a time (semantic-search.ts, exactAmong). Timed here on a table holding
+ * just those rows (the real one holds every block's: its B-tree is deeper, so this is a lower bound).
+ */
+function sqliteRead(keys: number[], gathered: Float32Array): void {
+  const dir = mkdtempSync(join(tmpdir(), 'quire-ann-sqlite-'));
+  const db = new Database(join(dir, 'vectors.db'));
+  try {
+    db.pragma('journal_mode = WAL');
+    db.exec('CREATE TABLE v (key INTEGER PRIMARY KEY, vector BLOB NOT NULL)');
+    const insert = db.prepare('INSERT INTO v (key, vector) VALUES (?, ?)');
+    db.transaction(() => keys.forEach((key, i) => insert.run(key, Buffer.from(gathered.buffer, i * D * 4, D * 4))))();
+    const page = db.prepare('SELECT key, vector FROM v WHERE key IN (SELECT value FROM json_each(?))');
+    const times: number[] = [];
+    for (let round = 0; round < 5; round++) {
+      const began = performance.now();
+      const matrix = new Float32Array(keys.length * D);
+      let filled = 0;
+      for (let start = 0; start < keys.length; start += 4_096) {
+        for (const row of page.all(JSON.stringify(keys.slice(start, start + 4_096))) as { key: number; vector: Buffer }[]) {
+          blobInto(row.vector, matrix, filled * D);
+          filled++;
+        }
+      }
+      times.push(performance.now() - began);
+    }
+    console.log(`  exact path's read of those ${keys.length} vectors from SQLite by key (warm, 5 rounds): ${summary(times)}`);
+  } finally {
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 async function upserts(index: AnnIndex, vectors: Float32Array): Promise<void> {

@@ -33,6 +33,8 @@ export interface AgentSettings {
   idleTimeoutMs?: number;
   contextLimit?: number;
   maxOutputTokens?: number;
+  /** A result holding local-only notes, for a model off this machine: ask the person (default) or withhold. */
+  localOnlyResults?: 'ask' | 'withhold';
 }
 
 /** quire.json as written by a person; every field optional. */

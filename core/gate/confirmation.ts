@@ -2,9 +2,15 @@ import type { Effect } from '../plugin-api.js';
 
 export type ConfirmationStatus = 'pending' | 'approved' | 'rejected' | 'consumed' | 'expired';
 
-/** A question to the person: may this exact call (tool, action, arguments) run? */
+/**
+ * A question to the person: may this exact call (tool, action, arguments) run? Or, of kind `release`:
+ * may this tool result, which holds notes of local-only notebooks, be sent to the model's server
+ * (its `arguments` show what would leave: the tool, the notebooks, the text)?
+ */
 export interface Confirmation {
   id: string;
+  /** Absent for a call; `release` for a tool result held back from a model off this machine. */
+  kind?: 'release';
   plugin: string;
   tool: string;
   action: string;

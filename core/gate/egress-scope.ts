@@ -13,3 +13,9 @@ export function localOnlyNotebooks(container: DependencyContainer): ReadonlySet<
   for (const notebook of container.resolve<NotebookScope>(NOTEBOOK_SCOPE).privacy()) if (notebook.egress === 'local-only') out.add(notebook.id);
   return out.size > 0 ? out : NONE;
 }
+
+/** Every notebook's name, by id (for what the person is shown). */
+export function notebookNames(container: DependencyContainer): ReadonlyMap<string, string> {
+  if (!container.isRegistered(NOTEBOOK_SCOPE, true)) return new Map();
+  return new Map(container.resolve<NotebookScope>(NOTEBOOK_SCOPE).privacy().map((notebook) => [notebook.id, notebook.name]));
+}

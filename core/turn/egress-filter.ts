@@ -17,6 +17,10 @@ export function modelEffects(manifest: PluginManifest | undefined, provider: Pic
 export interface EgressPolicy {
   /** Whether requests leave the machine (the provider's manifest entry declares dataEgress). */
   readonly egress: boolean;
+  /** The model's server as the person knows it (shown when asked to release a result). */
+  readonly to: string;
+  /** The notebooks' names, for the person. */
+  names(): ReadonlyMap<string, string>;
   /** The notebooks marked local-only now (read at each request: a person may change it mid-turn). */
   localOnly(): ReadonlySet<string>;
   /** Told how many tool results a request went without. */
@@ -31,7 +35,7 @@ export function withholdLocalOnly(messages: readonly ModelMessage[], localOnly: 
   if (localOnly.size === 0) return { messages, withheld: 0 };
   let withheld = 0;
   const out = messages.map((message) => {
-    if (message.role !== 'tool') return message;
+    if (message.role !== 'tool' || message.released === true) return message;
     const notebooks = message.notebooks ?? 'all';
     const holds = notebooks === 'all' || notebooks.some((notebook) => localOnly.has(notebook));
     if (!holds) return message;

@@ -1,5 +1,5 @@
 import { deepFreeze } from '../session/json-values.js';
-import type { SessionEntry } from '../session/session-types.js';
+import type { SessionEntry, ToolCallRecord } from '../session/session-types.js';
 import type { ModelMessage } from './model-provider.js';
 import { PrefixMemo } from './prefix-memo.js';
 
@@ -48,11 +48,16 @@ function entryMessages(entry: SessionEntry): readonly ModelMessage[] {
     ...(calls.length > 0 ? { toolCalls: calls.map((call) => ({ id: call.id, name: call.name, arguments: typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments ?? {}), ...(call.providerData !== undefined ? { providerData: call.providerData } : {}) })) } : {}),
     ...(entry.providerData !== undefined ? { providerData: entry.providerData } : {}),
   }];
-  for (const call of calls) messages.push({ role: 'tool', toolCallId: call.id, content: call.result ?? '', notebooks: notebooksOfRecord(call.notebooks) });
+  for (const call of calls) messages.push(toolMessage(call));
   return messages;
 }
 
 /** A stored call's notebooks; a record from before they were kept counts as holding every notebook. */
 export function notebooksOfRecord(value: unknown): readonly string[] | 'all' {
   return Array.isArray(value) && value.every((item) => typeof item === 'string') ? value as string[] : 'all';
+}
+
+/** A call's result as the model is given it, with whose notes it holds and whether the person released it. */
+export function toolMessage(call: ToolCallRecord): ModelMessage {
+  return { role: 'tool', toolCallId: call.id, content: call.result ?? '', notebooks: notebooksOfRecord(call.notebooks), ...(call.released === true ? { released: true } : {}) };
 }

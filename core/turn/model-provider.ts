@@ -21,6 +21,8 @@ export interface ModelMessage {
    * is local-only (egress-filter.ts).
    */
   notebooks?: readonly string[] | 'all';
+  /** The person let this result go to the model although it holds local-only notes (a release confirmation). */
+  released?: boolean;
 }
 
 export interface ModelRequest {

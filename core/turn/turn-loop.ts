@@ -10,7 +10,9 @@ import type { ActionRegistry } from '../registry/action-registry.js';
 import type { FileSessionStore } from '../session/session-store.js';
 import type { ActiveTurn, SessionEntry, ToolCallRecord } from '../session/session-types.js';
 import { DoomLoopTracker, type DoomVerdict } from './doom-loop.js';
-import { notebooksOfRecord, toModelMessages } from './model-messages.js';
+import { toModelMessages, toolMessage } from './model-messages.js';
+import { askToRelease, type ReleaseContext } from './release.js';
+import type { EgressPolicy } from './egress-filter.js';
 import type { ModelMessage, ModelProvider, ModelRequest, ModelToolSpec } from './model-provider.js';
 import { streamRound, type RoundResult } from './round-stream.js';
 import { contextFor, loadCompaction, type CompactionBox } from './context-window.js';
@@ -41,6 +43,8 @@ export interface TurnDependencies {
     /** The model's context window in tokens; without it nothing is compacted ahead of an overflow error. */
     contextLimit?: number;
     maxOutputTokens?: number;
+    /** A tool result holding local-only notes, with a model off this machine: ask the person, or withhold it. */
+    localOnlyResults?: 'ask' | 'withhold';
   };
 }
 
@@ -48,6 +52,8 @@ export interface TurnRequest {
   sessionId: string;
   message: string;
   provider: ModelProvider;
+  /** Where requests go and what must not (egress-filter.ts); absent: nothing is held back. */
+  egress?: EgressPolicy;
   /** Rebuilt every round from the tools of that round (see system-prompt.ts). */
   systemPrompt: (tools: readonly ModelToolSpec[]) => string;
   signal: AbortSignal;
@@ -240,6 +246,15 @@ function nativeFields(result: RoundResult, keepProviderData = true): { reasoning
   return { ...(result.reasoning !== '' ? { reasoningContent: result.reasoning } : {}), ...(keepProviderData && result.providerData !== undefined ? { providerData: result.providerData } : {}) };
 }
 
+function releaseContext(work: TurnWork, roundID: string): ReleaseContext {
+  const { deps, request, turn, emit } = work;
+  return {
+    policy: request.egress!, ask: deps.settings.localOnlyResults !== 'withhold', confirmations: deps.confirmations,
+    sessionId: request.sessionId, turnId: turn.turnID, roundId: roundID, confirmTimeoutMs: deps.settings.confirmTimeoutMs,
+    signal: request.signal, emit, checkpoint: work.save,
+  };
+}
+
 /** Runs the round's tool calls, feeds their results back, and applies the doom-loop rule. */
 async function toolRound(work: TurnWork, result: RoundResult, roundID: string, tools: ModelToolSpec[]): Promise<Ending | undefined> {
   const { deps, request, turn, emit } = work;
@@ -258,7 +273,8 @@ async function toolRound(work: TurnWork, result: RoundResult, roundID: string, t
   await work.save();
   // Frozen, like the stored history's: later rounds then count and hash them once (compaction-tokens.ts).
   work.messages.push(deepFreeze({ role: 'assistant', content: result.text, toolCalls: result.calls, ...(result.providerData !== undefined ? { providerData: result.providerData } : {}) }));
-  for (const record of records) work.messages.push(deepFreeze({ role: 'tool', toolCallId: record.id, content: record.result ?? '', notebooks: notebooksOfRecord(record.notebooks) }));
+  if (!stop && request.egress) await askToRelease(releaseContext(work, roundID), records);
+  for (const record of records) work.messages.push(deepFreeze(toolMessage(record)));
   if (stop) {
     if (stop.reason !== 'cancelled') emit({ type: 'error', turnID: turn.turnID, code: stop.reason.toUpperCase(), message: stop.message });
     return 'interrupted';

@@ -4,8 +4,8 @@ import { KERNEL_VERSION } from '../paths.js';
 import { turnDependencies } from './kernel-turns.js';
 import type { ModelProvider } from './model-provider.js';
 import { MODEL_PROVIDER } from './model-provider-token.js';
-import { guardModelEgress, modelEffects } from './egress-filter.js';
-import { localOnlyNotebooks } from '../gate/egress-scope.js';
+import { guardModelEgress, modelEffects, type EgressPolicy } from './egress-filter.js';
+import { localOnlyNotebooks, notebookNames } from '../gate/egress-scope.js';
 import { QuestionBoard } from './questions.js';
 import { SKILLS_LISTING, type SkillListing, type SkillsListingSource } from './skills-listing.js';
 import { buildSystemPrompt, readAgentsFile } from './system-prompt.js';
@@ -55,7 +55,7 @@ export class TurnRunner {
   async start(sessionId: string, message: string, emit: (event: TurnEvent) => void): Promise<TurnOutcome> {
     await this.check(sessionId);
     if (this.running.has(sessionId)) throw new ConflictError('CONFLICT', `session ${sessionId} is already running a turn`, { details: { reason: 'running' } });
-    const provider = this.guardedProvider(emit);
+    const { provider, egress } = this.guardedProvider(emit);
     const live: RunningTurn = { controller: new AbortController(), calls: new Map() };
     this.running.set(sessionId, live);
     try {
@@ -63,7 +63,7 @@ export class TurnRunner {
       const agentsFile = await readAgentsFile(kernel.workspace.root);
       const skills = await this.skills();
       return await runTurn(turnDependencies(kernel, {}, provider.limits), {
-        sessionId, message, provider, signal: live.controller.signal,
+        sessionId, message, provider, egress, signal: live.controller.signal,
         systemPrompt: (tools) => buildSystemPrompt({ workspaceRoot: kernel.workspace.root, kernelVersion: KERNEL_VERSION, now: new Date(), tools, skills }, agentsFile),
       }, (event) => {
         track(live, event);
@@ -124,15 +124,17 @@ export class TurnRunner {
    * The provider as this turn uses it: when its manifest entry declares dataEgress, every request goes
    * without the tool results drawn from local-only notebooks (core/turn/egress-filter.ts).
    */
-  private guardedProvider(emit: (event: TurnEvent) => void): ModelProvider {
+  private guardedProvider(emit: (event: TurnEvent) => void): { provider: ModelProvider; egress: EgressPolicy } {
     const provider = this.provider();
     const { container, plugins } = this.kernel;
-    const egress = modelEffects(plugins.activeProviderOf('agent.model'), provider).includes('dataEgress');
-    return guardModelEgress(provider, {
-      egress,
+    const policy: EgressPolicy = {
+      egress: modelEffects(plugins.activeProviderOf('agent.model'), provider).includes('dataEgress'),
+      to: `${provider.id}${provider.model ? ` (${provider.model})` : ''}`,
       localOnly: () => localOnlyNotebooks(container),
+      names: () => notebookNames(container),
       onWithheld: (count) => emit({ type: 'withheld', count, reason: 'local-only' }),
-    });
+    };
+    return { provider: guardModelEgress(provider, policy), egress: policy };
   }
 
   private provider(): ModelProvider {

@@ -88,16 +88,22 @@ export class ChatScreen {
   /** Ctrl-C at the prompt is a no, like `n`: the turn goes on with the call refused. */
   private async confirm(confirmation: Confirmation): Promise<void> {
     const { io } = this;
-    io.out(`The agent wants to call ${confirmation.wireName} (${confirmation.effects.join(', ')}${confirmation.destructive ? ', destructive' : ''}):`);
-    io.out(`  ${brief(confirmation.arguments, 1_000)}`);
+    const release = confirmation.kind === 'release';
+    if (release) {
+      const args = confirmation.arguments as { tool: string; to: string; notebooks: { name: string }[]; characters: number };
+      io.out(`The result of ${args.tool} holds notes of local-only notebooks (${args.notebooks.map((notebook) => notebook.name).join(', ')}); send its ${args.characters} characters to ${args.to}?`);
+    } else {
+      io.out(`The agent wants to call ${confirmation.wireName} (${confirmation.effects.join(', ')}${confirmation.destructive ? ', destructive' : ''}):`);
+    }
+    io.out(`  ${brief(release ? (confirmation.arguments as { text: string }).text : confirmation.arguments, 1_000)}`);
     const answer = { approved: false, always: false };
     for (;;) {
-      const { line, interrupted } = await this.prompter.ask('Allow? [y]es once, [a]lways, [n]o: ');
+      const { line, interrupted } = await this.prompter.ask(release ? 'Send it? [y]es, [n]o (a marker goes instead): ' : 'Allow? [y]es once, [a]lways, [n]o: ');
       if (interrupted) io.out('no (Ctrl-C)');
       const typed = line?.trim().toLowerCase();
       if (typed === undefined || typed === 'n' || typed === 'no' || typed === '') break;
       if (typed === 'y' || typed === 'yes') { answer.approved = true; break; }
-      if (typed === 'a' || typed === 'always') { answer.approved = true; answer.always = true; break; }
+      if (!release && (typed === 'a' || typed === 'always')) { answer.approved = true; answer.always = true; break; }
     }
     try {
       await this.backend.answerConfirmation(confirmation, answer);

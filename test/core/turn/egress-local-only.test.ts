@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import type { Confirmation } from '../../../core/gate/confirmation.js';
 import { WITHHELD_MARKER } from '../../../core/turn/egress-filter.js';
+import { readEvents } from '../../helpers/sse-events.js';
 import { sse, useProviderKernel } from '../../plugins/providers/provider-harness.js';
 
 /**
@@ -25,10 +27,27 @@ async function notes(kit: Kit) {
 const bytesSent = (kit: Kit) => kit.fake.posts.map((post) => JSON.stringify(post.body)).join('\n');
 const toolContents = (body: Record<string, unknown>) => (body.messages as { role: string; content: string }[]).filter((m) => m.role === 'tool').map((m) => m.content);
 
+/** Runs a turn over HTTP/SSE; call confirmations are approved, release confirmations answered by `release`. */
+async function turn(kit: Kit, sessionId: string, message: string, release: (confirmation: Confirmation) => { approved: boolean; always?: boolean }) {
+  const response = await kit.http('POST', `/api/agent/sessions/${sessionId}/turns`, { message });
+  expect(response.status).toBe(200);
+  const answers: number[] = [];
+  const events = await readEvents(response, async (event) => {
+    if (event.event !== 'confirm') return;
+    const confirmation = event.data.confirmation as Confirmation;
+    const answer = confirmation.kind === 'release' ? release(confirmation) : { approved: true };
+    const answered = await kit.http('POST', `/api/agent/sessions/${sessionId}/confirmations/${confirmation.id}/answer`, { ...answer, argsHash: confirmation.argsHash });
+    answers.push(answered.status);
+    if (answered.status !== 200) await kit.http('POST', `/api/agent/sessions/${sessionId}/confirmations/${confirmation.id}/answer`, { approved: answer.approved, argsHash: confirmation.argsHash });
+  });
+  const releases = events.filter((event) => event.event === 'confirm' && (event.data.confirmation as Confirmation).kind === 'release').map((event) => event.data.confirmation as Confirmation);
+  return { events, releases, answers };
+}
+
 describe('local-only notebooks and a model server off this machine', () => {
-  it('withholds a tool result holding their notes (a marker in its place, a withheld event), sends one that holds none, and sends it all again in later turns the same way', async () => {
+  it('asks the person before a result holding their notes is sent, showing what would leave; declined, a marker goes in its place, now and in later turns', async () => {
     const kit = await start('openai-chat');
-    const { secretDoc, openDoc } = await notes(kit);
+    const { secret, secretDoc, openDoc } = await notes(kit);
     kit.fake.reply(
       sse('openai-chat', { calls: [{ id: 'call_search', name: 'search_fulltext', args: { query: 'garden' } }] }),
       sse('openai-chat', { calls: [{ id: 'call_open', name: 'document_get_markdown', args: { id: openDoc.id } }, { id: 'call_secret', name: 'document_get_markdown', args: { id: secretDoc.id } }] }),
@@ -36,8 +55,13 @@ describe('local-only notebooks and a model server off this machine', () => {
       sse('openai-chat', { text: 'Again.' }),
     );
     const session = await kit.session();
-    const first = await kit.turn(session, 'What is in my garden notes?');
+    // "always" is refused for a release (400); the helper then answers plainly.
+    const first = await turn(kit, session, 'What is in my garden notes?', () => ({ approved: false, always: true }));
     expect(first.events.at(-1)).toMatchObject({ event: 'done', data: { state: 'finished' } });
+    expect(first.answers).toEqual([400, 400]);
+    expect(first.releases.map((c) => (c.arguments as { tool: string }).tool)).toEqual(['search_fulltext', 'document_get_markdown']);
+    expect(first.releases[1]!.arguments).toMatchObject({ toolCallId: 'call_secret', to: 'openai-chat (fake-model)', notebooks: [{ id: secret.id, name: 'Health' }], text: expect.stringContaining(MARKER) });
+    expect(first.releases[1]).toMatchObject({ effects: ['dataEgress'], status: 'pending' });
     expect(first.events.filter((event) => event.event === 'withheld').map((event) => event.data.count)).toEqual([1, 2]);
     const [, second, third] = kit.fake.posts;
     // The search found both notebooks: withheld whole. The open document went out, the secret one did not.
@@ -46,15 +70,44 @@ describe('local-only notebooks and a model server off this machine', () => {
     expect([searched, secretText]).toEqual([WITHHELD_MARKER, WITHHELD_MARKER]);
     expect(openText).toContain('openword');
     // The person still sees every result in the session.
-    const stored = JSON.stringify(await kit.kernel.sessions.read(session));
-    expect(stored).toContain(MARKER);
-    await kit.turn(session, 'And again?');
+    expect(JSON.stringify(await kit.kernel.sessions.read(session))).toContain(MARKER);
+    // The next turn's history goes out the same way, without asking again.
+    const again = await turn(kit, session, 'And again?', () => ({ approved: true }));
+    expect(again.releases).toEqual([]);
     expect(kit.fake.posts).toHaveLength(4);
     expect(bytesSent(kit)).not.toContain(MARKER);
-    // The next turn's history goes out the same way: stored results keep whose notes they hold.
     const later = toolContents(kit.fake.posts[3]!.body);
     expect([later[0], later[2]]).toEqual([WITHHELD_MARKER, WITHHELD_MARKER]);
     expect(later[1]).toContain('openword');
+  });
+
+  it('sends a result the person released, now and in later turns', async () => {
+    const kit = await start('openai-chat');
+    const { secretDoc } = await notes(kit);
+    kit.fake.reply(
+      sse('openai-chat', { calls: [{ id: 'call_secret', name: 'document_get_markdown', args: { id: secretDoc.id } }] }),
+      sse('openai-chat', { text: 'Done.' }),
+      sse('openai-chat', { text: 'Again.' }),
+    );
+    const session = await kit.session();
+    const first = await turn(kit, session, 'Read my visits', () => ({ approved: true }));
+    expect(first.releases).toHaveLength(1);
+    expect(toolContents(kit.fake.posts[1]!.body)[0]).toContain(MARKER);
+    await turn(kit, session, 'Again', () => ({ approved: false }));
+    expect(toolContents(kit.fake.posts[2]!.body)[0]).toContain(MARKER);
+  });
+
+  it('withholds without asking when agent.localOnlyResults is withhold', async () => {
+    const kit = await start('openai-chat', { agent: { localOnlyResults: 'withhold' } });
+    const { secretDoc } = await notes(kit);
+    kit.fake.reply(
+      sse('openai-chat', { calls: [{ id: 'call_secret', name: 'document_get_markdown', args: { id: secretDoc.id } }] }),
+      sse('openai-chat', { text: 'Done.' }),
+    );
+    const outcome = await turn(kit, await kit.session(), 'Read my visits', () => ({ approved: true }));
+    expect(outcome.releases).toEqual([]);
+    expect(outcome.events.filter((event) => event.event === 'withheld')).toHaveLength(1);
+    expect(bytesSent(kit)).not.toContain(MARKER);
   });
 
   it('sends everything to a model server on this machine (model.local, a loopback baseURL): the rule, switched off by the provider, lets the marker through', async () => {
