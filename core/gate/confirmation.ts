@@ -11,6 +11,8 @@ export interface Confirmation {
   id: string;
   /** Absent for a call; `release` for a tool result held back from a model off this machine. */
   kind?: 'release';
+  /** Why the person is asked when a grant or the session mode would otherwise have let it run. */
+  note?: string;
   plugin: string;
   tool: string;
   action: string;

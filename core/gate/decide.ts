@@ -20,13 +20,19 @@ export interface GateInput {
   sessionMode: SessionMode;
   allowAutoMode: boolean;
   now: Date;
+  /**
+   * The model has seen notes of local-only notebooks in this turn's context (released to it, or a model
+   * on this machine): a call that sends data away could carry them, so it asks the person whatever
+   * grant or mode.
+   */
+  localOnlyInContext?: boolean;
 }
 
 export type GateDecision =
   | { outcome: 'deny'; reason: 'deny_rule'; rule: DenyRule; effects: Effect[] }
   | { outcome: 'run'; reason: 'no_effects' | 'auto_mode'; effects: Effect[] }
   | { outcome: 'run'; reason: 'grant'; grantId: string; effects: Effect[] }
-  | { outcome: 'confirm'; reason: 'needs_person' | 'auto_mode_forbidden'; effects: Effect[] };
+  | { outcome: 'confirm'; reason: 'needs_person' | 'auto_mode_forbidden' | 'local_only_in_context'; effects: Effect[] };
 
 /**
  * Decides what happens to an agent's call (DESIGN.md §5): a deny rule denies; no effects runs; a matching
@@ -37,6 +43,7 @@ export function decide(input: GateInput): GateDecision {
   const rule = input.denyRules.find((candidate) => denyRuleMatches(candidate, input));
   if (rule) return { outcome: 'deny', reason: 'deny_rule', rule, effects };
   if (effects.length === 0) return { outcome: 'run', reason: 'no_effects', effects };
+  if (input.localOnlyInContext === true && effects.includes('dataEgress')) return { outcome: 'confirm', reason: 'local_only_in_context', effects };
   const grant = input.grants.find((candidate) => grantMatches(candidate, input, effects));
   if (grant) return { outcome: 'run', reason: 'grant', grantId: grant.id, effects };
   if (input.sessionMode === 'auto') {

@@ -43,6 +43,8 @@ export interface ActionRequest {
   signal?: CancelSource;
   /** The agent session's mode; only agent calls go through the gate. */
   sessionMode?: SessionMode;
+  /** The agent's model has seen local-only notes this turn: a call with dataEgress asks the person (decide.ts). */
+  localOnlyInContext?: boolean;
   /**
    * The caller hands the input over (e.g. a freshly parsed request body) and will not look at it again,
    * so it need not be copied before schema defaults are applied to it.
@@ -133,7 +135,7 @@ export class ActionPipeline {
     const notebooks = this.notebooksOf(entry, input, principal);
     checkAgentLimits(entry, notebooks, limits);
     const notebook = notebooks[0];
-    const decision = this.decideFor(entry, principal, notebooks, request.sessionMode ?? 'confirm');
+    const decision = this.decideFor(entry, principal, notebooks, request.sessionMode ?? 'confirm', request.localOnlyInContext === true);
     if (decision.outcome === 'deny') {
       throw new KernelError('ACTION_DENIED', `${entry.wireName} is denied by a rule in quire.json`, { details: { action: entry.wireName, rule: decision.rule } });
     }
@@ -155,6 +157,8 @@ export class ActionPipeline {
       ...(principal.sessionId !== undefined ? { sessionId: principal.sessionId } : {}),
       ...(principal.turnId !== undefined ? { turnId: principal.turnId } : {}),
       ...(call.notebook !== undefined ? { notebook: call.notebook } : {}),
+      ...(call.decision.outcome === 'confirm' && call.decision.reason === 'local_only_in_context'
+        ? { note: 'The conversation holds notes of local-only notebooks, and this call sends data off this machine: it is asked every time, whatever grant or mode.' } : {}),
     });
   }
 
@@ -295,20 +299,20 @@ export class ActionPipeline {
   }
 
   /** Decided once per notebook the call touches; the strictest outcome wins. */
-  private decideFor(entry: RegisteredAction, principal: Principal, notebooks: readonly string[], sessionMode: SessionMode): CallDecision {
+  private decideFor(entry: RegisteredAction, principal: Principal, notebooks: readonly string[], sessionMode: SessionMode, localOnlyInContext: boolean): CallDecision {
     if (principal.kind !== 'agent') return PERSON_DECISION;
-    if (notebooks.length <= 1) return this.decideOne(entry, notebooks[0], sessionMode);
-    const decisions = notebooks.map((notebook) => this.decideOne(entry, notebook, sessionMode));
+    if (notebooks.length <= 1) return this.decideOne(entry, notebooks[0], sessionMode, localOnlyInContext);
+    const decisions = notebooks.map((notebook) => this.decideOne(entry, notebook, sessionMode, localOnlyInContext));
     return decisions.find((d) => d.outcome === 'deny') ?? decisions.find((d) => d.outcome === 'confirm') ?? decisions[0]!;
   }
 
-  private decideOne(entry: RegisteredAction, notebook: string | undefined, sessionMode: SessionMode): CallDecision {
+  private decideOne(entry: RegisteredAction, notebook: string | undefined, sessionMode: SessionMode, localOnlyInContext: boolean): CallDecision {
     return decide({
       plugin: entry.pluginId, tool: entry.tool, action: entry.action, source: entry.source, trusted: entry.trusted,
       // The effects the call will have: the manifest's, and those of the embedder or reranker it uses.
       declaredEffects: entry.effects, ...(notebook !== undefined ? { notebook } : {}),
       denyRules: this.config.gate.deny, grants: this.grants.list(), sessionMode,
-      allowAutoMode: this.config.gate.allowAutoMode, now: new Date(),
+      allowAutoMode: this.config.gate.allowAutoMode, now: new Date(), localOnlyInContext,
     });
   }
 

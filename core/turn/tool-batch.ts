@@ -18,6 +18,8 @@ import type { TurnEvent } from './turn-events.js';
 
 export interface BatchContext {
   pipeline: ActionPipeline;
+  /** Whether the model has seen notes of local-only notebooks in this turn's context (see decide.ts). */
+  localOnlyInContext?: () => boolean;
   /** Looked up again just before a call runs: what it was prepared against may be gone by then. */
   registry: ActionRegistry;
   confirmations: ConfirmationStore;
@@ -180,7 +182,7 @@ function prepareCall(context: BatchContext, call: StreamedCall, mode: SessionMod
   const principal: Principal = { kind: 'agent', name: `agent:${context.sessionId}/${context.turnId}/${call.id}`, role: 'admin', sessionId: context.sessionId, turnId: context.turnId };
   try {
     // The turn's signal goes with the call, so that a cancel reaches the handler while it runs.
-    return { call: context.pipeline.prepare({ target: call.name, input, principal, sessionMode: mode, signal: context.signal }) };
+    return { call: context.pipeline.prepare({ target: call.name, input, principal, sessionMode: mode, signal: context.signal, localOnlyInContext: context.localOnlyInContext?.() === true }) };
   } catch (error) {
     return { result: failure(isKernelError(error) ? error.code : 'INTERNAL', error instanceof Error ? error.message : String(error)) };
   }

@@ -246,6 +246,17 @@ function nativeFields(result: RoundResult, keepProviderData = true): { reasoning
   return { ...(result.reasoning !== '' ? { reasoningContent: result.reasoning } : {}), ...(keepProviderData && result.providerData !== undefined ? { providerData: result.providerData } : {}) };
 }
 
+/**
+ * Whether a tool result holding local-only notes has reached the model: a model on this machine sees
+ * every result; one off it only those the person released.
+ */
+function modelSawLocalOnly(messages: readonly ModelMessage[], policy: EgressPolicy): boolean {
+  const localOnly = policy.localOnly();
+  if (localOnly.size === 0) return false;
+  return messages.some((message) => message.role === 'tool' && (!policy.egress || message.released === true)
+    && (message.notebooks === undefined || message.notebooks === 'all' || message.notebooks.some((notebook) => localOnly.has(notebook))));
+}
+
 function releaseContext(work: TurnWork, roundID: string): ReleaseContext {
   const { deps, request, turn, emit } = work;
   return {
@@ -267,6 +278,7 @@ async function toolRound(work: TurnWork, result: RoundResult, roundID: string, t
     mode: () => deps.sessions.permissionMode(request.sessionId), offered: new Set(tools.map((tool) => tool.name)),
     outputDir: join(deps.sessionsDir, request.sessionId, 'output'), signal: request.signal, emit, checkpoint: work.save,
     snapshotTaken: work.snapshot.taken, snapshotIds: work.snapshot.ids, questions: deps.questions,
+    ...(request.egress ? { localOnlyInContext: () => modelSawLocalOnly(work.messages, request.egress!) } : {}),
   };
   const stop = await runBatch(context, result.calls, records);
   work.snapshot.taken = context.snapshotTaken;

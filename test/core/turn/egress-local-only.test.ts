@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Confirmation } from '../../../core/gate/confirmation.js';
 import { WITHHELD_MARKER } from '../../../core/turn/egress-filter.js';
 import { readEvents } from '../../helpers/sse-events.js';
+import type { UserPlugin } from '../../helpers/harness.js';
 import { sse, useProviderKernel } from '../../plugins/providers/provider-harness.js';
 
 /**
@@ -120,6 +121,31 @@ describe('local-only notebooks and a model server off this machine', () => {
     const outcome = await kit.turn(await kit.session(), 'Read my visits');
     expect(outcome.events.some((event) => event.event === 'withheld')).toBe(false);
     expect(bytesSent(kit)).toContain(MARKER);
+  });
+
+  it('asks before a call that sends data away once the model has seen local-only notes, whatever grant; not before', async () => {
+    const sender: UserPlugin = {
+      manifest: {
+        id: 'sender', version: '0.1.0', kernel: '^0.1.0', description: 'posts a text elsewhere', entry: 'index.js',
+        tools: [{ name: 'post', description: 'Post a text', actions: { send: { description: 'Send a text to a server', input: { type: 'object', properties: { text: { type: 'string' } }, additionalProperties: false }, effects: ['dataEgress'] } } }],
+      },
+      code: 'export default { activate() { return { post: { send: async () => ({ sent: true }) } }; } };',
+    };
+    const kit = await start('openai-chat', { model: { local: true }, userPlugins: { sender }, kernelPlugins: { sender: { trusted: true } } });
+    const { secretDoc, openDoc } = await notes(kit);
+    await kit.kernel.grants.add({ plugin: 'sender', tool: 'post', action: 'send', effects: ['dataEgress'], createdBy: 'person:test' });
+    kit.fake.reply(
+      sse('openai-chat', { calls: [{ id: 'call_open', name: 'document_get_markdown', args: { id: openDoc.id } }] }),
+      sse('openai-chat', { calls: [{ id: 'call_send1', name: 'post_send', args: { text: 'beds' } }] }),
+      sse('openai-chat', { calls: [{ id: 'call_secret', name: 'document_get_markdown', args: { id: secretDoc.id } }] }),
+      sse('openai-chat', { calls: [{ id: 'call_send2', name: 'post_send', args: { text: 'visits' } }] }),
+      sse('openai-chat', { text: 'Done.' }),
+    );
+    const outcome = await turn(kit, await kit.session(), 'Share my notes', () => ({ approved: true }));
+    const asked = outcome.events.filter((event) => event.event === 'confirm').map((event) => event.data.confirmation as Confirmation);
+    // The grant let the first send through; after the local-only document reached the (local) model, the second is asked, saying why.
+    expect(asked.map((c) => [c.wireName, (c.arguments as { text?: string }).text])).toEqual([['post_send', 'visits']]);
+    expect(asked[0]!.note).toContain('local-only');
   });
 
   it('refuses model.local with a baseURL that does not name this machine', async () => {

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { Kernel } from '../../../core/kernel.js';
 import type { Principal } from '../../../core/plugin-api.js';
 import type { KernelConfigFile } from '../../../core/config/kernel-config.js';
-import { useHarness } from '../../helpers/harness.js';
+import { useHarness, type UserPlugin } from '../../helpers/harness.js';
 
 export const admin: Principal = { kind: 'person', name: 'alice', role: 'admin' };
 export const reader: Principal = { kind: 'person', name: 'rita', role: 'reader' };
@@ -15,6 +15,7 @@ export interface BlocksBootOptions {
   welcome?: boolean;
   maxMarkdownChars?: number;
   config?: KernelConfigFile;
+  userPlugins?: Record<string, UserPlugin>;
 }
 
 /** A kernel with the real native plugins over a temporary workspace, and a terse way to call actions. */
@@ -26,6 +27,7 @@ export function useBlocks() {
     const kernel = await harness.boot({
       realManifests: true,
       ...(options.workspace ? { workspace: options.workspace } : {}),
+      ...(options.userPlugins ? { userPlugins: options.userPlugins } : {}),
       config: { ...options.config, plugins: { ...options.config?.plugins, blocks: { config: blocksConfig } } },
     });
     return { kernel, act: actor(kernel) };

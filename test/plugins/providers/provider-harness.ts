@@ -5,6 +5,7 @@ import { ModelWireServer, type Reply } from '../../../fakes/model-wire-server.js
 import { framesFor, type ScriptRound, type WireProtocol } from '../../../fakes/wire-frames.js';
 import { readEvents, type SseEvent } from '../../helpers/sse-events.js';
 import { useBlocks } from '../blocks/blocks-harness.js';
+import type { UserPlugin } from '../../helpers/harness.js';
 
 export const PROTOCOLS: readonly WireProtocol[] = ['openai-chat', 'openai-responses', 'anthropic', 'gemini'];
 export const MODEL = 'fake-model';
@@ -28,16 +29,17 @@ export function useProviderKernel() {
     await Promise.all(servers.splice(0).map((server) => server.close()));
     delete process.env[KEY_ENV];
   });
-  async function start(protocol: WireProtocol, options: { model?: Record<string, unknown>; agent?: Record<string, unknown>; key?: string | undefined; workspace?: string; plugins?: Record<string, unknown> } = {}) {
+  async function start(protocol: WireProtocol, options: { model?: Record<string, unknown>; agent?: Record<string, unknown>; key?: string | undefined; workspace?: string; plugins?: Record<string, unknown>; userPlugins?: Record<string, UserPlugin>; kernelPlugins?: Record<string, unknown> } = {}) {
     const fake = await ModelWireServer.start([MODEL]);
     servers.push(fake);
     if (options.key !== undefined || !('key' in options)) process.env[KEY_ENV] = options.key ?? KEY;
     const { kernel, act } = await boot({
       ...(options.workspace ? { workspace: options.workspace } : {}),
+      ...(options.userPlugins ? { userPlugins: options.userPlugins } : {}),
       config: {
         auth: { tokens: [{ name: 'alice', role: 'admin', sha256: createHash('sha256').update(ADMIN).digest('hex') }] },
         ...(options.agent ? { agent: options.agent } : {}),
-        plugins: { providers: { config: { model: { provider: protocol, model: MODEL, baseURL: baseURL(protocol, fake.url), apiKeyEnv: KEY_ENV, ...options.model }, ...options.plugins } } },
+        plugins: { ...options.kernelPlugins, providers: { config: { model: { provider: protocol, model: MODEL, baseURL: baseURL(protocol, fake.url), apiKeyEnv: KEY_ENV, ...options.model }, ...options.plugins } } },
       },
     });
     const app = createHttpApp(kernel);
