@@ -6,11 +6,13 @@ import type { ModelProvider } from './model-provider.js';
 import { MODEL_PROVIDER } from './model-provider-token.js';
 import { guardModelEgress, modelEffects, type EgressPolicy } from './egress-filter.js';
 import { localOnlyNotebooks, notebookNames } from '../gate/egress-scope.js';
-import { QuestionBoard } from './questions.js';
+import { QUESTION_TOOL, QuestionBoard } from './questions.js';
 import { SKILLS_LISTING, type SkillListing, type SkillsListingSource } from './skills-listing.js';
 import { buildSystemPrompt, readAgentsFile } from './system-prompt.js';
 import type { TurnEvent } from './turn-events.js';
-import { runTurn, type TurnOutcome } from './turn-loop.js';
+import { runTurn, toolSpecs, type TurnOutcome } from './turn-loop.js';
+import { previewRequest } from './request-preview.js';
+import { toModelMessages } from './model-messages.js';
 
 /** What a cancel found: whether a turn ran, and the tool calls it had started without a result yet. */
 export type CancelAnswer =
@@ -72,6 +74,24 @@ export class TurnRunner {
     } finally {
       this.running.delete(sessionId);
     }
+  }
+
+  /** What the next request of a turn with this message would send, without calling the model. */
+  async preview(sessionId: string, message: string): Promise<ReturnType<typeof previewRequest>> {
+    const { kernel } = this;
+    const session = await kernel.sessions.read(sessionId);
+    const provider = this.provider();
+    const { egress } = this.guardedProvider(() => undefined);
+    const settings = turnDependencies(kernel, {}, provider.limits).settings;
+    const tools = [...toolSpecs(kernel.registry, kernel.config.gate.deny), QUESTION_TOOL];
+    const agentsFile = await readAgentsFile(kernel.workspace.root);
+    const skills = await this.skills();
+    return previewRequest({
+      provider, policy: egress, tools, history: toModelMessages(session.entries), message,
+      system: buildSystemPrompt({ workspaceRoot: kernel.workspace.root, kernelVersion: KERNEL_VERSION, now: new Date(), tools, skills }, agentsFile),
+      ...(settings.maxOutputTokens !== undefined ? { maxOutputTokens: settings.maxOutputTokens } : {}),
+      ...(settings.contextLimit !== undefined ? { contextLimit: settings.contextLimit } : {}),
+    });
   }
 
   /**

@@ -20,6 +20,8 @@ const parseTurn = bodyValidator<{ message: string }>({
   additionalProperties: false,
   properties: { message: { type: 'string', minLength: 1, maxLength: 200_000 } },
 });
+/** A turn's message bound, for the preview's query parameter too. */
+const MAX_PREVIEW_MESSAGE = 200_000;
 
 const parseAnswers = bodyValidator<{ answers: string[][] }>({
   type: 'object',
@@ -88,6 +90,12 @@ export function sessionRoutes(kernel: Kernel): Hono<HttpEnv> {
     if (kernel.turns.isRunning(c.req.param('id'))) throw new ConflictError('CONFLICT', 'the session is running a turn', { details: { reason: 'running' } });
     await sessions.delete(c.req.param('id'));
     return c.body(null, 204);
+  });
+  // What the next request would send (system prompt, tools, messages, tokens, notebooks, what is withheld), without calling the model.
+  app.get('/:id/preview', async (c) => {
+    const message = c.req.query('message') ?? '';
+    if (message.length > MAX_PREVIEW_MESSAGE) throw new KernelError('INVALID_INPUT', `message is longer than ${MAX_PREVIEW_MESSAGE} characters`, { details: { field: 'message' } });
+    return c.json({ preview: await kernel.turns.preview(c.req.param('id'), message) });
   });
   app.post('/:id/turns', async (c) => {
     const id = c.req.param('id');

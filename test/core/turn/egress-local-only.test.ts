@@ -82,6 +82,30 @@ describe('local-only notebooks and a model server off this machine', () => {
     expect(later[1]).toContain('openword');
   });
 
+  it('previews the next request without calling the model: messages as they would leave, tokens, notebooks, what is withheld', async () => {
+    const kit = await start('openai-chat');
+    const { secret, open, secretDoc, openDoc } = await notes(kit);
+    kit.fake.reply(
+      sse('openai-chat', { calls: [{ id: 'call_open', name: 'document_get_markdown', args: { id: openDoc.id } }, { id: 'call_secret', name: 'document_get_markdown', args: { id: secretDoc.id } }] }),
+      sse('openai-chat', { text: 'Done.' }),
+    );
+    const session = await kit.session();
+    await turn(kit, session, 'Read both', () => ({ approved: false }));
+    const posts = kit.fake.posts.length;
+    const response = await kit.http('GET', `/api/agent/sessions/${session}/preview?message=${encodeURIComponent('and now?')}`);
+    expect(response.status).toBe(200);
+    const { preview } = await response.json() as { preview: { provider: { sendsDataAway: boolean }; messages: { role: string; content: string; tokens: number; withheld?: boolean; notebooks?: unknown }[]; tokens: { prompt: number }; notebooks: { ids: { id: string; name: string; localOnly: boolean }[]; unknown: boolean }; withheld: number } };
+    expect(kit.fake.posts).toHaveLength(posts);
+    expect(JSON.stringify(preview)).not.toContain(MARKER);
+    expect(preview.provider.sendsDataAway).toBe(true);
+    expect(preview.withheld).toBe(1);
+    expect(preview.notebooks).toEqual({ ids: [{ id: open.id, name: 'Garden', localOnly: false }], unknown: false });
+    const tools = preview.messages.filter((message) => message.role === 'tool');
+    expect(tools.map((message) => [message.withheld === true, message.notebooks])).toEqual([[false, [open.id]], [true, [secret.id]]]);
+    expect(preview.messages.at(-1)).toMatchObject({ role: 'user', content: 'and now?' });
+    expect(preview.tokens.prompt).toBe(preview.messages.reduce((sum, message) => sum + message.tokens, 0) + 3 + (preview as unknown as { tools: { tokens: number }[] }).tools.reduce((sum, tool) => sum + tool.tokens, 0));
+  });
+
   it('sends a result the person released, now and in later turns', async () => {
     const kit = await start('openai-chat');
     const { secretDoc } = await notes(kit);

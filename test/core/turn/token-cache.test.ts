@@ -18,7 +18,8 @@ function reference(entries: readonly SessionEntry[]): unknown[] {
   return entries.flatMap((entry) => entry.type === 'user' ? [{ role: 'user', content: entry.content }]
     : entry.type !== 'assistant' ? []
       : [{ role: 'assistant', content: entry.content, toolCalls: (entry.toolCalls ?? []).map((call) => ({ id: call.id, name: call.name, arguments: JSON.stringify(call.arguments) })) },
-        ...(entry.toolCalls ?? []).map((call) => ({ role: 'tool', toolCallId: call.id, content: call.result }))]);
+        // A stored call without its notebooks (kept since issue 17) counts as holding every notebook.
+        ...(entry.toolCalls ?? []).map((call) => ({ role: 'tool', toolCallId: call.id, content: call.result, notebooks: 'all' }))]);
 }
 
 const head: ModelMessage[] = [{ role: 'system', content: 'the rules' }];

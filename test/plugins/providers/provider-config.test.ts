@@ -31,12 +31,14 @@ describe.each(PROTOCOLS)('configuring %s', (protocol) => {
 });
 
 describe('what the providers manifest declares', () => {
-  it('shows every backend with the effects of a call to it: data leaves the machine and costs money', async () => {
+  it('shows every backend with the effects of a call to it: data leaves the machine and costs money, but for a server on this machine', async () => {
     const { http } = await start('openai-chat');
     const { plugins } = (await (await http('GET', '/api/plugins')).json()) as { plugins: { id: string; providers?: { name: string; effects: string[] }[]; embedders?: { effects: string[] }[] }[] };
     const providers = plugins.find((plugin) => plugin.id === 'providers')!;
-    expect(providers.providers!.map((backend) => backend.name)).toEqual(['openai-chat', 'openai-responses', 'anthropic', 'gemini']);
-    for (const backend of [...providers.providers!, ...providers.embedders!]) expect(backend.effects).toEqual(['dataEgress', 'externalCost']);
+    expect(providers.providers!.map((backend) => backend.name)).toEqual(['local', 'openai-chat', 'openai-responses', 'anthropic', 'gemini']);
+    const [local, ...remote] = providers.providers!;
+    expect(local!.effects).toEqual([]);
+    for (const backend of [...remote, ...providers.embedders!]) expect(backend.effects).toEqual(['dataEgress', 'externalCost']);
   });
 });
 
