@@ -27,6 +27,8 @@ import { TurnRunner } from './turn/turn-runner.js';
 import type { TodoItem } from './session/session-types.js';
 import { JobManager } from './jobs/job-manager.js';
 import { join } from 'node:path';
+import { UsageLedger } from './usage/usage-ledger.js';
+import { countText } from './turn/compaction-tokens.js';
 
 export interface KernelOptions {
   /** The workspace folder; created if absent. */
@@ -67,6 +69,8 @@ export class Kernel {
   readonly jobs: JobManager;
   /** External MCP servers whose tools are registered as actions (quire.json `mcp.servers`). */
   readonly externalMcp: ExternalMcpServers;
+  /** Every model and embedding request's usage (`.quire/usage.db`), priced from quire.json's usage.prices. */
+  readonly usage: UsageLedger;
 
   private constructor(
     readonly container: DependencyContainer,
@@ -86,6 +90,16 @@ export class Kernel {
     this.authenticator = container.resolve<Authenticator>(AUTHENTICATOR);
     this.sessions = container.resolve<FileSessionStore>(SESSION_STORE);
     this.jobs = container.resolve<JobManager>(JOB_MANAGER);
+    this.usage = new UsageLedger(join(workspace.privateDir, 'usage.db'), () => config.usage.prices);
+    const usage = this.usage;
+    // Embedders and rerankers report no usage through their contract: their input is counted here (estimated).
+    this.backends.onUse((use) => {
+      try {
+        usage.record({ kind: use.kind === 'embedder' ? 'embedding' : 'rerank', provider: `${use.plugin}/${use.name}`, model: use.model, input: use.texts.reduce((sum, text) => sum + countText(text, false), 0), cachedInput: 0, output: 0, reasoning: 0, estimated: true });
+      } catch (error) {
+        this.log.warn('usage not recorded', { error: error instanceof Error ? error.message : String(error) });
+      }
+    });
     this.turns = new TurnRunner(this);
     this.externalMcp = new ExternalMcpServers(config, this.registry, new ToolPins(workspace.privateDir), this.grants, container.resolve<NodeJS.ProcessEnv>(PROCESS_ENV), this.log.child('mcp'));
     const sessions = this.sessions;
@@ -159,6 +173,7 @@ export class Kernel {
     // The sessions' journals are folded into session.json, so a stopped workspace is whole in session.json.
     await this.sessions.close();
     await this.audit.close();
+    this.usage.close();
     this.container.clearInstances();
     await this.lock?.release();
   }

@@ -26,6 +26,12 @@ interface Selection {
 export class BackendRegistry {
   private readonly offered = new Map<string, Registered<BackendKind>>();
   private readonly selections = new Map<BackendKind, Selection>();
+  private meter: BackendMeter | undefined;
+
+  /** Told of every successful call to a billed backend (externalCost): the usage ledger's feed. */
+  onUse(meter: BackendMeter): void {
+    this.meter = meter;
+  }
 
   /** Adds a backend; `declared` is its manifest entry's effects, which every call is held to. */
   provide<K extends BackendKind>(kind: K, plugin: string, name: string, raw: BackendOf[K], declared: readonly Effect[], source: PluginSource, trusted: boolean, log: Logger): () => void {
@@ -35,7 +41,9 @@ export class BackendRegistry {
       plugin, tool: kind, action: name, declaredEffects: [...declared], label: `${kind} ${plugin}/${name}`,
       onRefused: (_kind, target) => log.warn('egress refused', { kind, backend: name, target }),
     };
-    const entry: Registered<K> = { kind, plugin, name, effects: effectiveEffects(declared, source, trusted), backend: scoped(raw, scope) };
+    const effects = effectiveEffects(declared, source, trusted);
+    const metered = effects.includes('externalCost') ? (texts: readonly string[]) => this.meter?.({ kind, plugin, name, model: String((raw as { model?: unknown }).model ?? name), texts }) : undefined;
+    const entry: Registered<K> = { kind, plugin, name, effects, backend: scoped(raw, scope, metered) };
     this.offered.set(key, entry as Registered<BackendKind>);
     return () => {
       if (this.offered.get(key) === (entry as Registered<BackendKind>)) this.offered.delete(key);
@@ -115,13 +123,37 @@ function keyOf(kind: BackendKind, plugin: string, name: string): string {
  * Wraps every method so that it runs as the backend itself: egress is allowed only if its manifest entry
  * declares `dataEgress`, whoever calls it (an action, or the kernel's background indexer).
  */
-function scoped<T extends object>(raw: T, scope: RunningAction): T {
+function scoped<T extends object>(raw: T, scope: RunningAction, metered?: (texts: readonly string[]) => void): T {
   return new Proxy(raw, {
     get(target, property) {
       // The target as receiver: getters and private fields of the backend's class see the object itself.
       const value: unknown = Reflect.get(target, property);
       if (typeof value !== 'function') return value;
-      return (...args: unknown[]) => runInActionScope(scope, () => (value as (...a: unknown[]) => unknown).apply(target, args));
+      return (...args: unknown[]) => {
+        const result = runInActionScope(scope, () => (value as (...a: unknown[]) => unknown).apply(target, args));
+        const texts = metered ? textsOf(property, args) : undefined;
+        if (!texts || !(result instanceof Promise)) return result;
+        return result.then((answer) => { metered!(texts); return answer; });
+      };
     },
   });
 }
+
+/** What a call sends to be counted: an embedder's texts or query, a reranker's query and documents. */
+function textsOf(property: string | symbol, args: unknown[]): readonly string[] | undefined {
+  if (property === 'embed' && Array.isArray(args[0])) return args[0] as string[];
+  if (property === 'embedQuery' && typeof args[0] === 'string') return [args[0]];
+  if (property === 'rerank' && typeof args[0] === 'string' && Array.isArray(args[1])) return [args[0], ...(args[1] as string[])];
+  return undefined;
+}
+
+/** A call to a billed backend, for the usage ledger (the texts are counted there, then dropped). */
+export interface BackendUse {
+  kind: BackendKind;
+  plugin: string;
+  name: string;
+  model: string;
+  texts: readonly string[];
+}
+
+export type BackendMeter = (use: BackendUse) => void;

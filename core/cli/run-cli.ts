@@ -10,9 +10,10 @@ import { modelsCommands } from './commands/models-pull.js';
 import { pluginValidateCommand } from './commands/plugin-validate.js';
 import { serveCommand } from './commands/serve.js';
 import { skillCommands } from './commands/skill.js';
+import { usageCommand } from './commands/usage.js';
 import { snapshotCommands } from './commands/snapshot.js';
 
-const COMMANDS: readonly Command[] = [serveCommand, chatCommand, indexRebuildCommand, indexEmbeddingsCommand, importCommand, exportCommand, ...snapshotCommands, ...modelsCommands, ...skillCommands, pluginValidateCommand, auditVerifyCommand, auditAnchorCommand];
+const COMMANDS: readonly Command[] = [serveCommand, chatCommand, indexRebuildCommand, indexEmbeddingsCommand, importCommand, exportCommand, ...snapshotCommands, ...modelsCommands, ...skillCommands, usageCommand, pluginValidateCommand, auditVerifyCommand, auditAnchorCommand];
 
 function usage(): string {
   const width = Math.max(...COMMANDS.map((command) => command.name.length));

@@ -4,6 +4,7 @@ import { KernelError } from '../errors.js';
 import type { Role } from '../plugin-api.js';
 import { escapePointer, formatIssues, runValidator, type SchemaIssue } from '../schema/ajv.js';
 import { getKernelConfigValidator } from '../manifest/manifest-schema.js';
+import type { ModelPrice } from '../usage/prices.js';
 
 export interface TokenEntry {
   name: string;
@@ -48,6 +49,22 @@ export interface KernelConfigFile {
   agent?: AgentSettings;
   mcp?: McpSettings;
   readOnly?: boolean;
+  usage?: { prices?: Record<string, ModelPrice> };
+  budgets?: Budgets;
+}
+
+/** A limit on model use: tokens (input plus output) and/or USD. */
+export interface BudgetLimit {
+  tokens?: number;
+  usd?: number;
+}
+
+/** `budgets` in quire.json: per turn, per session, per calendar day and month (UTC). */
+export interface Budgets {
+  turn?: BudgetLimit;
+  session?: BudgetLimit;
+  day?: BudgetLimit;
+  month?: BudgetLimit;
 }
 
 /** How long a client may take to send a request, and how many connections are open at once (`server.*`). */
@@ -91,6 +108,8 @@ export interface KernelConfig {
   agent: AgentSettings;
   mcp: { sessionIdleMs: number; maxSessions: number; servers: Record<string, ExternalMcpServer> };
   readOnly: boolean;
+  usage: { prices: Record<string, ModelPrice> };
+  budgets: Budgets;
 }
 
 export const DEFAULT_PORT = 6806;
@@ -118,6 +137,8 @@ export function withDefaults(file: KernelConfigFile): KernelConfig {
     agent: { ...file.agent },
     mcp: { sessionIdleMs: file.mcp?.sessionIdleMs ?? 30 * 60_000, maxSessions: file.mcp?.maxSessions ?? 64, servers: file.mcp?.servers ?? {} },
     readOnly: file.readOnly ?? false,
+    usage: { prices: file.usage?.prices ?? {} },
+    budgets: file.budgets ?? {},
   };
 }
 

@@ -9,6 +9,7 @@ import { requireRole } from './middleware/require-role.js';
 import { actionRoutes } from './routes/actions.js';
 import { confirmationRoutes } from './routes/confirmations.js';
 import { gateRoutes } from './routes/gate.js';
+import { usageRoutes } from './routes/usage.js';
 import { grantRoutes } from './routes/grants.js';
 import { jobRoutes } from './routes/jobs.js';
 import { pluginRoutes } from './routes/plugins.js';
@@ -29,6 +30,8 @@ export function createHttpApp(kernel: Kernel): Hono<HttpEnv> {
   app.get('/healthz', (c) => c.json({ ok: true, version: KERNEL_VERSION }));
   app.route('/api/plugins', pluginRoutes(kernel));
   app.route('/api/actions', actionRoutes(() => kernel.pipeline, () => kernel.jobs));
+  app.use('/api/usage', requireRole('admin'));
+  app.route('/api/usage', usageRoutes(kernel));
   app.use('/api/gate', requireRole('admin'));
   app.route('/api/gate', gateRoutes(kernel));
   app.use('/api/grants/*', requireRole('admin'));

@@ -39,7 +39,7 @@ export type ModelEvent =
   | { type: 'tool_call_start'; index: number; id: string; name: string }
   | { type: 'tool_call_delta'; index: number; argumentsDelta: string }
   | { type: 'tool_call_end'; index: number; providerData?: unknown }
-  | { type: 'usage'; promptTokens: number; completionTokens: number; cachedTokens?: number }
+  | { type: 'usage'; promptTokens: number; completionTokens: number; cachedTokens?: number; reasoningTokens?: number }
   | { type: 'finish'; reason: 'stop' | 'tool_calls' | 'length' | 'content_filter' | 'other'; providerData?: unknown }
   /** The server is still working (a ping, hidden reasoning, an item starting): resets the idle watchdog only. */
   | { type: 'keepalive' };
@@ -64,7 +64,9 @@ export interface ModelProvider {
 }
 
 /** How a model request failed, which decides whether it is tried again (REFERENCE.md §5, step 6). */
-export type ModelErrorCategory = 'rate_limit' | 'server' | 'timeout' | 'network' | 'context_overflow' | 'authentication' | 'invalid_request';
+export type ModelErrorCategory = 'rate_limit' | 'server' | 'timeout' | 'network' | 'context_overflow' | 'authentication' | 'invalid_request'
+  /** Not sent: it would pass a budget of quire.json (reported as BUDGET_EXCEEDED). */
+  | 'budget_exceeded';
 
 /** The one error providers throw: their SDKs' errors are mapped to a category once, in the provider. */
 export class ModelError extends Error {

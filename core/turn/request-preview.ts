@@ -1,6 +1,7 @@
 import type { ModelMessage, ModelToolSpec } from './model-provider.js';
 import { estimateMessage, estimateRequest, countText } from './compaction-tokens.js';
 import { withholdLocalOnly, type EgressPolicy } from './egress-filter.js';
+import { costOf, type ModelPrice } from '../usage/prices.js';
 
 export interface PreviewInput {
   provider: { id: string; model?: string };
@@ -12,6 +13,8 @@ export interface PreviewInput {
   message: string;
   maxOutputTokens?: number;
   contextLimit?: number;
+  /** The model's price (usage.prices), when quire.json has one. */
+  price?: ModelPrice;
 }
 
 /** One message as it would leave: its role, text, token estimate, and whose notes it holds. */
@@ -29,8 +32,8 @@ export interface PreviewMessage {
 /**
  * What the next request of a turn would send, without calling the model (GET …/preview): the system
  * prompt, the tools, the messages after the local-only rule, their token estimates (the tokenizer
- * compaction uses), whose notes are in it and what would be withheld. Cost: unknown until the usage
- * ledger and its price table exist (issue 17, points 5 and 7).
+ * compaction uses), whose notes are in it, what would be withheld, and its estimated cost: the prompt
+ * at the input price plus the largest answer allowed at the output price (null: no price, or no bound).
  */
 export function previewRequest(input: PreviewInput) {
   const messages: ModelMessage[] = [{ role: 'system', content: input.system }, ...input.history, { role: 'user', content: input.message }];
@@ -63,7 +66,7 @@ export function previewRequest(input: PreviewInput) {
     ...(input.contextLimit !== undefined && tokens + (input.maxOutputTokens ?? 0) > input.contextLimit ? { compaction: 'the history would be summarised first: the request does not fit the context' } : {}),
     notebooks: { ids: [...notebooks].map((id) => ({ id, name: names.get(id) ?? id, localOnly: localOnly.has(id) })), unknown },
     withheld: sent.withheld,
-    cost: null,
-    costNote: 'no price table yet: the usage ledger (issue 17, point 5) is not built',
+    cost: input.maxOutputTokens === undefined ? null : costOf({ input: tokens, cachedInput: 0, output: input.maxOutputTokens, reasoning: 0 }, input.price),
+    ...(input.price === undefined ? { costNote: 'no price for this model in usage.prices' } : input.maxOutputTokens === undefined ? { costNote: 'no bound on the answer (maxOutputTokens), so no upper bound on the cost' } : {}),
   };
 }

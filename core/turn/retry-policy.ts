@@ -14,6 +14,12 @@ export const DEFAULT_RETRY: RetrySettings = { maxRetries: 5, baseDelayMs: 1_000,
 
 const RETRIED: ReadonlySet<ModelErrorCategory> = new Set(['rate_limit', 'server', 'timeout', 'network']);
 
+/** The code a turn's error event gives a failed model request: MODEL_<CATEGORY>, or BUDGET_EXCEEDED. */
+export function errorCodeOf(error: unknown): string {
+  const category = categoryOf(error);
+  return category === 'budget_exceeded' ? 'BUDGET_EXCEEDED' : `MODEL_${category.toUpperCase()}`;
+}
+
 export function categoryOf(error: unknown): ModelErrorCategory | 'unknown' {
   return error instanceof ModelError ? error.category : 'unknown';
 }

@@ -1,6 +1,6 @@
 import { countText, estimateRequest, fittingPrefix, inputBudget } from './compaction-tokens.js';
 import type { ModelMessage, ModelRequest } from './model-provider.js';
-import { categoryOf } from './retry-policy.js';
+import { categoryOf, errorCodeOf } from './retry-policy.js';
 import type { RoundResult } from './round-stream.js';
 
 /**
@@ -121,9 +121,9 @@ function summaryOf(result: RoundResult): string {
   if (result.error !== undefined) {
     const category = categoryOf(result.error);
     // A refused key or an invalid request ends the turn with that error, as it would with the whole history.
-    const refused = category === 'authentication' || category === 'invalid_request';
+    const refused = category === 'authentication' || category === 'invalid_request' || category === 'budget_exceeded';
     const message = result.error instanceof Error ? result.error.message : String(result.error);
-    throw new CompactionError(refused ? `MODEL_${category.toUpperCase()}` : 'COMPACTION_FAILED', `the summary request failed: ${message}`, !refused);
+    throw new CompactionError(refused ? errorCodeOf(result.error) : 'COMPACTION_FAILED', `the summary request failed: ${message}`, !refused);
   }
   if (result.finishReason === 'length') throw new CompactionError('COMPACTION_FAILED', 'the summary was cut off by its length limit', true);
   const text = result.text.trim();

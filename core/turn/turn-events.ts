@@ -17,7 +17,8 @@ export type TurnEvent =
   | { type: 'job'; roundID: string; toolCallID: string; jobID: string; action: string }
   | { type: 'progress'; roundID: string; toolCallID: string; progress: ProgressUpdate }
   | { type: 'retry'; roundID: string; attempt: number; max: number; delayMs: number; category: string }
-  | { type: 'usage'; promptTokens: number; completionTokens: number }
+  /** The turn's tokens so far, and its cost in USD from usage.prices (null: a price is unknown; absent: no ledger). */
+  | { type: 'usage'; promptTokens: number; completionTokens: number; cost?: number | null }
   /** A request to a model off this machine went without `count` tool results from local-only notebooks (markers in their place). */
   | { type: 'withheld'; count: number; reason: 'local-only' }
   | { type: 'done'; turnID: string; state: 'finished' | 'interrupted' }

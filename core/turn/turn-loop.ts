@@ -17,7 +17,7 @@ import type { ModelMessage, ModelProvider, ModelRequest, ModelToolSpec } from '.
 import { streamRound, type RoundResult } from './round-stream.js';
 import { contextFor, loadCompaction, type CompactionBox } from './context-window.js';
 import { CompactionError } from './summary-pieces.js';
-import { categoryOf, retryDelay, waitOrAbort, type RetrySettings } from './retry-policy.js';
+import { categoryOf, retryDelay, waitOrAbort, type RetrySettings, errorCodeOf } from './retry-policy.js';
 import type { SnapshotService } from './snapshot-service.js';
 import { runBatch, type BatchContext } from './tool-batch.js';
 import type { TurnEvent } from './turn-events.js';
@@ -224,7 +224,7 @@ async function answerOrStop(work: TurnWork, result: RoundResult, roundID: string
     turn.draftContent = result.text;
     turn.draftRoundID = roundID;
     await work.save();
-    if (result.error !== undefined) emit({ type: 'error', turnID: turn.turnID, code: `MODEL_${categoryOf(result.error).toUpperCase()}`, message: result.error instanceof Error ? result.error.message : String(result.error) });
+    if (result.error !== undefined) emit({ type: 'error', turnID: turn.turnID, code: errorCodeOf(result.error), message: result.error instanceof Error ? result.error.message : String(result.error) });
     return 'interrupted';
   }
   if (result.calls.length > 0 && tools.length > 0) return undefined;

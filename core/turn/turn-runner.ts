@@ -12,6 +12,8 @@ import { buildSystemPrompt, readAgentsFile } from './system-prompt.js';
 import type { TurnEvent } from './turn-events.js';
 import { runTurn, toolSpecs, type TurnOutcome } from './turn-loop.js';
 import { previewRequest } from './request-preview.js';
+import { meteredProvider } from '../usage/metered-provider.js';
+import { estimateRequest } from './compaction-tokens.js';
 import { toModelMessages } from './model-messages.js';
 
 /** What a cancel found: whether a turn ran, and the tool calls it had started without a result yet. */
@@ -57,7 +59,8 @@ export class TurnRunner {
   async start(sessionId: string, message: string, emit: (event: TurnEvent) => void): Promise<TurnOutcome> {
     await this.check(sessionId);
     if (this.running.has(sessionId)) throw new ConflictError('CONFLICT', `session ${sessionId} is already running a turn`, { details: { reason: 'running' } });
-    const { provider, egress } = this.guardedProvider(emit);
+    let turnId: string | undefined;
+    const { provider, egress } = this.guardedProvider(emit, () => turnId, sessionId);
     const live: RunningTurn = { controller: new AbortController(), calls: new Map() };
     this.running.set(sessionId, live);
     try {
@@ -68,8 +71,10 @@ export class TurnRunner {
         sessionId, message, provider, egress, signal: live.controller.signal,
         systemPrompt: (tools) => buildSystemPrompt({ workspaceRoot: kernel.workspace.root, kernelVersion: KERNEL_VERSION, now: new Date(), tools, skills }, agentsFile),
       }, (event) => {
+        if (event.type === 'turn') turnId = event.turnID;
         track(live, event);
-        emit(event);
+        // The turn's running cost, from the ledger (every request of the turn, compaction and retries included).
+        emit(event.type === 'usage' && turnId !== undefined ? { ...event, cost: kernel.usage.total({ sessionId, turnId }).cost } : event);
       });
     } finally {
       this.running.delete(sessionId);
@@ -91,6 +96,7 @@ export class TurnRunner {
       system: buildSystemPrompt({ workspaceRoot: kernel.workspace.root, kernelVersion: KERNEL_VERSION, now: new Date(), tools, skills }, agentsFile),
       ...(settings.maxOutputTokens !== undefined ? { maxOutputTokens: settings.maxOutputTokens } : {}),
       ...(settings.contextLimit !== undefined ? { contextLimit: settings.contextLimit } : {}),
+      ...(kernel.config.usage.prices[provider.model ?? provider.id] ? { price: kernel.config.usage.prices[provider.model ?? provider.id]! } : {}),
     });
   }
 
@@ -144,11 +150,18 @@ export class TurnRunner {
    * The provider as this turn uses it: when its manifest entry declares dataEgress, every request goes
    * without the tool results drawn from local-only notebooks (core/turn/egress-filter.ts).
    */
-  private guardedProvider(emit: (event: TurnEvent) => void): { provider: ModelProvider; egress: EgressPolicy } {
-    const provider = this.provider();
-    const { container, plugins } = this.kernel;
+  private guardedProvider(emit: (event: TurnEvent) => void, turnId: () => string | undefined = () => undefined, sessionId = ''): { provider: ModelProvider; egress: EgressPolicy } {
+    const raw = this.provider();
+    const { container, plugins, config } = this.kernel;
+    const settings = turnDependencies(this.kernel, {}, raw.limits).settings;
+    // Metered inside the egress guard: the budget sees the request as it will be sent.
+    const provider = meteredProvider(raw, {
+      ledger: this.kernel.usage, budgets: config.budgets, prices: () => config.usage.prices, sessionId, turnId,
+      estimate: (request) => estimateRequest(request.messages, request.tools, false),
+      ...(settings.maxOutputTokens !== undefined ? { maxOutputTokens: settings.maxOutputTokens } : {}),
+    });
     const policy: EgressPolicy = {
-      egress: modelEffects(plugins.activeProviderOf('agent.model'), provider).includes('dataEgress'),
+      egress: modelEffects(plugins.activeProviderOf('agent.model'), raw).includes('dataEgress'),
       to: `${provider.id}${provider.model ? ` (${provider.model})` : ''}`,
       localOnly: () => localOnlyNotebooks(container),
       names: () => notebookNames(container),

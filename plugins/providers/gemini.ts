@@ -92,7 +92,7 @@ export class GeminiProvider extends ConfiguredProvider {
     if (finish === undefined) throw new ModelError('server', 'the stream ended without a finish reason');
     if (usage) {
       const prompt = (usage.promptTokenCount ?? 0) + (usage.toolUsePromptTokenCount ?? 0);
-      yield { type: 'usage', promptTokens: prompt, completionTokens: (usage.candidatesTokenCount ?? 0) + (usage.thoughtsTokenCount ?? 0), cachedTokens: usage.cachedContentTokenCount ?? 0 };
+      yield { type: 'usage', promptTokens: prompt, completionTokens: (usage.candidatesTokenCount ?? 0) + (usage.thoughtsTokenCount ?? 0), cachedTokens: usage.cachedContentTokenCount ?? 0, reasoningTokens: usage.thoughtsTokenCount ?? 0 };
     }
     const native: GeminiNative = { ...this.origin, parts };
     yield { type: 'finish', reason: finish, providerData: native };

@@ -48,7 +48,7 @@ export class OpenAIChatProvider extends ConfiguredProvider {
     try {
       for await (const chunk of stream) {
         if (chunk.usage) {
-          yield { type: 'usage', promptTokens: chunk.usage.prompt_tokens, completionTokens: chunk.usage.completion_tokens, cachedTokens: chunk.usage.prompt_tokens_details?.cached_tokens ?? 0 };
+          yield { type: 'usage', promptTokens: chunk.usage.prompt_tokens, completionTokens: chunk.usage.completion_tokens, cachedTokens: chunk.usage.prompt_tokens_details?.cached_tokens ?? 0, reasoningTokens: chunk.usage.completion_tokens_details?.reasoning_tokens ?? 0 };
         }
         const choice = chunk.choices[0];
         if (!choice) {

@@ -114,7 +114,7 @@ function categoryOfCode(code: string | undefined): ModelError['category'] {
 }
 
 function usageEvent(usage: ResponseUsage): ModelEvent {
-  return { type: 'usage', promptTokens: usage.input_tokens, completionTokens: usage.output_tokens, cachedTokens: usage.input_tokens_details?.cached_tokens ?? 0 };
+  return { type: 'usage', promptTokens: usage.input_tokens, completionTokens: usage.output_tokens, cachedTokens: usage.input_tokens_details?.cached_tokens ?? 0, reasoningTokens: usage.output_tokens_details?.reasoning_tokens ?? 0 };
 }
 
 function toFunctionTool(tool: ModelRequest['tools'][number]): FunctionTool {

@@ -6,6 +6,7 @@ import { framesFor, type ScriptRound, type WireProtocol } from '../../../fakes/w
 import { readEvents, type SseEvent } from '../../helpers/sse-events.js';
 import { useBlocks } from '../blocks/blocks-harness.js';
 import type { UserPlugin } from '../../helpers/harness.js';
+import type { KernelConfigFile } from '../../../core/config/kernel-config.js';
 
 export const PROTOCOLS: readonly WireProtocol[] = ['openai-chat', 'openai-responses', 'anthropic', 'gemini'];
 export const MODEL = 'fake-model';
@@ -29,7 +30,7 @@ export function useProviderKernel() {
     await Promise.all(servers.splice(0).map((server) => server.close()));
     delete process.env[KEY_ENV];
   });
-  async function start(protocol: WireProtocol, options: { model?: Record<string, unknown>; agent?: Record<string, unknown>; key?: string | undefined; workspace?: string; plugins?: Record<string, unknown>; userPlugins?: Record<string, UserPlugin>; kernelPlugins?: Record<string, unknown> } = {}) {
+  async function start(protocol: WireProtocol, options: { model?: Record<string, unknown>; agent?: Record<string, unknown>; key?: string | undefined; workspace?: string; plugins?: Record<string, unknown>; userPlugins?: Record<string, UserPlugin>; kernelPlugins?: Record<string, unknown>; kernelConfig?: KernelConfigFile } = {}) {
     const fake = await ModelWireServer.start([MODEL]);
     servers.push(fake);
     if (options.key !== undefined || !('key' in options)) process.env[KEY_ENV] = options.key ?? KEY;
@@ -37,6 +38,7 @@ export function useProviderKernel() {
       ...(options.workspace ? { workspace: options.workspace } : {}),
       ...(options.userPlugins ? { userPlugins: options.userPlugins } : {}),
       config: {
+        ...options.kernelConfig,
         auth: { tokens: [{ name: 'alice', role: 'admin', sha256: createHash('sha256').update(ADMIN).digest('hex') }] },
         ...(options.agent ? { agent: options.agent } : {}),
         plugins: { ...options.kernelPlugins, providers: { config: { model: { provider: protocol, model: MODEL, baseURL: baseURL(protocol, fake.url), apiKeyEnv: KEY_ENV, ...options.model }, ...options.plugins } } },

@@ -1,0 +1,99 @@
+import type { BudgetLimit, Budgets } from '../config/kernel-config.js';
+import { ModelError, type ModelEvent, type ModelProvider, type ModelRequest } from '../turn/model-provider.js';
+import { costOf, totalTokens, type ModelPrice } from './prices.js';
+import type { UsageLedger, UsageRow, UsageScope } from './usage-ledger.js';
+
+export interface MeterContext {
+  ledger: UsageLedger;
+  budgets: Budgets;
+  prices: () => Readonly<Record<string, ModelPrice>>;
+  sessionId: string;
+  /** The turn's id once it has one (the turn loop names it after the provider is made). */
+  turnId: () => string | undefined;
+  /** The request's prompt tokens, counted with compaction's tokenizer. */
+  estimate: (request: ModelRequest) => number;
+  /** The answer's bound when the request sets none (quire.json agent.maxOutputTokens or the model's). */
+  maxOutputTokens?: number;
+  /** After each recorded request: the turn's running total. */
+  onRecorded?: (turn: UsageRow) => void;
+}
+
+/** Without a bound on the answer, a money budget assumes this many output tokens (the largest answer common models give). */
+const ASSUMED_MAX_OUTPUT = 32_000;
+
+/**
+ * The provider as a turn uses it: before every request (rounds, retries, compaction) the request's
+ * cost is estimated (its prompt counted, plus the largest answer it allows) and checked against each
+ * budget with what is already spent in that scope; one it would pass is not sent (ModelError
+ * `budget_exceeded`). Every usage the server reports is recorded in the ledger.
+ */
+export function meteredProvider(provider: ModelProvider, context: MeterContext): ModelProvider {
+  const model = provider.model ?? provider.id;
+  return {
+    id: provider.id,
+    ...(provider.entry !== undefined ? { entry: provider.entry } : {}),
+    ...(provider.model !== undefined ? { model: provider.model } : {}),
+    ...(provider.limits !== undefined ? { limits: provider.limits } : {}),
+    ...(provider.prepare ? { prepare: (signal: AbortSignal) => provider.prepare!(signal) } : {}),
+    async *stream(request: ModelRequest, signal: AbortSignal): AsyncIterable<ModelEvent> {
+      checkBudgets(context, model, request);
+      for await (const event of provider.stream(request, signal)) {
+        if (event.type === 'usage') record(context, provider.id, model, event);
+        yield event;
+      }
+    },
+  };
+}
+
+function record(context: MeterContext, providerId: string, model: string, event: Extract<ModelEvent, { type: 'usage' }>): void {
+  const turnId = context.turnId();
+  context.ledger.record({
+    kind: 'model', provider: providerId, model, sessionId: context.sessionId, ...(turnId !== undefined ? { turnId } : {}),
+    input: event.promptTokens, cachedInput: event.cachedTokens ?? 0, output: event.completionTokens, reasoning: event.reasoningTokens ?? 0,
+  });
+  if (turnId !== undefined) context.onRecorded?.(context.ledger.total({ sessionId: context.sessionId, turnId }));
+}
+
+function checkBudgets(context: MeterContext, model: string, request: ModelRequest): void {
+  const { budgets } = context;
+  if (!budgets.turn && !budgets.session && !budgets.day && !budgets.month) return;
+  const prompt = context.estimate(request);
+  const maxOutput = request.maxOutputTokens ?? context.maxOutputTokens;
+  const price = context.prices()[model];
+  const now = new Date();
+  const turnId = context.turnId();
+  const scopes: [string, BudgetLimit | undefined, UsageScope | undefined][] = [
+    ['turn', budgets.turn, turnId !== undefined ? { sessionId: context.sessionId, turnId } : undefined],
+    ['session', budgets.session, { sessionId: context.sessionId }],
+    ['day', budgets.day, { since: startOfDay(now) }],
+    ['month', budgets.month, { since: startOfMonth(now) }],
+  ];
+  for (const [name, limit, scope] of scopes) {
+    if (!limit) continue;
+    const spent = scope ? context.ledger.total(scope) : undefined;
+    if (limit.tokens !== undefined) {
+      const worst = (spent ? totalTokens(spent) : 0) + prompt + (maxOutput ?? 0);
+      if (worst > limit.tokens) refuse(name, `${spent ? totalTokens(spent) : 0} tokens spent, and this request may take ${prompt + (maxOutput ?? 0)} more (${prompt} in${maxOutput !== undefined ? `, up to ${maxOutput} out` : ''}): over the ${name} budget of ${limit.tokens} tokens`);
+    }
+    if (limit.usd !== undefined) {
+      const request = costOf({ input: prompt, cachedInput: 0, output: maxOutput ?? ASSUMED_MAX_OUTPUT, reasoning: 0 }, price);
+      if (request === null || (spent && spent.cost === null)) {
+        refuse(name, `the price of ${request === null ? `model '${model}'` : 'some of the usage in this scope'} is unknown (usage.prices in quire.json), so the ${name} budget of $${limit.usd} cannot be kept`);
+      }
+      const total = (spent?.cost ?? 0) + request!;
+      if (total > limit.usd) refuse(name, `$${(spent?.cost ?? 0).toFixed(4)} spent, and this request may cost up to $${request!.toFixed(4)}: over the ${name} budget of $${limit.usd}`);
+    }
+  }
+}
+
+function refuse(scope: string, message: string): never {
+  throw new ModelError('budget_exceeded', `The ${scope} budget would be exceeded: ${message}. The request was not sent; raise the limit in quire.json (budgets.${scope}) to go on.`);
+}
+
+function startOfDay(now: Date): string {
+  return `${now.toISOString().slice(0, 10)}T00:00:00.000Z`;
+}
+
+function startOfMonth(now: Date): string {
+  return `${now.toISOString().slice(0, 7)}-01T00:00:00.000Z`;
+}

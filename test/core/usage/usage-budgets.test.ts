@@ -1,0 +1,93 @@
+import { writeFile } from 'node:fs/promises';
+import { describe, expect, it } from 'vitest';
+import { runCli } from '../../../core/cli/run-cli.js';
+import { bufferIO } from '../../helpers/buffer-io.js';
+import { sse, useProviderKernel, MODEL } from '../../plugins/providers/provider-harness.js';
+
+/** Issue 17, points 5 and 6: the usage ledger and budgets, through the real OpenAI SDK and its loopback fake. */
+const { start } = useProviderKernel();
+
+interface UsageAnswer { rows: { key: string; requests: number; input: number; cachedInput: number; output: number; reasoning: number; cost: number | null; unpricedTokens: number }[]; total: { cost: number | null; input: number; output: number } }
+
+describe('the usage ledger', () => {
+  it('records every request of a turn per session, turn, provider and model, prices it, carries the running cost in the usage event, and keeps it across a restart', async () => {
+    const prices = { [MODEL]: { input: 2, cachedInput: 1, output: 10 } };
+    const kit = await start('openai-chat', { kernelConfig: { usage: { prices } } });
+    const doc = await kit.act<{ id: string }>('notebook_create', { name: 'N' });
+    kit.fake.reply(
+      sse('openai-chat', { calls: [{ id: 'call_a', name: 'document_list', args: { notebook: doc.id } }], usage: { input: 1_000, output: 100 } }),
+      sse('openai-chat', { text: 'Nothing there.', usage: { input: 2_000, output: 50 } }),
+    );
+    const session = await kit.session();
+    const { events } = await kit.turn(session, 'What is in N?');
+    const usage = events.filter((event) => event.event === 'usage').at(-1)!;
+    // (1000 + 2000) input at $2/M + (100 + 50) output at $10/M = $0.0075
+    expect(usage.data).toMatchObject({ promptTokens: 3_000, completionTokens: 150, cost: 0.0075 });
+    const byModel = await (await kit.http('GET', '/api/usage?by=model')).json() as UsageAnswer;
+    expect(byModel.rows).toEqual([{ key: `openai-chat/${MODEL}`, requests: 2, input: 3_000, cachedInput: 0, output: 150, reasoning: 0, cost: 0.0075, unpricedTokens: 0 }]);
+    const bySession = await (await kit.http('GET', '/api/usage?by=session')).json() as UsageAnswer;
+    expect(bySession.rows.map((row) => row.key)).toEqual([session]);
+    expect((await kit.http('GET', '/api/usage?by=week')).status).toBe(400);
+    const root = kit.kernel.workspace.root;
+    await kit.kernel.close();
+    // Durable: another kernel over the same workspace, and the CLI beside it, read the same figures.
+    const again = await start('openai-chat', { workspace: root, kernelConfig: { usage: { prices } } });
+    expect(((await (await again.http('GET', '/api/usage?by=day')).json()) as UsageAnswer).total).toMatchObject({ input: 3_000, output: 150, cost: 0.0075 });
+    // The CLI prices from the workspace's quire.json.
+    await writeFile(again.kernel.workspace.configFile, JSON.stringify({ usage: { prices } }));
+    const io = bufferIO();
+    expect(await runCli(['usage', '--by', 'model', '--workspace', root], io)).toBe(0);
+    expect(io.outText()).toContain(`openai-chat/${MODEL}  2 requests  in 3000 (cached 0)  out 150 (reasoning 0)  $0.0075`);
+  });
+
+  it('shows a model without a price as unknown, never as free', async () => {
+    const kit = await start('openai-chat');
+    kit.fake.reply(sse('openai-chat', { text: 'Hi.', usage: { input: 500, output: 20 } }));
+    const { events } = await kit.turn(await kit.session(), 'hello');
+    expect(events.filter((event) => event.event === 'usage').at(-1)!.data).toMatchObject({ cost: null });
+    const answer = await (await kit.http('GET', '/api/usage?by=model')).json() as UsageAnswer;
+    expect(answer.rows[0]).toMatchObject({ cost: null, unpricedTokens: 520 });
+  });
+});
+
+describe('budgets', () => {
+  it('stops the turn with BUDGET_EXCEEDED before a request that could pass the session budget, and sends nothing more', async () => {
+    const probe = await start('openai-chat', { agent: { maxOutputTokens: 100 } });
+    const preview = await (await probe.http('GET', `/api/agent/sessions/${await probe.session()}/preview?message=${encodeURIComponent('What is in N?')}`)).json() as { preview: { tokens: { prompt: number } } };
+    const first = preview.preview.tokens.prompt;
+    // Room for the first request (its prompt and the largest answer) and what it reports, not for the second.
+    const kit = await start('openai-chat', { agent: { maxOutputTokens: 100 }, kernelConfig: { budgets: { session: { tokens: first + 100 + 40 } } } });
+    const doc = await kit.act<{ id: string }>('notebook_create', { name: 'N' });
+    kit.fake.reply(
+      sse('openai-chat', { calls: [{ id: 'call_a', name: 'document_list', args: { notebook: doc.id } }], usage: { input: 20, output: 7 } }),
+      sse('openai-chat', { text: 'never sent' }),
+    );
+    const { events } = await kit.turn(await kit.session(), 'What is in N?');
+    expect(kit.fake.posts).toHaveLength(1);
+    const error = events.find((event) => event.event === 'error');
+    expect(error?.data).toMatchObject({ code: 'BUDGET_EXCEEDED' });
+    expect(String(error?.data.message)).toContain('session budget');
+    expect(events.at(-1)).toMatchObject({ event: 'done', data: { state: 'interrupted' } });
+  });
+
+  it('refuses a money budget it cannot keep: the model has no price', async () => {
+    const kit = await start('openai-chat', { kernelConfig: { budgets: { day: { usd: 1 } } } });
+    kit.fake.reply(sse('openai-chat', { text: 'never sent' }));
+    const { events } = await kit.turn(await kit.session(), 'hello');
+    expect(kit.fake.posts).toHaveLength(0);
+    expect(events.find((event) => event.event === 'error')?.data).toMatchObject({ code: 'BUDGET_EXCEEDED', message: expect.stringContaining(`the price of model '${MODEL}' is unknown`) });
+  });
+
+  it('keeps a money budget per turn from the price table', async () => {
+    const kit = await start('openai-chat', { agent: { maxOutputTokens: 1_000 }, kernelConfig: { usage: { prices: { [MODEL]: { input: 1_000, output: 1_000 } } }, budgets: { turn: { usd: 0.5 } } } });
+    kit.fake.reply(sse('openai-chat', { text: 'never sent' }));
+    const session = await kit.session();
+    // The preview prices the next request the same way: the prompt at $1,000/M plus 1,000 output tokens at $1,000/M.
+    const { preview } = await (await kit.http('GET', `/api/agent/sessions/${session}/preview?message=hello`)).json() as { preview: { cost: number; tokens: { prompt: number } } };
+    expect(preview.cost).toBeCloseTo((preview.tokens.prompt + 1_000) / 1_000, 9);
+    // A request of 1,000 output tokens at $1,000/M may cost $1 alone: over $0.50.
+    const { events } = await kit.turn(session, 'hello');
+    expect(kit.fake.posts).toHaveLength(0);
+    expect(events.find((event) => event.event === 'error')?.data).toMatchObject({ code: 'BUDGET_EXCEEDED', message: expect.stringContaining('turn budget of $0.5') });
+  });
+});
