@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { Kernel } from '../../../core/kernel.js';
 import type { Principal } from '../../../core/plugin-api.js';
 import { toolSpecs } from '../../../core/turn/turn-loop.js';
+import { notebooksInResult } from '../../../core/pipeline/prepared-call.js';
 import { admin, agent } from '../../plugins/blocks/blocks-harness.js';
 import { embedded, useSemantic } from '../../plugins/search-semantic/semantic-harness.js';
 
@@ -16,10 +17,12 @@ import { embedded, useSemantic } from '../../plugins/search-semantic/semantic-ha
  */
 
 const MARKER = 'zebraquartz';
+/** Only in the notebook marked egress: local-only (the agent may read and write it). */
+const LOCAL_MARKER = 'quokkaplinth';
 const { boot, tempDir } = useSemantic();
 
-interface Place { notebook: string; name: string; doc: string; block: string; block2: string; version: string; child: string }
-interface World { kernel: Kernel; closed: Place; readOnly: Place; open: Place; snapshot: string; importDir: string; exportDir: string }
+interface Place { notebook: string; name: string; word: string; doc: string; block: string; block2: string; version: string; child: string }
+interface World { kernel: Kernel; closed: Place; readOnly: Place; open: Place; local: Place; snapshot: string; importDir: string; exportDir: string }
 /** An agent call: the input, and whether it would change the notebook it names (as opposed to reading it, or changing nothing of it). */
 interface Case { input: Record<string, unknown>; writes?: boolean }
 
@@ -56,7 +59,7 @@ function cases(at: Place, w: World): Record<string, Case[]> {
     ref_backlinks: [read({ id: at.block }), read({ id: w.open.block })],
     ref_forward: [read({ id: at.block }), read({ id: w.open.block })],
     tag_list: [read({})],
-    tag_blocks: [read({ tag: MARKER })],
+    tag_blocks: [read({ tag: at.word })],
     outline_get: [read({ id: at.doc })],
     dailynote_get: [read({ notebook: at.notebook })],
     dailynote_append: [write({ notebook: at.notebook, markdown: 'x' })],
@@ -66,14 +69,14 @@ function cases(at: Place, w: World): Record<string, Case[]> {
     index_rebuild: [read({})],
     index_problems: [read({})],
     history_list: [read({ id: at.doc })],
-    history_search: [read({ query: MARKER }), read({})],
+    history_search: [read({ query: at.word }), read({})],
     history_get: [read({ id: at.doc, version: at.version })],
     history_rollback: [write({ id: at.doc, version: at.version })],
     history_clear: [write({}), write({ id: at.doc })],
-    rerank_rerank: [read({ query: MARKER, ids: [at.block, w.open.block] })],
-    search_fulltext: [read({ query: MARKER }), read({ query: MARKER, notebooks: [at.notebook] })],
-    search_hybrid: [read({ query: MARKER }), read({ query: MARKER, path: at.doc })],
-    search_semantic: [read({ query: MARKER }), read({ query: MARKER, notebooks: [at.notebook] })],
+    rerank_rerank: [read({ query: at.word, ids: [at.block, w.open.block] })],
+    search_fulltext: [read({ query: at.word }), read({ query: at.word, notebooks: [at.notebook] })],
+    search_hybrid: [read({ query: at.word }), read({ query: at.word, path: at.doc })],
+    search_semantic: [read({ query: at.word }), read({ query: at.word, notebooks: [at.notebook] })],
     embeddings_status: [read({})],
     embeddings_reindex: [read({})],
     embeddings_retry_failed: [read({})],
@@ -104,7 +107,7 @@ function cases(at: Place, w: World): Record<string, Case[]> {
   };
 }
 
-interface Seen { status: string; code?: string; text: string }
+interface Seen { status: string; code?: string; text: string; notebooks?: string[] | 'all' }
 
 /** The answer without what the agent itself said (an error naming the id it asked for is no leak). */
 function withoutEcho(text: string, input: Record<string, unknown>): string {
@@ -116,7 +119,7 @@ async function call(kernel: Kernel, target: string, input: Record<string, unknow
   try {
     const outcome = await kernel.pipeline.call({ target, input: structuredClone(input), principal, sessionMode: 'auto' });
     const value = outcome.status === 'ok' ? outcome.value : outcome.status === 'job' ? await outcome.done : outcome;
-    return { status: outcome.status, text: JSON.stringify(value) };
+    return { status: outcome.status, text: JSON.stringify(value), notebooks: notebooksInResult(outcome.call) };
   } catch (error) {
     const e = error as { code?: string; message?: string; details?: unknown };
     return { status: 'error', code: e.code ?? 'THROWN', text: `${e.message ?? String(error)} ${JSON.stringify(e.details ?? {})}` };
@@ -148,27 +151,29 @@ async function world(): Promise<World> {
     const child = (await as<{ id: string }>('document_create', { notebook, parentId: doc, title: `${name} child`, markdown: `${word} in the child\n` })).id;
     const tree = await as<{ document: { children: { id: string }[] } }>('document_get', { id: doc });
     const [block, block2] = tree.document.children.map((c) => c.id) as [string, string];
-    return { notebook, name, doc, block, block2, child, version: '' };
+    return { notebook, name, word, doc, block, block2, child, version: '' };
   };
   const closed = await place('ClosedBook', MARKER);
   const readOnly = await place('ReadBook', 'readword');
   const open = await place('OpenBook', 'openword');
+  const local = await place('LocalBook', LOCAL_MARKER);
   // A reference from the open notebook into the closed one (its id is the open note's text): following
   // it, and the backlinks of the closed block, must tell nothing of the closed notebook.
   await as('block_update', { id: open.block, markdown: `openword see ((${closed.block} "over there"))` });
   const snapshot = (await as<{ id: string }>('snapshot_create', { memo: 'before the last edits' })).id;
-  for (const at of [closed, readOnly]) {
-    await as('block_update', { id: at.block2, markdown: `${at === closed ? MARKER : 'readword'} edited after the snapshot` });
+  for (const at of [closed, readOnly, local]) {
+    await as('block_update', { id: at.block2, markdown: `${at === closed ? MARKER : at === local ? LOCAL_MARKER : 'readword'} edited after the snapshot` });
     const versions = await as<{ versions: { version: string }[] }>('history_list', { id: at.doc });
     at.version = versions.versions[0]!.version;
   }
   await as('notebook_set_privacy', { id: closed.notebook, agent: 'none' });
   await as('notebook_set_privacy', { id: readOnly.notebook, agent: 'read' });
+  await as('notebook_set_privacy', { id: local.notebook, egress: 'local-only' });
   await embedded((target, input) => as(target, input));
   const importDir = join(root, '..', 'to-import');
   await mkdir(importDir, { recursive: true });
   await writeFile(join(importDir, 'note.md'), '# Imported\n\nimported text\n');
-  return { kernel, closed, readOnly, open, snapshot, importDir, exportDir: join(root, '..', 'exports') };
+  return { kernel, closed, readOnly, open, local, snapshot, importDir, exportDir: join(root, '..', 'exports') };
 }
 
 describe('notebook privacy: every native action, called by the agent', () => {
@@ -232,5 +237,32 @@ describe('notebook privacy: every native action, called by the agent', () => {
     const denied = await call(w.kernel, 'block_update', { id: w.readOnly.block, markdown: 'x' }, agent());
     expect(denied).toMatchObject({ code: 'ACTION_DENIED' });
     expect(denied.text).toContain('agent may only read');
+  }, 240_000);
+
+  it('local-only: no agent result holding the notebook\'s text fails to say so; the observed table of every action (QUIRE_PRIVACY_TABLE=<file> writes it)', async () => {
+    const w = await world();
+    const reader: Principal = { kind: 'person', name: 'rita', role: 'reader' };
+    const rows: string[] = ['| action | reader (private notebook) | agent, `agent: none` | agent, `agent: read` | local-only notebook: the agent\'s result to a cloud model |', '|---|---|---|---|---|'];
+    const unsaid: string[] = [];
+    const show = (seen: Seen) => (seen.status === 'ok' || seen.status === 'job' ? 'ok' : seen.code ?? seen.status);
+    // What removes or moves things goes last, so that every other action still finds what it names.
+    const last = (name: string) => (name === 'notebook_remove' ? 2 : /remove|delete|move|rollback|clear|purge/.test(name) ? 1 : 0);
+    const targets = Object.keys(cases(w.open, w)).sort((a, b) => last(a) - last(b));
+    for (const target of targets) {
+      // Each column on a fresh copy of the case against its own notebook; writes run in auto mode.
+      // The closed notebook is private, and nothing (not even the agent's writes) can publish it meanwhile.
+      const asReader = await call(w.kernel, target, cases(w.closed, w)[target]![0]!.input, reader);
+      const none = await call(w.kernel, target, cases(w.closed, w)[target]![0]!.input, agent());
+      const readOnly = await call(w.kernel, target, cases(w.readOnly, w)[target]![0]!.input, agent());
+      const local = await call(w.kernel, target, cases(w.local, w)[target]![0]!.input, agent());
+      // Its own words (an error naming the query, a tag echoed back) are no text of the notebook.
+      const holds = withoutEcho(local.text, cases(w.local, w)[target]![0]!.input).includes(LOCAL_MARKER);
+      const reported = local.notebooks === 'all' || (local.notebooks ?? []).includes(w.local.notebook);
+      if (holds && !reported) unsaid.push(`${target}: its result holds the local-only text but reports ${JSON.stringify(local.notebooks)}`);
+      const egress = local.status !== 'ok' && local.status !== 'job' ? `${show(local)} (nothing returned)` : reported ? (local.notebooks === 'all' ? 'withheld (cannot say: every notebook)' : 'withheld (reports the notebook)') : 'sent (holds none of it)';
+      rows.push(`| \`${target}\` | ${show(asReader)} | ${show(none)} | ${show(readOnly)} | ${egress} |`);
+    }
+    expect(unsaid).toEqual([]);
+    if (process.env.QUIRE_PRIVACY_TABLE) await writeFile(process.env.QUIRE_PRIVACY_TABLE, `${rows.join('\n')}\n`);
   }, 240_000);
 });
