@@ -3,14 +3,20 @@ import { NOTEBOOK_SCOPE, type NotebookScope } from './notebook-scope.js';
 
 const NONE: ReadonlySet<string> = new Set();
 
+/** The notebooks among these whose text must not leave this machine (`egress: local-only`). */
+export function localOnlyAmong(notebooks: Iterable<readonly [string, { egress?: string }]>): Set<string> {
+  const out = new Set<string>();
+  for (const [id, conf] of notebooks) if (conf.egress === 'local-only') out.add(id);
+  return out;
+}
+
 /**
  * The egress scope, answered in one place: the notebooks whose text must not leave this machine
  * (`.notebook.json` `egress: local-only`), read now (a person may change it at any time).
  */
 export function localOnlyNotebooks(container: DependencyContainer): ReadonlySet<string> {
   if (!container.isRegistered(NOTEBOOK_SCOPE, true)) return NONE;
-  const out = new Set<string>();
-  for (const notebook of container.resolve<NotebookScope>(NOTEBOOK_SCOPE).privacy()) if (notebook.egress === 'local-only') out.add(notebook.id);
+  const out = localOnlyAmong(container.resolve<NotebookScope>(NOTEBOOK_SCOPE).privacy().map((notebook) => [notebook.id, notebook] as const));
   return out.size > 0 ? out : NONE;
 }
 

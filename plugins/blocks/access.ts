@@ -1,4 +1,4 @@
-import { ConflictError, KernelError, NotFoundError, type ActionCall } from '../../core/index.js';
+import { ConflictError, KernelError, NotFoundError, mayRead, type ActionCall } from '../../core/index.js';
 import type { Block } from './block-model.js';
 import type { BlockStore } from './block-store.js';
 import type { NotebookConf } from './notebook-conf.js';
@@ -12,9 +12,7 @@ export type Caller = Pick<ActionCall, 'principal'> & Partial<Pick<ActionCall, 'd
  * that a private document exists.
  */
 export function canSee(call: Caller, conf: NotebookConf | undefined, notebook: string): boolean {
-  if (!conf) return false;
-  if (call.deniedNotebooks?.has(notebook)) return false;
-  return call.principal.role !== 'reader' || conf.access === 'published';
+  return mayRead(call, notebook, conf);
 }
 
 /** Whether the caller may see a notebook, by id (an unknown one is not visible). */

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { IntentJournal, NOTEBOOK_SCOPE, WORKSPACE, definePlugin, isValidId, throwIfStopped, type ActionHandler, type PluginHandlers } from '../../core/index.js';
+import { IntentJournal, NOTEBOOK_SCOPE, WORKSPACE, definePlugin, isValidId, mayRead, throwIfStopped, type ActionHandler, type PluginHandlers } from '../../core/index.js';
 import { canSeeNotebook, mayListProblem, otherDocumentShown } from './access.js';
 import { reportReturned } from './returned-notebooks.js';
 import { attrActions, outlineActions, refActions, tagActions } from './link-actions.js';
@@ -68,7 +68,7 @@ export default definePlugin<Partial<BlocksConfig>>({
         if (isValidId(id) && store.catalog.doc(id) && store.catalog.relativePath(id) === path) await store.beforeChange(id, op, by);
       },
       reportReturned: (call, value) => reportReturned(store, call, value),
-      visibleTo: (call, notebook) => !call.deniedNotebooks.has(notebook) && (call.principal.role !== 'reader' || store.catalog.notebooks.get(notebook)?.access === 'published'),
+      visibleTo: (call, notebook) => mayRead(call, notebook, store.catalog.notebooks.get(notebook)),
       withWritesPaused: (work) => store.queue.run(() => work({ syncIndex: async () => { await syncWithFiles(store); } })),
     });
     const watcher = config.watch ? watchData(store, () => readiness.sync(false)) : undefined;

@@ -1,4 +1,5 @@
-import { KernelError, isValidId, type ActionCall, type ActionHandler } from '../../core/index.js';
+import { KernelError, isValidId, readableNotebooks, readsAreScoped, type ActionCall, type ActionHandler } from '../../core/index.js';
+import type { NotebookConf } from './notebook-conf.js';
 import type { Block } from './block-model.js';
 import type { BlocksRuntime } from './runtime.js';
 import { checkExpected, documentOfBlock, invalid } from './access.js';
@@ -15,10 +16,10 @@ const RESULT_LIMIT = 200;
  * Keeps index queries to what the caller may see: readers, published notebooks only; the agent, none
  * that a deny rule keeps it out of. Ids are checked before they are written into the SQL.
  */
-function scopeClause(call: ActionCall, alias = 'b'): string {
-  const published = call.principal.role === 'reader' ? ` AND ${alias}.notebook IN (SELECT id FROM notebooks WHERE access = 'published')` : '';
-  const denied = [...call.deniedNotebooks].filter((id) => isValidId(id)).map((id) => `'${id}'`);
-  return `${published}${denied.length > 0 ? ` AND ${alias}.notebook NOT IN (${denied.join(', ')})` : ''}`;
+function scopeClause(call: ActionCall, notebooks: ReadonlyMap<string, NotebookConf>, alias = 'b'): string {
+  if (!readsAreScoped(call)) return '';
+  const readable = readableNotebooks(call, notebooks).filter((id) => isValidId(id)).map((id) => `'${id}'`);
+  return readable.length > 0 ? ` AND ${alias}.notebook IN (${readable.join(', ')})` : ' AND 0';
 }
 
 const ROW_COLUMNS = 'b.id, b.type, b.subtype, b.root_id AS documentId, b.notebook, b.hpath, substr(b.content, 1, 200) AS preview, b.updated';
@@ -63,14 +64,14 @@ export function refActions(rt: BlocksRuntime): Record<string, ActionHandler> {
       const { id } = input as { id: string };
       documentOfBlock(rt.store, call, id);
       const rows = db.prepare(`SELECT ${ROW_COLUMNS}, r.anchor FROM refs r JOIN blocks b ON b.id = r.block_id
-        WHERE r.def_block_id = ? ${scopeClause(call)} ORDER BY b.root_id, b.id LIMIT ${RESULT_LIMIT + 1}`).all(id);
+        WHERE r.def_block_id = ? ${scopeClause(call, rt.store.catalog.notebooks)} ORDER BY b.root_id, b.id LIMIT ${RESULT_LIMIT + 1}`).all(id);
       return { id, backlinks: rows.slice(0, RESULT_LIMIT), truncated: rows.length > RESULT_LIMIT };
     },
     forward: (input, call) => {
       const { id } = input as { id: string };
       documentOfBlock(rt.store, call, id);
       // A reference to a block that is gone, or that a reader may not see, shows as unresolved.
-      const seen = scopeClause(call, 't');
+      const seen = scopeClause(call, rt.store.catalog.notebooks, 't');
       const rows = db.prepare(`SELECT r.block_id AS fromId, r.def_block_id AS id, r.anchor, t.type, t.root_id AS documentId,
           substr(t.content, 1, 200) AS preview, t.id IS NOT NULL AS resolved
         FROM refs r LEFT JOIN blocks t ON t.id = r.def_block_id ${seen}
@@ -86,14 +87,14 @@ export function tagActions(rt: BlocksRuntime): Record<string, ActionHandler> {
     list: (input, call) => {
       const { prefix } = input as { prefix?: string };
       const rows = db.prepare(`SELECT t.tag, count(*) AS blocks FROM tags t JOIN blocks b ON b.id = t.block_id
-        WHERE (? IS NULL OR substr(t.tag, 1, length(?)) = ?) ${scopeClause(call)} GROUP BY t.tag ORDER BY t.tag LIMIT 1000`).all(prefix ?? null, prefix ?? null, prefix ?? null);
+        WHERE (? IS NULL OR substr(t.tag, 1, length(?)) = ?) ${scopeClause(call, rt.store.catalog.notebooks)} GROUP BY t.tag ORDER BY t.tag LIMIT 1000`).all(prefix ?? null, prefix ?? null, prefix ?? null);
       return { tags: rows };
     },
     blocks: (input, call) => {
       const { tag, limit } = input as { tag: string; limit?: number };
       const cap = limit ?? 50;
       const rows = db.prepare(`SELECT ${ROW_COLUMNS} FROM tags t JOIN blocks b ON b.id = t.block_id
-        WHERE (t.tag = ? OR substr(t.tag, 1, length(?) + 1) = ? || '/') ${scopeClause(call)} ORDER BY b.updated DESC, b.id LIMIT ?`).all(tag, tag, tag, cap + 1);
+        WHERE (t.tag = ? OR substr(t.tag, 1, length(?) + 1) = ? || '/') ${scopeClause(call, rt.store.catalog.notebooks)} ORDER BY b.updated DESC, b.id LIMIT ?`).all(tag, tag, tag, cap + 1);
       return { tag, blocks: rows.slice(0, cap), truncated: rows.length > cap };
     },
   };

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { KernelError, isValidId, type ActionCall } from '../../core/index.js';
+import { KernelError, isValidId, readableNotebooks, readsAreScoped, type ActionCall } from '../../core/index.js';
 import type { BlocksIndex } from '../blocks/tokens.js';
 import { parseQuery, phrase } from './query-language.js';
 import { snippet } from './snippet.js';
@@ -160,12 +160,9 @@ export function createFulltextSearch(index: BlocksIndex, options: SearchOptions 
  * deny rule closes to it.
  */
 function notebookScope(index: BlocksIndex, call: ActionCall, requested: string[] | undefined): string[] | undefined {
-  const reader = call.principal.role === 'reader';
-  if (!reader && call.deniedNotebooks.size === 0) return requested;
-  // The agent never searches a notebook a deny rule keeps it out of.
-  const allowed = [...index.notebooks()]
-    .filter(([id, notebook]) => (!reader || notebook.access === 'published') && !call.deniedNotebooks.has(id))
-    .map(([id]) => id);
+  if (!readsAreScoped(call)) return requested;
+  // Core answers who reads what (core/gate/read-scope.ts).
+  const allowed = readableNotebooks(call, index.notebooks());
   return requested ? allowed.filter((id) => requested.includes(id)) : allowed;
 }
 

@@ -2,6 +2,7 @@ import * as crypto from 'node:crypto';
 import type { BlocksIndex } from '../blocks/tokens.js';
 import type { EmbeddingStore, StoredRow } from './embedding-store.js';
 import type { BlockFacts, IgnoreRules } from './ignore-rules.js';
+import { localOnlyAmong } from '../../core/index.js';
 
 const PAGE = 2_000;
 const FACTS = 'id, notebook, path, hpath, type, content';
@@ -118,8 +119,9 @@ export class BlockIntake {
         const row = rows.get(id);
         if (row) { store.delete(row.key); changed++; }
       }
+      const localOnlySet = localOnlyAmong(notebooks);
       for (const fact of facts) {
-        const localOnly = notebooks.get(fact.notebook)?.egress === 'local-only';
+        const localOnly = localOnlySet.has(fact.notebook);
         const reason = rules.reason(fact, localOnly && remote);
         const hash = textHash(fact.content);
         const row = rows.get(fact.id);

@@ -4,6 +4,7 @@ import { textHash, type BlockIntake } from './block-intake.js';
 import type { RetryConfig } from './config.js';
 import type { EmbeddingStore, StoreCounts } from './embedding-store.js';
 import { vectorToBlob } from './vector-blob.js';
+import { localOnlyAmong } from '../../core/index.js';
 
 /** `<plugin>/<backend>:<model>`: vectors of another model id (or backend serving it) are never compared. */
 export function modelKeyOf(selected: SelectedBackend<'embedder'>): string {
@@ -116,8 +117,8 @@ export class Indexer {
       if (due.length === 0) break;
       if (remote) {
         // The last check before the text leaves: a block now in a local-only notebook stays here.
-        const notebooks = this.deps.blocks.notebooks();
-        const kept = due.filter((block) => notebooks.get(block.notebook)?.egress !== 'local-only');
+        const localOnly = localOnlyAmong(this.deps.blocks.notebooks());
+        const kept = due.filter((block) => !localOnly.has(block.notebook));
         if (kept.length < due.length) {
           this.deps.intake.checkIds(due.filter((block) => !kept.includes(block)).map((block) => block.block_id));
           due = kept;
@@ -166,9 +167,9 @@ export class Indexer {
     });
     if (remote) {
       // A block moved into a local-only notebook while its text was on the way keeps no remote vector.
-      const notebooks = this.deps.blocks.notebooks();
+      const localOnly = localOnlyAmong(this.deps.blocks.notebooks());
       const places = store.prepared('SELECT id, notebook FROM blk.blocks WHERE id IN (SELECT value FROM json_each(?))').all(JSON.stringify(due.map((block) => block.block_id))) as { id: string; notebook: string }[];
-      const moved = places.filter((place) => notebooks.get(place.notebook)?.egress === 'local-only').map((place) => place.id);
+      const moved = places.filter((place) => localOnly.has(place.notebook)).map((place) => place.id);
       if (moved.length > 0) this.deps.intake.checkIds(moved);
     }
   }

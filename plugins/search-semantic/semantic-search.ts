@@ -1,4 +1,4 @@
-import { KernelError, isValidId, type ActionCall, type BackendCaller, type BackendHandle } from '../../core/index.js';
+import { KernelError, isValidId, readableNotebooks, readsAreScoped, type ActionCall, type BackendCaller, type BackendHandle } from '../../core/index.js';
 import type { BlocksIndex } from '../blocks/tokens.js';
 import type { AnnHit } from './ann/ann-index.js';
 import type { AnnSync } from './ann-sync.js';
@@ -148,9 +148,9 @@ async function exactAmong(store: EmbeddingStore, query: Float32Array, keys: read
  * filter asks, and the agent to those no deny rule closes to it (as search-fulltext does).
  */
 function notebookScope(index: BlocksIndex, call: ActionCall, requested: readonly string[] | undefined): string[] | undefined {
-  const reader = call.principal.role === 'reader';
-  if (!reader && call.deniedNotebooks.size === 0) return requested ? [...requested] : undefined;
-  const allowed = [...index.notebooks().keys()].filter((id) => index.visibleTo(call, id));
+  if (!readsAreScoped(call)) return requested ? [...requested] : undefined;
+  // Core answers who reads what (core/gate/read-scope.ts).
+  const allowed = readableNotebooks(call, index.notebooks());
   return requested ? allowed.filter((id) => requested.includes(id)) : allowed;
 }
 

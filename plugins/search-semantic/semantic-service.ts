@@ -10,6 +10,7 @@ import { ignoreRules } from './ignore-rules.js';
 import { Indexer, isRemote } from './indexer.js';
 import { blocksOf, createSemanticSearch, unavailableReason, type HitBlock, type KeyedAnswer } from './semantic-search.js';
 import type { SemanticQuery } from './tokens.js';
+import { localOnlyAmong } from '../../core/index.js';
 
 const COUNTS_FRESH_MS = 1_000;
 /** A query's note counts the blocks still to embed no further than this (a range of the partial index). */
@@ -97,7 +98,8 @@ export class SemanticService {
       onModel: async () => { this.compare(); },
       background: this.background,
     });
-    for (const [id, notebook] of blocks.notebooks()) this.egress.set(id, notebook.egress === 'local-only');
+    const localOnly = localOnlyAmong(blocks.notebooks());
+    for (const id of blocks.notebooks().keys()) this.egress.set(id, localOnly.has(id));
     // The comparison below covers every change reported before it.
     this.changes = [];
     // A new model is taken on before the comparison, so that it is not compared twice.
@@ -167,9 +169,9 @@ export class SemanticService {
 
   /** Of the notebooks written, those whose local-only flag changed since last seen (or first seen). */
   private egressChanged(notebooks: readonly string[]): string[] {
-    const all = this.deps.blocks.notebooks();
+    const all = localOnlyAmong(this.deps.blocks.notebooks());
     return notebooks.filter((id) => {
-      const localOnly = all.get(id)?.egress === 'local-only';
+      const localOnly = all.has(id);
       const before = this.egress.get(id);
       this.egress.set(id, localOnly);
       return before === undefined ? localOnly : before !== localOnly;

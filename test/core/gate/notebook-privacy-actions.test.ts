@@ -244,6 +244,7 @@ describe('notebook privacy: every native action, called by the agent', () => {
     const reader: Principal = { kind: 'person', name: 'rita', role: 'reader' };
     const rows: string[] = ['| action | reader (private notebook) | agent, `agent: none` | agent, `agent: read` | local-only notebook: the agent\'s result to a cloud model |', '|---|---|---|---|---|'];
     const unsaid: string[] = [];
+    const readerLeaks: string[] = [];
     const show = (seen: Seen) => (seen.status === 'ok' || seen.status === 'job' ? 'ok' : seen.code ?? seen.status);
     // What removes or moves things goes last, so that every other action still finds what it names.
     const last = (name: string) => (name === 'notebook_remove' ? 2 : /remove|delete|move|rollback|clear|purge/.test(name) ? 1 : 0);
@@ -251,7 +252,10 @@ describe('notebook privacy: every native action, called by the agent', () => {
     for (const target of targets) {
       // Each column on a fresh copy of the case against its own notebook; writes run in auto mode.
       // The closed notebook is private, and nothing (not even the agent's writes) can publish it meanwhile.
-      const asReader = await call(w.kernel, target, cases(w.closed, w)[target]![0]!.input, reader);
+      const readerInput = cases(w.closed, w)[target]![0]!.input;
+      const asReader = await call(w.kernel, target, readerInput, reader);
+      // A reader learns nothing of a private notebook from any action (the reader scope, core/gate/read-scope.ts).
+      if (withoutEcho(asReader.text, readerInput).includes(MARKER) || withoutEcho(asReader.text, readerInput).includes('ClosedBook')) readerLeaks.push(`${target}: ${asReader.text.slice(0, 200)}`);
       const none = await call(w.kernel, target, cases(w.closed, w)[target]![0]!.input, agent());
       const readOnly = await call(w.kernel, target, cases(w.readOnly, w)[target]![0]!.input, agent());
       const local = await call(w.kernel, target, cases(w.local, w)[target]![0]!.input, agent());
@@ -263,6 +267,7 @@ describe('notebook privacy: every native action, called by the agent', () => {
       rows.push(`| \`${target}\` | ${show(asReader)} | ${show(none)} | ${show(readOnly)} | ${egress} |`);
     }
     expect(unsaid).toEqual([]);
+    expect(readerLeaks).toEqual([]);
     if (process.env.QUIRE_PRIVACY_TABLE) await writeFile(process.env.QUIRE_PRIVACY_TABLE, `${rows.join('\n')}\n`);
   }, 240_000);
 });
