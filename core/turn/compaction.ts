@@ -142,6 +142,11 @@ export interface CompactInput {
   target: number;
   /** How far the provider's own counts exceed the estimate. */
   scale: number;
+  /**
+   * The messages as they may be sent for summarising (a model off this machine gets markers in place of
+   * results holding local-only notes, egress-filter.ts); the summary covers what it was shown.
+   */
+  outgoing?: (messages: readonly ModelMessage[]) => readonly ModelMessage[];
 }
 
 /** after[i]: the estimated tokens of messages i and on (each counted once, not once per candidate cut). */
@@ -165,7 +170,8 @@ export async function compact(send: SummaryRequester, input: CompactInput): Prom
   const fixed = estimateRequest(head, tools);
   const after = suffixTokens(messages);
   const cut = cuts.find((candidate) => (fixed + after[candidate]!) * scale + limits.output <= input.target) ?? cuts[cuts.length - 1]!;
-  const made = await summarizeInPieces(send, messages.slice(from, cut), previous?.summary, limits);
+  const part = messages.slice(from, cut);
+  const made = await summarizeInPieces(send, input.outgoing ? [...input.outgoing(part)] : part, previous?.summary, limits);
   const covered = messages.slice(0, cut);
   const state: CompactionState = { version: 2, summary: made.summary, coveredCount: cut, digest: digestOf(covered), provider: input.scope };
   rememberDigest(state.digest, covered);

@@ -6,6 +6,7 @@ import { retryDelay, waitOrAbort } from './retry-policy.js';
 import { streamRound, type RoundResult } from './round-stream.js';
 import { CompactionError, type SummaryRequester } from './summary-pieces.js';
 import type { TurnDependencies, TurnRequest } from './turn-loop.js';
+import { withholdLocalOnly } from './egress-filter.js';
 
 /** A summary request that sends nothing for this long is given up (REFERENCE.md §6: two minutes). */
 const SUMMARY_TIMEOUT_MS = 120_000;
@@ -48,7 +49,11 @@ export async function contextFor(deps: TurnDependencies, request: TurnRequest, t
   if (!forced && box.lastEstimate * box.scale <= 0.9 * budget) return current;
   let made: Awaited<ReturnType<typeof compact>>;
   try {
-    made = await compact(summaryRequester(deps, request, box), { scope, messages, head, tools, previous, contextLimit, target: 0.75 * budget, scale: box.scale });
+    const egress = request.egress;
+    made = await compact(summaryRequester(deps, request, box), {
+      scope, messages, head, tools, previous, contextLimit, target: 0.75 * budget, scale: box.scale,
+      ...(egress?.egress ? { outgoing: (part: readonly ModelMessage[]) => withholdLocalOnly(part, egress.localOnly()).messages } : {}),
+    });
   } catch (error) {
     // Ahead of the limit, a passing failure is no reason to stop while the request still fits; a
     // refused key or an invalid request is (the same request with the whole history fails the same way).

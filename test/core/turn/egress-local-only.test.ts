@@ -4,6 +4,7 @@ import { WITHHELD_MARKER } from '../../../core/turn/egress-filter.js';
 import { readEvents } from '../../helpers/sse-events.js';
 import type { UserPlugin } from '../../helpers/harness.js';
 import { sse, useProviderKernel } from '../../plugins/providers/provider-harness.js';
+import { overflowBody } from '../../../fakes/wire-frames.js';
 
 /**
  * Issue 17, point 3: `egress: local-only` follows the data into model requests. The model server is the
@@ -104,6 +105,26 @@ describe('local-only notebooks and a model server off this machine', () => {
     expect(tools.map((message) => [message.withheld === true, message.notebooks])).toEqual([[false, [open.id]], [true, [secret.id]]]);
     expect(preview.messages.at(-1)).toMatchObject({ role: 'user', content: 'and now?' });
     expect(preview.tokens.prompt).toBe(preview.messages.reduce((sum, message) => sum + message.tokens, 0) + 3 + (preview as unknown as { tools: { tokens: number }[] }).tools.reduce((sum, tool) => sum + tool.tokens, 0));
+  });
+
+  it('sends compaction\'s summary requests without the withheld results too', async () => {
+    const kit = await start('openai-chat', { model: { contextLimit: 100_000 } });
+    const { secretDoc } = await notes(kit);
+    kit.fake.reply(
+      sse('openai-chat', { calls: [{ id: 'call_secret', name: 'document_get_markdown', args: { id: secretDoc.id } }] }),
+      sse('openai-chat', { text: 'Read it.' }),
+      // The next turn: the server says the context overflowed, so the history is summarised first.
+      { kind: 'json', status: 400, body: overflowBody('openai-chat') },
+      sse('openai-chat', { text: 'SUMMARY OF EARLIER WORK' }),
+      sse('openai-chat', { text: 'fits now' }),
+    );
+    const session = await kit.session();
+    await turn(kit, session, 'Read my visits', () => ({ approved: false }));
+    const next = await turn(kit, session, 'go on', () => ({ approved: false }));
+    expect(next.events.at(-1)).toMatchObject({ event: 'done', data: { state: 'finished' } });
+    expect(kit.fake.posts).toHaveLength(5);
+    expect(JSON.stringify(kit.fake.posts[3]!.body)).toContain('new_history_json');
+    expect(bytesSent(kit)).not.toContain(MARKER);
   });
 
   it('sends a result the person released, now and in later turns', async () => {
