@@ -65,6 +65,8 @@ export interface Budgets {
   session?: BudgetLimit;
   day?: BudgetLimit;
   month?: BudgetLimit;
+  /** `stop` (default): the turn ends with BUDGET_EXCEEDED; `ask`: the person may raise the limit for the rest of the turn. */
+  whenExceeded?: 'stop' | 'ask';
 }
 
 /** How long a client may take to send a request, and how many connections are open at once (`server.*`). */

@@ -68,8 +68,8 @@ export class ConfirmationStore {
       if (current.status !== 'pending') {
         throw new ConflictError('CONFIRMATION_ALREADY_ANSWERED', `confirmation '${id}' was already answered (${current.status})`, { details: { id, status: current.status } });
       }
-      if (answer.always === true && current.kind === 'release') {
-        throw new KernelError('INVALID_INPUT', `confirmation '${id}' releases one tool result to the model; it is answered each time (no "always": a notebook's egress setting is the standing answer)`, { details: { id, field: 'always' } });
+      if (answer.always === true && current.kind !== undefined) {
+        throw new KernelError('INVALID_INPUT', `confirmation '${id}' (${current.kind}) is answered each time, with no "always": ${current.kind === 'release' ? "a notebook's egress setting" : 'quire.json budgets'} is the standing answer`, { details: { id, field: 'always' } });
       }
       if (answer.argsHash !== current.argsHash) {
         throw new ConflictError('CONFIRMATION_ARGS_MISMATCH', `the answer is for other arguments than confirmation '${id}' asks about`, { details: { id, expected: current.argsHash } });

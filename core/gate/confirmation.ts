@@ -9,8 +9,11 @@ export type ConfirmationStatus = 'pending' | 'approved' | 'rejected' | 'consumed
  */
 export interface Confirmation {
   id: string;
-  /** Absent for a call; `release` for a tool result held back from a model off this machine. */
-  kind?: 'release';
+  /**
+   * Absent for a call; `release` for a tool result held back from a model off this machine; `budget`
+   * for a model request that would pass a budget (budgets.whenExceeded: ask).
+   */
+  kind?: 'release' | 'budget';
   /** Why the person is asked when a grant or the session mode would otherwise have let it run. */
   note?: string;
   plugin: string;

@@ -12,7 +12,8 @@ import { buildSystemPrompt, readAgentsFile } from './system-prompt.js';
 import type { TurnEvent } from './turn-events.js';
 import { runTurn, toolSpecs, type TurnOutcome } from './turn-loop.js';
 import { previewRequest } from './request-preview.js';
-import { meteredProvider } from '../usage/metered-provider.js';
+import { meteredProvider, type BudgetOverrun } from '../usage/metered-provider.js';
+import { askToExceedBudget } from './budget-question.js';
 import { estimateRequest } from './compaction-tokens.js';
 import { toModelMessages } from './model-messages.js';
 
@@ -60,8 +61,8 @@ export class TurnRunner {
     await this.check(sessionId);
     if (this.running.has(sessionId)) throw new ConflictError('CONFLICT', `session ${sessionId} is already running a turn`, { details: { reason: 'running' } });
     let turnId: string | undefined;
-    const { provider, egress } = this.guardedProvider(emit, () => turnId, sessionId);
     const live: RunningTurn = { controller: new AbortController(), calls: new Map() };
+    const { provider, egress } = this.guardedProvider(emit, () => turnId, sessionId, live.controller.signal);
     this.running.set(sessionId, live);
     try {
       const { kernel } = this;
@@ -150,7 +151,7 @@ export class TurnRunner {
    * The provider as this turn uses it: when its manifest entry declares dataEgress, every request goes
    * without the tool results drawn from local-only notebooks (core/turn/egress-filter.ts).
    */
-  private guardedProvider(emit: (event: TurnEvent) => void, turnId: () => string | undefined = () => undefined, sessionId = ''): { provider: ModelProvider; egress: EgressPolicy } {
+  private guardedProvider(emit: (event: TurnEvent) => void, turnId: () => string | undefined = () => undefined, sessionId = '', signal?: AbortSignal): { provider: ModelProvider; egress: EgressPolicy } {
     const raw = this.provider();
     const { container, plugins, config } = this.kernel;
     const settings = turnDependencies(this.kernel, {}, raw.limits).settings;
@@ -159,6 +160,9 @@ export class TurnRunner {
       ledger: this.kernel.usage, budgets: config.budgets, prices: () => config.usage.prices, sessionId, turnId,
       estimate: (request) => estimateRequest(request.messages, request.tools, false),
       ...(settings.maxOutputTokens !== undefined ? { maxOutputTokens: settings.maxOutputTokens } : {}),
+      ...(config.budgets.whenExceeded === 'ask' && signal ? {
+        askToExceed: (overrun: BudgetOverrun) => askToExceedBudget({ confirmations: this.kernel.confirmations, emit, sessionId, turnId: turnId() ?? '', confirmTimeoutMs: settings.confirmTimeoutMs, signal }, overrun),
+      } : {}),
     });
     const policy: EgressPolicy = {
       egress: modelEffects(plugins.activeProviderOf('agent.model'), raw).includes('dataEgress'),

@@ -16,6 +16,18 @@ export interface MeterContext {
   maxOutputTokens?: number;
   /** After each recorded request: the turn's running total. */
   onRecorded?: (turn: UsageRow) => void;
+  /**
+   * With budgets.whenExceeded `ask`: puts the overrun to the person; true lets this scope's budget go
+   * for the rest of the turn. Absent: the request is refused.
+   */
+  askToExceed?: (exceeded: BudgetOverrun) => Promise<boolean>;
+}
+
+/** A budget a request would pass, as the person is shown it. */
+export interface BudgetOverrun {
+  scope: 'turn' | 'session' | 'day' | 'month';
+  limit: BudgetLimit;
+  message: string;
 }
 
 /** Without a bound on the answer, a money budget assumes this many output tokens (the largest answer common models give). */
@@ -29,6 +41,8 @@ const ASSUMED_MAX_OUTPUT = 32_000;
  */
 export function meteredProvider(provider: ModelProvider, context: MeterContext): ModelProvider {
   const model = provider.model ?? provider.id;
+  // Budgets the person let this turn go past.
+  const waived = new Set<BudgetOverrun['scope']>();
   return {
     id: provider.id,
     ...(provider.entry !== undefined ? { entry: provider.entry } : {}),
@@ -36,7 +50,12 @@ export function meteredProvider(provider: ModelProvider, context: MeterContext):
     ...(provider.limits !== undefined ? { limits: provider.limits } : {}),
     ...(provider.prepare ? { prepare: (signal: AbortSignal) => provider.prepare!(signal) } : {}),
     async *stream(request: ModelRequest, signal: AbortSignal): AsyncIterable<ModelEvent> {
-      checkBudgets(context, model, request);
+      for (;;) {
+        const overrun = checkBudgets(context, model, request, waived);
+        if (!overrun) break;
+        if (!context.askToExceed || !(await context.askToExceed(overrun))) refuse(overrun);
+        waived.add(overrun.scope);
+      }
       for await (const event of provider.stream(request, signal)) {
         if (event.type === 'usage') record(context, provider.id, model, event);
         yield event;
@@ -54,40 +73,43 @@ function record(context: MeterContext, providerId: string, model: string, event:
   if (turnId !== undefined) context.onRecorded?.(context.ledger.total({ sessionId: context.sessionId, turnId }));
 }
 
-function checkBudgets(context: MeterContext, model: string, request: ModelRequest): void {
+/** The first budget this request could pass, or undefined. */
+function checkBudgets(context: MeterContext, model: string, request: ModelRequest, waived: ReadonlySet<BudgetOverrun['scope']>): BudgetOverrun | undefined {
   const { budgets } = context;
-  if (!budgets.turn && !budgets.session && !budgets.day && !budgets.month) return;
+  if (!budgets.turn && !budgets.session && !budgets.day && !budgets.month) return undefined;
   const prompt = context.estimate(request);
   const maxOutput = request.maxOutputTokens ?? context.maxOutputTokens;
   const price = context.prices()[model];
   const now = new Date();
   const turnId = context.turnId();
-  const scopes: [string, BudgetLimit | undefined, UsageScope | undefined][] = [
+  const scopes: [BudgetOverrun['scope'], BudgetLimit | undefined, UsageScope | undefined][] = [
     ['turn', budgets.turn, turnId !== undefined ? { sessionId: context.sessionId, turnId } : undefined],
     ['session', budgets.session, { sessionId: context.sessionId }],
     ['day', budgets.day, { since: startOfDay(now) }],
     ['month', budgets.month, { since: startOfMonth(now) }],
   ];
   for (const [name, limit, scope] of scopes) {
-    if (!limit) continue;
+    if (!limit || waived.has(name)) continue;
+    const over = (message: string): BudgetOverrun => ({ scope: name, limit, message });
     const spent = scope ? context.ledger.total(scope) : undefined;
     if (limit.tokens !== undefined) {
       const worst = (spent ? totalTokens(spent) : 0) + prompt + (maxOutput ?? 0);
-      if (worst > limit.tokens) refuse(name, `${spent ? totalTokens(spent) : 0} tokens spent, and this request may take ${prompt + (maxOutput ?? 0)} more (${prompt} in${maxOutput !== undefined ? `, up to ${maxOutput} out` : ''}): over the ${name} budget of ${limit.tokens} tokens`);
+      if (worst > limit.tokens) return over(`${spent ? totalTokens(spent) : 0} tokens spent, and this request may take ${prompt + (maxOutput ?? 0)} more (${prompt} in${maxOutput !== undefined ? `, up to ${maxOutput} out` : ''}): over the ${name} budget of ${limit.tokens} tokens`);
     }
     if (limit.usd !== undefined) {
       const request = costOf({ input: prompt, cachedInput: 0, output: maxOutput ?? ASSUMED_MAX_OUTPUT, reasoning: 0 }, price);
       if (request === null || (spent && spent.cost === null)) {
-        refuse(name, `the price of ${request === null ? `model '${model}'` : 'some of the usage in this scope'} is unknown (usage.prices in quire.json), so the ${name} budget of $${limit.usd} cannot be kept`);
+        return over(`the price of ${request === null ? `model '${model}'` : 'some of the usage in this scope'} is unknown (usage.prices in quire.json), so the ${name} budget of $${limit.usd} cannot be kept`);
       }
       const total = (spent?.cost ?? 0) + request!;
-      if (total > limit.usd) refuse(name, `$${(spent?.cost ?? 0).toFixed(4)} spent, and this request may cost up to $${request!.toFixed(4)}: over the ${name} budget of $${limit.usd}`);
+      if (total > limit.usd) return over(`$${(spent?.cost ?? 0).toFixed(4)} spent, and this request may cost up to $${request!.toFixed(4)}: over the ${name} budget of $${limit.usd}`);
     }
   }
+  return undefined;
 }
 
-function refuse(scope: string, message: string): never {
-  throw new ModelError('budget_exceeded', `The ${scope} budget would be exceeded: ${message}. The request was not sent; raise the limit in quire.json (budgets.${scope}) to go on.`);
+function refuse(overrun: BudgetOverrun): never {
+  throw new ModelError('budget_exceeded', `The ${overrun.scope} budget would be exceeded: ${overrun.message}. The request was not sent; raise the limit in quire.json (budgets.${overrun.scope}) to go on.`);
 }
 
 function startOfDay(now: Date): string {

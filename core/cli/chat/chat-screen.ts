@@ -88,17 +88,20 @@ export class ChatScreen {
   /** Ctrl-C at the prompt is a no, like `n`: the turn goes on with the call refused. */
   private async confirm(confirmation: Confirmation): Promise<void> {
     const { io } = this;
-    const release = confirmation.kind === 'release';
-    if (release) {
+    const release = confirmation.kind !== undefined;
+    if (confirmation.kind === 'budget') {
+      const args = confirmation.arguments as { budget: string; why: string };
+      io.out(`The next model request would pass the ${args.budget} budget: ${args.why}. Go past it for the rest of this turn?`);
+    } else if (release) {
       const args = confirmation.arguments as { tool: string; to: string; notebooks: { name: string }[]; characters: number };
       io.out(`The result of ${args.tool} holds notes of local-only notebooks (${args.notebooks.map((notebook) => notebook.name).join(', ')}); send its ${args.characters} characters to ${args.to}?`);
     } else {
       io.out(`The agent wants to call ${confirmation.wireName} (${confirmation.effects.join(', ')}${confirmation.destructive ? ', destructive' : ''}):`);
     }
-    io.out(`  ${brief(release ? (confirmation.arguments as { text: string }).text : confirmation.arguments, 1_000)}`);
+    if (confirmation.kind !== 'budget') io.out(`  ${brief(confirmation.kind === 'release' ? (confirmation.arguments as { text: string }).text : confirmation.arguments, 1_000)}`);
     const answer = { approved: false, always: false };
     for (;;) {
-      const { line, interrupted } = await this.prompter.ask(release ? 'Send it? [y]es, [n]o (a marker goes instead): ' : 'Allow? [y]es once, [a]lways, [n]o: ');
+      const { line, interrupted } = await this.prompter.ask(confirmation.kind === 'release' ? 'Send it? [y]es, [n]o (a marker goes instead): ' : confirmation.kind === 'budget' ? 'Go on? [y]es, [n]o (the turn stops): ' : 'Allow? [y]es once, [a]lways, [n]o: ');
       if (interrupted) io.out('no (Ctrl-C)');
       const typed = line?.trim().toLowerCase();
       if (typed === undefined || typed === 'n' || typed === 'no' || typed === '') break;

@@ -2,6 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../../../core/cli/run-cli.js';
 import { bufferIO } from '../../helpers/buffer-io.js';
+import { readEvents } from '../../helpers/sse-events.js';
 import { sse, useProviderKernel, MODEL } from '../../plugins/providers/provider-harness.js';
 
 /** Issue 17, points 5 and 6: the usage ledger and budgets, through the real OpenAI SDK and its loopback fake. */
@@ -89,5 +90,33 @@ describe('budgets', () => {
     const { events } = await kit.turn(session, 'hello');
     expect(kit.fake.posts).toHaveLength(0);
     expect(events.find((event) => event.event === 'error')?.data).toMatchObject({ code: 'BUDGET_EXCEEDED', message: expect.stringContaining('turn budget of $0.5') });
+  });
+
+  it('asks the person to go past a budget when budgets.whenExceeded is ask: yes sends the request, no stops the turn', async () => {
+    const kit = await start('openai-chat', { kernelConfig: { budgets: { turn: { tokens: 50 }, whenExceeded: 'ask' } } });
+    kit.fake.reply(sse('openai-chat', { text: 'Hello.' }));
+    const session = await kit.session();
+    const asked: Record<string, unknown>[] = [];
+    const statuses: number[] = [];
+    const answer = async (approved: boolean) => {
+      const response = await kit.http('POST', `/api/agent/sessions/${session}/turns`, { message: 'hello' });
+      const events = await readEvents(response, async (event) => {
+        if (event.event !== 'confirm') return;
+        const confirmation = event.data.confirmation as { id: string; argsHash: string; kind?: string; arguments: Record<string, unknown> };
+        asked.push({ kind: confirmation.kind, ...confirmation.arguments });
+        // "always" is refused: budgets in quire.json are the standing answer.
+        statuses.push((await kit.http('POST', `/api/agent/sessions/${session}/confirmations/${confirmation.id}/answer`, { approved, always: true, argsHash: confirmation.argsHash })).status);
+        await kit.http('POST', `/api/agent/sessions/${session}/confirmations/${confirmation.id}/answer`, { approved, argsHash: confirmation.argsHash });
+      });
+      return { events };
+    };
+    const yes = await answer(true);
+    expect(statuses).toEqual([400]);
+    expect(kit.fake.posts).toHaveLength(1);
+    expect(yes.events.at(-1)).toMatchObject({ event: 'done', data: { state: 'finished' } });
+    expect(asked[0]).toMatchObject({ kind: 'budget', budget: 'turn', limit: { tokens: 50 }, why: expect.stringContaining('over the turn budget of 50 tokens') });
+    const no = await answer(false);
+    expect(kit.fake.posts).toHaveLength(1);
+    expect(no.events.find((event) => event.event === 'error')?.data).toMatchObject({ code: 'BUDGET_EXCEEDED' });
   });
 });
