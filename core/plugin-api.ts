@@ -92,6 +92,8 @@ export interface Principal {
   role: Role;
   sessionId?: string;
   turnId?: string;
+  /** For an MCP caller: the client program, as it named itself when it connected (Claude Desktop, Cursor...). */
+  client?: string;
 }
 
 /** What a handler receives besides its (already validated) input. */

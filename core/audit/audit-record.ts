@@ -8,7 +8,7 @@ export type AuditOutcome = 'ok' | 'error' | 'refused' | 'egress_denied';
 
 /** What an audit line says, before the chain fields are added. */
 export interface AuditEntry {
-  principal: Pick<Principal, 'kind' | 'name' | 'role'> & { sessionId?: string; turnId?: string };
+  principal: Pick<Principal, 'kind' | 'name' | 'role'> & { sessionId?: string; turnId?: string; client?: string };
   plugin: string;
   tool: string;
   action: string;

@@ -22,7 +22,10 @@ export function createMcpServer(kernel: Kernel, principal: Principal): Server {
       const progressToken = request.params._meta?.progressToken;
       // A client that sent a progress token hears each progress report (a long action's job, or any action that reports it).
       const onProgress = progressToken === undefined ? undefined : progressSender(progressToken, extra.sendNotification);
-      const outcome = await kernel.pipeline.call({ target: name, input: request.params.arguments ?? {}, principal, signal: extra.signal, ownsInput: true, ...(onProgress ? { onProgress } : {}) });
+      // The caller is named with the client program it connected as (audit, provenance).
+      const client = server.getClientVersion()?.name;
+      const caller: Principal = client ? { ...principal, client: client.slice(0, 100) } : principal;
+      const outcome = await kernel.pipeline.call({ target: name, input: request.params.arguments ?? {}, principal: caller, signal: extra.signal, ownsInput: true, ...(onProgress ? { onProgress } : {}) });
       // Only agent calls stop at a confirmation; an MCP caller is an administrator acting directly.
       const value = outcome.status === 'ok' ? outcome.value : null;
       return success(value);

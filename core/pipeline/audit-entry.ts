@@ -16,6 +16,7 @@ export function auditEntryFor(
       kind: principal.kind, name: principal.name, role: principal.role,
       ...(principal.sessionId !== undefined ? { sessionId: principal.sessionId } : {}),
       ...(principal.turnId !== undefined ? { turnId: principal.turnId } : {}),
+      ...(principal.client !== undefined ? { client: principal.client } : {}),
     },
     plugin: entry.pluginId, tool: entry.tool, action: entry.action, effects: [...entry.effects],
     argsHash, outcome,

@@ -1,0 +1,70 @@
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { CLI, CliProcess, startServe } from '../../helpers/cli-process.js';
+import { REPO_ROOT } from '../../helpers/harness.js';
+
+/** Issue 18, point 3: `quire mcp` driven by the MCP SDK's own stdio client, as Claude Desktop or Cursor would. */
+interface Audited { principal: { kind: string; name: string; client?: string }; tool: string; action: string }
+
+async function auditLines(root: string): Promise<Audited[]> {
+  return (await readFile(join(root, 'audit', 'audit.jsonl'), 'utf8')).trim().split('\n').map((line) => JSON.parse(line) as Audited);
+}
+
+async function stdioClient(root: string, name: string, env: Record<string, string> = {}): Promise<{ client: Client; stderr: () => string }> {
+  let stderr = '';
+  const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp', '--workspace', root], cwd: REPO_ROOT, env: { ...process.env, ...env } as Record<string, string>, stderr: 'pipe' });
+  transport.stderr?.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
+  const client = new Client({ name, version: '1.0.0' });
+  await client.connect(transport);
+  return { client, stderr: () => stderr };
+}
+
+describe('quire mcp (stdio)', () => {
+  const processes: CliProcess[] = [];
+  const clients: Client[] = [];
+  afterEach(async () => {
+    for (const client of clients.splice(0)) await client.close().catch(() => undefined);
+    for (const child of processes.splice(0)) child.kill();
+  });
+
+  it('opens the workspace itself when nobody serves it: lists and calls the tools, names the caller as the client, and lets go of the workspace when the client quits', async () => {
+    expect(existsSync(CLI), 'run `npm run build` first').toBe(true);
+    const root = join(await mkdtemp(join(tmpdir(), 'quire-mcp-stdio-')), 'workspace');
+    const { client } = await stdioClient(root, 'Claude Desktop');
+    const names = (await client.listTools()).tools.map((tool) => tool.name);
+    expect(names).toEqual(expect.arrayContaining(['notebook_create', 'search_fulltext']));
+    expect(names).not.toContain('notebook_set_privacy');
+    const created = await client.callTool({ name: 'notebook_create', arguments: { name: 'From stdio' } });
+    expect(created.isError).toBeFalsy();
+    expect(created.structuredContent).toMatchObject({ name: 'From stdio' });
+    const refused = await client.callTool({ name: 'notebook_rename', arguments: { id: 'not-an-id', name: 'x' } });
+    expect(refused).toMatchObject({ isError: true, content: [{ type: 'text', text: expect.stringContaining('INVALID_INPUT') }] });
+    await client.close();
+    // The client gone, the workspace is free: a kernel can serve it (its lock was let go).
+    const serve = await startServe(root);
+    processes.push(serve.process);
+    const audited = (await auditLines(root)).filter((line) => line.tool === 'notebook');
+    expect(audited.at(-1)).toMatchObject({ principal: { kind: 'mcp', name: 'stdio', client: 'Claude Desktop' } });
+  }, 60_000);
+
+  it('relays to the kernel that serves the workspace: same tools, the serving kernel does the work, the caller is named as the client', async () => {
+    const root = join(await mkdtemp(join(tmpdir(), 'quire-mcp-relay-')), 'workspace');
+    const serve = await startServe(root);
+    processes.push(serve.process);
+    const { client, stderr } = await stdioClient(root, 'Cursor');
+    clients.push(client);
+    const created = await client.callTool({ name: 'notebook_create', arguments: { name: 'Relayed' } });
+    expect(created.isError).toBeFalsy();
+    expect(stderr()).toContain(`relaying to the kernel at ${serve.url}`);
+    const token = (await readFile(join(root, '.quire', 'admin.token'), 'utf8')).trim();
+    const listed = await fetch(`${serve.url}/api/actions/blocks/notebook/list`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: '{}' });
+    expect(JSON.stringify(await listed.json())).toContain('Relayed');
+    const audited = (await auditLines(root)).filter((line) => line.tool === 'notebook');
+    expect(audited.at(-1)).toMatchObject({ principal: { kind: 'mcp', client: 'Cursor' } });
+  }, 60_000);
+});
