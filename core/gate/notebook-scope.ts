@@ -24,6 +24,17 @@ export interface NotebookScope {
   agentLimits(): ReadonlyMap<string, AgentLimit>;
   /** Every notebook's privacy settings, spelled out, for people (GET /api/gate). */
   privacy(): NotebookPrivacy[];
+  /**
+   * Calls `listener` after notes changed (MCP resource subscriptions): the documents and blocks
+   * written, the notebooks touched; `all` when it cannot say (a rebuild, a removal). Returns the unsubscribe.
+   */
+  onChanged?(listener: (change: NotesChange) => void): () => void;
+}
+
+export interface NotesChange {
+  ids: ReadonlySet<string>;
+  notebooks: ReadonlySet<string>;
+  all: boolean;
 }
 
 export interface NotebookPrivacy {

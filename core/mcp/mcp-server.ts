@@ -5,6 +5,7 @@ import type { Kernel } from '../kernel.js';
 import { KERNEL_VERSION } from '../paths.js';
 import type { Principal, ProgressUpdate } from '../plugin-api.js';
 import { servedOverMcp, toolDefinitions } from './tool-definitions.js';
+import { serveResources } from './mcp-resources.js';
 
 /**
  * An MCP server for one client session: tools/list from the registry as it is now, tools/call through
@@ -12,7 +13,15 @@ import { servedOverMcp, toolDefinitions } from './tool-definitions.js';
  * `isError` result, never a protocol error, so the client's model can read what went wrong.
  */
 export function createMcpServer(kernel: Kernel, principal: Principal): Server {
-  const server = new Server({ name: 'quire', version: KERNEL_VERSION }, { capabilities: { tools: { listChanged: true } } });
+  const server = new Server({ name: 'quire', version: KERNEL_VERSION }, { capabilities: { tools: { listChanged: true }, resources: { subscribe: true } } });
+  // The caller, named with the client program it connected as (audit, provenance).
+  const caller = (): Principal => {
+    const client = server.getClientVersion()?.name;
+    return client ? { ...principal, client: client.slice(0, 100) } : principal;
+  };
+  const stopWatching = serveResources(server, kernel, caller);
+  const closing = server.onclose;
+  server.onclose = () => { stopWatching(); closing?.(); };
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: toolDefinitions(kernel.registry, kernel.config) }));
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const name = request.params.name;
@@ -22,10 +31,7 @@ export function createMcpServer(kernel: Kernel, principal: Principal): Server {
       const progressToken = request.params._meta?.progressToken;
       // A client that sent a progress token hears each progress report (a long action's job, or any action that reports it).
       const onProgress = progressToken === undefined ? undefined : progressSender(progressToken, extra.sendNotification);
-      // The caller is named with the client program it connected as (audit, provenance).
-      const client = server.getClientVersion()?.name;
-      const caller: Principal = client ? { ...principal, client: client.slice(0, 100) } : principal;
-      const outcome = await kernel.pipeline.call({ target: name, input: request.params.arguments ?? {}, principal: caller, signal: extra.signal, ownsInput: true, ...(onProgress ? { onProgress } : {}) });
+      const outcome = await kernel.pipeline.call({ target: name, input: request.params.arguments ?? {}, principal: caller(), signal: extra.signal, ownsInput: true, ...(onProgress ? { onProgress } : {}) });
       // Only agent calls stop at a confirmation; an MCP caller is an administrator acting directly.
       const value = outcome.status === 'ok' ? outcome.value : null;
       return success(value);

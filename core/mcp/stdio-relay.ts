@@ -2,7 +2,10 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, ToolListChangedNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema, ListResourcesRequestSchema, ListResourceTemplatesRequestSchema, ListToolsRequestSchema, ReadResourceRequestSchema,
+  ResourceUpdatedNotificationSchema, SubscribeRequestSchema, ToolListChangedNotificationSchema, UnsubscribeRequestSchema, type CallToolResult,
+} from '@modelcontextprotocol/sdk/types.js';
 import { KERNEL_VERSION } from '../paths.js';
 
 /**
@@ -12,18 +15,24 @@ import { KERNEL_VERSION } from '../paths.js';
  * name, so the kernel names the caller as that client. Progress and cancellation pass through.
  */
 export async function relayStdioToKernel(stdio: Transport, url: string, token: string): Promise<{ closed: Promise<void> }> {
-  const server = new Server({ name: 'quire', version: KERNEL_VERSION }, { capabilities: { tools: { listChanged: true } } });
+  const server = new Server({ name: 'quire', version: KERNEL_VERSION }, { capabilities: { tools: { listChanged: true }, resources: { subscribe: true } } });
   let upstream: Promise<Client> | undefined;
   const connect = (): Promise<Client> => {
     upstream ??= (async () => {
       const client = new Client({ name: server.getClientVersion()?.name ?? 'quire-mcp-stdio', version: server.getClientVersion()?.version ?? KERNEL_VERSION });
       client.setNotificationHandler(ToolListChangedNotificationSchema, () => { void server.sendToolListChanged().catch(() => undefined); });
+      client.setNotificationHandler(ResourceUpdatedNotificationSchema, (notification) => { void server.sendResourceUpdated(notification.params).catch(() => undefined); });
       await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
       return client;
     })();
     return upstream;
   };
   server.setRequestHandler(ListToolsRequestSchema, async (request, extra) => (await connect()).listTools(request.params, { signal: extra.signal }));
+  server.setRequestHandler(ListResourcesRequestSchema, async (request, extra) => (await connect()).listResources(request.params, { signal: extra.signal }));
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, async (request, extra) => (await connect()).listResourceTemplates(request.params, { signal: extra.signal }));
+  server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) => (await connect()).readResource(request.params, { signal: extra.signal }));
+  server.setRequestHandler(SubscribeRequestSchema, async (request, extra) => (await connect()).subscribeResource(request.params, { signal: extra.signal }));
+  server.setRequestHandler(UnsubscribeRequestSchema, async (request, extra) => (await connect()).unsubscribeResource(request.params, { signal: extra.signal }));
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const client = await connect();
     const progressToken = request.params._meta?.progressToken;

@@ -34,6 +34,20 @@ export function createNotebookScope(store: BlockStore, isSyncing: () => boolean)
       for (const [id, conf] of store.catalog.notebooks) if (conf.agent !== undefined) limits.set(id, conf.agent);
       return limits;
     },
+    onChanged(listener) {
+      const places = store.index.reader.prepare('SELECT id, root_id, notebook FROM blocks WHERE id IN (SELECT value FROM json_each(?))');
+      return store.index.onIndexed((change) => {
+        const ids = new Set<string>([...change.upserted, ...change.documents]);
+        const notebooks = new Set<string>(change.notebooks);
+        for (let start = 0; start < change.upserted.length; start += 500) {
+          const rows = places.all(JSON.stringify(change.upserted.slice(start, start + 500))) as { id: string; root_id: string; notebook: string }[];
+          for (const row of rows) { ids.add(row.root_id); notebooks.add(row.notebook); }
+        }
+        for (const doc of change.documents) { const notebook = store.catalog.doc(doc)?.notebook; if (notebook) notebooks.add(notebook); }
+        // A removed block's document is not known any more: every subscriber looks again.
+        listener({ ids, notebooks, all: change.rebuilt || change.removed.length > 0 });
+      });
+    },
     privacy() {
       return [...store.catalog.notebooks].map(([id, conf]) => ({ id, name: conf.name, agent: conf.agent ?? 'write', egress: conf.egress ?? 'allowed' }));
     },

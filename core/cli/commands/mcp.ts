@@ -63,7 +63,8 @@ async function serveOverStdio(root: string, stdio: StdioServerTransport): Promis
     // The person who launched the client owns the machine and the workspace: an administrator, named as the client.
     const server = createMcpServer(kernel, { kind: 'mcp', name: 'stdio', role: 'admin' });
     const unsubscribe = kernel.registry.onChange(() => { void server.sendToolListChanged().catch(() => undefined); });
-    const closed = new Promise<void>((done) => { server.onclose = () => done(); });
+    const previous = server.onclose;
+    const closed = new Promise<void>((done) => { server.onclose = () => { previous?.(); done(); }; });
     await server.connect(stdio);
     // stdin's end (the client quit) closes the transport.
     process.stdin.once('end', () => { void server.close(); });

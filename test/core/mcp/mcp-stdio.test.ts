@@ -61,6 +61,9 @@ describe('quire mcp (stdio)', () => {
     const created = await client.callTool({ name: 'notebook_create', arguments: { name: 'Relayed' } });
     expect(created.isError).toBeFalsy();
     expect(stderr()).toContain(`relaying to the kernel at ${serve.url}`);
+    // Resources pass through too.
+    const notebook = created.structuredContent as { id: string };
+    expect((await client.listResources()).resources.map((resource) => resource.uri)).toContain(`quire://notebooks/${notebook.id}`);
     const token = (await readFile(join(root, '.quire', 'admin.token'), 'utf8')).trim();
     const listed = await fetch(`${serve.url}/api/actions/blocks/notebook/list`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: '{}' });
     expect(JSON.stringify(await listed.json())).toContain('Relayed');

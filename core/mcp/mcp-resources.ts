@@ -1,0 +1,111 @@
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import {
+  ListResourcesRequestSchema, ListResourceTemplatesRequestSchema, ReadResourceRequestSchema, SubscribeRequestSchema, UnsubscribeRequestSchema,
+  type Resource,
+} from '@modelcontextprotocol/sdk/types.js';
+import { KernelError } from '../errors.js';
+import { NOTEBOOK_SCOPE, type NotebookScope } from '../gate/notebook-scope.js';
+import { isValidId } from '../ids.js';
+import type { Kernel } from '../kernel.js';
+import type { Principal } from '../plugin-api.js';
+
+const PAGE = 100;
+/** Documents walked for one listing at most (a page is cut from them): every request stays bounded. */
+const MAX_LISTED = 20_000;
+const URI = /^quire:\/\/(blocks|documents|notebooks)\/(\d{14}-[0-9a-z]{7})$/;
+
+interface Listed { id: string; name?: string; title?: string; hasChildren?: boolean; documents?: number }
+
+/**
+ * Notes as MCP resources (issue 18, point 4): `quire://notebooks/<id>`, `quire://documents/<id>` and
+ * `quire://blocks/<id>` (the links SQL and search results carry), read as Markdown. Every read and
+ * listing is an action call through the pipeline as the MCP caller, so the reader and agent scopes
+ * are the tools' own. A subscribed document or block is announced (`notifications/resources/updated`)
+ * when the notes index reports a change to it.
+ */
+export function serveResources(server: Server, kernel: Kernel, caller: () => Principal): () => void {
+  const call = async <T,>(target: string, input: Record<string, unknown>): Promise<T> => {
+    const outcome = await kernel.pipeline.call({ target, input, principal: caller() });
+    return (outcome.status === 'ok' ? outcome.value : null) as T;
+  };
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({
+    resourceTemplates: [
+      { uriTemplate: 'quire://documents/{id}', name: 'document', title: 'A document, as Markdown', mimeType: 'text/markdown' },
+      { uriTemplate: 'quire://blocks/{id}', name: 'block', title: 'A block and its children, as Markdown', mimeType: 'text/markdown' },
+      { uriTemplate: 'quire://notebooks/{id}', name: 'notebook', title: 'A notebook: its documents, as a Markdown list of links', mimeType: 'text/markdown' },
+    ],
+  }));
+  server.setRequestHandler(ListResourcesRequestSchema, async (request) => {
+    const offset = cursorOffset(request.params?.cursor);
+    const all = await listAll(call);
+    const page = all.slice(offset, offset + PAGE);
+    return { resources: page, ...(offset + PAGE < all.length ? { nextCursor: String(offset + PAGE) } : {}) };
+  });
+  server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
+    const { kind, id } = parseUri(request.params.uri);
+    const text = kind === 'documents'
+      ? (await call<{ markdown: string }>('document_get_markdown', { id })).markdown
+      : kind === 'blocks'
+        ? (await call<{ markdown?: string; block?: { markdown?: string } }>('block_get', { id })).markdown ?? ''
+        : notebookMarkdown(await call<{ documents: Listed[] }>('document_list', { notebook: id }));
+    return { contents: [{ uri: request.params.uri, mimeType: 'text/markdown', text }] };
+  });
+  const subscribed = new Set<string>();
+  server.setRequestHandler(SubscribeRequestSchema, async (request) => {
+    const { kind, id } = parseUri(request.params.uri);
+    // Only what the caller may read can be watched: the read answers NOT_FOUND otherwise.
+    if (kind === 'documents') await call('document_info', { id });
+    else if (kind === 'blocks') await call('block_get', { id });
+    else await call('document_list', { notebook: id });
+    subscribed.add(request.params.uri);
+    return {};
+  });
+  server.setRequestHandler(UnsubscribeRequestSchema, (request) => {
+    subscribed.delete(request.params.uri);
+    return {};
+  });
+  const scope = kernel.container.isRegistered(NOTEBOOK_SCOPE, true) ? kernel.container.resolve<NotebookScope>(NOTEBOOK_SCOPE) : undefined;
+  return scope?.onChanged?.((change) => {
+    for (const uri of subscribed) {
+      const { kind, id } = parseUri(uri);
+      const touched = change.all || (kind === 'notebooks' ? change.notebooks.has(id) : change.ids.has(id));
+      if (touched) void server.sendResourceUpdated({ uri }).catch(() => undefined);
+    }
+  }) ?? (() => undefined);
+}
+
+function parseUri(uri: string): { kind: 'blocks' | 'documents' | 'notebooks'; id: string } {
+  const match = URI.exec(uri);
+  if (!match || !isValidId(match[2])) throw new KernelError('INVALID_INPUT', `not a Quire resource: ${uri.slice(0, 200)} (quire://documents/<id>, quire://blocks/<id> or quire://notebooks/<id>)`, { details: { uri: uri.slice(0, 200) } });
+  return { kind: match[1] as 'blocks' | 'documents' | 'notebooks', id: match[2]! };
+}
+
+function cursorOffset(cursor: string | undefined): number {
+  if (cursor === undefined) return 0;
+  const offset = Number(cursor);
+  if (!Number.isSafeInteger(offset) || offset < 0) throw new KernelError('INVALID_INPUT', `invalid cursor ${JSON.stringify(cursor.slice(0, 50))}`, { details: { field: 'cursor' } });
+  return offset;
+}
+
+/** Notebooks, then their documents depth first, as the caller may see them (bounded). */
+async function listAll(call: <T>(target: string, input: Record<string, unknown>) => Promise<T>): Promise<Resource[]> {
+  const out: Resource[] = [];
+  const { notebooks } = await call<{ notebooks: Listed[] }>('notebook_list', {});
+  for (const notebook of notebooks) {
+    out.push({ uri: `quire://notebooks/${notebook.id}`, name: notebook.name ?? notebook.id, mimeType: 'text/markdown' });
+    const stack: { notebook: string; parentId?: string }[] = [{ notebook: notebook.id }];
+    while (stack.length > 0 && out.length < MAX_LISTED) {
+      const at = stack.pop()!;
+      const { documents } = await call<{ documents: Listed[] }>('document_list', { notebook: at.notebook, ...(at.parentId ? { parentId: at.parentId } : {}) });
+      for (const doc of documents) {
+        out.push({ uri: `quire://documents/${doc.id}`, name: doc.title ?? doc.id, mimeType: 'text/markdown' });
+        if (doc.hasChildren !== false) stack.push({ notebook: notebook.id, parentId: doc.id });
+      }
+    }
+  }
+  return out;
+}
+
+function notebookMarkdown(list: { documents: Listed[] }): string {
+  return list.documents.map((doc) => `- [${(doc.title ?? doc.id).replace(/[[\]]/g, '')}](quire://documents/${doc.id})`).join('\n');
+}

@@ -1,0 +1,90 @@
+import { createHash } from 'node:crypto';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startHttpServer, type RunningServer } from '../../../core/http/serve.js';
+import { useHarness } from '../../helpers/harness.js';
+import { connectMcp } from '../../helpers/mcp-client.js';
+import { admin, actor, agent } from '../../plugins/blocks/blocks-harness.js';
+
+/** Issue 18, point 4: notes as MCP resources, with the SDK's HTTP client. */
+const ADMIN = 'qk_mcp-resources-admin';
+const auth = { tokens: [{ name: 'alice', role: 'admin' as const, sha256: createHash('sha256').update(ADMIN).digest('hex') }] };
+
+interface Created { id: string }
+
+describe('notes as MCP resources', () => {
+  const harness = useHarness();
+  const servers: RunningServer[] = [];
+  const clients: Client[] = [];
+  afterEach(async () => {
+    for (const client of clients.splice(0)) await client.close().catch(() => undefined);
+    for (const server of servers.splice(0)) await server.close();
+  });
+
+  async function serve() {
+    const kernel = await harness.boot({ realManifests: true, config: { auth, plugins: { blocks: { config: { watch: false, welcome: false } } } } });
+    const server = await startHttpServer(kernel, { host: '127.0.0.1', port: 0 });
+    servers.push(server);
+    const client = await connectMcp(server.url, ADMIN);
+    clients.push(client);
+    return { kernel, client, act: actor(kernel) };
+  }
+
+  it('lists notebooks and documents page by page, offers templates, and reads them as Markdown', async () => {
+    const { client, act } = await serve();
+    const notebook = await act<Created>('notebook_create', { name: 'Garden' });
+    const docs: Created[] = [];
+    for (let i = 0; i < 120; i++) docs.push(await act<Created>('document_create', { notebook: notebook.id, title: `Bed ${i}`, markdown: `# Bed ${i}\n\ntomatoes in bed ${i}` }));
+    const child = await act<Created>('document_create', { notebook: notebook.id, parentId: docs[0]!.id, title: 'Seeds', markdown: 'seed list' });
+    const first = await client.listResources();
+    expect(first.resources).toHaveLength(100);
+    expect(first.resources[0]).toMatchObject({ uri: `quire://notebooks/${notebook.id}`, name: 'Garden' });
+    const second = await client.listResources({ cursor: first.nextCursor! });
+    expect(second.nextCursor).toBeUndefined();
+    const uris = [...first.resources, ...second.resources].map((resource) => resource.uri);
+    expect(uris).toHaveLength(1 + 120 + 1);
+    expect(uris).toContain(`quire://documents/${child.id}`);
+    const templates = (await client.listResourceTemplates()).resourceTemplates.map((template) => template.uriTemplate);
+    expect(templates).toEqual(['quire://documents/{id}', 'quire://blocks/{id}', 'quire://notebooks/{id}']);
+    const read = await client.readResource({ uri: `quire://documents/${docs[5]!.id}` });
+    expect(read.contents[0]).toMatchObject({ mimeType: 'text/markdown', text: expect.stringContaining('tomatoes in bed 5') });
+    const tree = await act<{ document: { children: { id: string; type: string }[] } }>('document_get', { id: docs[3]!.id });
+    const paragraph = tree.document.children.find((block) => block.type === 'paragraph')!;
+    expect((await client.readResource({ uri: `quire://blocks/${paragraph.id}` })).contents[0]).toMatchObject({ text: 'tomatoes in bed 3\n' });
+    const listing = await client.readResource({ uri: `quire://notebooks/${notebook.id}` });
+    expect((listing.contents[0] as { text: string }).text).toContain(`[Bed 7](quire://documents/${docs[7]!.id})`);
+    await expect(client.readResource({ uri: 'quire://documents/20260101000000-nothing' })).rejects.toThrow(/No document/);
+    await expect(client.readResource({ uri: 'https://example.com/' })).rejects.toThrow(/not a Quire resource/);
+  });
+
+  it('tells a subscriber when its document changes, whoever changed it, and not after unsubscribing', async () => {
+    const { kernel, client, act } = await serve();
+    const notebook = await act<Created>('notebook_create', { name: 'N' });
+    const doc = await act<Created>('document_create', { notebook: notebook.id, title: 'Watched', markdown: 'first' });
+    const other = await act<Created>('document_create', { notebook: notebook.id, title: 'Other', markdown: 'other' });
+    const updated: string[] = [];
+    client.setNotificationHandler(ResourceUpdatedNotificationSchema, (notification) => { updated.push(notification.params.uri); });
+    const uri = `quire://documents/${doc.id}`;
+    await client.subscribeResource({ uri });
+    await act('block_append', { parentId: other.id, markdown: 'not watched' });
+    await kernel.pipeline.call({ target: 'block_append', input: { parentId: doc.id, markdown: 'by the agent' }, principal: agent(), sessionMode: 'auto' });
+    await waitFor(() => updated.includes(uri));
+    expect(updated.every((seen) => seen === uri)).toBe(true);
+    await client.unsubscribeResource({ uri });
+    const before = updated.length;
+    await act('block_append', { parentId: doc.id, markdown: 'after' }, admin);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(updated).toHaveLength(before);
+    // A document nobody may see cannot be watched.
+    await expect(client.subscribeResource({ uri: 'quire://documents/20260101000000-nothing' })).rejects.toThrow(/No document/);
+  });
+});
+
+async function waitFor(check: () => boolean, limitMs = 10_000): Promise<void> {
+  const end = Date.now() + limitMs;
+  while (!check()) {
+    if (Date.now() > end) throw new Error('waited in vain');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
