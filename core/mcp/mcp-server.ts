@@ -6,6 +6,7 @@ import { KERNEL_VERSION } from '../paths.js';
 import type { Principal, ProgressUpdate } from '../plugin-api.js';
 import { servedOverMcp, toolDefinitions } from './tool-definitions.js';
 import { serveResources } from './mcp-resources.js';
+import { servePrompts } from './mcp-prompts.js';
 
 /**
  * An MCP server for one client session: tools/list from the registry as it is now, tools/call through
@@ -13,13 +14,14 @@ import { serveResources } from './mcp-resources.js';
  * `isError` result, never a protocol error, so the client's model can read what went wrong.
  */
 export function createMcpServer(kernel: Kernel, principal: Principal): Server {
-  const server = new Server({ name: 'quire', version: KERNEL_VERSION }, { capabilities: { tools: { listChanged: true }, resources: { subscribe: true } } });
+  const server = new Server({ name: 'quire', version: KERNEL_VERSION }, { capabilities: { tools: { listChanged: true }, resources: { subscribe: true }, prompts: {} } });
   // The caller, named with the client program it connected as (audit, provenance).
   const caller = (): Principal => {
     const client = server.getClientVersion()?.name;
     return client ? { ...principal, client: client.slice(0, 100) } : principal;
   };
   const stopWatching = serveResources(server, kernel, caller);
+  servePrompts(server, kernel, caller);
   const closing = server.onclose;
   server.onclose = () => { stopWatching(); closing?.(); };
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: toolDefinitions(kernel.registry, kernel.config) }));

@@ -3,7 +3,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
-  CallToolRequestSchema, ListResourcesRequestSchema, ListResourceTemplatesRequestSchema, ListToolsRequestSchema, ReadResourceRequestSchema,
+  CallToolRequestSchema, GetPromptRequestSchema, ListPromptsRequestSchema, ListResourcesRequestSchema, ListResourceTemplatesRequestSchema, ListToolsRequestSchema, ReadResourceRequestSchema,
   ResourceUpdatedNotificationSchema, SubscribeRequestSchema, ToolListChangedNotificationSchema, UnsubscribeRequestSchema, type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
 import { KERNEL_VERSION } from '../paths.js';
@@ -15,7 +15,7 @@ import { KERNEL_VERSION } from '../paths.js';
  * name, so the kernel names the caller as that client. Progress and cancellation pass through.
  */
 export async function relayStdioToKernel(stdio: Transport, url: string, token: string): Promise<{ closed: Promise<void> }> {
-  const server = new Server({ name: 'quire', version: KERNEL_VERSION }, { capabilities: { tools: { listChanged: true }, resources: { subscribe: true } } });
+  const server = new Server({ name: 'quire', version: KERNEL_VERSION }, { capabilities: { tools: { listChanged: true }, resources: { subscribe: true }, prompts: {} } });
   let upstream: Promise<Client> | undefined;
   const connect = (): Promise<Client> => {
     upstream ??= (async () => {
@@ -33,6 +33,8 @@ export async function relayStdioToKernel(stdio: Transport, url: string, token: s
   server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) => (await connect()).readResource(request.params, { signal: extra.signal }));
   server.setRequestHandler(SubscribeRequestSchema, async (request, extra) => (await connect()).subscribeResource(request.params, { signal: extra.signal }));
   server.setRequestHandler(UnsubscribeRequestSchema, async (request, extra) => (await connect()).unsubscribeResource(request.params, { signal: extra.signal }));
+  server.setRequestHandler(ListPromptsRequestSchema, async (request, extra) => (await connect()).listPrompts(request.params, { signal: extra.signal }));
+  server.setRequestHandler(GetPromptRequestSchema, async (request, extra) => (await connect()).getPrompt(request.params, { signal: extra.signal }));
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const client = await connect();
     const progressToken = request.params._meta?.progressToken;

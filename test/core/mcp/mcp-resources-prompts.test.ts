@@ -88,3 +88,39 @@ async function waitFor(check: () => boolean, limitMs = 10_000): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
+
+describe('MCP prompts', () => {
+  const harness = useHarness();
+  const servers: RunningServer[] = [];
+  const clients: Client[] = [];
+  afterEach(async () => {
+    for (const client of clients.splice(0)) await client.close().catch(() => undefined);
+    for (const server of servers.splice(0)) await server.close();
+  });
+
+  it('offers the built-in prompts and every skill, with arguments, the notes embedded as resources', async () => {
+    const kernel = await harness.boot({ realManifests: true, config: { auth, plugins: { blocks: { config: { watch: false, welcome: false } } } } });
+    const server = await startHttpServer(kernel, { host: '127.0.0.1', port: 0 });
+    servers.push(server);
+    const client = await connectMcp(server.url, ADMIN);
+    clients.push(client);
+    const act = actor(kernel);
+    await act('skill_save', { name: 'meeting-notes', content: '---\nname: meeting-notes\ndescription: How to write meeting notes.\n---\nStart with the decisions.\n' });
+    const notebook = await act<Created>('notebook_create', { name: 'Work' });
+    const doc = await act<Created>('document_create', { notebook: notebook.id, title: 'Plan', markdown: 'We decided to ship on Friday.' });
+    await act('dailynote_append', { notebook: notebook.id, date: '2026-12-01', markdown: '- [ ] call the printer' });
+    const prompts = (await client.listPrompts()).prompts;
+    expect(prompts.map((prompt) => prompt.name)).toEqual(['summarize_document', 'daily_review', 'skill_meeting-notes']);
+    expect(prompts[0]!.arguments).toEqual([expect.objectContaining({ name: 'id', required: true }), expect.objectContaining({ name: 'length' })]);
+    const summary = await client.getPrompt({ name: 'summarize_document', arguments: { id: doc.id } });
+    expect(summary.messages[0]!.content).toMatchObject({ type: 'resource', resource: { uri: `quire://documents/${doc.id}`, text: expect.stringContaining('ship on Friday') } });
+    const review = await client.getPrompt({ name: 'daily_review', arguments: { notebook: notebook.id, date: '2026-12-01' } });
+    expect(JSON.stringify(review.messages)).toContain('call the printer');
+    const empty = await client.getPrompt({ name: 'daily_review', arguments: { notebook: notebook.id, date: '2026-11-01' } });
+    expect(JSON.stringify(empty.messages)).toContain('no daily note for 2026-11-01');
+    const skill = await client.getPrompt({ name: 'skill_meeting-notes', arguments: { request: 'minutes of today' } });
+    expect(skill.messages[0]!.content).toMatchObject({ type: 'text', text: expect.stringMatching(/Start with the decisions\.[\s\S]*Request: minutes of today/) });
+    await expect(client.getPrompt({ name: 'summarize_document', arguments: {} })).rejects.toThrow(/needs the argument 'id'/);
+    await expect(client.getPrompt({ name: 'nope' })).rejects.toThrow(/no prompt named/);
+  });
+});
