@@ -14,7 +14,7 @@ const PAGE = 100;
 const MAX_LISTED = 20_000;
 const URI = /^quire:\/\/(blocks|documents|notebooks)\/(\d{14}-[0-9a-z]{7})$/;
 
-interface Listed { id: string; name?: string; title?: string; hasChildren?: boolean; documents?: number }
+interface Listed { id: string; name?: string; title?: string; childDocuments?: number; documents?: number }
 
 /**
  * Notes as MCP resources (issue 18, point 4): `quire://notebooks/<id>`, `quire://documents/<id>` and
@@ -99,7 +99,7 @@ async function listAll(call: <T>(target: string, input: Record<string, unknown>)
       const { documents } = await call<{ documents: Listed[] }>('document_list', { notebook: at.notebook, ...(at.parentId ? { parentId: at.parentId } : {}) });
       for (const doc of documents) {
         out.push({ uri: `quire://documents/${doc.id}`, name: doc.title ?? doc.id, mimeType: 'text/markdown' });
-        if (doc.hasChildren !== false) stack.push({ notebook: notebook.id, parentId: doc.id });
+        if ((doc.childDocuments ?? 1) > 0) stack.push({ notebook: notebook.id, parentId: doc.id });
       }
     }
   }

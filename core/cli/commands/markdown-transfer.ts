@@ -5,6 +5,7 @@ import { isValidId } from '../../ids.js';
 import type { Kernel } from '../../kernel.js';
 import { callAction, describeError, withKernel } from '../one-shot-kernel.js';
 import { parseOptions } from '../parse-options.js';
+import { resolveDocument, type ActionCaller } from '../notes-access.js';
 
 export const importCommand: Command = {
   name: 'import',
@@ -51,8 +52,9 @@ Options:
 export const exportCommand: Command = {
   name: 'export',
   summary: 'export a notebook or document as Markdown files',
-  help: `Usage: quire export <notebook or document id> <folder> [--overwrite] [--workspace <dir>]
+  help: `Usage: quire export <notebook or document: id, name or path> <folder> [--overwrite] [--workspace <dir>]
 
+A notebook by its id or name, a document by its id or its path of names (Notebook/Document/Child).
 Writes <title>.md for the document (or each top-level document of the notebook), and a folder
 <title>/ beside it for the documents below it.
 
@@ -69,8 +71,10 @@ Options:
       return EXIT_USAGE;
     }
     try {
-      const result = await withKernel(String(parsed.values.workspace ?? './workspace'), io,
-        (kernel) => callAction(kernel, 'export_markdown', { id, folder: resolve(folder), overwrite: parsed.values.overwrite === true }, io));
+      const result = await withKernel(String(parsed.values.workspace ?? './workspace'), io, async (kernel) => {
+        const call: ActionCaller = async <T,>(wire: string, _path: string, input: Record<string, unknown>) => await callAction(kernel, wire, input) as T;
+        return callAction(kernel, 'export_markdown', { id: await notebookOrDocument(call, id), folder: resolve(folder), overwrite: parsed.values.overwrite === true }, io);
+      });
       io.out(`wrote ${String(result.files)} file(s) to ${String(result.folder)}`);
       if (result.stopped !== undefined) io.err(`quire export: ${String(result.message)}`);
       return result.stopped !== undefined ? EXIT_PROBLEMS : EXIT_OK;
@@ -88,4 +92,12 @@ async function notebookByName(kernel: Kernel, name: string): Promise<string> {
   if (matches.length === 1) return matches[0]!.id;
   const known = notebooks.map((notebook) => `${notebook.name} (${notebook.id})`).join(', ') || 'none';
   throw new KernelError('NOT_FOUND', matches.length === 0 ? `No notebook named '${name}'; notebooks: ${known}` : `Several notebooks are named '${name}'; give its id: ${known}`);
+}
+
+/** A notebook by id or name, else a document by id or path (notes-access.ts). */
+async function notebookOrDocument(call: ActionCaller, given: string): Promise<string> {
+  if (/^\d{14}-[0-9a-z]{7}$/.test(given)) return given;
+  const { notebooks } = await call<{ notebooks: { id: string; name: string }[] }>('notebook_list', 'blocks/notebook/list', {});
+  const notebook = notebooks.find((entry) => entry.name === given) ?? notebooks.find((entry) => entry.name.toLowerCase() === given.toLowerCase());
+  return notebook ? notebook.id : resolveDocument(call, given);
 }

@@ -1,0 +1,105 @@
+import { resolve } from 'node:path';
+import { EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, type CliIO, type Command } from '../cli-io.js';
+import { resolveDocument, withNotes, type ActionCaller } from '../notes-access.js';
+import { describeError } from '../one-shot-kernel.js';
+import { parseOptions } from '../parse-options.js';
+
+type Values = Record<string, string | boolean | undefined>;
+
+/**
+ * A reading command for people at the terminal: `--json` prints the action's answer for scripts,
+ * otherwise `print` lays it out. Talks to the serving kernel when there is one (notes-access.ts).
+ */
+function readingCommand(name: string, summary: string, usage: string, run: (call: ActionCaller, positionals: string[], values: Values) => Promise<unknown>,
+  print: (value: unknown, io: CliIO) => void, extra: Record<string, { type: 'string' | 'boolean'; short?: string }> = {}, extraHelp: string[] = []): Command {
+  const help = [`Usage: quire ${usage} [--json] [--workspace <dir>]`, '', 'Options:', '      --json              the answer as JSON, for scripts', '  -w, --workspace <dir>   workspace folder (default: ./workspace)', ...extraHelp,
+    '', 'Talks to the kernel serving the workspace when there is one; otherwise opens it for this command.'].join('\n');
+  return {
+    name, summary, help,
+    async run(args, io) {
+      const parsed = parseOptions(args, { workspace: { type: 'string', short: 'w' }, json: { type: 'boolean' }, ...extra }, io, name);
+      if (!parsed) return EXIT_USAGE;
+      if (parsed.values.help) return io.out(help), EXIT_OK;
+      try {
+        const value = await withNotes(resolve(String(parsed.values.workspace ?? './workspace')), io, (call) => run(call, parsed.positionals, parsed.values));
+        if (value === undefined) {
+          io.err(`quire ${name}: ${help.split('\n')[0]}`);
+          return EXIT_USAGE;
+        }
+        if (parsed.values.json) io.out(JSON.stringify(value, null, 2));
+        else print(value, io);
+        return EXIT_OK;
+      } catch (error) {
+        io.err(`quire ${name}: ${describeError(error)}`);
+        return EXIT_PROBLEMS;
+      }
+    },
+  };
+}
+
+interface Notebook { id: string; name: string; access: string; documents: number }
+interface DocumentEntry { id: string; title: string; childDocuments: number }
+interface Hit { id: string; documentId: string; hpath: string; snippet: string }
+
+const notebooksCommand = readingCommand('notebooks', 'list the notebooks', 'notebooks',
+  (call) => call('notebook_list', 'blocks/notebook/list', {}),
+  (value, io) => {
+    const { notebooks } = value as { notebooks: Notebook[] };
+    if (notebooks.length === 0) io.out('no notebooks');
+    for (const notebook of notebooks) io.out(`${notebook.id}  ${notebook.name}  (${notebook.access}, ${notebook.documents} documents)`);
+  });
+
+const docsCommand = readingCommand('docs', 'list the documents of a notebook (or below a document)', 'docs <notebook id or name> [--parent <document id or path>]',
+  async (call, positionals, values) => {
+    const given = positionals[0];
+    if (given === undefined) return undefined;
+    const { notebooks } = await call<{ notebooks: Notebook[] }>('notebook_list', 'blocks/notebook/list', {});
+    const notebook = notebooks.find((entry) => entry.id === given) ?? notebooks.find((entry) => entry.name === given) ?? notebooks.find((entry) => entry.name.toLowerCase() === given.toLowerCase());
+    if (!notebook) throw new Error(`no notebook '${given}'`);
+    const parent = typeof values.parent === 'string' ? await resolveDocument(call, values.parent) : undefined;
+    return call('document_list', 'blocks/document/list', { notebook: notebook.id, ...(parent ? { parentId: parent } : {}) });
+  },
+  (value, io) => {
+    const { documents } = value as { documents: DocumentEntry[] };
+    if (documents.length === 0) io.out('no documents');
+    for (const doc of documents) io.out(`${doc.id}  ${doc.title}${doc.childDocuments > 0 ? `  (${doc.childDocuments} below)` : ''}`);
+  }, { parent: { type: 'string' } }, ['      --parent <doc>      the documents below this one (id or path)']);
+
+const showCommand = readingCommand('show', 'print a document (or a block) as Markdown', 'show <id or path such as Notebook/Document>',
+  async (call, positionals) => {
+    const given = positionals.join(' ').trim();
+    if (given === '') return undefined;
+    try {
+      return await call('document_get_markdown', 'blocks/document/get_markdown', { id: await resolveDocument(call, given) });
+    } catch (error) {
+      // An id that is no document may be a block's.
+      if (!/^\d{14}-[0-9a-z]{7}$/.test(given)) throw error;
+      return call('block_get', 'blocks/block/get', { id: given });
+    }
+  },
+  (value, io) => {
+    const shown = value as { title?: string; markdown?: string };
+    io.out(`${shown.title !== undefined ? `# ${shown.title}\n\n` : ''}${String(shown.markdown ?? '').replace(/\n$/, '')}`);
+  });
+
+const searchCommand = readingCommand('search', 'search the notes (full text; hybrid when semantic search is on)', 'search <query> [--page <n>]',
+  async (call, positionals, values) => {
+    const query = positionals.join(' ').trim();
+    if (query === '') return undefined;
+    const page = values.page === undefined ? 1 : Number(values.page);
+    if (!Number.isSafeInteger(page) || page < 1) throw new Error(`--page must be a positive whole number, not '${String(values.page)}'`);
+    try {
+      // Hybrid says itself when it falls back to full text (no embedder, semantic search off).
+      return await call('search_hybrid', 'search-fulltext/search/hybrid', { query, page });
+    } catch {
+      return call('search_fulltext', 'search-fulltext/search/fulltext', { query, page });
+    }
+  },
+  (value, io) => {
+    const answer = value as { results: Hit[]; total?: number; note?: string };
+    if (answer.results.length === 0) io.out('no results');
+    for (const hit of answer.results) io.out(`${hit.id}  ${hit.hpath}\n    ${hit.snippet.replace(/<\/?mark>/g, '*')}`);
+    if (answer.note) io.out(`(${answer.note})`);
+  }, { page: { type: 'string' } }, ['      --page <n>          the next page of results']);
+
+export const notesCommands: readonly Command[] = [notebooksCommand, docsCommand, showCommand, searchCommand];

@@ -1,0 +1,63 @@
+import { mkdtemp, readdir } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { runCli } from '../../../core/cli/run-cli.js';
+import { bufferIO } from '../../helpers/buffer-io.js';
+import { CliProcess, startServe } from '../../helpers/cli-process.js';
+import { useHarness } from '../../helpers/harness.js';
+import { actor } from '../../plugins/blocks/blocks-harness.js';
+
+/** Issue 18, point 10: reading the notes from the terminal, with the workspace opened or served. */
+interface Created { id: string }
+
+async function run(args: string[]) {
+  const io = bufferIO();
+  const code = await runCli(args, io);
+  return { code, out: io.outText(), err: io.errText() };
+}
+
+describe('quire notebooks, docs, show, search, export by path', () => {
+  const harness = useHarness();
+  const processes: CliProcess[] = [];
+  afterEach(() => { for (const child of processes.splice(0)) child.kill(); });
+
+  async function workspace() {
+    const root = join(await mkdtemp(join(tmpdir(), 'quire-notes-cli-')), 'workspace');
+    const kernel = await harness.boot({ realManifests: true, workspace: root, config: { plugins: { blocks: { config: { watch: false, welcome: false } } } } });
+    const act = actor(kernel);
+    const notebook = await act<Created>('notebook_create', { name: 'Garden' });
+    const beds = await act<Created>('document_create', { notebook: notebook.id, title: 'Beds', markdown: 'tomatoes and basil' });
+    await act<Created>('document_create', { notebook: notebook.id, parentId: beds.id, title: 'North bed', markdown: 'cold frame here' });
+    await kernel.close();
+    return { root, notebook, beds };
+  }
+
+  it('answer from a workspace they open themselves, in text and with --json', async () => {
+    const { root, notebook, beds } = await workspace();
+    const notebooks = await run(['notebooks', '--workspace', root]);
+    expect(notebooks).toMatchObject({ code: 0, out: `${notebook.id}  Garden  (private, 1 documents)` });
+    expect(JSON.parse((await run(['notebooks', '--json', '--workspace', root])).out)).toMatchObject({ notebooks: [{ id: notebook.id, name: 'Garden' }] });
+    expect((await run(['docs', 'garden', '--workspace', root])).out).toBe(`${beds.id}  Beds  (1 below)`);
+    expect((await run(['docs', 'Garden', '--parent', 'Garden/Beds', '--workspace', root])).out).toMatch(/ {2}North bed$/);
+    expect((await run(['show', 'Garden/Beds/North bed', '--workspace', root])).out).toBe('# North bed\n\ncold frame here');
+    expect((await run(['show', beds.id, '--workspace', root])).out).toBe('# Beds\n\ntomatoes and basil');
+    const found = await run(['search', 'tomatoes', '--workspace', root]);
+    expect(found.out).toContain('/Beds');
+    expect(found.out).toContain('*tomatoes*');
+    const missing = await run(['show', 'Garden/Nowhere', '--workspace', root]);
+    expect(missing).toMatchObject({ code: 1, err: "quire show: NOT_FOUND: no document at 'Garden/Nowhere'" });
+    const folder = join(root, '..', 'out');
+    expect((await run(['export', 'Garden/Beds', folder, '--workspace', root])).code).toBe(0);
+    expect(await readdir(folder)).toEqual(expect.arrayContaining(['Beds.md']));
+  }, 60_000);
+
+  it('ask the kernel that serves the workspace when there is one', async () => {
+    const { root, notebook } = await workspace();
+    const serve = await startServe(root);
+    processes.push(serve.process);
+    const notebooks = await run(['notebooks', '--workspace', root]);
+    expect(notebooks).toMatchObject({ code: 0, out: `${notebook.id}  Garden  (private, 1 documents)` });
+    expect((await run(['show', 'Garden/Beds', '--workspace', root])).out).toBe('# Beds\n\ntomatoes and basil');
+  }, 60_000);
+});
