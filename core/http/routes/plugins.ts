@@ -11,24 +11,7 @@ import { readJsonBody } from '../read-body.js';
 /** `GET /api/plugins`: every plugin found, whether it is active, and the effects of each of its actions. */
 export function pluginRoutes(kernel: Kernel): Hono<HttpEnv> {
   const app = new Hono<HttpEnv>();
-  app.get('/', (c) => {
-    const isAdmin = c.get('principal').role === 'admin';
-    const catalog = kernel.plugins.getCatalog();
-    const actions = kernel.registry.list();
-    const plugins = (catalog?.all ?? []).map((record) => describePlugin(kernel, record, actions, isAdmin));
-    // External MCP servers are plugins too: shown with their exact command (or URL) and tools.
-    const external = kernel.externalMcp.describe().map((server) => ({
-      ...server, enabled: server.state !== 'disabled', active: server.state === 'connected',
-      tools: actions.some((action) => action.pluginId === server.id) ? [{ name: String(server.name).replace(/-/g, '_'), actions: actions.filter((action) => action.pluginId === server.id).map(describeAction) }] : [],
-    }));
-    return c.json({
-      plugins: [...plugins, ...(isAdmin ? external : external.map(({ endpoint: _endpoint, error: _error, ...rest }) => rest))],
-      // The embedders and rerankers offered by active plugins, the effects of one call to each, and which is in use.
-      backends: kernel.backends.list(),
-      // Names in quire.json and grants.json that match nothing, unset token variables: for administrators.
-      ...(isAdmin ? { configProblems: kernel.configProblems() } : {}),
-    });
-  });
+  app.get('/', (c) => c.json(pluginsListing(kernel, c.get('principal').role === 'admin')));
   // Enabling or disabling while serving: administrators only; the tools change everywhere at once.
   app.put('/:id', requireRole('admin'), async (c) => {
     const body = await readJsonBody(c);
@@ -42,6 +25,25 @@ export function pluginRoutes(kernel: Kernel): Hono<HttpEnv> {
     return c.json({ plugin: describePlugin(kernel, record, kernel.registry.list(), true) });
   });
   return app;
+}
+
+/** What `GET /api/plugins` answers (and `quire plugin list` prints): every plugin, external servers, backends. */
+export function pluginsListing(kernel: Kernel, isAdmin: boolean): Record<string, unknown> {
+  const catalog = kernel.plugins.getCatalog();
+  const actions = kernel.registry.list();
+  const plugins = (catalog?.all ?? []).map((record) => describePlugin(kernel, record, actions, isAdmin));
+  // External MCP servers are plugins too: shown with their exact command (or URL) and tools.
+  const external = kernel.externalMcp.describe().map((server) => ({
+    ...server, enabled: server.state !== 'disabled', active: server.state === 'connected',
+    tools: actions.some((action) => action.pluginId === server.id) ? [{ name: String(server.name).replace(/-/g, '_'), actions: actions.filter((action) => action.pluginId === server.id).map(describeAction) }] : [],
+  }));
+  return {
+    plugins: [...plugins, ...(isAdmin ? external : external.map(({ endpoint: _endpoint, error: _error, ...rest }) => rest))],
+    // The embedders and rerankers offered by active plugins, the effects of one call to each, and which is in use.
+    backends: kernel.backends.list(),
+    // Names in quire.json and grants.json that match nothing, unset token variables: for administrators.
+    ...(isAdmin ? { configProblems: kernel.configProblems() } : {}),
+  };
 }
 
 function describePlugin(kernel: Kernel, record: ManifestRecord, actions: RegisteredAction[], isAdmin: boolean): Record<string, unknown> {

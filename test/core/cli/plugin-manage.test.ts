@@ -1,0 +1,67 @@
+import { mkdir, mkdtemp, readdir, symlink, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { runCli } from '../../../core/cli/run-cli.js';
+import { bufferIO } from '../../helpers/buffer-io.js';
+import { writeUserPlugin, type UserPlugin } from '../../helpers/harness.js';
+
+/** Issue 18, point 9: installing and listing plugins from the terminal. */
+const SENDER: UserPlugin = {
+  manifest: {
+    id: 'sender', version: '0.2.0', kernel: '^0.1.0', description: 'posts a text elsewhere', entry: 'index.js',
+    tools: [{ name: 'post', description: 'Post a text', actions: {
+      send: { description: 'Send a text to a server', input: { type: 'object', properties: { text: { type: 'string' } }, additionalProperties: false }, effects: ['dataEgress'] },
+      peek: { description: 'What would be sent', input: { type: 'object', properties: {}, additionalProperties: false }, effects: [] },
+    } }],
+  },
+  code: 'export default { activate() { return { post: { send: async () => ({ sent: true }), peek: async () => ({ text: "" }) } }; } };',
+};
+
+async function run(args: string[]) {
+  const io = bufferIO();
+  const code = await runCli(args, io);
+  return { code, out: io.outText(), err: io.errText() };
+}
+
+describe('quire plugin install and list', () => {
+  it('checks the folder, shows what it declares, installs it whole, refuses to overwrite, and lists it', async () => {
+    const base = await mkdtemp(join(tmpdir(), 'quire-plugin-cli-'));
+    const root = join(base, 'workspace');
+    await writeUserPlugin(base, 'sender', SENDER);
+    const folder = join(base, 'plugins', 'sender');
+    const installed = await run(['plugin', 'install', folder, '--workspace', root]);
+    expect(installed.code).toBe(0);
+    expect(installed.out).toContain('sender 0.2.0: posts a text elsewhere');
+    expect(installed.out).toContain('post_send: dataEgress');
+    expect(installed.out).toContain('post_peek: no effects declared (counted as every effect while the plugin is untrusted)');
+    expect(installed.out).toContain('It will run untrusted');
+    expect((await readdir(join(root, 'plugins', 'sender'))).sort()).toEqual(['index.js', 'manifest.json']);
+    expect(await readdir(join(root, 'plugins'))).toEqual(['sender']);
+    const again = await run(['plugin', 'install', folder, '--workspace', root]);
+    expect(again).toMatchObject({ code: 1, err: expect.stringContaining('exists; give --replace') });
+    expect((await run(['plugin', 'install', folder, '--replace', '--workspace', root])).code).toBe(0);
+    const listed = await run(['plugin', 'list', '--workspace', root]);
+    expect(listed.code).toBe(0);
+    // Untrusted, its silence counts as every effect.
+    expect(listed.out).toMatch(/^sender {2}active {2}user {2}2 actions \(dataEgress, localWrite, externalCost\)$/m);
+    expect(listed.out).toMatch(/^blocks {2}active {2}native, trusted/m);
+  }, 60_000);
+
+  it('installs nothing from a folder whose manifest is wrong or that holds a link', async () => {
+    const base = await mkdtemp(join(tmpdir(), 'quire-plugin-cli-'));
+    const root = join(base, 'workspace');
+    await writeUserPlugin(base, 'broken', { ...SENDER, manifest: { ...SENDER.manifest, id: 'broken', tools: [{ name: 'post', description: 'x', actions: { send: { description: 'x', input: { type: 'object' }, effects: ['teleport'] } } }] } });
+    const refused = await run(['plugin', 'install', join(base, 'plugins', 'broken'), '--workspace', root]);
+    expect(refused).toMatchObject({ code: 1, err: expect.stringContaining('nothing was installed') });
+    expect(refused.err).toMatch(/effects.*teleport|MANIFEST_EFFECT_UNKNOWN/);
+    await writeUserPlugin(base, 'linked', { ...SENDER, manifest: { ...SENDER.manifest, id: 'linked' } });
+    await mkdir(join(base, 'elsewhere'), { recursive: true });
+    await writeFile(join(base, 'elsewhere', 'secret.txt'), 'x');
+    await symlink(join(base, 'elsewhere', 'secret.txt'), join(base, 'plugins', 'linked', 'data.txt'));
+    const linked = await run(['plugin', 'install', join(base, 'plugins', 'linked'), '--workspace', root]);
+    expect(linked).toMatchObject({ code: 1, err: expect.stringContaining('is a link') });
+    expect(existsSync(join(root, 'plugins'))).toBe(false);
+  });
+});
