@@ -192,7 +192,7 @@ export interface PluginDefinition<C = Record<string, unknown>> {
  * Declares a plugin; the default export of every plugin entry module.
  *
  * @example
- * import { definePlugin } from 'quire/core';
+ * import { definePlugin } from 'quire/plugin';
  * export default definePlugin({
  *   activate(ctx) {
  *     return { hello: { greet: (input) => ({ text: `Hello, ${String(input.name)}` }) } };

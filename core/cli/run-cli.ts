@@ -14,9 +14,10 @@ import { usageCommand } from './commands/usage.js';
 import { mcpCommand } from './commands/mcp.js';
 import { notesCommands } from './commands/notes.js';
 import { pluginInstallCommand, pluginListCommand } from './commands/plugin-manage.js';
+import { pluginNewCommand } from './commands/plugin-new.js';
 import { snapshotCommands } from './commands/snapshot.js';
 
-const COMMANDS: readonly Command[] = [serveCommand, chatCommand, indexRebuildCommand, indexEmbeddingsCommand, importCommand, exportCommand, ...snapshotCommands, ...modelsCommands, ...notesCommands, ...skillCommands, usageCommand, mcpCommand, pluginValidateCommand, pluginListCommand, pluginInstallCommand, auditVerifyCommand, auditAnchorCommand];
+const COMMANDS: readonly Command[] = [serveCommand, chatCommand, indexRebuildCommand, indexEmbeddingsCommand, importCommand, exportCommand, ...snapshotCommands, ...modelsCommands, ...notesCommands, ...skillCommands, usageCommand, mcpCommand, pluginValidateCommand, pluginListCommand, pluginInstallCommand, pluginNewCommand, auditVerifyCommand, auditAnchorCommand];
 
 function usage(): string {
   const width = Math.max(...COMMANDS.map((command) => command.name.length));

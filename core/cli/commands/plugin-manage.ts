@@ -94,7 +94,8 @@ async function install(folder: string, workspace: Workspace, replace: boolean, i
     return EXIT_PROBLEMS;
   }
   const { manifest } = record.compiled;
-  await checkFolder(folder);
+  const keep = await keptPaths(folder);
+  await checkFolder(folder, keep);
   io.out(`${manifest.id} ${manifest.version}: ${manifest.description}`);
   for (const action of record.compiled.actions) io.out(`  ${action.wireName}: ${action.spec.effects.length > 0 ? action.spec.effects.join(', ') : 'no effects declared (counted as every effect while the plugin is untrusted)'}${action.spec.destructive ? ', destructive' : ''}`);
   for (const kind of ['embedders', 'rerankers', 'providers'] as const) for (const backend of manifest[kind] ?? []) io.out(`  ${kind.slice(0, -1)} ${backend.name}: ${backend.effects.join(', ') || 'no effects'}`);
@@ -104,7 +105,7 @@ async function install(folder: string, workspace: Workspace, replace: boolean, i
   // Copied beside its place, then moved in with one rename: a plugin is installed whole or not at all.
   const staging = join(workspace.pluginsDir, `.install-${manifest.id}-${randomBytes(4).toString('hex')}`);
   try {
-    await cp(folder, staging, { recursive: true, errorOnExist: true, verbatimSymlinks: true });
+    await cp(folder, staging, { recursive: true, errorOnExist: true, verbatimSymlinks: true, filter: keep });
     if (existsSync(target)) {
       const old = `${staging}-old`;
       await rename(target, old);
@@ -120,12 +121,28 @@ async function install(folder: string, workspace: Workspace, replace: boolean, i
   return EXIT_OK;
 }
 
-/** No links (they could point anywhere), at most MAX_FILES files and MAX_BYTES in all. */
-async function checkFolder(folder: string): Promise<void> {
+/**
+ * What is copied: everything but `node_modules/.bin` (links to tools), and `node_modules` altogether
+ * when package.json declares no runtime `dependencies` (a build's devDependencies, such as quire
+ * itself and typescript, are not the plugin's).
+ */
+async function keptPaths(folder: string): Promise<(path: string) => boolean> {
+  const pkg = await readFile(join(folder, 'package.json'), 'utf8').then((text) => JSON.parse(text) as { dependencies?: Record<string, string> }, () => undefined);
+  const runtimeDeps = Object.keys(pkg?.dependencies ?? {}).length > 0;
+  const modules = join(folder, 'node_modules');
+  return (path) => {
+    if (path === modules || path.startsWith(`${modules}/`)) return runtimeDeps && !path.startsWith(join(modules, '.bin'));
+    return true;
+  };
+}
+
+/** No links (they could point anywhere), at most MAX_FILES files and MAX_BYTES in all, of what is copied. */
+async function checkFolder(folder: string, keep: (path: string) => boolean): Promise<void> {
   let files = 0;
   let bytes = 0;
   for (const entry of await readdir(folder, { recursive: true, withFileTypes: true })) {
     const path = join(entry.parentPath, entry.name);
+    if (!keep(path)) continue;
     const info = await lstat(path);
     if (info.isSymbolicLink()) throw new Error(`${path} is a link; a plugin folder holds files only`);
     if (!info.isFile()) continue;

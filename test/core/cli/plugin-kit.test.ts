@@ -1,0 +1,50 @@
+import { execFile } from 'node:child_process';
+import { mkdir, mkdtemp, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { runCli } from '../../../core/cli/run-cli.js';
+import { bufferIO } from '../../helpers/buffer-io.js';
+import { REPO_ROOT, useHarness } from '../../helpers/harness.js';
+
+/** Issue 18, point 9: a plugin written in TypeScript against `quire/plugin`, from scaffold to a running kernel. */
+const run = promisify(execFile);
+const TSC = join(REPO_ROOT, 'node_modules', '.bin', 'tsc');
+
+async function cli(args: string[]) {
+  const io = bufferIO();
+  const code = await runCli(args, io);
+  return { code, out: io.outText(), err: io.errText() };
+}
+
+describe('the plugin kit', () => {
+  const harness = useHarness();
+
+  it('scaffolds a TypeScript plugin that type-checks against quire/plugin, validates, installs and runs in a kernel; a wrong use is a type error', async () => {
+    const base = await mkdtemp(join(tmpdir(), 'quire-plugin-kit-'));
+    // As after `npm install quire` in the plugin's folder.
+    await mkdir(join(base, 'node_modules'), { recursive: true });
+    await symlink(REPO_ROOT, join(base, 'node_modules', 'quire'), 'dir');
+    expect((await cli(['plugin', 'new', 'greeter', '--dir', base])).code).toBe(0);
+    expect((await cli(['plugin', 'new', 'Bad Id', '--dir', base])).code).toBe(2);
+    const folder = join(base, 'greeter');
+    // Its own build tools, as `npm install` leaves them: not copied by install (no runtime dependencies).
+    await mkdir(join(folder, 'node_modules', '.bin'), { recursive: true });
+    await symlink(REPO_ROOT, join(folder, 'node_modules', 'quire'), 'dir');
+    await run(TSC, ['-p', join(folder, 'tsconfig.json')], { cwd: folder });
+    expect((await cli(['plugin', 'validate', folder])).code).toBe(0);
+    const root = join(base, 'workspace');
+    expect((await cli(['plugin', 'install', folder, '--workspace', root])).code).toBe(0);
+    expect((await readdir(join(root, 'plugins', 'greeter'))).sort()).toEqual(['README.md', 'dist', 'manifest.json', 'package.json', 'src', 'tsconfig.json']);
+    const kernel = await harness.boot({ realManifests: true, workspace: root, config: { plugins: { blocks: { config: { watch: false, welcome: false } } } } });
+    const outcome = await kernel.pipeline.call({ target: 'greeter_hello', input: { name: 'Ada' }, principal: { kind: 'person', name: 'alice', role: 'admin' } });
+    expect(outcome).toMatchObject({ status: 'ok', value: { greeting: 'Hello, Ada!' } });
+
+    // The types catch a plugin that misuses the context.
+    const source = join(folder, 'src', 'index.ts');
+    await writeFile(source, (await readFile(source, 'utf8')).replace("ctx.log.info('greeter activated');", "ctx.log.info('greeter activated'); ctx.provideBackend('embedder', 42);"));
+    const failed = await run(TSC, ['-p', join(folder, 'tsconfig.json')], { cwd: folder }).then(() => '', (error: { stdout?: string }) => error.stdout ?? 'failed');
+    expect(failed).toMatch(/src\/index\.ts.*error/);
+  }, 120_000);
+});
