@@ -95,6 +95,8 @@ export interface ExternalServerPolicy {
 export interface McpSettings {
   sessionIdleMs?: number;
   maxSessions?: number;
+  /** Send MCP clients what local-only notebooks hold (their model may be off this machine); default false: a marker instead. */
+  sendLocalOnly?: boolean;
   servers?: Record<string, ExternalMcpServer>;
 }
 
@@ -108,7 +110,7 @@ export interface KernelConfig {
   /** Calls: the short limit, how long a stopped call is waited for, the limit of long work (jobs), job records kept. */
   actions: { timeoutMs: number; stopGraceMs: number; jobTimeoutMs: number; keepJobs: number };
   agent: AgentSettings;
-  mcp: { sessionIdleMs: number; maxSessions: number; servers: Record<string, ExternalMcpServer> };
+  mcp: { sessionIdleMs: number; maxSessions: number; sendLocalOnly: boolean; servers: Record<string, ExternalMcpServer> };
   readOnly: boolean;
   usage: { prices: Record<string, ModelPrice> };
   budgets: Budgets;
@@ -137,7 +139,7 @@ export function withDefaults(file: KernelConfigFile): KernelConfig {
       jobTimeoutMs: file.actions?.jobTimeoutMs ?? 6 * 3_600_000, keepJobs: file.actions?.keepJobs ?? 200,
     },
     agent: { ...file.agent },
-    mcp: { sessionIdleMs: file.mcp?.sessionIdleMs ?? 30 * 60_000, maxSessions: file.mcp?.maxSessions ?? 64, servers: file.mcp?.servers ?? {} },
+    mcp: { sessionIdleMs: file.mcp?.sessionIdleMs ?? 30 * 60_000, maxSessions: file.mcp?.maxSessions ?? 64, sendLocalOnly: file.mcp?.sendLocalOnly ?? false, servers: file.mcp?.servers ?? {} },
     readOnly: file.readOnly ?? false,
     usage: { prices: file.usage?.prices ?? {} },
     budgets: file.budgets ?? {},

@@ -26,13 +26,18 @@ export interface GateInput {
    * grant or mode.
    */
   localOnlyInContext?: boolean;
+  /**
+   * The call touches a local-only notebook and one that is not (a move, a copy): notes could leave
+   * the local-only notebook, and a model off this machine read them there. Asked every time.
+   */
+  crossesLocalOnly?: boolean;
 }
 
 export type GateDecision =
   | { outcome: 'deny'; reason: 'deny_rule'; rule: DenyRule; effects: Effect[] }
   | { outcome: 'run'; reason: 'no_effects' | 'auto_mode'; effects: Effect[] }
   | { outcome: 'run'; reason: 'grant'; grantId: string; effects: Effect[] }
-  | { outcome: 'confirm'; reason: 'needs_person' | 'auto_mode_forbidden' | 'local_only_in_context'; effects: Effect[] };
+  | { outcome: 'confirm'; reason: 'needs_person' | 'auto_mode_forbidden' | 'local_only_in_context' | 'local_only_crossing'; effects: Effect[] };
 
 /**
  * Decides what happens to an agent's call (DESIGN.md §5): a deny rule denies; no effects runs; a matching
@@ -44,6 +49,7 @@ export function decide(input: GateInput): GateDecision {
   if (rule) return { outcome: 'deny', reason: 'deny_rule', rule, effects };
   if (effects.length === 0) return { outcome: 'run', reason: 'no_effects', effects };
   if (input.localOnlyInContext === true && effects.includes('dataEgress')) return { outcome: 'confirm', reason: 'local_only_in_context', effects };
+  if (input.crossesLocalOnly === true && effects.includes('localWrite')) return { outcome: 'confirm', reason: 'local_only_crossing', effects };
   const grant = input.grants.find((candidate) => grantMatches(candidate, input, effects));
   if (grant) return { outcome: 'run', reason: 'grant', grantId: grant.id, effects };
   if (input.sessionMode === 'auto') {

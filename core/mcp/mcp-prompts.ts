@@ -3,6 +3,7 @@ import { GetPromptRequestSchema, ListPromptsRequestSchema, type GetPromptResult,
 import { KernelError } from '../errors.js';
 import type { Kernel } from '../kernel.js';
 import type { Principal } from '../plugin-api.js';
+import { heldBackFromMcp, MCP_WITHHELD } from './mcp-egress.js';
 
 type Call = <T>(target: string, input: Record<string, unknown>) => Promise<T>;
 
@@ -61,7 +62,9 @@ const BUILT_IN: readonly BuiltIn[] = [
 export function servePrompts(server: Server, kernel: Kernel, caller: () => Principal): void {
   const call: Call = async <T,>(target: string, input: Record<string, unknown>): Promise<T> => {
     const outcome = await kernel.pipeline.call({ target, input, principal: caller() });
-    return (outcome.status === 'ok' ? outcome.value : null) as T;
+    if (outcome.status !== 'ok') throw new KernelError('INTERNAL', `${target} did not answer (${outcome.status})`);
+    if (heldBackFromMcp(kernel, outcome.call)) throw new KernelError('EGRESS_DENIED', MCP_WITHHELD, { details: { reason: 'local-only' } });
+    return outcome.value as T;
   };
   const skillsOn = (): boolean => kernel.registry.get('skill_list') !== undefined;
   server.setRequestHandler(ListPromptsRequestSchema, async () => {

@@ -8,6 +8,7 @@ import { NOTEBOOK_SCOPE, type NotebookScope } from '../gate/notebook-scope.js';
 import { isValidId } from '../ids.js';
 import type { Kernel } from '../kernel.js';
 import type { Principal } from '../plugin-api.js';
+import { heldBackFromMcp, MCP_WITHHELD } from './mcp-egress.js';
 
 const PAGE = 100;
 /** Documents walked for one listing at most (a page is cut from them): every request stays bounded. */
@@ -26,7 +27,9 @@ interface Listed { id: string; name?: string; title?: string; childDocuments?: n
 export function serveResources(server: Server, kernel: Kernel, caller: () => Principal): () => void {
   const call = async <T,>(target: string, input: Record<string, unknown>): Promise<T> => {
     const outcome = await kernel.pipeline.call({ target, input, principal: caller() });
-    return (outcome.status === 'ok' ? outcome.value : null) as T;
+    if (outcome.status !== 'ok') throw new KernelError('INTERNAL', `${target} did not answer (${outcome.status})`);
+    if (heldBackFromMcp(kernel, outcome.call)) throw new KernelError('EGRESS_DENIED', MCP_WITHHELD, { details: { reason: 'local-only' } });
+    return outcome.value as T;
   };
   server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({
     resourceTemplates: [
@@ -51,6 +54,18 @@ export function serveResources(server: Server, kernel: Kernel, caller: () => Pri
     return { contents: [{ uri: request.params.uri, mimeType: 'text/markdown', text }] };
   });
   const subscribed = new Set<string>();
+  const scope = kernel.container.isRegistered(NOTEBOOK_SCOPE, true) ? kernel.container.resolve<NotebookScope>(NOTEBOOK_SCOPE) : undefined;
+  // Listened to from the first subscription only: a session that never subscribes costs the index nothing.
+  let unsubscribe: (() => void) | undefined;
+  const watch = (): void => {
+    unsubscribe ??= scope?.onChanged?.((change) => {
+      for (const uri of subscribed) {
+        const { kind, id } = parseUri(uri);
+        const touched = change.all || (kind === 'notebooks' ? change.notebooks.has(id) : change.ids.has(id));
+        if (touched) void server.sendResourceUpdated({ uri }).catch(() => undefined);
+      }
+    });
+  };
   server.setRequestHandler(SubscribeRequestSchema, async (request) => {
     const { kind, id } = parseUri(request.params.uri);
     // Only what the caller may read can be watched: the read answers NOT_FOUND otherwise.
@@ -58,20 +73,14 @@ export function serveResources(server: Server, kernel: Kernel, caller: () => Pri
     else if (kind === 'blocks') await call('block_get', { id });
     else await call('document_list', { notebook: id });
     subscribed.add(request.params.uri);
+    watch();
     return {};
   });
   server.setRequestHandler(UnsubscribeRequestSchema, (request) => {
     subscribed.delete(request.params.uri);
     return {};
   });
-  const scope = kernel.container.isRegistered(NOTEBOOK_SCOPE, true) ? kernel.container.resolve<NotebookScope>(NOTEBOOK_SCOPE) : undefined;
-  return scope?.onChanged?.((change) => {
-    for (const uri of subscribed) {
-      const { kind, id } = parseUri(uri);
-      const touched = change.all || (kind === 'notebooks' ? change.notebooks.has(id) : change.ids.has(id));
-      if (touched) void server.sendResourceUpdated({ uri }).catch(() => undefined);
-    }
-  }) ?? (() => undefined);
+  return () => unsubscribe?.();
 }
 
 function parseUri(uri: string): { kind: 'blocks' | 'documents' | 'notebooks'; id: string } {
@@ -96,7 +105,10 @@ async function listAll(call: <T>(target: string, input: Record<string, unknown>)
     const stack: { notebook: string; parentId?: string }[] = [{ notebook: notebook.id }];
     while (stack.length > 0 && out.length < MAX_LISTED) {
       const at = stack.pop()!;
-      const { documents } = await call<{ documents: Listed[] }>('document_list', { notebook: at.notebook, ...(at.parentId ? { parentId: at.parentId } : {}) });
+      // A local-only notebook's titles are held back from MCP clients: the notebook is listed, its documents not.
+      const listed = await call<{ documents: Listed[] }>('document_list', { notebook: at.notebook, ...(at.parentId ? { parentId: at.parentId } : {}) })
+        .catch((error: unknown) => { if ((error as { code?: string }).code === 'EGRESS_DENIED') return { documents: [] as Listed[] }; throw error; });
+      const { documents } = listed;
       for (const doc of documents) {
         out.push({ uri: `quire://documents/${doc.id}`, name: doc.title ?? doc.id, mimeType: 'text/markdown' });
         if ((doc.childDocuments ?? 1) > 0) stack.push({ notebook: notebook.id, parentId: doc.id });

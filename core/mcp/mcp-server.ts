@@ -6,6 +6,7 @@ import { KERNEL_VERSION } from '../paths.js';
 import type { Principal, ProgressUpdate } from '../plugin-api.js';
 import { servedOverMcp, toolDefinitions } from './tool-definitions.js';
 import { serveResources } from './mcp-resources.js';
+import { heldBackFromMcp, MCP_WITHHELD } from './mcp-egress.js';
 import { servePrompts } from './mcp-prompts.js';
 
 /**
@@ -36,6 +37,7 @@ export function createMcpServer(kernel: Kernel, principal: Principal): Server {
       const outcome = await kernel.pipeline.call({ target: name, input: request.params.arguments ?? {}, principal: caller(), signal: extra.signal, ownsInput: true, ...(onProgress ? { onProgress } : {}) });
       // Only agent calls stop at a confirmation; an MCP caller is an administrator acting directly.
       const value = outcome.status === 'ok' ? outcome.value : null;
+      if (heldBackFromMcp(kernel, outcome.call)) return { content: [{ type: 'text', text: MCP_WITHHELD }], structuredContent: { withheld: true, reason: 'local-only' } };
       return success(value);
     } catch (error) {
       if (isKernelError(error)) return failure(error.code, error.message, error.details);

@@ -22,9 +22,13 @@ export async function relayStdioToKernel(stdio: Transport, url: string, token: s
       const client = new Client({ name: server.getClientVersion()?.name ?? 'quire-mcp-stdio', version: server.getClientVersion()?.version ?? KERNEL_VERSION });
       client.setNotificationHandler(ToolListChangedNotificationSchema, () => { void server.sendToolListChanged().catch(() => undefined); });
       client.setNotificationHandler(ResourceUpdatedNotificationSchema, (notification) => { void server.sendResourceUpdated(notification.params).catch(() => undefined); });
+      // The kernel going away ends the relay: the client sees its server close, and may start it again.
+      client.onclose = () => { void server.close().catch(() => undefined); };
       await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
       return client;
     })();
+    // A failed connection is tried again by the next request, not kept.
+    upstream.catch(() => { upstream = undefined; });
     return upstream;
   };
   server.setRequestHandler(ListToolsRequestSchema, async (request, extra) => (await connect()).listTools(request.params, { signal: extra.signal }));

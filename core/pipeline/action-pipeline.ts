@@ -6,6 +6,7 @@ import type { StartedJob } from '../jobs/job-manager.js';
 import type { DependencyContainer } from '../di.js';
 import { NOTEBOOK_SCOPE, type AgentLimit, type NotebookScope } from '../gate/notebook-scope.js';
 import { checkAgentLimits, limitedTo, NO_AGENT_LIMITS } from '../gate/agent-limits.js';
+import { localOnlyNotebooks } from '../gate/egress-scope.js';
 import { effectiveEffects } from '../gate/effects.js';
 import { KernelError, NotFoundError, isKernelError } from '../errors.js';
 import { hashArguments } from '../canonical-json.js';
@@ -24,6 +25,9 @@ import { formatIssues, runValidator } from '../schema/ajv.js';
 import type { ActionRef, CallDecision, PreparedCall } from './prepared-call.js';
 import { runHandler } from './run-handler.js';
 import type { CancelSource } from './cancel-source.js';
+
+/** What the gate weighs besides grants and mode when local-only notes are involved (decide.ts). */
+interface LocalOnlyFlags { localOnlyInContext: boolean; crossesLocalOnly: boolean }
 
 let callCounter = 0;
 const PROCESS_TAG = `${process.pid.toString(36)}${Date.now().toString(36)}`;
@@ -135,7 +139,7 @@ export class ActionPipeline {
     const notebooks = this.notebooksOf(entry, input, principal);
     checkAgentLimits(entry, notebooks, limits);
     const notebook = notebooks[0];
-    const decision = this.decideFor(entry, principal, notebooks, request.sessionMode ?? 'confirm', request.localOnlyInContext === true);
+    const decision = this.decideFor(entry, principal, notebooks, request.sessionMode ?? 'confirm', { localOnlyInContext: request.localOnlyInContext === true, crossesLocalOnly: this.crossesLocalOnly(principal, notebooks) });
     if (decision.outcome === 'deny') {
       throw new KernelError('ACTION_DENIED', `${entry.wireName} is denied by a rule in quire.json`, { details: { action: entry.wireName, rule: decision.rule } });
     }
@@ -159,6 +163,8 @@ export class ActionPipeline {
       ...(call.notebook !== undefined ? { notebook: call.notebook } : {}),
       ...(call.decision.outcome === 'confirm' && call.decision.reason === 'local_only_in_context'
         ? { note: 'The conversation holds notes of local-only notebooks, and this call sends data off this machine: it is asked every time, whatever grant or mode.' } : {}),
+      ...(call.decision.outcome === 'confirm' && call.decision.reason === 'local_only_crossing'
+        ? { note: 'This call moves or copies notes between a notebook marked local-only and one that is not: there a model off this machine could read them. It is asked every time, whatever grant or mode.' } : {}),
     });
   }
 
@@ -272,9 +278,10 @@ export class ActionPipeline {
   private notebooksOf(entry: RegisteredAction, input: Record<string, unknown>, principal: Principal): string[] {
     // A native read leaves out what a deny rule closes to the agent (call.deniedNotebooks) and answers
     // as if it did not exist; refusing it here would tell the agent that the id it named lies there.
-    if (principal.kind === 'agent' && entry.source === 'native' && entry.effects.length === 0) return [];
+    const agentLike = principal.kind === 'agent' || principal.kind === 'mcp';
+    if (agentLike && entry.source === 'native' && entry.effects.length === 0) return [];
     const named = typeof input.notebook === 'string' ? [input.notebook] : [];
-    if (principal.kind !== 'agent' || !this.container.isRegistered(NOTEBOOK_SCOPE, true)) return named;
+    if (!agentLike || !this.container.isRegistered(NOTEBOOK_SCOPE, true)) return named;
     const found = this.container.resolve<NotebookScope>(NOTEBOOK_SCOPE).notebooksOf({ plugin: entry.pluginId, tool: entry.tool, action: entry.action, input });
     return [...new Set([...named, ...found])];
   }
@@ -284,6 +291,8 @@ export class ActionPipeline {
    * people's limits on the agent), and those whose privacy says `agent: none`, for every action.
    */
   private deniedNotebooks(entry: RegisteredAction, principal: Principal, limits: ReadonlyMap<string, AgentLimit>): ReadonlySet<string> {
+    // An MCP client is an agent too (Claude Desktop, Cursor): the notebooks' privacy holds for it; deny rules name quire's own agent.
+    if (principal.kind === 'mcp') return limitedTo('none', limits);
     if (principal.kind !== 'agent') return NO_NOTEBOOKS;
     const denied = new Set<string>(limitedTo('none', limits));
     for (const rule of this.config.gate.deny) {
@@ -292,27 +301,34 @@ export class ActionPipeline {
     return denied.size > 0 ? denied : NO_NOTEBOOKS;
   }
 
+  /** Whether an agent call touches a local-only notebook and one that is not (decide.ts asks the person). */
+  private crossesLocalOnly(principal: Principal, notebooks: readonly string[]): boolean {
+    if (principal.kind !== 'agent' || notebooks.length < 2) return false;
+    const localOnly = localOnlyNotebooks(this.container);
+    return notebooks.some((notebook) => localOnly.has(notebook)) && notebooks.some((notebook) => !localOnly.has(notebook));
+  }
+
   /** The agent's privacy limits by notebook (one place: the notebooks' own settings); none for people. */
   private agentLimits(principal: Principal): ReadonlyMap<string, AgentLimit> {
-    if (principal.kind !== 'agent' || !this.container.isRegistered(NOTEBOOK_SCOPE, true)) return NO_AGENT_LIMITS;
+    if ((principal.kind !== 'agent' && principal.kind !== 'mcp') || !this.container.isRegistered(NOTEBOOK_SCOPE, true)) return NO_AGENT_LIMITS;
     return this.container.resolve<NotebookScope>(NOTEBOOK_SCOPE).agentLimits();
   }
 
   /** Decided once per notebook the call touches; the strictest outcome wins. */
-  private decideFor(entry: RegisteredAction, principal: Principal, notebooks: readonly string[], sessionMode: SessionMode, localOnlyInContext: boolean): CallDecision {
+  private decideFor(entry: RegisteredAction, principal: Principal, notebooks: readonly string[], sessionMode: SessionMode, flags: LocalOnlyFlags): CallDecision {
     if (principal.kind !== 'agent') return PERSON_DECISION;
-    if (notebooks.length <= 1) return this.decideOne(entry, notebooks[0], sessionMode, localOnlyInContext);
-    const decisions = notebooks.map((notebook) => this.decideOne(entry, notebook, sessionMode, localOnlyInContext));
+    if (notebooks.length <= 1) return this.decideOne(entry, notebooks[0], sessionMode, flags);
+    const decisions = notebooks.map((notebook) => this.decideOne(entry, notebook, sessionMode, flags));
     return decisions.find((d) => d.outcome === 'deny') ?? decisions.find((d) => d.outcome === 'confirm') ?? decisions[0]!;
   }
 
-  private decideOne(entry: RegisteredAction, notebook: string | undefined, sessionMode: SessionMode, localOnlyInContext: boolean): CallDecision {
+  private decideOne(entry: RegisteredAction, notebook: string | undefined, sessionMode: SessionMode, flags: LocalOnlyFlags): CallDecision {
     return decide({
       plugin: entry.pluginId, tool: entry.tool, action: entry.action, source: entry.source, trusted: entry.trusted,
       // The effects the call will have: the manifest's, and those of the embedder or reranker it uses.
       declaredEffects: entry.effects, ...(notebook !== undefined ? { notebook } : {}),
       denyRules: this.config.gate.deny, grants: this.grants.list(), sessionMode,
-      allowAutoMode: this.config.gate.allowAutoMode, now: new Date(), localOnlyInContext,
+      allowAutoMode: this.config.gate.allowAutoMode, now: new Date(), ...flags,
     });
   }
 

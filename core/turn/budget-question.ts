@@ -26,7 +26,7 @@ export async function askToExceedBudget(context: BudgetQuestionContext, overrun:
     arguments: args, argsHash: hashArguments(args), effects: ['externalCost'], destructive: false,
     principal: `agent:${context.sessionId}/${context.turnId}`, sessionId: context.sessionId, ...(context.turnId !== '' ? { turnId: context.turnId } : {}),
   });
-  context.emit({ type: 'confirm', roundID: context.turnId, confirmation });
+  context.emit({ type: 'confirm', roundID: `${context.turnId}_budget`, confirmation });
   const waiting = linkedController(context.signal, context.confirmTimeoutMs > 0 ? context.confirmTimeoutMs : undefined);
   const waited = await context.confirmations.waitForAnswer(confirmation.id, waiting.signal).catch(() => undefined).finally(() => waiting.unlink());
   const answered = waited ?? await context.confirmations.expire(confirmation.id);

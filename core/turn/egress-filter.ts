@@ -58,10 +58,17 @@ export function guardModelEgress(provider: ModelProvider, policy: EgressPolicy):
     ...(provider.model !== undefined ? { model: provider.model } : {}),
     ...(provider.limits !== undefined ? { limits: provider.limits } : {}),
     ...(provider.prepare ? { prepare: (signal: AbortSignal) => provider.prepare!(signal) } : {}),
+    // The budget weighs the request as it will leave.
+    ...(provider.beforeRequest ? { beforeRequest: (request: ModelRequest, signal: AbortSignal) => provider.beforeRequest!(outgoing(request, policy), signal) } : {}),
     stream(request: ModelRequest, signal: AbortSignal) {
       const { messages, withheld } = withholdLocalOnly(request.messages, policy.localOnly());
       if (withheld > 0) policy.onWithheld?.(withheld);
       return provider.stream(withheld > 0 ? { ...request, messages } : request, signal);
     },
   };
+}
+
+function outgoing(request: ModelRequest, policy: EgressPolicy): ModelRequest {
+  const { messages, withheld } = withholdLocalOnly(request.messages, policy.localOnly());
+  return withheld > 0 ? { ...request, messages } : request;
 }

@@ -60,6 +60,11 @@ export interface ModelProvider {
    * letting the first request fail. May ask the server once; the answer is remembered.
    */
   prepare?(signal: AbortSignal): Promise<void>;
+  /**
+   * Runs before each request, outside the stream's idle watchdog: what may take the person's time (a
+   * budget question) happens here. Throws a ModelError to stop the request unsent.
+   */
+  beforeRequest?(request: ModelRequest, signal: AbortSignal): Promise<void>;
   stream(request: ModelRequest, signal: AbortSignal): AsyncIterable<ModelEvent>;
 }
 

@@ -37,6 +37,15 @@ export interface RoundCallbacks {
  */
 export async function streamRound(provider: ModelProvider, request: ModelRequest, signal: AbortSignal, callbacks: RoundCallbacks, idleTimeoutMs: number): Promise<RoundResult> {
   const result: RoundResult = { received: false, text: '', reasoning: '', calls: [], promptTokens: 0, completionTokens: 0, cancelled: false };
+  if (provider.beforeRequest) {
+    try {
+      await provider.beforeRequest(request, signal);
+    } catch (error) {
+      result.cancelled = signal.aborted;
+      result.error = error;
+      return result;
+    }
+  }
   const calls = new Map<number, StreamedCall>();
   const linked = linkedController(signal);
   const idle = idleWatchdog(idleTimeoutMs, (error) => linked.abort(error));

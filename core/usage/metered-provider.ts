@@ -49,13 +49,19 @@ export function meteredProvider(provider: ModelProvider, context: MeterContext):
     ...(provider.model !== undefined ? { model: provider.model } : {}),
     ...(provider.limits !== undefined ? { limits: provider.limits } : {}),
     ...(provider.prepare ? { prepare: (signal: AbortSignal) => provider.prepare!(signal) } : {}),
-    async *stream(request: ModelRequest, signal: AbortSignal): AsyncIterable<ModelEvent> {
+    // Before the stream (and its idle watchdog): the person may take minutes to answer a budget question.
+    async beforeRequest(request: ModelRequest, signal: AbortSignal): Promise<void> {
       for (;;) {
         const overrun = checkBudgets(context, model, request, waived);
-        if (!overrun) break;
-        if (!context.askToExceed || !(await context.askToExceed(overrun))) refuse(overrun);
+        if (!overrun) return;
+        if (signal.aborted || !context.askToExceed || !(await context.askToExceed(overrun))) refuse(overrun);
         waived.add(overrun.scope);
       }
+    },
+    async *stream(request: ModelRequest, signal: AbortSignal): AsyncIterable<ModelEvent> {
+      // Checked again, never asked here: a caller that skipped beforeRequest still cannot overspend.
+      const overrun = checkBudgets(context, model, request, waived);
+      if (overrun) refuse(overrun);
       for await (const event of provider.stream(request, signal)) {
         if (event.type === 'usage') record(context, provider.id, model, event);
         yield event;
@@ -66,6 +72,14 @@ export function meteredProvider(provider: ModelProvider, context: MeterContext):
 
 function record(context: MeterContext, providerId: string, model: string, event: Extract<ModelEvent, { type: 'usage' }>): void {
   const turnId = context.turnId();
+  try {
+    recordIn(context, providerId, model, event, turnId);
+  } catch {
+    // The answer was paid for and arrives all the same; the ledger's own failure (a full disk) must not end the turn.
+  }
+}
+
+function recordIn(context: MeterContext, providerId: string, model: string, event: Extract<ModelEvent, { type: 'usage' }>, turnId: string | undefined): void {
   context.ledger.record({
     kind: 'model', provider: providerId, model, sessionId: context.sessionId, ...(turnId !== undefined ? { turnId } : {}),
     input: event.promptTokens, cachedInput: event.cachedTokens ?? 0, output: event.completionTokens, reasoning: event.reasoningTokens ?? 0,
@@ -93,8 +107,10 @@ function checkBudgets(context: MeterContext, model: string, request: ModelReques
     const over = (message: string): BudgetOverrun => ({ scope: name, limit, message });
     const spent = scope ? context.ledger.total(scope) : undefined;
     if (limit.tokens !== undefined) {
-      const worst = (spent ? totalTokens(spent) : 0) + prompt + (maxOutput ?? 0);
-      if (worst > limit.tokens) return over(`${spent ? totalTokens(spent) : 0} tokens spent, and this request may take ${prompt + (maxOutput ?? 0)} more (${prompt} in${maxOutput !== undefined ? `, up to ${maxOutput} out` : ''}): over the ${name} budget of ${limit.tokens} tokens`);
+      // Without a bound on the answer, the same assumption as a money budget's.
+      const output = maxOutput ?? ASSUMED_MAX_OUTPUT;
+      const worst = (spent ? totalTokens(spent) : 0) + prompt + output;
+      if (worst > limit.tokens) return over(`${spent ? totalTokens(spent) : 0} tokens spent, and this request may take ${prompt + output} more (${prompt} in, up to ${output} out${maxOutput === undefined ? ', assumed: no maxOutputTokens is set' : ''}): over the ${name} budget of ${limit.tokens} tokens`);
     }
     if (limit.usd !== undefined) {
       const request = costOf({ input: prompt, cachedInput: 0, output: maxOutput ?? ASSUMED_MAX_OUTPUT, reasoning: 0 }, price);

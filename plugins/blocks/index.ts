@@ -127,6 +127,9 @@ function afterReady(tools: PluginHandlers, readiness: Readiness, store: BlockSto
         await readiness.wait();
         const result = await handler(input, call);
         if (tool === 'tag' && name === 'list') call.returned([...store.catalog.notebooks.keys()].filter((id) => canSeeNotebook(store, call, id)));
+        // Notebook names and counts are no notes: listing them holds back nothing (else every listing
+        // would be withheld from a model off this machine as soon as one notebook is local-only).
+        else if (tool === 'notebook' && name === 'list') call.returned([]);
         else reportReturned(store, call, result);
         return result;
       };

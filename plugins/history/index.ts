@@ -31,16 +31,27 @@ export default definePlugin<Partial<Retention> & { coalesceSeconds?: number }>({
     blocks.onBeforeChange(async (change) => {
       await versions.record({ documentId: change.id, op: change.op, by: change.by, notebook: change.notebook, path: change.path, hpath: change.hpath, text: change.text });
     }, (change) => versions.wants(change));
-    // A version is as private as the notebook it was in: readers see published ones, deny rules hold.
-    const visible = (call: ActionCall, version: { notebook: string }) => blocks.visibleTo(call, version.notebook);
+    // A version is as private as the notebook it was in, and as the one its document is in now (a document
+    // moved into a notebook closed to the caller takes its past along): readers see published ones, deny rules and privacy hold.
+    const currentNotebook = blocks.reader.prepare('SELECT notebook FROM blocks WHERE id = ?').pluck();
+    const visible = (call: ActionCall, version: { notebook: string }, id: string) => {
+      const now = currentNotebook.get(id) as string | undefined;
+      return blocks.visibleTo(call, version.notebook) && (now === undefined || blocks.visibleTo(call, now));
+    };
+    /** The notebooks a change to this document's history would touch, that the caller may only read. */
+    const readOnlyHit = (call: ActionCall, id: string, notebooks: readonly string[]) =>
+      [...notebooks, currentNotebook.get(id) as string | undefined].find((notebook) => notebook !== undefined && call.readOnlyNotebooks.has(notebook));
     const readVisible = async (call: ActionCall, id: string, version: string) => {
       const found = await history.read(id, version);
-      if (!visible(call, found)) throw new NotFoundError('NOT_FOUND', `No version '${version}' of document '${id}'`, { details: { id, version } });
+      if (!visible(call, found, id)) throw new NotFoundError('NOT_FOUND', `No version '${version}' of document '${id}'`, { details: { id, version } });
       return found;
     };
     return {
       history: reportingNotes(blocks, afterVersions(versions, {
-        list: async (input, call) => ({ versions: (await history.list((input as { id: string }).id)).filter((version) => visible(call, version)) }),
+        list: async (input, call) => {
+          const { id } = input as { id: string };
+          return { versions: (await history.list(id)).filter((version) => visible(call, version, id)) };
+        },
         get: async (input, call) => {
           const { id, version } = input as { id: string; version: string };
           const found = await readVisible(call, id, version);
@@ -53,7 +64,7 @@ export default definePlugin<Partial<Retention> & { coalesceSeconds?: number }>({
           // Bounded: stops at `limit` results, newest documents' versions first.
           for (const id of (await history.documents()).reverse()) {
             for (const version of await history.list(id)) {
-              if ((notebook !== undefined && version.notebook !== notebook) || !visible(call, version)) continue;
+              if ((notebook !== undefined && version.notebook !== notebook) || !visible(call, version, id)) continue;
               if (op !== undefined && version.op !== op) continue;
               if ((from !== undefined && version.time < from) || (to !== undefined && version.time > to)) continue;
               if (needle !== undefined && !(version.title.toLowerCase().includes(needle) || (await history.read(id, version.version)).text.toLowerCase().includes(needle))) continue;
@@ -69,6 +80,8 @@ export default definePlugin<Partial<Retention> & { coalesceSeconds?: number }>({
           const path = filePath(blocks.dataDir, found.path);
           const notebook = found.path.split('/')[0]!;
           if (!blocks.visibleTo(call, notebook)) throw new NotFoundError('NOT_FOUND', `No version '${version}' of document '${id}'`, { details: { id, version } });
+          const held = readOnlyHit(call, id, [notebook, found.notebook]);
+          if (held !== undefined) throw new KernelError('ACTION_DENIED', `history_rollback would change notebook '${held}', which the agent may only read (its privacy setting is agent: read)`, { details: { notebook: held, privacy: 'read' } });
           if (!existsSync(join(blocks.dataDir, notebook, '.notebook.json'))) throw new KernelError('CONFLICT', `the notebook of this version (${notebook}) no longer exists`, { details: { notebook } });
           return blocks.withWritesPaused(async (ops) => {
             const by = call.principal.kind === 'agent' ? call.principal.name : `${call.principal.kind}:${call.principal.name}`;
@@ -85,8 +98,11 @@ export default definePlugin<Partial<Retention> & { coalesceSeconds?: number }>({
           if (id === undefined && (call.deniedNotebooks.size > 0 || call.readOnlyNotebooks.size > 0)) {
             throw new KernelError('FORBIDDEN', 'clearing every document\'s history would reach notebooks this caller may not change (a deny rule or their privacy setting); clear one document at a time', { details: { field: 'id' } });
           }
-          if (id !== undefined && (await history.list(id)).some((version) => !visible(call, version))) {
-            throw new NotFoundError('NOT_FOUND', `No history for document '${id}'`, { details: { id } });
+          if (id !== undefined) {
+            const kept = await history.list(id);
+            if (kept.some((version) => !visible(call, version, id))) throw new NotFoundError('NOT_FOUND', `No history for document '${id}'`, { details: { id } });
+            const held = readOnlyHit(call, id, kept.map((version) => version.notebook));
+            if (held !== undefined) throw new KernelError('ACTION_DENIED', `history_clear would change the history of notebook '${held}', which the agent may only read`, { details: { notebook: held, privacy: 'read' } });
           }
           versions.forget(id === undefined ? 'all' : [id]);
           const cleared = await history.clear(id, { stopped: () => call.stopped, progress: (done, total) => call.progress({ done, total, message: 'documents cleared' }) });

@@ -72,8 +72,8 @@ const showCommand = readingCommand('show', 'print a document (or a block) as Mar
     try {
       return await call('document_get_markdown', 'blocks/document/get_markdown', { id: await resolveDocument(call, given) });
     } catch (error) {
-      // An id that is no document may be a block's.
-      if (!/^\d{14}-[0-9a-z]{7}$/.test(given)) throw error;
+      // An id that is no document may be a block's; any other failure is said as it is.
+      if (!/^\d{14}-[0-9a-z]{7}$/.test(given) || (error as { code?: string }).code !== 'NOT_FOUND') throw error;
       return call('block_get', 'blocks/block/get', { id: given });
     }
   },
@@ -91,7 +91,9 @@ const searchCommand = readingCommand('search', 'search the notes (full text; hyb
     try {
       // Hybrid says itself when it falls back to full text (no embedder, semantic search off).
       return await call('search_hybrid', 'search-fulltext/search/hybrid', { query, page });
-    } catch {
+    } catch (error) {
+      // Only when hybrid search is not there at all; any other failure is said as it is.
+      if ((error as { code?: string }).code !== 'ACTION_NOT_FOUND') throw error;
       return call('search_fulltext', 'search-fulltext/search/fulltext', { query, page });
     }
   },

@@ -124,3 +124,49 @@ describe('MCP prompts', () => {
     await expect(client.getPrompt({ name: 'nope' })).rejects.toThrow(/no prompt named/);
   });
 });
+
+describe('notebook privacy for MCP clients (they are agents too)', () => {
+  const harness = useHarness();
+  const servers: RunningServer[] = [];
+  const clients: Client[] = [];
+  afterEach(async () => {
+    for (const client of clients.splice(0)) await client.close().catch(() => undefined);
+    for (const server of servers.splice(0)) await server.close();
+  });
+
+  it('hides agent: none notebooks and holds back local-only notes from tools, resources and prompts, unless mcp.sendLocalOnly', async () => {
+    for (const sendLocalOnly of [false, true]) {
+      const kernel = await harness.boot({ realManifests: true, config: { auth, mcp: { sendLocalOnly }, plugins: { blocks: { config: { watch: false, welcome: false } } } } });
+      const server = await startHttpServer(kernel, { host: '127.0.0.1', port: 0 });
+      servers.push(server);
+      const client = await connectMcp(server.url, ADMIN);
+      clients.push(client);
+      const act = actor(kernel);
+      const closed = await act<Created>('notebook_create', { name: 'Closed' });
+      const local = await act<Created>('notebook_create', { name: 'Local' });
+      const closedDoc = await act<Created>('document_create', { notebook: closed.id, title: 'Secret', markdown: 'zebraquartz' });
+      const localDoc = await act<Created>('document_create', { notebook: local.id, title: 'Health', markdown: 'quokkaplinth' });
+      await act('notebook_set_privacy', { id: closed.id, agent: 'none' });
+      await act('notebook_set_privacy', { id: local.id, egress: 'local-only' });
+      const closedRead = await client.callTool({ name: 'document_get_markdown', arguments: { id: closedDoc.id } });
+      expect(closedRead).toMatchObject({ isError: true, content: [{ text: expect.stringContaining('NOT_FOUND') }] });
+      const names = JSON.stringify((await client.callTool({ name: 'notebook_list', arguments: {} })).structuredContent);
+      expect(names).not.toContain('Closed');
+      const localRead = JSON.stringify(await client.callTool({ name: 'document_get_markdown', arguments: { id: localDoc.id } }));
+      const resource = client.readResource({ uri: `quire://documents/${localDoc.id}` });
+      if (sendLocalOnly) {
+        expect(localRead).toContain('quokkaplinth');
+        expect(JSON.stringify(await resource)).toContain('quokkaplinth');
+      } else {
+        expect(localRead).not.toContain('quokkaplinth');
+        expect(localRead).toContain('local-only');
+        await expect(resource).rejects.toThrow(/local-only/);
+        // The listing names the local-only notebook but not its documents.
+        const uris = (await client.listResources()).resources.map((entry) => entry.uri);
+        expect(uris).toContain(`quire://notebooks/${local.id}`);
+        expect(uris).not.toContain(`quire://documents/${localDoc.id}`);
+        expect(uris.join(' ')).not.toContain(closed.id);
+      }
+    }
+  });
+});

@@ -193,6 +193,15 @@ describe('local-only notebooks and a model server off this machine', () => {
     expect(asked[0]!.note).toContain('local-only');
   });
 
+  it('asks before the agent moves notes out of a local-only notebook, whatever grant or mode, saying why', async () => {
+    const kit = await start('openai-chat');
+    const { open, secretDoc } = await notes(kit);
+    await kit.kernel.grants.add({ plugin: 'blocks', tool: 'document', action: 'move', effects: ['localWrite'], createdBy: 'person:test' });
+    const outcome = await kit.kernel.pipeline.call({ target: 'document_move', input: { id: secretDoc.id, notebook: open.id }, principal: { kind: 'agent', name: 'agent:s/t/c', role: 'admin', sessionId: 's', turnId: 't' }, sessionMode: 'auto' });
+    expect(outcome.status).toBe('confirmation_required');
+    if (outcome.status === 'confirmation_required') expect(outcome.confirmation.note).toContain('local-only');
+  });
+
   it('refuses model.local with a baseURL that does not name this machine', async () => {
     const kit = await start('openai-chat', { model: { local: true, baseURL: 'http://192.0.2.1:8080/v1' } });
     const outcome = await kit.turn(await kit.session(), 'hello');

@@ -1,0 +1,20 @@
+import { localOnlyNotebooks } from '../gate/egress-scope.js';
+import type { Kernel } from '../kernel.js';
+import { notebooksInResult, type PreparedCall } from '../pipeline/prepared-call.js';
+
+/** What an MCP client gets in place of notes it may not be sent. */
+export const MCP_WITHHELD = '[withheld: this result holds notes of notebooks marked local-only (egress: local-only), which are not sent to MCP clients: their model may be off this machine. A person can set mcp.sendLocalOnly in quire.json to send them.]';
+
+/**
+ * An MCP client (Claude Desktop, Cursor...) may send what it reads to a model anywhere: a result that
+ * holds notes of a local-only notebook, or cannot say whose notes it holds while one exists, is held
+ * back (the same rule as the agent's requests to a model off this machine), unless quire.json's
+ * mcp.sendLocalOnly says the clients may have them.
+ */
+export function heldBackFromMcp(kernel: Kernel, call: Pick<PreparedCall, 'entry' | 'returned'>): boolean {
+  if (kernel.config.mcp.sendLocalOnly) return false;
+  const localOnly = localOnlyNotebooks(kernel.container);
+  if (localOnly.size === 0) return false;
+  const notebooks = notebooksInResult(call);
+  return notebooks === 'all' || notebooks.some((notebook) => localOnly.has(notebook));
+}
