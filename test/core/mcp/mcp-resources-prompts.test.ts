@@ -1,10 +1,9 @@
 import { createHash } from 'node:crypto';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { afterEach, describe, expect, it } from 'vitest';
-import { startHttpServer, type RunningServer } from '../../../core/http/serve.js';
+import { describe, expect, it } from 'vitest';
+import type { KernelConfigFile } from '../../../core/config/kernel-config.js';
 import { useHarness } from '../../helpers/harness.js';
-import { connectMcp } from '../../helpers/mcp-client.js';
+import { useMcpOverHttp } from '../../helpers/mcp-client.js';
 import { admin, actor, agent } from '../../plugins/blocks/blocks-harness.js';
 
 /** Issue 18, point 4: notes as MCP resources, with the SDK's HTTP client. */
@@ -13,23 +12,19 @@ const auth = { tokens: [{ name: 'alice', role: 'admin' as const, sha256: createH
 
 interface Created { id: string }
 
-describe('notes as MCP resources', () => {
-  const harness = useHarness();
-  const servers: RunningServer[] = [];
-  const clients: Client[] = [];
-  afterEach(async () => {
-    for (const client of clients.splice(0)) await client.close().catch(() => undefined);
-    for (const server of servers.splice(0)) await server.close();
-  });
+const harness = useHarness();
+const mcp = useMcpOverHttp();
 
-  async function serve() {
-    const kernel = await harness.boot({ realManifests: true, config: { auth, plugins: { blocks: { config: { watch: false, welcome: false } } } } });
-    const server = await startHttpServer(kernel, { host: '127.0.0.1', port: 0 });
-    servers.push(server);
-    const client = await connectMcp(server.url, ADMIN);
-    clients.push(client);
-    return { kernel, client, act: actor(kernel) };
-  }
+/** A kernel with the real plugins served over loopback, and the SDK's HTTP client connected to /mcp. */
+async function serve(config: KernelConfigFile = {}) {
+  const kernel = await harness.boot({ realManifests: true, config: { auth, ...config, plugins: { blocks: { config: { watch: false, welcome: false } } } } });
+  const server = await mcp.listen(kernel);
+  const client = await mcp.connect(server.url, ADMIN);
+  return { kernel, client, act: actor(kernel) };
+}
+
+describe('notes as MCP resources', () => {
+
 
   it('lists notebooks and documents page by page, offers templates, and reads them as Markdown', async () => {
     const { client, act } = await serve();
@@ -90,21 +85,9 @@ async function waitFor(check: () => boolean, limitMs = 10_000): Promise<void> {
 }
 
 describe('MCP prompts', () => {
-  const harness = useHarness();
-  const servers: RunningServer[] = [];
-  const clients: Client[] = [];
-  afterEach(async () => {
-    for (const client of clients.splice(0)) await client.close().catch(() => undefined);
-    for (const server of servers.splice(0)) await server.close();
-  });
 
   it('offers the built-in prompts and every skill, with arguments, the notes embedded as resources', async () => {
-    const kernel = await harness.boot({ realManifests: true, config: { auth, plugins: { blocks: { config: { watch: false, welcome: false } } } } });
-    const server = await startHttpServer(kernel, { host: '127.0.0.1', port: 0 });
-    servers.push(server);
-    const client = await connectMcp(server.url, ADMIN);
-    clients.push(client);
-    const act = actor(kernel);
+    const { client, act } = await serve();
     await act('skill_save', { name: 'meeting-notes', content: '---\nname: meeting-notes\ndescription: How to write meeting notes.\n---\nStart with the decisions.\n' });
     const notebook = await act<Created>('notebook_create', { name: 'Work' });
     const doc = await act<Created>('document_create', { notebook: notebook.id, title: 'Plan', markdown: 'We decided to ship on Friday.' });
@@ -126,22 +109,10 @@ describe('MCP prompts', () => {
 });
 
 describe('notebook privacy for MCP clients (they are agents too)', () => {
-  const harness = useHarness();
-  const servers: RunningServer[] = [];
-  const clients: Client[] = [];
-  afterEach(async () => {
-    for (const client of clients.splice(0)) await client.close().catch(() => undefined);
-    for (const server of servers.splice(0)) await server.close();
-  });
 
   it('hides agent: none notebooks and holds back local-only notes from tools, resources and prompts, unless mcp.sendLocalOnly', async () => {
     for (const sendLocalOnly of [false, true]) {
-      const kernel = await harness.boot({ realManifests: true, config: { auth, mcp: { sendLocalOnly }, plugins: { blocks: { config: { watch: false, welcome: false } } } } });
-      const server = await startHttpServer(kernel, { host: '127.0.0.1', port: 0 });
-      servers.push(server);
-      const client = await connectMcp(server.url, ADMIN);
-      clients.push(client);
-      const act = actor(kernel);
+      const { client, act } = await serve({ mcp: { sendLocalOnly } });
       const closed = await act<Created>('notebook_create', { name: 'Closed' });
       const local = await act<Created>('notebook_create', { name: 'Local' });
       const closedDoc = await act<Created>('document_create', { notebook: closed.id, title: 'Secret', markdown: 'zebraquartz' });
