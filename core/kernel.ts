@@ -95,7 +95,11 @@ export class Kernel {
     // Embedders and rerankers report no usage through their contract: their input is counted here (estimated).
     this.backends.onUse((use) => {
       try {
-        usage.record({ kind: use.kind === 'embedder' ? 'embedding' : 'rerank', provider: `${use.plugin}/${use.name}`, model: use.model, input: use.texts.reduce((sum, text) => sum + countText(text, false), 0), cachedInput: 0, output: 0, reasoning: 0, estimated: true });
+        usage.record({
+          kind: use.kind === 'embedder' ? 'embedding' : 'rerank', provider: `${use.plugin}/${use.name}`, model: use.model,
+          ...(use.sessionId !== undefined ? { sessionId: use.sessionId } : {}), ...(use.turnId !== undefined ? { turnId: use.turnId } : {}),
+          input: use.texts.reduce((sum, text) => sum + countText(text, false), 0), cachedInput: 0, output: 0, reasoning: 0, estimated: true,
+        });
       } catch (error) {
         this.log.warn('usage not recorded', { error: error instanceof Error ? error.message : String(error) });
       }

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { injectable } from '../di.js';
 import { runInActionScope, type RunningAction } from '../egress/action-scope.js';
 import { KernelError } from '../errors.js';
@@ -42,7 +43,9 @@ export class BackendRegistry {
       onRefused: (_kind, target) => log.warn('egress refused', { kind, backend: name, target }),
     };
     const effects = effectiveEffects(declared, source, trusted);
-    const metered = effects.includes('externalCost') ? (texts: readonly string[]) => this.meter?.({ kind, plugin, name, model: String((raw as { model?: unknown }).model ?? name), texts }) : undefined;
+    const metered = effects.includes('externalCost')
+      ? (texts: readonly string[], who: UsageCaller | undefined) => this.meter?.({ kind, plugin, name, model: String((raw as { model?: unknown }).model ?? name), texts, ...who })
+      : undefined;
     const entry: Registered<K> = { kind, plugin, name, effects, backend: scoped(raw, scope, metered) };
     this.offered.set(key, entry as Registered<BackendKind>);
     return () => {
@@ -97,6 +100,11 @@ export class BackendRegistry {
    */
   private resolveFor<K extends BackendKind>(kind: K, ref: string, caller: BackendCaller | undefined): { backend?: SelectedBackend<K>; reason?: string } {
     const found = this.resolve(kind, ref);
+    if (found.backend && caller?.principal.sessionId !== undefined) {
+      // The usage of a call an agent's turn made is the session's and the turn's (the ledger's feed reads this).
+      const who = { sessionId: caller.principal.sessionId, ...(caller.principal.turnId !== undefined ? { turnId: caller.principal.turnId } : {}) };
+      return { backend: { ...found.backend, backend: asCaller(found.backend.backend, who) } };
+    }
     if (!found.backend || caller?.principal.role !== 'reader' || found.backend.effects.length === 0) return found;
     const { plugin, name, effects } = found.backend;
     return { reason: `a reader's call does not use the ${kind} ${plugin}/${name}, which has effects (${effects.join(', ')}); a local ${kind} serves readers too` };
@@ -123,7 +131,22 @@ function keyOf(kind: BackendKind, plugin: string, name: string): string {
  * Wraps every method so that it runs as the backend itself: egress is allowed only if its manifest entry
  * declares `dataEgress`, whoever calls it (an action, or the kernel's background indexer).
  */
-function scoped<T extends object>(raw: T, scope: RunningAction, metered?: (texts: readonly string[]) => void): T {
+/** Whose turn a backend call is made for, while it runs (set by asCaller). */
+const usageCaller = new AsyncLocalStorage<UsageCaller>();
+interface UsageCaller { sessionId?: string; turnId?: string }
+
+/** The backend with every call run as made for this session and turn. */
+function asCaller<T extends object>(backend: T, who: UsageCaller): T {
+  return new Proxy(backend, {
+    get(target, property) {
+      const value: unknown = Reflect.get(target, property);
+      if (typeof value !== 'function') return value;
+      return (...args: unknown[]) => usageCaller.run(who, () => (value as (...a: unknown[]) => unknown).apply(target, args));
+    },
+  });
+}
+
+function scoped<T extends object>(raw: T, scope: RunningAction, metered?: (texts: readonly string[], who: UsageCaller | undefined) => void): T {
   return new Proxy(raw, {
     get(target, property) {
       // The target as receiver: getters and private fields of the backend's class see the object itself.
@@ -133,7 +156,8 @@ function scoped<T extends object>(raw: T, scope: RunningAction, metered?: (texts
         const result = runInActionScope(scope, () => (value as (...a: unknown[]) => unknown).apply(target, args));
         const texts = metered ? textsOf(property, args) : undefined;
         if (!texts || !(result instanceof Promise)) return result;
-        return result.then((answer) => { metered!(texts); return answer; });
+        const who = usageCaller.getStore();
+        return result.then((answer) => { metered!(texts, who); return answer; });
       };
     },
   });
@@ -154,6 +178,9 @@ export interface BackendUse {
   name: string;
   model: string;
   texts: readonly string[];
+  /** The agent's session and turn the call was made for; absent for background work (the indexer). */
+  sessionId?: string;
+  turnId?: string;
 }
 
 export type BackendMeter = (use: BackendUse) => void;

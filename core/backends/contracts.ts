@@ -53,7 +53,8 @@ export interface SelectedBackend<K extends BackendKind> {
 
 /** Who is calling, as far as the choice of backend goes. */
 export interface BackendCaller {
-  readonly principal: { readonly role: 'admin' | 'reader' };
+  /** Its session and turn, for an agent's call (its usage is recorded under them). */
+  readonly principal: { readonly role: 'admin' | 'reader'; readonly sessionId?: string; readonly turnId?: string };
 }
 
 /** The backend quire.json selects for a kind, looked up when it is used (activation order does not matter). */
