@@ -31,6 +31,11 @@ export interface ActionManifest {
    */
   returnsNotes?: boolean;
   /**
+   * `false`: the action's writes go outside the notes it names (an export writes files elsewhere), so
+   * a notebook the agent may only read (`agent: read`) does not refuse it.
+   */
+  changesNotes?: boolean;
+  /**
    * Can run long (an import, a rebuild): runs as a job with progress and cancellation, bounded by
    * `actions.jobTimeoutMs` instead of the short call limit; over HTTP the call answers a job at once.
    */

@@ -24,7 +24,7 @@ export function checkAgentLimits(entry: RegisteredAction, notebooks: readonly st
     throw new NotFoundError('NOT_FOUND', `${entry.wireName}: nothing with the id given exists`, { details: { action: entry.wireName } });
   }
   const readOnly = notebooks.find((notebook) => limits.get(notebook) === 'read');
-  if (readOnly !== undefined && entry.effects.includes('localWrite')) {
+  if (readOnly !== undefined && entry.effects.includes('localWrite') && entry.spec.changesNotes !== false) {
     throw new KernelError('ACTION_DENIED', `${entry.wireName} would change notebook '${readOnly}', which the agent may only read (its privacy setting is agent: read; a person can change it)`, {
       details: { action: entry.wireName, notebook: readOnly, privacy: 'read' },
     });

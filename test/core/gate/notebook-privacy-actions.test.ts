@@ -234,6 +234,9 @@ describe('notebook privacy: every native action, called by the agent', () => {
     expect(unclear).toEqual([]);
     expect(failedReads).toEqual([]);
     expect(await filesOf(folder)).toEqual(before);
+    // An export only reads the notebook (its writes go to a folder elsewhere).
+    const exported = await call(w.kernel, 'export_markdown', { id: w.readOnly.doc, folder: join(w.exportDir, 'read-only-export') }, agent());
+    expect(exported.status).toBe('ok');
     const denied = await call(w.kernel, 'block_update', { id: w.readOnly.block, markdown: 'x' }, agent());
     expect(denied).toMatchObject({ code: 'ACTION_DENIED' });
     expect(denied.text).toContain('agent may only read');
