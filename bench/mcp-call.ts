@@ -5,7 +5,7 @@
  * so client and server do not share an event loop. Interleaved rounds after a warm-up; p50 and p99.
  * Target (issue 14 point 7): ≤ 1.3× at p50. A plain call is answered as JSON (core/mcp/session-transport.ts).
  *
- *   npm run build && node dist/bench/mcp-call.js
+ *   npm run build && node dist/bench/mcp-call.js   (BENCH_SERVER_NODE_ARGS="--cpu-prof --cpu-prof-dir=<dir>" profiles the server)
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -36,7 +36,7 @@ async function timed(count: number, work: () => Promise<void>): Promise<number[]
 }
 
 async function main(): Promise<void> {
-  const child = spawn(process.execPath, [fileURLToPath(new URL('./http-server.js', import.meta.url))], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...(process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean), fileURLToPath(new URL('./http-server.js', import.meta.url))], { stdio: ['ignore', 'pipe', 'inherit'] });
   const [line] = (await once(child.stdout, 'data')) as [Buffer];
   const endpoints = JSON.parse(line.toString()) as Endpoints;
   const origin = new URL(endpoints.pipelineUrl).origin;
