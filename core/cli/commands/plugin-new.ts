@@ -51,15 +51,30 @@ export default plugin;
       compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, outDir: 'dist', rootDir: 'src', skipLibCheck: true },
       include: ['src/**/*.ts'],
     }, null, 2)}\n`,
-    'package.json': `${JSON.stringify({ name: id, version: '0.1.0', private: true, type: 'module', scripts: { build: 'tsc -p tsconfig.json' }, devDependencies: { quire: `^${KERNEL_VERSION}`, typescript: '7.0.2' } }, null, 2)}\n`,
-    'README.md': `# ${id}\n\nA Quire plugin. \`npm run build\`, then \`quire plugin validate .\` and \`quire plugin install . --workspace <dir>\`.\n\nEach action declares its effects in manifest.json (localWrite, dataEgress, externalCost); the kernel holds the code to them.\n`,
+    'package.json': `${JSON.stringify({ name: id, version: '0.1.0', private: true, type: 'module', scripts: { build: 'tsc -p tsconfig.json', test: 'npm run build && node --test test/' }, devDependencies: { quire: `^${KERNEL_VERSION}`, typescript: '7.0.2' } }, null, 2)}\n`,
+    'test/plugin.test.mjs': `import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { fileURLToPath } from 'node:url';
+import { startTestKernel } from 'quire/testing';
+
+// A real kernel over a fresh workspace, this plugin installed in it as a person would install it.
+test('${tool}_hello greets, through a real kernel', async () => {
+  const quire = await startTestKernel({ plugin: fileURLToPath(new URL('..', import.meta.url)) });
+  try {
+    assert.deepEqual(await quire.call('${tool}_hello', { name: 'Ada' }), { greeting: 'Hello, Ada!' });
+  } finally {
+    await quire.close();
+  }
+});
+`,
+    'README.md': `# ${id}\n\nA Quire plugin. \`npm test\` builds it and runs it in a real kernel (\`quire/testing\`); then \`quire plugin validate .\` and \`quire plugin install . --workspace <dir>\`.\n\nEach action declares its effects in manifest.json (localWrite, dataEgress, externalCost); the kernel holds the code to them.\n`,
   };
 }
 
 export const pluginNewCommand: Command = {
   name: 'plugin new',
   summary: 'scaffold a plugin folder: manifest, TypeScript entry typed by quire/plugin, build',
-  help: 'Usage: quire plugin new <id> [--dir <folder>]\n\nWrites <folder>/<id>/ (default folder: the current one) with manifest.json, src/index.ts, tsconfig.json,\npackage.json and README.md. <id>: lowercase letters, digits and hyphens.',
+  help: 'Usage: quire plugin new <id> [--dir <folder>]\n\nWrites <folder>/<id>/ (default folder: the current one) with manifest.json, src/index.ts, tsconfig.json,\npackage.json, test/plugin.test.mjs (a real kernel through quire/testing) and README.md.\n<id>: lowercase letters, digits and hyphens.',
   async run(args, io) {
     const parsed = parseOptions(args, { dir: { type: 'string' } }, io, 'plugin new');
     if (!parsed) return EXIT_USAGE;

@@ -34,9 +34,12 @@ describe('the plugin kit', () => {
     await symlink(REPO_ROOT, join(folder, 'node_modules', 'quire'), 'dir');
     await run(TSC, ['-p', join(folder, 'tsconfig.json')], { cwd: folder });
     expect((await cli(['plugin', 'validate', folder])).code).toBe(0);
+    // The scaffold's own test: the built plugin in a real kernel, through quire/testing.
+    const own = await run(process.execPath, ['--test', 'test/'], { cwd: folder });
+    expect(own.stdout).toMatch(/# pass 1/);
     const root = join(base, 'workspace');
     expect((await cli(['plugin', 'install', folder, '--workspace', root])).code).toBe(0);
-    expect((await readdir(join(root, 'plugins', 'greeter'))).sort()).toEqual(['README.md', 'dist', 'manifest.json', 'package.json', 'src', 'tsconfig.json']);
+    expect((await readdir(join(root, 'plugins', 'greeter'))).sort()).toEqual(['README.md', 'dist', 'manifest.json', 'package.json', 'src', 'test', 'tsconfig.json']);
     const kernel = await harness.boot({ realManifests: true, workspace: root, config: { plugins: { blocks: { config: { watch: false, welcome: false } } } } });
     const outcome = await kernel.pipeline.call({ target: 'greeter_hello', input: { name: 'Ada' }, principal: { kind: 'person', name: 'alice', role: 'admin' } });
     expect(outcome).toMatchObject({ status: 'ok', value: { greeting: 'Hello, Ada!' } });

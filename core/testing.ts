@@ -1,0 +1,44 @@
+import { cp, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { basename, join, resolve } from 'node:path';
+import { Kernel } from './kernel.js';
+import { silentLogger } from './log.js';
+import type { Principal } from './plugin-api.js';
+
+/** A kernel over a fresh temporary workspace holding the plugin under test (`quire/testing`). */
+export interface TestKernel {
+  readonly kernel: Kernel;
+  /** Calls an action by wire name as an administrator (a person): its value, or the kernel's error thrown. */
+  call<T = Record<string, unknown>>(wireName: string, input?: Record<string, unknown>): Promise<T>;
+  /** Closes the kernel and removes the workspace. */
+  close(): Promise<void>;
+}
+
+const PERSON: Principal = { kind: 'person', name: 'test', role: 'admin' };
+
+/**
+ * For a plugin's own tests: copies the plugin folder (its manifest.json and built entry) into a new
+ * workspace and boots a real kernel with the native plugins beside it. `trusted` runs it in the
+ * kernel's process; otherwise it runs as an installed plugin would, out of process.
+ */
+export async function startTestKernel(options: { plugin: string; trusted?: boolean; config?: Record<string, unknown> }): Promise<TestKernel> {
+  const root = join(await mkdtemp(join(tmpdir(), 'quire-plugin-test-')), 'workspace');
+  const folder = resolve(options.plugin);
+  const id = basename(folder);
+  await cp(folder, join(root, 'plugins', id), { recursive: true, filter: (path) => !path.includes(`${folder}/node_modules`) });
+  const kernel = await Kernel.boot({
+    workspace: root, logger: silentLogger,
+    config: { plugins: { blocks: { config: { watch: false, welcome: false } }, [id]: { trusted: options.trusted === true, ...(options.config ? { config: options.config } : {}) } } },
+  });
+  return {
+    kernel,
+    async call<T>(wireName: string, input: Record<string, unknown> = {}): Promise<T> {
+      const outcome = await kernel.pipeline.call({ target: wireName, input, principal: PERSON });
+      return (outcome.status === 'ok' ? outcome.value : outcome) as T;
+    },
+    async close() {
+      await kernel.close();
+      await rm(join(root, '..'), { recursive: true, force: true });
+    },
+  };
+}
