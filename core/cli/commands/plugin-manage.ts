@@ -1,7 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { cp, lstat, readdir, readFile, rename, rm } from 'node:fs/promises';
+import { cp, lstat, mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+// The skills plugin's tar reader: it checks every path, link and size before anything is written.
+import { readTarGz } from '../../../plugins/skills/archive-tar.js';
 import { readManifestFile } from '../../manifest/load-manifests.js';
 import { pluginsListing } from '../../http/routes/plugins.js';
 import { findServingKernel } from '../../http/serve-address.js';
@@ -50,9 +53,9 @@ export const pluginListCommand: Command = {
 
 export const pluginInstallCommand: Command = {
   name: 'plugin install',
-  summary: 'check a plugin folder, show what it declares, and install it all or nothing',
+  summary: 'check a plugin folder or .tgz, show what it declares, and install it all or nothing',
   help: [
-    'Usage: quire plugin install <folder> [--replace] [--workspace <dir>]',
+    'Usage: quire plugin install <folder or .tgz> [--replace] [--workspace <dir>]',
     '',
     'Validates the folder\'s manifest.json (as quire plugin validate does), shows the plugin\'s actions',
     'with their declared effects and how it will run, then copies the folder to <workspace>/plugins/<id>/',
@@ -79,11 +82,26 @@ export const pluginInstallCommand: Command = {
   },
 };
 
-async function install(folder: string, workspace: Workspace, replace: boolean, io: CliIO): Promise<number> {
-  if (folder.endsWith('.tgz') || folder.endsWith('.tar.gz')) {
-    io.err('quire plugin install: archives are not supported yet; unpack it and give the folder');
-    return EXIT_USAGE;
+async function install(source: string, workspace: Workspace, replace: boolean, io: CliIO): Promise<number> {
+  if (!source.endsWith('.tgz') && !source.endsWith('.tar.gz')) return installFolder(source, workspace, replace, io);
+  // An archive (as `npm pack` makes it) is checked whole, unpacked aside, then installed as a folder.
+  const files = readTarGz(await readFile(source), { maxFiles: MAX_FILES, maxBytes: MAX_BYTES, maxRatio: 100 });
+  const tops = new Set(files.map((file) => file.path.split('/')[0]));
+  const strip = tops.size === 1 && files.every((file) => file.path.includes('/')) ? `${[...tops][0]}/` : '';
+  const unpacked = await mkdtemp(join(tmpdir(), 'quire-plugin-archive-'));
+  try {
+    for (const file of files) {
+      const target = join(unpacked, file.path.slice(strip.length));
+      await mkdir(dirname(target), { recursive: true });
+      await writeFile(target, file.data, { flag: 'wx' });
+    }
+    return await installFolder(unpacked, workspace, replace, io);
+  } finally {
+    await rm(unpacked, { recursive: true, force: true });
   }
+}
+
+async function installFolder(folder: string, workspace: Workspace, replace: boolean, io: CliIO): Promise<number> {
   const manifestFile = join(folder, 'manifest.json');
   if (!existsSync(manifestFile)) return io.err(`quire plugin install: ${manifestFile} is missing`), EXIT_PROBLEMS;
   const declaredId = String((JSON.parse(await readFile(manifestFile, 'utf8')) as { id?: unknown }).id ?? '');

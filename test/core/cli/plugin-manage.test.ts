@@ -3,6 +3,8 @@ import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { runCli } from '../../../core/cli/run-cli.js';
 import { bufferIO } from '../../helpers/buffer-io.js';
 import { writeUserPlugin, type UserPlugin } from '../../helpers/harness.js';
@@ -18,6 +20,8 @@ const SENDER: UserPlugin = {
   },
   code: 'export default { activate() { return { post: { send: async () => ({ sent: true }), peek: async () => ({ text: "" }) } }; } };',
 };
+
+const run2 = promisify(execFile);
 
 async function run(args: string[]) {
   const io = bufferIO();
@@ -63,5 +67,16 @@ describe('quire plugin install and list', () => {
     const linked = await run(['plugin', 'install', join(base, 'plugins', 'linked'), '--workspace', root]);
     expect(linked).toMatchObject({ code: 1, err: expect.stringContaining('is a link') });
     expect(existsSync(join(root, 'plugins'))).toBe(false);
+  });
+
+  it('installs from a .tgz as npm pack makes it (one top folder), with the same checks', async () => {
+    const base = await mkdtemp(join(tmpdir(), 'quire-plugin-cli-'));
+    const root = join(base, 'workspace');
+    await writeUserPlugin(join(base, 'pack'), 'package', { ...SENDER, manifest: { ...SENDER.manifest } });
+    const archive = join(base, 'sender-0.2.0.tgz');
+    await run2('tar', ['-czf', archive, '-C', join(base, 'pack', 'plugins'), 'package']);
+    const installed = await run(['plugin', 'install', archive, '--workspace', root]);
+    expect(installed.code, installed.err).toBe(0);
+    expect((await readdir(join(root, 'plugins', 'sender'))).sort()).toEqual(['index.js', 'manifest.json']);
   });
 });
