@@ -88,4 +88,20 @@ export const skillCommands: readonly Command[] = [
     }, printInstall),
   skillCommand('remove', 'remove a skill of the workspace', 'remove <name>', {}, ([name]) => (name ? { target: 'skill_remove', input: { name } } : undefined),
     (result, io) => { io.out(`removed ${String(result.removed)} (${((result.files ?? []) as string[]).length} file(s))`); return EXIT_OK; }),
+  skillCommand('versions', "a skill's earlier versions, newest first (without a name: the skills that have some)", 'versions [<name>]', {},
+    ([name]) => ({ target: 'skill_versions', input: name ? { name } : {} }),
+    (result, io) => {
+      if (Array.isArray(result.skills)) {
+        if (result.skills.length === 0) io.out('no skill has earlier versions');
+        for (const skill of result.skills as (string | { name: string; versions?: number })[]) io.out(typeof skill === 'string' ? skill : `${skill.name}${skill.versions !== undefined ? `  (${skill.versions})` : ''}`);
+        return EXIT_OK;
+      }
+      const versions = (result.versions ?? []) as { version: string; op: string; by: string; time: string; files: string[] }[];
+      if (versions.length === 0) io.out(`no earlier versions of ${String(result.name)}`);
+      for (const entry of versions) io.out(`${entry.version}  ${entry.op} by ${entry.by}  ${entry.files.length} file(s)`);
+      return EXIT_OK;
+    }),
+  skillCommand('restore', 'put an earlier version back as the skill (the present one is kept as a version)', 'restore <name> <version>', {},
+    ([name, version]) => (name && version ? { target: 'skill_restore_version', input: { name, version } } : undefined),
+    (result, io) => { io.out(`restored ${String(result.name)} to ${String(result.version)} (${((result.files ?? []) as string[]).length} file(s))`); return EXIT_OK; }),
 ];

@@ -79,5 +79,12 @@ describe('quire skill', () => {
     expect((await run('skill', 'remove', 'tidy')).out).toBe('removed tidy (2 file(s))');
     expect(await filesUnder(join(root, 'skills'))).toEqual([]);
     expect((await run('skill', 'show')).code).toBe(2);
+    // The removed skill was kept as a version, and comes back from the terminal.
+    expect((await run('skill', 'versions')).out).toBe('tidy  (1)');
+    const versions = await run('skill', 'versions', 'tidy');
+    const version = /^(\S+) {2}remove by person:cli {2}2 file\(s\)$/m.exec(versions.out)?.[1];
+    expect(version, versions.out).toBeDefined();
+    expect((await run('skill', 'restore', 'tidy', version!)).out).toBe(`restored tidy to ${version} (2 file(s))`);
+    expect((await run('skill', 'show', 'tidy')).out).toContain('One idea a line.');
   });
 });
