@@ -1,5 +1,5 @@
 import { ALL_EFFECTS, type Effect, type PluginManifest } from '../plugin-api.js';
-import type { ModelMessage, ModelProvider, ModelRequest } from './model-provider.js';
+import { wrapProvider, type ModelMessage, type ModelProvider, type ModelRequest } from './model-provider.js';
 
 /** What stands in for a tool result that may not leave the machine. */
 export const WITHHELD_MARKER = '[withheld: this tool result holds text from notebooks marked local-only (egress: local-only), and the model server is not on this machine. The person can read it in Quire; do not ask for it again.]';
@@ -51,13 +51,7 @@ export function withholdLocalOnly(messages: readonly ModelMessage[], localOnly: 
  */
 export function guardModelEgress(provider: ModelProvider, policy: EgressPolicy): ModelProvider {
   if (!policy.egress) return provider;
-  // Delegates (never copies the provider's state: it keeps what it learned, such as a model check).
-  return {
-    id: provider.id,
-    ...(provider.entry !== undefined ? { entry: provider.entry } : {}),
-    ...(provider.model !== undefined ? { model: provider.model } : {}),
-    ...(provider.limits !== undefined ? { limits: provider.limits } : {}),
-    ...(provider.prepare ? { prepare: (signal: AbortSignal) => provider.prepare!(signal) } : {}),
+  return wrapProvider(provider, {
     // The budget weighs the request as it will leave.
     ...(provider.beforeRequest ? { beforeRequest: (request: ModelRequest, signal: AbortSignal) => provider.beforeRequest!(outgoing(request, policy), signal) } : {}),
     stream(request: ModelRequest, signal: AbortSignal) {
@@ -65,7 +59,7 @@ export function guardModelEgress(provider: ModelProvider, policy: EgressPolicy):
       if (withheld > 0) policy.onWithheld?.(withheld);
       return provider.stream(withheld > 0 ? { ...request, messages } : request, signal);
     },
-  };
+  });
 }
 
 function outgoing(request: ModelRequest, policy: EgressPolicy): ModelRequest {

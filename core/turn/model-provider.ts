@@ -68,6 +68,22 @@ export interface ModelProvider {
   stream(request: ModelRequest, signal: AbortSignal): AsyncIterable<ModelEvent>;
 }
 
+/**
+ * A provider that is `provider` with some of its calls taken over (`overrides`): the rest delegates,
+ * never copying the provider's state (it keeps what it learned, such as a model check).
+ */
+export function wrapProvider(provider: ModelProvider, overrides: Pick<ModelProvider, 'stream'> & Partial<Pick<ModelProvider, 'beforeRequest'>>): ModelProvider {
+  return {
+    id: provider.id,
+    ...(provider.entry !== undefined ? { entry: provider.entry } : {}),
+    ...(provider.model !== undefined ? { model: provider.model } : {}),
+    ...(provider.limits !== undefined ? { limits: provider.limits } : {}),
+    ...(provider.prepare ? { prepare: (signal: AbortSignal) => provider.prepare!(signal) } : {}),
+    ...(provider.beforeRequest ? { beforeRequest: (request: ModelRequest, signal: AbortSignal) => provider.beforeRequest!(request, signal) } : {}),
+    ...overrides,
+  };
+}
+
 /** How a model request failed, which decides whether it is tried again (REFERENCE.md §5, step 6). */
 export type ModelErrorCategory = 'rate_limit' | 'server' | 'timeout' | 'network' | 'context_overflow' | 'authentication' | 'invalid_request'
   /** Not sent: it would pass a budget of quire.json (reported as BUDGET_EXCEEDED). */

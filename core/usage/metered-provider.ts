@@ -1,5 +1,5 @@
 import type { BudgetLimit, Budgets } from '../config/kernel-config.js';
-import { ModelError, type ModelEvent, type ModelProvider, type ModelRequest } from '../turn/model-provider.js';
+import { ModelError, wrapProvider, type ModelEvent, type ModelProvider, type ModelRequest } from '../turn/model-provider.js';
 import { costOf, totalTokens, type ModelPrice } from './prices.js';
 import type { UsageLedger, UsageRow, UsageScope } from './usage-ledger.js';
 
@@ -43,12 +43,7 @@ export function meteredProvider(provider: ModelProvider, context: MeterContext):
   const model = provider.model ?? provider.id;
   // Budgets the person let this turn go past.
   const waived = new Set<BudgetOverrun['scope']>();
-  return {
-    id: provider.id,
-    ...(provider.entry !== undefined ? { entry: provider.entry } : {}),
-    ...(provider.model !== undefined ? { model: provider.model } : {}),
-    ...(provider.limits !== undefined ? { limits: provider.limits } : {}),
-    ...(provider.prepare ? { prepare: (signal: AbortSignal) => provider.prepare!(signal) } : {}),
+  return wrapProvider(provider, {
     // Before the stream (and its idle watchdog): the person may take minutes to answer a budget question.
     async beforeRequest(request: ModelRequest, signal: AbortSignal): Promise<void> {
       for (;;) {
@@ -58,16 +53,14 @@ export function meteredProvider(provider: ModelProvider, context: MeterContext):
         waived.add(overrun.scope);
       }
     },
+    // streamRound, the one caller of stream, runs beforeRequest first: the budgets are not read twice.
     async *stream(request: ModelRequest, signal: AbortSignal): AsyncIterable<ModelEvent> {
-      // Checked again, never asked here: a caller that skipped beforeRequest still cannot overspend.
-      const overrun = checkBudgets(context, model, request, waived);
-      if (overrun) refuse(overrun);
       for await (const event of provider.stream(request, signal)) {
         if (event.type === 'usage') record(context, provider.id, model, event);
         yield event;
       }
     },
-  };
+  });
 }
 
 function record(context: MeterContext, providerId: string, model: string, event: Extract<ModelEvent, { type: 'usage' }>): void {

@@ -14,7 +14,7 @@ const LEADING_ID = /^(\d{14}-[0-9a-z]{7})(?:\/|$)/;
  * (values and keys) name the notebooks. Over-counting is safe (a result is only withheld more often);
  * an id of nothing known is skipped. A result cut off by the bounds counts as every notebook (null).
  */
-export function notebooksInResult(store: BlockStore, value: unknown): Set<string> | null {
+export function notebooksNamedIn(store: BlockStore, value: unknown): Set<string> | null {
   const ids = new Set<string>();
   let overflow = false;
   const visit = (node: unknown, depth: number): void => {
@@ -49,15 +49,27 @@ export function notebooksInResult(store: BlockStore, value: unknown): Set<string
       else blocks.push(id);
     }
   }
-  const lookup = store.index.reader.prepare('SELECT DISTINCT notebook FROM blocks WHERE id IN (SELECT value FROM json_each(?))').pluck();
+  if (blocks.length === 0) return notebooks;
+  const lookup = lookupOf(store);
   for (let start = 0; start < blocks.length; start += PAGE) {
     for (const notebook of lookup.all(JSON.stringify(blocks.slice(start, start + PAGE))) as string[]) notebooks.add(notebook);
   }
   return notebooks;
 }
 
+/** The statement mapping block ids to notebooks, prepared once per store (every blocks action asks it). */
+const lookups = new WeakMap<BlockStore, ReturnType<BlockStore['index']['reader']['prepare']>>();
+function lookupOf(store: BlockStore) {
+  let lookup = lookups.get(store);
+  if (!lookup) {
+    lookup = store.index.reader.prepare('SELECT DISTINCT notebook FROM blocks WHERE id IN (SELECT value FROM json_each(?))').pluck();
+    lookups.set(store, lookup);
+  }
+  return lookup;
+}
+
 /** Tells the call the notebooks whose notes its result holds (ActionCall.returned); past the bounds, nothing (every notebook). */
 export function reportReturned(store: BlockStore, call: Pick<ActionCall, 'returned'>, value: unknown): void {
-  const found = notebooksInResult(store, value);
+  const found = notebooksNamedIn(store, value);
   if (found) call.returned(found);
 }

@@ -1,7 +1,7 @@
 import type { ActionCall } from '../../core/index.js';
 import type { BlocksIndex } from '../blocks/tokens.js';
-import { localOnlyNotebooks } from './local-only.js';
 import type { SearchRerank } from './tokens.js';
+import { localOnlyAmong } from '../../core/index.js';
 
 export interface RerankInput {
   query: string;
@@ -19,7 +19,7 @@ export async function rerankBlocks(service: SearchRerank, index: BlocksIndex, in
   await index.ready();
   const rows = new Map((index.reader.prepare('SELECT id, notebook, content FROM blocks WHERE id IN (SELECT value FROM json_each(?))')
     .all(JSON.stringify(input.ids)) as BlockRow[]).map((row) => [row.id, row]));
-  const localOnly = localOnlyNotebooks(index);
+  const localOnly = localOnlyAmong(index.notebooks());
   const visible = input.ids.flatMap((id) => {
     const row = rows.get(id);
     return row && index.visibleTo(call, row.notebook) ? [row] : [];

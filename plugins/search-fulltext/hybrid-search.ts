@@ -1,12 +1,12 @@
 import type { ActionCall } from '../../core/index.js';
 import type { BlocksIndex } from '../blocks/tokens.js';
-import { localOnlyNotebooks } from '../rerank/local-only.js';
 import type { SearchRerank } from '../rerank/tokens.js';
 import type { SemanticAnswer, SemanticSearch } from '../search-semantic/tokens.js';
 import type { FulltextInput } from './fulltext-search.js';
 import { parseQuery } from './query-language.js';
 import { reciprocalRankFusion, RRF_K, type Ranked } from './rank-fusion.js';
 import { snippet } from './snippet.js';
+import { localOnlyAmong } from '../../core/index.js';
 
 export type HybridInput = Omit<FulltextInput, 'documentCounts'>;
 
@@ -152,7 +152,7 @@ async function rerankHead(ordered: { id: string; score: number; arms: ArmScores 
   const head = ordered.slice(0, reranker.candidates);
   if ((page - 1) * pageSize >= head.length) return { ran: false };
   if (head.length < 2) return { ran: false, note: 'not reranked: fewer than 2 candidates' };
-  const localOnly = localOnlyNotebooks(index);
+  const localOnly = localOnlyAmong(index.notebooks());
   const answer = await reranker.rerank(query, head.map((item) => {
     const row = rows.get(item.id)!;
     return { id: item.id, text: row.content, ...(localOnly.has(row.notebook) ? { localOnly: true } : {}) };
