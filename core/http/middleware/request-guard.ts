@@ -64,9 +64,16 @@ export function tooLarge(maxBytes: number): KernelError {
   return new KernelError('PAYLOAD_TOO_LARGE', `the body is larger than ${maxBytes} bytes`, { details: { limit: maxBytes } });
 }
 
-/** The API and MCP; `/healthz` and unknown paths answer without a token (as Hono's `/api/*` matched `/api` too). */
+/**
+ * The API and MCP; `/healthz`, the API's own description (`/api/openapi.json`, `/api/docs`: no notes,
+ * no secrets, and a browser cannot send a token to open a page) and unknown paths answer without one.
+ */
 function needsToken(path: string): boolean {
-  return path.startsWith('/api') ? path.length === 4 || path.charCodeAt(4) === 47 /* / */ : path === '/mcp';
+  if (path.startsWith('/api')) {
+    if (path.length !== 4 && path.charCodeAt(4) !== 47 /* / */) return false;
+    return path !== '/api/openapi.json' && path !== '/api/docs' && !path.startsWith('/api/docs/assets/');
+  }
+  return path === '/mcp';
 }
 
 function hostName(host: string): string {

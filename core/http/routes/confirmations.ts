@@ -3,6 +3,7 @@ import type { Kernel } from '../../kernel.js';
 import { KernelError, NotFoundError } from '../../errors.js';
 import type { ConfirmationStatus } from '../../gate/confirmation.js';
 import type { HttpEnv } from '../http-env.js';
+import type { JsonSchema } from '../openapi/openapi-types.js';
 import { bodyValidator, readJsonBody } from '../read-body.js';
 
 interface AnswerBody {
@@ -14,7 +15,7 @@ interface AnswerBody {
   expiresAt?: string;
 }
 
-const parseAnswer = bodyValidator<AnswerBody>({
+export const CONFIRMATION_ANSWER_BODY: JsonSchema = {
   type: 'object',
   required: ['approved', 'argsHash'],
   additionalProperties: false,
@@ -24,8 +25,8 @@ const parseAnswer = bodyValidator<AnswerBody>({
     argsHash: { type: 'string', pattern: '^[0-9a-f]{64}$' },
     notebook: { type: ['string', 'null'] },
     expiresAt: { type: 'string', format: 'date-time' },
-  },
-});
+  },};
+const parseAnswer = bodyValidator<AnswerBody>(CONFIRMATION_ANSWER_BODY);
 
 const STATUSES: readonly ConfirmationStatus[] = ['pending', 'approved', 'rejected', 'consumed', 'expired'];
 

@@ -2,6 +2,7 @@ import { Hono } from 'hono';
 import type { Kernel } from '../../kernel.js';
 import { NotFoundError } from '../../errors.js';
 import type { HttpEnv } from '../http-env.js';
+import type { JsonSchema } from '../openapi/openapi-types.js';
 import { bodyValidator, readJsonBody } from '../read-body.js';
 
 interface NewGrantBody {
@@ -12,7 +13,7 @@ interface NewGrantBody {
   expiresAt?: string;
 }
 
-const parseNewGrant = bodyValidator<NewGrantBody>({
+export const NEW_GRANT_BODY: JsonSchema = {
   type: 'object',
   required: ['plugin', 'tool', 'action'],
   additionalProperties: false,
@@ -22,8 +23,8 @@ const parseNewGrant = bodyValidator<NewGrantBody>({
     action: { type: 'string', minLength: 1 },
     notebook: { type: 'string', minLength: 1 },
     expiresAt: { type: 'string', format: 'date-time' },
-  },
-});
+  },};
+const parseNewGrant = bodyValidator<NewGrantBody>(NEW_GRANT_BODY);
 
 /** Standing permissions: list, create (the person granting ahead of time) and revoke. Admin only. */
 export function grantRoutes(kernel: Kernel): Hono<HttpEnv> {

@@ -4,9 +4,17 @@ import { recordId } from '../../plugins/catalog-checks.js';
 import type { ManifestRecord } from '../../manifest/load-manifests.js';
 import type { RegisteredAction } from '../../registry/action-registry.js';
 import type { HttpEnv } from '../http-env.js';
-import { KernelError } from '../../errors.js';
 import { requireRole } from '../middleware/require-role.js';
-import { readJsonBody } from '../read-body.js';
+import type { JsonSchema } from '../openapi/openapi-types.js';
+import { bodyValidator, readJsonBody } from '../read-body.js';
+
+export const PLUGIN_ENABLED_BODY: JsonSchema = {
+  type: 'object',
+  required: ['enabled'],
+  additionalProperties: false,
+  properties: { enabled: { type: 'boolean' } },
+};
+const parseEnabled = bodyValidator<{ enabled: boolean }>(PLUGIN_ENABLED_BODY);
 
 /** `GET /api/plugins`: every plugin found, whether it is active, and the effects of each of its actions. */
 export function pluginRoutes(kernel: Kernel): Hono<HttpEnv> {
@@ -14,11 +22,7 @@ export function pluginRoutes(kernel: Kernel): Hono<HttpEnv> {
   app.get('/', (c) => c.json(pluginsListing(kernel, c.get('principal').role === 'admin')));
   // Enabling or disabling while serving: administrators only; the tools change everywhere at once.
   app.put('/:id', requireRole('admin'), async (c) => {
-    const body = await readJsonBody(c);
-    const enabled = (body as { enabled?: unknown }).enabled;
-    if (typeof enabled !== 'boolean' || Object.keys(body as object).some((key) => key !== 'enabled')) {
-      throw new KernelError('INVALID_INPUT', 'the body must be { "enabled": true | false }', { details: { pointer: '/enabled' } });
-    }
+    const { enabled } = parseEnabled(await readJsonBody(c));
     const id = c.req.param('id');
     await kernel.plugins.setEnabled(id, enabled);
     const record = kernel.plugins.getCatalog()!.all.find((candidate) => recordId(candidate) === id)!;

@@ -6,59 +6,60 @@ import { undoTurn } from '../../turn/undo-turn.js';
 import { newId } from '../../ids.js';
 import type { Kernel } from '../../kernel.js';
 import type { HttpEnv } from '../http-env.js';
+import type { JsonSchema } from '../openapi/openapi-types.js';
 import { bodyValidator, readJsonBody } from '../read-body.js';
 
-const parseNewSession = bodyValidator<{ title?: string }>({
+export const NEW_SESSION_BODY: JsonSchema = {
   type: 'object',
   additionalProperties: false,
-  properties: { title: { type: 'string', maxLength: 500 } },
-});
+  properties: { title: { type: 'string', maxLength: 500 } },};
+const parseNewSession = bodyValidator<{ title?: string }>(NEW_SESSION_BODY);
 
-const parseTurn = bodyValidator<{ message: string }>({
+export const TURN_BODY: JsonSchema = {
   type: 'object',
   required: ['message'],
   additionalProperties: false,
-  properties: { message: { type: 'string', minLength: 1, maxLength: 200_000 } },
-});
+  properties: { message: { type: 'string', minLength: 1, maxLength: 200_000 } },};
+const parseTurn = bodyValidator<{ message: string }>(TURN_BODY);
 /** A turn's message bound, for the preview's query parameter too. */
 const MAX_PREVIEW_MESSAGE = 200_000;
 
-const parseAnswers = bodyValidator<{ answers: string[][] }>({
+export const QUESTION_ANSWERS_BODY: JsonSchema = {
   type: 'object',
   required: ['answers'],
   additionalProperties: false,
-  properties: { answers: { type: 'array', maxItems: 10, items: { type: 'array', maxItems: 20, items: { type: 'string', maxLength: 5000 } } } },
-});
+  properties: { answers: { type: 'array', maxItems: 10, items: { type: 'array', maxItems: 20, items: { type: 'string', maxLength: 5000 } } } },};
+const parseAnswers = bodyValidator<{ answers: string[][] }>(QUESTION_ANSWERS_BODY);
 
-const parseConfirmationAnswer = bodyValidator<{ approved: boolean; argsHash: string; always?: boolean }>({
+export const SESSION_CONFIRMATION_ANSWER_BODY: JsonSchema = {
   type: 'object',
   required: ['approved', 'argsHash'],
   additionalProperties: false,
-  properties: { approved: { type: 'boolean' }, argsHash: { type: 'string', minLength: 1, maxLength: 200 }, always: { type: 'boolean' } },
-});
+  properties: { approved: { type: 'boolean' }, argsHash: { type: 'string', minLength: 1, maxLength: 200 }, always: { type: 'boolean' } },};
+const parseConfirmationAnswer = bodyValidator<{ approved: boolean; argsHash: string; always?: boolean }>(SESSION_CONFIRMATION_ANSWER_BODY);
 
-const parseRollback = bodyValidator<{ force?: boolean }>({
+export const ROLLBACK_BODY: JsonSchema = {
   type: 'object',
   additionalProperties: false,
-  properties: { force: { type: 'boolean' } },
-});
+  properties: { force: { type: 'boolean' } },};
+const parseRollback = bodyValidator<{ force?: boolean }>(ROLLBACK_BODY);
 
-const parseMode = bodyValidator<{ mode: 'confirm' | 'auto' }>({
+export const MODE_BODY: JsonSchema = {
   type: 'object',
   required: ['mode'],
   additionalProperties: false,
-  properties: { mode: { enum: ['confirm', 'auto'] } },
-});
+  properties: { mode: { enum: ['confirm', 'auto'] } },};
+const parseMode = bodyValidator<{ mode: 'confirm' | 'auto' }>(MODE_BODY);
 
-const parseSession = bodyValidator<Record<string, unknown>>({
+export const SAVE_SESSION_BODY: JsonSchema = {
   type: 'object',
   required: ['entries'],
   properties: {
     entries: { type: 'array', maxItems: 100_000, items: { type: 'object', required: ['id', 'type'], properties: { id: { type: 'string' }, type: { type: 'string' } } } },
     expectedRevision: { type: 'integer', minimum: 0 },
     commitTurnID: { type: 'string', maxLength: 100 },
-  },
-});
+  },};
+const parseSession = bodyValidator<Record<string, unknown>>(SAVE_SESSION_BODY);
 
 function positive(value: string | undefined, fallback: number): number {
   const parsed = Number(value);

@@ -1,0 +1,130 @@
+import { CONFIRMATION_ANSWER_BODY } from '../routes/confirmations.js';
+import { NEW_GRANT_BODY } from '../routes/grants.js';
+import { APPROVE_TOOL_BODY } from '../routes/mcp-servers.js';
+import { PLUGIN_ENABLED_BODY } from '../routes/plugins.js';
+import {
+  MODE_BODY, NEW_SESSION_BODY, QUESTION_ANSWERS_BODY, ROLLBACK_BODY, SAVE_SESSION_BODY, SESSION_CONFIRMATION_ANSWER_BODY, TURN_BODY,
+} from '../routes/sessions.js';
+import { TURN_EVENT_TYPES } from './component-schemas.js';
+import type { DocumentedResponse, JsonSchema, QueryParameter, RouteDoc } from './openapi-types.js';
+
+/**
+ * Every route of `createHttpApp` but the per-action ones (those come from the manifests), with the
+ * body schemas the routes validate with. `test/core/http/openapi.test.ts` walks the Hono app and fails
+ * on a route missing here or described here and not served.
+ */
+const ref = (name: string): JsonSchema => ({ $ref: `#/components/schemas/${name}` });
+const listOf = (name: string): JsonSchema => ({ type: 'array', items: ref(name) });
+const object = (properties: Record<string, JsonSchema>, required = Object.keys(properties)): JsonSchema => ({ type: 'object', required, properties });
+const ok = (schema: JsonSchema, description = 'OK'): Record<number, DocumentedResponse> => ({ 200: { description, schema } });
+const events = (description: string, names: readonly string[]): DocumentedResponse => ({
+  description: `${description} Events: ${names.join(', ')}; each event's data is JSON.`,
+  mediaType: 'text/event-stream',
+  schema: { type: 'string' },
+});
+const query = (name: string, description: string, schema: JsonSchema = { type: 'string' }): QueryParameter => ({ name, description, schema });
+
+const job = object({ job: ref('Job') });
+const confirmation = object({ confirmation: ref('Confirmation') });
+
+const HEALTH: RouteDoc[] = [
+  { method: 'get', path: '/healthz', operationId: 'health', summary: 'Whether the kernel answers, and its version', tag: 'kernel', role: 'public', responses: ok(object({ ok: { type: 'boolean' }, version: { type: 'string' } })) },
+  { method: 'get', path: '/api/openapi.json', operationId: 'openApiDocument', summary: 'This document', tag: 'kernel', role: 'public', responses: ok({ type: 'object', required: ['openapi', 'paths'] }) },
+  { method: 'get', path: '/api/docs', operationId: 'apiReference', summary: 'A readable API reference (Swagger UI) over this document', tag: 'kernel', role: 'public', responses: { 200: { description: 'The page', mediaType: 'text/html', schema: { type: 'string' } } } },
+  { method: 'get', path: '/api/docs/assets/swagger-ui-dist/{file}', operationId: 'apiReferenceAsset', summary: "The reference page's scripts and styles, served by the kernel (no CDN)", tag: 'kernel', role: 'public', responses: { 200: { description: 'The file', mediaType: 'application/octet-stream', schema: { type: 'string' } } }, errors: ['NOT_FOUND'] },
+];
+
+const PLUGINS: RouteDoc[] = [
+  {
+    method: 'get', path: '/api/plugins', operationId: 'listPlugins', summary: 'Every plugin found, its state and the effects of each action', tag: 'plugins', role: 'reader',
+    description: 'Administrators also see each plugin file, problems, processes and configProblems.',
+    responses: ok({ type: 'object', required: ['plugins', 'backends'], properties: { plugins: listOf('Plugin'), backends: listOf('Backend'), configProblems: { type: 'array' } } }),
+  },
+  { method: 'put', path: '/api/plugins/{id}', operationId: 'setPluginEnabled', summary: 'Enable or disable a plugin while serving', tag: 'plugins', role: 'admin', body: PLUGIN_ENABLED_BODY, responses: ok(object({ plugin: ref('Plugin') })), errors: ['NOT_FOUND', 'CONFLICT'] },
+  {
+    method: 'post', path: '/api/actions/{plugin}/{tool}/{action}', operationId: 'callAction', summary: 'Call any action by its path (each one is also listed on its own path)', tag: 'actions', role: 'reader',
+    body: { type: 'object', description: "The action's input (see its own path)" },
+    responses: {
+      200: { description: 'The result', schema: object({ result: {} }) },
+      202: { description: 'A long action started as a job; `Location` is the job', schema: job, headers: { Location: { description: 'The job: /api/jobs/{id}', schema: { type: 'string' } } } },
+    },
+    errors: ['ACTION_NOT_FOUND', 'FORBIDDEN', 'ACTION_DENIED', 'WORKSPACE_READ_ONLY', 'NOT_FOUND', 'CONFLICT', 'ACTION_TIMEOUT', 'DISK_FULL', 'PLUGIN_ERROR'],
+  },
+];
+
+const GATE: RouteDoc[] = [
+  {
+    method: 'get', path: '/api/usage', operationId: 'usage', summary: 'Model and backend usage, priced, with the budgets', tag: 'gate', role: 'admin',
+    query: [query('by', 'Grouping', { type: 'string', enum: ['day', 'session', 'model'] }), query('since', 'First day, YYYY-MM-DD'), query('until', 'Day after the last, YYYY-MM-DD'), query('session', 'One session')],
+    responses: ok(object({ by: { type: 'string' }, rows: listOf('UsageRow'), total: ref('UsageRow'), budgets: { type: 'object' } })),
+  },
+  {
+    method: 'get', path: '/api/gate', operationId: 'gate', summary: 'What limits the agent: deny rules, auto mode, grants, notebook privacy', tag: 'gate', role: 'admin',
+    responses: ok(object({ allowAutoMode: { type: 'boolean' }, deny: { type: 'array' }, grants: { type: 'integer' }, notebooks: listOf('NotebookPrivacy') })),
+  },
+  { method: 'get', path: '/api/grants', operationId: 'listGrants', summary: 'Standing grants', tag: 'gate', role: 'admin', responses: ok(object({ grants: listOf('Grant') })) },
+  { method: 'post', path: '/api/grants', operationId: 'createGrant', summary: 'Grant an action ahead of time', tag: 'gate', role: 'admin', body: NEW_GRANT_BODY, responses: { 201: { description: 'Created', schema: object({ grant: ref('Grant') }) } }, errors: ['ACTION_NOT_FOUND'] },
+  { method: 'delete', path: '/api/grants/{id}', operationId: 'revokeGrant', summary: 'Revoke a grant', tag: 'gate', role: 'admin', responses: ok(object({ revoked: {} })), errors: ['GRANT_NOT_FOUND'] },
+  {
+    method: 'get', path: '/api/confirmations', operationId: 'listConfirmations', summary: 'Confirmations, by status', tag: 'gate', role: 'admin',
+    query: [query('status', 'Only these', { type: 'string', enum: ['pending', 'approved', 'rejected', 'consumed', 'expired'] })],
+    responses: ok(object({ confirmations: listOf('Confirmation') })),
+  },
+  { method: 'get', path: '/api/confirmations/{id}', operationId: 'getConfirmation', summary: 'One confirmation', tag: 'gate', role: 'admin', responses: ok(confirmation), errors: ['CONFIRMATION_NOT_FOUND'] },
+  {
+    method: 'post', path: '/api/confirmations/{id}/answer', operationId: 'answerConfirmation', summary: 'Answer a confirmation once, for the arguments shown', tag: 'gate', role: 'admin',
+    body: CONFIRMATION_ANSWER_BODY, responses: ok(confirmation),
+    errors: ['CONFIRMATION_NOT_FOUND', 'CONFIRMATION_ALREADY_ANSWERED', 'CONFIRMATION_ARGS_MISMATCH'],
+  },
+];
+
+const JOBS: RouteDoc[] = [
+  { method: 'get', path: '/api/jobs', operationId: 'listJobs', summary: 'Long actions, running and ended', tag: 'jobs', role: 'admin', responses: ok(object({ jobs: listOf('Job') })) },
+  { method: 'get', path: '/api/jobs/{id}', operationId: 'getJob', summary: "One job's record", tag: 'jobs', role: 'admin', responses: ok(job), errors: ['JOB_NOT_FOUND'] },
+  { method: 'post', path: '/api/jobs/{id}/cancel', operationId: 'cancelJob', summary: 'Stop a job at its next safe point', tag: 'jobs', role: 'admin', responses: ok(object({ job: ref('Job'), cancelling: { type: 'boolean' } })), errors: ['JOB_NOT_FOUND'] },
+  { method: 'get', path: '/api/jobs/{id}/events', operationId: 'jobEvents', summary: "A job's record, its progress, and its end", tag: 'jobs', role: 'admin', responses: { 200: events('Server-sent events; data is { job }.', ['job', 'progress', 'end']) }, errors: ['JOB_NOT_FOUND'] },
+];
+
+const SESSIONS: RouteDoc[] = [
+  { method: 'post', path: '/api/agent/sessions', operationId: 'createSession', summary: 'A new agent session', tag: 'agent', role: 'admin', body: NEW_SESSION_BODY, responses: { 201: { description: 'Created', schema: ref('SavedSession') } } },
+  {
+    method: 'get', path: '/api/agent/sessions', operationId: 'listSessions', summary: 'Sessions, newest first', tag: 'agent', role: 'admin',
+    query: [query('page', 'From 1', { type: 'integer', minimum: 1 }), query('pageSize', 'Sessions per page', { type: 'integer', minimum: 1 }), query('title', 'Titles containing this')],
+    responses: ok(object({ total: { type: 'integer' }, sessions: listOf('SessionSummary') })),
+  },
+  { method: 'get', path: '/api/agent/sessions/{id}', operationId: 'getSession', summary: 'A session, with its running turn folded in', tag: 'agent', role: 'admin', responses: ok(object({ session: ref('Session') })), errors: ['NOT_FOUND'] },
+  { method: 'put', path: '/api/agent/sessions/{id}', operationId: 'saveSession', summary: 'Save a session at a revision (409 with the current one on a conflict)', tag: 'agent', role: 'admin', body: SAVE_SESSION_BODY, responses: ok(ref('SavedSession')), errors: ['CONFLICT'] },
+  { method: 'delete', path: '/api/agent/sessions/{id}', operationId: 'deleteSession', summary: 'Delete a session (409 while a turn runs)', tag: 'agent', role: 'admin', responses: { 204: { description: 'Deleted' } }, errors: ['NOT_FOUND', 'CONFLICT'] },
+  {
+    method: 'get', path: '/api/agent/sessions/{id}/preview', operationId: 'previewRequest', summary: 'What the next model request would send, without sending it', tag: 'agent', role: 'admin',
+    query: [query('message', "The person's next message")], responses: ok(object({ preview: { type: 'object' } })), errors: ['NOT_FOUND', 'MODEL_UNAVAILABLE'],
+  },
+  {
+    method: 'post', path: '/api/agent/sessions/{id}/turns', operationId: 'startTurn', summary: "Send the person's message; the turn streams back", tag: 'agent', role: 'admin',
+    body: TURN_BODY, responses: { 200: events('Server-sent events of the turn, in order.', TURN_EVENT_TYPES) }, errors: ['NOT_FOUND', 'CONFLICT', 'MODEL_UNAVAILABLE', 'NOT_READY'],
+  },
+  { method: 'post', path: '/api/agent/sessions/{id}/turns/{turnId}/rollback', operationId: 'rollbackTurn', summary: "Undo a turn's writes to the notes", tag: 'agent', role: 'admin', body: ROLLBACK_BODY, responses: ok({ type: 'object', required: ['revision'], properties: { revision: { type: 'integer' } } }), errors: ['NOT_FOUND', 'CONFLICT'] },
+  {
+    method: 'post', path: '/api/agent/sessions/{id}/turns/cancel', operationId: 'cancelTurn', summary: 'Stop the running turn, and say which calls it stopped', tag: 'agent', role: 'admin',
+    responses: ok({ type: 'object', required: ['cancelled'], properties: { cancelled: { type: 'boolean' }, turnID: { type: 'string' }, running: { type: 'object' } } }),
+  },
+  { method: 'get', path: '/api/agent/sessions/{id}/pending', operationId: 'pendingInSession', summary: 'Confirmations and questions waiting in a session', tag: 'agent', role: 'admin', responses: ok(object({ confirmations: listOf('Confirmation'), questions: listOf('Question') })), errors: ['NOT_FOUND'] },
+  {
+    method: 'post', path: '/api/agent/sessions/{id}/confirmations/{confirmationId}/answer', operationId: 'answerSessionConfirmation', summary: "Answer one of the session's confirmations", tag: 'agent', role: 'admin',
+    body: SESSION_CONFIRMATION_ANSWER_BODY, responses: ok(confirmation), errors: ['CONFIRMATION_NOT_FOUND', 'CONFIRMATION_ALREADY_ANSWERED', 'CONFIRMATION_ARGS_MISMATCH'],
+  },
+  { method: 'post', path: '/api/agent/sessions/{id}/questions/{questionId}/answer', operationId: 'answerQuestion', summary: "Answer the agent's question", tag: 'agent', role: 'admin', body: QUESTION_ANSWERS_BODY, responses: ok(object({ answered: { type: 'boolean' } })), errors: ['NOT_FOUND'] },
+  { method: 'put', path: '/api/agent/sessions/{id}/mode', operationId: 'setSessionMode', summary: 'Ask before effects (confirm) or not (auto, if allowed)', tag: 'agent', role: 'admin', body: MODE_BODY, responses: ok(object({ mode: { type: 'string', enum: ['confirm', 'auto'] } })), errors: ['NOT_FOUND'] },
+];
+
+const MCP: RouteDoc[] = [
+  { method: 'get', path: '/api/mcp/servers', operationId: 'listMcpServers', summary: 'External MCP servers, their tools, and definitions waiting for approval', tag: 'mcp', role: 'admin', responses: ok(object({ servers: listOf('McpServer') })) },
+  { method: 'post', path: '/api/mcp/servers/{name}/tools/{tool}/approve', operationId: 'approveMcpTool', summary: 'Approve the definition shown (its hash) of an external tool', tag: 'mcp', role: 'admin', body: APPROVE_TOOL_BODY, responses: ok(object({ server: ref('McpServer') })), errors: ['NOT_FOUND', 'CONFLICT'] },
+  ...(['post', 'get', 'delete'] as const).map((method): RouteDoc => ({
+    method, path: '/mcp', operationId: `mcp${method[0]!.toUpperCase()}${method.slice(1)}`, summary: 'The Model Context Protocol, Streamable HTTP transport (JSON-RPC)', tag: 'mcp', role: 'admin',
+    ...(method === 'post' ? { body: { type: 'object', description: 'A JSON-RPC message (MCP 2025-06-18)' } } : {}),
+    responses: { 200: { description: 'JSON-RPC answer or an event stream', mediaType: method === 'get' ? 'text/event-stream' : 'application/json', schema: method === 'get' ? { type: 'string' } : { type: 'object' } } },
+  })),
+];
+
+export const ROUTE_DOCS: readonly RouteDoc[] = [...HEALTH, ...PLUGINS, ...GATE, ...JOBS, ...SESSIONS, ...MCP];
