@@ -8,7 +8,9 @@ import type { Block, DraftBlock } from './block-model.js';
 import { documentText } from './document-file.js';
 import { ftsBlockValues, type FtsBlockValues } from './fts-index.js';
 import { deriveBlock, type DocumentPlace } from './index-rows.js';
-import { parseMarkdownFile } from './markdown-parser.js';
+import { parseMarkdownFile, parseMarkdownSource } from './markdown-parser.js';
+import { obsidianCallouts } from './obsidian/callouts.js';
+import { headingKey } from './obsidian/heading-key.js';
 import { stampNew } from './provenance.js';
 import { materialise } from './tree-ops.js';
 
@@ -17,6 +19,16 @@ export interface ImportDocWork {
   title: string;
   /** The Markdown file; none for a folder without one (an empty document). */
   path?: string;
+  /** The Markdown itself, read and converted on the main thread (an Obsidian note): used instead of `path`. */
+  markdown?: string;
+  /** The document block's own attributes (an Obsidian note's front matter). */
+  attrs?: Record<string, string>;
+  /** Ids given out ahead for headings other documents link to: heading key (headingKey) → id. */
+  headingIds?: Record<string, string>;
+  /** Read as Obsidian writes: its callouts (`[!info]- Title`). */
+  obsidian?: boolean;
+  /** Blocks ready made, their ids kept (a SiYuan document): used instead of `path` and `markdown`. */
+  drafts?: DraftBlock[];
 }
 
 export interface ImportWork {
@@ -57,6 +69,8 @@ export interface PreparedDocument extends PreparedRows {
   text: string;
   /** Why the file became an empty document, if it did. */
   problem?: string;
+  /** Headings given an id ahead that the parse did not find (links to them point nowhere). */
+  unplacedHeadings?: string[];
 }
 
 export function prepareImport(work: ImportWork): PreparedDocument[] {
@@ -67,19 +81,42 @@ export function prepareImport(work: ImportWork): PreparedDocument[] {
 function prepareDocument(doc: ImportDocWork, maxChars: number, by: string, now: Date): PreparedDocument {
   let drafts: DraftBlock[] = [];
   let problem: string | undefined;
-  if (doc.path !== undefined) {
-    const parsed = parseMarkdownFile(doc.path, maxChars);
+  if (doc.drafts !== undefined) drafts = doc.drafts;
+  else if (doc.markdown !== undefined || doc.path !== undefined) {
+    const parsed = doc.markdown !== undefined ? parseMarkdownSource(doc.markdown, maxChars) : parseMarkdownFile(doc.path!, maxChars);
     // A file that cannot be imported still becomes its (empty) document, so that the documents of
     // its folder keep their parent.
-    if (parsed.ok) drafts = parsed.drafts;
+    if (parsed.ok) drafts = doc.obsidian === true ? obsidianCallouts(parsed.drafts) : parsed.drafts;
     else problem = parsed.reason;
   }
-  const root: Block = { id: doc.id, type: 'document', content: doc.title, attrs: {}, children: [] };
+  const unplaced = doc.headingIds ? assignHeadingIds(drafts, new Map(Object.entries(doc.headingIds))) : [];
+  const root: Block = { id: doc.id, type: 'document', content: doc.title, attrs: { ...doc.attrs }, children: [] };
   stampNew(root, by, now);
   root.children = materialise(drafts.length > 0 ? drafts : [{ type: 'paragraph', content: '' }], by, now);
   const prepared: PreparedDocument = { id: doc.id, title: doc.title, text: documentText(root), blocks: prepareBlocks(root) };
   if (problem !== undefined) prepared.problem = problem;
+  if (unplaced.length > 0) prepared.unplacedHeadings = unplaced;
   return prepared;
+}
+
+/** Gives the first heading matching each key its id; returns the keys no heading matched. */
+function assignHeadingIds(drafts: DraftBlock[], ids: Map<string, string>): string[] {
+  const visit = (list: DraftBlock[]): void => {
+    for (const draft of list) {
+      if (ids.size === 0) return;
+      if (draft.type === 'heading') {
+        const key = headingKey(draft.content ?? '');
+        const id = ids.get(key);
+        if (id !== undefined) {
+          draft.id = id;
+          ids.delete(key);
+        }
+      }
+      if (draft.children) visit(draft.children);
+    }
+  };
+  visit(drafts);
+  return [...ids.keys()];
 }
 
 /** The place columns are not the block's own: left empty here (see BlockValues). */

@@ -6,9 +6,12 @@ import { assertDocumentVisible, assertNotebookVisible, invalid } from './access.
 import type { DocEntry } from './doc-catalog.js';
 import { blocksToMarkdown } from './markdown-out.js';
 import { outsideWorkspace } from './outside-workspace.js';
+import { writeFrontMatter } from './obsidian/front-matter.js';
+import { toObsidianMarkdown } from './obsidian/obsidian-out.js';
+import { ObsidianTargets } from './obsidian/obsidian-export.js';
 
-interface ExportInput { id: string; folder: string; overwrite?: boolean }
-interface PlannedFile { file: string; doc: string }
+interface ExportInput { id: string; folder: string; overwrite?: boolean; flavor?: 'markdown' | 'obsidian' }
+export interface PlannedFile { file: string; doc: string }
 
 /** At most this many documents per export, so that one call cannot run without end. */
 const MAX_FILES = 100_000;
@@ -31,7 +34,11 @@ export async function exportMarkdown(rt: BlocksRuntime, call: ActionCall, input:
   planFiles(rt, top, target, planned);
   // Every document is read (and so checked) before anything is written: a broken one stops the export whole.
   const broken: string[] = [];
-  for (const { doc } of planned) await store.read(doc).catch(() => { broken.push(store.catalog.relativePath(doc)); });
+  const obsidian = input.flavor === 'obsidian' ? new ObsidianTargets(planned, target) : undefined;
+  for (const { doc } of planned) {
+    const root = await store.read(doc).catch(() => { broken.push(store.catalog.relativePath(doc)); });
+    if (root) obsidian?.add(root);
+  }
   if (broken.length > 0) throw invalid(`Some documents are not valid files and cannot be exported: ${broken.slice(0, 5).join(', ')}`, { field: 'id', files: broken.slice(0, 20) });
   if (input.overwrite !== true) {
     for (const { file } of planned) {
@@ -50,11 +57,14 @@ export async function exportMarkdown(rt: BlocksRuntime, call: ActionCall, input:
     await mkdir(dirname(file), { recursive: true });
     // A folder already there may be a link into the workspace: checked where it really leads.
     await outsideWorkspace(await realpath(dirname(file)), rt.workspaceRoot, 'folder');
-    await writeFileAtomic(file, blocksToMarkdown((await store.read(doc)).children ?? []));
+    const root = await store.read(doc);
+    const markdown = blocksToMarkdown(root.children ?? [], { obsidian: obsidian !== undefined });
+    await writeFileAtomic(file, obsidian ? writeFrontMatter(root.attrs) + toObsidianMarkdown(markdown, obsidian, obsidian.report) : markdown);
     written++;
     if (written % 16 === 0 || written === planned.length) call.progress({ done: written, total: planned.length, message: 'files written' });
   }
-  return { id: input.id, folder: target, files: planned.length, written: planned.slice(0, 1000).map((item) => item.file) };
+  const done = { id: input.id, folder: target, flavor: input.flavor ?? 'markdown', files: planned.length, written: planned.slice(0, 1000).map((item) => item.file) };
+  return obsidian ? { ...done, obsidian: await obsidian.finish(rt.workspaceRoot, input.overwrite === true) } : done;
 }
 
 function planFiles(rt: BlocksRuntime, docs: DocEntry[], folder: string, out: PlannedFile[]): void {

@@ -37,9 +37,18 @@ type AnyBlock = Block | DraftBlock;
 type FlowNode = BlockContent;
 
 /** A document's children as Markdown, ending in one newline; no blocks give ''. */
-export function blocksToMarkdown(blocks: readonly Block[] | readonly DraftBlock[]): string {
-  const root: Root = { type: 'root', children: toFlow(blocks) };
-  return root.children.length === 0 ? '' : stringifier.stringify(root);
+/** Obsidian's callout header (`[!info]- Title`) from a callout's attributes, instead of GitHub's `[!NOTE]`. */
+let obsidianCallouts = false;
+
+export function blocksToMarkdown(blocks: readonly Block[] | readonly DraftBlock[], options: { obsidian?: boolean } = {}): string {
+  // Synchronous throughout: the flag cannot leak into another call.
+  obsidianCallouts = options.obsidian === true;
+  try {
+    const root: Root = { type: 'root', children: toFlow(blocks) };
+    return root.children.length === 0 ? '' : stringifier.stringify(root);
+  } finally {
+    obsidianCallouts = false;
+  }
 }
 
 function toFlow(blocks: readonly AnyBlock[]): FlowNode[] {
@@ -112,7 +121,12 @@ const CALLOUT_TYPES = new Set(['note', 'tip', 'important', 'warning', 'caution']
 
 function callout(block: AnyBlock): Blockquote {
   const kind = CALLOUT_TYPES.has(block.subtype ?? '') ? block.subtype! : 'note';
-  const marker = `[!${kind.toUpperCase()}]`;
+  // An Obsidian callout's own type, folding and title, kept as attributes when it was read.
+  const attrs = obsidianCallouts ? block.attrs ?? {} : {};
+  const type = /^[a-z][\w-]{0,40}$/.test(attrs['custom-callout'] ?? '') ? attrs['custom-callout']! : kind;
+  const fold = attrs['custom-callout-fold'] === '+' || attrs['custom-callout-fold'] === '-' ? attrs['custom-callout-fold'] : '';
+  const title = (attrs['custom-callout-title'] ?? '').replace(/\s+/g, ' ').trim();
+  const marker = `[!${type.toUpperCase()}]${fold}${title ? ` ${title}` : ''}`;
   const children = toFlow(block.children ?? []);
   const first = block.children?.[0];
   // GitHub writes the marker on the first line of the quote's first paragraph, text on the next line.

@@ -79,14 +79,18 @@ export function parseMarkdownText(markdown: string): ParsedText {
   return depth > MAX_BLOCK_DEPTH ? { ok: false, depth } : { ok: true, drafts: withoutIds(drafts) };
 }
 
+/** Parses a file's text (read already), refusing one over `maxChars` or nested too deep, saying why. */
+export function parseMarkdownSource(markdown: string, maxChars: number): ParsedFile {
+  if (markdown.length > maxChars) return { ok: false, reason: `larger than ${maxChars} characters` };
+  const parsed = parseMarkdownText(markdown);
+  if (!parsed.ok) return { ok: false, reason: `nests blocks ${parsed.depth} levels deep${parsed.line ? ` (line ${parsed.line})` : ''}; a document holds at most ${MAX_BLOCK_DEPTH}` };
+  return parsed;
+}
+
 /** Reads and parses one file, the same on the worker and on this thread. */
 export function parseMarkdownFile(path: string, maxChars: number): ParsedFile {
   try {
-    const markdown = readFileSync(path, 'utf8');
-    if (markdown.length > maxChars) return { ok: false, reason: `larger than ${maxChars} characters` };
-    const parsed = parseMarkdownText(markdown);
-    if (!parsed.ok) return { ok: false, reason: `nests blocks ${parsed.depth} levels deep${parsed.line ? ` (line ${parsed.line})` : ''}; a document holds at most ${MAX_BLOCK_DEPTH}` };
-    return parsed;
+    return parseMarkdownSource(readFileSync(path, 'utf8'), maxChars);
   } catch (error) {
     return { ok: false, reason: error instanceof Error ? error.message : String(error) };
   }

@@ -1,18 +1,20 @@
 import { lstat, readdir } from 'node:fs/promises';
-import { isAbsolute, join, resolve } from 'node:path';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { claimIds, ConflictError, newId, stoppedNote, throwIfStopped, type ActionCall, type ActionHandler, type StopReason } from '../../core/index.js';
-import type { Block, DraftBlock } from './block-model.js';
-import type { DocEntry } from './doc-catalog.js';
-import { stampNew, updatedBy } from './provenance.js';
-import { countBlocks, materialise } from './tree-ops.js';
+import { updatedBy } from './provenance.js';
 import type { BlocksRuntime } from './runtime.js';
 import { assertDocumentVisible, assertNotebookVisible, invalid } from './access.js';
 import { exportMarkdown } from './markdown-export.js';
 import { outsideWorkspace } from './outside-workspace.js';
 import { PARSE_WORKERS } from './markdown-parser.js';
-import type { PreparedDocument } from './import-rows.js';
+import { prepareImport, type ImportDocWork, type ImportWork, type PreparedDocument } from './import-rows.js';
+import { isObsidianVault, planObsidianImport } from './obsidian/obsidian-import.js';
 
-interface ImportInput { notebook: string; path: string; parentId?: string }
+/** A chunk's work and what the worker made of it. */
+interface Prepared { work: ImportWork; prepared: PreparedDocument[] }
+
+type Flavor = 'markdown' | 'obsidian';
+interface ImportInput { notebook: string; path: string; parentId?: string; flavor?: Flavor | 'auto' }
 
 /** One document an import will create: from a file, or (path undefined) for a folder without one. */
 interface Planned {
@@ -30,6 +32,9 @@ interface ImportState {
   blocks: number;
   skipped: { path: string; reason: string }[];
   total: number;
+  /** Files other than Markdown found (an Obsidian vault's attachments). */
+  attachments: string[];
+  flavor: Flavor;
 }
 
 /** Documents written per step: their files in parallel, their rows in one transaction. */
@@ -64,7 +69,7 @@ export async function importMarkdown(rt: BlocksRuntime, call: ActionCall, input:
   if (busy) throw new ConflictError('CONFLICT', `Notebook '${input.notebook}' is in use by ${busy}`, { details: { notebook: input.notebook } });
   // Marked busy before the first await, so that a removal arriving meanwhile cannot slip in.
   rt.busyNotebooks.set(input.notebook, `an import of ${input.path}`);
-  const state: ImportState = { rt, call, notebook: input.notebook, documents: 0, blocks: 0, skipped: [], total: 0 };
+  const state: ImportState = { rt, call, notebook: input.notebook, documents: 0, blocks: 0, skipped: [], total: 0, attachments: [], flavor: 'markdown' };
   try {
     const source = await outsideWorkspace(resolve(input.path), rt.workspaceRoot, 'path');
     const info = await lstat(source).catch(() => undefined);
@@ -72,6 +77,8 @@ export async function importMarkdown(rt: BlocksRuntime, call: ActionCall, input:
     if (info.isFile() && !source.toLowerCase().endsWith('.md')) throw invalid(`Only Markdown files (.md) are imported; ${source} is not one`, { field: 'path' });
     const started = Date.now();
     const plan: Planned[] = [];
+    const root = info.isDirectory() ? source : dirname(source);
+    state.flavor = input.flavor === 'obsidian' || input.flavor === 'markdown' ? input.flavor : await isObsidianVault(root) ? 'obsidian' : 'markdown';
     if (info.isDirectory()) {
       await checkFolderSize(source);
       await planFolder(state, source, input.parentId ?? null, plan);
@@ -79,17 +86,21 @@ export async function importMarkdown(rt: BlocksRuntime, call: ActionCall, input:
       plan.push({ id: newId(), title: titleOf(source), parent: input.parentId ?? null, path: source });
     }
     state.total = plan.length;
+    const obsidian = state.flavor === 'obsidian'
+      ? await planObsidianImport(call, root, plan.flatMap((doc) => (doc.path === undefined ? [] : [{ id: doc.id, path: doc.path }])), state.attachments, join(rt.workspaceRoot, 'assets'), rt.config.maxMarkdownChars)
+      : undefined;
+    const toWork = (doc: Planned): Promise<ImportDocWork> | ImportDocWork => obsidian?.work(doc) ?? { id: doc.id, title: doc.title, ...(doc.path === undefined ? {} : { path: doc.path }) };
     const chunks: Planned[][] = [];
     for (let i = 0; i < plan.length; i += CHUNK) chunks.push(plan.slice(i, i + CHUNK));
     const by = updatedBy(call);
-    const prepare = (chunk: Planned[]) => rt.files.prepareImport({
-      docs: chunk.map((doc) => ({ id: doc.id, title: doc.title, ...(doc.path === undefined ? {} : { path: doc.path }) })),
-      maxChars: rt.config.maxMarkdownChars, by, now: new Date().toISOString(),
-    });
+    const prepare = async (chunk: Planned[]): Promise<Prepared> => {
+      const work: ImportWork = { docs: await Promise.all(chunk.map(toWork)), maxChars: rt.config.maxMarkdownChars, by, now: new Date().toISOString() };
+      return { work, prepared: await rt.files.prepareImport(work) };
+    };
     throwIfStopped(call, `The import of ${source}`);
     call.progress({ done: 0, total: state.total, message: 'documents imported' });
     // The next chunks are parsed and made ready to write (on the workers, one each) while this one is written.
-    const parsing: Promise<PreparedDocument[]>[] = [];
+    const parsing: Promise<Prepared>[] = [];
     let queued = 0;
     const parseAhead = (): void => {
       while (queued < chunks.length && parsing.length < PARSE_WORKERS) {
@@ -101,15 +112,18 @@ export async function importMarkdown(rt: BlocksRuntime, call: ActionCall, input:
     parseAhead();
     let stopped: StopReason | undefined;
     for (let i = 0; i < chunks.length; i++) {
-      const prepared = await parsing.shift()!;
+      const { work, prepared } = await parsing.shift()!;
       // The safe point: between chunks, before anything of the next one is written.
       stopped = call.stopped;
       if (stopped !== undefined) break;
       parseAhead();
-      await importChunk(state, chunks[i]!, prepared);
+      await importChunk(state, chunks[i]!, work, prepared);
     }
     const seconds = (Date.now() - started) / 1000;
-    const done = { notebook: input.notebook, documents: state.documents, blocks: state.blocks, skipped: state.skipped, seconds };
+    const done = {
+      notebook: input.notebook, flavor: state.flavor, documents: state.documents, blocks: state.blocks, skipped: state.skipped, seconds,
+      ...(obsidian ? { obsidian: obsidian.report() } : {}),
+    };
     if (stopped === undefined) return done;
     return { ...done, stopped, planned: state.total, message: `imported ${state.documents} of ${state.total} documents, ${stoppedNote(stopped)}; the rest was not written` };
   } finally {
@@ -128,6 +142,7 @@ async function planFolder(state: ImportState, folder: string, parent: string | n
     if (entry.name.startsWith('.')) continue;
     const path = join(folder, entry.name);
     if (entry.isSymbolicLink()) { state.skipped.push({ path, reason: 'symbolic links are not followed' }); continue; }
+    if (entry.isFile() && !entry.name.toLowerCase().endsWith('.md')) state.attachments.push(path);
     if (!entry.isFile() || !entry.name.toLowerCase().endsWith('.md')) continue;
     const doc: Planned = { id: newId(), title: titleOf(path), parent, path };
     plan.push(doc);
@@ -135,8 +150,10 @@ async function planFolder(state: ImportState, folder: string, parent: string | n
   }
   for (const name of folders) {
     const doc: Planned = { id: newId(), title: name, parent, path: undefined };
-    plan.push(doc);
-    await planFolder(state, join(folder, name), doc.id, plan);
+    const inside: Planned[] = [];
+    await planFolder(state, join(folder, name), doc.id, inside);
+    // A folder with no note anywhere below it (attachments, a vault's images) is no document.
+    if (inside.some((entry) => entry.path !== undefined)) plan.push(doc, ...inside);
   }
 }
 
@@ -147,16 +164,20 @@ function titleOf(path: string): string {
 /**
  * Writes a chunk of documents made ready on a worker as one step of the write queue. The workers gave
  * the blocks their ids; if one of them was already issued in this process (two threads drew the same),
- * the chunk is made again here, where newId guarantees none repeats.
+ * the chunk is made again here, where newId guarantees none repeats. Ids given out here ahead (headings
+ * that links point to) are issued already and not claimed again.
  */
-async function importChunk(state: ImportState, chunk: Planned[], prepared: PreparedDocument[]): Promise<void> {
+async function importChunk(state: ImportState, chunk: Planned[], work: ImportWork, prepared: PreparedDocument[]): Promise<void> {
   const { rt } = state;
+  const ahead = new Set(work.docs.flatMap((doc) => Object.values(doc.headingIds ?? {})));
   const ids: string[] = [];
-  for (const doc of prepared) for (let i = 1; i < doc.blocks.length; i++) ids.push(doc.blocks[i]!.values[0]);
-  if (!claimIds(ids)) return importChunkHere(state, chunk);
+  for (const doc of prepared) for (let i = 1; i < doc.blocks.length; i++) if (!ahead.has(doc.blocks[i]!.values[0])) ids.push(doc.blocks[i]!.values[0]);
+  // Made again on this thread, where materialise draws its ids from the one source that never repeats.
+  if (!claimIds(ids)) prepared = prepareImport(work);
   let blocks = 0;
   for (const [i, doc] of prepared.entries()) {
     if (doc.problem !== undefined) state.skipped.push({ path: chunk[i]!.path!, reason: `${doc.problem}: imported as an empty document` });
+    if (doc.unplacedHeadings) state.skipped.push({ path: chunk[i]!.path!, reason: `links point to headings the note does not have as headings: ${doc.unplacedHeadings.slice(0, 5).join(', ')}` });
     blocks += doc.blocks.length;
   }
   const docs = prepared.map((doc, i) => ({ doc, entry: { id: doc.id, notebook: state.notebook, parent: chunk[i]!.parent, title: doc.title } }));
@@ -169,33 +190,6 @@ function chunkDone(state: ImportState, documents: number, blocks: number): void 
   state.blocks += blocks;
   state.call.log.info('import progress', { done: state.documents, total: state.total, blocks: state.blocks });
   state.call.progress({ done: state.documents, total: state.total, message: 'documents imported' });
-}
-
-/** Parses and writes a chunk on this thread (ids from newId here). */
-async function importChunkHere(state: ImportState, chunk: Planned[]): Promise<void> {
-  const { rt } = state;
-  const parsed = await rt.files.parseFiles(chunk.flatMap((doc) => doc.path ?? []), rt.config.maxMarkdownChars);
-  const by = updatedBy(state.call);
-  const now = new Date();
-  const docs: { root: Block; entry: DocEntry }[] = [];
-  let file = 0;
-  for (const planned of chunk) {
-    let drafts: DraftBlock[] = [];
-    if (planned.path !== undefined) {
-      const result = parsed[file++]!;
-      // A file that cannot be imported still becomes its (empty) document, so that the documents of
-      // its folder keep their parent.
-      if (result.ok) drafts = result.drafts;
-      else state.skipped.push({ path: planned.path, reason: `${result.reason}: imported as an empty document` });
-    }
-    const root: Block = { id: planned.id, type: 'document', content: planned.title, attrs: {}, children: [] };
-    stampNew(root, by, now);
-    root.children = materialise(drafts.length > 0 ? drafts : [{ type: 'paragraph', content: '' }], by, now);
-    docs.push({ root, entry: { id: planned.id, notebook: state.notebook, parent: planned.parent, title: planned.title } });
-  }
-  // createMany writes the chunk's index rows in one transaction, rolled back whole if one fails.
-  await rt.store.queue.run(() => rt.store.index.writingInBulk(docs.map((doc) => doc.root.id), () => rt.store.createMany(docs)));
-  chunkDone(state, docs.length, docs.reduce((sum, doc) => sum + countBlocks(doc.root), 0));
 }
 
 /** Refuses folders too large to be meant (a mistaken `/`), before anything is written. */

@@ -1,0 +1,70 @@
+import { copyFile, mkdir, readFile } from 'node:fs/promises';
+import { basename, join, relative, sep } from 'node:path';
+import type { Block } from '../block-model.js';
+import { walkBlocks } from '../block-model.js';
+import type { PlannedFile } from '../markdown-export.js';
+import { newExportReport, type ExportReport, type ExportTargets } from './obsidian-out.js';
+
+/**
+ * What an Obsidian export links to: each exported note by the name Obsidian resolves (its file name
+ * when no other note has it, else its path in the export), each heading by its text; and, at the end,
+ * the `assets/` files the notes link, copied beside them.
+ */
+export class ObsidianTargets implements ExportTargets {
+  readonly report: ExportReport = newExportReport();
+  private readonly noteOf = new Map<string, string>();
+  private readonly blocks = new Map<string, { doc: string; heading?: string }>();
+
+  constructor(planned: readonly PlannedFile[], private readonly folder: string) {
+    const counts = new Map<string, number>();
+    for (const { file } of planned) counts.set(basename(file).toLowerCase(), (counts.get(basename(file).toLowerCase()) ?? 0) + 1);
+    for (const { file, doc } of planned) {
+      const name = counts.get(basename(file).toLowerCase()) === 1 ? basename(file) : relative(folder, file).split(sep).join('/');
+      this.noteOf.set(doc, name.replace(/\.md$/i, ''));
+    }
+  }
+
+  /** Indexes a document's blocks (every document is read before any file is written). */
+  add(root: Block): void {
+    for (const { block } of walkBlocks(root)) {
+      this.blocks.set(block.id, block.type === 'heading' ? { doc: root.id, heading: block.content ?? '' } : { doc: root.id });
+    }
+  }
+
+  target(id: string): { note: string; heading?: string; isDocument: boolean } | undefined {
+    const found = this.blocks.get(id);
+    const note = found && this.noteOf.get(found.doc);
+    if (!found || note === undefined) return undefined;
+    return { note, isDocument: found.doc === id, ...(found.heading !== undefined ? { heading: found.heading } : {}) };
+  }
+
+  /**
+   * Copies the linked attachments into `<folder>/assets/` and marks the folder a vault (`.obsidian/`).
+   * A file there already with other bytes is replaced only with `overwrite`; otherwise it is listed.
+   */
+  async finish(workspaceRoot: string, overwrite: boolean): Promise<Record<string, unknown>> {
+    const assets = join(this.folder, 'assets');
+    const missing: string[] = [];
+    const kept: string[] = [];
+    let copied = 0;
+    if (this.report.assets.size > 0) await mkdir(assets, { recursive: true });
+    for (const name of this.report.assets) {
+      if (name.includes('/') || name.includes('\\') || name.startsWith('.')) { missing.push(name); continue; }
+      const source = await readFile(join(workspaceRoot, 'assets', name)).catch(() => undefined);
+      if (!source) { missing.push(name); continue; }
+      const present = await readFile(join(assets, name)).catch(() => undefined);
+      if (present && !present.equals(source) && !overwrite) { kept.push(name); continue; }
+      if (!present || !present.equals(source)) {
+        await copyFile(join(workspaceRoot, 'assets', name), join(assets, name));
+        copied++;
+      }
+    }
+    await mkdir(join(this.folder, '.obsidian'), { recursive: true });
+    const { links, approximated, outside, tagsKept } = this.report;
+    return {
+      links, approximated, outside, tagsKept, attachments: { linked: this.report.assets.size, copied },
+      ...(missing.length > 0 ? { missingAttachments: missing.slice(0, 500) } : {}),
+      ...(kept.length > 0 ? { attachmentsNotReplaced: kept.slice(0, 500) } : {}),
+    };
+  }
+}

@@ -1,0 +1,86 @@
+import { mapOutsideCode } from './outside-code.js';
+
+/**
+ * Quire's Markdown of a document as Obsidian writes it: references `((id "anchor"))` as `[[note]]`,
+ * `[[note|anchor]]` or `[[note#heading|anchor]]`; embed blocks as `![[note]]`; `#tag#` as `#tag`;
+ * files under `assets/` as `![[name]]` and `[[name]]`. Code is left alone. The inverse of
+ * obsidian-in.ts, so that a vault exported and imported again gives the same blocks.
+ */
+export interface ExportTargets {
+  /** The link text of a block's note (its path in the export, or its name when that is unique), and the heading when the block is one. */
+  target(id: string): { note: string; heading?: string; isDocument: boolean } | undefined;
+}
+
+export interface ExportReport {
+  links: number;
+  /** References to blocks other than a note or a heading: they link to the note. */
+  approximated: number;
+  /** References to notes not in the export, written as their anchor text. */
+  outside: number;
+  /** Tags Obsidian cannot spell (spaces, punctuation), kept as `#tag#`. */
+  tagsKept: number;
+  /** `assets/` files linked (to copy beside the notes). */
+  assets: Set<string>;
+}
+
+const ID = '(\\d{14}-[0-9a-z]{7})';
+const ANCHOR = `(?:[ \\t]+(?:"([^"\\n]*)"|'([^'\\n]*)'))?`;
+const REF = new RegExp(`\\(\\(${ID}${ANCHOR}\\)\\)`, 'g');
+const EMBED_LINE = new RegExp(`^((?:[ \\t]*>)*[ \\t]*(?:[-*+][ \\t]+(?:\\[[ xX]\\][ \\t]+)?|\\d{1,9}[.)][ \\t]+)?)\\{\\{[ \\t]*\\(\\(${ID}${ANCHOR}\\)\\)[ \\t]*\\}\\}[ \\t]*$`);
+const TAG = /#([^#\s][^#\n]*?)#/g;
+const OBSIDIAN_TAG = /^[\p{L}\p{N}_/-]*[\p{L}_/-][\p{L}\p{N}_/-]*$/u;
+const ASSET = /(!?)\[([^\]\n]*)\]\(assets\/([^)\s]+)\)/g;
+
+export function newExportReport(): ExportReport {
+  return { links: 0, approximated: 0, outside: 0, tagsKept: 0, assets: new Set() };
+}
+
+export function toObsidianMarkdown(markdown: string, targets: ExportTargets, report: ExportReport): string {
+  return mapOutsideCode(markdown, (prose, context) => {
+    const embed = context.wholeLine ? EMBED_LINE.exec(prose) : null;
+    if (embed) {
+      const link = linkOf(embed[2]!, targets, report);
+      if (link) return `${embed[1]}![[${link}]]`;
+    }
+    let out = prose.replace(REF, (_whole, id: string, double?: string, single?: string) => {
+      const anchor = double ?? single;
+      const link = linkOf(id, targets, report);
+      if (!link) return anchor ?? id;
+      const label = (anchor ?? '').replace(/\]\]|\|/g, ' ').trim();
+      return label === '' || label === link ? `[[${link}]]` : `[[${link}|${label}]]`;
+    });
+    out = out.replace(ASSET, (_whole, bang: string, label: string, name: string) => {
+      const file = safeDecode(name);
+      report.assets.add(file);
+      return label === '' || label === file ? `${bang}[[${file}]]` : `${bang}[[${file}|${label}]]`;
+    });
+    return out.replace(TAG, (whole, tag: string, offset: number, all: string) => {
+      const after = all.charAt(offset + whole.length);
+      if (!OBSIDIAN_TAG.test(tag) || /[\p{L}\p{N}_/-]/u.test(after)) {
+        report.tagsKept++;
+        return whole;
+      }
+      return `#${tag}`;
+    });
+  });
+}
+
+function linkOf(id: string, targets: ExportTargets, report: ExportReport): string | undefined {
+  const target = targets.target(id);
+  if (!target) {
+    report.outside++;
+    return undefined;
+  }
+  report.links++;
+  if (target.heading !== undefined) return `${target.note}#${target.heading.replace(/[#|[\]^]/g, ' ').replace(/\s+/g, ' ').trim()}`;
+  if (!target.isDocument) report.approximated++;
+  return target.note;
+}
+
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}

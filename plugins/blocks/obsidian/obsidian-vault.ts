@@ -1,0 +1,143 @@
+import { createHash } from 'node:crypto';
+import { copyFile, mkdir, readFile, stat } from 'node:fs/promises';
+import { basename, dirname, extname, join, relative, sep } from 'node:path';
+import { newId } from '../../../core/index.js';
+import type { VaultLookup } from './obsidian-in.js';
+import { headingKey } from './heading-key.js';
+import { mapOutsideCode } from './outside-code.js';
+
+/** At most this many bytes of attachments per import, so that a mistaken folder cannot fill the disk. */
+const MAX_ATTACHMENT_BYTES = 4 * 1024 ** 3;
+
+interface Note { id: string; file: string; key: string }
+
+/**
+ * What a vault's links resolve against, built from the whole import before any note is converted
+ * (links may point anywhere): notes by vault path and by name, the headings each note has, and the
+ * attachments linked, copied once into `<workspace>/assets/`. Names resolve as Obsidian resolves
+ * them: a path from the vault root or from the linking note, else a name, the nearest note first.
+ */
+export class ObsidianVault implements VaultLookup {
+  private readonly byPath = new Map<string, Note>();
+  private readonly byName = new Map<string, Note[]>();
+  private readonly headings = new Map<string, Set<string>>();
+  private readonly headingIds = new Map<string, Map<string, string>>();
+  private readonly files = new Map<string, string[]>();
+  private readonly wanted = new Set<string>();
+  private readonly copied = new Map<string, string>();
+
+  constructor(private readonly root: string, notes: { id: string; file: string }[], attachments: string[]) {
+    for (const note of notes) {
+      const key = this.key(note.file).replace(/\.md$/i, '');
+      const entry = { ...note, key };
+      this.byPath.set(key, entry);
+      const name = key.split('/').pop()!;
+      this.byName.set(name, [...(this.byName.get(name) ?? []), entry]);
+    }
+    for (const file of attachments) {
+      const name = basename(file).toLowerCase();
+      this.files.set(name, [...(this.files.get(name) ?? []), file]);
+      this.files.set(this.key(file), [file]);
+    }
+  }
+
+  /** Records the headings of a note (read before links to them are converted). */
+  addHeadings(noteId: string, markdown: string): void {
+    const found = new Set<string>();
+    mapOutsideCode(markdown, (prose, context) => {
+      const match = context.lineStart ? /^ {0,3}#{1,6}[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$/.exec(prose) : null;
+      if (match) found.add(headingKey(match[1]!));
+      return prose;
+    });
+    if (found.size > 0) this.headings.set(noteId, found);
+  }
+
+  note(target: string, fromFile: string): { id: string; file: string } | undefined {
+    const wanted = target.replace(/\\/g, '/').replace(/^\.\//, '').replace(/^\//, '').toLowerCase();
+    if (wanted.includes('/')) {
+      const fromHere = this.key(join(dirname(fromFile), wanted));
+      return this.byPath.get(fromHere) ?? this.byPath.get(wanted) ?? this.nearest(wanted.split('/').pop()!, fromFile, wanted);
+    }
+    return this.nearest(wanted, fromFile);
+  }
+
+  heading(noteId: string, heading: string): string | undefined {
+    const key = headingKey(heading);
+    if (!this.headings.get(noteId)?.has(key)) return undefined;
+    let ids = this.headingIds.get(noteId);
+    if (!ids) this.headingIds.set(noteId, ids = new Map());
+    let id = ids.get(key);
+    if (!id) ids.set(key, id = newId());
+    return id;
+  }
+
+  /** The heading ids given out for a note: heading text (normalised) → id, for the parse to assign. */
+  headingIdsOf(noteId: string): Record<string, string> | undefined {
+    const ids = this.headingIds.get(noteId);
+    return ids ? Object.fromEntries(ids) : undefined;
+  }
+
+  attachment(target: string, fromFile: string): string | undefined {
+    const wanted = target.replace(/\\/g, '/').replace(/^\.\//, '').replace(/^\//, '');
+    const candidates = this.files.get(this.key(join(dirname(fromFile), wanted))) ?? this.files.get(wanted.toLowerCase()) ?? this.files.get(basename(wanted).toLowerCase());
+    const file = candidates?.[0];
+    if (!file) return undefined;
+    const copied = this.copied.get(file);
+    if (copied) return copied;
+    // The first pass records what is linked; the files are copied between the passes.
+    this.wanted.add(file);
+    return `assets/${basename(file)}`;
+  }
+
+  /**
+   * Copies every attachment linked into `<assetsFolder>`: a file already there with the same bytes is
+   * reused, another of the same name gets its hash in its name. Returns how many were copied.
+   */
+  async copyAttachments(assetsFolder: string): Promise<{ copied: number; reused: number; bytes: number }> {
+    let bytes = 0;
+    for (const file of this.wanted) bytes += (await stat(file)).size;
+    if (bytes > MAX_ATTACHMENT_BYTES) throw new Error(`the attachments linked add up to ${bytes} bytes, more than ${MAX_ATTACHMENT_BYTES}`);
+    await mkdir(assetsFolder, { recursive: true });
+    let copied = 0;
+    let reused = 0;
+    for (const file of this.wanted) {
+      const digest = await digestOf(file);
+      let name = basename(file);
+      let present = await digestOf(join(assetsFolder, name));
+      if (present !== undefined && present !== digest) {
+        // Another file of that name is there already: this one is named by its content too.
+        name = `${basename(file, extname(file))}-${digest!.slice(0, 10)}${extname(file)}`;
+        present = await digestOf(join(assetsFolder, name));
+      }
+      if (present === digest) reused++;
+      else {
+        await copyFile(file, join(assetsFolder, name));
+        copied++;
+      }
+      this.copied.set(file, `assets/${name}`);
+    }
+    return { copied, reused, bytes };
+  }
+
+  private nearest(name: string, fromFile: string, path?: string): Note | undefined {
+    const notes = this.byName.get(name);
+    if (!notes || notes.length === 0) return undefined;
+    if (notes.length === 1) return notes[0];
+    const here = this.key(dirname(fromFile));
+    const tail = path ? notes.filter((note) => note.key.endsWith(path)) : [];
+    if (tail.length === 1) return tail[0];
+    // Obsidian: the note in the linking note's folder, else the one nearest the vault root.
+    return notes.find((note) => note.key.slice(0, note.key.lastIndexOf('/') + 1) === `${here}/`.replace(/^\//, ''))
+      ?? [...notes].sort((a, b) => a.key.split('/').length - b.key.split('/').length || a.key.localeCompare(b.key))[0];
+  }
+
+  /** A path inside the vault as a lower-case key with `/`. */
+  private key(file: string): string {
+    return relative(this.root, file).split(sep).join('/').toLowerCase();
+  }
+}
+
+async function digestOf(file: string): Promise<string | undefined> {
+  const bytes = await readFile(file).catch(() => undefined);
+  return bytes && createHash('sha256').update(bytes).digest('hex');
+}

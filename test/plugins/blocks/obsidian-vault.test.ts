@@ -1,0 +1,190 @@
+import { mkdir, readFile, readdir, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { Block } from '../../../plugins/blocks/block-model.js';
+import { useBlocks, type Act } from './blocks-harness.js';
+
+const { boot, tempDir } = useBlocks();
+
+interface Created { id: string }
+interface Listed { documents: { id: string; title: string }[] }
+const PNG = Buffer.from('89504e470d0a1a0a0000000d4948445200000001000000010806000000', 'hex');
+
+/** A vault written the way Obsidian writes one. */
+async function writeVault(): Promise<string> {
+  const vault = join(await tempDir('quire-vault-'), 'My Vault');
+  await mkdir(join(vault, '.obsidian'), { recursive: true });
+  await writeFile(join(vault, '.obsidian', 'app.json'), '{"useMarkdownLinks":false}');
+  await mkdir(join(vault, 'Projects'));
+  await mkdir(join(vault, 'Daily'));
+  await mkdir(join(vault, 'attachments'));
+  await writeFile(join(vault, 'attachments', 'diagram.png'), PNG);
+  await writeFile(join(vault, 'paper.pdf'), '%PDF-1.4 a paper');
+  await writeFile(join(vault, 'Home.md'), [
+    '---',
+    'title: Home page',
+    'tags: [start, area/work]',
+    'status: draft',
+    'count: 3',
+    'flag: true',
+    'zip: "01234"',
+    'code: "123"',
+    'Due Date: 2024-02-01',
+    'aliases:',
+    '  - Start',
+    '---',
+    '# Welcome',
+    '',
+    'See [[Projects/Alpha]], [[Beta|the beta]], [[Alpha#Goals]] and [[Alpha#goals|the goals]].',
+    'Also [[Missing note]] and [a markdown link](Beta.md) and [the web](https://example.com/#x).',
+    '',
+    'Tags #inbox and #area/work and #读书, not #123 or `#code` or a [[link in `code`]].',
+    '',
+    '![[diagram.png]]',
+    '',
+    'A paper: [[paper.pdf]] and an embed ![[paper.pdf|the paper]] inline.',
+    '',
+    '```js',
+    'const link = "[[Beta]] #notatag";',
+    '```',
+    '',
+  ].join('\n'));
+  await writeFile(join(vault, 'Projects', 'Alpha.md'), [
+    '## Goals',
+    '',
+    'Ship it. Linked from ![[Beta]] inline.',
+    '',
+    '> [!info]- Details here',
+    '> Hidden content with [[Home]].',
+    '',
+    '> [!WARNING]',
+    '> Careful.',
+    '',
+    '- [ ] a task #todo',
+    '- [x] done',
+    '',
+    '![[Beta]]',
+    '',
+    'See [[Beta#^abc123]].',
+    '',
+  ].join('\n'));
+  await writeFile(join(vault, 'Beta.md'), 'Some text ^abc123\n\n| a | b |\n| - | - |\n| 1 | 2 |\n\n$$\nx^2 #nottag\n$$\n\n> plain quote #quoted\n');
+  await writeFile(join(vault, 'Daily', '2024-01-05.md'), '---\nmood: 😀\n---\n读书笔记 [[Home]] #读书\n');
+  return vault;
+}
+
+/** A notebook's documents as comparable data: blocks by path, refs named by the document title and block position. */
+async function snapshot(act: Act, notebook: string): Promise<Record<string, unknown>> {
+  const docs: { id: string; title: string; path: string }[] = [];
+  const walk = async (parentId: string | undefined, prefix: string): Promise<void> => {
+    const { documents } = await act<Listed>('document_list', { notebook, ...(parentId ? { parentId } : {}) });
+    for (const doc of documents) {
+      docs.push({ id: doc.id, title: doc.title, path: `${prefix}${doc.title}` });
+      await walk(doc.id, `${prefix}${doc.title}/`);
+    }
+  };
+  await walk(undefined, '');
+  const roots = new Map<string, Block>();
+  for (const doc of docs) roots.set(doc.id, (await act<{ document: Block }>('document_get', { id: doc.id })).document);
+  // Every block id as "<document path>#<index in document order>".
+  const names = new Map<string, string>();
+  for (const doc of docs) {
+    let n = 0;
+    const visit = (block: Block): void => {
+      names.set(block.id, `${doc.path}#${n++}`);
+      for (const child of block.children ?? []) visit(child);
+    };
+    visit(roots.get(doc.id)!);
+  }
+  const rename = (text: string | undefined) => text?.replace(/\d{14}-[0-9a-z]{7}/g, (id) => names.get(id) ?? `missing:${id}`);
+  const out: Record<string, unknown> = {};
+  for (const doc of docs) {
+    const flat: unknown[] = [];
+    const visit = (block: Block): void => {
+      const attrs = Object.fromEntries(Object.entries(block.attrs).filter(([key]) => !['created', 'updated', 'updatedBy'].includes(key)));
+      flat.push({ type: block.type, subtype: block.subtype, content: rename(block.content), checked: block.checked, attrs });
+      for (const child of block.children ?? []) visit(child);
+    };
+    visit(roots.get(doc.id)!);
+    out[doc.path] = flat;
+  }
+  return out;
+}
+
+describe('Obsidian vaults', () => {
+  it('imports a vault: front matter, wiki links resolved after the whole folder, embeds, tags, callouts, attachments; says what it could not map', async () => {
+    const { kernel, act } = await boot();
+    const notebook = await act<Created>('notebook_create', { name: 'Vault' });
+    const vault = await writeVault();
+    const result = await act<{ flavor: string; documents: number; obsidian: Record<string, unknown> & { unresolved: { file: string; link: string }[]; approximated: { file: string; link: string }[] } }>('import_markdown', { notebook: notebook.id, path: vault });
+    expect(result.flavor).toBe('obsidian');
+    expect(result.documents).toBe(6);
+    expect(result.obsidian.unresolved).toEqual([{ file: 'Home.md', link: '[[Missing note]]' }]);
+    expect(result.obsidian.approximated).toEqual([{ file: join('Projects', 'Alpha.md'), link: '[[Beta#^abc123]]' }]);
+    expect(result.obsidian).toMatchObject({ notes: 4, frontMatter: 2, embeds: 1, attachments: { linked: 3, copied: 2, reused: 0 } });
+    const workspace = kernel.workspace.root;
+    expect(await readFile(join(workspace, 'assets', 'diagram.png'))).toEqual(PNG);
+    expect(await readFile(join(workspace, 'assets', 'paper.pdf'), 'utf8')).toBe('%PDF-1.4 a paper');
+
+    const snap = await snapshot(act, notebook.id) as Record<string, { type: string; subtype?: string; content?: string; attrs: Record<string, string>; checked?: boolean }[]>;
+    const home = snap.Home!;
+    expect(home[0]!.attrs).toEqual({
+      'custom-title': 'Home page', 'custom-tags': '["start","area/work"]', 'custom-status': 'draft', 'custom-count': '3', 'custom-flag': 'true',
+      'custom-zip': '01234', 'custom-code': '"123"', 'custom-Due-Date': '2024-02-01', 'custom-aliases': '["Start"]', 'custom-frontmatter-keys': '{"custom-Due-Date":"Due Date"}',
+    });
+    const text = home.map((block) => block.content ?? '').join('\n');
+    expect(text).toContain('See ((Projects/Alpha#0 "Projects/Alpha")), ((Beta#0 "the beta")), ((Projects/Alpha#1 "Alpha#Goals")) and ((Projects/Alpha#1 "the goals")).');
+    expect(text).toContain('Also [[Missing note]] and ((Beta#0 "a markdown link")) and [the web](https://example.com/#x).');
+    expect(text).toContain('Tags #inbox# and #area/work# and #读书#, not #123 or `#code` or a [[link in `code`]].');
+    expect(text).toContain('![diagram.png](assets/diagram.png)');
+    expect(text).toContain('A paper: [paper.pdf](assets/paper.pdf) and an embed [the paper](assets/paper.pdf) inline.');
+    expect(home.find((block) => block.type === 'code')!.content).toBe('const link = "[[Beta]] #notatag";');
+    const alpha = snap['Projects/Alpha']!;
+    expect(alpha[1]).toMatchObject({ type: 'heading', content: 'Goals' });
+    expect(alpha.find((block) => block.type === 'callout' && block.subtype === 'note')!.attrs).toEqual({ 'custom-callout': 'info', 'custom-callout-fold': '-', 'custom-callout-title': 'Details here' });
+    expect(alpha.find((block) => block.type === 'callout' && block.subtype === 'warning')!.attrs).toEqual({});
+    expect(alpha.find((block) => block.type === 'embed')!.content).toBe('((Beta#0 "Beta"))');
+    expect(alpha.map((block) => block.content ?? '').join('\n')).toContain('Ship it. Linked from ((Beta#0 "Beta")) inline.');
+    const tags = await act<{ tags: { tag: string }[] }>('tag_list', {});
+    expect(tags.tags.map((tag) => tag.tag).sort()).toEqual(['area/work', 'inbox', 'quoted', 'todo', '读书'].sort());
+    expect(snap['Daily/2024-01-05']![0]!.attrs).toEqual({ 'custom-mood': '😀' });
+  });
+
+  it('round trip: a vault imported, exported as Obsidian and imported again gives the same blocks', async () => {
+    const { act } = await boot();
+    const first = await act<Created>('notebook_create', { name: 'First' });
+    await act('import_markdown', { notebook: first.id, path: await writeVault() });
+    const out = join(await tempDir(), 'exported vault');
+    const exported = await act<{ files: number; obsidian: Record<string, unknown> }>('export_markdown', { id: first.id, folder: out, flavor: 'obsidian' });
+    expect(exported.files).toBe(6);
+    expect(exported.obsidian).toMatchObject({ attachments: { linked: 2, copied: 2 }, outside: 0 });
+    expect((await stat(join(out, '.obsidian'))).isDirectory()).toBe(true);
+    expect((await readdir(join(out, 'assets'))).sort()).toEqual(['diagram.png', 'paper.pdf']);
+    const home = await readFile(join(out, 'Home.md'), 'utf8');
+    expect(home.startsWith('---\naliases:\n  - Start\ncode: "123"\ncount: 3\nDue Date: 2024-02-01\nflag: true\n')).toBe(true);
+    expect(home).toContain('See [[Alpha|Projects/Alpha]], [[Beta|the beta]], [[Alpha#Goals]] and [[Alpha#Goals|the goals]].');
+    expect(home).toContain('Tags #inbox and #area/work and #读书');
+    expect(home).toContain('![[diagram.png]]');
+    const alpha = await readFile(join(out, 'Projects', 'Alpha.md'), 'utf8');
+    expect(alpha).toContain('> [!INFO]- Details here');
+    expect(alpha).toContain('![[Beta]]');
+
+    const second = await act<Created>('notebook_create', { name: 'Second' });
+    const again = await act<{ flavor: string; obsidian: { attachments: { reused: number } } }>('import_markdown', { notebook: second.id, path: out });
+    expect(again.flavor).toBe('obsidian');
+    expect(again.obsidian.attachments.reused).toBe(2);
+    expect(await snapshot(act, second.id)).toEqual(await snapshot(act, first.id));
+  });
+
+  it('plain Markdown folders are not read as Obsidian unless asked', async () => {
+    const { act } = await boot();
+    const notebook = await act<Created>('notebook_create', { name: 'Plain' });
+    const folder = await tempDir('quire-plain-');
+    await writeFile(join(folder, 'A.md'), 'Text #notatag and [[B]]\n');
+    await writeFile(join(folder, 'B.md'), 'B\n');
+    const plain = await act<{ flavor: string }>('import_markdown', { notebook: notebook.id, path: folder });
+    expect(plain.flavor).toBe('markdown');
+    const asked = await act<{ flavor: string; obsidian: { links: number; tags: number } }>('import_markdown', { notebook: notebook.id, path: folder, flavor: 'obsidian' });
+    expect(asked.obsidian).toMatchObject({ links: 1, tags: 1 });
+  });
+});
