@@ -112,6 +112,7 @@ export function inlineMarkdown(nodes: SyNode[], where: InlineWhere, found: Findi
 
 function inlineNode(node: SyNode, where: InlineWhere, found: Findings, depth: number): Piece {
   const type = str(node, 'Type');
+  if (isSyntaxNode(type)) return { md: '' };
   if (depth > MAX_INLINE_DEPTH) return { md: text(textOf(node), where) };
   const inner = (): string => inlineMarkdown(kids(node).filter((child) => !isSyntaxNode(str(child, 'Type'))), where, found, depth + 1);
   switch (type) {
@@ -308,8 +309,8 @@ export function text(value: string, where: Pick<InlineWhere, 'cell'>, label = fa
       case '&': out += ENTITY_AHEAD.test(value.slice(i, i + 40)) ? '\\&' : '&'; break;
       // `#` followed by a space can open no tag (`C# and F#` stays as it is).
       case '#': out += next === '' || !/\s/.test(next) ? '\\#' : '#'; break;
-      case '(': out += next === '(' ? '\\(' : '('; break;
-      case '{': out += next === '{' ? '\\{' : '{'; break;
+      // The second of `((` and `{{`: Quire's ref scanner looks for `((` whatever precedes it.
+      case '(': case '{': out += value[i - 1] === c ? `\\${c}` : c; break;
       case '|': out += where.cell ? '\\|' : '|'; break;
       case '\n': out += where.cell ? '<br>' : '\n'; break;
       case '\r': break;

@@ -336,9 +336,12 @@ const INTERRUPT = /^ {0,3}(?:#{1,6}(?:[ \t]|$)|>|[-+*][ \t]+\S|1[.)][ \t]+\S|`{3
  * that would open another block escaped.
  */
 function paragraphContent(markdown: string): string {
+  if (markdown.trim() === '') return '';
   const lines = markdown.trim().split('\n').map((line, i) => (i === 0 ? line : line.replace(/^[ \t]+/, '')));
   return lines.map((line, i) => {
     if (line.trim() === '') return '<br>';
+    // A code span at the start is no fence: a backtick fence's info string holds no backtick.
+    if (/^ {0,3}`{3}/.test(line) && line.replace(/^ *`+/, '').includes('`')) return line;
     return (i === 0 ? BLOCK_START.test(line) || INTERRUPT.test(line) : INTERRUPT.test(line)) ? escapeLineStart(line) : line;
   }).join('\n');
 }

@@ -1,0 +1,291 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { toString } from 'mdast-util-to-string';
+import remarkGfm from 'remark-gfm';
+import remarkMath from 'remark-math';
+import remarkParse from 'remark-parse';
+import { unified } from 'unified';
+import { describe, expect, it } from 'vitest';
+import type { DraftBlock } from '../../../plugins/blocks/block-model.js';
+import { inlineToPlain, parseRefs, parseTags } from '../../../plugins/blocks/inline-syntax.js';
+import { markdownToBlocks } from '../../../plugins/blocks/markdown-in.js';
+import { blocksToMarkdown } from '../../../plugins/blocks/markdown-out.js';
+import { siyuanStamp, siyuanToDrafts, type SiyuanDocument } from '../../../plugins/blocks/siyuan-sy.js';
+import { REPO_ROOT } from '../../helpers/harness.js';
+
+/**
+ * Fixtures: three documents of SiYuan's own user guide (siyuan-note/siyuan, app/guide), trimmed to a
+ * few of their top-level blocks (and list items, table rows), each node kept as SiYuan wrote it.
+ */
+const FIXTURES = join(REPO_ROOT, 'test', 'fixtures', 'siyuan');
+const raw = (name: string): Record<string, unknown> => JSON.parse(readFileSync(join(FIXTURES, name), 'utf8')) as Record<string, unknown>;
+/** 排版元素 ("Typesetting elements", zh): every block type and inline mark. */
+const TYPESETTING = '20200825162036-4dx365o.sy';
+/** "What is a Content Block" (en): a memo, tags, refs, a query embed. */
+const CONTENT_BLOCK = '20200924101106-19z4kaa.sy';
+/** ショートカット ("Shortcuts", ja): a document attribute, a table of kbd spans and line breaks. */
+const SHORTCUTS = '20240530101000-xsbxokr.sy';
+
+function flatten(blocks: readonly DraftBlock[], out: DraftBlock[] = []): DraftBlock[] {
+  for (const block of blocks) {
+    out.push(block);
+    flatten(block.children ?? [], out);
+  }
+  return out;
+}
+
+const byId = (doc: SiyuanDocument, id: string): DraftBlock => {
+  const block = flatten(doc.children).find((b) => b.id === id);
+  if (!block) throw new Error(`no block ${id}`);
+  return block;
+};
+
+/** Every block `ID` of a `.sy` tree, in document order (a code block's code and a formula's TeX have ids of their own). */
+function syIds(node: unknown, out: string[] = []): string[] {
+  const n = node as { ID?: string; Type?: string; Children?: unknown[] };
+  if (typeof n.ID === 'string' && n.Type !== 'NodeCodeBlockCode' && n.Type !== 'NodeMathBlockContent') out.push(n.ID);
+  for (const child of n.Children ?? []) syIds(child, out);
+  return out;
+}
+
+/** A document of the given block nodes, with the typesetting fixture's head. */
+function docWith(...children: unknown[]): Record<string, unknown> {
+  return { ...raw(TYPESETTING), Children: children };
+}
+
+const para = (id: string, ...inline: unknown[]): Record<string, unknown> => ({ ID: id, Type: 'NodeParagraph', Properties: { id }, Children: inline });
+const textNode = (data: string): Record<string, unknown> => ({ Type: 'NodeText', Data: data });
+
+describe('siyuanToDrafts on SiYuan guide documents', () => {
+  const doc = siyuanToDrafts(raw(TYPESETTING));
+
+  it('keeps the document id and title, and copies none of icon, title-img, type or title as attributes', () => {
+    expect(doc.id).toBe('20200825162036-4dx365o');
+    expect(doc.title).toBe('排版元素');
+    expect(doc.attrs).toEqual({ updated: '2026-06-16T22:42:29.000Z' });
+  });
+
+  it('keeps every block id but those of the flattened superblocks', () => {
+    const superblocks = ['20210604234955-651jbge', '20210604234946-4tvu1br', '20210604234949-meouz74'];
+    const expected = syIds(raw(TYPESETTING)).slice(1).filter((id) => !superblocks.includes(id));
+    expect(flatten(doc.children).map((b) => b.id)).toEqual(expected);
+    expect(doc.problems).toEqual([expect.stringMatching(/^3 superblocks .*flattened.*20210604234955-651jbge/)]);
+  });
+
+  it('maps headings, lists, tasks, quotes, callouts, code, tables, HTML, rules, math and media', () => {
+    expect(byId(doc, '20210604182832-nm3hapx')).toMatchObject({ type: 'heading', subtype: 'h2', content: '行级元素' });
+    const ordered = byId(doc, '20210104091228-90lv391');
+    expect(ordered).toMatchObject({ type: 'list', subtype: 'ordered' });
+    expect(ordered.start).toBeUndefined();
+    expect(ordered.children![0]!.children!.map((b) => [b.type, b.subtype, b.content])).toEqual([
+      ['paragraph', undefined, 'Node.js'], ['list', 'ordered', undefined]]);
+    const tasks = byId(doc, '20210104091228-4uwvws7');
+    expect(tasks.subtype).toBe('task');
+    expect(tasks.children!.map((item) => [item.type, item.subtype, item.checked, item.children![0]!.content])).toEqual([
+      ['listItem', 'task', true, '发布思源'], ['listItem', 'task', false, '预约牙医']]);
+    expect(byId(doc, '20210604223030-6gapuyv')).toMatchObject({ type: 'blockquote', children: [{ type: 'paragraph', content: '注意不是内容块引用，而是引述块（Blockquote）。' }] });
+    expect(byId(doc, '20251211093951-xtkv05z')).toMatchObject({ type: 'callout', subtype: 'note', children: [{ content: '突出显示即使快速浏览也应注意的信息。' }] });
+    expect(byId(doc, '20251211093951-fe1g5ac')).toMatchObject({ type: 'callout', subtype: 'caution' });
+    const code = byId(doc, '20210104091228-mwb2x54');
+    expect(code).toMatchObject({ type: 'code', subtype: 'go' });
+    expect(code.content).toBe('package main\n\nimport "fmt"\n\nfunc main() {\n\tfmt.Println("Hello, 世界")\n}');
+    expect(byId(doc, '20210104091228-eem86ni').content).toBe('| header 1 | header 2 |\n| --- | --- |\n| cell 1 | cell 2 |\n| cell 3 | cell 4 |');
+    expect(byId(doc, '20220312004517-f6i1k8m')).toMatchObject({ type: 'html', content: expect.stringMatching(/^<div>\n<ruby>/) });
+    expect(byId(doc, '20210604222430-tctcbzh').type).toBe('thematicBreak');
+    expect(byId(doc, '20210104091228-9ok9gv4')).toMatchObject({ type: 'math', content: expect.stringMatching(/^\\frac\{1\}\{\n/) });
+    expect(byId(doc, '20220908200902-6rqv2wt')).toMatchObject({ type: 'html', content: expect.stringMatching(/^<iframe src="https:\/\/player\.bilibili\.com/) });
+  });
+
+  it('writes inline marks as Quire Markdown: refs, links, images, strong, tags, code, math', () => {
+    const items = byId(doc, '20210104091228-ttcj9nm').children!.map((item) => item.children!.map((b) => b.content));
+    expect(items).toEqual([
+      ['((20200812220555-lj3enxa "块引用"))'],
+      ['[超链接](https://ld246.com)'],
+      ['图片', '可通过复制粘贴或拖拽来上传图片；上传后的图片可通过拖拽进行大小调整。', '![](assets/siyuan-128-20210604092205-djd749a.png)'],
+      ['**加粗**'],
+      ['#标签#'],
+      ['`行级代码`'],
+      ['$a^2 + b^2 = \\color{red}c^2$'],
+    ]);
+    expect(doc.assets).toEqual(['assets/siyuan-128-20210604092205-djd749a.png']);
+  });
+
+  it('flattens superblocks in place and makes a one-block query embed a ref', () => {
+    const top = doc.children.map((b) => b.content ?? b.type);
+    expect(top.slice(2, 7)).toEqual(['段落一', '段落二居中', '段落三', '段落四居右', '((20210428212840-8rqwn5o))']);
+    expect(byId(doc, '20210604222515-ggpd5hs').type).toBe('embed');
+    expect(doc.refs).toEqual(['20200812220555-lj3enxa', '20210428212840-8rqwn5o']);
+    // Presentation-only properties (style) are not attributes.
+    expect(byId(doc, '20210604221820-qwdse7i').attrs).toEqual({ updated: '2021-06-04T23:49:25.000Z' });
+  });
+
+  it('keeps a memo, tags, refs with their anchors, kbd spans and an SQL embed', () => {
+    const en = siyuanToDrafts(raw(CONTENT_BLOCK));
+    expect(en.problems).toEqual([]);
+    expect(byId(en, '20210118104710-sb9ti9s').attrs).toEqual({ memo: 'The memo is usually a short sentence.' });
+    const definition = byId(en, '20210118101709-9lqij9d').content!;
+    expect(parseTags(definition)).toEqual(['Content Block']);
+    expect(definition).toContain('`202008250000-a1b2c3d`');
+    expect(parseRefs(byId(en, '20210118104710-sb9ti9s').content!)).toEqual([{ id: '20210106204950-gjw62fp', anchor: 'mention ' }]);
+    expect(byId(en, '20210118104710-2sb91b3').content).toContain('<kbd>Settings</kbd> - <kbd>Editor</kbd>, the named');
+    expect(byId(en, '20210118104710-ymm678p')).toMatchObject({ type: 'embed', content: "SELECT * FROM blocks WHERE memo LIKE '%short%'" });
+    expect(en.refs).toEqual(['20210106204950-gjw62fp', '20201117112518-dott91x']);
+    expect(byId(en, '20230419153621-jw11s0z').content).toBe('#Note#:');
+  });
+
+  it('keeps a document custom attribute and writes table cells with kbd spans, an escaped backslash, no stray <br>', () => {
+    const ja = siyuanToDrafts(raw(SHORTCUTS));
+    expect(ja.attrs).toEqual({ 'custom-sy-readonly': 'false', updated: '2026-07-15T22:56:15.000Z' });
+    const rows = byId(ja, '20240530101000-5z0uafx').content!.split('\n');
+    expect(rows.slice(0, 4)).toEqual([
+      '| 名前 | ショートカット | 備考 |',
+      '| --- | --- | --- |',
+      '| メインメニュー | <kbd>Alt</kbd>+<kbd>\\\\</kbd> / <kbd>⌥\\\\</kbd> | |',
+      '| 新規ドキュメント | <kbd>Ctrl</kbd>+<kbd>N</kbd> / <kbd>⌘N</kbd> | |',
+    ]);
+    expect(rows[4]).toBe('| 最近開いたドキュメント | <kbd>Ctrl</kbd>+<kbd>E</kbd> / <kbd>⌘E</kbd> | |');
+  });
+
+  it('gives drafts that Quire writes as Markdown and reads back with the same content', () => {
+    for (const name of [TYPESETTING, CONTENT_BLOCK, SHORTCUTS]) {
+      const drafts = siyuanToDrafts(raw(name)).children;
+      const back = flatten(markdownToBlocks(blocksToMarkdown(drafts), () => 'x'));
+      // Media tags are no CommonMark HTML block (<video> is not among them): they read back as a paragraph.
+      const shape = (blocks: DraftBlock[]) => blocks.map((b) => [b.type === 'html' && /^<(video|audio)/.test(b.content ?? '') ? 'paragraph' : b.type, b.subtype, b.checked, b.content]);
+      expect(shape(back), name).toEqual(shape(flatten(drafts)));
+    }
+  });
+});
+
+describe('siyuanToDrafts on hand-made variations', () => {
+  it('keeps custom-* attributes verbatim and name, alias, memo, bookmark under their own names', () => {
+    const json = docWith({ ...para('20240101120000-aaaaaaa', textNode('x')),
+      Properties: { id: '20240101120000-aaaaaaa', 'custom-priority': 'high', 'custom-note': 'a_esc_newline_b &quot;q&quot; &#123;x&#125;', name: 'Intro', alias: 'a,b', bookmark: '✨', style: 'color: red', fold: '1', updated: '20240101120001' } });
+    (json.Properties as Record<string, string>)['custom-reviewed'] = 'yes';
+    (json.Properties as Record<string, string>).tags = 'one,two';
+    const doc = siyuanToDrafts(json);
+    expect(doc.attrs).toEqual({ 'custom-reviewed': 'yes', 'custom-siyuan-tags': 'one,two', updated: '2026-06-16T22:42:29.000Z' });
+    expect(doc.children[0]!.attrs).toEqual({ 'custom-priority': 'high', 'custom-note': 'a\nb "q" {x}', name: 'Intro', alias: 'a,b', bookmark: '✨', updated: '2024-01-01T12:00:01.000Z' });
+  });
+
+  it('records a problem, not a crash, for unknown block and inline types and a SiYuan database', () => {
+    const av = { ID: '20251230141917-1ljqnn4', Type: 'NodeAttributeView', Properties: { 'custom-sy-av-view': '20251230141929-ogkqgga', id: '20251230141917-1ljqnn4', updated: '20251230141929' }, AttributeViewID: '20251230141929-2trv0vl', AttributeViewType: 'table' };
+    const doc = siyuanToDrafts(docWith(
+      { ID: '20240101120000-bbbbbbb', Type: 'NodeFutureBlock', Children: [textNode('kept '), { Type: 'NodeTextMark', TextMarkType: 'strong', TextMarkTextContent: 'words' }] },
+      para('20240101120000-ccccccc', textNode('a '), { Type: 'NodeSparkle', Data: 'b' }, { Type: 'NodeTextMark', TextMarkType: 'glow', TextMarkTextContent: 'c' }),
+      av,
+    ));
+    expect(doc.children.map((b) => [b.id, b.type, b.content])).toEqual([
+      ['20240101120000-bbbbbbb', 'paragraph', 'kept words'], ['20240101120000-ccccccc', 'paragraph', 'a bc'], ['20251230141917-1ljqnn4', 'paragraph', '']]);
+    expect(doc.children[2]!.attrs).toEqual({ 'custom-sy-av-view': '20251230141929-ogkqgga', updated: '2025-12-30T14:19:29.000Z' });
+    expect(doc.problems).toEqual([
+      expect.stringMatching(/20240101120000-bbbbbbb.*NodeFutureBlock is not known/),
+      expect.stringMatching(/20240101120000-ccccccc.*NodeSparkle is not known/),
+      expect.stringMatching(/20240101120000-ccccccc.*'glow' is not known/),
+      expect.stringMatching(/database \(NodeAttributeView 20251230141929-2trv0vl\)/),
+    ]);
+  });
+
+  it('gives blocks with a missing, invalid or repeated id none, with a problem each', () => {
+    const doc = siyuanToDrafts(docWith({ Type: 'NodeParagraph', Children: [textNode('no id')] }, para('2024-bad', textNode('bad')),
+      para('20240101120000-ddddddd', textNode('first')), para('20240101120000-ddddddd', textNode('again'))));
+    expect(doc.children.map((b) => [b.id, b.content])).toEqual([[undefined, 'no id'], [undefined, 'bad'], ['20240101120000-ddddddd', 'first'], [undefined, 'again']]);
+    expect(doc.problems).toEqual([expect.stringMatching(/no valid id \(null\)/), expect.stringMatching(/no valid id \("2024-bad"\)/), expect.stringMatching(/20240101120000-ddddddd appears more than once/)]);
+  });
+
+  it('maps an unknown callout type to a note keeping the original, and a JavaScript embed to code', () => {
+    const doc = siyuanToDrafts(docWith(
+      { ID: '20240101120000-eeeeeee', Type: 'NodeCallout', CalloutType: 'QUESTION', CalloutTitle: 'Why?', Properties: { id: '20240101120000-eeeeeee' }, Children: [para('20240101120000-fffffff', textNode('because'))] },
+      { ID: '20240101120000-ggggggg', Type: 'NodeBlockQueryEmbed', Children: [{ Type: 'NodeOpenBrace' }, { Type: 'NodeBlockQueryEmbedScript', Data: '//!js_esc_newline_return [];' }, { Type: 'NodeCloseBrace' }] },
+    ));
+    expect(doc.children[0]).toMatchObject({ type: 'callout', subtype: 'note', attrs: { 'custom-callout': 'QUESTION', 'custom-callout-title': 'Why?' } });
+    expect(doc.children[1]).toMatchObject({ type: 'code', subtype: 'js', content: '//!js\nreturn [];' });
+    expect(doc.problems).toHaveLength(2);
+  });
+
+  it('reads older files: nested strong, code span, tag and block ref nodes, with dynamic anchors', () => {
+    const doc = siyuanToDrafts(docWith(para('20240101120000-hhhhhhh',
+      { Type: 'NodeStrong', Children: [{ Type: 'NodeStrongA6kOpenMarker', Data: '**' }, textNode('bold'), { Type: 'NodeStrongA6kCloseMarker', Data: '**' }] },
+      textNode(' '),
+      { Type: 'NodeCodeSpan', Children: [{ Type: 'NodeCodeSpanOpenMarker', Data: '`' }, { Type: 'NodeCodeSpanContent', Data: 'a`b' }, { Type: 'NodeCodeSpanCloseMarker', Data: '`' }] },
+      textNode(' '),
+      { Type: 'NodeTag', Children: [{ Type: 'NodeTagOpenMarker', Data: '#' }, textNode('old/tag'), { Type: 'NodeTagCloseMarker', Data: '#' }] },
+      textNode(' '),
+      { Type: 'NodeBlockRef', Children: [{ Type: 'NodeOpenParen' }, { Type: 'NodeOpenParen' }, { Type: 'NodeBlockRefID', Data: '20200812220555-lj3enxa' }, { Type: 'NodeBlockRefSpace' }, { Type: 'NodeBlockRefDynamicText', Data: 'it\'s "here"' }, { Type: 'NodeCloseParen' }, { Type: 'NodeCloseParen' }] },
+      textNode(' '),
+      { Type: 'NodeTextMark', TextMarkType: 'block-ref', TextMarkBlockRefID: '20200812220555-lj3enxa', TextMarkBlockRefSubtype: 'd', TextMarkTextContent: 'dynamic' },
+    )));
+    expect(doc.children[0]!.content).toBe('**bold** ``a`b`` #old/tag# ((20200812220555-lj3enxa)) ((20200812220555-lj3enxa \'dynamic\'))');
+    expect(doc.problems).toEqual([expect.stringMatching(/holds both kinds of quote/)]);
+    expect(doc.refs).toEqual(['20200812220555-lj3enxa']);
+  });
+
+  it('escapes text so that it reads back as itself, to Quire and to a CommonMark parser', () => {
+    const samples = [
+      'a*b* _c_ snake_case `x` $5 and $6 [l](u) ![i](j) <div> <https://x.y> &amp; a < b',
+      '#tag# C# and F# ((20200812220555-lj3enxa)) {{ embed }} \\ \\* ~~s~~ ~1~ 50% | x',
+      '# not a heading',
+      '> not a quote\n- not a list\n1. not ordered\n===',
+      '+ plus\n```not code```',
+    ];
+    const md = unified().use(remarkParse).use(remarkGfm).use(remarkMath);
+    const doc = siyuanToDrafts(docWith(...samples.map((sample, i) => para(`20240101120000-000000${i}`, textNode(sample)))));
+    doc.children.forEach((block, i) => {
+      const content = block.content!;
+      expect(block.type).toBe('paragraph');
+      expect(inlineToPlain(content)).toBe(samples[i]);
+      expect(parseRefs(content)).toEqual([]);
+      expect(parseTags(content)).toEqual([]);
+      const tree = md.parse(content);
+      expect(tree.children.map((node) => node.type)).toEqual(['paragraph']);
+      expect(toString(tree)).toBe(samples[i]);
+      // What Quire writes and reads back is the same content.
+      expect(markdownToBlocks(blocksToMarkdown([block]), () => 'x')[0]!.content).toBe(content);
+    });
+  });
+
+  it('writes emphasis around punctuation, and next to other emphasis, so that it still is emphasis', () => {
+    const mark = (type: string, content: string) => ({ Type: 'NodeTextMark', TextMarkType: type, TextMarkTextContent: content });
+    const doc = siyuanToDrafts(docWith(para('20240101120000-iiiiiii',
+      textNode('x'), mark('strong', '"quoted"'), mark('strong', 'a'), mark('em', 'b'), mark('strong em', ' both '), mark('s', 'gone'), mark('code strong', 'c'))));
+    expect(doc.children[0]!.content).toBe('x<strong>"quoted"</strong>**a**<em>b</em> <strong>*both*</strong> ~~gone~~<strong>`c`</strong>');
+  });
+
+  it('survives deep nesting without overflowing the stack', () => {
+    let quote: Record<string, unknown> = para('20240101120000-jjjjjjj', textNode('deep'));
+    for (let i = 0; i < 5000; i++) quote = { Type: 'NodeBlockquote', ID: `20240101${String(100000 + i).padStart(6, '0')}-kkkkkkk`, Children: [{ Type: 'NodeBlockquoteMarker', Data: '>' }, quote] };
+    let strong: Record<string, unknown> = textNode('inner');
+    for (let i = 0; i < 5000; i++) strong = { Type: 'NodeStrong', Children: [strong] };
+    const doc = siyuanToDrafts(docWith(quote, para('20240101120000-lllllll', strong)));
+    expect(doc.problems).toEqual([expect.stringMatching(/nested deeper than 64 levels/)]);
+    expect(flatten(doc.children).some((b) => b.content === 'deep')).toBe(true);
+    expect(inlineToPlain(doc.children[1]!.content!)).toBe('inner');
+  });
+
+  it('reads SiYuan timestamps as UTC ISO stamps, and refuses impossible ones', () => {
+    expect(siyuanStamp('20200812220555')).toBe('2020-08-12T22:05:55.000Z');
+    expect(siyuanStamp('20201332220555')).toBeUndefined();
+    expect(siyuanStamp('2020081222055')).toBeUndefined();
+  });
+});
+
+describe('siyuanToDrafts on what is not a SiYuan document', () => {
+  it.each([
+    [null, /expected a JSON object, got null/],
+    [[], /expected a JSON object, got an array/],
+    ['{"ID": ', /the text is not valid JSON/],
+    [{ ID: '20240101120000-aaaaaaa', Type: 'NodeParagraph' }, /its "Type" is "NodeParagraph", expected "NodeDocument"/],
+    [{ Children: [] }, /its "Type" is missing, expected "NodeDocument"/],
+    [{ Type: 'NodeDocument', ID: '../../etc' }, /its "ID" "\.\.\/\.\.\/etc" is not a block id/],
+    [{ Type: 'NodeDocument' }, /its "ID" is missing/],
+    [{ Type: 'NodeDocument', ID: '20240101120000-aaaaaaa', Children: {} }, /"Children" is not an array/],
+  ])('throws a clear error for %j', (input, message) => {
+    expect(() => siyuanToDrafts(input)).toThrow(message);
+    expect(() => siyuanToDrafts(input)).toThrow(/^Not a SiYuan document: /);
+  });
+
+  it('accepts the file text as well as its parsed JSON', () => {
+    const text = readFileSync(join(FIXTURES, SHORTCUTS), 'utf8');
+    expect(siyuanToDrafts(text)).toEqual(siyuanToDrafts(JSON.parse(text)));
+  });
+});
