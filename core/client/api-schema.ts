@@ -315,6 +315,14 @@ export type DocumentCreateInput = {
   parentId?: string;
 };
 
+export type DocumentCreateOutput = {
+  id: string;
+  notebook: string;
+  parentId?: string | null;
+  hpath: string;
+  blockCount?: number;
+};
+
 export type DocumentDuplicateInput = {
   /** document id */
   id: string;
@@ -330,9 +338,39 @@ export type DocumentGetMarkdownInput = {
   id: string;
 };
 
+export type DocumentGetMarkdownOutput = {
+  id: string;
+  title: string;
+  hpath: string;
+  markdown: string;
+};
+
 export type DocumentInfoInput = {
   /** document id */
   id: string;
+};
+
+export type DocumentInfoOutput = {
+  id: string;
+  title: string;
+  notebook: string;
+  parentId?: string | null;
+  path?: string;
+  hpath: string;
+  created?: string;
+  updated?: string;
+  updatedBy?: string;
+  blockCount: number;
+  attrs?: {
+    [key: string]: string | undefined;
+  };
+  outline?: Array<{
+    id: string;
+    type: string;
+    subtype?: string | null;
+    preview?: string;
+    childCount?: number;
+  }>;
 };
 
 export type DocumentListInput = {
@@ -340,6 +378,18 @@ export type DocumentListInput = {
   notebook: string;
   /** parent document id */
   parentId?: string;
+};
+
+export type DocumentListOutput = {
+  notebook?: string;
+  parentId?: string | null;
+  documents: Array<{
+    id: string;
+    title: string;
+    hpath: string;
+    childDocuments: number;
+    updated?: string;
+  }>;
 };
 
 export type DocumentMoveInput = {
@@ -386,6 +436,8 @@ export type ExportMarkdownInput = {
   folder: string;
   /** replace files that already exist */
   overwrite?: boolean;
+  /** obsidian: a vault Obsidian opens as it is */
+  flavor?: "markdown" | "obsidian";
 };
 
 export type HistoryClearInput = {
@@ -422,6 +474,8 @@ export type ImportMarkdownInput = {
   path: string;
   /** import under this document */
   parentId?: string;
+  /** auto: obsidian when the folder holds .obsidian/ */
+  flavor?: "auto" | "markdown" | "obsidian";
 };
 
 export type IndexProblemsInput = Record<string, never>;
@@ -435,7 +489,31 @@ export type NotebookCreateInput = {
   access?: "private" | "published";
 };
 
+export type NotebookCreateOutput = {
+  id: string;
+  name: string;
+  icon?: string;
+  sort?: number;
+  access?: "private" | "published";
+  agent: "write" | "read" | "none";
+  egress: "allowed" | "local-only";
+  documents?: number;
+};
+
 export type NotebookListInput = Record<string, never>;
+
+export type NotebookListOutput = {
+  notebooks: Array<{
+    id: string;
+    name: string;
+    icon?: string;
+    sort?: number;
+    access?: "private" | "published";
+    agent: "write" | "read" | "none";
+    egress: "allowed" | "local-only";
+    documents?: number;
+  }>;
+};
 
 export type NotebookRemoveInput = {
   /** notebook id */
@@ -497,6 +575,32 @@ export type SearchFulltextInput = {
   pageSize?: number;
   /** count hits per document (over the first 10,000 hits) also when the words have more than 1,000 hits; below that they are always counted */
   documentCounts?: boolean;
+};
+
+export type SearchFulltextOutput = {
+  query: string;
+  page: number;
+  pageSize: number;
+  total: number;
+  totalIsLowerBound?: boolean;
+  rankedOver?: number;
+  documentsCountedOver?: number;
+  documents?: Array<{
+    documentId: string;
+    hpath?: string;
+    hits: number;
+  }>;
+  results: Array<{
+    id: string;
+    documentId: string;
+    notebook?: string;
+    hpath?: string;
+    type: string;
+    subtype?: string | null;
+    /** HTML-escaped text; matches inside <mark> */
+    snippet: string;
+    score?: number;
+  }>;
 };
 
 export type SearchHybridInput = {
@@ -623,6 +727,13 @@ export type TagBlocksInput = {
 
 export type TagListInput = {
   prefix?: string;
+};
+
+export type TagListOutput = {
+  tags: Array<{
+    tag: string;
+    blocks: number;
+  }>;
 };
 
 /** Every operation: its path and query parameters, body, and the JSON answered on success. */
@@ -840,7 +951,7 @@ export interface Operations {
     /** Create a document in a notebook (optionally under a parent document), from Markdown. */
     body: DocumentCreateInput;
     response: {
-      result: unknown;
+      result: DocumentCreateOutput;
     };
   };
   document_duplicate: {
@@ -861,21 +972,21 @@ export interface Operations {
     /** A document's content as Markdown. */
     body: DocumentGetMarkdownInput;
     response: {
-      result: unknown;
+      result: DocumentGetMarkdownOutput;
     };
   };
   document_info: {
     /** A document's title, place, times, author of the last change, block count, child documents and headings. */
     body: DocumentInfoInput;
     response: {
-      result: unknown;
+      result: DocumentInfoOutput;
     };
   };
   document_list: {
     /** The documents at the top of a notebook, or under a parent document. */
     body: DocumentListInput;
     response: {
-      result: unknown;
+      result: DocumentListOutput;
     };
   };
   document_move: {
@@ -930,7 +1041,7 @@ export interface Operations {
     };
   };
   export_markdown: {
-    /** Write a notebook or a document (with the documents below it) as .md files into a folder. */
+    /** Write a notebook or a document (with the documents below it) as .md files into a folder; flavor obsidian writes front matter, [[wiki links]], #tags and callouts as Obsidian reads them, with attachment */
     body: ExportMarkdownInput;
     response: {
       result: unknown;
@@ -1106,14 +1217,14 @@ export interface Operations {
     /** Create a notebook. */
     body: NotebookCreateInput;
     response: {
-      result: unknown;
+      result: NotebookCreateOutput;
     };
   };
   notebook_list: {
     /** List the notebooks you can see, with their access (private or published) and number of top-level documents. */
     body: NotebookListInput;
     response: {
-      result: unknown;
+      result: NotebookListOutput;
     };
   };
   notebook_remove: {
@@ -1230,7 +1341,7 @@ export interface Operations {
     /** Full-text search. */
     body: SearchFulltextInput;
     response: {
-      result: unknown;
+      result: SearchFulltextOutput;
     };
   };
   search_hybrid: {
@@ -1444,7 +1555,7 @@ export interface Operations {
     /** Tags in use, with block counts. */
     body: TagListInput;
     response: {
-      result: unknown;
+      result: TagListOutput;
     };
   };
   usage: {

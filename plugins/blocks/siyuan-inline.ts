@@ -6,6 +6,8 @@
  * back as the same text: Quire's scanners (inline-scan.ts) see no ref, tag, code span or math in it.
  */
 
+import { isValidId } from '../../core/index.js';
+
 /** One node of a `.sy` file: lute's `ast.Node` as its JSON encoder writes it. */
 export type SyNode = Record<string, unknown>;
 
@@ -35,7 +37,6 @@ export class Findings {
 const MAX_PROBLEMS = 500;
 /** Old-style inline nodes nest; past this depth the rest is read as plain text, not recursed into. */
 const MAX_INLINE_DEPTH = 32;
-export const BLOCK_ID = /^\d{14}-[0-9a-z]{7}$/;
 
 export const str = (node: SyNode, key: string): string => (typeof node[key] === 'string' ? node[key] as string : '');
 export const kids = (node: SyNode): SyNode[] => (Array.isArray(node.Children) ? node.Children.filter(isNode) : []);
@@ -114,28 +115,27 @@ function inlineNode(node: SyNode, where: InlineWhere, found: Findings, depth: nu
   const type = str(node, 'Type');
   if (isSyntaxNode(type)) return { md: '' };
   if (depth > MAX_INLINE_DEPTH) return { md: text(textOf(node), where) };
-  const inner = (): string => inlineMarkdown(kids(node).filter((child) => !isSyntaxNode(str(child, 'Type'))), where, found, depth + 1);
+  const inner = (): string => inlineMarkdown(kids(node), where, found, depth + 1);
   switch (type) {
     case 'NodeText': return { md: text(str(node, 'Data').replace(ZWSP, ''), where) };
     case 'NodeTextMark': return textMark(node, where, found);
     case 'NodeBr': return { md: where.cell ? '<br>' : '\n' };
     case 'NodeSoftBreak': return { md: where.cell ? ' ' : '\n' };
     case 'NodeHardBreak': return { md: where.cell ? '<br>' : '\\\n' };
-    case 'NodeImage': return { md: image(node, found) };
+    case 'NodeImage': return { md: image(node, where, found) };
     case 'NodeBackslash': {
       const char = textOf(node);
-      return { md: /^[!-/:-@[-`{-~]$/.test(char) ? `\\${char}` : text(char, where) };
+      return { md: char.length === 1 && ASCII_PUNCTUATION.test(char) ? `\\${char}` : text(char, where) };
     }
     case 'NodeHTMLEntity': return { md: text(unescapeHtml(str(node, 'Data')), where) };
     case 'NodeInlineHTML': return { md: where.cell ? str(node, 'Data').replace(/\|/g, '\\|').replace(/\n/g, ' ') : str(node, 'Data') };
     case 'NodeEmoji': return { md: emoji(node, where) };
-    case 'NodeKramdownSpanIAL': return { md: '' };
     // Older files: lute's nested nodes, markers as children.
-    case 'NodeStrong': return wrap(inner(), 'strong', where);
-    case 'NodeEmphasis': return wrap(inner(), 'em', where);
-    case 'NodeStrikethrough': return wrap(inner(), 's', where);
+    case 'NodeStrong': return wrap(inner(), 'strong');
+    case 'NodeEmphasis': return wrap(inner(), 'em');
+    case 'NodeStrikethrough': return wrap(inner(), 's');
     case 'NodeMark': case 'NodeSup': case 'NodeSub': case 'NodeKbd': case 'NodeUnderline':
-      return wrap(inner(), OLD_TAGS[type]!, where);
+      return wrap(inner(), OLD_TAGS[type]!);
     case 'NodeCodeSpan': return { md: codeSpan(textOf(node), where) };
     case 'NodeInlineMath': return { md: inlineMath(textOf(node), where) };
     case 'NodeTag': return { md: tag(textOf(node), where, found) };
@@ -148,7 +148,7 @@ function inlineNode(node: SyNode, where: InlineWhere, found: Findings, depth: nu
     case 'NodeLink': {
       const part = (name: string): string => str(kids(node).find((c) => str(c, 'Type') === name) ?? {}, 'Data');
       const label = text(part('NodeLinkText') || part('NodeLinkDest'), where, true);
-      return { md: link(label, part('NodeLinkDest'), part('NodeLinkTitle'), found) };
+      return { md: link(label, part('NodeLinkDest'), part('NodeLinkTitle'), where, found) };
     }
     default:
       found.problem(`block ${where.block}: inline node ${type || '(no Type)'} is not known; kept as its text`);
@@ -166,18 +166,17 @@ const PUNCTUATION_EDGE = /^[\p{P}\p{S}]|[\p{P}\p{S}]$/u;
  * they would keep `**` from opening or closing); text starting or ending with punctuation takes the
  * HTML form, which needs no flanking rules (`**"x"**` after a letter is no emphasis in CommonMark).
  */
-function wrap(inner: string, kind: string, where: InlineWhere): Piece {
+function wrap(inner: string, kind: string): Piece {
   const lead = /^\s*/.exec(inner)![0];
   const trail = inner.length > lead.length ? /\s*$/.exec(inner)![0] : '';
   const core = inner.slice(lead.length, inner.length - trail.length);
-  const space = (s: string): string => (where.cell ? s.replace(/\n/g, ' ') : s);
   if (core === '') return { md: inner };
   const delimited = DELIMITED[kind];
   const tagName = delimited ? delimited[1] : TAGGED.has(kind) ? kind : undefined;
   if (!tagName) return { md: inner };
-  const html = `${space(lead)}<${tagName}>${core}</${tagName}>${space(trail)}`;
+  const html = `${lead}<${tagName}>${core}</${tagName}>${trail}`;
   if (!delimited || PUNCTUATION_EDGE.test(core)) return { md: html };
-  return { md: `${space(lead)}${delimited[0]}${core}${delimited[0]}${space(trail)}`, alt: html };
+  return { md: `${lead}${delimited[0]}${core}${delimited[0]}${trail}`, alt: html };
 }
 
 function textMark(node: SyNode, where: InlineWhere, found: Findings): Piece {
@@ -193,7 +192,7 @@ function textMark(node: SyNode, where: InlineWhere, found: Findings): Piece {
     md = tag(content, where, found);
   } else if (has('a')) {
     const label = has('code') ? codeSpan(content, where) : text(content.replace(ZWSP, ''), where, true);
-    md = link(label, unescapeHtml(str(node, 'TextMarkAHref')), unescapeHtml(str(node, 'TextMarkATitle')), found);
+    md = link(label, unescapeHtml(str(node, 'TextMarkAHref')), unescapeHtml(str(node, 'TextMarkATitle')), where, found);
   } else if (has('code')) {
     md = codeSpan(content, where);
   } else {
@@ -210,7 +209,7 @@ function textMark(node: SyNode, where: InlineWhere, found: Findings): Piece {
   // Markers go around the span, innermost first, as SiYuan's Markdown export nests them.
   let piece: Piece = { md };
   for (const t of ['mark', 'u', 'sup', 'sub', 'kbd', 's', 'em', 'strong']) {
-    if (has(t)) piece = wrap(piece.md, t, where);
+    if (has(t)) piece = wrap(piece.md, t);
   }
   return piece;
 }
@@ -220,7 +219,7 @@ const KNOWN_MARKS = new Set(['strong', 'em', 's', 'code', 'mark', 'u', 'sup', 's
 
 function blockRef(id: string, anchor: string, dynamic: boolean, where: InlineWhere, found: Findings): string {
   const label = anchor.replace(ZWSP, '').replace(/\s*\n\s*/g, ' ');
-  if (!BLOCK_ID.test(id)) {
+  if (!isValidId(id)) {
     found.problem(`block ${where.block}: a block reference has no valid id (${JSON.stringify(id)}); kept as its text`);
     return text(label, where);
   }
@@ -250,6 +249,8 @@ function codeSpan(content: string, where: InlineWhere): string {
   if (code === '') return '';
   let longest = 0;
   for (const run of code.match(/`+/g) ?? []) longest = Math.max(longest, run.length);
+  // A fence of three backticks would be read as a code block's at the start of a line: HTML instead.
+  if (longest >= 2) return `<code>${text(content, where)}</code>`;
   const fence = '`'.repeat(longest + 1);
   // A space either side keeps a backtick at an edge apart from the fence; CommonMark strips one each side.
   if (code.startsWith('`') || code.endsWith('`') || (/^ .*[^ ].* $/s.test(code))) code = ` ${code} `;
@@ -262,18 +263,17 @@ function inlineMath(tex: string, where: InlineWhere): string {
   return `$${where.cell ? value.replace(/\n/g, ' ').replace(/\|/g, '\\|') : value}$`;
 }
 
-function image(node: SyNode, found: Findings): string {
+function image(node: SyNode, where: InlineWhere, found: Findings): string {
   const part = (name: string): string => str(kids(node).find((c) => str(c, 'Type') === name) ?? {}, 'Data');
-  const src = part('NodeLinkDest').trim();
-  found.asset(src);
-  const alt = part('NodeLinkText').replace(/[\\[\]]/g, '\\$&').replace(/\n/g, ' ');
-  return `!${link(alt, src, part('NodeLinkTitle'), found)}`;
+  return `!${link(text(part('NodeLinkText').replace(/\n/g, ' '), where, true), part('NodeLinkDest'), part('NodeLinkTitle'), where, found)}`;
 }
 
-function link(label: string, href: string, title: string, found: Findings): string {
-  found.asset(href);
-  const dest = href.trim().replace(/[ \t\n<>]/g, (c) => encodeURIComponent(c)).replace(/[()\\]/g, '\\$&');
-  const suffix = title === '' ? '' : ` "${title.replace(/[\\"]/g, '\\$&').replace(/\n/g, ' ')}"`;
+/** `[label](destination "title")`: spaces and angle brackets in the destination percent-encoded, parentheses escaped. */
+function link(label: string, href: string, title: string, where: InlineWhere, found: Findings): string {
+  found.asset(href.trim());
+  const dest = href.trim().replace(where.cell ? /[ \t\n<>|]/g : /[ \t\n<>]/g, (c) => encodeURIComponent(c)).replace(/[()\\]/g, '\\$&');
+  const quoted = title.replace(/[\\"]/g, '\\$&').replace(/\n/g, ' ');
+  const suffix = title === '' ? '' : ` "${where.cell ? quoted.replace(/\|/g, '\\|') : quoted}"`;
   return `[${label}](${dest}${suffix})`;
 }
 

@@ -9,7 +9,7 @@ import { isValidId } from '../../core/index.js';
 import type { DraftBlock } from './block-model.js';
 import { MAX_BLOCK_DEPTH } from './block-depth.js';
 import { ATTR_NAME } from './document-file.js';
-import { Findings, inlineMarkdown, isNode, isSyntaxNode, kids, str, textOf, unescapeHtml, type SyNode } from './siyuan-inline.js';
+import { Findings, inlineMarkdown, isNode, isSyntaxNode, kids, str, text, textOf, unescapeHtml, type SyNode } from './siyuan-inline.js';
 
 export interface SiyuanDocument {
   id: string;
@@ -111,8 +111,9 @@ class Converter {
       if (isSyntaxNode(type)) continue;
       if (type === 'NodeSuperBlock' && depth <= MAX_BLOCK_DEPTH) {
         // A layout of rows and columns: Quire has none, so its blocks take its place.
-        this.flattened.push(nodeId(node) ?? '(no id)');
-        this.own(node);
+        const id = nodeId(node);
+        this.flattened.push(id ?? '(no id)');
+        if (id !== undefined) this.seen.add(id);
         // One level deeper only for the limit's sake: superblocks nested without end must not overflow the stack.
         out.push(...this.blocks(kids(node), depth + 1));
         continue;
@@ -159,7 +160,7 @@ class Converter {
 
   private tooDeep(node: SyNode, label: string): DraftBlock {
     this.found.problem(`block ${label} is nested deeper than ${MAX_BLOCK_DEPTH} levels; kept as a paragraph of its text`);
-    return { type: 'paragraph', content: textOf(node).trim() };
+    return { type: 'paragraph', content: plainParagraph(node) };
   }
 
   private shape(node: SyNode, type: string, label: string, depth: number): DraftBlock {
@@ -190,7 +191,7 @@ class Converter {
         return { type: 'paragraph', content: '' };
       default:
         this.found.problem(`block ${label}: SiYuan block type ${type || '(no Type)'} is not known; kept as a paragraph of its text`);
-        return { type: 'paragraph', content: textOf(node).trim() };
+        return { type: 'paragraph', content: plainParagraph(node) };
     }
   }
 
@@ -304,6 +305,11 @@ class Converter {
 
 const ALIGN: Record<number, string> = { 0: '---', 1: ':--', 2: ':-:', 3: '--:' };
 
+/** A node's words as a paragraph's content: escaped, so that they read back as themselves. */
+function plainParagraph(node: SyNode): string {
+  return paragraphContent(text(textOf(node), { cell: false }));
+}
+
 function childData(node: SyNode, type: string): string {
   const child = kids(node).find((c) => str(c, 'Type') === type);
   return child ? str(child, 'Data') : '';
@@ -340,8 +346,6 @@ function paragraphContent(markdown: string): string {
   const lines = markdown.trim().split('\n').map((line, i) => (i === 0 ? line : line.replace(/^[ \t]+/, '')));
   return lines.map((line, i) => {
     if (line.trim() === '') return '<br>';
-    // A code span at the start is no fence: a backtick fence's info string holds no backtick.
-    if (/^ {0,3}`{3}/.test(line) && line.replace(/^ *`+/, '').includes('`')) return line;
     return (i === 0 ? BLOCK_START.test(line) || INTERRUPT.test(line) : INTERRUPT.test(line)) ? escapeLineStart(line) : line;
   }).join('\n');
 }

@@ -251,6 +251,20 @@ describe('siyuanToDrafts on hand-made variations', () => {
     expect(doc.children[0]!.content).toBe('x<strong>"quoted"</strong>**a**<em>b</em> <strong>*both*</strong> ~~gone~~<strong>`c`</strong>');
   });
 
+  it('writes awkward links, images, code and unknown text so that they stay what they were', () => {
+    const mark = (type: string, content: string, extra: Record<string, string> = {}) => ({ Type: 'NodeTextMark', TextMarkType: type, TextMarkTextContent: content, ...extra });
+    const image = { Type: 'NodeImage', Data: 'span', Children: [{ Type: 'NodeBang' }, { Type: 'NodeOpenBracket' }, { Type: 'NodeLinkText', Data: 'a [b] *c*' },
+      { Type: 'NodeCloseBracket' }, { Type: 'NodeOpenParen' }, { Type: 'NodeLinkDest', Data: 'assets/my pic (1).png' }, { Type: 'NodeCloseParen' }] };
+    const doc = siyuanToDrafts(docWith(
+      para('20240101120000-mmmmmmm', mark('a', 'docs [v2]', { TextMarkAHref: 'https://x.y/a b?q=1&amp;r=(2)', TextMarkATitle: 'say "hi"' }), textNode(' '), image, textNode(' '), mark('code', 'a``b &lt;c&gt;')),
+      { ID: '20240101120000-nnnnnnn', Type: 'NodeGizmo', Children: [textNode('2 * 3 = `six`')] },
+    ));
+    expect(doc.children[0]!.content).toBe('[docs \\[v2\\]](https://x.y/a%20b?q=1&r=\\(2\\) "say \\"hi\\"") ![a \\[b\\] \\*c\\*](assets/my%20pic%20\\(1\\).png) <code>a\\`\\`b \\<c></code>');
+    expect(inlineToPlain(doc.children[0]!.content!)).toBe('docs [v2] a [b] *c* a``b <c>');
+    expect(doc.assets).toEqual(['assets/my pic (1).png']);
+    expect(doc.children[1]!.content).toBe('2 \\* 3 = \\`six\\`');
+  });
+
   it('survives deep nesting without overflowing the stack', () => {
     let quote: Record<string, unknown> = para('20240101120000-jjjjjjj', textNode('deep'));
     for (let i = 0; i < 5000; i++) quote = { Type: 'NodeBlockquote', ID: `20240101${String(100000 + i).padStart(6, '0')}-kkkkkkk`, Children: [{ Type: 'NodeBlockquoteMarker', Data: '>' }, quote] };
