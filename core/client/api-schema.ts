@@ -470,12 +470,12 @@ export type HistorySearchInput = {
 export type ImportMarkdownInput = {
   /** notebook id */
   notebook: string;
-  /** absolute path of a .md file or a folder */
+  /** absolute path of a .md or .sy file or a folder */
   path: string;
   /** import under this document */
   parentId?: string;
-  /** auto: obsidian when the folder holds .obsidian/ */
-  flavor?: "auto" | "markdown" | "obsidian";
+  /** auto: obsidian for a folder holding .obsidian/, siyuan for a .sy file or a folder of them (a SiYuan export), else markdown */
+  flavor?: "auto" | "markdown" | "obsidian" | "siyuan";
 };
 
 export type IndexProblemsInput = Record<string, never>;

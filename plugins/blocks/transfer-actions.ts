@@ -1,6 +1,6 @@
 import { lstat, readdir } from 'node:fs/promises';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
-import { claimIds, ConflictError, newId, stoppedNote, throwIfStopped, type ActionCall, type ActionHandler, type StopReason } from '../../core/index.js';
+import { claimIds, ConflictError, isValidId, newId, stoppedNote, throwIfStopped, type ActionCall, type ActionHandler, type StopReason } from '../../core/index.js';
 import { updatedBy } from './provenance.js';
 import type { BlocksRuntime } from './runtime.js';
 import { assertDocumentVisible, assertNotebookVisible, invalid } from './access.js';
@@ -9,11 +9,12 @@ import { outsideWorkspace } from './outside-workspace.js';
 import { PARSE_WORKERS } from './markdown-parser.js';
 import { prepareImport, type ImportDocWork, type ImportWork, type PreparedDocument } from './import-rows.js';
 import { isObsidianVault, planObsidianImport } from './obsidian/obsidian-import.js';
+import { planSiyuanImport } from './siyuan-import.js';
 
 /** A chunk's work and what the worker made of it. */
 interface Prepared { work: ImportWork; prepared: PreparedDocument[] }
 
-type Flavor = 'markdown' | 'obsidian';
+type Flavor = 'markdown' | 'obsidian' | 'siyuan';
 interface ImportInput { notebook: string; path: string; parentId?: string; flavor?: Flavor | 'auto' }
 
 /** One document an import will create: from a file, or (path undefined) for a folder without one. */
@@ -35,6 +36,8 @@ interface ImportState {
   /** Files other than Markdown found (an Obsidian vault's attachments). */
   attachments: string[];
   flavor: Flavor;
+  /** SiYuan document ids kept so far (a file name seen twice gets a new one). */
+  siyuanIds: Set<string>;
 }
 
 /** Documents written per step: their files in parallel, their rows in one transaction. */
@@ -69,27 +72,30 @@ export async function importMarkdown(rt: BlocksRuntime, call: ActionCall, input:
   if (busy) throw new ConflictError('CONFLICT', `Notebook '${input.notebook}' is in use by ${busy}`, { details: { notebook: input.notebook } });
   // Marked busy before the first await, so that a removal arriving meanwhile cannot slip in.
   rt.busyNotebooks.set(input.notebook, `an import of ${input.path}`);
-  const state: ImportState = { rt, call, notebook: input.notebook, documents: 0, blocks: 0, skipped: [], total: 0, attachments: [], flavor: 'markdown' };
+  const state: ImportState = { rt, call, notebook: input.notebook, documents: 0, blocks: 0, skipped: [], total: 0, attachments: [], flavor: 'markdown', siyuanIds: new Set() };
   try {
     const source = await outsideWorkspace(resolve(input.path), rt.workspaceRoot, 'path');
     const info = await lstat(source).catch(() => undefined);
     if (!info || !(info.isFile() || info.isDirectory())) throw invalid(`Nothing to import at ${source}`, { field: 'path' });
-    if (info.isFile() && !source.toLowerCase().endsWith('.md')) throw invalid(`Only Markdown files (.md) are imported; ${source} is not one`, { field: 'path' });
+    if (info.isFile() && !/\.(md|sy)$/i.test(source)) throw invalid(`Only Markdown files (.md) and SiYuan documents (.sy) are imported; ${source} is not one`, { field: 'path' });
     const started = Date.now();
     const plan: Planned[] = [];
     const root = info.isDirectory() ? source : dirname(source);
-    state.flavor = input.flavor === 'obsidian' || input.flavor === 'markdown' ? input.flavor : await isObsidianVault(root) ? 'obsidian' : 'markdown';
+    state.flavor = input.flavor !== undefined && input.flavor !== 'auto' ? input.flavor : await detectFlavor(source, info.isFile());
     if (info.isDirectory()) {
       await checkFolderSize(source);
       await planFolder(state, source, input.parentId ?? null, plan);
     } else {
-      plan.push({ id: newId(), title: titleOf(source), parent: input.parentId ?? null, path: source });
+      plan.push({ id: state.flavor === 'siyuan' ? keptId(state, titleOf(source)) : newId(), title: titleOf(source), parent: input.parentId ?? null, path: source });
     }
     state.total = plan.length;
     const obsidian = state.flavor === 'obsidian'
       ? await planObsidianImport(call, root, plan.flatMap((doc) => (doc.path === undefined ? [] : [{ id: doc.id, path: doc.path }])), state.attachments, join(rt.workspaceRoot, 'assets'), rt.config.maxMarkdownChars)
       : undefined;
-    const toWork = (doc: Planned): Promise<ImportDocWork> | ImportDocWork => obsidian?.work(doc) ?? { id: doc.id, title: doc.title, ...(doc.path === undefined ? {} : { path: doc.path }) };
+    const siyuan = state.flavor === 'siyuan'
+      ? await planSiyuanImport(call, root, plan.flatMap((doc) => (doc.path === undefined ? [] : [{ id: doc.id, path: doc.path }])), (id) => store.catalog.doc(id) !== undefined || store.index.placeOf(id) !== undefined, rt.workspaceRoot)
+      : undefined;
+    const toWork = (doc: Planned): Promise<ImportDocWork> | ImportDocWork => obsidian?.work(doc) ?? siyuan?.work(doc) ?? { id: doc.id, title: doc.title, ...(doc.path === undefined ? {} : { path: doc.path }) };
     const chunks: Planned[][] = [];
     for (let i = 0; i < plan.length; i += CHUNK) chunks.push(plan.slice(i, i + CHUNK));
     const by = updatedBy(call);
@@ -123,6 +129,7 @@ export async function importMarkdown(rt: BlocksRuntime, call: ActionCall, input:
     const done = {
       notebook: input.notebook, flavor: state.flavor, documents: state.documents, blocks: state.blocks, skipped: state.skipped, seconds,
       ...(obsidian ? { obsidian: obsidian.report() } : {}),
+      ...(siyuan ? { siyuan: siyuan.report() } : {}),
     };
     if (stopped === undefined) return done;
     return { ...done, stopped, planned: state.total, message: `imported ${state.documents} of ${state.total} documents, ${stoppedNote(stopped)}; the rest was not written` };
@@ -142,9 +149,11 @@ async function planFolder(state: ImportState, folder: string, parent: string | n
     if (entry.name.startsWith('.')) continue;
     const path = join(folder, entry.name);
     if (entry.isSymbolicLink()) { state.skipped.push({ path, reason: 'symbolic links are not followed' }); continue; }
-    if (entry.isFile() && !entry.name.toLowerCase().endsWith('.md')) state.attachments.push(path);
-    if (!entry.isFile() || !entry.name.toLowerCase().endsWith('.md')) continue;
-    const doc: Planned = { id: newId(), title: titleOf(path), parent, path };
+    const isDocument = entry.isFile() && entry.name.toLowerCase().endsWith(state.flavor === 'siyuan' ? '.sy' : '.md');
+    if (entry.isFile() && !isDocument) state.attachments.push(path);
+    if (!isDocument) continue;
+    // A SiYuan document keeps its id (its file's name; its children are in the folder of that name).
+    const doc: Planned = { id: state.flavor === 'siyuan' ? keptId(state, titleOf(path)) : newId(), title: titleOf(path), parent, path };
     plan.push(doc);
     if (folders.delete(doc.title)) await planFolder(state, join(folder, doc.title), doc.id, plan);
   }
@@ -158,7 +167,22 @@ async function planFolder(state: ImportState, folder: string, parent: string | n
 }
 
 function titleOf(path: string): string {
-  return (path.split(/[\\/]/).pop() ?? path).replace(/\.md$/i, '') || 'Untitled';
+  return (path.split(/[\\/]/).pop() ?? path).replace(/\.(md|sy)$/i, '') || 'Untitled';
+}
+
+/** A SiYuan document's id from its file name, when it is one and not taken twice in the import. */
+function keptId(state: ImportState, stem: string): string {
+  if (!isValidId(stem) || state.siyuanIds.has(stem)) return newId();
+  state.siyuanIds.add(stem);
+  return stem;
+}
+
+/** `auto`: a `.sy` file or a folder of them (a SiYuan export) is SiYuan's; a folder with `.obsidian/` a vault. */
+async function detectFlavor(source: string, isFile: boolean): Promise<Flavor> {
+  if (isFile) return source.toLowerCase().endsWith('.sy') ? 'siyuan' : 'markdown';
+  if (await isObsidianVault(source)) return 'obsidian';
+  if ((await lstat(join(source, '.siyuan')).catch(() => undefined))?.isDirectory()) return 'siyuan';
+  return (await readdir(source)).some((name) => name.toLowerCase().endsWith('.sy')) ? 'siyuan' : 'markdown';
 }
 
 /**

@@ -14,16 +14,16 @@ import { siyuanStamp, siyuanToDrafts, type SiyuanDocument } from '../../../plugi
 import { REPO_ROOT } from '../../helpers/harness.js';
 
 /**
- * Fixtures: three documents of SiYuan's own user guide (siyuan-note/siyuan, app/guide), trimmed to a
- * few of their top-level blocks (and list items, table rows), each node kept as SiYuan wrote it.
+ * Fixtures: three documents with SiYuan's real structure (the shape of documents of its user guide), all
+ * their text written for Quire: node types, ids, properties and encoding are as SiYuan writes them.
  */
 const FIXTURES = join(REPO_ROOT, 'test', 'fixtures', 'siyuan');
 const raw = (name: string): Record<string, unknown> => JSON.parse(readFileSync(join(FIXTURES, name), 'utf8')) as Record<string, unknown>;
-/** 排版元素 ("Typesetting elements", zh): every block type and inline mark. */
+/** 版面样例 ("Layout samples", zh): every block type and inline mark. */
 const TYPESETTING = '20200825162036-4dx365o.sy';
-/** "What is a Content Block" (en): a memo, tags, refs, a query embed. */
+/** "Notes on a Trip Journal" (en): a memo, tags, refs, a query embed. */
 const CONTENT_BLOCK = '20200924101106-19z4kaa.sy';
-/** ショートカット ("Shortcuts", ja): a document attribute, a table of kbd spans and line breaks. */
+/** キーボード操作 ("Keyboard actions", ja): a document attribute, a table of kbd spans and line breaks. */
 const SHORTCUTS = '20240530101000-xsbxokr.sy';
 
 function flatten(blocks: readonly DraftBlock[], out: DraftBlock[] = []): DraftBlock[] {
@@ -56,12 +56,12 @@ function docWith(...children: unknown[]): Record<string, unknown> {
 const para = (id: string, ...inline: unknown[]): Record<string, unknown> => ({ ID: id, Type: 'NodeParagraph', Properties: { id }, Children: inline });
 const textNode = (data: string): Record<string, unknown> => ({ Type: 'NodeText', Data: data });
 
-describe('siyuanToDrafts on SiYuan guide documents', () => {
+describe('siyuanToDrafts on documents shaped like SiYuan guide documents', () => {
   const doc = siyuanToDrafts(raw(TYPESETTING));
 
   it('keeps the document id and title, and copies none of icon, title-img, type or title as attributes', () => {
     expect(doc.id).toBe('20200825162036-4dx365o');
-    expect(doc.title).toBe('排版元素');
+    expect(doc.title).toBe('版面样例');
     expect(doc.attrs).toEqual({ updated: '2026-06-16T22:42:29.000Z' });
   });
 
@@ -73,23 +73,23 @@ describe('siyuanToDrafts on SiYuan guide documents', () => {
   });
 
   it('maps headings, lists, tasks, quotes, callouts, code, tables, HTML, rules, math and media', () => {
-    expect(byId(doc, '20210604182832-nm3hapx')).toMatchObject({ type: 'heading', subtype: 'h2', content: '行级元素' });
+    expect(byId(doc, '20210604182832-nm3hapx')).toMatchObject({ type: 'heading', subtype: 'h2', content: '行内样式' });
     const ordered = byId(doc, '20210104091228-90lv391');
     expect(ordered).toMatchObject({ type: 'list', subtype: 'ordered' });
     expect(ordered.start).toBeUndefined();
     expect(ordered.children![0]!.children!.map((b) => [b.type, b.subtype, b.content])).toEqual([
-      ['paragraph', undefined, 'Node.js'], ['list', 'ordered', undefined]]);
+      ['paragraph', undefined, 'Python'], ['list', 'ordered', undefined]]);
     const tasks = byId(doc, '20210104091228-4uwvws7');
     expect(tasks.subtype).toBe('task');
     expect(tasks.children!.map((item) => [item.type, item.subtype, item.checked, item.children![0]!.content])).toEqual([
-      ['listItem', 'task', true, '发布思源'], ['listItem', 'task', false, '预约牙医']]);
-    expect(byId(doc, '20210604223030-6gapuyv')).toMatchObject({ type: 'blockquote', children: [{ type: 'paragraph', content: '注意不是内容块引用，而是引述块（Blockquote）。' }] });
-    expect(byId(doc, '20251211093951-xtkv05z')).toMatchObject({ type: 'callout', subtype: 'note', children: [{ content: '突出显示即使快速浏览也应注意的信息。' }] });
+      ['listItem', 'task', true, '整理书架'], ['listItem', 'task', false, '给花浇水']]);
+    expect(byId(doc, '20210604223030-6gapuyv')).toMatchObject({ type: 'blockquote', children: [{ type: 'paragraph', content: '这是一段引文，左侧那条竖线只是它的外观（样式）。' }] });
+    expect(byId(doc, '20251211093951-xtkv05z')).toMatchObject({ type: 'callout', subtype: 'note', attrs: { 'custom-callout-title': 'Reminder' }, children: [{ content: '周五之前记得把草稿发给编辑过目。' }] });
     expect(byId(doc, '20251211093951-fe1g5ac')).toMatchObject({ type: 'callout', subtype: 'caution' });
     const code = byId(doc, '20210104091228-mwb2x54');
     expect(code).toMatchObject({ type: 'code', subtype: 'go' });
-    expect(code.content).toBe('package main\n\nimport "fmt"\n\nfunc main() {\n\tfmt.Println("Hello, 世界")\n}');
-    expect(byId(doc, '20210104091228-eem86ni').content).toBe('| header 1 | header 2 |\n| --- | --- |\n| cell 1 | cell 2 |\n| cell 3 | cell 4 |');
+    expect(code.content).toBe('package main\n\nimport "fmt"\n\nfunc main() {\n\tfor i := 1; i <= 3; i++ {\n\t\tfmt.Println("第", i, "行")\n\t}\n}');
+    expect(byId(doc, '20210104091228-eem86ni').content).toBe('| fruit | colour |\n| --- | --- |\n| plum | purple |\n| lime | green |');
     expect(byId(doc, '20220312004517-f6i1k8m')).toMatchObject({ type: 'html', content: expect.stringMatching(/^<div>\n<ruby>/) });
     expect(byId(doc, '20210604222430-tctcbzh').type).toBe('thematicBreak');
     expect(byId(doc, '20210104091228-9ok9gv4')).toMatchObject({ type: 'math', content: expect.stringMatching(/^\\frac\{1\}\{\n/) });
@@ -99,12 +99,12 @@ describe('siyuanToDrafts on SiYuan guide documents', () => {
   it('writes inline marks as Quire Markdown: refs, links, images, strong, tags, code, math', () => {
     const items = byId(doc, '20210104091228-ttcj9nm').children!.map((item) => item.children!.map((b) => b.content));
     expect(items).toEqual([
-      ['((20200812220555-lj3enxa "块引用"))'],
-      ['[超链接](https://ld246.com)'],
-      ['图片', '可通过复制粘贴或拖拽来上传图片；上传后的图片可通过拖拽进行大小调整。', '![](assets/siyuan-128-20210604092205-djd749a.png)'],
-      ['**加粗**'],
-      ['#标签#'],
-      ['`行级代码`'],
+      ['((20200812220555-lj3enxa "引用某块"))'],
+      ['[外部网址](https://example.com)'],
+      ['插图', '下面这张小图是 Quire 的标志，放在这里只为检验图片段落能否正确转换。', '![](assets/siyuan-128-20210604092205-djd749a.png)'],
+      ['**重点**'],
+      ['#灵感#'],
+      ['`变量名称`'],
       ['$a^2 + b^2 = \\color{red}c^2$'],
     ]);
     expect(doc.assets).toEqual(['assets/siyuan-128-20210604092205-djd749a.png']);
@@ -112,7 +112,7 @@ describe('siyuanToDrafts on SiYuan guide documents', () => {
 
   it('flattens superblocks in place and makes a one-block query embed a ref', () => {
     const top = doc.children.map((b) => b.content ?? b.type);
-    expect(top.slice(2, 7)).toEqual(['段落一', '段落二居中', '段落三', '段落四居右', '((20210428212840-8rqwn5o))']);
+    expect(top.slice(2, 7)).toEqual(['红卡片', '黄卡片在中', '蓝卡片', '绿卡片靠右', '((20210428212840-8rqwn5o))']);
     expect(byId(doc, '20210604222515-ggpd5hs').type).toBe('embed');
     expect(doc.refs).toEqual(['20200812220555-lj3enxa', '20210428212840-8rqwn5o']);
     // Presentation-only properties (style) are not attributes.
@@ -122,15 +122,15 @@ describe('siyuanToDrafts on SiYuan guide documents', () => {
   it('keeps a memo, tags, refs with their anchors, kbd spans and an SQL embed', () => {
     const en = siyuanToDrafts(raw(CONTENT_BLOCK));
     expect(en.problems).toEqual([]);
-    expect(byId(en, '20210118104710-sb9ti9s').attrs).toEqual({ memo: 'The memo is usually a short sentence.' });
+    expect(byId(en, '20210118104710-sb9ti9s').attrs).toEqual({ memo: 'Keep this short: one line will do.' });
     const definition = byId(en, '20210118101709-9lqij9d').content!;
-    expect(parseTags(definition)).toEqual(['Content Block']);
-    expect(definition).toContain('`202008250000-a1b2c3d`');
-    expect(parseRefs(byId(en, '20210118104710-sb9ti9s').content!)).toEqual([{ id: '20210106204950-gjw62fp', anchor: 'mention ' }]);
-    expect(byId(en, '20210118104710-2sb91b3').content).toContain('<kbd>Settings</kbd> - <kbd>Editor</kbd>, the named');
+    expect(parseTags(definition)).toEqual(['Field Notes']);
+    expect(definition).toContain('`20240315093000-k7m2p9x`');
+    expect(parseRefs(byId(en, '20210118104710-sb9ti9s').content!)).toEqual([{ id: '20210106204950-gjw62fp', anchor: 'backlink ' }]);
+    expect(byId(en, '20210118104710-2sb91b3').content).toContain('<kbd>Preferences</kbd> - <kbd>Layout</kbd>, and the labelled');
     expect(byId(en, '20210118104710-ymm678p')).toMatchObject({ type: 'embed', content: "SELECT * FROM blocks WHERE memo LIKE '%short%'" });
     expect(en.refs).toEqual(['20210106204950-gjw62fp', '20201117112518-dott91x']);
-    expect(byId(en, '20230419153621-jw11s0z').content).toBe('#Note#:');
+    expect(byId(en, '20230419153621-jw11s0z').content).toBe('#Idea#:');
   });
 
   it('keeps a document custom attribute and writes table cells with kbd spans, an escaped backslash, no stray <br>', () => {
@@ -138,12 +138,12 @@ describe('siyuanToDrafts on SiYuan guide documents', () => {
     expect(ja.attrs).toEqual({ 'custom-sy-readonly': 'false', updated: '2026-07-15T22:56:15.000Z' });
     const rows = byId(ja, '20240530101000-5z0uafx').content!.split('\n');
     expect(rows.slice(0, 4)).toEqual([
-      '| 名前 | ショートカット | 備考 |',
+      '| 操作 | キーの組み合わせ | 補足 |',
       '| --- | --- | --- |',
-      '| メインメニュー | <kbd>Alt</kbd>+<kbd>\\\\</kbd> / <kbd>⌥\\\\</kbd> | |',
-      '| 新規ドキュメント | <kbd>Ctrl</kbd>+<kbd>N</kbd> / <kbd>⌘N</kbd> | |',
+      '| サイドバー切替 | <kbd>Alt</kbd>+<kbd>\\\\</kbd> / <kbd>⌥\\\\</kbd> | |',
+      '| 白紙のページを作る | <kbd>Ctrl</kbd>+<kbd>N</kbd> / <kbd>⌘N</kbd> | |',
     ]);
-    expect(rows[4]).toBe('| 最近開いたドキュメント | <kbd>Ctrl</kbd>+<kbd>E</kbd> / <kbd>⌘E</kbd> | |');
+    expect(rows[4]).toBe('| 履歴からページを選んで開く | <kbd>Ctrl</kbd>+<kbd>E</kbd> / <kbd>⌘E</kbd> | |');
   });
 
   it('gives drafts that Quire writes as Markdown and reads back with the same content', () => {

@@ -1,0 +1,130 @@
+import { copyFile, mkdir, readFile, stat } from 'node:fs/promises';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import { newId, throwIfStopped, type ActionCall } from '../../core/index.js';
+import type { DraftBlock } from './block-model.js';
+import type { ImportDocWork } from './import-rows.js';
+import { siyuanToDrafts, type SiyuanDocument } from './siyuan-sy.js';
+
+/** What a SiYuan import kept and what it could not, for its answer. */
+export interface SiyuanReport {
+  documents: number;
+  /** `kept`: every id is SiYuan's; `renewed`: some were in this workspace already (an earlier import), so all were given new ones, references following. */
+  ids: 'kept' | 'renewed';
+  references: number;
+  /** References to blocks not in the import (kept; they point nowhere until those blocks arrive). */
+  referencesOutside: number;
+  assets: { linked: number; copied: number; missing: string[] };
+  problems: { file: string; problem: string }[];
+}
+
+const MAX_LISTED = 500;
+const ID = /\d{14}-[0-9a-z]{7}/g;
+
+export interface SiyuanPlan {
+  work(doc: { id: string; title: string; path: string | undefined }): Promise<ImportDocWork>;
+  report(): SiyuanReport;
+}
+
+/**
+ * A SiYuan export (a notebook folder of `<id>.sy` files, each document's children in the folder of its
+ * id) planned before anything is written: every file read once for the ids it holds, so that the import
+ * keeps SiYuan's ids, or, when any of them is in this workspace already, gives all of them new ones
+ * consistently (references follow); the assets its documents use copied into `<workspace>/assets/` under
+ * the same paths, so their links stay as they are.
+ */
+export async function planSiyuanImport(call: ActionCall, root: string, docs: { id: string; path: string }[], exists: (id: string) => boolean, workspaceRoot: string): Promise<SiyuanPlan> {
+  const report: SiyuanReport = { documents: 0, ids: 'kept', references: 0, referencesOutside: 0, assets: { linked: 0, copied: 0, missing: [] }, problems: [] };
+  const problem = (path: string, text: string): void => { if (report.problems.length < MAX_LISTED) report.problems.push({ file: relative(root, path), problem: text }); };
+  // The first read of a file reports why it cannot be read; the second, as its chunk is prepared, does not again.
+  const read = async (path: string, say: boolean): Promise<SiyuanDocument | undefined> => {
+    try {
+      return siyuanToDrafts(await readFile(path, 'utf8'));
+    } catch (error) {
+      if (say) problem(path, `${error instanceof Error ? error.message : String(error)}: imported as an empty document`);
+      return undefined;
+    }
+  };
+  const ids = new Set<string>();
+  const assets = new Set<string>();
+  const refs: string[] = [];
+  let clash = false;
+  for (const [i, doc] of docs.entries()) {
+    const parsed = await read(doc.path, true);
+    if (parsed) {
+      for (const id of [doc.id, ...idsOf(parsed.children)]) {
+        if (ids.has(id) || exists(id)) clash = true;
+        ids.add(id);
+      }
+      refs.push(...parsed.refs);
+      for (const asset of parsed.assets) assets.add(asset);
+    }
+    if (i % 256 === 0) throwIfStopped(call, 'The import');
+  }
+  report.ids = clash ? 'renewed' : 'kept';
+  const renew = new Map<string, string>();
+  if (clash) for (const id of ids) renew.set(id, newId());
+  report.references = refs.length;
+  report.referencesOutside = refs.filter((id) => !ids.has(id)).length;
+  Object.assign(report.assets, await copyAssets(root, [...assets], workspaceRoot));
+  return {
+    async work(doc) {
+      const id = renew.get(doc.id) ?? doc.id;
+      if (doc.path === undefined) return { id, title: doc.title };
+      report.documents++;
+      const parsed = await read(doc.path, false);
+      if (!parsed) return { id, title: doc.title };
+      for (const text of parsed.problems) problem(doc.path, text);
+      const children = clash ? renewIds(parsed.children, renew) : parsed.children;
+      return { id, title: parsed.title || doc.title, attrs: parsed.attrs, drafts: children };
+    },
+    report: () => report,
+  };
+}
+
+/** Every id in a tree of drafts. */
+function idsOf(drafts: DraftBlock[], into: string[] = []): string[] {
+  for (const draft of drafts) {
+    if (draft.id) into.push(draft.id);
+    if (draft.children) idsOf(draft.children, into);
+  }
+  return into;
+}
+
+/** The drafts with the new ids, references to renewed blocks following; others left as they are. */
+function renewIds(drafts: DraftBlock[], renew: Map<string, string>): DraftBlock[] {
+  return drafts.map((draft) => ({
+    ...draft,
+    ...(draft.id ? { id: renew.get(draft.id) ?? newId() } : {}),
+    ...(draft.content !== undefined ? { content: draft.content.replace(ID, (id) => renew.get(id) ?? id) } : {}),
+    ...(draft.children ? { children: renewIds(draft.children, renew) } : {}),
+  }));
+}
+
+/**
+ * SiYuan keeps assets in `data/assets/`; an export holds them beside the notebook folder. Each path
+ * used is looked for in `assets/` of the import folder and of its parents (up to the data folder),
+ * and copied to the same path under `<workspace>/assets/`; one there already is left as it is.
+ */
+async function copyAssets(root: string, paths: string[], workspaceRoot: string): Promise<{ linked: number; copied: number; missing: string[] }> {
+  const places = [root, dirname(root), dirname(dirname(root))].map((folder) => join(folder, 'assets'));
+  const target = resolve(workspaceRoot, 'assets');
+  let copied = 0;
+  const missing: string[] = [];
+  for (const path of paths) {
+    const inside = path.slice('assets/'.length);
+    const destination = resolve(target, inside);
+    // A path written to climb out of assets/ (`assets/../x`) is not followed.
+    if (!destination.startsWith(`${target}${sep}`)) { missing.push(path); continue; }
+    let source: string | undefined;
+    for (const place of places) {
+      const candidate = resolve(place, inside);
+      if (candidate.startsWith(`${place}${sep}`) && (await stat(candidate).catch(() => undefined))?.isFile()) { source = candidate; break; }
+    }
+    if (!source) { if (missing.length < MAX_LISTED) missing.push(path); continue; }
+    if (await stat(destination).catch(() => undefined)) continue;
+    await mkdir(dirname(destination), { recursive: true });
+    await copyFile(source, destination);
+    copied++;
+  }
+  return { linked: paths.length, copied, missing };
+}
