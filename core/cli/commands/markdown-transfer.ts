@@ -10,18 +10,20 @@ import { resolveDocument, type ActionCaller } from '../notes-access.js';
 export const importCommand: Command = {
   name: 'import',
   summary: 'import a Markdown file or folder into a notebook',
-  help: `Usage: quire import <path> --notebook <id or name> [--parent <document id>] [--workspace <dir>]
+  help: `Usage: quire import <path> --notebook <id or name> [--parent <document id>] [--flavor auto|markdown|obsidian|siyuan] [--workspace <dir>]
 
 Each .md file becomes a document titled by its file name; each folder becomes a document holding what
 is inside it (a file <name>.md beside a folder <name>/ gives that document its content). Progress is
-shown as the import goes.
+shown as the import goes. An Obsidian vault (a folder holding .obsidian/) is read as Obsidian writes
+it (front matter, [[links]], #tags, callouts, attachments); a SiYuan export (.sy files) keeps its ids.
 
 Options:
   -n, --notebook <id>     notebook to import into, by id or by name
   -p, --parent <id>       import under this document
+      --flavor <name>     auto (default), markdown, obsidian or siyuan
   -w, --workspace <dir>   workspace folder (default: ./workspace)`,
   async run(args, io) {
-    const parsed = parseOptions(args, { workspace: { type: 'string', short: 'w' }, notebook: { type: 'string', short: 'n' }, parent: { type: 'string', short: 'p' } }, io, 'import');
+    const parsed = parseOptions(args, { workspace: { type: 'string', short: 'w' }, notebook: { type: 'string', short: 'n' }, parent: { type: 'string', short: 'p' }, flavor: { type: 'string' } }, io, 'import');
     if (!parsed) return EXIT_USAGE;
     if (parsed.values.help) return io.out(this.help), EXIT_OK;
     const [path] = parsed.positionals;
@@ -32,12 +34,14 @@ Options:
     const notebook = parsed.values.notebook;
     const input: Record<string, unknown> = { path: resolve(path) };
     if (typeof parsed.values.parent === 'string') input.parentId = parsed.values.parent;
+    if (typeof parsed.values.flavor === 'string') input.flavor = parsed.values.flavor;
     try {
       const result = await withKernel(String(parsed.values.workspace ?? './workspace'), io, async (kernel) => {
         input.notebook = isValidId(notebook) ? notebook : await notebookByName(kernel, notebook);
         return callAction(kernel, 'import_markdown', input, io);
       });
-      io.out(`imported ${String(result.documents)} document(s), ${String(result.blocks)} block(s) in ${Number(result.seconds).toFixed(1)} s`);
+      io.out(`imported ${String(result.documents)} document(s), ${String(result.blocks)} block(s) in ${Number(result.seconds).toFixed(1)} s (${String(result.flavor)})`);
+      for (const line of flavorReport(result)) io.out(line);
       const skipped = result.skipped as { path: string; reason: string }[];
       for (const item of skipped) io.err(`skipped ${item.path}: ${item.reason}`);
       if (result.stopped !== undefined) io.err(`quire import: ${String(result.message)}`);
@@ -52,17 +56,18 @@ Options:
 export const exportCommand: Command = {
   name: 'export',
   summary: 'export a notebook or document as Markdown files',
-  help: `Usage: quire export <notebook or document: id, name or path> <folder> [--overwrite] [--workspace <dir>]
+  help: `Usage: quire export <notebook or document: id, name or path> <folder> [--obsidian] [--overwrite] [--workspace <dir>]
 
 A notebook by its id or name, a document by its id or its path of names (Notebook/Document/Child).
 Writes <title>.md for the document (or each top-level document of the notebook), and a folder
 <title>/ beside it for the documents below it.
 
 Options:
+      --obsidian          write a vault Obsidian opens: front matter, [[links]], #tags, callouts, assets/
       --overwrite         replace files that already exist
   -w, --workspace <dir>   workspace folder (default: ./workspace)`,
   async run(args, io) {
-    const parsed = parseOptions(args, { workspace: { type: 'string', short: 'w' }, overwrite: { type: 'boolean' } }, io, 'export');
+    const parsed = parseOptions(args, { workspace: { type: 'string', short: 'w' }, overwrite: { type: 'boolean' }, obsidian: { type: 'boolean' } }, io, 'export');
     if (!parsed) return EXIT_USAGE;
     if (parsed.values.help) return io.out(this.help), EXIT_OK;
     const [id, folder] = parsed.positionals;
@@ -73,7 +78,7 @@ Options:
     try {
       const result = await withKernel(String(parsed.values.workspace ?? './workspace'), io, async (kernel) => {
         const call: ActionCaller = async <T,>(wire: string, _path: string, input: Record<string, unknown>) => await callAction(kernel, wire, input) as T;
-        return callAction(kernel, 'export_markdown', { id: await notebookOrDocument(call, id), folder: resolve(folder), overwrite: parsed.values.overwrite === true }, io);
+        return callAction(kernel, 'export_markdown', { id: await notebookOrDocument(call, id), folder: resolve(folder), overwrite: parsed.values.overwrite === true, ...(parsed.values.obsidian === true ? { flavor: 'obsidian' } : {}) }, io);
       });
       io.out(`wrote ${String(result.files)} file(s) to ${String(result.folder)}`);
       if (result.stopped !== undefined) io.err(`quire export: ${String(result.message)}`);
@@ -84,6 +89,26 @@ Options:
     }
   },
 };
+
+/** What an Obsidian or SiYuan import changed and could not map, a line each. */
+function flavorReport(result: Record<string, unknown>): string[] {
+  const obsidian = result.obsidian as { links: number; embeds: number; tags: number; frontMatter: number; attachments: { linked: number; copied: number }; unresolved: { file: string; link: string }[]; unresolvedCount: number; approximatedCount: number } | undefined;
+  const siyuan = result.siyuan as { ids: string; references: number; referencesOutside: number; assets: { copied: number; missing: string[] }; problems: { file: string; problem: string }[] } | undefined;
+  if (obsidian) {
+    return [
+      `  ${obsidian.links} links, ${obsidian.embeds} embeds, ${obsidian.tags} tags, front matter in ${obsidian.frontMatter} notes, ${obsidian.attachments.copied} attachments copied`,
+      `  ${obsidian.unresolvedCount} links to notes not in the vault (kept as text), ${obsidian.approximatedCount} to blocks or missing headings (pointing at the note)`,
+      ...obsidian.unresolved.slice(0, 10).map((item) => `    ${item.file}: ${item.link}`),
+    ];
+  }
+  if (siyuan) {
+    return [
+      `  ids ${siyuan.ids}, ${siyuan.references} references (${siyuan.referencesOutside} to blocks not imported), ${siyuan.assets.copied} assets copied, ${siyuan.assets.missing.length} missing`,
+      ...siyuan.problems.slice(0, 10).map((item) => `    ${item.file}: ${item.problem}`),
+    ];
+  }
+  return [];
+}
 
 /** A notebook named on the command line: its name must match exactly one notebook (case aside). */
 async function notebookByName(kernel: Kernel, name: string): Promise<string> {

@@ -2,6 +2,8 @@ import { mkdir, readFile, readdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Block } from '../../../plugins/blocks/block-model.js';
+import { runCli } from '../../../core/cli/run-cli.js';
+import { bufferIO } from '../../helpers/buffer-io.js';
 import { useBlocks, type Act } from './blocks-harness.js';
 
 const { boot, tempDir } = useBlocks();
@@ -174,6 +176,22 @@ describe('Obsidian vaults', () => {
     expect(again.flavor).toBe('obsidian');
     expect(again.obsidian.attachments.reused).toBe(2);
     expect(await snapshot(act, second.id)).toEqual(await snapshot(act, first.id));
+  });
+
+  it('from the CLI: quire import reports what it mapped and what not; quire export --obsidian writes a vault', async () => {
+    const workspace = join(await tempDir(), 'ws');
+    const { kernel, act } = await boot({ workspace });
+    await act<Created>('notebook_create', { name: 'Notes' });
+    await kernel.close();
+    const io = bufferIO();
+    // Some links are not in the vault: the import says so and exits 0 (nothing was skipped).
+    expect(await runCli(['import', await writeVault(), '--notebook', 'notes', '--workspace', workspace], io)).toBe(0);
+    expect(io.outText()).toMatch(/^imported 6 document\(s\), \d+ block\(s\) in [\d.]+ s \(obsidian\)\n  \d+ links, 1 embeds, \d+ tags, front matter in 2 notes, 2 attachments copied\n  1 links to notes not in the vault \(kept as text\), 1 to blocks or missing headings \(pointing at the note\)\n    Home.md: \[\[Missing note\]\]$/);
+    const out = join(await tempDir(), 'out');
+    const exported = bufferIO();
+    expect(await runCli(['export', 'Notes', out, '--obsidian', '--workspace', workspace], exported)).toBe(0);
+    expect(await readFile(join(out, 'Projects', 'Alpha.md'), 'utf8')).toContain('> [!INFO]- Details here');
+    expect((await readdir(join(out, 'assets'))).sort()).toEqual(['diagram.png', 'paper.pdf']);
   });
 
   it('plain Markdown folders are not read as Obsidian unless asked', async () => {
