@@ -207,6 +207,13 @@ export type AttrGetInput = {
   id: string;
 };
 
+export type AttrGetOutput = {
+  id: string;
+  attrs: {
+    [key: string]: string | undefined;
+  };
+};
+
 export type AttrSetInput = {
   /** block id */
   id: string;
@@ -217,6 +224,13 @@ export type AttrSetInput = {
   expectedUpdated?: string;
 };
 
+export type AttrSetOutput = {
+  id: string;
+  attrs: {
+    [key: string]: string | undefined;
+  };
+};
+
 export type BlockAppendInput = {
   /** block or document id */
   parentId: string;
@@ -224,8 +238,52 @@ export type BlockAppendInput = {
   markdown: string;
 };
 
+export type BlockAppendOutput = {
+  documentId: string;
+  /** the block the new blocks went into */
+  parentId: string;
+  /** the new top-level blocks, in order */
+  ids: string[];
+};
+
 export type BlockBatchGetInput = {
   ids: string[];
+};
+
+export type BlockBatchGetOutput = {
+  blocks: Array<{
+    block: {
+      id: string;
+      /** document, heading, paragraph, list, listItem, code, math, table, blockquote, callout, thematicBreak, html or embed */
+      type: string;
+      /** heading: h1..h6; list: ordered, unordered or task; listItem: task; code: the language; callout: its kind */
+      subtype?: string;
+      /** a leaf block's Markdown source (a document: its title) */
+      content?: string;
+      /** a task list item: whether it is checked */
+      checked?: boolean;
+      /** an ordered list: the number of its first item, when not 1 */
+      start?: number;
+      /** created, updated, updatedBy, custom-* and the other attributes */
+      attrs: {
+        [key: string]: string | undefined;
+      };
+      /** child blocks, each of this same shape */
+      children?: Array<{
+        [key: string]: unknown;
+      }>;
+    };
+    documentId: string;
+    /** the parent block; null for a document */
+    parentId: string | null;
+    notebook: string;
+    /** the document's path of titles */
+    hpath: string;
+    /** the block as Markdown (a document: its content) */
+    markdown: string;
+  }>;
+  /** ids given that do not exist or that the caller may not see */
+  missing: string[];
 };
 
 export type BlockDeleteInput = {
@@ -235,14 +293,65 @@ export type BlockDeleteInput = {
   expectedUpdated?: string;
 };
 
+export type BlockDeleteOutput = {
+  /** the block and every block below it */
+  deleted: string[];
+  documentId: string;
+};
+
 export type BlockGetInput = {
   /** block id */
   id: string;
 };
 
+export type BlockGetOutput = {
+  block: {
+    id: string;
+    /** document, heading, paragraph, list, listItem, code, math, table, blockquote, callout, thematicBreak, html or embed */
+    type: string;
+    /** heading: h1..h6; list: ordered, unordered or task; listItem: task; code: the language; callout: its kind */
+    subtype?: string;
+    /** a leaf block's Markdown source (a document: its title) */
+    content?: string;
+    /** a task list item: whether it is checked */
+    checked?: boolean;
+    /** an ordered list: the number of its first item, when not 1 */
+    start?: number;
+    /** created, updated, updatedBy, custom-* and the other attributes */
+    attrs: {
+      [key: string]: string | undefined;
+    };
+    /** child blocks, each of this same shape */
+    children?: Array<{
+      [key: string]: unknown;
+    }>;
+  };
+  documentId: string;
+  /** the parent block; null for a document */
+  parentId: string | null;
+  notebook: string;
+  /** the document's path of titles */
+  hpath: string;
+  /** the block as Markdown (a document: its content) */
+  markdown: string;
+};
+
 export type BlockGetChildrenInput = {
   /** block or document id */
   id: string;
+};
+
+export type BlockGetChildrenOutput = {
+  id: string;
+  children: Array<{
+    id: string;
+    type: string;
+    subtype: string | null;
+    /** the first 200 characters of its content */
+    preview: string;
+    childCount: number;
+    updated: string | null;
+  }>;
 };
 
 export type BlockInsertInput = {
@@ -256,6 +365,14 @@ export type BlockInsertInput = {
   nextId?: string;
 };
 
+export type BlockInsertOutput = {
+  documentId: string;
+  /** the block the new blocks went into */
+  parentId: string;
+  /** the new top-level blocks, in order */
+  ids: string[];
+};
+
 export type BlockMoveInput = {
   /** block id */
   id: string;
@@ -267,11 +384,25 @@ export type BlockMoveInput = {
   expectedUpdated?: string;
 };
 
+export type BlockMoveOutput = {
+  id: string;
+  documentId: string;
+  parentId: string;
+};
+
 export type BlockPrependInput = {
   /** block or document id */
   parentId: string;
   /** Markdown (GFM, with $$ math, ((id "anchor")) references and #tag# tags) */
   markdown: string;
+};
+
+export type BlockPrependOutput = {
+  documentId: string;
+  /** the block the new blocks went into */
+  parentId: string;
+  /** the new top-level blocks, in order */
+  ids: string[];
 };
 
 export type BlockUpdateInput = {
@@ -283,6 +414,14 @@ export type BlockUpdateInput = {
   expectedUpdated?: string;
 };
 
+export type BlockUpdateOutput = {
+  documentId: string;
+  id: string;
+  /** blocks added after it when the Markdown held more than one */
+  inserted: string[];
+  updated: string;
+};
+
 export type DailynoteAppendInput = {
   /** notebook id */
   notebook: string;
@@ -291,10 +430,30 @@ export type DailynoteAppendInput = {
   date?: string;
 };
 
+export type DailynoteAppendOutput = {
+  /** the daily note */
+  id: string;
+  /** YYYY-MM-DD */
+  date: string;
+  /** whether this call created the note */
+  created: boolean;
+  /** the new top-level blocks; absent when the note was created by this call */
+  ids?: string[];
+};
+
 export type DailynoteGetInput = {
   /** notebook id */
   notebook: string;
   date?: string;
+};
+
+export type DailynoteGetOutput = {
+  /** YYYY-MM-DD */
+  date: string;
+  notebook: string;
+  /** the daily note, or null when there is none */
+  id: string | null;
+  hpath: string | null;
 };
 
 export type DailynotePrependInput = {
@@ -303,6 +462,17 @@ export type DailynotePrependInput = {
   /** Markdown (GFM, with $$ math, ((id "anchor")) references and #tag# tags) */
   markdown: string;
   date?: string;
+};
+
+export type DailynotePrependOutput = {
+  /** the daily note */
+  id: string;
+  /** YYYY-MM-DD */
+  date: string;
+  /** whether this call created the note */
+  created: boolean;
+  /** the new top-level blocks; absent when the note was created by this call */
+  ids?: string[];
 };
 
 export type DocumentCreateInput = {
@@ -328,9 +498,45 @@ export type DocumentDuplicateInput = {
   id: string;
 };
 
+export type DocumentDuplicateOutput = {
+  id: string;
+  notebook: string;
+  parentId?: string | null;
+  hpath: string;
+  blockCount?: number;
+};
+
 export type DocumentGetInput = {
   /** document id */
   id: string;
+};
+
+export type DocumentGetOutput = {
+  document: {
+    id: string;
+    /** document, heading, paragraph, list, listItem, code, math, table, blockquote, callout, thematicBreak, html or embed */
+    type: string;
+    /** heading: h1..h6; list: ordered, unordered or task; listItem: task; code: the language; callout: its kind */
+    subtype?: string;
+    /** a leaf block's Markdown source (a document: its title) */
+    content?: string;
+    /** a task list item: whether it is checked */
+    checked?: boolean;
+    /** an ordered list: the number of its first item, when not 1 */
+    start?: number;
+    /** created, updated, updatedBy, custom-* and the other attributes */
+    attrs: {
+      [key: string]: string | undefined;
+    };
+    /** child blocks, each of this same shape */
+    children?: Array<{
+      [key: string]: unknown;
+    }>;
+  };
+  notebook: string;
+  /** the parent document, or null */
+  parentId: string | null;
+  hpath: string;
 };
 
 export type DocumentGetMarkdownInput = {
@@ -357,9 +563,9 @@ export type DocumentInfoOutput = {
   parentId?: string | null;
   path?: string;
   hpath: string;
-  created?: string;
-  updated?: string;
-  updatedBy?: string;
+  created?: string | null;
+  updated?: string | null;
+  updatedBy?: string | null;
   blockCount: number;
   attrs?: {
     [key: string]: string | undefined;
@@ -388,7 +594,7 @@ export type DocumentListOutput = {
     title: string;
     hpath: string;
     childDocuments: number;
-    updated?: string;
+    updated?: string | null;
   }>;
 };
 
@@ -403,11 +609,25 @@ export type DocumentMoveInput = {
   expectedUpdated?: string;
 };
 
+export type DocumentMoveOutput = {
+  id: string;
+  notebook: string;
+  parentId: string | null;
+  hpath: string;
+  /** the document and every document below it */
+  moved: string[];
+};
+
 export type DocumentRemoveInput = {
   /** document id */
   id: string;
   /** The block's `updated` value you last read; if it changed since, the call fails with CONFLICT and nothing changes */
   expectedUpdated?: string;
+};
+
+export type DocumentRemoveOutput = {
+  /** the document and every document below it */
+  removed: string[];
 };
 
 export type DocumentRenameInput = {
@@ -418,16 +638,222 @@ export type DocumentRenameInput = {
   expectedUpdated?: string;
 };
 
+export type DocumentRenameOutput = {
+  id: string;
+  title: string;
+  updated: string;
+};
+
 export type EmbeddingsIndexInput = {
   reindex?: boolean;
   retryFailed?: boolean;
 };
 
+export type EmbeddingsIndexOutput = {
+  /** done: nothing pending; breaker: the embedder kept failing; stopped: time limit or cancel; none: no embedder */
+  outcome: "done" | "breaker" | "stopped" | "none";
+  /** an embedder is configured */
+  enabled: boolean;
+  embedder: {
+    plugin: string;
+    name: string;
+    model: string;
+    dimensions?: number;
+    remote?: boolean;
+  } | null;
+  /** why semantic search cannot answer now */
+  unavailable?: string;
+  /** the active model (administrators only, as every field below) */
+  model?: string;
+  total?: number;
+  indexed?: number;
+  pending?: number;
+  failed?: number;
+  gaveUp?: number;
+  stale?: number;
+  /** blocks not embedded, by reason */
+  ignored?: {
+    [key: string]: number | undefined;
+  };
+  ignoredTotal?: number;
+  lastError?: string | null;
+  /** while the embedder is paused after failures */
+  pausedUntil?: string | null;
+  throughput?: {
+    blocksPerSecond: number;
+    blocks: number;
+    windowMs: number;
+  };
+  /** the embeddings are being compared with the notes */
+  comparing?: boolean;
+  lastComparison?: {
+    ms: number;
+    changed: number;
+    at: string;
+  };
+  /** index changes not taken in yet */
+  queued?: number;
+  vectorIndex?: {
+    state: "none" | "opening" | "rebuilding" | "ready" | "failed";
+    size: number;
+    problem?: string;
+  };
+};
+
 export type EmbeddingsReindexInput = Record<string, never>;
+
+export type EmbeddingsReindexOutput = {
+  /** an embedder is configured */
+  enabled: boolean;
+  embedder: {
+    plugin: string;
+    name: string;
+    model: string;
+    dimensions?: number;
+    remote?: boolean;
+  } | null;
+  /** why semantic search cannot answer now */
+  unavailable?: string;
+  /** the active model (administrators only, as every field below) */
+  model?: string;
+  total?: number;
+  indexed?: number;
+  pending?: number;
+  failed?: number;
+  gaveUp?: number;
+  stale?: number;
+  /** blocks not embedded, by reason */
+  ignored?: {
+    [key: string]: number | undefined;
+  };
+  ignoredTotal?: number;
+  lastError?: string | null;
+  /** while the embedder is paused after failures */
+  pausedUntil?: string | null;
+  throughput?: {
+    blocksPerSecond: number;
+    blocks: number;
+    windowMs: number;
+  };
+  /** the embeddings are being compared with the notes */
+  comparing?: boolean;
+  lastComparison?: {
+    ms: number;
+    changed: number;
+    at: string;
+  };
+  /** index changes not taken in yet */
+  queued?: number;
+  vectorIndex?: {
+    state: "none" | "opening" | "rebuilding" | "ready" | "failed";
+    size: number;
+    problem?: string;
+  };
+};
 
 export type EmbeddingsRetryFailedInput = Record<string, never>;
 
+export type EmbeddingsRetryFailedOutput = {
+  /** blocks set to be embedded again */
+  retried: number;
+  /** an embedder is configured */
+  enabled: boolean;
+  embedder: {
+    plugin: string;
+    name: string;
+    model: string;
+    dimensions?: number;
+    remote?: boolean;
+  } | null;
+  /** why semantic search cannot answer now */
+  unavailable?: string;
+  /** the active model (administrators only, as every field below) */
+  model?: string;
+  total?: number;
+  indexed?: number;
+  pending?: number;
+  failed?: number;
+  gaveUp?: number;
+  stale?: number;
+  /** blocks not embedded, by reason */
+  ignored?: {
+    [key: string]: number | undefined;
+  };
+  ignoredTotal?: number;
+  lastError?: string | null;
+  /** while the embedder is paused after failures */
+  pausedUntil?: string | null;
+  throughput?: {
+    blocksPerSecond: number;
+    blocks: number;
+    windowMs: number;
+  };
+  /** the embeddings are being compared with the notes */
+  comparing?: boolean;
+  lastComparison?: {
+    ms: number;
+    changed: number;
+    at: string;
+  };
+  /** index changes not taken in yet */
+  queued?: number;
+  vectorIndex?: {
+    state: "none" | "opening" | "rebuilding" | "ready" | "failed";
+    size: number;
+    problem?: string;
+  };
+};
+
 export type EmbeddingsStatusInput = Record<string, never>;
+
+export type EmbeddingsStatusOutput = {
+  /** an embedder is configured */
+  enabled: boolean;
+  embedder: {
+    plugin: string;
+    name: string;
+    model: string;
+    dimensions?: number;
+    remote?: boolean;
+  } | null;
+  /** why semantic search cannot answer now */
+  unavailable?: string;
+  /** the active model (administrators only, as every field below) */
+  model?: string;
+  total?: number;
+  indexed?: number;
+  pending?: number;
+  failed?: number;
+  gaveUp?: number;
+  stale?: number;
+  /** blocks not embedded, by reason */
+  ignored?: {
+    [key: string]: number | undefined;
+  };
+  ignoredTotal?: number;
+  lastError?: string | null;
+  /** while the embedder is paused after failures */
+  pausedUntil?: string | null;
+  throughput?: {
+    blocksPerSecond: number;
+    blocks: number;
+    windowMs: number;
+  };
+  /** the embeddings are being compared with the notes */
+  comparing?: boolean;
+  lastComparison?: {
+    ms: number;
+    changed: number;
+    at: string;
+  };
+  /** index changes not taken in yet */
+  queued?: number;
+  vectorIndex?: {
+    state: "none" | "opening" | "rebuilding" | "ready" | "failed";
+    size: number;
+    problem?: string;
+  };
+};
 
 export type ExportMarkdownInput = {
   /** notebook or document id */
@@ -440,8 +866,48 @@ export type ExportMarkdownInput = {
   flavor?: "markdown" | "obsidian";
 };
 
+export type ExportMarkdownOutput = {
+  /** the notebook or document exported */
+  id: string;
+  folder: string;
+  flavor?: "markdown" | "obsidian";
+  /** files written (when stopped, those written before the stop) */
+  files: number;
+  /** paths of the files written (at most 1000) */
+  written: string[];
+  /** flavor obsidian: links, tags and attachments written */
+  obsidian?: {
+    links?: number;
+    approximated?: number;
+    outside?: number;
+    tagsKept?: number;
+    attachments?: {
+      [key: string]: number | undefined;
+    };
+    missingAttachments?: string[];
+    attachmentsNotReplaced?: string[];
+  };
+  /** present only when the call was stopped (time limit or cancel) before it finished */
+  stopped?: "time_limit" | "cancelled";
+  /** when stopped: the files the export would have written */
+  planned?: number;
+  /** when stopped: how far it came */
+  message?: string;
+};
+
 export type HistoryClearInput = {
   id?: string;
+};
+
+export type HistoryClearOutput = {
+  /** documents whose history was cleared */
+  documents: number;
+  /** when stopped: the documents there were to clear */
+  of?: number;
+  /** present only when the call was stopped (time limit or cancel) before it finished */
+  stopped?: "time_limit" | "cancelled";
+  /** when stopped: how far it came */
+  message?: string;
 };
 
 export type HistoryGetInput = {
@@ -449,13 +915,56 @@ export type HistoryGetInput = {
   version: string;
 };
 
+export type HistoryGetOutput = {
+  /** <time>-<op>: sortable by time */
+  version: string;
+  documentId: string;
+  /** the change this version was kept before */
+  op: "update" | "move" | "remove" | "rollback";
+  by: string;
+  time: string;
+  /** the notebook the document was in */
+  notebook: string;
+  /** data/-relative path of the document file */
+  path: string;
+  hpath: string;
+  title: string;
+  /** the document file as it was (JSON) */
+  text: string;
+};
+
 export type HistoryListInput = {
   id: string;
+};
+
+export type HistoryListOutput = {
+  versions: Array<{
+    /** <time>-<op>: sortable by time */
+    version: string;
+    documentId: string;
+    /** the change this version was kept before */
+    op: "update" | "move" | "remove" | "rollback";
+    by: string;
+    time: string;
+    /** the notebook the document was in */
+    notebook: string;
+    /** data/-relative path of the document file */
+    path: string;
+    hpath: string;
+    title: string;
+  }>;
 };
 
 export type HistoryRollbackInput = {
   id: string;
   version: string;
+};
+
+export type HistoryRollbackOutput = {
+  id: string;
+  version: string;
+  /** data/-relative path written */
+  restored: string;
 };
 
 export type HistorySearchInput = {
@@ -465,6 +974,26 @@ export type HistorySearchInput = {
   from?: string;
   to?: string;
   limit?: number;
+};
+
+export type HistorySearchOutput = {
+  results: Array<{
+    /** <time>-<op>: sortable by time */
+    version: string;
+    documentId: string;
+    /** the change this version was kept before */
+    op: "update" | "move" | "remove" | "rollback";
+    by: string;
+    time: string;
+    /** the notebook the document was in */
+    notebook: string;
+    /** data/-relative path of the document file */
+    path: string;
+    hpath: string;
+    title: string;
+  }>;
+  /** stopped at the limit */
+  truncated: boolean;
 };
 
 export type ImportMarkdownInput = {
@@ -478,9 +1007,95 @@ export type ImportMarkdownInput = {
   flavor?: "auto" | "markdown" | "obsidian" | "siyuan";
 };
 
+export type ImportMarkdownOutput = {
+  notebook: string;
+  flavor: "markdown" | "obsidian" | "siyuan";
+  /** documents written */
+  documents: number;
+  blocks: number;
+  /** files skipped or imported as empty documents, and why */
+  skipped: Array<{
+    path: string;
+    reason: string;
+  }>;
+  seconds: number;
+  /** flavor obsidian: what could and could not be mapped */
+  obsidian?: {
+    notes?: number;
+    frontMatter?: number;
+    links?: number;
+    embeds?: number;
+    tags?: number;
+    attachments?: {
+      [key: string]: number | undefined;
+    };
+    unresolved?: Array<{
+      file: string;
+      link: string;
+    }>;
+    unresolvedCount?: number;
+    approximated?: Array<{
+      file: string;
+      link: string;
+    }>;
+    approximatedCount?: number;
+    problems?: Array<{
+      file: string;
+      problem: string;
+    }>;
+  };
+  /** flavor siyuan: ids, references and assets */
+  siyuan?: {
+    documents?: number;
+    ids?: "kept" | "renewed";
+    references?: number;
+    referencesOutside?: number;
+    assets?: {
+      linked?: number;
+      copied?: number;
+      missing?: string[];
+    };
+    problems?: Array<{
+      file: string;
+      problem: string;
+    }>;
+  };
+  /** present only when the call was stopped (time limit or cancel) before it finished */
+  stopped?: "time_limit" | "cancelled";
+  /** when stopped: the documents the import would have written */
+  planned?: number;
+  /** when stopped: how far it came */
+  message?: string;
+};
+
 export type IndexProblemsInput = Record<string, never>;
 
+export type IndexProblemsOutput = {
+  problems: Array<{
+    /** data/-relative */
+    path: string;
+    reason: string;
+    /** an id found in two files: the other document (administrators only) */
+    otherDocument?: string;
+  }>;
+};
+
 export type IndexRebuildInput = Record<string, never>;
+
+export type IndexRebuildOutput = {
+  notebooks: number;
+  documents: number;
+  /** documents whose rows were written again */
+  indexed: number;
+  blocks: number;
+  removed: number;
+  problems: Array<{
+    path: string;
+    reason: string;
+    /** an id found in two files: the other document */
+    other?: string;
+  }>;
+};
 
 export type NotebookCreateInput = {
   name: string;
@@ -520,16 +1135,43 @@ export type NotebookRemoveInput = {
   id: string;
 };
 
+export type NotebookRemoveOutput = {
+  /** the notebook removed */
+  removed: string;
+  /** documents removed with it */
+  documents: number;
+};
+
 export type NotebookRenameInput = {
   /** notebook id */
   id: string;
   name: string;
 };
 
+export type NotebookRenameOutput = {
+  id: string;
+  name: string;
+  icon?: string;
+  sort?: number;
+  access?: "private" | "published";
+  agent: "write" | "read" | "none";
+  egress: "allowed" | "local-only";
+};
+
 export type NotebookSetAccessInput = {
   /** notebook id */
   id: string;
   access: "private" | "published";
+};
+
+export type NotebookSetAccessOutput = {
+  id: string;
+  name: string;
+  icon?: string;
+  sort?: number;
+  access?: "private" | "published";
+  agent: "write" | "read" | "none";
+  egress: "allowed" | "local-only";
 };
 
 export type NotebookSetPrivacyInput = {
@@ -541,9 +1183,33 @@ export type NotebookSetPrivacyInput = {
   egress?: "allowed" | "local-only";
 };
 
+export type NotebookSetPrivacyOutput = {
+  id: string;
+  name: string;
+  icon?: string;
+  sort?: number;
+  access?: "private" | "published";
+  agent: "write" | "read" | "none";
+  egress: "allowed" | "local-only";
+};
+
 export type OutlineGetInput = {
   /** document id, or any block in it */
   id: string;
+};
+
+export type OutlineGetOutput = {
+  /** the document */
+  id: string;
+  outline: Array<{
+    id: string;
+    level: number;
+    text: string;
+    /** headings nested under it, each of this same shape */
+    children: Array<{
+      [key: string]: unknown;
+    }>;
+  }>;
 };
 
 export type RefBacklinksInput = {
@@ -551,15 +1217,68 @@ export type RefBacklinksInput = {
   id: string;
 };
 
+export type RefBacklinksOutput = {
+  id: string;
+  backlinks: Array<{
+    id: string;
+    type: string;
+    subtype: string | null;
+    documentId: string;
+    notebook: string;
+    hpath: string;
+    /** the first 200 characters of its content */
+    preview: string;
+    updated: string | null;
+    anchor: string | null;
+  }>;
+  /** more than 200 blocks refer to it */
+  truncated: boolean;
+};
+
 export type RefForwardInput = {
   /** block or document id */
   id: string;
+};
+
+export type RefForwardOutput = {
+  id: string;
+  refs: Array<{
+    /** the block holding the reference */
+    fromId: string;
+    /** the block referred to */
+    id: string;
+    anchor: string | null;
+    /** null when unresolved */
+    type: string | null;
+    /** null when unresolved */
+    documentId: string | null;
+    /** null when unresolved */
+    preview: string | null;
+    /** whether the block referred to exists (and the caller may see it) */
+    resolved: boolean;
+  }>;
 };
 
 export type RerankRerankInput = {
   query: string;
   /** block ids, in the order to keep if the reranker cannot run */
   ids: string[];
+};
+
+export type RerankRerankOutput = {
+  query: string;
+  /** false when the given order was kept (no reranker, a failure, too few blocks); note says why */
+  reranked: boolean;
+  note?: string;
+  model?: string;
+  results: Array<{
+    id: string;
+    rank: number;
+    /** absent when not reranked */
+    score?: number;
+  }>;
+  /** ids that do not exist or that the caller may not see */
+  missing: string[];
 };
 
 export type SearchFulltextInput = {
@@ -616,6 +1335,75 @@ export type SearchHybridInput = {
   pageSize?: number;
 };
 
+export type SearchHybridOutput = {
+  query: string;
+  page: number;
+  pageSize: number;
+  total: number;
+  /** each arm gave at most this many hits: there may be more matches than total */
+  depth: number;
+  fusion: {
+    method: string;
+    k: number;
+  };
+  arms: {
+    fulltext: {
+      ran: boolean;
+      hits?: number;
+      total?: number;
+      /** why it did not run */
+      reason?: string;
+    };
+    semantic: {
+      ran: boolean;
+      hits?: number;
+      model?: string;
+      complete?: boolean;
+      exact?: boolean;
+      /** why it did not run */
+      reason?: string;
+    };
+    rerank: {
+      ran: boolean;
+      candidates?: number;
+      model?: string;
+      /** why it did not run */
+      reason?: string;
+    };
+  };
+  /** the semantic arm did not run: the answer is full-text search alone */
+  fellBackToFulltext: boolean;
+  note?: string;
+  results: Array<{
+    id: string;
+    documentId: string;
+    notebook: string;
+    hpath: string;
+    type: string;
+    subtype: string | null;
+    /** HTML-escaped text; matches inside <mark> */
+    snippet: string;
+    /** the fused score */
+    score: number;
+    rank: number;
+    /** rank and score in each arm that found it */
+    arms: {
+      fulltext?: {
+        rank: number;
+        score: number;
+      };
+      semantic?: {
+        rank: number;
+        score: number;
+      };
+      rerank?: {
+        rank: number;
+        score: number;
+      };
+    };
+  }>;
+};
+
 export type SearchSemanticInput = {
   query: string;
   /** only these notebooks */
@@ -629,10 +1417,102 @@ export type SearchSemanticInput = {
   pageSize?: number;
 };
 
+export type SearchSemanticOutput = {
+  query: string;
+  page: number;
+  pageSize: number;
+  /** the model whose vectors answered */
+  model: string;
+  /** false while some blocks the filters allow have no current vector; note says why */
+  complete: boolean;
+  note?: string;
+  /** exact search, not through the ANN index */
+  exact: boolean;
+  results: Array<{
+    id: string;
+    documentId: string;
+    notebook: string;
+    hpath: string;
+    type: string;
+    subtype: string | null;
+    /** the start of the block's text */
+    snippet: string;
+    /** cosine similarity, higher is nearer */
+    score: number;
+    rank: number;
+    arms: {
+      semantic?: {
+        rank: number;
+        score: number;
+      };
+    };
+  }>;
+};
+
 export type SkillInstallInput = {
   path: string;
   replace?: boolean;
   dryRun?: boolean;
+};
+
+export type SkillInstallOutput = {
+  dryRun: true;
+  /** dryRun: what would be written */
+  wouldWrite: Array<{
+    name: string;
+    /** where in the package it came from */
+    from: string;
+    folder: string;
+    files: string[];
+    bytes: number;
+    /** a skill of this name exists */
+    replaces: boolean;
+    warnings: string[];
+  }>;
+  installed?: Array<{
+    name: string;
+    /** where in the package it came from */
+    from: string;
+    folder: string;
+    files: string[];
+    bytes: number;
+    /** a skill of this name exists */
+    replaces: boolean;
+    warnings: string[];
+    replaced: boolean;
+  }>;
+  updatedBy?: string;
+  /** files of the package that are no part of any skill */
+  ignored: string[];
+} | {
+  dryRun?: true;
+  /** dryRun: what would be written */
+  wouldWrite?: Array<{
+    name: string;
+    /** where in the package it came from */
+    from: string;
+    folder: string;
+    files: string[];
+    bytes: number;
+    /** a skill of this name exists */
+    replaces: boolean;
+    warnings: string[];
+  }>;
+  installed: Array<{
+    name: string;
+    /** where in the package it came from */
+    from: string;
+    folder: string;
+    files: string[];
+    bytes: number;
+    /** a skill of this name exists */
+    replaces: boolean;
+    warnings: string[];
+    replaced: boolean;
+  }>;
+  updatedBy: string;
+  /** files of the package that are no part of any skill */
+  ignored: string[];
 };
 
 export type SkillInstallUrlInput = {
@@ -641,15 +1521,136 @@ export type SkillInstallUrlInput = {
   dryRun?: boolean;
 };
 
+export type SkillInstallUrlOutput = {
+  dryRun: true;
+  /** dryRun: what would be written */
+  wouldWrite: Array<{
+    name: string;
+    /** where in the package it came from */
+    from: string;
+    folder: string;
+    files: string[];
+    bytes: number;
+    /** a skill of this name exists */
+    replaces: boolean;
+    warnings: string[];
+  }>;
+  installed?: Array<{
+    name: string;
+    /** where in the package it came from */
+    from: string;
+    folder: string;
+    files: string[];
+    bytes: number;
+    /** a skill of this name exists */
+    replaces: boolean;
+    warnings: string[];
+    replaced: boolean;
+  }>;
+  updatedBy?: string;
+  /** files of the package that are no part of any skill */
+  ignored: string[];
+} | {
+  dryRun?: true;
+  /** dryRun: what would be written */
+  wouldWrite?: Array<{
+    name: string;
+    /** where in the package it came from */
+    from: string;
+    folder: string;
+    files: string[];
+    bytes: number;
+    /** a skill of this name exists */
+    replaces: boolean;
+    warnings: string[];
+  }>;
+  installed: Array<{
+    name: string;
+    /** where in the package it came from */
+    from: string;
+    folder: string;
+    files: string[];
+    bytes: number;
+    /** a skill of this name exists */
+    replaces: boolean;
+    warnings: string[];
+    replaced: boolean;
+  }>;
+  updatedBy: string;
+  /** files of the package that are no part of any skill */
+  ignored: string[];
+};
+
 export type SkillListInput = Record<string, never>;
+
+export type SkillListOutput = {
+  skills: Array<{
+    name: string;
+    description: string;
+    /** relative to the workspace when inside it */
+    folder: string;
+    /** in <workspace>/skills (not a read-only folder of the config) */
+    writable: boolean;
+    /** its line in the system prompt */
+    tokens: number;
+    inPrompt: boolean;
+    files: number;
+    /** scripts it ships (never run here) */
+    scripts: string[];
+    warnings: string[];
+    updatedBy?: string;
+    lastUsed: string;
+  }>;
+  promptTokens: number;
+  promptTokenBudget: number;
+  leftOutOfPrompt: string[];
+  broken: Array<{
+    path: string;
+    problem: string;
+    message: string;
+  }>;
+};
 
 export type SkillLoadInput = {
   name: string;
   file?: string;
 };
 
+export type SkillLoadOutput = {
+  name: string;
+  /** with file: its path */
+  file: string;
+  /** with file: its text */
+  text: string;
+  description?: string;
+  /** the body of SKILL.md */
+  body?: string;
+  /** the other files of its folder */
+  files?: string[];
+  warnings?: string[];
+} | {
+  name: string;
+  /** with file: its path */
+  file?: string;
+  /** with file: its text */
+  text?: string;
+  description: string;
+  /** the body of SKILL.md */
+  body: string;
+  /** the other files of its folder */
+  files: string[];
+  warnings: string[];
+};
+
 export type SkillRemoveInput = {
   name: string;
+};
+
+export type SkillRemoveOutput = {
+  removed: string;
+  files: string[];
+  /** the version kept of it */
+  version?: string;
 };
 
 export type SkillRenameInput = {
@@ -657,9 +1658,25 @@ export type SkillRenameInput = {
   newName: string;
 };
 
+export type SkillRenameOutput = {
+  /** the new name */
+  name: string;
+  from: string;
+  files: number;
+};
+
 export type SkillRestoreVersionInput = {
   name: string;
   version: string;
+};
+
+export type SkillRestoreVersionOutput = {
+  name: string;
+  version: string;
+  files: string[];
+  replaced: boolean;
+  warnings: string[];
+  updatedBy?: string;
 };
 
 export type SkillSaveInput = {
@@ -670,13 +1687,127 @@ export type SkillSaveInput = {
   };
 };
 
+export type SkillSaveOutput = {
+  name: string;
+  written: string[];
+  /** files of the replaced skill kept */
+  kept: string[];
+  replaced: boolean;
+  warnings: string[];
+  updatedBy: string;
+};
+
 export type SkillVersionsInput = {
   name?: string;
   version?: string;
 };
 
+export type SkillVersionsOutput = {
+  /** without a name: the skills that have versions */
+  skills: Array<{
+    name: string;
+    versions: number;
+    latest: string;
+  }>;
+  name?: string;
+  /** with a name: its versions, newest first */
+  versions?: Array<{
+    version: string;
+    name: string;
+    op: "save" | "install" | "rename" | "remove" | "restore" | "rollback";
+    by: string;
+    time: string;
+    description: string;
+    files: string[];
+    bytes: number;
+  }>;
+  version?: string;
+  op?: "save" | "install" | "rename" | "remove" | "restore" | "rollback";
+  by?: string;
+  time?: string;
+  files?: Array<{
+    path: string;
+    bytes: number;
+  }>;
+  /** the text of its SKILL.md */
+  skillMd?: string;
+} | {
+  /** without a name: the skills that have versions */
+  skills?: Array<{
+    name: string;
+    versions: number;
+    latest: string;
+  }>;
+  name: string;
+  /** with a name: its versions, newest first */
+  versions: Array<{
+    version: string;
+    name: string;
+    op: "save" | "install" | "rename" | "remove" | "restore" | "rollback";
+    by: string;
+    time: string;
+    description: string;
+    files: string[];
+    bytes: number;
+  }>;
+  version?: string;
+  op?: "save" | "install" | "rename" | "remove" | "restore" | "rollback";
+  by?: string;
+  time?: string;
+  files?: Array<{
+    path: string;
+    bytes: number;
+  }>;
+  /** the text of its SKILL.md */
+  skillMd?: string;
+} | {
+  /** without a name: the skills that have versions */
+  skills?: Array<{
+    name: string;
+    versions: number;
+    latest: string;
+  }>;
+  name: string;
+  /** with a name: its versions, newest first */
+  versions?: Array<{
+    version: string;
+    name: string;
+    op: "save" | "install" | "rename" | "remove" | "restore" | "rollback";
+    by: string;
+    time: string;
+    description: string;
+    files: string[];
+    bytes: number;
+  }>;
+  version: string;
+  op: "save" | "install" | "rename" | "remove" | "restore" | "rollback";
+  by: string;
+  time: string;
+  files: Array<{
+    path: string;
+    bytes: number;
+  }>;
+  /** the text of its SKILL.md */
+  skillMd?: string;
+};
+
 export type SnapshotCreateInput = {
   memo?: string;
+};
+
+export type SnapshotCreateOutput = {
+  id: string;
+  memo: string;
+  created: string;
+  /** person:<name>, mcp:<name> or agent:<session>/<turn> */
+  origin: string;
+  /** the snapshot before it */
+  parent: string | null;
+  tags: string[];
+  /** files of data/ it holds */
+  files: number;
+  /** files of skills/ it holds */
+  skillFiles?: number;
 };
 
 export type SnapshotDiffInput = {
@@ -684,16 +1815,110 @@ export type SnapshotDiffInput = {
   to?: string;
 };
 
+export type SnapshotDiffOutput = {
+  from: string;
+  /** a snapshot id, or 'now' */
+  to: string;
+  added: string[];
+  removed: string[];
+  changed: string[];
+  /** changed documents (at most 200): the blocks added, removed and changed */
+  documents: Array<{
+    path: string;
+    blocks: {
+      added: string[];
+      removed: string[];
+      changed: string[];
+    };
+  }>;
+  /** skill files, when both sides hold skills */
+  skills?: {
+    added: string[];
+    removed: string[];
+    changed: string[];
+  };
+};
+
 export type SnapshotGetInput = {
   id: string;
 };
 
+export type SnapshotGetOutput = {
+  id: string;
+  memo: string;
+  created: string;
+  /** person:<name>, mcp:<name> or agent:<session>/<turn> */
+  origin: string;
+  /** the snapshot before it */
+  parent: string | null;
+  tags: string[];
+  /** data/-relative path → content */
+  files: {
+    [key: string]: {
+      hash: string;
+      size: number;
+      mtimeMs: number;
+    } | undefined;
+  };
+  /** skills/-relative path → content (absent in snapshots taken before skills were covered) */
+  skills?: {
+    [key: string]: {
+      hash: string;
+      size: number;
+      mtimeMs: number;
+    } | undefined;
+  };
+  auditHead?: {
+    seq: number;
+    hash: string;
+  };
+  scanStarted?: number;
+};
+
 export type SnapshotListInput = Record<string, never>;
+
+export type SnapshotListOutput = {
+  snapshots: Array<{
+    id: string;
+    memo: string;
+    created: string;
+    /** person:<name>, mcp:<name> or agent:<session>/<turn> */
+    origin: string;
+    /** the snapshot before it */
+    parent: string | null;
+    tags: string[];
+    /** files of data/ it holds */
+    files: number;
+    /** files of skills/ it holds */
+    skillFiles?: number;
+  }>;
+};
 
 export type SnapshotPurgeInput = Record<string, never>;
 
+export type SnapshotPurgeOutput = {
+  /** objects removed */
+  removed: number;
+};
+
 export type SnapshotRollbackInput = {
   id: string;
+};
+
+export type SnapshotRollbackOutput = {
+  id: string;
+  /** files brought back (in the snapshot, missing before) */
+  added: string[];
+  /** files created since the snapshot, removed */
+  removed: string[];
+  /** files restored to the snapshot's content */
+  changed: string[];
+  /** the same for skill files, when the snapshot holds skills */
+  skills?: {
+    added: string[];
+    removed: string[];
+    changed: string[];
+  };
 };
 
 export type SnapshotTagInput = {
@@ -701,12 +1926,51 @@ export type SnapshotTagInput = {
   tag: string;
 };
 
+export type SnapshotTagOutput = {
+  id: string;
+  memo: string;
+  created: string;
+  /** person:<name>, mcp:<name> or agent:<session>/<turn> */
+  origin: string;
+  /** the snapshot before it */
+  parent: string | null;
+  tags: string[];
+  /** files of data/ it holds */
+  files: number;
+  /** files of skills/ it holds */
+  skillFiles?: number;
+};
+
 export type SnapshotUntagInput = {
   id: string;
   tag: string;
 };
 
+export type SnapshotUntagOutput = {
+  id: string;
+  memo: string;
+  created: string;
+  /** person:<name>, mcp:<name> or agent:<session>/<turn> */
+  origin: string;
+  /** the snapshot before it */
+  parent: string | null;
+  tags: string[];
+  /** files of data/ it holds */
+  files: number;
+  /** files of skills/ it holds */
+  skillFiles?: number;
+};
+
 export type SnapshotVerifyInput = Record<string, never>;
+
+export type SnapshotVerifyOutput = {
+  snapshots: number;
+  objects: number;
+  damaged: Array<{
+    object: string;
+    reason: string;
+  }>;
+};
 
 export type SqlQueryInput = {
   sql: string;
@@ -714,15 +1978,79 @@ export type SqlQueryInput = {
   timeoutMs?: number;
 };
 
+export type SqlQueryOutput = {
+  columns: string[];
+  rows: Array<unknown[]>;
+  rowCount: number;
+  /** there were more rows than returned (the limit, or the size of the answer) */
+  truncated: boolean;
+  /** some long cells were cut */
+  cellsTruncated: boolean;
+  limit: number;
+  /** blocks whose ids appear in the rows */
+  blocks: Array<{
+    id: string;
+    link: string;
+  }>;
+  /** the rows as a Markdown table */
+  markdown: string;
+};
+
 export type SqlSchemaInput = Record<string, never>;
+
+export type SqlSchemaOutput = {
+  tables: Array<{
+    name: string;
+    description: string;
+    columns: Array<{
+      name: string;
+      type: string;
+      description: string;
+    }>;
+  }>;
+};
 
 export type SystemCurrentTimeInput = Record<string, never>;
 
+export type SystemCurrentTimeOutput = {
+  /** ISO 8601 */
+  utc: string;
+  /** IANA name of the local time zone */
+  timeZone: string;
+  /** YYYY-MM-DD hh:mm:ss in the local time zone */
+  local: string;
+  unixMs: number;
+};
+
 export type SystemInfoInput = Record<string, never>;
+
+export type SystemInfoOutput = {
+  version: string;
+  startedAt: string;
+  uptimeSeconds: number;
+  /** the Node.js version */
+  node: string;
+};
 
 export type TagBlocksInput = {
   tag: string;
   limit?: number;
+};
+
+export type TagBlocksOutput = {
+  tag: string;
+  blocks: Array<{
+    id: string;
+    type: string;
+    subtype: string | null;
+    documentId: string;
+    notebook: string;
+    hpath: string;
+    /** the first 200 characters of its content */
+    preview: string;
+    updated: string | null;
+  }>;
+  truncated: boolean;
 };
 
 export type TagListInput = {
@@ -797,77 +2125,77 @@ export interface Operations {
     /** A block's attributes, including created, updated and updatedBy. */
     body: AttrGetInput;
     response: {
-      result: unknown;
+      result: AttrGetOutput;
     };
   };
   attr_set: {
     /** Set attributes on a block; a null value removes the attribute. */
     body: AttrSetInput;
     response: {
-      result: unknown;
+      result: AttrSetOutput;
     };
   };
   block_append: {
     /** Add blocks parsed from Markdown as the last children of a block or document. */
     body: BlockAppendInput;
     response: {
-      result: unknown;
+      result: BlockAppendOutput;
     };
   };
   block_batch_get: {
     /** Several blocks at once; ids that do not exist are listed as missing. */
     body: BlockBatchGetInput;
     response: {
-      result: unknown;
+      result: BlockBatchGetOutput;
     };
   };
   block_delete: {
     /** Delete a block and its children. */
     body: BlockDeleteInput;
     response: {
-      result: unknown;
+      result: BlockDeleteOutput;
     };
   };
   block_get: {
     /** A block with its children and its Markdown. */
     body: BlockGetInput;
     response: {
-      result: unknown;
+      result: BlockGetOutput;
     };
   };
   block_get_children: {
     /** The direct children of a block, summarised. */
     body: BlockGetChildrenInput;
     response: {
-      result: unknown;
+      result: BlockGetChildrenOutput;
     };
   };
   block_insert: {
     /** Insert blocks parsed from Markdown after previousId, before nextId, or as the last children of parentId (give exactly one). */
     body: BlockInsertInput;
     response: {
-      result: unknown;
+      result: BlockInsertOutput;
     };
   };
   block_move: {
     /** Move a block after previousId, or to be the first child of parentId (give exactly one), in any document. */
     body: BlockMoveInput;
     response: {
-      result: unknown;
+      result: BlockMoveOutput;
     };
   };
   block_prepend: {
     /** Add blocks parsed from Markdown as the first children of a block or document. */
     body: BlockPrependInput;
     response: {
-      result: unknown;
+      result: BlockPrependOutput;
     };
   };
   block_update: {
     /** Replace a block's content with Markdown; the block keeps its id and attributes. */
     body: BlockUpdateInput;
     response: {
-      result: unknown;
+      result: BlockUpdateOutput;
     };
   };
   callAction: {
@@ -925,21 +2253,21 @@ export interface Operations {
     /** Add Markdown at the end of a day's note, creating the note if needed. */
     body: DailynoteAppendInput;
     response: {
-      result: unknown;
+      result: DailynoteAppendOutput;
     };
   };
   dailynote_get: {
     /** The daily note of a date (today by default), if it exists. */
     body: DailynoteGetInput;
     response: {
-      result: unknown;
+      result: DailynoteGetOutput;
     };
   };
   dailynote_prepend: {
     /** Add Markdown at the start of a day's note, creating the note if needed. */
     body: DailynotePrependInput;
     response: {
-      result: unknown;
+      result: DailynotePrependOutput;
     };
   };
   deleteSession: {
@@ -958,14 +2286,14 @@ export interface Operations {
     /** Copy a document (not its child documents) beside it, with new block ids. */
     body: DocumentDuplicateInput;
     response: {
-      result: unknown;
+      result: DocumentDuplicateOutput;
     };
   };
   document_get: {
     /** A document's whole block tree. */
     body: DocumentGetInput;
     response: {
-      result: unknown;
+      result: DocumentGetOutput;
     };
   };
   document_get_markdown: {
@@ -993,28 +2321,28 @@ export interface Operations {
     /** Move a document, with the documents below it, to another notebook or parent document. */
     body: DocumentMoveInput;
     response: {
-      result: unknown;
+      result: DocumentMoveOutput;
     };
   };
   document_remove: {
     /** Remove a document and every document below it. */
     body: DocumentRemoveInput;
     response: {
-      result: unknown;
+      result: DocumentRemoveOutput;
     };
   };
   document_rename: {
     /** Change a document's title. */
     body: DocumentRenameInput;
     response: {
-      result: unknown;
+      result: DocumentRenameOutput;
     };
   };
   embeddings_index: {
     /** Embed every block that is pending now and wait until each is embedded or has failed, reporting progress; optionally everything again (reindex) or the failed ones too (retryFailed). */
     body: EmbeddingsIndexInput;
     response: {
-      result: unknown;
+      result: EmbeddingsIndexOutput;
     } | {
       job: Job;
     };
@@ -1023,28 +2351,28 @@ export interface Operations {
     /** Embed every block again (in the background); the old vectors answer until replaced. */
     body: EmbeddingsReindexInput;
     response: {
-      result: unknown;
+      result: EmbeddingsReindexOutput;
     };
   };
   embeddings_retry_failed: {
     /** Retry the blocks whose embedding failed, now (in the background). */
     body: EmbeddingsRetryFailedInput;
     response: {
-      result: unknown;
+      result: EmbeddingsRetryFailedOutput;
     };
   };
   embeddings_status: {
     /** How far the embedding of the notes has come: total, indexed, pending, failed, ignored (by reason), the model, the last error, throughput. */
     body: EmbeddingsStatusInput;
     response: {
-      result: unknown;
+      result: EmbeddingsStatusOutput;
     };
   };
   export_markdown: {
     /** Write a notebook or a document (with the documents below it) as .md files into a folder; flavor obsidian writes front matter, [[wiki links]], #tags and callouts as Obsidian reads them, with attachment */
     body: ExportMarkdownInput;
     response: {
-      result: unknown;
+      result: ExportMarkdownOutput;
     } | {
       job: Job;
     };
@@ -1057,6 +2385,11 @@ export interface Operations {
       grants: number;
       notebooks: NotebookPrivacy[];
     };
+  };
+  getAsset: {
+    /** A workspace attachment (assets/<name>: a note's image or file) */
+    params: { name: string };
+    response: string;
   };
   getConfirmation: {
     /** One confirmation */
@@ -1090,7 +2423,7 @@ export interface Operations {
     /** Delete the versions of one document, or of all documents. */
     body: HistoryClearInput;
     response: {
-      result: unknown;
+      result: HistoryClearOutput;
     } | {
       job: Job;
     };
@@ -1099,35 +2432,35 @@ export interface Operations {
     /** One version of a document, with its full content. */
     body: HistoryGetInput;
     response: {
-      result: unknown;
+      result: HistoryGetOutput;
     };
   };
   history_list: {
     /** The versions of a document, newest first: when, what happened (update, move, remove, rollback) and who did it. */
     body: HistoryListInput;
     response: {
-      result: unknown;
+      result: HistoryListOutput;
     };
   };
   history_rollback: {
     /** Restore a document to one of its versions (also a removed document); the current state is kept as a version first. */
     body: HistoryRollbackInput;
     response: {
-      result: unknown;
+      result: HistoryRollbackOutput;
     };
   };
   history_search: {
     /** Versions by text, notebook, operation or time range, newest documents first. */
     body: HistorySearchInput;
     response: {
-      result: unknown;
+      result: HistorySearchOutput;
     };
   };
   import_markdown: {
     /** Import a .md file or a folder of them (folders become documents holding their contents). */
     body: ImportMarkdownInput;
     response: {
-      result: unknown;
+      result: ImportMarkdownOutput;
     } | {
       job: Job;
     };
@@ -1136,14 +2469,14 @@ export interface Operations {
     /** Files skipped because they are not valid documents or notebooks, with the reason. */
     body: IndexProblemsInput;
     response: {
-      result: unknown;
+      result: IndexProblemsOutput;
     };
   };
   index_rebuild: {
     /** Rebuild the index from the document files (they are not changed). */
     body: IndexRebuildInput;
     response: {
-      result: unknown;
+      result: IndexRebuildOutput;
     } | {
       job: Job;
     };
@@ -1231,28 +2564,28 @@ export interface Operations {
     /** Remove a notebook with all its documents. */
     body: NotebookRemoveInput;
     response: {
-      result: unknown;
+      result: NotebookRemoveOutput;
     };
   };
   notebook_rename: {
     /** Rename a notebook. */
     body: NotebookRenameInput;
     response: {
-      result: unknown;
+      result: NotebookRenameOutput;
     };
   };
   notebook_set_access: {
     /** Make a notebook private or published (readable by reader tokens). */
     body: NotebookSetAccessInput;
     response: {
-      result: unknown;
+      result: NotebookSetAccessOutput;
     };
   };
   notebook_set_privacy: {
     /** Set what the agent may do in a notebook and whether its text may leave this machine. */
     body: NotebookSetPrivacyInput;
     response: {
-      result: unknown;
+      result: NotebookSetPrivacyOutput;
     };
   };
   openApiDocument: {
@@ -1265,7 +2598,7 @@ export interface Operations {
     /** The headings of a document, nested by level. */
     body: OutlineGetInput;
     response: {
-      result: unknown;
+      result: OutlineGetOutput;
     };
   };
   pendingInSession: {
@@ -1290,21 +2623,21 @@ export interface Operations {
     /** Blocks that refer to this block. */
     body: RefBacklinksInput;
     response: {
-      result: unknown;
+      result: RefBacklinksOutput;
     };
   };
   ref_forward: {
     /** The references made by a block, or by every block of a document, and whether each still resolves. */
     body: RefForwardInput;
     response: {
-      result: unknown;
+      result: RefForwardOutput;
     };
   };
   rerank_rerank: {
     /** Orders the given blocks by the reranker's judgement of how well each answers the query (best first, with its score). */
     body: RerankRerankInput;
     response: {
-      result: unknown;
+      result: RerankRerankOutput;
     };
   };
   revokeGrant: {
@@ -1348,14 +2681,14 @@ export interface Operations {
     /** Hybrid search: the full-text search of this query (same query language) and a semantic search by meaning, each for its best hits, fused by reciprocal rank fusion (k = 60), then the best candidates reo */
     body: SearchHybridInput;
     response: {
-      result: unknown;
+      result: SearchHybridOutput;
     };
   };
   search_semantic: {
     /** Semantic search: the blocks nearest in meaning to the query (by the configured embedder's vectors), with the same filters as full-text search. */
     body: SearchSemanticInput;
     response: {
-      result: unknown;
+      result: SearchSemanticOutput;
     };
   };
   setPluginEnabled: {
@@ -1382,70 +2715,70 @@ export interface Operations {
     /** Install skills from a folder or a .zip / .tar.gz archive on this machine (absolute path). */
     body: SkillInstallInput;
     response: {
-      result: unknown;
+      result: SkillInstallOutput;
     };
   };
   skill_install_url: {
     /** Install skills from a .zip / .tar.gz archive or a single SKILL.md downloaded from an http(s) URL, with the same checks as install; all or nothing, the answer lists every file written. */
     body: SkillInstallUrlInput;
     response: {
-      result: unknown;
+      result: SkillInstallUrlOutput;
     };
   };
   skill_list: {
     /** Every skill: name, description, where it lives, its token cost in the prompt and whether it is listed there, warnings (such as scripts it ships, which are never run here), and the broken ones with the */
     body: SkillListInput;
     response: {
-      result: unknown;
+      result: SkillListOutput;
     };
   };
   skill_load: {
     /** Read a skill's instructions (the body of its SKILL.md), or with `file` one file of its folder (a path relative to the folder, such as references/guide.md). */
     body: SkillLoadInput;
     response: {
-      result: unknown;
+      result: SkillLoadOutput;
     };
   };
   skill_remove: {
     /** Remove a skill of the workspace, its whole folder. */
     body: SkillRemoveInput;
     response: {
-      result: unknown;
+      result: SkillRemoveOutput;
     };
   };
   skill_rename: {
     /** Rename a skill of the workspace: its folder and the name in its SKILL.md. */
     body: SkillRenameInput;
     response: {
-      result: unknown;
+      result: SkillRenameOutput;
     };
   };
   skill_restore_version: {
     /** Put a kept version back as the skill's whole folder (also of a removed skill); the skill as it is now is kept as a version first. */
     body: SkillRestoreVersionInput;
     response: {
-      result: unknown;
+      result: SkillRestoreVersionOutput;
     };
   };
   skill_save: {
     /** Create a skill, or replace the SKILL.md (and the files given) of one in the workspace. */
     body: SkillSaveInput;
     response: {
-      result: unknown;
+      result: SkillSaveOutput;
     };
   };
   skill_versions: {
     /** Earlier versions of a skill, newest first: kept before each save that replaced it, rename, removal, install over it, restore or snapshot rollback (when, what, who, its files). */
     body: SkillVersionsInput;
     response: {
-      result: unknown;
+      result: SkillVersionsOutput;
     };
   };
   snapshot_create: {
     /** Take a snapshot of all notes and skills. */
     body: SnapshotCreateInput;
     response: {
-      result: unknown;
+      result: SnapshotCreateOutput;
     } | {
       job: Job;
     };
@@ -1454,35 +2787,35 @@ export interface Operations {
     /** Files added, removed and changed between two snapshots, or a snapshot and now; for changed documents, the blocks added, removed and changed; `skills` lists skill files added, removed and changed when  */
     body: SnapshotDiffInput;
     response: {
-      result: unknown;
+      result: SnapshotDiffOutput;
     };
   };
   snapshot_get: {
     /** One snapshot with its table of files. */
     body: SnapshotGetInput;
     response: {
-      result: unknown;
+      result: SnapshotGetOutput;
     };
   };
   snapshot_list: {
     /** Snapshots, newest first: id, memo, time, origin (a person or agent:<session>/<turn>), tags. */
     body: SnapshotListInput;
     response: {
-      result: unknown;
+      result: SnapshotListOutput;
     };
   };
   snapshot_purge: {
     /** Delete stored file contents that no snapshot refers to. */
     body: SnapshotPurgeInput;
     response: {
-      result: unknown;
+      result: SnapshotPurgeOutput;
     };
   };
   snapshot_rollback: {
     /** Make the notes and skills exactly as they were in a snapshot: files created since are removed, changed ones restored, and the index updated. */
     body: SnapshotRollbackInput;
     response: {
-      result: unknown;
+      result: SnapshotRollbackOutput;
     } | {
       job: Job;
     };
@@ -1491,35 +2824,35 @@ export interface Operations {
     /** Add a tag to a snapshot. */
     body: SnapshotTagInput;
     response: {
-      result: unknown;
+      result: SnapshotTagOutput;
     };
   };
   snapshot_untag: {
     /** Remove a tag from a snapshot. */
     body: SnapshotUntagInput;
     response: {
-      result: unknown;
+      result: SnapshotUntagOutput;
     };
   };
   snapshot_verify: {
     /** Read every stored object again and report any that is missing or damaged. */
     body: SnapshotVerifyInput;
     response: {
-      result: unknown;
+      result: SnapshotVerifyOutput;
     };
   };
   sql_query: {
     /** Run one SELECT or WITH statement on the index (read-only). */
     body: SqlQueryInput;
     response: {
-      result: unknown;
+      result: SqlQueryOutput;
     };
   };
   sql_schema: {
     /** The tables of the index, their columns, and what each column means. */
     body: SqlSchemaInput;
     response: {
-      result: unknown;
+      result: SqlSchemaOutput;
     };
   };
   startTurn: {
@@ -1534,21 +2867,21 @@ export interface Operations {
     /** The current date and time, in UTC and in the kernel's local time zone. */
     body: SystemCurrentTimeInput;
     response: {
-      result: unknown;
+      result: SystemCurrentTimeOutput;
     };
   };
   system_info: {
     /** The kernel version, when it started, and how long it has been running. */
     body: SystemInfoInput;
     response: {
-      result: unknown;
+      result: SystemInfoOutput;
     };
   };
   tag_blocks: {
     /** Blocks carrying a tag (or one nested under it), most recently updated first. */
     body: TagBlocksInput;
     response: {
-      result: unknown;
+      result: TagBlocksOutput;
     };
   };
   tag_list: {
@@ -1569,6 +2902,15 @@ export interface Operations {
         [key: string]: unknown;
       };
     };
+  };
+  webApp: {
+    /** The web app */
+    response: string;
+  };
+  webAppAsset: {
+    /** The web app's scripts and styles (hashed names, cached for good) */
+    params: { file: string };
+    response: string;
   };
 }
 
@@ -1615,6 +2957,7 @@ export const OPERATIONS = {
   embeddings_status: { method: 'POST', path: '/api/actions/search-semantic/embeddings/status' },
   export_markdown: { method: 'POST', path: '/api/actions/blocks/export/markdown' },
   gate: { method: 'GET', path: '/api/gate' },
+  getAsset: { method: 'GET', path: '/api/assets/{name}' },
   getConfirmation: { method: 'GET', path: '/api/confirmations/{id}' },
   getJob: { method: 'GET', path: '/api/jobs/{id}' },
   getSession: { method: 'GET', path: '/api/agent/sessions/{id}' },
@@ -1684,4 +3027,6 @@ export const OPERATIONS = {
   tag_blocks: { method: 'POST', path: '/api/actions/blocks/tag/blocks' },
   tag_list: { method: 'POST', path: '/api/actions/blocks/tag/list' },
   usage: { method: 'GET', path: '/api/usage' },
+  webApp: { method: 'GET', path: '/' },
+  webAppAsset: { method: 'GET', path: '/app/assets/{file}' },
 } as const;

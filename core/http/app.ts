@@ -7,6 +7,7 @@ import type { HttpEnv } from './http-env.js';
 import { requestGuard } from './middleware/request-guard.js';
 import { requireRole } from './middleware/require-role.js';
 import { apiDocsRoutes } from './routes/api-docs.js';
+import { webAppRoutes } from './routes/web-app.js';
 import { actionRoutes } from './routes/actions.js';
 import { confirmationRoutes } from './routes/confirmations.js';
 import { gateRoutes } from './routes/gate.js';
@@ -29,6 +30,7 @@ export function createHttpApp(kernel: Kernel): Hono<HttpEnv> {
   app.notFound((c) => errorResponse(c, new KernelError('NOT_FOUND', `no route ${c.req.method} ${c.req.path}`)));
   app.use('*', requestGuard({ allowedHosts: server.allowedHosts, allowedOrigins: server.allowedOrigins, bodyLimitBytes: server.bodyLimitBytes, authenticator: kernel.authenticator }));
   app.get('/healthz', (c) => c.json({ ok: true, version: KERNEL_VERSION }));
+  app.route('/', webAppRoutes(kernel));
   app.route('/api', apiDocsRoutes(kernel));
   app.route('/api/plugins', pluginRoutes(kernel));
   app.route('/api/actions', actionRoutes(() => kernel.pipeline, () => kernel.jobs));

@@ -37,7 +37,8 @@ export function createMcpServer(kernel: Kernel, principal: Principal): Server {
       const outcome = await kernel.pipeline.call({ target: name, input: request.params.arguments ?? {}, principal: caller(), signal: extra.signal, ownsInput: true, ...(onProgress ? { onProgress } : {}) });
       // Only agent calls stop at a confirmation; an MCP caller is an administrator acting directly.
       const value = outcome.status === 'ok' ? outcome.value : null;
-      if (heldBackFromMcp(kernel, outcome.call)) return { content: [{ type: 'text', text: MCP_WITHHELD }], structuredContent: { withheld: true, reason: 'local-only' } };
+      // An error result: a tool's structured content must fit its output schema, and this is not its result.
+      if (heldBackFromMcp(kernel, outcome.call)) return { content: [{ type: 'text', text: MCP_WITHHELD }], isError: true, _meta: { 'quire/withheld': 'local-only' } };
       return success(value);
     } catch (error) {
       if (isKernelError(error)) return failure(error.code, error.message, error.details);

@@ -51,7 +51,7 @@ export async function exportMarkdown(rt: BlocksRuntime, call: ActionCall, input:
     // The safe point: before each file; the files written so far are whole.
     const stopped = call.stopped;
     if (stopped !== undefined) {
-      return { id: input.id, folder: target, files: written, planned: planned.length, written: planned.slice(0, Math.min(written, 1000)).map((item) => item.file), stopped,
+      return { id: input.id, folder: target, flavor: input.flavor ?? 'markdown', files: written, planned: planned.length, written: planned.slice(0, Math.min(written, 1000)).map((item) => item.file), stopped,
         message: `wrote ${written} of ${planned.length} files, ${stoppedNote(stopped)}` };
     }
     await mkdir(dirname(file), { recursive: true });

@@ -34,6 +34,12 @@ const HEALTH: RouteDoc[] = [
   { method: 'get', path: '/api/docs/assets/swagger-ui-dist/{file}', operationId: 'apiReferenceAsset', summary: "The reference page's scripts and styles, served by the kernel (no CDN)", tag: 'kernel', role: 'public', responses: { 200: { description: 'The file', mediaType: 'application/octet-stream', schema: { type: 'string' } } }, errors: ['NOT_FOUND'] },
 ];
 
+const WEB: RouteDoc[] = [
+  { method: 'get', path: '/', operationId: 'webApp', summary: 'The web app', tag: 'kernel', role: 'public', responses: { 200: { description: 'Its page', mediaType: 'text/html', schema: { type: 'string' } }, 503: { description: 'Not built', mediaType: 'text/plain', schema: { type: 'string' } } } },
+  { method: 'get', path: '/app/assets/{file}', operationId: 'webAppAsset', summary: "The web app's scripts and styles (hashed names, cached for good)", tag: 'kernel', role: 'public', responses: { 200: { description: 'The file', mediaType: 'application/octet-stream', schema: { type: 'string' } } }, errors: ['NOT_FOUND'] },
+  { method: 'get', path: '/api/assets/{name}', operationId: 'getAsset', summary: "A workspace attachment (assets/<name>: a note's image or file)", tag: 'kernel', role: 'admin', responses: { 200: { description: 'The file, inert (sandboxed, not sniffed)', mediaType: 'application/octet-stream', schema: { type: 'string' } } }, errors: ['NOT_FOUND'] },
+];
+
 const PLUGINS: RouteDoc[] = [
   {
     method: 'get', path: '/api/plugins', operationId: 'listPlugins', summary: 'Every plugin found, its state and the effects of each action', tag: 'plugins', role: 'reader',
@@ -127,4 +133,4 @@ const MCP: RouteDoc[] = [
   })),
 ];
 
-export const ROUTE_DOCS: readonly RouteDoc[] = [...HEALTH, ...PLUGINS, ...GATE, ...JOBS, ...SESSIONS, ...MCP];
+export const ROUTE_DOCS: readonly RouteDoc[] = [...HEALTH, ...WEB, ...PLUGINS, ...GATE, ...JOBS, ...SESSIONS, ...MCP];

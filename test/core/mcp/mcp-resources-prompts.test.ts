@@ -123,7 +123,11 @@ describe('notebook privacy for MCP clients (they are agents too)', () => {
       expect(closedRead).toMatchObject({ isError: true, content: [{ text: expect.stringContaining('NOT_FOUND') }] });
       const names = JSON.stringify((await client.callTool({ name: 'notebook_list', arguments: {} })).structuredContent);
       expect(names).not.toContain('Closed');
-      const localRead = JSON.stringify(await client.callTool({ name: 'document_get_markdown', arguments: { id: localDoc.id } }));
+      // The tools are listed first, so that the SDK client checks results against their output schemas.
+      await client.listTools();
+      const localCall = await client.callTool({ name: 'document_get_markdown', arguments: { id: localDoc.id } });
+      const localRead = JSON.stringify(localCall);
+      expect(localCall.isError === true).toBe(!sendLocalOnly);
       const resource = client.readResource({ uri: `quire://documents/${localDoc.id}` });
       if (sendLocalOnly) {
         expect(localRead).toContain('quokkaplinth');

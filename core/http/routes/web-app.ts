@@ -1,0 +1,78 @@
+import { readFile } from 'node:fs/promises';
+import { extname, join, resolve, sep } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { Hono, type Context } from 'hono';
+import { NotFoundError } from '../../errors.js';
+import type { Kernel } from '../../kernel.js';
+import { PACKAGE_ROOT } from '../../paths.js';
+import type { HttpEnv } from '../http-env.js';
+import { pageSecurity } from '../middleware/page-security.js';
+import { requireRole } from '../middleware/require-role.js';
+
+const TYPES: Readonly<Record<string, string>> = {
+  '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml', '.png': 'image/png', '.jpg': 'image/jpeg', '.jpeg': 'image/jpeg', '.gif': 'image/gif', '.webp': 'image/webp',
+  '.avif': 'image/avif', '.bmp': 'image/bmp', '.pdf': 'application/pdf', '.woff2': 'font/woff2',
+};
+const IMAGES = new Set(['.png', '.jpg', '.jpeg', '.gif', '.webp', '.avif', '.bmp']);
+
+interface Served { bytes: Buffer; gzip: Buffer | undefined; type: string }
+
+/**
+ * The web app (built by Vite into dist/web): `/` is its page, `/app/assets/<hashed name>` its scripts
+ * and styles, cached for good (a new build has new names), gzip-compressed when the browser takes it.
+ * Every page goes out with the kernel's CSP: no inline script, no eval, nothing from elsewhere.
+ * `GET /api/assets/{name}` serves the workspace's attachments to administrators (their notes' images),
+ * as inert files: no sniffing, and a sandbox CSP so that an SVG opened on its own runs nothing.
+ */
+export function webAppRoutes(kernel: Kernel): Hono<HttpEnv> {
+  const app = new Hono<HttpEnv>();
+  const folder = join(PACKAGE_ROOT, 'dist', 'web');
+  const cache = new Map<string, Promise<Served | undefined>>();
+  const load = (path: string): Promise<Served | undefined> => {
+    let served = cache.get(path);
+    if (!served) {
+      served = readFile(path).then((bytes) => {
+        const type = TYPES[extname(path)] ?? 'application/octet-stream';
+        return { bytes, type, gzip: /^text\/|svg/.test(type) && bytes.length > 1024 ? gzipSync(bytes, { level: 9 }) : undefined };
+      }, () => undefined);
+      cache.set(path, served);
+    }
+    return served;
+  };
+  const send = (c: Context<HttpEnv>, served: Served, cacheControl: string): Response => {
+    const gzip = served.gzip !== undefined && /\bgzip\b/.test(c.req.header('accept-encoding') ?? '');
+    return c.body(new Uint8Array(gzip ? served.gzip! : served.bytes), 200, {
+      'content-type': served.type, 'cache-control': cacheControl, 'x-content-type-options': 'nosniff', vary: 'accept-encoding',
+      ...(gzip ? { 'content-encoding': 'gzip' } : {}),
+    });
+  };
+  const security = pageSecurity();
+  app.get('/', security, async (c) => {
+    const page = await load(join(folder, 'index.html'));
+    if (!page) return c.text('The web app is not built: run `npm run build` (or `npm start`).', 503);
+    return send(c, page, 'no-cache');
+  });
+  app.get('/app/assets/:file', security, async (c) => {
+    const file = c.req.param('file');
+    const served = /^[\w.-]+$/.test(file) ? await load(join(folder, 'assets', file)) : undefined;
+    if (!served) throw new NotFoundError('NOT_FOUND', `no file '${file}' in the web app`);
+    return send(c, served, 'public, max-age=31536000, immutable');
+  });
+  app.get('/api/assets/:name', requireRole('admin'), async (c) => {
+    const name = c.req.param('name');
+    const root = resolve(kernel.workspace.root, 'assets');
+    const path = resolve(root, name);
+    const bytes = name.startsWith('.') || !path.startsWith(`${root}${sep}`) ? undefined : await readFile(path).catch(() => undefined);
+    if (!bytes) throw new NotFoundError('NOT_FOUND', `no attachment '${name}' in the workspace`);
+    const ext = extname(name).toLowerCase();
+    return c.body(new Uint8Array(bytes), 200, {
+      'content-type': IMAGES.has(ext) || ext === '.pdf' ? TYPES[ext]! : 'application/octet-stream',
+      'content-disposition': IMAGES.has(ext) ? 'inline' : 'attachment',
+      'content-security-policy': "default-src 'none'; sandbox",
+      'x-content-type-options': 'nosniff',
+      'cache-control': 'private, max-age=3600',
+    });
+  });
+  return app;
+}

@@ -1,0 +1,198 @@
+import { describe, expect, it } from 'vitest';
+import { ADMIN, READER, round, useWebApp, type WebKernel } from './web-harness.js';
+
+const { start } = useWebApp();
+
+interface Created { id: string }
+
+/** Hostile text a note may hold: none of it may run in the app. */
+const HOSTILE = [
+  '<script>window.__pwned = "script"</script>',
+  '',
+  'An image <img src=x onerror="window.__pwned = \'onerror\'"> inline, and [a link](javascript:window.__pwned=\'link\') and ![pic](javascript:alert(1)).',
+  '',
+  '<svg onload="window.__pwned = \'svg\'"><script>window.__pwned = "svg-script"</script></svg>',
+  '',
+  '<iframe src="javascript:parent.__pwned=\'iframe\'"></iframe>',
+].join('\n');
+
+async function notes(web: WebKernel): Promise<{ work: string; diary: string; plans: string; paragraph: string }> {
+  const work = await web.act<Created>('notebook_create', { name: 'Work' });
+  await web.act('notebook_set_access', { id: work.id, access: 'published' });
+  const diary = await web.act<Created>('notebook_create', { name: 'Diary' });
+  const plans = await web.act<Created>('document_create', {
+    notebook: work.id, title: 'Plans',
+    markdown: '# Goals\n\nShip the **web app** with `code` and a #launch# tag.\n\n- [ ] write tests\n- [x] pick a library\n\n```ts\nconst x = 1;\n```\n\n| a | b |\n| - | - |\n| 1 | 2 |\n\n> [!TIP]\n> Small steps.\n\n$$\nE = mc^2\n$$\n',
+  });
+  await web.act('document_create', { notebook: work.id, title: 'Hostile', markdown: HOSTILE });
+  await web.act('document_create', { notebook: diary.id, title: 'Secret', markdown: 'The zanzibarite plan is private.' });
+  const doc = await web.act<{ document: { children: { id: string; type: string }[] } }>('document_get', { id: plans.id });
+  const paragraph = doc.document.children.find((block) => block.type === 'paragraph')!.id;
+  return { work: work.id, diary: diary.id, plans: plans.id, paragraph };
+}
+
+describe('the web app in a real browser', () => {
+  it('signs in, browses the tree, renders a document, and runs none of a note\'s hostile content', async () => {
+    const web = await start();
+    const { plans } = await notes(web);
+    const response = await web.page.goto(`${web.url}/`);
+    const csp = response!.headers()['content-security-policy'] ?? '';
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).not.toContain('unsafe-eval');
+    expect(csp.split(';').find((part) => part.trim().startsWith('script-src'))).not.toContain('unsafe-inline');
+    await web.signIn(ADMIN);
+    expect(await web.page.evaluate('sessionStorage.getItem("quire.token")')).toBe(ADMIN);
+    expect(web.page.url()).not.toContain(ADMIN);
+    await web.page.getByRole('button', { name: 'Open Work' }).click();
+    await web.page.getByRole('link', { name: 'Plans' }).click();
+    await web.page.getByRole('heading', { name: 'Plans', level: 1 }).waitFor();
+    const article = web.page.locator('article.document');
+    await expect(article.locator('h2', { hasText: 'Goals' }).count()).resolves.toBe(1);
+    await expect(article.locator('strong', { hasText: 'web app' }).count()).resolves.toBe(1);
+    await expect(article.locator('a.tag', { hasText: '#launch' }).count()).resolves.toBe(1);
+    await expect(article.locator('input[type=checkbox]').count()).resolves.toBe(2);
+    await expect(article.locator('table td', { hasText: '2' }).count()).resolves.toBe(1);
+    await expect(article.locator('aside.callout-tip', { hasText: 'Small steps.' }).count()).resolves.toBe(1);
+    await expect(article.locator('pre.math', { hasText: 'E = mc^2' }).count()).resolves.toBe(1);
+    await web.shot('document');
+    expect(web.page.url()).toContain(plans);
+
+    await web.page.getByRole('link', { name: 'Hostile' }).click();
+    await web.page.getByRole('heading', { name: 'Hostile', level: 1 }).waitFor();
+    // Shown as text, never run: no script element, handler or javascript: link made it into the page.
+    await web.page.waitForTimeout(300);
+    expect(await web.page.evaluate('window.__pwned')).toBeUndefined();
+    const doc = web.page.locator('article.document');
+    expect(await doc.locator('script, iframe, svg, img[onerror], [onload]').count()).toBe(0);
+    expect(await doc.locator('a[href^="javascript"]').count()).toBe(0);
+    expect(await doc.innerText()).toContain('<script>window.__pwned = "script"</script>');
+    await web.shot('hostile-note');
+  });
+
+  it('edits a block; a conflicting change is shown as a choice and nothing typed is lost; creates a document and a block', async () => {
+    const web = await start();
+    const { plans, paragraph } = await notes(web);
+    await web.signIn(ADMIN);
+    await web.page.goto(`${web.url}/#/doc/${plans}`);
+    await web.page.locator(`[data-block="${paragraph}"] button.edit`).click();
+    const editor = web.page.locator(`form.editor textarea`);
+    await editor.fill('My version of the paragraph.');
+    // Someone else changes the block meanwhile.
+    await web.act('block_update', { id: paragraph, markdown: 'Their version.' });
+    await web.page.getByRole('button', { name: 'Save' }).click();
+    await web.page.getByText('changed by someone else').waitFor();
+    expect(await web.page.locator('.conflict').innerText()).toContain('Their version.');
+    expect(await editor.inputValue()).toBe('My version of the paragraph.');
+    await web.shot('edit-conflict');
+    await web.page.getByRole('button', { name: 'Keep mine' }).click();
+    await web.page.locator('article p', { hasText: 'My version of the paragraph.' }).waitFor();
+    const block = await web.act<{ markdown: string }>('block_get', { id: paragraph });
+    expect(block.markdown.trim()).toBe('My version of the paragraph.');
+
+    await web.page.getByLabel('Add to the end (Markdown)').fill('A new last paragraph.');
+    await web.page.getByRole('button', { name: 'Add', exact: true }).click();
+    await web.page.locator('article p', { hasText: 'A new last paragraph.' }).waitFor();
+    await web.page.getByLabel('New document').fill('Fresh');
+    await web.page.getByRole('button', { name: 'Create' }).click();
+    await web.page.getByRole('heading', { name: 'Fresh', level: 1 }).waitFor();
+  });
+
+  it('searches with highlighted snippets and opens a hit in its document', async () => {
+    const web = await start();
+    await notes(web);
+    await web.signIn(ADMIN);
+    await web.page.getByRole('link', { name: 'Search' }).click();
+    await web.page.getByLabel('Search the notes').fill('library');
+    await web.page.getByRole('button', { name: 'Search' }).click();
+    await web.page.locator('ol.hits mark').first().waitFor();
+    expect(await web.page.locator('ol.hits mark').first().innerText()).toBe('library');
+    await web.shot('search');
+    await web.page.locator('ol.hits a').first().click();
+    await web.page.locator('.focused').waitFor();
+    expect(await web.page.locator('.focused').innerText()).toContain('pick a library');
+  });
+
+  it('an agent turn: a confirmation approved with "Always allow" (a grant, then revoked), the turn undone, a write denied, a question answered', async () => {
+    const web = await start();
+    const { paragraph } = await notes(web);
+    await web.signIn(ADMIN);
+    web.fake.reply(
+      round({ reasoning: 'I will edit the paragraph.', calls: [{ id: 'call_1', name: 'block_update', args: { id: paragraph, markdown: 'Edited by the agent.' } }] }),
+      round({ text: 'I changed the paragraph.' }),
+    );
+    await web.page.getByRole('link', { name: 'Agent' }).click();
+    await web.page.getByRole('button', { name: 'New session' }).click();
+    await web.page.getByLabel('Message to the agent').fill('Please edit the paragraph');
+    await web.page.getByRole('button', { name: 'Send' }).click();
+    const card = web.page.locator('section.confirm');
+    await card.waitFor();
+    expect(await card.innerText()).toContain('block_update');
+    expect(await card.innerText()).toContain('localWrite');
+    await card.locator('[data-before]').waitFor();
+    expect(await card.locator('[data-before]').innerText()).toContain('Edited by the agent.');
+    await web.shot('agent-confirmation');
+    await card.getByRole('button', { name: 'Always allow' }).click();
+    await web.page.locator('.entry.assistant p.content', { hasText: 'I changed the paragraph.' }).waitFor();
+    expect((await web.act<{ markdown: string }>('block_get', { id: paragraph })).markdown.trim()).toBe('Edited by the agent.');
+    await web.shot('agent-turn');
+
+    await web.page.getByRole('button', { name: 'Undo last turn' }).click();
+    await web.page.getByText('Turn undone').waitFor();
+    expect((await web.act<{ markdown: string }>('block_get', { id: paragraph })).markdown.trim()).not.toBe('Edited by the agent.');
+
+    // The grant "Always allow" made is listed, and revoked.
+    await web.page.getByRole('link', { name: 'Settings' }).click();
+    await web.page.getByRole('link', { name: 'Grants' }).click();
+    await web.page.locator('ul.grants li', { hasText: 'blocks/block/update' }).waitFor();
+    await web.shot('settings-grants');
+    await web.page.getByRole('button', { name: 'Revoke' }).click();
+    await web.page.getByText('No standing grants').waitFor();
+
+    // A write denied: the block stays as it is.
+    web.fake.reply(
+      round({ calls: [{ id: 'call_2', name: 'block_delete', args: { id: paragraph } }] }),
+      round({ text: 'Understood, I left it.' }),
+    );
+    await web.page.getByRole('link', { name: 'Agent' }).click();
+    await web.page.locator('.sessions a').first().click();
+    await web.page.getByLabel('Message to the agent').fill('Delete the paragraph');
+    await web.page.getByRole('button', { name: 'Send' }).click();
+    await web.page.locator('section.confirm').getByRole('button', { name: 'Deny' }).click();
+    await web.page.locator('.entry.assistant p.content', { hasText: 'Understood, I left it.' }).waitFor();
+    expect((await web.act<{ block: { id: string } }>('block_get', { id: paragraph })).block.id).toBe(paragraph);
+
+    // A question, answered by picking an option.
+    web.fake.reply(
+      round({ calls: [{ id: 'call_3', name: 'question', args: { questions: [{ question: 'Which colour?', options: [{ label: 'Blue' }, { label: 'Green' }] }] } }] }),
+      round({ text: 'Blue it is.' }),
+    );
+    await web.page.getByLabel('Message to the agent').fill('Pick a colour with me');
+    await web.page.getByRole('button', { name: 'Send' }).click();
+    await web.page.locator('form.question legend', { hasText: 'Which colour?' }).waitFor();
+    await web.page.getByLabel('Blue').check();
+    await web.page.getByRole('button', { name: 'Answer' }).click();
+    await web.page.locator('.entry.assistant p.content', { hasText: 'Blue it is.' }).waitFor();
+    const lastRequest = JSON.stringify(web.fake.posts.at(-1)!.body);
+    expect(lastRequest).toContain('Blue');
+  });
+
+  it('a reader sees no private notebook anywhere, has no agent, and cannot edit', async () => {
+    const web = await start({ width: 360, colorScheme: 'dark' });
+    await notes(web);
+    await web.signIn(READER);
+    // Only one notebook is the reader's: it is open from the start.
+    await web.page.getByRole('link', { name: 'Plans' }).waitFor();
+    expect(await web.page.locator('nav.tree').innerText()).not.toContain('Diary');
+    expect(await web.page.getByRole('link', { name: 'Agent' }).count()).toBe(0);
+    await web.page.getByRole('link', { name: 'Plans' }).click();
+    await web.page.getByRole('heading', { name: 'Plans', level: 1 }).waitFor();
+    expect(await web.page.locator('button.edit').count()).toBe(0);
+    await web.shot('reader-narrow-dark');
+    await web.page.getByRole('link', { name: 'Search' }).click();
+    await web.page.getByLabel('Search the notes').fill('zanzibarite');
+    await web.page.getByRole('button', { name: 'Search' }).click();
+    await web.page.getByText('0 results').waitFor();
+    // Narrow screen: nothing wider than the window.
+    expect(await web.page.evaluate('document.documentElement.scrollWidth <= innerWidth + 1')).toBe(true);
+  });
+});

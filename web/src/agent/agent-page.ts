@@ -1,0 +1,193 @@
+import type { VNode } from 'preact';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import type { Confirmation, Session, SessionEntry } from '../../../core/client/api-schema.js';
+import type { QuireClient } from '../../../core/client/quire-client.js';
+import { describe } from '../api.js';
+import { html } from '../html.js';
+import { ConfirmCard } from './confirm-card.js';
+import { QuestionCard, type PendingQuestion } from './question-card.js';
+import { readEvents } from './sse.js';
+import { ToolCall } from './tool-call.js';
+
+interface LiveCall { id: string; name: string; arguments: string; output?: string; ok?: boolean; progress?: string }
+interface Live { turnID?: string; reasoning: string; content: string; calls: LiveCall[]; state: 'running' | 'ended'; error?: string; usage?: string }
+
+/** The agent: a session's conversation, a turn streamed as it runs, and what it asks of the person. */
+export function AgentPage({ client, sessionId }: { client: QuireClient; sessionId: string | undefined }): VNode {
+  const [sessions, setSessions] = useState<{ id: string; title: string; updatedAt: string }[]>([]);
+  const [error, setError] = useState<string>();
+  const reloadList = (): void => void client.call('listSessions', { query: { pageSize: 50 } }).then((answer) => setSessions(answer.sessions), (e: unknown) => setError(describe(e)));
+  useEffect(reloadList, [client]);
+  const create = async (): Promise<void> => {
+    try {
+      const saved = await client.call('createSession', { body: { title: `Session ${new Date().toLocaleString()}` } });
+      location.hash = `#/agent/${saved.session.id}`;
+      reloadList();
+    } catch (e) {
+      setError(describe(e));
+    }
+  };
+  return html`<section class="agent">
+    <aside class="sessions" aria-label="Sessions">
+      <button type="button" onClick=${() => void create()}>New session</button>
+      ${error ? html`<p class="error" role="alert">${error}</p>` : null}
+      <ul>${sessions.map((session) => html`<li key=${session.id}><a href=${`#/agent/${session.id}`} aria-current=${session.id === sessionId ? 'page' : undefined}>${session.title}</a></li>`)}</ul>
+    </aside>
+    ${sessionId ? html`<${Chat} key=${sessionId} client=${client} sessionId=${sessionId} onChanged=${reloadList} />` : html`<p class="muted">Choose a session or start one.</p>`}
+  </section>`;
+}
+
+function Chat({ client, sessionId, onChanged }: { client: QuireClient; sessionId: string; onChanged: () => void }): VNode {
+  const [session, setSession] = useState<Session>();
+  const [live, setLive] = useState<Live>();
+  const [pending, setPending] = useState<{ confirmations: Confirmation[]; questions: PendingQuestion[] }>({ confirmations: [], questions: [] });
+  const [message, setMessage] = useState('');
+  const [error, setError] = useState<string>();
+  const [undo, setUndo] = useState<string>();
+  const [mode, setMode] = useState<'confirm' | 'auto'>('confirm');
+  const end = useRef<HTMLDivElement>(null);
+  const load = (): Promise<void> => client.call('getSession', { params: { id: sessionId } }).then((answer) => setSession(answer.session), (e: unknown) => setError(describe(e)));
+  const loadPending = (): Promise<void> => client.call('pendingInSession', { params: { id: sessionId } }).then((answer) => setPending(answer as { confirmations: Confirmation[]; questions: PendingQuestion[] }), () => undefined);
+  useEffect(() => { void load(); void loadPending(); }, [sessionId]);
+  useEffect(() => { end.current?.scrollIntoView({ block: 'end' }); }, [session, live?.content.length, live?.calls.length, pending]);
+
+  const send = async (event: Event): Promise<void> => {
+    event.preventDefault();
+    const text = message.trim();
+    if (text === '' || live?.state === 'running') return;
+    setMessage('');
+    setError(undefined);
+    setUndo(undefined);
+    const state: Live = { reasoning: '', content: '', calls: [], state: 'running' };
+    setLive({ ...state });
+    const update = (): void => setLive({ ...state, calls: state.calls.map((call) => ({ ...call })) });
+    try {
+      const response = await client.request('startTurn', { params: { id: sessionId }, body: { message: text } });
+      if (!response.ok) {
+        const body = await response.json().catch(() => ({})) as { error?: { message?: string; code?: string } };
+        throw new Error(`${body.error?.message ?? `HTTP ${response.status}`} (${body.error?.code ?? response.status})`);
+      }
+      await readEvents(response, (type, data) => {
+        const event = data as Record<string, unknown>;
+        switch (type) {
+          case 'turn': state.turnID = String(event.turnID); break;
+          case 'reasoning': state.reasoning += String(event.delta); break;
+          case 'content': state.content += String(event.delta); break;
+          case 'tool_call': state.calls.push({ id: String(event.toolCallID), name: String(event.name), arguments: String(event.arguments) }); break;
+          case 'tool_result': {
+            const call = state.calls.find((entry) => entry.id === event.toolCallID);
+            if (call) { call.output = String(event.output); call.ok = event.ok === true; }
+            break;
+          }
+          case 'progress': {
+            const call = state.calls.find((entry) => entry.id === event.toolCallID);
+            const progress = event.progress as { done?: number; total?: number; message?: string };
+            if (call) call.progress = `${progress.done ?? ''}${progress.total ? ` of ${progress.total}` : ''} ${progress.message ?? ''}`;
+            break;
+          }
+          case 'confirm': setPending((now) => ({ ...now, confirmations: [...now.confirmations.filter((c) => c.id !== (event.confirmation as Confirmation).id), event.confirmation as Confirmation] })); break;
+          case 'question': void loadPending(); break;
+          case 'usage': state.usage = `${String(event.promptTokens)} in, ${String(event.completionTokens)} out${typeof event.cost === 'number' ? `, $${event.cost.toFixed(4)}` : ''}`; break;
+          case 'error': state.error = `${String(event.message)} (${String(event.code)})`; break;
+          case 'done': state.state = 'ended'; break;
+        }
+        update();
+      });
+    } catch (e) {
+      state.error = describe(e);
+    }
+    state.state = 'ended';
+    update();
+    await load();
+    await loadPending();
+    setLive(state.error ? { ...state } : undefined);
+    onChanged();
+  };
+
+  const cancel = async (): Promise<void> => {
+    const answer = await client.call('cancelTurn', { params: { id: sessionId } }).catch((e: unknown) => { setError(describe(e)); return undefined; });
+    if (answer?.cancelled) setError(undefined);
+  };
+  const undoTurn = async (turnId: string, force = false): Promise<void> => {
+    try {
+      const result = await client.call('rollbackTurn', { params: { id: sessionId, turnId }, body: force ? { force: true } : {} }) as { mode?: string; conflicts?: unknown[] };
+      const conflicts = result.conflicts ?? [];
+      setUndo(conflicts.length > 0 && !force ? `Undone where nobody changed the blocks since; ${conflicts.length} block(s) changed by both were left as they are.` : `Turn undone (${result.mode ?? 'done'}).`);
+      await load();
+    } catch (e) {
+      setUndo(describe(e));
+    }
+  };
+  const changeMode = async (next: 'confirm' | 'auto'): Promise<void> => {
+    try {
+      await client.call('setSessionMode', { params: { id: sessionId }, body: { mode: next } });
+      setMode(next);
+    } catch (e) {
+      setError(describe(e));
+    }
+  };
+
+  const todos = latestTodos(session?.entries ?? [], live?.calls ?? []);
+  const lastTurn = session?.lastCommittedTurnID;
+  return html`<div class="chat">
+    <header class="row">
+      <h1>${session?.title ?? 'Session'}</h1>
+      <label>Mode <select value=${mode} onChange=${(event: Event) => void changeMode((event.target as HTMLSelectElement).value as 'confirm' | 'auto')}>
+        <option value="confirm">Ask before effects</option><option value="auto">Run without asking</option>
+      </select></label>
+    </header>
+    ${todos.length > 0 ? html`<section class="todos" aria-label="The agent's to-do list"><h2>To do</h2><ul>${todos.map((todo) => html`<li class=${`todo-${todo.status}`}>${todo.status === 'completed' ? '☑' : todo.status === 'in_progress' ? '◐' : '☐'} ${todo.content}</li>`)}</ul></section>` : null}
+    <ol class="entries" aria-live="polite">
+      ${(session?.entries ?? []).map((entry) => html`<${Entry} key=${entry.id} entry=${entry} />`)}
+      ${live ? html`<li class="entry assistant live" aria-busy=${live.state === 'running'}>
+        ${live.reasoning ? html`<details class="reasoning"><summary>Reasoning</summary><p>${live.reasoning}</p></details>` : null}
+        ${live.calls.map((call) => html`<${ToolCall} key=${call.id} name=${call.name} args=${call.arguments} output=${call.output} ok=${call.ok} progress=${call.progress} />`)}
+        <p class="content">${live.content}</p>
+        ${live.usage ? html`<p class="muted usage">${live.usage}</p>` : null}
+        ${live.error ? html`<p class="error" role="alert">${live.error}</p>` : null}
+      </li>` : null}
+    </ol>
+    ${pending.confirmations.filter((c) => c.status === 'pending').map((confirmation) => html`<${ConfirmCard} key=${confirmation.id} client=${client} sessionId=${sessionId} confirmation=${confirmation} onAnswered=${() => void loadPending()} />`)}
+    ${pending.questions.map((question) => html`<${QuestionCard} key=${question.id} client=${client} sessionId=${sessionId} question=${question} onAnswered=${() => void loadPending()} />`)}
+    ${error ? html`<p class="error" role="alert">${error}</p>` : null}
+    ${undo ? html`<p class="notice" role="status">${undo}</p>` : null}
+    <div ref=${end}></div>
+    <form class="composer" onSubmit=${send}>
+      <label class="sr-only" for="message">Message to the agent</label>
+      <textarea id="message" rows="2" value=${message} placeholder="Ask about your notes…" onInput=${(event: Event) => setMessage((event.target as HTMLTextAreaElement).value)}
+        onKeyDown=${(event: KeyboardEvent) => { if (event.key === 'Enter' && !event.shiftKey) { event.preventDefault(); (event.currentTarget as HTMLTextAreaElement).form?.requestSubmit(); } }}></textarea>
+      ${live?.state === 'running'
+        ? html`<button type="button" class="cancel" onClick=${() => void cancel()}>Stop</button>`
+        : html`<button type="submit">Send</button>`}
+      ${lastTurn && live?.state !== 'running' ? html`<button type="button" class="undo" onClick=${() => void undoTurn(lastTurn)}>Undo last turn</button>` : null}
+    </form>
+  </div>`;
+}
+
+function Entry({ entry }: { entry: SessionEntry }): VNode | null {
+  switch (entry.type) {
+    case 'user': return html`<li class="entry user"><p>${entry.content ?? ''}</p></li>`;
+    case 'assistant': return html`<li class="entry assistant">
+      ${(entry.toolCalls ?? []).map((call) => html`<${ToolCall} key=${call.id} name=${call.name} args=${typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments ?? {})} output=${call.result} ok=${call.state !== 'unknown' && call.state !== 'skipped'} />`)}
+      ${entry.content ? html`<p class="content">${entry.content}</p>` : null}
+    </li>`;
+    case 'thinking': return entry.content ? html`<li class="entry thinking"><details class="reasoning"><summary>Reasoning</summary><p>${entry.content}</p></details></li>` : null;
+    case 'rollback': return html`<li class="entry system muted">A turn was undone.</li>`;
+    default: return null;
+  }
+}
+
+interface Todo { content: string; status: string }
+
+/** The agent's to-do list: what its last `todo_write` call wrote (live calls first). */
+function latestTodos(entries: readonly SessionEntry[], live: readonly LiveCall[]): Todo[] {
+  const calls = [...entries.flatMap((entry) => entry.toolCalls ?? []).map((call) => ({ name: call.name, arguments: call.arguments })), ...live.map((call) => ({ name: call.name, arguments: call.arguments as unknown }))];
+  const last = calls.filter((call) => call.name === 'todo_write').at(-1);
+  if (!last) return [];
+  try {
+    const args = (typeof last.arguments === 'string' ? JSON.parse(last.arguments) : last.arguments) as { todos?: Todo[] };
+    return Array.isArray(args.todos) ? args.todos.filter((todo) => typeof todo.content === 'string') : [];
+  } catch {
+    return [];
+  }
+}

@@ -1,0 +1,59 @@
+import type { VNode } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import type { QuireClient } from '../../../core/client/quire-client.js';
+import type { Confirmation } from '../../../core/client/api-schema.js';
+import { describe } from '../api.js';
+import { html } from '../html.js';
+
+const EFFECT_WORDS: Record<string, string> = {
+  localWrite: 'changes files on this machine',
+  dataEgress: 'sends data off this machine',
+  externalCost: 'may cost money',
+};
+
+/**
+ * What the agent wants to run, exactly: the action, its effects, its arguments and, for a write to a
+ * block, the block as it is and as it would be. Approve, Always allow (a standing grant, listed under
+ * Settings), or Deny, for these arguments only (their hash goes with the answer).
+ */
+export function ConfirmCard({ client, sessionId, confirmation, onAnswered }: { client: QuireClient; sessionId: string; confirmation: Confirmation; onAnswered: () => void }): VNode {
+  const [before, setBefore] = useState<{ id: string; markdown: string }[]>([]);
+  const [error, setError] = useState<string>();
+  const [busy, setBusy] = useState(false);
+  const args = (confirmation.arguments ?? {}) as Record<string, unknown>;
+  useEffect(() => {
+    // The blocks the call would change, as they are now (where the arguments name them).
+    const ids = [args.id, args.parentId, args.previousId].filter((value): value is string => typeof value === 'string' && /^\d{14}-[0-9a-z]{7}$/.test(value));
+    if (!['block_update', 'block_delete', 'block_move', 'attr_set'].includes(confirmation.wireName) || ids.length === 0) return;
+    Promise.all(ids.slice(0, 1).map((id) => client.call('block_get', { body: { id } }).then((answer) => ({ id, markdown: (answer.result as { markdown: string }).markdown }))))
+      .then(setBefore, () => undefined);
+  }, [confirmation.id]);
+  const answer = async (approved: boolean, always = false): Promise<void> => {
+    setBusy(true);
+    try {
+      await client.call('answerSessionConfirmation', { params: { id: sessionId, confirmationId: confirmation.id }, body: { approved, argsHash: confirmation.argsHash, ...(always ? { always: true } : {}) } });
+      onAnswered();
+    } catch (e) {
+      setError(describe(e));
+      setBusy(false);
+    }
+  };
+  const title = confirmation.kind === 'release' ? 'Send local-only notes to the model?' : confirmation.kind === 'budget' ? 'Go past the budget?' : `Run ${confirmation.wireName}?`;
+  return html`<section class="confirm" role="alertdialog" aria-labelledby=${`c-${confirmation.id}`} data-confirmation=${confirmation.id}>
+    <h3 id=${`c-${confirmation.id}`}>${title}</h3>
+    <p class="muted">${confirmation.plugin} / ${confirmation.tool} / ${confirmation.action}${confirmation.destructive ? ' · replaces or removes something' : ''}</p>
+    ${confirmation.note ? html`<p>${confirmation.note}</p>` : null}
+    <ul class="effects">${confirmation.effects.length === 0 ? html`<li>no effects</li>` : confirmation.effects.map((effect) => html`<li class=${`effect-${effect}`}><strong>${effect}</strong>: ${EFFECT_WORDS[effect] ?? ''}</li>`)}</ul>
+    <details open><summary>Arguments</summary><pre class="args">${JSON.stringify(args, null, 2)}</pre></details>
+    ${before.map((block) => html`<div class="compare" data-before=${block.id}>
+      <div><h4>Now</h4><pre>${block.markdown}</pre></div>
+      <div><h4>After</h4><pre>${confirmation.wireName === 'block_delete' ? '(removed)' : typeof args.markdown === 'string' ? args.markdown : '(see the arguments)'}</pre></div>
+    </div>`)}
+    ${error ? html`<p class="error" role="alert">${error}</p>` : null}
+    <div class="row">
+      <button type="button" class="approve" disabled=${busy} onClick=${() => void answer(true)}>Approve</button>
+      ${confirmation.kind === undefined ? html`<button type="button" disabled=${busy} onClick=${() => void answer(true, true)}>Always allow</button>` : null}
+      <button type="button" class="deny" disabled=${busy} onClick=${() => void answer(false)}>Deny</button>
+    </div>
+  </section>`;
+}

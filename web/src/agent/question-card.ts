@@ -1,0 +1,40 @@
+import type { VNode } from 'preact';
+import { useState } from 'preact/hooks';
+import type { QuireClient } from '../../../core/client/quire-client.js';
+import { describe } from '../api.js';
+import { html } from '../html.js';
+
+export interface PendingQuestion {
+  id: string;
+  questions: { header?: string; question: string; options?: { label: string; description?: string }[]; multiple?: boolean; custom?: boolean }[];
+}
+
+/** The agent's questions: options to pick (one, or several where allowed) and free text where allowed. */
+export function QuestionCard({ client, sessionId, question, onAnswered }: { client: QuireClient; sessionId: string; question: PendingQuestion; onAnswered: () => void }): VNode {
+  const [answers, setAnswers] = useState<string[][]>(question.questions.map(() => []));
+  const [error, setError] = useState<string>();
+  const pick = (index: number, label: string, multiple: boolean): void => {
+    setAnswers(answers.map((chosen, i) => (i !== index ? chosen : multiple ? (chosen.includes(label) ? chosen.filter((item) => item !== label) : [...chosen, label]) : [label])));
+  };
+  const submit = async (event: Event): Promise<void> => {
+    event.preventDefault();
+    try {
+      await client.call('answerQuestion', { params: { id: sessionId, questionId: question.id }, body: { answers } });
+      onAnswered();
+    } catch (e) {
+      setError(describe(e));
+    }
+  };
+  return html`<form class="question" onSubmit=${submit} data-question=${question.id}>
+    ${question.questions.map((q, index) => html`<fieldset>
+      <legend>${q.header ? html`<strong>${q.header}: </strong>` : null}${q.question}</legend>
+      ${(q.options ?? []).map((option) => html`<label class="option">
+        <input type=${q.multiple ? 'checkbox' : 'radio'} name=${`q-${question.id}-${index}`} checked=${answers[index]!.includes(option.label)} onChange=${() => pick(index, option.label, q.multiple === true)} />
+        ${option.label}${option.description ? html` <span class="muted">${option.description}</span>` : null}
+      </label>`)}
+      ${q.custom || !q.options?.length ? html`<label>Your answer <input type="text" onInput=${(event: Event) => setAnswers(answers.map((chosen, i) => (i === index ? [(event.target as HTMLInputElement).value] : chosen)))} /></label>` : null}
+    </fieldset>`)}
+    ${error ? html`<p class="error" role="alert">${error}</p>` : null}
+    <button type="submit">Answer</button>
+  </form>`;
+}

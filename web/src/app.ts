@@ -1,0 +1,133 @@
+import type { VNode } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import { describe, forgetToken, savedToken, signIn, type Session } from './api.js';
+import { AgentPage } from './agent/agent-page.js';
+import { html } from './html.js';
+import { DocumentPage } from './notes/document-page.js';
+import { Tree } from './notes/tree.js';
+import { SearchPage } from './search-page.js';
+import { SettingsPage } from './settings-page.js';
+
+/** Where the app is: the hash (`#/doc/<id>/<block>`, `#/search?q=`, `#/agent/<id>`, `#/settings/<tab>`). */
+interface Route { page: 'home' | 'doc' | 'block' | 'search' | 'agent' | 'settings'; id?: string; focus?: string; query?: string }
+
+function route(): Route {
+  const hash = location.hash.replace(/^#\/?/, '');
+  const [path, search] = hash.split('?');
+  const [page, id, focus] = (path ?? '').split('/').map(decodeURIComponent);
+  const query = new URLSearchParams(search ?? '').get('q') ?? '';
+  switch (page) {
+    case 'doc': return { page: 'doc', ...(id ? { id } : {}), ...(focus ? { focus } : {}) };
+    case 'block': return { page: 'block', ...(id ? { id } : {}) };
+    case 'search': return { page: 'search', query };
+    case 'agent': return { page: 'agent', ...(id ? { id } : {}) };
+    case 'settings': return { page: 'settings', id: id || 'plugins' };
+    default: return { page: 'home' };
+  }
+}
+
+export function App(): VNode {
+  const [session, setSession] = useState<Session>();
+  const [checking, setChecking] = useState(savedToken() !== undefined);
+  const [error, setError] = useState<string>();
+  const [where, setWhere] = useState(route());
+  const [refresh, setRefresh] = useState(0);
+  useEffect(() => {
+    const onHash = (): void => setWhere(route());
+    addEventListener('hashchange', onHash);
+    const token = savedToken();
+    if (token) signIn(token).then(setSession, () => forgetToken()).finally(() => setChecking(false));
+    return () => removeEventListener('hashchange', onHash);
+  }, []);
+  // A reference to a block opens its document there.
+  useEffect(() => {
+    if (!session || where.page !== 'block' || !where.id) return;
+    session.client.call('block_get', { body: { id: where.id } }).then(
+      (answer) => { location.replace(`#/doc/${(answer.result as { documentId: string }).documentId}/${where.id}`); },
+      (e: unknown) => setError(describe(e)),
+    );
+  }, [session, where]);
+
+  if (checking) return html`<p class="muted center">Signing in…</p>`;
+  if (!session) return html`<${SignIn} onSignedIn=${setSession} />`;
+  const isAdmin = session.role === 'admin';
+  const signOut = (): void => { forgetToken(); setSession(undefined); };
+  return html`<div class="shell">
+    <a class="skip" href="#main">Skip to the content</a>
+    <header class="top">
+      <a class="brand" href="#/">Quire</a>
+      <nav aria-label="Main">
+        <a href="#/" aria-current=${where.page === 'home' || where.page === 'doc' ? 'page' : undefined}>Notes</a>
+        <a href="#/search" aria-current=${where.page === 'search' ? 'page' : undefined}>Search</a>
+        ${isAdmin ? html`<a href="#/agent" aria-current=${where.page === 'agent' ? 'page' : undefined}>Agent</a>` : null}
+        <a href="#/settings" aria-current=${where.page === 'settings' ? 'page' : undefined}>Settings</a>
+      </nav>
+      <span class="muted role">${session.role}</span>
+      <button type="button" onClick=${signOut}>Sign out</button>
+    </header>
+    <div class=${`body ${where.page === 'home' || where.page === 'doc' ? 'with-tree' : ''}`}>
+      ${where.page === 'home' || where.page === 'doc' ? html`<aside class="side"><${Tree} client=${session.client} current=${where.id} refresh=${refresh} />
+        ${isAdmin ? html`<${NewDocument} session=${session} onCreated=${() => setRefresh(refresh + 1)} />` : null}</aside>` : null}
+      <main id="main" tabindex="-1">
+        ${error ? html`<p class="error" role="alert">${error}</p>` : null}
+        ${where.page === 'home' ? html`<p class="muted">Choose a document, or search.</p>` : null}
+        ${where.page === 'doc' && where.id ? html`<${DocumentPage} key=${where.id} client=${session.client} id=${where.id} focus=${where.focus} canEdit=${isAdmin} onChanged=${() => setRefresh(refresh + 1)} />` : null}
+        ${where.page === 'search' ? html`<${SearchPage} client=${session.client} query=${where.query ?? ''} />` : null}
+        ${where.page === 'agent' && isAdmin ? html`<${AgentPage} client=${session.client} sessionId=${where.id} />` : null}
+        ${where.page === 'settings' ? html`<${SettingsPage} client=${session.client} tab=${where.id} isAdmin=${isAdmin} />` : null}
+      </main>
+    </div>
+  </div>`;
+}
+
+function SignIn({ onSignedIn }: { onSignedIn: (session: Session) => void }): VNode {
+  const [error, setError] = useState<string>();
+  const submit = async (event: Event): Promise<void> => {
+    event.preventDefault();
+    const form = event.currentTarget as HTMLFormElement;
+    const token = (form.elements.namedItem('token') as HTMLInputElement).value.trim();
+    try {
+      onSignedIn(await signIn(token));
+    } catch (e) {
+      setError(describe(e));
+    }
+  };
+  return html`<main class="signin">
+    <h1>Quire</h1>
+    <form onSubmit=${submit} autocomplete="off">
+      <label for="token">Token</label>
+      <input id="token" name="token" type="password" required autofocus spellcheck="false" />
+      <p class="muted">The token printed when the kernel started, or one from quire.json. It is kept in this tab only.</p>
+      ${error ? html`<p class="error" role="alert">${error}</p>` : null}
+      <button type="submit">Sign in</button>
+    </form>
+  </main>`;
+}
+
+function NewDocument({ session, onCreated }: { session: Session; onCreated: () => void }): VNode {
+  const [notebooks, setNotebooks] = useState<{ id: string; name: string }[]>([]);
+  const [error, setError] = useState<string>();
+  useEffect(() => { session.client.call('notebook_list', { body: {} }).then((answer) => setNotebooks(answer.result.notebooks), () => undefined); }, [session]);
+  const submit = async (event: Event): Promise<void> => {
+    event.preventDefault();
+    const form = event.currentTarget as HTMLFormElement;
+    const title = (form.elements.namedItem('title') as HTMLInputElement).value.trim();
+    const notebook = (form.elements.namedItem('notebook') as HTMLSelectElement).value;
+    try {
+      const created = await session.client.call('document_create', { body: { notebook, title } });
+      form.reset();
+      onCreated();
+      location.hash = `#/doc/${created.result.id}`;
+    } catch (e) {
+      setError(describe(e));
+    }
+  };
+  if (notebooks.length === 0) return html`<span></span>`;
+  return html`<form class="new-doc" onSubmit=${submit}>
+    <label for="new-title">New document</label>
+    <input id="new-title" name="title" required placeholder="Title" />
+    <select name="notebook" aria-label="In notebook">${notebooks.map((notebook) => html`<option value=${notebook.id}>${notebook.name}</option>`)}</select>
+    <button type="submit">Create</button>
+    ${error ? html`<p class="error" role="alert">${error}</p>` : null}
+  </form>`;
+}

@@ -1,0 +1,22 @@
+import type { QuireClient } from '../../../core/client/quire-client.js';
+
+/**
+ * Images of the workspace (`assets/…`) need the token, which an <img> cannot send: each is fetched
+ * with it and shown from a blob URL. A reader, who may not read them, sees the alt text.
+ */
+const cache = new Map<string, Promise<string | undefined>>();
+
+export async function loadAssets(client: QuireClient, root: HTMLElement): Promise<void> {
+  for (const img of root.querySelectorAll<HTMLImageElement>('img[data-asset]')) {
+    const path = img.dataset.asset!;
+    let url = cache.get(path);
+    if (!url) {
+      url = client.request('getAsset', { params: { name: path.slice('assets/'.length) } })
+        .then(async (response) => (response.ok ? URL.createObjectURL(await response.blob()) : undefined), () => undefined);
+      cache.set(path, url);
+    }
+    const src = await url;
+    if (src) img.src = src;
+    else img.replaceWith(Object.assign(document.createElement('span'), { className: 'image-off', textContent: `[image: ${img.alt || path}]` }));
+  }
+}

@@ -1,0 +1,123 @@
+import type { VNode } from 'preact';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import type { QuireClient } from '../../../core/client/quire-client.js';
+import { describe, QuireApiError } from '../api.js';
+import { html } from '../html.js';
+import { Blocks, type BlockActions, type BlockData } from './blocks-view.js';
+import { loadAssets } from './assets.js';
+
+interface Conflict { mine: string; theirs: string; theirsUpdated: string }
+
+/**
+ * One document: its blocks rendered, a block edited in place as Markdown, a block added at the end.
+ * A save sends the `updated` the block had when it was opened; if someone changed it since (409), the
+ * person chooses: keep their own text over the new one, take the new one, or go on editing. Nothing
+ * typed is lost.
+ */
+export function DocumentPage({ client, id, focus, canEdit, onChanged }: { client: QuireClient; id: string; focus?: string; canEdit: boolean; onChanged: () => void }): VNode {
+  const [doc, setDoc] = useState<{ document: BlockData; hpath: string } | undefined>();
+  const [error, setError] = useState<string>();
+  const [editing, setEditing] = useState<{ id: string; markdown: string; updated: string } | undefined>();
+  const [conflict, setConflict] = useState<Conflict | undefined>();
+  const [saving, setSaving] = useState(false);
+  const [adding, setAdding] = useState('');
+  const root = useRef<HTMLElement>(null);
+
+  const load = (): Promise<void> => client.call('document_get', { body: { id } }).then(
+    (answer) => { setDoc(answer.result as { document: BlockData; hpath: string }); setError(undefined); },
+    (e: unknown) => setError(describe(e)),
+  );
+  useEffect(() => { setDoc(undefined); setEditing(undefined); setConflict(undefined); void load(); }, [id]);
+  useEffect(() => {
+    if (!doc || !root.current) return;
+    void loadAssets(client, root.current);
+    if (focus) {
+      const target = root.current.querySelector(`[data-block="${CSS.escape(focus)}"]`);
+      target?.scrollIntoView({ block: 'center' });
+      target?.classList.add('focused');
+    }
+  }, [doc, focus]);
+
+  const edit = async (block: BlockData): Promise<void> => {
+    try {
+      const answer = await client.call('block_get', { body: { id: block.id } });
+      const got = answer.result as { markdown: string; updated?: string; block?: { attrs?: Record<string, string> } };
+      setEditing({ id: block.id, markdown: got.markdown, updated: got.updated ?? got.block?.attrs?.updated ?? block.attrs.updated ?? '' });
+      setConflict(undefined);
+    } catch (e) {
+      setError(describe(e));
+    }
+  };
+
+  const save = async (markdown: string, expectedUpdated: string | undefined): Promise<void> => {
+    if (!editing) return;
+    setSaving(true);
+    try {
+      await client.call('block_update', { body: { id: editing.id, markdown, ...(expectedUpdated ? { expectedUpdated } : {}) } });
+      setEditing(undefined);
+      setConflict(undefined);
+      await load();
+      onChanged();
+    } catch (e) {
+      if (e instanceof QuireApiError && e.status === 409) {
+        const now = await client.call('block_get', { body: { id: editing.id } }).then((answer) => answer.result as { markdown: string; updated?: string; block?: { attrs?: Record<string, string> } });
+        setConflict({ mine: markdown, theirs: now.markdown, theirsUpdated: now.updated ?? now.block?.attrs?.updated ?? '' });
+      } else setError(describe(e));
+    } finally {
+      setSaving(false);
+    }
+  };
+
+  const add = async (event: Event): Promise<void> => {
+    event.preventDefault();
+    if (adding.trim() === '') return;
+    try {
+      await client.call('block_append', { body: { parentId: id, markdown: adding } });
+      setAdding('');
+      await load();
+    } catch (e) {
+      setError(describe(e));
+    }
+  };
+
+  const editor = (block: BlockData): VNode => html`<form class="editor" data-block=${block.id} onSubmit=${(event: Event) => { event.preventDefault(); void save((event.currentTarget as HTMLFormElement).markdown.value, editing?.updated); }}>
+    <label class="sr-only" for=${`edit-${block.id}`}>Markdown of the block</label>
+    <textarea id=${`edit-${block.id}`} name="markdown" rows=${Math.min(20, Math.max(3, (editing?.markdown ?? '').split('\n').length + 1))} autofocus
+      onInput=${(event: Event) => editing && setEditing({ ...editing, markdown: (event.target as HTMLTextAreaElement).value })}>${editing?.markdown ?? ''}</textarea>
+    ${conflict ? html`<div class="conflict" role="alert">
+      <p><strong>This block was changed by someone else while you edited it.</strong> Your text is kept below; choose what to keep.</p>
+      <div class="compare"><div><h4>Theirs (now)</h4><pre>${conflict.theirs}</pre></div><div><h4>Yours</h4><pre>${conflict.mine}</pre></div></div>
+      <div class="row">
+        <button type="button" onClick=${() => void save(conflict.mine, conflict.theirsUpdated)}>Keep mine</button>
+        <button type="button" onClick=${() => { setEditing(undefined); setConflict(undefined); void load(); }}>Use theirs</button>
+        <button type="button" onClick=${() => { setEditing({ id: block.id, markdown: conflict.mine, updated: conflict.theirsUpdated }); setConflict(undefined); }}>Go on editing</button>
+      </div>
+    </div>` : null}
+    <div class="row">
+      <button type="submit" disabled=${saving}>Save</button>
+      <button type="button" onClick=${() => { setEditing(undefined); setConflict(undefined); }}>Cancel</button>
+    </div>
+  </form>`;
+
+  const actions: BlockActions = {
+    blockHref: (block) => `#/block/${block}`,
+    tagHref: (tag) => `#/search?q=${encodeURIComponent(`#${tag}#`)}`,
+    canEdit,
+    edit: (block) => void edit(block),
+    editor,
+    ...(editing ? { editing: editing.id } : {}),
+  };
+  if (error && !doc) return html`<p class="error" role="alert">${error}</p>`;
+  if (!doc) return html`<p class="muted">Loading…</p>`;
+  return html`<article ref=${root} class="document" aria-labelledby="doc-title">
+    <p class="hpath muted">${doc.hpath}</p>
+    <h1 id="doc-title">${doc.document.content ?? ''}</h1>
+    ${error ? html`<p class="error" role="alert">${error}</p>` : null}
+    <${Blocks} blocks=${doc.document.children ?? []} actions=${actions} />
+    ${canEdit ? html`<form class="add" onSubmit=${add}>
+      <label for="add-block">Add to the end (Markdown)</label>
+      <textarea id="add-block" rows="3" value=${adding} onInput=${(event: Event) => setAdding((event.target as HTMLTextAreaElement).value)}></textarea>
+      <button type="submit">Add</button>
+    </form>` : null}
+  </article>`;
+}

@@ -1,0 +1,138 @@
+import { h, type ComponentChildren } from 'preact';
+
+/**
+ * A block's inline Markdown as Preact nodes, never as HTML: every piece of note text becomes a text
+ * node, so nothing in a note can run (`<script>`, `onerror=`, an SVG are shown as the characters they
+ * are). Links keep only http(s), mailto and in-app targets; images only the workspace's own files.
+ * Covers what Quire writes: strong, emphasis, strike, code, links, images, autolinks, references
+ * `((id "anchor"))`, tags `#tag#`, inline math `$…$`, escapes and hard breaks.
+ */
+export interface InlineContext {
+  /** The in-app address of a block (its document, scrolled to it). */
+  blockHref(id: string): string;
+  tagHref(tag: string): string;
+}
+
+const SAFE_URL = /^(?:https?:|mailto:)/i;
+const REF = /^\(\((\d{14}-[0-9a-z]{7})(?:[ \t]+(?:"([^"\n]*)"|'([^'\n]*)'))?\)\)/;
+const TAG = /^#([^#\s][^#\n]*?)#/;
+const LINK = /^(!?)\[((?:\\.|[^\]\\])*)\]\(\s*<?([^)\s>]*)>?(?:\s+"[^"]*")?\s*\)/;
+const AUTOLINK = /^<(https?:\/\/[^>\s]+|mailto:[^>\s]+)>/i;
+const BARE_URL = /^https?:\/\/[^\s<]+[^\s<.,;:!?)\]'"]/i;
+
+export function renderInline(text: string, context: InlineContext): ComponentChildren[] {
+  return parse(text, context, 0);
+}
+
+function parse(text: string, context: InlineContext, depth: number): ComponentChildren[] {
+  const out: ComponentChildren[] = [];
+  let plain = '';
+  const flush = (): void => {
+    if (plain !== '') out.push(plain);
+    plain = '';
+  };
+  let i = 0;
+  while (i < text.length) {
+    const rest = text.slice(i);
+    const c = text[i]!;
+    if (c === '\\' && i + 1 < text.length && /[!-/:-@[-`{-~]/.test(text[i + 1]!)) {
+      plain += text[i + 1];
+      i += 2;
+      continue;
+    }
+    if (c === '\n') {
+      flush();
+      out.push(h('br', null));
+      i++;
+      continue;
+    }
+    let match: RegExpExecArray | null;
+    if (c === '`') {
+      const run = /^`+/.exec(rest)![0];
+      const close = rest.indexOf(run, run.length);
+      if (close !== -1) {
+        flush();
+        out.push(h('code', null, rest.slice(run.length, close).replace(/^ (.*) $/s, '$1')));
+        i += close + run.length;
+        continue;
+      }
+    }
+    if (c === '(' && (match = REF.exec(rest))) {
+      flush();
+      const anchor = match[2] ?? match[3] ?? match[1]!;
+      out.push(h('a', { class: 'ref', href: context.blockHref(match[1]!), 'data-ref': match[1] }, anchor));
+      i += match[0].length;
+      continue;
+    }
+    if (c === '#' && (match = TAG.exec(rest)) && !/\s$/.test(match[1]!)) {
+      flush();
+      out.push(h('a', { class: 'tag', href: context.tagHref(match[1]!) }, `#${match[1]}`));
+      i += match[0].length;
+      continue;
+    }
+    if ((c === '[' || (c === '!' && text[i + 1] === '[')) && (match = LINK.exec(rest))) {
+      flush();
+      out.push(link(match[1] === '!', match[2]!, match[3]!, context, depth));
+      i += match[0].length;
+      continue;
+    }
+    if (c === '<' && (match = AUTOLINK.exec(rest))) {
+      flush();
+      out.push(h('a', { href: match[1], rel: 'noopener noreferrer', target: '_blank' }, match[1]));
+      i += match[0].length;
+      continue;
+    }
+    if ((c === 'h' || c === 'H') && (i === 0 || /\s/.test(text[i - 1]!)) && (match = BARE_URL.exec(rest))) {
+      flush();
+      out.push(h('a', { href: match[0], rel: 'noopener noreferrer', target: '_blank' }, match[0]));
+      i += match[0].length;
+      continue;
+    }
+    if (c === '$' && text[i + 1] !== '$') {
+      const close = text.indexOf('$', i + 1);
+      if (close > i + 1 && !/\s/.test(text[i + 1]!) && !/\s/.test(text[close - 1]!)) {
+        flush();
+        out.push(h('code', { class: 'math' }, text.slice(i + 1, close)));
+        i = close + 1;
+        continue;
+      }
+    }
+    const emphasis = depth < 8 ? emphasisAt(text, i) : undefined;
+    if (emphasis) {
+      flush();
+      out.push(h(emphasis.tag, null, ...parse(emphasis.inner, context, depth + 1)));
+      i = emphasis.end;
+      continue;
+    }
+    plain += c;
+    i++;
+  }
+  flush();
+  return out;
+}
+
+function link(image: boolean, label: string, href: string, context: InlineContext, depth: number): ComponentChildren {
+  const text = label.replace(/\\(.)/g, '$1');
+  if (image) {
+    // Only the workspace's own files are shown; an image from elsewhere would tell another site the note was read.
+    return /^assets\/[^/?#][^?#]*$/.test(href) && !href.includes('..') ? h('img', { 'data-asset': href, alt: text, class: 'asset' }) : h('span', { class: 'image-off' }, `[image: ${text || href}]`);
+  }
+  if (SAFE_URL.test(href)) return h('a', { href, rel: 'noopener noreferrer', target: '_blank' }, ...parse(label, context, depth + 1));
+  if (/^#\//.test(href)) return h('a', { href }, ...parse(label, context, depth + 1));
+  // javascript:, data:, relative paths: shown as text with the target, never followed.
+  return h('span', { class: 'link-off', title: href }, ...parse(label, context, depth + 1));
+}
+
+const EMPHASIS: [string, string][] = [['**', 'strong'], ['__', 'strong'], ['~~', 'del'], ['==', 'mark'], ['*', 'em'], ['_', 'em']];
+
+function emphasisAt(text: string, i: number): { tag: string; inner: string; end: number } | undefined {
+  for (const [marker, tag] of EMPHASIS) {
+    if (!text.startsWith(marker, i) || /\s/.test(text[i + marker.length] ?? ' ')) continue;
+    if (marker === '_' && i > 0 && /\w/.test(text[i - 1]!)) continue;
+    let close = text.indexOf(marker, i + marker.length + 1);
+    while (close !== -1 && (/\s/.test(text[close - 1]!) || (marker.length === 1 && text[close + 1] === marker))) close = text.indexOf(marker, close + 2);
+    if (close === -1) continue;
+    return { tag, inner: text.slice(i + marker.length, close), end: close + marker.length };
+  }
+  return undefined;
+}

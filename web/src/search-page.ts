@@ -1,0 +1,78 @@
+import type { VNode } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import type { QuireClient } from '../../core/client/quire-client.js';
+import { describe } from './api.js';
+import { html } from './html.js';
+
+interface Hit { id: string; documentId: string; hpath?: string; type: string; snippet: string }
+interface Answer { total: number; totalIsLowerBound?: boolean; page: number; pageSize: number; results: Hit[] }
+type Mode = 'fulltext' | 'hybrid' | 'semantic';
+
+/**
+ * One search box: full text, and semantic or hybrid when those arms are on (the plugin list says
+ * whether they can run). Snippets come back HTML-escaped with the matches in <mark>: they are split on
+ * those two tags only and shown as text, so no other markup can get through.
+ */
+export function SearchPage({ client, query: initial }: { client: QuireClient; query: string }): VNode {
+  const [query, setQuery] = useState(initial);
+  const [mode, setMode] = useState<Mode>('fulltext');
+  const [type, setType] = useState('');
+  const [page, setPage] = useState(1);
+  const [answer, setAnswer] = useState<Answer>();
+  const [error, setError] = useState<string>();
+  const [modes, setModes] = useState<Mode[]>(['fulltext']);
+  useEffect(() => {
+    client.call('listPlugins').then((listing) => {
+      const available = new Set<Mode>(['fulltext']);
+      for (const plugin of listing.plugins) for (const tool of plugin.tools ?? []) for (const action of tool.actions) {
+        if (!action.unavailable && (action.wireName === 'search_semantic' || action.wireName === 'search_hybrid')) available.add(action.wireName.slice('search_'.length) as Mode);
+      }
+      setModes([...available]);
+    }, () => undefined);
+  }, [client]);
+  const run = async (target: number): Promise<void> => {
+    if (query.trim() === '') return;
+    setError(undefined);
+    try {
+      const input = { query, page: target, pageSize: 20, ...(type ? { types: [type] } : {}) };
+      const result = await client.action(`search_${mode}` as 'search_fulltext', input as never) as Answer;
+      setAnswer(result);
+      setPage(target);
+      history.replaceState(null, '', `#/search?q=${encodeURIComponent(query)}`);
+    } catch (e) {
+      setError(describe(e));
+    }
+  };
+  useEffect(() => { if (initial) void run(1); }, [initial]);
+  const pages = answer ? Math.max(1, Math.ceil(answer.total / answer.pageSize)) : 1;
+  return html`<section class="search" aria-labelledby="search-title">
+    <h1 id="search-title">Search</h1>
+    <form role="search" onSubmit=${(event: Event) => { event.preventDefault(); void run(1); }}>
+      <label class="sr-only" for="q">Search the notes</label>
+      <input id="q" type="search" value=${query} placeholder="Words, a phrase in quotes, #tag#" onInput=${(event: Event) => setQuery((event.target as HTMLInputElement).value)} />
+      <label>How <select value=${mode} onChange=${(event: Event) => setMode((event.target as HTMLSelectElement).value as Mode)}>
+        ${modes.map((option) => html`<option value=${option}>${option === 'fulltext' ? 'Full text' : option === 'hybrid' ? 'Hybrid' : 'Semantic'}</option>`)}
+      </select></label>
+      <label>Blocks <select value=${type} onChange=${(event: Event) => setType((event.target as HTMLSelectElement).value)}>
+        <option value="">all</option><option value="paragraph">paragraphs</option><option value="heading">headings</option><option value="listItem">list items</option><option value="code">code</option>
+      </select></label>
+      <button type="submit">Search</button>
+    </form>
+    ${error ? html`<p class="error" role="alert">${error}</p>` : null}
+    ${answer ? html`<p class="muted" aria-live="polite">${answer.total}${answer.totalIsLowerBound ? '+' : ''} result${answer.total === 1 ? '' : 's'}</p>
+      <ol class="hits">${answer.results.map((hit) => html`<li key=${hit.id}>
+        <a href=${`#/doc/${hit.documentId}/${hit.id}`}><span class="muted">${hit.hpath ?? ''}</span><span class="snippet">${snippet(hit.snippet)}</span></a>
+      </li>`)}</ol>
+      ${pages > 1 ? html`<nav class="pager" aria-label="Pages">
+        <button type="button" disabled=${page <= 1} onClick=${() => void run(page - 1)}>Previous</button>
+        <span>Page ${page} of ${pages}</span>
+        <button type="button" disabled=${page >= pages} onClick=${() => void run(page + 1)}>Next</button>
+      </nav>` : null}` : null}
+  </section>`;
+}
+
+/** `a <mark>b</mark> &amp; c` as text and <mark> elements: the snippet's own escapes undone, nothing else read as markup. */
+function snippet(text: string): (string | VNode)[] {
+  const unescape = (part: string): string => part.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&amp;/g, '&');
+  return text.split(/(<mark>[\s\S]*?<\/mark>)/).map((part) => (part.startsWith('<mark>') ? html`<mark>${unescape(part.slice(6, -7))}</mark>` : unescape(part)));
+}

@@ -1,0 +1,113 @@
+import type { VNode } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import type { Grant, McpServer, Plugin } from '../../core/client/api-schema.js';
+import type { QuireClient } from '../../core/client/quire-client.js';
+import { describe } from './api.js';
+import { html } from './html.js';
+
+type Tab = 'plugins' | 'grants' | 'snapshots' | 'mcp';
+
+/** What limits and extends the agent: plugins and their effects, standing grants, snapshots, MCP servers. */
+export function SettingsPage({ client, tab, isAdmin }: { client: QuireClient; tab: Tab; isAdmin: boolean }): VNode {
+  const tabs: [Tab, string][] = isAdmin ? [['plugins', 'Plugins'], ['grants', 'Grants'], ['snapshots', 'Snapshots'], ['mcp', 'MCP servers']] : [['plugins', 'Plugins']];
+  return html`<section class="settings">
+    <h1>Settings</h1>
+    <nav class="tabs" aria-label="Settings">${tabs.map(([id, label]) => html`<a href=${`#/settings/${id}`} aria-current=${tab === id ? 'page' : undefined}>${label}</a>`)}</nav>
+    ${tab === 'plugins' ? html`<${Plugins} client=${client} isAdmin=${isAdmin} />` : null}
+    ${tab === 'grants' && isAdmin ? html`<${Grants} client=${client} />` : null}
+    ${tab === 'snapshots' && isAdmin ? html`<${Snapshots} client=${client} />` : null}
+    ${tab === 'mcp' && isAdmin ? html`<${McpServers} client=${client} />` : null}
+  </section>`;
+}
+
+function useLoad<T>(load: () => Promise<T>, deps: unknown[]): [T | undefined, string | undefined, () => void] {
+  const [value, setValue] = useState<T>();
+  const [error, setError] = useState<string>();
+  const [tick, setTick] = useState(0);
+  useEffect(() => { load().then((result) => { setValue(result); setError(undefined); }, (e: unknown) => setError(describe(e))); }, [...deps, tick]);
+  return [value, error, () => setTick(tick + 1)];
+}
+
+function Plugins({ client, isAdmin }: { client: QuireClient; isAdmin: boolean }): VNode {
+  const [listing, error, reload] = useLoad(() => client.call('listPlugins'), [client]);
+  const [problem, setProblem] = useState<string>();
+  const toggle = async (plugin: Plugin): Promise<void> => {
+    try {
+      await client.call('setPluginEnabled', { params: { id: plugin.id }, body: { enabled: !plugin.enabled } });
+      setProblem(undefined);
+      reload();
+    } catch (e) {
+      setProblem(describe(e));
+    }
+  };
+  if (error) return html`<p class="error" role="alert">${error}</p>`;
+  if (!listing) return html`<p class="muted">Loading…</p>`;
+  return html`<div>
+    ${problem ? html`<p class="error" role="alert">${problem}</p>` : null}
+    <ul class="plugins">${listing.plugins.map((plugin) => html`<li key=${plugin.id} data-plugin=${plugin.id}>
+      <div class="row"><strong>${plugin.id}</strong><span class=${`state state-${plugin.state}`}>${plugin.state}</span>
+        ${isAdmin ? html`<button type="button" onClick=${() => void toggle(plugin)}>${plugin.enabled ? 'Disable' : 'Enable'}</button>` : null}</div>
+      ${plugin.description ? html`<p class="muted">${plugin.description}</p>` : null}
+      ${(plugin.tools ?? []).length > 0 ? html`<details><summary>${(plugin.tools ?? []).reduce((sum, tool) => sum + tool.actions.length, 0)} actions</summary>
+        <table><thead><tr><th>Action</th><th>Effects</th></tr></thead><tbody>
+        ${(plugin.tools ?? []).flatMap((tool) => tool.actions.map((action) => html`<tr><td><code>${action.wireName}</code>${action.unavailable ? html` <span class="muted">(${action.unavailable})</span>` : null}</td><td>${action.effects.join(', ') || 'none'}${action.destructive ? ' · destructive' : ''}</td></tr>`))}
+        </tbody></table></details>` : null}
+    </li>`)}</ul>
+  </div>`;
+}
+
+function Grants({ client }: { client: QuireClient }): VNode {
+  const [answer, error, reload] = useLoad(() => client.call('listGrants'), [client]);
+  const revoke = async (grant: Grant): Promise<void> => {
+    await client.call('revokeGrant', { params: { id: grant.id } }).catch(() => undefined);
+    reload();
+  };
+  if (error) return html`<p class="error" role="alert">${error}</p>`;
+  if (!answer) return html`<p class="muted">Loading…</p>`;
+  if (answer.grants.length === 0) return html`<p class="muted">No standing grants: the agent asks before every action with an effect.</p>`;
+  return html`<ul class="grants">${answer.grants.map((grant) => html`<li key=${grant.id} data-grant=${grant.id}>
+    <code>${grant.plugin}/${grant.tool}/${grant.action}</code> <span class="muted">${grant.effects.join(', ')}${grant.notebook ? ` · notebook ${grant.notebook}` : ''}${grant.expiresAt ? ` · until ${grant.expiresAt}` : ''} · by ${grant.createdBy}</span>
+    <button type="button" onClick=${() => void revoke(grant)}>Revoke</button>
+  </li>`)}</ul>`;
+}
+
+interface SnapshotEntry { id: string; memo?: string; created?: string; trigger?: string; tags?: string[] }
+
+function Snapshots({ client }: { client: QuireClient }): VNode {
+  const [answer, error, reload] = useLoad(() => client.action('snapshot_list', {} as never) as Promise<{ snapshots: SnapshotEntry[] }>, [client]);
+  const [note, setNote] = useState<string>();
+  const rollback = async (id: string): Promise<void> => {
+    if (!confirm('Put the notes back as they were in this snapshot? What is there now is kept in a snapshot first.')) return;
+    try {
+      await client.action('snapshot_rollback', { id } as never, { waitSeconds: 120 });
+      setNote('Rolled back.');
+      reload();
+    } catch (e) {
+      setNote(describe(e));
+    }
+  };
+  if (error) return html`<p class="error" role="alert">${error}</p>`;
+  if (!answer) return html`<p class="muted">Loading…</p>`;
+  return html`<div>${note ? html`<p class="notice" role="status">${note}</p>` : null}
+    <ul class="snapshots">${answer.snapshots.map((snapshot) => html`<li key=${snapshot.id}>
+      <span>${snapshot.created ?? ''}</span> <span class="muted">${snapshot.memo ?? ''}</span>
+      <button type="button" onClick=${() => void rollback(snapshot.id)}>Roll back to this</button>
+    </li>`)}</ul></div>`;
+}
+
+function McpServers({ client }: { client: QuireClient }): VNode {
+  const [answer, error, reload] = useLoad(() => client.call('listMcpServers'), [client]);
+  const approve = async (server: McpServer, tool: string, hash: string): Promise<void> => {
+    await client.call('approveMcpTool', { params: { name: server.name, tool }, body: { hash } }).catch(() => undefined);
+    reload();
+  };
+  if (error) return html`<p class="error" role="alert">${error}</p>`;
+  if (!answer) return html`<p class="muted">Loading…</p>`;
+  if (answer.servers.length === 0) return html`<p class="muted">No external MCP servers are configured (quire.json, mcp.servers).</p>`;
+  return html`<ul>${answer.servers.map((server) => html`<li key=${server.name}><strong>${server.name}</strong> <span class="muted">${server.state}</span>
+    ${((server.pending ?? []) as { name: string; hash: string; definition?: unknown }[]).map((pending) => html`<div class="pending">
+      <p>The tool <code>${pending.name}</code> is new or changed:</p><pre>${JSON.stringify(pending.definition ?? pending, null, 2)}</pre>
+      <button type="button" onClick=${() => void approve(server, pending.name, pending.hash)}>Approve this definition</button>
+    </div>`)}
+  </li>`)}</ul>`;
+}
