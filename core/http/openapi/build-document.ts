@@ -67,7 +67,7 @@ function routeOperation(route: RouteDoc): Record<string, unknown> {
     responses[status] = {
       description: response.description,
       ...(response.headers ? { headers: response.headers } : {}),
-      ...(response.schema ? { content: { [response.mediaType ?? 'application/json']: { schema: response.schema } } } : {}),
+      ...(response.schema ? { content: Object.fromEntries([response.mediaType ?? 'application/json'].flat().map((type) => [type, { schema: response.schema }])) } : {}),
     };
   }
   const errors = route.role === 'public' ? (route.errors ?? []) : [...COMMON_ERRORS, ...(route.role === 'admin' ? ['FORBIDDEN'] : []), ...(route.errors ?? [])];

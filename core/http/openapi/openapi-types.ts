@@ -10,8 +10,8 @@ export interface DocumentedResponse {
   description: string;
   /** JSON body; absent for an empty one (204). */
   schema?: JsonSchema;
-  /** Another media type than application/json (an event stream, a page). */
-  mediaType?: string;
+  /** Other media types than application/json (an event stream, a page, files). */
+  mediaType?: string | readonly string[];
   headers?: Record<string, { description: string; schema: JsonSchema }>;
 }
 

@@ -36,8 +36,8 @@ const HEALTH: RouteDoc[] = [
 
 const WEB: RouteDoc[] = [
   { method: 'get', path: '/', operationId: 'webApp', summary: 'The web app', tag: 'kernel', role: 'public', responses: { 200: { description: 'Its page', mediaType: 'text/html', schema: { type: 'string' } }, 503: { description: 'Not built', mediaType: 'text/plain', schema: { type: 'string' } } } },
-  { method: 'get', path: '/app/assets/{file}', operationId: 'webAppAsset', summary: "The web app's scripts and styles (hashed names, cached for good)", tag: 'kernel', role: 'public', responses: { 200: { description: 'The file', mediaType: 'application/octet-stream', schema: { type: 'string' } } }, errors: ['NOT_FOUND'] },
-  { method: 'get', path: '/api/assets/{name}', operationId: 'getAsset', summary: "A workspace attachment (assets/<name>: a note's image or file)", tag: 'kernel', role: 'admin', responses: { 200: { description: 'The file, inert (sandboxed, not sniffed)', mediaType: 'application/octet-stream', schema: { type: 'string' } } }, errors: ['NOT_FOUND'] },
+  { method: 'get', path: '/app/assets/{file}', operationId: 'webAppAsset', summary: "The web app's scripts and styles (hashed names, cached for good)", tag: 'kernel', role: 'public', responses: { 200: { description: 'The file', mediaType: ['text/javascript', 'text/css'], schema: { type: 'string' } } }, errors: ['NOT_FOUND'] },
+  { method: 'get', path: '/api/assets/{name}', operationId: 'getAsset', summary: "A workspace attachment (assets/<name>: a note's image or file)", tag: 'kernel', role: 'admin', responses: { 200: { description: 'The file, inert (sandboxed, not sniffed); other types than images and PDF as application/octet-stream', mediaType: ['image/png', 'image/jpeg', 'image/gif', 'image/webp', 'image/avif', 'image/bmp', 'application/pdf', 'application/octet-stream'], schema: { type: 'string' } } }, errors: ['NOT_FOUND'] },
 ];
 
 const PLUGINS: RouteDoc[] = [

@@ -97,10 +97,11 @@ function Chat({ client, sessionId, onChanged }: { client: QuireClient; sessionId
       state.error = describe(e);
     }
     state.state = 'ended';
-    update();
-    await load();
+    // The stored session replaces the live view in one render: the answer is never shown twice.
+    const fresh = await client.call('getSession', { params: { id: sessionId } }).catch(() => undefined);
+    if (fresh) setSession(fresh.session);
+    setLive(state.error || !fresh ? { ...state } : undefined);
     await loadPending();
-    setLive(state.error ? { ...state } : undefined);
     onChanged();
   };
 
