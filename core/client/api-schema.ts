@@ -192,6 +192,31 @@ export type UsageRow = {
   cost: number | null;
 };
 
+export type AuditRecord = {
+  seq: number;
+  time: string;
+  prev: string;
+  hash: string;
+  plugin: string;
+  tool: string;
+  action: string;
+  effects: Effect[];
+  argsHash: string;
+  outcome: "ok" | "error" | "refused" | "egress_denied";
+  errorCode?: string;
+  details?: {
+    [key: string]: unknown;
+  };
+  principal: {
+    kind: string;
+    name: string;
+    role?: string;
+    sessionId?: string;
+    turnId?: string;
+    client?: string;
+  };
+};
+
 export type McpServer = {
   name: string;
   id?: string;
@@ -2135,6 +2160,15 @@ export interface Operations {
       result: AttrSetOutput;
     };
   };
+  auditLog: {
+    /** The audit log, newest first, filtered and in pages */
+    query: { outcome?: "ok" | "error" | "refused" | "egress_denied"; plugin?: string; principal?: string; action?: string; before?: number; limit?: number };
+    response: {
+      records: AuditRecord[];
+      /** before= for the next page; absent at the start of the log */
+      next?: number;
+    };
+  };
   block_append: {
     /** Add blocks parsed from Markdown as the last children of a block or document. */
     body: BlockAppendInput;
@@ -2903,6 +2937,17 @@ export interface Operations {
       };
     };
   };
+  verifyAudit: {
+    /** Walk the whole chain: whether and where it was altered */
+    response: {
+      verification: {
+        ok: boolean;
+        lines: number;
+        line?: number;
+        reason?: string;
+      };
+    };
+  };
   webApp: {
     /** The web app */
     response: string;
@@ -2924,6 +2969,7 @@ export const OPERATIONS = {
   approveMcpTool: { method: 'POST', path: '/api/mcp/servers/{name}/tools/{tool}/approve' },
   attr_get: { method: 'POST', path: '/api/actions/blocks/attr/get' },
   attr_set: { method: 'POST', path: '/api/actions/blocks/attr/set' },
+  auditLog: { method: 'GET', path: '/api/audit' },
   block_append: { method: 'POST', path: '/api/actions/blocks/block/append' },
   block_batch_get: { method: 'POST', path: '/api/actions/blocks/block/batch_get' },
   block_delete: { method: 'POST', path: '/api/actions/blocks/block/delete' },
@@ -3027,6 +3073,7 @@ export const OPERATIONS = {
   tag_blocks: { method: 'POST', path: '/api/actions/blocks/tag/blocks' },
   tag_list: { method: 'POST', path: '/api/actions/blocks/tag/list' },
   usage: { method: 'GET', path: '/api/usage' },
+  verifyAudit: { method: 'POST', path: '/api/audit/verify' },
   webApp: { method: 'GET', path: '/' },
   webAppAsset: { method: 'GET', path: '/app/assets/{file}' },
 } as const;

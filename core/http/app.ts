@@ -7,6 +7,7 @@ import type { HttpEnv } from './http-env.js';
 import { requestGuard } from './middleware/request-guard.js';
 import { requireRole } from './middleware/require-role.js';
 import { apiDocsRoutes } from './routes/api-docs.js';
+import { auditRoutes } from './routes/audit.js';
 import { webAppRoutes } from './routes/web-app.js';
 import { actionRoutes } from './routes/actions.js';
 import { confirmationRoutes } from './routes/confirmations.js';
@@ -38,6 +39,9 @@ export function createHttpApp(kernel: Kernel): Hono<HttpEnv> {
   app.route('/api/usage', usageRoutes(kernel));
   app.use('/api/gate', requireRole('admin'));
   app.route('/api/gate', gateRoutes(kernel));
+  app.use('/api/audit/*', requireRole('admin'));
+  app.use('/api/audit', requireRole('admin'));
+  app.route('/api/audit', auditRoutes(kernel));
   app.use('/api/grants/*', requireRole('admin'));
   app.use('/api/grants', requireRole('admin'));
   app.route('/api/grants', grantRoutes(kernel));

@@ -104,6 +104,15 @@ export const COMPONENT_SCHEMAS: Record<string, JsonSchema> = {
       cost: { type: ['number', 'null'], description: 'USD; null where a price is unknown' },
     },
   },
+  AuditRecord: {
+    type: 'object',
+    required: ['seq', 'time', 'prev', 'hash', 'principal', 'plugin', 'tool', 'action', 'effects', 'argsHash', 'outcome'],
+    properties: {
+      seq: int, time, prev: str, hash: str, plugin: str, tool: str, action: str, effects, argsHash: str,
+      outcome: { type: 'string', enum: ['ok', 'error', 'refused', 'egress_denied'] }, errorCode: str, details: { type: 'object' },
+      principal: { type: 'object', required: ['kind', 'name'], properties: { kind: str, name: str, role: str, sessionId: str, turnId: str, client: str } },
+    },
+  },
   McpServer: { type: 'object', required: ['name', 'state'], properties: { name: str, id: str, state: str, endpoint: {}, tools: { type: 'array' }, pending: { type: 'array' }, error: {} } },
 };
 

@@ -84,6 +84,19 @@ const GATE: RouteDoc[] = [
   },
 ];
 
+const AUDIT: RouteDoc[] = [
+  {
+    method: 'get', path: '/api/audit', operationId: 'auditLog', summary: 'The audit log, newest first, filtered and in pages', tag: 'gate', role: 'admin',
+    query: [
+      query('outcome', 'Only these', { type: 'string', enum: ['ok', 'error', 'refused', 'egress_denied'] }), query('plugin', 'Only this plugin'),
+      query('principal', 'Only this caller: a name (alice, mcp:claude) or a kind (person, agent, mcp)'), query('action', 'An action name, or plugin/tool/action'),
+      query('before', 'The seq to continue below (next, from the last page)', { type: 'integer', minimum: 1 }), query('limit', 'Records per page (at most 500)', { type: 'integer', minimum: 1, maximum: 500 }),
+    ],
+    responses: ok({ type: 'object', required: ['records'], properties: { records: listOf('AuditRecord'), next: { type: 'integer', description: 'before= for the next page; absent at the start of the log' } } }),
+  },
+  { method: 'post', path: '/api/audit/verify', operationId: 'verifyAudit', summary: 'Walk the whole chain: whether and where it was altered', tag: 'gate', role: 'admin', responses: ok(object({ verification: { type: 'object', required: ['ok', 'lines'], properties: { ok: { type: 'boolean' }, lines: { type: 'integer' }, line: { type: 'integer' }, reason: { type: 'string' } } } })) },
+];
+
 const JOBS: RouteDoc[] = [
   { method: 'get', path: '/api/jobs', operationId: 'listJobs', summary: 'Long actions, running and ended', tag: 'jobs', role: 'admin', responses: ok(object({ jobs: listOf('Job') })) },
   { method: 'get', path: '/api/jobs/{id}', operationId: 'getJob', summary: "One job's record", tag: 'jobs', role: 'admin', responses: ok(job), errors: ['JOB_NOT_FOUND'] },
@@ -133,4 +146,4 @@ const MCP: RouteDoc[] = [
   })),
 ];
 
-export const ROUTE_DOCS: readonly RouteDoc[] = [...HEALTH, ...WEB, ...PLUGINS, ...GATE, ...JOBS, ...SESSIONS, ...MCP];
+export const ROUTE_DOCS: readonly RouteDoc[] = [...HEALTH, ...WEB, ...PLUGINS, ...GATE, ...AUDIT, ...JOBS, ...SESSIONS, ...MCP];

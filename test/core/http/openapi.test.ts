@@ -133,6 +133,11 @@ describe('the OpenAPI document', () => {
     await check(admin, 'listConfirmations', { query: { status: 'pending' } });
     expect((await check(admin, 'getConfirmation', { params: { id: 'none' } })).status).toBe(404);
     expect((await check(admin, 'answerConfirmation', { params: { id: 'none' }, body: { approved: true, argsHash: 'a'.repeat(64) } })).status).toBe(404);
+    await check(admin, 'auditLog', { query: { limit: 5 } });
+    await check(admin, 'auditLog', { query: { outcome: 'ok', plugin: 'blocks', principal: 'alice' } });
+    expect((await check(admin, 'auditLog', { query: { outcome: 'maybe' } })).status).toBe(400);
+    expect((await check(reader, 'auditLog')).status).toBe(403);
+    await check(admin, 'verifyAudit');
     await check(admin, 'listJobs');
     expect((await check(admin, 'getJob', { params: { id: 'none' } })).status).toBe(404);
     expect((await check(admin, 'cancelJob', { params: { id: 'none' } })).status).toBe(404);
