@@ -176,6 +176,44 @@ describe('the web app in a real browser', () => {
     expect(lastRequest).toContain('Blue');
   });
 
+  it('settings and history: the audit log filtered and its chain verified, a plugin disabled and enabled, a snapshot compared, a document version restored', async () => {
+    const web = await start();
+    const { plans, paragraph } = await notes(web);
+    await web.act('snapshot_create', { memo: 'before the edit' });
+    await web.act('block_update', { id: paragraph, markdown: 'Changed after the snapshot.' });
+    await web.signIn(ADMIN);
+
+    await web.page.getByRole('link', { name: 'Settings' }).click();
+    await web.page.getByRole('link', { name: 'Audit log' }).click();
+    await web.page.locator('.audit tbody tr').first().waitFor();
+    expect(await web.page.locator('.audit tbody').innerText()).toContain('blocks/block/update');
+    await web.page.getByLabel('Outcome').selectOption('refused');
+    await web.page.getByRole('button', { name: 'Verify the chain' }).click();
+    await web.page.getByText('The chain holds').waitFor();
+    await web.shot('settings-audit');
+
+    await web.page.getByRole('link', { name: 'Plugins' }).click();
+    const todo = web.page.locator('li[data-plugin="todo"]');
+    await todo.getByRole('button', { name: 'Disable' }).click();
+    await todo.locator('.state', { hasText: 'disabled' }).waitFor();
+    await todo.getByRole('button', { name: 'Enable' }).click();
+    await todo.locator('.state', { hasText: 'active' }).waitFor();
+
+    await web.page.getByRole('link', { name: 'Snapshots' }).click();
+    await web.page.getByRole('button', { name: 'Changes since' }).first().click();
+    await web.page.locator('.snapshots pre', { hasText: '1 changed' }).waitFor();
+
+    await web.page.goto(`${web.url}/#/doc/${plans}`);
+    await web.page.getByRole('button', { name: 'History' }).click();
+    await web.page.getByRole('button', { name: 'Show' }).first().click();
+    await web.page.locator('.history pre', { hasText: 'Ship the **web app**' }).waitFor();
+    await web.shot('document-history');
+    await web.page.getByRole('button', { name: 'Restore' }).first().click();
+    await web.page.getByText('Restored the version').waitFor();
+    await web.page.locator('article p strong', { hasText: 'web app' }).waitFor();
+    expect((await web.act<{ markdown: string }>('block_get', { id: paragraph })).markdown).toContain('Ship the **web app**');
+  });
+
   it('a reader sees no private notebook anywhere, has no agent, and cannot edit', async () => {
     const web = await start({ width: 360, colorScheme: 'dark' });
     await notes(web);

@@ -3,18 +3,20 @@ import { useEffect, useState } from 'preact/hooks';
 import type { Grant, McpServer, Plugin } from '../../core/client/api-schema.js';
 import type { QuireClient } from '../../core/client/quire-client.js';
 import { describe } from './api.js';
+import { AuditLogView } from './settings-audit.js';
 import { html } from './html.js';
 
-type Tab = 'plugins' | 'grants' | 'snapshots' | 'mcp';
+type Tab = 'plugins' | 'grants' | 'audit' | 'snapshots' | 'mcp';
 
 /** What limits and extends the agent: plugins and their effects, standing grants, snapshots, MCP servers. */
 export function SettingsPage({ client, tab, isAdmin }: { client: QuireClient; tab: Tab; isAdmin: boolean }): VNode {
-  const tabs: [Tab, string][] = isAdmin ? [['plugins', 'Plugins'], ['grants', 'Grants'], ['snapshots', 'Snapshots'], ['mcp', 'MCP servers']] : [['plugins', 'Plugins']];
+  const tabs: [Tab, string][] = isAdmin ? [['plugins', 'Plugins'], ['grants', 'Grants'], ['audit', 'Audit log'], ['snapshots', 'Snapshots'], ['mcp', 'MCP servers']] : [['plugins', 'Plugins']];
   return html`<section class="settings">
     <h1>Settings</h1>
     <nav class="tabs" aria-label="Settings">${tabs.map(([id, label]) => html`<a href=${`#/settings/${id}`} aria-current=${tab === id ? 'page' : undefined}>${label}</a>`)}</nav>
     ${tab === 'plugins' ? html`<${Plugins} client=${client} isAdmin=${isAdmin} />` : null}
     ${tab === 'grants' && isAdmin ? html`<${Grants} client=${client} />` : null}
+    ${tab === 'audit' && isAdmin ? html`<${AuditLogView} client=${client} />` : null}
     ${tab === 'snapshots' && isAdmin ? html`<${Snapshots} client=${client} />` : null}
     ${tab === 'mcp' && isAdmin ? html`<${McpServers} client=${client} />` : null}
   </section>`;
@@ -76,6 +78,19 @@ interface SnapshotEntry { id: string; memo?: string; created?: string; trigger?:
 function Snapshots({ client }: { client: QuireClient }): VNode {
   const [answer, error, reload] = useLoad(() => client.action('snapshot_list', {} as never) as Promise<{ snapshots: SnapshotEntry[] }>, [client]);
   const [note, setNote] = useState<string>();
+  const [diff, setDiff] = useState<{ id: string; text: string }>();
+  const compare = async (id: string): Promise<void> => {
+    try {
+      const result = await client.action('snapshot_diff', { from: id } as never) as { added: string[]; removed: string[]; changed: string[]; documents: { path: string; blocks: { added: string[]; removed: string[]; changed: string[] } }[] };
+      const lines = [
+        `Since this snapshot: ${result.added.length} files added, ${result.removed.length} removed, ${result.changed.length} changed.`,
+        ...result.documents.map((doc) => `${doc.path}: ${doc.blocks.added.length} blocks added, ${doc.blocks.removed.length} removed, ${doc.blocks.changed.length} changed`),
+      ];
+      setDiff({ id, text: lines.join('\n') });
+    } catch (e) {
+      setNote(describe(e));
+    }
+  };
   const rollback = async (id: string): Promise<void> => {
     if (!confirm('Put the notes back as they were in this snapshot? What is there now is kept in a snapshot first.')) return;
     try {
@@ -91,7 +106,9 @@ function Snapshots({ client }: { client: QuireClient }): VNode {
   return html`<div>${note ? html`<p class="notice" role="status">${note}</p>` : null}
     <ul class="snapshots">${answer.snapshots.map((snapshot) => html`<li key=${snapshot.id}>
       <span>${snapshot.created ?? ''}</span> <span class="muted">${snapshot.memo ?? ''}</span>
+      <button type="button" onClick=${() => void compare(snapshot.id)}>Changes since</button>
       <button type="button" onClick=${() => void rollback(snapshot.id)}>Roll back to this</button>
+      ${diff?.id === snapshot.id ? html`<pre>${diff.text}</pre>` : null}
     </li>`)}</ul></div>`;
 }
 

@@ -5,6 +5,7 @@ import { describe, QuireApiError } from '../api.js';
 import { html } from '../html.js';
 import { Blocks, type BlockActions, type BlockData } from './blocks-view.js';
 import { loadAssets } from './assets.js';
+import { HistoryPanel } from './history-panel.js';
 
 interface Conflict { mine: string; theirs: string; theirsUpdated: string }
 
@@ -21,6 +22,7 @@ export function DocumentPage({ client, id, focus, canEdit, onChanged }: { client
   const [conflict, setConflict] = useState<Conflict | undefined>();
   const [saving, setSaving] = useState(false);
   const [adding, setAdding] = useState('');
+  const [history, setHistory] = useState(false);
   const root = useRef<HTMLElement>(null);
 
   const load = (): Promise<void> => client.call('document_get', { body: { id } }).then(
@@ -111,7 +113,9 @@ export function DocumentPage({ client, id, focus, canEdit, onChanged }: { client
   if (!doc) return html`<p class="muted">Loading…</p>`;
   return html`<article ref=${root} class="document" aria-labelledby="doc-title">
     <p class="hpath muted">${doc.hpath}</p>
-    <h1 id="doc-title">${doc.document.content ?? ''}</h1>
+    <div class="row title-row"><h1 id="doc-title">${doc.document.content ?? ''}</h1>
+      ${canEdit ? html`<button type="button" aria-expanded=${history} onClick=${() => setHistory(!history)}>History</button>` : null}</div>
+    ${history ? html`<${HistoryPanel} client=${client} id=${id} onRestored=${() => { void load(); onChanged(); }} />` : null}
     ${error ? html`<p class="error" role="alert">${error}</p>` : null}
     <${Blocks} blocks=${doc.document.children ?? []} actions=${actions} />
     ${canEdit ? html`<form class="add" onSubmit=${add}>

@@ -1,0 +1,61 @@
+import type { VNode } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import type { HistoryListOutput } from '../../../core/client/api-schema.js';
+import type { QuireClient } from '../../../core/client/quire-client.js';
+import { describe } from '../api.js';
+import { html } from '../html.js';
+
+type Version = HistoryListOutput['versions'][number];
+
+/** A document's earlier versions (kept before each change): look at one as it was, and restore it. */
+export function HistoryPanel({ client, id, onRestored }: { client: QuireClient; id: string; onRestored: () => void }): VNode {
+  const [versions, setVersions] = useState<Version[]>();
+  const [shown, setShown] = useState<{ version: string; text: string }>();
+  const [note, setNote] = useState<string>();
+  useEffect(() => {
+    client.call('history_list', { body: { id } }).then((answer) => setVersions((answer.result as HistoryListOutput).versions), (e: unknown) => setNote(describe(e)));
+  }, [id]);
+  const show = async (version: string): Promise<void> => {
+    try {
+      const answer = await client.call('history_get', { body: { id, version } });
+      setShown({ version, text: outline((answer.result as { text: string }).text) });
+    } catch (e) {
+      setNote(describe(e));
+    }
+  };
+  const restore = async (version: string): Promise<void> => {
+    try {
+      await client.call('history_rollback', { body: { id, version } });
+      setNote(`Restored the version of ${version.slice(0, 19)}; what it replaced is kept in the history too.`);
+      onRestored();
+    } catch (e) {
+      setNote(describe(e));
+    }
+  };
+  if (!versions) return html`<p class="muted">${note ?? 'Loading the history…'}</p>`;
+  return html`<section class="history" aria-label="History of this document">
+    <h2>History</h2>
+    ${note ? html`<p class="notice" role="status">${note}</p>` : null}
+    ${versions.length === 0 ? html`<p class="muted">No earlier versions.</p>` : html`<ol>${versions.map((version) => html`<li key=${version.version}>
+      <span>${version.time.replace('T', ' ').slice(0, 19)}</span> <span class="muted">before ${version.op} by ${version.by}</span>
+      <button type="button" onClick=${() => void show(version.version)}>Show</button>
+      <button type="button" onClick=${() => void restore(version.version)}>Restore</button>
+    </li>`)}</ol>`}
+    ${shown ? html`<figure><figcaption>As it was (${shown.version.slice(0, 19)})</figcaption><pre>${shown.text}</pre></figure>` : null}
+  </section>`;
+}
+
+/** A kept document file (the block tree as JSON) as its text, block by block. */
+function outline(text: string): string {
+  try {
+    const lines: string[] = [];
+    const visit = (block: { type?: string; content?: string; children?: unknown[] }, depth: number): void => {
+      if (block.type !== 'document' && block.content) lines.push(`${'  '.repeat(depth)}${block.content}`);
+      for (const child of block.children ?? []) visit(child as typeof block, block.type === 'document' ? depth : depth + 1);
+    };
+    visit(JSON.parse(text) as { type?: string; content?: string; children?: unknown[] }, 0);
+    return lines.join('\n');
+  } catch {
+    return text;
+  }
+}
