@@ -176,6 +176,62 @@ describe('the web app in a real browser', () => {
     expect(lastRequest).toContain('Blue');
   });
 
+  it('streams an answer without moving the page, shows the to-do list, runs in auto mode without asking, stops a turn, and works from the keyboard', async () => {
+    const web = await start();
+    const { plans, paragraph } = await notes(web);
+    await web.signIn(ADMIN);
+    // From the keyboard: Tab to the notebook, open it, Tab to a document, open it.
+    let found = false;
+    for (let i = 0; i < 40 && !found; i++) {
+      await web.page.keyboard.press('Tab');
+      found = await web.page.evaluate('document.activeElement?.getAttribute("aria-label") === "Open Work"') as boolean;
+    }
+    expect(found).toBe(true);
+    await web.page.keyboard.press('Enter');
+    await web.page.getByRole('link', { name: 'Plans' }).waitFor();
+    for (let i = 0; i < 10 && !(await web.page.evaluate('document.activeElement?.textContent === "Plans"')); i++) await web.page.keyboard.press('Tab');
+    await web.page.keyboard.press('Enter');
+    await web.page.getByRole('heading', { name: 'Plans', level: 1 }).waitFor();
+    expect(web.page.url()).toContain(plans);
+
+    const words = Array.from({ length: 60 }, (_, i) => `word${i} `);
+    web.fake.reply(
+      round({ calls: [{ id: 'todo_1', name: 'todo_write', args: { todos: [{ content: 'Read the notes', status: 'in_progress' }, { content: 'Write a summary', status: 'pending' }] } }] }),
+      { kind: 'sse', frames: (await import('../../fakes/wire-frames.js')).framesFor('openai-chat', { text: words.join(''), deltas: words }), frameDelayMs: 15 },
+    );
+    await web.page.getByRole('link', { name: 'Agent' }).click();
+    await web.page.getByRole('button', { name: 'New session' }).click();
+    await web.page.getByLabel('Message to the agent').fill('Plan and summarise');
+    await web.page.evaluate(`window.__shift = 0; new PerformanceObserver((list) => { for (const entry of list.getEntries()) if (!entry.hadRecentInput) { window.__shift += entry.value; (window.__shifts ??= []).push([entry.value, entry.startTime, (entry.sources ?? []).map((source) => (source.node?.className ?? source.node?.nodeName) + ' ' + JSON.stringify(source.previousRect) + '->' + JSON.stringify(source.currentRect))]); } }).observe({ type: 'layout-shift' })`);
+    await web.page.getByRole('button', { name: 'Send' }).click();
+    await web.page.locator('.entry.assistant p.content', { hasText: 'word59' }).waitFor();
+    const shift = await web.page.evaluate('window.__shift') as number;
+    expect(shift, JSON.stringify(await web.page.evaluate('window.__shifts ?? []'))).toBeLessThan(0.01);
+    await web.page.locator('details.todos summary').click();
+    expect(await web.page.locator('details.todos').innerText()).toContain('Read the notes');
+    await web.shot('agent-streamed-todos');
+
+    // Auto mode: the write runs without a confirmation.
+    await web.page.getByLabel('Mode').selectOption('auto');
+    web.fake.reply(
+      round({ calls: [{ id: 'call_auto', name: 'block_update', args: { id: paragraph, markdown: 'Written in auto mode.' } }] }),
+      round({ text: 'Done without asking.' }),
+    );
+    await web.page.getByLabel('Message to the agent').fill('Edit it');
+    await web.page.getByRole('button', { name: 'Send' }).click();
+    await web.page.locator('.entry.assistant p.content', { hasText: 'Done without asking.' }).waitFor();
+    expect(await web.page.locator('section.confirm').count()).toBe(0);
+    expect((await web.act<{ markdown: string }>('block_get', { id: paragraph })).markdown.trim()).toBe('Written in auto mode.');
+
+    // Stop: the model stalls after its first frame; the turn ends, interrupted, and the composer is back.
+    web.fake.reply({ kind: 'sse', frames: (await import('../../fakes/wire-frames.js')).framesFor('openai-chat', { text: 'I will think for a long time' }), stallAfter: 1 });
+    await web.page.getByLabel('Message to the agent').fill('Take your time');
+    await web.page.getByRole('button', { name: 'Send' }).click();
+    await web.page.getByRole('button', { name: 'Stop' }).click();
+    await web.page.getByRole('button', { name: 'Send' }).waitFor();
+    expect(await web.fake.posts.at(-1)!.closedEarly).toBe(true);
+  });
+
   it('settings and history: the audit log filtered and its chain verified, a plugin disabled and enabled, a snapshot compared, a document version restored', async () => {
     const web = await start();
     const { plans, paragraph } = await notes(web);

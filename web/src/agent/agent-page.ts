@@ -133,11 +133,13 @@ function Chat({ client, sessionId, onChanged }: { client: QuireClient; sessionId
   return html`<div class="chat">
     <header class="row">
       <h1>${session?.title ?? 'Session'}</h1>
+      ${todos.length > 0 ? html`<details class="todos"><summary>To do (${todos.filter((todo) => todo.status === 'completed').length}/${todos.length})</summary>
+        <ul aria-label="The agent's to-do list">${todos.map((todo) => html`<li class=${`todo-${todo.status}`}>${todo.status === 'completed' ? '☑' : todo.status === 'in_progress' ? '◐' : '☐'} ${todo.content}</li>`)}</ul></details>` : null}
       <label>Mode <select value=${mode} onChange=${(event: Event) => void changeMode((event.target as HTMLSelectElement).value as 'confirm' | 'auto')}>
         <option value="confirm">Ask before effects</option><option value="auto">Run without asking</option>
       </select></label>
     </header>
-    ${todos.length > 0 ? html`<section class="todos" aria-label="The agent's to-do list"><h2>To do</h2><ul>${todos.map((todo) => html`<li class=${`todo-${todo.status}`}>${todo.status === 'completed' ? '☑' : todo.status === 'in_progress' ? '◐' : '☐'} ${todo.content}</li>`)}</ul></section>` : null}
+    <div class="conversation">
     <ol class="entries" aria-live="polite">
       ${(session?.entries ?? []).map((entry) => html`<${Entry} key=${entry.id} entry=${entry} />`)}
       ${live ? html`<li class="entry assistant live" aria-busy=${live.state === 'running'}>
@@ -153,6 +155,7 @@ function Chat({ client, sessionId, onChanged }: { client: QuireClient; sessionId
     ${error ? html`<p class="error" role="alert">${error}</p>` : null}
     ${undo ? html`<p class="notice" role="status">${undo}</p>` : null}
     <div ref=${end}></div>
+    </div>
     <form class="composer" onSubmit=${send}>
       <label class="sr-only" for="message">Message to the agent</label>
       <textarea id="message" rows="2" value=${message} placeholder="Ask about your notes…" onInput=${(event: Event) => setMessage((event.target as HTMLTextAreaElement).value)}
