@@ -107,6 +107,13 @@ describe('the web app in a real browser', () => {
     await web.page.locator('ol.hits mark').first().waitFor();
     expect(await web.page.locator('ol.hits mark').first().innerText()).toBe('library');
     await web.shot('search');
+    // Only the notebook chosen: Diary's words are not in Work.
+    await web.page.getByLabel('Notebook').selectOption({ label: 'Diary' });
+    await web.page.getByRole('button', { name: 'Search' }).click();
+    await web.page.getByText('0 results').waitFor();
+    await web.page.getByLabel('Notebook').selectOption({ label: 'Work' });
+    await web.page.getByRole('button', { name: 'Search' }).click();
+    await web.page.locator('ol.hits mark').first().waitFor();
     await web.page.locator('ol.hits a').first().click();
     await web.page.locator('.focused').waitFor();
     expect(await web.page.locator('.focused').innerText()).toContain('pick a library');
@@ -136,7 +143,13 @@ describe('the web app in a real browser', () => {
     expect((await web.act<{ markdown: string }>('block_get', { id: paragraph })).markdown.trim()).toBe('Edited by the agent.');
     await web.shot('agent-turn');
 
+    // A person changes the block after the turn: the undo leaves it and says so, then undoes it on request.
+    await web.act('block_update', { id: paragraph, markdown: 'A person changed it after.' });
     await web.page.getByRole('button', { name: 'Undo last turn' }).click();
+    await web.page.getByText('Changed by both, and left as they are').waitFor();
+    expect((await web.act<{ markdown: string }>('block_get', { id: paragraph })).markdown.trim()).toBe('A person changed it after.');
+    await web.shot('agent-undo-conflict');
+    await web.page.getByRole('button', { name: /Undo them too/ }).click();
     await web.page.getByText('Turn undone').waitFor();
     expect((await web.act<{ markdown: string }>('block_get', { id: paragraph })).markdown.trim()).not.toBe('Edited by the agent.');
 

@@ -21,6 +21,9 @@ export function SearchPage({ client, query: initial }: { client: QuireClient; qu
   const [answer, setAnswer] = useState<Answer>();
   const [error, setError] = useState<string>();
   const [modes, setModes] = useState<Mode[]>(['fulltext']);
+  const [notebook, setNotebook] = useState('');
+  const [notebooks, setNotebooks] = useState<{ id: string; name: string }[]>([]);
+  useEffect(() => { client.call('notebook_list', { body: {} }).then((answer) => setNotebooks(answer.result.notebooks), () => undefined); }, [client]);
   useEffect(() => {
     client.call('listPlugins').then((listing) => {
       const available = new Set<Mode>(['fulltext']);
@@ -34,7 +37,7 @@ export function SearchPage({ client, query: initial }: { client: QuireClient; qu
     if (query.trim() === '') return;
     setError(undefined);
     try {
-      const input = { query, page: target, pageSize: 20, ...(type ? { types: [type] } : {}) };
+      const input = { query, page: target, pageSize: 20, ...(type ? { types: [type] } : {}), ...(notebook ? { notebooks: [notebook] } : {}) };
       const result = await client.action(`search_${mode}` as 'search_fulltext', input as never) as Answer;
       setAnswer(result);
       setPage(target);
@@ -53,6 +56,9 @@ export function SearchPage({ client, query: initial }: { client: QuireClient; qu
       <label>How <select value=${mode} onChange=${(event: Event) => setMode((event.target as HTMLSelectElement).value as Mode)}>
         ${modes.map((option) => html`<option value=${option}>${option === 'fulltext' ? 'Full text' : option === 'hybrid' ? 'Hybrid' : 'Semantic'}</option>`)}
       </select></label>
+      ${notebooks.length > 1 ? html`<label>Notebook <select value=${notebook} onChange=${(event: Event) => setNotebook((event.target as HTMLSelectElement).value)}>
+        <option value="">all</option>${notebooks.map((entry) => html`<option value=${entry.id}>${entry.name}</option>`)}
+      </select></label>` : null}
       <label>Blocks <select value=${type} onChange=${(event: Event) => setType((event.target as HTMLSelectElement).value)}>
         <option value="">all</option><option value="paragraph">paragraphs</option><option value="heading">headings</option><option value="listItem">list items</option><option value="code">code</option>
       </select></label>

@@ -43,7 +43,7 @@ function Chat({ client, sessionId, onChanged }: { client: QuireClient; sessionId
   const [pending, setPending] = useState<{ confirmations: Confirmation[]; questions: PendingQuestion[] }>({ confirmations: [], questions: [] });
   const [message, setMessage] = useState('');
   const [error, setError] = useState<string>();
-  const [undo, setUndo] = useState<string>();
+  const [undo, setUndo] = useState<{ text: string; turnId?: string; conflicts?: { path: string; id?: string }[] }>();
   const [mode, setMode] = useState<'confirm' | 'auto'>('confirm');
   const end = useRef<HTMLDivElement>(null);
   const load = (): Promise<void> => client.call('getSession', { params: { id: sessionId } }).then((answer) => setSession(answer.session), (e: unknown) => setError(describe(e)));
@@ -111,12 +111,14 @@ function Chat({ client, sessionId, onChanged }: { client: QuireClient; sessionId
   };
   const undoTurn = async (turnId: string, force = false): Promise<void> => {
     try {
-      const result = await client.call('rollbackTurn', { params: { id: sessionId, turnId }, body: force ? { force: true } : {} }) as { mode?: string; conflicts?: unknown[] };
+      const result = await client.call('rollbackTurn', { params: { id: sessionId, turnId }, body: force ? { force: true } : {} }) as { mode?: string; conflicts?: { path: string; id?: string }[] };
       const conflicts = result.conflicts ?? [];
-      setUndo(conflicts.length > 0 && !force ? `Undone where nobody changed the blocks since; ${conflicts.length} block(s) changed by both were left as they are.` : `Turn undone (${result.mode ?? 'done'}).`);
+      setUndo(conflicts.length > 0 && !force
+        ? { text: `Undone where nobody changed the blocks since. Changed by both, and left as they are:`, turnId, conflicts }
+        : { text: `Turn undone (${result.mode === 'restore' ? 'its snapshot restored' : 'the blocks it changed put back'}).` });
       await load();
     } catch (e) {
-      setUndo(describe(e));
+      setUndo({ text: describe(e) });
     }
   };
   const changeMode = async (next: 'confirm' | 'auto'): Promise<void> => {
@@ -153,7 +155,10 @@ function Chat({ client, sessionId, onChanged }: { client: QuireClient; sessionId
     ${pending.confirmations.filter((c) => c.status === 'pending').map((confirmation) => html`<${ConfirmCard} key=${confirmation.id} client=${client} sessionId=${sessionId} confirmation=${confirmation} onAnswered=${() => void loadPending()} />`)}
     ${pending.questions.map((question) => html`<${QuestionCard} key=${question.id} client=${client} sessionId=${sessionId} question=${question} onAnswered=${() => void loadPending()} />`)}
     ${error ? html`<p class="error" role="alert">${error}</p>` : null}
-    ${undo ? html`<p class="notice" role="status">${undo}</p>` : null}
+    ${undo ? html`<div class="notice" role="status"><p>${undo.text}</p>
+      ${undo.conflicts?.length ? html`<ul>${undo.conflicts.slice(0, 50).map((conflict) => html`<li><${ConflictItem} client=${client} conflict=${conflict} /></li>`)}</ul>
+        <button type="button" onClick=${() => void undoTurn(undo.turnId!, true)}>Undo them too (what is there now is kept in history)</button>` : null}
+    </div>` : null}
     <div ref=${end}></div>
     </div>
     <form class="composer" onSubmit=${send}>
@@ -166,6 +171,18 @@ function Chat({ client, sessionId, onChanged }: { client: QuireClient; sessionId
       ${lastTurn && live?.state !== 'running' ? html`<button type="button" class="undo" onClick=${() => void undoTurn(lastTurn)}>Undo last turn</button>` : null}
     </form>
   </div>`;
+}
+
+/** A block the undo left: where it is and what it says now (the file path only when it is gone). */
+function ConflictItem({ client, conflict }: { client: QuireClient; conflict: { path: string; id?: string } }): VNode {
+  const [found, setFound] = useState<{ hpath: string; markdown: string }>();
+  useEffect(() => {
+    if (conflict.id) client.call('block_get', { body: { id: conflict.id } }).then((answer) => setFound(answer.result as { hpath: string; markdown: string }), () => undefined);
+  }, [conflict.id]);
+  if (conflict.path === '*') return html`<span>everything changed since the turn</span>`;
+  if (!conflict.id) return html`<span>${conflict.path}</span>`;
+  const text = found ? found.markdown.trim() : '';
+  return html`<a href=${`#/block/${conflict.id}`}>${found ? `${found.hpath}: ${text.length > 80 ? `${text.slice(0, 80)}…` : text}` : conflict.path}</a>`;
 }
 
 function Entry({ entry }: { entry: SessionEntry }): VNode | null {
