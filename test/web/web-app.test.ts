@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { FixtureHttpMcpServer } from '../fixtures/mcp/http-server.js';
 import { ADMIN, READER, round, useWebApp, type WebKernel } from './web-harness.js';
 
 const { start } = useWebApp();
@@ -281,6 +282,25 @@ describe('the web app in a real browser', () => {
     await web.page.getByText('Restored the version').waitFor();
     await web.page.locator('article p strong', { hasText: 'web app' }).waitFor();
     expect((await web.act<{ markdown: string }>('block_get', { id: paragraph })).markdown).toContain('Ship the **web app**');
+  });
+
+  it('an external MCP server\'s new tool waits in Settings until the person approves its definition', async () => {
+    const remote = await new FixtureHttpMcpServer([{ name: 'echo', description: 'Echo the arguments back', inputSchema: { type: 'object', properties: { text: { type: 'string' } } } }]).start();
+    try {
+      const web = await start({ config: { mcp: { servers: { remote: { url: remote.url, trusted: true } } } } });
+      await web.signIn(ADMIN);
+      await remote.setTools([{ name: 'echo', description: 'Echo the arguments back', inputSchema: { type: 'object', properties: { text: { type: 'string' } } } }, { name: 'second', description: 'A tool added later', inputSchema: { type: 'object' } }]);
+      await expect.poll(() => web.kernel.externalMcp.describe()[0]!.pending.length).toBe(1);
+      await web.page.goto(`${web.url}/#/settings/mcp`);
+      await web.page.locator('.pending', { hasText: 'A tool added later' }).waitFor();
+      await web.shot('settings-mcp-pending');
+      expect(web.kernel.registry.get('remote_second')).toBeUndefined();
+      await web.page.getByRole('button', { name: 'Approve this definition' }).click();
+      await expect.poll(() => web.kernel.registry.get('remote_second') !== undefined).toBe(true);
+      await web.page.locator('.pending').waitFor({ state: 'detached' });
+    } finally {
+      await remote.close();
+    }
   });
 
   it('a reader sees no private notebook anywhere, has no agent, and cannot edit', async () => {

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll } from 'vitest';
 import { startHttpServer, type RunningServer } from '../../core/http/serve.js';
+import type { KernelConfigFile } from '../../core/config/kernel-config.js';
 import type { Kernel } from '../../core/kernel.js';
 import { ModelWireServer, type Reply } from '../../fakes/model-wire-server.js';
 import { framesFor, type ScriptRound } from '../../fakes/wire-frames.js';
@@ -58,12 +59,13 @@ export function useWebApp() {
     delete process.env[KEY_ENV];
   });
 
-  async function start(options: { width?: number; colorScheme?: 'light' | 'dark' } = {}): Promise<WebKernel> {
+  async function start(options: { width?: number; colorScheme?: 'light' | 'dark'; config?: KernelConfigFile } = {}): Promise<WebKernel> {
     const fake = await ModelWireServer.start(['fake-model']);
     fakes.push(fake);
     process.env[KEY_ENV] = 'sk-quire-web-0123456789';
     const { kernel, act } = await boot({
       config: {
+        ...options.config,
         auth: { tokens: [{ name: 'alice', role: 'admin', sha256: sha(ADMIN) }, { name: 'rita', role: 'reader', sha256: sha(READER) }] },
         plugins: { providers: { config: { model: { provider: 'openai-chat', model: 'fake-model', baseURL: `${fake.url}/v1`, apiKeyEnv: KEY_ENV } } } },
       },
