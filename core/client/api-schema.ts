@@ -2689,6 +2689,14 @@ export interface Operations {
     };
     response: {
       revision: number;
+      /** restore: the turn's snapshot put back whole; blocks: only the blocks it changed */
+      mode: "restore" | "blocks";
+      /** blocks changed since by someone else, left as they are unless force */
+      conflicts: Array<{
+        path: string;
+        id?: string;
+      }>;
+      undone?: unknown[];
     };
   };
   saveSession: {

@@ -31,7 +31,7 @@ export async function exportMarkdown(rt: BlocksRuntime, call: ActionCall, input:
   const target = await outsideWorkspace(resolve(input.folder), rt.workspaceRoot, 'folder', { mayContainIt: true });
   const top = isNotebook ? store.catalog.children(input.id, null) : [store.entry(input.id)];
   const planned: PlannedFile[] = [];
-  planFiles(rt, top, target, planned);
+  planFiles(rt, top, target, planned, input.flavor === 'obsidian');
   // Every document is read (and so checked) before anything is written: a broken one stops the export whole.
   const broken: string[] = [];
   const obsidian = input.flavor === 'obsidian' ? new ObsidianTargets(planned, target) : undefined;
@@ -67,21 +67,24 @@ export async function exportMarkdown(rt: BlocksRuntime, call: ActionCall, input:
   return obsidian ? { ...done, obsidian: await obsidian.finish(rt.workspaceRoot, input.overwrite === true) } : done;
 }
 
-function planFiles(rt: BlocksRuntime, docs: DocEntry[], folder: string, out: PlannedFile[]): void {
+function planFiles(rt: BlocksRuntime, docs: DocEntry[], folder: string, out: PlannedFile[], obsidian: boolean): void {
   const used = new Set<string>();
   for (const entry of docs) {
     if (out.length >= MAX_FILES) throw invalid(`More than ${MAX_FILES} documents; export them in parts`, { field: 'id' });
-    const name = fileName(entry.title, entry.id, used);
+    const name = fileName(entry.title, entry.id, used, obsidian);
     out.push({ file: join(folder, `${name}.md`), doc: entry.id });
     const children = rt.store.catalog.children(entry.notebook, entry.id);
-    if (children.length > 0) planFiles(rt, children, join(folder, name), out);
+    if (children.length > 0) planFiles(rt, children, join(folder, name), out, obsidian);
   }
 }
 
-/** A title made safe as a file name; two documents with one title in a folder get their ids added. */
-function fileName(title: string, id: string, used: Set<string>): string {
+/**
+ * A title made safe as a file name; two documents with one title in a folder get their ids added. For
+ * Obsidian also without `#`, `^`, `[` and `]`, which would cut a `[[link]]` to the note.
+ */
+function fileName(title: string, id: string, used: Set<string>, obsidian: boolean): string {
   // eslint-disable-next-line no-control-regex
-  let name = title.replace(/[\\/:*?"<>|\u0000-\u001f]/g, '_').replace(/^[.\s]+|[.\s]+$/g, '').slice(0, 120);
+  let name = title.replace(obsidian ? /[\\/:*?"<>|\u0000-\u001f#^[\]]/g : /[\\/:*?"<>|\u0000-\u001f]/g, '_').replace(/^[.\s]+|[.\s]+$/g, '').slice(0, 120);
   if (name === '') name = id;
   if (used.has(name.toLowerCase())) name = `${name} (${id})`;
   used.add(name.toLowerCase());

@@ -3,6 +3,7 @@ import { dirname, join, relative, resolve, sep } from 'node:path';
 import { newId, throwIfStopped, type ActionCall } from '../../core/index.js';
 import type { DraftBlock } from './block-model.js';
 import type { ImportDocWork } from './import-rows.js';
+import { fileDigest } from './file-digest.js';
 import { siyuanToDrafts, type SiyuanDocument } from './siyuan-sy.js';
 
 /** What a SiYuan import kept and what it could not, for its answer. */
@@ -13,7 +14,8 @@ export interface SiyuanReport {
   references: number;
   /** References to blocks not in the import (kept; they point nowhere until those blocks arrive). */
   referencesOutside: number;
-  assets: { linked: number; copied: number; missing: string[] };
+  /** `missing`: not found beside the export; `notReplaced`: a different file of that path is in the workspace already (kept). */
+  assets: { linked: number; copied: number; missing: string[]; notReplaced: string[] };
   problems: { file: string; problem: string }[];
 }
 
@@ -21,6 +23,8 @@ const MAX_LISTED = 500;
 const ID = /\d{14}-[0-9a-z]{7}/g;
 
 export interface SiyuanPlan {
+  /** The id a planned document gets: its own, or a new one when the import's ids are renewed. */
+  idOf(id: string): string;
   work(doc: { id: string; title: string; path: string | undefined }): Promise<ImportDocWork>;
   report(): SiyuanReport;
 }
@@ -32,12 +36,15 @@ export interface SiyuanPlan {
  * consistently (references follow); the assets its documents use copied into `<workspace>/assets/` under
  * the same paths, so their links stay as they are.
  */
-export async function planSiyuanImport(call: ActionCall, root: string, docs: { id: string; path: string }[], exists: (id: string) => boolean, workspaceRoot: string): Promise<SiyuanPlan> {
-  const report: SiyuanReport = { documents: 0, ids: 'kept', references: 0, referencesOutside: 0, assets: { linked: 0, copied: 0, missing: [] }, problems: [] };
+export async function planSiyuanImport(call: ActionCall, root: string, docs: { id: string; path: string }[], exists: (id: string) => boolean, workspaceRoot: string, maxChars: number): Promise<SiyuanPlan> {
+  const report: SiyuanReport = { documents: 0, ids: 'kept', references: 0, referencesOutside: 0, assets: { linked: 0, copied: 0, missing: [], notReplaced: [] }, problems: [] };
   const problem = (path: string, text: string): void => { if (report.problems.length < MAX_LISTED) report.problems.push({ file: relative(root, path), problem: text }); };
   // The first read of a file reports why it cannot be read; the second, as its chunk is prepared, does not again.
   const read = async (path: string, say: boolean): Promise<SiyuanDocument | undefined> => {
     try {
+      // Bounded as a Markdown file is (a .sy is JSON, some four times its text).
+      const size = (await stat(path)).size;
+      if (size > maxChars * 4) throw new Error(`larger than ${maxChars * 4} bytes`);
       return siyuanToDrafts(await readFile(path, 'utf8'));
     } catch (error) {
       if (say) problem(path, `${error instanceof Error ? error.message : String(error)}: imported as an empty document`);
@@ -49,9 +56,12 @@ export async function planSiyuanImport(call: ActionCall, root: string, docs: { i
   const refs: string[] = [];
   let clash = false;
   for (const [i, doc] of docs.entries()) {
+    // The document's own id counts even when its file cannot be read: it becomes an empty document.
+    if (ids.has(doc.id) || exists(doc.id)) clash = true;
+    ids.add(doc.id);
     const parsed = await read(doc.path, true);
     if (parsed) {
-      for (const id of [doc.id, ...idsOf(parsed.children)]) {
+      for (const id of idsOf(parsed.children)) {
         if (ids.has(id) || exists(id)) clash = true;
         ids.add(id);
       }
@@ -67,8 +77,10 @@ export async function planSiyuanImport(call: ActionCall, root: string, docs: { i
   report.referencesOutside = refs.filter((id) => !ids.has(id)).length;
   Object.assign(report.assets, await copyAssets(root, [...assets], workspaceRoot));
   return {
+    idOf: (id) => renew.get(id) ?? id,
+    // The plan's ids are renewed already (transfer-actions applies idOf to every planned document and parent).
     async work(doc) {
-      const id = renew.get(doc.id) ?? doc.id;
+      const { id } = doc;
       if (doc.path === undefined) return { id, title: doc.title };
       report.documents++;
       const parsed = await read(doc.path, false);
@@ -105,11 +117,12 @@ function renewIds(drafts: DraftBlock[], renew: Map<string, string>): DraftBlock[
  * used is looked for in `assets/` of the import folder and of its parents (up to the data folder),
  * and copied to the same path under `<workspace>/assets/`; one there already is left as it is.
  */
-async function copyAssets(root: string, paths: string[], workspaceRoot: string): Promise<{ linked: number; copied: number; missing: string[] }> {
+async function copyAssets(root: string, paths: string[], workspaceRoot: string): Promise<{ linked: number; copied: number; missing: string[]; notReplaced: string[] }> {
   const places = [root, dirname(root), dirname(dirname(root))].map((folder) => join(folder, 'assets'));
   const target = resolve(workspaceRoot, 'assets');
   let copied = 0;
   const missing: string[] = [];
+  const notReplaced: string[] = [];
   for (const path of paths) {
     const inside = path.slice('assets/'.length);
     const destination = resolve(target, inside);
@@ -121,10 +134,13 @@ async function copyAssets(root: string, paths: string[], workspaceRoot: string):
       if (candidate.startsWith(`${place}${sep}`) && (await stat(candidate).catch(() => undefined))?.isFile()) { source = candidate; break; }
     }
     if (!source) { if (missing.length < MAX_LISTED) missing.push(path); continue; }
-    if (await stat(destination).catch(() => undefined)) continue;
+    if (await stat(destination).catch(() => undefined)) {
+      if (await fileDigest(destination) !== await fileDigest(source) && notReplaced.length < MAX_LISTED) notReplaced.push(path);
+      continue;
+    }
     await mkdir(dirname(destination), { recursive: true });
     await copyFile(source, destination);
     copied++;
   }
-  return { linked: paths.length, copied, missing };
+  return { linked: paths.length, copied, missing, notReplaced };
 }

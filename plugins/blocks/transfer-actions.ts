@@ -93,8 +93,15 @@ export async function importMarkdown(rt: BlocksRuntime, call: ActionCall, input:
       ? await planObsidianImport(call, root, plan.flatMap((doc) => (doc.path === undefined ? [] : [{ id: doc.id, path: doc.path }])), state.attachments, join(rt.workspaceRoot, 'assets'), rt.config.maxMarkdownChars)
       : undefined;
     const siyuan = state.flavor === 'siyuan'
-      ? await planSiyuanImport(call, root, plan.flatMap((doc) => (doc.path === undefined ? [] : [{ id: doc.id, path: doc.path }])), (id) => store.catalog.doc(id) !== undefined || store.index.placeOf(id) !== undefined, rt.workspaceRoot)
+      ? await planSiyuanImport(call, root, plan.flatMap((doc) => (doc.path === undefined ? [] : [{ id: doc.id, path: doc.path }])), (id) => store.catalog.doc(id) !== undefined || store.index.placeOf(id) !== undefined, rt.workspaceRoot, rt.config.maxMarkdownChars)
       : undefined;
+    if (siyuan) {
+      // Renewed ids (an import of documents this workspace has already) apply to parents too.
+      for (const doc of plan) {
+        doc.id = siyuan.idOf(doc.id);
+        if (doc.parent !== null && doc.parent !== input.parentId) doc.parent = siyuan.idOf(doc.parent);
+      }
+    }
     const toWork = (doc: Planned): Promise<ImportDocWork> | ImportDocWork => obsidian?.work(doc) ?? siyuan?.work(doc) ?? { id: doc.id, title: doc.title, ...(doc.path === undefined ? {} : { path: doc.path }) };
     const chunks: Planned[][] = [];
     for (let i = 0; i < plan.length; i += CHUNK) chunks.push(plan.slice(i, i + CHUNK));

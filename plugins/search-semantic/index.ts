@@ -75,7 +75,9 @@ export default definePlugin<SemanticConfig>({
   },
 });
 
+/** The block's start, HTML-escaped as full-text snippets are (their <mark>s are the only markup a snippet holds). */
 function snippetOf(content: string): string {
   const text = content.replace(/\s+/g, ' ').trim();
-  return text.length <= SNIPPET_CHARS ? text : `${text.slice(0, SNIPPET_CHARS - 1)}…`;
+  const cut = text.length <= SNIPPET_CHARS ? text : `${text.slice(0, SNIPPET_CHARS - 1)}…`;
+  return cut.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }

@@ -1,8 +1,12 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FixtureHttpMcpServer } from '../fixtures/mcp/http-server.js';
 import { ADMIN, READER, round, useWebApp, type WebKernel } from './web-harness.js';
 
 const { start } = useWebApp();
+/** A real 1×1 PNG. */
+const DOT_PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
 
 interface Created { id: string }
 
@@ -57,6 +61,14 @@ describe('the web app in a real browser', () => {
     await expect(article.locator('pre.math', { hasText: 'E = mc^2' }).count()).resolves.toBe(1);
     await web.shot('document');
     expect(web.page.url()).toContain(plans);
+
+    // A note's image from the workspace's assets/: fetched with the token, shown from a blob: URL.
+    await mkdir(join(web.kernel.workspace.root, 'assets'), { recursive: true });
+    await writeFile(join(web.kernel.workspace.root, 'assets', 'a dot.png'), Buffer.from(DOT_PNG, 'base64'));
+    const withImage = await web.act<Created>('document_create', { notebook: (await web.act<{ notebooks: { id: string; name: string }[] }>('notebook_list', {})).notebooks.find((n) => n.name === 'Work')!.id, title: 'Picture', markdown: 'Look: ![a dot](assets/a%20dot.png)' });
+    await web.page.goto(`${web.url}/#/doc/${withImage.id}`);
+    await web.page.locator('img.asset[src^="blob:"]').waitFor();
+    expect(await web.page.locator('img.asset').evaluate((img: unknown) => (img as { naturalWidth: number }).naturalWidth)).toBe(1);
 
     await web.page.getByRole('link', { name: 'Hostile' }).click();
     await web.page.getByRole('heading', { name: 'Hostile', level: 1 }).waitFor();

@@ -2,6 +2,7 @@ import type { VNode } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { describe, forgetToken, savedToken, signIn, type Session } from './api.js';
 import { AgentPage } from './agent/agent-page.js';
+import { forgetAssets } from './notes/assets.js';
 import { html } from './html.js';
 import { DocumentPage } from './notes/document-page.js';
 import { Tree } from './notes/tree.js';
@@ -14,7 +15,7 @@ interface Route { page: 'home' | 'doc' | 'block' | 'search' | 'agent' | 'setting
 function route(): Route {
   const hash = location.hash.replace(/^#\/?/, '');
   const [path, search] = hash.split('?');
-  const [page, id, focus] = (path ?? '').split('/').map(decodeURIComponent);
+  const [page, id, focus] = (path ?? '').split('/').map(safeDecode);
   const query = new URLSearchParams(search ?? '').get('q') ?? '';
   switch (page) {
     case 'doc': return { page: 'doc', ...(id ? { id } : {}), ...(focus ? { focus } : {}) };
@@ -23,6 +24,15 @@ function route(): Route {
     case 'agent': return { page: 'agent', ...(id ? { id } : {}) };
     case 'settings': return { page: 'settings', id: id || 'plugins' };
     default: return { page: 'home' };
+  }
+}
+
+/** A hash a note linked to may hold a stray `%`: read as it is rather than failing. */
+function safeDecode(part: string): string {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    return part;
   }
 }
 
@@ -51,7 +61,7 @@ export function App(): VNode {
   if (checking) return html`<p class="muted center">Signing in…</p>`;
   if (!session) return html`<${SignIn} onSignedIn=${setSession} />`;
   const isAdmin = session.role === 'admin';
-  const signOut = (): void => { forgetToken(); setSession(undefined); };
+  const signOut = (): void => { forgetToken(); forgetAssets(); setSession(undefined); };
   return html`<div class="shell">
     <a class="skip" href="#main">Skip to the content</a>
     <header class="top">

@@ -15,7 +15,8 @@ export function pageSecurity(inlineScriptHashes: readonly string[] = []): Middle
       scriptSrc: ["'self'", ...inlineScriptHashes.map((hash) => `'${hash}'`)],
       // Swagger UI and most component libraries set style attributes; styles cannot run code.
       styleSrc: ["'self'", "'unsafe-inline'"],
-      imgSrc: ["'self'", 'data:'],
+      // blob: for the notes' images, fetched with the token and shown from memory.
+      imgSrc: ["'self'", 'data:', 'blob:'],
       fontSrc: ["'self'"],
       connectSrc: ["'self'"],
       manifestSrc: ["'self'"],

@@ -33,7 +33,7 @@ export function buildOpenApiDocument(source: DocumentSource): OpenApiDocument {
     info: {
       title: 'Quire kernel',
       version: source.version,
-      description: 'The local kernel of a Quire workspace. Every `/api` route and `/mcp` needs `Authorization: Bearer <token>`; '
+      description: 'The local kernel of a Quire workspace. Every `/api` route and `/mcp` needs `Authorization: Bearer <token>`, but this document and `/api/docs` (no notes, no secrets); '
         + 'a token\'s role is `reader` (actions without effects) or `admin`. Errors are `{ error: { code, message, details } }` with the status of their code.',
     },
     servers: [{ url: '/' }],
@@ -70,7 +70,8 @@ function routeOperation(route: RouteDoc): Record<string, unknown> {
       ...(response.schema ? { content: Object.fromEntries([response.mediaType ?? 'application/json'].flat().map((type) => [type, { schema: response.schema }])) } : {}),
     };
   }
-  const errors = route.role === 'public' ? (route.errors ?? []) : [...COMMON_ERRORS, ...(route.role === 'admin' ? ['FORBIDDEN'] : []), ...(route.errors ?? [])];
+  // Public routes still pass the request guard (Host, Origin, a repeated Host).
+  const errors = route.role === 'public' ? ['INVALID_INPUT', 'ORIGIN_REFUSED', ...(route.errors ?? [])] : [...COMMON_ERRORS, ...(route.role === 'admin' ? ['FORBIDDEN'] : []), ...(route.errors ?? [])];
   Object.assign(responses, errorResponses(errors));
   return {
     operationId: route.operationId,

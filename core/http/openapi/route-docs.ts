@@ -31,7 +31,7 @@ const HEALTH: RouteDoc[] = [
   { method: 'get', path: '/healthz', operationId: 'health', summary: 'Whether the kernel answers, and its version', tag: 'kernel', role: 'public', responses: ok(object({ ok: { type: 'boolean' }, version: { type: 'string' } })) },
   { method: 'get', path: '/api/openapi.json', operationId: 'openApiDocument', summary: 'This document', tag: 'kernel', role: 'public', responses: ok({ type: 'object', required: ['openapi', 'paths'] }) },
   { method: 'get', path: '/api/docs', operationId: 'apiReference', summary: 'A readable API reference (Swagger UI) over this document', tag: 'kernel', role: 'public', responses: { 200: { description: 'The page', mediaType: 'text/html', schema: { type: 'string' } } } },
-  { method: 'get', path: '/api/docs/assets/swagger-ui-dist/{file}', operationId: 'apiReferenceAsset', summary: "The reference page's scripts and styles, served by the kernel (no CDN)", tag: 'kernel', role: 'public', responses: { 200: { description: 'The file', mediaType: 'application/octet-stream', schema: { type: 'string' } } }, errors: ['NOT_FOUND'] },
+  { method: 'get', path: '/api/docs/assets/swagger-ui-dist/{file}', operationId: 'apiReferenceAsset', summary: "The reference page's scripts and styles, served by the kernel (no CDN)", tag: 'kernel', role: 'public', responses: { 200: { description: 'The file', mediaType: ['text/javascript', 'text/css'], schema: { type: 'string' } } }, errors: ['NOT_FOUND'] },
 ];
 
 const WEB: RouteDoc[] = [
@@ -122,7 +122,16 @@ const SESSIONS: RouteDoc[] = [
     method: 'post', path: '/api/agent/sessions/{id}/turns', operationId: 'startTurn', summary: "Send the person's message; the turn streams back", tag: 'agent', role: 'admin',
     body: TURN_BODY, responses: { 200: events('Server-sent events of the turn, in order.', TURN_EVENT_TYPES) }, errors: ['NOT_FOUND', 'CONFLICT', 'MODEL_UNAVAILABLE', 'NOT_READY'],
   },
-  { method: 'post', path: '/api/agent/sessions/{id}/turns/{turnId}/rollback', operationId: 'rollbackTurn', summary: "Undo a turn's writes to the notes", tag: 'agent', role: 'admin', body: ROLLBACK_BODY, responses: ok({ type: 'object', required: ['revision'], properties: { revision: { type: 'integer' } } }), errors: ['NOT_FOUND', 'CONFLICT'] },
+  { method: 'post', path: '/api/agent/sessions/{id}/turns/{turnId}/rollback', operationId: 'rollbackTurn', summary: "Undo a turn's writes to the notes", tag: 'agent', role: 'admin', body: ROLLBACK_BODY,
+    responses: ok({
+      type: 'object', required: ['revision', 'mode', 'conflicts'],
+      properties: {
+        revision: { type: 'integer' }, mode: { type: 'string', enum: ['restore', 'blocks'], description: 'restore: the turn\'s snapshot put back whole; blocks: only the blocks it changed' },
+        conflicts: { type: 'array', description: 'blocks changed since by someone else, left as they are unless force', items: { type: 'object', required: ['path'], properties: { path: { type: 'string' }, id: { type: 'string' } } } },
+        undone: { type: 'array' },
+      },
+    }),
+    errors: ['NOT_FOUND', 'CONFLICT', 'ACTION_NOT_FOUND'] },
   {
     method: 'post', path: '/api/agent/sessions/{id}/turns/cancel', operationId: 'cancelTurn', summary: 'Stop the running turn, and say which calls it stopped', tag: 'agent', role: 'admin',
     responses: ok({ type: 'object', required: ['cancelled'], properties: { cancelled: { type: 'boolean' }, turnID: { type: 'string' }, running: { type: 'object' } } }),

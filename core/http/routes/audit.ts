@@ -1,4 +1,4 @@
-import { open } from 'node:fs/promises';
+import { open, type FileHandle } from 'node:fs/promises';
 import { Hono } from 'hono';
 import type { AuditRecord } from '../../audit/audit-record.js';
 import { KernelError } from '../../errors.js';
@@ -15,9 +15,9 @@ interface AuditFilter { outcome?: string; plugin?: string; principal?: string; a
 
 /**
  * `GET /api/audit`: the audit log, newest first, filtered by outcome, plugin, principal (its name or
- * kind) and action, in pages (`before`: the seq to continue below). Read from the end of the file, so
- * a page costs what it shows, however long the log; one scan reads at most 64 MB and says where it
- * stopped. `POST /api/audit/verify`: walks the whole chain and says whether and where it was altered.
+ * kind) and action, in pages (`before`: the seq to continue below). Read backwards from the end, or
+ * from where `before` lies (found by bisection), so a page reads only records it may show; one page
+ * reads at most 64 MB and, when a filter matched too few there, says where to go on (`next`). `POST /api/audit/verify`: walks the whole chain and says whether and where it was altered.
  * Administrators only: the log names every caller.
  */
 export function auditRoutes(kernel: Kernel): Hono<HttpEnv> {
@@ -70,17 +70,20 @@ async function readBackwards(file: string, filter: AuditFilter): Promise<{ recor
   if (!handle) return { records: [] };
   try {
     const records: AuditRecord[] = [];
-    let position = (await handle.stat()).size;
+    const size = (await handle.stat()).size;
+    // Only what lies below `before` is read: found by bisection on the log's seq order, so that every
+    // page, however deep, starts where it should and scans only records it may show.
+    let position = filter.before === undefined ? size : await offsetOfSeq(handle, size, filter.before);
     let carry: Buffer = Buffer.alloc(0);
     let scanned = 0;
     let lastSeq: number | undefined;
     while (position > 0 && records.length < filter.limit) {
       if (scanned >= MAX_SCAN_BYTES) return { records, ...(lastSeq !== undefined ? { scannedTo: lastSeq } : {}) };
-      const size = Math.min(CHUNK, position);
-      position -= size;
-      scanned += size;
-      const buffer = Buffer.alloc(size);
-      await handle.read(buffer, 0, size, position);
+      const length = Math.min(CHUNK, position);
+      position -= length;
+      scanned += length;
+      const buffer = Buffer.alloc(length);
+      await handle.read(buffer, 0, length, position);
       // Split on newline bytes before decoding: a chunk may begin inside a character.
       const data = Buffer.concat([buffer, carry]);
       const first = position > 0 ? data.indexOf(10) : -1;
@@ -105,4 +108,64 @@ async function readBackwards(file: string, filter: AuditFilter): Promise<{ recor
   } finally {
     await handle.close();
   }
+}
+
+/**
+ * The byte offset of the first line whose seq is `before` or more (the log's size when none is): lines
+ * are in seq order, so bisection over byte positions finds it in some 30 reads of a line each.
+ */
+async function offsetOfSeq(handle: FileHandle, size: number, before: number): Promise<number> {
+  let low = 0;
+  let high = size;
+  while (high - low > CHUNK) {
+    const middle = Math.floor((low + high) / 2);
+    const line = await lineAfter(handle, middle, size);
+    if (line === undefined || line.seq >= before) high = middle;
+    else low = line.end;
+  }
+  // The last stretch line by line: where the first line of seq `before` or more starts.
+  let at = low;
+  while (at < high) {
+    const line = await lineAfter(handle, at, size, at === 0 || at === low);
+    if (line === undefined || line.seq >= before) return line?.start ?? high;
+    at = line.end;
+  }
+  return high;
+}
+
+/** The first whole line starting at or after `from` (at `from` itself when `atStart`): its seq and span. */
+async function lineAfter(handle: FileHandle, from: number, size: number, atStart = from === 0): Promise<{ seq: number; start: number; end: number } | undefined> {
+  let start = from;
+  if (!atStart) {
+    const before = Buffer.alloc(1);
+    await handle.read(before, 0, 1, from - 1);
+    if (before[0] !== 10) {
+      // Inside a line: the next one starts after its newline.
+      const head = await readUntilNewline(handle, from, size);
+      if (head === undefined) return undefined;
+      start = head;
+    }
+  }
+  const end = await readUntilNewline(handle, start, size);
+  if (end === undefined || end <= start) return undefined;
+  const buffer = Buffer.alloc(Math.min(end - start, 1024 * 1024));
+  await handle.read(buffer, 0, buffer.length, start);
+  let seq: unknown;
+  try {
+    seq = (JSON.parse(buffer.toString('utf8')) as { seq?: unknown }).seq;
+  } catch {
+    return undefined;
+  }
+  return typeof seq === 'number' ? { seq, start, end } : undefined;
+}
+
+/** The offset just past the next newline at or after `from`, or undefined at the end of the file. */
+async function readUntilNewline(handle: FileHandle, from: number, size: number): Promise<number | undefined> {
+  const buffer = Buffer.alloc(16 * 1024);
+  for (let at = from; at < size; at += buffer.length) {
+    const { bytesRead } = await handle.read(buffer, 0, Math.min(buffer.length, size - at), at);
+    const newline = buffer.subarray(0, bytesRead).indexOf(10);
+    if (newline !== -1) return at + newline + 1;
+  }
+  return undefined;
 }

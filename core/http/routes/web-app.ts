@@ -28,17 +28,21 @@ interface Served { bytes: Buffer; gzip: Buffer | undefined; type: string }
 export function webAppRoutes(kernel: Kernel): Hono<HttpEnv> {
   const app = new Hono<HttpEnv>();
   const folder = join(PACKAGE_ROOT, 'dist', 'web');
-  const cache = new Map<string, Promise<Served | undefined>>();
+  const cache = new Map<string, Promise<Served>>();
+  // Only files found are kept (a build's few files): a miss is not, so that asking for made-up names
+  // cannot grow the kernel's memory, and a build made while serving is picked up.
   const load = (path: string): Promise<Served | undefined> => {
-    let served = cache.get(path);
-    if (!served) {
-      served = readFile(path).then((bytes) => {
-        const type = TYPES[extname(path)] ?? 'application/octet-stream';
-        return { bytes, type, gzip: /^text\/|svg/.test(type) && bytes.length > 1024 ? gzipSync(bytes, { level: 9 }) : undefined };
-      }, () => undefined);
-      cache.set(path, served);
-    }
-    return served;
+    const cached = cache.get(path);
+    if (cached) return cached;
+    const served = readFile(path).then((bytes) => {
+      const type = TYPES[extname(path)] ?? 'application/octet-stream';
+      return { bytes, type, gzip: /^text\/|svg/.test(type) && bytes.length > 1024 ? gzipSync(bytes, { level: 9 }) : undefined };
+    });
+    cache.set(path, served);
+    return served.catch(() => {
+      cache.delete(path);
+      return undefined;
+    });
   };
   const send = (c: Context<HttpEnv>, served: Served, cacheControl: string): Response => {
     const gzip = served.gzip !== undefined && /\bgzip\b/.test(c.req.header('accept-encoding') ?? '');
@@ -49,7 +53,8 @@ export function webAppRoutes(kernel: Kernel): Hono<HttpEnv> {
   };
   const security = pageSecurity();
   app.get('/', security, async (c) => {
-    const page = await load(join(folder, 'index.html'));
+    // Read each time (half a kilobyte): after a new build it names the new files at once.
+    const page = await readFile(join(folder, 'index.html')).then((bytes): Served => ({ bytes, type: TYPES['.html']!, gzip: undefined }), () => undefined);
     if (!page) return c.text('The web app is not built: run `npm run build` (or `npm start`).', 503);
     return send(c, page, 'no-cache');
   });

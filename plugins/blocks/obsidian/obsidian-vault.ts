@@ -1,8 +1,8 @@
-import { createHash } from 'node:crypto';
-import { copyFile, mkdir, readFile, stat } from 'node:fs/promises';
+import { copyFile, mkdir, stat } from 'node:fs/promises';
 import { basename, dirname, extname, join, relative, sep } from 'node:path';
 import { newId } from '../../../core/index.js';
 import type { VaultLookup } from './obsidian-in.js';
+import { fileDigest } from '../file-digest.js';
 import { headingKey } from './heading-key.js';
 import { mapOutsideCode } from './outside-code.js';
 
@@ -25,6 +25,7 @@ export class ObsidianVault implements VaultLookup {
   private readonly files = new Map<string, string[]>();
   private readonly wanted = new Set<string>();
   private readonly copied = new Map<string, string>();
+  private settled = false;
 
   constructor(private readonly root: string, notes: { id: string; file: string }[], attachments: string[]) {
     for (const note of notes) {
@@ -83,10 +84,13 @@ export class ObsidianVault implements VaultLookup {
     const file = candidates?.[0];
     if (!file) return undefined;
     const copied = this.copied.get(file);
-    if (copied) return copied;
+    // Percent-encoded: a Markdown link's target cannot hold spaces ("Pasted image 2024….png").
+    if (copied) return `assets/${encodeURIComponent(copied.slice('assets/'.length))}`;
+    // Copied already and not among them: it could not be read.
+    if (this.settled) return undefined;
     // The first pass records what is linked; the files are copied between the passes.
     this.wanted.add(file);
-    return `assets/${basename(file)}`;
+    return `assets/${encodeURIComponent(basename(file))}`;
   }
 
   /**
@@ -101,13 +105,15 @@ export class ObsidianVault implements VaultLookup {
     let copied = 0;
     let reused = 0;
     for (const file of this.wanted) {
-      const digest = await digestOf(file);
+      const digest = await fileDigest(file);
+      // Unreadable now (removed since the folder was read): left out, its links keep their text.
+      if (digest === undefined) continue;
       let name = basename(file);
-      let present = await digestOf(join(assetsFolder, name));
+      let present = await fileDigest(join(assetsFolder, name));
       if (present !== undefined && present !== digest) {
         // Another file of that name is there already: this one is named by its content too.
-        name = `${basename(file, extname(file))}-${digest!.slice(0, 10)}${extname(file)}`;
-        present = await digestOf(join(assetsFolder, name));
+        name = `${basename(file, extname(file))}-${digest.slice(0, 10)}${extname(file)}`;
+        present = await fileDigest(join(assetsFolder, name));
       }
       if (present === digest) reused++;
       else {
@@ -116,6 +122,7 @@ export class ObsidianVault implements VaultLookup {
       }
       this.copied.set(file, `assets/${name}`);
     }
+    this.settled = true;
     return { copied, reused, bytes };
   }
 
@@ -137,7 +144,3 @@ export class ObsidianVault implements VaultLookup {
   }
 }
 
-async function digestOf(file: string): Promise<string | undefined> {
-  const bytes = await readFile(file).catch(() => undefined);
-  return bytes && createHash('sha256').update(bytes).digest('hex');
-}

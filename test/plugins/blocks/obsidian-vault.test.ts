@@ -22,6 +22,8 @@ async function writeVault(): Promise<string> {
   await mkdir(join(vault, 'attachments'));
   await writeFile(join(vault, 'attachments', 'diagram.png'), PNG);
   await writeFile(join(vault, 'paper.pdf'), '%PDF-1.4 a paper');
+  // Obsidian's own name for a pasted image: spaces.
+  await writeFile(join(vault, 'attachments', 'Pasted image 20240105.png'), Buffer.concat([PNG, Buffer.from('pasted')]));
   await writeFile(join(vault, 'Home.md'), [
     '---',
     'title: Home page',
@@ -45,6 +47,8 @@ async function writeVault(): Promise<string> {
     '![[diagram.png]]',
     '',
     'A paper: [[paper.pdf]] and an embed ![[paper.pdf|the paper]] inline.',
+    '',
+    '![[Pasted image 20240105.png]]',
     '',
     '```js',
     'const link = "[[Beta]] #notatag";',
@@ -123,7 +127,7 @@ describe('Obsidian vaults', () => {
     expect(result.documents).toBe(6);
     expect(result.obsidian.unresolved).toEqual([{ file: 'Home.md', link: '[[Missing note]]' }]);
     expect(result.obsidian.approximated).toEqual([{ file: join('Projects', 'Alpha.md'), link: '[[Beta#^abc123]]' }]);
-    expect(result.obsidian).toMatchObject({ notes: 4, frontMatter: 2, embeds: 1, attachments: { linked: 3, copied: 2, reused: 0 } });
+    expect(result.obsidian).toMatchObject({ notes: 4, frontMatter: 2, embeds: 1, attachments: { linked: 4, copied: 3, reused: 0 } });
     const workspace = kernel.workspace.root;
     expect(await readFile(join(workspace, 'assets', 'diagram.png'))).toEqual(PNG);
     expect(await readFile(join(workspace, 'assets', 'paper.pdf'), 'utf8')).toBe('%PDF-1.4 a paper');
@@ -139,6 +143,8 @@ describe('Obsidian vaults', () => {
     expect(text).toContain('Also [[Missing note]] and ((Beta#0 "a markdown link")) and [the web](https://example.com/#x).');
     expect(text).toContain('Tags #inbox# and #area/work# and #读书#, not #123 or `#code` or a [[link in `code`]].');
     expect(text).toContain('![diagram.png](assets/diagram.png)');
+    expect(text).toContain('![Pasted image 20240105.png](assets/Pasted%20image%2020240105.png)');
+    expect(await readFile(join(workspace, 'assets', 'Pasted image 20240105.png'))).toEqual(Buffer.concat([PNG, Buffer.from('pasted')]));
     expect(text).toContain('A paper: [paper.pdf](assets/paper.pdf) and an embed [the paper](assets/paper.pdf) inline.');
     expect(home.find((block) => block.type === 'code')!.content).toBe('const link = "[[Beta]] #notatag";');
     const alpha = snap['Projects/Alpha']!;
@@ -159,14 +165,15 @@ describe('Obsidian vaults', () => {
     const out = join(await tempDir(), 'exported vault');
     const exported = await act<{ files: number; obsidian: Record<string, unknown> }>('export_markdown', { id: first.id, folder: out, flavor: 'obsidian' });
     expect(exported.files).toBe(6);
-    expect(exported.obsidian).toMatchObject({ attachments: { linked: 2, copied: 2 }, outside: 0 });
+    expect(exported.obsidian).toMatchObject({ attachments: { linked: 3, copied: 3 }, outside: 0 });
     expect((await stat(join(out, '.obsidian'))).isDirectory()).toBe(true);
-    expect((await readdir(join(out, 'assets'))).sort()).toEqual(['diagram.png', 'paper.pdf']);
+    expect((await readdir(join(out, 'assets'))).sort()).toEqual(['Pasted image 20240105.png', 'diagram.png', 'paper.pdf']);
     const home = await readFile(join(out, 'Home.md'), 'utf8');
     expect(home.startsWith('---\naliases:\n  - Start\ncode: "123"\ncount: 3\nDue Date: 2024-02-01\nflag: true\n')).toBe(true);
     expect(home).toContain('See [[Alpha|Projects/Alpha]], [[Beta|the beta]], [[Alpha#Goals]] and [[Alpha#Goals|the goals]].');
     expect(home).toContain('Tags #inbox and #area/work and #读书');
     expect(home).toContain('![[diagram.png]]');
+    expect(home).toContain('![[Pasted image 20240105.png]]');
     const alpha = await readFile(join(out, 'Projects', 'Alpha.md'), 'utf8');
     expect(alpha).toContain('> [!INFO]- Details here');
     expect(alpha).toContain('![[Beta]]');
@@ -174,7 +181,7 @@ describe('Obsidian vaults', () => {
     const second = await act<Created>('notebook_create', { name: 'Second' });
     const again = await act<{ flavor: string; obsidian: { attachments: { reused: number } } }>('import_markdown', { notebook: second.id, path: out });
     expect(again.flavor).toBe('obsidian');
-    expect(again.obsidian.attachments.reused).toBe(2);
+    expect(again.obsidian.attachments.reused).toBe(3);
     expect(await snapshot(act, second.id)).toEqual(await snapshot(act, first.id));
   });
 
@@ -186,12 +193,12 @@ describe('Obsidian vaults', () => {
     const io = bufferIO();
     // Some links are not in the vault: the import says so and exits 0 (nothing was skipped).
     expect(await runCli(['import', await writeVault(), '--notebook', 'notes', '--workspace', workspace], io)).toBe(0);
-    expect(io.outText()).toMatch(/^imported 6 document\(s\), \d+ block\(s\) in [\d.]+ s \(obsidian\)\n  \d+ links, 1 embeds, \d+ tags, front matter in 2 notes, 2 attachments copied\n  1 links to notes not in the vault \(kept as text\), 1 to blocks or missing headings \(pointing at the note\)\n    Home.md: \[\[Missing note\]\]$/);
+    expect(io.outText()).toMatch(/^imported 6 document\(s\), \d+ block\(s\) in [\d.]+ s \(obsidian\)\n  \d+ links, 1 embeds, \d+ tags, front matter in 2 notes, 3 attachments copied\n  1 links to notes not in the vault \(kept as text\), 1 to blocks or missing headings \(pointing at the note\)\n    Home.md: \[\[Missing note\]\]$/);
     const out = join(await tempDir(), 'out');
     const exported = bufferIO();
     expect(await runCli(['export', 'Notes', out, '--obsidian', '--workspace', workspace], exported)).toBe(0);
     expect(await readFile(join(out, 'Projects', 'Alpha.md'), 'utf8')).toContain('> [!INFO]- Details here');
-    expect((await readdir(join(out, 'assets'))).sort()).toEqual(['diagram.png', 'paper.pdf']);
+    expect((await readdir(join(out, 'assets'))).sort()).toEqual(['Pasted image 20240105.png', 'diagram.png', 'paper.pdf']);
   });
 
   it('plain Markdown folders are not read as Obsidian unless asked', async () => {

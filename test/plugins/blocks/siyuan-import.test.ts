@@ -87,7 +87,13 @@ describe('SiYuan .sy import', () => {
     expect(top.documents).toHaveLength(4);
     const copies = top.documents.filter((doc) => doc.id !== ZH && doc.id !== JA);
     expect(copies).toHaveLength(2);
-    const copy = (await act<{ document: Block }>('document_get', { id: copies.find((doc) => doc.title === top.documents.find((d) => d.id === ZH)!.title)!.id })).document;
+    const copyId = copies.find((doc) => doc.title === top.documents.find((d) => d.id === ZH)!.title)!.id;
+    // The copy's child document is under the copy, not under the first import's document.
+    const underCopy = await act<{ documents: { id: string }[] }>('document_list', { notebook: notebook.id, parentId: copyId });
+    const underOriginal = await act<{ documents: { id: string }[] }>('document_list', { notebook: notebook.id, parentId: ZH });
+    expect([underCopy.documents.length, underOriginal.documents.map((doc) => doc.id)]).toEqual([1, [EN]]);
+    expect(underCopy.documents[0]!.id).not.toBe(EN);
+    const copy = (await act<{ document: Block }>('document_get', { id: copyId })).document;
     const original = (await act<{ document: Block }>('document_get', { id: ZH })).document;
     const originalIds = new Set(ids(original));
     expect(ids(copy).filter((id) => originalIds.has(id))).toEqual([]);
@@ -95,6 +101,18 @@ describe('SiYuan .sy import', () => {
     const text = JSON.stringify(copy);
     const referenced = [...text.matchAll(/\(\((\d{14}-[0-9a-z]{7})/g)].map((m) => m[1]!);
     expect(referenced.filter((id) => originalIds.has(id))).toEqual([]);
+  });
+
+  it('imported again into another notebook: renewed ids, its hierarchy whole', async () => {
+    const { act } = await boot();
+    const first = await act<Created>('notebook_create', { name: 'First' });
+    const second = await act<Created>('notebook_create', { name: 'Second' });
+    const folder = await writeExport();
+    await act('import_markdown', { notebook: first.id, path: folder });
+    const again = await act<Imported>('import_markdown', { notebook: second.id, path: folder });
+    expect([again.siyuan.ids, again.documents]).toEqual(['renewed', 3]);
+    const top = await act<{ documents: { id: string; childDocuments: number }[] }>('document_list', { notebook: second.id });
+    expect(top.documents.map((doc) => doc.childDocuments).sort()).toEqual([0, 1]);
   });
 
   it('a single .sy file, and a file that is not a SiYuan document, which becomes an empty document with the reason', async () => {

@@ -6,12 +6,27 @@ import type { QuireClient } from '../../../core/client/quire-client.js';
  */
 const cache = new Map<string, Promise<string | undefined>>();
 
+/** Forgets the images (on sign-out: the next person may not read them), and frees their memory. */
+export function forgetAssets(): void {
+  for (const url of cache.values()) void url.then((src) => { if (src) URL.revokeObjectURL(src); });
+  cache.clear();
+}
+
+/** The file name a link holds percent-encoded (spaces), as the kernel names it. */
+function decodeName(name: string): string {
+  try {
+    return decodeURIComponent(name);
+  } catch {
+    return name;
+  }
+}
+
 export async function loadAssets(client: QuireClient, root: HTMLElement): Promise<void> {
   for (const img of root.querySelectorAll<HTMLImageElement>('img[data-asset]')) {
     const path = img.dataset.asset!;
     let url = cache.get(path);
     if (!url) {
-      url = client.request('getAsset', { params: { name: path.slice('assets/'.length) } })
+      url = client.request('getAsset', { params: { name: decodeName(path.slice('assets/'.length)) } })
         .then(async (response) => (response.ok ? URL.createObjectURL(await response.blob()) : undefined), () => undefined);
       cache.set(path, url);
     }

@@ -26,6 +26,9 @@ export function renderInline(text: string, context: InlineContext): ComponentChi
 
 function parse(text: string, context: InlineContext, depth: number): ComponentChildren[] {
   const out: ComponentChildren[] = [];
+  // Per marker, the position from which no closing marker can be found: later openers are not searched
+  // again (a paragraph of `*a *a *a …` would otherwise take time quadratic in its length).
+  const noClose = new Map<string, number>();
   let plain = '';
   const flush = (): void => {
     if (plain !== '') out.push(plain);
@@ -97,7 +100,7 @@ function parse(text: string, context: InlineContext, depth: number): ComponentCh
         continue;
       }
     }
-    const emphasis = depth < 8 ? emphasisAt(text, i) : undefined;
+    const emphasis = depth < 8 ? emphasisAt(text, i, noClose) : undefined;
     if (emphasis) {
       flush();
       out.push(h(emphasis.tag, null, ...parse(emphasis.inner, context, depth + 1)));
@@ -125,13 +128,18 @@ function link(image: boolean, label: string, href: string, context: InlineContex
 
 const EMPHASIS: [string, string][] = [['**', 'strong'], ['__', 'strong'], ['~~', 'del'], ['==', 'mark'], ['*', 'em'], ['_', 'em']];
 
-function emphasisAt(text: string, i: number): { tag: string; inner: string; end: number } | undefined {
+function emphasisAt(text: string, i: number, noClose: Map<string, number>): { tag: string; inner: string; end: number } | undefined {
   for (const [marker, tag] of EMPHASIS) {
     if (!text.startsWith(marker, i) || /\s/.test(text[i + marker.length] ?? ' ')) continue;
     if (marker === '_' && i > 0 && /\w/.test(text[i - 1]!)) continue;
+    if (i >= (noClose.get(marker) ?? Infinity)) continue;
     let close = text.indexOf(marker, i + marker.length + 1);
+    // Whether a marker closes depends on it alone (what is before and after it), not on the opener.
     while (close !== -1 && (/\s/.test(text[close - 1]!) || (marker.length === 1 && text[close + 1] === marker))) close = text.indexOf(marker, close + 2);
-    if (close === -1) continue;
+    if (close === -1) {
+      noClose.set(marker, i);
+      continue;
+    }
     return { tag, inner: text.slice(i + marker.length, close), end: close + marker.length };
   }
   return undefined;

@@ -1,0 +1,40 @@
+import type { VNode } from 'preact';
+import { describe, expect, it } from 'vitest';
+import { renderInline } from '../../web/src/notes/inline.js';
+
+const context = { blockHref: (id: string) => `#/block/${id}`, tagHref: (tag: string) => `#/search?q=${tag}` };
+
+/** The nodes as a compact string: `<tag attr=value>children</tag>`, text as it is. */
+function show(nodes: unknown[]): string {
+  return nodes.map((node) => {
+    if (typeof node === 'string') return node;
+    const vnode = node as VNode<Record<string, unknown>>;
+    const { children, ...props } = vnode.props;
+    const attrs = Object.entries(props).filter(([, value]) => value !== undefined && value !== null).map(([key, value]) => ` ${key}=${String(value)}`).join('');
+    const inner = children === undefined ? [] : Array.isArray(children) ? children : [children];
+    return `<${String(vnode.type)}${attrs}>${show(inner)}</${String(vnode.type)}>`;
+  }).join('');
+}
+
+describe('the web app\'s inline renderer', () => {
+  it('renders what Quire writes: marks, code, refs, tags, safe links and workspace images', () => {
+    expect(show(renderInline('**bold** *em* ~~del~~ `co*de*` $x^2$ ((20240101000000-abcdefg "anchor")) #tag# [site](https://example.com) ![img](assets/a%20b.png)', context))).toBe(
+      '<strong>bold</strong> <em>em</em> <del>del</del> <code>co*de*</code> <code class=math>x^2</code> <a class=ref href=#/block/20240101000000-abcdefg data-ref=20240101000000-abcdefg>anchor</a> <a class=tag href=#/search?q=tag>#tag</a> '
+      + '<a href=https://example.com rel=noopener noreferrer target=_blank>site</a> <img data-asset=assets/a%20b.png alt=img class=asset></img>',
+    );
+  });
+
+  it('never makes a link or image of javascript:, data:, protocol-relative or encoded targets, and keeps HTML as text', () => {
+    const out = show(renderInline('[a](javascript:alert(1)) [b](JaVaScRiPt:x) [c](data:text/html,x) [d](//evil.example) [e](&#106;avascript:x) ![f](https://evil.example/p.png) ![g](assets/../secret) <img src=x onerror=alert(1)>', context));
+    expect(out).not.toMatch(/href=(javascript|JaVa|data|\/\/|&#)/i);
+    // The only "<img" is the note's own text; no element was made of it.
+    expect(out).not.toMatch(/<img[^>]*src=[^>]*><\/img>/);
+    expect(out.endsWith('<img src=x onerror=alert(1)>')).toBe(true);
+    expect(out).toContain('<span class=image-off>[image: f]</span>');
+  });
+
+  it('reads a long run of unclosed emphasis as text, without searching it again from every opener', () => {
+    const text = '*a '.repeat(20_000);
+    expect(show(renderInline(text, context))).toBe(text);
+  });
+});
