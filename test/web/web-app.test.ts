@@ -1,4 +1,5 @@
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FixtureHttpMcpServer } from '../fixtures/mcp/http-server.js';
@@ -294,6 +295,35 @@ describe('the web app in a real browser', () => {
     await web.page.getByText('Restored the version').waitFor();
     await web.page.locator('article p strong', { hasText: 'web app' }).waitFor();
     expect((await web.act<{ markdown: string }>('block_get', { id: paragraph })).markdown).toContain('Ship the **web app**');
+  });
+
+  it('a confirmation says what a skill install would write (its dry run) and what an append adds, before the person answers', async () => {
+    const web = await start();
+    const { plans } = await notes(web);
+    const skill = join(await mkdtemp(join(tmpdir(), 'quire-web-skill-')), 'meeting-notes');
+    await mkdir(join(skill, 'templates'), { recursive: true });
+    await writeFile(join(skill, 'SKILL.md'), '---\nname: meeting-notes\ndescription: Write meeting notes in the house style. Use when asked for minutes.\n---\n# Meeting notes\n\nUse the template.\n');
+    await writeFile(join(skill, 'templates', 'minutes.md'), '# Minutes\n');
+    await web.signIn(ADMIN);
+    web.fake.reply(
+      round({ calls: [{ id: 'call_skill', name: 'skill_install', args: { path: skill } }] }),
+      round({ calls: [{ id: 'call_append', name: 'block_append', args: { parentId: plans, markdown: 'An appended line.' } }] }),
+      round({ text: 'Nothing installed, nothing added.' }),
+    );
+    await web.page.getByRole('link', { name: 'Agent' }).click();
+    await web.page.getByRole('button', { name: 'New session' }).click();
+    await web.page.getByLabel('Message to the agent').fill('Install my skill and add a line');
+    await web.page.getByRole('button', { name: 'Send' }).click();
+    const install = web.page.locator('section.confirm', { hasText: 'skill_install' });
+    await install.locator('.would-write li', { hasText: 'templates/minutes.md' }).waitFor();
+    expect(await install.locator('.would-write').innerText()).toContain('meeting-notes');
+    await web.shot('agent-confirm-skill-install');
+    await install.getByRole('button', { name: 'Deny' }).click();
+    const append = web.page.locator('section.confirm', { hasText: 'block_append' });
+    await append.locator('[data-before]', { hasText: 'Added inside it' }).waitFor();
+    await append.getByRole('button', { name: 'Deny' }).click();
+    await web.page.locator('.entry.assistant p.content', { hasText: 'Nothing installed, nothing added.' }).waitFor();
+    expect((await web.act<{ skills: unknown[] }>('skill_list', {})).skills).toEqual([]);
   });
 
   it('an external MCP server\'s new tool waits in Settings until the person approves its definition', async () => {

@@ -11,6 +11,8 @@ const EFFECT_WORDS: Record<string, string> = {
   externalCost: 'may cost money',
 };
 
+const BLOCK_WRITES = new Set(['block_update', 'block_delete', 'block_move', 'attr_set', 'block_append', 'block_prepend', 'block_insert']);
+
 /**
  * What the agent wants to run, exactly: the action, its effects, its arguments and, for a write to a
  * block, the block as it is and as it would be. Approve, Always allow (a standing grant, listed under
@@ -18,16 +20,33 @@ const EFFECT_WORDS: Record<string, string> = {
  */
 export function ConfirmCard({ client, sessionId, confirmation, onAnswered }: { client: QuireClient; sessionId: string; confirmation: Confirmation; onAnswered: () => void }): VNode {
   const [before, setBefore] = useState<{ id: string; markdown: string }[]>([]);
+  const [wouldWrite, setWouldWrite] = useState<{ name: string; folder: string; files: string[]; replaces: boolean; warnings: string[] }[]>();
   const [error, setError] = useState<string>();
   const [busy, setBusy] = useState(false);
   const args = (confirmation.arguments ?? {}) as Record<string, unknown>;
   useEffect(() => {
-    // The blocks the call would change, as they are now (where the arguments name them).
-    const ids = [args.id, args.parentId, args.previousId].filter((value): value is string => typeof value === 'string' && /^\d{14}-[0-9a-z]{7}$/.test(value));
-    if (!['block_update', 'block_delete', 'block_move', 'attr_set'].includes(confirmation.wireName) || ids.length === 0) return;
+    // A skill install from this machine says what it would write: the same call as a dry run writes nothing.
+    if (confirmation.wireName === 'skill_install' && typeof args.path === 'string') {
+      client.call('skill_install', { body: { ...(args as { path: string }), dryRun: true } })
+        .then((answer) => setWouldWrite(((answer.result as { wouldWrite?: typeof wouldWrite }).wouldWrite) ?? []), () => undefined);
+      return;
+    }
+    // The block the call would change or write next to, as it is now (where the arguments name it).
+    const ids = [args.id, args.parentId, args.previousId, args.nextId].filter((value): value is string => typeof value === 'string' && /^\d{14}-[0-9a-z]{7}$/.test(value));
+    if (!BLOCK_WRITES.has(confirmation.wireName) || ids.length === 0) return;
     Promise.all(ids.slice(0, 1).map((id) => client.call('block_get', { body: { id } }).then((answer) => ({ id, markdown: (answer.result as { markdown: string }).markdown }))))
       .then(setBefore, () => undefined);
   }, [confirmation.id]);
+  const after = (): string => {
+    const markdown = typeof args.markdown === 'string' ? args.markdown : undefined;
+    switch (confirmation.wireName) {
+      case 'block_delete': return '(removed, with what it holds)';
+      case 'block_update': return markdown ?? '';
+      case 'block_move': return '(moved, as it is)';
+      case 'attr_set': return JSON.stringify(args.attrs ?? {}, null, 2);
+      default: return markdown !== undefined ? `${args.parentId ? 'Added inside it' : 'Added next to it'}:\n${markdown}` : '(see the arguments)';
+    }
+  };
   const answer = async (approved: boolean, always = false): Promise<void> => {
     setBusy(true);
     try {
@@ -47,8 +66,13 @@ export function ConfirmCard({ client, sessionId, confirmation, onAnswered }: { c
     <details open><summary>Arguments</summary><pre class="args">${JSON.stringify(args, null, 2)}</pre></details>
     ${before.map((block) => html`<div class="compare" data-before=${block.id}>
       <div><h4>Now</h4><pre>${block.markdown}</pre></div>
-      <div><h4>After</h4><pre>${confirmation.wireName === 'block_delete' ? '(removed)' : typeof args.markdown === 'string' ? args.markdown : '(see the arguments)'}</pre></div>
+      <div><h4>After</h4><pre>${after()}</pre></div>
     </div>`)}
+    ${wouldWrite ? html`<div class="would-write"><h4>It would write</h4>${wouldWrite.length === 0 ? html`<p class="muted">nothing</p>` : wouldWrite.map((skill) => html`<div>
+      <p><strong>${skill.name}</strong> → <code>${skill.folder}</code>${skill.replaces ? ' (replaces the skill of that name)' : ''}</p>
+      <ul>${skill.files.map((file) => html`<li><code>${file}</code></li>`)}</ul>
+      ${skill.warnings.map((warning) => html`<p class="notice">${warning}</p>`)}
+    </div>`)}</div>` : null}
     ${error ? html`<p class="error" role="alert">${error}</p>` : null}
     <div class="row">
       <button type="button" class="approve" disabled=${busy} onClick=${() => void answer(true)}>Approve</button>
