@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -81,6 +83,29 @@ describe('the web app in a real browser', () => {
     expect(await doc.locator('a[href^="javascript"]').count()).toBe(0);
     expect(await doc.innerText()).toContain('<script>window.__pwned = "script"</script>');
     await web.shot('hostile-note');
+  });
+
+  it('searches by meaning when an embedder is on: Hybrid is offered and finds a block without the words', async () => {
+    const embedder = await topicEmbedder();
+    try {
+      const web = await start({
+        providers: { embedder: { provider: 'openai', model: 'topics-3', baseURL: `${embedder.url}/v1`, apiKeyEnv: false } },
+        plugins: { 'search-semantic': { config: { embedder: 'providers' } } },
+      });
+      const notebook = await web.act<Created>('notebook_create', { name: 'Garden' });
+      await web.act('notebook_set_access', { id: notebook.id, access: 'published' });
+      await web.act('document_create', { notebook: notebook.id, title: 'Beds', markdown: 'Tomatoes need sun and rich soil.\n\nVegetables want a sunny garden bed.\n\nThe fox ran past the dog.' });
+      await web.act('embeddings_index', {});
+      await web.signIn(ADMIN);
+      await web.page.getByRole('link', { name: 'Search' }).click();
+      await web.page.getByLabel('How').selectOption('hybrid');
+      await web.page.getByLabel('Search the notes').fill('tomatoes');
+      await web.page.getByRole('button', { name: 'Search' }).click();
+      await web.page.locator('ol.hits li', { hasText: 'Vegetables want a sunny garden bed.' }).waitFor();
+      await web.shot('search-hybrid');
+    } finally {
+      await embedder.close();
+    }
   });
 
   it('edits a block; a conflicting change is shown as a choice and nothing typed is lost; creates a document and a block', async () => {
@@ -365,3 +390,24 @@ describe('the web app in a real browser', () => {
     expect(await web.page.evaluate('document.documentElement.scrollWidth <= innerWidth + 1')).toBe(true);
   });
 });
+
+/** A loopback OpenAI-compatible `/v1/embeddings`: a text's vector counts its words of three topics. */
+async function topicEmbedder(): Promise<{ url: string; close(): Promise<void> }> {
+  const topics = [['tomato', 'soil', 'sun', 'vegetable', 'garden'], ['recipe', 'cook', 'soup'], ['fox', 'dog', 'cat']];
+  const server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { input: string[]; model: string };
+      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({
+        object: 'list', model: body.model, usage: { prompt_tokens: 1, total_tokens: 1 },
+        data: body.input.map((input, index) => ({ object: 'embedding', index, embedding: [...topics.map((words) => words.filter((word) => input.toLowerCase().includes(word)).length), 0.01] })),
+      }));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: async () => { server.closeAllConnections(); await new Promise((resolve) => server.close(resolve)); },
+  };
+}

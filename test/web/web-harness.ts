@@ -59,7 +59,7 @@ export function useWebApp() {
     delete process.env[KEY_ENV];
   });
 
-  async function start(options: { width?: number; colorScheme?: 'light' | 'dark'; config?: KernelConfigFile } = {}): Promise<WebKernel> {
+  async function start(options: { width?: number; colorScheme?: 'light' | 'dark'; config?: KernelConfigFile; providers?: Record<string, unknown>; plugins?: Record<string, unknown> } = {}): Promise<WebKernel> {
     const fake = await ModelWireServer.start(['fake-model']);
     fakes.push(fake);
     process.env[KEY_ENV] = 'sk-quire-web-0123456789';
@@ -67,7 +67,7 @@ export function useWebApp() {
       config: {
         ...options.config,
         auth: { tokens: [{ name: 'alice', role: 'admin', sha256: sha(ADMIN) }, { name: 'rita', role: 'reader', sha256: sha(READER) }] },
-        plugins: { providers: { config: { model: { provider: 'openai-chat', model: 'fake-model', baseURL: `${fake.url}/v1`, apiKeyEnv: KEY_ENV } } } },
+        plugins: { ...options.plugins, providers: { config: { model: { provider: 'openai-chat', model: 'fake-model', baseURL: `${fake.url}/v1`, apiKeyEnv: KEY_ENV }, ...options.providers } } },
       },
     });
     const server = await startHttpServer(kernel, { host: '127.0.0.1', port: 0 });
