@@ -2580,6 +2580,14 @@ export interface Operations {
       [key: string]: unknown;
     };
   };
+  me: {
+    /** Who this token is: its name and role */
+    response: {
+      kind: string;
+      name: string;
+      role: "admin" | "reader";
+    };
+  };
   notebook_create: {
     /** Create a notebook. */
     body: NotebookCreateInput;
@@ -3034,6 +3042,7 @@ export const OPERATIONS = {
   mcpDelete: { method: 'DELETE', path: '/mcp' },
   mcpGet: { method: 'GET', path: '/mcp' },
   mcpPost: { method: 'POST', path: '/mcp' },
+  me: { method: 'GET', path: '/api/me' },
   notebook_create: { method: 'POST', path: '/api/actions/blocks/notebook/create' },
   notebook_list: { method: 'POST', path: '/api/actions/blocks/notebook/list' },
   notebook_remove: { method: 'POST', path: '/api/actions/blocks/notebook/remove' },

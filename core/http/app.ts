@@ -33,6 +33,11 @@ export function createHttpApp(kernel: Kernel): Hono<HttpEnv> {
   app.get('/healthz', (c) => c.json({ ok: true, version: KERNEL_VERSION }));
   app.route('/', webAppRoutes(kernel));
   app.route('/api', apiDocsRoutes(kernel));
+  // Who the token is: its name and role, so that a client (the web app) shows what that role may do.
+  app.get('/api/me', (c) => {
+    const { kind, name, role } = c.get('principal');
+    return c.json({ kind, name, role });
+  });
   app.route('/api/plugins', pluginRoutes(kernel));
   app.route('/api/actions', actionRoutes(() => kernel.pipeline, () => kernel.jobs));
   app.use('/api/usage', requireRole('admin'));

@@ -10,6 +10,7 @@ export interface Session {
   client: QuireClient;
   role: 'admin' | 'reader';
   token: string;
+  name: string;
 }
 
 export function savedToken(): string | undefined {
@@ -20,16 +21,12 @@ export function forgetToken(): void {
   sessionStorage.removeItem(TOKEN_KEY);
 }
 
-/** Checks a token against the kernel and learns its role (an admin may read the gate, a reader may not). */
+/** Checks a token against the kernel and learns whose it is and its role. */
 export async function signIn(token: string): Promise<Session> {
   const client = createQuireClient({ baseUrl: '', token });
-  await client.call('listPlugins');
-  const role = await client.call('gate').then(() => 'admin' as const, (error: unknown) => {
-    if (error instanceof QuireApiError && error.status === 403) return 'reader' as const;
-    throw error;
-  });
+  const me = await client.call('me');
   sessionStorage.setItem(TOKEN_KEY, token);
-  return { client, role, token };
+  return { client, role: me.role === 'admin' ? 'admin' : 'reader', token, name: me.name };
 }
 
 export { QuireApiError };

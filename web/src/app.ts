@@ -72,7 +72,7 @@ export function App(): VNode {
         ${isAdmin ? html`<a href="#/agent" aria-current=${where.page === 'agent' ? 'page' : undefined}>Agent</a>` : null}
         <a href="#/settings" aria-current=${where.page === 'settings' ? 'page' : undefined}>Settings</a>
       </nav>
-      <span class="muted role">${session.role}</span>
+      <span class="muted role">${session.name} (${session.role})</span>
       <button type="button" onClick=${signOut}>Sign out</button>
     </header>
     <div class=${`body ${where.page === 'home' || where.page === 'doc' ? 'with-tree' : ''}`}>

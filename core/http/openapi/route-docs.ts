@@ -41,6 +41,7 @@ const WEB: RouteDoc[] = [
 ];
 
 const PLUGINS: RouteDoc[] = [
+  { method: 'get', path: '/api/me', operationId: 'me', summary: 'Who this token is: its name and role', tag: 'kernel', role: 'reader', responses: ok(object({ kind: { type: 'string' }, name: { type: 'string' }, role: { type: 'string', enum: ['admin', 'reader'] } })) },
   {
     method: 'get', path: '/api/plugins', operationId: 'listPlugins', summary: 'Every plugin found, its state and the effects of each action', tag: 'plugins', role: 'reader',
     description: 'Administrators also see each plugin file, problems, processes and configProblems.',

@@ -109,6 +109,8 @@ describe('the OpenAPI document', () => {
     const anonymous = createQuireClient({ baseUrl: url });
 
     await check(anonymous, 'health');
+    expect((await check(reader, 'me')).body).toEqual({ kind: 'person', name: 'rita', role: 'reader' });
+    expect((await check(admin, 'me')).body).toEqual({ kind: 'person', name: 'alice', role: 'admin' });
     expect((await check(anonymous, 'listPlugins')).status).toBe(401);
     await check(reader, 'listPlugins');
     await check(admin, 'listPlugins');

@@ -45,6 +45,10 @@ function Chat({ client, sessionId, onChanged }: { client: QuireClient; sessionId
   const [error, setError] = useState<string>();
   const [undo, setUndo] = useState<{ text: string; turnId?: string; conflicts?: { path: string; id?: string }[] }>();
   const [mode, setMode] = useState<'confirm' | 'auto'>('confirm');
+  // Confirmations the turn's stream announced, and those answered here: a list fetched before the
+  // newest one existed must neither hide it nor bring back one already answered.
+  const announced = useRef(new Map<string, Confirmation>());
+  const answered = useRef(new Set<string>());
   const end = useRef<HTMLDivElement>(null);
   const load = (): Promise<void> => client.call('getSession', { params: { id: sessionId } }).then((answer) => setSession(answer.session), (e: unknown) => setError(describe(e)));
   const loadPending = (): Promise<void> => client.call('pendingInSession', { params: { id: sessionId } }).then((answer) => setPending(answer as { confirmations: Confirmation[]; questions: PendingQuestion[] }), () => undefined);
@@ -85,7 +89,12 @@ function Chat({ client, sessionId, onChanged }: { client: QuireClient; sessionId
             if (call) call.progress = `${progress.done ?? ''}${progress.total ? ` of ${progress.total}` : ''} ${progress.message ?? ''}`;
             break;
           }
-          case 'confirm': setPending((now) => ({ ...now, confirmations: [...now.confirmations.filter((c) => c.id !== (event.confirmation as Confirmation).id), event.confirmation as Confirmation] })); break;
+          case 'confirm': {
+            const confirmation = event.confirmation as Confirmation;
+            announced.current.set(confirmation.id, confirmation);
+            setPending((now) => ({ ...now }));
+            break;
+          }
           case 'question': void loadPending(); break;
           case 'usage': state.usage = `${String(event.promptTokens)} in, ${String(event.completionTokens)} out${typeof event.cost === 'number' ? `, $${event.cost.toFixed(4)}` : ''}`; break;
           case 'error': state.error = `${String(event.message)} (${String(event.code)})`; break;
@@ -152,7 +161,8 @@ function Chat({ client, sessionId, onChanged }: { client: QuireClient; sessionId
         ${live.error ? html`<p class="error" role="alert">${live.error}</p>` : null}
       </li>` : null}
     </ol>
-    ${pending.confirmations.filter((c) => c.status === 'pending').map((confirmation) => html`<${ConfirmCard} key=${confirmation.id} client=${client} sessionId=${sessionId} confirmation=${confirmation} onAnswered=${() => void loadPending()} />`)}
+    ${waiting(pending.confirmations, announced.current, answered.current).map((confirmation) => html`<${ConfirmCard} key=${confirmation.id} client=${client} sessionId=${sessionId} confirmation=${confirmation}
+      onAnswered=${() => { answered.current.add(confirmation.id); announced.current.delete(confirmation.id); void loadPending(); }} />`)}
     ${pending.questions.map((question) => html`<${QuestionCard} key=${question.id} client=${client} sessionId=${sessionId} question=${question} onAnswered=${() => void loadPending()} />`)}
     ${error ? html`<p class="error" role="alert">${error}</p>` : null}
     ${undo ? html`<div class="notice" role="status"><p>${undo.text}</p>
@@ -196,6 +206,14 @@ function Entry({ entry }: { entry: SessionEntry }): VNode | null {
     case 'rollback': return html`<li class="entry system muted">A turn was undone.</li>`;
     default: return null;
   }
+}
+
+/** The confirmations to show: those the kernel lists as pending and those the stream announced since, but none answered here. */
+function waiting(listed: readonly Confirmation[], announced: ReadonlyMap<string, Confirmation>, answered: ReadonlySet<string>): Confirmation[] {
+  const all = new Map<string, Confirmation>();
+  for (const confirmation of listed) if (confirmation.status === 'pending') all.set(confirmation.id, confirmation);
+  for (const [id, confirmation] of announced) if (!all.has(id)) all.set(id, confirmation);
+  return [...all.values()].filter((confirmation) => !answered.has(confirmation.id));
 }
 
 interface Todo { content: string; status: string }
