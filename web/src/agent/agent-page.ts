@@ -106,6 +106,8 @@ function Chat({ client, sessionId, onChanged }: { client: QuireClient; sessionId
       state.error = describe(e);
     }
     state.state = 'ended';
+    // The turn is over: what it asked is answered or expired; the kernel's list says what still waits.
+    announced.current.clear();
     // The stored session replaces the live view in one render: the answer is never shown twice.
     const fresh = await client.call('getSession', { params: { id: sessionId } }).catch(() => undefined);
     if (fresh) setSession(fresh.session);
