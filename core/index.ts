@@ -27,6 +27,7 @@ export { diskFull, isDiskFull } from './fs/disk-full.js';
 export type { DiskWrite } from './fs/disk-full.js';
 export { IntentJournal } from './fs/intent-journal.js';
 export { firstCodePoints } from './util/code-points.js';
+export { escapeHtml } from './util/escape-html.js';
 export { mayRead, readableNotebooks, readsAreScoped } from './gate/read-scope.js';
 export type { ReadCaller, ReadableNotebook } from './gate/read-scope.js';
 export { localOnlyAmong } from './gate/egress-scope.js';

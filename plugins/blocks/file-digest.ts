@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
+import { copyFile } from 'node:fs/promises';
 
 /** A file's SHA-256, read as a stream (attachments may be larger than a buffer can hold); undefined when it cannot be read. */
 export async function fileDigest(path: string): Promise<string | undefined> {
@@ -10,4 +11,21 @@ export async function fileDigest(path: string): Promise<string | undefined> {
   } catch {
     return undefined;
   }
+}
+
+/** What copyUnlessSame did: copied; the same bytes there already; other bytes there (kept unless replacing); no source. */
+export type CopyOutcome = 'copied' | 'same' | 'different' | 'missing';
+
+/**
+ * Copies `source` to `target` unless the target holds the same bytes; a target with other bytes is
+ * replaced only with `replace`. Compared by streamed hashes: attachments may be large.
+ */
+export async function copyUnlessSame(source: string, target: string, replace = false): Promise<CopyOutcome> {
+  const wanted = await fileDigest(source);
+  if (wanted === undefined) return 'missing';
+  const present = await fileDigest(target);
+  if (present === wanted) return 'same';
+  if (present !== undefined && !replace) return 'different';
+  await copyFile(source, target);
+  return 'copied';
 }

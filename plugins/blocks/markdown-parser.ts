@@ -12,9 +12,9 @@ import { prepareRebuild, type RebuildDocWork, type RebuiltDocument } from './reb
 export type ParsedFile = { ok: true; drafts: DraftBlock[] } | { ok: false; reason: string };
 /** A call's Markdown as drafts, or how deep it would nest (and where, when refused before the parse). */
 export type ParsedText = { ok: true; drafts: DraftBlock[] } | { ok: false; depth: number; line?: number };
-export type ParseWork = { paths: string[]; maxChars: number } | { markdown: string } | { prepare: ImportWork } | { rebuild: RebuildDocWork[] };
+export type ParseWork = { markdown: string } | { prepare: ImportWork } | { rebuild: RebuildDocWork[] };
 export type ParseRequest = ParseWork & { id: number };
-export type ParseResponse = { id: number; results: ParsedFile[] } | { id: number; text: ParsedText } | { id: number; prepared: PreparedDocument[] }
+export type ParseResponse = { id: number; text: ParsedText } | { id: number; prepared: PreparedDocument[] }
   | { id: number; rebuilt: RebuiltDocument[] };
 
 /**
@@ -36,9 +36,8 @@ export const PARSE_WORKERS = Math.min(8, Math.max(2, availableParallelism()));
  */
 const PARSE_NESTING_LIMIT = 2 * MAX_BLOCK_DEPTH;
 
-/** Parses and reads Markdown files and texts, on worker threads when it can. */
+/** Parses Markdown and prepares imports and rebuilds, on worker threads when it can. */
 export interface MarkdownFileParser {
-  parseFiles(paths: string[], maxChars: number): Promise<ParsedFile[]>;
   /**
    * Parses one call's Markdown. When `signal` aborts, the worker parsing it is ended (the parse cannot
    * be stopped any other way) and the answer is the signal's reason; nothing else is disturbed.
@@ -106,9 +105,6 @@ function withoutIds(drafts: DraftBlock[]): DraftBlock[] {
 
 function inlineParser(): MarkdownFileParser {
   return {
-    async parseFiles(paths, maxChars) {
-      return paths.map((path) => parseMarkdownFile(path, maxChars));
-    },
     async parseText(markdown, signal) {
       signal?.throwIfAborted();
       return parseMarkdownText(markdown);
@@ -126,11 +122,6 @@ function inlineParser(): MarkdownFileParser {
 function workerParser(script: URL): MarkdownFileParser {
   const pool = new WorkerPool(script, PARSE_WORKERS);
   return {
-    async parseFiles(paths, maxChars) {
-      const response = await pool.run({ paths, maxChars });
-      if (!('results' in response)) throw new Error('the Markdown worker answered a file parse with something else');
-      return response.results;
-    },
     async parseText(markdown, signal) {
       const response = await pool.run({ markdown }, signal);
       if (!('text' in response)) throw new Error('the Markdown worker answered a text parse with something else');

@@ -24,7 +24,7 @@ export async function outsideWorkspace(path: string, workspaceRoot: string, fiel
 }
 
 /** `path` is `folder` or lies below it (also when `folder` is the file system's root). */
-function isWithin(path: string, folder: string): boolean {
+export function isWithin(path: string, folder: string): boolean {
   const rel = relative(folder, path);
   return rel === '' || (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
 }

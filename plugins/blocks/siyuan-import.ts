@@ -1,9 +1,10 @@
-import { copyFile, mkdir, readFile, stat } from 'node:fs/promises';
-import { dirname, join, relative, resolve, sep } from 'node:path';
+import { mkdir, readFile, stat } from 'node:fs/promises';
+import { dirname, join, relative, resolve } from 'node:path';
 import { newId, throwIfStopped, type ActionCall } from '../../core/index.js';
 import type { DraftBlock } from './block-model.js';
 import type { ImportDocWork } from './import-rows.js';
-import { fileDigest } from './file-digest.js';
+import { copyUnlessSame } from './file-digest.js';
+import { isWithin } from './outside-workspace.js';
 import { siyuanToDrafts, type SiyuanDocument } from './siyuan-sy.js';
 
 /** What a SiYuan import kept and what it could not, for its answer. */
@@ -127,20 +128,17 @@ async function copyAssets(root: string, paths: string[], workspaceRoot: string):
     const inside = path.slice('assets/'.length);
     const destination = resolve(target, inside);
     // A path written to climb out of assets/ (`assets/../x`) is not followed.
-    if (!destination.startsWith(`${target}${sep}`)) { missing.push(path); continue; }
+    if (!isWithin(destination, target)) { missing.push(path); continue; }
     let source: string | undefined;
     for (const place of places) {
       const candidate = resolve(place, inside);
-      if (candidate.startsWith(`${place}${sep}`) && (await stat(candidate).catch(() => undefined))?.isFile()) { source = candidate; break; }
+      if (isWithin(candidate, place) && (await stat(candidate).catch(() => undefined))?.isFile()) { source = candidate; break; }
     }
     if (!source) { if (missing.length < MAX_LISTED) missing.push(path); continue; }
-    if (await stat(destination).catch(() => undefined)) {
-      if (await fileDigest(destination) !== await fileDigest(source) && notReplaced.length < MAX_LISTED) notReplaced.push(path);
-      continue;
-    }
     await mkdir(dirname(destination), { recursive: true });
-    await copyFile(source, destination);
-    copied++;
+    const outcome = await copyUnlessSame(source, destination);
+    if (outcome === 'copied') copied++;
+    else if (outcome === 'different' && notReplaced.length < MAX_LISTED) notReplaced.push(path);
   }
   return { linked: paths.length, copied, missing, notReplaced };
 }

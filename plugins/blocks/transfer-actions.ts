@@ -1,6 +1,7 @@
 import { lstat, readdir } from 'node:fs/promises';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { claimIds, ConflictError, isValidId, newId, stoppedNote, throwIfStopped, type ActionCall, type ActionHandler, type StopReason } from '../../core/index.js';
+import type { DraftBlock } from './block-model.js';
 import { updatedBy } from './provenance.js';
 import type { BlocksRuntime } from './runtime.js';
 import { assertDocumentVisible, assertNotebookVisible, invalid } from './access.js';
@@ -157,7 +158,7 @@ async function planFolder(state: ImportState, folder: string, parent: string | n
     const path = join(folder, entry.name);
     if (entry.isSymbolicLink()) { state.skipped.push({ path, reason: 'symbolic links are not followed' }); continue; }
     const isDocument = entry.isFile() && entry.name.toLowerCase().endsWith(state.flavor === 'siyuan' ? '.sy' : '.md');
-    if (entry.isFile() && !isDocument) state.attachments.push(path);
+    if (entry.isFile() && !isDocument && state.flavor === 'obsidian') state.attachments.push(path);
     if (!isDocument) continue;
     // A SiYuan document keeps its id (its file's name; its children are in the folder of that name).
     const doc: Planned = { id: state.flavor === 'siyuan' ? keptId(state, titleOf(path)) : newId(), title: titleOf(path), parent, path };
@@ -195,12 +196,12 @@ async function detectFlavor(source: string, isFile: boolean): Promise<Flavor> {
 /**
  * Writes a chunk of documents made ready on a worker as one step of the write queue. The workers gave
  * the blocks their ids; if one of them was already issued in this process (two threads drew the same),
- * the chunk is made again here, where newId guarantees none repeats. Ids given out here ahead (headings
- * that links point to) are issued already and not claimed again.
+ * the chunk is made again here, where newId guarantees none repeats. Ids the work brought (headings that
+ * links point to, given out here; a SiYuan document's own) are not the worker's and not claimed.
  */
 async function importChunk(state: ImportState, chunk: Planned[], work: ImportWork, prepared: PreparedDocument[]): Promise<void> {
   const { rt } = state;
-  const ahead = new Set(work.docs.flatMap((doc) => Object.values(doc.headingIds ?? {})));
+  const ahead = new Set(work.docs.flatMap((doc) => [...Object.values(doc.headingIds ?? {}), ...draftIds(doc.drafts ?? [])]));
   const ids: string[] = [];
   for (const doc of prepared) for (let i = 1; i < doc.blocks.length; i++) if (!ahead.has(doc.blocks[i]!.values[0])) ids.push(doc.blocks[i]!.values[0]);
   // Made again on this thread, where materialise draws its ids from the one source that never repeats.
@@ -214,6 +215,14 @@ async function importChunk(state: ImportState, chunk: Planned[], work: ImportWor
   const docs = prepared.map((doc, i) => ({ doc, entry: { id: doc.id, notebook: state.notebook, parent: chunk[i]!.parent, title: doc.title } }));
   await rt.store.queue.run(() => rt.store.createPrepared(docs));
   chunkDone(state, docs.length, blocks);
+}
+
+function draftIds(drafts: readonly DraftBlock[], into: string[] = []): string[] {
+  for (const draft of drafts) {
+    if (draft.id) into.push(draft.id);
+    if (draft.children) draftIds(draft.children, into);
+  }
+  return into;
 }
 
 function chunkDone(state: ImportState, documents: number, blocks: number): void {

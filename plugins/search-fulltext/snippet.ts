@@ -3,6 +3,8 @@
  * table is contentless (the text lives once, in `blocks`), and the index's text has Chinese characters
  * spaced apart, which a snippet must not show.
  */
+import { escapeHtml } from '../../core/index.js';
+
 const WINDOW = 160;
 /** The same look-alike letters the index spells out (plugins/blocks/search-text.ts). */
 const LOOKALIKES: ReadonlyMap<string, string> = new Map([
@@ -43,10 +45,6 @@ function fold(text: string): Folded {
   }
   origin.push(index);
   return { text: folded, origin };
-}
-
-function escapeHtml(text: string): string {
-  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }
 
 /** Where each term occurs in `text` (original positions), earliest first. */

@@ -1,4 +1,4 @@
-import { KernelError, WORKSPACE, definePlugin, type ActionCall } from '../../core/index.js';
+import { KernelError, WORKSPACE, definePlugin, escapeHtml, type ActionCall } from '../../core/index.js';
 import { BLOCKS_INDEX } from '../blocks/tokens.js';
 import { CONFIG_FIELD, type SemanticConfig } from './config.js';
 import { SemanticService } from './semantic-service.js';
@@ -79,5 +79,5 @@ export default definePlugin<SemanticConfig>({
 function snippetOf(content: string): string {
   const text = content.replace(/\s+/g, ' ').trim();
   const cut = text.length <= SNIPPET_CHARS ? text : `${text.slice(0, SNIPPET_CHARS - 1)}…`;
-  return cut.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+  return escapeHtml(cut);
 }

@@ -1,3 +1,4 @@
+import { useEffect, useState } from 'preact/hooks';
 import { createQuireClient, QuireApiError, type QuireClient } from '../../core/client/quire-client.js';
 
 /**
@@ -35,4 +36,22 @@ export { QuireApiError };
 export function describe(error: unknown): string {
   if (error instanceof QuireApiError) return `${error.message} (${error.code})`;
   return error instanceof Error ? error.message : String(error);
+}
+
+/** Loads a value when `deps` change: the value, the error said, and a reload. */
+export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): [T | undefined, string | undefined, () => void] {
+  const [value, setValue] = useState<T>();
+  const [error, setError] = useState<string>();
+  const [tick, setTick] = useState(0);
+  useEffect(() => { load().then((result) => { setValue(result); setError(undefined); }, (e: unknown) => setError(describe(e))); }, [...deps, tick]);
+  return [value, error, () => setTick(tick + 1)];
+}
+
+/** Percent-encoded text (a hash, a link's file name) decoded; a stray `%` leaves it as it is. */
+export function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
 }

@@ -1,6 +1,6 @@
 import type { VNode } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { describe, forgetToken, savedToken, signIn, type Session } from './api.js';
+import { describe, forgetToken, safeDecode, savedToken, signIn, type Session } from './api.js';
 import { AgentPage } from './agent/agent-page.js';
 import { forgetAssets } from './notes/assets.js';
 import { html } from './html.js';
@@ -24,15 +24,6 @@ function route(): Route {
     case 'agent': return { page: 'agent', ...(id ? { id } : {}) };
     case 'settings': return { page: 'settings', id: id || 'plugins' };
     default: return { page: 'home' };
-  }
-}
-
-/** A hash a note linked to may hold a stray `%`: read as it is rather than failing. */
-function safeDecode(part: string): string {
-  try {
-    return decodeURIComponent(part);
-  } catch {
-    return part;
   }
 }
 

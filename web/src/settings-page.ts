@@ -1,8 +1,8 @@
 import type { VNode } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import type { Grant, McpServer, Plugin } from '../../core/client/api-schema.js';
 import type { QuireClient } from '../../core/client/quire-client.js';
-import { describe } from './api.js';
+import { describe, useLoad } from './api.js';
 import { AuditLogView } from './settings-audit.js';
 import { html } from './html.js';
 
@@ -20,14 +20,6 @@ export function SettingsPage({ client, tab, isAdmin }: { client: QuireClient; ta
     ${tab === 'snapshots' && isAdmin ? html`<${Snapshots} client=${client} />` : null}
     ${tab === 'mcp' && isAdmin ? html`<${McpServers} client=${client} />` : null}
   </section>`;
-}
-
-function useLoad<T>(load: () => Promise<T>, deps: unknown[]): [T | undefined, string | undefined, () => void] {
-  const [value, setValue] = useState<T>();
-  const [error, setError] = useState<string>();
-  const [tick, setTick] = useState(0);
-  useEffect(() => { load().then((result) => { setValue(result); setError(undefined); }, (e: unknown) => setError(describe(e))); }, [...deps, tick]);
-  return [value, error, () => setTick(tick + 1)];
 }
 
 function Plugins({ client, isAdmin }: { client: QuireClient; isAdmin: boolean }): VNode {

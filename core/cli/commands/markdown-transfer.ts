@@ -6,6 +6,8 @@ import type { Kernel } from '../../kernel.js';
 import { callAction, describeError, withKernel } from '../one-shot-kernel.js';
 import { parseOptions } from '../parse-options.js';
 import { resolveDocument, type ActionCaller } from '../notes-access.js';
+import type { ObsidianPlan } from '../../../plugins/blocks/obsidian/obsidian-import.js';
+import type { SiyuanReport } from '../../../plugins/blocks/siyuan-import.js';
 
 export const importCommand: Command = {
   name: 'import',
@@ -92,8 +94,8 @@ Options:
 
 /** What an Obsidian or SiYuan import changed and could not map, a line each. */
 function flavorReport(result: Record<string, unknown>): string[] {
-  const obsidian = result.obsidian as { links: number; embeds: number; tags: number; frontMatter: number; attachments: { linked: number; copied: number }; unresolved: { file: string; link: string }[]; unresolvedCount: number; approximatedCount: number } | undefined;
-  const siyuan = result.siyuan as { ids: string; references: number; referencesOutside: number; assets: { copied: number; missing: string[] }; problems: { file: string; problem: string }[] } | undefined;
+  const obsidian = result.obsidian as ReturnType<ObsidianPlan['report']> | undefined;
+  const siyuan = result.siyuan as SiyuanReport | undefined;
   if (obsidian) {
     return [
       `  ${obsidian.links} links, ${obsidian.embeds} embeds, ${obsidian.tags} tags, front matter in ${obsidian.frontMatter} notes, ${obsidian.attachments.copied} attachments copied`,

@@ -28,7 +28,10 @@ export function apiDocsRoutes(kernel: Kernel): Hono<HttpEnv> {
   const distFolder = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
   const cache = new Map<string, Buffer>();
   const security = pageSecurity(inlineScriptHashes(SwaggerUI(DOCS_OPTIONS)));
-  app.get('/openapi.json', (c) => c.json(buildOpenApiDocument({ version: KERNEL_VERSION, actions: kernel.registry.list() })));
+  // Built once per set of actions (a plugin enabled or disabled changes it), not per request.
+  let document: ReturnType<typeof buildOpenApiDocument> | undefined;
+  kernel.registry.onChange(() => { document = undefined; });
+  app.get('/openapi.json', (c) => c.json(document ??= buildOpenApiDocument({ version: KERNEL_VERSION, actions: kernel.registry.list() })));
   app.get('/docs', security, swaggerUI(DOCS_OPTIONS));
   app.get('/docs/assets/swagger-ui-dist/:file', security, async (c) => {
     const file = c.req.param('file');

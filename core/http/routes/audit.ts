@@ -1,6 +1,7 @@
 import { open, type FileHandle } from 'node:fs/promises';
 import { Hono } from 'hono';
 import type { AuditRecord } from '../../audit/audit-record.js';
+import { parseRecordLine } from '../../audit/recover-tail.js';
 import { KernelError } from '../../errors.js';
 import type { Kernel } from '../../kernel.js';
 import type { HttpEnv } from '../http-env.js';
@@ -93,12 +94,9 @@ async function readBackwards(file: string, filter: AuditFilter): Promise<{ recor
       for (let i = lines.length - 1; i >= 0 && records.length < filter.limit; i--) {
         const line = lines[i]!.trim();
         if (line === '') continue;
-        let record: AuditRecord;
-        try {
-          record = JSON.parse(line) as AuditRecord;
-        } catch {
-          continue;
-        }
+        const parsed = parseRecordLine(line);
+        if (!parsed) continue;
+        const { record } = parsed;
         lastSeq = record.seq;
         // Below `before` nothing newer can follow: the log is in seq order.
         if (matches(record, filter)) records.push(record);
@@ -150,13 +148,8 @@ async function lineAfter(handle: FileHandle, from: number, size: number, atStart
   if (end === undefined || end <= start) return undefined;
   const buffer = Buffer.alloc(Math.min(end - start, 1024 * 1024));
   await handle.read(buffer, 0, buffer.length, start);
-  let seq: unknown;
-  try {
-    seq = (JSON.parse(buffer.toString('utf8')) as { seq?: unknown }).seq;
-  } catch {
-    return undefined;
-  }
-  return typeof seq === 'number' ? { seq, start, end } : undefined;
+  const parsed = parseRecordLine(buffer.toString('utf8').trim());
+  return parsed ? { seq: parsed.record.seq, start, end } : undefined;
 }
 
 /** The offset just past the next newline at or after `from`, or undefined at the end of the file. */

@@ -28,21 +28,21 @@ interface Served { bytes: Buffer; gzip: Buffer | undefined; type: string }
 export function webAppRoutes(kernel: Kernel): Hono<HttpEnv> {
   const app = new Hono<HttpEnv>();
   const folder = join(PACKAGE_ROOT, 'dist', 'web');
-  const cache = new Map<string, Promise<Served>>();
+  const cache = new Map<string, Promise<Served | undefined>>();
   // Only files found are kept (a build's few files): a miss is not, so that asking for made-up names
   // cannot grow the kernel's memory, and a build made while serving is picked up.
   const load = (path: string): Promise<Served | undefined> => {
     const cached = cache.get(path);
     if (cached) return cached;
-    const served = readFile(path).then((bytes) => {
+    const served = readFile(path).then((bytes): Served => {
       const type = TYPES[extname(path)] ?? 'application/octet-stream';
       return { bytes, type, gzip: /^text\/|svg/.test(type) && bytes.length > 1024 ? gzipSync(bytes, { level: 9 }) : undefined };
-    });
-    cache.set(path, served);
-    return served.catch(() => {
+    }, () => {
       cache.delete(path);
       return undefined;
     });
+    cache.set(path, served);
+    return served;
   };
   const send = (c: Context<HttpEnv>, served: Served, cacheControl: string): Response => {
     const gzip = served.gzip !== undefined && /\bgzip\b/.test(c.req.header('accept-encoding') ?? '');

@@ -1,7 +1,8 @@
-import { copyFile, mkdir, readFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { basename, join, relative, sep } from 'node:path';
 import type { Block } from '../block-model.js';
 import { walkBlocks } from '../block-model.js';
+import { copyUnlessSame } from '../file-digest.js';
 import type { PlannedFile } from '../markdown-export.js';
 import { newExportReport, type ExportReport, type ExportTargets } from './obsidian-out.js';
 
@@ -50,14 +51,10 @@ export class ObsidianTargets implements ExportTargets {
     if (this.report.assets.size > 0) await mkdir(assets, { recursive: true });
     for (const name of this.report.assets) {
       if (name.includes('/') || name.includes('\\') || name.startsWith('.')) { missing.push(name); continue; }
-      const source = await readFile(join(workspaceRoot, 'assets', name)).catch(() => undefined);
-      if (!source) { missing.push(name); continue; }
-      const present = await readFile(join(assets, name)).catch(() => undefined);
-      if (present && !present.equals(source) && !overwrite) { kept.push(name); continue; }
-      if (!present || !present.equals(source)) {
-        await copyFile(join(workspaceRoot, 'assets', name), join(assets, name));
-        copied++;
-      }
+      const outcome = await copyUnlessSame(join(workspaceRoot, 'assets', name), join(assets, name), overwrite);
+      if (outcome === 'missing') missing.push(name);
+      else if (outcome === 'different') kept.push(name);
+      else if (outcome === 'copied') copied++;
     }
     await mkdir(join(this.folder, '.obsidian'), { recursive: true });
     const { links, approximated, outside, tagsKept } = this.report;

@@ -6,11 +6,9 @@ import { describe } from '../api.js';
 import { html } from '../html.js';
 import { ConfirmCard } from './confirm-card.js';
 import { QuestionCard, type PendingQuestion } from './question-card.js';
-import { readEvents } from './sse.js';
 import { ToolCall } from './tool-call.js';
+import { runTurn, type Live, type LiveCall } from './turn-stream.js';
 
-interface LiveCall { id: string; name: string; arguments: string; output?: string; ok?: boolean; progress?: string }
-interface Live { turnID?: string; reasoning: string; content: string; calls: LiveCall[]; state: 'running' | 'ended'; error?: string; usage?: string }
 
 /** The agent: a session's conversation, a turn streamed as it runs, and what it asks of the person. */
 export function AgentPage({ client, sessionId }: { client: QuireClient; sessionId: string | undefined }): VNode {
@@ -62,50 +60,14 @@ function Chat({ client, sessionId, onChanged }: { client: QuireClient; sessionId
     setMessage('');
     setError(undefined);
     setUndo(undefined);
-    const state: Live = { reasoning: '', content: '', calls: [], state: 'running' };
-    setLive({ ...state });
-    const update = (): void => setLive({ ...state, calls: state.calls.map((call) => ({ ...call })) });
-    try {
-      const response = await client.request('startTurn', { params: { id: sessionId }, body: { message: text } });
-      if (!response.ok) {
-        const body = await response.json().catch(() => ({})) as { error?: { message?: string; code?: string } };
-        throw new Error(`${body.error?.message ?? `HTTP ${response.status}`} (${body.error?.code ?? response.status})`);
-      }
-      await readEvents(response, (type, data) => {
-        const event = data as Record<string, unknown>;
-        switch (type) {
-          case 'turn': state.turnID = String(event.turnID); break;
-          case 'reasoning': state.reasoning += String(event.delta); break;
-          case 'content': state.content += String(event.delta); break;
-          case 'tool_call': state.calls.push({ id: String(event.toolCallID), name: String(event.name), arguments: String(event.arguments) }); break;
-          case 'tool_result': {
-            const call = state.calls.find((entry) => entry.id === event.toolCallID);
-            if (call) { call.output = String(event.output); call.ok = event.ok === true; }
-            break;
-          }
-          case 'progress': {
-            const call = state.calls.find((entry) => entry.id === event.toolCallID);
-            const progress = event.progress as { done?: number; total?: number; message?: string };
-            if (call) call.progress = `${progress.done ?? ''}${progress.total ? ` of ${progress.total}` : ''} ${progress.message ?? ''}`;
-            break;
-          }
-          case 'confirm': {
-            const confirmation = event.confirmation as Confirmation;
-            announced.current.set(confirmation.id, confirmation);
-            setPending((now) => ({ ...now }));
-            break;
-          }
-          case 'question': void loadPending(); break;
-          case 'usage': state.usage = `${String(event.promptTokens)} in, ${String(event.completionTokens)} out${typeof event.cost === 'number' ? `, $${event.cost.toFixed(4)}` : ''}`; break;
-          case 'error': state.error = `${String(event.message)} (${String(event.code)})`; break;
-          case 'done': state.state = 'ended'; break;
-        }
-        update();
-      });
-    } catch (e) {
-      state.error = describe(e);
-    }
-    state.state = 'ended';
+    const state = await runTurn(client, sessionId, text, {
+      update: setLive,
+      confirm: (confirmation) => {
+        announced.current.set(confirmation.id, confirmation);
+        setPending((now) => ({ ...now }));
+      },
+      question: () => void loadPending(),
+    });
     // The turn is over: what it asked is answered or expired; the kernel's list says what still waits.
     announced.current.clear();
     // The stored session replaces the live view in one render: the answer is never shown twice.

@@ -1,4 +1,5 @@
 import type { QuireClient } from '../../../core/client/quire-client.js';
+import { safeDecode } from '../api.js';
 
 /**
  * Images of the workspace (`assets/…`) need the token, which an <img> cannot send: each is fetched
@@ -12,21 +13,12 @@ export function forgetAssets(): void {
   cache.clear();
 }
 
-/** The file name a link holds percent-encoded (spaces), as the kernel names it. */
-function decodeName(name: string): string {
-  try {
-    return decodeURIComponent(name);
-  } catch {
-    return name;
-  }
-}
-
 export async function loadAssets(client: QuireClient, root: HTMLElement): Promise<void> {
   for (const img of root.querySelectorAll<HTMLImageElement>('img[data-asset]')) {
     const path = img.dataset.asset!;
     let url = cache.get(path);
     if (!url) {
-      url = client.request('getAsset', { params: { name: decodeName(path.slice('assets/'.length)) } })
+      url = client.request('getAsset', { params: { name: safeDecode(path.slice('assets/'.length)) } })
         .then(async (response) => (response.ok ? URL.createObjectURL(await response.blob()) : undefined), () => undefined);
       cache.set(path, url);
     }

@@ -1,20 +1,17 @@
 import type { VNode } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import type { HistoryListOutput } from '../../../core/client/api-schema.js';
 import type { QuireClient } from '../../../core/client/quire-client.js';
-import { describe } from '../api.js';
+import { describe, useLoad } from '../api.js';
 import { html } from '../html.js';
 
 type Version = HistoryListOutput['versions'][number];
 
 /** A document's earlier versions (kept before each change): look at one as it was, and restore it. */
 export function HistoryPanel({ client, id, onRestored }: { client: QuireClient; id: string; onRestored: () => void }): VNode {
-  const [versions, setVersions] = useState<Version[]>();
+  const [versions, error] = useLoad(() => client.call('history_list', { body: { id } }).then((answer): Version[] => (answer.result as HistoryListOutput).versions), [id]);
   const [shown, setShown] = useState<{ version: string; text: string }>();
   const [note, setNote] = useState<string>();
-  useEffect(() => {
-    client.call('history_list', { body: { id } }).then((answer) => setVersions((answer.result as HistoryListOutput).versions), (e: unknown) => setNote(describe(e)));
-  }, [id]);
   const show = async (version: string): Promise<void> => {
     try {
       const answer = await client.call('history_get', { body: { id, version } });
@@ -32,7 +29,7 @@ export function HistoryPanel({ client, id, onRestored }: { client: QuireClient; 
       setNote(describe(e));
     }
   };
-  if (!versions) return html`<p class="muted">${note ?? 'Loading the history…'}</p>`;
+  if (!versions) return html`<p class="muted">${error ?? 'Loading the history…'}</p>`;
   return html`<section class="history" aria-label="History of this document">
     <h2>History</h2>
     ${note ? html`<p class="notice" role="status">${note}</p>` : null}

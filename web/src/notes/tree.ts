@@ -1,7 +1,7 @@
 import type { VNode } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import type { QuireClient } from '../../../core/client/quire-client.js';
-import { describe } from '../api.js';
+import { describe, useLoad } from '../api.js';
 import { html } from '../html.js';
 
 interface Doc { id: string; title: string; childDocuments: number }
@@ -15,11 +15,7 @@ const PAGE = 200;
  * buttons and links in order, so Tab walks them and Enter opens.
  */
 export function Tree({ client, current, refresh }: { client: QuireClient; current: string | undefined; refresh: number }): VNode {
-  const [notebooks, setNotebooks] = useState<Notebook[] | undefined>();
-  const [error, setError] = useState<string>();
-  useEffect(() => {
-    client.call('notebook_list', { body: {} }).then((answer) => setNotebooks(answer.result.notebooks as Notebook[]), (e: unknown) => setError(describe(e)));
-  }, [client, refresh]);
+  const [notebooks, error] = useLoad(() => client.call('notebook_list', { body: {} }).then((answer): Notebook[] => answer.result.notebooks), [client, refresh]);
   if (error) return html`<p class="error" role="alert">${error}</p>`;
   if (!notebooks) return html`<p class="muted">Loading…</p>`;
   if (notebooks.length === 0) return html`<p class="muted">No notebooks yet.</p>`;
