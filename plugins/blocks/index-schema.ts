@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import { mkdirSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { FTS_TABLE } from './fts-index.js';
+import { FTS_TABLE, tuneFts } from './fts-index.js';
 
 export type Db = Database.Database;
 
@@ -92,6 +92,7 @@ export function openIndexDatabase(file: string): { db: Db; fresh: boolean } {
     return openIndexDatabase(file);
   }
   db.exec(TABLES);
+  tuneFts(db);
   const fresh = version !== INDEX_SCHEMA_VERSION;
   if (fresh) db.prepare('INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)').run('schema', INDEX_SCHEMA_VERSION);
   return { db, fresh };
