@@ -1,5 +1,4 @@
-import { mkdtemp, readdir } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCli } from '../../../core/cli/run-cli.js';
@@ -20,10 +19,11 @@ async function run(args: string[]) {
 describe('quire notebooks, docs, show, search, export by path', () => {
   const harness = useHarness();
   const processes: CliProcess[] = [];
-  afterEach(() => { for (const child of processes.splice(0)) child.kill(); });
+  // Before the harness removes the folders (after-hooks run last registered first): the processes are gone.
+  afterEach(async () => { await Promise.all(processes.splice(0).map((child) => { child.kill(); return child.exited; })); });
 
   async function workspace() {
-    const root = join(await mkdtemp(join(tmpdir(), 'quire-notes-cli-')), 'workspace');
+    const root = join(await harness.tempDir('quire-notes-cli-'), 'workspace');
     const kernel = await harness.boot({ realManifests: true, workspace: root, config: { plugins: { blocks: { config: { watch: false, welcome: false } } } } });
     const act = actor(kernel);
     const notebook = await act<Created>('notebook_create', { name: 'Garden' });

@@ -1,13 +1,12 @@
-import { mkdir, mkdtemp, readdir, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, symlink, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { runCli } from '../../../core/cli/run-cli.js';
 import { bufferIO } from '../../helpers/buffer-io.js';
-import { writeUserPlugin, type UserPlugin } from '../../helpers/harness.js';
+import { useHarness, writeUserPlugin, type UserPlugin } from '../../helpers/harness.js';
 
 /** Issue 18, point 9: installing and listing plugins from the terminal. */
 const SENDER: UserPlugin = {
@@ -30,8 +29,9 @@ async function run(args: string[]) {
 }
 
 describe('quire plugin install and list', () => {
+  const { tempDir } = useHarness();
   it('checks the folder, shows what it declares, installs it whole, refuses to overwrite, and lists it', async () => {
-    const base = await mkdtemp(join(tmpdir(), 'quire-plugin-cli-'));
+    const base = await tempDir('quire-plugin-cli-');
     const root = join(base, 'workspace');
     await writeUserPlugin(base, 'sender', SENDER);
     const folder = join(base, 'plugins', 'sender');
@@ -54,7 +54,7 @@ describe('quire plugin install and list', () => {
   }, 60_000);
 
   it('installs nothing from a folder whose manifest is wrong or that holds a link', async () => {
-    const base = await mkdtemp(join(tmpdir(), 'quire-plugin-cli-'));
+    const base = await tempDir('quire-plugin-cli-');
     const root = join(base, 'workspace');
     await writeUserPlugin(base, 'broken', { ...SENDER, manifest: { ...SENDER.manifest, id: 'broken', tools: [{ name: 'post', description: 'x', actions: { send: { description: 'x', input: { type: 'object' }, effects: ['teleport'] } } }] } });
     const refused = await run(['plugin', 'install', join(base, 'plugins', 'broken'), '--workspace', root]);
@@ -70,7 +70,7 @@ describe('quire plugin install and list', () => {
   });
 
   it('installs from a .tgz as npm pack makes it (one top folder), with the same checks', async () => {
-    const base = await mkdtemp(join(tmpdir(), 'quire-plugin-cli-'));
+    const base = await tempDir('quire-plugin-cli-');
     const root = join(base, 'workspace');
     await writeUserPlugin(join(base, 'pack'), 'package', { ...SENDER, manifest: { ...SENDER.manifest } });
     const archive = join(base, 'sender-0.2.0.tgz');

@@ -1,12 +1,13 @@
-import { mkdtemp, readdir, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { IntentJournal } from '../../../core/fs/intent-journal.js';
+import { useHarness } from '../../helpers/harness.js';
 
 describe('IntentJournal', () => {
+  const { tempDir } = useHarness();
   it('replays changes in the order they were begun, even hundreds within one millisecond', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'quire-journal-'));
+    const dir = await tempDir('quire-journal-');
     const journal = new IntentJournal<{ n: number }>(dir);
     const begun = Array.from({ length: 300 }, (_, n) => n);
     for (const n of begun) await journal.begin({ n });
@@ -14,7 +15,7 @@ describe('IntentJournal', () => {
   });
 
   it('reads records named by an older kernel, before newer ones of the same second, and marks them done', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'quire-journal-'));
+    const dir = await tempDir('quire-journal-');
     const journal = new IntentJournal<{ n: number }>(dir);
     await writeFile(join(dir, '20261130000000-zzzzzzz.json'), JSON.stringify({ n: 1 }));
     await writeFile(join(dir, '20261130000000000-000000.json'), JSON.stringify({ n: 2 }));

@@ -1,12 +1,11 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CLI, CliProcess, startServe } from '../../helpers/cli-process.js';
-import { REPO_ROOT } from '../../helpers/harness.js';
+import { REPO_ROOT, useHarness } from '../../helpers/harness.js';
 
 /** Issue 18, point 3: `quire mcp` driven by the MCP SDK's own stdio client, as Claude Desktop or Cursor would. */
 interface Audited { principal: { kind: string; name: string; client?: string }; tool: string; action: string }
@@ -25,16 +24,18 @@ async function stdioClient(root: string, name: string, env: Record<string, strin
 }
 
 describe('quire mcp (stdio)', () => {
+  const { tempDir } = useHarness();
   const processes: CliProcess[] = [];
   const clients: Client[] = [];
   afterEach(async () => {
     for (const client of clients.splice(0)) await client.close().catch(() => undefined);
-    for (const child of processes.splice(0)) child.kill();
+    // Before the harness removes the folders (after-hooks run last registered first): the processes are gone.
+    await Promise.all(processes.splice(0).map((child) => { child.kill(); return child.exited; }));
   });
 
   it('opens the workspace itself when nobody serves it: lists and calls the tools, names the caller as the client, and lets go of the workspace when the client quits', async () => {
     expect(existsSync(CLI), 'run `npm run build` first').toBe(true);
-    const root = join(await mkdtemp(join(tmpdir(), 'quire-mcp-stdio-')), 'workspace');
+    const root = join(await tempDir('quire-mcp-stdio-'), 'workspace');
     const { client } = await stdioClient(root, 'Claude Desktop');
     const names = (await client.listTools()).tools.map((tool) => tool.name);
     expect(names).toEqual(expect.arrayContaining(['notebook_create', 'search_fulltext']));
@@ -53,7 +54,7 @@ describe('quire mcp (stdio)', () => {
   }, 60_000);
 
   it('relays to the kernel that serves the workspace: same tools, the serving kernel does the work, the caller is named as the client', async () => {
-    const root = join(await mkdtemp(join(tmpdir(), 'quire-mcp-relay-')), 'workspace');
+    const root = join(await tempDir('quire-mcp-relay-'), 'workspace');
     const serve = await startServe(root);
     processes.push(serve.process);
     const { client, stderr } = await stdioClient(root, 'Cursor');
