@@ -1,13 +1,12 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FixtureHttpMcpServer } from '../fixtures/mcp/http-server.js';
 import { ADMIN, READER, round, useWebApp, type WebKernel } from './web-harness.js';
 
-const { start } = useWebApp();
+const { start, tempDir } = useWebApp();
 /** A real 1×1 PNG. */
 const DOT_PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
 
@@ -325,7 +324,7 @@ describe('the web app in a real browser', () => {
   it('a confirmation says what a skill install would write (its dry run) and what an append adds, before the person answers', async () => {
     const web = await start();
     const { plans } = await notes(web);
-    const skill = join(await mkdtemp(join(tmpdir(), 'quire-web-skill-')), 'meeting-notes');
+    const skill = join(await tempDir('quire-web-skill-'), 'meeting-notes');
     await mkdir(join(skill, 'templates'), { recursive: true });
     await writeFile(join(skill, 'SKILL.md'), '---\nname: meeting-notes\ndescription: Write meeting notes in the house style. Use when asked for minutes.\n---\n# Meeting notes\n\nUse the template.\n');
     await writeFile(join(skill, 'templates', 'minutes.md'), '# Minutes\n');

@@ -39,7 +39,7 @@ export interface WebKernel {
  * runs Vite); a missing build or browser fails the test with what to do.
  */
 export function useWebApp() {
-  const { boot } = useBlocks();
+  const { boot, tempDir } = useBlocks();
   let browser: Browser | undefined;
   const servers: RunningServer[] = [];
   const fakes: ModelWireServer[] = [];
@@ -91,5 +91,5 @@ export function useWebApp() {
       },
     };
   }
-  return { start };
+  return { start, tempDir };
 }

@@ -1,6 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
@@ -22,7 +21,7 @@ describe('the plugin kit', () => {
   const harness = useHarness();
 
   it('scaffolds a TypeScript plugin that type-checks against quire/plugin, validates, installs and runs in a kernel; a wrong use is a type error', async () => {
-    const base = await mkdtemp(join(tmpdir(), 'quire-plugin-kit-'));
+    const base = await harness.tempDir('quire-plugin-kit-');
     // As after `npm install quire` in the plugin's folder.
     await mkdir(join(base, 'node_modules'), { recursive: true });
     await symlink(REPO_ROOT, join(base, 'node_modules', 'quire'), 'dir');

@@ -1,9 +1,9 @@
-import { mkdtemp, readdir, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { WorkerPool } from '../../../plugins/blocks/markdown-pool.js';
+import { useHarness } from '../../helpers/harness.js';
 
 /** A worker of another build: it answers, but never with its job's id (nor with anything the pool knows). */
 const WRONG_ANSWERS = `
@@ -14,8 +14,9 @@ parentPort.on('message', (request) => parentPort.postMessage(request.markdown ==
 const threads = async (): Promise<number> => (await readdir('/proc/self/task')).length;
 
 describe('Markdown workers answering something other than their job', () => {
+  const { tempDir } = useHarness();
   it('fail the job and end the worker instead of waiting for ever (which held `quire import` open)', async () => {
-    const folder = await mkdtemp(join(tmpdir(), 'quire-pool-'));
+    const folder = await tempDir('quire-pool-');
     const script = join(folder, 'wrong-worker.mjs');
     await writeFile(script, WRONG_ANSWERS);
     const pool = new WorkerPool(pathToFileURL(script), 2);
