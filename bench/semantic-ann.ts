@@ -141,7 +141,7 @@ async function main(): Promise<void> {
 
   await unfiltered(index, vectors, queries);
   await sweep(vectors, queries);
-  for (const share of [0.01, 0.05, 0.3]) await filtered(index, vectors, queries, share);
+  for (const share of [0.01, 0.05, 0.1, 0.3]) await filtered(index, vectors, queries, share);
   await upserts(index, vectors);
   await threadComparison(index);
   await index.close();
