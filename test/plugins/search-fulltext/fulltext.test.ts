@@ -172,6 +172,22 @@ describe('full-text search: filters, paging and ranking', () => {
     expect([few.total, few.rankedOver]).toEqual([1, 1]);
   });
 
+  it('keeps its promises when the hits are bunched where the first pass misjudges how many there are', async () => {
+    // 150 hits in the first 150 of 2,150 blocks: the first 101 hits reach 5% through the index, as if
+    // there were about 2,150 of them (a word of manyHits 1,000 would be listed unranked, without counts).
+    const { act } = await boot({ config: { plugins: { 'search-fulltext': { config: { manyHits: 1_000 } } } } });
+    const notebook = await act<Created>('notebook_create', { name: 'N' });
+    const early = await act<Created>('document_create', { notebook: notebook.id, title: 'Early', markdown: Array.from({ length: 150 }, (_, i) => `quince ${i}`).join('\n\n') });
+    await act<Created>('document_create', { notebook: notebook.id, title: 'Late', markdown: Array.from({ length: 2_000 }, (_, i) => `apricot ${i}`).join('\n\n') });
+    type Counted = Found & { documentsCountedOver: number; rankedOver: number };
+    const bunched = await search(act, 'quince', { pageSize: 5 }) as Counted;
+    expect([bunched.total, bunched.rankedOver, bunched.documentsCountedOver, bunched.documents]).toEqual([150, 150, 150, [{ documentId: early.id, hpath: '/Early', hits: 150 }]]);
+    expect(bunched.results.every((hit) => hit.score > 0)).toBe(true);
+    // And the other way: spread over the index, 2,000 hits are more than manyHits: unranked, not counted per document.
+    const spread = await search(act, 'apricot', { pageSize: 5 }) as Counted;
+    expect([spread.total, spread.rankedOver, spread.documentsCountedOver, spread.results.map((hit) => hit.score)]).toEqual([2_000, 0, 0, [0, 0, 0, 0, 0]]);
+  });
+
   it("ranks a hit in a block's name above one in its text", async () => {
     const { act } = await boot();
     const notebook = await act<Created>('notebook_create', { name: 'N' });
