@@ -37,21 +37,22 @@ const FIRST_HITS = 10_000;
 const MANY_HITS = 50_000;
 /**
  * Hits per document cost a lookup per hit (block_docs), a third to a whole of the FTS5 query itself for
- * a word in thousands of blocks: they are counted unasked only below this many hits (and where the probe
- * below estimated fewer: then the answer says over how many hits they were counted).
+ * a word in thousands of blocks: they are counted unasked only up to this many hits.
  */
 const DOCUMENTS_COUNTED_BELOW = 1_000;
 const JOIN_BELOW = 5_000;
 /** Hits counted at most; beyond, `total` is this number and `totalIsLowerBound` is set. */
 const COUNT_CAP = 100_000;
 /**
- * The first pass over the hits stops after PROBE of them. Fewer, it counted them all. Else the rowid
- * it stopped at tells how far through the index those hits reached, so about how many there are (hits
- * come in rowid order, and are spread over rowids): a word in most blocks is told from a rarer one
- * without counting either whole, and the ranked pass counts what it ranks. Counting every hit first was
- * a third evaluation of the query (bm25 evaluates it once for its weights, once for the page): for a
- * phrase of CJK characters at a million blocks, 5 ms of a 14 ms ranking, where this probe costs 0.3 ms
- * (2.4 ms when it went on to 1,001 hits).
+ * Before ranking, two short passes read the first PROBE hits from each end of the index (rowid order,
+ * which FTS5 keeps without sorting). Fewer than PROBE, they are all the hits. Else how densely they lie
+ * tells about how many there are: the denser end counts, so a word bunched in recent notes (an import)
+ * is taken for as common as it is there. Overestimating costs little (the exact count then decides);
+ * a word common only in the middle of the index, rare at both ends, is the case this misjudges, and then
+ * pays one bm25 pass over its rows before the count sets it right. The ranked pass counts what it ranks.
+ * Counting every hit first was a third evaluation of the query (bm25 evaluates it once for its weights,
+ * once for the page): for a phrase of CJK characters at a million blocks, 5 ms of a 14 ms ranking,
+ * where a probe costs 0.3 ms.
  */
 const PROBE = 101;
 
@@ -66,6 +67,9 @@ interface Hit { rowid: number; rank: number }
 
 interface PageWay { unranked: boolean; countDocuments: boolean }
 
+/** The first hits from one end: how many (at most PROBE), and the rowids they span. */
+interface Probe { n: number; low: number | null; high: number | null }
+
 interface PagePass {
   hits: Hit[];
   counts: { documentId: string; hits: number }[];
@@ -76,7 +80,15 @@ interface PagePass {
 /** A row of the one-pass query: a hit of the page (page 0: rowid, bm25), a document's count (page 1), or the number of hits read (page 2). */
 interface FirstHitsRow { page: 0 | 1 | 2; id: number | string | null; value: number }
 
-interface Plan { from: string; where: string; params: unknown[] }
+type Prepared = (sql: string) => Database.Statement;
+
+interface Plan {
+  from: string;
+  where: string;
+  params: unknown[];
+  /** At most this many hits: the words' own count, when the filters are applied by a join. */
+  atMost?: number;
+}
 
 /**
  * Two ways to apply the filters, with the same answers. Words with few hits: look their blocks up in
@@ -84,12 +96,12 @@ interface Plan { from: string; where: string; params: unknown[] }
  * columns, which intersects doclists instead. Intersecting with a notebook's doclist of 500,000 rows
  * costs about 20 ms even for a rare word, which the join avoids; a join over 100,000 hits costs more.
  */
-function choosePlan(prepared: (sql: string) => Database.Statement, terms: string, input: FulltextInput, notebooks: string[] | undefined,
+function choosePlan(prepared: Prepared, terms: string, input: FulltextInput, notebooks: string[] | undefined,
   index: BlocksIndex, joinBelow = JOIN_BELOW): Plan {
   const columnFilters = filters(input, notebooks, index);
   if (columnFilters.length === 0) return { from: 'blocks_fts f', where: 'blocks_fts MATCH ?', params: [terms] };
-  const few = (prepared(`SELECT count(*) FROM (SELECT 1 FROM blocks_fts WHERE blocks_fts MATCH ? LIMIT ${joinBelow + 1})`).pluck().get(terms) as number) <= joinBelow;
-  if (!few) return { from: 'blocks_fts f', where: 'blocks_fts MATCH ?', params: [[terms, ...columnFilters].join(' AND ')] };
+  const wordHits = prepared(`SELECT count(*) FROM (SELECT 1 FROM blocks_fts WHERE blocks_fts MATCH ? LIMIT ${joinBelow + 1})`).pluck().get(terms) as number;
+  if (wordHits > joinBelow) return { from: 'blocks_fts f', where: 'blocks_fts MATCH ?', params: [[terms, ...columnFilters].join(' AND ')] };
   const where = ['blocks_fts MATCH ?'];
   const params: unknown[] = [terms];
   // The narrow block_docs row answers the notebook; only the rarer filters need the wide blocks row.
@@ -103,8 +115,49 @@ function choosePlan(prepared: (sql: string) => Database.Statement, terms: string
   if (input.types?.length) { where.push('b.type IN (SELECT value FROM json_each(?))'); params.push(JSON.stringify(input.types)); }
   if (input.subtypes?.length) { where.push('b.subtype IN (SELECT value FROM json_each(?))'); params.push(JSON.stringify(input.subtypes)); }
   const from = `blocks_fts f${notebooks !== undefined ? ' JOIN block_docs m ON m.rowid = f.rowid' : ''}${wide ? ' JOIN blocks b ON b.rowid = f.rowid' : ''}`;
-  return { from, where: where.join(' AND '), params };
+  return { from, where: where.join(' AND '), params, atMost: wordHits };
 }
+/**
+ * The hits of the plan: exact below PROBE, else about how many from the densest end of the index (at
+ * most the plan's own count when it has one). See PROBE.
+ */
+function estimateHits(prepared: Prepared, plan: Plan, indexSpan: () => number): number {
+  const probe = (order: 'ASC' | 'DESC'): Probe => prepared(`SELECT count(*) AS n, min(rowid) AS low, max(rowid) AS high
+    FROM (SELECT f.rowid AS rowid FROM ${plan.from} WHERE ${plan.where} ORDER BY f.rowid ${order} LIMIT ${PROBE})`).get(...plan.params) as Probe;
+  const first = probe('ASC');
+  if (first.n < PROBE) return first.n;
+  const span = indexSpan();
+  const spreadOver = (end: Probe): number => Math.round((end.n * span) / Math.max(1, (end.high ?? 0) - (end.low ?? 0) + 1));
+  return Math.min(plan.atMost ?? Infinity, Math.max(spreadOver(first), spreadOver(probe('DESC'))));
+}
+
+/** The page: unranked (last added first), ranked, or ranked with the hits per document, in one pass each. */
+function pagePass(prepared: Prepared, plan: Plan, pageParams: unknown[], { unranked, countDocuments }: PageWay): PagePass {
+  if (unranked) {
+    return { counts: [], hits: prepared(`SELECT f.rowid AS rowid, 0 AS rank FROM ${plan.from} WHERE ${plan.where} ORDER BY f.rowid DESC LIMIT ? OFFSET ?`).all(...pageParams) as Hit[] };
+  }
+  const ranked = `SELECT f.rowid AS rowid, bm25(blocks_fts, ${WEIGHTS.join(', ')}) AS rank FROM ${plan.from} WHERE ${plan.where} LIMIT ${FIRST_HITS}`;
+  if (!countDocuments) {
+    const rows = prepared(`SELECT rowid, rank, count(*) OVER () AS ranked FROM (${ranked}) ORDER BY rank LIMIT ? OFFSET ?`).all(...pageParams) as (Hit & { ranked: number })[];
+    return { counts: [], hits: rows, rankedHits: rows[0]?.ranked };
+  }
+  // One pass over the hits for the page, the counts per document and their number, through the narrow
+  // block_docs rows: a second pass would cost the FTS5 query again.
+  const rows = prepared(`WITH hits AS MATERIALIZED (${ranked})
+    SELECT 0 AS page, rowid AS id, rank AS value FROM (SELECT rowid, rank FROM hits ORDER BY rank LIMIT ? OFFSET ?)
+    UNION ALL
+    SELECT 1, documentId, hits FROM (
+      SELECT m.root_id AS documentId, count(*) AS hits FROM hits JOIN block_docs m ON m.rowid = hits.rowid
+      GROUP BY m.root_id ORDER BY hits DESC, documentId LIMIT ${DOCUMENT_COUNTS})
+    UNION ALL
+    SELECT 2, NULL, count(*) FROM hits`).all(...pageParams) as FirstHitsRow[];
+  return {
+    hits: rows.filter((row) => row.page === 0).map((row) => ({ rowid: row.id as number, rank: row.value })),
+    counts: rows.filter((row) => row.page === 1).map((row) => ({ documentId: row.id as string, hits: row.value })),
+    rankedHits: rows.find((row) => row.page === 2)?.value,
+  };
+}
+
 interface BlockRow { rowid: number; id: string; type: string; subtype: string | null; root_id: string; notebook: string; hpath: string; content: string }
 
 /** Full-text search over the blocks index, within what the caller may see. */
@@ -116,8 +169,11 @@ export function createFulltextSearch(index: BlocksIndex, options: SearchOptions 
     if (!statement) statements.set(sql, statement = db.prepare(sql));
     return statement;
   };
-  /** The highest rowid of the full-text rows (block_docs has the same rowids, as a plain b-tree). */
-  const lastRowid = (): number => (prepared('SELECT max(rowid) FROM block_docs').pluck().get() as number | null) ?? 1;
+  /** How many rowids the full-text rows span (block_docs has their rowids, as a plain b-tree: two seeks). */
+  const indexSpan = (): number => {
+    const rows = prepared('SELECT min(rowid) AS low, max(rowid) AS high FROM block_docs').get() as { low: number | null; high: number | null };
+    return (rows.high ?? 0) - (rows.low ?? 0) + 1;
+  };
   return async function search(input: FulltextInput, call: ActionCall) {
     await index.ready();
     const parsed = parseQuery(input.query, (text) => index.searchText(text));
@@ -130,52 +186,33 @@ export function createFulltextSearch(index: BlocksIndex, options: SearchOptions 
     const terms = `${SEARCHED}: ${parsed.expression}`;
     try {
       const plan = choosePlan(prepared, terms, input, scope, index, options.joinBelow);
-      const probe = prepared(`SELECT count(*) AS n, max(rowid) AS last FROM (SELECT f.rowid AS rowid FROM ${plan.from} WHERE ${plan.where} LIMIT ${PROBE})`).get(...plan.params) as { n: number; last: number | null };
-      if (probe.n === 0) return empty;
-      const ranked = `SELECT f.rowid AS rowid, bm25(blocks_fts, ${WEIGHTS.join(', ')}) AS rank FROM ${plan.from} WHERE ${plan.where} LIMIT ${FIRST_HITS}`;
+      const countAll = (): number => prepared(`SELECT count(*) FROM (SELECT 1 FROM ${plan.from} WHERE ${plan.where} LIMIT ${COUNT_CAP + 1})`).pluck().get(...plan.params) as number;
+      // A prefix merges the doclists of every word it begins before its first hit: a probe would pay
+      // that again (8 ms of 25 at a million blocks), so such a query is counted first.
+      const prefixed = parsed.terms.some((term) => term.prefix && !term.negated);
+      /** The exact number of hits (up to COUNT_CAP + 1), once known. */
+      let counted = prefixed ? countAll() : undefined;
+      const likely = counted ?? estimateHits(prepared, plan, indexSpan);
+      if (likely < PROBE) counted ??= likely;
+      if (likely === 0) return empty;
       const pageParams = [...plan.params, pageSize, (page - 1) * pageSize];
       /** How to answer for `hitCount` hits (estimated or counted). */
       const decide = (hitCount: number): PageWay => {
         const unranked = hitCount > (options.manyHits ?? MANY_HITS) && input.documentCounts !== true;
-        return { unranked, countDocuments: !unranked && (hitCount < DOCUMENTS_COUNTED_BELOW || input.documentCounts === true) };
+        return { unranked, countDocuments: !unranked && (hitCount <= DOCUMENTS_COUNTED_BELOW || input.documentCounts === true) };
       };
-      /** The page: unranked, ranked, or ranked with the hits per document. */
-      const pass = ({ unranked, countDocuments }: PageWay): PagePass => {
-        if (unranked) {
-          return { counts: [], hits: prepared(`SELECT f.rowid AS rowid, 0 AS rank FROM ${plan.from} WHERE ${plan.where} ORDER BY f.rowid DESC LIMIT ? OFFSET ?`).all(...pageParams) as Hit[] };
-        }
-        if (!countDocuments) {
-          const rows = prepared(`SELECT rowid, rank, count(*) OVER () AS ranked FROM (${ranked}) ORDER BY rank LIMIT ? OFFSET ?`).all(...pageParams) as (Hit & { ranked: number })[];
-          return { counts: [], hits: rows, rankedHits: rows[0]?.ranked };
-        }
-        // One pass over the hits for the page, the counts per document and their number, through the
-        // narrow block_docs rows: a second pass would cost the FTS5 query again.
-        const first = prepared(`WITH hits AS MATERIALIZED (${ranked})
-          SELECT 0 AS page, rowid AS id, rank AS value FROM (SELECT rowid, rank FROM hits ORDER BY rank LIMIT ? OFFSET ?)
-          UNION ALL
-          SELECT 1, documentId, hits FROM (
-            SELECT m.root_id AS documentId, count(*) AS hits FROM hits JOIN block_docs m ON m.rowid = hits.rowid
-            GROUP BY m.root_id ORDER BY hits DESC, documentId LIMIT ${DOCUMENT_COUNTS})
-          UNION ALL
-          SELECT 2, NULL, count(*) FROM hits`).all(...pageParams) as FirstHitsRow[];
-        return {
-          hits: first.filter((row) => row.page === 0).map((row) => ({ rowid: row.id as number, rank: row.value })),
-          counts: first.filter((row) => row.page === 1).map((row) => ({ documentId: row.id as string, hits: row.value })),
-          rankedHits: first.find((row) => row.page === 2)?.value,
-        };
-      };
-      const likely = probe.n < PROBE ? probe.n : Math.round((probe.n * lastRowid()) / Math.max(1, probe.last ?? 1));
       let way = decide(likely);
-      let answer = pass(way);
-      const counted = probe.n < PROBE ? probe.n
-        : answer.rankedHits !== undefined && answer.rankedHits < FIRST_HITS ? answer.rankedHits
-          : prepared(`SELECT count(*) FROM (SELECT 1 FROM ${plan.from} WHERE ${plan.where} LIMIT ${COUNT_CAP + 1})`).pluck().get(...plan.params) as number;
-      // The estimate misled (hits bunched in a part of the index): the page again, as promised for the
-      // exact count (documents counted above DOCUMENTS_COUNTED_BELOW too only cost what is done).
+      let answer = pagePass(prepared, plan, pageParams, way);
+      counted ??= answer.rankedHits !== undefined && answer.rankedHits < FIRST_HITS ? answer.rankedHits : countAll();
+      // The estimate misled: the page again as the exact count has it, ranked or not, with the documents
+      // counted (below DOCUMENTS_COUNTED_BELOW). Counts made for more hits than that, unasked, are left
+      // out, as for any such word.
       const exact = decide(counted);
-      if (exact.unranked !== way.unranked || (exact.countDocuments && !way.countDocuments)) answer = pass(way = exact);
-      const { hits, counts } = answer;
-      const { unranked, countDocuments } = way;
+      if (exact.unranked !== way.unranked || (exact.countDocuments && !way.countDocuments)) answer = pagePass(prepared, plan, pageParams, way = exact);
+      const { unranked } = way;
+      const countDocuments = way.countDocuments && exact.countDocuments;
+      const { hits } = answer;
+      const counts = countDocuments ? answer.counts : [];
       const total = Math.min(counted, COUNT_CAP);
       const rankedOver = unranked ? 0 : Math.min(total, FIRST_HITS);
       const rows = new Map((prepared(`SELECT rowid, id, type, subtype, root_id, notebook, hpath, content FROM blocks WHERE rowid IN (SELECT value FROM json_each(?))`)

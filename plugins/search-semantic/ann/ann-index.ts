@@ -82,10 +82,10 @@ export interface AnnIndex {
   /** Unfiltered ANN top-k, best first. Never a scan. */
   search(query: Float32Array, k: number): Promise<AnnHit[]>;
   /**
-   * ANN top-k among the keys `allowed` accepts, best first: searches with an over-fetch sized from
-   * `selectivity` (the expected fraction of keys allowed, 0..1), widening until k allowed keys are found
-   * or the fetch reaches its cap, then resolves null, meaning "too selective for the graph: search
-   * exactly among the allowed keys instead" (exactTopK). Never returns a key `allowed` rejects.
+   * ANN top-k among the keys `allowed` accepts, best first: one search with an over-fetch sized from
+   * `selectivity` (the expected fraction of keys allowed, 0..1; ann-filtered.ts). Resolves null when
+   * that fetch would be too large or brought fewer than k allowed keys, meaning "too selective for the
+   * graph: search exactly among the allowed keys instead" (exactTopK). Never returns a key `allowed` rejects.
    */
   searchAllowed(query: Float32Array, k: number, allowed: (key: number) => boolean, selectivity: number): Promise<AnnHit[] | null>;
   /**

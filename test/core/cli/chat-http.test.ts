@@ -30,7 +30,8 @@ describe('quire chat beside quire serve', () => {
   const processes: CliProcess[] = [];
   const fakes: ModelWireServer[] = [];
   afterEach(async () => {
-    for (const child of processes.splice(0)) child.kill();
+    // Gone before the harness removes their folders (after-hooks run last registered first).
+    await Promise.all(processes.splice(0).map((child) => { child.kill(); return child.exited; }));
     for (const fake of fakes.splice(0)) await fake.close();
   });
 

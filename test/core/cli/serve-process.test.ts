@@ -57,8 +57,14 @@ function stop(child: ChildProcessWithoutNullStreams): Promise<number | null> {
 describe('quire serve (built, run with plain node)', () => {
   const harness = useHarness();
   const children: ChildProcessWithoutNullStreams[] = [];
-  afterEach(() => {
-    for (const child of children.splice(0)) child.kill('SIGKILL');
+  // Gone before the harness removes their folders (after-hooks run last registered first).
+  afterEach(async () => {
+    await Promise.all(children.splice(0).map((child) => {
+      if (child.exitCode !== null || child.signalCode !== null) return undefined;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGKILL');
+      return exited;
+    }));
   });
 
   it('creates the workspace with --init, binds to 127.0.0.1, prints the admin token once and stores it with mode 0600', async () => {

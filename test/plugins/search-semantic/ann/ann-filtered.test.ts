@@ -81,7 +81,7 @@ describe('filtered ANN search', () => {
     expect(exact.every((hit) => allowed(hit.key))).toBe(true);
   });
 
-  it('widens the fetch when the share was overestimated, still returning only allowed keys', async () => {
+  it('gives k allowed keys or null (exact instead) when the share was overestimated, never a key outside the filter', async () => {
     const allowed = keysAllowed(0.02);
     const hits = await index.searchAllowed(row(queries, 2), K, allowed, 0.5);
     expect(hits === null || hits.every((hit) => allowed(hit.key))).toBe(true);
