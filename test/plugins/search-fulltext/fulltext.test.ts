@@ -172,19 +172,20 @@ describe('full-text search: filters, paging and ranking', () => {
     expect([few.total, few.rankedOver]).toEqual([1, 1]);
   });
 
-  it('keeps its promises when the hits are bunched where the first pass misjudges how many there are', async () => {
-    // 150 hits in the first 150 of 2,150 blocks: the first 101 lie as densely as if every block held
-    // one, about 2,150 hits, more than manyHits (1,000): the exact count must set the answer right.
+  it('keeps its promises when a phrase\'s hits are bunched where the first passes misjudge how many there are', async () => {
+    // A phrase is estimated, not counted first. 150 hits in the first 150 of 2,150 blocks: the first 101
+    // lie as densely as if every block held one, about 2,150 hits, more than manyHits (1,000): the exact
+    // count must set the answer right.
     const { act } = await boot({ config: { plugins: { 'search-fulltext': { config: { manyHits: 1_000 } } } } });
     const notebook = await act<Created>('notebook_create', { name: 'N' });
-    const early = await act<Created>('document_create', { notebook: notebook.id, title: 'Early', markdown: Array.from({ length: 150 }, (_, i) => `quince ${i}`).join('\n\n') });
-    await act<Created>('document_create', { notebook: notebook.id, title: 'Late', markdown: Array.from({ length: 2_000 }, (_, i) => `apricot ${i}`).join('\n\n') });
+    const early = await act<Created>('document_create', { notebook: notebook.id, title: 'Early', markdown: Array.from({ length: 150 }, (_, i) => `quince jelly ${i}`).join('\n\n') });
+    await act<Created>('document_create', { notebook: notebook.id, title: 'Late', markdown: Array.from({ length: 2_000 }, (_, i) => `apricot tart ${i}`).join('\n\n') });
     type Counted = Found & { documentsCountedOver: number; rankedOver: number };
-    const bunched = await search(act, 'quince', { pageSize: 5 }) as Counted;
+    const bunched = await search(act, '"quince jelly"', { pageSize: 5 }) as Counted;
     expect([bunched.total, bunched.rankedOver, bunched.documentsCountedOver, bunched.documents]).toEqual([150, 150, 150, [{ documentId: early.id, hpath: '/Early', hits: 150 }]]);
     expect(bunched.results.every((hit) => hit.score > 0)).toBe(true);
     // 2,000 hits, as dense where they are: more than manyHits, unranked, not counted per document.
-    const spread = await search(act, 'apricot', { pageSize: 5 }) as Counted;
+    const spread = await search(act, '"apricot tart"', { pageSize: 5 }) as Counted;
     expect([spread.total, spread.rankedOver, spread.documentsCountedOver, spread.results.map((hit) => hit.score)]).toEqual([2_000, 0, 0, [0, 0, 0, 0, 0]]);
   });
 
