@@ -222,7 +222,8 @@ export function createFulltextSearch(index: BlocksIndex, options: SearchOptions 
         return { unranked, countDocuments: !unranked && (hitCount <= DOCUMENTS_COUNTED_BELOW || input.documentCounts === true) };
       };
       let way = decide(likely);
-      let answer = pagePass(prepared, plan, pageParams, way, counted === undefined);
+      // The ranked pass counts its hits only where that can be the count: fewer than FIRST_HITS likely.
+      let answer = pagePass(prepared, plan, pageParams, way, counted === undefined && likely < FIRST_HITS);
       counted ??= answer.rankedHits !== undefined && answer.rankedHits < FIRST_HITS ? answer.rankedHits : countAll();
       // The estimate misled: the page again as the exact count has it, ranked or not, with the documents
       // counted (below DOCUMENTS_COUNTED_BELOW). Counts made for more hits than that, unasked, are left
