@@ -3,9 +3,16 @@
  * in a child process on loopback, C clients each appending R paragraphs of about 400 characters to one of
  * D documents (client i writes to document i mod D). Prints throughput and latency, then checks that
  * every acknowledged append is in its document's file and that the live index equals a rebuild.
- *   node dist/bench/concurrent-writes.js   (env: CLIENTS=50 DOCS=10 ROUNDS=20)
+ * Each client's connection is opened (one no-op call, timed apart) before the appends are timed: 49
+ * connections opened in one burst on a loaded machine of two cores are a cold start, not the cost of
+ * an append. A probe beside the server (64 KiB written and fdatasync'ed every 10 ms, in the same
+ * folder) shows what the disk does meanwhile: on this machine's virtual disk, a stall of 100 ms or
+ * more in one fdatasync or rename holds every write in flight, and is most of a bad run's p99.
+ * RUNS fresh servers, one after the other; the summary gives the median of each figure.
+ *   node dist/bench/concurrent-writes.js   (env: CLIENTS=50 DOCS=10 ROUNDS=20 RUNS=3)
  */
 import { spawn } from 'node:child_process';
+import { Worker } from 'node:worker_threads';
 import { Agent, request as httpRequest } from 'node:http';
 import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -18,6 +25,7 @@ import Database from 'better-sqlite3';
 const CLIENTS = Number(process.env.CLIENTS ?? 50);
 const DOCS = Number(process.env.DOCS ?? 10);
 const ROUNDS = Number(process.env.ROUNDS ?? 20);
+const RUNS = Number(process.env.RUNS ?? 3);
 const CLI = join(dirname(fileURLToPath(import.meta.url)), '..', 'core', 'cli', 'main.js');
 const WORDS = 'note agent kernel block paragraph memory search index snapshot history person write read gate effect plugin manifest session turn model provider 读书 写作'.split(' ');
 
@@ -39,7 +47,61 @@ function cpuSeconds(pid: number): number {
 
 const pct = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor((p / 100) * values.length))]!;
 
+/** One run's figures, for the summary. */
+interface RunFigures {
+  perSecond: number;
+  p50: number;
+  p99: number;
+  max: number;
+  diskMax: number;
+}
+
+/**
+ * fdatasync latencies of a worker thread writing 64 KiB into `folder` every 10 ms until stopped: what
+ * the disk does while the server writes. Resolves with the latencies (ms) once `stop` is called.
+ */
+function diskProbe(folder: string): { stop(): Promise<number[]> } {
+  const worker = new Worker(`
+    const { parentPort, workerData } = require('node:worker_threads');
+    const { openSync, writeSync, fdatasyncSync, closeSync, rmSync } = require('node:fs');
+    const file = workerData + '/probe.bin';
+    const fd = openSync(file, 'w');
+    const bytes = Buffer.alloc(65536, 112);
+    const latencies = [];
+    let offset = 0;
+    const timer = setInterval(() => {
+      writeSync(fd, bytes, 0, bytes.length, offset);
+      offset = (offset + bytes.length) % (64 * bytes.length);
+      const started = performance.now();
+      fdatasyncSync(fd);
+      latencies.push(performance.now() - started);
+    }, 10);
+    parentPort.on('message', () => { clearInterval(timer); closeSync(fd); rmSync(file, { force: true }); parentPort.postMessage(latencies); });
+  `, { eval: true, workerData: folder });
+  return {
+    stop: () => new Promise<number[]>((resolve) => {
+      worker.once('message', (latencies: number[]) => { void worker.terminate(); resolve(latencies); });
+      worker.postMessage('stop');
+    }),
+  };
+}
+
 async function main(): Promise<void> {
+  const runs: RunFigures[] = [];
+  for (let run = 1; run <= RUNS; run++) {
+    if (RUNS > 1) console.log(`run ${run} of ${RUNS}`);
+    runs.push(await runOnce());
+  }
+  if (runs.length < 2) return;
+  const median = (pick: (figures: RunFigures) => number) => {
+    const values = runs.map(pick).sort((a, b) => a - b);
+    return values[Math.floor(values.length / 2)]!;
+  };
+  const list = (pick: (figures: RunFigures) => number) => runs.map((figures) => pick(figures).toFixed(0)).join(', ');
+  console.log(`median of ${runs.length} runs: ${median((f) => f.perSecond).toFixed(1)} appends/s, p50 ${median((f) => f.p50).toFixed(1)} ms, p99 ${median((f) => f.p99).toFixed(1)} ms (each run's p99: ${list((f) => f.p99)} ms; the disk probe's longest fdatasync: ${list((f) => f.diskMax)} ms)`);
+}
+
+async function runOnce(): Promise<RunFigures> {
   const root = await mkdtemp(join(tmpdir(), 'quire-writes-'));
   const workspace = join(root, 'ws');
   const token = `qk_${randomBytes(24).toString('base64url')}`;
@@ -88,6 +150,9 @@ async function main(): Promise<void> {
       docs.push(ok(await call('blocks/document/create', { notebook, title: `Document ${d}`, markdown })).id);
     }
     for (let i = 0; i < 20; i++) await call('blocks/block/append', { parentId: docs[i % DOCS], markdown: paragraph(i) });
+    // Every client's connection opened before the appends are timed (see the top of this file).
+    const connecting = await Promise.all(Array.from({ length: CLIENTS }, () => call('system/system/current_time', {})));
+    const probe = diskProbe(root);
     const latencies: number[] = [];
     const acknowledged: { doc: string; ids: string[] }[] = [];
     const load = loadavg().map((value) => value.toFixed(2)).join(' ');
@@ -105,12 +170,15 @@ async function main(): Promise<void> {
       }
     }));
     const wall = performance.now() - started;
+    const disk = await probe.stop();
     const serverSeconds = cpuSeconds(server.pid!) - serverCpu;
     const client = process.cpuUsage(clientCpu);
     const clientSeconds = (client.user + client.system) / 1e6;
     const writes = CLIENTS * ROUNDS;
     console.log(`${CLIENTS} clients x ${ROUNDS} appends to ${DOCS} documents of 100 blocks (paragraphs of ~400 characters), load before ${load}:`);
     console.log(`  ${(writes / (wall / 1000)).toFixed(1)} appends/s; latency p50 ${pct(latencies, 50).toFixed(1)} ms, p99 ${pct(latencies, 99).toFixed(1)} ms, max ${Math.max(...latencies).toFixed(1)} ms`);
+    console.log(`  opening the ${CLIENTS} connections at once (a no-op call each, not counted above): p50 ${pct(connecting.map((answer) => answer.ms), 50).toFixed(1)} ms, max ${Math.max(...connecting.map((answer) => answer.ms)).toFixed(1)} ms`);
+    console.log(`  the disk meanwhile (64 KiB + fdatasync every 10 ms beside the workspace): p50 ${pct(disk, 50).toFixed(2)} ms, p99 ${pct(disk, 99).toFixed(2)} ms, max ${Math.max(...disk).toFixed(1)} ms`);
     console.log(`  CPU in ${(wall / 1000).toFixed(2)} s: server ${serverSeconds.toFixed(2)} s (${((serverSeconds * 1e6) / writes).toFixed(0)} µs per append, all its threads), this client ${clientSeconds.toFixed(2)} s; load after ${loadavg().map((value) => value.toFixed(2)).join(' ')}`);
     // The floor: the same clients calling a no-op action, what the HTTP path and pipeline cost alone.
     const noopCpu = cpuSeconds(server.pid!);
@@ -130,6 +198,7 @@ async function main(): Promise<void> {
     server.kill('SIGTERM');
     await new Promise((resolve) => server.on('exit', resolve));
     await checkDurable(workspace, notebook, acknowledged);
+    return { perSecond: writes / (wall / 1000), p50: pct(latencies, 50), p99: pct(latencies, 99), max: Math.max(...latencies), diskMax: Math.max(...disk) };
   } finally {
     if (server.exitCode === null) server.kill('SIGKILL');
     await rm(root, { recursive: true, force: true });

@@ -31,8 +31,8 @@ const KNOWN_LIMIT = 64;
 
 export interface WriteOptions {
   /**
-   * The caller's open transaction holds this write and is rolled back whole if it fails (a rebuild):
-   * no savepoint of its own (see writingInBulk).
+   * The caller's open transaction (or savepoint) holds this write and is rolled back whole if it fails
+   * (a rebuild, a group commit): no savepoint of its own (see writingInBulk).
    */
   inCallersTransaction?: boolean;
 }

@@ -173,7 +173,7 @@ export class BlockStore {
     }
     const info = statSync(path);
     const place = this.placeOf(root.id);
-    await this.indexGroup.run(() => this.index.writeDocument(root, place, entry.parent, info));
+    await this.indexGroup.run(() => this.index.writeDocument(root, place, entry.parent, info, { inCallersTransaction: true }));
     this.remember(root.id, { root, mtimeMs: info.mtimeMs, size: info.size });
     const relative = this.catalog.relativePath(root.id);
     if (this.problems.delete(relative)) this.index.deleteProblem(relative);
