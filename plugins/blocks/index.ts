@@ -24,6 +24,7 @@ import { Readiness } from './readiness.js';
 import { syncWithFiles } from './workspace-sync.js';
 import { searchText } from './search-text.js';
 import { BLOCKS_INDEX } from './tokens.js';
+import { WalCheckpointer } from './wal-checkpointer.js';
 import { WriteJournal } from './write-journal.js';
 
 export default definePlugin<Partial<BlocksConfig>>({
@@ -36,6 +37,7 @@ export default definePlugin<Partial<BlocksConfig>>({
     const indexFile = join(workspace.indexDir, 'quire.db');
     const { db, fresh } = openIndexDatabase(indexFile);
     const reader = openIndexReader(indexFile);
+    const checkpointer = WalCheckpointer.start(db, indexFile, ctx.log);
     const store = new BlockStore(workspace.dataDir, new BlockIndex(db, reader), new DocCatalog(), ctx.log);
     // Before anything reads data/: documents whose last writes a crash of the machine kept only in the journal.
     const { journal } = await WriteJournal.open(join(workspace.privateDir, 'journal', 'writes'), workspace.dataDir, ctx.log);
@@ -78,6 +80,7 @@ export default definePlugin<Partial<BlocksConfig>>({
       await readiness.settled();
       await store.queue.idle();
       await journal.close();
+      await checkpointer.stop();
       reader.close();
       db.close();
     });

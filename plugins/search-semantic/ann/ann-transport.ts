@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { EngineHost, isQuery, type EngineReply, type EngineRequest } from './ann-protocol.js';
+import { workerExecArgv } from '../../../core/index.js';
 
 /** Carries requests to the engine, in order (queries may overtake waiting writes). */
 export interface EngineTransport {
@@ -96,24 +97,4 @@ function workerScript(): URL {
     if (existsSync(fileURLToPath(url))) return url;
   }
   throw new Error('ann-worker.js is missing: run npm run build');
-}
-
-/**
- * The process's flags the worker keeps (memory limits...). Not --input-type (node -e: a worker refuses
- * it), nor those that preload code (a test runner's --require/--import hooks): the worker runs only
- * compiled code of its own, and the egress guard refuses a worker that preloads anything.
- */
-export function workerExecArgv(execArgv: readonly string[]): string[] {
-  const kept: string[] = [];
-  for (let i = 0; i < execArgv.length; i++) {
-    const arg = execArgv[i]!;
-    if (arg.startsWith('--input-type')) continue;
-    const loader = /^(-r|--require|--import|--loader|--experimental-loader)(=|$)/.exec(arg);
-    if (loader) {
-      if (loader[2] === '') i++; // its value is the next argument
-      continue;
-    }
-    kept.push(arg);
-  }
-  return kept;
 }

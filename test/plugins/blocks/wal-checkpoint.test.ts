@@ -1,0 +1,49 @@
+import { statSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { silentLogger, type Logger } from '../../../core/log.js';
+import { openIndexDatabase } from '../../../plugins/blocks/index-schema.js';
+import { WalCheckpointer } from '../../../plugins/blocks/wal-checkpointer.js';
+import { useBlocks } from './blocks-harness.js';
+
+const { boot, tempDir } = useBlocks();
+
+/** Polls `check` every 50 ms until it holds or `ms` have passed; returns whether it held. */
+async function eventually(check: () => boolean, ms: number): Promise<boolean> {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    if (check()) return true;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return check();
+}
+
+describe('checkpoints of the index', () => {
+  it('copy the write-ahead log into the index file on a thread of their own, long before the log would make the writer do it', async () => {
+    const { kernel, act } = await boot();
+    const indexFile = join(kernel.workspace.root, 'index', 'quire.db');
+    const { id: notebook } = await act<{ id: string }>('notebook_create', { name: 'Notes' });
+    // About 300 KB of text: far below the 1,000 pages (4 MiB) at which the writer's own commit checkpoints.
+    const markdown = Array.from({ length: 750 }, (_, i) => `Paragraph ${i} ${'of some length and words '.repeat(16)}`).join('\n\n');
+    await act('document_create', { notebook, title: 'Long', markdown });
+    const copied = await eventually(() => statSync(indexFile).size > 256 * 1024, 10_000);
+    expect(copied).toBe(true);
+    // Searches still see everything (the checkpoint changed where pages live, not what they hold).
+    const found = await act<{ total: number }>('search_fulltext', { query: 'Paragraph' });
+    expect(found.total).toBe(750);
+  });
+
+  it('hands checkpoints back to the writer when its worker cannot work', async () => {
+    const folder = await tempDir();
+    const { db } = openIndexDatabase(join(folder, 'quire.db'));
+    const warnings: string[] = [];
+    const log: Logger = { ...silentLogger, warn: (message) => void warnings.push(message), child: () => log };
+    // The worker opens a file that is not there, fails, and the writer checkpoints again.
+    const checkpointer = WalCheckpointer.start(db, join(folder, 'missing.db'), log);
+    expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(0);
+    expect(await eventually(() => db.pragma('wal_autocheckpoint', { simple: true }) === 1000, 10_000)).toBe(true);
+    expect(warnings).toEqual(['the index checkpoints on the main thread again: its checkpoint worker stopped']);
+    await checkpointer.stop();
+    db.close();
+  });
+});
