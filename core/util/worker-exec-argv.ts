@@ -1,7 +1,9 @@
+import { Worker, type WorkerOptions } from 'node:worker_threads';
+
 /**
- * The process's flags the worker keeps (memory limits...). Not --input-type (node -e: a worker refuses
- * it), nor those that preload code (a test runner's --require/--import hooks): the worker runs only
- * compiled code of its own, and the egress guard refuses a worker that preloads anything.
+ * The process's flags a worker of the kernel keeps: not --input-type (node -e: a worker refuses it), nor
+ * those that preload code (a test runner's --require/--import hooks), since the worker runs only
+ * compiled code of its own and the egress guard refuses a worker that preloads anything.
  */
 export function workerExecArgv(execArgv: readonly string[]): string[] {
   const kept: string[] = [];
@@ -16,4 +18,18 @@ export function workerExecArgv(execArgv: readonly string[]): string[] {
     kept.push(arg);
   }
   return kept;
+}
+
+/**
+ * A worker of the kernel with the flags of workerExecArgv. A worker refuses V8 flags and flags of the
+ * whole process (`node --max-old-space-size=… quire serve`, `--title`): then it starts without any,
+ * as V8's flags are the process's and hold in every thread anyway.
+ */
+export function startWorker(script: URL, options: Omit<WorkerOptions, 'execArgv'> = {}, execArgv: readonly string[] = process.execArgv): Worker {
+  try {
+    return new Worker(script, { ...options, execArgv: workerExecArgv(execArgv) });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ERR_WORKER_INVALID_EXEC_ARGV') throw error;
+    return new Worker(script, { ...options, execArgv: [] });
+  }
 }

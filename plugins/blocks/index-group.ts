@@ -40,7 +40,8 @@ export class IndexGroup {
         for (const item of group) item.work();
       });
     } catch {
-      // Rolled back whole (a failure is rare: a poisoned row, a full disk): written again, carefully.
+      // Rolled back whole (a failure is rare: a poisoned row, a full disk): written again, carefully,
+      // where the failing document's own savepoint answers it with its error.
       this.flushCarefully(group);
       return;
     }
@@ -58,6 +59,9 @@ export class IndexGroup {
             this.index.transaction(item.work);
           } catch (error) {
             failures.set(item, error);
+            // Some errors (a full disk, an I/O error) make SQLite roll back the whole transaction: the
+            // documents after this one would each commit alone, and the group's commit then fail.
+            if (!this.index.db.inTransaction) throw error;
           }
         }
       });

@@ -37,7 +37,6 @@ export default definePlugin<Partial<BlocksConfig>>({
     const indexFile = join(workspace.indexDir, 'quire.db');
     const { db, fresh } = openIndexDatabase(indexFile);
     const reader = openIndexReader(indexFile);
-    const checkpointer = WalCheckpointer.start(db, indexFile, ctx.log);
     const store = new BlockStore(workspace.dataDir, new BlockIndex(db, reader), new DocCatalog(), ctx.log);
     // Before anything reads data/: documents whose last writes a crash of the machine kept only in the journal.
     const { journal } = await WriteJournal.open(join(workspace.privateDir, 'journal', 'writes'), workspace.dataDir, ctx.log);
@@ -74,15 +73,20 @@ export default definePlugin<Partial<BlocksConfig>>({
       withWritesPaused: (work) => store.queue.run(() => work({ syncIndex: async () => { await syncWithFiles(store); } })),
     });
     const watcher = config.watch ? watchData(store, () => readiness.sync(false)) : undefined;
+    // Started last, right before its stop is registered: a failed activation leaves no thread behind.
+    const checkpointer = WalCheckpointer.start(db, indexFile, ctx.log);
     ctx.onDispose(async () => {
-      watcher?.close();
-      await rt.files.close();
-      await readiness.settled();
-      await store.queue.idle();
-      await journal.close();
-      await checkpointer.stop();
-      reader.close();
-      db.close();
+      try {
+        watcher?.close();
+        await rt.files.close();
+        await readiness.settled();
+        await store.queue.idle();
+        await journal.close();
+      } finally {
+        await checkpointer.stop();
+        reader.close();
+        db.close();
+      }
     });
     const tools: PluginHandlers = {
       notebook: notebookActions(rt),

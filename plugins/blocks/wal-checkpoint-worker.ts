@@ -9,28 +9,33 @@ import { parentPort, workerData } from 'node:worker_threads';
 interface Setup {
   file: string;
   intervalMs: number;
+  /** Failures in a row after which this worker ends, and the writer checkpoints alone again. */
+  failuresToGiveUp: number;
 }
 
-const { file, intervalMs } = workerData as Setup;
+const { file, intervalMs, failuresToGiveUp } = workerData as Setup;
 const db = new Database(file, { fileMustExist: true });
 // As the writer: the checkpoint syncs the database file before the log may be reused.
 db.pragma('synchronous = NORMAL');
-let reported = false;
+let failures = 0;
+
+function end(): void {
+  clearInterval(timer);
+  db.close();
+  parentPort?.close();
+}
 
 const timer = setInterval(() => {
   try {
     db.pragma('wal_checkpoint(PASSIVE)');
-    reported = false;
+    failures = 0;
   } catch (error) {
-    // Said once per run of failures; the next checkpoint tries again.
-    if (!reported) parentPort?.postMessage({ failed: (error as Error).message });
-    reported = true;
+    failures++;
+    parentPort?.postMessage({ failed: (error as Error).message });
+    if (failures >= failuresToGiveUp) end();
   }
 }, intervalMs);
 
 parentPort?.on('message', (message: unknown) => {
-  if (message !== 'stop') return;
-  clearInterval(timer);
-  db.close();
-  parentPort?.close();
+  if (message === 'stop') end();
 });

@@ -1,8 +1,7 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
 import { EngineHost, isQuery, type EngineReply, type EngineRequest } from './ann-protocol.js';
-import { workerExecArgv } from '../../../core/index.js';
+import { startWorker } from '../../../core/index.js';
 
 /** Carries requests to the engine, in order (queries may overtake waiting writes). */
 export interface EngineTransport {
@@ -36,7 +35,7 @@ type WorkerAnswer = { id: number; ok: true; reply: EngineReply } | { id: number;
  */
 export function workerTransport(): EngineTransport {
   const script = workerScript();
-  const worker = new Worker(script, { execArgv: workerExecArgv(process.execArgv) });
+  const worker = startWorker(script);
   worker.unref();
   const queries: Job[] = [];
   const writes: Job[] = [];
