@@ -36,7 +36,6 @@ type WorkerAnswer = { id: number; ok: true; reply: EngineReply } | { id: number;
 export function workerTransport(): EngineTransport {
   const script = workerScript();
   const worker = startWorker(script);
-  worker.unref();
   const queries: Job[] = [];
   const writes: Job[] = [];
   let running: Job | undefined;
@@ -66,6 +65,8 @@ export function workerTransport(): EngineTransport {
   });
   worker.on('error', (error) => fail(new Error(`the ANN worker failed: ${error.message}`)));
   worker.on('exit', (code) => fail(new Error(`the ANN worker stopped (exit code ${code})`)));
+  // After the listeners: adding a message listener holds the process open again.
+  worker.unref();
 
   return {
     call(request, transfer = []) {
