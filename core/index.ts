@@ -28,7 +28,7 @@ export type { DiskWrite } from './fs/disk-full.js';
 export { IntentJournal } from './fs/intent-journal.js';
 export { firstCodePoints } from './util/code-points.js';
 export { escapeHtml } from './util/escape-html.js';
-export { startWorker, workerExecArgv } from './util/worker-exec-argv.js';
+export { compiledScript, startWorker } from './util/worker-exec-argv.js';
 export { mayRead, readableNotebooks, readsAreScoped } from './gate/read-scope.js';
 export type { ReadCaller, ReadableNotebook } from './gate/read-scope.js';
 export { localOnlyAmong } from './gate/egress-scope.js';

@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { Worker, type WorkerOptions } from 'node:worker_threads';
 
 /**
@@ -32,4 +34,16 @@ export function startWorker(script: URL, options: Omit<WorkerOptions, 'execArgv'
     if ((error as NodeJS.ErrnoException).code !== 'ERR_WORKER_INVALID_EXEC_ARGV') throw error;
     return new Worker(script, { ...options, execArgv: [] });
   }
+}
+
+/**
+ * A worker's compiled script: `name` beside the module at `base` (running from dist/), else the same
+ * file under dist/ (`fromSources`, relative to `base`: the TypeScript sources under a test runner).
+ */
+export function compiledScript(base: string, name: string, fromSources: string): URL | undefined {
+  for (const candidate of [`./${name}`, fromSources]) {
+    const url = new URL(candidate, base);
+    if (existsSync(fileURLToPath(url))) return url;
+  }
+  return undefined;
 }

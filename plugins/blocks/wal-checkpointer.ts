@@ -1,7 +1,5 @@
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import type { Worker } from 'node:worker_threads';
-import { startWorker, type Logger } from '../../core/index.js';
+import { compiledScript, startWorker, type Logger } from '../../core/index.js';
 import type { Db } from './index-schema.js';
 
 /** SQLite's own: the committing connection checkpoints once the log holds this many pages. */
@@ -37,7 +35,7 @@ export class WalCheckpointer {
   private constructor(private readonly worker: Worker | undefined) {}
 
   static start(writer: Db, file: string, log: Logger): WalCheckpointer {
-    const script = workerScript();
+    const script = compiledScript(import.meta.url, 'wal-checkpoint-worker.js', '../../dist/plugins/blocks/wal-checkpoint-worker.js');
     // The sources under a test runner, without a build: the writer checkpoints itself, as by default.
     if (!script) return new WalCheckpointer(undefined);
     let worker: Worker;
@@ -82,13 +80,4 @@ export class WalCheckpointer {
     await exited;
     clearTimeout(timer);
   }
-}
-
-/** The compiled worker: beside this module when running from dist/, in dist/ when running from the sources. */
-function workerScript(): URL | undefined {
-  for (const candidate of ['./wal-checkpoint-worker.js', '../../dist/plugins/blocks/wal-checkpoint-worker.js']) {
-    const url = new URL(candidate, import.meta.url);
-    if (existsSync(fileURLToPath(url))) return url;
-  }
-  return undefined;
 }

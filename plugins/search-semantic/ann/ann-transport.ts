@@ -1,7 +1,5 @@
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { EngineHost, isQuery, type EngineReply, type EngineRequest } from './ann-protocol.js';
-import { startWorker } from '../../../core/index.js';
+import { compiledScript, startWorker } from '../../../core/index.js';
 
 /** Carries requests to the engine, in order (queries may overtake waiting writes). */
 export interface EngineTransport {
@@ -90,11 +88,8 @@ export function workerTransport(): EngineTransport {
   };
 }
 
-/** The compiled worker: beside this module when running from dist/, in dist/ when running from the sources. */
 function workerScript(): URL {
-  for (const candidate of ['./ann-worker.js', '../../../dist/plugins/search-semantic/ann/ann-worker.js']) {
-    const url = new URL(candidate, import.meta.url);
-    if (existsSync(fileURLToPath(url))) return url;
-  }
-  throw new Error('ann-worker.js is missing: run npm run build');
+  const script = compiledScript(import.meta.url, 'ann-worker.js', '../../../dist/plugins/search-semantic/ann/ann-worker.js');
+  if (!script) throw new Error('ann-worker.js is missing: run npm run build');
+  return script;
 }
