@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import { KernelError, isValidId, readableNotebooks, readsAreScoped, type ActionCall } from '../../core/index.js';
 import type { BlocksIndex } from '../blocks/tokens.js';
+import { rankPhraseHits, type PhraseHit } from './phrase-ranking.js';
 import { parseQuery, phrase, type Term } from './query-language.js';
 import { snippet } from './snippet.js';
 
@@ -55,6 +56,8 @@ const COUNT_CAP = 100_000;
  * once for the page): for a phrase of CJK characters at a million blocks, 5 ms of a 14 ms ranking,
  * where the probe costs 0.3 ms (a probe from the other end too cost as much as the count it replaced,
  * for an English phrase: 1.0 + 1.5 ms against 2.5).
+ * Fewer than PROBE hits of a query of one phrase are ranked here from what the probe found
+ * (rankProbedPhrase): the probe is then the only evaluation of the phrase.
  */
 const PROBE = 101;
 
@@ -63,14 +66,16 @@ export interface SearchOptions {
   joinBelow?: number;
   /** Words with more hits than this are not ranked by bm25 (MANY_HITS; tests lower it). */
   manyHits?: number;
+  /** Rank a one-phrase query's hits here when the probe found them all (phrase-ranking.ts); default true. */
+  rankProbedPhrases?: boolean;
 }
 
 interface Hit { rowid: number; rank: number }
 
 interface PageWay { unranked: boolean; countDocuments: boolean }
 
-/** The first hits in rowid order: how many (at most PROBE), and the rowids they span. */
-interface Probe { n: number; low: number | null; high: number | null }
+/** What the probe found: about how many hits, and all of them when there are fewer than PROBE. */
+interface Probe { hits: number; all?: number[] }
 
 interface PagePass {
   hits: Hit[];
@@ -90,6 +95,8 @@ interface Plan {
   params: unknown[];
   /** At most this many hits: the words' own count, when the filters are applied by a join. */
   atMost?: number;
+  /** How the filters are applied: none, by a join (atMost is then the words' own count) or in the FTS expression. */
+  filtered: 'none' | 'join' | 'columns';
 }
 
 /**
@@ -101,9 +108,9 @@ interface Plan {
 function choosePlan(prepared: Prepared, terms: string, input: FulltextInput, notebooks: string[] | undefined,
   index: BlocksIndex, joinBelow = JOIN_BELOW): Plan {
   const columnFilters = filters(input, notebooks, index);
-  if (columnFilters.length === 0) return { from: 'blocks_fts f', where: 'blocks_fts MATCH ?', params: [terms] };
+  if (columnFilters.length === 0) return { from: 'blocks_fts f', where: 'blocks_fts MATCH ?', params: [terms], filtered: 'none' };
   const wordHits = prepared(`SELECT count(*) FROM (SELECT 1 FROM blocks_fts WHERE blocks_fts MATCH ? LIMIT ${joinBelow + 1})`).pluck().get(terms) as number;
-  if (wordHits > joinBelow) return { from: 'blocks_fts f', where: 'blocks_fts MATCH ?', params: [[terms, ...columnFilters].join(' AND ')] };
+  if (wordHits > joinBelow) return { from: 'blocks_fts f', where: 'blocks_fts MATCH ?', params: [[terms, ...columnFilters].join(' AND ')], filtered: 'columns' };
   const where = ['blocks_fts MATCH ?'];
   const params: unknown[] = [terms];
   // The narrow block_docs row answers the notebook; only the rarer filters need the wide blocks row.
@@ -117,19 +124,42 @@ function choosePlan(prepared: Prepared, terms: string, input: FulltextInput, not
   if (input.types?.length) { where.push('b.type IN (SELECT value FROM json_each(?))'); params.push(JSON.stringify(input.types)); }
   if (input.subtypes?.length) { where.push('b.subtype IN (SELECT value FROM json_each(?))'); params.push(JSON.stringify(input.subtypes)); }
   const from = `blocks_fts f${notebooks !== undefined ? ' JOIN block_docs m ON m.rowid = f.rowid' : ''}${wide ? ' JOIN blocks b ON b.rowid = f.rowid' : ''}`;
-  return { from, where: where.join(' AND '), params, atMost: wordHits };
+  return { from, where: where.join(' AND '), params, atMost: wordHits, filtered: 'join' };
 }
 
 /**
  * The hits of the plan: exact below PROBE, else about how many from how densely the first PROBE lie (at
  * most the plan's own count when it has one). See PROBE.
  */
-function estimateHits(prepared: Prepared, plan: Plan, indexSpan: () => number): number {
-  const first = prepared(`SELECT count(*) AS n, min(rowid) AS low, max(rowid) AS high
-    FROM (SELECT f.rowid AS rowid FROM ${plan.from} WHERE ${plan.where} ORDER BY f.rowid LIMIT ${PROBE})`).get(...plan.params) as Probe;
-  if (first.n < PROBE) return first.n;
-  const spread = Math.round((first.n * indexSpan()) / Math.max(1, (first.high ?? 0) - (first.low ?? 0) + 1));
-  return Math.min(plan.atMost ?? Infinity, spread);
+function probeHits(prepared: Prepared, plan: Plan, indexSpan: () => number): Probe {
+  const first = prepared(`SELECT f.rowid FROM ${plan.from} WHERE ${plan.where} ORDER BY f.rowid LIMIT ${PROBE}`).pluck().all(...plan.params) as number[];
+  if (first.length < PROBE) return { hits: first.length, all: first };
+  const spread = Math.round((first.length * indexSpan()) / Math.max(1, first[first.length - 1]! - first[0]! + 1));
+  return { hits: Math.min(plan.atMost ?? Infinity, spread) };
+}
+
+/**
+ * A query of one phrase whose every hit the probe found: ranked here (phrase-ranking.ts), one evaluation
+ * of the phrase in all instead of three. Needs the phrase's own number of rows, which is the probe's
+ * when nothing filters and the words' count when a join filters; undefined otherwise, or when the
+ * ranking cannot be exact.
+ */
+function rankProbedPhrase(prepared: Prepared, plan: Plan, terms: readonly Term[], probe: Probe | undefined, searchText: (text: string) => string): PhraseHit[] | undefined {
+  const term = terms[0];
+  if (probe?.all === undefined || terms.length !== 1 || term === undefined || term.negated || term.prefix) return undefined;
+  const rowsWithPhrase = plan.filtered === 'none' ? probe.all.length : plan.filtered === 'join' ? plan.atMost : undefined;
+  if (rowsWithPhrase === undefined) return undefined;
+  const [content, name, alias, memo, tags] = WEIGHTS;
+  return rankPhraseHits(prepared, searchText, { text: searchText(term.text), rowsWithPhrase, weights: [content!, name!, alias!, memo!, tags!] }, probe.all);
+}
+
+/** Hits per document, most first (then by id), as the ranked pass's SQL counts them. */
+function documentCounts(hits: readonly PhraseHit[]): { documentId: string; hits: number }[] {
+  const counts = new Map<string, number>();
+  for (const hit of hits) counts.set(hit.documentId, (counts.get(hit.documentId) ?? 0) + 1);
+  return [...counts].map(([documentId, n]) => ({ documentId, hits: n }))
+    .sort((a, b) => b.hits - a.hits || (a.documentId < b.documentId ? -1 : a.documentId > b.documentId ? 1 : 0))
+    .slice(0, DOCUMENT_COUNTS);
 }
 
 /**
@@ -212,7 +242,8 @@ export function createFulltextSearch(index: BlocksIndex, options: SearchOptions 
       const countAll = (): number => prepared(`SELECT count(*) FROM (SELECT 1 FROM ${plan.from} WHERE ${plan.where} LIMIT ${COUNT_CAP + 1})`).pluck().get(...plan.params) as number;
       /** The exact number of hits (up to COUNT_CAP + 1), once known. */
       let counted = probeFirst(parsed.terms, (text) => index.searchText(text)) ? undefined : countAll();
-      const likely = counted ?? estimateHits(prepared, plan, indexSpan);
+      const probe = counted === undefined ? probeHits(prepared, plan, indexSpan) : undefined;
+      const likely = counted ?? probe!.hits;
       if (likely < PROBE) counted ??= likely;
       if (likely === 0) return empty;
       const pageParams = [...plan.params, pageSize, (page - 1) * pageSize];
@@ -222,8 +253,11 @@ export function createFulltextSearch(index: BlocksIndex, options: SearchOptions 
         return { unranked, countDocuments: !unranked && (hitCount <= DOCUMENTS_COUNTED_BELOW || input.documentCounts === true) };
       };
       let way = decide(likely);
+      const rankedHere = way.unranked || options.rankProbedPhrases === false ? undefined : rankProbedPhrase(prepared, plan, parsed.terms, probe, (text) => index.searchText(text));
       // The ranked pass counts its hits only where that can be the count: fewer than FIRST_HITS likely.
-      let answer = pagePass(prepared, plan, pageParams, way, counted === undefined && likely < FIRST_HITS);
+      let answer = rankedHere
+        ? { hits: rankedHere.slice((page - 1) * pageSize, page * pageSize), counts: documentCounts(rankedHere), rankedHits: rankedHere.length }
+        : pagePass(prepared, plan, pageParams, way, counted === undefined && likely < FIRST_HITS);
       counted ??= answer.rankedHits !== undefined && answer.rankedHits < FIRST_HITS ? answer.rankedHits : countAll();
       // The estimate misled: the page again as the exact count has it, ranked or not, with the documents
       // counted (below DOCUMENTS_COUNTED_BELOW). Counts made for more hits than that, unasked, are left
