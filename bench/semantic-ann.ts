@@ -130,7 +130,7 @@ async function main(): Promise<void> {
   const generated = await withLoopStall(async () => corpusVectors(CACHE, N, D, SEED));
   const vectors = generated.value.vectors;
   console.log(`vectors ${generated.value.cached ? 'read from cache' : 'generated'} in ${(generated.ms / 1000).toFixed(1)} s, RSS ${mb(process.memoryUsage().rss)}`);
-  const queries = queryVectors(QUERIES, D, SEED + 100);
+  const queries = queryVectors(QUERIES, D, SEED, SEED + 102);
   await buildOrLoad(vectors);
 
   const rssBefore = process.memoryUsage().rss;

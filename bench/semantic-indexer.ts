@@ -5,8 +5,11 @@
  *   2. block update latency, alternating rounds: A = search-semantic on (its indexer re-embeds each
  *      updated block in the background), B = search-semantic disabled; p50/p99 and A/B;
  *   3. the lag from an update's answer to its block's new vector being searchable (A);
- *   4. a restart of A: time to boot, and until the saved HNSW index is loaded (no rebuild, nothing re-embedded).
- *   npm run build && node dist/bench/semantic-indexer.js   (env: BLOCKS=5000 UPDATES=200 SETTLE_MS=0)
+ *   4. a restart of A: time to boot, and until the saved HNSW index is loaded (no rebuild, nothing re-embedded);
+ *   5. after the restart, search_hybrid (full text and semantic, fused) end to end, beside each arm alone:
+ *      p50/p99 over QUERIES queries of three words from the corpus.
+ *   npm run build && node dist/bench/semantic-indexer.js   (env: BLOCKS=5000 UPDATES=200 SETTLE_MS=0 QUERIES=100)
+ *   UPDATES=0 leaves out B and steps 2 and 3 (for BLOCKS=1000000, where filling B would double the writes).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
@@ -20,6 +23,7 @@ import type { Principal } from '../core/plugin-api.js';
 const BLOCKS = Number(process.env.BLOCKS ?? 5000);
 const UPDATES = Number(process.env.UPDATES ?? 200);
 const ROUND = 20;
+const QUERIES = Number(process.env.QUERIES ?? 100);
 /** A pause after each update (both sides): 0 measures writes while the previous one's background work may still run. */
 const SETTLE_MS = Number(process.env.SETTLE_MS ?? 0);
 const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -112,11 +116,11 @@ async function main(): Promise<void> {
     const wsA = join(root, 'a');
     const wsB = join(root, 'b');
     let a = await boot(wsA, fake.url, true);
-    const b = await boot(wsB, fake.url, false);
+    const b = UPDATES > 0 ? await boot(wsB, fake.url, false) : undefined;
     // 1. Initial embedding.
     const filled = Date.now();
     const idsA = await fill(a, parts);
-    const idsB = await fill(b, parts);
+    const idsB = b ? await fill(b, parts) : [];
     const started = Date.now();
     const first = await waitEmbedded(a, (status) => status.indexed + 0 >= status.total - 50 && status.vectorIndex.state === 'ready');
     const seconds = (Date.now() - started) / 1000;
@@ -128,7 +132,7 @@ async function main(): Promise<void> {
     for (let done = 0; done < UPDATES; done += ROUND) {
       // The order flips each round: neither side always follows the other.
       for (const side of ((done / ROUND) % 2 === 0 ? ['A', 'B'] : ['B', 'A']) as ('A' | 'B')[]) {
-        const kernel = side === 'A' ? a : b;
+        const kernel = side === 'A' ? a : b!;
         const ids = side === 'A' ? idsA : idsB;
         for (let i = 0; i < ROUND; i++) {
           const id = ids[(done + i) % ids.length]!;
@@ -146,8 +150,8 @@ async function main(): Promise<void> {
         }
       }
     }
-    console.log(`2. block_update p50/p99 ms: A (semantic on) ${f(pct(latency.A, 50))}/${f(pct(latency.A, 99))}, B (off) ${f(pct(latency.B, 50))}/${f(pct(latency.B, 99))}; A/B p50 ${f(pct(latency.A, 50) / pct(latency.B, 50))}, p99 ${f(pct(latency.A, 99) / pct(latency.B, 99))}`);
-    console.log(`3. update answered -> new vector searchable, p50/p99 ms: ${f(pct(lag, 50))}/${f(pct(lag, 99))} (includes the HTTP call to the fake; status polled in 5 ms steps)`);
+    if (UPDATES > 0) console.log(`2. block_update p50/p99 ms: A (semantic on) ${f(pct(latency.A, 50))}/${f(pct(latency.A, 99))}, B (off) ${f(pct(latency.B, 50))}/${f(pct(latency.B, 99))}; A/B p50 ${f(pct(latency.A, 50) / pct(latency.B, 50))}, p99 ${f(pct(latency.A, 99) / pct(latency.B, 99))}`);
+    if (UPDATES > 0) console.log(`3. update answered -> new vector searchable, p50/p99 ms: ${f(pct(lag, 50))}/${f(pct(lag, 99))} (includes the HTTP call to the fake; status polled in 5 ms steps)`);
     // 4. Restart.
     await a.close();
     const t0 = Date.now();
@@ -155,8 +159,20 @@ async function main(): Promise<void> {
     const booted = Date.now() - t0;
     const ready = await waitEmbedded(a, (status) => status.vectorIndex.state === 'ready');
     console.log(`4. restart of A: boot ${booted} ms, HNSW index loaded ${Date.now() - t0} ms after the start (${ready.vectorIndex.size} vectors, ${ready.vectorIndex.problem ? `rebuilt: ${ready.vectorIndex.problem}` : 'no rebuild'}); background comparison of every block with the store ${ready.lastComparison?.ms ?? '?'} ms (${ready.lastComparison?.changed ?? '?'} rows changed)`);
+    // 5. Queries end to end after the restart, each kind in turn, after a few to warm up.
+    const queries = Array.from({ length: QUERIES }, (_, i) => (parts[(i * 7919) % parts.length] ?? '').split(/\s+/).filter((word) => /^[a-z]+$/.test(word)).slice(1, 4).join(' ') || 'note');
+    for (const [name, target] of [['hybrid', 'search_hybrid'], ['full text', 'search_fulltext'], ['semantic', 'search_semantic']] as const) {
+      for (const query of queries.slice(0, 5)) await call(a, target, { query });
+      const times: number[] = [];
+      for (const query of queries) {
+        const t = process.hrtime.bigint();
+        await call(a, target, { query });
+        times.push(Number(process.hrtime.bigint() - t) / 1e6);
+      }
+      console.log(`5. ${name} over ${ready.vectorIndex.size} vectors, ${QUERIES} queries of three words, in process: p50 ${f(pct(times, 50))} ms, p99 ${f(pct(times, 99))} ms; load ${load()}`);
+    }
     await a.close();
-    await b.close();
+    await b?.close();
   } finally {
     fake.child.kill();
     await rm(root, { recursive: true, force: true });

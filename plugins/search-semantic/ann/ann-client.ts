@@ -5,11 +5,13 @@ import type { EngineReply } from './ann-protocol.js';
 import { mainThreadTransport, workerTransport, type EngineTransport } from './ann-transport.js';
 
 /**
- * Defaults chosen with bench/semantic-ann.ts at 1M × 384-d (see the ef sweep there: recall falls as the
- * index grows): ef 2048 gave recall@10 0.96 at p50 16 ms, ef 1024 0.91 at 7 ms. A denser graph (M 32,
- * efConstruction 200) took 2.2× as long to build and reached only 0.95 at ef 1024 (10 ms).
+ * Defaults chosen with bench/semantic-ann.ts at 1M × 384-d, queries drawn as the notes are (the ef sweep
+ * there): ef 32 gave recall@10 0.975 at p50 0.90 ms, 64 0.9985 at 0.95 ms, 256 0.9995 at 1.5 ms, 1024
+ * 1.0 at 7 ms. 256 keeps a margin for queries less like the notes than the bench's. (Until 2026-12-01 the
+ * bench drew its queries from another space, almost orthogonal to every note, and the default was 2048,
+ * for 0.96 at 16 ms on those.) A denser graph (M 32, efConstruction 200) took 2.2× as long to build.
  */
-export const ANN_DEFAULTS = { quantization: 'f16', connectivity: 16, expansionAdd: 128, expansionSearch: 2048 } as const;
+export const ANN_DEFAULTS = { quantization: 'f16', connectivity: 16, expansionAdd: 128, expansionSearch: 256 } as const;
 
 export async function openAnnClient(dir: string, name: string, options: AnnOptions, thread: AnnThread): Promise<AnnIndex> {
   const engineOptions = withDefaults(options);
