@@ -57,7 +57,8 @@ const COUNT_CAP = 100_000;
  * where the probe costs 0.3 ms (a probe from the other end too cost as much as the count it replaced,
  * for an English phrase: 1.0 + 1.5 ms against 2.5).
  * Fewer than PROBE hits of a query of one phrase are ranked here from what the probe found
- * (rankProbedPhrase): the probe is then the only evaluation of the phrase.
+ * (rankProbedPhrase): the probe is then the only evaluation of the phrase (with a join, beside the
+ * count of the phrase's own hits that chose the join).
  */
 const PROBE = 101;
 

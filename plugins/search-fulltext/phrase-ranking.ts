@@ -10,13 +10,21 @@ import { mayCrossParts, phraseInstances, unicode61Tokens } from './unicode61-tok
  * Here: the table's row and token counts (one record), each hit's size (its docsize row) and each hit's
  * instances of the phrase per column, counted in the block's text with the index's own tokens.
  * Undefined whenever that cannot be exact: a character outside those unicode61Tokens knows, a hit whose
- * rows are gone, an instance that could run across two tags. The caller then lets FTS5 rank.
+ * rows are gone, an instance that could run across two tags, or more text than MAX_TEXT_CHARS to read
+ * again (a few huge blocks would cost more than the pass they replace). The caller then lets FTS5 rank.
+ * The arithmetic is FTS5's, operation for operation; only the logarithm of the phrase's weight may differ
+ * in its last bit between C's log and JavaScript's, the same for every hit, so the order does not.
  */
 
 const K1 = 1.2;
 const B = 0.75;
 /** FTS5's record of the row count and the token count per column (FTS5_AVERAGES_ROWID). */
 const AVERAGES_ROWID = 1;
+/** At most this many characters of the hits' text are tokenized again (100 hits of about 2,000). */
+const MAX_TEXT_CHARS = 200_000;
+
+/** How many queries were ranked here: for tests, which check that this path, not FTS5's, answered. */
+export const phraseRankingCount = { ranked: 0 };
 
 export interface PhraseHit {
   rowid: number;
@@ -77,6 +85,7 @@ export function rankPhraseHits(prepared: Prepared, searchText: (text: string) =>
     .map((row) => [row.id, sum(varints(row.sz))]));
   const rows = prepared('SELECT rowid, id, root_id, content FROM blocks WHERE rowid IN (SELECT value FROM json_each(?))').all(list) as HitRow[];
   if (rows.length !== rowids.length || sizes.size !== rowids.length) return undefined;
+  if (rows.reduce((chars, row) => chars + row.content.length, 0) > MAX_TEXT_CHARS) return undefined;
   const ids = JSON.stringify(rows.map((row) => row.id));
   const attributes = new Map<string, Map<string, string>>();
   for (const row of prepared("SELECT block_id, name, value FROM attributes WHERE block_id IN (SELECT value FROM json_each(?)) AND name IN ('name', 'alias', 'memo')").all(ids) as { block_id: string; name: string; value: string }[]) {
@@ -113,5 +122,6 @@ export function rankPhraseHits(prepared: Prepared, searchText: (text: string) =>
     const score = idf * ((frequency * (K1 + 1.0)) / (frequency + K1 * (1 - B + B * size / averageLength)));
     hits.push({ rowid: row.rowid, rank: -1.0 * score, documentId: row.root_id });
   }
+  phraseRankingCount.ranked++;
   return hits.sort((a, b) => a.rank - b.rank || a.rowid - b.rowid);
 }

@@ -40,6 +40,12 @@ export const DEFAULT_BATCH = 32;
  * below which it answers exactly itself. 5,000 (about 27 ms) keeps small selections exact in any store.
  */
 export const DEFAULT_EXACT_BELOW = 5_000;
+/**
+ * While the HNSW index is opened or rebuilt, an unfiltered query over at most this many vectors is
+ * answered by reading them all (about 100 ms for 20,000); a larger store answers from full text alone,
+ * saying so. Config `exactBelow`, when set, is both limits.
+ */
+export const DEFAULT_SCAN_WHILE_BUILDING_BELOW = 20_000;
 export const DEFAULT_SAVE_EVERY_MS = 60_000;
 /** Characters, not bytes: a short CJK phrase is as meaningful as a longer English one. */
 export const DEFAULT_MIN_CHARS = 4;

@@ -13,7 +13,10 @@ export interface SearchDeps {
   blocks: BlocksIndex;
   handle: BackendHandle<'embedder'> | undefined;
   ann: () => AnnSync | undefined;
+  /** A filtered query with at most this many allowed vectors is answered exactly among them. */
   exactBelow: number;
+  /** While the HNSW index is not ready, an unfiltered query is answered exactly when the store holds at most this many vectors. */
+  scanWhileBuildingBelow: number;
   /** Why answers may miss blocks now (pending, failed, kept local, being compared at start), or undefined. */
   incomplete: () => string | undefined;
 }
@@ -89,7 +92,7 @@ export function createSemanticSearch(deps: SearchDeps) {
     if (filter.where.length === 0) {
       if (!ann) {
         // While the HNSW index is opened or rebuilt, a small store is searched exactly; a large one is not scanned.
-        if (store.vectorCount(model, dimensions) <= deps.exactBelow) {
+        if (store.vectorCount(model, dimensions) <= deps.scanWhileBuildingBelow) {
           const every = store.prepared('SELECT key FROM block_embeddings WHERE model = ? AND dimensions = ? AND vector IS NOT NULL').pluck().all(model, dimensions) as number[];
           return answer(await exactAmong(store, vector, every, dimensions, k), true);
         }

@@ -4,7 +4,7 @@ import type { ActionCall, BackendCaller, BackendHandle, Logger } from '../../cor
 import type { BlocksIndex, IndexChange } from '../blocks/tokens.js';
 import { AnnSync } from './ann-sync.js';
 import { BlockIntake } from './block-intake.js';
-import { DEFAULT_BATCH, DEFAULT_EXACT_BELOW, DEFAULT_RETRY, DEFAULT_SAVE_EVERY_MS, type SemanticConfig } from './config.js';
+import { DEFAULT_BATCH, DEFAULT_EXACT_BELOW, DEFAULT_RETRY, DEFAULT_SCAN_WHILE_BUILDING_BELOW, DEFAULT_SAVE_EVERY_MS, type SemanticConfig } from './config.js';
 import { EmbeddingStore } from './embedding-store.js';
 import { ignoreRules } from './ignore-rules.js';
 import { Indexer, isRemote } from './indexer.js';
@@ -64,7 +64,8 @@ export class SemanticService {
     }
     this.search = createSemanticSearch({
       store: () => this.opened(), blocks: deps.blocks, handle: deps.handle, ann: () => this.ann,
-      exactBelow: deps.config.exactBelow ?? DEFAULT_EXACT_BELOW, incomplete: () => this.incompleteNote(),
+      exactBelow: deps.config.exactBelow ?? DEFAULT_EXACT_BELOW, scanWhileBuildingBelow: deps.config.exactBelow ?? DEFAULT_SCAN_WHILE_BUILDING_BELOW,
+      incomplete: () => this.incompleteNote(),
     });
   }
 

@@ -2,7 +2,7 @@ import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { searchText } from '../../../plugins/blocks/search-text.js';
-import { rankPhraseHits } from '../../../plugins/search-fulltext/phrase-ranking.js';
+import { phraseRankingCount, rankPhraseHits } from '../../../plugins/search-fulltext/phrase-ranking.js';
 import { parseQuery } from '../../../plugins/search-fulltext/query-language.js';
 import { reader, useBlocks, type Act } from '../blocks/blocks-harness.js';
 
@@ -50,7 +50,7 @@ async function corpus(act: Act): Promise<string[]> {
 const PHRASES = [
   ...WORDS.flatMap((first, i) => [1, 2, 5].map((step) => `"${first} ${WORDS[(i + step) % WORDS.length]}"`)),
   ...WORDS.slice(0, 8).map((first, i) => `"${WORDS[(i + 3) % WORDS.length]} ${first} ${WORDS[(i + 7) % WORDS.length]}"`),
-  '"creme brulee"', '"façade naïve"', '知识管理', '读书写作', '"amber Ελληνικά"',
+  '"creme brulee"', '"façade naïve"', '知识管理', '读书写作', '"amber Ελληνικά"', '"amber amber"', '"birch birch birch"',
 ];
 
 describe('a phrase whose hits the probe found all of, ranked in the kernel', () => {
@@ -110,13 +110,25 @@ describe('a phrase whose hits the probe found all of, ranked in the kernel', () 
       for (const query of PHRASES.slice(0, 12)) out.push({ query, reader: (await act<Found>('search_fulltext', { query }, reader)).results.map((hit) => hit.id) });
       return out;
     };
+    const before = phraseRankingCount.ranked;
     const here = await answers(first.act);
+    // The kernel's ranking answered most of them, filtered ones (the join plan) and the reader's included.
+    const rankedHere = phraseRankingCount.ranked - before;
+    expect(rankedHere).toBeGreaterThan(40);
     await first.kernel.close();
     for (const joinBelow of [0, 5_000]) {
       const fts5 = await boot({ workspace, config: { plugins: { 'search-fulltext': { config: { rankProbedPhrases: false, joinBelow } } } } });
+      const counted = phraseRankingCount.ranked;
       expect(await answers(fts5.act)).toEqual(here);
+      expect(phraseRankingCount.ranked).toBe(counted);
       await fts5.kernel.close();
     }
+    // With filters matched in the FTS expression (joinBelow 0) the kernel declines: the same answers as FTS5.
+    const columns = await boot({ workspace, config: { plugins: { 'search-fulltext': { config: { joinBelow: 0 } } } } });
+    const counted = phraseRankingCount.ranked;
+    expect(await answers(columns.act)).toEqual(here);
+    expect(phraseRankingCount.ranked - counted).toBeLessThan(rankedHere);
+    await columns.kernel.close();
     expect(here.filter((answer) => (answer as { total?: number }).total! > 1).length).toBeGreaterThan(10);
   });
 });
