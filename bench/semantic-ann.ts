@@ -8,7 +8,7 @@
  *
  *   node dist/bench/semantic-ann.js [N=1000000] [CACHE_DIR=/tmp/quire-semantic-ann]
  *   env: BENCH_QUERIES (200), BENCH_SCAN_QUERIES (20), ANN_EF (search ef), ANN_EF_LIST (64,128,256: a sweep),
- *   ANN_M, ANN_EF_ADD, ANN_Q (build parameters: another cached index)
+ *   ANN_M, ANN_EF_ADD, ANN_Q (build parameters: another cached index), QUERY_OFF_TOPIC (0: queries as the notes are)
  */
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -28,6 +28,8 @@ const SEED = 15;
 const QUERIES = Number(process.env.BENCH_QUERIES ?? 200);
 const SCAN_QUERIES = Number(process.env.BENCH_SCAN_QUERIES ?? 20);
 const EF_LIST = (process.env.ANN_EF_LIST ?? '64,128,256').split(',').map(Number);
+/** QUERY_OFF_TOPIC: queries less like the notes (bench/semantic-vectors.ts queryVectors); 0 by default. */
+const OFF_TOPIC = Number(process.env.QUERY_OFF_TOPIC ?? 0);
 const BATCH = 10_000;
 const options: AnnOptions = {
   dimensions: D,
@@ -126,11 +128,11 @@ async function buildOrLoad(vectors: Float32Array): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  console.log(`semantic-ann: N=${N}, ${D}-d, k=${K}, ${QUERIES} queries, options ${JSON.stringify(options)}; ${cpus().length} cores, uptime load ${load()}`);
+  console.log(`semantic-ann: N=${N}, ${D}-d, k=${K}, ${QUERIES} queries (off topic ${OFF_TOPIC}), options ${JSON.stringify(options)}; ${cpus().length} cores, uptime load ${load()}`);
   const generated = await withLoopStall(async () => corpusVectors(CACHE, N, D, SEED));
   const vectors = generated.value.vectors;
   console.log(`vectors ${generated.value.cached ? 'read from cache' : 'generated'} in ${(generated.ms / 1000).toFixed(1)} s, RSS ${mb(process.memoryUsage().rss)}`);
-  const queries = queryVectors(QUERIES, D, SEED, SEED + 102);
+  const queries = queryVectors(QUERIES, D, SEED, SEED + 102, OFF_TOPIC);
   await buildOrLoad(vectors);
 
   const rssBefore = process.memoryUsage().rss;

@@ -100,8 +100,20 @@ export function corpusVectors(cacheDir: string, count: number, dimensions: numbe
  * orthogonal to every note, their nearest neighbours were close to arbitrary, the hardest case for HNSW
  * and unlike any real query; the ANN figures and the default ef of 2,048 were measured on those.)
  */
-export function queryVectors(count: number, dimensions: number, corpusSeed: number, querySeed: number): Float32Array {
+export function queryVectors(count: number, dimensions: number, corpusSeed: number, querySeed: number, offTopic = 0): Float32Array {
   const out = new Float32Array(count * dimensions);
   new EmbeddingSpace(dimensions, corpusSeed).fill(out, count, querySeed);
+  if (offTopic > 0) {
+    // A query less like the notes: plus `offTopic` times a vector of an unrelated space (0: as the notes
+    // are; large: the old, almost orthogonal queries), normalised again.
+    const other = new Float32Array(count * dimensions);
+    new EmbeddingSpace(dimensions, querySeed + 1).fill(other, count, querySeed + 2);
+    for (let row = 0; row < count; row++) {
+      let norm = 0;
+      for (let j = row * dimensions; j < (row + 1) * dimensions; j++) norm += (out[j]! += offTopic * other[j]!) ** 2;
+      const scale = 1 / Math.sqrt(norm);
+      for (let j = row * dimensions; j < (row + 1) * dimensions; j++) out[j]! *= scale;
+    }
+  }
   return out;
 }
