@@ -5,13 +5,14 @@ import type { EngineReply } from './ann-protocol.js';
 import { mainThreadTransport, workerTransport, type EngineTransport } from './ann-transport.js';
 
 /**
- * Defaults chosen with bench/semantic-ann.ts at 1M × 384-d, queries drawn as the notes are (the ef sweep
- * there): ef 32 gave recall@10 0.975 at p50 0.90 ms, 64 0.9985 at 0.95 ms, 256 0.9995 at 1.5 ms, 1024
- * 1.0 at 7 ms. 256 keeps a margin for queries less like the notes than the bench's. (Until 2026-12-01 the
- * bench drew its queries from another space, almost orthogonal to every note, and the default was 2048,
- * for 0.96 at 16 ms on those.) A denser graph (M 32, efConstruction 200) took 2.2× as long to build.
+ * Defaults chosen with bench/semantic-ann.ts at 1M × 384-d. Queries drawn as the notes are: ef 64 gave
+ * recall@10 0.9985 at p50 0.7 ms, 256 0.9995 at 1.3 ms, 512 0.999 at 2–2.6 ms. Queries mostly off the
+ * notes' topics (QUERY_OFF_TOPIC=3: three times as much of an unrelated space): 256 gave 0.937, 512
+ * 0.970, 1024 0.989. So 512, for such queries too, at about 20× the speed of an exact search. (Until
+ * 2026-12-01 the bench drew every query from another space, almost orthogonal to every note, and the
+ * default was 2048.) A denser graph (M 32, efConstruction 200) took 2.2× as long to build.
  */
-export const ANN_DEFAULTS = { quantization: 'f16', connectivity: 16, expansionAdd: 128, expansionSearch: 256 } as const;
+export const ANN_DEFAULTS = { quantization: 'f16', connectivity: 16, expansionAdd: 128, expansionSearch: 512 } as const;
 
 export async function openAnnClient(dir: string, name: string, options: AnnOptions, thread: AnnThread): Promise<AnnIndex> {
   const engineOptions = withDefaults(options);

@@ -3,7 +3,8 @@ import type { RawMatches } from './ann-engine.js';
 
 /**
  * Over-fetch of a filtered search: the graph is asked once for k / share × MARGIN results (at least
- * MIN_FETCH; usearch searches with ef = max(its ef, results asked), so this is also the search's ef).
+ * MIN_FETCH, the unfiltered search's ef; usearch searches with ef = max(its ef, results asked), so this
+ * is also the search's ef).
  * The answer is null, and the caller searches exactly among the allowed keys, when fewer than k allowed
  * keys come back, or when asking that many would cost more than the exact search: that reads each
  * allowed vector from SQLite (about 5.3 µs a vector: 53 ms for 10,000), the graph about 6.8 µs a result
@@ -13,12 +14,13 @@ import type { RawMatches } from './ann-engine.js';
  *   1% allowed: 1,600 → 0.954 (13 ms), 3,072 → 0.989 (21 ms);  2%: 800 → 0.978, 1,600 → 0.993 (11 ms);
  *   5%: 400 → 0.992 (1.8 ms), 800 → 0.997;  10%: 200 → 0.997 (1.7 ms);  30%: 200 → 1.0 (1.3 ms).
  * Recall follows from enough allowed keys coming back: a margin of 2 was enough from 2% up; 4 leaves
- * room for queries less like the notes. For k = 10 at 1M the graph answers from about 1% allowed; for a
+ * room for queries less like the notes (mostly off their topics, QUERY_OFF_TOPIC=3, recall was 0.91–0.97
+ * at 1–30% allowed: such queries are better served by a larger margin). For k = 10 at 1M the graph answers from about 1% allowed; for a
  * page of 20, from 2%. (The earlier limits, the graph only from 10% with at least 3,072 asked, were
  * measured with queries unlike the notes: see bench/semantic-vectors.ts.)
  */
 export const FILTER_MARGIN = 4;
-export const MIN_FETCH = 256;
+export const MIN_FETCH = 512;
 export const GRAPH_RESULTS_PER_EXACT_VECTOR = 0.75;
 export const MAX_NEEDED = 16_384;
 

@@ -31,7 +31,7 @@ export interface AnnOptions {
   readonly connectivity?: number;
   /** HNSW efConstruction (default 128, chosen by bench/semantic-ann.ts). */
   readonly expansionAdd?: number;
-  /** HNSW ef at query time (default 256: recall@10 0.9995 at 1M in bench/semantic-ann.ts, p50 about 1.5 ms); not stored in the file. */
+  /** HNSW ef at query time (default 512: recall@10 0.999 at 1M in bench/semantic-ann.ts, p50 about 2.5 ms); not stored in the file. */
   readonly expansionSearch?: number;
   /**
    * Identifies the vectors' meaning (e.g. the embedder's model id); a saved file made for another
