@@ -4,6 +4,23 @@ import { describe, expect, it } from 'vitest';
 import type { Act } from '../blocks/blocks-harness.js';
 import { embedded, semantic, until, useSemantic, type Created, type Status } from './semantic-harness.js';
 
+/**
+ * Copies a workspace a kernel is writing to (as a crash would find it). A file may be renamed or removed
+ * between the listing and its copy (the audit head's temporary file, a journal segment): the copy is
+ * then made again. Temporary files are left out, as the next start sweeps them.
+ */
+async function copyLive(from: string, to: string): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await cp(from, to, { recursive: true, filter: (source) => !source.endsWith('kernel.lock') && !source.endsWith('.tmp') });
+      return;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || attempt === 5) throw error;
+      await rm(to, { recursive: true, force: true });
+    }
+  }
+}
+
 const { boot, fakeServer, tempDir } = useSemantic();
 
 /** exactBelow 0: every query goes through the HNSW index (none is answered exactly). */
@@ -65,7 +82,7 @@ describe('semantic search across restarts', () => {
     await annReady(act);
     // The workspace as a crash would leave it now: the store has the new vectors, the saved index does not.
     const copy = join(await tempDir(), 'workspace');
-    await cp(kernel.workspace.root, copy, { recursive: true, filter: (source) => !source.endsWith('kernel.lock') });
+    await copyLive(kernel.workspace.root, copy);
     fake.texts.length = 0;
     const { act: again } = await boot(fake, { workspace: copy, semantic: ANN_ONLY });
     const status = await annReady(again);
