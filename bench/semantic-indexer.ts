@@ -10,8 +10,8 @@
  *      p50/p99 over QUERIES queries of three words from the corpus.
  *   npm run build && node dist/bench/semantic-indexer.js   (env: BLOCKS=5000 UPDATES=200 SETTLE_MS=0 QUERIES=100)
  *   UPDATES=0 leaves out B and steps 2 and 3 (for BLOCKS=1000000, where filling B would double the writes).
+ *   KEEP=<empty folder> keeps workspace A there afterwards (bench/semantic-start.ts restarts it).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -19,6 +19,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Kernel } from '../core/kernel.js';
 import { silentLogger } from '../core/log.js';
 import type { Principal } from '../core/plugin-api.js';
+import { semanticPlugins, startFakeEmbedder } from './semantic-fake.js';
 
 const BLOCKS = Number(process.env.BLOCKS ?? 5000);
 const UPDATES = Number(process.env.UPDATES ?? 200);
@@ -26,6 +27,10 @@ const ROUND = 20;
 const QUERIES = Number(process.env.QUERIES ?? 100);
 /** A pause after each update (both sides): 0 measures writes while the previous one's background work may still run. */
 const SETTLE_MS = Number(process.env.SETTLE_MS ?? 0);
+/** The status is polled this often while waiting for the embedding (a count of every row each time). */
+const POLL_MS = Math.max(50, Math.round(BLOCKS / 500));
+/** KEEP=<folder>: workspace A is left there (for bench/semantic-start.ts), not deleted. */
+const KEEP = process.env.KEEP;
 const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const SHARED = process.env.QUIRE_SHARED_BENCH ?? join(REPO, '..', 'shared', 'bench');
 const ADMIN: Principal = { kind: 'person', name: 'bench', role: 'admin' };
@@ -33,26 +38,6 @@ const ADMIN: Principal = { kind: 'person', name: 'bench', role: 'admin' };
 const pct = (values: number[], p: number): number => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor((p / 100) * values.length))]!;
 const load = (): string => loadavg().map((value) => value.toFixed(2)).join(' ');
 const f = (x: number, digits = 2): string => x.toFixed(digits);
-
-const FAKE = `
-const { createServer } = require('node:http');
-function vec(text) {
-  const out = new Float32Array(384); const p = '  ' + text.toLowerCase() + '  ';
-  for (let i = 0; i + 3 <= p.length; i++) { let h = 2166136261; for (let j = i; j < i + 3; j++) { h ^= p.charCodeAt(j); h = Math.imul(h, 16777619) >>> 0; } out[h % 384] += 1; }
-  let n = 0; for (const x of out) n += x * x; n = Math.sqrt(n) || 1; return Array.from(out, (x) => x / n);
-}
-const server = createServer(async (req, res) => {
-  let body = ''; for await (const c of req) body += c;
-  const j = JSON.parse(body); const input = typeof j.input === 'string' ? [j.input] : j.input;
-  res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'list', model: j.model, data: input.map((t, index) => ({ object: 'embedding', index, embedding: vec(t) })) }));
-});
-server.listen(0, '127.0.0.1', () => console.log('port ' + server.address().port));`;
-
-async function startFake(): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, ['-e', FAKE], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const port = await new Promise<string>((resolve) => child.stdout!.on('data', (chunk: Buffer) => { const m = /port (\d+)/.exec(chunk.toString()); if (m) resolve(m[1]!); }));
-  return { child, url: `http://127.0.0.1:${port}/v1` };
-}
 
 async function corpusParts(count: number): Promise<string[]> {
   const { generate } = await import(pathToFileURL(join(SHARED, 'corpus.mjs')).href) as { generate(out: string, blocks: number, notebooks?: number): unknown };
@@ -71,13 +56,7 @@ async function corpusParts(count: number): Promise<string[]> {
 function boot(workspace: string, fakeUrl: string, semantic: boolean): Promise<Kernel> {
   return Kernel.boot({
     workspace, logger: silentLogger,
-    config: {
-      plugins: {
-        blocks: { config: { watch: false, welcome: false } },
-        providers: { config: { embedder: { provider: 'openai', model: 'fake-384', baseURL: fakeUrl, apiKeyEnv: false } } },
-        'search-semantic': semantic ? { config: { embedder: 'providers' } } : { enabled: false },
-      },
-    },
+    config: { plugins: semanticPlugins(fakeUrl, semantic) },
   });
 }
 
@@ -89,8 +68,8 @@ async function call<T>(kernel: Kernel, target: string, input: Record<string, unk
 
 interface Status { lastComparison?: { ms: number; changed: number }; total: number; indexed: number; pending: number; failed: number; queued: number; comparing: boolean; vectorIndex: { state: string; size: number; problem?: string } }
 
-/** Polls the status every `stepMs` (the status counts every row: polling too often would measure itself). */
-async function waitEmbedded(kernel: Kernel, predicate: (status: Status) => boolean = () => true, stepMs = 50): Promise<Status> {
+/** Polls the status every `stepMs` (the status counts every row to do: 100-200 ms at 1M, so polling often would measure itself). */
+async function waitEmbedded(kernel: Kernel, predicate: (status: Status) => boolean = () => true, stepMs = POLL_MS): Promise<Status> {
   for (;;) {
     const status = await call<Status>(kernel, 'embeddings_status', {});
     if (!status.comparing && status.queued === 0 && status.pending === 0 && predicate(status)) return status;
@@ -110,10 +89,10 @@ async function fill(kernel: Kernel, parts: string[]): Promise<string[]> {
 async function main(): Promise<void> {
   console.log(`semantic indexer bench: BLOCKS=${BLOCKS} UPDATES=${UPDATES}; load before: ${load()}`);
   const parts = await corpusParts(BLOCKS + UPDATES);
-  const fake = await startFake();
+  const fake = await startFakeEmbedder();
   const root = await mkdtemp(join(tmpdir(), 'quire-semantic-bench-'));
   try {
-    const wsA = join(root, 'a');
+    const wsA = KEEP ?? join(root, 'a');
     const wsB = join(root, 'b');
     let a = await boot(wsA, fake.url, true);
     const b = UPDATES > 0 ? await boot(wsB, fake.url, false) : undefined;

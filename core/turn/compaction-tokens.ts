@@ -1,14 +1,15 @@
 import { createRequire } from 'node:module';
-import { Tiktoken, type TiktokenBPE } from 'js-tiktoken/lite';
+import type { TiktokenBPE } from 'js-tiktoken/lite';
+import { BpeCounter } from './bpe-counter.js';
 import type { ModelMessage, ModelToolSpec } from './model-provider.js';
 import { PrefixMemo } from './prefix-memo.js';
 
 /**
- * Token estimates for the context budget (REFERENCE.md §6): cl100k_base from js-tiktoken, with the
- * per-message and per-tool overheads the providers add. Counts are remembered per frozen message (the
+ * Token estimates for the context budget (REFERENCE.md §6): cl100k_base (js-tiktoken's ranks, counted by
+ * BpeCounter), with the per-message and per-tool overheads the providers add. Counts are remembered per frozen message (the
  * stored history) and per text (the rest), and scaled by how far the provider's real count differed last time.
  */
-let encoder: Tiktoken | undefined;
+let counter: BpeCounter | undefined;
 /**
  * The cl100k_base ranks, read on the first count: the package's main entry parses every encoding's
  * ranks (5.6 MB of JavaScript, 40 ms) at import, which each start of the kernel paid.
@@ -25,10 +26,10 @@ export function countText(text: string, remember = true): number {
   if (text.length === 0) return 0;
   const known = remembered.get(text);
   if (known !== undefined) return known;
-  encoder ??= new Tiktoken(loadRanks());
-  // Special-token text ("<|endoftext|>") in a note or a message is counted as the plain text it is; by
-  // default js-tiktoken throws on it, which failed the turn.
-  const count = encoder.encode(text, [], []).length;
+  counter ??= new BpeCounter(loadRanks());
+  // Special-token text ("<|endoftext|>") in a note or a message is counted as the plain text it is (by
+  // default js-tiktoken's encode throws on it, which failed the turn).
+  const count = counter.count(text);
   if (!remember) return count;
   if (remembered.size >= REMEMBERED_LIMIT) remembered.delete(remembered.keys().next().value!);
   remembered.set(text, count);

@@ -38,8 +38,14 @@ CREATE INDEX IF NOT EXISTS block_embeddings_due ON block_embeddings (fail_count,
 CREATE INDEX IF NOT EXISTS block_embeddings_ignored ON block_embeddings (ignored) WHERE ignored IS NOT NULL;
 CREATE INDEX IF NOT EXISTS block_embeddings_seq ON block_embeddings (seq);
 CREATE INDEX IF NOT EXISTS block_embeddings_model ON block_embeddings (model, dimensions) WHERE vector IS NOT NULL;
+-- Rows to do that still hold a vector (of another model, or of an older text): the status's stale count and
+-- a query's note read this, not every row to do (a million right after a change of model or a first start).
+CREATE INDEX IF NOT EXISTS block_embeddings_stale ON block_embeddings (model) WHERE ok = 0 AND ignored IS NULL AND vector IS NOT NULL;
 CREATE TABLE IF NOT EXISTS removed_keys (key INTEGER PRIMARY KEY, seq INTEGER NOT NULL);
 `;
+
+/** Rows to do that hold a vector of another model than `?`: the terms of block_embeddings_stale, so SQLite reads that index alone. */
+export const STALE_WHERE = 'ok = 0 AND ignored IS NULL AND vector IS NOT NULL AND model IS NOT ?';
 
 export interface StoredRow {
   key: number;
@@ -224,7 +230,7 @@ export class EmbeddingStore {
   counts(model: string, maxFailures: number): StoreCounts {
     const total = this.prepared('SELECT count(*) FROM block_embeddings').pluck().get() as number;
     const todo = this.todo(maxFailures);
-    const stale = this.prepared('SELECT count(*) FROM block_embeddings WHERE ok = 0 AND ignored IS NULL AND vector IS NOT NULL AND model IS NOT ?').pluck().get(model) as number;
+    const stale = this.prepared(`SELECT count(*) FROM block_embeddings WHERE ${STALE_WHERE}`).pluck().get(model) as number;
     const ignored = this.ignoredCounts();
     const ignoredTotal = Object.values(ignored).reduce((sum, n) => sum + n, 0);
     return { total, indexed: total - todo.pending - todo.failed - ignoredTotal, ...todo, stale, ignored };
@@ -252,7 +258,7 @@ export class EmbeddingStore {
 
   /** Whether some row waits with a vector of another model (stops at the first). */
   hasStale(model: string): boolean {
-    return this.prepared('SELECT EXISTS (SELECT 1 FROM block_embeddings WHERE ok = 0 AND ignored IS NULL AND vector IS NOT NULL AND model IS NOT ?)').pluck().get(model) === 1;
+    return this.prepared(`SELECT EXISTS (SELECT 1 FROM block_embeddings WHERE ${STALE_WHERE})`).pluck().get(model) === 1;
   }
 
   /** The last error of a failed batch, kept across restarts (meta), cleared by nothing: the failed count says whether it matters now. */

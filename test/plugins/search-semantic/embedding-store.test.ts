@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { EmbeddingStore } from '../../../plugins/search-semantic/embedding-store.js';
+import { EmbeddingStore, STALE_WHERE } from '../../../plugins/search-semantic/embedding-store.js';
 import { characters, ignoreRules } from '../../../plugins/search-semantic/ignore-rules.js';
 import { blobToVector, vectorToBlob } from '../../../plugins/search-semantic/vector-blob.js';
 
@@ -84,6 +84,27 @@ describe('the embeddings store', () => {
       [rows.get('a')!.key, 'm2', [1, 1]],
       [rows.get('b')!.key, null, null],
     ]);
+    store.close();
+  });
+
+  it('finds rows waiting with a vector of another model from their own partial index, not from every row to do', () => {
+    const ids = Array.from({ length: 50 }, (_, i) => `b${i}`);
+    const store = storeWith(ids);
+    for (const id of ids) store.insert(id, `h-${id}`, null);
+    // 50 rows to do, none with a vector: nothing is stale.
+    expect(store.hasStale('m1')).toBe(false);
+    const key = store.rowsOf(['b7']).get('b7')!.key;
+    store.writeVector(key, 'h-b7', 'h-b7', 'm0', vectorToBlob(new Float32Array([1, 0])), 2, false, 'm0');
+    expect(store.hasStale('m0')).toBe(false);
+    // Another model in use: b7's vector waits, stale.
+    store.activateModel('m1');
+    expect(store.hasStale('m1')).toBe(true);
+    expect(store.counts('m1', 5)).toMatchObject({ pending: 50, stale: 1 });
+    // A million rows to do after a first start or a change of model: the stale count must not visit each.
+    for (const sql of [`SELECT count(*) FROM block_embeddings WHERE ${STALE_WHERE}`, `SELECT EXISTS (SELECT 1 FROM block_embeddings WHERE ${STALE_WHERE})`]) {
+      const plan = (store.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all('m1') as { detail: string }[]).map((row) => row.detail).join('; ');
+      expect(plan).toContain('USING INDEX block_embeddings_stale');
+    }
     store.close();
   });
 });

@@ -1,0 +1,100 @@
+/**
+ * Starts of a kernel over a workspace whose vectors are all embedded (made by
+ * `KEEP=<folder> node dist/bench/semantic-indexer.js`), STARTS times, each in a fresh kernel:
+ *   - boot: until Kernel.boot resolves (every plugin active), with each plugin's activation time;
+ *   - until the saved HNSW index is loaded (and whether it was rebuilt: the target is no rebuild);
+ *   - the background comparison of every block with the store: its time, and the event loop's delay
+ *     meanwhile (p99 and max), with the latency of search_fulltext queries made during it;
+ *   - then search_hybrid, search_fulltext and search_semantic end to end: p50/p99 over QUERIES queries.
+ *   npm run build && node dist/bench/semantic-start.js <workspace>   (env: STARTS=3 QUERIES=100)
+ */
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { loadavg } from 'node:os';
+import { Kernel } from '../core/kernel.js';
+import { createLogger } from '../core/log.js';
+import type { Principal } from '../core/plugin-api.js';
+import { semanticPlugins, startFakeEmbedder } from './semantic-fake.js';
+
+const WORKSPACE = process.argv[2];
+const STARTS = Number(process.env.STARTS ?? 3);
+const QUERIES = Number(process.env.QUERIES ?? 100);
+const ADMIN: Principal = { kind: 'person', name: 'bench', role: 'admin' };
+
+const pct = (values: number[], p: number): number => values.length === 0 ? NaN : [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor((p / 100) * values.length))]!;
+const load = (): string => loadavg().map((value) => value.toFixed(2)).join(' ');
+const f = (x: number, digits = 1): string => x.toFixed(digits);
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+interface Status { comparing: boolean; pending: number; indexed: number; total: number; lastComparison?: { ms: number; changed: number }; vectorIndex: { state: string; size: number; problem?: string } }
+
+async function call<T>(kernel: Kernel, target: string, input: Record<string, unknown>): Promise<T> {
+  const outcome = await kernel.pipeline.call({ target, input, principal: ADMIN });
+  if (outcome.status !== 'ok') throw new Error(`${target} asked for a confirmation`);
+  return outcome.value as T;
+}
+
+async function timed(kernel: Kernel, target: string, query: string): Promise<number> {
+  const t = process.hrtime.bigint();
+  await call(kernel, target, { query });
+  return Number(process.hrtime.bigint() - t) / 1e6;
+}
+
+async function start(fakeUrl: string, queries: string[], round: number): Promise<Kernel> {
+  const t0 = Date.now();
+  const activated: string[] = [];
+  const logger = createLogger({
+    level: 'info',
+    sink: { write: (line: string) => { const record = JSON.parse(line) as { message: string; plugin?: string; level: string }; if (record.message === 'plugin activated') activated.push(`${record.plugin} ${Date.now() - t0}`); else if (record.level !== 'info') console.log(`  ${line.trim()}`); } },
+  });
+  const kernel = await Kernel.boot({ workspace: WORKSPACE!, logger, config: { plugins: semanticPlugins(fakeUrl) } });
+  const booted = Date.now() - t0;
+  const delay = monitorEventLoopDelay({ resolution: 10 });
+  delay.enable();
+  let loaded: number | undefined;
+  let status: Status;
+  const during: number[] = [];
+  for (let i = 0; ; i++) {
+    status = await call<Status>(kernel, 'embeddings_status', {});
+    if (loaded === undefined && status.vectorIndex.state === 'ready') loaded = Date.now() - t0;
+    if (loaded !== undefined && !status.comparing) break;
+    // A user's query while the start's background work runs (full text: it needs neither the vectors nor the HNSW index).
+    during.push(await timed(kernel, 'search_fulltext', queries[i % queries.length]!));
+    await sleep(100);
+  }
+  delay.disable();
+  console.log(`start ${round}: boot ${booted} ms (activated, ms after the start: ${activated.join(', ')})`);
+  console.log(`  HNSW index loaded ${loaded} ms after the start (${status.vectorIndex.size} vectors, ${status.vectorIndex.problem ? `rebuilt: ${status.vectorIndex.problem}` : 'no rebuild'}); ${status.indexed} of ${status.total} blocks embedded, ${status.pending} pending`);
+  console.log(`  comparison of every block with the store: ${status.lastComparison?.ms ?? '?'} ms, ${status.lastComparison?.changed ?? '?'} rows changed; event loop delay meanwhile p99 ${f(delay.percentile(99) / 1e6)} ms, max ${f(delay.max / 1e6)} ms; search_fulltext during it p50 ${f(pct(during, 50))} ms, max ${f(Math.max(...during, 0))} ms (${during.length} queries); load ${load()}`);
+  return kernel;
+}
+
+async function main(): Promise<void> {
+  if (!WORKSPACE) throw new Error('usage: node dist/bench/semantic-start.js <workspace made with semantic-indexer KEEP=>');
+  console.log(`semantic start bench: ${WORKSPACE}, STARTS=${STARTS}; load before: ${load()}`);
+  const fake = await startFakeEmbedder();
+  try {
+    let queries = ['note'];
+    for (let round = 1; round <= STARTS; round++) {
+      const kernel = await start(fake.url, queries, round);
+      if (round === 1) {
+        const found = await call<{ rows: unknown[][] }>(kernel, 'sql_query', { sql: "SELECT content FROM blocks WHERE type = 'paragraph' ORDER BY rowid LIMIT 1000", limit: 1000 });
+        const texts = found.rows.map((row) => String(row[0]));
+        queries = Array.from({ length: QUERIES }, (_, i) => (texts[(i * 7919) % texts.length] ?? '').split(/\s+/).filter((word) => /^[a-z]+$/.test(word)).slice(1, 4).join(' ') || 'note');
+      }
+      if (round === STARTS) {
+        for (const [name, target] of [['hybrid', 'search_hybrid'], ['full text', 'search_fulltext'], ['semantic', 'search_semantic']] as const) {
+          for (const query of queries.slice(0, 5)) await call(kernel, target, { query });
+          const times: number[] = [];
+          for (const query of queries) times.push(await timed(kernel, target, query));
+          console.log(`${name}: ${QUERIES} queries of three words, in process: p50 ${f(pct(times, 50), 2)} ms, p99 ${f(pct(times, 99), 2)} ms; load ${load()}`);
+        }
+      }
+      await kernel.close();
+    }
+  } finally {
+    fake.child.kill();
+  }
+  console.log(`load after: ${load()}`);
+}
+
+await main();
