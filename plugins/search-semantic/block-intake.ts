@@ -82,7 +82,7 @@ export class BlockIntake {
       if (stopped()) return changed;
       // The block and its store row in one read (a join), not a lookup of the page's ids afterwards.
       const rows = this.ctx.store.prepared(`SELECT b.rowid AS rowid, b.id, b.notebook, b.path, b.hpath, b.type, b.content,
-          e.key, e.block_id, e.hash, e.model, e.vector_hash, e.vector IS NOT NULL AS has_vector, e.remote, e.ignored
+          e.key, e.block_id, e.hash, e.model, e.vector_hash, e.has_vector, e.remote, e.ignored
         FROM blk.blocks b LEFT JOIN block_embeddings e ON e.block_id = b.id WHERE b.rowid > ? ORDER BY b.rowid LIMIT ${PAGE}`)
         .all(after) as (BlockFacts & { rowid: number } & ({ key: null } | StoredRow))[];
       if (rows.length === 0) break;

@@ -3,8 +3,11 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { IgnoredReason } from './ignore-rules.js';
 
-/** Bumped when the tables change; a store of another version is emptied (vectors are embedded again). */
-const STORE_VERSION = '1';
+/**
+ * Bumped when the tables change; a store of an unknown version is emptied (vectors are embedded again).
+ * Version 1 kept each vector in its block_embeddings row; it is migrated in place (no vector is lost).
+ */
+const STORE_VERSION = '2';
 
 /**
  * `block_embeddings`: one row per block the indexer knows. `key` is the HNSW key (AUTOINCREMENT: a key
@@ -13,6 +16,10 @@ const STORE_VERSION = '1';
  * row needs nothing (a vector of the active model for the current text); a partial index over the rows
  * that do need something keeps the pending queue and counts cheap at any size. `seq` increases with
  * every change the HNSW index must follow; deleted keys go to `removed_keys` with theirs.
+ * The vectors themselves are in `embedding_vectors` (`has_vector` says one is there): a row of
+ * block_embeddings is then about 150 bytes, not a 4 KiB page, and what reads every row (the comparison
+ * with the notes at each start, the counts, a filter's candidates) reads 150 MB at 1M blocks, not 4 GB
+ * that a cold cache fetched in random 4 KiB reads for minutes, holding the event loop.
  */
 const TABLES = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -23,7 +30,7 @@ CREATE TABLE IF NOT EXISTS block_embeddings (
   model TEXT,
   dimensions INTEGER,
   vector_hash TEXT,
-  vector BLOB,
+  has_vector INTEGER NOT NULL DEFAULT 0,
   remote INTEGER NOT NULL DEFAULT 0,
   ok INTEGER NOT NULL DEFAULT 0,
   fail_count INTEGER NOT NULL DEFAULT 0,
@@ -37,15 +44,16 @@ DROP INDEX IF EXISTS block_embeddings_todo;
 CREATE INDEX IF NOT EXISTS block_embeddings_due ON block_embeddings (fail_count, key DESC) WHERE ok = 0 AND ignored IS NULL;
 CREATE INDEX IF NOT EXISTS block_embeddings_ignored ON block_embeddings (ignored) WHERE ignored IS NOT NULL;
 CREATE INDEX IF NOT EXISTS block_embeddings_seq ON block_embeddings (seq);
-CREATE INDEX IF NOT EXISTS block_embeddings_model ON block_embeddings (model, dimensions) WHERE vector IS NOT NULL;
+CREATE INDEX IF NOT EXISTS block_embeddings_model ON block_embeddings (model, dimensions) WHERE has_vector = 1;
 -- Rows to do that still hold a vector (of another model, or of an older text): the status's stale count and
 -- a query's note read this, not every row to do (a million right after a change of model or a first start).
-CREATE INDEX IF NOT EXISTS block_embeddings_stale ON block_embeddings (model) WHERE ok = 0 AND ignored IS NULL AND vector IS NOT NULL;
+CREATE INDEX IF NOT EXISTS block_embeddings_stale ON block_embeddings (model) WHERE ok = 0 AND ignored IS NULL AND has_vector = 1;
 CREATE TABLE IF NOT EXISTS removed_keys (key INTEGER PRIMARY KEY, seq INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS embedding_vectors (key INTEGER PRIMARY KEY, vector BLOB NOT NULL);
 `;
 
 /** Rows to do that hold a vector of another model than `?`: the terms of block_embeddings_stale, so SQLite reads that index alone. */
-export const STALE_WHERE = 'ok = 0 AND ignored IS NULL AND vector IS NOT NULL AND model IS NOT ?';
+export const STALE_WHERE = 'ok = 0 AND ignored IS NULL AND has_vector = 1 AND model IS NOT ?';
 
 export interface StoredRow {
   key: number;
@@ -103,14 +111,34 @@ export class EmbeddingStore {
     // which are embedded again; no fsync per batch.
     this.db.pragma('synchronous = NORMAL');
     const version = this.hasMeta() ? this.db.prepare("SELECT value FROM meta WHERE key = 'version'").pluck().get() as string | undefined : undefined;
-    if (version !== undefined && version !== STORE_VERSION) {
-      this.db.exec('DROP TABLE IF EXISTS block_embeddings; DROP TABLE IF EXISTS removed_keys; DROP TABLE IF EXISTS meta;');
+    if (version === '1') {
+      this.migrateFromV1();
+    } else if (version !== undefined && version !== STORE_VERSION) {
+      this.db.exec('DROP TABLE IF EXISTS block_embeddings; DROP TABLE IF EXISTS removed_keys; DROP TABLE IF EXISTS embedding_vectors; DROP TABLE IF EXISTS meta;');
     }
     this.db.exec(TABLES);
-    this.db.prepare("INSERT OR IGNORE INTO meta (key, value) VALUES ('version', ?)").run(STORE_VERSION);
+    this.db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('version', ?)").run(STORE_VERSION);
     // Read only by this code (better-sqlite3 has no URI filenames for mode=ro): never written through here.
     this.db.prepare('ATTACH DATABASE ? AS blk').run(blocksFile);
     this.seqValue = this.maxSeq();
+  }
+
+  /**
+   * Moves version 1's vectors to their own table, in one transaction (a crash leaves version 1 whole).
+   * Once, at the first start after the upgrade: at 1M blocks it reads every row once (minutes on a cold
+   * disk) and leaves the space the vectors held free inside the file, for the next vectors.
+   */
+  private migrateFromV1(): void {
+    this.db.transaction(() => {
+      this.db.exec(`CREATE TABLE IF NOT EXISTS embedding_vectors (key INTEGER PRIMARY KEY, vector BLOB NOT NULL);
+        INSERT OR REPLACE INTO embedding_vectors (key, vector) SELECT key, vector FROM block_embeddings WHERE vector IS NOT NULL;
+        DROP INDEX IF EXISTS block_embeddings_model;
+        DROP INDEX IF EXISTS block_embeddings_stale;
+        ALTER TABLE block_embeddings ADD COLUMN has_vector INTEGER NOT NULL DEFAULT 0;
+        UPDATE block_embeddings SET has_vector = 1 WHERE vector IS NOT NULL;
+        ALTER TABLE block_embeddings DROP COLUMN vector;
+        UPDATE meta SET value = '${STORE_VERSION}' WHERE key = 'version';`);
+    })();
   }
 
   private hasMeta(): boolean {
@@ -146,7 +174,7 @@ export class EmbeddingStore {
   }
 
   rowsOf(ids: readonly string[]): Map<string, StoredRow> {
-    const rows = this.prepared(`SELECT key, block_id, hash, model, vector_hash, vector IS NOT NULL AS has_vector, remote, ignored
+    const rows = this.prepared(`SELECT key, block_id, hash, model, vector_hash, has_vector, remote, ignored
       FROM block_embeddings WHERE block_id IN (SELECT value FROM json_each(?))`).all(JSON.stringify(ids)) as StoredRow[];
     return new Map(rows.map((row) => [row.block_id, row]));
   }
@@ -158,18 +186,20 @@ export class EmbeddingStore {
   /** The block's text or its reason to be ignored changed: it needs embedding (again) unless ignored. */
   update(key: number, hash: string, ignored: IgnoredReason | null, activeModel: string): void {
     this.prepared(`UPDATE block_embeddings SET hash = @hash, ignored = @ignored,
-        ok = (vector IS NOT NULL AND vector_hash = @hash AND model IS @model),
+        ok = (has_vector = 1 AND vector_hash = @hash AND model IS @model),
         fail_count = CASE WHEN hash = @hash THEN fail_count ELSE 0 END, last_tried = CASE WHEN hash = @hash THEN last_tried ELSE 0 END
       WHERE key = @key`).run({ hash, ignored, model: activeModel, key });
   }
 
   /** Drops a row's vector (ignored now, or made remotely for a notebook now local-only). */
   dropVector(key: number): void {
-    this.prepared('UPDATE block_embeddings SET vector = NULL, vector_hash = NULL, model = NULL, dimensions = NULL, remote = 0, ok = 0, seq = ? WHERE key = ?').run(this.nextSeq(), key);
+    this.prepared('UPDATE block_embeddings SET has_vector = 0, vector_hash = NULL, model = NULL, dimensions = NULL, remote = 0, ok = 0, seq = ? WHERE key = ?').run(this.nextSeq(), key);
+    this.prepared('DELETE FROM embedding_vectors WHERE key = ?').run(key);
   }
 
   delete(key: number): void {
     this.prepared('DELETE FROM block_embeddings WHERE key = ?').run(key);
+    this.prepared('DELETE FROM embedding_vectors WHERE key = ?').run(key);
     this.prepared('INSERT OR REPLACE INTO removed_keys (key, seq) VALUES (?, ?)').run(key, this.nextSeq());
   }
 
@@ -192,10 +222,11 @@ export class EmbeddingStore {
    * read: if the text changed since (a newer hash recorded), the vector is kept but the row stays due.
    */
   writeVector(key: number, rowHash: string, textHash: string, model: string, vector: Buffer, dimensions: number, remote: boolean, activeModel: string): void {
-    this.prepared(`UPDATE block_embeddings SET hash = CASE WHEN hash = @rowHash THEN @textHash ELSE hash END, vector_hash = @textHash, vector = @vector,
+    this.prepared(`UPDATE block_embeddings SET hash = CASE WHEN hash = @rowHash THEN @textHash ELSE hash END, vector_hash = @textHash, has_vector = 1,
         model = @model, dimensions = @dimensions, remote = @remote, fail_count = 0, last_tried = 0, last_error = NULL, seq = @seq,
         ok = ((CASE WHEN hash = @rowHash THEN @textHash ELSE hash END) = @textHash AND @model = @activeModel)
-      WHERE key = @key`).run({ rowHash, textHash, vector, model, dimensions, remote: remote ? 1 : 0, seq: this.nextSeq(), activeModel, key });
+      WHERE key = @key`).run({ rowHash, textHash, model, dimensions, remote: remote ? 1 : 0, seq: this.nextSeq(), activeModel, key });
+    this.prepared('INSERT OR REPLACE INTO embedding_vectors (key, vector) VALUES (?, ?)').run(key, vector);
   }
 
   markFailed(keys: readonly number[], now: number, error: string): void {
@@ -209,7 +240,7 @@ export class EmbeddingStore {
   /** Another model is now in use: every row needs its vector (the old ones stay, never compared, until replaced). */
   activateModel(model: string): void {
     this.transaction(() => {
-      this.prepared('UPDATE block_embeddings SET ok = (vector IS NOT NULL AND vector_hash = hash AND model IS ?), fail_count = 0, last_tried = 0').run(model);
+      this.prepared('UPDATE block_embeddings SET ok = (has_vector = 1 AND vector_hash = hash AND model IS ?), fail_count = 0, last_tried = 0').run(model);
       this.setMeta('model', model);
     });
   }
@@ -268,7 +299,7 @@ export class EmbeddingStore {
 
   /** Changes the HNSW index has not seen: rows with a higher sequence (vector or not) and removed keys. */
   changesSince(seq: number, limit: number): SeqChange[] {
-    return this.prepared(`SELECT key, seq, model, dimensions, vector FROM block_embeddings WHERE seq > @seq
+    return this.prepared(`SELECT e.key, e.seq, e.model, e.dimensions, v.vector FROM block_embeddings e LEFT JOIN embedding_vectors v ON v.key = e.key WHERE e.seq > @seq
       UNION ALL SELECT key, seq, NULL, NULL, NULL FROM removed_keys WHERE seq > @seq ORDER BY seq LIMIT @limit`).all({ seq, limit }) as SeqChange[];
   }
 
@@ -279,12 +310,13 @@ export class EmbeddingStore {
 
   /** Vectors of a model in key order, after `afterKey` (a rebuild of the HNSW index reads them in pages). */
   vectorsOf(model: string, dimensions: number, afterKey: number, limit: number): { key: number; vector: Buffer }[] {
-    return this.prepared('SELECT key, vector FROM block_embeddings WHERE model = ? AND dimensions = ? AND vector IS NOT NULL AND key > ? ORDER BY key LIMIT ?')
+    return this.prepared(`SELECT e.key, v.vector FROM block_embeddings e JOIN embedding_vectors v ON v.key = e.key
+      WHERE e.model = ? AND e.dimensions = ? AND e.has_vector = 1 AND e.key > ? ORDER BY e.key LIMIT ?`)
       .all(model, dimensions, afterKey, limit) as { key: number; vector: Buffer }[];
   }
 
   vectorCount(model: string, dimensions: number): number {
-    return this.prepared('SELECT count(*) FROM block_embeddings WHERE model = ? AND dimensions = ? AND vector IS NOT NULL').pluck().get(model, dimensions) as number;
+    return this.prepared('SELECT count(*) FROM block_embeddings WHERE model = ? AND dimensions = ? AND has_vector = 1').pluck().get(model, dimensions) as number;
   }
 
   close(): void {

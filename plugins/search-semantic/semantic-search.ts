@@ -93,7 +93,7 @@ export function createSemanticSearch(deps: SearchDeps) {
       if (!ann) {
         // While the HNSW index is opened or rebuilt, a small store is searched exactly; a large one is not scanned.
         if (store.vectorCount(model, dimensions) <= deps.scanWhileBuildingBelow) {
-          const every = store.prepared('SELECT key FROM block_embeddings WHERE model = ? AND dimensions = ? AND vector IS NOT NULL').pluck().all(model, dimensions) as number[];
+          const every = store.prepared('SELECT key FROM block_embeddings WHERE model = ? AND dimensions = ? AND has_vector = 1').pluck().all(model, dimensions) as number[];
           return answer(await exactAmong(store, vector, every, dimensions, k), true);
         }
         notes.push('the vector index is being built: semantic results follow once it is ready');
@@ -102,7 +102,7 @@ export function createSemanticSearch(deps: SearchDeps) {
       return answer(verified(store, await ann.search(vector, k), model, dimensions), false);
     }
     const allowed = store.prepared(`SELECT e.key FROM block_embeddings e JOIN blk.blocks b ON b.id = e.block_id
-      WHERE e.model = ? AND e.dimensions = ? AND e.vector IS NOT NULL AND ${filter.where.join(' AND ')}`).pluck().all(model, dimensions, ...filter.params) as number[];
+      WHERE e.model = ? AND e.dimensions = ? AND e.has_vector = 1 AND ${filter.where.join(' AND ')}`).pluck().all(model, dimensions, ...filter.params) as number[];
     if (allowed.length <= deps.exactBelow || !ann) return answer(await exactAmong(store, vector, allowed, dimensions, k), true);
     const allowedSet = new Set(allowed);
     const found = await ann.searchAllowed(vector, k, (key) => allowedSet.has(key), allowed.length / Math.max(1, ann.size()));
@@ -122,7 +122,7 @@ export function blocksOf(store: EmbeddingStore, keys: readonly number[]): Map<nu
 /** ANN hits whose keys still hold a vector of this model and size. */
 function verified(store: EmbeddingStore, hits: readonly AnnHit[], model: string, dimensions: number): KeyedHit[] {
   if (hits.length === 0) return [];
-  const live = new Set(store.prepared('SELECT key FROM block_embeddings WHERE key IN (SELECT value FROM json_each(?)) AND model = ? AND dimensions = ? AND vector IS NOT NULL')
+  const live = new Set(store.prepared('SELECT key FROM block_embeddings WHERE key IN (SELECT value FROM json_each(?)) AND model = ? AND dimensions = ? AND has_vector = 1')
     .pluck().all(JSON.stringify(hits.map((hit) => hit.key)), model, dimensions) as number[]);
   return hits.filter((hit) => live.has(hit.key)).map((hit) => ({ key: hit.key, score: hit.score }));
 }
@@ -134,7 +134,7 @@ async function exactAmong(store: EmbeddingStore, query: Float32Array, keys: read
   const matrix = new Float32Array(keys.length * dimensions);
   const order: number[] = [];
   for (let start = 0; start < keys.length; start += VECTOR_PAGE) {
-    const rows = store.prepared('SELECT key, vector FROM block_embeddings WHERE key IN (SELECT value FROM json_each(?))')
+    const rows = store.prepared('SELECT key, vector FROM embedding_vectors WHERE key IN (SELECT value FROM json_each(?))')
       .all(JSON.stringify(keys.slice(start, start + VECTOR_PAGE))) as { key: number; vector: Buffer }[];
     for (const row of rows) {
       if (row.vector.length !== dimensions * 4) continue;

@@ -116,7 +116,7 @@ export class SemanticService {
     const store = this.store;
     if (!store || !this.ann || !this.indexer) return;
     const model = this.indexer.activeModel();
-    const dimensions = store.prepared('SELECT dimensions FROM block_embeddings WHERE model = ? AND vector IS NOT NULL LIMIT 1').pluck().get(model) as number | undefined;
+    const dimensions = store.prepared('SELECT dimensions FROM block_embeddings WHERE model = ? AND has_vector = 1 LIMIT 1').pluck().get(model) as number | undefined;
     if (dimensions === undefined) return;
     this.ann.use(model, dimensions);
     this.ann.catchUp();

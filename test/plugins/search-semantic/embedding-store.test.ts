@@ -109,6 +109,49 @@ describe('the embeddings store', () => {
   });
 });
 
+describe('a store of version 1 (each vector in its row)', () => {
+  it('is migrated in place at open: every vector kept, the rows and their state as they were', () => {
+    const folder = mkdtempSync(join(tmpdir(), 'quire-store-v1-'));
+    folders.push(folder);
+    const blocksFile = join(folder, 'quire.db');
+    const blocks = new Database(blocksFile);
+    blocks.exec('CREATE TABLE blocks (id TEXT NOT NULL UNIQUE, root_id TEXT, notebook TEXT, path TEXT, hpath TEXT, type TEXT, subtype TEXT, content TEXT)');
+    blocks.close();
+    // Version 1's tables, as that release wrote them.
+    const old = new Database(join(folder, 'embeddings.db'));
+    old.exec(`CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+      INSERT INTO meta VALUES ('version', '1'), ('model', 'm1');
+      CREATE TABLE block_embeddings (key INTEGER PRIMARY KEY AUTOINCREMENT, block_id TEXT NOT NULL UNIQUE, hash TEXT NOT NULL, model TEXT, dimensions INTEGER,
+        vector_hash TEXT, vector BLOB, remote INTEGER NOT NULL DEFAULT 0, ok INTEGER NOT NULL DEFAULT 0, fail_count INTEGER NOT NULL DEFAULT 0,
+        last_tried INTEGER NOT NULL DEFAULT 0, last_error TEXT, ignored TEXT, seq INTEGER NOT NULL);
+      CREATE INDEX block_embeddings_due ON block_embeddings (fail_count, key DESC) WHERE ok = 0 AND ignored IS NULL;
+      CREATE INDEX block_embeddings_ignored ON block_embeddings (ignored) WHERE ignored IS NOT NULL;
+      CREATE INDEX block_embeddings_seq ON block_embeddings (seq);
+      CREATE INDEX block_embeddings_model ON block_embeddings (model, dimensions) WHERE vector IS NOT NULL;
+      CREATE TABLE removed_keys (key INTEGER PRIMARY KEY, seq INTEGER NOT NULL);`);
+    const insert = old.prepare('INSERT INTO block_embeddings (block_id, hash, model, dimensions, vector_hash, vector, remote, ok, seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)');
+    insert.run('a', 'ha', 'm1', 2, 'ha', vectorToBlob(new Float32Array([1, 0])), 1, 1, 1);
+    insert.run('b', 'hb', 'm1', 2, 'hb', vectorToBlob(new Float32Array([0, 1])), 0, 1, 2);
+    insert.run('c', 'hc', null, null, null, null, 0, 0, 3);
+    old.close();
+    const store = new EmbeddingStore(join(folder, 'embeddings.db'), blocksFile);
+    expect(store.meta('version')).toBe('2');
+    expect(store.meta('model')).toBe('m1');
+    expect(store.vectorsOf('m1', 2, 0, 10).map((row) => [row.key, Array.from(blobToVector(row.vector))])).toEqual([[1, [1, 0]], [2, [0, 1]]]);
+    expect(store.counts('m1', 5)).toMatchObject({ total: 3, indexed: 2, pending: 1, stale: 0 });
+    const rows = store.rowsOf(['a', 'b', 'c']);
+    expect(['a', 'b', 'c'].map((id) => [rows.get(id)!.has_vector, rows.get(id)!.remote])).toEqual([[1, 1], [1, 0], [0, 0]]);
+    expect((store.db.prepare('SELECT name FROM pragma_table_info(?)').pluck().all('block_embeddings') as string[])).not.toContain('vector');
+    // The sequence goes on from where version 1 left it: the HNSW file's watermark stays valid.
+    expect(store.maxSeq()).toBe(3);
+    store.close();
+    // Opened again, it is version 2 as it is.
+    const again = new EmbeddingStore(join(folder, 'embeddings.db'), blocksFile);
+    expect(again.vectorCount('m1', 2)).toBe(2);
+    again.close();
+  });
+});
+
 describe('the ignore rules', () => {
   const block = { id: 'x', notebook: 'nb', path: 'nb/doc/child.json', hpath: '/Journal/Day', type: 'paragraph', content: 'long enough text' };
   it('ignores by path of ids, title path, type and length in characters, not bytes', () => {
