@@ -21,9 +21,7 @@ const STORE_VERSION = '2';
  * with the notes at each start, the counts, a filter's candidates) reads 150 MB at 1M blocks, not 4 GB
  * that a cold cache fetched in random 4 KiB reads for minutes, holding the event loop.
  */
-const TABLES = `
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS block_embeddings (
+const BLOCK_EMBEDDINGS = `CREATE TABLE IF NOT EXISTS block_embeddings (
   key INTEGER PRIMARY KEY AUTOINCREMENT,
   block_id TEXT NOT NULL UNIQUE,
   hash TEXT NOT NULL,
@@ -38,7 +36,11 @@ CREATE TABLE IF NOT EXISTS block_embeddings (
   last_error TEXT,
   ignored TEXT,
   seq INTEGER NOT NULL
-);
+);`;
+
+const TABLES = `
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+${BLOCK_EMBEDDINGS}
 DROP INDEX IF EXISTS block_embeddings_todo;
 -- In the order due() reads: the next batch is the first rows of this index, not a sort of every pending row.
 CREATE INDEX IF NOT EXISTS block_embeddings_due ON block_embeddings (fail_count, key DESC) WHERE ok = 0 AND ignored IS NULL;
@@ -124,20 +126,25 @@ export class EmbeddingStore {
   }
 
   /**
-   * Moves version 1's vectors to their own table, in one transaction (a crash leaves version 1 whole).
-   * Once, at the first start after the upgrade: at 1M blocks it reads every row once (minutes on a cold
-   * disk) and leaves the space the vectors held free inside the file, for the next vectors.
+   * Moves version 1's vectors to their own table and copies the rest of each row to a new
+   * block_embeddings, in one transaction (a crash leaves version 1 whole). Once, at the first start
+   * after the upgrade: it reads every old row twice and writes each vector once (an update of the old
+   * rows in place would rewrite every 4 KiB page, twice). The old table's pages stay free inside the
+   * file, for the next vectors.
    */
   private migrateFromV1(): void {
     this.db.transaction(() => {
+      const next = this.db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'block_embeddings'").pluck().get() as number | undefined;
       this.db.exec(`CREATE TABLE IF NOT EXISTS embedding_vectors (key INTEGER PRIMARY KEY, vector BLOB NOT NULL);
-        INSERT OR REPLACE INTO embedding_vectors (key, vector) SELECT key, vector FROM block_embeddings WHERE vector IS NOT NULL;
-        DROP INDEX IF EXISTS block_embeddings_model;
-        DROP INDEX IF EXISTS block_embeddings_stale;
-        ALTER TABLE block_embeddings ADD COLUMN has_vector INTEGER NOT NULL DEFAULT 0;
-        UPDATE block_embeddings SET has_vector = 1 WHERE vector IS NOT NULL;
-        ALTER TABLE block_embeddings DROP COLUMN vector;
+        INSERT OR REPLACE INTO embedding_vectors (key, vector) SELECT key, vector FROM block_embeddings WHERE vector IS NOT NULL ORDER BY key;
+        ${BLOCK_EMBEDDINGS.replace('CREATE TABLE IF NOT EXISTS block_embeddings', 'CREATE TABLE block_embeddings_v2')}
+        INSERT INTO block_embeddings_v2 (key, block_id, hash, model, dimensions, vector_hash, has_vector, remote, ok, fail_count, last_tried, last_error, ignored, seq)
+          SELECT key, block_id, hash, model, dimensions, vector_hash, vector IS NOT NULL, remote, ok, fail_count, last_tried, last_error, ignored, seq FROM block_embeddings ORDER BY key;
+        DROP TABLE block_embeddings;
+        ALTER TABLE block_embeddings_v2 RENAME TO block_embeddings;
         UPDATE meta SET value = '${STORE_VERSION}' WHERE key = 'version';`);
+      // AUTOINCREMENT: a key the old table gave out (its highest maybe deleted since) is never given again.
+      if (next !== undefined) this.db.prepare("UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = 'block_embeddings'").run(next);
     })();
   }
 

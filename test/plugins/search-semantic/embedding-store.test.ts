@@ -133,6 +133,9 @@ describe('a store of version 1 (each vector in its row)', () => {
     insert.run('a', 'ha', 'm1', 2, 'ha', vectorToBlob(new Float32Array([1, 0])), 1, 1, 1);
     insert.run('b', 'hb', 'm1', 2, 'hb', vectorToBlob(new Float32Array([0, 1])), 0, 1, 2);
     insert.run('c', 'hc', null, null, null, null, 0, 0, 3);
+    // Key 4 was given out and its block deleted: it must never be given again.
+    insert.run('gone', 'hg', null, null, null, null, 0, 0, 4);
+    old.prepare("DELETE FROM block_embeddings WHERE block_id = 'gone'").run();
     old.close();
     const store = new EmbeddingStore(join(folder, 'embeddings.db'), blocksFile);
     expect(store.meta('version')).toBe('2');
@@ -144,6 +147,8 @@ describe('a store of version 1 (each vector in its row)', () => {
     expect((store.db.prepare('SELECT name FROM pragma_table_info(?)').pluck().all('block_embeddings') as string[])).not.toContain('vector');
     // The sequence goes on from where version 1 left it: the HNSW file's watermark stays valid.
     expect(store.maxSeq()).toBe(3);
+    store.insert('d', 'hd', null);
+    expect(store.rowsOf(['d']).get('d')!.key).toBe(5);
     store.close();
     // Opened again, it is version 2 as it is.
     const again = new EmbeddingStore(join(folder, 'embeddings.db'), blocksFile);
