@@ -35,8 +35,8 @@ export class BpeCounter {
     this.pattern.lastIndex = 0;
     for (let match = this.pattern.exec(text); match !== null; match = this.pattern.exec(text)) {
       const piece = match[0];
-      // The pattern has no empty alternative, but a zero-length match would loop forever.
-      if (piece.length === 0) { this.pattern.lastIndex++; continue; }
+      // cl100k's pattern has no empty alternative; another's zero-length match moves on by a code point.
+      if (piece.length === 0) { this.pattern.lastIndex += (text.codePointAt(this.pattern.lastIndex) ?? 0) > 0xffff ? 2 : 1; continue; }
       const known = this.pieces.get(piece);
       if (known !== undefined) { total += known; continue; }
       // ASCII is its own Latin-1 byte string; anything else is encoded to UTF-8 first.
@@ -44,7 +44,8 @@ export class BpeCounter {
       const tokens = this.pieceTokens(bytes);
       if (piece.length <= MAX_REMEMBERED_PIECE) {
         if (this.pieces.size >= MAX_REMEMBERED_PIECES) this.pieces.clear();
-        this.pieces.set(piece, tokens);
+        // A copy: a match of 13 characters or more is a slice that would keep its whole text alive in the memo.
+        this.pieces.set(piece.length > 12 ? Buffer.from(piece, 'utf16le').toString('utf16le') : piece, tokens);
       }
       total += tokens;
     }

@@ -135,7 +135,9 @@ export class EmbeddingStore {
   private migrateFromV1(): void {
     this.db.transaction(() => {
       const next = this.db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'block_embeddings'").pluck().get() as number | undefined;
-      this.db.exec(`CREATE TABLE IF NOT EXISTS embedding_vectors (key INTEGER PRIMARY KEY, vector BLOB NOT NULL);
+      // A table left by a downgrade (version 1 dropped the other tables only) holds vectors of keys since given to other blocks.
+      this.db.exec(`DROP TABLE IF EXISTS embedding_vectors;
+        CREATE TABLE embedding_vectors (key INTEGER PRIMARY KEY, vector BLOB NOT NULL);
         INSERT OR REPLACE INTO embedding_vectors (key, vector) SELECT key, vector FROM block_embeddings WHERE vector IS NOT NULL ORDER BY key;
         ${BLOCK_EMBEDDINGS.replace('CREATE TABLE IF NOT EXISTS block_embeddings', 'CREATE TABLE block_embeddings_v2')}
         INSERT INTO block_embeddings_v2 (key, block_id, hash, model, dimensions, vector_hash, has_vector, remote, ok, fail_count, last_tried, last_error, ignored, seq)
@@ -144,7 +146,10 @@ export class EmbeddingStore {
         ALTER TABLE block_embeddings_v2 RENAME TO block_embeddings;
         UPDATE meta SET value = '${STORE_VERSION}' WHERE key = 'version';`);
       // AUTOINCREMENT: a key the old table gave out (its highest maybe deleted since) is never given again.
-      if (next !== undefined) this.db.prepare("UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = 'block_embeddings'").run(next);
+      // The new table has a row there only if a row was copied (the old one's went with DROP TABLE).
+      if (next !== undefined && this.db.prepare("UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = 'block_embeddings'").run(next).changes === 0) {
+        this.db.prepare("INSERT INTO sqlite_sequence (name, seq) VALUES ('block_embeddings', ?)").run(next);
+      }
     })();
   }
 
@@ -229,11 +234,12 @@ export class EmbeddingStore {
    * read: if the text changed since (a newer hash recorded), the vector is kept but the row stays due.
    */
   writeVector(key: number, rowHash: string, textHash: string, model: string, vector: Buffer, dimensions: number, remote: boolean, activeModel: string): void {
-    this.prepared(`UPDATE block_embeddings SET hash = CASE WHEN hash = @rowHash THEN @textHash ELSE hash END, vector_hash = @textHash, has_vector = 1,
+    const updated = this.prepared(`UPDATE block_embeddings SET hash = CASE WHEN hash = @rowHash THEN @textHash ELSE hash END, vector_hash = @textHash, has_vector = 1,
         model = @model, dimensions = @dimensions, remote = @remote, fail_count = 0, last_tried = 0, last_error = NULL, seq = @seq,
         ok = ((CASE WHEN hash = @rowHash THEN @textHash ELSE hash END) = @textHash AND @model = @activeModel)
       WHERE key = @key`).run({ rowHash, textHash, model, dimensions, remote: remote ? 1 : 0, seq: this.nextSeq(), activeModel, key });
-    this.prepared('INSERT OR REPLACE INTO embedding_vectors (key, vector) VALUES (?, ?)').run(key, vector);
+    // A block deleted while its batch was at the embedder has no row any more: its vector is not kept.
+    if (updated.changes > 0) this.prepared('INSERT OR REPLACE INTO embedding_vectors (key, vector) VALUES (?, ?)').run(key, vector);
   }
 
   markFailed(keys: readonly number[], now: number, error: string): void {

@@ -26,8 +26,17 @@ describe('the token counter', () => {
       'emoji 👩‍👩‍👧‍👦 🇫🇷 ✨ and accents: éàü ñ ø', 'tabs\tand\n\nnew lines\r\n  indented   text  ',
       '<|endoftext|> is counted as plain text, like <|fim_prefix|>', '```ts\nconst x: number = 42; // code\n```',
       'x'.repeat(500), '字'.repeat(300), '\u0000\u0001 control \u007f characters', 'a\u0301 combining e\u0301',
+      'lone \ud800 surrogates \udfff and a pair \ud83d\ude00', 'verylongidentifierNamesThatRecurInCode verylongidentifierNamesThatRecurInCode',
     ];
     for (const text of texts) expect(counter.count(text), JSON.stringify(text.slice(0, 40))).toBe(expected(text));
+  });
+
+  it('counts the same after its memo of pieces filled and was emptied', () => {
+    const fresh = new BpeCounter(ranks);
+    const words = Array.from({ length: 70_000 }, (_, i) => `w${i.toString(36)}q`);
+    const text = words.join(' ');
+    expect(fresh.count(text)).toBe(expected(text));
+    for (const sample of [words.slice(0, 50).join(' '), words.slice(-50).join(' ')]) expect(fresh.count(sample)).toBe(expected(sample));
   });
 
   it('counts random text of mixed scripts as js-tiktoken does, the same again when pieces are remembered', () => {

@@ -87,6 +87,24 @@ describe('the embeddings store', () => {
     store.close();
   });
 
+  it('keeps no vector of a block deleted while its batch was at the embedder, nor of one deleted or dropped later', () => {
+    const store = storeWith(['a', 'b', 'c']);
+    for (const id of ['a', 'b', 'c']) store.insert(id, `h${id}`, null);
+    const rows = store.rowsOf(['a', 'b', 'c']);
+    const vectorKeys = () => store.db.prepare('SELECT key FROM embedding_vectors ORDER BY key').pluck().all() as number[];
+    store.delete(rows.get('a')!.key);
+    // The answer for a arrives after its block went.
+    store.writeVector(rows.get('a')!.key, 'ha', 'ha', 'm1', vectorToBlob(new Float32Array([1, 0])), 2, false, 'm1');
+    store.writeVector(rows.get('b')!.key, 'hb', 'hb', 'm1', vectorToBlob(new Float32Array([0, 1])), 2, false, 'm1');
+    store.writeVector(rows.get('c')!.key, 'hc', 'hc', 'm1', vectorToBlob(new Float32Array([1, 1])), 2, false, 'm1');
+    expect(vectorKeys()).toEqual([rows.get('b')!.key, rows.get('c')!.key]);
+    store.delete(rows.get('b')!.key);
+    store.dropVector(rows.get('c')!.key);
+    expect(vectorKeys()).toEqual([]);
+    expect(store.rowsOf(['c']).get('c')!.has_vector).toBe(0);
+    store.close();
+  });
+
   it('finds rows waiting with a vector of another model from their own partial index, not from every row to do', () => {
     const ids = Array.from({ length: 50 }, (_, i) => `b${i}`);
     const store = storeWith(ids);
@@ -154,6 +172,30 @@ describe('a store of version 1 (each vector in its row)', () => {
     const again = new EmbeddingStore(join(folder, 'embeddings.db'), blocksFile);
     expect(again.vectorCount('m1', 2)).toBe(2);
     again.close();
+  });
+
+  it('keeps the keys given out by a version 1 store whose rows were all deleted', () => {
+    const folder = mkdtempSync(join(tmpdir(), 'quire-store-v1-empty-'));
+    folders.push(folder);
+    const blocksFile = join(folder, 'quire.db');
+    new Database(blocksFile).exec('CREATE TABLE blocks (id TEXT NOT NULL UNIQUE, root_id TEXT, notebook TEXT, path TEXT, hpath TEXT, type TEXT, subtype TEXT, content TEXT)');
+    const old = new Database(join(folder, 'embeddings.db'));
+    old.exec(`CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID; INSERT INTO meta VALUES ('version', '1');
+      CREATE TABLE block_embeddings (key INTEGER PRIMARY KEY AUTOINCREMENT, block_id TEXT NOT NULL UNIQUE, hash TEXT NOT NULL, model TEXT, dimensions INTEGER,
+        vector_hash TEXT, vector BLOB, remote INTEGER NOT NULL DEFAULT 0, ok INTEGER NOT NULL DEFAULT 0, fail_count INTEGER NOT NULL DEFAULT 0,
+        last_tried INTEGER NOT NULL DEFAULT 0, last_error TEXT, ignored TEXT, seq INTEGER NOT NULL);
+      CREATE TABLE removed_keys (key INTEGER PRIMARY KEY, seq INTEGER NOT NULL);
+      INSERT INTO block_embeddings (block_id, hash, seq) VALUES ('x', 'h', 1), ('y', 'h', 2);
+      DELETE FROM block_embeddings;
+      -- A downgrade's leftover: vectors of keys given since to other blocks.
+      CREATE TABLE embedding_vectors (key INTEGER PRIMARY KEY, vector BLOB NOT NULL);
+      INSERT INTO embedding_vectors VALUES (1, x'00000000');`);
+    old.close();
+    const store = new EmbeddingStore(join(folder, 'embeddings.db'), blocksFile);
+    store.insert('z', 'h', null);
+    expect(store.rowsOf(['z']).get('z')!.key).toBe(3);
+    expect(store.db.prepare('SELECT count(*) FROM embedding_vectors').pluck().get()).toBe(0);
+    store.close();
   });
 });
 
