@@ -6,11 +6,14 @@
  *   - the background comparison of every block with the store: its time, and the event loop's delay
  *     meanwhile (p99 and max, from the end of the boot: opening the store, a migration included, is
  *     before), with the latency of search_fulltext queries made during it;
- * The OS file cache is as the machine left it: warm after the first start (a cold start after a
- * reboot reads the notes index and the store from disk, at this VM's 4-36 MB/s).
+ * The OS file cache is as the machine left it: warm after the first start. COLD=1 drops it before
+ * each start (`sync; echo 3 > /proc/sys/vm/drop_caches`, as root): a start after a reboot, which reads
+ * the graph, the notes index, the store and the modules from disk.
  *   - then search_hybrid, search_fulltext and search_semantic end to end: p50/p99 over QUERIES queries.
- *   npm run build && node dist/bench/semantic-start.js <workspace>   (env: STARTS=3 QUERIES=100)
+ *   npm run build && node dist/bench/semantic-start.js <workspace>   (env: STARTS=3 QUERIES=100 COLD=1)
  */
+import { execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { loadavg } from 'node:os';
 import { Kernel } from '../core/kernel.js';
@@ -21,6 +24,7 @@ import { semanticPlugins, startFakeEmbedder } from './semantic-fake.js';
 const WORKSPACE = process.argv[2];
 const STARTS = Number(process.env.STARTS ?? 3);
 const QUERIES = Number(process.env.QUERIES ?? 100);
+const COLD = process.env.COLD === '1';
 const STATUS_EVERY_MS = 1_000;
 const DEADLINE_MS = Number(process.env.DEADLINE_MS ?? 1_800_000);
 const ADMIN: Principal = { kind: 'person', name: 'bench', role: 'admin' };
@@ -44,7 +48,18 @@ async function timed(kernel: Kernel, target: string, query: string): Promise<num
   return Number(process.hrtime.bigint() - t) / 1e6;
 }
 
+/** Empties the kernel's page cache (root only): the next start reads everything from disk. */
+function dropCaches(): void {
+  execFileSync('sync');
+  try {
+    writeFileSync('/proc/sys/vm/drop_caches', '3\n');
+  } catch (error) {
+    throw new Error(`COLD=1 needs to write /proc/sys/vm/drop_caches (run as root): ${(error as Error).message}`);
+  }
+}
+
 async function start(fakeUrl: string, queries: string[], round: number): Promise<Kernel> {
+  if (COLD) dropCaches();
   const t0 = Date.now();
   const activated: string[] = [];
   const logger = createLogger({
@@ -86,7 +101,7 @@ async function start(fakeUrl: string, queries: string[], round: number): Promise
 
 async function main(): Promise<void> {
   if (!WORKSPACE) throw new Error('usage: node dist/bench/semantic-start.js <workspace made with semantic-indexer KEEP=>');
-  console.log(`semantic start bench: ${WORKSPACE}, STARTS=${STARTS}; load before: ${load()}`);
+  console.log(`semantic start bench: ${WORKSPACE}, STARTS=${STARTS}${COLD ? ', caches dropped before each start' : ''}; load before: ${load()}`);
   const fake = await startFakeEmbedder();
   try {
     let queries = ['note'];
