@@ -13,13 +13,12 @@
  *   KEEP=<empty folder> keeps workspace A there afterwards (bench/semantic-start.ts restarts it).
  */
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
-import { loadavg, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Kernel } from '../core/kernel.js';
 import { silentLogger } from '../core/log.js';
-import type { Principal } from '../core/plugin-api.js';
-import { semanticPlugins, startFakeEmbedder } from './semantic-fake.js';
+import { call, load, pct, semanticPlugins, startFakeEmbedder, threeWordQueries, timeSearches } from './semantic-kit.js';
 
 const BLOCKS = Number(process.env.BLOCKS ?? 5000);
 const UPDATES = Number(process.env.UPDATES ?? 200);
@@ -33,10 +32,7 @@ const POLL_MS = Math.max(50, Math.round(BLOCKS / 500));
 const KEEP = process.env.KEEP;
 const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const SHARED = process.env.QUIRE_SHARED_BENCH ?? join(REPO, '..', 'shared', 'bench');
-const ADMIN: Principal = { kind: 'person', name: 'bench', role: 'admin' };
 
-const pct = (values: number[], p: number): number => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor((p / 100) * values.length))]!;
-const load = (): string => loadavg().map((value) => value.toFixed(2)).join(' ');
 const f = (x: number, digits = 2): string => x.toFixed(digits);
 
 async function corpusParts(count: number): Promise<string[]> {
@@ -58,12 +54,6 @@ function boot(workspace: string, fakeUrl: string, semantic: boolean): Promise<Ke
     workspace, logger: silentLogger,
     config: { plugins: semanticPlugins(fakeUrl, semantic) },
   });
-}
-
-async function call<T>(kernel: Kernel, target: string, input: Record<string, unknown>): Promise<T> {
-  const outcome = await kernel.pipeline.call({ target, input, principal: ADMIN });
-  if (outcome.status !== 'ok') throw new Error(`${target} asked for a confirmation`);
-  return outcome.value as T;
 }
 
 interface Status { lastComparison?: { ms: number; changed: number }; total: number; indexed: number; pending: number; failed: number; queued: number; comparing: boolean; vectorIndex: { state: string; size: number; problem?: string } }
@@ -146,17 +136,7 @@ async function main(): Promise<void> {
     const ready = await waitEmbedded(a);
     console.log(`4. restart of A: boot ${booted} ms, HNSW index loaded ${loadedMs} ms after the start, the comparison done ${Date.now() - t0} ms after it (${ready.vectorIndex.size} vectors, ${ready.vectorIndex.problem ? `rebuilt: ${ready.vectorIndex.problem}` : 'no rebuild'}); background comparison of every block with the store ${ready.lastComparison?.ms ?? '?'} ms (${ready.lastComparison?.changed ?? '?'} rows changed)`);
     // 5. Queries end to end after the restart, each kind in turn, after a few to warm up.
-    const queries = Array.from({ length: QUERIES }, (_, i) => (parts[(i * 7919) % parts.length] ?? '').split(/\s+/).filter((word) => /^[a-z]+$/.test(word)).slice(1, 4).join(' ') || 'note');
-    for (const [name, target] of [['hybrid', 'search_hybrid'], ['full text', 'search_fulltext'], ['semantic', 'search_semantic']] as const) {
-      for (const query of queries.slice(0, 5)) await call(a, target, { query });
-      const times: number[] = [];
-      for (const query of queries) {
-        const t = process.hrtime.bigint();
-        await call(a, target, { query });
-        times.push(Number(process.hrtime.bigint() - t) / 1e6);
-      }
-      console.log(`5. ${name} over ${ready.vectorIndex.size} vectors, ${QUERIES} queries of three words, in process: p50 ${f(pct(times, 50))} ms, p99 ${f(pct(times, 99))} ms; load ${load()}`);
-    }
+    await timeSearches(a, threeWordQueries(parts, QUERIES), `5. over ${ready.vectorIndex.size} vectors, `);
     await a.close();
     await b?.close();
   } finally {
