@@ -29,7 +29,7 @@ const DEADLINE_MS = Number(process.env.DEADLINE_MS ?? 1_800_000);
 const f = (x: number, digits = 1): string => x.toFixed(digits);
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-interface Status { comparing: boolean; pending: number; indexed: number; total: number; lastComparison?: { ms: number; changed: number }; vectorIndex: { state: string; size: number; problem?: string } }
+interface Status { comparing: boolean; pending: number; indexed: number; total: number; lastComparison?: { ms: number; changed: number; skipped?: string }; vectorIndex: { state: string; size: number; problem?: string } }
 
 async function timed(kernel: Kernel, target: string, query: string): Promise<number> {
   const t = process.hrtime.bigint();
@@ -85,7 +85,8 @@ async function start(fakeUrl: string, queries: string[], round: number): Promise
   if (!status) throw new Error('no status');
   console.log(`start ${round}: boot ${booted} ms (activated, ms after the start: ${activated.join(', ')})`);
   console.log(`  HNSW index loaded ${loaded} ms after the start (${status.vectorIndex.size} vectors, ${status.vectorIndex.problem ? `rebuilt: ${status.vectorIndex.problem}` : 'no rebuild'}); ${status.indexed} of ${status.total} blocks embedded, ${status.pending} pending`);
-  console.log(`  comparison of every block with the store: ${status.lastComparison?.ms ?? '?'} ms, ${status.lastComparison?.changed ?? '?'} rows changed; event loop delay meanwhile p99 ${f(delay.percentile(99) / 1e6)} ms, max ${f(delay.max / 1e6)} ms (the bench's own status calls took p50 ${f(pct(statusMs, 50))} ms, max ${f(Math.max(...statusMs))} ms); search_fulltext during it p50 ${f(pct(during, 50))} ms, max ${f(Math.max(...during, 0))} ms (${during.length} queries); load ${load()}`);
+  const comparison = status.lastComparison?.skipped ? `skipped (${status.lastComparison.skipped})` : `${status.lastComparison?.ms ?? '?'} ms, ${status.lastComparison?.changed ?? '?'} rows changed`;
+  console.log(`  comparison of every block with the store: ${comparison}; event loop delay meanwhile p99 ${f(delay.percentile(99) / 1e6)} ms, max ${f(delay.max / 1e6)} ms (the bench's own status calls took p50 ${f(pct(statusMs, 50))} ms, max ${f(Math.max(...statusMs))} ms); search_fulltext during it p50 ${f(pct(during, 50))} ms, max ${f(Math.max(...during, 0))} ms (${during.length} queries); load ${load()}`);
   return kernel;
 }
 

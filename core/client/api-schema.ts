@@ -715,6 +715,8 @@ export type EmbeddingsIndexOutput = {
     ms: number;
     changed: number;
     at: string;
+    /** why the blocks were not compared (nothing changed since the last clean stop) */
+    skipped?: string;
   };
   /** index changes not taken in yet */
   queued?: number;
@@ -766,6 +768,8 @@ export type EmbeddingsReindexOutput = {
     ms: number;
     changed: number;
     at: string;
+    /** why the blocks were not compared (nothing changed since the last clean stop) */
+    skipped?: string;
   };
   /** index changes not taken in yet */
   queued?: number;
@@ -819,6 +823,8 @@ export type EmbeddingsRetryFailedOutput = {
     ms: number;
     changed: number;
     at: string;
+    /** why the blocks were not compared (nothing changed since the last clean stop) */
+    skipped?: string;
   };
   /** index changes not taken in yet */
   queued?: number;
@@ -870,6 +876,8 @@ export type EmbeddingsStatusOutput = {
     ms: number;
     changed: number;
     at: string;
+    /** why the blocks were not compared (nothing changed since the last clean stop) */
+    skipped?: string;
   };
   /** index changes not taken in yet */
   queued?: number;

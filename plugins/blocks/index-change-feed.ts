@@ -32,6 +32,11 @@ export class IndexChangeFeed {
   /** `writing` tells whether the writer is inside a transaction (a sync holds one across awaits). */
   constructor(private readonly writing: () => boolean) {}
 
+  /** Whether writes are collected and not yet reported (or the writer's transaction is still open). */
+  get pending(): boolean {
+    return this.scheduled || this.writing();
+  }
+
   listen(listener: IndexChangeListener): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);

@@ -61,6 +61,8 @@ export default definePlugin<Partial<BlocksConfig>>({
       ftsSubtype: subtypeToken,
       notebooks: () => new Map([...store.catalog.notebooks].map(([id, conf]) => [id, { name: conf.name, access: conf.access, ...(conf.egress ? { egress: conf.egress } : {}) }])),
       onIndexed: (listener) => store.index.onIndexed(listener),
+      changeMark: () => store.index.changeMark(),
+      changesUnreported: () => store.index.changesUnreported(),
       ready: () => readiness.wait(),
       dataDir: workspace.dataDir,
       onBeforeChange: (listener, wants) => store.onBeforeChange(listener, wants),

@@ -27,6 +27,16 @@ export interface BlocksIndex {
    * can lose the last report: compare at start. Returns the unsubscribe.
    */
   onIndexed(listener: (change: IndexChange) => void): () => void;
+  /**
+   * A mark of the blocks' rows (`<instance>:<count>`, committed state) that changes with every block
+   * added, deleted, or changed in its text, type or place, by any writer, and is new for a new or
+   * emptied index: two equal marks mean the same blocks. A plugin that derives state from the blocks
+   * records it when it stops, having taken in every change reported to it (see changesUnreported), and
+   * at the next start skips comparing every block when the mark has not moved.
+   */
+  changeMark(): string;
+  /** Whether a write is open, or committed and not yet reported to onIndexed listeners. */
+  changesUnreported(): boolean;
   /** Resolves once the index has caught up with the files at start-up. */
   ready(): Promise<void>;
   /**

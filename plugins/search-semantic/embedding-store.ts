@@ -181,6 +181,22 @@ export class EmbeddingStore {
     this.prepared('INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)').run(key, value);
   }
 
+  /**
+   * Reads a meta value and removes it, the removal synced to disk before returning (not left to the next
+   * checkpoint): a value that must hold for one start only is gone even if the machine then loses power.
+   */
+  takeMeta(key: string): string | undefined {
+    const value = this.meta(key);
+    if (value === undefined) return undefined;
+    this.db.pragma('synchronous = FULL');
+    try {
+      this.prepared('DELETE FROM meta WHERE key = ?').run(key);
+    } finally {
+      this.db.pragma('synchronous = NORMAL');
+    }
+    return value;
+  }
+
   transaction<T>(work: () => T): T {
     return this.db.transaction(work)();
   }

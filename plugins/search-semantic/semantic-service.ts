@@ -4,6 +4,7 @@ import type { ActionCall, BackendCaller, BackendHandle, Logger } from '../../cor
 import type { BlocksIndex, IndexChange } from '../blocks/tokens.js';
 import { AnnSync } from './ann-sync.js';
 import { BlockIntake } from './block-intake.js';
+import { intakeFingerprint, recordCleanStop, unchangedSinceCleanStop } from './clean-stop.js';
 import { DEFAULT_BATCH, DEFAULT_EXACT_BELOW, DEFAULT_RETRY, DEFAULT_SCAN_WHILE_BUILDING_BELOW, DEFAULT_SAVE_EVERY_MS, type SemanticConfig } from './config.js';
 import { EmbeddingStore } from './embedding-store.js';
 import { ignoreRules } from './ignore-rules.js';
@@ -43,7 +44,9 @@ export class SemanticService {
   private comparing: Promise<void> | undefined;
   private changes: IndexChange[] = [];
   /** How long the last comparison of every block with the store took, and what it changed. */
-  private lastComparison: { ms: number; changed: number; at: string } | undefined;
+  private lastComparison: { ms: number; changed: number; at: string; skipped?: string } | undefined;
+  /** Comparisons asked for and not run to their end (a clean stop is recorded only at 0). */
+  private comparisonsOwed = 0;
   private draining = false;
   private closed = false;
   private unsubscribe: (() => void) | undefined;
@@ -101,13 +104,19 @@ export class SemanticService {
     });
     const localOnly = localOnlyAmong(blocks.notebooks());
     for (const id of blocks.notebooks().keys()) this.egress.set(id, localOnly.has(id));
-    // The comparison below covers every change reported before it.
-    this.changes = [];
     // A new model is taken on before the comparison, so that it is not compared twice.
     const selected = handle!.current();
     if (selected && store.meta('model') !== this.indexer.activeModel()) store.activateModel(this.indexer.activeModel());
     this.followVectors();
-    this.compare();
+    if (unchangedSinceCleanStop(store, blocks.changeMark(), this.fingerprint())) {
+      this.lastComparison = { ms: 0, changed: 0, at: new Date().toISOString(), skipped: 'nothing changed since the last clean stop' };
+      // Changes reported since activation (none to blocks, or the mark would have moved) are taken in as usual.
+      if (this.changes.length > 0) this.scheduleChanges();
+    } else {
+      // The comparison covers every change reported before it.
+      this.changes = [];
+      this.compare();
+    }
     return store;
   }
 
@@ -122,11 +131,23 @@ export class SemanticService {
     this.ann.catchUp();
   }
 
+  /** What the intake's verdicts depend on besides the blocks (clean-stop.ts). */
+  private fingerprint(): string {
+    const current = this.deps.handle?.current();
+    return intakeFingerprint({
+      model: this.indexer!.activeModel(), remote: current ? isRemote(current) : false,
+      ignore: this.deps.config.ignore, localOnly: localOnlyAmong(this.deps.blocks.notebooks()),
+    });
+  }
+
   /** Compares every block with the store in the background (start, rebuild, another embedder), then embeds. */
   private compare(): void {
+    this.comparisonsOwed++;
     const run = async () => {
       const started = Date.now();
-      const changed = await this.intake!.reconcile(() => this.closed);
+      let stopped = false;
+      const changed = await this.intake!.reconcile(() => (stopped = stopped || this.closed));
+      if (!stopped) this.comparisonsOwed--;
       this.lastComparison = { ms: Date.now() - started, changed, at: new Date().toISOString() };
       if (changed > 0) this.deps.log.info('embeddings compared with the notes', this.lastComparison);
       this.counted.at = 0;
@@ -150,9 +171,7 @@ export class SemanticService {
         let touched = 0;
         for (const change of changes) {
           if (change.rebuilt) { this.compare(); continue; }
-          touched += this.intake.checkIds([...change.upserted, ...change.removed]);
-          touched += this.intake.checkDocuments(change.documents);
-          touched += this.intake.checkNotebooks(this.egressChanged(change.notebooks));
+          touched += this.takeIn(change);
         }
         if (touched > 0) {
           this.counted.at = 0;
@@ -164,6 +183,13 @@ export class SemanticService {
         this.compare();
       }
     }, INTAKE_DELAY_MS).unref();
+  }
+
+  /** The store rows of one reported change's blocks, documents and notebooks; how many changed. */
+  private takeIn(change: IndexChange): number {
+    const intake = this.intake!;
+    return intake.checkIds([...change.upserted, ...change.removed]) + intake.checkDocuments(change.documents)
+      + intake.checkNotebooks(this.egressChanged(change.notebooks));
   }
 
   private readonly egress = new Map<string, boolean>();
@@ -274,6 +300,8 @@ export class SemanticService {
   }
 
   async close(): Promise<void> {
+    // Read while still subscribed: every change the mark counts has been reported to this.changes.
+    const mark = this.stopMark();
     this.closed = true;
     this.unsubscribe?.();
     if (!this.started) return;
@@ -281,6 +309,32 @@ export class SemanticService {
     while (this.comparing) await this.comparing;
     await this.indexer?.close();
     await this.ann?.close();
+    if (mark !== undefined) this.recordCleanStop(mark);
     this.store?.close();
+  }
+
+  /** The blocks' change mark when every change it counts has been reported to this service. */
+  private stopMark(): string | undefined {
+    if (!this.started || this.deps.blocks.changesUnreported()) return undefined;
+    try {
+      return this.deps.blocks.changeMark();
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Takes in the changes still queued, then records the clean stop (when no comparison is owed). */
+  private recordCleanStop(mark: string): void {
+    const store = this.store;
+    if (!store || !this.intake || !this.indexer || this.comparisonsOwed > 0) return;
+    const pending = this.changes;
+    this.changes = [];
+    if (pending.some((change) => change.rebuilt)) return;
+    try {
+      for (const change of pending) this.takeIn(change);
+      recordCleanStop(store, mark, this.fingerprint());
+    } catch (error) {
+      this.deps.log.warn('the clean stop of semantic search could not be recorded: the next start compares every block', { error: String(error) });
+    }
   }
 }
