@@ -8,12 +8,15 @@
  *     before), with the latency of search_fulltext queries made during it;
  * The OS file cache is as the machine left it: warm after the first start. COLD=1 drops it before
  * each start (`sync; echo 3 > /proc/sys/vm/drop_caches`, as root): a start after a reboot, which reads
- * the graph, the notes index, the store and the modules from disk.
+ * the graph, the notes index, the store and the modules from disk. In a virtual machine that empties
+ * only the guest's cache, and the host may still hold the files: COLD_DISK=<MB/s>:<reads/s> (root, cgroup
+ * v1 blkio) moves this process into a cgroup whose reads from the workspace's disk are throttled so,
+ * as a disk that caches nothing would read (60:1500 is what this machine's disk did uncached).
  *   - then search_hybrid, search_fulltext and search_semantic end to end: p50/p99 over QUERIES queries.
- *   npm run build && node dist/bench/semantic-start.js <workspace>   (env: STARTS=3 QUERIES=100 COLD=1)
+ *   npm run build && node dist/bench/semantic-start.js <workspace>   (env: STARTS=3 QUERIES=100 COLD=1 COLD_DISK=60:1500)
  */
 import { execFileSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Kernel } from '../core/kernel.js';
 import { createLogger } from '../core/log.js';
@@ -23,6 +26,7 @@ const WORKSPACE = process.argv[2];
 const STARTS = Number(process.env.STARTS ?? 3);
 const QUERIES = Number(process.env.QUERIES ?? 100);
 const COLD = process.env.COLD === '1';
+const COLD_DISK = process.env.COLD_DISK;
 const STATUS_EVERY_MS = 1_000;
 const DEADLINE_MS = Number(process.env.DEADLINE_MS ?? 1_800_000);
 
@@ -45,6 +49,25 @@ function dropCaches(): void {
   } catch (error) {
     throw new Error(`COLD=1 needs to write /proc/sys/vm/drop_caches (run as root): ${(error as Error).message}`);
   }
+}
+
+/** Throttles this process's reads from the workspace's block device (see COLD_DISK above). */
+function throttleDisk(spec: string): void {
+  const match = /^(\d+(?:\.\d+)?):(\d+)$/.exec(spec);
+  if (!match) throw new Error(`COLD_DISK=${spec}: expected <MB/s>:<reads/s>, e.g. 60:1500`);
+  const dev = statSync(WORKSPACE!).dev;
+  // Linux's encoding of a device number: major in bits 8-19, minor in bits 0-7 and 20-31.
+  const device = `${(dev >> 8) & 0xfff}:${(dev & 0xff) | ((dev >> 12) & 0xfff00)}`;
+  const group = '/sys/fs/cgroup/blkio/quire-cold-disk';
+  try {
+    mkdirSync(group, { recursive: true });
+    writeFileSync(`${group}/blkio.throttle.read_bps_device`, `${device} ${Math.round(Number(match[1]) * 2 ** 20)}\n`);
+    writeFileSync(`${group}/blkio.throttle.read_iops_device`, `${device} ${match[2]}\n`);
+    writeFileSync(`${group}/cgroup.procs`, `${process.pid}\n`);
+  } catch (error) {
+    throw new Error(`COLD_DISK needs root and cgroup v1 blkio at /sys/fs/cgroup/blkio: ${(error as Error).message}`);
+  }
+  console.log(`reads from device ${device} throttled to ${match[1]} MB/s and ${match[2]} reads/s (threads started from now on included)`);
 }
 
 async function start(fakeUrl: string, queries: string[], round: number): Promise<Kernel> {
@@ -93,6 +116,7 @@ async function start(fakeUrl: string, queries: string[], round: number): Promise
 async function main(): Promise<void> {
   if (!WORKSPACE) throw new Error('usage: node dist/bench/semantic-start.js <workspace made with semantic-indexer KEEP=>');
   console.log(`semantic start bench: ${WORKSPACE}, STARTS=${STARTS}${COLD ? ', caches dropped before each start' : ''}; load before: ${load()}`);
+  if (COLD_DISK) throttleDisk(COLD_DISK);
   const fake = await startFakeEmbedder();
   try {
     let queries = ['note'];
