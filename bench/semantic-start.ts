@@ -16,7 +16,8 @@
  *   npm run build && node dist/bench/semantic-start.js <workspace>   (env: STARTS=3 QUERIES=100 COLD=1 COLD_DISK=60:1500)
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Kernel } from '../core/kernel.js';
 import { createLogger } from '../core/log.js';
@@ -51,13 +52,24 @@ function dropCaches(): void {
   }
 }
 
+/** The disk (major:minor) holding a file system's device: blkio throttles whole disks, not partitions. */
+function wholeDisk(dev: number): string {
+  // Linux's encoding of a device number: major in bits 8-19, minor in bits 0-7 and 20-31.
+  const own = `${(dev >> 8) & 0xfff}:${(dev & 0xff) | ((dev >> 12) & 0xfff00)}`;
+  let node: string;
+  try {
+    node = realpathSync(`/sys/dev/block/${own}`);
+  } catch {
+    throw new Error(`COLD_DISK: the workspace's file system (device ${own}) is not on a block device (an overlay or a memory file system?)`);
+  }
+  return existsSync(join(node, 'partition')) ? readFileSync(join(dirname(node), 'dev'), 'utf8').trim() : own;
+}
+
 /** Throttles this process's reads from the workspace's block device (see COLD_DISK above). */
 function throttleDisk(spec: string): void {
   const match = /^(\d+(?:\.\d+)?):(\d+)$/.exec(spec);
   if (!match) throw new Error(`COLD_DISK=${spec}: expected <MB/s>:<reads/s>, e.g. 60:1500`);
-  const dev = statSync(WORKSPACE!).dev;
-  // Linux's encoding of a device number: major in bits 8-19, minor in bits 0-7 and 20-31.
-  const device = `${(dev >> 8) & 0xfff}:${(dev & 0xff) | ((dev >> 12) & 0xfff00)}`;
+  const device = wholeDisk(statSync(WORKSPACE!).dev);
   const group = '/sys/fs/cgroup/blkio/quire-cold-disk';
   try {
     mkdirSync(group, { recursive: true });

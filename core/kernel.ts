@@ -90,7 +90,8 @@ export class Kernel {
     this.authenticator = container.resolve<Authenticator>(AUTHENTICATOR);
     this.sessions = container.resolve<FileSessionStore>(SESSION_STORE);
     this.jobs = container.resolve<JobManager>(JOB_MANAGER);
-    this.usage = new UsageLedger(join(workspace.privateDir, 'usage.db'), () => config.usage.prices);
+    this.usage = new UsageLedger(join(workspace.privateDir, 'usage.db'), () => config.usage.prices,
+      (error) => this.log.warn('the usage ledger could not be synced to disk', { error: error instanceof Error ? error.message : String(error) }));
     const usage = this.usage;
     // Embedders and rerankers report no usage through their contract: their input is counted here (estimated).
     this.backends.onUse((use) => {

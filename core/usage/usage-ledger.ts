@@ -50,12 +50,13 @@ export class UsageLedger {
   /** Syncs the WAL a little after records (see the class comment). */
   readonly walSync: DeferredWalSync;
 
-  constructor(file: string, private readonly prices: () => Readonly<Record<string, ModelPrice>>) {
+  /** `onSyncError`: a failed sync of the WAL (the records stay recorded; their durability is in doubt). */
+  constructor(file: string, private readonly prices: () => Readonly<Record<string, ModelPrice>>, onSyncError?: (error: unknown) => void) {
     mkdirSync(dirname(file), { recursive: true });
     this.db = new Database(file);
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');
-    this.walSync = new DeferredWalSync(`${file}-wal`);
+    this.walSync = new DeferredWalSync(`${file}-wal`, 200, onSyncError);
     this.db.exec(`CREATE TABLE IF NOT EXISTS usage (
       id INTEGER PRIMARY KEY, at TEXT NOT NULL, kind TEXT NOT NULL, provider TEXT NOT NULL, model TEXT NOT NULL,
       session_id TEXT, turn_id TEXT, input INTEGER NOT NULL, cached_input INTEGER NOT NULL, output INTEGER NOT NULL,

@@ -4,7 +4,6 @@ import type { Block } from './block-model.js';
 import { deriveBlock, ownFingerprint, type DerivedBlock, type DocumentPlace } from './index-rows.js';
 import { BulkWriter } from './bulk-writer.js';
 import { FtsWriter } from './fts-index.js';
-import { readChangeMark } from './change-mark.js';
 import { IndexChangeFeed, type IndexChangeListener } from './index-change-feed.js';
 import type { PreparedRows } from './import-rows.js';
 import { clearIndex, type Db } from './index-schema.js';
@@ -390,11 +389,6 @@ export class BlockIndex {
    */
   onIndexed(listener: IndexChangeListener): () => void {
     return this.feed.listen(listener);
-  }
-
-  /** The committed change mark (change-mark.ts). */
-  changeMark(): string {
-    return readChangeMark(this.reader);
   }
 
   /** Whether a write is open, or committed and not yet reported to onIndexed listeners. */

@@ -39,10 +39,11 @@ export function installChangeMark(db: Db): void {
  * SQLite deletes a table row by row instead of dropping its pages at once.
  */
 export function clearBlocksWithNewMark(db: Db): void {
-  db.exec(`${DROP_TRIGGERS}
+  // A transaction of its own (a savepoint inside the caller's): the rows and the mark go together.
+  db.transaction(() => db.exec(`${DROP_TRIGGERS}
     DELETE FROM blocks;
     UPDATE change_mark SET instance = ${NEW_INSTANCE}, count = 0;
-    ${TRIGGERS}`);
+    ${TRIGGERS}`))();
 }
 
 /** The mark as `connection` sees it (a reader: the last committed state). */

@@ -14,6 +14,7 @@ import { documentActions } from './document-actions.js';
 import { finishInterruptedMoves, type MoveIntent } from './document-moves.js';
 import { watchData } from './file-watcher.js';
 import { openIndexDatabase, openIndexReader } from './index-schema.js';
+import { readChangeMark } from './change-mark.js';
 import { notebookActions } from './notebook-actions.js';
 import { createNotebookScope } from './notebook-scope.js';
 import { DEFAULT_CONFIG, createRuntime, type BlocksConfig } from './runtime.js';
@@ -61,7 +62,7 @@ export default definePlugin<Partial<BlocksConfig>>({
       ftsSubtype: subtypeToken,
       notebooks: () => new Map([...store.catalog.notebooks].map(([id, conf]) => [id, { name: conf.name, access: conf.access, ...(conf.egress ? { egress: conf.egress } : {}) }])),
       onIndexed: (listener) => store.index.onIndexed(listener),
-      changeMark: () => store.index.changeMark(),
+      changeMark: () => readChangeMark(store.index.reader),
       changesUnreported: () => store.index.changesUnreported(),
       ready: () => readiness.wait(),
       dataDir: workspace.dataDir,

@@ -301,7 +301,7 @@ export class SemanticService {
 
   async close(): Promise<void> {
     // Read while still subscribed: every change the mark counts has been reported to this.changes.
-    const mark = this.stopMark();
+    const stop = this.stopMark();
     this.closed = true;
     this.unsubscribe?.();
     if (!this.started) return;
@@ -309,30 +309,39 @@ export class SemanticService {
     while (this.comparing) await this.comparing;
     await this.indexer?.close();
     await this.ann?.close();
-    if (mark !== undefined) this.recordCleanStop(mark);
+    if (stop !== undefined) this.recordCleanStop(stop);
     this.store?.close();
   }
 
-  /** The blocks' change mark when every change it counts has been reported to this service. */
-  private stopMark(): string | undefined {
-    if (!this.started || this.deps.blocks.changesUnreported()) return undefined;
+  /**
+   * The blocks' change mark when every change it counts has been reported to this service, with the
+   * fingerprint of the other inputs in the same turn: once unsubscribed, this service hears of no more
+   * changes, and a notebook's local-only flag changed meanwhile (the blocks plugin still runs) would not
+   * move the mark. The fingerprint is compared again when the stop is recorded.
+   */
+  private stopMark(): { mark: string; fingerprint: string } | undefined {
+    if (!this.started || !this.indexer || this.deps.blocks.changesUnreported()) return undefined;
     try {
-      return this.deps.blocks.changeMark();
+      return { mark: this.deps.blocks.changeMark(), fingerprint: this.fingerprint() };
     } catch {
       return undefined;
     }
   }
 
-  /** Takes in the changes still queued, then records the clean stop (when no comparison is owed). */
-  private recordCleanStop(mark: string): void {
+  /**
+   * Takes in the changes still queued, then records the clean stop: only when no comparison is owed,
+   * nothing the fingerprint covers changed since the mark was read, and the rows are the active model's.
+   */
+  private recordCleanStop(stop: { mark: string; fingerprint: string }): void {
     const store = this.store;
     if (!store || !this.intake || !this.indexer || this.comparisonsOwed > 0) return;
     const pending = this.changes;
     this.changes = [];
     if (pending.some((change) => change.rebuilt)) return;
     try {
+      if (store.meta('model') !== this.indexer.activeModel() || this.fingerprint() !== stop.fingerprint) return;
       for (const change of pending) this.takeIn(change);
-      recordCleanStop(store, mark, this.fingerprint());
+      recordCleanStop(store, stop.mark, stop.fingerprint);
     } catch (error) {
       this.deps.log.warn('the clean stop of semantic search could not be recorded: the next start compares every block', { error: String(error) });
     }

@@ -55,13 +55,17 @@ describe('the usage ledger on disk', () => {
     }
   });
 
-  it('stops syncing when closed', async () => {
+  it('syncs what is due when closed (another connection may keep SQLite from checkpointing), then stops', async () => {
     const file = join(await harness.tempDir(), 'usage.db');
     const ledger = new UsageLedger(file, () => ({}));
     ledger.record(RECORD);
     ledger.close();
+    expect(ledger.walSync.syncs).toBe(1);
     await new Promise((resolve) => setTimeout(resolve, 400));
-    expect(ledger.walSync.syncs).toBe(0);
+    expect(ledger.walSync.syncs).toBe(1);
+    const idle = new UsageLedger(join(await harness.tempDir(), 'usage.db'), () => ({}));
+    idle.close();
+    expect(idle.walSync.syncs).toBe(0);
     const reopened = new UsageLedger(file, () => ({}));
     try {
       expect(reopened.total({}).requests).toBe(1);
