@@ -277,7 +277,11 @@ describe('the web app in a real browser', () => {
     // Stop: the model stalls after its first frame; the turn ends, interrupted, and the composer is back.
     web.fake.reply({ kind: 'sse', frames: (await import('../../fakes/wire-frames.js')).framesFor('openai-chat', { text: 'I will think for a long time' }), stallAfter: 1 });
     await web.page.getByLabel('Message to the agent').fill('Take your time');
+    const postsBefore = web.fake.posts.length;
     await web.page.getByRole('button', { name: 'Send' }).click();
+    // Stopped once the request is at the model (a Stop clicked before it would end the turn without one).
+    for (const end = Date.now() + 10_000; web.fake.posts.length === postsBefore && Date.now() < end;) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(web.fake.posts.length).toBe(postsBefore + 1);
     await web.page.getByRole('button', { name: 'Stop' }).click();
     await web.page.getByRole('button', { name: 'Send' }).waitFor();
     expect(await web.fake.posts.at(-1)!.closedEarly).toBe(true);
