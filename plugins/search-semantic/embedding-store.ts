@@ -2,6 +2,7 @@ import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { IgnoredReason } from './ignore-rules.js';
+import { countedRows, installRowCount } from './row-count.js';
 
 /**
  * Bumped when the tables change; a store of an unknown version is emptied (vectors are embedded again).
@@ -119,6 +120,7 @@ export class EmbeddingStore {
       this.db.exec('DROP TABLE IF EXISTS block_embeddings; DROP TABLE IF EXISTS removed_keys; DROP TABLE IF EXISTS embedding_vectors; DROP TABLE IF EXISTS meta;');
     }
     this.db.exec(TABLES);
+    installRowCount(this.db);
     this.db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('version', ?)").run(STORE_VERSION);
     // Read only by this code (better-sqlite3 has no URI filenames for mode=ro): never written through here.
     this.db.prepare('ATTACH DATABASE ? AS blk').run(blocksFile);
@@ -288,7 +290,7 @@ export class EmbeddingStore {
    * is neither to do nor ignored: no pass over the rows that are done.
    */
   counts(model: string, maxFailures: number): StoreCounts {
-    const total = this.prepared('SELECT count(*) FROM block_embeddings').pluck().get() as number;
+    const total = countedRows(this.db);
     const todo = this.todo(maxFailures);
     const stale = this.prepared(`SELECT count(*) FROM block_embeddings WHERE ${STALE_WHERE}`).pluck().get(model) as number;
     const ignored = this.ignoredCounts();

@@ -171,6 +171,29 @@ describe('a store of version 1 (each vector in its row)', () => {
     // Opened again, it is version 2 as it is.
     const again = new EmbeddingStore(join(folder, 'embeddings.db'), blocksFile);
     expect(again.vectorCount('m1', 2)).toBe(2);
+    expect(again.counts('m1', 5).total).toBe(4);
+    again.close();
+  });
+
+  it('counts its rows without reading them: kept by triggers, and counted again for a file without them', () => {
+    const store = storeWith(['a', 'b', 'c']);
+    const file = store.db.name;
+    const counted = () => store.db.prepare('SELECT count(*) FROM block_embeddings').pluck().get();
+    for (const id of ['a', 'b', 'c']) store.insert(id, `h${id}`, null);
+    store.delete(store.rowsOf(['b']).get('b')!.key);
+    expect(store.counts('m', 5).total).toBe(2);
+    expect(counted()).toBe(2);
+    // A failed insert (the same block twice) and a rolled-back one count nothing.
+    expect(() => store.insert('a', 'again', null)).toThrow();
+    expect(() => store.transaction(() => { store.insert('b', 'hb', null); throw new Error('rolled back'); })).toThrow('rolled back');
+    expect(store.counts('m', 5).total).toBe(2);
+    // A store whose triggers were lost (a table dropped and made again by another version) is counted at open.
+    store.db.exec('DROP TRIGGER block_embeddings_counted_insert; UPDATE row_count SET n = 99');
+    store.close();
+    const again = new EmbeddingStore(file, join(file, '..', 'quire.db'));
+    expect(again.counts('m', 5).total).toBe(2);
+    again.insert('b', 'hb', null);
+    expect(again.counts('m', 5).total).toBe(3);
     again.close();
   });
 
