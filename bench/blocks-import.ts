@@ -120,7 +120,7 @@ async function measure(project: string, corpus: string, work: string): Promise<F
  */
 function rawBaseline(indexFile: string, rawFile: string): { seconds: number; cpu: number } {
   const index = new Database(indexFile, { readonly: true });
-  const ddl = index.prepare("SELECT sql FROM sqlite_master WHERE tbl_name = 'blocks' AND sql IS NOT NULL ORDER BY type DESC").pluck().all() as string[];
+  const ddl = index.prepare("SELECT sql FROM sqlite_master WHERE tbl_name = 'blocks' AND type IN ('table', 'index') AND sql IS NOT NULL ORDER BY type DESC").pluck().all() as string[];
   const rows = index.prepare('SELECT * FROM blocks ORDER BY rowid').raw().all() as unknown[][];
   const columns = (index.prepare('SELECT * FROM blocks LIMIT 1').columns()).map((column) => column.name);
   index.close();

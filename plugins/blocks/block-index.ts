@@ -4,6 +4,7 @@ import type { Block } from './block-model.js';
 import { deriveBlock, ownFingerprint, type DerivedBlock, type DocumentPlace } from './index-rows.js';
 import { BulkWriter } from './bulk-writer.js';
 import { FtsWriter } from './fts-index.js';
+import { changeMarkBump } from './change-mark.js';
 import { IndexChangeFeed, type IndexChangeListener } from './index-change-feed.js';
 import type { PreparedRows } from './import-rows.js';
 import { clearIndex, type Db } from './index-schema.js';
@@ -87,7 +88,7 @@ export class BlockIndex {
     const p = (sql: string): Statement => db.prepare(sql);
     const r = (sql: string): Statement => reader.prepare(sql);
     this.fts = new FtsWriter(db);
-    this.feed = new IndexChangeFeed(() => db.inTransaction);
+    this.feed = new IndexChangeFeed(() => db.inTransaction, changeMarkBump(db));
     this.statements = {
       previousRows: p('SELECT id, fingerprint, parent_id, sort FROM blocks WHERE root_id = ?'),
       previousPlace: p('SELECT notebook, path, hpath FROM documents WHERE id = ?'),

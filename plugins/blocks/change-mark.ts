@@ -1,49 +1,39 @@
 import type { Db } from './index-schema.js';
 
 /**
- * The blocks' change mark: `<instance>:<count>`, where the count goes up with every block row added,
- * deleted, or changed in its text, type or place, and the instance is new for a new or emptied index.
- * Triggers keep it, so no write path (a sync, an import, a move, a rollback, another kernel version)
- * can change a block without changing the mark; a transaction rolled back takes its counts back with
- * it. Two equal marks of one file therefore mean the same blocks. Plugins that derive state from
- * the blocks (search-semantic's store) record the mark when they stop cleanly, and skip comparing
- * every block at the next start when it has not moved (a read of the whole table: 8-38 s at 1M).
+ * The blocks' change mark: `<instance>:<count>`. The count goes up in the transaction of every write that
+ * adds, deletes or changes a block row's text, type or place: BlockIndex bumps it wherever it tells the
+ * change feed of one (index-change-feed.ts), which by its contract hears of every committed change, with
+ * listeners or without. A transaction rolled back takes its bump back with it; an emptied index gets a new
+ * instance. Two equal marks of one file therefore mean the same blocks. Plugins that derive state from
+ * the blocks (search-semantic's store) record the mark when they stop cleanly, and skip comparing every
+ * block at the next start when it has not moved (a read of the whole table: 8-38 s at 1M).
  *
+ * Not kept by triggers: a trigger makes every INSERT keep a statement journal of the pages it changes,
+ * which cut an import from 7.4 to 4.2 MB/s and tripled a rebuild (bench/blocks-import.ts, 100k blocks).
  * Notebook rows are left out: a sync writes each of them at every start. What a plugin derives from
  * notebooks (the local-only flag) it compares itself.
  */
 const NEW_INSTANCE = 'lower(hex(randomblob(8)))';
 
-const TRIGGERS = `
-CREATE TRIGGER IF NOT EXISTS change_mark_insert AFTER INSERT ON blocks BEGIN UPDATE change_mark SET count = count + 1; END;
-CREATE TRIGGER IF NOT EXISTS change_mark_delete AFTER DELETE ON blocks BEGIN UPDATE change_mark SET count = count + 1; END;
-CREATE TRIGGER IF NOT EXISTS change_mark_update AFTER UPDATE ON blocks
-  WHEN OLD.id IS NOT NEW.id OR OLD.content IS NOT NEW.content OR OLD.type IS NOT NEW.type OR OLD.notebook IS NOT NEW.notebook
-    OR OLD.path IS NOT NEW.path OR OLD.hpath IS NOT NEW.hpath OR OLD.root_id IS NOT NEW.root_id
-  BEGIN UPDATE change_mark SET count = count + 1; END;`;
-
-const DROP_TRIGGERS = `
-DROP TRIGGER IF EXISTS change_mark_insert;
-DROP TRIGGER IF EXISTS change_mark_delete;
-DROP TRIGGER IF EXISTS change_mark_update;`;
-
-/** Creates the mark and its triggers where they are missing (an index made before them gets them at open). */
+/** Creates the mark where it is missing; drops the triggers that kept it in development builds. */
 export function installChangeMark(db: Db): void {
   db.exec(`CREATE TABLE IF NOT EXISTS change_mark (id INTEGER PRIMARY KEY CHECK (id = 1), instance TEXT NOT NULL, count INTEGER NOT NULL);
     INSERT OR IGNORE INTO change_mark (id, instance, count) VALUES (1, ${NEW_INSTANCE}, 0);
-    ${TRIGGERS}`);
+    DROP TRIGGER IF EXISTS change_mark_insert;
+    DROP TRIGGER IF EXISTS change_mark_delete;
+    DROP TRIGGER IF EXISTS change_mark_update;`);
 }
 
-/**
- * Empties `blocks` under a new instance. The triggers are dropped meanwhile: with a trigger on it,
- * SQLite deletes a table row by row instead of dropping its pages at once.
- */
+/** Empties `blocks` under a new instance, in a transaction of its own (a savepoint inside the caller's). */
 export function clearBlocksWithNewMark(db: Db): void {
-  // A transaction of its own (a savepoint inside the caller's): the rows and the mark go together.
-  db.transaction(() => db.exec(`${DROP_TRIGGERS}
-    DELETE FROM blocks;
-    UPDATE change_mark SET instance = ${NEW_INSTANCE}, count = 0;
-    ${TRIGGERS}`))();
+  db.transaction(() => db.exec(`DELETE FROM blocks; UPDATE change_mark SET instance = ${NEW_INSTANCE}, count = 0;`))();
+}
+
+/** A statement that moves the mark (run inside the write it marks). */
+export function changeMarkBump(db: Db): () => void {
+  const bump = db.prepare('UPDATE change_mark SET count = count + 1 WHERE id = 1');
+  return () => { bump.run(); };
 }
 
 /** The mark as `connection` sees it (a reader: the last committed state). */

@@ -29,8 +29,12 @@ export class IndexChangeFeed {
   private rebuilt = false;
   private scheduled = false;
 
-  /** `writing` tells whether the writer is inside a transaction (a sync holds one across awaits). */
-  constructor(private readonly writing: () => boolean) {}
+  /**
+   * `writing` tells whether the writer is inside a transaction (a sync holds one across awaits);
+   * `changed` is called inside the write for every block change told, with listeners or without
+   * (it moves the blocks' change mark, change-mark.ts).
+   */
+  constructor(private readonly writing: () => boolean, private readonly changed: () => void = () => undefined) {}
 
   /** Whether writes are collected and not yet reported (or the writer's transaction is still open). */
   get pending(): boolean {
@@ -43,18 +47,21 @@ export class IndexChangeFeed {
   }
 
   upsert(id: string): void {
+    this.changed();
     if (this.listeners.size === 0 || this.rebuilt) return;
     this.upserted.add(id);
     this.schedule();
   }
 
   remove(id: string): void {
+    this.changed();
     if (this.listeners.size === 0 || this.rebuilt) return;
     this.removed.add(id);
     this.schedule();
   }
 
   document(id: string): void {
+    this.changed();
     if (this.listeners.size === 0 || this.rebuilt) return;
     this.documents.add(id);
     this.schedule();
@@ -68,6 +75,7 @@ export class IndexChangeFeed {
 
   /** The index was cleared: what was collected no longer matters, listeners compare everything. */
   clear(): void {
+    this.changed();
     if (this.listeners.size === 0) return;
     this.rebuilt = true;
     this.upserted = new Set();

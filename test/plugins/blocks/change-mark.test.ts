@@ -1,72 +1,64 @@
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { readChangeMark } from '../../../plugins/blocks/change-mark.js';
-import { clearIndex, openIndexDatabase, openIndexReader, type Db } from '../../../plugins/blocks/index-schema.js';
+import { clearIndex, openIndexDatabase } from '../../../plugins/blocks/index-schema.js';
 import { useBlocks } from './blocks-harness.js';
 
-const { tempDir } = useBlocks();
+const { boot, tempDir } = useBlocks();
 
-function insertBlock(db: Db, id: string, content: string): void {
-  db.prepare(`INSERT INTO blocks (id, parent_id, root_id, notebook, path, hpath, type, content, sort, fingerprint)
-    VALUES (?, NULL, 'root', 'nb', 'nb/root.json', '/Root', 'paragraph', ?, 0, 'f')`).run(id, content);
+/** The committed mark, read as another process would. */
+function markOf(workspace: string): string {
+  const db = new Database(join(workspace, 'index', 'quire.db'), { readonly: true });
+  try {
+    return readChangeMark(db);
+  } finally {
+    db.close();
+  }
 }
 
 describe("the blocks' change mark", () => {
-  it('moves with every block added, deleted or changed in text, type or place, and only then', async () => {
-    const file = join(await tempDir(), 'quire.db');
-    const { db } = openIndexDatabase(file);
-    const reader = openIndexReader(file);
-    try {
-      const marks = [readChangeMark(reader)];
-      const step = (work: () => void): boolean => {
-        work();
-        marks.push(readChangeMark(reader));
-        return marks.at(-1) !== marks.at(-2);
-      };
-      expect(step(() => insertBlock(db, 'a', 'first text'))).toBe(true);
-      expect(step(() => db.prepare("UPDATE blocks SET content = 'second text' WHERE id = 'a'").run())).toBe(true);
-      expect(step(() => db.prepare("UPDATE blocks SET type = 'heading' WHERE id = 'a'").run())).toBe(true);
-      expect(step(() => db.prepare("UPDATE blocks SET hpath = '/Moved' WHERE id = 'a'").run())).toBe(true);
-      expect(step(() => db.prepare("UPDATE blocks SET notebook = 'other' WHERE id = 'a'").run())).toBe(true);
-      // What the blocks' derived state does not read: position among siblings, the same text written again, notebooks.
-      expect(step(() => db.prepare("UPDATE blocks SET sort = 5, fingerprint = 'g' WHERE id = 'a'").run())).toBe(false);
-      expect(step(() => db.prepare("UPDATE blocks SET content = 'second text' WHERE id = 'a'").run())).toBe(false);
-      expect(step(() => db.prepare("INSERT OR REPLACE INTO notebooks (id, name, icon, sort, access) VALUES ('nb', 'N', '', 0, 'private')").run())).toBe(false);
-      // A transaction rolled back takes its count back with it.
-      expect(step(() => {
-        db.exec('BEGIN');
-        insertBlock(db, 'b', 'never committed');
-        db.exec('ROLLBACK');
-      })).toBe(false);
-      expect(step(() => db.prepare("DELETE FROM blocks WHERE id = 'a'").run())).toBe(true);
-      // Emptied (a rebuild starts so): a new instance, so the count starting again cannot repeat a mark.
-      insertBlock(db, 'c', 'third text');
-      const before = readChangeMark(reader);
-      clearIndex(db);
-      const after = readChangeMark(reader);
-      expect(after.split(':')[0]).not.toBe(before.split(':')[0]);
-      expect(after.split(':')[1]).toBe('0');
-      expect(db.prepare('SELECT count(*) FROM blocks').pluck().get()).toBe(0);
-      // The triggers are back after the clear.
-      insertBlock(db, 'd', 'fourth text');
-      expect(readChangeMark(reader)).not.toBe(after);
-    } finally {
-      reader.close();
-      db.close();
-    }
+  it('moves with every write that adds, changes or removes blocks, and with nothing else', async () => {
+    const { kernel, act } = await boot();
+    const root = kernel.workspace.root;
+    const marks = [markOf(root)];
+    const step = async (work: () => Promise<unknown>): Promise<boolean> => {
+      await work();
+      marks.push(markOf(root));
+      return marks.at(-1) !== marks.at(-2);
+    };
+    const notebook = await act<{ id: string }>('notebook_create', { name: 'N' });
+    let doc = { id: '' };
+    expect(await step(async () => { doc = await act<{ id: string }>('document_create', { notebook: notebook.id, title: 'T', markdown: 'first text' }); })).toBe(true);
+    let added: string[] = [];
+    expect(await step(async () => { added = (await act<{ ids: string[] }>('block_append', { parentId: doc.id, markdown: 'an added line' })).ids; })).toBe(true);
+    expect(added).toHaveLength(1);
+    expect(await step(() => act('block_update', { id: added[0], markdown: 'second text' }))).toBe(true);
+    // Reads change nothing.
+    expect(await step(() => act('search_fulltext', { query: 'text' }))).toBe(false);
+    expect(await step(() => act('document_remove', { id: doc.id }))).toBe(true);
+    await kernel.close();
+    // A start that finds the files as the index has them writes no block: the mark stays.
+    const before = markOf(root);
+    const again = await boot({ workspace: root });
+    expect(markOf(root)).toBe(before);
+    await again.kernel.close();
   });
 
-  it('is kept across closing and opening the index', async () => {
+  it('gets a new instance when the index is emptied (a rebuild starts so), and is kept across opening', async () => {
     const file = join(await tempDir(), 'quire.db');
     const first = openIndexDatabase(file).db;
-    insertBlock(first, 'a', 'some text');
     const mark = readChangeMark(first);
     first.close();
-    const again = openIndexDatabase(file).db;
+    const { db } = openIndexDatabase(file);
     try {
-      expect(readChangeMark(again)).toBe(mark);
+      expect(readChangeMark(db)).toBe(mark);
+      clearIndex(db);
+      const cleared = readChangeMark(db);
+      expect(cleared.split(':')[0]).not.toBe(mark.split(':')[0]);
+      expect(cleared.split(':')[1]).toBe('0');
     } finally {
-      again.close();
+      db.close();
     }
   });
 });
