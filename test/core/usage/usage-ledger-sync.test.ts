@@ -6,14 +6,6 @@ import { useHarness } from '../../helpers/harness.js';
 
 const RECORD: UsageRecord = { kind: 'embedding', provider: 'providers/openai', model: 'm', input: 12, cachedInput: 0, output: 0, reasoning: 0, estimated: true };
 
-async function until(check: () => boolean, limitMs = 10_000): Promise<void> {
-  const end = Date.now() + limitMs;
-  while (!check()) {
-    if (Date.now() > end) throw new Error('waited in vain');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
 describe('the usage ledger on disk', () => {
   const harness = useHarness();
 
@@ -28,7 +20,7 @@ describe('the usage ledger on disk', () => {
       expect(ledger.total({}).requests).toBe(50);
       // Nobody asks: the sync still comes, a little after the record.
       ledger.record(RECORD);
-      await until(() => ledger.walSync.syncs === 2);
+      await expect.poll(() => ledger.walSync.syncs, { timeout: 10_000 }).toBe(2);
     } finally {
       ledger.close();
     }
