@@ -15,12 +15,10 @@
  *   - then search_hybrid, search_fulltext and search_semantic end to end: p50/p99 over QUERIES queries.
  *   npm run build && node dist/bench/semantic-start.js <workspace>   (env: STARTS=3 QUERIES=100 COLD=1 COLD_DISK=60:1500)
  */
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Kernel } from '../core/kernel.js';
 import { createLogger } from '../core/log.js';
+import { dropCaches, throttleDisk } from './cold-disk.js';
 import { call, load, pct, semanticPlugins, startFakeEmbedder, threeWordQueries, timeSearches } from './semantic-kit.js';
 
 const WORKSPACE = process.argv[2];
@@ -40,46 +38,6 @@ async function timed(kernel: Kernel, target: string, query: string): Promise<num
   const t = process.hrtime.bigint();
   await call(kernel, target, { query });
   return Number(process.hrtime.bigint() - t) / 1e6;
-}
-
-/** Empties the kernel's page cache (root only): the next start reads everything from disk. */
-function dropCaches(): void {
-  execFileSync('sync');
-  try {
-    writeFileSync('/proc/sys/vm/drop_caches', '3\n');
-  } catch (error) {
-    throw new Error(`COLD=1 needs to write /proc/sys/vm/drop_caches (run as root): ${(error as Error).message}`);
-  }
-}
-
-/** The disk (major:minor) holding a file system's device: blkio throttles whole disks, not partitions. */
-function wholeDisk(dev: number): string {
-  // Linux's encoding of a device number: major in bits 8-19, minor in bits 0-7 and 20-31.
-  const own = `${(dev >> 8) & 0xfff}:${(dev & 0xff) | ((dev >> 12) & 0xfff00)}`;
-  let node: string;
-  try {
-    node = realpathSync(`/sys/dev/block/${own}`);
-  } catch {
-    throw new Error(`COLD_DISK: the workspace's file system (device ${own}) is not on a block device (an overlay or a memory file system?)`);
-  }
-  return existsSync(join(node, 'partition')) ? readFileSync(join(dirname(node), 'dev'), 'utf8').trim() : own;
-}
-
-/** Throttles this process's reads from the workspace's block device (see COLD_DISK above). */
-function throttleDisk(spec: string): void {
-  const match = /^(\d+(?:\.\d+)?):(\d+)$/.exec(spec);
-  if (!match) throw new Error(`COLD_DISK=${spec}: expected <MB/s>:<reads/s>, e.g. 60:1500`);
-  const device = wholeDisk(statSync(WORKSPACE!).dev);
-  const group = '/sys/fs/cgroup/blkio/quire-cold-disk';
-  try {
-    mkdirSync(group, { recursive: true });
-    writeFileSync(`${group}/blkio.throttle.read_bps_device`, `${device} ${Math.round(Number(match[1]) * 2 ** 20)}\n`);
-    writeFileSync(`${group}/blkio.throttle.read_iops_device`, `${device} ${match[2]}\n`);
-    writeFileSync(`${group}/cgroup.procs`, `${process.pid}\n`);
-  } catch (error) {
-    throw new Error(`COLD_DISK needs root and cgroup v1 blkio at /sys/fs/cgroup/blkio: ${(error as Error).message}`);
-  }
-  console.log(`reads from device ${device} throttled to ${match[1]} MB/s and ${match[2]} reads/s (threads started from now on included)`);
 }
 
 async function start(fakeUrl: string, queries: string[], round: number): Promise<Kernel> {
@@ -128,7 +86,7 @@ async function start(fakeUrl: string, queries: string[], round: number): Promise
 async function main(): Promise<void> {
   if (!WORKSPACE) throw new Error('usage: node dist/bench/semantic-start.js <workspace made with semantic-indexer KEEP=>');
   console.log(`semantic start bench: ${WORKSPACE}, STARTS=${STARTS}${COLD ? ', caches dropped before each start' : ''}; load before: ${load()}`);
-  if (COLD_DISK) throttleDisk(COLD_DISK);
+  if (COLD_DISK) throttleDisk(COLD_DISK, WORKSPACE);
   const fake = await startFakeEmbedder();
   try {
     let queries = ['note'];

@@ -1,12 +1,12 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { WorkerPool } from '../../core/index.js';
 import type { DraftBlock } from './block-model.js';
 import { MAX_BLOCK_DEPTH, treeHeight } from './block-depth.js';
 import { estimateNesting } from './markdown-depth.js';
 import { markdownToBlocks } from './markdown-in.js';
 import { prepareImport, type ImportWork, type PreparedDocument } from './import-rows.js';
-import { WorkerPool } from './markdown-pool.js';
 import { prepareRebuild, type RebuildDocWork, type RebuiltDocument } from './rebuild-rows.js';
 
 export type ParsedFile = { ok: true; drafts: DraftBlock[] } | { ok: false; reason: string };
@@ -120,7 +120,7 @@ function inlineParser(): MarkdownFileParser {
 }
 
 function workerParser(script: URL): MarkdownFileParser {
-  const pool = new WorkerPool(script, PARSE_WORKERS);
+  const pool = new WorkerPool<ParseWork, ParseResponse>(script, PARSE_WORKERS, { name: 'the Markdown worker' });
   return {
     async parseText(markdown, signal) {
       const response = await pool.run({ markdown }, signal);

@@ -10,6 +10,7 @@ export default definePlugin<SearchOptions>({
   activate(ctx) {
     const index = ctx.get(BLOCKS_INDEX);
     const search = createFulltextSearch(index, ctx.config);
+    ctx.onDispose(() => search.close());
     // search.semantic and search.rerank are looked up at each call: either plugin may be disabled, or activate after this one.
     const hybrid = createHybridSearch({ index, fulltext: search, semantic: () => ctx.find(SEMANTIC_SEARCH), rerank: () => ctx.find(SEARCH_RERANK) });
     return { search: reportingNotes(index, {

@@ -30,6 +30,7 @@ const NO_CALLER: Record<string, string> = {
   'search-semantic/block-intake.ts': 'the background indexer: no caller; what may leave is asked of core (localOnlyAmong)',
   'search-semantic/indexer.ts': 'the background indexer: no caller; what may leave is asked of core (localOnlyAmong)',
   'search-semantic/embedding-store.ts': 'the vectors store, read by semantic-search.ts, which asks core',
+  'search-fulltext/fulltext-query.ts': 'runs a query within the notebooks fulltext-search.ts gives it, which asks core (the query may run on a worker thread, where no call is)',
   'search-fulltext/phrase-ranking.ts': 'ranks the hits fulltext-search.ts found within what the caller may see (it asks core); returns scores, no text',
 };
 

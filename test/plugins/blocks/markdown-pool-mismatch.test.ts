@@ -2,7 +2,7 @@ import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { WorkerPool } from '../../../plugins/blocks/markdown-pool.js';
+import { WorkerPool } from '../../../core/util/worker-pool.js';
 import { useHarness } from '../../helpers/harness.js';
 
 /** A worker of another build: it answers, but never with its job's id (nor with anything the pool knows). */
@@ -19,7 +19,7 @@ describe('Markdown workers answering something other than their job', () => {
     const folder = await tempDir('quire-pool-');
     const script = join(folder, 'wrong-worker.mjs');
     await writeFile(script, WRONG_ANSWERS);
-    const pool = new WorkerPool(pathToFileURL(script), 2);
+    const pool = new WorkerPool<{ markdown: string }, { id: number }>(pathToFileURL(script), 2, { name: 'the Markdown worker' });
     const base = await threads();
     try {
       for (const markdown of ['x', 'nothing']) {

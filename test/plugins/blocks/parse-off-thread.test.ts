@@ -1,36 +1,20 @@
-import { createHash } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { KernelConfigFile } from '../../../core/config/kernel-config.js';
-import { REPO_ROOT, useHarness } from '../../helpers/harness.js';
+import { serveBuiltKernel } from '../../helpers/built-kernel.js';
+import { useHarness } from '../../helpers/harness.js';
 import { rawRequest, type RawResponse } from '../../helpers/http-client.js';
+import { measured } from '../../helpers/loop-gap.js';
 
 /**
- * The built kernel, loaded in this process: only compiled, the blocks plugin has its Markdown worker
- * beside it (the TypeScript sources run under the test runner parse on this thread), and only in this
- * process can the event loop's delay be measured.
+ * The built kernel, loaded in this process (helpers/built-kernel.ts): only compiled, the blocks plugin
+ * has its Markdown worker beside it, and only in this process can the event loop's stalls be measured.
  */
-const BUILT = join(REPO_ROOT, 'dist');
-const ADMIN = 'qk_off-thread-admin-token';
-const sha = (token: string): string => createHash('sha256').update(token).digest('hex');
 /** A generous bound on one turn of the event loop while the kernel works: far from any real turn, far below a stall. */
 const STALL_MS = 200;
 
-type KernelModule = typeof import('../../../core/kernel.js');
-type ServeModule = typeof import('../../../core/http/serve.js');
-type LogModule = typeof import('../../../core/log.js');
-
 interface Created { id: string }
-
-async function builtModule<T>(...path: string[]): Promise<T> {
-  const file = join(BUILT, ...path);
-  expect(existsSync(file)).toBe(true);
-  return await import(pathToFileURL(file).href) as T;
-}
 
 async function threads(): Promise<number> {
   return (await readdir('/proc/self/task')).length;
@@ -58,41 +42,11 @@ describe('Markdown parsed off the main thread (the built kernel over HTTP)', () 
   afterEach(async () => { for (const close of closers.splice(0).reverse()) await close(); });
 
   async function serve(config: KernelConfigFile = {}) {
-    const { Kernel } = await builtModule<KernelModule>('core', 'kernel.js');
-    const { startHttpServer } = await builtModule<ServeModule>('core', 'http', 'serve.js');
-    const { silentLogger } = await builtModule<LogModule>('core', 'log.js');
-    const kernel = await Kernel.boot({
-      workspace: join(await tempDir(), 'workspace'),
-      logger: silentLogger,
-      config: {
-        ...config,
-        auth: { tokens: [{ name: 'admin', role: 'admin', sha256: sha(ADMIN) }] },
-        plugins: { blocks: { config: { watch: false, welcome: false } } },
-      },
-    });
-    closers.push(() => kernel.close());
-    const server = await startHttpServer(kernel, { host: '127.0.0.1', port: 0 });
-    closers.push(() => server.close());
-    const call = (action: string, input: Record<string, unknown>): Promise<RawResponse> => rawRequest(`${server.url}/api/actions/blocks/${action}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${ADMIN}` },
-      body: JSON.stringify(input),
-    });
+    const { kernel, url, call: callPath } = await serveBuiltKernel(join(await tempDir(), 'workspace'), config, closers);
+    const call = (action: string, input: Record<string, unknown>): Promise<RawResponse> => callPath(`blocks/${action}`, input);
     const notebook = (await call('notebook/create', { name: 'N' })).json().result as Created;
     const doc = (await call('document/create', { notebook: notebook.id, title: 'D', markdown: 'first' })).json().result as Created;
-    return { kernel, url: server.url, call, doc: doc.id };
-  }
-
-  /** Runs `work` with the event loop's delay measured; returns its result and the longest delay in ms. */
-  async function measured<T>(work: () => Promise<T>): Promise<{ value: T; maxDelayMs: number }> {
-    const histogram = monitorEventLoopDelay({ resolution: 10 });
-    histogram.enable();
-    try {
-      const value = await work();
-      return { value, maxDelayMs: histogram.max / 1e6 };
-    } finally {
-      histogram.disable();
-    }
+    return { kernel, url, call, doc: doc.id };
   }
 
   it('answers 150 KB of nested brackets, and /healthz while it works, without holding the event loop', async () => {

@@ -98,7 +98,9 @@ describe('a phrase whose hits the probe found all of, ranked in the kernel', () 
 
   it('gives the same answers through the action as FTS5 ranking them, for a person, a reader and with filters', async () => {
     const workspace = join(await tempDir(), 'workspace');
-    const first = await boot({ workspace });
+    // On the main thread (queryWorkers 0), where this test counts the rankings the kernel made.
+    const inProcess = (config: Record<string, unknown> = {}) => ({ plugins: { 'search-fulltext': { config: { queryWorkers: 0, ...config } } } });
+    const first = await boot({ workspace, config: inProcess() });
     const notebooks = await corpus(first.act);
     const inputs: Record<string, unknown>[] = [...PHRASES.map((query) => ({ query })), ...PHRASES.slice(0, 12).map((query) => ({ query, notebooks: [notebooks[0]], pageSize: 3, page: 2 }))];
     const answers = async (act: Act): Promise<unknown[]> => {
@@ -117,14 +119,14 @@ describe('a phrase whose hits the probe found all of, ranked in the kernel', () 
     expect(rankedHere).toBeGreaterThan(40);
     await first.kernel.close();
     for (const joinBelow of [0, 5_000]) {
-      const fts5 = await boot({ workspace, config: { plugins: { 'search-fulltext': { config: { rankProbedPhrases: false, joinBelow } } } } });
+      const fts5 = await boot({ workspace, config: inProcess({ rankProbedPhrases: false, joinBelow }) });
       const counted = phraseRankingCount.ranked;
       expect(await answers(fts5.act)).toEqual(here);
       expect(phraseRankingCount.ranked).toBe(counted);
       await fts5.kernel.close();
     }
     // With filters matched in the FTS expression (joinBelow 0) the kernel declines: the same answers as FTS5.
-    const columns = await boot({ workspace, config: { plugins: { 'search-fulltext': { config: { joinBelow: 0 } } } } });
+    const columns = await boot({ workspace, config: inProcess({ joinBelow: 0 }) });
     const counted = phraseRankingCount.ranked;
     expect(await answers(columns.act)).toEqual(here);
     expect(phraseRankingCount.ranked - counted).toBeLessThan(rankedHere);

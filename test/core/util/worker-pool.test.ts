@@ -1,0 +1,79 @@
+import { execFileSync } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { WorkerPool } from '../../../core/util/worker-pool.js';
+import { useHarness } from '../../helpers/harness.js';
+
+/**
+ * A job that blocks inside native code, as a SQLite statement does: reading a FIFO that nobody writes
+ * yet. Ending the worker cannot interrupt it; the thread ends once the read returns.
+ */
+const BLOCKING = `
+import { parentPort } from 'node:worker_threads';
+import { readFileSync } from 'node:fs';
+parentPort.on('message', (job) => {
+  const text = job.fifo ? readFileSync(job.fifo, 'utf8') : 'quick';
+  parentPort.postMessage({ id: job.id, text });
+});
+`;
+
+interface Job { fifo?: string }
+interface Reply { id: number; text: string }
+
+const settledYet = async (promise: Promise<unknown>): Promise<boolean> => {
+  let settled = false;
+  promise.then(() => { settled = true; }, () => { settled = true; });
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  return settled;
+};
+
+describe('worker pool', () => {
+  const { tempDir } = useHarness();
+
+  it('answers a job whose caller gives up at once, and counts its stuck thread until it ends: no new thread past the bound', async () => {
+    const folder = await tempDir('quire-pool-');
+    const script = join(folder, 'blocking-worker.mjs');
+    await writeFile(script, BLOCKING);
+    const fifo = join(folder, 'fifo');
+    execFileSync('mkfifo', [fifo]);
+    const pool = new WorkerPool<Job, Reply>(pathToFileURL(script), 1, { name: 'the test worker', ending: 1 });
+    try {
+      expect((await pool.run({})).text).toBe('quick');
+      const caller = new AbortController();
+      const stuck = pool.run({ fifo }, caller.signal);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      caller.abort(new Error('time limit'));
+      await expect(stuck).rejects.toThrow('time limit');
+      // The ended thread is still inside its read: the next job waits rather than start a second thread.
+      const next = pool.run({});
+      expect(await settledYet(next)).toBe(false);
+      // The read returns, the ended thread exits, and the next job gets a new one.
+      await writeFile(fifo, 'released');
+      expect((await next).text).toBe('quick');
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('drops a queued job whose caller gives up before it starts, leaving the running one alone', async () => {
+    const folder = await tempDir('quire-pool-');
+    const script = join(folder, 'blocking-worker.mjs');
+    await writeFile(script, BLOCKING);
+    const fifo = join(folder, 'fifo');
+    execFileSync('mkfifo', [fifo]);
+    const pool = new WorkerPool<Job, Reply>(pathToFileURL(script), 1, { name: 'the test worker' });
+    try {
+      const running = pool.run({ fifo });
+      const caller = new AbortController();
+      const queued = pool.run({}, caller.signal);
+      caller.abort(new Error('cancelled'));
+      await expect(queued).rejects.toThrow('cancelled');
+      await writeFile(fifo, 'first');
+      expect((await running).text).toBe('first');
+    } finally {
+      await pool.close();
+    }
+  });
+});
