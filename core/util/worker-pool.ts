@@ -12,6 +12,8 @@ interface Job<W, R> {
 interface Slot<W, R> {
   readonly worker: Worker;
   job?: Job<W, R>;
+  /** A job given up while it ran, whose answer the worker may still send within the grace period. */
+  draining?: { id: number; timer: NodeJS.Timeout };
 }
 
 export interface WorkerPoolOptions {
@@ -19,12 +21,22 @@ export interface WorkerPoolOptions {
   name: string;
   /**
    * Workers ended while busy (their caller gave up) that may still be running: a thread inside native
-   * code (a SQLite statement) ends only once that code returns. They count against this bound on top of
-   * `size`, so that callers giving up again and again never pile up threads; at the bound, new work
-   * waits for one of them to end. Default: as many as `size`.
+   * code (a SQLite statement) ends only once that code returns. While this many are still running, no
+   * new worker starts (new work waits for one of them to end), so that callers giving up again and
+   * again never pile up threads: at most `size` + `ending` - 1 threads at once. Default `size`, least 1.
    */
   ending?: number;
+  /**
+   * How long a worker whose job was given up may take to answer anyway before it is ended (the answer
+   * is dropped; the worker then takes the next job). Ending it costs a new thread and whatever it had
+   * warmed (a connection's cache), which a search typed letter by letter would pay at every key.
+   * Default 0: ended at once.
+   */
+  graceMs?: number;
 }
+
+/** At most this long for the threads of a closed pool to end (a thread inside native code ends when that returns). */
+const CLOSE_WAIT_MS = 5_000;
 
 /**
  * Workers started on first use and kept while idle, each running one job at a time: jobs wait here,
@@ -43,12 +55,14 @@ export class WorkerPool<W extends object, R extends { id: number }> {
   private readonly start: () => Worker;
   private readonly name: string;
   private readonly endingLimit: number;
+  private readonly graceMs: number;
 
   /** `script` is started as is; a function starts a worker its own way (flags, data, async context). */
   constructor(script: URL | (() => Worker), private readonly size: number, options: Partial<WorkerPoolOptions> = {}) {
     this.start = typeof script === 'function' ? script : () => new Worker(script);
     this.name = options.name ?? 'the worker';
-    this.endingLimit = options.ending ?? size;
+    this.endingLimit = Math.max(1, options.ending ?? size);
+    this.graceMs = options.graceMs ?? 0;
   }
 
   run(work: W, signal?: AbortSignal): Promise<R> {
@@ -65,18 +79,36 @@ export class WorkerPool<W extends object, R extends { id: number }> {
     });
   }
 
+  /** Refuses what waits, ends every worker, and waits (a bounded while) for their threads to exit. */
   async close(): Promise<void> {
     this.closed = true;
     for (const job of this.queue.splice(0)) this.settle(job).reject(new Error(`${this.name} pool was closed`));
-    const running = [...this.slots];
+    const workers = [...[...this.slots].map((slot) => slot.worker), ...this.ending];
+    for (const slot of this.slots) if (slot.draining) clearTimeout(slot.draining.timer);
     this.slots.clear();
-    await Promise.all(running.map((slot) => slot.worker.terminate()));
+    const exited = Promise.all(workers.map((worker) => new Promise<void>((resolve) => {
+      if (worker.threadId === -1) return resolve();
+      worker.once('exit', () => resolve());
+      void worker.terminate();
+    })));
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([exited, new Promise<void>((resolve) => { timer = setTimeout(resolve, CLOSE_WAIT_MS); timer.unref(); })]);
+    clearTimeout(timer);
   }
 
   private pump(): void {
     while (!this.closed && this.queue.length > 0) {
-      let slot = [...this.slots].find((candidate) => !candidate.job);
-      if (!slot && this.slots.size < this.size && this.ending.size < this.endingLimit) slot = this.startSlot();
+      let slot = [...this.slots].find((candidate) => !candidate.job && !candidate.draining);
+      if (!slot && this.slots.size < this.size && this.ending.size < this.endingLimit) {
+        try {
+          slot = this.startSlot();
+        } catch (error) {
+          // No thread could be started (resources, a refusal): the next job is answered with why.
+          const job = this.queue.shift()!;
+          this.settle(job).reject(error);
+          continue;
+        }
+      }
       if (!slot) return;
       const job = this.queue.shift()!;
       job.slot = slot;
@@ -90,6 +122,14 @@ export class WorkerPool<W extends object, R extends { id: number }> {
     const slot: Slot<W, R> = { worker: this.start() };
     slot.worker.unref();
     slot.worker.on('message', (response: R) => {
+      if (slot.draining && response?.id === slot.draining.id) {
+        // The given-up job's answer, in time: dropped, and the worker is free again.
+        clearTimeout(slot.draining.timer);
+        slot.draining = undefined;
+        slot.worker.unref();
+        this.pump();
+        return;
+      }
       const job = slot.job;
       if (!job) return;
       if (response?.id !== job.request.id) {
@@ -106,6 +146,7 @@ export class WorkerPool<W extends object, R extends { id: number }> {
     });
     const fail = (error: Error): void => {
       this.slots.delete(slot);
+      if (slot.draining) clearTimeout(slot.draining.timer);
       const job = slot.job;
       if (job) this.settle(job).reject(error);
       this.pump();
@@ -126,13 +167,26 @@ export class WorkerPool<W extends object, R extends { id: number }> {
     void worker.terminate();
   }
 
-  /** The caller gave up (time limit, cancel): drop the job, or end the worker running it. */
+  /**
+   * The caller gave up (time limit, cancel): answered at once with the signal's reason. A job not started
+   * is dropped; a running one's worker is ended, after the grace period if it does not answer first.
+   */
   private abandon(job: Job<W, R>): void {
     const slot = job.slot;
     this.settle(job).reject(job.signal?.reason);
     if (slot) {
-      this.slots.delete(slot);
-      this.end(slot.worker);
+      const endIt = (): void => {
+        this.slots.delete(slot);
+        slot.draining = undefined;
+        this.end(slot.worker);
+        this.pump();
+      };
+      if (this.graceMs <= 0) {
+        endIt();
+        return;
+      }
+      slot.worker.ref();
+      slot.draining = { id: job.request.id, timer: setTimeout(endIt, this.graceMs) };
     } else {
       const at = this.queue.indexOf(job);
       if (at !== -1) this.queue.splice(at, 1);

@@ -267,58 +267,13 @@ export function createFulltextQuery(db: Database.Database): (request: FulltextRe
     const rows = prepared('SELECT (SELECT min(rowid) FROM block_docs) AS low, (SELECT max(rowid) FROM block_docs) AS high').get() as { low: number | null; high: number | null };
     return (rows.high ?? 0) - (rows.low ?? 0) + 1;
   };
-  return function query({ input, scope, options }: FulltextRequest): FulltextAnswer {
-    const parsed = parseQuery(input.query, searchText);
-    if (!parsed.ok) throw new KernelError('INVALID_INPUT', parsed.message, { details: { field: 'query' } });
-    const page = input.page ?? 1;
-    const pageSize = input.pageSize ?? 20;
-    const empty: FulltextAnswer = { query: input.query, page, pageSize, total: 0, totalIsLowerBound: false, rankedOver: 0, documents: [], documentsCountedOver: 0, results: [] };
-    if (scope !== undefined && scope.length === 0) return empty;
-    const terms = `${SEARCHED}: ${parsed.expression}`;
+  // One read transaction for all of a query's statements: on a worker thread, a commit may land between
+  // two of them (the writer is on the main thread), and a rowid the scoped pass found could by then be
+  // another block's (a rebuild numbers rows anew; a removed last row's rowid is given again).
+  const inOneSnapshot = db.transaction((request: FulltextRequest) => query(request));
+  return (request) => {
     try {
-      const plan = choosePlan(prepared, terms, input, scope, options.joinBelow);
-      const countAll = (): number => prepared(`SELECT count(*) FROM (SELECT 1 FROM ${plan.from} WHERE ${plan.where} LIMIT ${COUNT_CAP + 1})`).pluck().get(...plan.params) as number;
-      /** The exact number of hits (up to COUNT_CAP + 1), once known. */
-      let counted = probeFirst(parsed.terms, searchText) ? undefined : countAll();
-      const probe = counted === undefined ? probeHits(prepared, plan, indexSpan) : undefined;
-      const likely = counted ?? probe!.hits;
-      if (likely < PROBE) counted ??= likely;
-      if (likely === 0) return empty;
-      const pageParams = [...plan.params, pageSize, (page - 1) * pageSize];
-      /** How to answer for `hitCount` hits (estimated or counted). */
-      const decide = (hitCount: number): PageWay => {
-        const unranked = hitCount > (options.manyHits ?? MANY_HITS) && input.documentCounts !== true;
-        return { unranked, countDocuments: !unranked && (hitCount <= DOCUMENTS_COUNTED_BELOW || input.documentCounts === true) };
-      };
-      let way = decide(likely);
-      const rankedHere = way.unranked || options.rankProbedPhrases === false ? undefined : rankProbedPhrase(prepared, plan, parsed.terms, probe, searchText);
-      // The ranked pass counts its hits only where that can be the count: fewer than FIRST_HITS likely.
-      let answer = rankedHere
-        ? { hits: rankedHere.slice((page - 1) * pageSize, page * pageSize), counts: documentCounts(rankedHere), rankedHits: rankedHere.length }
-        : pagePass(prepared, plan, pageParams, way, counted === undefined && likely < FIRST_HITS);
-      counted ??= answer.rankedHits !== undefined && answer.rankedHits < FIRST_HITS ? answer.rankedHits : countAll();
-      // The estimate misled: the page again as the exact count has it, ranked or not, with the documents
-      // counted (below DOCUMENTS_COUNTED_BELOW). Counts made for more hits than that, unasked, are left
-      // out, as for any such word.
-      const exact = decide(counted);
-      if (exact.unranked !== way.unranked || (exact.countDocuments && !way.countDocuments)) answer = pagePass(prepared, plan, pageParams, way = exact, false);
-      const { unranked } = way;
-      const countDocuments = way.countDocuments && exact.countDocuments;
-      const { hits } = answer;
-      const counts = countDocuments ? answer.counts : [];
-      const total = Math.min(counted, COUNT_CAP);
-      const rankedOver = unranked ? 0 : Math.min(total, FIRST_HITS);
-      const rows = new Map((prepared(`SELECT rowid, id, type, subtype, root_id, notebook, hpath, content FROM blocks WHERE rowid IN (SELECT value FROM json_each(?))`)
-        .all(JSON.stringify(hits.map((hit) => hit.rowid))) as BlockRow[]).map((row) => [row.rowid, row]));
-      const words = parsed.terms.filter((term) => !term.negated).map((term) => term.text);
-      const results = hits.flatMap((hit) => {
-        const row = rows.get(hit.rowid);
-        return row ? [{ id: row.id, documentId: row.root_id, notebook: row.notebook, hpath: row.hpath, type: row.type, subtype: row.subtype, snippet: snippet(row.content, words), score: 0 - hit.rank /* an unranked hit scores 0, not -0 */ }] : [];
-      });
-      const hpaths = new Map((prepared('SELECT id, hpath FROM documents WHERE id IN (SELECT value FROM json_each(?))')
-        .all(JSON.stringify(counts.map((count) => count.documentId))) as { id: string; hpath: string }[]).map((doc) => [doc.id, doc.hpath]));
-      const documents = counts.map((count) => ({ documentId: count.documentId, hpath: hpaths.get(count.documentId) ?? '', hits: count.hits }));
-      return { query: input.query, page, pageSize, total, totalIsLowerBound: counted > COUNT_CAP, rankedOver, documents, documentsCountedOver: countDocuments ? Math.min(total, FIRST_HITS) : 0, results };
+      return inOneSnapshot(request);
     } catch (error) {
       // The compiler quotes every term, so this would be a defect, not the person's fault; still, no
       // SQLite message (or 500) reaches them.
@@ -326,6 +281,63 @@ export function createFulltextQuery(db: Database.Database): (request: FulltextRe
       throw error;
     }
   };
+
+  function query({ input, scope, options }: FulltextRequest): FulltextAnswer {
+    const parsed = parseQuery(input.query, searchText);
+    if (!parsed.ok) throw new KernelError('INVALID_INPUT', parsed.message, { details: { field: 'query' } });
+    const page = input.page ?? 1;
+    const pageSize = input.pageSize ?? 20;
+    const empty: FulltextAnswer = { query: input.query, page, pageSize, total: 0, totalIsLowerBound: false, rankedOver: 0, documents: [], documentsCountedOver: 0, results: [] };
+    if (scope !== undefined && scope.length === 0) return empty;
+    const terms = `${SEARCHED}: ${parsed.expression}`;
+    const plan = choosePlan(prepared, terms, input, scope, options.joinBelow);
+    const countAll = (): number => prepared(`SELECT count(*) FROM (SELECT 1 FROM ${plan.from} WHERE ${plan.where} LIMIT ${COUNT_CAP + 1})`).pluck().get(...plan.params) as number;
+    /** The exact number of hits (up to COUNT_CAP + 1), once known. */
+    let counted = probeFirst(parsed.terms, searchText) ? undefined : countAll();
+    const probe = counted === undefined ? probeHits(prepared, plan, indexSpan) : undefined;
+    const likely = counted ?? probe!.hits;
+    if (likely < PROBE) counted ??= likely;
+    if (likely === 0) return empty;
+    const pageParams = [...plan.params, pageSize, (page - 1) * pageSize];
+    /** How to answer for `hitCount` hits (estimated or counted). */
+    const decide = (hitCount: number): PageWay => {
+      const unranked = hitCount > (options.manyHits ?? MANY_HITS) && input.documentCounts !== true;
+      return { unranked, countDocuments: !unranked && (hitCount <= DOCUMENTS_COUNTED_BELOW || input.documentCounts === true) };
+    };
+    let way = decide(likely);
+    const rankedHere = way.unranked || options.rankProbedPhrases === false ? undefined : rankProbedPhrase(prepared, plan, parsed.terms, probe, searchText);
+    // The ranked pass counts its hits only where that can be the count: fewer than FIRST_HITS likely.
+    let answer = rankedHere
+      ? { hits: rankedHere.slice((page - 1) * pageSize, page * pageSize), counts: documentCounts(rankedHere), rankedHits: rankedHere.length }
+      : pagePass(prepared, plan, pageParams, way, counted === undefined && likely < FIRST_HITS);
+    counted ??= answer.rankedHits !== undefined && answer.rankedHits < FIRST_HITS ? answer.rankedHits : countAll();
+    // The estimate misled: the page again as the exact count has it, ranked or not, with the documents
+    // counted (below DOCUMENTS_COUNTED_BELOW). Counts made for more hits than that, unasked, are left
+    // out, as for any such word.
+    const exact = decide(counted);
+    if (exact.unranked !== way.unranked || (exact.countDocuments && !way.countDocuments)) answer = pagePass(prepared, plan, pageParams, way = exact, false);
+    const { unranked } = way;
+    const countDocuments = way.countDocuments && exact.countDocuments;
+    const { hits } = answer;
+    const counts = countDocuments ? answer.counts : [];
+    const total = Math.min(counted, COUNT_CAP);
+    const rankedOver = unranked ? 0 : Math.min(total, FIRST_HITS);
+    // Within the scope again: what the passes found in it, checked where the text is read.
+    const rowids = JSON.stringify(hits.map((hit) => hit.rowid));
+    const rows = new Map(((scope === undefined
+      ? prepared('SELECT rowid, id, type, subtype, root_id, notebook, hpath, content FROM blocks WHERE rowid IN (SELECT value FROM json_each(?))').all(rowids)
+      : prepared('SELECT rowid, id, type, subtype, root_id, notebook, hpath, content FROM blocks WHERE rowid IN (SELECT value FROM json_each(?)) AND notebook IN (SELECT value FROM json_each(?))').all(rowids, JSON.stringify(scope))
+    ) as BlockRow[]).map((row) => [row.rowid, row]));
+    const words = parsed.terms.filter((term) => !term.negated).map((term) => term.text);
+    const results = hits.flatMap((hit) => {
+      const row = rows.get(hit.rowid);
+      return row ? [{ id: row.id, documentId: row.root_id, notebook: row.notebook, hpath: row.hpath, type: row.type, subtype: row.subtype, snippet: snippet(row.content, words), score: 0 - hit.rank /* an unranked hit scores 0, not -0 */ }] : [];
+    });
+    const hpaths = new Map((prepared('SELECT id, hpath FROM documents WHERE id IN (SELECT value FROM json_each(?))')
+      .all(JSON.stringify(counts.map((count) => count.documentId))) as { id: string; hpath: string }[]).map((doc) => [doc.id, doc.hpath]));
+    const documents = counts.map((count) => ({ documentId: count.documentId, hpath: hpaths.get(count.documentId) ?? '', hits: count.hits }));
+    return { query: input.query, page, pageSize, total, totalIsLowerBound: counted > COUNT_CAP, rankedOver, documents, documentsCountedOver: countDocuments ? Math.min(total, FIRST_HITS) : 0, results };
+  }
 }
 
 /**

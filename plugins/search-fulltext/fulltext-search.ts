@@ -16,6 +16,13 @@ export type { FulltextInput, SearchOptions } from './fulltext-query.js';
  */
 const QUERY_WORKERS = Math.min(4, Math.max(2, availableParallelism()));
 
+/**
+ * A query its caller gave up (a search typed letter by letter cancels the one before) may still answer
+ * this long before its worker is ended: most warm queries take 5 to 150 ms at a million blocks, and an
+ * ended worker costs a new thread and its connection's warmed cache.
+ */
+const GIVEN_UP_GRACE_MS = 250;
+
 export interface FulltextSearch {
   (input: FulltextInput, call: ActionCall): Promise<FulltextAnswer>;
   /** Ends the query workers; queries still waiting are refused. */
@@ -31,7 +38,17 @@ export function createFulltextSearch(index: BlocksIndex, options: SearchOptions 
     const parsed = parseQuery(input.query, (text) => index.searchText(text));
     if (!parsed.ok) throw new KernelError('INVALID_INPUT', parsed.message, { details: { field: 'query' } });
     if (input.path !== undefined) documentOfPath(input.path);
-    return run.query({ input, scope: notebookScope(index, call, input.notebooks), options: withoutThreads(options) }, call.signal);
+    const queryOptions = withoutThreads(options);
+    let scope = notebookScope(index, call, input.notebooks);
+    // The scope is the caller's when the query started; a notebook closed to them while it waited or ran
+    // (a notebook unpublished, then written to) may be in its answer: asked again within the new scope.
+    for (let tries = 1; ; tries++) {
+      const answer = await run.query({ input, scope, options: queryOptions }, call.signal);
+      const now = notebookScope(index, call, input.notebooks);
+      if (!narrower(scope, now)) return answer;
+      if (tries === 2) throw new KernelError('CONFLICT', 'The notebooks you may read changed during the search; search again');
+      scope = now;
+    }
   };
   return Object.assign(search, { close: run.close });
 }
@@ -57,7 +74,7 @@ function queryRunner(index: BlocksIndex, options: SearchOptions): QueryRunner {
   const activation = new AsyncResource('quire.fulltext-workers');
   const pool = new WorkerPool<{ request: FulltextRequest }, QueryReply>(
     () => activation.runInAsyncScope(() => startWorker(script, { workerData: { file: index.file } })),
-    workers, { name: 'the full-text query worker' });
+    workers, { name: 'the full-text query worker', graceMs: GIVEN_UP_GRACE_MS });
   return {
     async query(request, signal) {
       const reply = await pool.run({ request } satisfies Omit<QueryMessage, 'id'>, signal);
@@ -71,6 +88,14 @@ function queryRunner(index: BlocksIndex, options: SearchOptions): QueryRunner {
 /** What a query needs of the options: the thread count is the runner's. */
 function withoutThreads({ queryWorkers: _threads, ...rest }: SearchOptions): SearchOptions {
   return rest;
+}
+
+/** Whether `after` leaves out a notebook `before` let the query read (undefined: every notebook). */
+function narrower(before: readonly string[] | undefined, after: readonly string[] | undefined): boolean {
+  if (after === undefined) return false;
+  if (before === undefined) return true;
+  const allowed = new Set(after);
+  return before.some((id) => !allowed.has(id));
 }
 
 /**

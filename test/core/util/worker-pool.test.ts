@@ -11,16 +11,17 @@ import { useHarness } from '../../helpers/harness.js';
  * yet. Ending the worker cannot interrupt it; the thread ends once the read returns.
  */
 const BLOCKING = `
-import { parentPort } from 'node:worker_threads';
+import { parentPort, threadId } from 'node:worker_threads';
 import { readFileSync } from 'node:fs';
 parentPort.on('message', (job) => {
+  if (job.sleepMs) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, job.sleepMs);
   const text = job.fifo ? readFileSync(job.fifo, 'utf8') : 'quick';
-  parentPort.postMessage({ id: job.id, text });
+  parentPort.postMessage({ id: job.id, text, thread: threadId });
 });
 `;
 
-interface Job { fifo?: string }
-interface Reply { id: number; text: string }
+interface Job { fifo?: string; sleepMs?: number }
+interface Reply { id: number; text: string; thread: number }
 
 const settledYet = async (promise: Promise<unknown>): Promise<boolean> => {
   let settled = false;
@@ -72,6 +73,36 @@ describe('worker pool', () => {
       await expect(queued).rejects.toThrow('cancelled');
       await writeFile(fifo, 'first');
       expect((await running).text).toBe('first');
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('keeps a worker whose given-up job answers within the grace period, and ends one that does not', async () => {
+    const folder = await tempDir('quire-pool-');
+    const script = join(folder, 'blocking-worker.mjs');
+    await writeFile(script, BLOCKING);
+    const fifo = join(folder, 'fifo');
+    execFileSync('mkfifo', [fifo]);
+    const pool = new WorkerPool<Job, Reply>(pathToFileURL(script), 1, { name: 'the test worker', graceMs: 1_000 });
+    try {
+      const first = (await pool.run({})).thread;
+      const typed = new AbortController();
+      const slow = pool.run({ sleepMs: 200 }, typed.signal);
+      typed.abort(new Error('cancelled'));
+      await expect(slow).rejects.toThrow('cancelled');
+      // Answered within the grace period: the same thread takes the next job.
+      expect((await pool.run({})).thread).toBe(first);
+      const stuck = new AbortController();
+      const blocked = pool.run({ fifo }, stuck.signal);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      stuck.abort(new Error('time limit'));
+      await expect(blocked).rejects.toThrow('time limit');
+      // Past the grace period it is ended; it exits once its read returns, and a new thread follows.
+      await new Promise((resolve) => setTimeout(resolve, 1_200));
+      const next = pool.run({});
+      await writeFile(fifo, 'released');
+      expect((await next).thread).not.toBe(first);
     } finally {
       await pool.close();
     }
