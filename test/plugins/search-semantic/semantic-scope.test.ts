@@ -31,6 +31,24 @@ describe('semantic search: filters and scopes return nothing outside them', () =
       expect((await semantic(act, 'walnut trees', {}, reader)).results.map((hit) => hit.documentId)).toContain(pub.id);
     });
 
+    it(`searches a reader whose scope is every notebook without a filter, and still only within it (exactBelow ${path.exactBelow})`, async () => {
+      const { act } = await boot(undefined, { embedder: 'local', semantic: path });
+      const open = await act<Created>('notebook_create', { name: 'Open', access: 'published' });
+      const also = await act<Created>('notebook_create', { name: 'Also open', access: 'published' });
+      await act('document_create', { notebook: open.id, title: 'A', markdown: 'hazelnut groves by the river' });
+      await act('document_create', { notebook: also.id, title: 'B', markdown: 'hazelnut harvest in autumn' });
+      await embedded(act, (status) => status.vectorIndex.state === 'ready');
+      const everything = await semantic(act, 'hazelnut', {}, reader);
+      // Through the graph, as the administrator's unfiltered search: no selection of every block first.
+      expect(everything.exact).toBe(false);
+      expect(everything).toEqual(await semantic(act, 'hazelnut'));
+      // One notebook closed: the reader's scope is a filter again, and nothing of it comes back.
+      await act('notebook_set_access', { id: also.id, access: 'private' });
+      const scoped = await semantic(act, 'hazelnut', {}, reader);
+      expect(scoped.results.length).toBeGreaterThan(0);
+      expect(scoped.results.every((hit) => hit.notebook === open.id)).toBe(true);
+    });
+
     it(`leaves out the notebooks a deny rule keeps the agent from (exactBelow ${path.exactBelow})`, async () => {
       const fake = await fakeServer();
       const first = await boot(fake, { semantic: path });
