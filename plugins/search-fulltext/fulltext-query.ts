@@ -1,9 +1,9 @@
 import type Database from 'better-sqlite3';
 import { KernelError, isValidId } from '../../core/index.js';
-import { idToken, subtypeToken } from '../blocks/fts-index.js';
+import { ftsColumnFilters } from '../blocks/fts-filters.js';
 import { searchText } from '../blocks/search-text.js';
 import { rankPhraseHits, type PhraseHit } from './phrase-ranking.js';
-import { parseQuery, phrase, type Term } from './query-language.js';
+import { parseQuery, type Term } from './query-language.js';
 import { snippet } from './snippet.js';
 
 export interface FulltextInput {
@@ -360,15 +360,6 @@ export function documentOfPath(path: string): string {
   return last;
 }
 
-function anyOf(column: string, values: readonly string[]): string {
-  return `{${column}}: (${values.map(phrase).join(' OR ')})`;
-}
-
 function filters(input: FulltextInput, notebooks: string[] | undefined): string[] {
-  const out: string[] = [];
-  if (notebooks !== undefined) out.push(anyOf('notebook', notebooks.map((id) => idToken(id))));
-  if (input.path !== undefined) out.push(anyOf('path', [idToken(documentOfPath(input.path))]));
-  if (input.types?.length) out.push(anyOf('type', input.types));
-  if (input.subtypes?.length) out.push(anyOf('subtype', input.subtypes.map((subtype) => subtypeToken(subtype))));
-  return out;
+  return ftsColumnFilters({ notebooks, document: input.path === undefined ? undefined : documentOfPath(input.path), types: input.types, subtypes: input.subtypes });
 }

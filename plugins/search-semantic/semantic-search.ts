@@ -7,6 +7,13 @@ import type { EmbeddingStore } from './embedding-store.js';
 import { modelKeyOf } from './indexer.js';
 import type { SearchFilters, SemanticQuery } from './tokens.js';
 import { blobInto } from './vector-blob.js';
+import { ftsColumnFilters } from '../blocks/fts-filters.js';
+
+/**
+ * A filtered query's selection is counted up to this many blocks: enough to size the graph's over-fetch
+ * (a larger share would fetch the least, MIN_FETCH, anyway), at a few milliseconds of doclist.
+ */
+const SELECTION_COUNTED = 100_000;
 
 export interface SearchDeps {
   store: () => Promise<EmbeddingStore>;
@@ -106,13 +113,25 @@ export function createSemanticSearch(deps: SearchDeps) {
       }
       return answer(verified(store, await ann.search(vector, k), model, dimensions), false);
     }
-    const allowed = store.prepared(`SELECT e.key FROM block_embeddings e JOIN blk.blocks b ON b.id = e.block_id
-      WHERE e.model = ? AND e.dimensions = ? AND e.has_vector = 1 AND ${filter.where.join(' AND ')}`).pluck().all(model, dimensions, ...filter.params) as number[];
-    if (allowed.length <= deps.exactBelow || !ann) return answer(await exactAmong(store, vector, allowed, dimensions, k), true);
-    const allowedSet = new Set(allowed);
-    const found = await ann.searchAllowed(vector, k, (key) => allowedSet.has(key), allowed.length / Math.max(1, ann.size()));
-    if (found === null) return answer(await exactAmong(store, vector, allowed, dimensions, k), true);
-    return answer(verified(store, found, model, dimensions).filter((hit) => allowedSet.has(hit.key)), false);
+    const where = filter.where.join(' AND ');
+    // The filters as full-text column constraints select the blocks from the columns' doclists: the
+    // blocks table has no index on notebook or type, and selecting by its columns read it whole (1.1 s at
+    // a million blocks, even for no block at all). The SQL filter still decides; the full-text one only
+    // narrows what it reads.
+    const columns = ftsColumnFilters({ notebooks: everyNotebook ? undefined : scope, document: query.path === undefined ? undefined : documentOfPath(query.path), types: query.types, subtypes: query.subtypes }).join(' AND ');
+    const selection = store.prepared(`SELECT count(*) FROM (SELECT 1 FROM blk.blocks_fts WHERE blocks_fts MATCH ? LIMIT ${SELECTION_COUNTED})`).pluck().get(columns) as number;
+    const allowedKeys = (): number[] => store.prepared(`SELECT e.key FROM blk.blocks_fts f JOIN blk.blocks b ON b.rowid = f.rowid JOIN block_embeddings e ON e.block_id = b.id
+      WHERE f.blocks_fts MATCH ? AND e.model = ? AND e.dimensions = ? AND e.has_vector = 1 AND ${where}`).pluck().all(columns, model, dimensions, ...filter.params) as number[];
+    if (selection <= deps.exactBelow || !ann) return answer(await exactAmong(store, vector, allowedKeys(), dimensions, k), true);
+    // Many blocks selected: the graph's results are checked against the filter, a few hundred to a few
+    // thousand keys, rather than a set of every allowed key made first. A count cut at SELECTION_COUNTED
+    // understates the share, which only fetches more.
+    let checked: ReadonlySet<number> = new Set();
+    const among = (keys: readonly number[]): ReadonlySet<number> => (checked = new Set(store.prepared(`SELECT e.key FROM block_embeddings e JOIN blk.blocks b ON b.id = e.block_id
+      WHERE e.key IN (SELECT value FROM json_each(?)) AND e.model = ? AND e.dimensions = ? AND e.has_vector = 1 AND ${where}`).pluck().all(JSON.stringify(keys), model, dimensions, ...filter.params) as number[]));
+    const found = await ann.searchAllowed(vector, k, { among }, selection / Math.max(1, ann.size()));
+    if (found === null) return answer(await exactAmong(store, vector, allowedKeys(), dimensions, k), true);
+    return answer(verified(store, found, model, dimensions).filter((hit) => checked.has(hit.key)), false);
   };
 }
 

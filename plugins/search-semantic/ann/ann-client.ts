@@ -1,6 +1,6 @@
 import type { AnnHit, AnnIndex, AnnOptions, AnnThread } from './ann-index.js';
 import type { EngineOptions, RawMatches } from './ann-engine.js';
-import { searchAllowedKeys } from './ann-filtered.js';
+import { searchAllowedKeys, type AllowedKeys } from './ann-filtered.js';
 import type { EngineReply } from './ann-protocol.js';
 import { mainThreadTransport, workerTransport, type EngineTransport } from './ann-transport.js';
 
@@ -83,7 +83,7 @@ class AnnClient implements AnnIndex {
     return Array.from(matches.keys, (key, i) => ({ key, score: 1 - matches.distances[i]! }));
   }
 
-  searchAllowed(query: Float32Array, k: number, allowed: (key: number) => boolean, selectivity: number): Promise<AnnHit[] | null> {
+  searchAllowed(query: Float32Array, k: number, allowed: AllowedKeys, selectivity: number): Promise<AnnHit[] | null> {
     return searchAllowedKeys((q, fetch) => this.raw(q, fetch), this.count, query, k, allowed, selectivity);
   }
 

@@ -26,8 +26,15 @@ export const MAX_NEEDED = 16_384;
 
 export type RawSearch = (query: Float32Array, k: number) => Promise<RawMatches>;
 
+/**
+ * Which keys pass the filter: asked one key at a time, or for all the graph's results at once (`among`,
+ * the keys allowed among them: a check made in SQL over the candidates rather than a set of every
+ * allowed key made first).
+ */
+export type AllowedKeys = ((key: number) => boolean) | { among(keys: readonly number[]): ReadonlySet<number> };
+
 export async function searchAllowedKeys(
-  search: RawSearch, size: number, query: Float32Array, k: number, allowed: (key: number) => boolean, selectivity: number,
+  search: RawSearch, size: number, query: Float32Array, k: number, allowedKeys: AllowedKeys, selectivity: number,
 ): Promise<AnnHit[] | null> {
   const wanted = Math.floor(k);
   if (wanted <= 0) return [];
@@ -37,6 +44,12 @@ export async function searchAllowedKeys(
   const needed = small ? size : Math.max(MIN_FETCH, Math.ceil((wanted / Math.min(selectivity, 1)) * FILTER_MARGIN));
   if (!small && (needed > MAX_NEEDED || needed > selectivity * size * GRAPH_RESULTS_PER_EXACT_VECTOR)) return null;
   const matches = await search(query, needed);
+  let allowed: (key: number) => boolean;
+  if (typeof allowedKeys === 'function') allowed = allowedKeys;
+  else {
+    const among = allowedKeys.among(Array.from(matches.keys));
+    allowed = (key) => among.has(key);
+  }
   const hits = keepAllowed(matches, allowed, wanted);
   // Every key of the index came back: what survived the filter is the whole (exact) answer.
   return hits.length >= wanted || matches.keys.length >= size ? hits : null;

@@ -19,6 +19,7 @@
  * - If the worker dies, every call rejects: close and open again (the file is intact).
  */
 import { openAnnClient } from './ann-client.js';
+import type { AllowedKeys } from './ann-filtered.js';
 
 export type AnnQuantization = 'f32' | 'f16' | 'i8';
 
@@ -82,12 +83,12 @@ export interface AnnIndex {
   /** Unfiltered ANN top-k, best first. Never a scan. */
   search(query: Float32Array, k: number): Promise<AnnHit[]>;
   /**
-   * ANN top-k among the keys `allowed` accepts, best first: one search with an over-fetch sized from
+   * ANN top-k among the keys `allowed` accepts (one at a time, or all the candidates at once), best first: one search with an over-fetch sized from
    * `selectivity` (the expected fraction of keys allowed, 0..1; ann-filtered.ts). Resolves null when
    * that fetch would be too large or brought fewer than k allowed keys, meaning "too selective for the
    * graph: search exactly among the allowed keys instead" (exactTopK). Never returns a key `allowed` rejects.
    */
-  searchAllowed(query: Float32Array, k: number, allowed: (key: number) => boolean, selectivity: number): Promise<AnnHit[] | null>;
+  searchAllowed(query: Float32Array, k: number, allowed: AllowedKeys, selectivity: number): Promise<AnnHit[] | null>;
   /**
    * Writes the index durably (temporary file, fsync, rename, folder fsync, then the sidecar with
    * `watermark`): a crash at any point leaves the previous file and sidecar, or the new ones. It covers

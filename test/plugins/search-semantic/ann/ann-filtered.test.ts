@@ -65,6 +65,21 @@ describe('filtered ANN search', () => {
     expect(found / expected).toBeGreaterThanOrEqual(0.95);
   });
 
+  it('checks the candidates all at once (`among`, as a check in SQL does) with the same answers as one key at a time', async () => {
+    const allowed = keysAllowed(0.12);
+    let asked = 0;
+    for (let q = 0; q < 5; q++) {
+      const query = row(queries, q);
+      const among = (keys: readonly number[]): ReadonlySet<number> => {
+        asked++;
+        return new Set(keys.filter(allowed));
+      };
+      expect(await index.searchAllowed(query, K, { among }, 0.12)).toEqual(await index.searchAllowed(query, K, allowed, 0.12));
+    }
+    // One check per search, over the graph's results.
+    expect(asked).toBe(5);
+  });
+
   it('gives null, never a disallowed key, when no key is allowed', async () => {
     const query = row(queries, 0);
     expect(await index.searchAllowed(query, K, () => false, 0.3)).toBeNull();
