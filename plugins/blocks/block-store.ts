@@ -1,7 +1,7 @@
 import { statSync, type Stats } from 'node:fs';
 import { readFile, rm, rmdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { NotFoundError, KernelError, replaceFile, writeFileAtomic, writeFileAtomicSync, type Logger } from '../../core/index.js';
+import { NotFoundError, KernelError, replaceFile, writeFileAtomic, type Logger } from '../../core/index.js';
 import type { Block } from './block-model.js';
 import type { BlockIndex, Problem } from './block-index.js';
 import type { DocCatalog, DocEntry } from './doc-catalog.js';
@@ -37,18 +37,14 @@ interface Cached {
 }
 
 const CACHE_LIMIT = 256;
-/** Documents up to this size are written with synchronous calls: see writeFileAtomicSync. */
-const SYNC_WRITE_LIMIT = 1 << 20;
-
 /**
- * A lone write is quickest with synchronous calls (each step of the asynchronous one is a thread-pool
- * round trip); while other documents are being written at the same time, the asynchronous write lets
- * their fsyncs overlap instead of holding the event loop through each in turn.
+ * A document written whole, durably, on the thread pool. A lone write was once made with synchronous
+ * calls, quicker by a few thread-pool round trips (document_create p50 2.0-2.2 ms against 2.4-2.8, 200
+ * creates in process), but then a disk that stalls an fsync (a busy laptop disk: hundreds of ms) held
+ * every request of the kernel for as long.
  */
-function writeDocumentFile(path: string, bytes: Buffer, concurrent: boolean): Promise<void> {
-  if (concurrent || bytes.length > SYNC_WRITE_LIMIT) return writeFileAtomic(path, bytes);
-  writeFileAtomicSync(path, bytes);
-  return Promise.resolve();
+function writeDocumentFile(path: string, bytes: Buffer): Promise<void> {
+  return writeFileAtomic(path, bytes);
 }
 
 function statOrUndefined(path: string): Stats | undefined {
@@ -71,8 +67,6 @@ export class BlockStore {
   readonly queue = new WriteQueue();
   /** Index writes of documents written at the same time, committed together. */
   private readonly indexGroup: IndexGroup;
-  /** Document files being written right now (writes to different documents run side by side). */
-  private writing = 0;
   /** Files found broken (relative path → reason): reported, skipped, never deleted. */
   readonly problems = new Map<string, Problem>();
 
@@ -156,20 +150,14 @@ export class BlockStore {
     const before = this.catalog.doc(root.id);
     this.catalog.setDoc({ ...entry, title: root.content ?? '' });
     const path = this.filePath(root.id);
-    // Alone, the synchronous write is quickest; beside writes of other documents, the asynchronous one
-    // lets their fsyncs overlap instead of holding the event loop through each in turn.
-    const concurrent = this.writing > 0 || this.queue.concurrent;
-    this.writing++;
     try {
       const bytes = documentBytes(root);
       if (options.journaled && this.journal) await this.journal.record(this.catalog.relativePath(root.id), bytes, () => replaceFile(path, bytes));
-      else await writeDocumentFile(path, bytes, concurrent);
+      else await writeDocumentFile(path, bytes);
     } catch (error) {
       if (before) this.catalog.setDoc(before);
       else this.catalog.deleteDoc(root.id);
       throw error;
-    } finally {
-      this.writing--;
     }
     const info = statSync(path);
     const place = this.placeOf(root.id);
@@ -192,7 +180,7 @@ export class BlockStore {
         await this.beforeChange(root.id, 'update', root.attrs.updatedBy ?? 'kernel');
         const path = this.filePath(root.id);
         const text = await readFile(path, 'utf8');
-        await writeDocumentFile(path, documentBytes(root), false);
+        await writeDocumentFile(path, documentBytes(root));
         written.push({ path, text });
       }
       const infos = docs.map(({ root }) => statSync(this.filePath(root.id)));

@@ -48,11 +48,6 @@ export class WriteQueue {
     return result;
   }
 
-  /** Whether writes of more than one document are queued or running (their file writes may overlap). */
-  get concurrent(): boolean {
-    return this.shared.size > 1;
-  }
-
   /** Resolves once every write queued so far has finished. */
   async idle(): Promise<void> {
     for (;;) {
