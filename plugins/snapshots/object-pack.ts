@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, fsyncSync, openSync, writeSync } from 'node:fs';
+import { closeSync, fsync, openSync, writeSync } from 'node:fs';
 import { open, readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../../core/index.js';
@@ -194,7 +194,8 @@ export class PackWriter {
     const fd = this.fd;
     this.fd = undefined;
     try {
-      fsyncSync(fd);
+      // On the thread pool: a first snapshot's pack can be hundreds of MiB, whose fsync held the event loop.
+      await new Promise<void>((resolve, reject) => fsync(fd, (error) => (error ? reject(error) : resolve())));
     } finally {
       closeSync(fd);
     }
