@@ -122,7 +122,15 @@ export function createSemanticSearch(deps: SearchDeps) {
     const selection = store.prepared(`SELECT count(*) FROM (SELECT 1 FROM blk.blocks_fts WHERE blocks_fts MATCH ? LIMIT ${SELECTION_COUNTED})`).pluck().get(columns) as number;
     const allowedKeys = (): number[] => store.prepared(`SELECT e.key FROM blk.blocks_fts f JOIN blk.blocks b ON b.rowid = f.rowid JOIN block_embeddings e ON e.block_id = b.id
       WHERE f.blocks_fts MATCH ? AND e.model = ? AND e.dimensions = ? AND e.has_vector = 1 AND ${where}`).pluck().all(columns, model, dimensions, ...filter.params) as number[];
-    if (selection <= deps.exactBelow || !ann) return answer(await exactAmong(store, vector, allowedKeys(), dimensions, k), true);
+    if (selection <= deps.exactBelow) return answer(await exactAmong(store, vector, allowedKeys(), dimensions, k), true);
+    if (!ann) {
+      // While the graph is opened or rebuilt (a cold start at a million vectors: 18 s), a large selection
+      // is not read whole as an exact search would (every allowed vector, on the event loop), no more
+      // than an unfiltered query is.
+      if (selection <= deps.scanWhileBuildingBelow) return answer(await exactAmong(store, vector, allowedKeys(), dimensions, k), true);
+      notes.push('the vector index is being built: semantic results follow once it is ready');
+      return answer([], false);
+    }
     // Many blocks selected: the graph's results are checked against the filter, a few hundred to a few
     // thousand keys, rather than a set of every allowed key made first. A count cut at SELECTION_COUNTED
     // understates the share, which only fetches more.
