@@ -56,6 +56,8 @@ export class SqlRunner {
   private closed = false;
   private readonly script = childScript();
   private readonly driver = createRequire(import.meta.url).resolve('better-sqlite3');
+  /** The last 2,000 characters each child wrote to stderr. */
+  private readonly stderr = new WeakMap<ChildProcess, string>();
 
   constructor(private readonly dbFile: string, private readonly log: Logger) {}
 
@@ -109,7 +111,12 @@ export class SqlRunner {
         const { id: _id, ...response } = message;
         resolve(response as QueryResponse);
       };
-      const onExit = (): void => stop(new KernelError('INVALID_INPUT', 'The query stopped the SQL process (it may have used too much memory); narrow it or add a LIMIT', { details: { reason: 'process_died' } }));
+      const onExit = (code: number | null, exitSignal: NodeJS.Signals | null): void => {
+        // Said in the log with what the process wrote last: a death not caused by the statement (a process
+        // that ended while idle, just before it was sent) shows there rather than as the statement's fault.
+        this.log.warn('the SQL process ended during a statement', { code, signal: exitSignal, stderr: this.stderr.get(child) ?? '' });
+        stop(new KernelError('INVALID_INPUT', 'The query stopped the SQL process (it may have used too much memory); narrow it or add a LIMIT', { details: { reason: 'process_died', exit: { code, signal: exitSignal } } }));
+      };
       const onAbort = (): void => stop(new KernelError('ACTION_CANCELLED', 'The query was cancelled'));
       const timer = setTimeout(() => stop(new KernelError('ACTION_TIMEOUT', `The query ran longer than ${request.timeoutMs} ms and was stopped; add a LIMIT or narrow it`, { details: { timeoutMs: request.timeoutMs } })), request.timeoutMs);
       child.on('message', onMessage);
@@ -132,7 +139,7 @@ export class SqlRunner {
     this.starting ??= new Promise<ChildProcess>((resolve, reject) => {
       const child = spawnChild(this.script, [this.dbFile, this.driver]);
       let stderr = '';
-      child.stderr?.on('data', (chunk: Buffer) => { stderr = (stderr + chunk.toString()).slice(-2000); });
+      child.stderr?.on('data', (chunk: Buffer) => { stderr = (stderr + chunk.toString()).slice(-2000); this.stderr.set(child, stderr); });
       const onReady = (message: ChildMessage): void => {
         if (!('ready' in message)) return;
         child.off('message', onReady);

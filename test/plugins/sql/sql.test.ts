@@ -58,7 +58,7 @@ describe('the SQL tool refuses what is not one read-only SELECT', () => {
     for (const file of files) {
       const fixture = JSON.parse(await readFile(join(FIXTURES, file), 'utf8')) as { sql: string; expect: { code: string; reason: string } };
       const error = await caught(act('sql_query', { sql: fixture.sql }));
-      expect([file, error.code, error.details?.reason]).toEqual([file, fixture.expect.code, fixture.expect.reason]);
+      expect([file, error.code, error.details?.reason], JSON.stringify(error.details)).toEqual([file, fixture.expect.code, fixture.expect.reason]);
     }
     expect(await workspaceState(kernel.workspace.root)).toEqual(before);
     for (const path of ['/tmp/quire-sql-attack.db', '/tmp/quire-sql-vacuum.db', '/tmp/quire-sql-writefile']) expect([path, existsSync(path)]).toEqual([path, false]);
