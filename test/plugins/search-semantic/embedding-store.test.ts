@@ -197,6 +197,51 @@ describe('a store of version 1 (each vector in its row)', () => {
     again.close();
   });
 
+  it('keeps the rows to do and the failed ones counted by triggers through every change, and counts them again for a file without them', () => {
+    const store = storeWith(['a', 'b', 'c', 'd', 'e']);
+    const file = store.db.name;
+    const recount = () => store.db.prepare(`SELECT count(*) AS n, coalesce(sum(fail_count > 0), 0) AS failed, coalesce(sum(fail_count >= 2), 0) AS gaveUp
+      FROM block_embeddings WHERE ok = 0 AND ignored IS NULL`).get() as { n: number; failed: number; gaveUp: number };
+    const same = (step: string) => {
+      const { n, failed, gaveUp } = recount();
+      expect([step, store.todo(2)]).toEqual([step, { pending: n - failed, failed, gaveUp }]);
+    };
+    for (const id of ['a', 'b', 'c', 'd']) store.insert(id, `h${id}`, null);
+    store.insert('e', 'he', 'type');
+    same('inserted');
+    const key = (id: string) => store.rowsOf([id]).get(id)!.key;
+    store.markFailed([key('c')], 1, 'down');
+    store.markFailed([key('c'), key('d')], 2, 'down');
+    same('failed');
+    store.writeVector(key('a'), 'ha', 'ha', 'm', vectorToBlob(new Float32Array([1, 0])), 2, false, 'm');
+    same('embedded');
+    store.update(key('a'), 'ha2', null, 'm');
+    store.update(key('b'), 'hb', 'length', 'm');
+    same('changed and ignored');
+    store.delete(key('d'));
+    same('deleted');
+    expect(() => store.transaction(() => { store.insert('d', 'hd', null); throw new Error('rolled back'); })).toThrow('rolled back');
+    same('rolled back');
+    store.retryFailed();
+    same('retried');
+    store.writeVector(key('c'), 'hc', 'hc', 'm', vectorToBlob(new Float32Array([0, 1])), 2, false, 'm');
+    store.reindex();
+    same('reindexed');
+    // A row changed after a reindex, before it was embedded again, is due again (its vector's hash is gone).
+    store.update(key('c'), 'hc2', null, 'm');
+    same('changed after a reindex');
+    expect(store.due(10, { ...retry, maxFailures: 5 }, 10).map((row) => row.block_id)).toContain('c');
+    store.activateModel('other');
+    same('model changed');
+    // A store whose triggers were lost is counted again at open.
+    store.db.exec('DROP TRIGGER block_embeddings_todo_update; UPDATE todo_count SET n = 99, failed = 7');
+    store.close();
+    const again = new EmbeddingStore(file, join(file, '..', 'quire.db'));
+    const { n, failed } = again.db.prepare('SELECT count(*) AS n, coalesce(sum(fail_count > 0), 0) AS failed FROM block_embeddings WHERE ok = 0 AND ignored IS NULL').get() as { n: number; failed: number };
+    expect(again.todo(2)).toEqual({ pending: n - failed, failed, gaveUp: 0 });
+    again.close();
+  });
+
   it('keeps the keys given out by a version 1 store whose rows were all deleted', () => {
     const folder = mkdtempSync(join(tmpdir(), 'quire-store-v1-empty-'));
     folders.push(folder);
