@@ -310,6 +310,11 @@ export class EmbeddingStore {
     return { total, indexed: total - todo.pending - todo.failed - ignoredTotal, ...todo, stale, ignored };
   }
 
+  /** The rows, one per block taken in (row-count.ts). */
+  rowCount(): number {
+    return countedRows(this.db);
+  }
+
   /** The rows to do, from the counts the triggers keep (row-count.ts), and those given up. */
   todo(maxFailures: number): { pending: number; failed: number; gaveUp: number } {
     const { n, failed } = countedTodo(this.db);

@@ -8,12 +8,16 @@ import type Database from 'better-sqlite3';
  * - row_count: every row. Rows are only ever added by INSERT and taken by DELETE (never INSERT OR
  *   REPLACE, whose implicit delete fires no trigger).
  * - todo_count: the rows to do (ok = 0, not ignored), and those of them that failed at least once.
+ * The update trigger fires only for a row whose part in the counts changes: a reindex or a change of
+ * model updates every row, most of them to do before and after.
  * Dropping the table drops its triggers (a migration, a reset of another version): the next open finds
  * them gone, creates them again and counts once.
  */
 const INSERT_TRIGGER = 'block_embeddings_counted_insert';
 const DELETE_TRIGGER = 'block_embeddings_counted_delete';
-const TODO_TRIGGERS = ['block_embeddings_todo_insert', 'block_embeddings_todo_delete', 'block_embeddings_todo_update'] as const;
+const TODO_TRIGGERS = ['block_embeddings_todo_insert', 'block_embeddings_todo_delete', 'block_embeddings_todo_changed'] as const;
+/** Triggers of development builds, dropped when the current ones are made. */
+const OLD_TRIGGERS = ['block_embeddings_todo_update'];
 
 /** A row to do, as 0 or 1 (never NULL, which would make the count NULL) for the row `row` (NEW or OLD). */
 const todo = (row: 'NEW' | 'OLD'): string => `coalesce(${row}.ok = 0 AND ${row}.ignored IS NULL, 0)`;
@@ -28,14 +32,15 @@ export function installRowCount(db: Database.Database): void {
   db.transaction(() => {
     db.exec(`CREATE TABLE IF NOT EXISTS row_count (id INTEGER PRIMARY KEY CHECK (id = 1), n INTEGER NOT NULL);
       CREATE TABLE IF NOT EXISTS todo_count (id INTEGER PRIMARY KEY CHECK (id = 1), n INTEGER NOT NULL, failed INTEGER NOT NULL);
-      ${triggers.map((name) => `DROP TRIGGER IF EXISTS ${name};`).join('\n')}
+      ${[...triggers, ...OLD_TRIGGERS].map((name) => `DROP TRIGGER IF EXISTS ${name};`).join('\n')}
       CREATE TRIGGER ${INSERT_TRIGGER} AFTER INSERT ON block_embeddings BEGIN UPDATE row_count SET n = n + 1 WHERE id = 1; END;
       CREATE TRIGGER ${DELETE_TRIGGER} AFTER DELETE ON block_embeddings BEGIN UPDATE row_count SET n = n - 1 WHERE id = 1; END;
       CREATE TRIGGER ${TODO_TRIGGERS[0]} AFTER INSERT ON block_embeddings WHEN ${todo('NEW')}
         BEGIN UPDATE todo_count SET n = n + 1, failed = failed + ${failed('NEW')} WHERE id = 1; END;
       CREATE TRIGGER ${TODO_TRIGGERS[1]} AFTER DELETE ON block_embeddings WHEN ${todo('OLD')}
         BEGIN UPDATE todo_count SET n = n - 1, failed = failed - ${failed('OLD')} WHERE id = 1; END;
-      CREATE TRIGGER ${TODO_TRIGGERS[2]} AFTER UPDATE OF ok, ignored, fail_count ON block_embeddings WHEN ${todo('OLD')} OR ${todo('NEW')}
+      CREATE TRIGGER ${TODO_TRIGGERS[2]} AFTER UPDATE OF ok, ignored, fail_count ON block_embeddings
+        WHEN ${todo('OLD')} != ${todo('NEW')} OR ${failed('OLD')} != ${failed('NEW')}
         BEGIN UPDATE todo_count SET n = n + ${todo('NEW')} - ${todo('OLD')}, failed = failed + ${failed('NEW')} - ${failed('OLD')} WHERE id = 1; END;
       INSERT OR REPLACE INTO row_count (id, n) VALUES (1, (SELECT count(*) FROM block_embeddings));
       INSERT OR REPLACE INTO todo_count (id, n, failed) VALUES (1,

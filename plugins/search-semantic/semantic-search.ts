@@ -8,6 +8,7 @@ import { modelKeyOf } from './indexer.js';
 import type { SearchFilters, SemanticQuery } from './tokens.js';
 import { blobInto } from './vector-blob.js';
 import { ftsColumnFilters } from '../blocks/fts-filters.js';
+import { FILTER_MARGIN, MAX_NEEDED } from './ann/ann-filtered.js';
 
 /**
  * A filtered query's selection is counted up to this many blocks: enough to size the graph's over-fetch
@@ -24,8 +25,8 @@ export interface SearchDeps {
   exactBelow: number;
   /** While the HNSW index is not ready, an unfiltered query is answered exactly when the store holds at most this many vectors. */
   scanWhileBuildingBelow: number;
-  /** Why answers may miss blocks now (pending, failed, kept local, being compared at start), or undefined. */
-  incomplete: () => string | undefined;
+  /** Why answers may miss blocks now (pending, failed, kept local, being compared at start), or undefined; said to `call` as it may learn it. */
+  incomplete: (call: ActionCall) => string | undefined;
 }
 
 /** A hit by its store key, before the block's row is read. */
@@ -86,7 +87,7 @@ export function createSemanticSearch(deps: SearchDeps) {
     const model = modelKeyOf(selected);
     const dimensions = vector.length;
     const notes: string[] = [];
-    const pending = deps.incomplete();
+    const pending = deps.incomplete(call);
     if (pending) notes.push(pending);
     const scope = notebookScope(deps.blocks, call, query.notebooks);
     // A scope of every notebook filters nothing, yet selecting its blocks read every vector's row on the
@@ -108,7 +109,7 @@ export function createSemanticSearch(deps: SearchDeps) {
           const every = store.prepared('SELECT key FROM block_embeddings WHERE model = ? AND dimensions = ? AND has_vector = 1').pluck().all(model, dimensions) as number[];
           return answer(await exactAmong(store, vector, every, dimensions, k), true);
         }
-        notes.push('the vector index is being built: semantic results follow once it is ready');
+        notes.push(withoutGraph(deps.ann()));
         return answer([], false);
       }
       return answer(verified(store, await ann.search(vector, k), model, dimensions), false);
@@ -119,26 +120,35 @@ export function createSemanticSearch(deps: SearchDeps) {
     // a million blocks, even for no block at all). The SQL filter still decides; the full-text one only
     // narrows what it reads.
     const columns = ftsColumnFilters({ notebooks: everyNotebook ? undefined : scope, document: query.path === undefined ? undefined : documentOfPath(query.path), types: query.types, subtypes: query.subtypes }).join(' AND ');
-    const selection = store.prepared(`SELECT count(*) FROM (SELECT 1 FROM blk.blocks_fts WHERE blocks_fts MATCH ? LIMIT ${SELECTION_COUNTED})`).pluck().get(columns) as number;
+    // Both sides of the share in blocks: the selection counts blocks, the store holds a row per block.
+    const blocksInStore = Math.max(1, store.rowCount());
+    // Counted far enough to tell exact from not, and to size the graph's over-fetch for this k within MAX_NEEDED.
+    const countUpTo = Math.max(SELECTION_COUNTED, deps.exactBelow + 1, deps.scanWhileBuildingBelow + 1, Math.ceil((blocksInStore * k * FILTER_MARGIN) / MAX_NEEDED) + 1);
+    const selection = store.prepared('SELECT count(*) FROM (SELECT 1 FROM blk.blocks_fts WHERE blocks_fts MATCH ? LIMIT ?)').pluck().get(columns, countUpTo) as number;
     const allowedKeys = (): number[] => store.prepared(`SELECT e.key FROM blk.blocks_fts f JOIN blk.blocks b ON b.rowid = f.rowid JOIN block_embeddings e ON e.block_id = b.id
       WHERE f.blocks_fts MATCH ? AND e.model = ? AND e.dimensions = ? AND e.has_vector = 1 AND ${where}`).pluck().all(columns, model, dimensions, ...filter.params) as number[];
     if (selection <= deps.exactBelow) return answer(await exactAmong(store, vector, allowedKeys(), dimensions, k), true);
     if (!ann) {
-      // While the graph is opened or rebuilt (a cold start at a million vectors: 18 s), a large selection
-      // is not read whole as an exact search would (every allowed vector, on the event loop), no more
-      // than an unfiltered query is.
+      // While the graph is opened or rebuilt (a cold start at a million vectors: 18 s), or when it failed,
+      // a large selection is not read whole as an exact search would (every allowed vector, on the event
+      // loop), no more than an unfiltered query is.
       if (selection <= deps.scanWhileBuildingBelow) return answer(await exactAmong(store, vector, allowedKeys(), dimensions, k), true);
-      notes.push('the vector index is being built: semantic results follow once it is ready');
+      notes.push(withoutGraph(deps.ann()));
       return answer([], false);
     }
     // Many blocks selected: the graph's results are checked against the filter, a few hundred to a few
-    // thousand keys, rather than a set of every allowed key made first. A count cut at SELECTION_COUNTED
+    // thousand keys, rather than a set of every allowed key made first. A count cut at countUpTo
     // understates the share, which only fetches more.
     let checked: ReadonlySet<number> = new Set();
     const among = (keys: readonly number[]): ReadonlySet<number> => (checked = new Set(store.prepared(`SELECT e.key FROM block_embeddings e JOIN blk.blocks b ON b.id = e.block_id
       WHERE e.key IN (SELECT value FROM json_each(?)) AND e.model = ? AND e.dimensions = ? AND e.has_vector = 1 AND ${where}`).pluck().all(JSON.stringify(keys), model, dimensions, ...filter.params) as number[]));
-    const found = await ann.searchAllowed(vector, k, { among }, selection / Math.max(1, ann.size()));
-    if (found === null) return answer(await exactAmong(store, vector, allowedKeys(), dimensions, k), true);
+    const found = await ann.searchAllowed(vector, k, { among }, selection / blocksInStore);
+    if (found === null) {
+      if (selection < countUpTo) return answer(await exactAmong(store, vector, allowedKeys(), dimensions, k), true);
+      // Fewer than asked near this query, in a selection too large to read whole on the event loop.
+      notes.push('the vector index found too few blocks within this filter near the query, and the filter selects too many to search them all: narrow it');
+      return answer([], false);
+    }
     return answer(verified(store, found, model, dimensions).filter((hit) => checked.has(hit.key)), false);
   };
 }
@@ -176,6 +186,12 @@ async function exactAmong(store: EmbeddingStore, query: Float32Array, keys: read
   }
   const { exactTopK } = await import('./ann/ann-index.js');
   return exactTopK(query, order, matrix.subarray(0, order.length * dimensions), dimensions, k).map((hit) => ({ key: hit.key, score: hit.score }));
+}
+
+/** Why there are no semantic results without the graph: being opened or rebuilt, or not available at all. */
+function withoutGraph(sync: AnnSync | undefined): string {
+  if (sync?.state === 'opening' || sync?.state === 'rebuilding') return 'the vector index is being built: semantic results follow once it is ready';
+  return 'the vector index is not available (see the embeddings status): semantic search covers only small selections until it is rebuilt';
 }
 
 /** Whether `scope` names every notebook of the workspace. */

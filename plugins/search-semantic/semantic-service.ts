@@ -1,6 +1,6 @@
 import { AsyncResource } from 'node:async_hooks';
 import { join } from 'node:path';
-import type { ActionCall, BackendCaller, BackendHandle, Logger } from '../../core/index.js';
+import { readsAreScoped, type ActionCall, type BackendCaller, type BackendHandle, type Logger } from '../../core/index.js';
 import type { BlocksIndex, IndexChange } from '../blocks/tokens.js';
 import { AnnSync } from './ann-sync.js';
 import { BlockIntake } from './block-intake.js';
@@ -68,7 +68,7 @@ export class SemanticService {
     this.search = createSemanticSearch({
       store: () => this.opened(), blocks: deps.blocks, handle: deps.handle, ann: () => this.ann,
       exactBelow: deps.config.exactBelow ?? DEFAULT_EXACT_BELOW, scanWhileBuildingBelow: deps.config.exactBelow ?? DEFAULT_SCAN_WHILE_BUILDING_BELOW,
-      incomplete: () => this.incompleteNote(),
+      incomplete: (call) => scopedNote(this.incompleteNote(), call),
     });
   }
 
@@ -346,4 +346,14 @@ export class SemanticService {
       this.deps.log.warn('the clean stop of semantic search could not be recorded: the next start compares every block', { error: String(error) });
     }
   }
+}
+
+/**
+ * What a caller whose reads are scoped (a reader, an agent under a deny rule) may learn of what is
+ * missing: that something is, not how much. The counts cover every notebook, private ones included,
+ * as the status does, which a reader gets without them too.
+ */
+function scopedNote(note: string | undefined, call: ActionCall): string | undefined {
+  if (note === undefined || !readsAreScoped(call)) return note;
+  return 'some blocks are not embedded yet or are being taken in: semantic results may be incomplete';
 }

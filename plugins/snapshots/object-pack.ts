@@ -202,16 +202,23 @@ export class PackWriter {
     // The pack's name durable before the index that makes its objects exist.
     await fsyncPath(this.folder);
     await writeFileAtomic(join(this.folder, `${this.name}.idx`), JSON.stringify({ objects: this.entries } satisfies PackIndex));
+    this.committed = true;
   }
 
-  /** Removes a pack not committed. */
+  /** Whether commit() finished: its index makes the pack's objects exist. */
+  private committed = false;
+
+  /** Removes a pack not committed, also one whose commit failed part way (its fsync, its index). */
   async discard(): Promise<void> {
     this.chunks = [];
     this.buffered = 0;
-    if (this.fd === undefined) return;
-    closeSync(this.fd);
-    this.fd = undefined;
+    if (this.fd !== undefined) {
+      closeSync(this.fd);
+      this.fd = undefined;
+    }
+    if (this.committed) return;
     await rm(this.packPath(), { force: true });
+    await rm(join(this.folder, `${this.name}.idx`), { force: true });
   }
 
   private packPath(): string {

@@ -114,7 +114,8 @@ export class SqlRunner {
       const onExit = (code: number | null, exitSignal: NodeJS.Signals | null): void => {
         // Said in the log with what the process wrote last: a death not caused by the statement (a process
         // that ended while idle, just before it was sent) shows there rather than as the statement's fault.
-        this.log.warn('the SQL process ended during a statement', { code, signal: exitSignal, stderr: this.stderr.get(child) ?? '' });
+        // Once its stderr is read to the end ('close' follows 'exit'): its last lines are the point.
+        child.once('close', () => this.log.warn('the SQL process ended during a statement', { code, signal: exitSignal, stderr: this.stderr.get(child) ?? '' }));
         stop(new KernelError('INVALID_INPUT', 'The query stopped the SQL process (it may have used too much memory); narrow it or add a LIMIT', { details: { reason: 'process_died', exit: { code, signal: exitSignal } } }));
       };
       const onAbort = (): void => stop(new KernelError('ACTION_CANCELLED', 'The query was cancelled'));

@@ -234,7 +234,7 @@ describe('a store of version 1 (each vector in its row)', () => {
     store.activateModel('other');
     same('model changed');
     // A store whose triggers were lost is counted again at open.
-    store.db.exec('DROP TRIGGER block_embeddings_todo_update; UPDATE todo_count SET n = 99, failed = 7');
+    store.db.exec('DROP TRIGGER block_embeddings_todo_changed; UPDATE todo_count SET n = 99, failed = 7');
     store.close();
     const again = new EmbeddingStore(file, join(file, '..', 'quire.db'));
     const { n, failed } = again.db.prepare('SELECT count(*) AS n, coalesce(sum(fail_count > 0), 0) AS failed FROM block_embeddings WHERE ok = 0 AND ignored IS NULL').get() as { n: number; failed: number };

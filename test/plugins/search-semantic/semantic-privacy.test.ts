@@ -61,6 +61,19 @@ describe('semantic search: local-only notebooks never reach a remote embedder', 
     expect(kernel).toBeTruthy();
   });
 
+  it('tells an agent under a deny rule that answers are incomplete, without the counts (they cover the notebooks it may not see)', async () => {
+    const { root, kept } = await twoNotebooks();
+    const fake = await fakeServer();
+    const { act } = await boot(fake, { workspace: root, config: { gate: { deny: [{ tool: '*', notebook: kept }] } } });
+    await embedded(act);
+    expect((await semantic(act, 'apricot')).note).toContain('3 blocks of local-only notebooks');
+    // 'auto': the person allowed the session (the remote embedder's egress is asked for otherwise).
+    const scoped = await act<{ complete: boolean; note?: string }>('search_semantic', { query: 'apricot' }, agent());
+    expect(scoped.complete).toBe(false);
+    expect(scoped.note).toBeDefined();
+    expect(scoped.note).not.toMatch(/\d/);
+  });
+
   it('drops the remote vectors of a document moved into a local-only notebook, and sends none of its later edits', async () => {
     const { root, open, kept, openDoc } = await twoNotebooks();
     const fake = await fakeServer();
