@@ -1,3 +1,4 @@
+import { KernelError, isValidId } from '../../core/index.js';
 import { idToken, subtypeToken } from './fts-index.js';
 
 /** What a search may be narrowed to: notebooks, a document and those below it, block types and subtypes. */
@@ -30,4 +31,12 @@ export function ftsColumnFilters(filters: ColumnFilters): string[] {
   if (filters.types?.length) out.push(anyOf('type', filters.types));
   if (filters.subtypes?.length) out.push(anyOf('subtype', filters.subtypes.map(subtypeToken)));
   return out;
+}
+
+/** The last id of a `path` filter (`<notebook>/<document>` or a document id) names the document; every block at or below it has that id in its path. */
+export function documentOfPath(path: string): string {
+  const ids = path.split('/').map((part) => part.replace(/\.json$/, '')).filter((part) => part !== '');
+  const last = ids[ids.length - 1];
+  if (!last || !ids.every((id) => isValidId(id))) throw new KernelError('INVALID_INPUT', 'path must be a document id or a path of ids such as <notebook>/<document>', { details: { field: 'path' } });
+  return last;
 }

@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
-import { KernelError, isValidId } from '../../core/index.js';
-import { ftsColumnFilters } from '../blocks/fts-filters.js';
+import { KernelError } from '../../core/index.js';
+import { documentOfPath, ftsColumnFilters } from '../blocks/fts-filters.js';
 import { searchText } from '../blocks/search-text.js';
 import { rankPhraseHits, type PhraseHit } from './phrase-ranking.js';
 import { parseQuery, type Term } from './query-language.js';
@@ -352,13 +352,6 @@ function sqliteFailure(error: Error & { code?: string }): KernelError {
   return new KernelError('INTERNAL', `The index could not be read (${code || 'SQLite error'})`, { cause: error, details: { sqlite: code } });
 }
 
-/** The last id of a path names the document; every block at or below it has that id in its path. */
-export function documentOfPath(path: string): string {
-  const ids = path.split('/').map((part) => part.replace(/\.json$/, '')).filter((part) => part !== '');
-  const last = ids[ids.length - 1];
-  if (!last || !ids.every((id) => isValidId(id))) throw new KernelError('INVALID_INPUT', 'path must be a document id or a path of ids such as <notebook>/<document>', { details: { field: 'path' } });
-  return last;
-}
 
 function filters(input: FulltextInput, notebooks: string[] | undefined): string[] {
   return ftsColumnFilters({ notebooks, document: input.path === undefined ? undefined : documentOfPath(input.path), types: input.types, subtypes: input.subtypes });

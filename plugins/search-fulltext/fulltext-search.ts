@@ -2,7 +2,8 @@ import { AsyncResource } from 'node:async_hooks';
 import { availableParallelism } from 'node:os';
 import { KernelError, WorkerPool, compiledScript, readableNotebooks, readsAreScoped, startWorker, type ActionCall, type ErrorCode } from '../../core/index.js';
 import type { BlocksIndex } from '../blocks/tokens.js';
-import { createFulltextQuery, documentOfPath, type FulltextAnswer, type FulltextInput, type FulltextRequest, type SearchOptions } from './fulltext-query.js';
+import { documentOfPath } from '../blocks/fts-filters.js';
+import { createFulltextQuery, type FulltextAnswer, type FulltextInput, type FulltextRequest, type SearchOptions } from './fulltext-query.js';
 import type { QueryMessage, QueryReply } from './fulltext-worker.js';
 import { parseQuery } from './query-language.js';
 

@@ -1,4 +1,4 @@
-import { KernelError, isValidId, readableNotebooks, readsAreScoped, type ActionCall, type BackendCaller, type BackendHandle } from '../../core/index.js';
+import { KernelError, readableNotebooks, readsAreScoped, type ActionCall, type BackendCaller, type BackendHandle } from '../../core/index.js';
 import type { BlocksIndex } from '../blocks/tokens.js';
 import type { AnnHit } from './ann/ann-index.js';
 import type { AnnSync } from './ann-sync.js';
@@ -7,7 +7,7 @@ import type { EmbeddingStore } from './embedding-store.js';
 import { modelKeyOf } from './indexer.js';
 import type { SearchFilters, SemanticQuery } from './tokens.js';
 import { blobInto } from './vector-blob.js';
-import { ftsColumnFilters } from '../blocks/fts-filters.js';
+import { documentOfPath, ftsColumnFilters } from '../blocks/fts-filters.js';
 import { FILTER_MARGIN, MAX_NEEDED } from './ann/ann-filtered.js';
 
 /**
@@ -235,10 +235,3 @@ function filterSql(filters: SearchFilters, notebooks: string[] | undefined): { w
   return { where, params };
 }
 
-/** The last id of a path names the document; every block at or below it has that id in its path. */
-function documentOfPath(path: string): string {
-  const ids = path.split('/').map((part) => part.replace(/\.json$/, '')).filter((part) => part !== '');
-  const last = ids[ids.length - 1];
-  if (!last || !ids.every((id) => isValidId(id))) throw new KernelError('INVALID_INPUT', 'path must be a document id or a path of ids such as <notebook>/<document>', { details: { field: 'path' } });
-  return last;
-}
