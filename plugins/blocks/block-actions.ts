@@ -5,6 +5,7 @@ import { checkExpected, documentOfBlock, invalid } from './access.js';
 import { assertDepthFits } from './block-depth.js';
 import { blocksToMarkdown } from './markdown-out.js';
 import { mutateDocument } from './mutate.js';
+import { resultOfDocument } from './returned-notebooks.js';
 import { touch, updatedBy } from './provenance.js';
 import { assertCanContain, locate, materialise, subtreeIds, type Located } from './tree-ops.js';
 
@@ -68,7 +69,7 @@ function deleteBlock(rt: BlocksRuntime, call: ActionCall, input: { id: string; e
     const at = mustLocate(root, id);
     checkExpected(at.block, expectedUpdated);
     at.parent!.children!.splice(at.index, 1);
-    return { deleted: [...subtreeIds(at.block)], documentId: docId };
+    return resultOfDocument({ deleted: [...subtreeIds(at.block)], documentId: docId }, docId);
   });
 }
 
@@ -109,7 +110,7 @@ async function insert(rt: BlocksRuntime, call: ActionCall, input: InsertInput, w
     assertDepthFits(input.parentId !== undefined ? at.ancestors.length : at.ancestors.length - 1, blocks, 'markdown');
     assertCanContain(parent, blocks);
     parent.children!.splice(index, 0, ...blocks);
-    return { documentId: docId, parentId: parent.id, ids: blocks.map((block) => block.id) };
+    return resultOfDocument({ documentId: docId, parentId: parent.id, ids: blocks.map((block) => block.id) }, docId);
   });
 }
 
@@ -140,7 +141,7 @@ async function update(rt: BlocksRuntime, call: ActionCall, input: UpdateInput) {
     assertDepthFits(at.ancestors.length - 1, [kept, ...rest], 'markdown');
     assertCanContain(at.parent!, [kept, ...rest]);
     at.parent!.children!.splice(at.index, 1, kept, ...rest);
-    return { documentId: docId, id: kept.id, inserted: rest.map((block) => block.id), updated: kept.attrs.updated };
+    return resultOfDocument({ documentId: docId, id: kept.id, inserted: rest.map((block) => block.id), updated: kept.attrs.updated }, docId);
   });
 }
 

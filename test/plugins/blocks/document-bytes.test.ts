@@ -76,6 +76,21 @@ describe('document bytes assembled from remembered leaves', () => {
     }
   });
 
+  it('equal it through the writes a document sees most: appends to a copy, an early block changed, a block removed', () => {
+    const paragraph = (i: number): Block => ({ id: `20260101000000-${String(i).padStart(7, '0')}`, type: 'paragraph', content: `paragraph ${i} 读书`, attrs: { updated: 'u' } });
+    let root: Block = { id: '20260101000000-aaaaaaa', type: 'document', content: 'T', attrs: { updated: '0' }, children: Array.from({ length: 300 }, (_, i) => paragraph(i)) };
+    expect(documentBytes(root).toString('utf8')).toBe(documentText(root));
+    for (let round = 1; round <= 60; round++) {
+      root = cloneTree(root);
+      root.attrs.updated = String(round);
+      root.children!.push(paragraph(1000 + round));
+      if (round % 7 === 0) root.children![round]!.content = `changed ${round}`;
+      if (round % 11 === 0) root.children!.splice(round, 1);
+      if (round % 13 === 0) root.children!.unshift({ id: `20260101000000-l${String(round).padStart(6, '0')}`, type: 'list', attrs: {}, children: [paragraph(2000 + round)] });
+      expect(documentBytes(root).toString('utf8')).toBe(documentText(root));
+    }
+  });
+
   it('equal it for a document with no children and for leaves at every depth', () => {
     const empty: Block = { id: '20260101000000-aaaaaaa', type: 'document', content: 'T', attrs: {}, children: [] };
     expect(documentBytes(empty).toString('utf8')).toBe(documentText(empty));
