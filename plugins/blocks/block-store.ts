@@ -148,17 +148,20 @@ export class BlockStore {
     // `recorded`: the caller already reported this change (a move reports itself before its renames).
     if (this.catalog.doc(root.id) && !options.recorded) await this.beforeChange(root.id, 'update', root.attrs.updatedBy ?? 'kernel');
     const before = this.catalog.doc(root.id);
-    this.catalog.setDoc({ ...entry, title: root.content ?? '' });
-    const path = this.filePath(root.id);
+    const titled = { ...entry, title: root.content ?? '' };
+    // A new document enters the catalog (and so every listing) only once its file is written: a caller
+    // that finds it listed can read it. A document that exists takes its new title and place at once.
+    if (before) this.catalog.setDoc(titled);
+    const path = before ? this.filePath(root.id) : this.catalog.filePathOf(this.dataDir, titled);
     try {
       const bytes = documentBytes(root);
       if (options.journaled && this.journal) await this.journal.record(this.catalog.relativePath(root.id), bytes, () => replaceFile(path, bytes));
       else await writeDocumentFile(path, bytes);
     } catch (error) {
       if (before) this.catalog.setDoc(before);
-      else this.catalog.deleteDoc(root.id);
       throw error;
     }
+    if (!before) this.catalog.setDoc(titled);
     const info = statSync(path);
     const place = this.placeOf(root.id);
     await this.indexGroup.run(() => this.index.writeDocument(root, place, entry.parent, info, { inCallersTransaction: true }));

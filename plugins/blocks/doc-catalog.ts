@@ -87,10 +87,14 @@ export class DocCatalog {
 
   /** The absolute file path, from validated ids only. */
   filePath(dataDir: string, id: string): string {
-    const entry = this.docs.get(id)!;
-    const parts = [entry.notebook, ...this.ancestors(id)];
-    for (const part of [...parts, id]) if (!isValidId(part)) throw new Error(`refusing a path built from '${part}'`);
-    return join(dataDir, ...parts, `${id}.json`);
+    return this.filePathOf(dataDir, this.docs.get(id)!);
+  }
+
+  /** The absolute file path of `entry`, which need not be in the catalog yet (its parent must be). */
+  filePathOf(dataDir: string, entry: DocEntry): string {
+    const parts = [entry.notebook, ...(entry.parent === null ? [] : [...this.ancestors(entry.parent), entry.parent])];
+    for (const part of [...parts, entry.id]) if (!isValidId(part)) throw new Error(`refusing a path built from '${part}'`);
+    return join(dataDir, ...parts, `${entry.id}.json`);
   }
 
   /** The folder holding a document's child documents. */
