@@ -233,31 +233,29 @@ export class BlockStore {
   }
 
   private async createFiles(docs: readonly { entry: DocEntry; text: () => string }[], writeIndex: (infos: Stats[]) => void): Promise<void> {
-    // Parents come first, so each document's parent is in the catalog (or was just added) when checked.
-    const added: string[] = [];
-    try {
-      for (const { entry } of docs) {
-        this.checkPlace(entry);
-        this.catalog.setDoc(entry);
-        added.push(entry.id);
+    // Parents come first: each document's parent is in the catalog or earlier in this call. The new
+    // documents enter the catalog (and so every listing) only once all their files are written, so a
+    // caller that finds one listed can read it.
+    const here = new Map<string, { entry: DocEntry; path: string }>();
+    for (const { entry } of docs) {
+      const parent = entry.parent === null ? undefined : here.get(entry.parent);
+      if (parent === undefined) this.checkPlace(entry);
+      else if (parent.entry.notebook !== entry.notebook) {
+        throw new KernelError('INVALID_INPUT', `The parent document '${entry.parent}' is in another notebook`, { details: { parentId: entry.parent } });
       }
-    } catch (error) {
-      for (const id of added.reverse()) this.catalog.deleteDoc(id);
-      throw error;
+      here.set(entry.id, { entry, path: parent === undefined ? this.catalog.filePathOf(this.dataDir, entry) : this.catalog.filePathBelow(parent.path, entry.id) });
     }
-    const paths = docs.map(({ entry }) => this.filePath(entry.id));
-    const written = await Promise.allSettled(docs.map(({ text }, i) => writeFileAtomic(paths[i]!, text())));
+    const files = docs.map(({ entry }) => here.get(entry.id)!.path);
+    const written = await Promise.allSettled(docs.map(({ text }, i) => writeFileAtomic(files[i]!, text())));
     const failed = written.find((result): result is PromiseRejectedResult => result.status === 'rejected');
     if (failed) {
       // Files written by this call go again, and the folders made for their children if left empty.
-      await Promise.allSettled(paths.map((path) => rm(path, { force: true })));
-      for (const { entry } of [...docs].reverse()) {
-        await rmdir(this.catalog.childFolder(this.dataDir, entry.id)).catch(() => undefined);
-        this.catalog.deleteDoc(entry.id);
-      }
+      await Promise.allSettled(files.map((path) => rm(path, { force: true })));
+      for (const path of [...files].reverse()) await rmdir(path.replace(/\.json$/, '')).catch(() => undefined);
       throw failed.reason;
     }
-    const infos = await Promise.all(paths.map((path) => stat(path)));
+    for (const { entry } of docs) this.catalog.setDoc(entry);
+    const infos = await Promise.all(files.map((path) => stat(path)));
     this.index.transaction(() => writeIndex(infos));
   }
 

@@ -97,6 +97,12 @@ export class DocCatalog {
     return join(dataDir, ...parts, `${entry.id}.json`);
   }
 
+  /** The file path of the child document `id` of the document whose file is at `parentFile`. */
+  filePathBelow(parentFile: string, id: string): string {
+    if (!isValidId(id)) throw new Error(`refusing a path built from '${id}'`);
+    return join(parentFile.replace(/\.json$/, ''), `${id}.json`);
+  }
+
   /** The folder holding a document's child documents. */
   childFolder(dataDir: string, id: string): string {
     return this.filePath(dataDir, id).replace(/\.json$/, '');
