@@ -83,9 +83,16 @@ export class SqlRunner {
     this.child = undefined;
   }
 
-  private async runNow(request: QueryRequest, signal?: AbortSignal): Promise<QueryResponse> {
+  /**
+   * `again`: this is the statement's second run, after its first process ended under it. Statements are
+   * read-only, so running one again changes nothing; a process can end for reasons of its own (one that
+   * was ending when the statement was sent, the machine's OOM killer), and a statement that ends every
+   * process it runs in ends two and is answered so.
+   */
+  private async runNow(request: QueryRequest, signal?: AbortSignal, again = false): Promise<QueryResponse> {
     // A call cancelled while it waited its turn never starts; neither does one after close().
     if (signal?.aborted) throw new KernelError('ACTION_CANCELLED', 'The query was cancelled');
+    const startedAt = performance.now();
     let child = await this.start();
     // A child that died while idle is replaced, rather than blamed on this statement.
     if (child.exitCode !== null || child.signalCode !== null || !child.connected) {
@@ -115,7 +122,15 @@ export class SqlRunner {
         // Said in the log with what the process wrote last: a death not caused by the statement (a process
         // that ended while idle, just before it was sent) shows there rather than as the statement's fault.
         // Once its stderr is read to the end ('close' follows 'exit'): its last lines are the point.
-        child.once('close', () => this.log.warn('the SQL process ended during a statement', { code, signal: exitSignal, stderr: this.stderr.get(child) ?? '' }));
+        const left = Math.floor(request.timeoutMs - (performance.now() - startedAt));
+        const tryAgain = !again && !this.closed && left > 0;
+        child.once('close', () => this.log.warn(`the SQL process ended during a statement${tryAgain ? '; the statement runs once more in a new one' : ''}`, { code, signal: exitSignal, stderr: this.stderr.get(child) ?? '' }));
+        if (tryAgain) {
+          finish();
+          if (this.child === child) this.child = undefined;
+          resolve(this.runNow({ ...request, timeoutMs: left }, signal, true));
+          return;
+        }
         stop(new KernelError('INVALID_INPUT', 'The query stopped the SQL process (it may have used too much memory); narrow it or add a LIMIT', { details: { reason: 'process_died', exit: { code, signal: exitSignal } } }));
       };
       const onAbort = (): void => stop(new KernelError('ACTION_CANCELLED', 'The query was cancelled'));

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, readlink } from 'node:fs/promises';
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -21,6 +21,13 @@ async function sqlChildren(dbFile: string): Promise<number[]> {
     if (command.includes('sql-child.cjs') && command.includes(dbFile)) pids.push(Number(entry));
   }
   return pids;
+}
+
+/** Whether process `pid` has `file` open. */
+async function hasOpen(pid: number, file: string): Promise<boolean> {
+  const fds = await readdir(`/proc/${pid}/fd`).catch(() => [] as string[]);
+  for (const fd of fds) if (await readlink(`/proc/${pid}/fd/${fd}`).catch(() => '') === file) return true;
+  return false;
 }
 
 /** A database of its own, so that only the runner under test has children on it. */
@@ -58,6 +65,44 @@ describe('the SQL child process', () => {
     process.kill(pid!, 'SIGKILL');
     await waitUntil(async () => !(await sqlChildren(file)).includes(pid!), 'the child to die');
     expect(await sql.run(request('SELECT 7'))).toMatchObject({ ok: true, rows: [[7]] });
+  });
+
+  it('runs a statement once more in a new process when its process ends under it, saying so in the log, and only once', async () => {
+    const file = databaseIn(await tempDir());
+    const warnings: string[] = [];
+    const logger = { ...silentLogger, warn: (message: string) => { warnings.push(message); } };
+    const sql = new SqlRunner(file, logger);
+    runners.push(sql);
+    await sql.warm();
+    // About 2 s here: still running when its process is ended 100 ms in, on a machine several times faster.
+    const counted = 'WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 10000000) SELECT count(*) FROM n';
+    const [first] = await sqlChildren(file);
+    const answer = sql.run(request(counted, 30_000));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Ended from outside while the statement runs: a death the statement did not cause.
+    process.kill(first!, 'SIGKILL');
+    expect(await answer).toMatchObject({ ok: true, rows: [[10000000]] });
+    await waitUntil(async () => warnings.length > 0, 'the death to be logged');
+    expect(warnings[0]).toMatch(/ended during a statement; the statement runs once more/);
+    // Ended again in its second process: answered as the statement's doing, not run a third time (a
+    // statement that never ends, so that both ends come while it runs).
+    const twice = sql.run(request(RUNAWAY, 60_000));
+    const seen = new Set([first]);
+    for (let killed = 0; killed < 2;) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const [pid] = await sqlChildren(file);
+      // Once it has the database open (it is then ready, and given the statement): a process ended while
+      // it starts is a failure to start, answered as such.
+      if (pid !== undefined && !seen.has(pid) && await hasOpen(pid, file)) {
+        seen.add(pid);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        process.kill(pid, 'SIGKILL');
+        killed++;
+        await waitUntil(async () => !(await sqlChildren(file)).includes(pid), 'the child to die');
+      }
+    }
+    const error = await caught(twice);
+    expect(error.details, `${error.code}: ${error.message}`).toMatchObject({ reason: 'process_died' });
   });
 
   it('never starts a statement cancelled while it waited, and refuses statements after close', async () => {
