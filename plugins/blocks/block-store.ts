@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { NotFoundError, KernelError, replaceFile, writeFileAtomic, type Logger } from '../../core/index.js';
 import type { Block } from './block-model.js';
 import type { BlockIndex, Problem } from './block-index.js';
-import type { DocCatalog, DocEntry } from './doc-catalog.js';
+import { childFolderOf, type DocCatalog, type DocEntry } from './doc-catalog.js';
 import { documentBytes } from './document-bytes.js';
 import { documentText, parseDocumentText } from './document-file.js';
 import type { PreparedDocument } from './import-rows.js';
@@ -153,12 +153,17 @@ export class BlockStore {
     // that finds it listed can read it. A document that exists takes its new title and place at once.
     if (before) this.catalog.setDoc(titled);
     const path = before ? this.filePath(root.id) : this.catalog.filePathOf(this.dataDir, titled);
+    // A new document's file that a failed write leaves behind (its folder's fsync failed after the
+    // rename) goes again, or the next sync would take it in as a document made by hand.
+    const fresh = !before && statOrUndefined(path) === undefined;
     try {
       const bytes = documentBytes(root);
-      if (options.journaled && this.journal) await this.journal.record(this.catalog.relativePath(root.id), bytes, () => replaceFile(path, bytes));
+      // Journaled writes are of documents that exist (the journal names them by their catalog path).
+      if (options.journaled && this.journal && before) await this.journal.record(this.catalog.relativePath(root.id), bytes, () => replaceFile(path, bytes));
       else await writeDocumentFile(path, bytes);
     } catch (error) {
       if (before) this.catalog.setDoc(before);
+      if (fresh) await rm(path, { force: true }).catch(() => undefined);
       throw error;
     }
     if (!before) this.catalog.setDoc(titled);
@@ -238,6 +243,8 @@ export class BlockStore {
     // caller that finds one listed can read it.
     const here = new Map<string, { entry: DocEntry; path: string }>();
     for (const { entry } of docs) {
+      // Its file would be written over another's (an import that kept the ids of its source).
+      if (here.has(entry.id) || this.catalog.doc(entry.id)) throw new KernelError('CONFLICT', `A document with id '${entry.id}' already exists`, { details: { id: entry.id } });
       const parent = entry.parent === null ? undefined : here.get(entry.parent);
       if (parent === undefined) this.checkPlace(entry);
       else if (parent.entry.notebook !== entry.notebook) {
@@ -251,11 +258,11 @@ export class BlockStore {
     if (failed) {
       // Files written by this call go again, and the folders made for their children if left empty.
       await Promise.allSettled(files.map((path) => rm(path, { force: true })));
-      for (const path of [...files].reverse()) await rmdir(path.replace(/\.json$/, '')).catch(() => undefined);
+      for (const path of [...files].reverse()) await rmdir(childFolderOf(path)).catch(() => undefined);
       throw failed.reason;
     }
-    for (const { entry } of docs) this.catalog.setDoc(entry);
     const infos = await Promise.all(files.map((path) => stat(path)));
+    for (const { entry } of docs) this.catalog.setDoc(entry);
     this.index.transaction(() => writeIndex(infos));
   }
 

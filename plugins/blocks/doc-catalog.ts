@@ -100,12 +100,12 @@ export class DocCatalog {
   /** The file path of the child document `id` of the document whose file is at `parentFile`. */
   filePathBelow(parentFile: string, id: string): string {
     if (!isValidId(id)) throw new Error(`refusing a path built from '${id}'`);
-    return join(parentFile.replace(/\.json$/, ''), `${id}.json`);
+    return join(childFolderOf(parentFile), `${id}.json`);
   }
 
   /** The folder holding a document's child documents. */
   childFolder(dataDir: string, id: string): string {
-    return this.filePath(dataDir, id).replace(/\.json$/, '');
+    return childFolderOf(this.filePath(dataDir, id));
   }
 
   /** The titles from the top of the notebook down to the document: `/Parent/Child`. */
@@ -117,6 +117,11 @@ export class DocCatalog {
   isSelfOrDescendant(candidate: string, id: string): boolean {
     return candidate === id || this.ancestors(candidate).includes(id);
   }
+}
+
+/** The folder beside a document's file that holds its child documents. */
+export function childFolderOf(documentFile: string): string {
+  return documentFile.replace(/\.json$/, '');
 }
 
 function parentKey(entry: DocEntry): string {

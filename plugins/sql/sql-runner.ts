@@ -43,6 +43,25 @@ function spawnChild(script: string, args: string[]): ChildProcess {
   return spawn(node[0]!, node.slice(1), options);
 }
 
+/** Least time left for a second run of a statement to be worth starting. */
+const RETRY_MIN_MS = 200;
+
+/**
+ * A process killed by a signal from outside, not one that gave up on its own: V8 and SQLite running out
+ * of memory abort (SIGABRT) or say so on stderr, and a statement that did that would only do it again.
+ */
+function endedFromOutside(signal: NodeJS.Signals | null, stderr: string | undefined): boolean {
+  return (signal === 'SIGKILL' || signal === 'SIGTERM') && !/out of memory|heap limit|allocation failed/i.test(stderr ?? '');
+}
+
+const cancelled = (): KernelError => new KernelError('ACTION_CANCELLED', 'The query was cancelled');
+
+const timedOut = (timeoutMs: number): KernelError =>
+  new KernelError('ACTION_TIMEOUT', `The query ran longer than ${timeoutMs} ms and was stopped; add a LIMIT or narrow it`, { details: { timeoutMs } });
+
+const processDied = (code: number | null, signal: NodeJS.Signals | null): KernelError =>
+  new KernelError('INVALID_INPUT', 'The query stopped the SQL process (it may have used too much memory); narrow it or add a LIMIT', { details: { reason: 'process_died', exit: { code, signal } } });
+
 /**
  * Runs statements in a warm child process, one at a time. A statement past its time limit is stopped by
  * killing the child with SIGKILL (nothing else stops SQLite mid-statement), and a new child is started
@@ -84,21 +103,25 @@ export class SqlRunner {
   }
 
   /**
-   * `again`: this is the statement's second run, after its first process ended under it. Statements are
-   * read-only, so running one again changes nothing; a process can end for reasons of its own (one that
-   * was ending when the statement was sent, the machine's OOM killer), and a statement that ends every
-   * process it runs in ends two and is answered so.
+   * `retry`: this is the statement's second run, after its first process ended under it, within the
+   * first run's deadline. Statements are read-only, so running one again changes nothing; a process can
+   * be ended from outside (one already ending when the statement was sent, the machine's OOM killer),
+   * and a statement that ends every process it runs in ends two and is answered so.
    */
-  private async runNow(request: QueryRequest, signal?: AbortSignal, again = false): Promise<QueryResponse> {
+  private async runNow(request: QueryRequest, signal?: AbortSignal, retry?: { deadline: number }): Promise<QueryResponse> {
     // A call cancelled while it waited its turn never starts; neither does one after close().
-    if (signal?.aborted) throw new KernelError('ACTION_CANCELLED', 'The query was cancelled');
-    const startedAt = performance.now();
+    if (signal?.aborted) throw cancelled();
+    const deadline = retry?.deadline ?? performance.now() + request.timeoutMs;
     let child = await this.start();
     // A child that died while idle is replaced, rather than blamed on this statement.
     if (child.exitCode !== null || child.signalCode !== null || !child.connected) {
       if (this.child === child) this.child = undefined;
       child = await this.start();
     }
+    // Cancelled, or out of time, while a process started (a second run's fork can take hundreds of ms).
+    if (signal?.aborted) throw cancelled();
+    const left = Math.ceil(deadline - performance.now());
+    if (left <= 0) throw timedOut(request.timeoutMs);
     const id = this.nextId++;
     return new Promise<QueryResponse>((resolve, reject) => {
       const finish = (): void => {
@@ -119,26 +142,20 @@ export class SqlRunner {
         resolve(response as QueryResponse);
       };
       const onExit = (code: number | null, exitSignal: NodeJS.Signals | null): void => {
-        // Said in the log with what the process wrote last: a death not caused by the statement (a process
-        // that ended while idle, just before it was sent) shows there rather than as the statement's fault.
-        // Once its stderr is read to the end ('close' follows 'exit'): its last lines are the point.
-        const left = Math.floor(request.timeoutMs - (performance.now() - startedAt));
-        const tryAgain = !again && !this.closed && left > 0;
-        child.once('close', () => this.log.warn(`the SQL process ended during a statement${tryAgain ? '; the statement runs once more in a new one' : ''}`, { code, signal: exitSignal, stderr: this.stderr.get(child) ?? '' }));
-        if (tryAgain) {
-          finish();
-          if (this.child === child) this.child = undefined;
-          resolve(this.runNow({ ...request, timeoutMs: left }, signal, true));
-          return;
-        }
-        stop(new KernelError('INVALID_INPUT', 'The query stopped the SQL process (it may have used too much memory); narrow it or add a LIMIT', { details: { reason: 'process_died', exit: { code, signal: exitSignal } } }));
+        const again = retry === undefined && !this.closed && endedFromOutside(exitSignal, this.stderr.get(child)) && deadline - performance.now() >= RETRY_MIN_MS;
+        // Said in the log with what the process wrote last, once its stderr is read to the end ('close' follows 'exit').
+        child.once('close', () => this.log.warn(`the SQL process ended during a statement${again ? '; the statement runs once more in a new one' : ''}`, { code, signal: exitSignal, stderr: this.stderr.get(child) ?? '' }));
+        if (!again) return stop(processDied(code, exitSignal));
+        finish();
+        if (this.child === child) this.child = undefined;
+        resolve(this.runNow(request, signal, { deadline }));
       };
-      const onAbort = (): void => stop(new KernelError('ACTION_CANCELLED', 'The query was cancelled'));
-      const timer = setTimeout(() => stop(new KernelError('ACTION_TIMEOUT', `The query ran longer than ${request.timeoutMs} ms and was stopped; add a LIMIT or narrow it`, { details: { timeoutMs: request.timeoutMs } })), request.timeoutMs);
+      const onAbort = (): void => stop(cancelled());
+      const timer = setTimeout(() => stop(timedOut(request.timeoutMs)), left);
       child.on('message', onMessage);
       child.once('exit', onExit);
       signal?.addEventListener('abort', onAbort, { once: true });
-      child.send({ id, sql: request.sql, maxRows: request.maxRows, maxCellBytes: request.maxCellBytes, maxResultBytes: request.maxResultBytes, timeoutMs: request.timeoutMs });
+      child.send({ id, sql: request.sql, maxRows: request.maxRows, maxCellBytes: request.maxCellBytes, maxResultBytes: request.maxResultBytes, timeoutMs: left });
     });
   }
 

@@ -23,6 +23,8 @@ describe('notebooks named by the results of block writes', () => {
     };
     const appended = await reported('block_append', { parentId: doc, markdown: 'second' });
     expect(appended.notebooks).toEqual([a]);
+    // What the lookup of every id says, for a result that names the same blocks and is not marked.
+    expect((await reported('block_get_children', { id: doc })).notebooks).toEqual(appended.notebooks);
     const id = (appended.value.ids as string[])[0]!;
     expect((await reported('block_prepend', { parentId: doc, markdown: 'zero' })).notebooks).toEqual([a]);
     expect((await reported('block_insert', { previousId: id, markdown: 'third' })).notebooks).toEqual([a]);
@@ -30,6 +32,7 @@ describe('notebooks named by the results of block writes', () => {
     // Moved to another notebook: the same kind of write now names that one.
     await act('document_move', { id: doc, notebook: b }, admin);
     expect((await reported('block_append', { parentId: doc, markdown: 'after the move' })).notebooks).toEqual([b]);
+    expect((await reported('block_get_children', { id: doc })).notebooks).toEqual([b]);
     expect((await reported('block_delete', { id })).notebooks).toEqual([b]);
   });
 });

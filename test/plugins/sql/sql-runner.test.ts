@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { readdir, readFile, readlink } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -23,11 +23,10 @@ async function sqlChildren(dbFile: string): Promise<number[]> {
   return pids;
 }
 
-/** Whether process `pid` has `file` open. */
-async function hasOpen(pid: number, file: string): Promise<boolean> {
-  const fds = await readdir(`/proc/${pid}/fd`).catch(() => [] as string[]);
-  for (const fd of fds) if (await readlink(`/proc/${pid}/fd/${fd}`).catch(() => '') === file) return true;
-  return false;
+/** CPU time of process `pid` so far, in clock ticks (user and system; /proc/<pid>/stat). */
+async function cpuTicks(pid: number): Promise<number> {
+  const fields = (await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '')).replace(/^.*\) /s, '').split(' ');
+  return Number(fields[11] ?? 0) + Number(fields[12] ?? 0);
 }
 
 /** A database of its own, so that only the runner under test has children on it. */
@@ -67,42 +66,40 @@ describe('the SQL child process', () => {
     expect(await sql.run(request('SELECT 7'))).toMatchObject({ ok: true, rows: [[7]] });
   });
 
-  it('runs a statement once more in a new process when its process ends under it, saying so in the log, and only once', async () => {
+  it('runs a statement once more in a new process when its process is killed under it, saying so in the log, and only once', async () => {
     const file = databaseIn(await tempDir());
     const warnings: string[] = [];
     const logger = { ...silentLogger, warn: (message: string) => { warnings.push(message); } };
     const sql = new SqlRunner(file, logger);
     runners.push(sql);
     await sql.warm();
-    // About 2 s here: still running when its process is ended 100 ms in, on a machine several times faster.
-    const counted = 'WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 10000000) SELECT count(*) FROM n';
+    // About 1 s here: still running when its process is killed, which waits for it to be busy.
+    const counted = 'WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 5000000) SELECT count(*) FROM n';
     const [first] = await sqlChildren(file);
-    const answer = sql.run(request(counted, 30_000));
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    // Ended from outside while the statement runs: a death the statement did not cause.
+    const idle = await cpuTicks(first!);
+    const answer = sql.run(request(counted, 20_000));
+    // 100 ms of CPU into the statement (it takes about ten times that).
+    await waitUntil(async () => (await cpuTicks(first!)) - idle >= 10, 'the statement to run');
+    // Killed from outside while the statement runs: a death the statement did not cause.
     process.kill(first!, 'SIGKILL');
-    expect(await answer).toMatchObject({ ok: true, rows: [[10000000]] });
+    expect(await answer).toMatchObject({ ok: true, rows: [[5000000]] });
     await waitUntil(async () => warnings.length > 0, 'the death to be logged');
     expect(warnings[0]).toMatch(/ended during a statement; the statement runs once more/);
-    // Ended again in its second process: answered as the statement's doing, not run a third time (a
-    // statement that never ends, so that both ends come while it runs).
-    const twice = sql.run(request(RUNAWAY, 60_000));
-    const seen = new Set([first]);
-    for (let killed = 0; killed < 2;) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
+    // Killed again in its second process: answered as the statement's doing, not run a third time (a
+    // statement that never ends, so that both kills come while it runs).
+    const twice = sql.run(request(RUNAWAY, 20_000));
+    const killed = new Set([first!]);
+    for (let round = 0; killed.size < 3 && round < 300; round++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
       const [pid] = await sqlChildren(file);
-      // Once it has the database open (it is then ready, and given the statement): a process ended while
-      // it starts is a failure to start, answered as such.
-      if (pid !== undefined && !seen.has(pid) && await hasOpen(pid, file)) {
-        seen.add(pid);
-        await new Promise((resolve) => setTimeout(resolve, 100));
+      // Past its start (about 0.2 s of CPU), so running the statement: a process killed while it starts is a failure to start.
+      if (pid !== undefined && !killed.has(pid) && await cpuTicks(pid) >= 60) {
+        killed.add(pid);
         process.kill(pid, 'SIGKILL');
-        killed++;
-        await waitUntil(async () => !(await sqlChildren(file)).includes(pid), 'the child to die');
       }
     }
     const error = await caught(twice);
-    expect(error.details, `${error.code}: ${error.message}`).toMatchObject({ reason: 'process_died' });
+    expect(error.details, `${error.code}: ${error.message}`).toMatchObject({ reason: 'process_died', exit: { signal: 'SIGKILL' } });
   });
 
   it('never starts a statement cancelled while it waited, and refuses statements after close', async () => {
