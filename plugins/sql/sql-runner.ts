@@ -112,12 +112,7 @@ export class SqlRunner {
     // A call cancelled while it waited its turn never starts; neither does one after close().
     if (signal?.aborted) throw cancelled();
     const deadline = retry?.deadline ?? performance.now() + request.timeoutMs;
-    let child = await this.start();
-    // A child that died while idle is replaced, rather than blamed on this statement.
-    if (child.exitCode !== null || child.signalCode !== null || !child.connected) {
-      if (this.child === child) this.child = undefined;
-      child = await this.start();
-    }
+    const child = await this.liveChild();
     // Cancelled, or out of time, while a process started (a second run's fork can take hundreds of ms).
     if (signal?.aborted) throw cancelled();
     const left = Math.ceil(deadline - performance.now());
@@ -142,7 +137,9 @@ export class SqlRunner {
         resolve(response as QueryResponse);
       };
       const onExit = (code: number | null, exitSignal: NodeJS.Signals | null): void => {
-        const again = retry === undefined && !this.closed && endedFromOutside(exitSignal, this.stderr.get(child)) && deadline - performance.now() >= RETRY_MIN_MS;
+        // Ended by close() (the kernel stopping): no fault of the statement's, and nothing to log.
+        if (this.closed) return stop(new KernelError('PLUGIN_ERROR', 'The SQL tool closed while the statement ran', { details: { reason: 'closing' } }));
+        const again = retry === undefined && endedFromOutside(exitSignal, this.stderr.get(child)) && deadline - performance.now() >= RETRY_MIN_MS;
         // Said in the log with what the process wrote last, once its stderr is read to the end ('close' follows 'exit').
         child.once('close', () => this.log.warn(`the SQL process ended during a statement${again ? '; the statement runs once more in a new one' : ''}`, { code, signal: exitSignal, stderr: this.stderr.get(child) ?? '' }));
         if (!again) return stop(processDied(code, exitSignal));
@@ -157,6 +154,14 @@ export class SqlRunner {
       signal?.addEventListener('abort', onAbort, { once: true });
       child.send({ id, sql: request.sql, maxRows: request.maxRows, maxCellBytes: request.maxCellBytes, maxResultBytes: request.maxResultBytes, timeoutMs: left });
     });
+  }
+
+  /** A warm process; one that died while idle is replaced, rather than its death blamed on the next statement. */
+  private async liveChild(): Promise<ChildProcess> {
+    const child = await this.start();
+    if (child.exitCode === null && child.signalCode === null && child.connected) return child;
+    if (this.child === child) this.child = undefined;
+    return this.start();
   }
 
   private kill(child: ChildProcess): void {

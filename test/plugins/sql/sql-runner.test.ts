@@ -114,7 +114,7 @@ describe('the SQL child process', () => {
     const queued = sql.run(request('SELECT 1'));
     await new Promise((resolve) => setTimeout(resolve, 100));
     await sql.close();
-    expect((await caught(during)).details).toMatchObject({ reason: 'process_died' });
+    expect(await caught(during)).toMatchObject({ code: 'PLUGIN_ERROR', details: { reason: 'closing' } });
     expect((await caught(queued)).code).toBe('PLUGIN_ERROR');
     expect((await caught(sql.run(request('SELECT 1')))).code).toBe('PLUGIN_ERROR');
     await waitUntil(async () => (await sqlChildren(file)).length === 0, 'no SQL child left');
