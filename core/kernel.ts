@@ -171,6 +171,8 @@ export class Kernel {
     if (this.closed) return;
     this.closed = true;
     for (const closer of this.closers.splice(0).reverse()) await closer().catch(() => undefined);
+    // Running turns stop and save how they ended before anything they use goes away.
+    await this.turns.close(this.config.actions.stopGraceMs).catch(() => undefined);
     // Running jobs stop at their next safe point before the plugins that run them go away.
     await this.jobs.close(this.config.actions.stopGraceMs).catch(() => undefined);
     await this.externalMcp.close();

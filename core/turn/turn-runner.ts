@@ -39,6 +39,8 @@ const PREPARE_TIMEOUT_MS = 15_000;
  */
 export class TurnRunner {
   private readonly running = new Map<string, RunningTurn>();
+  /** Settles when each running turn (or exclusive hold) has ended and saved what it ends with. */
+  private readonly endings = new Set<Promise<void>>();
   /** Questions the agent asked and the person has not answered yet. */
   readonly questions = new QuestionBoard();
 
@@ -64,6 +66,7 @@ export class TurnRunner {
     const live: RunningTurn = { controller: new AbortController(), calls: new Map() };
     const { provider, egress } = this.guardedProvider(emit, () => turnId, sessionId, live.controller.signal);
     this.running.set(sessionId, live);
+    const ended = this.ending();
     try {
       const { kernel } = this;
       const agentsFile = await readAgentsFile(kernel.workspace.root);
@@ -79,7 +82,32 @@ export class TurnRunner {
       });
     } finally {
       this.running.delete(sessionId);
+      ended();
     }
+  }
+
+  /**
+   * Stops every running turn (each ends interrupted, its draft kept, as a person's cancel does) and waits
+   * at most `graceMs` for them to end: the kernel closes the session store after, and a turn saving
+   * into it after its close would write into a workspace that is being let go.
+   */
+  async close(graceMs: number): Promise<void> {
+    for (const live of this.running.values()) live.controller.abort();
+    if (this.endings.size === 0) return;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([Promise.all(this.endings), new Promise<void>((resolve) => { timer = setTimeout(resolve, graceMs); })]);
+    clearTimeout(timer);
+  }
+
+  /** Registers a turn or hold under way; the function returned says it has ended. */
+  private ending(): () => void {
+    let end!: () => void;
+    const ended = new Promise<void>((resolve) => { end = resolve; });
+    this.endings.add(ended);
+    return () => {
+      this.endings.delete(ended);
+      end();
+    };
   }
 
   /** What the next request of a turn with this message would send, without calling the model. */
@@ -108,10 +136,12 @@ export class TurnRunner {
   async exclusive<T>(sessionId: string, work: () => Promise<T>): Promise<T> {
     if (this.running.has(sessionId)) throw new ConflictError('CONFLICT', `session ${sessionId} is running a turn`, { details: { reason: 'running' } });
     this.running.set(sessionId, { controller: new AbortController(), calls: new Map() });
+    const ended = this.ending();
     try {
       return await work();
     } finally {
       this.running.delete(sessionId);
+      ended();
     }
   }
 

@@ -79,6 +79,31 @@ describe('agent turns over HTTP', () => {
     expect(seen.at(-1)).toMatchObject({ event: 'done', data: { state: 'interrupted' } });
   });
 
+  it('closing the kernel stops a running turn and waits for it to save how it ended, before the session store closes', async () => {
+    const kernel = await harness.boot({ plugins: ['notes'], config });
+    const slow: ModelProvider = {
+      id: 'slow',
+      async *stream(_request, signal): AsyncGenerator<ModelEvent> {
+        yield { type: 'text', delta: 'thinking about it' };
+        await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+      },
+    };
+    const { app, id } = await withModel(kernel, slow);
+    const response = await app.request(`/api/agent/sessions/${id}/turns`, request('POST', { message: 'think' }));
+    let closed: Promise<void> | undefined;
+    const seen = await readEvents(response, async ({ event }) => {
+      if (event === 'content') closed ??= kernel.close();
+    });
+    await closed;
+    expect(seen.at(-1)).toMatchObject({ event: 'done', data: { state: 'interrupted' } });
+    const turnID = seen.find((event) => event.event === 'turn')!.data.turnID;
+    // Saved before the store closed: the next kernel over the workspace has the turn, its draft kept.
+    const again = await harness.boot({ plugins: ['notes'], config, workspace: kernel.workspace.root });
+    const session = await again.sessions.read(id);
+    expect(session.entries.map((entry) => [entry.type, 'content' in entry ? entry.content : undefined])).toEqual([['user', 'think'], ['assistant', 'thinking about it']]);
+    expect(session.lastCommittedTurnID).toBe(turnID);
+  });
+
   it('asks the person a question and goes on with the answer, accepted once and only if it fits', async () => {
     const kernel = await harness.boot({ plugins: ['notes'], config });
     const provider = scriptedProvider([
