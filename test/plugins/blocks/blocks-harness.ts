@@ -1,5 +1,12 @@
 import Database from 'better-sqlite3';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { newId } from '../../../core/ids.js';
+import { silentLogger } from '../../../core/log.js';
+import { BlockIndex } from '../../../plugins/blocks/block-index.js';
+import { BlockStore } from '../../../plugins/blocks/block-store.js';
+import { DocCatalog } from '../../../plugins/blocks/doc-catalog.js';
+import { openIndexDatabase, openIndexReader } from '../../../plugins/blocks/index-schema.js';
 import type { Kernel } from '../../../core/kernel.js';
 import type { Principal } from '../../../core/plugin-api.js';
 import type { KernelConfigFile } from '../../../core/config/kernel-config.js';
@@ -61,4 +68,16 @@ export function dumpIndex(workspace: string): Record<string, unknown[]> {
   } finally {
     db.close();
   }
+}
+
+/** A block store alone (no kernel) over `folder`, with one private notebook; `db` is its index's writer. */
+export async function bareStore(folder: string): Promise<{ store: BlockStore; db: Database.Database; notebook: string }> {
+  const dataDir = join(folder, 'data');
+  const indexFile = join(folder, 'index', 'quire.db');
+  const { db } = openIndexDatabase(indexFile);
+  const store = new BlockStore(dataDir, new BlockIndex(db, openIndexReader(indexFile)), new DocCatalog(), silentLogger);
+  const notebook = newId();
+  await mkdir(join(dataDir, notebook), { recursive: true });
+  store.catalog.notebooks.set(notebook, { name: 'N', icon: '', sort: 0, access: 'private' });
+  return { store, db, notebook };
 }

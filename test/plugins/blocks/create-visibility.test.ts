@@ -3,14 +3,9 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { newId } from '../../../core/ids.js';
-import { silentLogger } from '../../../core/log.js';
-import { BlockIndex } from '../../../plugins/blocks/block-index.js';
 import type { Block } from '../../../plugins/blocks/block-model.js';
-import { BlockStore } from '../../../plugins/blocks/block-store.js';
-import { DocCatalog } from '../../../plugins/blocks/doc-catalog.js';
-import { openIndexDatabase, openIndexReader } from '../../../plugins/blocks/index-schema.js';
 import { caught } from '../../helpers/harness.js';
-import { useBlocks } from './blocks-harness.js';
+import { bareStore, useBlocks } from './blocks-harness.js';
 
 /**
  * A document being created is not listed before its file is written: a caller that lists the notebook
@@ -22,14 +17,7 @@ describe('a document being created', () => {
 
   /** A store over a temporary folder with one notebook. */
   async function store() {
-    const folder = await tempDir();
-    const dataDir = join(folder, 'data');
-    const indexFile = join(folder, 'index', 'quire.db');
-    const { db } = openIndexDatabase(indexFile);
-    const made = new BlockStore(dataDir, new BlockIndex(db, openIndexReader(indexFile)), new DocCatalog(), silentLogger);
-    const notebook = newId();
-    await mkdir(join(dataDir, notebook), { recursive: true });
-    made.catalog.notebooks.set(notebook, { name: 'N', icon: '', sort: 0, access: 'private' });
+    const { store: made, notebook } = await bareStore(await tempDir());
     const doc = (title: string): Block => ({ id: newId(), type: 'document', content: title, attrs: {}, children: [{ id: newId(), type: 'paragraph', content: 'text', attrs: {} }] });
     return { store: made, notebook, doc };
   }

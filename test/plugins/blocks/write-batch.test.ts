@@ -1,15 +1,10 @@
-import { mkdir, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { newId } from '../../../core/ids.js';
-import { silentLogger } from '../../../core/log.js';
-import { BlockIndex } from '../../../plugins/blocks/block-index.js';
 import type { Block } from '../../../plugins/blocks/block-model.js';
-import { BlockStore } from '../../../plugins/blocks/block-store.js';
-import { DocCatalog } from '../../../plugins/blocks/doc-catalog.js';
-import { openIndexDatabase, openIndexReader } from '../../../plugins/blocks/index-schema.js';
 import { mutateDocument } from '../../../plugins/blocks/mutate.js';
 import { caught, useHarness } from '../../helpers/harness.js';
+import { bareStore } from './blocks-harness.js';
 
 const caller = { principal: { kind: 'person' as const, name: 'alice', role: 'admin' as const }, callId: 'c1' };
 
@@ -18,14 +13,7 @@ describe('document writes applied together', () => {
 
   /** A store over a temporary folder with one notebook and `count` documents of one paragraph. */
   async function storeWithDocuments(count: number) {
-    const folder = await harness.tempDir();
-    const dataDir = join(folder, 'data');
-    const indexFile = join(folder, 'index', 'quire.db');
-    const { db } = openIndexDatabase(indexFile);
-    const store = new BlockStore(dataDir, new BlockIndex(db, openIndexReader(indexFile)), new DocCatalog(), silentLogger);
-    const notebook = newId();
-    await mkdir(join(dataDir, notebook), { recursive: true });
-    store.catalog.notebooks.set(notebook, { name: 'N', icon: '', sort: 0, access: 'private' });
+    const { store, db, notebook } = await bareStore(await harness.tempDir());
     const ids: string[] = [];
     for (let i = 0; i < count; i++) {
       const root: Block = { id: newId(), type: 'document', content: `D${i}`, attrs: {}, children: [{ id: newId(), type: 'paragraph', content: 'start', attrs: {} }] };
