@@ -166,10 +166,23 @@ export class BlockStore {
       if (fresh) await rm(path, { force: true }).catch(() => undefined);
       throw error;
     }
-    if (!before) this.catalog.setDoc(titled);
     const info = statSync(path);
-    const place = this.placeOf(root.id);
-    await this.indexGroup.run(() => this.index.writeDocument(root, place, entry.parent, info, { inCallersTransaction: true }));
+    if (before) {
+      const place = this.placeOf(root.id);
+      await this.indexGroup.run(() => this.index.writeDocument(root, place, entry.parent, info, { inCallersTransaction: true }));
+    } else {
+      // A new document enters the catalog and gets its index rows in the same turn of the event loop:
+      // listed in between, it showed no time of change, and search did not find it. If its rows cannot
+      // be written, it leaves the catalog and its file goes: the create has not happened.
+      this.catalog.setDoc(titled);
+      try {
+        this.index.writeDocument(root, this.placeOf(root.id), entry.parent, info);
+      } catch (error) {
+        this.catalog.deleteDoc(root.id);
+        await rm(path, { force: true }).catch(() => undefined);
+        throw error;
+      }
+    }
     this.remember(root.id, { root, mtimeMs: info.mtimeMs, size: info.size });
     const relative = this.catalog.relativePath(root.id);
     if (this.problems.delete(relative)) this.index.deleteProblem(relative);

@@ -50,7 +50,23 @@ describe('a document being created', () => {
     expect(s.catalog.doc(parent.id)).toMatchObject({ title: 'Parent' });
   });
 
-  it('is listed only once it can be read', async () => {
+  it('whose index rows cannot be written is not created: out of the catalog, its file gone', async () => {
+    const { store: s, notebook, doc } = await store();
+    // A real failure of SQLite inside the document's index transaction.
+    s.index.db.exec(`CREATE TRIGGER poison BEFORE INSERT ON documents WHEN NEW.title = 'Poison' BEGIN SELECT RAISE(ABORT, 'poisoned row'); END`);
+    const poisoned = doc('Poison');
+    expect((await caught(s.write(poisoned, { id: poisoned.id, notebook, parent: null, title: 'Poison' }))).message).toMatch(/poisoned row/);
+    expect(s.catalog.doc(poisoned.id)).toBeUndefined();
+    expect(existsSync(join(s.dataDir, notebook, `${poisoned.id}.json`))).toBe(false);
+    expect(s.index.db.prepare('SELECT count(*) FROM blocks WHERE root_id = ?').pluck().get(poisoned.id)).toBe(0);
+    // The next document is written as usual.
+    const fine = doc('Fine');
+    await s.write(fine, { id: fine.id, notebook, parent: null, title: 'Fine' });
+    expect(s.catalog.doc(fine.id)).toMatchObject({ title: 'Fine' });
+    expect(s.index.db.prepare('SELECT count(*) FROM blocks WHERE root_id = ?').pluck().get(fine.id)).toBe(2);
+  });
+
+  it('is listed only once it can be read, and with its index rows', async () => {
     const { act } = await boot();
     const notebook = (await act<{ id: string }>('notebook_create', { name: 'N' })).id;
     const markdown = Array.from({ length: 1500 }, (_, i) => `Paragraph ${i} of a long document, 读书 写作 and some more words to fill it.`).join('\n\n');
@@ -63,9 +79,11 @@ describe('a document being created', () => {
       while (!created) {
         // Requests arrive between turns of the event loop (a loop of calls answered from memory alone would starve the file write).
         await new Promise((resolve) => setImmediate(resolve));
-        const listed = await act<{ documents: { id: string }[] }>('document_list', { notebook });
+        const listed = await act<{ documents: { id: string; updated: string | null }[] }>('document_list', { notebook });
         if (!created) listsWhileCreating++;
-        for (const { id } of listed.documents) {
+        for (const { id, updated } of listed.documents) {
+          // Listed with its index rows: a listing in between showed it without its time of change.
+          if (updated === null) failures.push(`${id}: listed with updated null`);
           if (known.has(id)) continue;
           await act('document_info', { id }).then(() => known.add(id), (error: Error) => failures.push(`${id}: ${error.message}`));
         }
