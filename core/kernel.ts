@@ -29,6 +29,7 @@ import { JobManager } from './jobs/job-manager.js';
 import { join } from 'node:path';
 import { UsageLedger } from './usage/usage-ledger.js';
 import { countText } from './turn/compaction-tokens.js';
+import { readPrecompiledAhead } from './schema/precompiled.js';
 
 export interface KernelOptions {
   /** The workspace folder; created if absent. */
@@ -143,6 +144,8 @@ export class Kernel {
       // After the plugins: an external tool whose wire name a plugin holds is refused; a failing server is reported, not fatal.
       await kernel.externalMcp.start();
       logConfigProblems(kernel.log, kernel.configProblems());
+      // In the background: the first call of each action then finds its validator in memory.
+      void readPrecompiledAhead();
     } catch (error) {
       await kernel.close();
       throw error;

@@ -1,10 +1,10 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { KERNEL_AJV_OPTIONS, PLUGIN_AJV_OPTIONS, createAjv } from '../../../core/schema/ajv.js';
 import { precompileTargets, writePrecompiled } from '../../../core/schema/precompile-schemas.js';
-import { loadPrecompiled } from '../../../core/schema/precompiled.js';
+import { loadPrecompiled, readPrecompiledAhead } from '../../../core/schema/precompiled.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'quire-precompiled-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -51,6 +51,26 @@ describe('validators generated at build time', () => {
     expect(loadPrecompiled(config!.name, config!.instance, { ...config!.schema, title: 'changed' }, dir)).toBeUndefined();
     expect(loadPrecompiled(config!.name, 'plugin', config!.schema, dir)).toBeUndefined();
     expect(loadPrecompiled('no-such-schema', 'kernel', {}, dir)).toBeUndefined();
+  });
+
+  it('are read into memory ahead of their first use, each served from there once, those used already skipped', async () => {
+    const ahead = mkdtempSync(join(tmpdir(), 'quire-precompiled-'));
+    try {
+      cpSync(dir, ahead, { recursive: true });
+      const [used, later] = targets;
+      expect(loadPrecompiled(used!.name, used!.instance, used!.schema, ahead)).toBeDefined();
+      expect(await readPrecompiledAhead(ahead)).toBe(targets.length - 1);
+      // The files are gone: what answers now was read ahead.
+      rmSync(ahead, { recursive: true, force: true });
+      const validator = loadPrecompiled(later!.name, later!.instance, later!.schema, ahead);
+      expect(validator).toBeDefined();
+      expect([validator!({}), validator!([])]).toEqual([compiled[later!.instance].compile(later!.schema)({}), false]);
+      // Served once: memory does not keep what was used.
+      expect(loadPrecompiled(later!.name, later!.instance, later!.schema, ahead)).toBeUndefined();
+      expect(await readPrecompiledAhead(ahead)).toBe(0);
+    } finally {
+      rmSync(ahead, { recursive: true, force: true });
+    }
   });
 
   it('are the same files each time they are generated', () => {
