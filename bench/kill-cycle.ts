@@ -1,10 +1,11 @@
 /**
  * Kills under concurrent writes (issue 13, "kills survived"): `quire serve` over loopback, clients
- * appending, updating and deleting blocks and creating documents, the server SIGKILLed at a random
+ * appending, updating, deleting and moving blocks, creating, moving, renaming and removing documents, the server SIGKILLed at a random
  * moment; then started again (which recovers: the write journal replayed, the stale lock taken over,
  * temporary files swept), checked over HTTP, stopped cleanly, and checked on disk. Each kill must keep
- * every acknowledged change: an acknowledged append or document is in its file, an acknowledged delete
- * is not, an updated block holds its last acknowledged text or the one still in flight at the kill.
+ * every acknowledged change: a block or a document is where it was last acknowledged, with its last
+ * acknowledged text or title (or those of the change in flight at the kill), an acknowledged delete or
+ * removal stays gone, and no block or document is in two files.
  * The index after the recovery must equal a rebuild from the files, report no problem, and no
  * temporary file or journal segment may be left. Used by bench/kill-writes.ts (many kills, figures)
  * and by a test (a few kills, in CI).
@@ -36,7 +37,7 @@ export interface KillOptions {
 export interface KillReport {
   kills: number;
   /** Changes acknowledged before the kills, checked after each recovery. */
-  acknowledged: { appends: number; updates: number; deletes: number; documents: number };
+  acknowledged: { appends: number; updates: number; deletes: number; blockMoves: number; documents: number; documentMoves: number; renames: number; removes: number };
   /** Each a sentence naming what was lost or wrong, with the kill it followed; empty when all held. */
   failures: string[];
   /** Milliseconds from a kill's restart to listening (recovery included). */
@@ -114,63 +115,108 @@ async function startServer(cli: string, workspace: string, token: string): Promi
   return { child, call, stop, listenMs };
 }
 
-/** What the clients were told, and what was in flight when the server died. */
+/**
+ * What the clients were told, and what was in flight when the server died. Each list holds what a
+ * thing may be found as: the last acknowledged value first, then any sent after it (at most one, as a
+ * client waits for each answer); an acknowledgement cuts the list down to its value.
+ */
 interface Ledger {
-  /** Block id → its document; removed when a delete of it is acknowledged. */
-  appended: Map<string, string>;
-  deleted: Set<string>;
-  /** Blocks whose delete was sent: missing from their file is no failure. */
-  mayBeGone: Set<string>;
-  /** Block id → the texts' markers it may hold: the last acknowledged (its append's at first), then any sent after it. */
-  updated: Map<string, string[]>;
-  documents: Set<string>;
+  /** Block id → the documents it may be in. */
+  blockDocs: Map<string, string[]>;
+  /** Block id → the markers its text may start with. */
+  blockTexts: Map<string, string[]>;
+  /** Blocks whose delete was sent (in flight it may have happened or not), and those acknowledged. */
+  blocksMayBeGone: Set<string>;
+  blocksDeleted: Set<string>;
+  /** Document id → the parents it may be under (null: the notebook's top). */
+  docParents: Map<string, (string | null)[]>;
+  docTitles: Map<string, string[]>;
+  docsMayBeGone: Set<string>;
+  docsRemoved: Set<string>;
   counts: KillReport['acknowledged'];
 }
 
+function sent<T>(map: Map<string, T[]>, key: string, value: T): void {
+  map.get(key)!.push(value);
+}
+
+function acknowledged<T>(map: Map<string, T[]>, key: string, value: T): void {
+  map.set(key, [value]);
+}
+
 /** One client's changes, one after another, until the server stops answering. */
-async function client(server: Server, ledger: Ledger, notebook: string, doc: string, name: string, next: () => number, failures: string[]): Promise<void> {
+async function client(server: Server, ledger: Ledger, notebook: string, docs: readonly string[], home: string, name: string, next: () => number, failures: string[]): Promise<void> {
   const mine: string[] = [];
+  const myDocs: string[] = [];
+  const pick = <T>(list: readonly T[]): T => list[Math.floor(next() * list.length)]!;
   // An answer other than 200 from a live server is a failure of its own: every change here is valid.
-  const refused = (what: string, answer: { status: number; body: Record<string, unknown> }): void => {
+  const call = async (what: string, path: string, body: unknown): Promise<Record<string, unknown> | undefined> => {
+    const answer = await server.call(path, body);
+    if (answer.status === 200) return answer.body.result as Record<string, unknown>;
     failures.push(`${name}: ${what} answered ${answer.status}: ${JSON.stringify(answer.body).slice(0, 200)}`);
+    return undefined;
   };
+  const counts = ledger.counts;
   for (let n = 0; ; n++) {
     const choice = next();
+    const marker = `${name}-${n}`;
     try {
-      if (choice < 0.6 || mine.length < 3) {
-        const answer = await server.call('blocks/block/append', { parentId: doc, markdown: paragraph(next, `a-${name}-${n}`) });
-        if (answer.status !== 200) return refused('an append', answer);
-        const id = (answer.body.result as { ids: string[] }).ids[0]!;
-        ledger.appended.set(id, doc);
-        ledger.updated.set(id, [`a-${name}-${n}`]);
+      if (choice < 0.5 || mine.length < 3) {
+        const result = await call('an append', 'blocks/block/append', { parentId: home, markdown: paragraph(next, `a-${marker}`) });
+        if (!result) return;
+        const id = (result.ids as string[])[0]!;
+        ledger.blockDocs.set(id, [home]);
+        ledger.blockTexts.set(id, [`a-${marker}`]);
         mine.push(id);
-        ledger.counts.appends++;
-      } else if (choice < 0.85) {
+        counts.appends++;
+      } else if (choice < 0.7) {
         const id = mine[mine.length - 1 - Math.floor(next() * Math.min(3, mine.length))]!;
-        const marker = `u-${name}-${n}`;
-        const markers = ledger.updated.get(id)!;
-        markers.push(marker);
-        ledger.updated.set(id, markers);
-        const answer = await server.call('blocks/block/update', { id, markdown: paragraph(next, marker) });
-        if (answer.status !== 200) return refused('an update', answer);
-        // Acknowledged: the earlier texts can no longer be what the block holds.
-        ledger.updated.set(id, markers.slice(markers.indexOf(marker)));
-        ledger.counts.updates++;
-      } else if (choice < 0.95) {
+        sent(ledger.blockTexts, id, `u-${marker}`);
+        if (!(await call('an update', 'blocks/block/update', { id, markdown: paragraph(next, `u-${marker}`) }))) return;
+        acknowledged(ledger.blockTexts, id, `u-${marker}`);
+        counts.updates++;
+      } else if (choice < 0.8) {
         const id = mine.shift()!;
-        // In flight at a kill, the delete may have happened or not.
-        ledger.mayBeGone.add(id);
-        const answer = await server.call('blocks/block/delete', { id });
-        if (answer.status !== 200) return refused('a delete', answer);
-        ledger.appended.delete(id);
-        ledger.updated.delete(id);
-        ledger.deleted.add(id);
-        ledger.counts.deletes++;
+        ledger.blocksMayBeGone.add(id);
+        if (!(await call('a delete', 'blocks/block/delete', { id }))) return;
+        ledger.blocksDeleted.add(id);
+        counts.deletes++;
+      } else if (choice < 0.86) {
+        // A block moved to another document: two files change together.
+        const id = pick(mine);
+        const to = pick(docs.filter((doc) => doc !== ledger.blockDocs.get(id)![0]));
+        sent(ledger.blockDocs, id, to);
+        if (!(await call('a block move', 'blocks/block/move', { id, parentId: to }))) return;
+        acknowledged(ledger.blockDocs, id, to);
+        counts.blockMoves++;
+      } else if (choice < 0.91 || myDocs.length === 0) {
+        const result = await call('a document create', 'blocks/document/create', { notebook, title: `t-${marker}`, markdown: paragraph(next, `d-${marker}`) });
+        if (!result) return;
+        const id = result.id as string;
+        ledger.docParents.set(id, [null]);
+        ledger.docTitles.set(id, [`t-${marker}`]);
+        myDocs.push(id);
+        counts.documents++;
+      } else if (choice < 0.95) {
+        // A document moved under another, or back to the top: its file and its folder of children move.
+        const id = pick(myDocs);
+        const parent = next() < 0.3 ? null : pick(docs);
+        sent(ledger.docParents, id, parent);
+        if (!(await call('a document move', 'blocks/document/move', { id, notebook, ...(parent === null ? {} : { parentId: parent }) }))) return;
+        acknowledged(ledger.docParents, id, parent);
+        counts.documentMoves++;
+      } else if (choice < 0.98) {
+        const id = pick(myDocs);
+        sent(ledger.docTitles, id, `r-${marker}`);
+        if (!(await call('a rename', 'blocks/document/rename', { id, title: `r-${marker}` }))) return;
+        acknowledged(ledger.docTitles, id, `r-${marker}`);
+        counts.renames++;
       } else {
-        const answer = await server.call('blocks/document/create', { notebook, title: `Made by ${name} ${n}`, markdown: paragraph(next, `d-${name}-${n}`) });
-        if (answer.status !== 200) return refused('a document create', answer);
-        ledger.documents.add((answer.body.result as { id: string }).id);
-        ledger.counts.documents++;
+        const id = myDocs.splice(Math.floor(next() * myDocs.length), 1)[0]!;
+        ledger.docsMayBeGone.add(id);
+        if (!(await call('a document remove', 'blocks/document/remove', { id }))) return;
+        ledger.docsRemoved.add(id);
+        counts.removes++;
       }
     } catch {
       // The connection died with the server: what was in flight may or may not have happened.
@@ -179,15 +225,41 @@ async function client(server: Server, ledger: Ledger, notebook: string, doc: str
   }
 }
 
-/** Every block of a document file, by id, with its text. */
-function blocksOf(text: string): Map<string, string> {
-  const found = new Map<string, string>();
-  const visit = (block: { id: string; content?: string; children?: unknown[] }): void => {
-    found.set(block.id, block.content ?? '');
-    for (const child of block.children ?? []) visit(child as typeof block);
+interface FoundDocument { parent: string | null; title: string; file: string }
+
+/** Every document file below the notebook's folder: its place, title and blocks (their texts). */
+async function readDocuments(folder: string, kill: number, failures: string[]): Promise<{ docs: Map<string, FoundDocument>; blocks: Map<string, { doc: string; text: string }> }> {
+  const docs = new Map<string, FoundDocument>();
+  const blocks = new Map<string, { doc: string; text: string }>();
+  const walk = async (dir: string, parent: string | null): Promise<void> => {
+    for (const entry of await readdir(dir, { withFileTypes: true })) {
+      if (entry.isDirectory()) {
+        await walk(join(dir, entry.name), entry.name);
+        continue;
+      }
+      if (!entry.name.endsWith('.json') || entry.name.startsWith('.')) continue;
+      const file = join(dir, entry.name);
+      let root: { id: string; content?: string; children?: unknown[] };
+      try {
+        root = JSON.parse(await readFile(file, 'utf8')) as typeof root;
+      } catch {
+        failures.push(`kill ${kill}: ${file} is not whole JSON`);
+        continue;
+      }
+      const other = docs.get(root.id);
+      if (other) failures.push(`kill ${kill}: document ${root.id} has two files, ${other.file} and ${file}`);
+      docs.set(root.id, { parent, title: root.content ?? '', file });
+      const visit = (block: { id: string; content?: string; children?: unknown[] }): void => {
+        const seen = blocks.get(block.id);
+        if (seen) failures.push(`kill ${kill}: block ${block.id} is in two documents, ${seen.doc} and ${root.id}`);
+        blocks.set(block.id, { doc: root.id, text: block.content ?? '' });
+        for (const child of block.children ?? []) visit(child as typeof block);
+      };
+      for (const child of root.children ?? []) visit(child as typeof root);
+    }
   };
-  visit(JSON.parse(text) as { id: string });
-  return found;
+  await walk(folder, null);
+  return { docs, blocks };
 }
 
 function dumpIndex(workspace: string): string {
@@ -207,29 +279,35 @@ async function filesBelow(folder: string): Promise<string[]> {
 
 /** What the files say after a recovery and a clean stop, against what was acknowledged. */
 async function checkFiles(workspace: string, notebook: string, ledger: Ledger, kill: number, failures: string[]): Promise<void> {
-  const files = (await filesBelow(join(workspace, 'data', notebook))).filter((path) => path.endsWith('.json'));
-  const blocks = new Map<string, string>();
-  const docs = new Set<string>();
-  for (const file of files) {
-    const text = await readFile(file, 'utf8');
-    try {
-      for (const [id, content] of blocksOf(text)) blocks.set(id, content);
-      docs.add(JSON.parse(text).id as string);
-    } catch {
-      failures.push(`kill ${kill}: ${file} is not whole JSON`);
+  const { docs, blocks } = await readDocuments(join(workspace, 'data', notebook), kill, failures);
+  for (const [id, places] of ledger.blockDocs) {
+    const found = blocks.get(id);
+    if (ledger.blocksDeleted.has(id)) {
+      if (found) failures.push(`kill ${kill}: block ${id}, whose delete was acknowledged, is back`);
+    } else if (!found) {
+      if (!ledger.blocksMayBeGone.has(id)) failures.push(`kill ${kill}: acknowledged block ${id} of ${places[0]} is missing`);
+    } else {
+      if (!places.includes(found.doc)) failures.push(`kill ${kill}: block ${id} is in ${found.doc}, not where it was last acknowledged (${places[0]})`);
+      const texts = ledger.blockTexts.get(id)!;
+      if (!texts.some((marker) => found.text.startsWith(`${marker} `))) failures.push(`kill ${kill}: block ${id} holds '${found.text.slice(0, 24)}…', not its last acknowledged text (${texts[0]})`);
     }
   }
-  for (const [id, doc] of ledger.appended) if (!blocks.has(id) && !ledger.mayBeGone.has(id)) failures.push(`kill ${kill}: acknowledged block ${id} of ${doc} is missing`);
-  for (const id of ledger.deleted) if (blocks.has(id)) failures.push(`kill ${kill}: block ${id}, whose delete was acknowledged, is back`);
-  for (const [id, markers] of ledger.updated) {
-    const content = blocks.get(id);
-    if (content !== undefined && !markers.some((marker) => content.startsWith(marker))) failures.push(`kill ${kill}: block ${id} holds '${content.slice(0, 20)}…', not its last acknowledged text (${markers[0]})`);
+  for (const [id, parents] of ledger.docParents) {
+    const found = docs.get(id);
+    if (ledger.docsRemoved.has(id)) {
+      if (found) failures.push(`kill ${kill}: document ${id}, whose removal was acknowledged, is back`);
+    } else if (!found) {
+      if (!ledger.docsMayBeGone.has(id)) failures.push(`kill ${kill}: acknowledged document ${id} is missing`);
+    } else {
+      if (!parents.includes(found.parent)) failures.push(`kill ${kill}: document ${id} is under ${found.parent ?? 'the notebook'}, not where it was last acknowledged (${parents[0] ?? 'the notebook'})`);
+      const titles = ledger.docTitles.get(id)!;
+      if (!titles.includes(found.title)) failures.push(`kill ${kill}: document ${id} is titled '${found.title}', not its last acknowledged title (${titles[0]})`);
+    }
   }
-  for (const id of ledger.documents) if (!docs.has(id)) failures.push(`kill ${kill}: acknowledged document ${id} is missing`);
   const leftovers = (await filesBelow(join(workspace, 'data'))).filter((path) => path.endsWith('.tmp'));
   if (leftovers.length > 0) failures.push(`kill ${kill}: temporary files left after a start and a clean stop: ${leftovers.join(', ')}`);
-  const segments = await filesBelow(join(workspace, '.quire', 'journal'));
-  if (segments.length > 0) failures.push(`kill ${kill}: write journal segments left after a clean stop: ${segments.join(', ')}`);
+  const journals = await filesBelow(join(workspace, '.quire', 'journal'));
+  if (journals.length > 0) failures.push(`kill ${kill}: journal files left after a clean stop: ${journals.join(', ')}`);
 }
 
 export async function killCycles(options: KillOptions): Promise<KillReport> {
@@ -241,7 +319,11 @@ export async function killCycles(options: KillOptions): Promise<KillReport> {
     auth: { tokens: [{ name: 'kills', role: 'admin', sha256: createHash('sha256').update(token).digest('hex') }] },
     plugins: { blocks: { config: { welcome: false } } },
   }));
-  const ledger: Ledger = { appended: new Map(), deleted: new Set(), mayBeGone: new Set(), updated: new Map(), documents: new Set(), counts: { appends: 0, updates: 0, deletes: 0, documents: 0 } };
+  const ledger: Ledger = {
+    blockDocs: new Map(), blockTexts: new Map(), blocksMayBeGone: new Set(), blocksDeleted: new Set(),
+    docParents: new Map(), docTitles: new Map(), docsMayBeGone: new Set(), docsRemoved: new Set(),
+    counts: { appends: 0, updates: 0, deletes: 0, blockMoves: 0, documents: 0, documentMoves: 0, renames: 0, removes: 0 },
+  };
   const failures: string[] = [];
   const restartMs: number[] = [];
   let server = await startServer(options.cli, workspace, token);
@@ -255,17 +337,18 @@ export async function killCycles(options: KillOptions): Promise<KillReport> {
   for (let d = 0; d < options.documents; d++) {
     const id = (await ok('blocks/document/create', { notebook, title: `Document ${d}`, markdown: Array.from({ length: 20 }, (_, i) => paragraph(next, `p-${d}-${i}`)).join('\n\n') })).id as string;
     docs.push(id);
-    ledger.documents.add(id);
+    ledger.docParents.set(id, [null]);
+    ledger.docTitles.set(id, [`Document ${d}`]);
     // Its first blocks are acknowledged with it, and checked as the appended ones are.
     const { children } = (await ok('blocks/block/get_children', { id })) as { children: { id: string }[] };
     children.forEach((child, i) => {
-      ledger.appended.set(child.id, id);
-      ledger.updated.set(child.id, [`p-${d}-${i}`]);
+      ledger.blockDocs.set(child.id, [id]);
+      ledger.blockTexts.set(child.id, [`p-${d}-${i}`]);
     });
   }
   try {
     for (let kill = 1; kill <= options.kills; kill++) {
-      const running = Array.from({ length: options.clients }, (_, c) => client(server, ledger, notebook, docs[c % docs.length]!, `k${kill}c${c}`, random(options.seed + kill * 1000 + c), failures));
+      const running = Array.from({ length: options.clients }, (_, c) => client(server, ledger, notebook, docs, docs[c % docs.length]!, `k${kill}c${c}`, random(options.seed + kill * 1000 + c), failures));
       const [min, max] = options.killAfterMs;
       await new Promise((resolve) => setTimeout(resolve, min + next() * (max - min)));
       await server.stop('SIGKILL');

@@ -2,7 +2,8 @@
  * Kills survived (issue 13's closing figure): `quire serve` SIGKILLed under concurrent writes, KILLS
  * times, each recovery checked against what was acknowledged and against a rebuild (bench/kill-cycle.ts).
  *   npm run build && node dist/bench/kill-writes.js   (env: KILLS=30 CLIENTS=20 DOCS=5 SEED=<n>;
- *   KEEP_KILLED=<folder> keeps a copy of each killed workspace, before its restart)
+ *   KEEP_KILLED=<folder> keeps a copy of each killed workspace, before its restart;
+ *   QUIRE_CLI=<another build's dist/core/cli/main.js> kills that build instead)
  */
 import { cp, mkdtemp, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
@@ -20,7 +21,7 @@ const folder = await mkdtemp(join(tmpdir(), 'quire-kills-'));
 console.log(`${KILLS} kills of quire serve under ${CLIENTS} clients writing to ${DOCS} documents, seed ${SEED}, load ${load()}`);
 try {
   const report = await killCycles({
-    cli: join(dirname(fileURLToPath(import.meta.url)), '..', 'core', 'cli', 'main.js'),
+    cli: process.env.QUIRE_CLI ?? join(dirname(fileURLToPath(import.meta.url)), '..', 'core', 'cli', 'main.js'),
     folder, kills: KILLS, clients: CLIENTS, documents: DOCS, killAfterMs: [100, 1500], seed: SEED, progress: (line) => console.log(`  ${line}`),
     afterKill: process.env.KEEP_KILLED ? (workspace, kill) => cp(workspace, join(process.env.KEEP_KILLED!, `kill-${kill}`), { recursive: true }) : undefined,
   });

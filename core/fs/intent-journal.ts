@@ -50,9 +50,15 @@ export class IntentJournal<T> {
     }
   }
 
-  /** Changes that were begun and never marked done, oldest first; a record that does not parse is skipped. */
+  /**
+   * Changes that were begun and never marked done, oldest first; a record that does not parse is skipped.
+   * Called once at start, before any change: it also sweeps the temporary files of records cut short.
+   */
   async pending(): Promise<PendingIntent<T>[]> {
-    const names = (await readdir(this.dir).catch(() => [] as string[])).filter((name) => RECORD_NAME.test(name)).sort();
+    const all = await readdir(this.dir).catch(() => [] as string[]);
+    // A record's temporary file left by a crash while it was written: that change was never begun.
+    for (const name of all) if (name.startsWith('.') && name.endsWith('.tmp')) await rm(join(this.dir, name), { force: true });
+    const names = all.filter((name) => RECORD_NAME.test(name)).sort();
     const found: PendingIntent<T>[] = [];
     for (const name of names) {
       try {

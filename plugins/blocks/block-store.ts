@@ -1,7 +1,7 @@
 import { statSync, type Stats } from 'node:fs';
 import { readFile, rm, rmdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { NotFoundError, KernelError, replaceFile, writeFileAtomic, type Logger } from '../../core/index.js';
+import { NotFoundError, KernelError, replaceFile, writeFileAtomic, type IntentJournal, type Logger } from '../../core/index.js';
 import type { Block } from './block-model.js';
 import type { BlockIndex, Problem } from './block-index.js';
 import { childFolderOf, type DocCatalog, type DocEntry } from './doc-catalog.js';
@@ -12,6 +12,7 @@ import { IndexGroup } from './index-group.js';
 import { cloneTree } from './index-rows.js';
 import { NOTEBOOK_CONF_FILE, notebookConfText, type NotebookConf } from './notebook-conf.js';
 import type { WriteJournal } from './write-journal.js';
+import type { TogetherIntent } from './write-together.js';
 import { WriteQueue } from './write-queue.js';
 
 export type ChangeOp = 'update' | 'move' | 'remove' | 'rollback';
@@ -80,6 +81,13 @@ export class BlockStore {
     readonly log: Logger,
   ) {
     this.indexGroup = new IndexGroup(index);
+  }
+
+  /** Documents written together journal their new texts here first, once the plugin has opened it. */
+  private together: IntentJournal<TogetherIntent> | undefined;
+
+  useTogetherJournal(journal: IntentJournal<TogetherIntent>): void {
+    this.together = journal;
   }
 
   /** From now on, journaled writes go through `journal`, and every structural write checkpoints it first. */
@@ -190,18 +198,22 @@ export class BlockStore {
 
   /**
    * Writes existing documents that change together (a block moved between them): every file, then
-   * every document's rows in one transaction. If a file fails, those already written get their old
-   * text back, so a block is never left in two documents or in none.
+   * every document's rows in one transaction. Their new texts are journaled first, so a crash between
+   * two files is finished at the next start (write-together.ts). If a file fails, those already
+   * written get their old text back, so a block is never left in two documents or in none.
    */
   async writeTogether(docs: readonly { root: Block; entry: DocEntry }[]): Promise<void> {
+    for (const { root, entry } of docs) {
+      this.checkPlace(entry);
+      await this.beforeChange(root.id, 'update', root.attrs.updatedBy ?? 'kernel');
+    }
+    const files = docs.map(({ root }) => ({ path: this.filePath(root.id), relative: this.catalog.relativePath(root.id), bytes: documentBytes(root) }));
+    const journaled = await this.together?.begin({ files: files.map((file) => ({ path: file.relative, text: file.bytes.toString('utf8') })) });
     const written: { path: string; text: string }[] = [];
     try {
-      for (const { root, entry } of docs) {
-        this.checkPlace(entry);
-        await this.beforeChange(root.id, 'update', root.attrs.updatedBy ?? 'kernel');
-        const path = this.filePath(root.id);
+      for (const { path, bytes } of files) {
         const text = await readFile(path, 'utf8');
-        await writeDocumentFile(path, documentBytes(root));
+        await writeDocumentFile(path, bytes);
         written.push({ path, text });
       }
       const infos = docs.map(({ root }) => statSync(this.filePath(root.id)));
@@ -211,10 +223,14 @@ export class BlockStore {
       docs.forEach(({ root }, i) => this.remember(root.id, { root, mtimeMs: infos[i]!.mtimeMs, size: infos[i]!.size }));
     } catch (error) {
       // Every file written gets its old text back: the index was not changed (or was rolled back).
-      for (const { path, text } of written.reverse()) await writeFileAtomic(path, text).catch(() => undefined);
+      let restored = true;
+      for (const { path, text } of written.reverse()) await writeFileAtomic(path, text).catch(() => { restored = false; });
       for (const { root } of docs) this.forget(root.id);
+      // Put back whole: nothing is left to finish. Otherwise the next start writes the new texts.
+      if (restored && journaled !== undefined) await this.together!.done(journaled).catch(() => undefined);
       throw error;
     }
+    if (journaled !== undefined) await this.together!.done(journaled);
   }
 
   /**

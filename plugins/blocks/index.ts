@@ -12,6 +12,7 @@ import { dailynoteActions } from './dailynote-actions.js';
 import { DocCatalog } from './doc-catalog.js';
 import { documentActions } from './document-actions.js';
 import { finishInterruptedMoves, type MoveIntent } from './document-moves.js';
+import { finishInterruptedTogether, type TogetherIntent } from './write-together.js';
 import { watchData } from './file-watcher.js';
 import { openIndexDatabase, openIndexReader } from './index-schema.js';
 import { readChangeMark } from './change-mark.js';
@@ -46,6 +47,11 @@ export default definePlugin<Partial<BlocksConfig>>({
     // Before the start-up sync reads data/: a move a crash cut short is finished first.
     const finished = await finishInterruptedMoves(workspace.dataDir, moves);
     if (finished.length > 0) ctx.log.warn('finished document moves a crash had cut short', { moves: finished });
+    const together = new IntentJournal<TogetherIntent>(join(workspace.privateDir, 'journal', 'together'));
+    // Likewise documents written together (a block moved between two), so a block is in one of them.
+    const rewritten = await finishInterruptedTogether(workspace.dataDir, together);
+    if (rewritten.length > 0) ctx.log.warn('finished writes of documents changed together that a crash had cut short', { files: rewritten });
+    store.useTogetherJournal(together);
     const rt = createRuntime(store, workspace.root, config, ctx.log, moves);
     // The start-up sync runs first in the write queue, so activation stays quick however large the
     // workspace; every action waits for it, so none sees a half-synced index.

@@ -119,4 +119,34 @@ describe('changes of several files survive a crash whole', () => {
     expect((await again.act<{ id: string; notebook: string }>('document_info', { id: parent.id })).notebook).toBe(other.id);
     expect((await again.act<{ id: string; notebook: string }>('document_info', { id: child.id })).notebook).toBe(other.id);
   });
+
+  it('finishes a block move between two documents cut between their two files, so the block is in one of them', async () => {
+    const workspace = join(await harness.tempDir(), 'ws');
+    const { kernel, act } = await harness.boot({ workspace });
+    const notebook = await act<Created>('notebook_create', { name: 'Notes' });
+    const target = await act<Created>('document_create', { notebook: notebook.id, title: 'Target', markdown: 'first\n\nsecond' });
+    const source = await act<Created>('document_create', { notebook: notebook.id, title: 'Source', markdown: 'moving\n\nstaying' });
+    const moving = (await act<{ children: { id: string }[] }>('block_get_children', { id: source.id })).children[0]!.id;
+    const data = join(workspace, 'data', notebook.id);
+    const sourceBefore = await readFile(join(data, `${source.id}.json`), 'utf8');
+    await act('block_move', { id: moving, parentId: target.id });
+    // A move that ends well leaves no record behind.
+    expect(await readdir(join(workspace, '.quire', 'journal', 'together'))).toEqual([]);
+    const [targetAfter, sourceAfter] = await Promise.all([target, source].map(({ id }) => readFile(join(data, `${id}.json`), 'utf8')));
+    await kernel.close();
+    // The target written, the source not: as a kill between the two files leaves them, the record written before.
+    await writeFile(join(data, `${source.id}.json`), sourceBefore);
+    expect(sourceBefore).toContain(moving);
+    await writeFile(join(workspace, '.quire', 'journal', 'together', '20261202000000000-000000.json'), JSON.stringify({
+      files: [{ path: `${notebook.id}/${target.id}.json`, text: targetAfter }, { path: `${notebook.id}/${source.id}.json`, text: sourceAfter }],
+    }));
+    const again = await harness.boot({ workspace });
+    expect(await readFile(join(data, `${source.id}.json`), 'utf8')).not.toContain(moving);
+    expect((await again.act<{ problems: unknown[] }>('index_problems', {})).problems).toEqual([]);
+    expect((await again.act<{ documentId: string }>('block_get', { id: moving })).documentId).toBe(target.id);
+    // Without the record, the block was in both files and the rebuild refused them.
+    await again.act('index_rebuild', {});
+    expect((await again.act<{ problems: unknown[] }>('index_problems', {})).problems).toEqual([]);
+    expect(await readdir(join(workspace, '.quire', 'journal', 'together'))).toEqual([]);
+  });
 });

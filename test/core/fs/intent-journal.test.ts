@@ -25,4 +25,13 @@ describe('IntentJournal', () => {
     for (const { id } of pending) await journal.done(id);
     expect(await readdir(dir)).toEqual(['not-a-record.json']);
   });
+
+  it('sweeps the temporary file of a record a crash cut short while it was written: that change was never begun', async () => {
+    const dir = await tempDir('quire-journal-');
+    const journal = new IntentJournal<{ n: number }>(dir);
+    await journal.begin({ n: 1 });
+    await writeFile(join(dir, '.20261202090224138-000000.json.f15af2fb79ee.tmp'), '{"n": 2');
+    expect((await journal.pending()).map(({ intent }) => intent.n)).toEqual([1]);
+    expect((await readdir(dir)).filter((name) => name.endsWith('.tmp'))).toEqual([]);
+  });
 });
