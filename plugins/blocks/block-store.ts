@@ -12,7 +12,7 @@ import { IndexGroup } from './index-group.js';
 import { cloneTree } from './index-rows.js';
 import { NOTEBOOK_CONF_FILE, notebookConfText, type NotebookConf } from './notebook-conf.js';
 import type { WriteJournal } from './write-journal.js';
-import type { TogetherIntent } from './write-together.js';
+import { textHash, type TogetherIntent } from './write-together.js';
 import { WriteQueue } from './write-queue.js';
 
 export type ChangeOp = 'update' | 'move' | 'remove' | 'rollback';
@@ -207,14 +207,16 @@ export class BlockStore {
       this.checkPlace(entry);
       await this.beforeChange(root.id, 'update', root.attrs.updatedBy ?? 'kernel');
     }
-    const files = docs.map(({ root }) => ({ path: this.filePath(root.id), relative: this.catalog.relativePath(root.id), bytes: documentBytes(root) }));
-    const journaled = await this.together?.begin({ files: files.map((file) => ({ path: file.relative, text: file.bytes.toString('utf8') })) });
-    const written: { path: string; text: string }[] = [];
+    const files = await Promise.all(docs.map(async ({ root }) => {
+      const path = this.filePath(root.id);
+      return { path, relative: this.catalog.relativePath(root.id), bytes: documentBytes(root), old: await readFile(path) };
+    }));
+    const journaled = await this.together?.begin({ files: files.map((file) => ({ path: file.relative, text: file.bytes.toString('utf8'), before: textHash(file.old) })) });
+    const written: { path: string; text: Buffer }[] = [];
     try {
-      for (const { path, bytes } of files) {
-        const text = await readFile(path, 'utf8');
+      for (const { path, bytes, old } of files) {
         await writeDocumentFile(path, bytes);
-        written.push({ path, text });
+        written.push({ path, text: old });
       }
       const infos = docs.map(({ root }) => statSync(this.filePath(root.id)));
       this.index.transaction(() => {

@@ -1,5 +1,6 @@
-import { stat } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { writeFileAtomic, type IntentJournal } from '../../core/index.js';
 
 /**
@@ -9,24 +10,33 @@ import { writeFileAtomic, type IntentJournal } from '../../core/index.js';
  * block in both documents, and `index rebuild` refused the workspace until one was edited by hand.
  */
 export interface TogetherIntent {
-  files: { path: string; text: string }[];
+  /** `before`: the SHA-256 of the file's text when the change began. */
+  files: { path: string; text: string; before: string }[];
 }
 
+export const textHash = (text: string | Buffer): string => createHash('sha256').update(text).digest('hex');
+
 /**
- * Finishes the changes a crash cut short, before the start-up sync reads data/: every file of the
- * change gets its new text (writing it again is harmless when it had it). A file whose folder is gone
- * (its notebook removed by hand meanwhile) is left alone. Returns the files written.
+ * Finishes the changes a crash cut short, before the start-up sync reads data/: a file still as it
+ * was when the change began gets its new text; one that has it already is left, and so is one that
+ * is neither (changed since, should a record outlive its change because it could not be removed:
+ * writing it would put back an older text), or gone. Returns the files written and those left as they were.
  */
-export async function finishInterruptedTogether(dataDir: string, journal: IntentJournal<TogetherIntent>): Promise<string[]> {
+export async function finishInterruptedTogether(dataDir: string, journal: IntentJournal<TogetherIntent>): Promise<{ written: string[]; changedSince: string[] }> {
   const written: string[] = [];
+  const changedSince: string[] = [];
   for (const { id, intent } of await journal.pending()) {
-    for (const { path, text } of intent.files) {
+    for (const { path, text, before } of intent.files) {
       const file = join(dataDir, ...path.split('/'));
-      if (!(await stat(dirname(file)).then((info) => info.isDirectory(), () => false))) continue;
-      await writeFileAtomic(file, text);
-      written.push(path);
+      const now = await readFile(file).catch(() => undefined);
+      if (now === undefined) continue;
+      const hash = textHash(now);
+      if (hash === before) {
+        await writeFileAtomic(file, text);
+        written.push(path);
+      } else if (hash !== textHash(text)) changedSince.push(path);
     }
     await journal.done(id);
   }
-  return written;
+  return { written, changedSince };
 }

@@ -128,7 +128,7 @@ describe('changes of several files survive a crash whole', () => {
     const source = await act<Created>('document_create', { notebook: notebook.id, title: 'Source', markdown: 'moving\n\nstaying' });
     const moving = (await act<{ children: { id: string }[] }>('block_get_children', { id: source.id })).children[0]!.id;
     const data = join(workspace, 'data', notebook.id);
-    const sourceBefore = await readFile(join(data, `${source.id}.json`), 'utf8');
+    const [targetBefore, sourceBefore] = await Promise.all([target, source].map(({ id }) => readFile(join(data, `${id}.json`), 'utf8'))) as [string, string];
     await act('block_move', { id: moving, parentId: target.id });
     // A move that ends well leaves no record behind.
     expect(await readdir(join(workspace, '.quire', 'journal', 'together'))).toEqual([]);
@@ -138,7 +138,10 @@ describe('changes of several files survive a crash whole', () => {
     await writeFile(join(data, `${source.id}.json`), sourceBefore);
     expect(sourceBefore).toContain(moving);
     await writeFile(join(workspace, '.quire', 'journal', 'together', '20261202000000000-000000.json'), JSON.stringify({
-      files: [{ path: `${notebook.id}/${target.id}.json`, text: targetAfter }, { path: `${notebook.id}/${source.id}.json`, text: sourceAfter }],
+      files: [
+        { path: `${notebook.id}/${target.id}.json`, text: targetAfter, before: sha256(targetBefore) },
+        { path: `${notebook.id}/${source.id}.json`, text: sourceAfter, before: sha256(sourceBefore) },
+      ],
     }));
     const again = await harness.boot({ workspace });
     expect(await readFile(join(data, `${source.id}.json`), 'utf8')).not.toContain(moving);
@@ -148,5 +151,19 @@ describe('changes of several files survive a crash whole', () => {
     await again.act('index_rebuild', {});
     expect((await again.act<{ problems: unknown[] }>('index_problems', {})).problems).toEqual([]);
     expect(await readdir(join(workspace, '.quire', 'journal', 'together'))).toEqual([]);
+    // A record that outlived its change (it could not be removed) never puts an older text back over a later write.
+    await again.act('block_append', { parentId: source.id, markdown: 'written later' });
+    const later = await readFile(join(data, `${source.id}.json`), 'utf8');
+    await again.kernel.close();
+    await writeFile(join(workspace, '.quire', 'journal', 'together', '20261202000000001-000000.json'), JSON.stringify({
+      files: [{ path: `${notebook.id}/${source.id}.json`, text: sourceAfter, before: sha256(sourceAfter!) }],
+    }));
+    const third = await harness.boot({ workspace });
+    expect(await readFile(join(data, `${source.id}.json`), 'utf8')).toBe(later);
+    expect((await third.act<{ problems: unknown[] }>('index_problems', {})).problems).toEqual([]);
   });
 });
+
+function sha256(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
