@@ -190,10 +190,12 @@ async function client(server: Server, ledger: Ledger, notebook: string, docs: re
         acknowledged(ledger.blockDocs, id, to);
         counts.blockMoves++;
       } else if (choice < 0.91 || myDocs.length === 0) {
-        const result = await call('a document create', 'blocks/document/create', { notebook, title: `t-${marker}`, markdown: paragraph(next, `d-${marker}`) });
+        // Some under a document of its own, so that removals take child documents along.
+        const parent = myDocs.length > 0 && next() < 0.3 ? pick(myDocs) : null;
+        const result = await call('a document create', 'blocks/document/create', { notebook, title: `t-${marker}`, markdown: paragraph(next, `d-${marker}`), ...(parent === null ? {} : { parentId: parent }) });
         if (!result) return;
         const id = result.id as string;
-        ledger.docParents.set(id, [null]);
+        ledger.docParents.set(id, [parent]);
         ledger.docTitles.set(id, [`t-${marker}`]);
         myDocs.push(id);
         counts.documents++;
@@ -205,17 +207,22 @@ async function client(server: Server, ledger: Ledger, notebook: string, docs: re
         if (!(await call('a document move', 'blocks/document/move', { id, notebook, ...(parent === null ? {} : { parentId: parent }) }))) return;
         acknowledged(ledger.docParents, id, parent);
         counts.documentMoves++;
-      } else if (choice < 0.98) {
+      } else if (choice < 0.97) {
         const id = pick(myDocs);
         sent(ledger.docTitles, id, `r-${marker}`);
         if (!(await call('a rename', 'blocks/document/rename', { id, title: `r-${marker}` }))) return;
         acknowledged(ledger.docTitles, id, `r-${marker}`);
         counts.renames++;
       } else {
-        const id = myDocs.splice(Math.floor(next() * myDocs.length), 1)[0]!;
-        ledger.docsMayBeGone.add(id);
+        const id = pick(myDocs);
+        // Its child documents go with it.
+        const gone = subtreeOf(ledger, id);
+        for (const doc of gone) {
+          ledger.docsMayBeGone.add(doc);
+          if (myDocs.includes(doc)) myDocs.splice(myDocs.indexOf(doc), 1);
+        }
         if (!(await call('a document remove', 'blocks/document/remove', { id }))) return;
-        ledger.docsRemoved.add(id);
+        for (const doc of gone) ledger.docsRemoved.add(doc);
         counts.removes++;
       }
     } catch {
@@ -223,6 +230,15 @@ async function client(server: Server, ledger: Ledger, notebook: string, docs: re
       return;
     }
   }
+}
+
+/** A document and those under it, as last acknowledged (a client's changes come one after another). */
+function subtreeOf(ledger: Ledger, id: string): string[] {
+  const found = [id];
+  for (let i = 0; i < found.length; i++) {
+    for (const [doc, parents] of ledger.docParents) if (parents[0] === found[i] && !ledger.docsRemoved.has(doc)) found.push(doc);
+  }
+  return found;
 }
 
 interface FoundDocument { parent: string | null; title: string; file: string }
@@ -303,6 +319,9 @@ async function checkFiles(workspace: string, notebook: string, ledger: Ledger, k
       const titles = ledger.docTitles.get(id)!;
       if (!titles.includes(found.title)) failures.push(`kill ${kill}: document ${id} is titled '${found.title}', not its last acknowledged title (${titles[0]})`);
     }
+  }
+  for (const [id, { parent, file }] of docs) {
+    if (parent !== null && !docs.has(parent)) failures.push(`kill ${kill}: document ${id} (${file}) is under ${parent}, which has no file: an orphan`);
   }
   const leftovers = (await filesBelow(join(workspace, 'data'))).filter((path) => path.endsWith('.tmp'));
   if (leftovers.length > 0) failures.push(`kill ${kill}: temporary files left after a start and a clean stop: ${leftovers.join(', ')}`);
