@@ -1,5 +1,5 @@
-import { open, readdir, readFile, rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, open, readdir, readFile, rm } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { writeJsonAtomic } from './atomic-write.js';
 
 /**
@@ -35,7 +35,14 @@ export class IntentJournal<T> {
   /** Records what is about to change; resolves once the record is durable. */
   async begin(intent: T): Promise<string> {
     const id = recordName();
-    await writeJsonAtomic(join(this.dir, `${id}.json`), intent);
+    try {
+      await writeJsonAtomic(join(this.dir, `${id}.json`), intent);
+    } catch (error) {
+      // It may have been renamed into place before the failure (the folder's fsync): the caller, told
+      // the change failed, changes nothing, so the record must not make the next start do it.
+      await rm(join(this.dir, `${id}.json`), { force: true }).catch(() => undefined);
+      throw error;
+    }
     return id;
   }
 
@@ -55,6 +62,7 @@ export class IntentJournal<T> {
    * Called once at start, before any change: it also sweeps the temporary files of records cut short.
    */
   async pending(): Promise<PendingIntent<T>[]> {
+    await this.ensureFolder();
     const all = await readdir(this.dir).catch(() => [] as string[]);
     // A record's temporary file left by a crash while it was written: that change was never begun.
     for (const name of all) if (name.startsWith('.') && name.endsWith('.tmp')) await rm(join(this.dir, name), { force: true });
@@ -69,5 +77,23 @@ export class IntentJournal<T> {
       }
     }
     return found;
+  }
+
+  /**
+   * The folder made (if new) with its entry synced in its parent, so that the first record written in
+   * it cannot vanish with the folder in a power cut while the files it covers survive.
+   */
+  private async ensureFolder(): Promise<void> {
+    const first = await mkdir(this.dir, { recursive: true });
+    if (first === undefined) return;
+    // Each folder made gets its entry synced in its parent, from the deepest up.
+    for (let folder = this.dir; folder.length >= first.length; folder = dirname(folder)) {
+      const parent = await open(dirname(folder), 'r');
+      try {
+        await parent.sync();
+      } finally {
+        await parent.close();
+      }
+    }
   }
 }

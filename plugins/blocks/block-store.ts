@@ -73,6 +73,8 @@ export class BlockStore {
 
   /** Group commit of document writes (write-journal.ts), once the plugin has opened it. */
   private journal: WriteJournal | undefined;
+  /** Documents written together journal their new texts here first (write-together.ts), once the plugin has opened it. */
+  private together: IntentJournal<TogetherIntent> | undefined;
 
   constructor(
     readonly dataDir: string,
@@ -82,9 +84,6 @@ export class BlockStore {
   ) {
     this.indexGroup = new IndexGroup(index);
   }
-
-  /** Documents written together journal their new texts here first, once the plugin has opened it. */
-  private together: IntentJournal<TogetherIntent> | undefined;
 
   useTogetherJournal(journal: IntentJournal<TogetherIntent>): void {
     this.together = journal;
@@ -201,6 +200,8 @@ export class BlockStore {
    * every document's rows in one transaction. Their new texts are journaled first, so a crash between
    * two files is finished at the next start (write-together.ts). If a file fails, those already
    * written get their old text back, so a block is never left in two documents or in none.
+   * Call inside the queue's `run` (a structural write): the write journal is then checkpointed, so no
+   * older record of these documents can be replayed over them after a crash.
    */
   async writeTogether(docs: readonly { root: Block; entry: DocEntry }[]): Promise<void> {
     for (const { root, entry } of docs) {
@@ -215,8 +216,10 @@ export class BlockStore {
     const written: { path: string; text: Buffer }[] = [];
     try {
       for (const { path, bytes, old } of files) {
-        await writeDocumentFile(path, bytes);
+        // Counted as written before the write: one that fails after its rename (the folder's fsync) must
+        // get its old text back too, or the moved block would be in neither document.
         written.push({ path, text: old });
+        await writeDocumentFile(path, bytes);
       }
       const infos = docs.map(({ root }) => statSync(this.filePath(root.id)));
       this.index.transaction(() => {
@@ -232,7 +235,9 @@ export class BlockStore {
       if (restored && journaled !== undefined) await this.together!.done(journaled).catch(() => undefined);
       throw error;
     }
-    if (journaled !== undefined) await this.together!.done(journaled);
+    // Done: a record that cannot be removed is harmless (the next start finds every file with its new
+    // text, or changed since, and writes nothing), so the change is not reported as failed for it.
+    if (journaled !== undefined) await this.together!.done(journaled).catch((error: unknown) => this.log.warn('the record of a change of several documents could not be removed; the next start drops it', { error: (error as Error).message }));
   }
 
   /**

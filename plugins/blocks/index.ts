@@ -49,9 +49,9 @@ export default definePlugin<Partial<BlocksConfig>>({
     if (finished.length > 0) ctx.log.warn('finished document moves a crash had cut short', { moves: finished });
     const together = new IntentJournal<TogetherIntent>(join(workspace.privateDir, 'journal', 'together'));
     // Likewise documents written together (a block moved between two), so a block is in one of them.
-    const { written, changedSince } = await finishInterruptedTogether(workspace.dataDir, together);
+    const { written, leftAlone } = await finishInterruptedTogether(workspace.dataDir, together);
     if (written.length > 0) ctx.log.warn('finished writes of documents changed together that a crash had cut short', { files: written });
-    if (changedSince.length > 0) ctx.log.warn('an unfinished change of documents written together was left alone: its files changed since', { files: changedSince });
+    if (leftAlone.length > 0) ctx.log.warn('records of documents changed together were dropped: their files changed since', { changes: leftAlone });
     store.useTogetherJournal(together);
     const rt = createRuntime(store, workspace.root, config, ctx.log, moves);
     // The start-up sync runs first in the write queue, so activation stays quick however large the

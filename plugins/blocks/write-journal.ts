@@ -224,7 +224,7 @@ function ignoreMissing(error: unknown): void {
 }
 
 /** A data/-relative document path as the journal records it: ids only, so a damaged record cannot point elsewhere. */
-function isDocumentPath(path: string): boolean {
+export function isDocumentPath(path: string): boolean {
   const parts = path.split('/');
   const file = parts.pop() ?? '';
   return file.endsWith('.json') && [...parts, file.slice(0, -5)].every((part) => isValidId(part));

@@ -33,7 +33,7 @@ export class WriteQueue {
     return result;
   }
 
-  /** Queues a write inside the given documents (two for a block moved between them); see `run` for `call`. */
+  /** Queues a write inside the given documents; see `run` for `call`. (A block moved between two documents is a structural write, `run`: store.writeTogether.) */
   runOn<T>(documentIds: readonly string[], task: () => Promise<T>, call?: Pick<ActionCall, 'stopped'>): Promise<T> {
     const ids = [...new Set(documentIds)];
     const before = Promise.all([this.exclusive, ...ids.map((id) => this.documents.get(id))]);

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileAtomic, type IntentJournal } from '../../core/index.js';
+import { isDocumentPath } from './write-journal.js';
 
 /**
  * Documents that change together (a block moved from one to another) as the journal holds them: each
@@ -17,26 +18,30 @@ export interface TogetherIntent {
 export const textHash = (text: string | Buffer): string => createHash('sha256').update(text).digest('hex');
 
 /**
- * Finishes the changes a crash cut short, before the start-up sync reads data/: a file still as it
- * was when the change began gets its new text; one that has it already is left, and so is one that
- * is neither (changed since, should a record outlive its change because it could not be removed:
- * writing it would put back an older text), or gone. Returns the files written and those left as they were.
+ * Finishes the changes a crash cut short, before the start-up sync reads data/. Only when every file
+ * of a change holds either its text from when the change began or its new one: those still old get
+ * their new text. Otherwise (a file changed since, should a record outlive its change because it could
+ * not be removed, or gone, or a path that is not a document's) nothing is written: writing would put
+ * older texts back over later writes. Returns the files written and the changes left as they were.
  */
-export async function finishInterruptedTogether(dataDir: string, journal: IntentJournal<TogetherIntent>): Promise<{ written: string[]; changedSince: string[] }> {
+export async function finishInterruptedTogether(dataDir: string, journal: IntentJournal<TogetherIntent>): Promise<{ written: string[]; leftAlone: string[][] }> {
   const written: string[] = [];
-  const changedSince: string[] = [];
+  const leftAlone: string[][] = [];
   for (const { id, intent } of await journal.pending()) {
-    for (const { path, text, before } of intent.files) {
+    const files = await Promise.all(intent.files.map(async ({ path, text, before }) => {
       const file = join(dataDir, ...path.split('/'));
-      const now = await readFile(file).catch(() => undefined);
-      if (now === undefined) continue;
-      const hash = textHash(now);
-      if (hash === before) {
+      const now = isDocumentPath(path) ? await readFile(file).catch(() => undefined) : undefined;
+      const hash = now === undefined ? undefined : textHash(now);
+      return { path, file, text, old: hash === before, done: hash === textHash(text) };
+    }));
+    if (files.every((file) => file.old || file.done)) {
+      for (const { path, file, text, old } of files) {
+        if (!old) continue;
         await writeFileAtomic(file, text);
         written.push(path);
-      } else if (hash !== textHash(text)) changedSince.push(path);
-    }
+      }
+    } else leftAlone.push(intent.files.map((file) => file.path));
     await journal.done(id);
   }
-  return { written, changedSince };
+  return { written, leftAlone };
 }
