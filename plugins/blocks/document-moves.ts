@@ -1,9 +1,10 @@
-import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, rename, stat } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
 import type { ActionCall, IntentJournal } from '../../core/index.js';
 import type { BlocksRuntime } from './runtime.js';
 import { assertDocumentVisible, assertNoBrokenFiles, assertNotebookVisible, checkExpected, invalid } from './access.js';
 import type { DocEntry } from './doc-catalog.js';
+import { removeDocumentFiles } from './document-removal.js';
 import { touch, updatedBy } from './provenance.js';
 
 interface MoveInput { id: string; notebook: string; parentId?: string; expectedUpdated?: string }
@@ -116,11 +117,9 @@ export function removeDocument(rt: BlocksRuntime, call: ActionCall, input: { id:
     assertNoBrokenFiles(store, [relative, `${relative.slice(0, -'.json'.length)}/`]);
     const file = store.filePath(input.id);
     const folder = store.catalog.childFolder(store.dataDir, input.id);
-    // The folder of children first: a crash in between leaves the document without children, not
-    // children without their document (which the next start would report as orphans).
+    // Journaled, the children's folder set aside at once: a crash leaves all of them or none (no orphans).
     for (const entry of subtree) await store.beforeChange(entry.id, 'remove', updatedBy(call));
-    await rm(folder, { recursive: true, force: true });
-    await rm(file, { force: true });
+    await removeDocumentFiles(store.dataDir, file, folder, rt.removals);
     store.index.transaction(() => { for (const entry of subtree) store.index.removeDocument(entry.id); });
     for (const entry of subtree.reverse()) {
       store.catalog.deleteDoc(entry.id);

@@ -13,6 +13,7 @@ import { DocCatalog } from './doc-catalog.js';
 import { documentActions } from './document-actions.js';
 import { finishInterruptedMoves, type MoveIntent } from './document-moves.js';
 import { finishInterruptedTogether, type TogetherIntent } from './write-together.js';
+import { finishInterruptedRemovals, type RemovalIntent } from './document-removal.js';
 import { watchData } from './file-watcher.js';
 import { openIndexDatabase, openIndexReader } from './index-schema.js';
 import { readChangeMark } from './change-mark.js';
@@ -53,7 +54,10 @@ export default definePlugin<Partial<BlocksConfig>>({
     if (written.length > 0) ctx.log.warn('finished writes of documents changed together that a crash had cut short', { files: written });
     if (leftAlone.length > 0) ctx.log.warn('records of documents changed together were dropped: their files changed since', { changes: leftAlone });
     store.useTogetherJournal(together);
-    const rt = createRuntime(store, workspace.root, config, ctx.log, moves);
+    const removals = new IntentJournal<RemovalIntent>(join(workspace.privateDir, 'journal', 'removals'));
+    const removed = await finishInterruptedRemovals(workspace.dataDir, removals);
+    if (removed.length > 0) ctx.log.warn('finished document removals a crash had cut short', { documents: removed });
+    const rt = createRuntime(store, workspace.root, config, ctx.log, { moves, removals });
     // The start-up sync runs first in the write queue, so activation stays quick however large the
     // workspace; every action waits for it, so none sees a half-synced index.
     const readiness = new Readiness(store, fresh, async (report) => {

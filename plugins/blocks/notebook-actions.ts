@@ -1,6 +1,7 @@
-import { rm } from 'node:fs/promises';
+import { rename, rm } from 'node:fs/promises';
 import { ConflictError, newId, type ActionCall, type ActionHandler } from '../../core/index.js';
 import type { BlocksRuntime } from './runtime.js';
+import { asideName } from './document-removal.js';
 import { assertNoBrokenFiles, assertNotebookVisible, canSee, invalid } from './access.js';
 import { checkDisplayName, type Access, type AgentAccess, type NotebookConf } from './notebook-conf.js';
 
@@ -64,7 +65,10 @@ function removeNotebook(rt: BlocksRuntime, call: ActionCall, id: string) {
     if (busy) throw new ConflictError('CONFLICT', `Notebook '${id}' is in use by ${busy}; try again when it has finished`, { details: { notebook: id, busy } });
     assertNoBrokenFiles(store, [`${id}/`]);
     const docs = [...store.catalog.allDocs()].filter((doc) => doc.notebook === id);
-    await rm(store.notebookFolder(id), { recursive: true, force: true });
+    // Set aside first (one rename): a kill during the removal leaves the notebook whole or gone, never part of it.
+    const aside = asideName(store.notebookFolder(id));
+    await rename(store.notebookFolder(id), aside).catch((error: NodeJS.ErrnoException) => { if (error.code !== 'ENOENT') throw error; });
+    await rm(aside, { recursive: true, force: true });
     store.index.removeNotebook(id);
     for (const doc of docs) {
       store.catalog.deleteDoc(doc.id);

@@ -1,5 +1,6 @@
 import { KernelError, newId, type ActionCall, type IntentJournal, type Logger } from '../../core/index.js';
 import type { MoveIntent } from './document-moves.js';
+import type { RemovalIntent } from './document-removal.js';
 import type { DraftBlock } from './block-model.js';
 import type { BlockStore } from './block-store.js';
 import { markdownToBlocks } from './markdown-in.js';
@@ -39,9 +40,11 @@ export interface BlocksRuntime {
   checkMarkdownSize(markdown: string): void;
   /** Document moves in progress (two renames), finished at the next start if a crash cuts one short. */
   moves: IntentJournal<MoveIntent>;
+  /** Document removals in progress (its folder of children, its file), finished likewise. */
+  removals: IntentJournal<RemovalIntent>;
 }
 
-export function createRuntime(store: BlockStore, workspaceRoot: string, config: BlocksConfig, log: Logger, moves: IntentJournal<MoveIntent>): BlocksRuntime {
+export function createRuntime(store: BlockStore, workspaceRoot: string, config: BlocksConfig, log: Logger, journals: { moves: IntentJournal<MoveIntent>; removals: IntentJournal<RemovalIntent> }): BlocksRuntime {
   const files = createMarkdownFileParser();
   const checkMarkdownSize = (markdown: string): void => {
     if (markdown.length <= config.maxMarkdownChars) return;
@@ -49,7 +52,7 @@ export function createRuntime(store: BlockStore, workspaceRoot: string, config: 
       { details: { field: 'markdown', length: markdown.length, limit: config.maxMarkdownChars } });
   };
   return {
-    store, workspaceRoot, config, log, moves, files, checkMarkdownSize,
+    store, workspaceRoot, config, log, ...journals, files, checkMarkdownSize,
     busyNotebooks: new Map(),
     markdownToBlocks: (markdown) => plainParagraph(markdown, () => newId()) ?? markdownToBlocks(markdown, () => newId()),
     async parseMarkdown(markdown, call) {

@@ -162,6 +162,36 @@ describe('changes of several files survive a crash whole', () => {
     expect(await readFile(join(data, `${source.id}.json`), 'utf8')).toBe(later);
     expect((await third.act<{ problems: unknown[] }>('index_problems', {})).problems).toEqual([]);
   });
+
+  it('finishes a document removal cut after its children were set aside: the document and all below it go, no orphan stays', async () => {
+    const workspace = join(await harness.tempDir(), 'ws');
+    const { kernel, act } = await harness.boot({ workspace });
+    const notebook = await act<Created>('notebook_create', { name: 'Notes' });
+    const parent = await act<Created>('document_create', { notebook: notebook.id, title: 'Parent', markdown: 'parent text' });
+    const child = await act<Created>('document_create', { notebook: notebook.id, parentId: parent.id, title: 'Child', markdown: 'child text' });
+    await act<Created>('document_create', { notebook: notebook.id, parentId: child.id, title: 'Grandchild', markdown: 'grandchild text' });
+    const kept = await act<Created>('document_create', { notebook: notebook.id, title: 'Kept', markdown: 'kept text' });
+    // A removal that ends well leaves no record and nothing aside.
+    const other = await act<Created>('document_create', { notebook: notebook.id, title: 'Other', markdown: 'other' });
+    await act<Created>('document_create', { notebook: notebook.id, parentId: other.id, title: 'Other child' });
+    await act('document_remove', { id: other.id });
+    expect(await readdir(join(workspace, '.quire', 'journal', 'removals'))).toEqual([]);
+    await kernel.close();
+    const data = join(workspace, 'data', notebook.id);
+    expect((await readdir(data)).filter((name) => name.includes('.removing'))).toEqual([]);
+    // The children's folder set aside, the document's file not removed yet: as a kill between them leaves it.
+    const aside = `.${parent.id}.0123456789ab.removing`;
+    await rename(join(data, parent.id), join(data, aside));
+    await writeFile(join(workspace, '.quire', 'journal', 'removals', '20261202000000000-000000.json'), JSON.stringify({
+      file: `${notebook.id}/${parent.id}.json`, folder: `${notebook.id}/${parent.id}`, aside: `${notebook.id}/${aside}`,
+    }));
+    const again = await harness.boot({ workspace });
+    expect((await readdir(data)).sort()).toEqual(['.notebook.json', `${kept.id}.json`]);
+    expect((await again.act<{ documents: { id: string }[] }>('document_list', { notebook: notebook.id })).documents.map((doc) => doc.id)).toEqual([kept.id]);
+    await again.act('index_rebuild', {});
+    expect((await again.act<{ problems: unknown[] }>('index_problems', {})).problems).toEqual([]);
+    expect(await readdir(join(workspace, '.quire', 'journal', 'removals'))).toEqual([]);
+  });
 });
 
 function sha256(text: string): string {

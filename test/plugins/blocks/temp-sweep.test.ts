@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { sweepTempFiles } from '../../../plugins/blocks/temp-sweep.js';
 import { useBlocks } from './blocks-harness.js';
 
 const { boot, tempDir } = useBlocks();
@@ -66,5 +67,23 @@ describe('temporary files left by killed writes', () => {
     await eventually(() => leftovers.every((path) => !existsSync(path)));
     for (const path of [...kept, folderLike]) expect([path, existsSync(path)]).toEqual([path, true]);
     expect((await second.act<{ document: { content: string } }>('document_get', { id: parent.id })).document.content).toBe('Parent');
+  });
+
+  it('include folders that a removal killed midway had set aside, when changed before the process started', async () => {
+    const root = await tempDir();
+    const aside = join(root, 'nb', '.20261202000000-abcdefg.0123456789ab.removing');
+    const notebookAside = join(root, '.20261202000000-nbnbnbn.a1b2c3d4e5f6.removing');
+    const nearMisses = [join(root, 'nb', '20261202000000-abcdefg'), join(root, 'nb', '.20261202000000-abcdefg.0123456789a.removing'), join(root, '.x.0123456789ab.removed')];
+    for (const folder of [aside, notebookAside, ...nearMisses]) {
+      await mkdir(join(folder, 'child'), { recursive: true });
+      await writeFile(join(folder, 'child', '20261202000000-ccccccc.json'), '{}');
+    }
+    // Set aside by this process (changed after it started): possibly a removal under way, left alone.
+    expect(await sweepTempFiles(root, 0)).toEqual([]);
+    expect(existsSync(aside)).toBe(true);
+    // By an earlier one: swept whole; nothing else is.
+    expect((await sweepTempFiles(root, Date.now() + 60_000)).sort()).toEqual([notebookAside, aside].sort());
+    expect([aside, notebookAside].map(existsSync)).toEqual([false, false]);
+    expect(nearMisses.map(existsSync)).toEqual([true, true, true]);
   });
 });
