@@ -22,7 +22,7 @@ export type { ErrorCode } from './errors.js';
 export { newId, isValidId, claimIds } from './ids.js';
 export { NOTEBOOK_SCOPE } from './gate/notebook-scope.js';
 export type { AgentLimit, NotebookPrivacy, NotebookScope, ScopedCall } from './gate/notebook-scope.js';
-export { replaceFile, writeFileAtomic, writeFileAtomicSync, writeJsonAtomic } from './fs/atomic-write.js';
+export { replaceFile, syncFolder, writeFileAtomic, writeFileAtomicSync, writeJsonAtomic } from './fs/atomic-write.js';
 export { diskFull, isDiskFull } from './fs/disk-full.js';
 export type { DiskWrite } from './fs/disk-full.js';
 export { IntentJournal } from './fs/intent-journal.js';

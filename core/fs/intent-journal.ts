@@ -1,6 +1,6 @@
-import { mkdir, open, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { writeJsonAtomic } from './atomic-write.js';
+import { syncFolder, writeJsonAtomic } from './atomic-write.js';
 
 /**
  * Record names sort in the order the changes were begun, even several in one millisecond: the
@@ -49,12 +49,7 @@ export class IntentJournal<T> {
   /** The change is complete: its record goes (durably, so a crash after this does not replay it). */
   async done(id: string): Promise<void> {
     await rm(join(this.dir, `${id}.json`), { force: true });
-    const folder = await open(this.dir, 'r');
-    try {
-      await folder.sync();
-    } finally {
-      await folder.close();
-    }
+    await syncFolder(this.dir);
   }
 
   /**
@@ -87,13 +82,6 @@ export class IntentJournal<T> {
     const first = await mkdir(this.dir, { recursive: true });
     if (first === undefined) return;
     // Each folder made gets its entry synced in its parent, from the deepest up.
-    for (let folder = this.dir; folder.length >= first.length; folder = dirname(folder)) {
-      const parent = await open(dirname(folder), 'r');
-      try {
-        await parent.sync();
-      } finally {
-        await parent.close();
-      }
-    }
+    for (let folder = this.dir; folder.length >= first.length; folder = dirname(folder)) await syncFolder(dirname(folder));
   }
 }
