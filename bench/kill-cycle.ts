@@ -5,7 +5,8 @@
  * temporary files swept), checked over HTTP, stopped cleanly, and checked on disk. Each kill must keep
  * every acknowledged change: a block or a document is where it was last acknowledged, with its last
  * acknowledged text or title (or those of the change in flight at the kill), an acknowledged delete or
- * removal stays gone, and no block or document is in two files.
+ * removal stays gone, no block or document is in two files, and a notebook removed meanwhile is there
+ * whole or not at all.
  * The index after the recovery must equal a rebuild from the files, report no problem, and no
  * temporary file or journal segment may be left. Used by bench/kill-writes.ts (many kills, figures)
  * and by a test (a few kills, in CI).
@@ -17,7 +18,7 @@ import { Agent, request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { paragraph, random, runClient, type Caller } from './kill-clients.js';
-import { checkFiles, newLedger, type Acknowledged, type Ledger } from './kill-ledger.js';
+import { checkFiles, checkNotebooks, newLedger, type Acknowledged, type Ledger } from './kill-ledger.js';
 
 export interface KillOptions {
   /** The built CLI (dist/core/cli/main.js). */
@@ -135,6 +136,37 @@ async function expectOk(server: Server, path: string, body: unknown): Promise<Re
   return answer.body.result as Record<string, unknown>;
 }
 
+/**
+ * A notebook of 4 documents, each with a child document, removed at a random moment while the clients
+ * write (whether the kill comes before, during or after its removal is up to chance).
+ */
+async function notebookToRemove(server: Server, ledger: Ledger, kill: number, next: () => number, killing: { now: boolean }, failures: string[]): Promise<() => Promise<void>> {
+  const notebook = (await expectOk(server, 'blocks/notebook/create', { name: `Scratch ${kill}` })).id as string;
+  const files: string[] = [];
+  for (let d = 0; d < 4; d++) {
+    const parent = (await expectOk(server, 'blocks/document/create', { notebook, title: `Scratch ${d}`, markdown: paragraph(next, `s-${kill}-${d}`) })).id as string;
+    const child = (await expectOk(server, 'blocks/document/create', { notebook, parentId: parent, title: `Scratch child ${d}`, markdown: paragraph(next, `c-${kill}-${d}`) })).id as string;
+    files.push(`${notebook}/${parent}.json`, `${notebook}/${parent}/${child}.json`);
+  }
+  const entry = { files, removal: 'not sent' as 'not sent' | 'in flight' | 'acknowledged' };
+  ledger.notebooks.set(notebook, entry);
+  return async () => {
+    await new Promise((resolve) => setTimeout(resolve, next() * 1_000));
+    if (killing.now) return;
+    entry.removal = 'in flight';
+    try {
+      const answer = await server.call('blocks/notebook/remove', { id: notebook });
+      if (answer.status !== 200) failures.push(`kill ${kill}: a notebook removal answered ${answer.status}: ${JSON.stringify(answer.body).slice(0, 200)}`);
+      else {
+        entry.removal = 'acknowledged';
+        ledger.counts.notebookRemovals++;
+      }
+    } catch (error) {
+      if (!killing.now) failures.push(`kill ${kill}: a notebook removal failed before the kill: ${(error as Error).message}`);
+    }
+  };
+}
+
 /** The start after a kill recovers; the workspace is then checked through the kernel, on disk, and against a rebuild. */
 async function recoverAndCheck(options: KillOptions, workspace: string, token: string, notebook: string, ledger: Ledger, kill: number, failures: string[]): Promise<number> {
   const server = await startServer(options.cli, workspace, token);
@@ -145,6 +177,7 @@ async function recoverAndCheck(options: KillOptions, workspace: string, token: s
     await server.stop('SIGTERM');
   }
   await checkFiles(workspace, notebook, ledger, kill, failures);
+  await checkNotebooks(workspace, ledger, kill, failures);
   const live = dumpIndex(workspace);
   const rebuild = spawn(process.execPath, [options.cli, 'index', 'rebuild', '--workspace', workspace], { stdio: 'ignore' });
   const code = await new Promise<number | null>((resolve) => rebuild.on('exit', resolve));
@@ -164,9 +197,11 @@ export async function killCycles(options: KillOptions): Promise<KillReport> {
   try {
     for (let kill = 1; kill <= options.kills; kill++) {
       const killing = { now: false };
+      const removeNotebook = await notebookToRemove(server, ledger, kill, next, killing, failures);
       const running = Array.from({ length: options.clients }, (_, c) => runClient({
         call: server.call, ledger, notebook, docs, home: docs[c % docs.length]!, name: `k${kill}c${c}`, next: random(options.seed + kill * 1000 + c), failures, killing,
       }));
+      running.push(removeNotebook());
       const [min, max] = options.killAfterMs;
       await new Promise((resolve) => setTimeout(resolve, min + next() * (max - min)));
       killing.now = true;

@@ -5,7 +5,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
-export interface Acknowledged { appends: number; updates: number; deletes: number; blockMoves: number; documents: number; documentMoves: number; renames: number; removes: number }
+export interface Acknowledged { appends: number; updates: number; deletes: number; blockMoves: number; documents: number; documentMoves: number; renames: number; removes: number; notebookRemovals: number }
 
 /**
  * What the clients were told, and what was in flight when the server died. Each list holds what a
@@ -25,6 +25,8 @@ export interface Ledger {
   docTitles: Map<string, string[]>;
   docsMayBeGone: Set<string>;
   docsRemoved: Set<string>;
+  /** Notebooks made to be removed during a cycle: their documents' files, and how far the removal got. */
+  notebooks: Map<string, { files: string[]; removal: 'not sent' | 'in flight' | 'acknowledged' }>;
   counts: Acknowledged;
 }
 
@@ -39,8 +41,8 @@ export function acknowledged<T>(map: Map<string, T[]>, key: string, value: T): v
 export function newLedger(): Ledger {
   return {
     blockDocs: new Map(), blockTexts: new Map(), blocksMayBeGone: new Set(), blocksDeleted: new Set(),
-    docParents: new Map(), docTitles: new Map(), docsMayBeGone: new Set(), docsRemoved: new Set(),
-    counts: { appends: 0, updates: 0, deletes: 0, blockMoves: 0, documents: 0, documentMoves: 0, renames: 0, removes: 0 },
+    docParents: new Map(), docTitles: new Map(), docsMayBeGone: new Set(), docsRemoved: new Set(), notebooks: new Map(),
+    counts: { appends: 0, updates: 0, deletes: 0, blockMoves: 0, documents: 0, documentMoves: 0, renames: 0, removes: 0, notebookRemovals: 0 },
   };
 }
 
@@ -158,5 +160,21 @@ function settle(ledger: Ledger, docs: Map<string, FoundDocument>, blocks: Map<st
     }
   }
   ledger.docsMayBeGone.clear();
+}
+
+/**
+ * A notebook removed during a cycle is there whole (every document file it had) or not at all; once
+ * its removal was acknowledged, not at all. Each is checked once, after the kill of its cycle.
+ */
+export async function checkNotebooks(workspace: string, ledger: Ledger, kill: number, failures: string[]): Promise<void> {
+  for (const [id, { files, removal }] of ledger.notebooks) {
+    const folder = join(workspace, 'data', id);
+    const present = await Promise.all([join(folder, '.notebook.json'), ...files.map((file) => join(workspace, 'data', file))].map((path) => readFile(path).then(() => true, () => false)));
+    const there = await readdir(folder).then(() => true, () => false);
+    if (removal === 'acknowledged' && there) failures.push(`kill ${kill}: notebook ${id}, whose removal was acknowledged, is still in data/`);
+    else if (there && present.includes(false)) failures.push(`kill ${kill}: notebook ${id} is part removed: ${present.filter((found) => !found).length} of its ${present.length} files are gone`);
+    else if (removal === 'not sent' && !there) failures.push(`kill ${kill}: notebook ${id} is gone, though its removal was never sent`);
+  }
+  ledger.notebooks.clear();
 }
 
