@@ -66,7 +66,7 @@ export async function finishInterruptedRemovals(dataDir: string, journal: Intent
       && dirname(intent.aside) === dirname(intent.folder) && REMOVING.test(basename(intent.aside));
     if (valid) {
       await finish(at(intent.file), at(intent.folder), at(intent.aside));
-      await rm(at(intent.aside), { recursive: true, force: true });
+      await rm(at(intent.aside), { recursive: true, force: true }).catch(() => undefined);
       done.push(intent.file);
     }
     await journal.done(id);

@@ -68,7 +68,8 @@ function removeNotebook(rt: BlocksRuntime, call: ActionCall, id: string) {
     // Set aside first (one rename): a kill during the removal leaves the notebook whole or gone, never part of it.
     const aside = asideName(store.notebookFolder(id));
     await rename(store.notebookFolder(id), aside).catch((error: NodeJS.ErrnoException) => { if (error.code !== 'ENOENT') throw error; });
-    await rm(aside, { recursive: true, force: true });
+    // The notebook is gone from data/ now: what a failure here leaves aside is swept at the next start.
+    await rm(aside, { recursive: true, force: true }).catch(() => undefined);
     store.index.removeNotebook(id);
     for (const doc of docs) {
       store.catalog.deleteDoc(doc.id);
