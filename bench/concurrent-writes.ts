@@ -22,6 +22,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
+import { serveChild } from './serve-child.js';
 
 const CLIENTS = Number(process.env.CLIENTS ?? 50);
 const DOCS = Number(process.env.DOCS ?? 10);
@@ -130,16 +131,7 @@ async function runOnce(): Promise<RunFigures> {
   }));
   // PROF=<folder>: a CPU profile of the server, for finding where the time goes.
   const profile = process.env.PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.PROF}`] : [];
-  const server = spawn(process.execPath, [...profile, CLI, 'serve', '--workspace', workspace, '--port', '0'], { stdio: ['ignore', 'pipe', 'ignore'] });
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    server.stdout.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const match = /(http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-      if (match) resolve(match[1]!);
-    });
-    server.on('exit', () => reject(new Error(`serve ended: ${out}`)));
-  });
+  const { child: server, url } = await serveChild(CLI, workspace, profile);
   // node:http with kept-alive connections, one per client: fetch cost this process about twice the CPU
   // per request, on a machine of two cores that it shares with the server.
   const agent = new Agent({ keepAlive: true, maxSockets: CLIENTS });

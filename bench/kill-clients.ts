@@ -2,21 +2,13 @@
  * The kill bench's clients (bench/kill-cycle.ts): each makes changes one after another, chosen at
  * random, and tells the ledger what it sent and what was acknowledged, until the server is killed.
  */
+import { seededUniform } from '../fakes/seeded-random.js';
 import { acknowledged, sent, subtreeOf, type Ledger } from './kill-ledger.js';
 
 export type Caller = (path: string, body: unknown) => Promise<{ status: number; body: Record<string, unknown> }>;
 
-/** A small seeded generator (mulberry32): a failing run is repeated with its seed. */
-export function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A seeded generator: a failing run is repeated with its seed. */
+export const random = seededUniform;
 
 const WORDS = 'note agent kernel block paragraph memory search index snapshot history 读书 写作 gate effect plugin'.split(' ');
 

@@ -18,6 +18,7 @@ import { Agent, request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { paragraph, random, runClient, type Caller } from './kill-clients.js';
+import { serveChild } from './serve-child.js';
 import { checkFiles, checkNotebooks, newLedger, type Acknowledged, type Ledger } from './kill-ledger.js';
 
 export interface KillOptions {
@@ -51,18 +52,7 @@ interface Server { child: ChildProcess; call: Caller; stop(signal: NodeJS.Signal
 
 async function startServer(cli: string, workspace: string, token: string): Promise<Server & { listenMs: number }> {
   const started = performance.now();
-  const child = spawn(process.execPath, [cli, 'serve', '--workspace', workspace, '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let errors = '';
-  child.stderr!.on('data', (chunk: Buffer) => { errors += chunk.toString(); });
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const match = /(http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-      if (match) resolve(match[1]!);
-    });
-    child.on('exit', (code) => reject(new Error(`serve ended (${code}) before listening: ${out}${errors}`)));
-  });
+  const { child, url } = await serveChild(cli, workspace);
   const listenMs = performance.now() - started;
   const agent = new Agent({ keepAlive: true, maxSockets: 64 });
   const { hostname, port } = new URL(url);

@@ -20,6 +20,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { writeFileAtomic, writeFileAtomicSync } from '../core/fs/atomic-write.js';
+import { serveChild } from './serve-child.js';
 
 const UPDATES = Number(process.env.UPDATES ?? 300);
 const BLOCKS = Number(process.env.BLOCKS ?? 1000);
@@ -50,18 +51,8 @@ async function corpusParts(count: number): Promise<string[]> {
   }
 }
 
-async function startServer(workspace: string, nodeArgs: string[]): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [...nodeArgs, CLI, 'serve', '--workspace', workspace, '--port', '0'], { stdio: ['ignore', 'pipe', 'ignore'] });
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const match = /(http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-      if (match) resolve(match[1]!);
-    });
-    child.on('exit', () => reject(new Error(`serve ended: ${out}`)));
-  });
-  return { child, url };
+function startServer(workspace: string, nodeArgs: string[]): Promise<{ child: ChildProcess; url: string }> {
+  return serveChild(CLI, workspace, nodeArgs);
 }
 
 /** Counts system calls of every thread of a running process while `work` runs (strace -f -c -p). */

@@ -26,6 +26,7 @@ export { replaceFile, syncFolder, writeFileAtomic, writeFileAtomicSync, writeJso
 export { diskFull, isDiskFull } from './fs/disk-full.js';
 export type { DiskWrite } from './fs/disk-full.js';
 export { IntentJournal } from './fs/intent-journal.js';
+export { pathExists } from './fs/path-exists.js';
 export { firstCodePoints } from './util/code-points.js';
 export { escapeHtml } from './util/escape-html.js';
 export { compiledScript, startWorker } from './util/worker-exec-argv.js';

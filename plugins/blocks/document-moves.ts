@@ -1,6 +1,6 @@
-import { mkdir, rename, stat } from 'node:fs/promises';
+import { mkdir, rename } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
-import type { ActionCall, IntentJournal } from '../../core/index.js';
+import { pathExists, type ActionCall, type IntentJournal } from '../../core/index.js';
 import type { BlocksRuntime } from './runtime.js';
 import { assertDocumentVisible, assertNoBrokenFiles, assertNotebookVisible, checkExpected, invalid } from './access.js';
 import type { DocEntry } from './doc-catalog.js';
@@ -29,7 +29,7 @@ export async function finishInterruptedMoves(dataDir: string, journal: IntentJou
   for (const { id, intent } of await journal.pending()) {
     const [fromFile, toFile] = intent.file.map(at) as [string, string];
     const [fromFolder, toFolder] = intent.folder.map(at) as [string, string];
-    if (await exists(toFile) && !(await exists(fromFile)) && await exists(fromFolder) && !(await exists(toFolder))) {
+    if (await pathExists(toFile) && !(await pathExists(fromFile)) && await pathExists(fromFolder) && !(await pathExists(toFolder))) {
       await mkdir(dirname(toFolder), { recursive: true });
       await rename(fromFolder, toFolder);
       done.push(`moved ${intent.folder[0]} to ${intent.folder[1]}`);
@@ -39,9 +39,6 @@ export async function finishInterruptedMoves(dataDir: string, journal: IntentJou
   return done;
 }
 
-async function exists(path: string): Promise<boolean> {
-  return stat(path).then(() => true, () => false);
-}
 
 /** Everything a move must satisfy; checked on arrival, and again when its turn in the write queue comes. */
 function checkMove(rt: BlocksRuntime, call: ActionCall, input: MoveInput): void {
@@ -89,12 +86,12 @@ export function moveDocument(rt: BlocksRuntime, call: ActionCall, input: MoveInp
     try {
       await mkdir(dirname(newFile), { recursive: true });
       await rename(oldFile, newFile);
-      if (await exists(oldFolder)) await rename(oldFolder, newFolder);
+      if (await pathExists(oldFolder)) await rename(oldFolder, newFolder);
     } catch (error) {
       for (const entry of before) store.catalog.setDoc(entry);
-      if (await exists(newFile) && !(await exists(oldFile))) await rename(newFile, oldFile).catch(() => undefined);
+      if (await pathExists(newFile) && !(await pathExists(oldFile))) await rename(newFile, oldFile).catch(() => undefined);
       // Put back whole: the journal's work is done. Otherwise the next start finishes the move.
-      if (await exists(oldFile) && !(await exists(newFile)) && !(await exists(newFolder))) await rt.moves.done(journaled);
+      if (await pathExists(oldFile) && !(await pathExists(newFile)) && !(await pathExists(newFolder))) await rt.moves.done(journaled);
       throw error;
     }
     await rt.moves.done(journaled);

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { rename, rm, stat } from 'node:fs/promises';
+import { rename, rm } from 'node:fs/promises';
 import { basename, dirname, join, relative, sep } from 'node:path';
-import type { IntentJournal } from '../../core/index.js';
+import { pathExists, type IntentJournal } from '../../core/index.js';
 import { isDocumentPath } from './write-journal.js';
 
 /**
@@ -36,9 +36,9 @@ export async function removeDocumentFiles(dataDir: string, file: string, folder:
   } catch (error) {
     // The call fails, so nothing may change now nor at the next start: the folder goes back, and the
     // record goes if all is as it was (otherwise the next start finishes the removal it began).
-    if (await exists(file)) {
-      if (!(await exists(folder)) && await exists(aside)) await rename(aside, folder).catch(() => undefined);
-      if (!(await exists(aside))) await journal.done(id).catch(() => undefined);
+    if (await pathExists(file)) {
+      if (!(await pathExists(folder)) && await pathExists(aside)) await rename(aside, folder).catch(() => undefined);
+      if (!(await pathExists(aside))) await journal.done(id).catch(() => undefined);
     }
     throw error;
   }
@@ -49,7 +49,7 @@ export async function removeDocumentFiles(dataDir: string, file: string, folder:
 }
 
 async function finish(file: string, folder: string, aside: string): Promise<void> {
-  if (await exists(folder)) await rename(folder, aside);
+  if (await pathExists(folder)) await rename(folder, aside);
   await rm(file, { force: true });
 }
 
@@ -74,6 +74,3 @@ export async function finishInterruptedRemovals(dataDir: string, journal: Intent
   return done;
 }
 
-async function exists(path: string): Promise<boolean> {
-  return stat(path).then(() => true, () => false);
-}

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { seededUniform } from '../../../fakes/seeded-random.js';
 import type { DraftBlock } from '../../../plugins/blocks/block-model.js';
 import { markdownToBlocks, markdownToBlocksByFullParser } from '../../../plugins/blocks/markdown-in.js';
 
@@ -18,17 +19,7 @@ function expectSame(markdown: string): void {
   expect(fast, JSON.stringify(markdown)).toEqual(full);
 }
 
-/** A small deterministic generator (mulberry32). */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const random = seededUniform;
 
 const CJK = ['读书', '写作', '笔记', '知识', '管理', '学习', '思考', '工作', '生活', '时间'];
 
