@@ -1,4 +1,4 @@
-import { statSync } from 'node:fs';
+import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { silentLogger, type Logger } from '../../../core/log.js';
@@ -16,6 +16,18 @@ async function eventually(check: () => boolean, ms: number): Promise<boolean> {
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   return check();
+}
+
+/** The checkpoint sequence number in a write-ahead log's header (big-endian, bytes 12-15). */
+function walCheckpointSequence(file: string): number {
+  const fd = openSync(file, 'r');
+  try {
+    const header = Buffer.alloc(16);
+    readSync(fd, header, 0, 16, 0);
+    return header.readUInt32BE(12);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 describe('checkpoints of the index', () => {
@@ -42,13 +54,19 @@ describe('checkpoints of the index', () => {
       db.exec('CREATE TABLE stream (payload BLOB)');
       const insert = db.prepare('INSERT INTO stream (payload) VALUES (randomblob(16000))');
       let largest = 0;
-      // About 15 MB a second of commits for 4 s: the log grew past 40 MiB with only the worker checkpointing.
+      // The log's checkpoint sequence (bytes 12-15 of its header) moves on each time the log restarts
+      // from its beginning: what keeps it bounded. How large it gets meanwhile depends on how fast this
+      // machine's disk copies it back, so that is the bench's business; here the restarts are counted.
+      const restarts = new Set<number>();
+      // About 15 MB a second of commits for 4 s: with only the worker checkpointing, the log never
+      // restarted and grew past 40 MiB (155 MiB on a quiet machine).
       for (const until = Date.now() + 4_000; Date.now() < until;) {
         for (let i = 0; i < 10; i++) insert.run();
         largest = Math.max(largest, statSync(`${file}-wal`).size);
+        restarts.add(walCheckpointSequence(`${file}-wal`));
         await new Promise((resolve) => setTimeout(resolve, 5));
       }
-      expect(largest).toBeLessThan(32 * 2 ** 20);
+      expect({ restarts: restarts.size > 2, largest }).toMatchObject({ restarts: true });
     } finally {
       await checkpointer.stop();
       db.close();
