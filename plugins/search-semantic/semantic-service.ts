@@ -112,6 +112,9 @@ export class SemanticService {
       this.lastComparison = { ms: 0, changed: 0, at: new Date().toISOString(), skipped: 'nothing changed since the last clean stop' };
       // Changes reported since activation (none to blocks, or the mark would have moved) are taken in as usual.
       if (this.changes.length > 0) this.scheduleChanges();
+      // What was still to embed at the stop (a slow or failing embedder) is embedded now: without a
+      // comparison or a change, nothing else wakes the indexer, and it stayed pending until the next write.
+      this.indexer.wake();
     } else {
       // The comparison covers every change reported before it.
       this.changes = [];

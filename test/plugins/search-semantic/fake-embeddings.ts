@@ -39,6 +39,8 @@ export class FakeEmbeddings {
   failNext = 0;
   /** While true, every request fails with HTTP 500. */
   down = false;
+  /** When it returns true for a request's input, that request is never answered (a slow embedder); closing the fake ends it. */
+  holdIf: ((input: readonly string[]) => boolean) | undefined;
   /** When it returns true for a request's input, that request fails with HTTP 500. */
   failIf: ((input: readonly string[]) => boolean) | undefined;
   /** The model the answers name (default: the one asked for). */
@@ -74,6 +76,7 @@ export class FakeEmbeddings {
     const input = typeof body.input === 'string' ? [body.input] : body.input;
     this.requests.push(input);
     this.texts.push(...input);
+    if (this.holdIf?.(input) === true) return;
     if (this.down || this.failNext > 0 || this.failIf?.(input) === true) {
       if (this.failNext > 0) this.failNext--;
       response.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'the fake embedder is down', type: 'server_error' } }));

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import type { Act } from '../blocks/blocks-harness.js';
-import { embedded, semantic, useSemantic, type Created, type Status } from './semantic-harness.js';
+import { embedded, semantic, until, useSemantic, type Created, type Status } from './semantic-harness.js';
 import type { FakeEmbeddings } from './fake-embeddings.js';
 
 const { boot, fakeServer } = useSemantic();
@@ -106,4 +106,25 @@ describe('semantic search after a clean stop', () => {
     expect(status.lastComparison?.skipped).toBeDefined();
     expect((await semantic(again.act, 'steeped green tea')).results[0]!.snippet).toBe('green tea is steeped briefly in cool water');
   });
+
+  it('embeds at the next start what was still to embed at a clean stop', async () => {
+    const fake = await fakeServer();
+    const { root, notebook } = await firstRun(fake);
+    const { act, kernel } = await boot(fake, { workspace: root });
+    await settledStatus(act);
+    // The embedder does not answer for the new block's text before the kernel stops cleanly: still to
+    // embed at the stop (CI met this with a slow embedder and a stop right after the write).
+    fake.holdIf = (input) => input.some((text) => text.includes('green tea'));
+    await act('document_create', { notebook, title: 'Tea', markdown: 'green tea is steeped briefly in cool water' });
+    await until('the embedder asked for the new block', () => fake.received('green tea'));
+    await kernel.close();
+    expect(cleanStopRecord(root)).toBeDefined();
+    fake.holdIf = undefined;
+    const again = await boot(fake, { workspace: root });
+    // Nothing changed since the stop, so nothing is compared; what was still to embed is embedded all the same.
+    const status = await settledStatus(again.act);
+    expect(status.lastComparison?.skipped).toBeDefined();
+    expect((await semantic(again.act, 'steeped green tea')).results[0]!.snippet).toBe('green tea is steeped briefly in cool water');
+  });
 });
+
