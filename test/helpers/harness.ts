@@ -50,12 +50,13 @@ export function useHarness() {
   async function kernelOptions(options: BootOptions = {}): Promise<KernelOptions> {
     const workspace = options.workspace ?? join(await tempDir(), 'workspace');
     for (const [id, plugin] of Object.entries(options.userPlugins ?? {})) await writeUserPlugin(workspace, id, plugin);
+    const config = withTestActivationLimit(options.config ?? {});
     if (options.realManifests) {
-      return { workspace, config: options.config ?? {}, logger: silentLogger };
+      return { workspace, config, logger: silentLogger };
     }
     const manifests = await tempDir('quire-manifests-');
     for (const id of options.plugins ?? []) await copyFile(join(FIXTURE_MANIFESTS, `${id}.json`), join(manifests, `${id}.json`));
-    return { workspace, config: options.config ?? {}, nativeManifestsDir: manifests, codeRoot: FIXTURE_CODE_ROOT, logger: silentLogger };
+    return { workspace, config, nativeManifestsDir: manifests, codeRoot: FIXTURE_CODE_ROOT, logger: silentLogger };
   }
 
   async function boot(options: BootOptions = {}): Promise<Kernel> {
@@ -65,6 +66,18 @@ export function useHarness() {
   }
 
   return { tempDir, kernelOptions, boot };
+}
+
+/**
+ * The activation limit counts loading a plugin's module. Under vitest the first boot in a worker
+ * transforms each plugin's module graph first: the blocks plugin's took 0.7 s on an idle machine, 1.4 s
+ * beside the kill test, and over 10 s once in CI, failing a test of something else. Tests of the limit
+ * set their own; the others get one that only a hang reaches.
+ */
+const TEST_ACTIVATION_TIMEOUT_MS = 120_000;
+
+export function withTestActivationLimit(config: KernelConfigFile): KernelConfigFile {
+  return { ...config, pluginHost: { activationTimeoutMs: TEST_ACTIVATION_TIMEOUT_MS, ...config.pluginHost } };
 }
 
 export async function writeUserPlugin(workspace: string, id: string, plugin: UserPlugin): Promise<void> {

@@ -9,15 +9,15 @@ import { startHttpServer, type RunningServer } from '../../../core/http/serve.js
 import { Kernel } from '../../../core/kernel.js';
 import { silentLogger } from '../../../core/log.js';
 import { bufferIO } from '../../helpers/buffer-io.js';
-import { caught } from '../../helpers/harness.js';
+import { caught, withTestActivationLimit } from '../../helpers/harness.js';
 import { rawRequest, type RawResponse } from '../../helpers/http-client.js';
 import { canMount, fillDisk, freeDisk, mountRefusal, mountTmpfs, unmount } from '../../helpers/tmpfs.js';
 
 const ADMIN = 'qk_disk-full-admin';
-const config: KernelConfigFile = {
+const config: KernelConfigFile = withTestActivationLimit({
   auth: { tokens: [{ name: 'admin', role: 'admin', sha256: createHash('sha256').update(ADMIN).digest('hex') }] },
   plugins: { blocks: { config: { watch: false, welcome: false } } },
-};
+});
 const MiB = 1024 * 1024;
 
 /**
