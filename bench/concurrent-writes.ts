@@ -66,6 +66,10 @@ interface RunFigures {
   p99: number;
   /** The probe's longest fdatasync (NaN without the probe). */
   diskMax: number;
+  /** The slowest of the first CLIENTS appends, sent at once to an idle server. */
+  burstMax: number;
+  /** p99 of the appends after those. */
+  p99After: number;
 }
 
 /**
@@ -117,6 +121,7 @@ async function main(): Promise<void> {
   };
   const list = (pick: (figures: RunFigures) => number) => runs.map((figures) => pick(figures).toFixed(0)).join(', ');
   console.log(`median of ${runs.length} runs: ${median((f) => f.perSecond).toFixed(1)} appends/s, p50 ${median((f) => f.p50).toFixed(1)} ms, p99 ${median((f) => f.p99).toFixed(1)} ms (each run's p99: ${list((f) => f.p99)} ms; the disk probe's longest fdatasync: ${list((f) => f.diskMax)} ms)`);
+  console.log(`  of which the first burst's slowest: ${list((f) => f.burstMax)} ms; p99 after it: ${list((f) => f.p99After)} ms (median ${median((f) => f.p99After).toFixed(1)} ms)`);
 }
 
 async function runOnce(): Promise<RunFigures> {
@@ -164,6 +169,8 @@ async function runOnce(): Promise<RunFigures> {
     const connecting = await Promise.all(Array.from({ length: CLIENTS }, () => call('system/system/current_time', {})));
     probe = DISK_PROBE ? diskProbe(root) : undefined;
     const latencies: number[] = [];
+    /** When each append was sent, ms after the clock started, beside its latency: which ones were slow. */
+    const sent: number[] = [];
     const acknowledged: { doc: string; ids: string[] }[] = [];
     const load = loadavg().map((value) => value.toFixed(2)).join(' ');
     const paragraphs = Array.from({ length: CLIENTS }, (_, client) => Array.from({ length: ROUNDS }, (_, round) => paragraph(client * 100 + round)));
@@ -173,9 +180,11 @@ async function runOnce(): Promise<RunFigures> {
     await Promise.all(Array.from({ length: CLIENTS }, async (_, client) => {
       for (let round = 0; round < ROUNDS; round++) {
         const doc = docs[client % DOCS]!;
+        const sentAt = performance.now() - started;
         const answer = await call('blocks/block/append', { parentId: doc, markdown: paragraphs[client]![round]! });
         if (answer.status !== 200) throw new Error(`append answered ${answer.status}: ${JSON.stringify(answer.body)}`);
         latencies.push(answer.ms);
+        sent.push(sentAt);
         const result = answer.body.result as { ids?: string[]; id?: string };
         acknowledged.push({ doc, ids: result.ids ?? (result.id ? [result.id] : []) });
       }
@@ -190,6 +199,8 @@ async function runOnce(): Promise<RunFigures> {
     console.log(`${CLIENTS} clients x ${ROUNDS} appends to ${DOCS} documents of 100 blocks (paragraphs of ~400 characters), load before ${load}:`);
     console.log(`  ${(writes / (wall / 1000)).toFixed(1)} appends/s; latency p50 ${pct(latencies, 50).toFixed(1)} ms, p99 ${pct(latencies, 99).toFixed(1)} ms, max ${Math.max(...latencies).toFixed(1)} ms`);
     console.log(`  opening the ${CLIENTS} connections at once (a no-op call each, not counted above): p50 ${pct(connecting.map((answer) => answer.ms), 50).toFixed(1)} ms, max ${Math.max(...connecting.map((answer) => answer.ms)).toFixed(1)} ms`);
+    const burst = burstSplit(sent, latencies);
+    console.log(`  the first ${CLIENTS} appends, sent at once to an idle server: slowest ${burst.burstMax.toFixed(1)} ms; the ${latencies.length - CLIENTS} after them: p99 ${burst.p99After.toFixed(1)} ms`);
     if (disk.length > 0) console.log(`  the disk meanwhile (64 KiB + fdatasync every ${PROBE_EVERY_MS} ms beside the workspace): p50 ${pct(disk, 50).toFixed(2)} ms, p99 ${pct(disk, 99).toFixed(2)} ms, max ${Math.max(...disk).toFixed(1)} ms`);
     console.log(`  CPU in ${(wall / 1000).toFixed(2)} s: server ${serverSeconds.toFixed(2)} s (${((serverSeconds * 1e6) / writes).toFixed(0)} µs per append, all its threads), this client ${clientSeconds.toFixed(2)} s; load after ${loadavg().map((value) => value.toFixed(2)).join(' ')}`);
     // The floor: the same clients calling a no-op action, what the HTTP path and pipeline cost alone.
@@ -210,12 +221,25 @@ async function runOnce(): Promise<RunFigures> {
     server.kill('SIGTERM');
     await new Promise((resolve) => server.on('exit', resolve));
     await checkDurable(workspace, notebook, acknowledged);
-    return { perSecond: writes / (wall / 1000), p50: pct(latencies, 50), p99: pct(latencies, 99), diskMax: disk.length > 0 ? Math.max(...disk) : Number.NaN };
+    return { perSecond: writes / (wall / 1000), p50: pct(latencies, 50), p99: pct(latencies, 99), diskMax: disk.length > 0 ? Math.max(...disk) : Number.NaN, ...burst };
   } finally {
     await probe?.stop().catch(() => undefined);
     if (server.exitCode === null) server.kill('SIGKILL');
     await rm(root, { recursive: true, force: true });
   }
+}
+
+/**
+ * The first CLIENTS appends leave together when the clock starts, onto a server that has served 20
+ * appends in all: their slowest is the cost of that burst (code not yet optimised by the JIT among it),
+ * and it is most of a run's p99, which counts the 10th slowest of 1,000. Both halves are printed; the
+ * issue's figure stays the p99 of all of them.
+ */
+function burstSplit(sent: readonly number[], latencies: readonly number[]): { burstMax: number; p99After: number } {
+  const order = sent.map((at, i) => ({ at, ms: latencies[i]! })).sort((a, b) => a.at - b.at);
+  const burst = order.slice(0, CLIENTS).map((append) => append.ms);
+  const after = order.slice(CLIENTS).map((append) => append.ms);
+  return { burstMax: Math.max(...burst), p99After: after.length > 0 ? pct(after, 99) : Number.NaN };
 }
 
 /** Every acknowledged block is in its document's file, and the index equals a rebuild. */
