@@ -1,6 +1,6 @@
 import { statSync, type Stats } from 'node:fs';
 import { readFile, rm, rmdir, stat } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative, sep } from 'node:path';
 import { NotFoundError, KernelError, replaceFile, syncFolder, writeFileAtomic, type IntentJournal, type Logger } from '../../core/index.js';
 import type { Block } from './block-model.js';
 import type { BlockIndex, Problem } from './block-index.js';
@@ -30,6 +30,9 @@ export interface DocumentChange {
 }
 
 export type ChangeListener = (change: DocumentChange) => Promise<void>;
+
+/** Told the files a create is about to write (data/-relative) and their texts; resolves once it has noted them. */
+export type BeforeCreate = (files: { path: string; text: string }[]) => Promise<void>;
 
 interface Cached {
   root: Block;
@@ -277,13 +280,14 @@ export class BlockStore {
    * New documents whose file text and index rows an import's workers made: their files in parallel,
    * their rows inserted in one transaction, as createMany.
    */
-  async createPrepared(docs: readonly { doc: PreparedDocument; entry: DocEntry }[]): Promise<void> {
+  /** `beforeWrite` is told the files (data/-relative) and their texts before the first is written (an import journals them). */
+  async createPrepared(docs: readonly { doc: PreparedDocument; entry: DocEntry }[], beforeWrite?: BeforeCreate): Promise<void> {
     await this.createFiles(docs.map(({ doc, entry }) => ({ entry, text: () => doc.text })), (infos) => {
       this.index.writePrepared(docs.map(({ doc, entry }, i) => ({ doc, place: this.placeOf(doc.id), parentDoc: entry.parent, file: infos[i]! })));
-    });
+    }, beforeWrite);
   }
 
-  private async createFiles(docs: readonly { entry: DocEntry; text: () => string }[], writeIndex: (infos: Stats[]) => void): Promise<void> {
+  private async createFiles(docs: readonly { entry: DocEntry; text: () => string }[], writeIndex: (infos: Stats[]) => void, beforeWrite?: BeforeCreate): Promise<void> {
     // Parents come first: each document's parent is in the catalog or earlier in this call. The new
     // documents enter the catalog (and so every listing) only once all their files are written, so a
     // caller that finds one listed can read it.
@@ -299,6 +303,7 @@ export class BlockStore {
       here.set(entry.id, { entry, path: parent === undefined ? this.catalog.filePathOf(this.dataDir, entry) : this.catalog.filePathBelow(parent.path, entry.id) });
     }
     const files = docs.map(({ entry }) => here.get(entry.id)!.path);
+    await beforeWrite?.(files.map((path, i) => ({ path: relative(this.dataDir, path).split(sep).join('/'), text: docs[i]!.text() })));
     const written = await Promise.allSettled(docs.map(({ text }, i) => writeFileAtomic(files[i]!, text())));
     const failed = written.find((result): result is PromiseRejectedResult => result.status === 'rejected');
     if (failed) {

@@ -1,6 +1,6 @@
 import { lstat, readdir } from 'node:fs/promises';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
-import { claimIds, ConflictError, isValidId, newId, stoppedNote, throwIfStopped, type ActionCall, type ActionHandler, type StopReason } from '../../core/index.js';
+import { claimIds, ConflictError, isValidId, KernelError, newId, stoppedNote, throwIfStopped, type ActionCall, type ActionHandler, type StopReason } from '../../core/index.js';
 import type { DraftBlock } from './block-model.js';
 import { updatedBy } from './provenance.js';
 import type { BlocksRuntime } from './runtime.js';
@@ -8,6 +8,7 @@ import { assertDocumentVisible, assertNotebookVisible, invalid } from './access.
 import { exportMarkdown } from './markdown-export.js';
 import { outsideWorkspace } from './outside-workspace.js';
 import { PARSE_WORKERS } from './markdown-parser.js';
+import { importedText } from './import-undo.js';
 import { prepareImport, type ImportDocWork, type ImportWork, type PreparedDocument } from './import-rows.js';
 import { isObsidianVault, planObsidianImport } from './obsidian/obsidian-import.js';
 import { planSiyuanImport } from './siyuan-import.js';
@@ -39,6 +40,10 @@ interface ImportState {
   flavor: Flavor;
   /** SiYuan document ids kept so far (a file name seen twice gets a new one). */
   siyuanIds: Set<string>;
+  /** The journal's records of the steps written so far. */
+  records: string[];
+  /** The path given, as the log names it should a crash cut the import short. */
+  source: string;
 }
 
 /** Documents written per step: their files in parallel, their rows in one transaction. */
@@ -73,7 +78,7 @@ export async function importMarkdown(rt: BlocksRuntime, call: ActionCall, input:
   if (busy) throw new ConflictError('CONFLICT', `Notebook '${input.notebook}' is in use by ${busy}`, { details: { notebook: input.notebook } });
   // Marked busy before the first await, so that a removal arriving meanwhile cannot slip in.
   rt.busyNotebooks.set(input.notebook, `an import of ${input.path}`);
-  const state: ImportState = { rt, call, notebook: input.notebook, documents: 0, blocks: 0, skipped: [], total: 0, attachments: [], flavor: 'markdown', siyuanIds: new Set() };
+  const state: ImportState = { rt, call, notebook: input.notebook, documents: 0, blocks: 0, skipped: [], total: 0, attachments: [], flavor: 'markdown', siyuanIds: new Set(), records: [], source: input.path };
   try {
     const source = await outsideWorkspace(resolve(input.path), rt.workspaceRoot, 'path');
     const info = await lstat(source).catch(() => undefined);
@@ -139,10 +144,30 @@ export async function importMarkdown(rt: BlocksRuntime, call: ActionCall, input:
       ...(obsidian ? { obsidian: obsidian.report() } : {}),
       ...(siyuan ? { siyuan: siyuan.report() } : {}),
     };
+    // Answered (done or stopped): what it wrote is the call's to report, no longer a crash's to undo.
+    await forgetSteps(rt, state.records);
     if (stopped === undefined) return done;
     return { ...done, stopped, planned: state.total, message: `imported ${state.documents} of ${state.total} documents, ${stoppedNote(stopped)}; the rest was not written` };
+  } catch (error) {
+    // Failed, it keeps what it wrote, as before; a record left would only undo that at the next start.
+    await forgetSteps(rt, state.records).catch(() => undefined);
+    throw error;
   } finally {
     rt.busyNotebooks.delete(input.notebook);
+  }
+}
+
+/**
+ * The records go before the answer. One that cannot be removed would make the next start undo an
+ * import that answered, so the import fails instead, saying so.
+ */
+async function forgetSteps(rt: BlocksRuntime, records: string[]): Promise<void> {
+  for (const id of records.splice(0)) {
+    try {
+      await rt.imports.done(id);
+    } catch (error) {
+      throw new KernelError('INTERNAL', `The import's documents were written, but its record (.quire/journal/imports/${id}.json) could not be removed: the next start will remove them again. ${(error as Error).message}`, { cause: error });
+    }
   }
 }
 
@@ -213,7 +238,10 @@ async function importChunk(state: ImportState, chunk: Planned[], work: ImportWor
     blocks += doc.blocks.length;
   }
   const docs = prepared.map((doc, i) => ({ doc, entry: { id: doc.id, notebook: state.notebook, parent: chunk[i]!.parent, title: doc.title } }));
-  await rt.store.queue.run(() => rt.store.createPrepared(docs));
+  // Each step recorded before its files are written: an import a crash cuts short is undone at the next start.
+  await rt.store.queue.run(() => rt.store.createPrepared(docs, async (files) => {
+    state.records.push(await rt.imports.begin({ source: state.source, files: files.map(({ path, text }) => importedText(path, text)) }));
+  }));
   chunkDone(state, docs.length, blocks);
 }
 
