@@ -5,7 +5,7 @@
 import { seededUniform } from '../fakes/seeded-random.js';
 import { acknowledged, sent, subtreeOf, type Ledger } from './kill-ledger.js';
 
-export type Caller = (path: string, body: unknown) => Promise<{ status: number; body: Record<string, unknown> }>;
+export type Caller = (path: string, body: unknown, headers?: Record<string, string>) => Promise<{ status: number; body: Record<string, unknown> }>;
 
 /** A seeded generator: a failing run is repeated with its seed. */
 export const random = seededUniform;

@@ -5,8 +5,8 @@
  * temporary files swept), checked over HTTP, stopped cleanly, and checked on disk. Each kill must keep
  * every acknowledged change: a block or a document is where it was last acknowledged, with its last
  * acknowledged text or title (or those of the change in flight at the kill), an acknowledged delete or
- * removal stays gone, no block or document is in two files, and a notebook removed meanwhile is there
- * whole or not at all.
+ * removal stays gone, no block or document is in two files, a notebook removed meanwhile is there
+ * whole or not at all, and so is a folder imported meanwhile (bench/kill-imports.ts).
  * The index after the recovery must equal a rebuild from the files, report no problem, and no
  * temporary file or journal segment may be left. Used by bench/kill-writes.ts (many kills, figures)
  * and by a test (a few kills, in CI).
@@ -20,6 +20,7 @@ import Database from 'better-sqlite3';
 import { paragraph, random, runClient, type Caller } from './kill-clients.js';
 import { serveChild } from './serve-child.js';
 import { checkFiles, checkNotebooks, newLedger, type Acknowledged, type Ledger } from './kill-ledger.js';
+import { checkImport, importedSoFar, importToRun } from './kill-imports.js';
 
 export interface KillOptions {
   /** The built CLI (dist/core/cli/main.js). */
@@ -46,6 +47,8 @@ export interface KillReport {
   failures: string[];
   /** Milliseconds from a kill's restart to listening (recovery included). */
   restartMs: number[];
+  /** Kills that came while an import had written part of its documents (each undone at the restart, or a failure). */
+  importsCut: number;
 }
 
 interface Server { child: ChildProcess; call: Caller; stop(signal: NodeJS.Signals): Promise<void> }
@@ -56,9 +59,9 @@ async function startServer(cli: string, workspace: string, token: string): Promi
   const listenMs = performance.now() - started;
   const agent = new Agent({ keepAlive: true, maxSockets: 64 });
   const { hostname, port } = new URL(url);
-  const call: Caller = (path, body) => new Promise((resolve, reject) => {
+  const call: Caller = (path, body, headers = {}) => new Promise((resolve, reject) => {
     const payload = JSON.stringify(body);
-    const request = httpRequest({ agent, hostname, port, method: 'POST', path: `/api/actions/${path}`, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } }, (response) => {
+    const request = httpRequest({ agent, hostname, port, method: 'POST', path: `/api/actions/${path}`, headers: { ...headers, authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } }, (response) => {
       const chunks: Buffer[] = [];
       response.on('data', (chunk: Buffer) => chunks.push(chunk));
       response.on('end', () => {
@@ -181,6 +184,7 @@ export async function killCycles(options: KillOptions): Promise<KillReport> {
   const ledger = newLedger();
   const failures: string[] = [];
   const restartMs: number[] = [];
+  let importsCut = 0;
   const prepared = await prepare(options, ledger, next);
   const { workspace, token, notebook, docs } = prepared;
   let server: Server = prepared.server;
@@ -192,18 +196,24 @@ export async function killCycles(options: KillOptions): Promise<KillReport> {
         call: server.call, ledger, notebook, docs, home: docs[c % docs.length]!, name: `k${kill}c${c}`, next: random(options.seed + kill * 1000 + c), failures, killing,
       }));
       running.push(removeNotebook());
+      const anImport = await importToRun(server.call, options.folder, kill, next, killing, failures);
+      running.push(anImport.run().then((acknowledged) => { if (acknowledged) ledger.counts.imports++; }));
       const [min, max] = options.killAfterMs;
       await new Promise((resolve) => setTimeout(resolve, min + next() * (max - min)));
       killing.now = true;
       await server.stop('SIGKILL');
       await Promise.all(running);
+      // An import the kill cut midway: part of its documents on disk, for the start to undo.
+      const { found, of } = await importedSoFar(workspace, anImport.entry);
+      if (found > 0 && found < of) importsCut++;
       await options.afterKill?.(workspace, kill);
       restartMs.push(await recoverAndCheck(options, workspace, token, notebook, ledger, kill, failures));
+      await checkImport(workspace, anImport.entry, kill, failures);
       options.progress?.(`kill ${kill}: ${JSON.stringify(ledger.counts)} acknowledged so far, restart ${restartMs.at(-1)!.toFixed(0)} ms, failures so far ${failures.length}`);
       if (kill < options.kills) server = await startServer(options.cli, workspace, token);
     }
   } finally {
     await server.stop('SIGKILL');
   }
-  return { kills: options.kills, acknowledged: { ...ledger.counts }, failures, restartMs };
+  return { kills: options.kills, acknowledged: { ...ledger.counts }, failures, restartMs, importsCut };
 }

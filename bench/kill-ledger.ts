@@ -5,7 +5,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
-export interface Acknowledged { appends: number; updates: number; deletes: number; blockMoves: number; documents: number; documentMoves: number; renames: number; removes: number; notebookRemovals: number }
+export interface Acknowledged { appends: number; updates: number; deletes: number; blockMoves: number; documents: number; documentMoves: number; renames: number; removes: number; notebookRemovals: number; imports: number }
 
 /**
  * What the clients were told, and what was in flight when the server died. Each list holds what a
@@ -42,7 +42,7 @@ export function newLedger(): Ledger {
   return {
     blockDocs: new Map(), blockTexts: new Map(), blocksMayBeGone: new Set(), blocksDeleted: new Set(),
     docParents: new Map(), docTitles: new Map(), docsMayBeGone: new Set(), docsRemoved: new Set(), notebooks: new Map(),
-    counts: { appends: 0, updates: 0, deletes: 0, blockMoves: 0, documents: 0, documentMoves: 0, renames: 0, removes: 0, notebookRemovals: 0 },
+    counts: { appends: 0, updates: 0, deletes: 0, blockMoves: 0, documents: 0, documentMoves: 0, renames: 0, removes: 0, notebookRemovals: 0, imports: 0 },
   };
 }
 

@@ -26,7 +26,7 @@ try {
     afterKill: process.env.KEEP_KILLED ? (workspace, kill) => cp(workspace, join(process.env.KEEP_KILLED!, `kill-${kill}`), { recursive: true }) : undefined,
   });
   const sorted = [...report.restartMs].sort((a, b) => a - b);
-  console.log(`acknowledged before the kills: ${JSON.stringify(report.acknowledged)}`);
+  console.log(`acknowledged before the kills: ${JSON.stringify(report.acknowledged)}; kills in the middle of an import: ${report.importsCut}`);
   console.log(`restart after a kill (recovery included): p50 ${sorted[sorted.length >> 1]!.toFixed(0)} ms, max ${sorted[sorted.length - 1]!.toFixed(0)} ms`);
   console.log(`kills survived: ${report.kills - new Set(report.failures.map((line) => /^kill (\d+)/.exec(line)?.[1] ?? line)).size} of ${report.kills}; load ${load()}`);
   for (const failure of report.failures) console.log(`  FAILED ${failure}`);

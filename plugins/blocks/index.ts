@@ -14,7 +14,7 @@ import { documentActions } from './document-actions.js';
 import { finishInterruptedMoves, type MoveIntent } from './document-moves.js';
 import { finishInterruptedTogether, type TogetherIntent } from './write-together.js';
 import { finishInterruptedRemovals, type RemovalIntent } from './document-removal.js';
-import { undoInterruptedImports, type ImportIntent } from './import-undo.js';
+import { ImportJournal, undoInterruptedImports } from './import-undo.js';
 import { watchData } from './file-watcher.js';
 import { openIndexDatabase, openIndexReader } from './index-schema.js';
 import { readChangeMark } from './change-mark.js';
@@ -58,10 +58,14 @@ export default definePlugin<Partial<BlocksConfig>>({
     const removals = new IntentJournal<RemovalIntent>(join(workspace.privateDir, 'journal', 'removals'));
     const removed = await finishInterruptedRemovals(workspace.dataDir, removals);
     if (removed.length > 0) ctx.log.warn('finished document removals a crash had cut short', { documents: removed });
-    const imports = new IntentJournal<ImportIntent>(join(workspace.privateDir, 'journal', 'imports'));
+    const imports = new ImportJournal(join(workspace.privateDir, 'journal', 'imports'));
+    // After the journals above: the undo judges each document by its text once their changes are in.
     const undone = await undoInterruptedImports(workspace.dataDir, imports);
-    if (undone.removed.length + undone.kept.length > 0) {
-      ctx.log.warn('undid imports a crash had cut short; run them again', { imports: undone.sources, removed: undone.removed.length, kept: undone.kept, keptWhy: 'changed since, or with documents below them that the import did not write' });
+    if (undone.sources.length > 0) {
+      ctx.log.warn('undid imports a crash had cut short; run them again', {
+        imports: undone.sources, removed: undone.removed.length, notFound: undone.notFound,
+        kept: undone.kept, keptWhy: 'changed since, or with documents below them that the import did not write',
+      });
     }
     const rt = createRuntime(store, workspace.root, config, ctx.log, { moves, removals, imports });
     // The start-up sync runs first in the write queue, so activation stays quick however large the

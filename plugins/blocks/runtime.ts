@@ -1,7 +1,7 @@
 import { KernelError, newId, type ActionCall, type IntentJournal, type Logger } from '../../core/index.js';
 import type { MoveIntent } from './document-moves.js';
 import type { RemovalIntent } from './document-removal.js';
-import type { ImportIntent } from './import-undo.js';
+import type { ImportJournal } from './import-undo.js';
 import type { DraftBlock } from './block-model.js';
 import type { BlockStore } from './block-store.js';
 import { markdownToBlocks } from './markdown-in.js';
@@ -44,10 +44,10 @@ export interface BlocksRuntime {
   /** Document removals in progress (its folder of children, its file), finished likewise. */
   removals: IntentJournal<RemovalIntent>;
   /** The steps of imports in progress, undone at the next start if a crash cuts an import short. */
-  imports: IntentJournal<ImportIntent>;
+  imports: ImportJournal;
 }
 
-export function createRuntime(store: BlockStore, workspaceRoot: string, config: BlocksConfig, log: Logger, journals: { moves: IntentJournal<MoveIntent>; removals: IntentJournal<RemovalIntent>; imports: IntentJournal<ImportIntent> }): BlocksRuntime {
+export function createRuntime(store: BlockStore, workspaceRoot: string, config: BlocksConfig, log: Logger, journals: { moves: IntentJournal<MoveIntent>; removals: IntentJournal<RemovalIntent>; imports: ImportJournal }): BlocksRuntime {
   const files = createMarkdownFileParser();
   const checkMarkdownSize = (markdown: string): void => {
     if (markdown.length <= config.maxMarkdownChars) return;

@@ -40,8 +40,9 @@ interface ImportState {
   flavor: Flavor;
   /** SiYuan document ids kept so far (a file name seen twice gets a new one). */
   siyuanIds: Set<string>;
-  /** The journal's records of the steps written so far. */
-  records: string[];
+  /** The import's folder in the journal, and how many steps it has recorded. */
+  journalId: string;
+  steps: number;
   /** The path given, as the log names it should a crash cut the import short. */
   source: string;
 }
@@ -78,7 +79,7 @@ export async function importMarkdown(rt: BlocksRuntime, call: ActionCall, input:
   if (busy) throw new ConflictError('CONFLICT', `Notebook '${input.notebook}' is in use by ${busy}`, { details: { notebook: input.notebook } });
   // Marked busy before the first await, so that a removal arriving meanwhile cannot slip in.
   rt.busyNotebooks.set(input.notebook, `an import of ${input.path}`);
-  const state: ImportState = { rt, call, notebook: input.notebook, documents: 0, blocks: 0, skipped: [], total: 0, attachments: [], flavor: 'markdown', siyuanIds: new Set(), records: [], source: input.path };
+  const state: ImportState = { rt, call, notebook: input.notebook, documents: 0, blocks: 0, skipped: [], total: 0, attachments: [], flavor: 'markdown', siyuanIds: new Set(), journalId: rt.imports.begin(), steps: 0, source: input.path };
   try {
     const source = await outsideWorkspace(resolve(input.path), rt.workspaceRoot, 'path');
     const info = await lstat(source).catch(() => undefined);
@@ -145,12 +146,13 @@ export async function importMarkdown(rt: BlocksRuntime, call: ActionCall, input:
       ...(siyuan ? { siyuan: siyuan.report() } : {}),
     };
     // Answered (done or stopped): what it wrote is the call's to report, no longer a crash's to undo.
-    await forgetSteps(rt, state.records);
+    await forgetSteps(rt, state);
     if (stopped === undefined) return done;
     return { ...done, stopped, planned: state.total, message: `imported ${state.documents} of ${state.total} documents, ${stoppedNote(stopped)}; the rest was not written` };
   } catch (error) {
-    // Failed, it keeps what it wrote, as before; a record left would only undo that at the next start.
-    await forgetSteps(rt, state.records).catch(() => undefined);
+    // Failed, it keeps what it wrote, as before. Should its records stay (they could not be removed), the
+    // next start undoes the whole import instead: either way it is whole.
+    await forgetSteps(rt, state).catch(() => undefined);
     throw error;
   } finally {
     rt.busyNotebooks.delete(input.notebook);
@@ -161,13 +163,12 @@ export async function importMarkdown(rt: BlocksRuntime, call: ActionCall, input:
  * The records go before the answer. One that cannot be removed would make the next start undo an
  * import that answered, so the import fails instead, saying so.
  */
-async function forgetSteps(rt: BlocksRuntime, records: string[]): Promise<void> {
-  for (const id of records.splice(0)) {
-    try {
-      await rt.imports.done(id);
-    } catch (error) {
-      throw new KernelError('INTERNAL', `The import's documents were written, but its record (.quire/journal/imports/${id}.json) could not be removed: the next start will remove them again. ${(error as Error).message}`, { cause: error });
-    }
+async function forgetSteps(rt: BlocksRuntime, state: ImportState): Promise<void> {
+  if (state.steps === 0) return;
+  try {
+    await rt.imports.done(state.journalId);
+  } catch (error) {
+    throw new KernelError('INTERNAL', `The import's documents were written, but its records (.quire/journal/imports/${state.journalId}/) could not be removed: the next start will remove the documents again. ${(error as Error).message}`, { cause: error });
   }
 }
 
@@ -240,7 +241,7 @@ async function importChunk(state: ImportState, chunk: Planned[], work: ImportWor
   const docs = prepared.map((doc, i) => ({ doc, entry: { id: doc.id, notebook: state.notebook, parent: chunk[i]!.parent, title: doc.title } }));
   // Each step recorded before its files are written: an import a crash cuts short is undone at the next start.
   await rt.store.queue.run(() => rt.store.createPrepared(docs, async (files) => {
-    state.records.push(await rt.imports.begin({ source: state.source, files: files.map(({ path, text }) => importedText(path, text)) }));
+    await rt.imports.step(state.journalId, state.steps++, { source: state.source, files: files.map(({ path, text }) => importedText(path, text)) });
   }));
   chunkDone(state, docs.length, blocks);
 }

@@ -127,6 +127,8 @@ describe('long actions as jobs, and time limits that stop the work', () => {
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(await documentFiles(kernel, id)).toBe(result.documents);
     expect(await listed(url, id)).toBe(result.documents);
+    // Answered, it is no crash's to undo: its records in the import journal are gone.
+    expect(await readdir(join(kernel.workspace.privateDir, 'journal', 'imports'))).toEqual([]);
     const audit = (await readFile(join(kernel.workspace.root, 'audit', 'audit.jsonl'), 'utf8')).trim().split('\n').map((line) => JSON.parse(line) as { action: string; outcome: string; details?: { stopped?: string } });
     expect(audit.filter((line) => line.action === 'markdown' && line.outcome === 'ok').at(-1)!.details).toEqual({ stopped: 'cancelled' });
   });

@@ -93,9 +93,15 @@ describe('an import cut short by a crash', () => {
     await act('block_append', { parentId: edited, markdown: 'an acknowledged edit made while the import ran' });
     const mine = await act<Created>('document_create', { notebook: notebook.id, parentId: childOfParent, title: 'Mine', markdown: 'the person\'s own' });
     await kernel.close();
-    // The record of that import left behind, as a kill before its answer leaves it.
-    await writeFile(join(workspace, '.quire', 'journal', 'imports', '20261202000000000-000000.json'),
-      JSON.stringify({ source, files: files.map(({ path, sha256 }) => ({ path, sha256 })) }));
+    // The records of that import left behind, as a kill before its answer leaves them: two steps, and
+    // beside them records that do not read as steps, which undo nothing.
+    const records = join(workspace, '.quire', 'journal', 'imports', '20261202000000000-0123abcd');
+    await mkdir(records, { recursive: true });
+    await writeFile(join(records, '00000000.json'), JSON.stringify({ source, files: files.slice(0, 3).map(({ path, sha256 }) => ({ path, sha256 })) }));
+    await writeFile(join(records, '00000001.json'), JSON.stringify({ source, files: files.slice(3).map(({ path, sha256 }) => ({ path, sha256 })) }));
+    await writeFile(join(records, '00000002.json'), 'null');
+    await writeFile(join(records, '00000003.json'), '{"files": [{"path": "../../outside.json", "sha256": "0"}]');
+    const editedText = await readFile(join(workspace, 'data', notebook.id, `${edited}.json`), 'utf8');
     const again = await harness.boot({ workspace });
     const left = await documentIds(again.act, notebook.id);
     // Gone: the untouched one and the sibling with nothing below it. Kept: the edited one, and the
@@ -103,6 +109,7 @@ describe('an import cut short by a crash', () => {
     expect(left).toEqual([edited, parent, childOfParent, mine.id, ...ids.filter((id) => ![untouched, edited, parent, childOfParent, sibling].includes(id))].sort());
     expect(left).not.toContain(untouched);
     expect(left).not.toContain(sibling);
+    expect(await readFile(join(workspace, 'data', notebook.id, `${edited}.json`), 'utf8')).toBe(editedText);
     expect(await readdir(join(workspace, '.quire', 'journal', 'imports'))).toEqual([]);
     await again.act('index_rebuild', {});
     expect((await again.act<{ problems: unknown[] }>('index_problems', {})).problems).toEqual([]);
