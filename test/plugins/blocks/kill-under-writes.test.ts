@@ -1,5 +1,5 @@
 import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { killCycles } from '../../../bench/kill-cycle.js';
 import { CLI } from '../../helpers/cli-process.js';
@@ -35,11 +35,13 @@ describe('a kernel killed under concurrent writes', () => {
       afterKill: async (workspace) => {
         await rm(join(workspace, '.quire', 'journal'), { recursive: true, force: true });
         const data = join(workspace, 'data');
-        const notebook = (await readdir(data, { withFileTypes: true })).find((entry) => entry.isDirectory())!.name;
-        for (const name of await readdir(join(data, notebook))) {
+        // Every notebook's top documents (the cycle's scratch and import notebooks are there too).
+        const notebooks = (await readdir(data, { withFileTypes: true })).filter((entry) => entry.isDirectory()).map((entry) => entry.name);
+        const tops = (await Promise.all(notebooks.map(async (notebook) => (await readdir(join(data, notebook))).map((name) => join(data, notebook, name))))).flat();
+        for (const file of tops) {
           // Folders of child documents, and the notebook's own settings, are not documents.
+          const name = basename(file);
           if (!name.endsWith('.json') || name.startsWith('.')) continue;
-          const file = join(data, notebook, name);
           const doc = JSON.parse(await readFile(file, 'utf8')) as { content: string; children: { id: string; content: string }[] };
           if (doc.content !== 'Document 0') continue;
           // One of its first blocks, which no client moves or deletes (blocks moved in may be anywhere).
