@@ -147,6 +147,11 @@ export interface ProgressUpdate {
   /** Units in all, when known. */
   total?: number;
   message?: string;
+  /**
+   * What becomes of the work done so far should the kernel stop (a crash) before the call answers; a
+   * job's record says it at the next start (an import: undone then).
+   */
+  ifInterrupted?: string;
 }
 
 export type ActionHandler<I = Record<string, unknown>, O = unknown> = (input: I, call: ActionCall) => O | Promise<O>;

@@ -20,6 +20,7 @@ export type ProgressUpdate = {
   done?: number;
   total?: number;
   message?: string;
+  ifInterrupted?: string;
 };
 
 export type Job = {

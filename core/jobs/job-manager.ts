@@ -59,7 +59,7 @@ export class JobManager {
     for (const record of records) {
       if (record.state === 'running') {
         const now = new Date().toISOString();
-        Object.assign(record, { state: 'interrupted' satisfies JobState, updated: now, ended: now, error: { code: 'JOB_INTERRUPTED', message: `the kernel stopped while this job ran; it had done ${describeProgress(record.progress)}` } });
+        Object.assign(record, { state: 'interrupted' satisfies JobState, updated: now, ended: now, error: { code: 'JOB_INTERRUPTED', message: `the kernel stopped while this job ran; it had done ${describeProgress(record.progress)}${record.progress.ifInterrupted ? `; ${record.progress.ifInterrupted}` : ''}` } });
         await this.store.write(record);
         this.log.warn('a job was interrupted when the kernel stopped', { job: record.id, action: record.action });
       }
@@ -139,7 +139,10 @@ export class JobManager {
 
   private progress(live: Live, update: ProgressUpdate): void {
     if (isFinished(live.record.state)) return;
-    live.record.progress = { done: update.done, ...(update.total !== undefined ? { total: update.total } : {}), ...(update.message !== undefined ? { message: update.message } : {}) };
+    live.record.progress = {
+      done: update.done, ...(update.total !== undefined ? { total: update.total } : {}), ...(update.message !== undefined ? { message: update.message } : {}),
+      ...(update.ifInterrupted !== undefined ? { ifInterrupted: update.ifInterrupted } : {}),
+    };
     live.record.updated = new Date().toISOString();
     if (Date.now() - live.lastWrite >= PROGRESS_WRITE_MS) {
       live.lastWrite = Date.now();

@@ -47,6 +47,9 @@ interface ImportState {
   source: string;
 }
 
+/** What an interrupted import's job says of the documents it had written (import-undo.ts). */
+const IF_INTERRUPTED = 'an import cut short is undone at the next start, so its documents are gone: run it again';
+
 /** Documents written per step: their files in parallel, their rows in one transaction. */
 const CHUNK = 64;
 /** Files and folders an import walks: at most this many entries, so a mistaken `/` cannot run for ever. */
@@ -118,7 +121,7 @@ export async function importMarkdown(rt: BlocksRuntime, call: ActionCall, input:
       return { work, prepared: await rt.files.prepareImport(work) };
     };
     throwIfStopped(call, `The import of ${source}`);
-    call.progress({ done: 0, total: state.total, message: 'documents imported' });
+    call.progress({ done: 0, total: state.total, message: 'documents imported', ifInterrupted: IF_INTERRUPTED });
     // The next chunks are parsed and made ready to write (on the workers, one each) while this one is written.
     const parsing: Promise<Prepared>[] = [];
     let queued = 0;
@@ -258,7 +261,7 @@ function chunkDone(state: ImportState, documents: number, blocks: number): void 
   state.documents += documents;
   state.blocks += blocks;
   state.call.log.info('import progress', { done: state.documents, total: state.total, blocks: state.blocks });
-  state.call.progress({ done: state.documents, total: state.total, message: 'documents imported' });
+  state.call.progress({ done: state.documents, total: state.total, message: 'documents imported', ifInterrupted: IF_INTERRUPTED });
 }
 
 /** Refuses folders too large to be meant (a mistaken `/`), before anything is written. */

@@ -25,7 +25,7 @@ export const COMPONENT_SCHEMAS: Record<string, JsonSchema> = {
       },
     },
   },
-  ProgressUpdate: { type: 'object', properties: { done: { type: 'number' }, total: { type: 'number' }, message: str } },
+  ProgressUpdate: { type: 'object', properties: { done: { type: 'number' }, total: { type: 'number' }, message: str, ifInterrupted: str } },
   Job: {
     type: 'object',
     required: ['id', 'action', 'plugin', 'tool', 'name', 'startedBy', 'state', 'created', 'updated', 'progress'],

@@ -95,6 +95,8 @@ describe('long actions as jobs, and time limits that stop the work', () => {
     expect(await documentFiles(kernel, id)).toBe(300);
     const record = JSON.parse(await readFile(join(kernel.workspace.root, 'jobs', `${job.id}.json`), 'utf8')) as JobRecord;
     expect(record.state).toBe('succeeded');
+    // Should the kernel stop before an import answers, its record would say the import is undone.
+    expect(record.progress.ifInterrupted).toMatch(/^an import cut short is undone at the next start/);
     expect(((await (await get(url, '/api/jobs')).json()) as { jobs: JobRecord[] }).jobs.map((item) => item.id)).toContain(job.id);
     expect((await get(url, '/api/jobs', READER)).status).toBe(403);
     expect((await get(url, '/api/jobs/20200101000000-aaaaaaa')).status).toBe(404);
@@ -237,10 +239,15 @@ describe('long actions as jobs, and time limits that stop the work', () => {
       state: 'running', created: '2026-11-30T12:00:00.000Z', updated: '2026-11-30T12:00:05.000Z', progress: { done: 128, total: 1515 },
     };
     await writeFile(join(workspace, 'jobs', `${running.id}.json`), JSON.stringify(running));
+    // And one whose action said what a crash makes of its work (an import: undone at the next start).
+    const undone: JobRecord = { ...running, id: '20261130120001-abcdefg', progress: { done: 64, total: 84, message: 'documents imported', ifInterrupted: 'undone at the next start' } };
+    await writeFile(join(workspace, 'jobs', `${undone.id}.json`), JSON.stringify(undone));
     const { url } = await serve({}, workspace);
     const { job } = (await (await get(url, `/api/jobs/${running.id}`)).json()) as { job: JobRecord };
     expect(job).toMatchObject({ state: 'interrupted', error: { code: 'JOB_INTERRUPTED' }, progress: { done: 128, total: 1515 } });
-    expect(job.error!.message).toContain('128 of 1515');
+    expect(job.error!.message).toBe('the kernel stopped while this job ran; it had done 128 of 1515');
+    const other = ((await (await get(url, `/api/jobs/${undone.id}`)).json()) as { job: JobRecord }).job;
+    expect(other.error!.message).toBe('the kernel stopped while this job ran; it had done 64 of 84; undone at the next start');
     const events = await follow(url, running.id);
     expect(events.map((event) => event.event)).toEqual(['job', 'end']);
   });
