@@ -1,6 +1,6 @@
 import { lstat, readdir } from 'node:fs/promises';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
-import { claimIds, ConflictError, isValidId, KernelError, newId, stoppedNote, throwIfStopped, type ActionCall, type ActionHandler, type StopReason } from '../../core/index.js';
+import { claimIds, ConflictError, isKernelError, isValidId, KernelError, newId, stoppedNote, throwIfStopped, type ActionCall, type ActionHandler, type StopReason } from '../../core/index.js';
 import type { DraftBlock } from './block-model.js';
 import { updatedBy } from './provenance.js';
 import type { BlocksRuntime } from './runtime.js';
@@ -153,13 +153,22 @@ export async function importMarkdown(rt: BlocksRuntime, call: ActionCall, input:
     if (stopped === undefined) return done;
     return { ...done, stopped, planned: state.total, message: `imported ${state.documents} of ${state.total} documents, ${stoppedNote(stopped)}; the rest was not written` };
   } catch (error) {
-    // Failed, it keeps what it wrote, as before. Should its records stay (they could not be removed), the
-    // next start undoes the whole import instead: either way it is whole.
-    await forgetSteps(rt, state).catch(() => undefined);
-    throw error;
+    // Failed, it keeps what it wrote, and says so. Should its records stay (they could not be removed),
+    // the next start undoes the whole import instead: either way it is whole.
+    const forgotten = await forgetSteps(rt, state).then(() => true, () => false);
+    throw forgotten ? withWhatWasImported(error, state) : error;
   } finally {
     rt.busyNotebooks.delete(input.notebook);
   }
+}
+
+/** A failure after some steps were written names how many documents stay (the earlier steps are whole). */
+function withWhatWasImported(error: unknown, state: ImportState): unknown {
+  if (state.documents === 0) return error;
+  const known = isKernelError(error);
+  const message = known ? error.message : `The import failed: ${(error as Error).message}.`;
+  return new KernelError(known ? error.code : 'INTERNAL', `${message} The import stopped there: ${state.documents} of ${state.total} documents were imported before it, and stay; the rest was not written`,
+    { cause: error, details: { ...(known ? error.details : {}), documentsImported: state.documents, planned: state.total } });
 }
 
 /**

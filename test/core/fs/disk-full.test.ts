@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCli } from '../../../core/cli/run-cli.js';
 import type { KernelConfigFile } from '../../../core/config/kernel-config.js';
@@ -108,6 +108,33 @@ describe.skipIf(!canMount)(`a full disk${mountRefusal ? ` (skipped: ${mountRefus
     expect((listed.json().result as { documents: { title: string }[] }).documents.map((doc) => doc.title)).toContain('Kept');
     await stop(again.kernel);
     expect(await verifyAudit(workspace)).toMatchObject({ code: 0 });
+  });
+
+  it('stops an import whose step finds the disk full: 507 naming how many documents were imported and stay, none half written', async () => {
+    const { workspace, mount } = await workspaceWith({ at: 'data', bytes: 1 * MiB });
+    const { kernel, url } = await serve(workspace);
+    const notebook = (await action(url, 'notebook_create', { name: 'Filled by an import' })).json().result as { id: string };
+    const source = join(dirname(workspace), 'notes');
+    await mkdir(source);
+    // About 4 KB each: a step of 64 is about 260 KB, so the fourth or fifth step meets the full disk.
+    for (let i = 0; i < 400; i++) await writeFile(join(source, `note-${String(i).padStart(3, '0')}.md`), `# Note ${i}\n\n${'Text that fills the disk. '.repeat(160)}\n`);
+    const answer = await action(url, 'import_markdown', { notebook: notebook.id, path: source }, { prefer: 'wait=60' });
+    expectDiskFull(answer, ['document']);
+    const error = answer.json().error!;
+    const imported = error.details.documentsImported as number;
+    expect(imported % 64, 'whole steps').toBe(0);
+    expect(imported).toBeGreaterThan(0);
+    expect(error.details.planned).toBe(400);
+    expect(error.message).toContain(`${imported} of 400 documents were imported before it, and stay`);
+    // What it says stays is what is there, listed and on disk, and no record would undo it at a start.
+    const files = async () => (await readdir(join(mount, notebook.id))).filter((name) => name.endsWith('.json') && !name.startsWith('.')).length;
+    expect(await files()).toBe(imported);
+    expect(((await action(url, 'document_list', { notebook: notebook.id })).json().result as { documents: unknown[] }).documents).toHaveLength(imported);
+    expect(await readdir(join(workspace, '.quire', 'journal', 'imports'))).toEqual([]);
+    await stop(kernel);
+    const again = await serve(workspace);
+    expect(((await action(again.url, 'document_list', { notebook: notebook.id })).json().result as { documents: unknown[] }).documents).toHaveLength(imported);
+    expect(await files()).toBe(imported);
   });
 
   it('answers 507 naming the session when a save cannot be appended to its journal, and keeps the session as it was', async () => {
