@@ -1,5 +1,5 @@
 import { closeSync, fsyncSync, mkdirSync, open as openCallback, openSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { open, rename, rm, mkdir } from 'node:fs/promises';
+import { copyFile, open, rename, rm, mkdir } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
@@ -162,6 +162,29 @@ function writeAtomicallySync(path: string, data: string | Uint8Array, options: A
  * Asynchronous: renaming over a file makes ext4 start writing the new one out (auto_da_alloc), which
  * can take milliseconds that the event loop need not wait through.
  */
+/**
+ * Copies `source` to `target` as writeFileAtomic writes: a temporary file beside the target, synced,
+ * renamed over it, the folder synced. A kill leaves the old target or the new one, never a torn copy
+ * (an attachment an import copies), and what it leaves aside is named as the start-up sweep knows.
+ */
+export async function copyFileAtomic(source: string, target: string): Promise<void> {
+  const temp = temporaryPathFor(target);
+  try {
+    await copyFile(source, temp);
+    const handle = await open(temp, 'r+');
+    try {
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await rename(temp, target);
+  } catch (error) {
+    await rm(temp, { force: true }).catch(() => undefined);
+    throw diskFull(error, describeWrite(target));
+  }
+  await syncFolder(dirname(target));
+}
+
 export async function replaceFile(path: string, data: string | Uint8Array): Promise<void> {
   try {
     const folder = dirname(path);

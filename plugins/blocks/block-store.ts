@@ -314,7 +314,15 @@ export class BlockStore {
     }
     const infos = await Promise.all(files.map((path) => stat(path)));
     for (const { entry } of docs) this.catalog.setDoc(entry);
-    this.index.transaction(() => writeIndex(infos));
+    try {
+      this.index.transaction(() => writeIndex(infos));
+    } catch (error) {
+      // Rows that cannot be written (a full disk) leave none of these documents: out of the catalog, files gone.
+      for (const { entry } of docs) this.catalog.deleteDoc(entry.id);
+      await Promise.allSettled(files.map((path) => removeDurably(path)));
+      for (const path of [...files].reverse()) await rmdir(childFolderOf(path)).catch(() => undefined);
+      throw error;
+    }
   }
 
   /**

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { copyFile } from 'node:fs/promises';
+import { copyFileAtomic } from '../../core/index.js';
 
 /** A file's SHA-256, read as a stream (attachments may be larger than a buffer can hold); undefined when it cannot be read. */
 export async function fileDigest(path: string): Promise<string | undefined> {
@@ -26,6 +26,6 @@ export async function copyUnlessSame(source: string, target: string, replace = f
   const present = await fileDigest(target);
   if (present === wanted) return 'same';
   if (present !== undefined && !replace) return 'different';
-  await copyFile(source, target);
+  await copyFileAtomic(source, target);
   return 'copied';
 }

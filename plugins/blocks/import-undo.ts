@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { syncFolder, writeJsonAtomic } from '../../core/index.js';
+import { describeWrite, diskFull, syncFolder, writeJsonAtomic } from '../../core/index.js';
 import { isDocumentPath } from './write-journal.js';
 import { textHash } from './write-together.js';
 
@@ -32,11 +32,16 @@ export class ImportJournal {
   /** Records step `index` of import `id`; resolves once it is durable. */
   async step(id: string, index: number, step: ImportStep): Promise<void> {
     const folder = join(this.dir, id);
-    if (index === 0) {
-      await mkdir(folder, { recursive: true });
-      await syncFolder(this.dir);
+    const file = join(folder, `${String(index).padStart(8, '0')}.json`);
+    try {
+      if (index === 0) {
+        await mkdir(folder, { recursive: true });
+        await syncFolder(this.dir);
+      }
+      await writeJsonAtomic(file, step);
+    } catch (error) {
+      throw diskFull(error, describeWrite(file));
     }
-    await writeJsonAtomic(join(folder, `${String(index).padStart(8, '0')}.json`), step);
   }
 
   /** The import answered: its records go, all at once (what the removal leaves aside is swept at start). */
@@ -62,10 +67,14 @@ export class ImportJournal {
     // Each folder made gets its entry synced in its parent, so that a step recorded in it cannot vanish with it.
     if (first !== undefined) for (let folder = this.dir; folder.length >= first.length; folder = dirname(folder)) await syncFolder(dirname(folder));
     const names = await readdir(this.dir);
-    for (const name of names) if (name.startsWith('.')) await rm(join(this.dir, name), { recursive: true, force: true });
+    // What answered imports left aside; one that cannot be removed now is tried again at the next start.
+    for (const name of names) if (name.startsWith('.')) await rm(join(this.dir, name), { recursive: true, force: true }).catch(() => undefined);
     const found: { id: string; steps: ImportStep[] }[] = [];
     for (const id of names.filter((name) => IMPORT_FOLDER.test(name)).sort()) {
-      const files = (await readdir(join(this.dir, id)).catch(() => [] as string[])).filter((name) => STEP_FILE.test(name)).sort();
+      // A folder that cannot be read is left for a later start, not dropped unread.
+      const entries = await readdir(join(this.dir, id)).catch(() => undefined);
+      if (entries === undefined) continue;
+      const files = entries.filter((name) => STEP_FILE.test(name)).sort();
       const steps: ImportStep[] = [];
       for (const file of files) {
         const step = asStep(await readFile(join(this.dir, id, file), 'utf8').then(parseOrUndefined, () => undefined));

@@ -73,7 +73,7 @@ export default definePlugin<Partial<BlocksConfig>>({
     const readiness = new Readiness(store, fresh, async (report) => {
       if (report.problems.length > 0) ctx.log.warn('some files were skipped', { count: report.problems.length });
       if (config.welcome && isNew) await createWelcomeNotebook(rt);
-    }, [join(workspace.root, 'history'), join(workspace.agentDir, 'sessions')]);
+    }, [join(workspace.root, 'history'), join(workspace.agentDir, 'sessions'), join(workspace.root, 'assets')]);
     ctx.provide(NOTEBOOK_SCOPE, createNotebookScope(store, () => readiness.indexIncomplete()));
     ctx.provide(BLOCKS_INDEX, {
       file: indexFile,

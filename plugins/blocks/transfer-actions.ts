@@ -43,12 +43,14 @@ interface ImportState {
   /** The import's folder in the journal, and how many steps it has recorded. */
   journalId: string;
   steps: number;
+  /** The removal of its records, once begun. */
+  forgetting?: { failed: boolean; done: Promise<void> };
   /** The path given, as the log names it should a crash cut the import short. */
   source: string;
 }
 
 /** What an interrupted import's job says of the documents it had written (import-undo.ts). */
-const IF_INTERRUPTED = 'an import cut short is undone at the next start, so its documents are gone: run it again';
+const IF_INTERRUPTED = 'an import cut short before it answered is undone at the next start (the log names what was removed and what was kept)';
 
 /** Documents written per step: their files in parallel, their rows in one transaction. */
 const CHUNK = 64;
@@ -154,34 +156,43 @@ export async function importMarkdown(rt: BlocksRuntime, call: ActionCall, input:
     return { ...done, stopped, planned: state.total, message: `imported ${state.documents} of ${state.total} documents, ${stoppedNote(stopped)}; the rest was not written` };
   } catch (error) {
     // Failed, it keeps what it wrote, and says so. Should its records stay (they could not be removed),
-    // the next start undoes the whole import instead: either way it is whole.
+    // the next start undoes the whole import instead, and it says that: either way it is whole.
+    // (When the removal of the records is what failed, that error is the answer as it is.)
+    if (state.forgetting?.failed) throw error;
     const forgotten = await forgetSteps(rt, state).then(() => true, () => false);
-    throw forgotten ? withWhatWasImported(error, state) : error;
+    throw withWhatWasImported(error, state, forgotten);
   } finally {
     rt.busyNotebooks.delete(input.notebook);
   }
 }
 
-/** A failure after some steps were written names how many documents stay (the earlier steps are whole). */
-function withWhatWasImported(error: unknown, state: ImportState): unknown {
+/**
+ * A failure after some steps were written names how many documents were imported (the steps written
+ * are whole: a step that fails leaves none of its documents), and whether they stay.
+ */
+function withWhatWasImported(error: unknown, state: ImportState, forgotten: boolean): unknown {
   if (state.documents === 0) return error;
   const known = isKernelError(error);
-  const message = known ? error.message : `The import failed: ${(error as Error).message}.`;
-  return new KernelError(known ? error.code : 'INTERNAL', `${message} The import stopped there: ${state.documents} of ${state.total} documents were imported before it, and stay; the rest was not written`,
-    { cause: error, details: { ...(known ? error.details : {}), documentsImported: state.documents, planned: state.total } });
+  const message = known ? error.message : `The import failed: ${error instanceof Error ? error.message : String(error)}.`;
+  const fate = forgotten ? 'and stay' : 'and go again at the next start (its records could not be removed)';
+  return new KernelError(known ? error.code : 'INTERNAL', `${message} The import stopped there: ${state.documents} of ${state.total} documents were imported before it, ${fate}; the rest was not written`,
+    { cause: error, details: { ...(known ? error.details : {}), documentsImported: state.documents, planned: state.total, documentsStay: forgotten } });
 }
 
 /**
- * The records go before the answer. One that cannot be removed would make the next start undo an
- * import that answered, so the import fails instead, saying so.
+ * The records go before the answer, once (a second call answers as the first). One that cannot be
+ * removed would make the next start undo an import that answered, so the import fails instead, saying so.
  */
-async function forgetSteps(rt: BlocksRuntime, state: ImportState): Promise<void> {
-  if (state.steps === 0) return;
-  try {
-    await rt.imports.done(state.journalId);
-  } catch (error) {
+function forgetSteps(rt: BlocksRuntime, state: ImportState): Promise<void> {
+  if (state.steps === 0) return Promise.resolve();
+  if (state.forgetting) return state.forgetting.done;
+  const forgetting: NonNullable<ImportState['forgetting']> = { failed: false, done: Promise.resolve() };
+  forgetting.done = rt.imports.done(state.journalId).catch((error: unknown) => {
+    forgetting.failed = true;
     throw new KernelError('INTERNAL', `The import's documents were written, but its records (.quire/journal/imports/${state.journalId}/) could not be removed: the next start will remove the documents again. ${(error as Error).message}`, { cause: error });
-  }
+  });
+  state.forgetting = forgetting;
+  return forgetting.done;
 }
 
 /**

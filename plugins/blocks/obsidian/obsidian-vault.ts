@@ -1,6 +1,6 @@
-import { copyFile, mkdir, stat } from 'node:fs/promises';
+import { mkdir, stat } from 'node:fs/promises';
 import { basename, dirname, extname, join, relative, sep } from 'node:path';
-import { newId } from '../../../core/index.js';
+import { copyFileAtomic, newId } from '../../../core/index.js';
 import type { VaultLookup } from './obsidian-in.js';
 import { fileDigest } from '../file-digest.js';
 import { headingKey } from './heading-key.js';
@@ -117,7 +117,7 @@ export class ObsidianVault implements VaultLookup {
       }
       if (present === digest) reused++;
       else {
-        await copyFile(file, join(assetsFolder, name));
+        await copyFileAtomic(file, join(assetsFolder, name));
         copied++;
       }
       this.copied.set(file, `assets/${name}`);

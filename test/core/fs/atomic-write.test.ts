@@ -1,7 +1,7 @@
 import { readdir, readFile, stat, writeFile, chmod, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { writeFileAtomic, writeFileAtomicSync, writeJsonAtomic } from '../../../core/fs/atomic-write.js';
+import { copyFileAtomic, writeFileAtomic, writeFileAtomicSync, writeJsonAtomic } from '../../../core/fs/atomic-write.js';
 import { caught, useHarness } from '../../helpers/harness.js';
 
 describe('atomic writes', () => {
@@ -51,5 +51,19 @@ describe('atomic writes', () => {
     } finally {
       await chmod(locked, 0o700);
     }
+  });
+
+  it('copies a file over another whole, leaving no temporary file, and fails on a missing source with the target as it was', async () => {
+    const folder = await harness.tempDir();
+    const source = join(folder, 'source.bin');
+    const target = join(folder, 'target.bin');
+    await writeFile(source, Buffer.alloc(300_000, 7));
+    await writeFile(target, 'old');
+    await copyFileAtomic(source, target);
+    expect((await readFile(target)).equals(await readFile(source))).toBe(true);
+    expect((await readdir(folder)).sort()).toEqual(['source.bin', 'target.bin']);
+    expect((await caught(copyFileAtomic(join(folder, 'missing.bin'), target))).message).toMatch(/ENOENT/);
+    expect((await readFile(target)).equals(await readFile(source))).toBe(true);
+    expect((await readdir(folder)).sort()).toEqual(['source.bin', 'target.bin']);
   });
 });

@@ -96,7 +96,7 @@ describe('long actions as jobs, and time limits that stop the work', () => {
     const record = JSON.parse(await readFile(join(kernel.workspace.root, 'jobs', `${job.id}.json`), 'utf8')) as JobRecord;
     expect(record.state).toBe('succeeded');
     // Should the kernel stop before an import answers, its record would say the import is undone.
-    expect(record.progress.ifInterrupted).toMatch(/^an import cut short is undone at the next start/);
+    expect(record.progress.ifInterrupted).toMatch(/^an import cut short before it answered is undone at the next start/);
     expect(((await (await get(url, '/api/jobs')).json()) as { jobs: JobRecord[] }).jobs.map((item) => item.id)).toContain(job.id);
     expect((await get(url, '/api/jobs', READER)).status).toBe(403);
     expect((await get(url, '/api/jobs/20200101000000-aaaaaaa')).status).toBe(404);

@@ -2,9 +2,10 @@ import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { CLI } from '../../helpers/cli-process.js';
-import { REPO_ROOT } from '../../helpers/harness.js';
+import { caught, REPO_ROOT } from '../../helpers/harness.js';
 import { useBlocks, type Act } from './blocks-harness.js';
 
 type Created = { id: string };
@@ -70,6 +71,29 @@ describe('an import cut short by a crash', () => {
     expect((await act<{ problems: unknown[] }>('index_problems', {})).problems).toEqual([]);
     expect((await act<{ documents: unknown[] }>('document_list', { notebook: notebook.id })).documents.length).toBe(1 + 1500);
   }, 120_000);
+
+  it('that fails in a step leaves none of that step, says how many documents stay, and keeps them across a start', async () => {
+    const workspace = join(await harness.tempDir(), 'ws');
+    const { kernel, act } = await harness.boot({ workspace });
+    const notebook = await act<Created>('notebook_create', { name: 'Notes' });
+    const source = await notesFolder(join(await harness.tempDir(), 'vault'), 100, 'note', false);
+    // A real failure of SQLite in the second step's index transaction (documents 64 to 99).
+    const index = new Database(join(workspace, 'index', 'quire.db'));
+    index.exec(`CREATE TRIGGER poison BEFORE INSERT ON documents WHEN NEW.title = 'note-0070' BEGIN SELECT RAISE(ABORT, 'poisoned row'); END`);
+    const failed = await caught(act('import_markdown', { notebook: notebook.id, path: source }));
+    expect(failed.message).toMatch(/poisoned row/);
+    expect(failed.message).toContain('64 of 100 documents were imported before it, and stay; the rest was not written');
+    const data = join(workspace, 'data', notebook.id);
+    expect((await documentFiles(data)).length).toBe(64);
+    expect(await documentIds(act, notebook.id)).toHaveLength(64);
+    expect(await readdir(join(workspace, '.quire', 'journal', 'imports'))).toEqual([]);
+    index.exec('DROP TRIGGER poison');
+    index.close();
+    await kernel.close();
+    const again = await harness.boot({ workspace });
+    expect(await documentIds(again.act, notebook.id)).toHaveLength(64);
+    expect((await again.act<{ problems: unknown[] }>('index_problems', {})).problems).toEqual([]);
+  });
 
   it('keeps what changed since the import wrote it, and a document with documents below it that the import did not write', async () => {
     const workspace = join(await harness.tempDir(), 'ws');
