@@ -25,7 +25,7 @@ export type { AgentLimit, NotebookPrivacy, NotebookScope, ScopedCall } from './g
 export { copyFileAtomic, replaceFile, syncFolder, writeFileAtomic, writeFileAtomicSync, writeJsonAtomic } from './fs/atomic-write.js';
 export { describeWrite, diskFull, isDiskFull } from './fs/disk-full.js';
 export type { DiskWrite } from './fs/disk-full.js';
-export { IntentJournal } from './fs/intent-journal.js';
+export { IntentJournal, makeFolderDurably } from './fs/intent-journal.js';
 export { pathExists } from './fs/path-exists.js';
 export { firstCodePoints } from './util/code-points.js';
 export { escapeHtml } from './util/escape-html.js';

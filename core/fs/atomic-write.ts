@@ -156,13 +156,6 @@ function writeAtomicallySync(path: string, data: string | Uint8Array, options: A
 }
 
 /**
- * Replaces a file whole (temporary file, rename) without making it durable: a crash of the process
- * leaves the old content or the new, a crash of the machine may leave either or neither. For writers
- * that make the content durable elsewhere first (the document write journal) and sync the file later.
- * Asynchronous: renaming over a file makes ext4 start writing the new one out (auto_da_alloc), which
- * can take milliseconds that the event loop need not wait through.
- */
-/**
  * Copies `source` to `target` as writeFileAtomic writes: a temporary file beside the target, synced,
  * renamed over it, the folder synced. A kill leaves the old target or the new one, never a torn copy
  * (an attachment an import copies), and what it leaves aside is named as the start-up sweep knows.
@@ -185,6 +178,13 @@ export async function copyFileAtomic(source: string, target: string): Promise<vo
   await syncFolder(dirname(target));
 }
 
+/**
+ * Replaces a file whole (temporary file, rename) without making it durable: a crash of the process
+ * leaves the old content or the new, a crash of the machine may leave either or neither. For writers
+ * that make the content durable elsewhere first (the document write journal) and sync the file later.
+ * Asynchronous: renaming over a file makes ext4 start writing the new one out (auto_da_alloc), which
+ * can take milliseconds that the event loop need not wait through.
+ */
 export async function replaceFile(path: string, data: string | Uint8Array): Promise<void> {
   try {
     const folder = dirname(path);

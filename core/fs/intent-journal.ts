@@ -74,14 +74,17 @@ export class IntentJournal<T> {
     return found;
   }
 
-  /**
-   * The folder made (if new) with its entry synced in its parent, so that the first record written in
-   * it cannot vanish with the folder in a power cut while the files it covers survive.
-   */
-  private async ensureFolder(): Promise<void> {
-    const first = await mkdir(this.dir, { recursive: true });
-    if (first === undefined) return;
-    // Each folder made gets its entry synced in its parent, from the deepest up.
-    for (let folder = this.dir; folder.length >= first.length; folder = dirname(folder)) await syncFolder(dirname(folder));
+  private ensureFolder(): Promise<void> {
+    return makeFolderDurably(this.dir);
   }
+}
+
+/**
+ * Makes `dir` (if new) with each folder made synced in its parent, from the deepest up, so that a
+ * record written in it cannot vanish with the folder in a power cut while the files it covers survive.
+ */
+export async function makeFolderDurably(dir: string): Promise<void> {
+  const first = await mkdir(dir, { recursive: true });
+  if (first === undefined) return;
+  for (let folder = dir; folder.length >= first.length; folder = dirname(folder)) await syncFolder(dirname(folder));
 }

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, readdir, readFile, rename, rm } from 'node:fs/promises';
+import { readdir, readFile, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { describeWrite, diskFull, syncFolder, writeJsonAtomic } from '../../core/index.js';
+import { describeWrite, diskFull, makeFolderDurably, syncFolder, writeJsonAtomic } from '../../core/index.js';
 import { isDocumentPath } from './write-journal.js';
 import { textHash } from './write-together.js';
 
@@ -34,10 +34,7 @@ export class ImportJournal {
     const folder = join(this.dir, id);
     const file = join(folder, `${String(index).padStart(8, '0')}.json`);
     try {
-      if (index === 0) {
-        await mkdir(folder, { recursive: true });
-        await syncFolder(this.dir);
-      }
+      if (index === 0) await makeFolderDurably(folder);
       await writeJsonAtomic(file, step);
     } catch (error) {
       throw diskFull(error, describeWrite(file));
@@ -63,9 +60,7 @@ export class ImportJournal {
    * start: it also sweeps what answered imports left aside.
    */
   async pending(): Promise<{ id: string; steps: ImportStep[] }[]> {
-    const first = await mkdir(this.dir, { recursive: true });
-    // Each folder made gets its entry synced in its parent, so that a step recorded in it cannot vanish with it.
-    if (first !== undefined) for (let folder = this.dir; folder.length >= first.length; folder = dirname(folder)) await syncFolder(dirname(folder));
+    await makeFolderDurably(this.dir);
     const names = await readdir(this.dir);
     // What answered imports left aside; one that cannot be removed now is tried again at the next start.
     for (const name of names) if (name.startsWith('.')) await rm(join(this.dir, name), { recursive: true, force: true }).catch(() => undefined);
