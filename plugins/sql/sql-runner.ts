@@ -59,6 +59,8 @@ const cancelled = (): KernelError => new KernelError('ACTION_CANCELLED', 'The qu
 const timedOut = (timeoutMs: number): KernelError =>
   new KernelError('ACTION_TIMEOUT', `The query ran longer than ${timeoutMs} ms and was stopped; add a LIMIT or narrow it`, { details: { timeoutMs } });
 
+const closing = (): KernelError => new KernelError('PLUGIN_ERROR', 'The SQL tool is closing', { details: { reason: 'closing' } });
+
 const processDied = (code: number | null, signal: NodeJS.Signals | null): KernelError =>
   new KernelError('INVALID_INPUT', 'The query stopped the SQL process (it may have used too much memory); narrow it or add a LIMIT', { details: { reason: 'process_died', exit: { code, signal } } });
 
@@ -70,6 +72,8 @@ const processDied = (code: number | null, signal: NodeJS.Signals | null): Kernel
 export class SqlRunner {
   private child: ChildProcess | undefined;
   private starting: Promise<ChildProcess> | undefined;
+  /** The process `starting` waits for, until it says it is ready. */
+  private spawned: ChildProcess | undefined;
   private tail: Promise<unknown> = Promise.resolve();
   private nextId = 0;
   private closed = false;
@@ -80,26 +84,35 @@ export class SqlRunner {
 
   constructor(private readonly dbFile: string, private readonly log: Logger) {}
 
-  /** Starts the child ahead of the first statement. */
+  /** Starts the child ahead of the first statement; one killed by close() meanwhile is no failure. */
   warm(): Promise<void> {
-    return this.start().then(() => undefined);
+    return this.start().then(() => undefined, (error: unknown) => {
+      if (!this.closed) throw error;
+    });
   }
 
   run(request: QueryRequest, signal?: AbortSignal): Promise<QueryResponse> {
     const result = this.tail.then(() => {
-      if (this.closed) throw new KernelError('PLUGIN_ERROR', 'The SQL tool is closing');
+      if (this.closed) throw closing();
       return this.runNow(request, signal);
     });
     this.tail = result.catch(() => undefined);
     return result;
   }
 
-  /** Kills the child; statements still queued are refused. */
+  /**
+   * Kills the child, and waits until it is gone; statements still queued are refused. A child still
+   * starting is killed as it is: waiting until it was ready (a fork and the driver's load, about 200 ms)
+   * made every stop soon after a start that much slower, every one-shot CLI command among them.
+   */
   async close(): Promise<void> {
     this.closed = true;
-    const child = this.child ?? await this.starting?.catch(() => undefined);
-    child?.kill('SIGKILL');
+    const child = this.child ?? this.spawned;
     this.child = undefined;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    const gone = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGKILL');
+    await gone;
   }
 
   /**
@@ -172,10 +185,11 @@ export class SqlRunner {
   }
 
   private start(): Promise<ChildProcess> {
-    if (this.closed) return Promise.reject(new KernelError('PLUGIN_ERROR', 'The SQL tool is closing'));
+    if (this.closed) return Promise.reject(closing());
     if (this.child) return Promise.resolve(this.child);
     this.starting ??= new Promise<ChildProcess>((resolve, reject) => {
       const child = spawnChild(this.script, [this.dbFile, this.driver]);
+      this.spawned = child;
       let stderr = '';
       child.stderr?.on('data', (chunk: Buffer) => { stderr = (stderr + chunk.toString()).slice(-2000); this.stderr.set(child, stderr); });
       const onReady = (message: ChildMessage): void => {
@@ -187,9 +201,12 @@ export class SqlRunner {
       child.on('message', onReady);
       child.once('exit', (code) => {
         if (this.child === child) this.child = undefined;
-        reject(new KernelError('PLUGIN_ERROR', `The SQL process exited (${String(code)}): ${stderr.trim()}`));
+        reject(this.closed ? closing() : new KernelError('PLUGIN_ERROR', `The SQL process exited (${String(code)}): ${stderr.trim()}`));
       });
-    }).finally(() => { this.starting = undefined; });
+    }).finally(() => {
+      this.starting = undefined;
+      this.spawned = undefined;
+    });
     return this.starting;
   }
 }

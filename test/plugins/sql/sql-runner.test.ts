@@ -120,6 +120,20 @@ describe('the SQL child process', () => {
     await waitUntil(async () => (await sqlChildren(file)).length === 0, 'no SQL child left');
   });
 
+  it('closes at once while its process is still starting, ending it; a warm-up cut short is no failure', async () => {
+    const { sql, file } = await runner();
+    const warming = sql.warm();
+    let pids: number[] = [];
+    await waitUntil(async () => (pids = await sqlChildren(file)).length === 1, 'the SQL child to be started');
+    // Stopped, it never says it is ready: a close that waited for that would never return.
+    process.kill(pids[0]!, 'SIGSTOP');
+    const queued = sql.run(request('SELECT 1'));
+    await sql.close();
+    expect(await sqlChildren(file)).toEqual([]);
+    await expect(warming).resolves.toBeUndefined();
+    expect(await caught(queued)).toMatchObject({ code: 'PLUGIN_ERROR', message: 'The SQL tool is closing' });
+  });
+
   it('ends a statement that needs more memory than its limit, and answers the next one', async () => {
     const { sql } = await runner();
     const hog = "SELECT length(group_concat(printf('%.1000000c', 'x'))) FROM (WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 4000) SELECT x FROM n)";
