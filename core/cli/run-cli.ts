@@ -1,23 +1,6 @@
 import { KERNEL_VERSION } from '../paths.js';
-import { EXIT_OK, EXIT_USAGE, type CliIO, type Command } from './cli-io.js';
-import { auditAnchorCommand } from './commands/audit-anchor.js';
-import { auditVerifyCommand } from './commands/audit-verify.js';
-import { chatCommand } from './commands/chat.js';
-import { indexEmbeddingsCommand } from './commands/index-embeddings.js';
-import { indexRebuildCommand } from './commands/index-rebuild.js';
-import { exportCommand, importCommand } from './commands/markdown-transfer.js';
-import { modelsCommands } from './commands/models-pull.js';
-import { pluginValidateCommand } from './commands/plugin-validate.js';
-import { serveCommand } from './commands/serve.js';
-import { skillCommands } from './commands/skill.js';
-import { usageCommand } from './commands/usage.js';
-import { mcpCommand } from './commands/mcp.js';
-import { notesCommands } from './commands/notes.js';
-import { pluginInstallCommand, pluginListCommand } from './commands/plugin-manage.js';
-import { pluginNewCommand } from './commands/plugin-new.js';
-import { snapshotCommands } from './commands/snapshot.js';
-
-const COMMANDS: readonly Command[] = [serveCommand, chatCommand, indexRebuildCommand, indexEmbeddingsCommand, importCommand, exportCommand, ...snapshotCommands, ...modelsCommands, ...notesCommands, ...skillCommands, usageCommand, mcpCommand, pluginValidateCommand, pluginListCommand, pluginInstallCommand, pluginNewCommand, auditVerifyCommand, auditAnchorCommand];
+import { EXIT_OK, EXIT_USAGE, type CliIO } from './cli-io.js';
+import { COMMANDS } from './command-list.js';
 
 function usage(): string {
   const width = Math.max(...COMMANDS.map((command) => command.name.length));
@@ -49,5 +32,5 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
       : `quire: unknown command '${argv.join(' ')}'\n\n${usage()}`);
     return EXIT_USAGE;
   }
-  return command.run(argv.slice(command.name.split(' ').length), io);
+  return (await command.load()).run(argv.slice(command.name.split(' ').length), io);
 }
