@@ -32,6 +32,12 @@ export interface KillOptions {
   documents: number;
   /** The kill comes this long after the clients start, at random in [min, max]. */
   killAfterMs: [number, number];
+  /**
+   * Held back past its moment (up to KILL_HOLD_MAX_MS more) until the changes acknowledged so far pass
+   * this: a test that checks changes of every kind survived needs some of each to have been made, and
+   * the rarer ones may not come in a short window on a loaded machine.
+   */
+  killOnceAcknowledged?: (counts: Acknowledged) => boolean;
   seed: number;
   /** Called between a kill and the restart (a copy kept to look at, or a control that damages a file). */
   afterKill?: (workspace: string, kill: number) => Promise<void>;
@@ -50,6 +56,9 @@ export interface KillReport {
   /** Kills that came while an import had written part of its documents (each undone at the restart, or a failure). */
   importsCut: number;
 }
+
+/** The longest a kill is held back for `killOnceAcknowledged`. */
+const KILL_HOLD_MAX_MS = 10_000;
 
 interface Server { child: ChildProcess; call: Caller; stop(signal: NodeJS.Signals): Promise<void> }
 
@@ -200,6 +209,10 @@ export async function killCycles(options: KillOptions): Promise<KillReport> {
       running.push(anImport.run().then((acknowledged) => { if (acknowledged) ledger.counts.imports++; }));
       const [min, max] = options.killAfterMs;
       await new Promise((resolve) => setTimeout(resolve, min + next() * (max - min)));
+      const holdUntil = performance.now() + KILL_HOLD_MAX_MS;
+      while (options.killOnceAcknowledged && !options.killOnceAcknowledged(ledger.counts) && performance.now() < holdUntil) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
       killing.now = true;
       await server.stop('SIGKILL');
       await Promise.all(running);
