@@ -1,6 +1,6 @@
 import { lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { skillLineTokens, type Logger, type SkillListing } from '../../core/index.js';
+import { settledMtime, skillLineTokens, type Logger, type SkillListing } from '../../core/index.js';
 import { parseSkillDocument, type SkillDocument } from './skill-document.js';
 import { problemOf, skillError, type SkillLimits, type SkillProblem } from './skill-limits.js';
 import { byCodePoint, looksLikeScript, readInside, scanFolder, type FolderFile, type FolderScan } from './skill-paths.js';
@@ -40,8 +40,9 @@ export interface Catalog {
   broken: BrokenSkill[];
 }
 
-interface Parsed { key: string; document: SkillDocument; sha256: string; tokens: number }
-interface Scanned { stamp: string; scan: FolderScan; scripts: string[] }
+interface Parsed { key: string | undefined; document: SkillDocument; sha256: string; tokens: number }
+/** `stamp` is undefined when the scan may not be reused: a folder changed too close to it (settledMtime). */
+interface Scanned { stamp: string | undefined; scan: FolderScan; scripts: string[] }
 
 /**
  * Reads every skill of every root on each call (the folders are small and bounded), reparsing only a
@@ -108,6 +109,7 @@ export class SkillCatalog {
 
   private async readSkill(folder: string, folderName: string, writable: boolean): Promise<Skill> {
     const file = join(folder, 'SKILL.md');
+    const readAt = Date.now();
     const stats = await lstat(file).catch(() => undefined);
     if (!stats) throw skillError('NO_SKILL', `${folder} has no SKILL.md`, { path: folder });
     if (stats.isSymbolicLink()) throw skillError('LINK', `${file} is a symbolic link; links in a skill are never followed`, { path: file });
@@ -120,7 +122,8 @@ export class SkillCatalog {
         throw error;
       });
       const document = parseSkillDocument(text.toString('utf8'), { folder: folderName, maxBodyChars: this.limits.maxBodyChars, path: file });
-      parsed = { key, document, sha256: sha256(text), tokens: skillLineTokens({ name: document.name, description: document.description }) };
+      // A file changed within its clock's tick of this read may change again unseen (same time, same size): read again next time.
+      parsed = { key: settledMtime(stats.mtimeMs, readAt) ? key : undefined, document, sha256: sha256(text), tokens: skillLineTokens({ name: document.name, description: document.description }) };
       this.parsed.set(folder, parsed);
     }
     const { scan, scripts } = await this.scan(folder);
@@ -144,21 +147,24 @@ export class SkillCatalog {
    */
   private async scan(folder: string): Promise<Scanned> {
     const known = this.options.reuseScans === false ? undefined : this.scans.get(folder);
-    if (known) {
-      const stamp = await folderStamp(folder, known.scan.folders).catch(() => undefined);
-      if (stamp === known.stamp) return known;
+    if (known?.stamp !== undefined) {
+      const now = await folderStamp(folder, known.scan.folders).catch(() => undefined);
+      if (now?.stamp === known.stamp) return known;
     }
+    const started = Date.now();
     const scan = await scanFolder(folder, this.limits.maxSkillFiles);
-    const stamp = await folderStamp(folder, scan.folders);
-    const scanned = { stamp, scan, scripts: await findScripts(folder, scan.files) };
+    const { stamp, newestMs } = await folderStamp(folder, scan.folders);
+    // A folder changed within its clock's tick of this scan may change again keeping its time (a file
+    // added in the same few milliseconds): such a scan is not reused.
+    const scanned = { stamp: settledMtime(newestMs, started) ? stamp : undefined, scan, scripts: await findScripts(folder, scan.files) };
     this.scans.set(folder, scanned);
     return scanned;
   }
 }
 
-async function folderStamp(folder: string, folders: readonly string[]): Promise<string> {
-  const times = await Promise.all(folders.map((relative) => lstat(relative === '' ? folder : join(folder, ...relative.split('/'))).then((stats) => `${stats.ino}:${stats.mtimeMs}`)));
-  return times.join('|');
+async function folderStamp(folder: string, folders: readonly string[]): Promise<{ stamp: string; newestMs: number }> {
+  const stats = await Promise.all(folders.map((relative) => lstat(relative === '' ? folder : join(folder, ...relative.split('/')))));
+  return { stamp: stats.map((each) => `${each.ino}:${each.mtimeMs}`).join('|'), newestMs: Math.max(0, ...stats.map((each) => each.mtimeMs)) };
 }
 
 async function findScripts(folder: string, files: FolderFile[]): Promise<string[]> {

@@ -1,7 +1,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
-import { KernelError, NotFoundError, isValidId, newId, writeFileAtomic, type IntentJournal } from '../../core/index.js';
+import { KernelError, NotFoundError, isValidId, newId, settledMtime, writeFileAtomic, type IntentJournal } from '../../core/index.js';
 import { applyJournaled, type ChangeRoots, type FileChange } from './file-change.js';
 import { ObjectStore, sha256 } from './object-store.js';
 import { SnapshotIndex, summaryOf, type SnapshotSummary } from './snapshot-index.js';
@@ -50,21 +50,6 @@ export interface WorkHooks {
 
 /** Changed files read (and stored) between two turns of the event loop, two stop checks and two progress reports. */
 const YIELD_EVERY = 32;
-
-/**
- * How close to a scan's start a file's mtime may be before its entry is not trusted by the next scan:
- * a file changed right after it was read, within the same tick of the file system's clock (Linux stamps
- * files from a coarse clock, up to 10 ms a tick) and to the same size, shows the mtime and size that
- * were recorded; such "racily clean" entries are read and hashed again, as git does. File systems that
- * stamp whole seconds (an mtime that is a whole second) get two.
- */
-const RACY_MARGIN_MS = 50;
-const COARSE_CLOCK_MARGIN_MS = 2000;
-
-/** Whether an entry whose file had this mtime, recorded by a scan that began at `scanStarted`, can be trusted. */
-function settled(mtimeMs: number, scanStarted: number): boolean {
-  return mtimeMs < scanStarted - (mtimeMs % 1000 === 0 ? COARSE_CLOCK_MARGIN_MS : RACY_MARGIN_MS);
-}
 
 /** Dot-files of the kernel's own writes in progress are never part of a snapshot. */
 function isTemporary(path: string): boolean {
@@ -179,7 +164,7 @@ export class SnapshotRepo {
         // Removed since the folder was listed (by something other than the kernel, whose writes are held).
         if (!info) continue;
         const before = known[path];
-        if (before && before.size === info.size && before.mtimeMs === info.mtimeMs && settled(info.mtimeMs, trustedBefore)) table[path] = before;
+        if (before && before.size === info.size && before.mtimeMs === info.mtimeMs && settledMtime(info.mtimeMs, trustedBefore)) table[path] = before;
         else changed.push({ tree, path, size: info.size, mtimeMs: info.mtimeMs });
       }
     }

@@ -1,4 +1,4 @@
-import { writeFile } from 'node:fs/promises';
+import { utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { countText } from '../../../core/turn/compaction-tokens.js';
@@ -55,6 +55,26 @@ describe('the skills listing in the system prompt', () => {
     const scripts = async () => (await skillCaller(kernel)<{ skills: { scripts: string[] }[] }>('list')).skills[0]!.scripts;
     expect(await scripts()).toEqual([]);
     await writeTree(join(kernel.workspace.root, 'skills'), { 'fresh/tools/more/run.py': 'print(1)' });
+    expect(await scripts()).toEqual(['tools/more/run.py']);
+  });
+
+  it('reads again what changed too close to its last read to be told apart by its time and size', async () => {
+    const { kernel } = await boot();
+    const listing = () => kernel.container.resolve<SkillsListingSource>(SKILLS_LISTING).promptListing();
+    const skills = join(kernel.workspace.root, 'skills');
+    await writeTree(skills, { 'fresh/SKILL.md': md('fresh', 'First words.'), 'fresh/tools/more/x.txt': 'x' });
+    // Times not yet safely past, as a change made within the file system's clock tick of a read has: set
+    // back after each change below, as a change in that same tick would leave them.
+    const tick = new Date(Date.now() + 60_000);
+    const stampAll = () => Promise.all(['fresh/SKILL.md', 'fresh/tools/more'].map((path) => utimes(join(skills, path), tick, tick)));
+    await stampAll();
+    const scripts = async () => (await skillCaller(kernel)<{ skills: { scripts: string[] }[] }>('list')).skills[0]!.scripts;
+    expect(await listing()).toEqual([{ name: 'fresh', description: 'First words.' }]);
+    expect(await scripts()).toEqual([]);
+    await writeFile(join(skills, 'fresh/SKILL.md'), md('fresh', 'Other words.'));
+    await writeFile(join(skills, 'fresh/tools/more/run.py'), 'print(1)');
+    await stampAll();
+    expect(await listing()).toEqual([{ name: 'fresh', description: 'Other words.' }]);
     expect(await scripts()).toEqual(['tools/more/run.py']);
   });
 
