@@ -1,7 +1,7 @@
 import { appendFile, mkdir, mkdtemp, readdir, readFile, rm, stat, truncate, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { IntentJournal } from '../../core/fs/intent-journal.js';
 import type { FileChange } from '../../plugins/snapshots/file-change.js';
 import { SnapshotRepo } from '../../plugins/snapshots/snapshot-repo.js';
@@ -127,12 +127,21 @@ describe('what a snapshot reads again', () => {
     const file = join(ws.data, 'nb', 'doc-0.json');
     // A whole millisecond, so that setting it back gives exactly the mtime the snapshot recorded.
     const stamp = new Date(Math.floor(Date.now()) - 5);
-    await writeFile(file, 'version A');
-    await utimes(file, stamp, stamp);
-    const first = await repo.create('first', 'person:test');
-    await writeFile(file, 'version B');
-    await utimes(file, stamp, stamp);
-    const second = await repo.create('second', 'person:test');
+    // Each scan starts 5 ms after that mtime, as it would right after the write: left to the clock, a
+    // scan slowed past the 50 ms margin by a loaded machine would rightly trust the file, and this test fail.
+    const clock = vi.spyOn(Date, 'now').mockReturnValue(stamp.getTime() + 5);
+    let first, second;
+    try {
+      await writeFile(file, 'version A');
+      await utimes(file, stamp, stamp);
+      first = await repo.create('first', 'person:test');
+      await writeFile(file, 'version B');
+      await utimes(file, stamp, stamp);
+      second = await repo.create('second', 'person:test');
+    } finally {
+      clock.mockRestore();
+    }
+    expect([first.scanStarted, second.scanStarted]).toEqual([stamp.getTime() + 5, stamp.getTime() + 5]);
     expect(second.files['nb/doc-0.json']!.hash).not.toBe(first.files['nb/doc-0.json']!.hash);
     expect((await repo.objects.get(second.files['nb/doc-0.json']!.hash)).toString()).toBe('version B');
   });

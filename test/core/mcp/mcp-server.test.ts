@@ -1,12 +1,14 @@
 import { createHash } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ToolListChangedNotificationSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { KernelConfigFile } from '../../../core/config/kernel-config.js';
 import { startHttpServer, type RunningServer } from '../../../core/http/serve.js';
 import { useHarness } from '../../helpers/harness.js';
 import { rawRequest } from '../../helpers/http-client.js';
+import { fetchNotingStream } from '../../helpers/mcp-client.js';
 
 const ADMIN = 'qk_mcp-admin-token';
 const READER = 'qk_mcp-reader-token';
@@ -31,9 +33,9 @@ describe('the kernel as an MCP server on /mcp', () => {
     return { kernel, url: server.url };
   }
 
-  async function connect(url: string, token = ADMIN): Promise<Client> {
+  async function connect(url: string, token = ADMIN, fetch?: FetchLike): Promise<Client> {
     const client = new Client({ name: 'quire-test', version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } }, ...(fetch ? { fetch } : {}) }));
     clients.push(client);
     return client;
   }
@@ -177,11 +179,12 @@ describe('the kernel as an MCP server on /mcp', () => {
 
   it('tells connected clients when tools change, as a plugin is disabled and enabled while serving', async () => {
     const { url } = await serve();
-    const client = await connect(url);
+    const noting = fetchNotingStream();
+    const client = await connect(url, ADMIN, noting.fetch);
     let changes = 0;
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => { changes++; });
     // The notification travels on the standing GET stream, which the client opens after initialising.
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await noting.streamOpen;
     const put = (enabled: boolean) => rawRequest(`${url}/api/plugins/sql`, { method: 'PUT', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify({ enabled }) });
     expect((await put(false)).status).toBe(200);
     await expect.poll(() => changes).toBe(1);

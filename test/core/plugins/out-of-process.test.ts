@@ -70,7 +70,8 @@ describe('untrusted user plugins run in a process of their own', () => {
     const { kernel, url } = await serve({
       spinner: plugin('spinner', { hello }, '    for (;;) { /* never yields */ }'),
       good: plugin('good', { hello }),
-    }, { pluginHost: { activationTimeoutMs: 1500 } });
+    // Long enough for the good plugin's process to start on a loaded machine: only the spinner waits it out.
+    }, { pluginHost: { activationTimeoutMs: 5000 } });
     expect((await listed(url, 'spinner'))?.problems?.map((problem) => problem.code)).toEqual(['PLUGIN_ACTIVATION_TIMEOUT']);
     expect(processesNaming(join(kernel.workspace.pluginsDir, 'spinner'))).toEqual([]);
     expect((await fetch(`${url}/healthz`)).status).toBe(200);
@@ -81,8 +82,9 @@ describe('untrusted user plugins run in a process of their own', () => {
     const { url } = await serve({ spin: plugin('spin', { loop: { code: '() => { for (;;) { /* never yields */ } }' }, hello }) }, { actions: { timeoutMs: 1000 } });
     const stuck = await call(url, 'spin/spin/loop');
     expect([stuck.status, stuck.body.error?.code, stuck.body.error?.details.stillRunning]).toEqual([504, 'ACTION_TIMEOUT', false]);
+    // Restarted before the next call, whose own 1 s limit would otherwise also cover the new process's start.
+    await expect.poll(async () => (await listed(url, 'spin'))?.process, { timeout: 15_000 }).toMatchObject({ state: 'running', restarts: 1 });
     expect(await call(url, 'spin/spin/hello')).toEqual({ status: 200, body: { result: { hi: true } } });
-    expect((await listed(url, 'spin'))?.process).toMatchObject({ state: 'running', restarts: 1 });
   });
 
   it('keeps a plugin that declares no effects from writing files, whoever calls it', async () => {
@@ -123,11 +125,12 @@ describe('untrusted user plugins run in a process of their own', () => {
     });
     const thrown = await call(url, 'crashy/crashy/throw_later');
     expect([thrown.status, thrown.body.error?.code]).toEqual([500, 'PLUGIN_ERROR']);
-    await expect.poll(async () => (await listed(url, 'crashy'))?.process).toMatchObject({ state: 'running', restarts: 1 });
+    // A restart waits 250 ms, then starts a process: more than the poll's default second on a loaded machine.
+    await expect.poll(async () => (await listed(url, 'crashy'))?.process, { timeout: 15_000 }).toMatchObject({ state: 'running', restarts: 1 });
     expect(await call(url, 'crashy/crashy/hello')).toEqual({ status: 200, body: { result: { hi: true } } });
     const exited = await call(url, 'crashy/crashy/exit');
     expect([exited.status, exited.body.error?.code]).toEqual([500, 'PLUGIN_ERROR']);
-    await expect.poll(async () => (await listed(url, 'crashy'))?.process).toMatchObject({ state: 'running', restarts: 2 });
+    await expect.poll(async () => (await listed(url, 'crashy'))?.process, { timeout: 15_000 }).toMatchObject({ state: 'running', restarts: 2 });
     expect(await call(url, 'crashy/crashy/hello')).toEqual({ status: 200, body: { result: { hi: true } } });
     expect((await fetch(`${url}/healthz`)).status).toBe(200);
   });
@@ -214,7 +217,8 @@ describe('a call to a plugin in its own process', () => {
   };
 
   it('stops a handler that watches its signal by telling it, and answers what it said', async () => {
-    const kernel = await harness.boot({ config: { actions: { timeoutMs: 300 } }, userPlugins: { patient: plugin('patient', patient) } });
+    // The limit must leave room for the handler's 'watching' to reach the kernel first, or the process is ended instead.
+    const kernel = await harness.boot({ config: { actions: { timeoutMs: 2000 } }, userPlugins: { patient: plugin('patient', patient) } });
     const progress: unknown[] = [];
     expect(await kernel.pipeline.call({ target: 'patient_wait', input: {}, principal: admin, onProgress: (update) => progress.push(update) }))
       .toMatchObject({ status: 'ok', value: { stopped: 'time_limit', code: 'ACTION_TIMEOUT' } });

@@ -121,7 +121,7 @@ describe('budgets', () => {
   });
 
   it('waits for the person\'s answer to a budget question longer than the stream\'s idle limit', async () => {
-    const kit = await start('openai-chat', { agent: { idleTimeoutMs: 300 }, kernelConfig: { budgets: { turn: { tokens: 50 }, whenExceeded: 'ask' } } });
+    const kit = await start('openai-chat', { agent: { idleTimeoutMs: 1_000 }, kernelConfig: { budgets: { turn: { tokens: 50 }, whenExceeded: 'ask' } } });
     kit.fake.reply(sse('openai-chat', { text: 'Hello.' }));
     const session = await kit.session();
     const response = await kit.http('POST', `/api/agent/sessions/${session}/turns`, { message: 'hello' });
@@ -129,7 +129,7 @@ describe('budgets', () => {
       if (event.event !== 'confirm') return;
       const confirmation = event.data.confirmation as { id: string; argsHash: string };
       // The person takes longer than the idle watchdog allows a silent stream.
-      setTimeout(() => { void kit.http('POST', `/api/agent/sessions/${session}/confirmations/${confirmation.id}/answer`, { approved: true, argsHash: confirmation.argsHash }); }, 900);
+      setTimeout(() => { void kit.http('POST', `/api/agent/sessions/${session}/confirmations/${confirmation.id}/answer`, { approved: true, argsHash: confirmation.argsHash }); }, 3_000);
     });
     expect(events.filter((event) => event.event === 'confirm')).toHaveLength(1);
     expect(events.at(-1)).toMatchObject({ event: 'done', data: { state: 'finished' } });

@@ -18,7 +18,8 @@ describe.each(PROTOCOLS)('how %s fails, through the real SDK and the turn loop',
   });
 
   it('stops a stream that stalls after its headers, as interrupted, without repeating it once text arrived', async () => {
-    const { fake, session, turn } = await start(protocol, { agent: { idleTimeoutMs: 300 } });
+    // The idle limit also covers the request's connection and its first frames: room for a loaded machine.
+    const { fake, session, turn } = await start(protocol, { agent: { idleTimeoutMs: 1_000 } });
     const frames = framesUntilText(protocol);
     fake.reply({ kind: 'sse', frames: [...frames, 'never sent'], stallAfter: frames.length });
     const { events } = await turn(await session(), 'hi');

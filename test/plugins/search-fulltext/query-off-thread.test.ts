@@ -69,7 +69,9 @@ describe('full-text queries off the main thread (the built kernel over HTTP)', (
   }
 
   it('answers /healthz while a query waits on the index, stops the query at its time limit with 504, and searches again once the index reads', async () => {
-    const { url, search, shm } = await serve({ actions: { timeoutMs: 1_000 } });
+    // The limit also covers starting a query worker (the first search, and the one after the release):
+    // room for that on a loaded machine.
+    const { url, search, shm } = await serve({ actions: { timeoutMs: 3_000 } });
     const lock = await lockReaders(shm);
     let released = false;
     try {
