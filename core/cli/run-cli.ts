@@ -1,36 +1,43 @@
 import { KERNEL_VERSION } from '../paths.js';
-import { EXIT_OK, EXIT_USAGE, type CliIO } from './cli-io.js';
-import { COMMANDS } from './command-list.js';
+import { EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, type CliIO, type Command } from './cli-io.js';
+import { COMMANDS, type CommandEntry } from './command-list.js';
 
-function usage(): string {
-  const width = Math.max(...COMMANDS.map((command) => command.name.length));
+function usage(commands: readonly CommandEntry[]): string {
+  const width = Math.max(...commands.map((command) => command.name.length));
   return [
     `Quire ${KERNEL_VERSION}: a local-first block notebook kernel with an agent inside.`,
     '',
     'Usage: quire <command> [options]',
     '',
     'Commands:',
-    ...COMMANDS.map((command) => `  ${command.name.padEnd(width)}   ${command.summary}`),
+    ...commands.map((command) => `  ${command.name.padEnd(width)}   ${command.summary}`),
     '',
     "Run 'quire <command> --help' for a command's options.",
   ].join('\n');
 }
 
 /** Finds the command named by the first one or two words and runs it; returns the exit code. */
-export async function runCli(argv: string[], io: CliIO): Promise<number> {
+export async function runCli(argv: string[], io: CliIO, commands: readonly CommandEntry[] = COMMANDS): Promise<number> {
   if (argv.length === 0 || argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') {
-    io.out(usage());
+    io.out(usage(commands));
     return argv.length === 0 ? EXIT_USAGE : EXIT_OK;
   }
   if (argv[0] === '--version') return io.out(KERNEL_VERSION), EXIT_OK;
-  const byName = new Map(COMMANDS.map((command) => [command.name, command]));
+  const byName = new Map(commands.map((command) => [command.name, command]));
   const command = byName.get(`${argv[0]} ${argv[1] ?? ''}`) ?? byName.get(argv[0] ?? '');
   if (!command) {
-    const group = COMMANDS.filter((candidate) => candidate.name.startsWith(`${argv[0]} `));
+    const group = commands.filter((candidate) => candidate.name.startsWith(`${argv[0]} `));
     io.err(group.length > 0
       ? `quire ${argv[0]}: expected one of: ${group.map((candidate) => candidate.name).join(', ')}`
-      : `quire: unknown command '${argv.join(' ')}'\n\n${usage()}`);
+      : `quire: unknown command '${argv.join(' ')}'\n\n${usage(commands)}`);
     return EXIT_USAGE;
   }
-  return (await command.load()).run(argv.slice(command.name.split(' ').length), io);
+  let loaded: Command;
+  try {
+    loaded = await command.load();
+  } catch (error) {
+    io.err(`quire ${command.name}: its code could not be loaded (${error instanceof Error ? error.message : String(error)}); reinstall Quire`);
+    return EXIT_PROBLEMS;
+  }
+  return loaded.run(argv.slice(command.name.split(' ').length), io);
 }

@@ -46,8 +46,10 @@ interface Scanned { stamp: string | undefined; scan: FolderScan; scripts: string
 
 /**
  * Reads every skill of every root on each call (the folders are small and bounded), reparsing only a
- * SKILL.md whose size or time changed: a skill added or edited on disk is seen at the next listing or
- * turn, with no watcher to keep alive. Broken skills are reported, each once in the log.
+ * SKILL.md whose size or time changed, or whose time was too close to its last read to be trusted
+ * (settledMtime: a change in the same tick of the file system's clock keeps both): a skill added or
+ * edited on disk is seen at the next listing or turn, with no watcher to keep alive. Broken skills are
+ * reported, each once in the log.
  */
 export class SkillCatalog {
   private readonly parsed = new Map<string, Parsed>();
@@ -142,7 +144,8 @@ export class SkillCatalog {
 
   /**
    * A skill folder's files and scripts, walked again only when one of its folders changed time (a file
-   * added, removed or renamed anywhere in it); otherwise one stat per folder. A file rewritten in place
+   * added, removed or renamed anywhere in it) or was changed too close to the last walk to be trusted;
+   * otherwise one stat per folder. A file rewritten in place
    * keeps its folder's time: SKILL.md is checked on its own, and a file loaded is checked when read.
    */
   private async scan(folder: string): Promise<Scanned> {

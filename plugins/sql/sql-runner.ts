@@ -72,8 +72,8 @@ const processDied = (code: number | null, signal: NodeJS.Signals | null): Kernel
 export class SqlRunner {
   private child: ChildProcess | undefined;
   private starting: Promise<ChildProcess> | undefined;
-  /** The process `starting` waits for, until it says it is ready. */
-  private spawned: ChildProcess | undefined;
+  /** Every child started and not yet gone, each with its end: close() ends them all and waits for each. */
+  private readonly alive = new Map<ChildProcess, Promise<void>>();
   private tail: Promise<unknown> = Promise.resolve();
   private nextId = 0;
   private closed = false;
@@ -101,18 +101,15 @@ export class SqlRunner {
   }
 
   /**
-   * Kills the child, and waits until it is gone; statements still queued are refused. A child still
+   * Kills every child, and waits until each is gone; statements still queued are refused. A child still
    * starting is killed as it is: waiting until it was ready (a fork and the driver's load, about 200 ms)
    * made every stop soon after a start that much slower, every one-shot CLI command among them.
    */
   async close(): Promise<void> {
     this.closed = true;
-    const child = this.child ?? this.spawned;
     this.child = undefined;
-    if (!child || child.exitCode !== null || child.signalCode !== null) return;
-    const gone = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGKILL');
-    await gone;
+    for (const child of this.alive.keys()) child.kill('SIGKILL');
+    await Promise.all(this.alive.values());
   }
 
   /**
@@ -181,7 +178,9 @@ export class SqlRunner {
     child.kill('SIGKILL');
     if (this.child === child) this.child = undefined;
     // The next statement should find a warm process, not pay for a fork.
-    if (!this.closed) this.start().catch((error: unknown) => this.log.warn('could not restart the SQL process', { error: String(error) }));
+    this.start().catch((error: unknown) => {
+      if (!this.closed) this.log.warn('could not restart the SQL process', { error: String(error) });
+    });
   }
 
   private start(): Promise<ChildProcess> {
@@ -189,7 +188,15 @@ export class SqlRunner {
     if (this.child) return Promise.resolve(this.child);
     this.starting ??= new Promise<ChildProcess>((resolve, reject) => {
       const child = spawnChild(this.script, [this.dbFile, this.driver]);
-      this.spawned = child;
+      this.alive.set(child, new Promise<void>((gone) => {
+        child.once('exit', () => gone());
+        // A process that could not be started at all ends with 'error' and no 'exit'.
+        child.on('error', (error) => {
+          if (child.pid !== undefined) return;
+          gone();
+          reject(new KernelError('PLUGIN_ERROR', `The SQL process could not be started: ${error.message}`));
+        });
+      }).finally(() => this.alive.delete(child)));
       let stderr = '';
       child.stderr?.on('data', (chunk: Buffer) => { stderr = (stderr + chunk.toString()).slice(-2000); this.stderr.set(child, stderr); });
       const onReady = (message: ChildMessage): void => {
@@ -203,10 +210,7 @@ export class SqlRunner {
         if (this.child === child) this.child = undefined;
         reject(this.closed ? closing() : new KernelError('PLUGIN_ERROR', `The SQL process exited (${String(code)}): ${stderr.trim()}`));
       });
-    }).finally(() => {
-      this.starting = undefined;
-      this.spawned = undefined;
-    });
+    }).finally(() => { this.starting = undefined; });
     return this.starting;
   }
 }

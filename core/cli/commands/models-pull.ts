@@ -106,4 +106,3 @@ ${WORKSPACE_OPTION}`,
   },
 };
 
-export const modelsCommands: readonly Command[] = [modelsPullCommand, modelsListCommand];

@@ -2,8 +2,9 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import type { Command } from '../../../core/cli/cli-io.js';
+import type { CliIO, Command } from '../../../core/cli/cli-io.js';
 import { COMMANDS } from '../../../core/cli/command-list.js';
+import { runCli } from '../../../core/cli/run-cli.js';
 import { REPO_ROOT } from '../../helpers/harness.js';
 
 const isCommand = (value: unknown): value is Command =>
@@ -30,5 +31,13 @@ describe('the CLI command list (each command loaded only when it runs)', () => {
     }
     expect(exported.size).toBeGreaterThan(20);
     expect([...exported].sort()).toEqual(COMMANDS.map((entry) => entry.name).sort());
+  });
+
+  it('says which command could not be loaded, with exit code 1, when its module fails to load', async () => {
+    const said: string[] = [];
+    const io: CliIO = { out: (text) => void said.push(text), err: (text) => void said.push(text) };
+    const broken = [{ name: 'broken', summary: 'fails to load', load: () => Promise.reject(new Error("Cannot find module 'gone'")) }];
+    expect(await runCli(['broken'], io, broken)).toBe(1);
+    expect(said).toEqual(["quire broken: its code could not be loaded (Cannot find module 'gone'); reinstall Quire"]);
   });
 });

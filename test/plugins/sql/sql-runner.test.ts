@@ -122,16 +122,40 @@ describe('the SQL child process', () => {
 
   it('closes at once while its process is still starting, ending it; a warm-up cut short is no failure', async () => {
     const { sql, file } = await runner();
-    const warming = sql.warm();
+    let warmed = false;
+    const warming = sql.warm().finally(() => { warmed = true; });
     let pids: number[] = [];
     await waitUntil(async () => (pids = await sqlChildren(file)).length === 1, 'the SQL child to be started');
     // Stopped, it never says it is ready: a close that waited for that would never return.
     process.kill(pids[0]!, 'SIGSTOP');
-    const queued = sql.run(request('SELECT 1'));
+    // A statement waiting for that process when the close comes.
+    const waiting = sql.run(request('SELECT 1'));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(warmed).toBe(false);
     await sql.close();
     expect(await sqlChildren(file)).toEqual([]);
     await expect(warming).resolves.toBeUndefined();
-    expect(await caught(queued)).toMatchObject({ code: 'PLUGIN_ERROR', message: 'The SQL tool is closing' });
+    expect(await caught(waiting)).toMatchObject({ code: 'PLUGIN_ERROR', details: { reason: 'closing' } });
+  });
+
+  it('waits at close for a process it has just killed, and says nothing of the replacement it ends', async () => {
+    const warnings: string[] = [];
+    const file = databaseIn(await tempDir());
+    const sql = new SqlRunner(file, { ...silentLogger, warn: (message: string) => void warnings.push(message) });
+    runners.push(sql);
+    // Cancelled while it runs: its process is killed and a replacement started, which the close then ends.
+    const controller = new AbortController();
+    const running = sql.run(request(RUNAWAY, 5_000), controller.signal);
+    // Half a second of CPU: more than a process takes to start, so the endless statement is running.
+    await waitUntil(async () => {
+      const [pid] = await sqlChildren(file);
+      return pid !== undefined && await cpuTicks(pid) > 50;
+    }, 'the SQL child to run the statement');
+    controller.abort();
+    expect((await caught(running)).code).toBe('ACTION_CANCELLED');
+    await sql.close();
+    expect(await sqlChildren(file)).toEqual([]);
+    expect(warnings).toEqual([]);
   });
 
   it('ends a statement that needs more memory than its limit, and answers the next one', async () => {
