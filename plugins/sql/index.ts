@@ -12,6 +12,8 @@ interface QueryInput { sql: string; limit?: number; timeoutMs?: number }
  */
 const MAX_CELL_BYTES = 2_000;
 const MAX_RESULT_BYTES = 256_000;
+/** How long after the plugin's start its SQL process is started, ahead of the first statement. */
+const WARM_AFTER_MS = 1_000;
 
 /** Readers may call actions without effects; this tool reads everything, so it is for administrators and the agent only. */
 function onlyAdmins(call: ActionCall): void {
@@ -24,8 +26,18 @@ export default definePlugin({
   activate(ctx) {
     const index = ctx.get(BLOCKS_INDEX);
     const runner = new SqlRunner(index.file, ctx.log);
-    runner.warm().catch((error: unknown) => ctx.log.warn('the SQL process did not start', { error: String(error) }));
-    ctx.onDispose(() => runner.close());
+    // Started a moment after the kernel, not during its start: a kernel stopped soon after (a one-shot CLI
+    // command, most tests) never pays for a process it does not use (a fork and better-sqlite3's load,
+    // about 0.15 s of CPU), and the start does not share two cores with it. A statement before then starts it.
+    const { warmAfterMs = WARM_AFTER_MS } = ctx.config as { warmAfterMs?: number };
+    const warming = setTimeout(() => {
+      runner.warm().catch((error: unknown) => ctx.log.warn('the SQL process did not start', { error: String(error) }));
+    }, warmAfterMs);
+    warming.unref();
+    ctx.onDispose(() => {
+      clearTimeout(warming);
+      return runner.close();
+    });
     return {
       sql: {
         query: async (input, call) => {

@@ -133,3 +133,32 @@ describe('the SQL tool answers', () => {
     }
   });
 });
+
+/** How many processes run the SQL tool's child script on this index file. */
+async function sqlProcesses(indexFile: string): Promise<number> {
+  let count = 0;
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const command = await readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '');
+    if (command.includes('sql-child.cjs') && command.includes(indexFile)) count++;
+  }
+  return count;
+}
+
+describe('the SQL process', () => {
+  it('is started a while after the kernel (warmAfterMs), or by a statement that comes first, and ends with the kernel', async () => {
+    const late = await boot({ config: { plugins: { sql: { config: { warmAfterMs: 600_000 } } } } });
+    const lateIndex = join(late.kernel.workspace.root, 'index', 'quire.db');
+    await notes(late.act);
+    expect(await sqlProcesses(lateIndex)).toBe(0);
+    expect((await late.act<Answer>('sql_query', { sql: "SELECT content FROM blocks WHERE content = 'gamma'" })).rows).toEqual([['gamma']]);
+    expect(await sqlProcesses(lateIndex)).toBe(1);
+    await late.kernel.close();
+    expect(await sqlProcesses(lateIndex)).toBe(0);
+
+    const soon = await boot({ config: { plugins: { sql: { config: { warmAfterMs: 0 } } } } });
+    const soonIndex = join(soon.kernel.workspace.root, 'index', 'quire.db');
+    for (let i = 0; i < 200 && await sqlProcesses(soonIndex) === 0; i++) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(await sqlProcesses(soonIndex)).toBe(1);
+  });
+});
