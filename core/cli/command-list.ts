@@ -7,11 +7,22 @@ export interface CommandEntry {
   load(): Promise<Command>;
 }
 
-function named(commands: readonly Command[], name: string): Command {
-  const command = commands.find((candidate) => candidate.name === name);
-  if (!command) throw new Error(`no command '${name}' in its module`);
-  return command;
+/** A command of a module that exports its group of commands as one list. */
+function inGroup(name: string, summary: string, group: () => Promise<readonly Command[]>): CommandEntry {
+  return {
+    name,
+    summary,
+    async load() {
+      const command = (await group()).find((candidate) => candidate.name === name);
+      if (!command) throw new Error(`no command '${name}' in its module`);
+      return command;
+    },
+  };
 }
+
+const snapshots = async (): Promise<readonly Command[]> => (await import('./commands/snapshot.js')).snapshotCommands;
+const notes = async (): Promise<readonly Command[]> => (await import('./commands/notes.js')).notesCommands;
+const skills = async (): Promise<readonly Command[]> => (await import('./commands/skill.js')).skillCommands;
 
 /**
  * Every command, with its code loaded only when it runs: loading every command's module for each run
@@ -27,23 +38,23 @@ export const COMMANDS: readonly CommandEntry[] = [
   { name: 'index embeddings', summary: 'embed the blocks that need it for semantic search, showing progress', load: async () => (await import('./commands/index-embeddings.js')).indexEmbeddingsCommand },
   { name: 'import', summary: 'import a Markdown file or folder into a notebook', load: async () => (await import('./commands/markdown-transfer.js')).importCommand },
   { name: 'export', summary: 'export a notebook or document as Markdown files', load: async () => (await import('./commands/markdown-transfer.js')).exportCommand },
-  { name: 'snapshot create', summary: 'take a snapshot of the notes', load: async () => named((await import('./commands/snapshot.js')).snapshotCommands, 'snapshot create') },
-  { name: 'snapshot list', summary: 'list snapshots, newest first', load: async () => named((await import('./commands/snapshot.js')).snapshotCommands, 'snapshot list') },
-  { name: 'snapshot diff', summary: 'what changed since a snapshot (or between two)', load: async () => named((await import('./commands/snapshot.js')).snapshotCommands, 'snapshot diff') },
-  { name: 'snapshot rollback', summary: 'make the notes exactly as in a snapshot', load: async () => named((await import('./commands/snapshot.js')).snapshotCommands, 'snapshot rollback') },
-  { name: 'snapshot verify', summary: 'check every stored object against its hash', load: async () => named((await import('./commands/snapshot.js')).snapshotCommands, 'snapshot verify') },
+  inGroup('snapshot create', 'take a snapshot of the notes', snapshots),
+  inGroup('snapshot list', 'list snapshots, newest first', snapshots),
+  inGroup('snapshot diff', 'what changed since a snapshot (or between two)', snapshots),
+  inGroup('snapshot rollback', 'make the notes exactly as in a snapshot', snapshots),
+  inGroup('snapshot verify', 'check every stored object against its hash', snapshots),
   { name: 'models pull', summary: 'download a model for the local-models plugin into <workspace>/models/', load: async () => (await import('./commands/models-pull.js')).modelsPullCommand },
   { name: 'models list', summary: 'list the models in <workspace>/models/', load: async () => (await import('./commands/models-pull.js')).modelsListCommand },
-  { name: 'notebooks', summary: 'list the notebooks', load: async () => named((await import('./commands/notes.js')).notesCommands, 'notebooks') },
-  { name: 'docs', summary: 'list the documents of a notebook (or below a document)', load: async () => named((await import('./commands/notes.js')).notesCommands, 'docs') },
-  { name: 'show', summary: 'print a document (or a block) as Markdown', load: async () => named((await import('./commands/notes.js')).notesCommands, 'show') },
-  { name: 'search', summary: 'search the notes (full text; hybrid when semantic search is on)', load: async () => named((await import('./commands/notes.js')).notesCommands, 'search') },
-  { name: 'skill list', summary: 'list skills, their prompt cost and the broken ones', load: async () => named((await import('./commands/skill.js')).skillCommands, 'skill list') },
-  { name: 'skill show', summary: 'print a skill\'s instructions (or one of its files)', load: async () => named((await import('./commands/skill.js')).skillCommands, 'skill show') },
-  { name: 'skill install', summary: 'install skills from a folder, a .zip/.tar.gz or an http(s) URL', load: async () => named((await import('./commands/skill.js')).skillCommands, 'skill install') },
-  { name: 'skill remove', summary: 'remove a skill of the workspace', load: async () => named((await import('./commands/skill.js')).skillCommands, 'skill remove') },
-  { name: 'skill versions', summary: 'a skill\'s earlier versions, newest first (without a name: the skills that have some)', load: async () => named((await import('./commands/skill.js')).skillCommands, 'skill versions') },
-  { name: 'skill restore', summary: 'put an earlier version back as the skill (the present one is kept as a version)', load: async () => named((await import('./commands/skill.js')).skillCommands, 'skill restore') },
+  inGroup('notebooks', 'list the notebooks', notes),
+  inGroup('docs', 'list the documents of a notebook (or below a document)', notes),
+  inGroup('show', 'print a document (or a block) as Markdown', notes),
+  inGroup('search', 'search the notes (full text; hybrid when semantic search is on)', notes),
+  inGroup('skill list', 'list skills, their prompt cost and the broken ones', skills),
+  inGroup('skill show', 'print a skill\'s instructions (or one of its files)', skills),
+  inGroup('skill install', 'install skills from a folder, a .zip/.tar.gz or an http(s) URL', skills),
+  inGroup('skill remove', 'remove a skill of the workspace', skills),
+  inGroup('skill versions', 'a skill\'s earlier versions, newest first (without a name: the skills that have some)', skills),
+  inGroup('skill restore', 'put an earlier version back as the skill (the present one is kept as a version)', skills),
   { name: 'usage', summary: 'model and embedding usage and cost, by day, session or model', load: async () => (await import('./commands/usage.js')).usageCommand },
   { name: 'mcp', summary: 'MCP over stdio for clients that launch a command (relays to a serving kernel)', load: async () => (await import('./commands/mcp.js')).mcpCommand },
   { name: 'plugin validate', summary: 'check plugin manifests without loading their code', load: async () => (await import('./commands/plugin-validate.js')).pluginValidateCommand },

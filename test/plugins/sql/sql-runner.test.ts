@@ -1,27 +1,20 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { readdir, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../../core/log.js';
 import { SqlRunner, type QueryRequest } from '../../../plugins/sql/sql-runner.js';
 import { REPO_ROOT, caught, useHarness } from '../../helpers/harness.js';
+import { processesRunning } from '../../helpers/processes.js';
 
 const { tempDir } = useHarness();
 const RUNAWAY = 'WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n) SELECT count(*) FROM n';
 const request = (sql: string, timeoutMs = 2_000): QueryRequest => ({ sql, maxRows: 100, maxCellBytes: 2_000, maxResultBytes: 256_000, timeoutMs });
 
 /** Processes running the SQL child script on this database file. */
-async function sqlChildren(dbFile: string): Promise<number[]> {
-  const pids: number[] = [];
-  for (const entry of await readdir('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    const command = await readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '');
-    if (command.includes('sql-child.cjs') && command.includes(dbFile)) pids.push(Number(entry));
-  }
-  return pids;
-}
+const sqlChildren = (dbFile: string): Promise<number[]> => processesRunning('sql-child.cjs', dbFile);
 
 /** CPU time of process `pid` so far, in clock ticks (user and system; /proc/<pid>/stat). */
 async function cpuTicks(pid: number): Promise<number> {

@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { startHttpServer } from '../../../core/http/serve.js';
 import { REPO_ROOT, caught } from '../../helpers/harness.js';
 import { rawRequest } from '../../helpers/http-client.js';
+import { processesRunning } from '../../helpers/processes.js';
 import { reader, useBlocks, type Act } from '../blocks/blocks-harness.js';
 
 const { boot } = useBlocks();
@@ -135,15 +136,7 @@ describe('the SQL tool answers', () => {
 });
 
 /** How many processes run the SQL tool's child script on this index file. */
-async function sqlProcesses(indexFile: string): Promise<number> {
-  let count = 0;
-  for (const entry of await readdir('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    const command = await readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '');
-    if (command.includes('sql-child.cjs') && command.includes(indexFile)) count++;
-  }
-  return count;
-}
+const sqlProcesses = async (indexFile: string): Promise<number> => (await processesRunning('sql-child.cjs', indexFile)).length;
 
 describe('the SQL process', () => {
   it('is started a while after the kernel (warmAfterMs), or by a statement that comes first, and ends with the kernel', async () => {
