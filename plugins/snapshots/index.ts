@@ -93,7 +93,7 @@ export default definePlugin({
         diff: async (input, call: ActionCall) => {
           const { from, to } = input as { from: string; to?: string };
           const older = await repo.get(from);
-          const newer = to !== undefined ? await repo.get(to) : await repo.scanTables(await repo.latest());
+          const newer = to !== undefined ? await repo.get(to) : await repo.scanNow();
           const before = older.files;
           const after = newer.files;
           const all = repo.diff(before, after);
@@ -140,7 +140,7 @@ export default definePlugin({
 async function refuseProtectedChanges(repo: SnapshotRepo, id: string, call: ActionCall): Promise<void> {
   if (call.deniedNotebooks.size === 0 && call.readOnlyNotebooks.size === 0) return;
   const target = await repo.get(id);
-  const now = await repo.scanTables(await repo.latest());
+  const now = await repo.scanNow();
   const changes = repo.diff(now.files, target.files);
   const touches = (path: string) => {
     const notebook = path.split('/')[0]!;

@@ -121,10 +121,21 @@ export class PackSet {
     } finally {
       await writer.discard();
     }
+    // Every kept object points at the new pack before an old pack's files go (in one turn of the event
+    // loop): a read meanwhile (verify, a diff) finds it there, never a location whose file was removed.
+    const moved = await readIndex(join(this.folder, `${writer.name}.idx`));
+    for (const [hash, at] of this.objects) if (leaving.has(at.pack)) this.objects.delete(hash);
+    if (moved) {
+      let bytes = 0;
+      for (const [hash, offset, length] of moved.objects) {
+        bytes += length;
+        this.objects.set(hash, { pack: writer.name, offset, length });
+      }
+      this.loaded.set(writer.name, bytes);
+    }
     for (const pack of packs) await rm(join(this.folder, `${pack}.idx`), { force: true });
     await fsyncPath(this.folder);
     for (const pack of packs) await rm(join(this.folder, `${pack}.pack`), { force: true });
-    for (const [hash, at] of this.objects) if (leaving.has(at.pack)) this.objects.delete(hash);
     for (const pack of packs) this.loaded.delete(pack);
     await this.refresh();
   }

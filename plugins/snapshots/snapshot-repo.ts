@@ -1,4 +1,4 @@
-import { readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync, type Dirent } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
 import { KernelError, NotFoundError, isValidId, newId, settledMtime, writeFileAtomic, type IntentJournal } from '../../core/index.js';
@@ -90,6 +90,8 @@ export class SnapshotRepo {
    * index names the same snapshot as the newest.
    */
   private newest: Snapshot | undefined;
+  /** The tag change in progress (see `setTags`). */
+  private tagging: Promise<unknown> = Promise.resolve();
 
   constructor(
     readonly repoDir: string,
@@ -117,9 +119,14 @@ export class SnapshotRepo {
   }
 
   async get(id: string): Promise<Snapshot> {
-    const text = await readFile(this.recordPath(id), 'utf8').catch(() => undefined);
+    const path = this.recordPath(id);
+    const text = await readFile(path, 'utf8').catch(() => undefined);
     if (text === undefined) throw new NotFoundError('NOT_FOUND', `No snapshot with id '${id}'`, { details: { id } });
-    return JSON.parse(text) as Snapshot;
+    try {
+      return JSON.parse(text) as Snapshot;
+    } catch {
+      throw new KernelError('WORKSPACE_INVALID', `The record of snapshot '${id}' does not parse (${path}); 'quire snapshot verify' lists every damaged record`, { details: { id } });
+    }
   }
 
   /** The newest snapshot, whose file table lets the next one skip unchanged files. */
@@ -133,6 +140,14 @@ export class SnapshotRepo {
     if (this.newest?.id !== head.id) this.newest = await this.get(head.id);
     // Tags are the one thing a record changes; the index has them as they are now.
     return { ...this.newest, tags: head.tags };
+  }
+
+  /**
+   * data/ and skills/ as they are now, with the newest snapshot as the scan's base when its record reads
+   * (it only saves hashing unchanged files: a damaged newest record must not stop a diff or a rollback).
+   */
+  async scanNow(hooks: WorkHooks = {}): Promise<Tables> {
+    return this.scanTables(await this.latest().catch(() => undefined), false, hooks);
   }
 
   /** Files of data/ as they are now (see `scanTables`). */
@@ -155,7 +170,7 @@ export class SnapshotRepo {
     for (const tree of this.trees) {
       const known = base?.[tree.key] ?? {};
       const table = out[tree.key];
-      const entries = await readdir(tree.dir, { recursive: true, withFileTypes: true }).catch(() => []);
+      const entries = await listTree(tree.dir);
       for (const entry of entries) {
         if (!entry.isFile()) continue;
         const path = relativePath(tree.dir, entry.parentPath, entry.name);
@@ -179,7 +194,10 @@ export class SnapshotRepo {
           if (at > 0) await new Promise((resolve) => setImmediate(resolve));
         }
         const file = changed[at]!;
-        const content = readFileSync(join(file.tree.dir, file.path));
+        // Removed since it was listed: by something other than the kernel when writes are held, or by a
+        // write of the kernel's during a diff against now (which holds none).
+        const content = readOrAbsent(join(file.tree.dir, file.path));
+        if (!content) continue;
         out[file.tree.key][file.path] = { hash: batch ? await batch.add(content) : sha256(content), size: file.size, mtimeMs: file.mtimeMs };
       }
       hooks.stopCheck?.();
@@ -230,7 +248,7 @@ export class SnapshotRepo {
   async rollback(id: string, before: (path: string, op: 'rollback' | 'remove') => Promise<void> = async () => undefined, hooks: WorkHooks = {},
     beforeSkills: (names: string[]) => Promise<void> = async () => undefined): Promise<RollbackDiff> {
     const target = await this.get(id);
-    const now = await this.scanTables(await this.latest(), false, { ...(hooks.stopCheck ? { stopCheck: hooks.stopCheck } : {}) });
+    const now = await this.scanNow({ ...(hooks.stopCheck ? { stopCheck: hooks.stopCheck } : {}) });
     // From now to the snapshot: what it has that is gone or different comes back; what it lacks goes.
     const change = this.diff(now.files, target.files);
     const restore = [...change.added, ...change.changed];
@@ -259,7 +277,17 @@ export class SnapshotRepo {
     return skills ? { ...change, skills } : change;
   }
 
-  async setTags(id: string, change: (tags: string[]) => string[]): Promise<Snapshot> {
+  /**
+   * Changes a snapshot's tags. One change at a time: each reads the record and writes it back whole, so
+   * two at once (tag a, tag b) would keep only the last one's.
+   */
+  setTags(id: string, change: (tags: string[]) => string[]): Promise<Snapshot> {
+    const next = this.tagging.then(() => this.applyTags(id, change));
+    this.tagging = next.catch(() => undefined);
+    return next;
+  }
+
+  private async applyTags(id: string, change: (tags: string[]) => string[]): Promise<Snapshot> {
     const snapshot = await this.get(id);
     snapshot.tags = [...new Set(change(snapshot.tags))].sort();
     // Announced first: a crash between the record and the index leaves the index reading the record.
@@ -310,6 +338,30 @@ function tableEntries(snapshot: Pick<Snapshot, 'files' | 'skills'>): FileEntry[]
 /** The skills (first segments) some skills/-relative paths belong to, each once, sorted. */
 export function skillNames(paths: readonly string[]): string[] {
   return [...new Set(paths.map((path) => path.split('/')[0]!))].sort();
+}
+
+/**
+ * Every entry under `root`, recursively; none when `root` does not exist (skills/ before the first
+ * skill). Any other failure throws: a listing cut short (a folder unreadable, or removed mid-walk)
+ * taken as empty would make a snapshot without the files, and a rollback to it would remove them all.
+ */
+async function listTree(root: string): Promise<Dirent[]> {
+  try {
+    return await readdir(root, { recursive: true, withFileTypes: true });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT' && !existsSync(root)) return [];
+    throw new KernelError('WORKSPACE_INVALID', `Could not list ${root}: ${(error as Error).message}; nothing was changed, try again`, { cause: error });
+  }
+}
+
+/** A file's bytes, or undefined when it no longer exists. */
+function readOrAbsent(path: string): Buffer | undefined {
+  try {
+    return readFileSync(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
 }
 
 /** A root-relative path with forward slashes, from a directory entry of a recursive listing. */

@@ -5,7 +5,10 @@ import { applyJournaled, type FileChange, type TreeChange } from './file-change.
 import { skillNames, type FileEntry, type Snapshot, type SnapshotRepo, type Tables } from './snapshot-repo.js';
 
 export interface TurnRollbackResult {
-  /** `restore`: nothing changed since the turn, the snapshot was restored; `blocks`: only the turn's own changes were undone. */
+  /**
+   * `restore`: nothing changed since the turn and nobody else wrote during it, the snapshot was restored;
+   * `blocks`: only the turn's own changes were undone.
+   */
   mode: 'restore' | 'blocks';
   /**
    * Blocks (or whole documents, or skill files: `skills/<name>/<file>`) changed both by the turn and
@@ -64,13 +67,16 @@ export async function rollbackTurn(repo: SnapshotRepo, sessionId: string, turnId
   const start = await repo.get(startSummary.id);
   const afterSummary = mine.find((snapshot) => snapshot.memo === END);
   const after = afterSummary ? await repo.get(afterSummary.id) : undefined;
-  const now = await repo.scanTables(await repo.latest());
+  const now = await repo.scanNow();
   const untouched = (from: Record<string, FileEntry>, to: Record<string, FileEntry>) => {
     const since = repo.diff(from, to);
     return since.added.length + since.removed.length + since.changed.length === 0;
   };
+  // Documents that someone else (a person, another session) changed while the turn ran: restoring the
+  // turn's first snapshot would take those changes back too, so they are undone block by block.
+  const mixed = after ? await changedByOthers(repo, start, after) : new Set<string>();
   // Skills count only when the turn's end snapshot holds them: an older one says nothing about skills/.
-  if (after && untouched(after.files, now.files) && (!after.skills || untouched(after.skills, now.skills))) {
+  if (after && mixed.size === 0 && untouched(after.files, now.files) && (!after.skills || untouched(after.skills, now.skills))) {
     await repo.rollback(start.id, before, {}, beforeSkills);
     return { mode: 'restore', conflicts: [], undone: [] };
   }
@@ -79,10 +85,56 @@ export async function rollbackTurn(repo: SnapshotRepo, sessionId: string, turnId
     await repo.rollback(start.id, before, {}, beforeSkills);
     return { mode: 'restore', conflicts: [], undone: [] };
   }
-  return undoBlocks(repo, start, after, now, force, before, beforeSkills);
+  return undoBlocks(repo, start, after, now, mixed, force, before, beforeSkills);
 }
 
-async function undoBlocks(repo: SnapshotRepo, before: Snapshot, after: Snapshot, tables: Tables, force: boolean, notify: BeforeWrite, notifySkills: BeforeSkills): Promise<TurnRollbackResult> {
+/** A document's tree from a file's text, or undefined for a file that is not one (`.notebook.json`). */
+function treeOf(text: string): TreeBlock | undefined {
+  try {
+    const value = JSON.parse(text) as TreeBlock;
+    return typeof value === 'object' && value !== null && typeof value.id === 'string' ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Whether a block's version in the turn's end snapshot was written by someone other than the turn:
+ * stamped `updatedBy` another caller since the turn began (a block new since then, or whose stamp moved).
+ * A block without a stamp counts as the turn's, as before stamps were compared.
+ */
+function writtenByOthers(turn: string, old: TreeBlock | undefined, block: TreeBlock): boolean {
+  const attrs = (block.attrs ?? {}) as Record<string, unknown>;
+  const by = attrs.updatedBy;
+  if (typeof by !== 'string' || by.startsWith(`${turn}/`)) return false;
+  if (!old) return true;
+  const was = (old.attrs ?? {}) as Record<string, unknown>;
+  return was.updated !== attrs.updated || was.updatedBy !== by;
+}
+
+/** The documents in which a block changed between the turn's snapshots was written by someone else. */
+async function changedByOthers(repo: SnapshotRepo, start: Snapshot, after: Snapshot): Promise<Set<string>> {
+  const out = new Set<string>();
+  const turn = repo.diff(start.files, after.files);
+  const read = async (snapshot: Snapshot, path: string) => treeOf((await repo.objects.get(snapshot.files[path]!.hash)).toString('utf8'));
+  for (const path of [...turn.changed, ...turn.added]) {
+    const tree = await read(after, path);
+    if (!tree) continue;
+    const old = turn.changed.includes(path) ? await read(start, path) : undefined;
+    const then = old ? index(old) : new Map<string, { block: TreeBlock }>();
+    for (const [id, entry] of index(tree)) {
+      const was = then.get(id)?.block;
+      if (was && own(was) === own(entry.block)) continue;
+      if (writtenByOthers(after.origin, was, entry.block)) {
+        out.add(path);
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+async function undoBlocks(repo: SnapshotRepo, before: Snapshot, after: Snapshot, tables: Tables, mixed: ReadonlySet<string>, force: boolean, notify: BeforeWrite, notifySkills: BeforeSkills): Promise<TurnRollbackResult> {
   const result: TurnRollbackResult = { mode: 'blocks', conflicts: [], undone: [] };
   const now = tables.files;
   const turn = repo.diff(before.files, after.files);
@@ -93,26 +145,29 @@ async function undoBlocks(repo: SnapshotRepo, before: Snapshot, after: Snapshot,
   const notices: [string, 'rollback' | 'remove'][] = [];
   for (const path of turn.added) {
     if (now[path] === undefined) continue;
-    if (now[path]!.hash !== after.files[path]!.hash && !force) { result.conflicts.push({ path }); continue; }
+    // A document someone else made, or added to, while the turn ran is not the turn's alone to remove.
+    if ((mixed.has(path) || now[path]!.hash !== after.files[path]!.hash) && !force) { result.conflicts.push({ path }); continue; }
     notices.push([path, 'remove']);
     change.removes.push(path);
     result.undone.push({ path, blocks: 0 });
   }
   for (const path of turn.removed) {
     if (now[path] !== undefined && !force) { result.conflicts.push({ path }); continue; }
+    // Made again since and overwritten (forced): its text then is kept as a version first.
+    if (now[path] !== undefined) notices.push([path, 'rollback']);
     change.writes.push({ path, hash: before.files[path]!.hash });
     result.undone.push({ path, blocks: 0 });
   }
   for (const path of turn.changed) {
     if (now[path] === undefined) { result.conflicts.push({ path }); continue; }
     notices.push([path, 'rollback']);
-    if (now[path]!.hash === after.files[path]!.hash) {
+    if (now[path]!.hash === after.files[path]!.hash && !mixed.has(path)) {
       change.writes.push({ path, hash: before.files[path]!.hash });
       result.undone.push({ path, blocks: 0 });
       continue;
     }
     const current = JSON.parse(await readFile(file(path), 'utf8')) as TreeBlock;
-    const undone = undoInTree(JSON.parse(await text(before, path)) as TreeBlock, JSON.parse(await text(after, path)) as TreeBlock, current, force, (id) => result.conflicts.push({ path, id }));
+    const undone = undoInTree(JSON.parse(await text(before, path)) as TreeBlock, JSON.parse(await text(after, path)) as TreeBlock, current, after.origin, force, (id) => result.conflicts.push({ path, id }));
     change.writes.push({ path, text: `${JSON.stringify(current, null, 2)}\n` });
     result.undone.push({ path, blocks: undone });
   }
@@ -160,8 +215,11 @@ function undoSkillFiles(repo: SnapshotRepo, before: Record<string, FileEntry>, a
   return change;
 }
 
-/** Undoes, in `current`, the block changes that took `before` to `after`, where `current` still shows them. */
-function undoInTree(before: TreeBlock, after: TreeBlock, current: TreeBlock, force: boolean, conflict: (id: string) => void): number {
+/**
+ * Undoes, in `current`, the turn's block changes that took `before` to `after`, where `current` still
+ * shows them; blocks stamped by someone else in between are not the turn's and stay.
+ */
+function undoInTree(before: TreeBlock, after: TreeBlock, current: TreeBlock, turn: string, force: boolean, conflict: (id: string) => void): number {
   const then = index(before);
   const done = index(after);
   const live = index(current);
@@ -169,6 +227,8 @@ function undoInTree(before: TreeBlock, after: TreeBlock, current: TreeBlock, for
   for (const [id, entry] of done) {
     const old = then.get(id);
     if (old && own(old.block) === own(entry.block)) continue;
+    // Written while the turn ran, by someone else: not the turn's change, kept as it is.
+    if (writtenByOthers(turn, old?.block, entry.block)) continue;
     const present = live.get(id);
     if (!present) continue;
     if (own(present.block) !== own(entry.block) && !force) { conflict(id); continue; }

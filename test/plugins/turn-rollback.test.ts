@@ -3,9 +3,10 @@ import { describe, expect, it } from 'vitest';
 import { createHttpApp } from '../../core/http/app.js';
 import { newId } from '../../core/ids.js';
 import { turnDependencies } from '../../core/turn/kernel-turns.js';
+import type { ModelProvider } from '../../core/turn/model-provider.js';
 import { runTurn } from '../../core/turn/turn-loop.js';
 import { answer, scriptedProvider, toolCalls } from '../fakes/scripted-provider.js';
-import { useBlocks } from './blocks/blocks-harness.js';
+import { useBlocks, type Act } from './blocks/blocks-harness.js';
 
 const { boot } = useBlocks();
 const ADMIN = 'qk_rollback-admin';
@@ -16,8 +17,27 @@ interface Created { id: string }
 interface Tree { document: { children: { id: string; content?: string }[] } }
 interface Rolled { mode: string; conflicts: { path: string; id?: string }[] }
 
-/** A document, and an agent turn that appended a paragraph and changed the first one. */
-async function agentTurn() {
+interface Paragraphs { doc: string; first: string; second: string }
+
+/**
+ * A model that rewrites the first paragraph, while a person edits the second during the turn
+ * (between the model's two rounds).
+ */
+function personMeanwhile(act: Act, { first, second }: Paragraphs): ModelProvider {
+  const rounds = [toolCalls({ id: 'c1', name: 'block_update', args: { id: first, markdown: 'agent rewrote one' } }), answer('done')];
+  let requests = 0;
+  return {
+    id: 'person-meanwhile',
+    async *stream() {
+      requests++;
+      if (requests === 2) await act('block_update', { id: second, markdown: 'person edited two during the turn' });
+      yield* rounds[requests - 1]!;
+    },
+  };
+}
+
+/** A document, and an agent turn: by default one that appended a paragraph and changed the first one. */
+async function agentTurn(model?: (act: Act, paragraphs: Paragraphs) => ModelProvider) {
   const { kernel, act } = await boot({ config: auth });
   const notebook = await act<Created>('notebook_create', { name: 'N' });
   const doc = await act<Created>('document_create', { notebook: notebook.id, title: 'D', markdown: 'person one\n\nperson two' });
@@ -25,7 +45,7 @@ async function agentTurn() {
   const sessionId = newId();
   await kernel.sessions.save({ id: sessionId, entries: [] });
   await kernel.sessions.setPermissionMode(sessionId, 'auto');
-  const provider = scriptedProvider([
+  const provider = model?.(act, { doc: doc.id, first: first!.id, second: second!.id }) ?? scriptedProvider([
     toolCalls({ id: 'c1', name: 'block_append', args: { parentId: doc.id, markdown: 'agent line' } }, { id: 'c2', name: 'block_update', args: { id: first!.id, markdown: 'agent rewrote one' } }),
     answer('done'),
   ]);
@@ -42,6 +62,12 @@ async function agentTurn() {
 }
 
 describe('rolling back an agent turn', () => {
+  it("keeps a person's edit made while the turn ran: only the turn's own blocks are undone", async () => {
+    const { rollback, texts } = await agentTurn(personMeanwhile);
+    expect(await rollback()).toMatchObject({ mode: 'blocks', conflicts: [] });
+    expect(await texts()).toEqual(['person one', 'person edited two during the turn']);
+  });
+
   it('restores the snapshot when nothing changed the notes since the turn, and records it in the session', async () => {
     const { kernel, sessionId, rollback, texts } = await agentTurn();
     expect(await texts()).toEqual(['agent rewrote one', 'person two', 'agent line']);
