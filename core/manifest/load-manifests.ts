@@ -98,8 +98,16 @@ export async function loadUserManifests(pluginsDir: string): Promise<ManifestRec
   const records: ManifestRecord[] = [];
   for (const name of (await readdir(pluginsDir)).sort()) {
     const folder = join(pluginsDir, name);
-    if (!(await stat(folder)).isDirectory()) continue;
     const file = join(folder, 'manifest.json');
+    let info;
+    try {
+      info = await stat(folder);
+    } catch (error) {
+      // A dangling link or a folder that cannot be read: that plugin is refused, saying why; the others load.
+      records.push({ ok: false, source: 'user', file, id: name, issues: [{ code: 'MANIFEST_INVALID', pointer: '', message: `cannot read the plugin's folder: ${(error as Error).message}`, file }] });
+      continue;
+    }
+    if (!info.isDirectory()) continue;
     if (!existsSync(file)) continue;
     records.push(await readManifestFile(file, { source: 'user', expectedId: name, entryBase: folder }));
   }

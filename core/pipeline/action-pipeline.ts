@@ -203,9 +203,12 @@ export class ActionPipeline {
     if (call.decision.outcome === 'confirm') {
       await this.consumeApproval(call, options.confirmationId);
       // The plugin may have gone while the person answered: its handler must not run then.
-      if (this.registry.get(call.entry.wireName)?.pluginId !== call.entry.pluginId) {
+      const current = this.registry.get(call.entry.wireName);
+      if (current?.pluginId !== call.entry.pluginId) {
         throw new NotFoundError('ACTION_NOT_FOUND', `${call.entry.wireName} is no longer available; the approval was not used`, { details: { action: call.entry.wireName } });
       }
+      // Disabled and enabled again meanwhile: the handler of the plugin as it is now, not the disposed one's.
+      if (current !== call.entry) call = { ...call, entry: current };
     }
     const audited = call.entry.effects.length > 0;
     let stopped: StopReason | undefined;

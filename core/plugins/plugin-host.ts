@@ -42,6 +42,8 @@ export class PluginHost {
   private readonly runtimeEnabled = new Map<string, boolean>();
   private readonly processes = new Map<string, PluginProcess>();
   private toggling: Promise<void> = Promise.resolve();
+  /** Set by close(): no plugin is enabled or disabled after it. */
+  private closing = false;
 
   constructor(
     @inject(KERNEL_CONFIG) private readonly config: KernelConfig,
@@ -130,6 +132,8 @@ export class PluginHost {
    * change only with a restart; a plugin can be enabled only if what it requires is there.
    */
   setEnabled(id: string, enabled: boolean): Promise<void> {
+    // Refused once the kernel closes: a plugin activated after close() would outlive it (its process too).
+    if (this.closing) return Promise.reject(new KernelError('NOT_READY', `the kernel is stopping: plugin '${id}' was not ${enabled ? 'enabled' : 'disabled'}`, { details: { plugin: id } }));
     // One change at a time: a disable arriving while an enable is still activating waits for it.
     const next = this.toggling.then(() => this.applyEnabled(id, enabled));
     this.toggling = next.catch(() => undefined);
@@ -164,7 +168,14 @@ export class PluginHost {
     for (const plugin of this.active) for (const name of this.catalog?.order.find((candidate) => candidate.compiled.manifest.id === plugin.id)?.compiled.manifest.provides ?? []) available.add(name);
     const missing = (manifest.requires ?? []).filter((name) => !available.has(name));
     if (missing.length > 0) throw new ConflictError('CONFLICT', `plugin '${id}' requires ${missing.join(', ')}, which no active plugin provides`, { details: { plugin: id, missing } });
-    const config = this.catalog?.configs.get(id) ?? validatePluginConfig(record, this.config);
+    let config: Record<string, unknown>;
+    try {
+      config = this.catalog?.configs.get(id) ?? validatePluginConfig(record, this.config);
+    } catch (error) {
+      // Its quire.json config is wrong: for the person to fix (the message names the field), not a kernel failure.
+      if (isKernelError(error) && error.code === 'PLUGIN_CONFIG_INVALID') throw new ConflictError('CONFLICT', error.message, { details: error.details });
+      throw error;
+    }
     try {
       await this.activate(record, config);
     } catch (error) {
@@ -177,6 +188,9 @@ export class PluginHost {
 
   /** Disposes active plugins in reverse activation order; one failing disposer does not stop the others. */
   async close(): Promise<void> {
+    this.closing = true;
+    // An enable still activating finishes first, so that its plugin is disposed with the others.
+    await this.toggling;
     while (this.active.length > 0) {
       const plugin = this.active.pop();
       if (!plugin) break;

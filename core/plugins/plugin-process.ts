@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { currentAction, runInActionScope } from '../egress/action-scope.js';
@@ -128,7 +129,8 @@ export class PluginProcess {
     const { options } = this;
     const host = childHostScript();
     if (!host) throw new PluginError('PLUGIN_LOAD_FAILED', options.pluginId, 'the plugin host process is not built (run npm run build)');
-    this.scratch ??= await createScratch(options.pluginId);
+    // Made again when it is gone (a clean-up of the temporary folder): every restart would fail without it.
+    if (this.scratch === undefined || !existsSync(this.scratch)) this.scratch = await createScratch(options.pluginId);
     const effects = new Set(options.actions.flatMap((action) => action.declaredEffects));
     const plan = planSandbox(host, { pluginDir: options.pluginDir, cwd: this.scratch, declaresEgress: effects.has('dataEgress'), declaresLocalWrite: effects.has('localWrite') });
     this.sandbox = plan.info;
@@ -186,7 +188,9 @@ export class PluginProcess {
   private activationError(phase: 'load' | 'activate', error: KernelError): PluginError {
     const id = this.options.pluginId;
     if (phase === 'load') return new PluginError('PLUGIN_LOAD_FAILED', id, `cannot load ${this.options.entryPath}: ${error.message}`, { cause: error });
-    if (error.code !== 'PLUGIN_ERROR') return new PluginError(error.code, id, error.message, { cause: error, details: error.details });
+    // The code comes from the plugin's process: only one its context raises is believed (a plugin must not
+    // answer an admin's enable with 401, or with a code that has no status).
+    if (error.code === 'CAPABILITY_DENIED') return new PluginError(error.code, id, error.message, { cause: error, details: error.details });
     return new PluginError('PLUGIN_ACTIVATION_FAILED', id, `activation failed: ${error.message}`, { cause: error });
   }
 
@@ -211,24 +215,20 @@ export class PluginProcess {
   }
 
   private async answerCapability(id: number, name: string, method: string, args: unknown[], callId: number | undefined): Promise<void> {
+    // Answered to the process that asked: ids start again in a process started since (after a kill).
+    const child = this.child;
+    const answer = (message: KernelMessage): void => {
+      if (child === this.child) this.send(message);
+    };
     const scope = callId === undefined ? undefined : this.calls.scopeOf(callId);
+    const call = callId === undefined ? undefined : this.calls.callOf(callId);
     try {
-      const invoke = (): Promise<unknown> => this.options.capabilities.invoke(String(name), String(method), args);
+      const invoke = (): Promise<unknown> => this.options.capabilities.invoke(String(name), String(method), args, call);
       const value = await (scope ? runInActionScope(scope, invoke) : invoke());
-      this.sendCapabilityAnswer(id, value);
+      answer(capabilityAnswer(id, value));
     } catch (error) {
-      this.send({ type: 'capability-result', id, error: toWireError(error, isKernelError) });
+      answer({ type: 'capability-result', id, error: toWireError(error, isKernelError) });
     }
-  }
-
-  private sendCapabilityAnswer(id: number, value: unknown): void {
-    try {
-      structuredClone(value);
-    } catch (error) {
-      this.send({ type: 'capability-result', id, error: { message: `the answer cannot be sent to a plugin in a process of its own: ${(error as Error).message}` } });
-      return;
-    }
-    this.send({ type: 'capability-result', id, value });
   }
 
   private forwardOutput(stream: Readable | null, name: 'stdout' | 'stderr'): void {
@@ -328,3 +328,12 @@ function untilReadyOrStopped(ready: Promise<void>, signal: AbortSignal): Promise
   });
 }
 
+/** A capability's answer as sent, or an error saying why it cannot cross to the plugin's process. */
+function capabilityAnswer(id: number, value: unknown): KernelMessage {
+  try {
+    structuredClone(value);
+  } catch (error) {
+    return { type: 'capability-result', id, error: { message: `the answer cannot be sent to a plugin in a process of its own: ${(error as Error).message}` } };
+  }
+  return { type: 'capability-result', id, value };
+}

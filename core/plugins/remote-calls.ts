@@ -75,6 +75,11 @@ export class RemoteCalls {
     return this.pending.get(callId)?.scope;
   }
 
+  /** The kernel's record of a call still waiting for its answer. */
+  callOf(callId: number): ActionCall | undefined {
+    return this.pending.get(callId)?.call;
+  }
+
   /** Every call still waiting fails with this (the process ended). */
   failAll(error: KernelError): void {
     for (const id of [...this.pending.keys()]) this.settle(id, (pending) => pending.reject(error));

@@ -1,4 +1,5 @@
 import { CapabilityError, isKernelError } from '../errors.js';
+import type { ActionCall } from '../plugin-api.js';
 import type { CapabilityOffer } from './plugin-ipc.js';
 
 /**
@@ -8,6 +9,33 @@ import type { CapabilityOffer } from './plugin-ipc.js';
 const WITHHELD: ReadonlyMap<string, string> = new Map([
   ['core.workspace', "the workspace's paths are not given to a plugin that runs in a process of its own; mark it trusted in quire.json to run it in the kernel's process"],
 ]);
+
+/**
+ * Also withheld: capabilities whose methods change the notes, snapshots, skills, sessions or what the
+ * gate decides (undo a turn, take snapshots, write skills or to-dos). Their writes are no effect the
+ * plugin's actions declare, so the gate, the confirmation and the audit would never see them.
+ */
+const WITHHELD_PREFIXES = ['agent.', 'gate.'];
+const WITHHELD_WRITERS = new Set(['skills.writes', 'core.session-todos']);
+/** Methods of an offered capability that write: the others of the capability stay offered. */
+const WITHHELD_METHODS: ReadonlyMap<string, ReadonlySet<string>> = new Map([
+  // Keeps a history version of a document: a write the calling action did not declare.
+  ['blocks.index', new Set(['beforeFileChange'])],
+]);
+
+function withheldReason(name: string): string | undefined {
+  const fixed = WITHHELD.get(name);
+  if (fixed !== undefined) return fixed;
+  if (WITHHELD_WRITERS.has(name) || WITHHELD_PREFIXES.some((prefix) => name.startsWith(prefix))) {
+    return `'${name}' changes what no effect of the plugin's actions declares, so it is not given to a plugin that runs in a process of its own; mark it trusted in quire.json to run it in the kernel's process`;
+  }
+  return undefined;
+}
+
+/** Whether an argument stands for an action call (it carries a principal): the kernel's own call takes its place. */
+function isCallShaped(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && Object.hasOwn(value, 'principal');
+}
 
 interface Service {
   value: object;
@@ -28,7 +56,7 @@ export class CapabilityBroker {
   offers(): CapabilityOffer[] {
     const services = new Map<string, Service>();
     const offers = this.requires.map((name): CapabilityOffer => {
-      const withheld = WITHHELD.get(name);
+      const withheld = withheldReason(name);
       if (withheld !== undefined) return { name, kind: 'refused', message: withheld };
       let value: unknown;
       try {
@@ -37,7 +65,8 @@ export class CapabilityBroker {
         return { name, kind: 'refused', message: isKernelError(error) ? error.message : `'${name}' is not available` };
       }
       if (isPlainData(value)) return { name, kind: 'value', value: structuredClone(value) };
-      const methods = typeof value === 'object' && value !== null ? methodNames(value) : [];
+      const held = WITHHELD_METHODS.get(name);
+      const methods = typeof value === 'object' && value !== null ? methodNames(value).filter((method) => !held?.has(method)) : [];
       if (methods.length === 0) return { name, kind: 'refused', message: `'${name}' cannot be sent to a plugin that runs in a process of its own` };
       services.set(name, { value: value as object, methods: new Set(methods) });
       return { name, kind: 'methods', methods };
@@ -46,13 +75,22 @@ export class CapabilityBroker {
     return offers;
   }
 
-  /** Only a method offered, by its name in a Map: never a property the plugin names on an object. */
-  async invoke(name: string, method: string, args: unknown[]): Promise<unknown> {
+  /**
+   * Only a method offered, by its name in a Map: never a property the plugin names on an object. Only
+   * for one of the plugin's calls still running (`call`, the kernel's own record of it): an argument
+   * that stands for a call (one with a `principal`) is replaced by it, so a plugin cannot claim to act
+   * for someone else, and a method is never run after its call ended or outside any call.
+   */
+  async invoke(name: string, method: string, args: unknown[], call: ActionCall | undefined): Promise<unknown> {
     const service = this.services.get(name);
     if (!service?.methods.has(method)) throw new CapabilityError(`'${name}' offers no method '${method}'`, { details: { capability: name, method } });
     const fn = findMethod(service.value, method);
     if (!fn) throw new CapabilityError(`'${name}' offers no method '${method}'`, { details: { capability: name, method } });
-    return Reflect.apply(fn, service.value, Array.isArray(args) ? args : []);
+    if (!call) {
+      throw new CapabilityError(`'${name}.${method}' is answered only during one of the plugin's action calls, and none is running (outside one, or after it ended)`, { details: { capability: name, method } });
+    }
+    const given = Array.isArray(args) ? args : [];
+    return Reflect.apply(fn, service.value, given.map((arg) => (isCallShaped(arg) ? call : arg)));
   }
 }
 

@@ -94,6 +94,25 @@ describe('confirmations', () => {
     expect(kernel.confirmations.get(confirmation.id)?.status).toBe('approved');
   });
 
+  it("runs an approved call with the plugin's handler as it is now when it was disabled and enabled again meanwhile", async () => {
+    // Each activation counts itself and knows whether it was disposed: the handler says which one ran.
+    const code = `export default { activate(ctx) {
+      const generation = (globalThis.__quireGeneration = (globalThis.__quireGeneration ?? 0) + 1);
+      let disposed = false;
+      ctx.onDispose(() => { disposed = true; });
+      return { stamp: { put: () => ({ generation, disposed }) } };
+    } };`;
+    const tool = { name: 'stamp', description: 'x', actions: { put: { description: 'x', input: { type: 'object' }, effects: ['localWrite'] } } };
+    const kernel = await harness.boot({ config: { plugins: { stamper: { trusted: true } } }, userPlugins: { stamper: { manifest: { id: 'stamper', version: '1.0.0', kernel: '^0.1.0', description: 'x', entry: 'index.js', tools: [tool] }, code } } });
+    const outcome = await kernel.pipeline.call({ target: 'stamp_put', input: {}, principal: agent });
+    if (outcome.status !== 'confirmation_required') throw new Error('expected a confirmation');
+    await kernel.plugins.setEnabled('stamper', false);
+    await kernel.plugins.setEnabled('stamper', true);
+    await kernel.confirmations.answer(outcome.confirmation.id, { approved: true, argsHash: outcome.confirmation.argsHash, answeredBy: 'person:admin' });
+    const result = await kernel.pipeline.execute(outcome.call, { confirmationId: outcome.confirmation.id }) as { generation: number; disposed: boolean };
+    expect(result.disposed).toBe(false);
+  });
+
   it('refuses to run arguments changed after they were approved', async () => {
     const kernel = await harness.boot({ plugins: ['notes'] });
     const { confirmation, call } = await pendingPut(kernel);

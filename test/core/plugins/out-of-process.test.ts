@@ -66,6 +66,23 @@ describe('untrusted user plugins run in a process of their own', () => {
     return (await response.json() as { plugins: Listed[] }).plugins.find((entry) => entry.id === id);
   }
 
+  it('answers no capability method once its call has ended, and believes no error code the process makes up', async () => {
+    const start = `() => { setTimeout(() => ctx.get('core.audit-head').current().then(() => { late = 'answered'; }, (error) => { late = error.message; }), 50); return {}; }`;
+    const spoof = "    process.send({ type: 'activation-failed', phase: 'activate', error: { message: 'you are signed out', code: 'UNAUTHENTICATED', kernel: true } });\n    await new Promise(() => {});";
+    const { url } = await serve({
+      lingerer: plugin('lingerer', { start: { code: start }, report: { code: '() => ({ late })' } }, '    let late = null;', ['core.audit-head']),
+      spoofer: plugin('spoofer', { hello }, spoof),
+    });
+    expect((await call(url, 'lingerer/lingerer/start')).status).toBe(200);
+    let late: unknown = null;
+    for (let tries = 0; late === null && tries < 300; tries++) {
+      late = ((await call(url, 'lingerer/lingerer/report')).body.result as { late: unknown }).late;
+      if (late === null) await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(late).toEqual(expect.stringContaining('none is running'));
+    expect((await listed(url, 'spoofer'))?.problems?.map((problem) => problem.code)).toEqual(['PLUGIN_ACTIVATION_FAILED']);
+  });
+
   it('refuses a plugin whose activate busy-loops past its time limit, ends its process, and serves the rest', async () => {
     const { kernel, url } = await serve({
       spinner: plugin('spinner', { hello }, '    for (;;) { /* never yields */ }'),

@@ -101,6 +101,27 @@ describe('plugin host', () => {
     expect(kernel.plugins.isActive('grabby')).toBe(false);
   });
 
+  it('answers a conflict naming the field when a plugin disabled in quire.json is enabled with an invalid config', async () => {
+    const kernel = await harness.boot({ config: { plugins: { grader: { enabled: false, config: { level: 'very' } } } }, userPlugins: {
+      grader: { manifest: { id: 'grader', version: '1.0.0', kernel: '^0.1.0', description: 'x', entry: 'index.js', config: { type: 'object', properties: { level: { type: 'integer' } } }, tools: [] }, code: 'export default { activate() { return {}; } };' },
+    } });
+    const error = await caught(kernel.plugins.setEnabled('grader', true));
+    expect(error).toMatchObject({ code: 'CONFLICT', message: expect.stringContaining('/plugins/grader/config/level') });
+    expect(kernel.plugins.isActive('grader')).toBe(false);
+  });
+
+  it('disposes a plugin whose enable was still activating when the host closed, and enables none after', async () => {
+    const kernel = await harness.boot({ config: { plugins: { slow: { enabled: false, trusted: true } } }, userPlugins: {
+      slow: { manifest: { id: 'slow', version: '1.0.0', kernel: '^0.1.0', description: 'x', entry: 'index.js', tools: [] }, code: 'export default { async activate() { await new Promise((done) => setTimeout(done, 300)); return {}; } };' },
+    } });
+    const enabling = kernel.plugins.setEnabled('slow', true);
+    await kernel.plugins.close();
+    await enabling;
+    // The old close finished while it activated, and the plugin became active after it.
+    expect(kernel.plugins.isActive('slow')).toBe(false);
+    expect((await caught(kernel.plugins.setEnabled('slow', true))).code).toBe('NOT_READY');
+  });
+
   it("validates a plugin's config against its schema and applies the schema's defaults", async () => {
     const error = await caught(harness.boot({ plugins: ['notes'], config: { plugins: { notes: { config: { folder: 'Bad Folder' } } } } }));
     expect(error.code).toBe('PLUGIN_CONFIG_INVALID');

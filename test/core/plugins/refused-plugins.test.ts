@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { mkdir, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runCli } from '../../../core/cli/run-cli.js';
@@ -73,6 +74,16 @@ describe('a bad user plugin never stops the kernel', () => {
     const call = await fetch(`${servers[0]!.url}/api/actions/good/greet/hello`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: '{}' });
     expect([call.status, await call.json()]).toEqual([200, { result: { hi: true } }]);
     expect(kernel.registry.get('note_get')).toBeDefined();
+  });
+
+  it('refuses a plugin whose folder cannot be read (a dangling link) and starts with the rest', async () => {
+    const workspace = join(await harness.tempDir(), 'ws');
+    await mkdir(join(workspace, 'plugins'), { recursive: true });
+    await symlink(join(workspace, 'nowhere'), join(workspace, 'plugins', 'dangling'));
+    const kernel = await harness.boot({ workspace, config: { auth }, userPlugins: { good: PLUGINS.good! } });
+    const plugins = await listing(kernel);
+    expect(plugins.get('good')?.state).toBe('active');
+    expect(plugins.get('dangling')).toMatchObject({ state: 'refused', problems: [expect.objectContaining({ code: 'MANIFEST_INVALID', message: expect.stringContaining("cannot read the plugin's folder") })] });
   });
 
   it('writes each refusal to the log as a warning naming the plugin and its problem codes', async () => {

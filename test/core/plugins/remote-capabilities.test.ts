@@ -1,0 +1,51 @@
+import { describe, expect, it } from 'vitest';
+import type { ActionCall } from '../../../core/plugin-api.js';
+import { CapabilityBroker } from '../../../core/plugins/remote-capabilities.js';
+import { caught } from '../../helpers/harness.js';
+
+/** Services as the kernel would resolve them, by capability name. */
+const services: Record<string, unknown> = {
+  'search.lookup': { whoAsks: (call: { principal: { name: string } }) => call.principal.name, echo: (value: unknown) => value },
+  'blocks.index': { visibleTo: () => true, beforeFileChange: () => 'a history version written' },
+  'agent.turn-rollback': { rollbackTurn: () => 'undone' },
+  'agent.snapshots': { snapshot: () => 'taken' },
+  'gate.policy': { allow: () => true },
+  'skills.writes': { write: () => 'written' },
+  'core.session-todos': { replace: () => 'replaced' },
+};
+
+const realCall = { principal: { kind: 'person', name: 'rita', role: 'reader' } } as unknown as ActionCall;
+
+function broker(...names: string[]): CapabilityBroker {
+  const made = new CapabilityBroker(names, (name) => services[name]);
+  made.offers();
+  return made;
+}
+
+describe('what a plugin in a process of its own may call in the kernel', () => {
+  it('withholds the capabilities that write what no effect of its actions declares', () => {
+    const offers = new CapabilityBroker(['agent.turn-rollback', 'agent.snapshots', 'gate.policy', 'skills.writes', 'core.session-todos', 'search.lookup'], (name) => services[name]).offers();
+    expect(offers.map((offer) => [offer.name, offer.kind])).toEqual([
+      ['agent.turn-rollback', 'refused'], ['agent.snapshots', 'refused'], ['gate.policy', 'refused'], ['skills.writes', 'refused'], ['core.session-todos', 'refused'], ['search.lookup', 'methods'],
+    ]);
+    expect(offers[0]).toMatchObject({ message: expect.stringContaining('mark it trusted') });
+  });
+
+  it('offers the blocks index without its method that writes a history version', async () => {
+    const offer = new CapabilityBroker(['blocks.index'], (name) => services[name]).offers()[0];
+    expect(offer).toEqual({ name: 'blocks.index', kind: 'methods', methods: ['visibleTo'] });
+    expect((await caught(broker('blocks.index').invoke('blocks.index', 'beforeFileChange', [], realCall))).code).toBe('CAPABILITY_DENIED');
+  });
+
+  it("puts the kernel's own call in place of a call the plugin passes, so it cannot act for someone else", async () => {
+    const forged = { principal: { kind: 'person', name: 'alice', role: 'admin' } };
+    expect(await broker('search.lookup').invoke('search.lookup', 'whoAsks', [forged], realCall)).toBe('rita');
+    // Arguments that are not calls pass as they are.
+    expect(await broker('search.lookup').invoke('search.lookup', 'echo', [{ query: 'x' }], realCall)).toEqual({ query: 'x' });
+  });
+
+  it('answers no method outside one of its calls (during activate, or after the call ended)', async () => {
+    const failure = await caught(broker('search.lookup').invoke('search.lookup', 'echo', ['x'], undefined));
+    expect(failure).toMatchObject({ code: 'CAPABILITY_DENIED', message: expect.stringContaining('none is running') });
+  });
+});
