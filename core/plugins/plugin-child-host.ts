@@ -1,8 +1,10 @@
+import { Socket } from 'node:net';
 import { pathToFileURL } from 'node:url';
 import { currentAction, runInActionScope, runInActivation, setIdleAction, type RunningAction } from '../egress/action-scope.js';
 import { installEgressGuard } from '../egress/egress-guard.js';
 import { isKernelError } from '../errors.js';
 import type { ActionHandler, PluginDefinition } from '../plugin-api.js';
+import { FramedChannel } from './framed-channel.js';
 import { createChildCall, createChildContext, createChildLogger, type ChildCall } from './child-context.js';
 import { toWireError, type ActivateRequest, type CallRequest, type ChildMessage, type HandlerShape, type KernelMessage, type WireAction } from './plugin-ipc.js';
 
@@ -13,8 +15,19 @@ import { toWireError, type ActivateRequest, type CallRequest, type ChildMessage,
  * each call runs in its action's scope, and code outside any action may not reach the network at all.
  */
 
+/**
+ * The kernel, over the pipe at descriptor 3 (see framed-channel.ts). Without the kernel there is nobody
+ * to answer: a host whose pipe closed, left behind, ends itself.
+ */
+const channel = new FramedChannel(new Socket({ fd: 3, readable: true, writable: true }), {
+  message: (message) => void dispatch(message as KernelMessage),
+  protocolError: () => process.exit(1),
+  closed: () => process.exit(0),
+});
+
+/** Throws when the message cannot be serialised (a function in a result): the caller says so instead. */
 const send = (message: ChildMessage): void => {
-  process.send?.(message);
+  channel.send(message);
 };
 
 let actions = new Map<string, WireAction>();
@@ -29,11 +42,6 @@ let pluginId = '';
 installEgressGuard();
 // The kernel ends this process when it closes; Ctrl-C at a terminal reaches the kernel, which disposes it in order.
 process.on('SIGINT', () => undefined);
-// Without the kernel there is nobody to answer: a host left behind ends itself.
-process.on('disconnect', () => process.exit(0));
-process.on('message', (message: KernelMessage) => {
-  void dispatch(message);
-});
 
 async function dispatch(message: KernelMessage): Promise<void> {
   switch (message.type) {
@@ -150,5 +158,5 @@ async function dispose(): Promise<void> {
       send({ type: 'log', level: 'error', message: 'plugin dispose failed', fields: { error: (error as Error).message } });
     }
   }
-  process.send?.({ type: 'disposed' } satisfies ChildMessage, () => process.exit(0));
+  channel.send({ type: 'disposed' } satisfies ChildMessage, () => process.exit(0));
 }

@@ -3,7 +3,7 @@ import type { Effect, Principal, ProgressUpdate, StopReason } from '../plugin-ap
 
 /**
  * The protocol between the kernel and a plugin running in a process of its own (plugin-child-host.ts),
- * over the IPC channel with Node's structured-clone serialization. One request/response pair per call,
+ * over a pipe of length-prefixed structured-clone frames (framed-channel.ts). One request/response pair per call,
  * matched by `id`; nothing but these messages crosses, so what the plugin reaches of the kernel is
  * exactly what answers them.
  */

@@ -1,7 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { createInterface } from 'node:readline';
-import type { Readable } from 'node:stream';
+import type { Duplex, Readable } from 'node:stream';
 import { currentAction, runInActionScope } from '../egress/action-scope.js';
 import { KernelError, PluginError, isKernelError } from '../errors.js';
 import type { Logger, LogLevel } from '../log.js';
@@ -9,6 +8,7 @@ import type { ActionCall } from '../plugin-api.js';
 import { childHostScript, createScratch, planSandbox, removeScratch, type SandboxInfo } from './child-sandbox.js';
 import type { ChildMessage, HandlerShape, KernelMessage, WireAction } from './plugin-ipc.js';
 import { toWireError } from './plugin-ipc.js';
+import { FramedChannel } from './framed-channel.js';
 import { fromWireError, RemoteCalls } from './remote-calls.js';
 import type { CapabilityBroker } from './remote-capabilities.js';
 
@@ -54,6 +54,10 @@ const MAX_LOG_CHARS = 4_000;
  */
 export class PluginProcess {
   private child: ChildProcess | undefined;
+  /** The message pipe of the current child. */
+  private channel: FramedChannel | undefined;
+  /** Why the current child was ended for what it wrote to its pipe. */
+  private protocolBroken: string | undefined;
   private state: ProcessState = 'stopped';
   private restarts = 0;
   private crashesInARow = 0;
@@ -135,13 +139,24 @@ export class PluginProcess {
     const plan = planSandbox(host, { pluginDir: options.pluginDir, cwd: this.scratch, declaresEgress: effects.has('dataEgress'), declaresLocalWrite: effects.has('localWrite') });
     this.sandbox = plan.info;
     this.endReason = undefined;
+    this.protocolBroken = undefined;
     this.state = 'starting';
-    const child = spawn(plan.command, plan.args, { cwd: plan.cwd, env: plan.env, stdio: ['ignore', 'pipe', 'pipe', 'ipc'], serialization: 'advanced' });
+    // Descriptor 3 is the message pipe (framed-channel.ts), not Node's IPC channel.
+    const child = spawn(plan.command, plan.args, { cwd: plan.cwd, env: plan.env, stdio: ['ignore', 'pipe', 'pipe', 'pipe'] });
     this.child = child;
+    this.channel = new FramedChannel(child.stdio[3] as Duplex, {
+      message: (message) => this.onMessage(child, message),
+      protocolError: (error) => {
+        this.options.log.warn('plugin process broke the message protocol; ending it', { plugin: options.pluginId, error: error.message });
+        // A crash of its own making: ended, and started again like any crash.
+        if (child === this.child) this.protocolBroken = `it broke the message protocol: ${error.message}`;
+        child.kill('SIGKILL');
+      },
+      closed: () => undefined,
+    });
     this.forwardOutput(child.stdout, 'stdout');
     this.forwardOutput(child.stderr, 'stderr');
     const activated = new Promise<HandlerShape>((resolve, reject) => { this.activation = { resolve, reject }; });
-    child.on('message', (message: unknown) => this.onMessage(child, message));
     child.once('exit', (code, signal) => this.onExit(child, code, signal));
     child.once('error', (error) => this.onSpawnError(child, error));
     this.send({
@@ -161,10 +176,10 @@ export class PluginProcess {
   }
 
   private send(message: KernelMessage): void {
-    const child = this.child;
-    if (!child?.connected) return;
+    const channel = this.channel;
+    if (!channel?.open) return;
     try {
-      child.send(message, (error) => { if (error) this.options.log.debug('plugin process message not sent', { error: error.message }); });
+      channel.send(message, (error) => { if (error) this.options.log.debug('plugin process message not sent', { error: error.message }); });
     } catch (error) {
       this.options.log.warn('plugin process message cannot be sent', { type: message.type, error: (error as Error).message });
     }
@@ -231,11 +246,28 @@ export class PluginProcess {
     }
   }
 
+  /**
+   * The process's output, a log line per line, each cut to MAX_LOG_CHARS. What a line holds beyond that
+   * is dropped as it arrives: output without a newline is never gathered whole (readline kept it all).
+   */
   private forwardOutput(stream: Readable | null, name: 'stdout' | 'stderr'): void {
     if (!stream) return;
-    createInterface({ input: stream, crlfDelay: Infinity }).on('line', (line) => {
-      this.options.log.info('plugin output', { stream: name, line: line.slice(0, MAX_LOG_CHARS) });
+    stream.setEncoding('utf8');
+    let line = '';
+    const emit = (): void => {
+      this.options.log.info('plugin output', { stream: name, line: line.replace(/\r$/, '') });
+      line = '';
+    };
+    stream.on('data', (chunk: string) => {
+      let from = 0;
+      for (let end = chunk.indexOf('\n'); end !== -1; end = chunk.indexOf('\n', from)) {
+        line = (line + chunk.slice(from, end)).slice(0, MAX_LOG_CHARS);
+        emit();
+        from = end + 1;
+      }
+      if (from < chunk.length && line.length < MAX_LOG_CHARS) line = (line + chunk.slice(from)).slice(0, MAX_LOG_CHARS);
     });
+    stream.on('end', () => { if (line !== '') emit(); });
   }
 
   /** A stopped call did not stop: the process goes, and comes back at once (not a crash, no backoff). */
@@ -267,7 +299,7 @@ export class PluginProcess {
     // 'error' and 'exit' may both report one failed start.
     if (child !== this.child || this.ended.has(child)) return;
     this.ended.add(child);
-    const reason = this.endReason ?? (signal ? `ended by ${signal}` : `exited with code ${String(code)}`);
+    const reason = this.endReason ?? this.protocolBroken ?? (signal ? `ended by ${signal}` : `exited with code ${String(code)}`);
     this.lastExit = { code, signal, reason, at: new Date().toISOString() };
     this.calls.failAll(new KernelError('PLUGIN_ERROR', `plugin '${this.options.pluginId}' process ended during the call (${reason})`, { details: { exitCode: code, signal, stillRunning: false } }));
     this.activation?.reject(new PluginError('PLUGIN_ACTIVATION_FAILED', this.options.pluginId, `its process ended during activation (${reason})`));

@@ -83,6 +83,26 @@ describe('untrusted user plugins run in a process of their own', () => {
     expect((await listed(url, 'spoofer'))?.problems?.map((problem) => problem.code)).toEqual(['PLUGIN_ACTIVATION_FAILED']);
   });
 
+  it('ends a process that writes bytes of its own making to its message pipe, and goes on serving', async () => {
+    // A frame that does not deserialize, and one that claims 4 GB: Node's IPC channel threw in its own
+    // read callback on the first (ending the kernel), and buffered the second.
+    const frame = (length: number) => `() => { const bytes = Buffer.alloc(20, 0xff); bytes.writeUInt32BE(${length}, 0); fs.writeSync(3, bytes); return new Promise(() => {}); }`;
+    const { url } = await serve({ scribbler: plugin('scribbler', { garbage: { code: frame(16) }, huge: { code: frame(0xffffffff) }, hello }), good: plugin('good', { hello }) });
+    for (const action of ['garbage', 'huge']) {
+      const answer = await call(url, `scribbler/scribbler/${action}`);
+      expect([action, answer.body.error?.code]).toEqual([action, 'PLUGIN_ERROR']);
+      expect((await fetch(`${url}/healthz`)).status).toBe(200);
+      expect(await call(url, 'good/good/hello')).toEqual({ status: 200, body: { result: { hi: true } } });
+      // Started again after the crash's backoff (calls meanwhile are told to retry), and answering.
+      let again = await call(url, 'scribbler/scribbler/hello');
+      for (let tries = 0; again.status !== 200 && tries < 100; tries++) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        again = await call(url, 'scribbler/scribbler/hello');
+      }
+      expect(again).toEqual({ status: 200, body: { result: { hi: true } } });
+    }
+  });
+
   it('refuses a plugin whose activate busy-loops past its time limit, ends its process, and serves the rest', async () => {
     const { kernel, url } = await serve({
       spinner: plugin('spinner', { hello }, '    for (;;) { /* never yields */ }'),
