@@ -107,6 +107,9 @@ export type Session = {
   updatedAt?: string;
   promptTokens?: number;
   completionTokens?: number;
+  permissionMode?: "confirm" | "auto";
+  recoveryTurnID?: string;
+  recoveryState?: string;
 };
 
 export type SessionSummary = {

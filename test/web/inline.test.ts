@@ -33,6 +33,19 @@ describe('the web app\'s inline renderer', () => {
     expect(out).toContain('<span class=image-off>[image: f]</span>');
   });
 
+  it('reads long runs of unclosed link labels, autolinks and code spans as text, without searching again from every opener', () => {
+    // Each of these took time quadratic in its length (a paragraph of `[` froze the tab).
+    for (const text of ['['.repeat(200_000), '![x'.repeat(60_000), '<http://'.repeat(40_000), '`'.repeat(100_000) + ' x `', '[a\\'.repeat(50_000)]) {
+      expect(show(renderInline(text, context))).toBe(text.replace(/\\(.)/g, '$1'));
+    }
+  });
+
+  it('still finds a link or a code span after an opener that did not close', () => {
+    expect(show(renderInline('[a] [b](https://x.example) <http://y <https://z.example> `c` ``a`', context))).toBe(
+      '[a] <a href=https://x.example rel=noopener noreferrer target=_blank>b</a> <http://y <a href=https://z.example rel=noopener noreferrer target=_blank>https://z.example</a> <code>c</code> ``a`',
+    );
+  });
+
   it('reads a long run of unclosed emphasis as text, without searching it again from every opener', () => {
     const text = '*a '.repeat(20_000);
     expect(show(renderInline(text, context))).toBe(text);

@@ -122,10 +122,12 @@ describe('the web app in a real browser', () => {
     expect(await web.page.locator('.conflict').innerText()).toContain('Their version.');
     expect(await editor.inputValue()).toBe('My version of the paragraph.');
     await web.shot('edit-conflict');
+    // Typed while the choice is shown: "Keep mine" keeps this, not the text of the first save.
+    await editor.fill('My version of the paragraph, finished after the conflict.');
     await web.page.getByRole('button', { name: 'Keep mine' }).click();
-    await web.page.locator('article p', { hasText: 'My version of the paragraph.' }).waitFor();
+    await web.page.locator('article p', { hasText: 'finished after the conflict.' }).waitFor();
     const block = await web.act<{ markdown: string }>('block_get', { id: paragraph });
-    expect(block.markdown.trim()).toBe('My version of the paragraph.');
+    expect(block.markdown.trim()).toBe('My version of the paragraph, finished after the conflict.');
 
     await web.page.getByLabel('Add to the end (Markdown)').fill('A new last paragraph.');
     await web.page.getByRole('button', { name: 'Add', exact: true }).click();
@@ -262,8 +264,11 @@ describe('the web app in a real browser', () => {
     expect(await web.page.locator('details.todos').innerText()).toContain('Read the notes');
     await web.shot('agent-streamed-todos');
 
-    // Auto mode: the write runs without a confirmation.
+    // Auto mode: the write runs without a confirmation. After a reload the selector shows the session's mode.
     await web.page.getByLabel('Mode').selectOption('auto');
+    await web.page.reload();
+    await web.page.locator('.entry.assistant p.content', { hasText: 'word59' }).waitFor();
+    expect(await web.page.getByLabel('Mode').inputValue()).toBe('auto');
     web.fake.reply(
       round({ calls: [{ id: 'call_auto', name: 'block_update', args: { id: paragraph, markdown: 'Written in auto mode.' } }] }),
       round({ text: 'Done without asking.' }),
@@ -285,6 +290,13 @@ describe('the web app in a real browser', () => {
     await web.page.getByRole('button', { name: 'Stop' }).click();
     await web.page.getByRole('button', { name: 'Send' }).waitFor();
     expect(await web.fake.posts.at(-1)!.closedEarly).toBe(true);
+
+    // A message the kernel refuses before the turn begins (over 200,000 characters) goes back in the box.
+    const long = 'x'.repeat(200_001);
+    await web.page.getByLabel('Message to the agent').fill(long);
+    await web.page.getByRole('button', { name: 'Send' }).click();
+    await web.page.locator('.entry.assistant [role="alert"]').waitFor();
+    expect((await web.page.getByLabel('Message to the agent').inputValue()).length).toBe(long.length);
   });
 
   it('settings and history: the audit log filtered and its chain verified, a plugin disabled and enabled, a snapshot compared, a document version restored', async () => {

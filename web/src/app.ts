@@ -1,6 +1,6 @@
 import type { VNode } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { describe, forgetToken, safeDecode, savedToken, signIn, type Session } from './api.js';
+import { describe, forgetToken, QuireApiError, safeDecode, savedToken, signIn, type Session } from './api.js';
 import { AgentPage } from './agent/agent-page.js';
 import { forgetAssets } from './notes/assets.js';
 import { html } from './html.js';
@@ -33,11 +33,21 @@ export function App(): VNode {
   const [error, setError] = useState<string>();
   const [where, setWhere] = useState(route());
   const [refresh, setRefresh] = useState(0);
+  // The saved token is forgotten only when the kernel refuses it (401): an outage or a restart must not sign the person out.
+  const resume = (): void => {
+    const token = savedToken();
+    if (!token) return;
+    setChecking(true);
+    setError(undefined);
+    signIn(token).then(setSession, (e: unknown) => {
+      if (e instanceof QuireApiError && e.status === 401) forgetToken();
+      else setError(`Could not reach the kernel to sign in again: ${describe(e)}`);
+    }).finally(() => setChecking(false));
+  };
   useEffect(() => {
     const onHash = (): void => setWhere(route());
     addEventListener('hashchange', onHash);
-    const token = savedToken();
-    if (token) signIn(token).then(setSession, () => forgetToken()).finally(() => setChecking(false));
+    resume();
     return () => removeEventListener('hashchange', onHash);
   }, []);
   // A reference to a block opens its document there.
@@ -50,6 +60,7 @@ export function App(): VNode {
   }, [session, where]);
 
   if (checking) return html`<p class="muted center">Signing in…</p>`;
+  if (!session && error && savedToken()) return html`<p class="error center" role="alert">${error} <button type="button" onClick=${resume}>Try again</button></p>`;
   if (!session) return html`<${SignIn} onSignedIn=${setSession} />`;
   const isAdmin = session.role === 'admin';
   const signOut = (): void => { forgetToken(); forgetAssets(); setSession(undefined); };

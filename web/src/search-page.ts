@@ -1,5 +1,5 @@
 import type { VNode } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import type { QuireClient } from '../../core/client/quire-client.js';
 import { describe } from './api.js';
 import { html } from './html.js';
@@ -33,20 +33,28 @@ export function SearchPage({ client, query: initial }: { client: QuireClient; qu
       setModes([...available]);
     }, () => undefined);
   }, [client]);
-  const run = async (target: number): Promise<void> => {
-    if (query.trim() === '') return;
+  // Only the newest search's answer is shown: an older one answering last must not replace it (nor its query in the address).
+  const latest = useRef(0);
+  const run = async (target: number, text = query): Promise<void> => {
+    if (text.trim() === '') return;
+    const asked = ++latest.current;
     setError(undefined);
     try {
-      const input = { query, page: target, pageSize: 20, ...(type ? { types: [type] } : {}), ...(notebook ? { notebooks: [notebook] } : {}) };
+      const input = { query: text, page: target, pageSize: 20, ...(type ? { types: [type] } : {}), ...(notebook ? { notebooks: [notebook] } : {}) };
       const result = await client.action(`search_${mode}` as 'search_fulltext', input as never) as Answer;
+      if (asked !== latest.current) return;
       setAnswer(result);
       setPage(target);
-      history.replaceState(null, '', `#/search?q=${encodeURIComponent(query)}`);
+      history.replaceState(null, '', `#/search?q=${encodeURIComponent(text)}`);
     } catch (e) {
-      setError(describe(e));
+      if (asked === latest.current) setError(describe(e));
     }
   };
-  useEffect(() => { if (initial) void run(1); }, [initial]);
+  // A new address (a tag clicked while here): its query, not the one in the box.
+  useEffect(() => {
+    setQuery(initial);
+    if (initial) void run(1, initial);
+  }, [initial]);
   const pages = answer ? Math.max(1, Math.ceil(answer.total / answer.pageSize)) : 1;
   return html`<section class="search" aria-labelledby="search-title">
     <h1 id="search-title">Search</h1>

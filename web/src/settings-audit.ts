@@ -1,5 +1,5 @@
 import type { VNode } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import type { AuditRecord } from '../../core/client/api-schema.js';
 import type { QuireClient } from '../../core/client/quire-client.js';
 import { describe } from './api.js';
@@ -15,14 +15,22 @@ export function AuditLogView({ client }: { client: QuireClient }): VNode {
   const [next, setNext] = useState<number>();
   const [error, setError] = useState<string>();
   const [verified, setVerified] = useState<string>();
+  // The filter the shown records were read with: "Older" pages with it, not with a caller typed since.
+  const applied = useRef<{ outcome: Outcome; principal: string }>({ outcome: '', principal: '' });
+  // Only the newest load's answer is shown: quick filter changes must not mix or swap pages.
+  const latest = useRef(0);
   const load = async (before?: number): Promise<void> => {
+    const filter = before ? applied.current : { outcome, principal };
+    const asked = ++latest.current;
     try {
-      const answer = await client.call('auditLog', { query: { limit: 100, ...(outcome ? { outcome } : {}), ...(principal ? { principal } : {}), ...(before ? { before } : {}) } });
-      setRecords(before ? [...records, ...answer.records] : answer.records);
+      const answer = await client.call('auditLog', { query: { limit: 100, ...(filter.outcome ? { outcome: filter.outcome } : {}), ...(filter.principal ? { principal: filter.principal } : {}), ...(before ? { before } : {}) } });
+      if (asked !== latest.current) return;
+      applied.current = filter;
+      setRecords((shown) => (before ? [...shown, ...answer.records] : answer.records));
       setNext(answer.next);
       setError(undefined);
     } catch (e) {
-      setError(describe(e));
+      if (asked === latest.current) setError(describe(e));
     }
   };
   useEffect(() => { void load(); }, [outcome]);

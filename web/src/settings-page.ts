@@ -1,6 +1,6 @@
 import type { VNode } from 'preact';
 import { useState } from 'preact/hooks';
-import type { Grant, McpServer, Plugin } from '../../core/client/api-schema.js';
+import type { Grant, Job, McpServer, Plugin } from '../../core/client/api-schema.js';
 import type { QuireClient } from '../../core/client/quire-client.js';
 import { describe, useLoad } from './api.js';
 import { AuditLogView } from './settings-audit.js';
@@ -52,14 +52,16 @@ function Plugins({ client, isAdmin }: { client: QuireClient; isAdmin: boolean })
 
 function Grants({ client }: { client: QuireClient }): VNode {
   const [answer, error, reload] = useLoad(() => client.call('listGrants'), [client]);
+  const [failed, setFailed] = useState<string>();
   const revoke = async (grant: Grant): Promise<void> => {
-    await client.call('revokeGrant', { params: { id: grant.id } }).catch(() => undefined);
+    setFailed(undefined);
+    await client.call('revokeGrant', { params: { id: grant.id } }).catch((e: unknown) => setFailed(`The grant was not revoked: ${describe(e)}`));
     reload();
   };
   if (error) return html`<p class="error" role="alert">${error}</p>`;
   if (!answer) return html`<p class="muted">Loading…</p>`;
   if (answer.grants.length === 0) return html`<p class="muted">No standing grants: the agent asks before every action with an effect.</p>`;
-  return html`<ul class="grants">${answer.grants.map((grant) => html`<li key=${grant.id} data-grant=${grant.id}>
+  return html`${failed ? html`<p class="error" role="alert">${failed}</p>` : null}<ul class="grants">${answer.grants.map((grant) => html`<li key=${grant.id} data-grant=${grant.id}>
     <code>${grant.plugin}/${grant.tool}/${grant.action}</code> <span class="muted">${grant.effects.join(', ')}${grant.notebook ? ` · notebook ${grant.notebook}` : ''}${grant.expiresAt ? ` · until ${grant.expiresAt}` : ''} · by ${grant.createdBy}</span>
     <button type="button" onClick=${() => void revoke(grant)}>Revoke</button>
   </li>`)}</ul>`;
@@ -86,8 +88,13 @@ function Snapshots({ client }: { client: QuireClient }): VNode {
   const rollback = async (id: string): Promise<void> => {
     if (!confirm('Put the notes back as they were in this snapshot? What is there now is kept in a snapshot first.')) return;
     try {
-      await client.action('snapshot_rollback', { id } as never, { waitSeconds: 120 });
-      setNote('Rolled back.');
+      const answer = await client.action('snapshot_rollback', { id } as never, { waitSeconds: 120 }) as { job?: Job } | undefined;
+      // Still running after the wait (a large workspace): it is a job, followed here to its end.
+      if (answer?.job) {
+        setNote('Rolling back… (still running)');
+        const ended = await jobEnd(client, answer.job);
+        setNote(ended.state === 'succeeded' ? 'Rolled back.' : `The rollback ${ended.state.replace('_', ' ')}: ${ended.error?.message ?? ended.stopped ?? 'see the audit log'}`);
+      } else setNote('Rolled back.');
       reload();
     } catch (e) {
       setNote(describe(e));
@@ -106,17 +113,29 @@ function Snapshots({ client }: { client: QuireClient }): VNode {
 
 function McpServers({ client }: { client: QuireClient }): VNode {
   const [answer, error, reload] = useLoad(() => client.call('listMcpServers'), [client]);
+  const [failed, setFailed] = useState<string>();
   const approve = async (server: McpServer, tool: string, hash: string): Promise<void> => {
-    await client.call('approveMcpTool', { params: { name: server.name, tool }, body: { hash } }).catch(() => undefined);
+    setFailed(undefined);
+    await client.call('approveMcpTool', { params: { name: server.name, tool }, body: { hash } }).catch((e: unknown) => setFailed(`The tool was not approved: ${describe(e)}`));
     reload();
   };
   if (error) return html`<p class="error" role="alert">${error}</p>`;
   if (!answer) return html`<p class="muted">Loading…</p>`;
   if (answer.servers.length === 0) return html`<p class="muted">No external MCP servers are configured (quire.json, mcp.servers).</p>`;
-  return html`<ul>${answer.servers.map((server) => html`<li key=${server.name}><strong>${server.name}</strong> <span class="muted">${server.state}</span>
+  return html`${failed ? html`<p class="error" role="alert">${failed}</p>` : null}<ul>${answer.servers.map((server) => html`<li key=${server.name}><strong>${server.name}</strong> <span class="muted">${server.state}</span>
     ${((server.pending ?? []) as { name: string; hash: string; definition?: unknown }[]).map((pending) => html`<div class="pending">
       <p>The tool <code>${pending.name}</code> is new or changed:</p><pre>${JSON.stringify(pending.definition ?? pending, null, 2)}</pre>
       <button type="button" onClick=${() => void approve(server, pending.name, pending.hash)}>Approve this definition</button>
     </div>`)}
   </li>`)}</ul>`;
+}
+
+/** A job followed until it ends: its record read again every second (a rollback is rare and ends). */
+async function jobEnd(client: QuireClient, job: Job): Promise<Job> {
+  let now = job;
+  while (now.state === 'running') {
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    now = (await client.call('getJob', { params: { id: now.id } })).job;
+  }
+  return now;
 }

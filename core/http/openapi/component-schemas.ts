@@ -67,6 +67,9 @@ export const COMPONENT_SCHEMAS: Record<string, JsonSchema> = {
     properties: {
       id: str, title: str, entries: { type: 'array', items: ref('SessionEntry') }, revision: int, lastCommittedTurnID: str,
       createdAt: str, updatedAt: str, promptTokens: int, completionTokens: int,
+      permissionMode: { type: 'string', enum: ['confirm', 'auto'] },
+      // A turn not yet committed: 'running' while one runs (the web app offers Stop after a reload).
+      recoveryTurnID: str, recoveryState: str,
     },
   },
   SessionSummary: { type: 'object', required: ['id', 'title', 'createdAt', 'updatedAt'], properties: { id: str, title: str, createdAt: str, updatedAt: str } },

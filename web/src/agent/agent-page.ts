@@ -48,15 +48,27 @@ function Chat({ client, sessionId, onChanged }: { client: QuireClient; sessionId
   const announced = useRef(new Map<string, Confirmation>());
   const answered = useRef(new Set<string>());
   const end = useRef<HTMLDivElement>(null);
-  const load = (): Promise<void> => client.call('getSession', { params: { id: sessionId } }).then((answer) => setSession(answer.session), (e: unknown) => setError(describe(e)));
+  const load = (): Promise<void> => client.call('getSession', { params: { id: sessionId } }).then((answer) => {
+    setSession(answer.session);
+    // The session's own mode: one already in auto must not show "Ask before effects".
+    setMode(answer.session.permissionMode ?? 'confirm');
+  }, (e: unknown) => setError(describe(e)));
   const loadPending = (): Promise<void> => client.call('pendingInSession', { params: { id: sessionId } }).then((answer) => setPending(answer as { confirmations: Confirmation[]; questions: PendingQuestion[] }), () => undefined);
   useEffect(() => { void load(); void loadPending(); }, [sessionId]);
   useEffect(() => { end.current?.scrollIntoView({ block: 'end' }); }, [session, live?.content.length, live?.calls.length, pending]);
+  // A turn that runs without this page following it (started before a reload, or elsewhere): it can be
+  // stopped here, and the session is read again until it ends.
+  const runningElsewhere = !live && session?.recoveryState === 'running';
+  useEffect(() => {
+    if (!runningElsewhere) return undefined;
+    const timer = setInterval(() => { void load(); void loadPending(); }, 2000);
+    return () => clearInterval(timer);
+  }, [runningElsewhere, sessionId]);
 
   const send = async (event: Event): Promise<void> => {
     event.preventDefault();
     const text = message.trim();
-    if (text === '' || live?.state === 'running') return;
+    if (text === '' || live?.state === 'running' || runningElsewhere) return;
     setMessage('');
     setError(undefined);
     setUndo(undefined);
@@ -68,6 +80,9 @@ function Chat({ client, sessionId, onChanged }: { client: QuireClient; sessionId
       },
       question: () => void loadPending(),
     });
+    // Refused before it began (no model, a turn already running, too long, the network): nothing of the
+    // message was kept, so it goes back in the box unless something new was typed meanwhile.
+    if (state.turnID === undefined && state.error !== undefined) setMessage((now) => (now === '' ? text : now));
     // The turn is over: what it asked is answered or expired; the kernel's list says what still waits.
     announced.current.clear();
     // The stored session replaces the live view in one render: the answer is never shown twice.
@@ -81,6 +96,7 @@ function Chat({ client, sessionId, onChanged }: { client: QuireClient; sessionId
   const cancel = async (): Promise<void> => {
     const answer = await client.call('cancelTurn', { params: { id: sessionId } }).catch((e: unknown) => { setError(describe(e)); return undefined; });
     if (answer?.cancelled) setError(undefined);
+    if (runningElsewhere) await load();
   };
   const undoTurn = async (turnId: string, force = false): Promise<void> => {
     try {
@@ -139,10 +155,11 @@ function Chat({ client, sessionId, onChanged }: { client: QuireClient; sessionId
       <label class="sr-only" for="message">Message to the agent</label>
       <textarea id="message" rows="2" value=${message} placeholder="Ask about your notes…" onInput=${(event: Event) => setMessage((event.target as HTMLTextAreaElement).value)}
         onKeyDown=${(event: KeyboardEvent) => { if (event.key === 'Enter' && !event.shiftKey) { event.preventDefault(); (event.currentTarget as HTMLTextAreaElement).form?.requestSubmit(); } }}></textarea>
-      ${live?.state === 'running'
+      ${live?.state === 'running' || runningElsewhere
         ? html`<button type="button" class="cancel" onClick=${() => void cancel()}>Stop</button>`
         : html`<button type="submit">Send</button>`}
-      ${lastTurn && live?.state !== 'running' ? html`<button type="button" class="undo" onClick=${() => void undoTurn(lastTurn)}>Undo last turn</button>` : null}
+      ${runningElsewhere ? html`<p class="muted" role="status">A turn is running that this page did not start; its answer appears when it ends.</p>` : null}
+      ${lastTurn && live?.state !== 'running' && !runningElsewhere ? html`<button type="button" class="undo" onClick=${() => void undoTurn(lastTurn)}>Undo last turn</button>` : null}
     </form>
   </div>`;
 }

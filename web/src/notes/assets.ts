@@ -18,12 +18,25 @@ export async function loadAssets(client: QuireClient, root: HTMLElement): Promis
     const path = img.dataset.asset!;
     let url = cache.get(path);
     if (!url) {
-      url = client.request('getAsset', { params: { name: safeDecode(path.slice('assets/'.length)) } })
+      const fetching = client.request('getAsset', { params: { name: safeDecode(path.slice('assets/'.length)) } })
         .then(async (response) => (response.ok ? URL.createObjectURL(await response.blob()) : undefined), () => undefined);
+      // Only an image read is kept: a failure (the network, a restart) is tried again at the next render.
+      void fetching.then((src) => { if (!src && cache.get(path) === fetching) cache.delete(path); });
+      url = fetching;
       cache.set(path, url);
     }
     const src = await url;
-    if (src) img.src = src;
-    else img.replaceWith(Object.assign(document.createElement('span'), { className: 'image-off', textContent: `[image: ${img.alt || path}]` }));
+    // The element stays Preact's (replacing it broke later renders of the block): without its image it
+    // shows its alt text, said to be an image; the note's own alt is kept to put back.
+    img.dataset.alt ??= img.alt;
+    if (src) {
+      img.src = src;
+      img.alt = img.dataset.alt;
+      img.classList.remove('image-off');
+    } else {
+      img.removeAttribute('src');
+      img.alt = `[image: ${img.dataset.alt || path}]`;
+      img.classList.add('image-off');
+    }
   }
 }

@@ -18,7 +18,8 @@ interface Conflict { mine: string; theirs: string; theirsUpdated: string }
 export function DocumentPage({ client, id, focus, canEdit, onChanged }: { client: QuireClient; id: string; focus?: string; canEdit: boolean; onChanged: () => void }): VNode {
   const [doc, setDoc] = useState<{ document: BlockData; hpath: string } | undefined>();
   const [error, setError] = useState<string>();
-  const [editing, setEditing] = useState<{ id: string; markdown: string; updated: string } | undefined>();
+  // `opened`: the text as the editor opened with it, to tell whether anything was typed since.
+  const [editing, setEditing] = useState<{ id: string; markdown: string; updated: string; opened: string } | undefined>();
   const [conflict, setConflict] = useState<Conflict | undefined>();
   const [saving, setSaving] = useState(false);
   const [adding, setAdding] = useState('');
@@ -41,11 +42,17 @@ export function DocumentPage({ client, id, focus, canEdit, onChanged }: { client
   }, [doc, focus]);
 
   const edit = async (block: BlockData): Promise<void> => {
+    // Another block's editor holds typed text: opening this one would drop it.
+    if (editing && editing.id !== block.id && (editing.markdown !== editing.opened || conflict)) {
+      setError('Save or cancel the block you are editing first: its changes are not saved.');
+      return;
+    }
     try {
       const answer = await client.call('block_get', { body: { id: block.id } });
       const got = answer.result as { markdown: string; updated?: string; block?: { attrs?: Record<string, string> } };
-      setEditing({ id: block.id, markdown: got.markdown, updated: got.updated ?? got.block?.attrs?.updated ?? block.attrs.updated ?? '' });
+      setEditing({ id: block.id, markdown: got.markdown, opened: got.markdown, updated: got.updated ?? got.block?.attrs?.updated ?? block.attrs.updated ?? '' });
       setConflict(undefined);
+      setError(undefined);
     } catch (e) {
       setError(describe(e));
     }
@@ -62,8 +69,13 @@ export function DocumentPage({ client, id, focus, canEdit, onChanged }: { client
       onChanged();
     } catch (e) {
       if (e instanceof QuireApiError && e.status === 409) {
-        const now = await client.call('block_get', { body: { id: editing.id } }).then((answer) => answer.result as { markdown: string; updated?: string; block?: { attrs?: Record<string, string> } });
-        setConflict({ mine: markdown, theirs: now.markdown, theirsUpdated: now.updated ?? now.block?.attrs?.updated ?? '' });
+        try {
+          const now = await client.call('block_get', { body: { id: editing.id } }).then((answer) => answer.result as { markdown: string; updated?: string; block?: { attrs?: Record<string, string> } });
+          setConflict({ mine: markdown, theirs: now.markdown, theirsUpdated: now.updated ?? now.block?.attrs?.updated ?? '' });
+        } catch (reread) {
+          // Changed, then removed (or unreachable): the person is told, and the text stays in the editor.
+          setError(`This block was changed by someone else, and it could not be read again (${describe(reread)}); your text is still in the editor.`);
+        }
       } else setError(describe(e));
     } finally {
       setSaving(false);
@@ -88,11 +100,11 @@ export function DocumentPage({ client, id, focus, canEdit, onChanged }: { client
       onInput=${(event: Event) => editing && setEditing({ ...editing, markdown: (event.target as HTMLTextAreaElement).value })}>${editing?.markdown ?? ''}</textarea>
     ${conflict ? html`<div class="conflict" role="alert">
       <p><strong>This block was changed by someone else while you edited it.</strong> Your text is kept below; choose what to keep.</p>
-      <div class="compare"><div><h4>Theirs (now)</h4><pre>${conflict.theirs}</pre></div><div><h4>Yours</h4><pre>${conflict.mine}</pre></div></div>
+      <div class="compare"><div><h4>Theirs (now)</h4><pre>${conflict.theirs}</pre></div><div><h4>Yours</h4><pre>${editing?.markdown ?? conflict.mine}</pre></div></div>
       <div class="row">
-        <button type="button" onClick=${() => void save(conflict.mine, conflict.theirsUpdated)}>Keep mine</button>
+        <button type="button" onClick=${() => void save(editing?.markdown ?? conflict.mine, conflict.theirsUpdated)}>Keep mine</button>
         <button type="button" onClick=${() => { setEditing(undefined); setConflict(undefined); void load(); }}>Use theirs</button>
-        <button type="button" onClick=${() => { setEditing({ id: block.id, markdown: conflict.mine, updated: conflict.theirsUpdated }); setConflict(undefined); }}>Go on editing</button>
+        <button type="button" onClick=${() => { setEditing({ id: block.id, markdown: editing?.markdown ?? conflict.mine, opened: conflict.theirs, updated: conflict.theirsUpdated }); setConflict(undefined); }}>Go on editing</button>
       </div>
     </div>` : null}
     <div class="row">

@@ -29,6 +29,12 @@ function parse(text: string, context: InlineContext, depth: number): ComponentCh
   // Per marker, the position from which no closing marker can be found: later openers are not searched
   // again (a paragraph of `*a *a *a …` would otherwise take time quadratic in its length).
   const noClose = new Map<string, number>();
+  // The same for links, autolinks and code spans: an opener before the point where a failed one's
+  // search stopped would search the same text and fail the same way (`[[[[…` or `<http://<http://…`
+  // without a close would otherwise take time quadratic in the length, and freeze the tab).
+  let linkFailsBefore = -1;
+  let autolinkFailsBefore = -1;
+  let unclosedTicks = Infinity;
   let plain = '';
   const flush = (): void => {
     if (plain !== '') out.push(plain);
@@ -52,13 +58,19 @@ function parse(text: string, context: InlineContext, depth: number): ComponentCh
     let match: RegExpExecArray | null;
     if (c === '`') {
       const run = /^`+/.exec(rest)![0];
-      const close = rest.indexOf(run, run.length);
+      // A run no shorter than one that found no close earlier finds none either (it searches less text).
+      const close = run.length < unclosedTicks ? rest.indexOf(run, run.length) : -1;
       if (close !== -1) {
         flush();
         out.push(h('code', null, rest.slice(run.length, close).replace(/^ (.*) $/s, '$1')));
         i += close + run.length;
         continue;
       }
+      unclosedTicks = Math.min(unclosedTicks, run.length);
+      // A run without a close is text, whole: its shorter tails are not openers of their own.
+      plain += run;
+      i += run.length;
+      continue;
     }
     if (c === '(' && (match = REF.exec(rest))) {
       flush();
@@ -73,17 +85,26 @@ function parse(text: string, context: InlineContext, depth: number): ComponentCh
       i += match[0].length;
       continue;
     }
-    if ((c === '[' || (c === '!' && text[i + 1] === '[')) && (match = LINK.exec(rest))) {
-      flush();
-      out.push(link(match[1] === '!', match[2]!, match[3]!, context, depth));
-      i += match[0].length;
-      continue;
+    if (c === '[' || (c === '!' && text[i + 1] === '[')) {
+      const bracket = c === '[' ? i : i + 1;
+      // A label opened before where the last failed one ended ends there too, with the same text after it.
+      const known = bracket < linkFailsBefore && text[bracket - 1] !== '\\';
+      if (!known && (match = LINK.exec(rest))) {
+        flush();
+        out.push(link(match[1] === '!', match[2]!, match[3]!, context, depth));
+        i += match[0].length;
+        continue;
+      }
+      if (!known) linkFailsBefore = labelEnd(text, bracket + 1);
     }
-    if (c === '<' && (match = AUTOLINK.exec(rest))) {
-      flush();
-      out.push(h('a', { href: match[1], rel: 'noopener noreferrer', target: '_blank' }, match[1]));
-      i += match[0].length;
-      continue;
+    if (c === '<' && i >= autolinkFailsBefore) {
+      if ((match = AUTOLINK.exec(rest))) {
+        flush();
+        out.push(h('a', { href: match[1], rel: 'noopener noreferrer', target: '_blank' }, match[1]));
+        i += match[0].length;
+        continue;
+      }
+      autolinkFailsBefore = autolinkEnd(text, i);
     }
     if ((c === 'h' || c === 'H') && (i === 0 || /\s/.test(text[i - 1]!)) && (match = BARE_URL.exec(rest))) {
       flush();
@@ -112,6 +133,31 @@ function parse(text: string, context: InlineContext, depth: number): ComponentCh
   }
   flush();
   return out;
+}
+
+/**
+ * Where LINK's label, opened just before `from`, stops: its first `]` not escaped, or a backslash it
+ * cannot take (before a line break), or the end.
+ */
+function labelEnd(text: string, from: number): number {
+  for (let at = from; at < text.length; at++) {
+    const c = text[at]!;
+    if (c === ']') return at;
+    if (c === '\\') {
+      if (at + 1 >= text.length || /[\n\r\u2028\u2029]/.test(text[at + 1]!)) return at;
+      at++;
+    }
+  }
+  return text.length;
+}
+
+/** Where AUTOLINK's address, opened at `at`, stops: the first `>` or space after its scheme (none: at). */
+function autolinkEnd(text: string, at: number): number {
+  const scheme = /^<(?:https?:\/\/|mailto:)/i.exec(text.slice(at, at + 9));
+  if (!scheme) return at;
+  const stop = /[>\s]/g;
+  stop.lastIndex = at + scheme[0].length;
+  return stop.exec(text)?.index ?? text.length;
 }
 
 function link(image: boolean, label: string, href: string, context: InlineContext, depth: number): ComponentChildren {
