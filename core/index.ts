@@ -33,7 +33,7 @@ export { escapeHtml } from './util/escape-html.js';
 export { compiledScript, startWorker } from './util/worker-exec-argv.js';
 export { WorkerPool } from './util/worker-pool.js';
 export type { WorkerPoolOptions } from './util/worker-pool.js';
-export { mayRead, readableNotebooks, readsAreScoped } from './gate/read-scope.js';
+export { mayRead, mayReadRemoved, readableNotebooks, readsAreScoped } from './gate/read-scope.js';
 export type { ReadCaller, ReadableNotebook } from './gate/read-scope.js';
 export { localOnlyAmong } from './gate/egress-scope.js';
 export type { PendingIntent } from './fs/intent-journal.js';

@@ -20,6 +20,15 @@ export function mayRead(call: ReadCaller, notebook: string, conf: ReadableNotebo
   return call.principal.role !== 'reader' || conf.access === 'published';
 }
 
+/**
+ * Whether a caller may read what is left of a notebook that no longer exists (its documents' history,
+ * its files in snapshots): a person administrator under no deny rule. The notebook's own privacy went
+ * with it, so nobody else is assumed to have been allowed.
+ */
+export function mayReadRemoved(call: ReadCaller): boolean {
+  return call.principal.kind === 'person' && call.principal.role === 'admin' && (call.deniedNotebooks?.size ?? 0) === 0;
+}
+
 /** Whether the caller's reads must be narrowed at all: an administrator under no rule reads everything. */
 export function readsAreScoped(call: ReadCaller): boolean {
   return call.principal.role === 'reader' || (call.deniedNotebooks?.size ?? 0) > 0;

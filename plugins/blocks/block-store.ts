@@ -115,14 +115,14 @@ export class BlockStore {
   }
 
   /** Called with a document's file still as it was, before it is changed, moved or removed (history). */
-  private readonly changeListeners: { listener: ChangeListener; wants: ((change: { id: string; op: ChangeOp }) => boolean) | undefined }[] = [];
+  private readonly changeListeners: { listener: ChangeListener; wants: ((change: { id: string; op: ChangeOp; by: string }) => boolean) | undefined }[] = [];
 
-  onBeforeChange(listener: ChangeListener, wants?: (change: { id: string; op: ChangeOp }) => boolean): void {
+  onBeforeChange(listener: ChangeListener, wants?: (change: { id: string; op: ChangeOp; by: string }) => boolean): void {
     this.changeListeners.push({ listener, wants });
   }
 
   async beforeChange(id: string, op: ChangeOp, by: string): Promise<void> {
-    const listening = this.changeListeners.filter((entry) => entry.wants?.({ id, op }) !== false);
+    const listening = this.changeListeners.filter((entry) => entry.wants?.({ id, op, by }) !== false);
     if (listening.length === 0) return;
     const path = this.filePath(id);
     const text = await readFile(path, 'utf8').catch(() => undefined);

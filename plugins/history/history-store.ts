@@ -52,7 +52,13 @@ export class HistoryStore {
     const names = (await readdir(folder).catch(() => [] as string[])).map((name) => name.replace(/\.json$/, '')).filter((name) => VERSION.test(name)).sort().reverse();
     const out: VersionInfo[] = [];
     for (const name of names) {
-      const { text, ...info } = await this.read(documentId, name);
+      // One damaged version file must not hide the others (history_get names it when asked for).
+      const found = await this.read(documentId, name).catch((error: unknown) => {
+        if (error instanceof KernelError && error.code === 'WORKSPACE_INVALID') return undefined;
+        throw error;
+      });
+      if (!found) continue;
+      const { text, ...info } = found;
       out.push({ ...info, title: titleOf(text) });
     }
     return out;
@@ -60,9 +66,14 @@ export class HistoryStore {
 
   async read(documentId: string, version: string): Promise<Version> {
     if (!VERSION.test(version)) throw new KernelError('INVALID_INPUT', `'${version.slice(0, 60)}' is not a version`, { details: { field: 'version' } });
-    const text = await readFile(join(this.documentFolder(documentId), `${version}.json`), 'utf8').catch(() => undefined);
+    const file = join(this.documentFolder(documentId), `${version}.json`);
+    const text = await readFile(file, 'utf8').catch(() => undefined);
     if (text === undefined) throw new NotFoundError('NOT_FOUND', `No version '${version}' of document '${documentId}'`, { details: { id: documentId, version } });
-    return JSON.parse(text) as Version;
+    try {
+      return JSON.parse(text) as Version;
+    } catch {
+      throw new KernelError('WORKSPACE_INVALID', `version '${version}' of document '${documentId}' does not parse (${file})`, { details: { id: documentId, version } });
+    }
   }
 
   /** Every document with versions (bounded by the folder listing). */

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { KernelError, NotFoundError, WORKSPACE, definePlugin, isValidId, stoppedNote, writeFileAtomic, type ActionCall, type ActionHandler, type StopReason } from '../../core/index.js';
+import { KernelError, NotFoundError, WORKSPACE, definePlugin, isValidId, mayReadRemoved, stoppedNote, writeFileAtomic, type ActionCall, type ActionHandler, type StopReason } from '../../core/index.js';
 import { BLOCKS_INDEX } from '../blocks/tokens.js';
 import { HistoryStore, titleOf, type Retention, type Version } from './history-store.js';
 import { VersionWriter } from './version-writer.js';
@@ -34,9 +34,12 @@ export default definePlugin<Partial<Retention> & { coalesceSeconds?: number }>({
     // A version is as private as the notebook it was in, and as the one its document is in now (a document
     // moved into a notebook closed to the caller takes its past along): readers see published ones, deny rules and privacy hold.
     const currentNotebook = blocks.reader.prepare('SELECT notebook FROM blocks WHERE id = ?').pluck();
+    const currentPlace = blocks.reader.prepare('SELECT notebook, path, hpath FROM blocks WHERE id = ?');
+    // A notebook removed since (its documents' last texts are kept): for whoever may read what is left of one.
+    const mayReadNotebook = (call: ActionCall, notebook: string) => blocks.visibleTo(call, notebook) || (mayReadRemoved(call) && !blocks.notebooks().has(notebook));
     const visible = (call: ActionCall, version: { notebook: string }, id: string) => {
       const now = currentNotebook.get(id) as string | undefined;
-      return blocks.visibleTo(call, version.notebook) && (now === undefined || blocks.visibleTo(call, now));
+      return mayReadNotebook(call, version.notebook) && (now === undefined || blocks.visibleTo(call, now));
     };
     /** The notebooks a change to this document's history would touch, that the caller may only read. */
     const readOnlyHit = (call: ActionCall, id: string, notebooks: readonly string[]) =>
@@ -60,13 +63,18 @@ export default definePlugin<Partial<Retention> & { coalesceSeconds?: number }>({
         search: async (input, call) => {
           const { query, notebook, op, from, to, limit = 50 } = input as SearchInput;
           const needle = query?.toLowerCase();
+          // As instants: the strings may carry an offset or no milliseconds (the schema checks their form).
+          const fromMs = from === undefined ? undefined : Date.parse(from);
+          const toMs = to === undefined ? undefined : Date.parse(to);
           const results = [];
-          // Bounded: stops at `limit` results, newest documents' versions first.
+          // Bounded: stops at `limit` results, newest documents' versions first, or at the call's stop.
           for (const id of (await history.documents()).reverse()) {
+            if (call.stopped !== undefined) return { results, truncated: true, message: `searched part of the history: ${stoppedNote(call.stopped as StopReason)}` };
             for (const version of await history.list(id)) {
               if ((notebook !== undefined && version.notebook !== notebook) || !visible(call, version, id)) continue;
               if (op !== undefined && version.op !== op) continue;
-              if ((from !== undefined && version.time < from) || (to !== undefined && version.time > to)) continue;
+              const time = Date.parse(version.time);
+              if ((fromMs !== undefined && time < fromMs) || (toMs !== undefined && time > toMs)) continue;
               if (needle !== undefined && !(version.title.toLowerCase().includes(needle) || (await history.read(id, version.version)).text.toLowerCase().includes(needle))) continue;
               results.push(version);
               if (results.length >= limit) return { results, truncated: true };
@@ -77,20 +85,23 @@ export default definePlugin<Partial<Retention> & { coalesceSeconds?: number }>({
         rollback: async (input, call) => {
           const { id, version } = input as { id: string; version: string };
           const found = await readVisible(call, id, version);
-          const path = filePath(blocks.dataDir, found.path);
-          const notebook = found.path.split('/')[0]!;
-          if (!blocks.visibleTo(call, notebook)) throw new NotFoundError('NOT_FOUND', `No version '${version}' of document '${id}'`, { details: { id, version } });
-          const held = readOnlyHit(call, id, [notebook, found.notebook]);
-          if (held !== undefined) throw new KernelError('ACTION_DENIED', `history_rollback would change notebook '${held}', which the agent may only read (its privacy setting is agent: read)`, { details: { notebook: held, privacy: 'read' } });
-          if (!existsSync(join(blocks.dataDir, notebook, '.notebook.json'))) throw new KernelError('CONFLICT', `the notebook of this version (${notebook}) no longer exists`, { details: { notebook } });
           return blocks.withWritesPaused(async (ops) => {
+            // Where the document is now: a version kept before a move is put back there. Written at its old
+            // path it made a second file with the same id, and the document as it was was kept nowhere.
+            const now = currentPlace.get(id) as { notebook: string; path: string; hpath: string } | undefined;
+            const target = now ?? { notebook: found.path.split('/')[0]!, path: found.path, hpath: found.hpath };
+            const path = filePath(blocks.dataDir, target.path);
+            if (!blocks.visibleTo(call, target.notebook)) throw new NotFoundError('NOT_FOUND', `No version '${version}' of document '${id}'`, { details: { id, version } });
+            const held = readOnlyHit(call, id, [target.notebook, found.notebook]);
+            if (held !== undefined) throw new KernelError('ACTION_DENIED', `history_rollback would change notebook '${held}', which the agent may only read (its privacy setting is agent: read)`, { details: { notebook: held, privacy: 'read' } });
+            if (!existsSync(join(blocks.dataDir, target.notebook, '.notebook.json'))) throw new KernelError('CONFLICT', `the notebook of this version (${target.notebook}) no longer exists`, { details: { notebook: target.notebook } });
             const by = call.principal.kind === 'agent' ? call.principal.name : `${call.principal.kind}:${call.principal.name}`;
             if (existsSync(path)) {
-              await history.record({ documentId: id, op: 'rollback', by, notebook: found.notebook, path: found.path, hpath: found.hpath, text: await readFile(path, 'utf8') });
+              await history.record({ documentId: id, op: 'rollback', by, notebook: target.notebook, path: target.path, hpath: target.hpath, text: await readFile(path, 'utf8') });
             }
             await writeFileAtomic(path, found.text);
             await ops.syncIndex();
-            return { id, version, restored: found.path };
+            return { id, version, restored: target.path };
           });
         },
         clear: async (input, call) => {

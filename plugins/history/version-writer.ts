@@ -5,24 +5,28 @@ type NewVersion = Omit<Version, 'version' | 'time'>;
 
 /**
  * Keeps versions off the write's latency path, as note apps do: a burst of edits to one document
- * keeps one version, the state before the burst (an edit within `coalesceMs` of the last version kept
- * keeps none, so only the first edit of a burst writes one). That version is written atomically and
+ * keeps one version, the state before the burst (an edit by the same author within `coalesceMs` of the
+ * last version kept keeps none, so only the first edit of a burst writes one). That version is written atomically and
  * durably before the edit that starts the burst changes the file, so a crash loses none: the states a
  * crash could have lost are the ones inside a burst, which are not kept anyway. Moves, removals and
  * rollbacks always keep theirs. Readers of the history wait for what is still being written (`flush`),
  * and closing the plugin waits for it too.
  */
 export class VersionWriter {
-  private readonly lastKept = new Map<string, number>();
+  /** Per document, when the last version was kept and who made the edit it was kept for. */
+  private readonly lastKept = new Map<string, { at: number; by: string }>();
   private readonly writing = new Map<string, Promise<void>>();
 
   constructor(private readonly store: HistoryStore, private readonly coalesceMs: number, private readonly log: Logger, private readonly now: () => number = Date.now) {}
 
-  /** Whether a change needs its version kept (asked before the document's file is read for it). */
-  wants(change: { id: string; op: Version['op'] }): boolean {
+  /**
+   * Whether a change needs its version kept (asked before the document's file is read for it). A burst
+   * is one author's: an edit by someone else (the agent after the person) keeps the state between them.
+   */
+  wants(change: { id: string; op: Version['op']; by: string }): boolean {
     if (change.op !== 'update' || this.coalesceMs <= 0) return true;
     const last = this.lastKept.get(change.id);
-    return last === undefined || this.now() - last >= this.coalesceMs;
+    return last === undefined || last.by !== change.by || this.now() - last.at >= this.coalesceMs;
   }
 
   /**
@@ -31,7 +35,7 @@ export class VersionWriter {
    */
   record(version: NewVersion): Promise<void> {
     const at = new Date(this.now());
-    this.lastKept.set(version.documentId, at.getTime());
+    this.lastKept.set(version.documentId, { at: at.getTime(), by: version.by });
     const previous = this.writing.get(version.documentId) ?? Promise.resolve();
     const next = previous.then(() => this.store.record(version, at)).catch((error: unknown) => {
       this.log.error('a document version could not be written', { document: version.documentId, error: (error as Error).message });
@@ -41,9 +45,12 @@ export class VersionWriter {
     return next;
   }
 
-  /** Resolves once every version queued so far is on disk. */
+  /**
+   * Resolves once every version queued so far is on disk: those queued when it was called (waiting for
+   * later ones too could wait for ever under steady edits).
+   */
   async flush(): Promise<void> {
-    while (this.writing.size > 0) await Promise.all([...this.writing.values()]);
+    await Promise.all([...this.writing.values()]);
   }
 
   /** After a clear, the next edit of these documents keeps a version again. */

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { AUDIT_HEAD, IntentJournal, KernelError, WORKSPACE, definePlugin, throwIfStopped, type ActionCall, type ActionHandler, type Principal } from '../../core/index.js';
+import { AUDIT_HEAD, IntentJournal, KernelError, WORKSPACE, definePlugin, mayReadRemoved, throwIfStopped, type ActionCall, type ActionHandler, type Principal } from '../../core/index.js';
 import { BLOCKS_INDEX } from '../blocks/tokens.js';
 import { SKILLS_WRITES } from '../skills/tokens.js';
 import { blockDiff } from './block-diff.js';
@@ -81,14 +81,22 @@ export default definePlugin({
       return entry ? (await repo.objects.get(entry.hash)).toString('utf8') : undefined;
     };
     // What a deny rule hides from the agent stays out of what it reads of the repository too.
-    const seen = (call: ActionCall) => (path: string) => blocks.visibleTo(call, path.split('/')[0]!);
+    // A notebook removed since: its files are shown to whoever may read what is left of removed notebooks.
+    const seen = (call: ActionCall) => {
+      const notebooks = blocks.notebooks();
+      return (path: string) => {
+        const notebook = path.split('/')[0]!;
+        return blocks.visibleTo(call, notebook) || (!notebooks.has(notebook) && mayReadRemoved(call));
+      };
+    };
     return {
       snapshot: reportingNotes(blocks, notForReaders({
         create: async (input, call: ActionCall) => summary(await create(String((input as { memo?: string }).memo ?? ''), originOf(call.principal), hooksOf(call, 'The snapshot (none was made)'))),
         list: async () => ({ snapshots: (await repo.list()).map(summary).reverse() }),
         get: async (input, call: ActionCall) => {
           const snapshot = await repo.get((input as { id: string }).id);
-          return { ...snapshot, files: Object.fromEntries(Object.entries(snapshot.files).filter(([path]) => seen(call)(path))) };
+          const visible = seen(call);
+          return { ...snapshot, files: Object.fromEntries(Object.entries(snapshot.files).filter(([path]) => visible(path))) };
         },
         diff: async (input, call: ActionCall) => {
           const { from, to } = input as { from: string; to?: string };
@@ -99,7 +107,8 @@ export default definePlugin({
           const all = repo.diff(before, after);
           // Skills are compared when both sides hold them (snapshots taken before they were covered do not).
           const skills = older.skills && newer.skills ? repo.diff(older.skills, newer.skills) : undefined;
-          const files = { added: all.added.filter(seen(call)), removed: all.removed.filter(seen(call)), changed: all.changed.filter(seen(call)) };
+          const visible = seen(call);
+          const files = { added: all.added.filter(visible), removed: all.removed.filter(visible), changed: all.changed.filter(visible) };
           const documents = [];
           for (const path of files.changed.filter((file) => file.endsWith('.json') && !file.endsWith('.notebook.json')).slice(0, 200)) {
             documents.push({ path, blocks: blockDiff(await textOf(before, path), await textOf(to !== undefined ? after : undefined, path)) });

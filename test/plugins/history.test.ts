@@ -81,6 +81,53 @@ describe('document history', () => {
     expect((await act<Versions>('history_list', { id: doc })).versions[0]!.op).toBe('rollback');
   });
 
+  it("keeps each document's last text when its notebook is removed, shown to an administrator, not to the agent", async () => {
+    const { act } = await boot();
+    const { notebook, doc } = await notes(act);
+    const before = await act<Created>('snapshot_create', {});
+    await act('notebook_remove', { id: notebook });
+    // The snapshots show what went with it too (they dropped the files of a notebook that no longer exists).
+    expect((await act<{ removed: string[] }>('snapshot_diff', { from: before.id })).removed).toContain(`${notebook}/${doc}.json`);
+    const { versions } = await act<Versions>('history_list', { id: doc });
+    expect(versions.map((version) => version.op)).toEqual(['remove']);
+    expect((await act<{ text: string }>('history_get', { id: doc, version: versions[0]!.version })).text).toContain('first version');
+    // Its notebook's privacy went with it: the agent is not assumed to have been allowed.
+    expect((await act<Versions>('history_list', { id: doc }, agent())).versions).toEqual([]);
+  });
+
+  it('puts a version kept before a move back where the document is now, keeping what it replaces', async () => {
+    const { kernel, act } = await boot();
+    const { other, doc } = await notes(act);
+    await act('block_append', { parentId: doc, markdown: 'second line' });
+    await act('document_move', { id: doc, notebook: other });
+    const oldest = (await act<Versions>('history_list', { id: doc })).versions.at(-1)!;
+    const restored = await act<{ restored: string }>('history_rollback', { id: doc, version: oldest.version });
+    expect(restored.restored).toBe(`${other}/${doc}.json`);
+    // One file with the document's id, in the notebook it was moved to.
+    const files = (await readdir(kernel.workspace.dataDir, { recursive: true })).filter((path) => path.endsWith(`${doc}.json`));
+    expect(files).toEqual([join(other, `${doc}.json`)]);
+    expect((await act<{ markdown: string }>('document_get_markdown', { id: doc })).markdown).not.toContain('second line');
+    expect((await act<{ problems: unknown[] }>('index_problems', {})).problems).toEqual([]);
+    const kept = (await act<Versions>('history_list', { id: doc })).versions[0]!;
+    expect(kept.op).toBe('rollback');
+    expect((await act<{ text: string }>('history_get', { id: doc, version: kept.version })).text).toContain('second line');
+  });
+
+  it("keeps the state between two authors' edits of one burst, and searches by instants", async () => {
+    const { act } = await boot();
+    const { doc } = await notes(act);
+    await act('block_append', { parentId: doc, markdown: 'the person wrote this' });
+    // Within the coalescing window, but the agent's: the person's edit is kept before it.
+    await act('block_append', { parentId: doc, markdown: 'the agent wrote this' }, agent());
+    const { versions } = await act<Versions>('history_list', { id: doc });
+    expect(versions.map((version) => version.by)).toEqual([agent().name, 'person:alice']);
+    expect((await act<{ text: string }>('history_get', { id: doc, version: versions[0]!.version })).text).toContain('the person wrote this');
+    // An offset is an instant, not a string to compare: half an hour ago written in +02:00 reads later than now in UTC.
+    const halfAnHourAgo = `${new Date(Date.now() - 1_800_000 + 7_200_000).toISOString().slice(0, 19)}+02:00`;
+    expect((await act<{ results: unknown[] }>('history_search', { to: halfAnHourAgo })).results).toHaveLength(0);
+    expect((await act<{ results: unknown[] }>('history_search', { from: halfAnHourAgo })).results).toHaveLength(2);
+  });
+
   it('keeps at most the configured number of versions, and searches and clears them', async () => {
     const { act } = await boot({ config: { plugins: { history: { config: { maxVersions: 3, coalesceSeconds: 0 } } } } });
     const { doc } = await notes(act);
