@@ -6,7 +6,7 @@ import { checkName, parseSkillDocument, renamedSkillText } from './skill-documen
 import { download } from './skill-download.js';
 import { skillError } from './skill-limits.js';
 import { groupPackage, readArchive, readArchiveFile, readFolder, type PackageFile } from './skill-package.js';
-import { checkRelativePath, isTextBuffer, readInside } from './skill-paths.js';
+import { checkFileSet, checkRelativePath, isTextBuffer, readInside } from './skill-paths.js';
 import { sha256 } from './skill-records.js';
 import { writerOf, type SkillStore } from './skill-store.js';
 import { restoreVersion, versions } from './skill-version-actions.js';
@@ -60,14 +60,16 @@ const save = (store: SkillStore): ActionHandler => async (input, call) => {
   for (const [path, text] of Object.entries(extra)) {
     const checked = checkRelativePath(path, 'the file');
     if (checked === 'SKILL.md') throw skillError('PATH_DUPLICATE', `'${path}' is the SKILL.md itself: give it as content`, { path });
-    if (given.some((file) => file.path === checked)) throw skillError('PATH_DUPLICATE', `the file '${checked}' is given twice`, { path: checked });
     given.push({ path: checked, data: Buffer.from(text, 'utf8'), mode: 0o644 });
   }
+  checkFileSet(given.map((file) => file.path), 'the files given');
   // In the writer's turn from the read to the swap, so that two saves of one skill cannot drop each other's files.
   return store.writer.exclusive(async () => {
     // A replaced skill keeps its other files: an edit of SKILL.md does not drop its references.
     const current = (await store.catalog.read()).skills.get(name);
-    const kept = current?.writable ? await store.keptFiles(current, new Set(given.map((file) => file.path))) : [];
+    const replacing = new Set(given.map((file) => file.path));
+    // A broken skill (its SKILL.md did not parse) keeps its other files too: a fix of SKILL.md must not drop them.
+    const kept = current ? (current.writable ? await store.keptFiles(current, replacing) : []) : await store.brokenFiles(name, replacing);
     const skill = { name, from: 'SKILL.md', document, files: [...given, ...kept] };
     store.checkSize(skill);
     const answer = await store.putNow([skill], call, { replace: true, dryRun: false });

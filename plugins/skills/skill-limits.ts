@@ -51,7 +51,7 @@ export type SkillProblem =
   | 'BODY_TOO_LARGE' | 'NOT_TEXT' | 'FILE_TOO_LARGE' | 'SKILL_TOO_LARGE' | 'TOO_MANY_FILES'
   | 'PATH_ESCAPES' | 'PATH_ABSOLUTE' | 'PATH_INVALID' | 'PATH_DUPLICATE' | 'LINK' | 'NOT_A_FILE'
   | 'ARCHIVE_TOO_LARGE' | 'ARCHIVE_RATIO' | 'ARCHIVE_CORRUPT' | 'ARCHIVE_UNSUPPORTED' | 'ARCHIVE_ENCRYPTED'
-  | 'NO_SKILL' | 'UNREADABLE' | 'SKILL_EXISTS' | 'SKILL_NOT_FOUND' | 'READ_ONLY_SKILL' | 'DOWNLOAD_FAILED';
+  | 'NO_SKILL' | 'UNREADABLE' | 'SKILL_EXISTS' | 'SKILL_NOT_FOUND' | 'READ_ONLY_SKILL' | 'DOWNLOAD_FAILED' | 'VERSION_INVALID';
 
 /** A refusal naming its problem in `details.problem` (and the path it concerns), written for the model and the person alike. */
 export function skillError(problem: SkillProblem, message: string, details: Record<string, unknown> = {}): KernelError {

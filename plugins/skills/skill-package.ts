@@ -4,7 +4,7 @@ import { readTarGz } from './archive-tar.js';
 import { readZip } from './archive-zip.js';
 import { parseSkillDocument, type SkillDocument } from './skill-document.js';
 import { skillError, type SkillLimits } from './skill-limits.js';
-import { byCodePoint, isTextBuffer } from './skill-paths.js';
+import { byCodePoint, checkFileSet, isTextBuffer } from './skill-paths.js';
 
 /** One file of a package, in memory, with a checked relative path. */
 export interface PackageFile {
@@ -96,12 +96,8 @@ export async function readFolder(root: string, limits: SkillLimits): Promise<Pac
  * and each skill must keep to a skill's limits.
  */
 export function groupPackage(files: PackageFile[], limits: SkillLimits, what: string): { skills: PackagedSkill[]; ignored: string[] } {
-  const seen = new Set<string>();
-  for (const file of files) {
-    // Paths are compared as written to disk: 'a/./b' and 'a/b' are one file.
-    if (seen.has(file.path)) throw skillError('PATH_DUPLICATE', `${what} holds '${file.path}' twice`, { path: file.path });
-    seen.add(file.path);
-  }
+  // Paths are compared as written to disk: 'a/./b' and 'a/b' are one file.
+  checkFileSet(files.map((file) => file.path), what);
   const kept = files.filter((file) => !isArchiverJunk(file.path));
   const ignored = files.filter((file) => isArchiverJunk(file.path)).map((file) => file.path);
   const folderOf = (path: string) => (path.includes('/') ? path.slice(0, path.lastIndexOf('/')) : '');

@@ -22,6 +22,30 @@ export function checkRelativePath(path: string, where = 'the path'): string {
   return kept.join('/');
 }
 
+/**
+ * Refuses a set of files that cannot all be written: a path given twice, two that one file system
+ * takes for one (case, Unicode form: `SKILL.md` and `skill.md`), or a file whose path is a folder of
+ * another's (`a` and `a/b`). Each of these failed half way through a write, with a raw file system error.
+ */
+export function checkFileSet(paths: readonly string[], what: string): void {
+  const byKey = new Map<string, string>();
+  for (const path of paths) {
+    const key = path.normalize('NFC').toLowerCase();
+    const twin = byKey.get(key);
+    if (twin !== undefined) {
+      throw skillError('PATH_DUPLICATE', twin === path ? `${what} holds '${path}' twice` : `${what} holds '${twin}' and '${path}', which a file system that ignores case or Unicode form takes for one file`, { path: path.slice(0, 200) });
+    }
+    byKey.set(key, path);
+  }
+  for (const [key, path] of byKey) {
+    const parts = key.split('/');
+    for (let depth = 1; depth < parts.length; depth++) {
+      const file = byKey.get(parts.slice(0, depth).join('/'));
+      if (file !== undefined) throw skillError('PATH_DUPLICATE', `${what} holds '${file}' as a file and as a folder of '${path}'`, { path: path.slice(0, 200) });
+    }
+  }
+}
+
 export interface FolderFile {
   /** Relative, forward slashes. */
   path: string;

@@ -1,9 +1,10 @@
-import { relative, sep } from 'node:path';
+import { lstat } from 'node:fs/promises';
+import { join, relative, sep } from 'node:path';
 import type { ActionCall, Principal } from '../../core/index.js';
 import { skillWarnings, type Catalog, type Skill, type SkillCatalog } from './skill-catalog.js';
 import { skillError, type SkillLimits } from './skill-limits.js';
 import type { PackageFile, PackagedSkill } from './skill-package.js';
-import { isScript, readInside } from './skill-paths.js';
+import { isScript, readInside, scanFolder } from './skill-paths.js';
 import { sha256, type SkillRecords } from './skill-records.js';
 import type { SkillVersionOp, SkillVersions } from './skill-versions.js';
 import type { SkillWriter } from './skill-writer.js';
@@ -94,19 +95,23 @@ export class SkillStore {
   /** The same, for a caller already inside the writer's turn. */
   async putNow(skills: readonly PackagedSkill[], call: ActionCall, options: PutOptions): Promise<PutAnswer> {
     const existing = (await this.catalog.read()).skills;
+    // What is at skills/<name> decides, not the catalog alone: it leaves a broken skill out, which was then
+    // replaced without asking and without a version (its other files lost).
+    const occupied = new Set<string>();
     for (const skill of skills) {
       const present = existing.get(skill.name);
       if (present) this.checkWritable(present);
-      if (present && !options.replace) throw skillError('SKILL_EXISTS', `a skill named '${skill.name}' already exists; install with replace: true to replace it`, { name: skill.name });
+      if (present || await lstat(join(this.parts.skillsDir, skill.name)).then(() => true, () => false)) occupied.add(skill.name);
+      if (occupied.has(skill.name) && !options.replace) throw skillError('SKILL_EXISTS', `a skill named '${skill.name}' already exists${present ? '' : ' (it is broken: skill_list says why)'}; install with replace: true to replace it`, { name: skill.name });
     }
     const planned = skills.map((skill): PlannedSkill => ({
       name: skill.name, from: skill.from, folder: `skills/${skill.name}`, files: skill.files.map((file) => file.path).sort(),
-      bytes: skill.files.reduce((sum, file) => sum + file.data.length, 0), replaces: existing.has(skill.name), warnings: skillWarnings(scriptsIn(skill.files)),
+      bytes: skill.files.reduce((sum, file) => sum + file.data.length, 0), replaces: occupied.has(skill.name), warnings: skillWarnings(scriptsIn(skill.files)),
     }));
     if (options.dryRun) return { dryRun: true, wouldWrite: planned };
     const by = writerOf(call);
     // The skills about to be replaced are kept as versions first, durably: a version that cannot be kept stops the write.
-    for (const skill of skills) if (existing.has(skill.name)) await this.versions.keep(skill.name, options.op ?? (options.source ? 'install' : 'save'), by);
+    for (const skill of skills) if (occupied.has(skill.name)) await this.versions.keep(skill.name, options.op ?? (options.source ? 'install' : 'save'), by);
     const { replaced } = await this.writer.commit(skills);
     for (const skill of skills) {
       const skillMd = skill.files.find((file) => file.path === 'SKILL.md')!;
@@ -121,6 +126,22 @@ export class SkillStore {
     for (const file of skill.files) {
       if (!replaced.has(file.path)) kept.push({ path: file.path, data: await readInside(skill.folder, file.path, this.limits.maxSkillBytes), mode: 0o644 });
     }
+    return kept;
+  }
+
+  /**
+   * The files of a broken skill's folder (one the catalog could not read as a skill), but `replaced`:
+   * none when there is no folder; past the limits, refused before anything changes.
+   */
+  async brokenFiles(name: string, replaced: ReadonlySet<string>): Promise<PackageFile[]> {
+    const folder = join(this.parts.skillsDir, name);
+    if (!(await lstat(folder).catch(() => undefined))?.isDirectory()) return [];
+    const scan = await scanFolder(folder, this.limits.maxSkillFiles);
+    if (scan.files.length > this.limits.maxSkillFiles || scan.bytes > this.limits.maxSkillBytes) {
+      throw skillError('SKILL_TOO_LARGE', `the broken skill '${name}' is past the skill limits, so its files cannot be kept; nothing was changed`, { name });
+    }
+    const kept: PackageFile[] = [];
+    for (const file of scan.files) if (!replaced.has(file.path)) kept.push({ path: file.path, data: await readInside(folder, file.path, this.limits.maxSkillBytes), mode: 0o644 });
     return kept;
   }
 

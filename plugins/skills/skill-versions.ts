@@ -2,8 +2,8 @@ import { lstat, readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeJsonAtomic } from '../../core/index.js';
 import { nameFlaw, parseSkillDocument } from './skill-document.js';
-import { skillError, type SkillLimits } from './skill-limits.js';
-import { readInside, scanFolder } from './skill-paths.js';
+import { problemOf, skillError, type SkillLimits } from './skill-limits.js';
+import { checkFileSet, checkRelativePath, readInside, scanFolder } from './skill-paths.js';
 
 /** What replaced or removed a skill's files: the skill tool's writes, a restore of a version, a snapshot rollback. */
 export type SkillVersionOp = 'save' | 'install' | 'rename' | 'remove' | 'restore' | 'rollback';
@@ -80,7 +80,13 @@ export class SkillVersions {
   async list(name: string): Promise<SkillVersionInfo[]> {
     const out: SkillVersionInfo[] = [];
     for (const version of await this.names(name)) {
-      const { files, ...info } = await this.read(name, version);
+      // A damaged version file must not hide the others (restoring it says what is wrong with it).
+      const found = await this.read(name, version).catch((error: unknown) => {
+        if (problemOf(error) === 'VERSION_INVALID' || problemOf(error)?.startsWith('PATH_')) return undefined;
+        throw error;
+      });
+      if (!found) continue;
+      const { files, ...info } = found;
       const skillMd = files.find((file) => file.path === 'SKILL.md');
       out.push({ ...info, description: descriptionOf(skillMd), files: files.map((file) => file.path), bytes: files.reduce((sum, file) => sum + bytesOf(file).length, 0) });
     }
@@ -91,7 +97,7 @@ export class SkillVersions {
     if (!VERSION.test(version)) throw skillError('PATH_INVALID', `'${version.slice(0, 60)}' is not a skill version (skill_versions lists them)`, { version: version.slice(0, 60) });
     const text = await readFile(join(this.skillFolder(name), `${version}.json`), 'utf8').catch(() => undefined);
     if (text === undefined) throw skillError('SKILL_NOT_FOUND', `the skill '${name}' has no version '${version}'; skill_versions lists them`, { name, version });
-    return JSON.parse(text) as SkillVersion;
+    return checkedVersion(text, `version '${version}' of '${name}'`);
   }
 
   /** Skills with versions kept (removed ones among them), by name. */
@@ -129,4 +135,31 @@ function descriptionOf(skillMd: SkillVersionFile | undefined): string {
   } catch {
     return '';
   }
+}
+
+/**
+ * A kept version as read from its file, checked like a package before anything uses it: the file may
+ * have been edited or damaged (a shared or restored workspace), and its paths are written on restore.
+ */
+function checkedVersion(text: string, what: string): SkillVersion {
+  const invalid = (why: string): never => { throw skillError('VERSION_INVALID', `${what} cannot be used: ${why}`, { field: 'version' }); };
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return invalid('its file is not JSON');
+  }
+  const version = value as Partial<SkillVersion> | null;
+  if (typeof version !== 'object' || version === null || !Array.isArray(version.files)) return invalid('it lists no files');
+  const files: SkillVersionFile[] = [];
+  for (const file of version.files as unknown[]) {
+    const entry = file as Partial<SkillVersionFile> | null;
+    if (typeof entry !== 'object' || entry === null || typeof entry.path !== 'string' || typeof entry.data !== 'string' || (entry.encoding !== 'utf8' && entry.encoding !== 'base64')) {
+      return invalid('a file in it has no path, data or known encoding');
+    }
+    // Its paths are checked as an archive's are: one climbing out of the skill's folder is refused.
+    files.push({ path: checkRelativePath(entry.path, `the file in ${what}`), encoding: entry.encoding, data: entry.data });
+  }
+  checkFileSet(files.map((file) => file.path), what);
+  return { ...(version as SkillVersion), files };
 }
