@@ -9,10 +9,19 @@ import type { TiktokenBPE } from 'js-tiktoken/lite';
  * ledger's estimate) half of the indexer's main-thread time. Here a byte sequence is a Latin-1 string
  * (one character per byte, so `substring` is the lookup key), and a merge recomputes only the ranks of
  * the two pairs next to it. Special tokens are counted as the plain text they are (what the kernel asks).
+ * Pieces over LONG_PIECE bytes are counted in parts (below): the same count but for them.
  */
 const MAX_REMEMBERED_PIECES = 65_536;
 /** Longer pieces (runs of CJK, long numbers are cut at 3 digits) are rarely met twice. */
 const MAX_REMEMBERED_PIECE = 32;
+/**
+ * Merging a piece takes time quadratic in its length, and one piece can be a whole run of letters or
+ * punctuation: 200,000 `a` in a previewed message held the event loop for minutes. Pieces longer than
+ * this are merged in parts of LONG_PIECE_PART bytes, each counted alone: at most one token more per
+ * part than one merge would give (under 1%), and time linear in the length.
+ */
+const LONG_PIECE = 1024;
+const LONG_PIECE_PART = 256;
 
 export class BpeCounter {
   private readonly ranks = new Map<string, number>();
@@ -41,7 +50,7 @@ export class BpeCounter {
       if (known !== undefined) { total += known; continue; }
       // ASCII is its own Latin-1 byte string; anything else is encoded to UTF-8 first.
       const bytes = /^[\x00-\x7f]*$/.test(piece) ? piece : Buffer.from(piece, 'utf8').toString('latin1');
-      const tokens = this.pieceTokens(bytes);
+      const tokens = bytes.length > LONG_PIECE ? this.longPieceTokens(bytes) : this.pieceTokens(bytes);
       if (piece.length <= MAX_REMEMBERED_PIECE) {
         if (this.pieces.size >= MAX_REMEMBERED_PIECES) this.pieces.clear();
         // A copy: a match of 13 characters or more is a slice that would keep its whole text alive in the memo.
@@ -71,6 +80,12 @@ export class BpeCounter {
       if (best < pairRank.length) pairRank[best] = this.rankOf(bytes, starts[best]!, starts[best + 2]!);
     }
     return starts.length - 1;
+  }
+
+  private longPieceTokens(bytes: string): number {
+    let total = 0;
+    for (let at = 0; at < bytes.length; at += LONG_PIECE_PART) total += this.pieceTokens(bytes.substring(at, at + LONG_PIECE_PART));
+    return total;
   }
 
   private rankOf(bytes: string, start: number, end: number): number {

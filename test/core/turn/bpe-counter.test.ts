@@ -31,6 +31,17 @@ describe('the token counter', () => {
     for (const text of texts) expect(counter.count(text), JSON.stringify(text.slice(0, 40))).toBe(expected(text));
   });
 
+  it('counts a piece of any length in time linear in it, within one token per 256 bytes of the exact count', () => {
+    // One run of letters is one piece: merged whole, 200,000 of them took time quadratic in the length.
+    expect(counter.count('a'.repeat(200_000))).toBeGreaterThan(0);
+    for (const text of ['b'.repeat(2000), '=-'.repeat(1000), '字'.repeat(800)]) {
+      const exact = expected(text);
+      const counted = counter.count(text);
+      expect(counted).toBeGreaterThanOrEqual(exact);
+      expect(counted - exact).toBeLessThanOrEqual(Math.ceil(Buffer.byteLength(text) / 256));
+    }
+  });
+
   it('counts the same after its memo of pieces filled and was emptied', () => {
     const fresh = new BpeCounter(ranks);
     const words = Array.from({ length: 70_000 }, (_, i) => `w${i.toString(36)}q`);
