@@ -1031,6 +1031,8 @@ export type HistorySearchOutput = {
   }>;
   /** stopped at the limit */
   truncated: boolean;
+  /** set when the search stopped early (its time limit or a cancel): what it covered */
+  message?: string;
 };
 
 export type ImportMarkdownInput = {
@@ -2725,10 +2727,20 @@ export interface Operations {
     body: {
       entries: Array<{
         id: string;
-        type: string;
+        type: "user" | "thinking" | "assistant" | "confirm" | "question" | "snapshot" | "rollback";
+        content?: string;
+        toolCalls?: Array<{
+          id: string;
+          name: string;
+          result?: string;
+          state?: "pending" | "executing" | "finished" | "unknown" | "skipped";
+        }>;
+        timestamp?: string;
       }>;
       expectedRevision?: number;
       commitTurnID?: string;
+      title?: string;
+      createdAt?: string;
     };
     response: SavedSession;
   };

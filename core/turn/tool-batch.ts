@@ -14,6 +14,8 @@ import { QUESTION_TOOL, type Question, type QuestionBoard } from './questions.js
 import type { SnapshotService } from './snapshot-service.js';
 import type { StreamedCall } from './round-stream.js';
 import { MAX_JSON_DEPTH, pathPastDepth, shortPointer } from '../util/json-depth.js';
+import { formatIssues, getKernelAjv, runValidator } from '../schema/ajv.js';
+import type { ValidateFunction } from 'ajv';
 import type { TurnEvent } from './turn-events.js';
 
 export interface BatchContext {
@@ -146,16 +148,21 @@ function progressListeners(context: BatchContext, record: ToolCallRecord): Pick<
   };
 }
 
+let validateQuestions: ValidateFunction | undefined;
+
 /** The question tool: the turn waits for the person's answers, like for a confirmation. */
 async function askPerson(context: BatchContext, call: StreamedCall, record: ToolCallRecord): Promise<CallResult> {
   let questions: Question[];
+  const usage = 'question needs {"questions": [{"question": "...", "options"?: [{"label": "..."}], "multiple"?: boolean, "custom"?: boolean}]} with 1 to 10 questions';
   try {
-    const input = JSON.parse(call.arguments || '{}') as { questions?: unknown };
-    if (!Array.isArray(input.questions) || input.questions.length === 0 || input.questions.length > 10
-      || !input.questions.every((item) => typeof item === 'object' && item !== null && typeof (item as Question).question === 'string')) throw new Error('shape');
-    questions = input.questions as Question[];
+    // Checked against the tool's whole schema: options that are not a list of labels were accepted, and
+    // answering the question then failed (500) while the turn waited.
+    validateQuestions ??= getKernelAjv().compile(QUESTION_TOOL.inputSchema);
+    const checked = runValidator<{ questions: Question[] }>(validateQuestions, JSON.parse(call.arguments || '{}'));
+    if (!checked.ok) return failure('INVALID_INPUT', `${formatIssues(checked.issues)}; ${usage}`);
+    questions = checked.value.questions;
   } catch {
-    return failure('INVALID_INPUT', 'question needs {"questions": [{"question": "...", "options"?: [{"label": "..."}], "multiple"?: boolean, "custom"?: boolean}]} with 1 to 10 questions');
+    return failure('INVALID_INPUT', `the arguments are not JSON; ${usage}`);
   }
   const waiting = linkedController(context.signal, waitLimit(context.confirmTimeoutMs));
   const { question, answered } = context.questions.ask(context.sessionId, context.turnId, questions, waiting.signal);

@@ -51,13 +51,36 @@ export const MODE_BODY: JsonSchema = {
   properties: { mode: { enum: ['confirm', 'auto'] } },};
 const parseMode = bodyValidator<{ mode: 'confirm' | 'auto' }>(MODE_BODY);
 
+/**
+ * The fields of an entry the kernel reads, checked: an entry saved with `toolCalls` that is not a list
+ * (or a call without an id) was stored, and then every later turn of the session failed and its preview
+ * answered 500. Other fields a client keeps pass as they are (the session store bounds their size).
+ */
+const SAVED_TOOL_CALL: JsonSchema = {
+  type: 'object', required: ['id', 'name'],
+  properties: { id: { type: 'string', minLength: 1, maxLength: 200 }, name: { type: 'string', minLength: 1, maxLength: 200 }, result: { type: 'string' }, state: { enum: ['pending', 'executing', 'finished', 'unknown', 'skipped'] } },
+};
+const SAVED_ENTRY: JsonSchema = {
+  type: 'object', required: ['id', 'type'],
+  properties: {
+    id: { type: 'string', minLength: 1, maxLength: 200 },
+    type: { enum: ['user', 'thinking', 'assistant', 'confirm', 'question', 'snapshot', 'rollback'] },
+    content: { type: 'string' },
+    toolCalls: { type: 'array', maxItems: 1000, items: SAVED_TOOL_CALL },
+    timestamp: { type: 'string', maxLength: 40 },
+  },
+};
+
 export const SAVE_SESSION_BODY: JsonSchema = {
   type: 'object',
   required: ['entries'],
   properties: {
-    entries: { type: 'array', maxItems: 100_000, items: { type: 'object', required: ['id', 'type'], properties: { id: { type: 'string' }, type: { type: 'string' } } } },
+    entries: { type: 'array', maxItems: 100_000, items: SAVED_ENTRY },
     expectedRevision: { type: 'integer', minimum: 0 },
     commitTurnID: { type: 'string', maxLength: 100 },
+    // As a new session's (POST): the index of sessions holds every title, read and written at every save.
+    title: { type: 'string', maxLength: 500 },
+    createdAt: { type: 'string', maxLength: 40 },
   },};
 const parseSession = bodyValidator<Record<string, unknown>>(SAVE_SESSION_BODY);
 

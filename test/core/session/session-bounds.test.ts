@@ -79,6 +79,25 @@ describe('bounds of a saved session', () => {
     expect(String(together.json().error?.details.field)).toMatch(/^field\d+$/);
   });
 
+  it('answers 400 naming the field for entries the kernel could not read back, and for a title past 500 characters', async () => {
+    const { url } = await serve();
+    const id = await newSession(url);
+    const cases: [unknown, string][] = [
+      [{ entries: [{ id: 'u', type: 'user', content: 'hi' }, { id: 'a', type: 'assistant', toolCalls: 'x' }] }, '/entries/1/toolCalls'],
+      [{ entries: [{ id: 'a', type: 'assistant', toolCalls: [null] }] }, '/entries/0/toolCalls/0'],
+      [{ entries: [{ id: 'u', type: 'someone', content: 'hi' }] }, '/entries/0/type'],
+      [{ entries: [{ id: 'u', type: 'user', content: 42 }] }, '/entries/0/content'],
+      [{ entries: [], title: 't'.repeat(501) }, '/title'],
+    ];
+    for (const [body, pointer] of cases) {
+      const answer = await send('PUT', `${url}/api/agent/sessions/${id}`, JSON.stringify(body));
+      expect([pointer, answer.status, answer.json().error?.code, JSON.stringify(answer.json().error)]).toEqual([pointer, 400, 'INVALID_INPUT', expect.stringContaining(pointer)]);
+    }
+    // The session still reads, and a turn's preview answers.
+    const preview = await rawRequest(`${url}/api/agent/sessions/${id}/preview?message=hi`, { headers: { authorization: `Bearer ${ADMIN}` } });
+    expect(preview.status).not.toBe(500);
+  });
+
   it('refuses a too deep value saved by the kernel itself, not only over HTTP', async () => {
     const { kernel } = await serve();
     let deep: unknown = 1;

@@ -125,6 +125,20 @@ describe('agent turns over HTTP', () => {
     expect(toolMessage.content).toContain('Which colour?\nblue');
   });
 
+  it("answers the model INVALID_INPUT for a question whose options are not a list of labels, and asks the person nothing", async () => {
+    const kernel = await harness.boot({ plugins: ['notes'], config });
+    const provider = scriptedProvider([
+      toolCalls({ id: 'q1', name: 'question', args: { questions: [{ question: 'Which colour?', options: 'red/blue' }] } }),
+      answer('I will ask plainly.'),
+    ]);
+    const { app, id } = await withModel(kernel, provider);
+    const response = await app.request(`/api/agent/sessions/${id}/turns`, request('POST', { message: 'pick a colour' }));
+    const events = await readEvents(response, async () => undefined);
+    expect(events.some((event) => event.event === 'question')).toBe(false);
+    const toolMessage = provider.requests[1]!.messages.find((message) => message.role === 'tool')!;
+    expect(toolMessage.content).toMatch(/INVALID_INPUT.*\/questions\/0\/options/s);
+  });
+
   it('cancels a tool call while it runs: its signal aborts, it is stored result-unknown, and no model round follows', async () => {
     const kernel = await harness.boot({ plugins: ['blocker'], config });
     const provider = scriptedProvider([toolCalls({ id: 'c1', name: 'job_wait', args: {} }, { id: 'c2', name: 'job_wait', args: {} }), answer('never asked')]);
