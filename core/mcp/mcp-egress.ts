@@ -6,6 +6,13 @@ import { notebooksInResult, type PreparedCall } from '../pipeline/prepared-call.
 export const MCP_WITHHELD = '[withheld: this result holds notes of notebooks marked local-only (egress: local-only), which are not sent to MCP clients: their model may be off this machine. A person can set mcp.sendLocalOnly in quire.json to send them.]';
 
 /**
+ * The same for a call that changed something: it is answered as an error (a result must fit the tool's
+ * output schema, and this is not its result), so it says plainly that the change was made, or a model
+ * retries it and makes it twice.
+ */
+export const MCP_WITHHELD_DONE = '[done: the call ran and made its changes; do not call it again. Only its answer is withheld: it names notebooks marked local-only (egress: local-only), which are not sent to MCP clients. A person can set mcp.sendLocalOnly in quire.json to send them.]';
+
+/**
  * An MCP client (Claude Desktop, Cursor...) may send what it reads to a model anywhere: a result that
  * holds notes of a local-only notebook, or cannot say whose notes it holds while one exists, is held
  * back (the same rule as the agent's requests to a model off this machine), unless quire.json's

@@ -9,6 +9,9 @@ import { McpSessions } from './mcp-sessions.js';
 
 export type McpEndpoint = (c: Context<HttpEnv>) => Promise<Response>;
 
+/** Messages in one batch, for clients of protocol 2025-03-26 (the last that had batches). */
+const MAX_BATCH = 20;
+
 /**
  * `/mcp`: the kernel as an MCP server over Streamable HTTP (administrators only; the caller's guards
  * run first). A POST without a session id must be `initialize` and opens a session; everything else
@@ -27,16 +30,26 @@ export function openMcpEndpoint(kernel: Kernel): McpEndpoint {
     const owner = kernel.authenticator.headerDigest(c.req.header('authorization') ?? '')?.toString('hex') ?? '';
     const id = c.req.header('mcp-session-id');
     const body = c.req.method === 'POST' ? await readJsonBody(c) : undefined;
+    // Batches went with protocol 2025-06-18; a client of the version before may still send them, 20 at most.
+    if (Array.isArray(body) && (c.req.header('mcp-protocol-version') !== '2025-03-26' || body.length > MAX_BATCH)) {
+      throw new KernelError('INVALID_INPUT', `JSON-RPC batches are not accepted (the protocol removed them in 2025-06-18; under 2025-03-26, ${MAX_BATCH} messages at most)`, { details: { field: 'body' } });
+    }
     if (id === undefined) {
       if (c.req.method !== 'POST' || !isInitializeRequest(body)) {
         throw new KernelError('INVALID_INPUT', 'a request without an Mcp-Session-Id header must be an initialize request', { details: { header: 'mcp-session-id' } });
+      }
+      // Checked before a session is opened: at the limit, opening one closes the least recently used.
+      const accept = c.req.header('accept') ?? '';
+      if (!accept.includes('application/json') || !accept.includes('text/event-stream')) {
+        // The SDK's own answer to it, given here before anything is opened.
+        return c.json({ jsonrpc: '2.0', error: { code: -32000, message: 'Not Acceptable: Client must accept both application/json and text/event-stream' }, id: null }, 406);
       }
       const server = createMcpServer(kernel, { kind: 'mcp', name: principal.name, role: principal.role });
       const transport = await sessions.open(owner, server);
       return transport.handleRequest(c.req.raw, { parsedBody: body });
     }
     const answered = await sessions.handle(id, owner, (transport) =>
-      transport.answerAsJson({ body, accept: c.req.header('accept'), protocolVersion: c.req.header('mcp-protocol-version') }, isLong)
+      transport.answerAsJson({ body, accept: c.req.header('accept'), protocolVersion: c.req.header('mcp-protocol-version') }, isLong, c.req.raw.signal)
       ?? transport.http.handleRequest(c.req.raw, body === undefined ? {} : { parsedBody: body }));
     if (!answered) throw new KernelError('NOT_FOUND', 'no such MCP session (it may have expired): initialize a new one', { details: { header: 'mcp-session-id' } });
     return answered;

@@ -6,7 +6,7 @@ import { KERNEL_VERSION } from '../paths.js';
 import type { Principal, ProgressUpdate } from '../plugin-api.js';
 import { servedOverMcp, toolDefinitions } from './tool-definitions.js';
 import { serveResources } from './mcp-resources.js';
-import { heldBackFromMcp, MCP_WITHHELD } from './mcp-egress.js';
+import { heldBackFromMcp, MCP_WITHHELD, MCP_WITHHELD_DONE } from './mcp-egress.js';
 import { servePrompts } from './mcp-prompts.js';
 
 /**
@@ -38,7 +38,10 @@ export function createMcpServer(kernel: Kernel, principal: Principal): Server {
       // Only agent calls stop at a confirmation; an MCP caller is an administrator acting directly.
       const value = outcome.status === 'ok' ? outcome.value : null;
       // An error result: a tool's structured content must fit its output schema, and this is not its result.
-      if (heldBackFromMcp(kernel, outcome.call)) return { content: [{ type: 'text', text: MCP_WITHHELD }], isError: true, _meta: { 'quire/withheld': 'local-only' } };
+      if (heldBackFromMcp(kernel, outcome.call)) {
+        const changed = outcome.call.entry.effects.length > 0;
+        return { content: [{ type: 'text', text: changed ? MCP_WITHHELD_DONE : MCP_WITHHELD }], isError: true, _meta: { 'quire/withheld': 'local-only', 'quire/ran': changed } };
+      }
       return success(value);
     } catch (error) {
       if (isKernelError(error)) return failure(error.code, error.message, error.details);

@@ -23,6 +23,8 @@ export class SessionTransport implements Transport {
   onmessage?: (<T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void) | undefined;
   /** Requests answered as JSON, by id: where their response goes. */
   private readonly direct = new Map<RequestId, (response: JSONRPCMessage) => void>();
+  /** Requests answered already (cancelled, or their client gone): the server's late response goes nowhere. */
+  private readonly ended = new Set<RequestId>();
 
   constructor(readonly http: WebStandardStreamableHTTPServerTransport) {
     http.onclose = () => {
@@ -30,7 +32,31 @@ export class SessionTransport implements Transport {
       this.onclose?.();
     };
     http.onerror = (error) => this.onerror?.(error);
-    http.onmessage = (message, extra) => this.onmessage?.(message, extra);
+    http.onmessage = (message, extra) => {
+      this.onmessage?.(message, extra);
+      const cancelled = cancelledRequest(message);
+      // After the server has seen it (its handler's signal aborts in a microtask): see endCancelled.
+      if (cancelled !== undefined) setImmediate(() => this.endCancelled(cancelled));
+    };
+  }
+
+  /**
+   * A request its client cancelled gets no response from the server (the SDK sends none), so its HTTP
+   * answer, a JSON answer waiting or an event stream kept open, never ended, and the session counted it
+   * in use for ever (never swept; 64 of them and no session could open). It ends with a JSON-RPC error
+   * saying so. A request already answered is left alone.
+   */
+  private endCancelled(id: RequestId): void {
+    const error = { jsonrpc: '2.0', id, error: { code: REQUEST_CANCELLED, message: 'Request cancelled' } } as JSONRPCMessage;
+    const waiting = this.direct.get(id);
+    if (waiting) {
+      this.direct.delete(id);
+      this.ended.add(id);
+      waiting(error);
+      return;
+    }
+    // The event-stream transport closes the request's stream once it has its response; an unknown id throws.
+    this.http.send(error).catch(() => undefined);
   }
 
   get sessionId(): string | undefined {
@@ -46,6 +72,7 @@ export class SessionTransport implements Transport {
   }
 
   send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    if (this.ended.size > 0 && isResponse(message) && this.ended.delete((message as { id: RequestId }).id)) return Promise.resolve();
     if (this.direct.size > 0) {
       const response = isResponse(message);
       const id = response ? (message as { id: RequestId }).id : options?.relatedRequestId;
@@ -67,7 +94,7 @@ export class SessionTransport implements Transport {
    * a tool that is not long, from a client that accepts both kinds of answer and speaks a protocol
    * version we know. Undefined for anything else, which the event-stream transport answers as before.
    */
-  answerAsJson(request: SessionRequest, isLong: (tool: string) => boolean): Promise<Response> | undefined {
+  answerAsJson(request: SessionRequest, isLong: (tool: string) => boolean, signal?: AbortSignal): Promise<Response> | undefined {
     const message = request.body as { jsonrpc?: unknown; id?: unknown; method?: unknown; params?: { name?: unknown; _meta?: { progressToken?: unknown } } } | undefined;
     if (typeof message !== 'object' || message === null || Array.isArray(message)) return undefined;
     if (message.jsonrpc !== '2.0' || message.method !== 'tools/call' || (typeof message.id !== 'string' && typeof message.id !== 'number')) return undefined;
@@ -79,6 +106,13 @@ export class SessionTransport implements Transport {
     if (this.direct.has(id) || isLong(params.name)) return undefined;
     return new Promise<JSONRPCMessage>((resolve) => {
       this.direct.set(id, resolve);
+      // The client went away: nobody reads the answer, and the session is not held for it.
+      signal?.addEventListener('abort', () => {
+        if (this.direct.get(id) !== resolve) return;
+        this.direct.delete(id);
+        this.ended.add(id);
+        resolve({ jsonrpc: '2.0', id, error: { code: REQUEST_CANCELLED, message: 'The client closed the request' } } as JSONRPCMessage);
+      }, { once: true });
       this.onmessage?.(message as JSONRPCMessage);
     }).then((response) => {
       const answer = new Response(JSON.stringify(response), { status: 200, headers: { 'content-type': 'application/json', 'mcp-session-id': this.sessionId ?? '' } });
@@ -99,6 +133,17 @@ const jsonAnswers = new WeakSet<Response>();
 
 export function isJsonAnswer(response: Response): boolean {
   return jsonAnswers.has(response);
+}
+
+/** JSON-RPC's code for a request cancelled (as LSP has it; MCP names none). */
+const REQUEST_CANCELLED = -32800;
+
+/** The request id a `notifications/cancelled` names, if the message is one. */
+function cancelledRequest(message: JSONRPCMessage): RequestId | undefined {
+  const notification = message as { method?: unknown; id?: unknown; params?: { requestId?: unknown } };
+  if (notification.method !== 'notifications/cancelled' || notification.id !== undefined) return undefined;
+  const id = notification.params?.requestId;
+  return typeof id === 'string' || typeof id === 'number' ? id : undefined;
 }
 
 function isResponse(message: JSONRPCMessage): boolean {

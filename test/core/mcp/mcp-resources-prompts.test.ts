@@ -136,6 +136,10 @@ describe('notebook privacy for MCP clients (they are agents too)', () => {
         expect(localRead).not.toContain('quokkaplinth');
         expect(localRead).toContain('local-only');
         await expect(resource).rejects.toThrow(/local-only/);
+        // A write into it is done, and says so: an error that looked like a failure was retried, writing twice.
+        const appended = JSON.stringify(await client.callTool({ name: 'block_append', arguments: { parentId: localDoc.id, markdown: 'once only' } }));
+        expect(appended).toContain('do not call it again');
+        expect((await act<{ markdown: string }>('document_get_markdown', { id: localDoc.id })).markdown.match(/once only/g)).toHaveLength(1);
         // The listing names the local-only notebook but not its documents.
         const uris = (await client.listResources()).resources.map((entry) => entry.uri);
         expect(uris).toContain(`quire://notebooks/${local.id}`);

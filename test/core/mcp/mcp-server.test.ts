@@ -6,7 +6,7 @@ import { ToolListChangedNotificationSchema, type Tool } from '@modelcontextproto
 import { afterEach, describe, expect, it } from 'vitest';
 import type { KernelConfigFile } from '../../../core/config/kernel-config.js';
 import { startHttpServer, type RunningServer } from '../../../core/http/serve.js';
-import { useHarness } from '../../helpers/harness.js';
+import { useHarness, type UserPlugin } from '../../helpers/harness.js';
 import { rawRequest } from '../../helpers/http-client.js';
 import { fetchNotingStream } from '../../helpers/mcp-client.js';
 
@@ -26,8 +26,8 @@ describe('the kernel as an MCP server on /mcp', () => {
     for (const server of servers.splice(0)) await server.close();
   });
 
-  async function serve(config: KernelConfigFile = {}) {
-    const kernel = await harness.boot({ realManifests: true, config: { auth, ...config, plugins: { blocks: { config: { watch: false, welcome: false } }, ...config.plugins } } });
+  async function serve(config: KernelConfigFile = {}, userPlugins?: Record<string, UserPlugin>) {
+    const kernel = await harness.boot({ realManifests: true, ...(userPlugins ? { userPlugins } : {}), config: { auth, ...config, plugins: { blocks: { config: { watch: false, welcome: false } }, ...config.plugins } } });
     const server = await startHttpServer(kernel, { host: '127.0.0.1', port: 0 });
     servers.push(server);
     return { kernel, url: server.url };
@@ -161,6 +161,32 @@ describe('the kernel as an MCP server on /mcp', () => {
     // Concurrent calls on one session each get their own answer.
     const answers = await Promise.all([20, 21, 22, 23].map((id) => post(call(id))));
     expect(answers.map((answer) => answer.json().id)).toEqual([20, 21, 22, 23]);
+  });
+
+  it('ends a tools/call its client cancels, answered as JSON or as an event stream, and refuses batches', async () => {
+    // A tool that runs until its call is stopped.
+    const waiter: UserPlugin = {
+      manifest: { id: 'waiter', version: '1.0.0', kernel: '^0.1.0', description: 'x', entry: 'index.js', tools: [{ name: 'waiter', description: 'x', actions: { wait: { description: 'waits', input: { type: 'object' }, effects: [] } } }] },
+      code: 'export default { activate() { return { waiter: { wait: (input, call) => new Promise((done) => { const timer = setTimeout(() => done({ waited: true }), 20000); call.signal.addEventListener("abort", () => { clearTimeout(timer); done({ stopped: true }); }); }) } }; } };',
+    };
+    const { url } = await serve({ plugins: { waiter: { trusted: true } } }, { waiter });
+    const client = await connect(url);
+    const sessionId = (client as unknown as { _transport: StreamableHTTPClientTransport })._transport.sessionId!;
+    const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25', authorization: `Bearer ${ADMIN}`, 'mcp-session-id': sessionId };
+    const post = (body: unknown, extra: Record<string, string> = {}) => rawRequest(`${url}/mcp`, { method: 'POST', headers: { ...headers, ...extra }, body: JSON.stringify(body) });
+    const wait = (id: number, meta?: Record<string, unknown>) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'waiter_wait', arguments: {}, ...(meta ? { _meta: meta } : {}) } });
+    const cancel = (id: number) => post({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'changed my mind' } });
+    for (const [id, meta] of [[31, undefined], [32, { progressToken: 'p32' }]] as const) {
+      const answered = post(wait(id, meta));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect((await cancel(id)).status).toBe(202);
+      // It used to wait for ever (the SDK sends no response to a cancelled request).
+      const answer = await answered;
+      expect([id, answer.body]).toEqual([id, expect.stringContaining('-32800')]);
+    }
+    expect((await client.listTools()).tools.length).toBeGreaterThan(0);
+    const batch = await post([wait(40), wait(41)]);
+    expect([batch.status, batch.json().error?.code]).toEqual([400, 'INVALID_INPUT']);
   });
 
   it('expires idle sessions, but not one whose client keeps its notification stream open', async () => {
