@@ -43,39 +43,142 @@ export function meteredProvider(provider: ModelProvider, context: MeterContext):
   const model = provider.model ?? provider.id;
   // Budgets the person let this turn go past.
   const waived = new Set<BudgetOverrun['scope']>();
+  // Each request's worst case, held from its check until its stream ends (see InFlight). Requests of one
+  // turn go one at a time, each checked just before it streams: the next stream takes the oldest hold.
+  // (Not keyed by the request: a wrapper such as the local-only filter passes each call its own copy.)
+  const held: (() => void)[] = [];
   return wrapProvider(provider, {
     // Before the stream (and its idle watchdog): the person may take minutes to answer a budget question.
     async beforeRequest(request: ModelRequest, signal: AbortSignal): Promise<void> {
       for (;;) {
         const overrun = checkBudgets(context, model, request, waived);
-        if (!overrun) return;
+        // In the same turn of the event loop as the check: a request checked at the same moment elsewhere counts it.
+        if (!overrun) return void held.push(holdWorstCase(context, model, request, signal));
         if (signal.aborted || !context.askToExceed || !(await context.askToExceed(overrun))) refuse(overrun);
         waived.add(overrun.scope);
       }
     },
     // streamRound, the one caller of stream, runs beforeRequest first: the budgets are not read twice.
-    async *stream(request: ModelRequest, signal: AbortSignal): AsyncIterable<ModelEvent> {
-      for await (const event of provider.stream(request, signal)) {
-        if (event.type === 'usage') record(context, provider.id, model, event);
-        yield event;
-      }
-    },
+    stream: (request: ModelRequest, signal: AbortSignal) => meteredStream(provider, context, model, request, signal, held.shift()),
   });
 }
 
-function record(context: MeterContext, providerId: string, model: string, event: Extract<ModelEvent, { type: 'usage' }>): void {
+/** Longest a request's worst case is held: past it, a stream that never ended (a provider deaf to its signal) holds nothing. */
+const MAX_HOLD_MS = 30 * 60_000;
+
+/**
+ * Holds a request's worst case until the returned release runs: at the end of its stream, when the
+ * turn stops before the stream began (nothing was sent), or after MAX_HOLD_MS.
+ */
+function holdWorstCase(context: MeterContext, model: string, request: ModelRequest, signal: AbortSignal): () => void {
+  const unhold = inFlightOf(context.ledger).hold(worstCase(context, model, request));
+  const timer = setTimeout(() => release(), MAX_HOLD_MS);
+  timer.unref();
+  const release = once(() => {
+    unhold();
+    clearTimeout(timer);
+    signal.removeEventListener('abort', release);
+  });
+  signal.addEventListener('abort', release, { once: true });
+  return release;
+}
+
+/**
+ * The provider's stream, its reported usage recorded. Stopped, timed out or broken after the server
+ * began to answer, a stream reports no usage (servers do at a clean end) but may be billed: it is
+ * recorded as estimated, or budgets undercount every retry.
+ */
+async function* meteredStream(provider: ModelProvider, context: MeterContext, model: string, request: ModelRequest, signal: AbortSignal, release: (() => void) | undefined): AsyncIterable<ModelEvent> {
+  let reported = false;
+  let answered = false;
+  let outputChars = 0;
+  try {
+    for await (const event of provider.stream(request, signal)) {
+      answered = true;
+      if (event.type === 'usage') {
+        reported = true;
+        record(context, provider.id, model, event);
+      } else if (event.type === 'text' || event.type === 'reasoning') outputChars += event.delta.length;
+      else if (event.type === 'tool_call_delta') outputChars += event.argumentsDelta.length;
+      yield event;
+    }
+  } finally {
+    release?.();
+    if (answered && !reported) {
+      record(context, provider.id, model, { type: 'usage', promptTokens: context.estimate(request), completionTokens: Math.ceil(outputChars / 4) }, true);
+    }
+  }
+}
+
+/** A request's cost at worst: its prompt and the largest answer it allows. */
+function worstCase(context: MeterContext, model: string, request: ModelRequest): Reservation {
+  const tokens = context.estimate(request) + (request.maxOutputTokens ?? context.maxOutputTokens ?? ASSUMED_MAX_OUTPUT);
+  const output = request.maxOutputTokens ?? context.maxOutputTokens ?? ASSUMED_MAX_OUTPUT;
+  const usd = costOf({ input: tokens - output, cachedInput: 0, output, reasoning: 0 }, context.prices()[model]) ?? 0;
+  return { tokens, usd, sessionId: context.sessionId, turnId: context.turnId() };
+}
+
+interface Reservation { tokens: number; usd: number; sessionId: string; turnId: string | undefined }
+
+/**
+ * Requests checked against the budgets and not yet recorded, per ledger (one per workspace): their
+ * usage arrives at the end of their stream, minutes later, and turns of several sessions run at once.
+ * Each check counts the others' worst cases, so five turns starting together cannot all pass a day's
+ * budget that has room for one.
+ */
+class InFlight {
+  private readonly held = new Set<Reservation>();
+
+  hold(reservation: Reservation): () => void {
+    this.held.add(reservation);
+    return () => { this.held.delete(reservation); };
+  }
+
+  /** The worst cases held in a scope (day and month: all of them). */
+  within(scope: 'turn' | 'session' | 'day' | 'month', sessionId: string, turnId: string | undefined): { tokens: number; usd: number } {
+    let tokens = 0;
+    let usd = 0;
+    for (const reservation of this.held) {
+      if (scope === 'session' && reservation.sessionId !== sessionId) continue;
+      if (scope === 'turn' && (reservation.sessionId !== sessionId || reservation.turnId !== turnId)) continue;
+      tokens += reservation.tokens;
+      usd += reservation.usd;
+    }
+    return { tokens, usd };
+  }
+}
+
+function once(fn: () => void): () => void {
+  let done = false;
+  return () => {
+    if (done) return;
+    done = true;
+    fn();
+  };
+}
+
+const inFlight = new WeakMap<UsageLedger, InFlight>();
+
+function inFlightOf(ledger: UsageLedger): InFlight {
+  let found = inFlight.get(ledger);
+  if (!found) inFlight.set(ledger, found = new InFlight());
+  return found;
+}
+
+function record(context: MeterContext, providerId: string, model: string, event: Extract<ModelEvent, { type: 'usage' }>, estimated = false): void {
   const turnId = context.turnId();
   try {
-    recordIn(context, providerId, model, event, turnId);
+    recordIn(context, providerId, model, event, turnId, estimated);
   } catch {
     // The answer was paid for and arrives all the same; the ledger's own failure (a full disk) must not end the turn.
   }
 }
 
-function recordIn(context: MeterContext, providerId: string, model: string, event: Extract<ModelEvent, { type: 'usage' }>, turnId: string | undefined): void {
+function recordIn(context: MeterContext, providerId: string, model: string, event: Extract<ModelEvent, { type: 'usage' }>, turnId: string | undefined, estimated: boolean): void {
   context.ledger.record({
     kind: 'model', provider: providerId, model, sessionId: context.sessionId, ...(turnId !== undefined ? { turnId } : {}),
     input: event.promptTokens, cachedInput: event.cachedTokens ?? 0, output: event.completionTokens, reasoning: event.reasoningTokens ?? 0,
+    ...(estimated ? { estimated: true } : {}),
   });
   if (turnId !== undefined) context.onRecorded?.(context.ledger.total({ sessionId: context.sessionId, turnId }));
 }
@@ -99,19 +202,23 @@ function checkBudgets(context: MeterContext, model: string, request: ModelReques
     if (!limit || waived.has(name)) continue;
     const over = (message: string): BudgetOverrun => ({ scope: name, limit, message });
     const spent = scope ? context.ledger.total(scope) : undefined;
+    // Requests sent and not yet recorded count at their worst (see InFlight).
+    const pending = inFlightOf(context.ledger).within(name, context.sessionId, turnId);
+    const pendingNote = pending.tokens > 0 ? ' (requests still answering counted at their largest)' : '';
     if (limit.tokens !== undefined) {
       // Without a bound on the answer, the same assumption as a money budget's.
       const output = maxOutput ?? ASSUMED_MAX_OUTPUT;
-      const worst = (spent ? totalTokens(spent) : 0) + prompt + output;
-      if (worst > limit.tokens) return over(`${spent ? totalTokens(spent) : 0} tokens spent, and this request may take ${prompt + output} more (${prompt} in, up to ${output} out${maxOutput === undefined ? ', assumed: no maxOutputTokens is set' : ''}): over the ${name} budget of ${limit.tokens} tokens`);
+      const used = (spent ? totalTokens(spent) : 0) + pending.tokens;
+      const worst = used + prompt + output;
+      if (worst > limit.tokens) return over(`${used} tokens spent${pendingNote}, and this request may take ${prompt + output} more (${prompt} in, up to ${output} out${maxOutput === undefined ? ', assumed: no maxOutputTokens is set' : ''}): over the ${name} budget of ${limit.tokens} tokens`);
     }
     if (limit.usd !== undefined) {
       const request = costOf({ input: prompt, cachedInput: 0, output: maxOutput ?? ASSUMED_MAX_OUTPUT, reasoning: 0 }, price);
       if (request === null || (spent && spent.cost === null)) {
         return over(`the price of ${request === null ? `model '${model}'` : 'some of the usage in this scope'} is unknown (usage.prices in quire.json), so the ${name} budget of $${limit.usd} cannot be kept`);
       }
-      const total = (spent?.cost ?? 0) + request!;
-      if (total > limit.usd) return over(`$${(spent?.cost ?? 0).toFixed(4)} spent, and this request may cost up to $${request!.toFixed(4)}: over the ${name} budget of $${limit.usd}`);
+      const used = (spent?.cost ?? 0) + pending.usd;
+      if (used + request! > limit.usd) return over(`$${used.toFixed(4)} spent${pendingNote}, and this request may cost up to $${request!.toFixed(4)}: over the ${name} budget of $${limit.usd}`);
     }
   }
   return undefined;
