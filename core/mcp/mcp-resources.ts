@@ -3,7 +3,7 @@ import {
   ListResourcesRequestSchema, ListResourceTemplatesRequestSchema, ReadResourceRequestSchema, SubscribeRequestSchema, UnsubscribeRequestSchema,
   type Resource,
 } from '@modelcontextprotocol/sdk/types.js';
-import { KernelError } from '../errors.js';
+import { KernelError, isKernelError } from '../errors.js';
 import { NOTEBOOK_SCOPE, type NotebookScope } from '../gate/notebook-scope.js';
 import { isValidId } from '../ids.js';
 import type { Kernel } from '../kernel.js';
@@ -57,21 +57,35 @@ export function serveResources(server: Server, kernel: Kernel, caller: () => Pri
   const scope = kernel.container.isRegistered(NOTEBOOK_SCOPE, true) ? kernel.container.resolve<NotebookScope>(NOTEBOOK_SCOPE) : undefined;
   // Listened to from the first subscription only: a session that never subscribes costs the index nothing.
   let unsubscribe: (() => void) | undefined;
+  /** Only what the caller may read can be watched: the read answers NOT_FOUND otherwise. */
+  const checkReadable = async (kind: 'blocks' | 'documents' | 'notebooks', id: string): Promise<void> => {
+    if (kind === 'documents') await call('document_info', { id });
+    else if (kind === 'blocks') await call('block_get', { id });
+    else await call('document_list', { notebook: id });
+  };
+  /**
+   * One change of a watched resource told, once it is read again. Gone or closed to the client (NOT_FOUND
+   * either way, as for a read): told one last time, then no more. Any other failure (the index busy): told.
+   */
+  const tellIfReadable = async (uri: string, kind: 'blocks' | 'documents' | 'notebooks', id: string): Promise<void> => {
+    const readable = await checkReadable(kind, id).then(() => true, (error: unknown) => !(isKernelError(error) && error.code === 'NOT_FOUND'));
+    if (!readable) subscribed.delete(uri);
+    await server.sendResourceUpdated({ uri }).catch(() => undefined);
+  };
   const watch = (): void => {
     unsubscribe ??= scope?.onChanged?.((change) => {
       for (const uri of subscribed) {
         const { kind, id } = parseUri(uri);
         const touched = change.all || (kind === 'notebooks' ? change.notebooks.has(id) : change.ids.has(id));
-        if (touched) void server.sendResourceUpdated({ uri }).catch(() => undefined);
+        // Read again before telling: a notebook closed to the client since (agent: none, or moved there)
+        // would otherwise keep telling it that the document exists and when it changes. It stops instead.
+        if (touched) void tellIfReadable(uri, kind, id);
       }
     });
   };
   server.setRequestHandler(SubscribeRequestSchema, async (request) => {
     const { kind, id } = parseUri(request.params.uri);
-    // Only what the caller may read can be watched: the read answers NOT_FOUND otherwise.
-    if (kind === 'documents') await call('document_info', { id });
-    else if (kind === 'blocks') await call('block_get', { id });
-    else await call('document_list', { notebook: id });
+    await checkReadable(kind, id);
     subscribed.add(request.params.uri);
     watch();
     return {};

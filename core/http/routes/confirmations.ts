@@ -5,6 +5,7 @@ import type { ConfirmationStatus } from '../../gate/confirmation.js';
 import type { HttpEnv } from '../http-env.js';
 import type { JsonSchema } from '../openapi/openapi-types.js';
 import { bodyValidator, readJsonBody } from '../read-body.js';
+import { instantOf } from '../instant.js';
 
 interface AnswerBody {
   approved: boolean;
@@ -57,7 +58,7 @@ export function confirmationRoutes(kernel: Kernel): Hono<HttpEnv> {
       argsHash: body.argsHash,
       answeredBy: `person:${c.get('principal').name}`,
       ...(body.notebook !== undefined ? { grantNotebook: body.notebook } : {}),
-      ...(body.expiresAt !== undefined ? { grantExpiresAt: new Date(body.expiresAt).toISOString() } : {}),
+      ...(body.expiresAt !== undefined ? { grantExpiresAt: instantOf(body.expiresAt, 'expiresAt') } : {}),
     });
     return c.json({ confirmation });
   });

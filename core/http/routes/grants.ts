@@ -4,6 +4,7 @@ import { NotFoundError } from '../../errors.js';
 import type { HttpEnv } from '../http-env.js';
 import type { JsonSchema } from '../openapi/openapi-types.js';
 import { bodyValidator, readJsonBody } from '../read-body.js';
+import { instantOf } from '../instant.js';
 
 interface NewGrantBody {
   plugin: string;
@@ -37,7 +38,7 @@ export function grantRoutes(kernel: Kernel): Hono<HttpEnv> {
     const grant = await kernel.grants.add({
       plugin: body.plugin, tool: body.tool, action: body.action, effects: [...action.effects],
       ...(body.notebook !== undefined ? { notebook: body.notebook } : {}),
-      ...(body.expiresAt !== undefined ? { expiresAt: new Date(body.expiresAt).toISOString() } : {}),
+      ...(body.expiresAt !== undefined ? { expiresAt: instantOf(body.expiresAt, 'expiresAt') } : {}),
       createdBy: `person:${c.get('principal').name}`,
     });
     return c.json({ grant }, 201);

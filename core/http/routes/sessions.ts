@@ -8,6 +8,7 @@ import type { Kernel } from '../../kernel.js';
 import type { HttpEnv } from '../http-env.js';
 import type { JsonSchema } from '../openapi/openapi-types.js';
 import { bodyValidator, readJsonBody } from '../read-body.js';
+import { EventQueue } from '../event-queue.js';
 
 export const NEW_SESSION_BODY: JsonSchema = {
   type: 'object',
@@ -128,12 +129,10 @@ export function sessionRoutes(kernel: Kernel): Hono<HttpEnv> {
     await kernel.turns.check(id);
     return streamSSE(c, async (stream) => {
       // Events are written in order; the turn goes on if the client leaves (cancel is explicit).
-      let writing: Promise<void> = Promise.resolve();
-      const emit = (event: TurnEvent): void => {
-        writing = writing.then(() => stream.writeSSE({ event: event.type, data: JSON.stringify(event) })).catch(() => undefined);
-      };
+      const events = new EventQueue((event) => stream.writeSSE({ event: event.type, data: JSON.stringify(event) }));
+      const emit = (event: TurnEvent): void => events.push(event);
       await kernel.turns.start(id, message, emit).catch((error: unknown) => emit({ type: 'error', turnID: '', code: isKernelError(error) ? error.code : 'INTERNAL', message: error instanceof Error ? error.message : String(error) }));
-      await writing;
+      await events.drained();
     });
   });
   app.post('/:id/turns/:turnId/rollback', async (c) => {

@@ -93,6 +93,9 @@ describe('mistakes in quire.json and grants.json are reported at start', () => {
     expect([past.status, (past.body.error as { code: string }).code]).toEqual([400, 'INVALID_INPUT']);
     expect((past.body.error as { details: { issues: { pointer: string }[] } }).details.issues[0]!.pointer).toBe('/expiresAt');
     expect(kernel.grants.list()).toEqual([]);
+    // A leap second passes the date-time format but no Date holds it: 400 naming the field, not 500.
+    const leap = await api('POST', '/api/grants', { plugin: 'notes', tool: 'note', action: 'put', expiresAt: '2099-12-31T23:59:60Z' });
+    expect([leap.status, (leap.body.error as { details: { field: string } }).details.field]).toEqual([400, 'expiresAt']);
     const future = await api('POST', '/api/grants', { plugin: 'notes', tool: 'note', action: 'put', expiresAt: new Date(Date.now() + 3_600_000).toISOString() });
     expect(future.status).toBe(201);
   });

@@ -73,6 +73,17 @@ describe('notes as MCP resources', () => {
     expect(updated).toHaveLength(before);
     // A document nobody may see cannot be watched.
     await expect(client.subscribeResource({ uri: 'quire://documents/20260101000000-nothing' })).rejects.toThrow(/No document/);
+    // Nor one whose notebook is closed to the client after it subscribed: told once more (it is gone
+    // for the client), then no more news of it.
+    await client.subscribeResource({ uri });
+    await act('notebook_set_privacy', { id: notebook.id, agent: 'none' });
+    const closedAt = updated.length;
+    await act('block_append', { parentId: doc.id, markdown: 'after closing' }, admin);
+    await waitFor(() => updated.length > closedAt);
+    const last = updated.length;
+    await act('block_append', { parentId: doc.id, markdown: 'and again' }, admin);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(updated).toHaveLength(last);
   });
 });
 
