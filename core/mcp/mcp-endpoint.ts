@@ -30,8 +30,10 @@ export function openMcpEndpoint(kernel: Kernel): McpEndpoint {
     const owner = kernel.authenticator.headerDigest(c.req.header('authorization') ?? '')?.toString('hex') ?? '';
     const id = c.req.header('mcp-session-id');
     const body = c.req.method === 'POST' ? await readJsonBody(c) : undefined;
-    // Batches went with protocol 2025-06-18; a client of the version before may still send them, 20 at most.
-    if (Array.isArray(body) && (c.req.header('mcp-protocol-version') !== '2025-03-26' || body.length > MAX_BATCH)) {
+    // Batches went with protocol 2025-06-18; a client of the version before (which sends no version header,
+    // or 2025-03-26) may still send them, 20 at most.
+    const version = c.req.header('mcp-protocol-version');
+    if (Array.isArray(body) && ((version !== undefined && version !== '2025-03-26') || body.length > MAX_BATCH)) {
       throw new KernelError('INVALID_INPUT', `JSON-RPC batches are not accepted (the protocol removed them in 2025-06-18; under 2025-03-26, ${MAX_BATCH} messages at most)`, { details: { field: 'body' } });
     }
     if (id === undefined) {

@@ -50,8 +50,8 @@ export class SessionTransport implements Transport {
     const error = { jsonrpc: '2.0', id, error: { code: REQUEST_CANCELLED, message: 'Request cancelled' } } as JSONRPCMessage;
     const waiting = this.direct.get(id);
     if (waiting) {
+      // The server sends nothing for a cancelled request: no late response to wait for (unlike a client gone).
       this.direct.delete(id);
-      this.ended.add(id);
       waiting(error);
       return;
     }

@@ -8,7 +8,7 @@ import { NOTEBOOK_SCOPE, type AgentLimit, type NotebookScope } from '../gate/not
 import { checkAgentLimits, limitedTo, NO_AGENT_LIMITS } from '../gate/agent-limits.js';
 import { localOnlyNotebooks } from '../gate/egress-scope.js';
 import { effectiveEffects } from '../gate/effects.js';
-import { KernelError, NotFoundError, isKernelError } from '../errors.js';
+import { KernelError, NotFoundError, isKernelError, ConflictError } from '../errors.js';
 import { hashArguments } from '../canonical-json.js';
 import type { KernelConfig } from '../config/kernel-config.js';
 import type { AuditLog } from '../audit/audit-log.js';
@@ -207,8 +207,14 @@ export class ActionPipeline {
       if (current?.pluginId !== call.entry.pluginId) {
         throw new NotFoundError('ACTION_NOT_FOUND', `${call.entry.wireName} is no longer available; the approval was not used`, { details: { action: call.entry.wireName } });
       }
-      // Disabled and enabled again meanwhile: the handler of the plugin as it is now, not the disposed one's.
-      if (current !== call.entry) call = { ...call, entry: current };
+      // Disabled and enabled again meanwhile: the handler of the plugin as it is now, not the disposed one's,
+      // and only if it still declares what the person approved (a changed manifest asks again).
+      if (current !== call.entry) {
+        if (current.effects.join() !== call.entry.effects.join()) {
+          throw new ConflictError('CONFLICT', `${call.entry.wireName} changed its effects since it was approved (${call.entry.effects.join(', ') || 'none'} → ${current.effects.join(', ') || 'none'}); the approval was not used`, { details: { action: call.entry.wireName } });
+        }
+        call = { ...call, entry: current };
+      }
     }
     const audited = call.entry.effects.length > 0;
     let stopped: StopReason | undefined;

@@ -175,14 +175,15 @@ export class PluginProcess {
     }
   }
 
+  /**
+   * Sends a message to the current child. Throws when it cannot be serialised or is over the channel's
+   * limit, so that its sender answers that (a call's input, a capability's answer) instead of leaving
+   * the other side waiting until a time limit.
+   */
   private send(message: KernelMessage): void {
     const channel = this.channel;
     if (!channel?.open) return;
-    try {
-      channel.send(message, (error) => { if (error) this.options.log.debug('plugin process message not sent', { error: error.message }); });
-    } catch (error) {
-      this.options.log.warn('plugin process message cannot be sent', { type: message.type, error: (error as Error).message });
-    }
+    channel.send(message, (error) => { if (error) this.options.log.debug('plugin process message not sent', { error: error.message }); });
   }
 
   private onMessage(child: ChildProcess, raw: unknown): void {
@@ -242,7 +243,12 @@ export class PluginProcess {
       const value = await (scope ? runInActionScope(scope, invoke) : invoke());
       answer(capabilityAnswer(id, value));
     } catch (error) {
-      answer({ type: 'capability-result', id, error: toWireError(error, isKernelError) });
+      // The answer itself could not cross (too large): this says so instead.
+      try {
+        answer({ type: 'capability-result', id, error: toWireError(error, isKernelError) });
+      } catch (unsent) {
+        this.options.log.warn('plugin capability answer cannot be sent', { capability: String(name), error: (unsent as Error).message });
+      }
     }
   }
 

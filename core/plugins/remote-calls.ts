@@ -52,10 +52,18 @@ export class RemoteCalls {
       const pending: Pending = { ...request, resolve, reject, watching: false, cleanup: () => signal.removeEventListener('abort', onAbort) };
       this.pending.set(id, pending);
       signal.addEventListener('abort', onAbort, { once: true });
-      this.channel.send({
-        type: 'call', id, tool: request.tool, action: request.action, input: request.input,
-        principal: principalPart.principal, deniedNotebooks: [...principalPart.deniedNotebooks], readOnlyNotebooks: [...principalPart.readOnlyNotebooks], deadline,
-      });
+      try {
+        this.channel.send({
+          type: 'call', id, tool: request.tool, action: request.action, input: request.input,
+          principal: principalPart.principal, deniedNotebooks: [...principalPart.deniedNotebooks], readOnlyNotebooks: [...principalPart.readOnlyNotebooks], deadline,
+        });
+      } catch (error) {
+        // Not sent (too large for the channel): the call fails now, not at its time limit.
+        this.pending.delete(id);
+        pending.cleanup();
+        reject(new KernelError('PAYLOAD_TOO_LARGE', `the call cannot be sent to the plugin's process: ${(error as Error).message}`, { details: { stillRunning: false } }));
+        return;
+      }
       if (signal.aborted) this.stop(id);
     });
   }

@@ -26,7 +26,7 @@ export class VersionWriter {
   wants(change: { id: string; op: Version['op']; by: string }): boolean {
     if (change.op !== 'update' || this.coalesceMs <= 0) return true;
     const last = this.lastKept.get(change.id);
-    return last === undefined || last.by !== change.by || this.now() - last.at >= this.coalesceMs;
+    return last === undefined || authorOf(last.by) !== authorOf(change.by) || this.now() - last.at >= this.coalesceMs;
   }
 
   /**
@@ -58,4 +58,14 @@ export class VersionWriter {
     if (documentIds === 'all') this.lastKept.clear();
     else for (const id of documentIds) this.lastKept.delete(id);
   }
+}
+
+/**
+ * Who an edit is by, for telling bursts apart: the agent's turn (`agent:<session>/<turn>`), not each of
+ * its calls (`…/<call>`), or every call of a turn would keep a version and push older ones out.
+ */
+function authorOf(by: string): string {
+  if (!by.startsWith('agent:')) return by;
+  const parts = by.split('/');
+  return parts.length > 2 ? parts.slice(0, 2).join('/') : by;
 }

@@ -71,6 +71,9 @@ const save = (store: SkillStore): ActionHandler => async (input, call) => {
     // A broken skill (its SKILL.md did not parse) keeps its other files too: a fix of SKILL.md must not drop them.
     const kept = current ? (current.writable ? await store.keptFiles(current, replacing) : []) : await store.brokenFiles(name, replacing);
     const skill = { name, from: 'SKILL.md', document, files: [...given, ...kept] };
+    // The given files with the ones kept: a file given as 'references' beside a kept 'references/a.md', or
+    // 'Guide.md' beside 'guide.md', cannot both be written.
+    checkFileSet(skill.files.map((file) => file.path), `the skill '${name}' with the files given`);
     store.checkSize(skill);
     const answer = await store.putNow([skill], call, { replace: true, dryRun: false });
     const written = 'installed' in answer ? answer.installed[0]! : undefined;

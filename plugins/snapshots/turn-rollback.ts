@@ -121,6 +121,12 @@ async function changedByOthers(repo: SnapshotRepo, start: Snapshot, after: Snaps
     const tree = await read(after, path);
     if (!tree) continue;
     const old = turn.changed.includes(path) ? await read(start, path) : undefined;
+    // A block someone else removed leaves no stamp of its own, only on the document block (which own()
+    // leaves out): its stamp moved to another caller says someone else wrote to the document.
+    if (old && writtenByOthers(after.origin, old, tree)) {
+      out.add(path);
+      continue;
+    }
     const then = old ? index(old) : new Map<string, { block: TreeBlock }>();
     for (const [id, entry] of index(tree)) {
       const was = then.get(id)?.block;
@@ -167,7 +173,7 @@ async function undoBlocks(repo: SnapshotRepo, before: Snapshot, after: Snapshot,
       continue;
     }
     const current = JSON.parse(await readFile(file(path), 'utf8')) as TreeBlock;
-    const undone = undoInTree(JSON.parse(await text(before, path)) as TreeBlock, JSON.parse(await text(after, path)) as TreeBlock, current, after.origin, force, (id) => result.conflicts.push({ path, id }));
+    const undone = undoInTree(JSON.parse(await text(before, path)) as TreeBlock, JSON.parse(await text(after, path)) as TreeBlock, current, after.origin, mixed.has(path), force, (id) => result.conflicts.push({ path, id }));
     change.writes.push({ path, text: `${JSON.stringify(current, null, 2)}\n` });
     result.undone.push({ path, blocks: undone });
   }
@@ -217,9 +223,10 @@ function undoSkillFiles(repo: SnapshotRepo, before: Record<string, FileEntry>, a
 
 /**
  * Undoes, in `current`, the turn's block changes that took `before` to `after`, where `current` still
- * shows them; blocks stamped by someone else in between are not the turn's and stay.
+ * shows them; blocks stamped by someone else in between are not the turn's and stay, and in such a
+ * (`mixed`) document a removed block is a conflict (nobody knows who removed it).
  */
-function undoInTree(before: TreeBlock, after: TreeBlock, current: TreeBlock, turn: string, force: boolean, conflict: (id: string) => void): number {
+function undoInTree(before: TreeBlock, after: TreeBlock, current: TreeBlock, turn: string, mixed: boolean, force: boolean, conflict: (id: string) => void): number {
   const then = index(before);
   const done = index(after);
   const live = index(current);
@@ -244,6 +251,11 @@ function undoInTree(before: TreeBlock, after: TreeBlock, current: TreeBlock, tur
   }
   for (const [id, old] of then) {
     if (done.has(id) || live.has(id) || !old.parent) continue;
+    // In a document someone else also wrote to, who removed it is unknown: it is the person's to bring back.
+    if (mixed && !force) {
+      conflict(id);
+      continue;
+    }
     // Removed by the turn and still absent: back under its parent, if that is still there.
     const parent = live.get(old.parent.id)?.block;
     if (!parent?.children) continue;

@@ -119,6 +119,8 @@ describe('document history', () => {
     await act('block_append', { parentId: doc, markdown: 'the person wrote this' });
     // Within the coalescing window, but the agent's: the person's edit is kept before it.
     await act('block_append', { parentId: doc, markdown: 'the agent wrote this' }, agent());
+    // Another call of the same turn is the same author: no version of its own.
+    await act('block_append', { parentId: doc, markdown: 'and this, in another call' }, agent('s1', 't1', 'c2'));
     const { versions } = await act<Versions>('history_list', { id: doc });
     expect(versions.map((version) => version.by)).toEqual([agent().name, 'person:alice']);
     expect((await act<{ text: string }>('history_get', { id: doc, version: versions[0]!.version })).text).toContain('the person wrote this');

@@ -23,14 +23,14 @@ interface Paragraphs { doc: string; first: string; second: string }
  * A model that rewrites the first paragraph, while a person edits the second during the turn
  * (between the model's two rounds).
  */
-function personMeanwhile(act: Act, { first, second }: Paragraphs): ModelProvider {
-  const rounds = [toolCalls({ id: 'c1', name: 'block_update', args: { id: first, markdown: 'agent rewrote one' } }), answer('done')];
+function personMeanwhile(act: Act, paragraphs: Paragraphs, edit = (): Promise<unknown> => act('block_update', { id: paragraphs.second, markdown: 'person edited two during the turn' })): ModelProvider {
+  const rounds = [toolCalls({ id: 'c1', name: 'block_update', args: { id: paragraphs.first, markdown: 'agent rewrote one' } }), answer('done')];
   let requests = 0;
   return {
     id: 'person-meanwhile',
     async *stream() {
       requests++;
-      if (requests === 2) await act('block_update', { id: second, markdown: 'person edited two during the turn' });
+      if (requests === 2) await edit();
       yield* rounds[requests - 1]!;
     },
   };
@@ -66,6 +66,14 @@ describe('rolling back an agent turn', () => {
     const { rollback, texts } = await agentTurn(personMeanwhile);
     expect(await rollback()).toMatchObject({ mode: 'blocks', conflicts: [] });
     expect(await texts()).toEqual(['person one', 'person edited two during the turn']);
+  });
+
+  it('leaves a block a person removed while the turn ran removed, as a conflict to force', async () => {
+    const { rollback, texts, second } = await agentTurn((act, paragraphs) => personMeanwhile(act, paragraphs, () => act('block_delete', { id: paragraphs.second })));
+    const result = await rollback();
+    expect(result.mode).toBe('blocks');
+    expect(result.conflicts).toEqual([expect.objectContaining({ id: second })]);
+    expect(await texts()).toEqual(['person one']);
   });
 
   it('restores the snapshot when nothing changed the notes since the turn, and records it in the session', async () => {

@@ -167,7 +167,8 @@ describe('the kernel as an MCP server on /mcp', () => {
     // A tool that runs until its call is stopped.
     const waiter: UserPlugin = {
       manifest: { id: 'waiter', version: '1.0.0', kernel: '^0.1.0', description: 'x', entry: 'index.js', tools: [{ name: 'waiter', description: 'x', actions: { wait: { description: 'waits', input: { type: 'object' }, effects: [] } } }] },
-      code: 'export default { activate() { return { waiter: { wait: (input, call) => new Promise((done) => { const timer = setTimeout(() => done({ waited: true }), 20000); call.signal.addEventListener("abort", () => { clearTimeout(timer); done({ stopped: true }); }); }) } }; } };',
+      // It counts its calls in this process (it is trusted): the test cancels once the handler runs.
+      code: 'export default { activate() { return { waiter: { wait: (input, call) => new Promise((done) => { globalThis.__quireWaiting = (globalThis.__quireWaiting ?? 0) + 1; const timer = setTimeout(() => done({ waited: true }), 20000); call.signal.addEventListener("abort", () => { clearTimeout(timer); done({ stopped: true }); }); }) } }; } };',
     };
     const { url } = await serve({ plugins: { waiter: { trusted: true } } }, { waiter });
     const client = await connect(url);
@@ -176,9 +177,12 @@ describe('the kernel as an MCP server on /mcp', () => {
     const post = (body: unknown, extra: Record<string, string> = {}) => rawRequest(`${url}/mcp`, { method: 'POST', headers: { ...headers, ...extra }, body: JSON.stringify(body) });
     const wait = (id: number, meta?: Record<string, unknown>) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'waiter_wait', arguments: {}, ...(meta ? { _meta: meta } : {}) } });
     const cancel = (id: number) => post({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'changed my mind' } });
+    const running = () => (globalThis as { __quireWaiting?: number }).__quireWaiting ?? 0;
     for (const [id, meta] of [[31, undefined], [32, { progressToken: 'p32' }]] as const) {
+      const before = running();
       const answered = post(wait(id, meta));
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      // A cancel that arrived before the call would be ignored (nothing to cancel yet).
+      for (const end = Date.now() + 10_000; running() === before && Date.now() < end;) await new Promise((resolve) => setTimeout(resolve, 20));
       expect((await cancel(id)).status).toBe(202);
       // It used to wait for ever (the SDK sends no response to a cancelled request).
       const answer = await answered;

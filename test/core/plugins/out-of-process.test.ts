@@ -95,7 +95,7 @@ describe('untrusted user plugins run in a process of their own', () => {
       expect(await call(url, 'good/good/hello')).toEqual({ status: 200, body: { result: { hi: true } } });
       // Started again after the crash's backoff (calls meanwhile are told to retry), and answering.
       let again = await call(url, 'scribbler/scribbler/hello');
-      for (let tries = 0; again.status !== 200 && tries < 100; tries++) {
+      for (let tries = 0; again.status !== 200 && tries < 300; tries++) {
         await new Promise((resolve) => setTimeout(resolve, 50));
         again = await call(url, 'scribbler/scribbler/hello');
       }

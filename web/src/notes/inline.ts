@@ -16,7 +16,8 @@ export interface InlineContext {
 const SAFE_URL = /^(?:https?:|mailto:)/i;
 const REF = /^\(\((\d{14}-[0-9a-z]{7})(?:[ \t]+(?:"([^"\n]*)"|'([^'\n]*)'))?\)\)/;
 const TAG = /^#([^#\s][^#\n]*?)#/;
-const LINK = /^(!?)\[((?:\\.|[^\]\\])*)\]\(\s*<?([^)\s>]*)>?(?:\s+"[^"]*")?\s*\)/;
+// The address and title are bounded: unbounded, `[](` repeated scanned to the end of the text from every opener.
+const LINK = /^(!?)\[((?:\\.|[^\]\\])*)\]\(\s{0,64}<?([^)\s>]{0,2048})>?(?:\s{1,64}"[^"]{0,2048}")?\s{0,64}\)/;
 const AUTOLINK = /^<(https?:\/\/[^>\s]+|mailto:[^>\s]+)>/i;
 const BARE_URL = /^https?:\/\/[^\s<]+[^\s<.,;:!?)\]'"]/i;
 
@@ -88,7 +89,7 @@ function parse(text: string, context: InlineContext, depth: number): ComponentCh
     if (c === '[' || (c === '!' && text[i + 1] === '[')) {
       const bracket = c === '[' ? i : i + 1;
       // A label opened before where the last failed one ended ends there too, with the same text after it.
-      const known = bracket < linkFailsBefore && text[bracket - 1] !== '\\';
+      const known = bracket < linkFailsBefore && !escaped(text, bracket);
       if (!known && (match = LINK.exec(rest))) {
         flush();
         out.push(link(match[1] === '!', match[2]!, match[3]!, context, depth));
@@ -133,6 +134,13 @@ function parse(text: string, context: InlineContext, depth: number): ComponentCh
   }
   flush();
   return out;
+}
+
+/** Whether the character at `at` is escaped: an odd run of backslashes before it. */
+function escaped(text: string, at: number): boolean {
+  let run = 0;
+  while (at - run - 1 >= 0 && text[at - run - 1] === '\\') run++;
+  return run % 2 === 1;
 }
 
 /**
