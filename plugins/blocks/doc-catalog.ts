@@ -59,8 +59,12 @@ export class DocCatalog {
     const root = this.docs.get(id);
     if (!root) return out;
     const stack = [root];
+    // Each once: a document made its own ancestor (a file copied into its own folder) must not loop.
+    const seen = new Set<string>();
     while (stack.length > 0) {
       const entry = stack.pop()!;
+      if (seen.has(entry.id)) continue;
+      seen.add(entry.id);
       out.push(entry);
       for (const child of this.children(entry.notebook, entry.id)) stack.push(child);
     }

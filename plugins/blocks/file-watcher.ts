@@ -1,5 +1,5 @@
 import { watch, type FSWatcher } from 'node:fs';
-import { readdir, stat } from 'node:fs/promises';
+import { lstat, readdir, stat } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { isValidId } from '../../core/index.js';
 import type { BlockStore } from './block-store.js';
@@ -21,12 +21,30 @@ export function watchData(store: BlockStore, sync: () => Promise<SyncReport>): {
   const pending = new Set<string>();
   let timer: NodeJS.Timeout | undefined;
   let closed = false;
+  // One sync at a time, and at most one more after it: a sync reads the whole workspace as it is when it
+  // runs, so edits arriving meanwhile need one more, not one each (a sync tool's first run queued a full
+  // sync per 150 ms batch, without bound, and every write waited behind them).
+  let syncing = false;
+  let again = false;
+  const runSync = (): void => {
+    if (syncing) { again = true; return; }
+    syncing = true;
+    void sync()
+      .catch((error: unknown) => store.log.warn('could not sync a hand edit', { error: String(error) }))
+      .finally(() => {
+        syncing = false;
+        if (again && !closed) {
+          again = false;
+          runSync();
+        }
+      });
+  };
   const flush = (): void => {
     timer = undefined;
     const paths = [...pending];
     pending.clear();
     void needsSync(store, paths)
-      .then((needed) => (needed && !closed ? sync() : undefined))
+      .then((needed) => { if (needed && !closed) runSync(); })
       .catch((error: unknown) => store.log.warn('could not sync a hand edit', { error: String(error) }));
   };
   const changed = (path: string): void => {
@@ -95,7 +113,7 @@ class FolderWatchers {
       const path = join(folder, entry.name);
       // A folder moved in whole: what it holds is new to the index as well.
       if (!starting) this.changed(relative(this.root, path));
-      if (entry.isDirectory()) await this.add(path, starting);
+      if (entry.isDirectory() && isValidId(entry.name)) await this.add(path, starting);
     }
   }
 
@@ -104,10 +122,15 @@ class FolderWatchers {
     const inside = relative(this.root, path);
     if (inside === '' || ignored(inside)) return;
     this.changed(inside);
-    // A folder added, renamed or removed: watch it, or stop watching it and everything below it.
-    void stat(path).then(
-      (info) => { if (info.isDirectory()) return this.add(path, false); },
-      () => { for (const watched of [...this.watchers.keys()]) if (watched === path || watched.startsWith(path + sep)) this.drop(watched); },
+    // A folder added, renamed or removed: watch it, or stop watching it and everything below it. A link is
+    // not followed (its target may be anywhere, a home folder of thousands), and only folders named as
+    // documents are: a removed file is no watched folder, so it costs no walk over the watched ones.
+    void lstat(path).then(
+      (info) => { if (info.isDirectory() && isValidId(name)) return this.add(path, false); },
+      () => {
+        if (!this.watchers.has(path)) return;
+        for (const watched of [...this.watchers.keys()]) if (watched === path || watched.startsWith(path + sep)) this.drop(watched);
+      },
     );
   }
 

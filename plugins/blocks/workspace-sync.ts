@@ -73,10 +73,12 @@ async function syncInTransaction(store: BlockStore, options: SyncOptions): Promi
   store.index.forgetKnown();
   const problems = new Map<string, Problem>();
   const notebooks = await scanNotebooks(store.dataDir, problems);
-  const found: FoundDoc[] = [];
-  for (const notebook of notebooks.keys()) await scanFolder(store.dataDir, notebook, null, [notebook], found, problems);
+  const scanned: FoundDoc[] = [];
+  for (const notebook of notebooks.keys()) await scanFolder(store.dataDir, notebook, null, [notebook], scanned, problems);
+  const known = new Map(store.index.allDocuments().map((doc) => [doc.id, doc]));
+  const found = oneFilePerId(scanned, (id) => known.get(id)?.path, problems);
   if (options.full) store.index.clear();
-  const state: SyncState = { store, options, problems, known: new Map(store.index.allDocuments().map((doc) => [doc.id, doc])) };
+  const state: SyncState = { store, options, problems, known };
   reconcileNotebooks(store, notebooks);
   const present = new Set(found.map((doc) => doc.id));
   let removed = 0;
@@ -261,9 +263,35 @@ async function scanNotebooks(dataDir: string, problems: Map<string, Problem>): P
   return out;
 }
 
+/**
+ * One file per document id. A copy of a document's file in another folder (a sync tool's, a hand copy,
+ * or one in its own child folder) has its id: the sync took one file, then the other, at each run, and
+ * a document copied into its own folder became its own parent. The file the index knows the id at is
+ * kept, else the first by path; each other is a problem, and read by nothing.
+ */
+function oneFilePerId(found: FoundDoc[], knownPath: (id: string) => string | undefined, problems: Map<string, Problem>): FoundDoc[] {
+  const byId = new Map<string, FoundDoc[]>();
+  for (const doc of found) byId.set(doc.id, [...(byId.get(doc.id) ?? []), doc]);
+  const dropped = new Set<FoundDoc>();
+  for (const [id, docs] of byId) {
+    if (docs.length === 1) continue;
+    const keep = docs.find((doc) => doc.relativePath === knownPath(id)) ?? [...docs].sort((a, b) => (a.relativePath < b.relativePath ? -1 : 1))[0]!;
+    for (const other of docs) {
+      if (other === keep) continue;
+      dropped.add(other);
+      problems.set(other.relativePath, { reason: `the same document id as ${keep.relativePath} (a copy): rename or remove one` });
+    }
+  }
+  return dropped.size === 0 ? found : found.filter((doc) => !dropped.has(doc));
+}
+
 async function scanFolder(dataDir: string, notebook: string, parent: string | null, parts: string[], found: FoundDoc[], problems: Map<string, Problem>): Promise<void> {
   const folder = join(dataDir, ...parts);
-  const entries = await readdir(folder, { withFileTypes: true });
+  // Removed or renamed while the scan walks (a sync tool, rm -r): it is gone, not a reason to stop the sync.
+  const entries = await readdir(folder, { withFileTypes: true }).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT' || error.code === 'ENOTDIR') return [];
+    throw error;
+  });
   const docs = new Set<string>();
   for (const entry of entries) {
     if (!entry.isFile() || !entry.name.endsWith('.json') || entry.name.startsWith('.')) continue;
@@ -279,7 +307,7 @@ async function scanFolder(dataDir: string, notebook: string, parent: string | nu
     if (!isValidId(entry.name)) { problems.set(relativePath, { reason: 'the folder name is not a document id' }); continue; }
     if (!docs.has(entry.name)) {
       // An empty folder (left by a failed write or a hand edit) holds nothing to lose.
-      if ((await readdir(join(folder, entry.name))).length > 0) problems.set(relativePath, { reason: `child documents of a missing document '${entry.name}.json'` });
+      if ((await readdir(join(folder, entry.name)).catch(() => [])).length > 0) problems.set(relativePath, { reason: `child documents of a missing document '${entry.name}.json'` });
       continue;
     }
     await scanFolder(dataDir, notebook, entry.name, [...parts, entry.name], found, problems);

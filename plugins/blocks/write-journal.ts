@@ -233,14 +233,18 @@ export function isDocumentPath(path: string): boolean {
 /**
  * Writes back, durably, the newest recorded bytes of each document found in the journal's segments,
  * then removes them. A segment ends at its first record that is not whole (an append cut short, never
- * acknowledged). A document whose folder is gone is left alone (said in the log).
+ * acknowledged). A document whose folder is gone, or whose file was changed after the records (see
+ * changedSince), is left alone (said in the log).
  */
 async function replay(dir: string, dataDir: string, log: Logger): Promise<string[]> {
   const names = (await readdir(dir).catch(() => [] as string[])).filter((name) => SEGMENT.test(name)).sort();
   if (names.length === 0) return [];
   const newest = new Map<string, Buffer>();
+  /** Every version recorded of a path, and when the newest segment holding one was last appended to. */
+  const recorded = new Map<string, { versions: Buffer[]; lastAppend: number }>();
   for (const name of names) {
     const text = await readFile(join(dir, name));
+    const lastAppend = (await stat(join(dir, name)).catch(() => undefined))?.mtimeMs ?? Date.now();
     let at = 0;
     while (at < text.length) {
       const end = text.indexOf(0x0a, at);
@@ -251,6 +255,9 @@ async function replay(dir: string, dataDir: string, log: Logger): Promise<string
         break;
       }
       newest.set(header.p, Buffer.from(bytes));
+      const versions = recorded.get(header.p)?.versions ?? [];
+      versions.push(newest.get(header.p)!);
+      recorded.set(header.p, { versions, lastAppend });
       at = end + 1 + header.n + 1;
     }
   }
@@ -261,6 +268,10 @@ async function replay(dir: string, dataDir: string, log: Logger): Promise<string
       log.warn('a document in the write journal has no folder any more; not written back', { path });
       continue;
     }
+    if (await changedSince(file, recorded.get(path)!)) {
+      log.warn('a document in the write journal was changed after the kernel last wrote it (by hand or a sync tool, while the kernel was down): that change is kept, not written over', { path });
+      continue;
+    }
     await writeFileAtomic(file, bytes);
     written.push(path);
   }
@@ -268,6 +279,25 @@ async function replay(dir: string, dataDir: string, log: Logger): Promise<string
   await syncFolder(dir);
   if (written.length > 0) log.warn('wrote back documents from the write journal (the machine stopped before their files were synced)', { documents: written.length });
   return written;
+}
+
+/**
+ * Whether the document's file holds a change made after the journal's records: a whole document, none
+ * of the versions recorded, written after the last append. A file the machine's crash left behind is
+ * one of the recorded versions, an older one (written before them), or torn; a replay writes those.
+ * Without this, a kill within a second of a write, then an edit by hand before the restart, lost the edit.
+ */
+async function changedSince(file: string, recorded: { versions: Buffer[]; lastAppend: number }): Promise<boolean> {
+  const current = await readFile(file).catch(() => undefined);
+  if (current === undefined || recorded.versions.some((version) => version.equals(current))) return false;
+  try {
+    const value = JSON.parse(current.toString('utf8')) as { id?: unknown };
+    if (typeof value?.id !== 'string') return false;
+  } catch {
+    return false;
+  }
+  const info = await stat(file).catch(() => undefined);
+  return info !== undefined && info.mtimeMs > recorded.lastAppend;
 }
 
 function parseHeader(line: string): { p: string; n: number; c: number } | undefined {

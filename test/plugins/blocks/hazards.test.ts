@@ -56,6 +56,33 @@ describe('moving blocks between documents', () => {
   });
 });
 
+describe('a document file copied with its id', () => {
+  it('keeps the file it knows, reports the copy in another notebook or in its own folder, and renames without looping', async () => {
+    const workspace = join(await tempDir(), 'ws');
+    const first = await boot({ workspace });
+    const { notebook, a } = await twoDocuments(first.act);
+    const other = await first.act<{ id: string }>('notebook_create', { name: 'Other' });
+    await first.kernel.close();
+    const text = await readFile(join(workspace, 'data', notebook, `${a}.json`), 'utf8');
+    // A sync tool's copy in another notebook, and a copy inside the document's own folder (its own child).
+    await writeFile(join(workspace, 'data', other.id, `${a}.json`), text);
+    await mkdir(join(workspace, 'data', notebook, a), { recursive: true });
+    await writeFile(join(workspace, 'data', notebook, a, `${a}.json`), text);
+    const second = await boot({ workspace });
+    for (let run = 0; run < 2; run++) {
+      const { problems } = await second.act<{ problems: { path: string; reason: string }[] }>('index_problems', {});
+      expect(problems.map((problem) => problem.path).sort()).toEqual([`${notebook}/${a}/${a}.json`, `${other.id}/${a}.json`].sort());
+      expect(problems.every((problem) => problem.reason.includes(`the same document id as ${notebook}/${a}.json`))).toBe(true);
+      // The same file is kept at every sync, not one then the other.
+      expect((await second.act<{ notebook: string }>('document_info', { id: a })).notebook).toBe(notebook);
+      await second.act('index_rebuild', {});
+    }
+    // A rename walks the document's subtree: it must end.
+    await second.act('document_rename', { id: a, title: 'Renamed' });
+    expect((await second.act<{ title: string }>('document_info', { id: a })).title).toBe('Renamed');
+  });
+});
+
 describe('writes racing removals', () => {
   it('never writes a document into a notebook removed just before', async () => {
     const { kernel, act } = await boot();

@@ -40,6 +40,25 @@ describe('the document write journal', () => {
     expect(await segments(dir)).toEqual([]);
   });
 
+  it('keeps a document changed after its last record (by hand while the kernel was down), and writes back the others', async () => {
+    const { dir, dataDir, docs, read } = await workspace();
+    const { journal } = await WriteJournal.open(dir, dataDir, silentLogger);
+    const version = (id: string, text: string) => Buffer.from(JSON.stringify({ id, text }));
+    // The kernel wrote both files, then was killed before its checkpoint: the records stay.
+    await journal.record(docs[0]!, version('a', 'kernel'), () => writeFile(join(dataDir, docs[0]!), version('a', 'kernel')));
+    await journal.record(docs[1]!, version('b', 'kernel'), () => undefined);
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    // While it is down, an editor or a sync tool changes the first document.
+    await writeFile(join(dataDir, docs[0]!), version('a', 'by hand'));
+    const warnings: string[] = [];
+    const log: Logger = { ...silentLogger, warn: (message: string) => { warnings.push(message); } };
+    const again = await WriteJournal.open(dir, dataDir, log);
+    expect(again.replayed).toEqual([docs[1]]);
+    expect(JSON.parse(await read(docs[0]!))).toEqual({ id: 'a', text: 'by hand' });
+    expect(JSON.parse(await read(docs[1]!))).toEqual({ id: 'b', text: 'kernel' });
+    expect(warnings.some((message) => message.includes('changed after the kernel last wrote it'))).toBe(true);
+  });
+
   it('ignores a record cut short (never acknowledged) at the end, and replays the whole ones before it', async () => {
     const { dir, dataDir, docs, read } = await workspace();
     const { journal } = await WriteJournal.open(dir, dataDir, silentLogger);
