@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { DependencyContainer } from './di.js';
 import { createKernelContainer } from './container.js';
 import {
@@ -72,6 +73,11 @@ export class Kernel {
   readonly externalMcp: ExternalMcpServers;
   /** Every model and embedding request's usage (`.quire/usage.db`), priced from quire.json's usage.prices. */
   readonly usage: UsageLedger;
+  /**
+   * This boot's own id: a serving kernel records it in serve.json and answers it on /healthz, so that a
+   * client finds this kernel, not whatever now listens where a crashed one did.
+   */
+  readonly instance = randomUUID();
 
   private constructor(
     readonly container: DependencyContainer,
@@ -178,14 +184,25 @@ export class Kernel {
     await this.turns.close(this.config.actions.stopGraceMs).catch(() => undefined);
     // Running jobs stop at their next safe point before the plugins that run them go away.
     await this.jobs.close(this.config.actions.stopGraceMs).catch(() => undefined);
-    await this.externalMcp.close();
-    await this.plugins.close();
+    // Each step runs whatever the one before did (a full disk failing the audit's head must not leave the
+    // ledger open and the workspace locked by this live process); the first failure is thrown at the end.
+    let failure: unknown;
+    const step = async (close: () => unknown): Promise<void> => {
+      try {
+        await close();
+      } catch (error) {
+        failure ??= error;
+      }
+    };
+    await step(() => this.externalMcp.close());
+    await step(() => this.plugins.close());
     // The sessions' journals are folded into session.json, so a stopped workspace is whole in session.json.
-    await this.sessions.close();
-    await this.audit.close();
-    this.usage.close();
+    await step(() => this.sessions.close());
+    await step(() => this.audit.close());
+    await step(() => this.usage.close());
     this.container.clearInstances();
-    await this.lock?.release();
+    await step(() => this.lock?.release());
+    if (failure !== undefined) throw failure;
   }
 }
 

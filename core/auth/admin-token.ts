@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, stat } from 'node:fs/promises';
 import { writeFileAtomic, writeJsonAtomic } from '../fs/atomic-write.js';
 import type { KernelConfigFile } from '../config/kernel-config.js';
 import { readJsonFile } from '../util/json-file.js';
@@ -25,6 +25,9 @@ export async function ensureAdminToken(workspace: Workspace, config: KernelConfi
   const onDisk = await readJsonFile<Record<string, unknown>>(workspace.configFile, {});
   const auth = (onDisk.auth ?? {}) as { tokens?: unknown[] };
   const tokens = [...(auth.tokens ?? []), { name: 'admin', role: 'admin', sha256: digestOf(token).toString('hex') }];
-  await writeJsonAtomic(workspace.configFile, { ...onDisk, auth: { ...auth, tokens } });
+  // quire.json may hold secrets (an MCP server's headers or env): a file kept private stays so (the write
+  // made a new file at the default 0644); a new one is private.
+  const mode = (await stat(workspace.configFile).catch(() => undefined))?.mode ?? 0o600;
+  await writeJsonAtomic(workspace.configFile, { ...onDisk, auth: { ...auth, tokens } }, { mode: mode & 0o777 });
   return { token, file: workspace.adminTokenFile };
 }

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { readKernelConfigFile, type KernelConfigFile } from '../config/kernel-config.js';
-import { isKernelError } from '../errors.js';
+import { KernelError, isKernelError } from '../errors.js';
 import { Kernel } from '../kernel.js';
 import type { Logger, LogFields } from '../log.js';
 import type { Principal, ProgressUpdate } from '../plugin-api.js';
@@ -19,6 +19,7 @@ export const CLI_PRINCIPAL: Principal = { kind: 'person', name: 'cli', role: 'ad
  * from running beside a serving kernel.
  */
 export async function withKernel<T>(root: string, io: CliIO, run: (kernel: Kernel) => Promise<T>, options: { configuredActionLimit?: boolean } = {}): Promise<T> {
+  assertWorkspaceExists(root);
   const file: KernelConfigFile = existsSync(join(root, 'quire.json')) ? await readKernelConfigFile(join(root, 'quire.json')) : {};
   const blocks = file.plugins?.blocks ?? {};
   const config: KernelConfigFile = {
@@ -32,6 +33,16 @@ export async function withKernel<T>(root: string, io: CliIO, run: (kernel: Kerne
     return await run(kernel);
   } finally {
     await kernel.close();
+  }
+}
+
+/**
+ * A command other than `serve --init` opens only a workspace that is there: a mistyped path made a new,
+ * empty workspace at it, and the command answered as if the notes were gone (exit 0).
+ */
+export function assertWorkspaceExists(root: string): void {
+  if (!existsSync(root)) {
+    throw new KernelError('NOT_FOUND', `there is no workspace at ${resolve(root)}: check the path (quire serve --workspace <dir> --init makes a new one)`, { details: { field: 'workspace' } });
   }
 }
 

@@ -1,6 +1,7 @@
 import { KERNEL_VERSION } from '../paths.js';
 import { EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, type CliIO, type Command } from './cli-io.js';
 import { COMMANDS, type CommandEntry } from './command-list.js';
+import { isKernelError } from '../errors.js';
 
 function usage(commands: readonly CommandEntry[]): string {
   const width = Math.max(...commands.map((command) => command.name.length));
@@ -39,5 +40,12 @@ export async function runCli(argv: string[], io: CliIO, commands: readonly Comma
     io.err(`quire ${command.name}: its code could not be loaded (${error instanceof Error ? error.message : String(error)}); reinstall Quire`);
     return EXIT_PROBLEMS;
   }
-  return loaded.run(argv.slice(command.name.split(' ').length), io);
+  try {
+    return await loaded.run(argv.slice(command.name.split(' ').length), io);
+  } catch (error) {
+    // A command's own failure not caught where it happened (a damaged audit head, a close that failed):
+    // said in a line, exit 1, not a stack trace.
+    io.err(`quire ${command.name}: ${isKernelError(error) ? `${error.message} (${error.code})` : error instanceof Error ? error.message : String(error)}`);
+    return EXIT_PROBLEMS;
+  }
 }

@@ -2465,6 +2465,8 @@ export interface Operations {
     response: {
       ok: boolean;
       version: string;
+      /** this boot of the kernel (serve.json names it) */
+      instance: string;
     };
   };
   history_clear: {

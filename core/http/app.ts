@@ -30,7 +30,7 @@ export function createHttpApp(kernel: Kernel): Hono<HttpEnv> {
   app.onError((error, c) => errorResponse(c, error, kernel.log));
   app.notFound((c) => errorResponse(c, new KernelError('NOT_FOUND', `no route ${c.req.method} ${c.req.path}`)));
   app.use('*', requestGuard({ allowedHosts: server.allowedHosts, allowedOrigins: server.allowedOrigins, bodyLimitBytes: server.bodyLimitBytes, authenticator: kernel.authenticator }));
-  app.get('/healthz', (c) => c.json({ ok: true, version: KERNEL_VERSION }));
+  app.get('/healthz', (c) => c.json({ ok: true, version: KERNEL_VERSION, instance: kernel.instance }));
   app.route('/', webAppRoutes(kernel));
   app.route('/api', apiDocsRoutes(kernel));
   // Who the token is: its name and role, so that a client (the web app) shows what that role may do.

@@ -7,6 +7,8 @@ import type { Kernel } from '../kernel.js';
 export interface ServeAddress {
   url: string;
   pid: number;
+  /** The serving kernel's boot id (Kernel.instance), which its /healthz answers. */
+  instance: string;
 }
 
 /** How long a client waits for `/healthz` before it takes the record for stale. */
@@ -34,7 +36,7 @@ function connectable(url: string): string {
  */
 export async function recordServeAddress(kernel: Kernel, url: string): Promise<void> {
   const file = serveAddressFile(kernel.workspace.root);
-  const record: ServeAddress = { url: connectable(url), pid: process.pid };
+  const record: ServeAddress = { url: connectable(url), pid: process.pid, instance: kernel.instance };
   const text = `${JSON.stringify(record)}\n`;
   try {
     await writeFileAtomic(file, text, { mode: 0o600 });
@@ -61,14 +63,16 @@ function isAlive(pid: number): boolean {
 function parse(text: string): ServeAddress | undefined {
   try {
     const value = JSON.parse(text) as Partial<ServeAddress>;
-    if (typeof value.url === 'string' && Number.isInteger(value.pid)) return { url: value.url, pid: value.pid! };
+    if (typeof value.url === 'string' && Number.isInteger(value.pid) && typeof value.instance === 'string') return { url: value.url, pid: value.pid!, instance: value.instance };
   } catch { /* a torn or foreign file counts as none */ }
   return undefined;
 }
 
 /**
- * The kernel serving this workspace, if one does: the record must name a live process and its
- * `/healthz` must answer. A record left by a crash, or by a server that no longer answers, is ignored.
+ * The kernel serving this workspace, if one does: the record must name a live process, and its
+ * `/healthz` must answer with the record's instance. A record left by a crash is ignored, also when
+ * another server now listens at its address (with the record's pid reused): that one would get this
+ * workspace's token. A record without an instance (written before it was recorded) counts as none.
  */
 export async function findServingKernel(workspaceRoot: string): Promise<ServeAddress | undefined> {
   const text = await readFile(serveAddressFile(workspaceRoot), 'utf8').catch(() => undefined);
@@ -76,8 +80,8 @@ export async function findServingKernel(workspaceRoot: string): Promise<ServeAdd
   if (!record || !isAlive(record.pid)) return undefined;
   try {
     const response = await fetch(`${record.url}/healthz`, { signal: AbortSignal.timeout(HEALTH_TIMEOUT_MS) });
-    const body = await response.json() as { ok?: unknown };
-    return response.ok && body.ok === true ? record : undefined;
+    const body = await response.json() as { ok?: unknown; instance?: unknown };
+    return response.ok && body.ok === true && body.instance === record.instance ? record : undefined;
   } catch {
     return undefined;
   }

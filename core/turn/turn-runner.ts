@@ -60,14 +60,19 @@ export class TurnRunner {
   }
 
   async start(sessionId: string, message: string, emit: (event: TurnEvent) => void): Promise<TurnOutcome> {
-    await this.check(sessionId);
     if (this.running.has(sessionId)) throw new ConflictError('CONFLICT', `session ${sessionId} is already running a turn`, { details: { reason: 'running' } });
     let turnId: string | undefined;
     const live: RunningTurn = { controller: new AbortController(), calls: new Map() };
-    const { provider, egress } = this.guardedProvider(emit, () => turnId, sessionId, live.controller.signal);
+    // Registered before the model check (up to 15 s the first time): a Stop from now on reaches the turn.
+    // It was registered after, and a Stop during the check answered {cancelled: false} while the turn then ran.
     this.running.set(sessionId, live);
     const ended = this.ending();
     try {
+      const stoppedFirst = () => new KernelError('ACTION_CANCELLED', 'the turn was stopped before it began: nothing was sent to the model', { details: { sessionId } });
+      await Promise.resolve(this.provider().prepare?.(AbortSignal.any([live.controller.signal, AbortSignal.timeout(PREPARE_TIMEOUT_MS)])))
+        .catch((error: unknown) => { throw live.controller.signal.aborted ? stoppedFirst() : error; });
+      if (live.controller.signal.aborted) throw stoppedFirst();
+      const { provider, egress } = this.guardedProvider(emit, () => turnId, sessionId, live.controller.signal);
       const { kernel } = this;
       const agentsFile = await readAgentsFile(kernel.workspace.root);
       const skills = await this.skills();

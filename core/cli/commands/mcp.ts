@@ -8,6 +8,7 @@ import { Kernel } from '../../kernel.js';
 import { createLogger } from '../../log.js';
 import { createMcpServer } from '../../mcp/mcp-server.js';
 import { relayStdioToKernel } from '../../mcp/stdio-relay.js';
+import { assertWorkspaceExists } from '../one-shot-kernel.js';
 import { EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, type Command } from '../cli-io.js';
 import { describeError } from '../one-shot-kernel.js';
 import { parseOptions } from '../parse-options.js';
@@ -58,6 +59,7 @@ export const mcpCommand: Command = {
 
 /** Nobody serves the workspace: it is opened here, and served over stdio until the client goes away. */
 async function serveOverStdio(root: string, stdio: StdioServerTransport): Promise<void> {
+  assertWorkspaceExists(root);
   const file: KernelConfigFile = await readKernelConfigFile(join(root, 'quire.json'));
   // Every log line to stderr: stdout is the protocol's.
   const kernel = await Kernel.boot({ workspace: root, config: file, logger: createLogger({ tag: 'quire-mcp', sink: { write: (line: string) => process.stderr.write(line) } }) });

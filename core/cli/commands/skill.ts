@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import { EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, type CliIO, type Command } from '../cli-io.js';
 import { callAction, describeError, withKernel } from '../one-shot-kernel.js';
 import { parseOptions } from '../parse-options.js';
@@ -84,7 +85,7 @@ export const skillCommands: readonly Command[] = [
     ([source], values) => {
       if (!source) return undefined;
       const flags = { ...(values.replace ? { replace: true } : {}), ...(values['dry-run'] ? { dryRun: true } : {}) };
-      return /^https?:\/\//i.test(source) ? { target: 'skill_install_url', input: { url: source, ...flags } } : { target: 'skill_install', input: { path: source, ...flags } };
+      return /^https?:\/\//i.test(source) ? { target: 'skill_install_url', input: { url: source, ...flags } } : { target: 'skill_install', input: { path: resolve(source), ...flags } };
     }, printInstall),
   skillCommand('remove', 'remove a skill of the workspace', 'remove <name>', {}, ([name]) => (name ? { target: 'skill_remove', input: { name } } : undefined),
     (result, io) => { io.out(`removed ${String(result.removed)} (${((result.files ?? []) as string[]).length} file(s))`); return EXIT_OK; }),

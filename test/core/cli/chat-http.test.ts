@@ -2,6 +2,8 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
+import { createServer as createHttpServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ModelWireServer } from '../../../fakes/model-wire-server.js';
@@ -69,25 +71,39 @@ describe('quire chat beside quire serve', () => {
     processes.push(serve.process);
     const file = join(root, '.quire', 'serve.json');
     expect((await stat(file)).mode & 0o777).toBe(0o600);
-    expect(JSON.parse(await readFile(file, 'utf8'))).toEqual({ url: serve.url, pid: serve.process.child.pid });
+    const record = JSON.parse(await readFile(file, 'utf8')) as { instance: string };
+    expect(record).toEqual({ url: serve.url, pid: serve.process.child.pid, instance: expect.any(String) });
+    // The record names this boot, which its /healthz answers.
+    expect(((await (await fetch(`${serve.url}/healthz`)).json()) as { instance: string }).instance).toBe(record.instance);
     expect(await serve.process.stop()).toBe(0);
     expect(existsSync(file)).toBe(false);
   });
 
-  it('opens the workspace itself when serve.json is stale: its process gone, or not answering', async () => {
+  it('opens the workspace itself when serve.json is stale: its process gone, not answering, or another server there', async () => {
     const fake = await ModelWireServer.start(['chat-model']);
     fakes.push(fake);
     const { root } = await chatWorkspace(harness.boot, `${fake.url}/v1`);
     const file = join(root, '.quire', 'serve.json');
     const url = `http://127.0.0.1:${await closedPort()}`;
-    for (const pid of [await deadPid(), process.pid]) {
-      await writeFile(file, JSON.stringify({ url, pid }), { mode: 0o600 });
-      const chat = CliProcess.start(['chat', '--workspace', root], { QUIRE_CHAT_TEST_KEY: 'sk-chat-test' });
-      processes.push(chat);
-      await chat.next(/Session \S+ \(this process opened the workspace\)/);
-      chat.endInput();
-      expect(await chat.exited).toBe(0);
-      expect(chat.output).not.toContain(url);
+    // Another kernel now listening where the crashed one did (its pid reused by a live process): it answers
+    // /healthz, but as another boot, and must not get this workspace's token.
+    const other = createHttpServer((_request, response) => response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ok: true, instance: 'another-boot' })));
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+    const otherUrl = `http://127.0.0.1:${(other.address() as AddressInfo).port}`;
+    const records = [{ url, pid: await deadPid(), instance: 'a' }, { url, pid: process.pid, instance: 'a' }, { url: otherUrl, pid: process.pid, instance: 'this-boot' }];
+    try {
+      for (const record of records) {
+        await writeFile(file, JSON.stringify(record), { mode: 0o600 });
+        const chat = CliProcess.start(['chat', '--workspace', root], { QUIRE_CHAT_TEST_KEY: 'sk-chat-test' });
+        processes.push(chat);
+        await chat.next(/Session \S+ \(this process opened the workspace\)/);
+        chat.endInput();
+        expect(await chat.exited).toBe(0);
+        expect(chat.output).not.toContain(record.url);
+      }
+    } finally {
+      other.closeAllConnections();
+      await new Promise((resolve) => other.close(resolve));
     }
   });
 });

@@ -1,4 +1,5 @@
-import { writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCli } from '../../../core/cli/run-cli.js';
@@ -80,8 +81,19 @@ describe('quire chat', () => {
 
   it('says what to configure when no model is set, before the first message', async () => {
     const root = join(await harness.tempDir(), 'workspace');
+    await mkdir(root);
     const terminal = scriptedTerminal(['hello']);
     expect(await runCli(['chat', '--workspace', root], terminal)).toBe(1);
     expect(terminal.text()).toContain('MODEL_UNAVAILABLE: no model is configured: set plugins.providers.config.model');
+  });
+
+  it('opens no workspace at a path where there is none (a mistyped path), and makes none', async () => {
+    const root = join(await harness.tempDir(), 'notse');
+    for (const command of [['chat'], ['notebooks']]) {
+      const terminal = scriptedTerminal([]);
+      expect(await runCli([...command, '--workspace', root], terminal)).toBe(1);
+      expect(terminal.text()).toContain(`there is no workspace at ${root}`);
+    }
+    expect(existsSync(root)).toBe(false);
   });
 });

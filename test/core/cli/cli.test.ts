@@ -52,6 +52,20 @@ describe('quire command line', () => {
   });
 });
 
+describe('a command that fails where it did not expect to', () => {
+  const harness = useHarness();
+
+  it('says why in a line and exits 1, with no stack trace (a damaged audit head)', async () => {
+    const root = join(await harness.tempDir(), 'ws');
+    await mkdir(join(root, 'audit'), { recursive: true });
+    await writeFile(join(root, 'audit', 'audit.head.json'), 'x');
+    const io = bufferIO();
+    expect(await runCli(['audit', 'verify', '--workspace', root], io)).toBe(1);
+    expect(io.errText()).toMatch(/^quire audit verify: .+/);
+    expect(io.errText()).not.toMatch(/\n\s+at /);
+  });
+});
+
 describe('quire plugin validate across manifests', () => {
   const harness = useHarness();
 

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -36,6 +36,8 @@ describe('quire mcp (stdio)', () => {
   it('opens the workspace itself when nobody serves it: lists and calls the tools, names the caller as the client, and lets go of the workspace when the client quits', async () => {
     expect(existsSync(CLI), 'run `npm run build` first').toBe(true);
     const root = join(await tempDir('quire-mcp-stdio-'), 'workspace');
+    // An existing folder: quire mcp makes no workspace at a path where there is none (a mistyped path).
+    await mkdir(root);
     const { client } = await stdioClient(root, 'Claude Desktop');
     const names = (await client.listTools()).tools.map((tool) => tool.name);
     expect(names).toEqual(expect.arrayContaining(['notebook_create', 'search_fulltext']));

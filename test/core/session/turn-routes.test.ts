@@ -125,6 +125,24 @@ describe('agent turns over HTTP', () => {
     expect(toolMessage.content).toContain('Which colour?\nblue');
   });
 
+  it('stops a turn asked to stop while its model is still being checked, and sends the model nothing', async () => {
+    const kernel = await harness.boot({ plugins: ['notes'], config });
+    let streamed = false;
+    const slowCheck: ModelProvider = {
+      id: 'slow-check',
+      // The first model check waits (a slow server) until the turn is stopped.
+      prepare: (signal) => new Promise<void>((_resolve, reject) => signal.addEventListener('abort', () => reject(new Error('aborted')), { once: true })),
+      async *stream() { streamed = true; yield* answer('never'); },
+    };
+    const { id } = await withModel(kernel, slowCheck);
+    const started = kernel.turns.start(id, 'hello', () => undefined);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(kernel.turns.cancelTurn(id).cancelled).toBe(true);
+    await expect(started).rejects.toMatchObject({ code: 'ACTION_CANCELLED' });
+    expect(streamed).toBe(false);
+    expect(kernel.turns.isRunning(id)).toBe(false);
+  });
+
   it("answers the model INVALID_INPUT for a question whose options are not a list of labels, and asks the person nothing", async () => {
     const kernel = await harness.boot({ plugins: ['notes'], config });
     const provider = scriptedProvider([

@@ -63,8 +63,11 @@ describe('quire skill', () => {
       const code = await runCli([...args, '--workspace', root], io);
       return { code, out: io.outText(), err: io.errText() };
     };
-    const dry = await run('skill', 'install', join(dir, 'pack.zip'), '--dry-run');
-    expect(dry.code).toBe(0);
+    // A relative path is the terminal's, not the workspace's (it was resolved against the workspace).
+    const cwd = process.cwd();
+    process.chdir(dir);
+    const dry = await run('skill', 'install', 'pack.zip', '--dry-run').finally(() => process.chdir(cwd));
+    expect(dry.code, dry.err).toBe(0);
     expect(dry.out).toContain('would write skills/tidy');
     expect(await filesUnder(join(root, 'skills'))).toEqual([]);
     const installed = await run('skill', 'install', join(dir, 'pack.zip'));
