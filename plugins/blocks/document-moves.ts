@@ -1,6 +1,6 @@
 import { mkdir, rename } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
-import { pathExists, type ActionCall, type IntentJournal } from '../../core/index.js';
+import { ConflictError, pathExists, type ActionCall, type IntentJournal } from '../../core/index.js';
 import type { BlocksRuntime } from './runtime.js';
 import { assertDocumentVisible, assertNoBrokenFiles, assertNotebookVisible, checkExpected, invalid } from './access.js';
 import type { DocEntry } from './doc-catalog.js';
@@ -80,6 +80,12 @@ export function moveDocument(rt: BlocksRuntime, call: ActionCall, input: MoveInp
     const newFile = store.filePath(input.id);
     const newFolder = store.catalog.childFolder(store.dataDir, input.id);
     const relative = (path: string) => relativeTo(store.dataDir, path);
+    // Something already there (a copy of the document that index problems report, a file made by hand) is
+    // not moved over: rename replaced the file without a word.
+    if (newFile !== oldFile && (await pathExists(newFile) || (await pathExists(newFolder) && await pathExists(oldFolder)))) {
+      for (const entry of before) store.catalog.setDoc(entry);
+      throw new ConflictError('CONFLICT', `there is already a file at ${relative(newFile)} (index_problems may list it as a copy): remove or rename it first`, { details: { path: relative(newFile) } });
+    }
     const intent: MoveIntent = { file: [relative(oldFile), relative(newFile)], folder: [relative(oldFolder), relative(newFolder)] };
     // Journaled: a crash between the two renames is finished at the next start, not left as an orphan folder.
     const journaled = await rt.moves.begin(intent);

@@ -143,6 +143,9 @@ async function indexChanged(state: SyncState, changed: FoundDoc[]): Promise<{ bl
   let failed = 0;
   for (const [i, doc] of changed.entries()) {
     options.stopCheck?.();
+    // Stated before and after the read: a save landing between the read and a later stat recorded the new
+    // file's size and time against the old text, and the watcher then took the file as indexed.
+    const before = await stat(doc.file).catch(() => undefined);
     const text = await readFile(doc.file, 'utf8').catch(() => undefined);
     if (text === undefined) continue;
     const parsed = parseDocumentText(text, doc.id);
@@ -156,8 +159,10 @@ async function indexChanged(state: SyncState, changed: FoundDoc[]): Promise<{ bl
     const entry: DocEntry = { id: doc.id, notebook: doc.notebook, parent: doc.parent, title: parsed.value.content ?? '' };
     if (state.known.get(doc.id)?.title !== undefined && state.known.get(doc.id)!.title !== entry.title) retitled.push(doc.id);
     store.catalog.setDoc(entry);
-    const info = await stat(doc.file).catch(() => undefined);
-    if (!info) continue;
+    const after = await stat(doc.file).catch(() => undefined);
+    if (!after) continue;
+    // Changed during the read: the older stat is kept, which the file no longer matches, so it is read again.
+    const info = before && (before.mtimeMs !== after.mtimeMs || before.size !== after.size) ? before : after;
     // The sync's transaction is rolled back whole if a write fails: no savepoint per document.
     const taken = store.index.writeDocument(parsed.value, store.placeOf(doc.id), doc.parent, info, { inCallersTransaction: true });
     // Taking a block over from a document this sync has not rewritten means its id is in two files.
@@ -282,7 +287,18 @@ function oneFilePerId(found: FoundDoc[], knownPath: (id: string) => string | und
       problems.set(other.relativePath, { reason: `the same document id as ${keep.relativePath} (a copy): rename or remove one` });
     }
   }
-  return dropped.size === 0 ? found : found.filter((doc) => !dropped.has(doc));
+  if (dropped.size === 0) return found;
+  // What is inside a copy's folder is the copy's too: read, it would be placed under the kept document,
+  // at a path where no file is.
+  const folders = [...dropped].map((doc) => `${doc.relativePath.slice(0, -'.json'.length)}/`);
+  for (const doc of found) {
+    if (dropped.has(doc)) continue;
+    const folder = folders.find((prefix) => doc.relativePath.startsWith(prefix));
+    if (folder === undefined) continue;
+    dropped.add(doc);
+    problems.set(doc.relativePath, { reason: `inside ${folder.slice(0, -1)}, a copy of another document's file: rename or remove that copy` });
+  }
+  return found.filter((doc) => !dropped.has(doc));
 }
 
 async function scanFolder(dataDir: string, notebook: string, parent: string | null, parts: string[], found: FoundDoc[], problems: Map<string, Problem>): Promise<void> {

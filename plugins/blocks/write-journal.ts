@@ -1,4 +1,5 @@
 import { crc32 } from 'node:zlib';
+import { statSync } from 'node:fs';
 import { mkdir, open, readdir, readFile, rm, stat, type FileHandle } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { diskFull, isValidId, writeFileAtomic, type Logger } from '../../core/index.js';
@@ -66,7 +67,10 @@ export class WriteJournal {
    */
   async record(path: string, bytes: Buffer, writeFile: () => unknown): Promise<void> {
     const segment = this.segment();
-    const header = Buffer.from(`${JSON.stringify({ p: path, n: bytes.length, c: crc32(bytes, crc32(path)) })}\n`);
+    // The file as it is before this write (see changedWhileDown): a crash may leave it so.
+    const before = statSync(join(this.dataDir, ...path.split('/')), { throwIfNoEntry: false });
+    const was: FileIdentity | null = before ? { s: before.size, m: before.mtimeMs, i: before.ino } : null;
+    const header = Buffer.from(`${JSON.stringify({ p: path, n: bytes.length, c: crc32(bytes, crc32(path)), o: was })}\n`);
     segment.paths.add(path);
     segment.inFlight++;
     let failed: unknown;
@@ -233,18 +237,17 @@ export function isDocumentPath(path: string): boolean {
 /**
  * Writes back, durably, the newest recorded bytes of each document found in the journal's segments,
  * then removes them. A segment ends at its first record that is not whole (an append cut short, never
- * acknowledged). A document whose folder is gone, or whose file was changed after the records (see
- * changedSince), is left alone (said in the log).
+ * acknowledged). A document whose folder is gone, or whose file was changed while the kernel was down
+ * (see changedWhileDown), is left alone (said in the log; the latter's text kept aside).
  */
 async function replay(dir: string, dataDir: string, log: Logger): Promise<string[]> {
   const names = (await readdir(dir).catch(() => [] as string[])).filter((name) => SEGMENT.test(name)).sort();
   if (names.length === 0) return [];
   const newest = new Map<string, Buffer>();
-  /** Every version recorded of a path, and when the newest segment holding one was last appended to. */
-  const recorded = new Map<string, { versions: Buffer[]; lastAppend: number }>();
+  /** Per path, every version recorded and the file as it was before each record. */
+  const recorded = new Map<string, Recorded>();
   for (const name of names) {
     const text = await readFile(join(dir, name));
-    const lastAppend = (await stat(join(dir, name)).catch(() => undefined))?.mtimeMs ?? Date.now();
     let at = 0;
     while (at < text.length) {
       const end = text.indexOf(0x0a, at);
@@ -255,9 +258,11 @@ async function replay(dir: string, dataDir: string, log: Logger): Promise<string
         break;
       }
       newest.set(header.p, Buffer.from(bytes));
-      const versions = recorded.get(header.p)?.versions ?? [];
-      versions.push(newest.get(header.p)!);
-      recorded.set(header.p, { versions, lastAppend });
+      const known = recorded.get(header.p) ?? { versions: [], before: [] };
+      known.versions.push(newest.get(header.p)!);
+      // A record written before identities were kept says nothing of the file before it: any file goes.
+      known.before.push(header.o === undefined ? 'unknown' : header.o);
+      recorded.set(header.p, known);
       at = end + 1 + header.n + 1;
     }
   }
@@ -268,8 +273,9 @@ async function replay(dir: string, dataDir: string, log: Logger): Promise<string
       log.warn('a document in the write journal has no folder any more; not written back', { path });
       continue;
     }
-    if (await changedSince(file, recorded.get(path)!)) {
-      log.warn('a document in the write journal was changed after the kernel last wrote it (by hand or a sync tool, while the kernel was down): that change is kept, not written over', { path });
+    if (await changedWhileDown(file, recorded.get(path)!)) {
+      const kept = await keepAside(dir, path, bytes);
+      log.warn('a document in the write journal was changed, moved or removed after the kernel last wrote it (by hand or a sync tool, while the kernel was down): that change stands; the journal\'s text is kept aside', { path, kept });
       continue;
     }
     await writeFileAtomic(file, bytes);
@@ -281,29 +287,53 @@ async function replay(dir: string, dataDir: string, log: Logger): Promise<string
   return written;
 }
 
+/** A file as `stat` saw it: size, modification time, inode. */
+interface FileIdentity { s: number; m: number; i: number }
+
+interface Recorded {
+  /** Every version of the document the journal holds, oldest first. */
+  versions: Buffer[];
+  /** The file before each record: none (a new document), as stat saw it, or unknown (an older journal). */
+  before: (FileIdentity | null | 'unknown')[];
+}
+
 /**
- * Whether the document's file holds a change made after the journal's records: a whole document, none
- * of the versions recorded, written after the last append. A file the machine's crash left behind is
- * one of the recorded versions, an older one (written before them), or torn; a replay writes those.
- * Without this, a kill within a second of a write, then an edit by hand before the restart, lost the edit.
+ * Whether the document's file shows a change made while the kernel was down, to be left standing. A
+ * crash of the machine leaves the file in one of the states the journal knows: as it was before one of
+ * the records (same size, time and inode: the rename never reached the disk), one of the recorded
+ * versions, or torn (not a document). Anything else (another whole document, or no file where one was)
+ * was made after: by hand or by a sync tool. No clock is compared: one set back would pass an old file
+ * for a new one. Without this, a kill within a second of a write, then an edit before the restart, lost
+ * the edit.
  */
-async function changedSince(file: string, recorded: { versions: Buffer[]; lastAppend: number }): Promise<boolean> {
+async function changedWhileDown(file: string, recorded: Recorded): Promise<boolean> {
+  if (recorded.before.includes('unknown')) return false;
+  const info = await stat(file).catch(() => undefined);
+  // No file: it was there before each record (none made it), so someone removed or moved it since.
+  if (!info) return !recorded.before.includes(null);
+  if (recorded.before.some((was) => was !== null && was !== 'unknown' && was.s === info.size && was.m === info.mtimeMs && was.i === info.ino)) return false;
   const current = await readFile(file).catch(() => undefined);
   if (current === undefined || recorded.versions.some((version) => version.equals(current))) return false;
   try {
     const value = JSON.parse(current.toString('utf8')) as { id?: unknown };
-    if (typeof value?.id !== 'string') return false;
+    return typeof value?.id === 'string';
   } catch {
     return false;
   }
-  const info = await stat(file).catch(() => undefined);
-  return info !== undefined && info.mtimeMs > recorded.lastAppend;
 }
 
-function parseHeader(line: string): { p: string; n: number; c: number } | undefined {
+/** The journal's newest text of a document it does not write back, kept under `<journal>/kept/` (named in the log). */
+async function keepAside(dir: string, path: string, bytes: Buffer): Promise<string> {
+  const file = join(dir, 'kept', `${new Date().toISOString().replace(/[-:.]/g, '')}-${path.split('/').join('_')}`);
+  await writeFileAtomic(file, bytes);
+  return file;
+}
+
+function parseHeader(line: string): { p: string; n: number; c: number; o?: FileIdentity | null } | undefined {
   try {
-    const value = JSON.parse(line) as { p?: unknown; n?: unknown; c?: unknown };
-    if (typeof value.p === 'string' && Number.isInteger(value.n) && (value.n as number) >= 0 && Number.isInteger(value.c)) return value as { p: string; n: number; c: number };
+    const value = JSON.parse(line) as { p?: unknown; n?: unknown; c?: unknown; o?: unknown };
+    const identity = value.o === undefined || value.o === null || (typeof value.o === 'object' && ['s', 'm', 'i'].every((key) => typeof (value.o as Record<string, unknown>)[key] === 'number'));
+    if (typeof value.p === 'string' && Number.isInteger(value.n) && (value.n as number) >= 0 && Number.isInteger(value.c) && identity) return value as { p: string; n: number; c: number; o?: FileIdentity | null };
   } catch {
     // not a header: the record is torn
   }

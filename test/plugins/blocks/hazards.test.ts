@@ -66,13 +66,17 @@ describe('a document file copied with its id', () => {
     const text = await readFile(join(workspace, 'data', notebook, `${a}.json`), 'utf8');
     // A sync tool's copy in another notebook, and a copy inside the document's own folder (its own child).
     await writeFile(join(workspace, 'data', other.id, `${a}.json`), text);
+    // ... with a document of its own inside the copy's folder: it belongs to the copy, not to the kept A.
+    const inside = '20250101000000-insidea';
+    await mkdir(join(workspace, 'data', other.id, a), { recursive: true });
+    await writeFile(join(workspace, 'data', other.id, a, `${inside}.json`), JSON.stringify({ id: inside, type: 'document', content: 'Inside', attrs: {}, children: [] }));
     await mkdir(join(workspace, 'data', notebook, a), { recursive: true });
     await writeFile(join(workspace, 'data', notebook, a, `${a}.json`), text);
     const second = await boot({ workspace });
     for (let run = 0; run < 2; run++) {
       const { problems } = await second.act<{ problems: { path: string; reason: string }[] }>('index_problems', {});
-      expect(problems.map((problem) => problem.path).sort()).toEqual([`${notebook}/${a}/${a}.json`, `${other.id}/${a}.json`].sort());
-      expect(problems.every((problem) => problem.reason.includes(`the same document id as ${notebook}/${a}.json`))).toBe(true);
+      expect(problems.map((problem) => problem.path).sort()).toEqual([`${notebook}/${a}/${a}.json`, `${other.id}/${a}.json`, `${other.id}/${a}/${inside}.json`].sort());
+      expect(problems.filter((problem) => problem.reason.includes(`the same document id as ${notebook}/${a}.json`))).toHaveLength(2);
       // The same file is kept at every sync, not one then the other.
       expect((await second.act<{ notebook: string }>('document_info', { id: a })).notebook).toBe(notebook);
       await second.act('index_rebuild', {});
@@ -80,6 +84,9 @@ describe('a document file copied with its id', () => {
     // A rename walks the document's subtree: it must end.
     await second.act('document_rename', { id: a, title: 'Renamed' });
     expect((await second.act<{ title: string }>('document_info', { id: a })).title).toBe('Renamed');
+    // A move onto the copy's place does not replace the copy without a word.
+    expect((await caught(second.act('document_move', { id: a, notebook: other.id }))).code).toBe('CONFLICT');
+    expect(await readFile(join(workspace, 'data', other.id, `${a}.json`), 'utf8')).toBe(text);
   });
 });
 

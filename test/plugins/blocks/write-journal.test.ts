@@ -1,4 +1,5 @@
-import { mkdir, readdir, readFile, truncate, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdir, readdir, readFile, rename, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { newId } from '../../../core/ids.js';
@@ -56,7 +57,26 @@ describe('the document write journal', () => {
     expect(again.replayed).toEqual([docs[1]]);
     expect(JSON.parse(await read(docs[0]!))).toEqual({ id: 'a', text: 'by hand' });
     expect(JSON.parse(await read(docs[1]!))).toEqual({ id: 'b', text: 'kernel' });
-    expect(warnings.some((message) => message.includes('changed after the kernel last wrote it'))).toBe(true);
+    expect(warnings.some((message) => message.includes('after the kernel last wrote it'))).toBe(true);
+    // The journal's text is kept aside, not lost.
+    expect((await readdir(join(dir, 'kept'))).length).toBe(1);
+  });
+
+  it('writes back a file a crash left as it was before a record, and does not bring back one moved away while down', async () => {
+    const { dir, dataDir, docs, read } = await workspace();
+    const { journal } = await WriteJournal.open(dir, dataDir, silentLogger);
+    const version = (id: string, text: string) => Buffer.from(JSON.stringify({ id, text }));
+    // A whole, older document the crash left in place (its rename never reached the disk): written back,
+    // whatever the clock says of its time.
+    await writeFile(join(dataDir, docs[0]!), version('a', 'older'));
+    await journal.record(docs[0]!, version('a', 'acknowledged'), () => undefined);
+    // A document the person moved away while the kernel was down: not made again where it was.
+    await journal.record(docs[1]!, version('b', 'kernel'), () => writeFile(join(dataDir, docs[1]!), version('b', 'kernel')));
+    await rename(join(dataDir, docs[1]!), join(dataDir, `${docs[1]!}.moved`));
+    const again = await WriteJournal.open(dir, dataDir, silentLogger);
+    expect(again.replayed).toEqual([docs[0]]);
+    expect(JSON.parse(await read(docs[0]!))).toEqual({ id: 'a', text: 'acknowledged' });
+    expect(existsSync(join(dataDir, docs[1]!))).toBe(false);
   });
 
   it('ignores a record cut short (never acknowledged) at the end, and replays the whole ones before it', async () => {
