@@ -46,6 +46,11 @@ export class WriteJournal {
   /** Segments no longer appended to (a checkpoint started, or an append failed), not yet checkpointed. */
   private retired: Segment[] = [];
   private number = 0;
+  /**
+   * Per document, the file as this journal last left it (see record): a file that is no longer so was
+   * changed from outside, and its state is made durable before a record is taken over it.
+   */
+  private readonly leftAs = new Map<string, string>();
   private checkpoints: Promise<void> = Promise.resolve();
   private timer: NodeJS.Timeout | undefined;
 
@@ -66,10 +71,18 @@ export class WriteJournal {
    * written, a checkpoint removes the record before the error is thrown, so no replay applies it.
    */
   async record(path: string, bytes: Buffer, writeFile: () => unknown): Promise<void> {
+    const file = join(this.dataDir, ...path.split('/'));
+    // The file as it is before this write (see changedWhileDown): a crash may leave it so, but only if
+    // that state is on disk. The kernel's own states are (synced, or recorded in a segment not yet
+    // checkpointed); one made from outside (an editor, a sync tool) may not be, so it is synced first:
+    // else a crash could take the file back past it, and the replay would take that for a change.
+    const before = statSync(file, { throwIfNoEntry: false });
+    const was: FileIdentity | null = before ? { s: before.size, m: before.mtimeMs, c: before.ctimeMs, i: before.ino } : null;
+    if (was && this.leftAs.get(path) !== identityKey(was)) {
+      await syncFile(file);
+      await syncFolder(dirname(file));
+    }
     const segment = this.segment();
-    // The file as it is before this write (see changedWhileDown): a crash may leave it so.
-    const before = statSync(join(this.dataDir, ...path.split('/')), { throwIfNoEntry: false });
-    const was: FileIdentity | null = before ? { s: before.size, m: before.mtimeMs, i: before.ino } : null;
     const header = Buffer.from(`${JSON.stringify({ p: path, n: bytes.length, c: crc32(bytes, crc32(path)), o: was })}\n`);
     segment.paths.add(path);
     segment.inFlight++;
@@ -77,6 +90,8 @@ export class WriteJournal {
     try {
       await this.append(segment, [header, bytes, NEWLINE]);
       await writeFile();
+      const after = statSync(file, { throwIfNoEntry: false });
+      if (after) this.leftAs.set(path, identityKey({ s: after.size, m: after.mtimeMs, c: after.ctimeMs, i: after.ino }));
     } catch (error) {
       failed = error;
     }
@@ -287,8 +302,15 @@ async function replay(dir: string, dataDir: string, log: Logger): Promise<string
   return written;
 }
 
-/** A file as `stat` saw it: size, modification time, inode. */
-interface FileIdentity { s: number; m: number; i: number }
+/**
+ * A file as `stat` saw it: size, modification and change times, inode. The change time cannot be set
+ * from user space (a restore that keeps the old mtime, into a reused inode number, still differs).
+ */
+interface FileIdentity { s: number; m: number; c: number; i: number }
+
+function identityKey(identity: FileIdentity): string {
+  return `${identity.s}:${identity.m}:${identity.c}:${identity.i}`;
+}
 
 interface Recorded {
   /** Every version of the document the journal holds, oldest first. */
@@ -311,7 +333,7 @@ async function changedWhileDown(file: string, recorded: Recorded): Promise<boole
   const info = await stat(file).catch(() => undefined);
   // No file: it was there before each record (none made it), so someone removed or moved it since.
   if (!info) return !recorded.before.includes(null);
-  if (recorded.before.some((was) => was !== null && was !== 'unknown' && was.s === info.size && was.m === info.mtimeMs && was.i === info.ino)) return false;
+  if (recorded.before.some((was) => was !== null && was !== 'unknown' && was.s === info.size && was.m === info.mtimeMs && was.c === info.ctimeMs && was.i === info.ino)) return false;
   const current = await readFile(file).catch(() => undefined);
   if (current === undefined || recorded.versions.some((version) => version.equals(current))) return false;
   try {
@@ -332,7 +354,7 @@ async function keepAside(dir: string, path: string, bytes: Buffer): Promise<stri
 function parseHeader(line: string): { p: string; n: number; c: number; o?: FileIdentity | null } | undefined {
   try {
     const value = JSON.parse(line) as { p?: unknown; n?: unknown; c?: unknown; o?: unknown };
-    const identity = value.o === undefined || value.o === null || (typeof value.o === 'object' && ['s', 'm', 'i'].every((key) => typeof (value.o as Record<string, unknown>)[key] === 'number'));
+    const identity = value.o === undefined || value.o === null || (typeof value.o === 'object' && ['s', 'm', 'c', 'i'].every((key) => typeof (value.o as Record<string, unknown>)[key] === 'number'));
     if (typeof value.p === 'string' && Number.isInteger(value.n) && (value.n as number) >= 0 && Number.isInteger(value.c) && identity) return value as { p: string; n: number; c: number; o?: FileIdentity | null };
   } catch {
     // not a header: the record is torn

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdir, readdir, readFile, rename, truncate, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, truncate, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { newId } from '../../../core/ids.js';
@@ -77,6 +77,24 @@ describe('the document write journal', () => {
     expect(again.replayed).toEqual([docs[0]]);
     expect(JSON.parse(await read(docs[0]!))).toEqual({ id: 'a', text: 'acknowledged' });
     expect(existsSync(join(dataDir, docs[1]!))).toBe(false);
+  });
+
+  it("keeps a person's restore made while down that kept the old size and time (its change time tells it apart)", async () => {
+    const { dir, dataDir, docs, read } = await workspace();
+    const file = join(dataDir, docs[0]!);
+    await writeFile(file, JSON.stringify({ id: 'a', text: 'as before' }));
+    // Whole seconds, so that the restore below can set exactly the same time again.
+    await utimes(file, 1_700_000_000, 1_700_000_000);
+    const { journal } = await WriteJournal.open(dir, dataDir, silentLogger);
+    // Killed after the record, before the file was replaced.
+    await journal.record(docs[0]!, Buffer.from(JSON.stringify({ id: 'a', text: 'kernel' })), () => undefined);
+    // A tool restores another version of the same length into the same file, and its old time.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    await writeFile(file, JSON.stringify({ id: 'a', text: 'restored!' }));
+    await utimes(file, 1_700_000_000, 1_700_000_000);
+    const again = await WriteJournal.open(dir, dataDir, silentLogger);
+    expect(again.replayed).toEqual([]);
+    expect(JSON.parse(await read(docs[0]!))).toEqual({ id: 'a', text: 'restored!' });
   });
 
   it('ignores a record cut short (never acknowledged) at the end, and replays the whole ones before it', async () => {
