@@ -1,5 +1,5 @@
 import { rename, rm } from 'node:fs/promises';
-import { ConflictError, newId, type ActionCall, type ActionHandler } from '../../core/index.js';
+import { ConflictError, newId, throwIfStopped, type ActionCall, type ActionHandler } from '../../core/index.js';
 import type { BlocksRuntime } from './runtime.js';
 import { asideName } from './document-removal.js';
 import { updatedBy } from './provenance.js';
@@ -73,8 +73,11 @@ function removeNotebook(rt: BlocksRuntime, call: ActionCall, id: string) {
     // was: a deleted notebook's documents had no history). Several at a time: each is an fsync'ed write.
     const by = updatedBy(call);
     for (let at = 0; at < docs.length; at += VERSIONS_AT_ONCE) {
+      // A safe point: stopped here, the notebook is whole (its versions kept so far only add history).
+      throwIfStopped(call, 'The removal of the notebook (nothing was removed)');
       await Promise.all(docs.slice(at, at + VERSIONS_AT_ONCE).map((doc) => store.beforeChange(doc.id, 'remove', by)));
     }
+    throwIfStopped(call, 'The removal of the notebook (nothing was removed)');
     // Set aside first (one rename): a kill during the removal leaves the notebook whole or gone, never part of it.
     const aside = asideName(store.notebookFolder(id));
     await rename(store.notebookFolder(id), aside).catch((error: NodeJS.ErrnoException) => { if (error.code !== 'ENOENT') throw error; });

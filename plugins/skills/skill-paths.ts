@@ -1,7 +1,7 @@
 import { constants } from 'node:fs';
 import { lstat, open, readdir, realpath } from 'node:fs/promises';
 import { join, sep } from 'node:path';
-import { skillError } from './skill-limits.js';
+import { skillError, type SkillLimits } from './skill-limits.js';
 
 /**
  * A path inside a skill, as given by a model, an archive or a person: relative, forward slashes, no
@@ -147,4 +147,18 @@ export function isTextBuffer(data: Uint8Array): boolean {
 /** Code-point order: the same on every machine, whatever its locale. */
 export function byCodePoint(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/**
+ * Every file of a skill's folder as read now, or undefined when there is no folder (a link is none):
+ * for keeping a version of it and for a save that keeps a broken skill's other files. Past the skill
+ * limits it is refused (`tooLarge`), before anything changes.
+ */
+export async function readSkillFolder(folder: string, limits: Pick<SkillLimits, 'maxSkillFiles' | 'maxSkillBytes'>, tooLarge: () => Error): Promise<{ path: string; data: Buffer }[] | undefined> {
+  if (!(await lstat(folder).catch(() => undefined))?.isDirectory()) return undefined;
+  const scan = await scanFolder(folder, limits.maxSkillFiles);
+  if (scan.files.length > limits.maxSkillFiles || scan.bytes > limits.maxSkillBytes) throw tooLarge();
+  const files: { path: string; data: Buffer }[] = [];
+  for (const file of scan.files) files.push({ path: file.path, data: await readInside(folder, file.path, limits.maxSkillBytes) });
+  return files;
 }

@@ -4,7 +4,7 @@ import type { ActionCall, Principal } from '../../core/index.js';
 import { skillWarnings, type Catalog, type Skill, type SkillCatalog } from './skill-catalog.js';
 import { skillError, type SkillLimits } from './skill-limits.js';
 import type { PackageFile, PackagedSkill } from './skill-package.js';
-import { isScript, readInside, scanFolder } from './skill-paths.js';
+import { isScript, readInside, readSkillFolder } from './skill-paths.js';
 import { sha256, type SkillRecords } from './skill-records.js';
 import type { SkillVersionOp, SkillVersions } from './skill-versions.js';
 import type { SkillWriter } from './skill-writer.js';
@@ -134,15 +134,9 @@ export class SkillStore {
    * none when there is no folder; past the limits, refused before anything changes.
    */
   async brokenFiles(name: string, replaced: ReadonlySet<string>): Promise<PackageFile[]> {
-    const folder = join(this.parts.skillsDir, name);
-    if (!(await lstat(folder).catch(() => undefined))?.isDirectory()) return [];
-    const scan = await scanFolder(folder, this.limits.maxSkillFiles);
-    if (scan.files.length > this.limits.maxSkillFiles || scan.bytes > this.limits.maxSkillBytes) {
-      throw skillError('SKILL_TOO_LARGE', `the broken skill '${name}' is past the skill limits, so its files cannot be kept; nothing was changed`, { name });
-    }
-    const kept: PackageFile[] = [];
-    for (const file of scan.files) if (!replaced.has(file.path)) kept.push({ path: file.path, data: await readInside(folder, file.path, this.limits.maxSkillBytes), mode: 0o644 });
-    return kept;
+    const read = await readSkillFolder(join(this.parts.skillsDir, name), this.limits, () =>
+      skillError('SKILL_TOO_LARGE', `the broken skill '${name}' is past the skill limits, so its files cannot be kept; nothing was changed`, { name }));
+    return (read ?? []).filter((file) => !replaced.has(file.path)).map((file) => ({ ...file, mode: 0o644 }));
   }
 
   checkSize(skill: PackagedSkill): void {

@@ -1,9 +1,9 @@
-import { lstat, readdir, readFile, rm } from 'node:fs/promises';
+import { readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeJsonAtomic } from '../../core/index.js';
 import { nameFlaw, parseSkillDocument } from './skill-document.js';
 import { problemOf, skillError, type SkillLimits } from './skill-limits.js';
-import { checkFileSet, checkRelativePath, readInside, scanFolder } from './skill-paths.js';
+import { checkFileSet, checkRelativePath, readSkillFolder } from './skill-paths.js';
 
 /** What replaced or removed a skill's files: the skill tool's writes, a restore of a version, a snapshot rollback. */
 export type SkillVersionOp = 'save' | 'install' | 'rename' | 'remove' | 'restore' | 'rollback';
@@ -54,17 +54,13 @@ export class SkillVersions {
    */
   async keep(name: string, op: SkillVersionOp, by: string, now: Date = new Date()): Promise<string | undefined> {
     if (nameFlaw(name)) return undefined;
-    const source = join(this.skillsDir, name);
-    if (!(await lstat(source).catch(() => undefined))?.isDirectory()) return undefined;
-    const scan = await scanFolder(source, this.limits.maxSkillFiles);
-    if (scan.files.length > this.limits.maxSkillFiles || scan.bytes > this.limits.maxSkillBytes) {
-      throw skillError('SKILL_TOO_LARGE', `the skill '${name}' is past the skill limits (${this.limits.maxSkillFiles} files, ${this.limits.maxSkillBytes} bytes), so its version cannot be kept; nothing was changed`, { name });
-    }
+    const read = await readSkillFolder(join(this.skillsDir, name), this.limits, () =>
+      skillError('SKILL_TOO_LARGE', `the skill '${name}' is past the skill limits (${this.limits.maxSkillFiles} files, ${this.limits.maxSkillBytes} bytes), so its version cannot be kept; nothing was changed`, { name }));
+    if (!read) return undefined;
     const files: SkillVersionFile[] = [];
-    for (const file of scan.files.sort((a, b) => Number(b.path === 'SKILL.md') - Number(a.path === 'SKILL.md'))) {
-      const data = await readInside(source, file.path, this.limits.maxSkillBytes);
+    for (const { path, data } of read.sort((a, b) => Number(b.path === 'SKILL.md') - Number(a.path === 'SKILL.md'))) {
       const text = data.toString('utf8');
-      files.push(Buffer.from(text, 'utf8').equals(data) && !data.includes(0) ? { path: file.path, encoding: 'utf8', data: text } : { path: file.path, encoding: 'base64', data: data.toString('base64') });
+      files.push(Buffer.from(text, 'utf8').equals(data) && !data.includes(0) ? { path, encoding: 'utf8', data: text } : { path, encoding: 'base64', data: data.toString('base64') });
     }
     const folder = this.skillFolder(name);
     const time = now.toISOString().replace(/[-:.]/g, '');
