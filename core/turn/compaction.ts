@@ -171,9 +171,34 @@ export async function compact(send: SummaryRequester, input: CompactInput): Prom
   const after = suffixTokens(messages);
   const cut = cuts.find((candidate) => (fixed + after[candidate]!) * scale + limits.output <= input.target) ?? cuts[cuts.length - 1]!;
   const part = messages.slice(from, cut);
-  const made = await summarizeInPieces(send, input.outgoing ? [...input.outgoing(part)] : part, previous?.summary, limits);
+  let made: Awaited<ReturnType<typeof summarizeInPieces>>;
+  try {
+    made = await summarizeInPieces(send, input.outgoing ? [...input.outgoing(part)] : part, previous?.summary, limits);
+  } catch (error) {
+    if (error instanceof CompactionError) keepProgress(error, messages, cuts, from, input.scope);
+    throw error;
+  }
+  return { state: stateOf(made.summary, messages, cut, input.scope), promptTokens: made.promptTokens, completionTokens: made.completionTokens };
+}
+
+function stateOf(summary: string, messages: readonly ModelMessage[], cut: number, scope: string): CompactionState {
   const covered = messages.slice(0, cut);
-  const state: CompactionState = { version: 2, summary: made.summary, coveredCount: cut, digest: digestOf(covered), provider: input.scope };
+  const state: CompactionState = { version: 2, summary, coveredCount: cut, digest: digestOf(covered), provider: scope };
   rememberDigest(state.digest, covered);
-  return { state, promptTokens: made.promptTokens, completionTokens: made.completionTokens };
+  return state;
+}
+
+/**
+ * A compaction that stopped part way (the turn's cap on summary requests, a failure, a Stop) keeps what
+ * its pieces summarised, up to the last place the history may be cut within it, so that the next
+ * turn goes on from there instead of starting again (a history many times the context would otherwise
+ * never be summarised). The summary may cover a few messages past the cut; they are sent as they are too.
+ */
+function keepProgress(error: CompactionError, messages: readonly ModelMessage[], cuts: readonly number[], from: number, scope: string): void {
+  const progress = error.progress;
+  if (progress === undefined) return;
+  const reached = from + progress.messages;
+  const cut = cuts.findLast((candidate) => candidate <= reached);
+  if (cut === undefined) return;
+  error.kept = { state: stateOf(progress.summary, messages, cut, scope), promptTokens: progress.promptTokens, completionTokens: progress.completionTokens };
 }

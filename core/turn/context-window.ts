@@ -55,20 +55,29 @@ export async function contextFor(deps: TurnDependencies, request: TurnRequest, t
       ...(egress?.egress ? { outgoing: (part: readonly ModelMessage[]) => withholdLocalOnly(part, egress.localOnly()).messages } : {}),
     });
   } catch (error) {
+    if (error instanceof CompactionError && error.kept !== undefined) {
+      await keep(deps, request, turn, box, error.kept);
+      error.message += `; the summary of the first ${error.kept.state.coveredCount} messages is kept, and the next turn goes on from there`;
+    }
     // Ahead of the limit, a passing failure is no reason to stop while the request still fits; a
     // refused key or an invalid request is (the same request with the whole history fails the same way).
     const fits = box.lastEstimate * box.scale <= budget;
     if (!forced && fits && error instanceof CompactionError && error.transient) return current;
     throw error;
   }
+  await keep(deps, request, turn, box, made);
+  const summarised = withSummary(messages, made.state);
+  box.lastEstimate = estimateContext(head, summarised, tools);
+  return [...head, ...summarised];
+}
+
+/** A summary made in this turn: in use from now on, counted, and kept for later turns. */
+async function keep(deps: TurnDependencies, request: TurnRequest, turn: ActiveTurn, box: CompactionBox, made: { state: CompactionState; promptTokens: number; completionTokens: number }): Promise<void> {
   box.state = made.state;
   turn.promptTokens += made.promptTokens;
   turn.completionTokens += made.completionTokens;
   await deps.sessions.saveCompaction(request.sessionId, made.state)
     .catch((error: unknown) => deps.log.warn('the compaction summary could not be kept for later turns', { error: String(error) }));
-  const summarised = withSummary(messages, made.state);
-  box.lastEstimate = estimateContext(head, summarised, tools);
-  return [...head, ...summarised];
 }
 
 /**

@@ -1,4 +1,5 @@
 import { countText, estimateRequest, fittingPrefix, inputBudget } from './compaction-tokens.js';
+import type { CompactionState } from './compaction.js';
 import type { ModelMessage, ModelRequest } from './model-provider.js';
 import { categoryOf, errorCodeOf } from './retry-policy.js';
 import type { RoundResult } from './round-stream.js';
@@ -9,6 +10,14 @@ import type { RoundResult } from './round-stream.js';
  * request with more history in it would fail the same way).
  */
 export class CompactionError extends Error {
+  /**
+   * What was summarised before the failure: the summary of the first `messages` messages of what was
+   * given to summarise (whole messages only), kept so that the next turn goes on from there.
+   */
+  progress?: { summary: string; messages: number; promptTokens: number; completionTokens: number };
+  /** That progress as a summary the session can keep (set by compact() when it falls on a valid cut). */
+  kept?: { state: CompactionState; promptTokens: number; completionTokens: number };
+
   constructor(readonly code: string, message: string, readonly transient: boolean) {
     super(message);
     this.name = 'CompactionError';
@@ -46,21 +55,37 @@ export function summaryLimits(contextLimit: number, scale: number): SummaryLimit
   return { output, input: Math.floor(inputBudget(contextLimit, output) / Math.max(1, scale)) };
 }
 
+/** A line of the summary's source: one message, or the rest of one cut across pieces. */
+interface Line {
+  text: string;
+  /** The message's index in what is summarised. */
+  message: number;
+}
+
 /**
  * Summarises `covered` in order, in as many requests as it takes for each to fit `limits`: every request
- * carries the summary so far and the next piece. The result replaces `previous` only once every piece
- * succeeded (a failure throws, and nothing is kept).
+ * carries the summary so far and the next piece. A failure throws; when some pieces had succeeded, the
+ * error carries the summary of the whole messages they covered (`progress`), for the caller to keep.
  */
 export async function summarizeInPieces(send: SummaryRequester, covered: readonly ModelMessage[], previous: string | undefined, limits: SummaryLimits): Promise<{ summary: string; promptTokens: number; completionTokens: number }> {
-  const queue = covered.map(plain);
+  const queue: Line[] = covered.map((message, i) => ({ text: plain(message), message: i }));
   let summary = previous;
   let promptTokens = 0;
   let completionTokens = 0;
-  for (let first = true; queue.length > 0; first = false) {
-    const result = await send(nextRequest(queue, summary, limits, first));
-    summary = summaryOf(result);
-    promptTokens += result.promptTokens;
-    completionTokens += result.completionTokens;
+  let done: CompactionError['progress'];
+  try {
+    for (let first = true; queue.length > 0; first = false) {
+      const result = await send(nextRequest(queue, summary, limits, first));
+      summary = summaryOf(result);
+      promptTokens += result.promptTokens;
+      completionTokens += result.completionTokens;
+      // Every message before the first one still queued (whole or in part) is in the summary now.
+      const messages = queue[0]?.message ?? covered.length;
+      if (messages > 0) done = { summary, messages, promptTokens, completionTokens };
+    }
+  } catch (error) {
+    if (error instanceof CompactionError && done !== undefined) error.progress = done;
+    throw error;
   }
   if (summary === undefined) throw new CompactionError('COMPACTION_FAILED', 'there was nothing to summarise', true);
   return { summary, promptTokens, completionTokens };
@@ -80,40 +105,44 @@ function requestFor(summary: string | undefined, tag: 'new_history_json' | 'hist
  * The next request: as many of the queued lines as fit beside the summary so far (taken off the queue),
  * checked with the estimator itself. A history that fits in one request is sent whole.
  */
-function nextRequest(queue: string[], summary: string | undefined, limits: SummaryLimits, first: boolean): ModelRequest {
+function nextRequest(queue: Line[], summary: string | undefined, limits: SummaryLimits, first: boolean): ModelRequest {
   let room = limits.input - estimateRequest(requestFor(summary, 'history_fragment', '', limits.output).messages, [], false) - JOIN_SLACK;
   for (let attempt = 0; attempt < 3; attempt++) {
     if (room < MIN_PIECE_TOKENS) throw new CompactionError('COMPACTION_FAILED', `the context is too small to summarise the history in (${Math.max(0, room)} tokens left for each piece)`, true);
     const taken = takePiece(queue, room);
-    const request = requestFor(summary, first && queue.length === 0 ? 'new_history_json' : 'history_fragment', taken.join('\n'), limits.output);
+    const request = requestFor(summary, first && queue.length === 0 ? 'new_history_json' : 'history_fragment', taken.lines.join('\n'), limits.output);
     const over = estimateRequest(request.messages, [], false) - limits.input;
     if (over <= 0) return request;
-    queue.unshift(...taken);
+    taken.putBack();
     room -= over + JOIN_SLACK;
   }
   throw new CompactionError('COMPACTION_FAILED', 'a piece of the history could not be made to fit its summary request', true);
 }
 
-/** Takes whole lines while they fit `room`; a single line larger than that is cut, its rest left first in the queue. */
-function takePiece(queue: string[], room: number): string[] {
-  const taken: string[] = [];
+/**
+ * Takes whole lines while they fit `room`; a single line larger than that is cut, its rest left first in
+ * the queue. `putBack` leaves the queue as it was (a piece that came out too large is taken again smaller).
+ */
+function takePiece(queue: Line[], room: number): { lines: string[]; putBack: () => void } {
+  const whole: Line[] = [];
   let used = 0;
   while (queue.length > 0) {
-    const tokens = countText(queue[0]!, false) + 1;
+    const tokens = countText(queue[0]!.text, false) + 1;
     if (used + tokens <= room) {
-      taken.push(queue.shift()!);
+      whole.push(queue.shift()!);
       used += tokens;
       continue;
     }
-    if (taken.length === 0) {
-      const points = Array.from(queue[0]!);
+    if (whole.length === 0) {
+      const line = queue[0]!;
+      const points = Array.from(line.text);
       const at = Math.max(1, fittingPrefix(points, room - 1));
-      taken.push(points.slice(0, at).join(''));
-      queue[0] = points.slice(at).join('');
+      queue[0] = { text: points.slice(at).join(''), message: line.message };
+      return { lines: [points.slice(0, at).join('')], putBack: () => { queue[0] = line; } };
     }
     break;
   }
-  return taken;
+  return { lines: whole.map((line) => line.text), putBack: () => { queue.unshift(...whole); } };
 }
 
 function summaryOf(result: RoundResult): string {

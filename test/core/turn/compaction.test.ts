@@ -250,6 +250,28 @@ describe('compaction of a history far larger than the context', () => {
     expect(provider.requests.every(isSummary)).toBe(true);
   });
 
+  it('keeps what a compaction stopped by the per-turn cap had summarised, and the next turn goes on from there', async () => {
+    const { kernel, sessionId } = await hugeSession(60);
+    const first = summarizingModel();
+    const events: TurnEvent[] = [];
+    const turn = go(first.provider, sessionId, events);
+    expect((await runTurn(deps(kernel), turn, turn.emit)).state).toBe('interrupted');
+    expect(first.made()).toBe(MAX_SUMMARY_REQUESTS);
+    const error = events.find((event) => event.type === 'error');
+    expect(error).toMatchObject({ code: 'COMPACTION_FAILED' });
+    expect(error && 'message' in error ? error.message : '').toMatch(/the summary of the first \d+ messages is kept/);
+    const second = summarizingModel();
+    const next = go(second.provider, sessionId);
+    expect((await runTurn(deps(kernel), next, next.emit)).state).toBe('finished');
+    const summaries = second.provider.requests.filter(isSummary);
+    expect(summaries.length).toBeGreaterThan(0);
+    expect(summaries.length).toBeLessThan(MAX_SUMMARY_REQUESTS);
+    // It starts from the kept summary, not from the first question.
+    expect(summaries[0]!.messages[1]!.content).toContain(`<previous_summary>\nSUMMARY ${MAX_SUMMARY_REQUESTS}\n</previous_summary>`);
+    expect(summaries[0]!.messages[1]!.content).not.toContain('question 0:');
+    expect(second.provider.requests.at(-1)!.messages[1]!.content).toContain(`SUMMARY ${second.made()}`);
+  });
+
   it('sends the history as it is when a summary ahead of the limit fails for a passing reason and the request still fits', async () => {
     const { kernel, sessionId } = await hugeSession(1);
     // The size of this turn's first request, measured with room to spare, then a context it just fits.
