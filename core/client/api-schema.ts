@@ -2623,6 +2623,8 @@ export interface Operations {
     body: NotebookRemoveInput;
     response: {
       result: NotebookRemoveOutput;
+    } | {
+      job: Job;
     };
   };
   notebook_rename: {

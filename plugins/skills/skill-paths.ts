@@ -93,6 +93,7 @@ export async function readInside(root: string, relative: string, maxBytes: numbe
   const path = checkRelativePath(relative, 'the file');
   const segments = path.split('/');
   let current = root;
+  let size = 0;
   for (const [index, segment] of segments.entries()) {
     current = join(current, segment);
     const stats = await lstat(current).catch(() => undefined);
@@ -101,16 +102,27 @@ export async function readInside(root: string, relative: string, maxBytes: numbe
     if (index < segments.length - 1 && !stats.isDirectory()) throw skillError('SKILL_NOT_FOUND', `the skill has no file '${path}'`, { file: path });
     if (index === segments.length - 1 && !stats.isFile()) throw skillError('NOT_A_FILE', `'${path}' is not a file`, { file: path });
     if (index === segments.length - 1 && stats.size > maxBytes) throw skillError('FILE_TOO_LARGE', `'${path}' is ${stats.size} bytes, more than the ${maxBytes} a file of a skill may have`, { file: path, bytes: stats.size, limit: maxBytes });
+    size = stats.size;
   }
   const realRoot = await realpath(root);
   const realFile = await realpath(current);
   if (!realFile.startsWith(realRoot + sep)) throw skillError('PATH_ESCAPES', `'${path}' lies outside the skill's folder`, { file: path });
   const handle = await open(current, constants.O_RDONLY | constants.O_NOFOLLOW);
   try {
-    const buffer = Buffer.alloc(maxBytes + 1);
-    const { bytesRead } = await handle.read(buffer, 0, maxBytes + 1, 0);
-    if (bytesRead > maxBytes) throw skillError('FILE_TOO_LARGE', `'${path}' is more than the ${maxBytes} bytes a file of a skill may have`, { file: path, limit: maxBytes });
-    return buffer.subarray(0, bytesRead);
+    // Sized by the file (a buffer of the limit for each file held a skill of many small files at
+    // hundreds of MB); one byte more, and grown up to the limit, to see a file that grew since.
+    let buffer = Buffer.alloc(size + 1);
+    let read = 0;
+    for (;;) {
+      const { bytesRead } = await handle.read(buffer, read, buffer.length - read, read);
+      read += bytesRead;
+      if (bytesRead === 0 || read < buffer.length || buffer.length > maxBytes) break;
+      const grown = Buffer.alloc(Math.min(buffer.length * 2, maxBytes + 1));
+      buffer.copy(grown, 0, 0, read);
+      buffer = grown;
+    }
+    if (read > maxBytes) throw skillError('FILE_TOO_LARGE', `'${path}' is more than the ${maxBytes} bytes a file of a skill may have`, { file: path, limit: maxBytes });
+    return buffer.subarray(0, read);
   } finally {
     await handle.close();
   }
@@ -159,6 +171,13 @@ export async function readSkillFolder(folder: string, limits: Pick<SkillLimits, 
   const scan = await scanFolder(folder, limits.maxSkillFiles);
   if (scan.files.length > limits.maxSkillFiles || scan.bytes > limits.maxSkillBytes) throw tooLarge();
   const files: { path: string; data: Buffer }[] = [];
-  for (const file of scan.files) files.push({ path: file.path, data: await readInside(folder, file.path, limits.maxSkillBytes) });
+  let bytes = 0;
+  for (const file of scan.files) {
+    const data = await readInside(folder, file.path, limits.maxSkillBytes);
+    // Files that grew since the scan count as read: the version kept is never past the skill's limit.
+    bytes += data.length;
+    if (bytes > limits.maxSkillBytes) throw tooLarge();
+    files.push({ path: file.path, data });
+  }
   return files;
 }

@@ -95,6 +95,22 @@ describe('document history', () => {
     expect((await act<Versions>('history_list', { id: doc }, agent())).versions).toEqual([]);
   });
 
+  it('removes a notebook of many documents whatever the time limit of a short action, each document kept as a version', async () => {
+    const first = await boot();
+    const { id: notebook } = await first.act<Created>('notebook_create', { name: 'Large' });
+    const docs = 48;
+    for (let i = 0; i < docs; i++) await first.act('document_create', { notebook, title: `Doc ${i}`, markdown: `text ${i}` });
+    const root = first.kernel.workspace.root;
+    await first.kernel.close();
+    // A time limit every removal of many documents passes: keeping their versions is work of a job's length.
+    const second = await boot({ workspace: root, config: { actions: { timeoutMs: 1 } } });
+    expect(await second.act('notebook_remove', { id: notebook })).toEqual({ removed: notebook, documents: docs });
+    await second.kernel.close();
+    const { act } = await boot({ workspace: root });
+    const found = await act<{ results: { documentId: string; op: string }[] }>('history_search', { query: 'text', limit: 100 });
+    expect(found.results.filter((version) => version.op === 'remove')).toHaveLength(docs);
+  });
+
   it('puts a version kept before a move back where the document is now, keeping what it replaces', async () => {
     const { kernel, act } = await boot();
     const { other, doc } = await notes(act);

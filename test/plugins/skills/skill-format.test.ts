@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { caught } from '../../helpers/harness.js';
 import { makeTarGz, makeZip } from './archive-builders.js';
+import { readSkillFolder } from '../../../plugins/skills/skill-paths.js';
 import { filesUnder, skillMd, useSkills, writeTree } from './skills-harness.js';
 
 const { boot, tempDir } = useSkills();
@@ -167,5 +168,18 @@ describe('malformed skills and packages', () => {
     expect((await caught(skill('load', { name: 'good', file: '/etc/passwd' }))).details?.problem).toBe('PATH_ABSOLUTE');
     const list = await skill<{ skills: { warnings: string[] }[] }>('list');
     expect(list.skills[0]!.warnings.join(' ')).toMatch(/symbolic links \(refs\/host.md\), never followed/);
+  });
+});
+
+describe("reading a skill's folder", () => {
+  it('holds each file in memory at its own size, not at the limit of a file', async () => {
+    const folder = await tempDir();
+    await writeTree(folder, { 'SKILL.md': skillMd('name: many-files\ndescription: A skill with many small files.'), ...Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`references/r${i}.md`, `reference ${i}`])) });
+    const files = await readSkillFolder(folder, { maxSkillFiles: 200, maxSkillBytes: 5 * 1024 * 1024 }, () => new Error('too large'));
+    expect(files).toHaveLength(51);
+    for (const file of files!) {
+      expect(file.data.toString()).toBe(await readFile(join(folder, file.path), 'utf8'));
+      expect(file.data.buffer.byteLength).toBeLessThan(64 * 1024);
+    }
   });
 });
