@@ -32,6 +32,18 @@ interface RunningTurn {
 
 /** How long asking the model's server whether the model exists may take before a turn starts. */
 const PREPARE_TIMEOUT_MS = 15_000;
+/** A prepared turn not run within this long lets its session go (its surface went away before starting it). */
+const UNCLAIMED_MS = 60_000;
+
+/** A session's turn taken and its model checked, not begun: `run` begins it, `release` lets it go. */
+export interface PreparedTurn {
+  run(message: string, emit: (event: TurnEvent) => void): Promise<TurnOutcome>;
+  release(): void;
+}
+
+function stoppedFirst(sessionId: string): KernelError {
+  return new KernelError('ACTION_CANCELLED', 'the turn was stopped before it began: nothing was sent to the model', { details: { sessionId } });
+}
 
 /**
  * Starts turns for the HTTP surface: one turn at a time per session, each with its own AbortController
@@ -60,35 +72,69 @@ export class TurnRunner {
   }
 
   async start(sessionId: string, message: string, emit: (event: TurnEvent) => void): Promise<TurnOutcome> {
+    return (await this.prepare(sessionId)).run(message, emit);
+  }
+
+  /**
+   * Takes the session's turn and checks the model (up to 15 s the first time), for a surface that must
+   * answer a refusal before it opens a stream: the turn is registered from the start, so that a Stop
+   * during the check, or between it and `run`, reaches it (it was registered only once the stream had
+   * opened, and a Stop before answered {cancelled: false} while the turn then ran). Stopped during the
+   * check, it throws ACTION_CANCELLED; not run within a minute, the session is let go.
+   */
+  async prepare(sessionId: string): Promise<PreparedTurn> {
     if (this.running.has(sessionId)) throw new ConflictError('CONFLICT', `session ${sessionId} is already running a turn`, { details: { reason: 'running' } });
-    let turnId: string | undefined;
     const live: RunningTurn = { controller: new AbortController(), calls: new Map() };
-    // Registered before the model check (up to 15 s the first time): a Stop from now on reaches the turn.
-    // It was registered after, and a Stop during the check answered {cancelled: false} while the turn then ran.
     this.running.set(sessionId, live);
     const ended = this.ending();
-    try {
-      const stoppedFirst = () => new KernelError('ACTION_CANCELLED', 'the turn was stopped before it began: nothing was sent to the model', { details: { sessionId } });
-      await Promise.resolve(this.provider().prepare?.(AbortSignal.any([live.controller.signal, AbortSignal.timeout(PREPARE_TIMEOUT_MS)])))
-        .catch((error: unknown) => { throw live.controller.signal.aborted ? stoppedFirst() : error; });
-      if (live.controller.signal.aborted) throw stoppedFirst();
-      const { provider, egress } = this.guardedProvider(emit, () => turnId, sessionId, live.controller.signal);
-      const { kernel } = this;
-      const agentsFile = await readAgentsFile(kernel.workspace.root);
-      const skills = await this.skills();
-      return await runTurn(turnDependencies(kernel, {}, provider.limits), {
-        sessionId, message, provider, egress, signal: live.controller.signal,
-        systemPrompt: (tools) => buildSystemPrompt({ workspaceRoot: kernel.workspace.root, kernelVersion: KERNEL_VERSION, now: new Date(), tools, skills }, agentsFile),
-      }, (event) => {
-        if (event.type === 'turn') turnId = event.turnID;
-        track(live, event);
-        // The turn's running cost, from the ledger (every request of the turn, compaction and retries included).
-        emit(event.type === 'usage' && turnId !== undefined ? { ...event, cost: kernel.usage.total({ sessionId, turnId }).cost } : event);
-      });
-    } finally {
-      this.running.delete(sessionId);
+    let released = false;
+    const release = (): void => {
+      if (released) return;
+      released = true;
+      clearTimeout(unclaimed);
+      if (this.running.get(sessionId) === live) this.running.delete(sessionId);
       ended();
+    };
+    const unclaimed = setTimeout(release, UNCLAIMED_MS);
+    unclaimed.unref();
+    try {
+      await Promise.resolve(this.provider().prepare?.(AbortSignal.any([live.controller.signal, AbortSignal.timeout(PREPARE_TIMEOUT_MS)])))
+        .catch((error: unknown) => { throw live.controller.signal.aborted ? stoppedFirst(sessionId) : error; });
+      if (live.controller.signal.aborted) throw stoppedFirst(sessionId);
+    } catch (error) {
+      release();
+      throw error;
     }
+    return {
+      run: async (message, emit) => {
+        try {
+          if (released) throw new KernelError('ACTION_CANCELLED', 'the turn was let go before it began: nothing was sent to the model', { details: { sessionId } });
+          clearTimeout(unclaimed);
+          if (live.controller.signal.aborted) throw stoppedFirst(sessionId);
+          return await this.runPrepared(sessionId, live, message, emit);
+        } finally {
+          release();
+        }
+      },
+      release,
+    };
+  }
+
+  private async runPrepared(sessionId: string, live: RunningTurn, message: string, emit: (event: TurnEvent) => void): Promise<TurnOutcome> {
+    let turnId: string | undefined;
+    const { provider, egress } = this.guardedProvider(emit, () => turnId, sessionId, live.controller.signal);
+    const { kernel } = this;
+    const agentsFile = await readAgentsFile(kernel.workspace.root);
+    const skills = await this.skills();
+    return await runTurn(turnDependencies(kernel, {}, provider.limits), {
+      sessionId, message, provider, egress, signal: live.controller.signal,
+      systemPrompt: (tools) => buildSystemPrompt({ workspaceRoot: kernel.workspace.root, kernelVersion: KERNEL_VERSION, now: new Date(), tools, skills }, agentsFile),
+    }, (event) => {
+      if (event.type === 'turn') turnId = event.turnID;
+      track(live, event);
+      // The turn's running cost, from the ledger (every request of the turn, compaction and retries included).
+      emit(event.type === 'usage' && turnId !== undefined ? { ...event, cost: kernel.usage.total({ sessionId, turnId }).cost } : event);
+    });
   }
 
   /**

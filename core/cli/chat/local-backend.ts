@@ -31,12 +31,13 @@ export class LocalChatBackend implements ChatBackend {
    */
   async runTurn(message: string, onEvent: (event: TurnEvent) => Promise<void>): Promise<void> {
     const { kernel, sessionId } = this;
-    await kernel.turns.check(sessionId);
+    // Taken before the model check: Ctrl-C during it reaches the turn.
+    const prepared = await kernel.turns.prepare(sessionId);
     const queue: TurnEvent[] = [];
     let wake: (() => void) | undefined;
     let finished = false;
     let failure: unknown;
-    const turn = kernel.turns.start(sessionId, message, (event) => { queue.push(event); wake?.(); })
+    const turn = prepared.run(message, (event) => { queue.push(event); wake?.(); })
       .catch((error: unknown) => { failure = error; })
       .finally(() => { finished = true; wake?.(); });
     try {

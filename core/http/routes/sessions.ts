@@ -126,12 +126,13 @@ export function sessionRoutes(kernel: Kernel): Hono<HttpEnv> {
     const id = c.req.param('id');
     const { message } = parseTurn(await readJsonBody(c));
     await sessions.read(id);
-    await kernel.turns.check(id);
+    // The turn is taken before the model check, so that a Stop from now on reaches it.
+    const prepared = await kernel.turns.prepare(id);
     return streamSSE(c, async (stream) => {
       // Events are written in order; the turn goes on if the client leaves (cancel is explicit).
       const events = new EventQueue((event) => stream.writeSSE({ event: event.type, data: JSON.stringify(event) }));
       const emit = (event: TurnEvent): void => events.push(event);
-      await kernel.turns.start(id, message, emit).catch((error: unknown) => emit({ type: 'error', turnID: '', code: isKernelError(error) ? error.code : 'INTERNAL', message: error instanceof Error ? error.message : String(error) }));
+      await prepared.run(message, emit).catch((error: unknown) => emit({ type: 'error', turnID: '', code: isKernelError(error) ? error.code : 'INTERNAL', message: error instanceof Error ? error.message : String(error) }));
       await events.drained();
     });
   });

@@ -143,6 +143,31 @@ describe('agent turns over HTTP', () => {
     expect(kernel.turns.isRunning(id)).toBe(false);
   });
 
+  it('stops a turn started over HTTP and asked to stop while its model is still being checked, before any stream opens', async () => {
+    const kernel = await harness.boot({ plugins: ['notes'], config });
+    let streamed = false;
+    let checking!: () => void;
+    const checkStarted = new Promise<void>((resolve) => { checking = resolve; });
+    const slowCheck: ModelProvider = {
+      id: 'slow-check',
+      prepare: (signal) => new Promise<void>((_resolve, reject) => {
+        checking();
+        signal.addEventListener('abort', () => reject(new Error('aborted')), { once: true });
+      }),
+      async *stream() { streamed = true; yield* answer('never'); },
+    };
+    const { app, id } = await withModel(kernel, slowCheck);
+    const started = app.request(`/api/agent/sessions/${id}/turns`, request('POST', { message: 'hello' }));
+    await checkStarted;
+    const cancel = await app.request(`/api/agent/sessions/${id}/turns/cancel`, request('POST', {}));
+    expect(await cancel.json()).toMatchObject({ cancelled: true });
+    const response = await started;
+    expect(response.headers.get('content-type')).not.toContain('text/event-stream');
+    expect(await response.json()).toMatchObject({ error: { code: 'ACTION_CANCELLED' } });
+    expect(streamed).toBe(false);
+    expect(kernel.turns.isRunning(id)).toBe(false);
+  });
+
   it("answers the model INVALID_INPUT for a question whose options are not a list of labels, and asks the person nothing", async () => {
     const kernel = await harness.boot({ plugins: ['notes'], config });
     const provider = scriptedProvider([
