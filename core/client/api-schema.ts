@@ -1452,6 +1452,7 @@ export type SearchSemanticInput = {
   types?: Array<"document" | "heading" | "paragraph" | "list" | "listItem" | "code" | "math" | "table" | "blockquote" | "callout" | "thematicBreak" | "html" | "embed">;
   /** e.g. h1, h2, ordered, task, note */
   subtypes?: string[];
+  /** the nearest 1,000 blocks are ranked: page × pageSize may be at most 1000 */
   page?: number;
   pageSize?: number;
 };

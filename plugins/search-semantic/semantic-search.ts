@@ -15,6 +15,8 @@ import { FILTER_MARGIN, MAX_NEEDED } from './ann/ann-filtered.js';
  * (a larger share would fetch the least, MIN_FETCH, anyway), at a few milliseconds of doclist.
  */
 const SELECTION_COUNTED = 100_000;
+/** The deepest rank semantic search answers (hybrid search ranks as deep). */
+export const MAX_RANKED = 1_000;
 
 export interface SearchDeps {
   store: () => Promise<EmbeddingStore>;
@@ -78,9 +80,12 @@ export function createSemanticSearch(deps: SearchDeps) {
     // The caller's: a reader never gets an embedder that sends the query away.
     const selected = deps.handle!.current(call);
     if (!selected) throw new KernelError('MODEL_UNAVAILABLE', `Semantic search is off: ${deps.handle!.unavailable(call) ?? 'no embedder'}`, { details: { field: CONFIG_FIELD } });
-    const store = await deps.store();
     const offset = query.offset ?? 0;
     const k = offset + query.limit;
+    // A page far down asked the graph for up to 100,000 neighbours, and a filtered one read as many
+    // vectors on the event loop: semantic ranks the nearest MAX_RANKED blocks, as hybrid search does.
+    if (k > MAX_RANKED) throw new KernelError('INVALID_INPUT', `semantic search ranks the nearest ${MAX_RANKED} blocks: page × pageSize may be at most ${MAX_RANKED} (asked up to rank ${k}); narrow the search with filters instead`, { details: { field: 'page', limit: MAX_RANKED } });
+    const store = await deps.store();
     const vector = selected.backend.embedQuery
       ? await selected.backend.embedQuery(query.query, call.signal)
       : (await selected.backend.embed([query.query], call.signal))[0]!;
@@ -128,6 +133,7 @@ export function createSemanticSearch(deps: SearchDeps) {
     const allowedKeys = (): number[] => store.prepared(`SELECT e.key FROM blk.blocks_fts f JOIN blk.blocks b ON b.rowid = f.rowid JOIN block_embeddings e ON e.block_id = b.id
       WHERE f.blocks_fts MATCH ? AND e.model = ? AND e.dimensions = ? AND e.has_vector = 1 AND ${where}`).pluck().all(columns, model, dimensions, ...filter.params) as number[];
     if (selection <= deps.exactBelow) return answer(await exactAmong(store, vector, allowedKeys(), dimensions, k), true);
+    const exactScanBound = Math.max(deps.exactBelow, deps.scanWhileBuildingBelow);
     if (!ann) {
       // While the graph is opened or rebuilt (a cold start at a million vectors: 18 s), or when it failed,
       // a large selection is not read whole as an exact search would (every allowed vector, on the event
@@ -144,10 +150,16 @@ export function createSemanticSearch(deps: SearchDeps) {
       WHERE e.key IN (SELECT value FROM json_each(?)) AND e.model = ? AND e.dimensions = ? AND e.has_vector = 1 AND ${where}`).pluck().all(JSON.stringify(keys), model, dimensions, ...filter.params) as number[]));
     const found = await ann.searchAllowed(vector, k, { among }, selection / blocksInStore);
     if (found === null) {
-      if (selection < countUpTo) return answer(await exactAmong(store, vector, allowedKeys(), dimensions, k), true);
-      // Fewer than asked near this query, in a selection too large to read whole on the event loop.
-      notes.push('the vector index found too few blocks within this filter near the query, and the filter selects too many to search them all: narrow it');
-      return answer([], false);
+      // The exact answer reads every allowed vector on the event loop: only within the exact-scan bound
+      // (it was any selection under countUpTo, which grows with k and the store: 244,000 vectors, over a
+      // second, for k = 1,000 at a million blocks).
+      if (selection <= exactScanBound) return answer(await exactAmong(store, vector, allowedKeys(), dimensions, k), true);
+      // The graph's nearest MAX_NEEDED, those within the filter: what it can answer within one query's work.
+      const near = await ann.search(vector, MAX_NEEDED);
+      among(near.map((hit) => hit.key));
+      const hits = verified(store, near, model, dimensions).filter((hit) => checked.has(hit.key));
+      if (hits.length < k) notes.push('the vector index found fewer blocks within this filter near the query than asked, and the filter selects too many to search them all: narrow it');
+      return answer(hits, false);
     }
     return answer(verified(store, found, model, dimensions).filter((hit) => checked.has(hit.key)), false);
   };

@@ -102,3 +102,22 @@ describe('semantic search: filters and scopes return nothing outside them', () =
     });
   }
 });
+
+describe('semantic search: bounded work for deep pages and large selections', () => {
+  it('ranks at most the nearest 1,000 blocks, and answers a selection past its exact bound from the graph, not by reading it whole', async () => {
+    const { act } = await boot(undefined, { embedder: 'local', semantic: { exactBelow: 10, batchSize: 64 } });
+    const notebook = await act<Created>('notebook_create', { name: 'Many' });
+    // 700 blocks, more than the graph searches whole (512): 350 paragraphs and 350 headings.
+    const markdown = Array.from({ length: 350 }, (_, i) => `## heading ${i} about orchards\n\nparagraph ${i} about apple trees and pears`).join('\n\n');
+    await act('document_create', { notebook: notebook.id, title: 'Orchard', markdown });
+    await embedded(act, (status) => status.vectorIndex.state === 'ready');
+    const deep = await act('search_semantic', { query: 'apple trees', page: 11, pageSize: 100 }).catch((error: unknown) => error);
+    expect(deep).toMatchObject({ code: 'INVALID_INPUT', details: { field: 'page' } });
+    // A page of 100 within half of the blocks: the graph would need more than a filtered search may ask,
+    // and the selection (350) is past the exact bound (10): answered from the graph, not by reading all 350.
+    const found = await semantic(act, 'apple trees', { types: ['paragraph'], pageSize: 100 });
+    expect(found.exact).toBe(false);
+    expect(found.results.length).toBeGreaterThan(0);
+    expect(found.results.every((hit) => hit.snippet.startsWith('paragraph'))).toBe(true);
+  });
+});
