@@ -43,6 +43,18 @@ export function toModelError(error: unknown): ModelError {
   return new ModelError('invalid_request', message);
 }
 
+/**
+ * An embedder's or reranker's error as it may be shown, logged and kept (a block's last error, a rerank
+ * note that goes to the model): a refused key is named by its endpoint only, as the model providers'
+ * are (a proxy may echo the key, or part of it, in its answer), and the key never appears in any other.
+ */
+export function withoutKey(error: unknown, key: string | undefined, endpoint: string): ModelError {
+  const mapped = toModelError(error);
+  if (mapped.category === 'authentication') return new ModelError('authentication', `${endpoint} refused the key`);
+  if (!key || !mapped.message.includes(key)) return mapped;
+  return new ModelError(mapped.category, mapped.message.split(key).join('[key]'), mapped.retryAfterMs);
+}
+
 function categoryOfStatus(status: number, message: string): ModelErrorCategory {
   // Only structured signs count: ordinary per-minute limits also mention quotas and billing in prose.
   if (status === 429) return OUT_OF_QUOTA.test(message) && !/RetryInfo/.test(message) ? 'invalid_request' : 'rate_limit';

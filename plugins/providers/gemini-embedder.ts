@@ -1,7 +1,7 @@
 import type { GoogleGenAI } from '@google/genai';
 import { ModelError } from '../../core/turn/model-provider.js';
 import { DEFAULT_BASE_URL, type EmbedderConfig } from './config.js';
-import { toModelError } from './errors.js';
+import { withoutKey } from './errors.js';
 import type { Embedder } from './tokens.js';
 
 /** batchEmbedContents takes at most 100 requests. */
@@ -69,7 +69,7 @@ export class GeminiEmbedder implements Embedder {
       });
       embeddings = answer.embeddings;
     } catch (error) {
-      throw toModelError(error);
+      throw withoutKey(error, this.key, `the embedder at ${this.config.baseURL ?? DEFAULT_BASE_URL.gemini}`);
     }
     if (!Array.isArray(embeddings) || embeddings.length !== texts.length) {
       throw new ModelError('server', `Gemini answered ${Array.isArray(embeddings) ? embeddings.length : 'no'} embeddings for ${texts.length} texts`);

@@ -1,7 +1,7 @@
 import { firstCodePoints, KernelError } from '../../core/index.js';
 import { ModelError } from '../../core/turn/model-provider.js';
 import type { RerankerConfig } from './config.js';
-import { toModelError } from './errors.js';
+import { toModelError, withoutKey } from './errors.js';
 import { RERANK_SHAPES, scoresInOrder, type ShapeOf } from './rerank-shapes.js';
 import type { Reranker } from './tokens.js';
 
@@ -53,7 +53,7 @@ export class HttpReranker implements Reranker {
     } catch (error) {
       if (signal?.aborted) throw signal.reason;
       if (timeout.aborted) throw new ModelError('timeout', `the reranker did not answer within ${this.config.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS} ms`);
-      throw toModelError(error);
+      throw withoutKey(error, this.key, `the reranker at ${this.url}`);
     }
     if (text.length > MAX_ANSWER_CHARS) throw new ModelError('server', `the reranker answered ${text.length} characters, not a rerank answer`);
     let answer: unknown;

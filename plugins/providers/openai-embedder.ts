@@ -1,10 +1,15 @@
 import type OpenAI from 'openai';
 import { ModelError } from '../../core/turn/model-provider.js';
-import type { EmbedderConfig } from './config.js';
-import { toModelError } from './errors.js';
+import { DEFAULT_BASE_URL, type EmbedderConfig } from './config.js';
+import { withoutKey } from './errors.js';
 import type { Embedder } from './tokens.js';
 
 const DEFAULT_BATCH = 64;
+/**
+ * One batch's whole answer, body included (the SDK's own timeout ends at the headers: a server that
+ * stalled after them held the indexer's pass, and every later one, for ever), as Gemini's embedder's.
+ */
+const DEFAULT_BATCH_TIMEOUT_MS = 60_000;
 
 /**
  * An OpenAI-compatible `/embeddings` endpoint. Texts go in batches of `batchSize`, in order; the answer
@@ -45,13 +50,16 @@ export class OpenAIEmbedder implements Embedder {
     for (let start = 0; start < texts.length; start += batch) {
       const slice = texts.slice(start, start + batch);
       let answer: OpenAI.Embeddings.CreateEmbeddingResponse;
+      const limitMs = this.config.requestTimeoutMs ?? DEFAULT_BATCH_TIMEOUT_MS;
+      const timeout = AbortSignal.timeout(limitMs);
       try {
         answer = await client.embeddings.create({
           model: this.config.model, input: slice, encoding_format: 'float',
           ...(this.config.dimensions ? { dimensions: this.config.dimensions } : {}),
-        }, signal ? { signal } : {});
+        }, { signal: signal ? AbortSignal.any([signal, timeout]) : timeout });
       } catch (error) {
-        throw toModelError(error);
+        if (timeout.aborted && !signal?.aborted) throw new ModelError('timeout', `the embedder did not answer within ${limitMs} ms`);
+        throw withoutKey(error, this.key, `the embedder at ${this.config.baseURL ?? DEFAULT_BASE_URL.openai}`);
       }
       if (answer.data.length !== slice.length) throw new ModelError('server', `the embedder answered ${answer.data.length} vectors for ${slice.length} texts`);
       const ordered = [...answer.data].sort((a, b) => a.index - b.index);

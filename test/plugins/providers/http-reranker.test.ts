@@ -62,6 +62,16 @@ describe('the HTTP /rerank reranker', () => {
     expect((await caught(http.rerank('tomatoes sun', DOCUMENTS))).message).toBe(message);
   });
 
+  it('never shows the key a server echoes in its answer: a refused key is named by its endpoint, others have it masked', async () => {
+    const { fake, reranker: http } = await reranker('cohere');
+    fake.script.push('http-401-echo', 'http-400-echo');
+    const refused = await caught(http.rerank('q', ['a']));
+    expect(refused).toMatchObject({ category: 'authentication', message: `the reranker at ${fake.url}${fake.path} refused the key` });
+    const bad = await caught(http.rerank('q', ['a']));
+    expect(bad.message).not.toContain(KEY);
+    expect(bad.message).toContain('[key]');
+  });
+
   it('gives up after requestTimeoutMs, and stops at once when the caller aborts', async () => {
     const { fake, reranker: http } = await reranker('tei', { requestTimeoutMs: 200 });
     fake.script.push('hang', 'hang');

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 export type RerankShape = 'cohere' | 'jina' | 'voyage' | 'tei';
 
 /** What the fake does with the next request: score honestly, or misbehave in one way. */
-export type RerankBehaviour = 'score' | 'one-short' | 'duplicate-index' | 'index-out-of-range' | 'not-json' | 'http-500' | 'hang' | 'wrong-shape';
+export type RerankBehaviour = 'score' | 'one-short' | 'duplicate-index' | 'index-out-of-range' | 'not-json' | 'http-500' | 'hang' | 'wrong-shape' | 'http-401-echo' | 'http-400-echo';
 
 export interface RerankRequest {
   path: string;
@@ -36,6 +36,9 @@ export class RerankFake {
         fake.requests.push({ path: request.url ?? '/', headers: request.headers, body });
         const behaviour = fake.script.shift() ?? 'score';
         if (behaviour === 'hang') return;
+        // Some proxies quote the key they were sent in their answer.
+        if (behaviour === 'http-401-echo') return void response.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ message: `invalid key ${request.headers.authorization ?? ''}` }));
+        if (behaviour === 'http-400-echo') return void response.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ message: `bad request from ${request.headers.authorization ?? ''}` }));
         if (behaviour === 'http-500') return void response.writeHead(500, { 'content-type': 'application/json' }).end('{"message":"internal error"}');
         if (behaviour === 'not-json') return void response.writeHead(200, { 'content-type': 'text/html' }).end('<html>gateway</html>');
         response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(fake.answer(body, behaviour)));

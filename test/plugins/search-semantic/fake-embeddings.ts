@@ -43,6 +43,10 @@ export class FakeEmbeddings {
   holdIf: ((input: readonly string[]) => boolean) | undefined;
   /** When it returns true for a request's input, that request fails with HTTP 500. */
   failIf: ((input: readonly string[]) => boolean) | undefined;
+  /** While true, every request is refused with HTTP 401, the body echoing the key sent (as some proxies do). */
+  refuseKey = false;
+  /** When it returns true for a request's input, the answer's headers and half its body are sent, then nothing. */
+  stallIf: ((input: readonly string[]) => boolean) | undefined;
   /** The model the answers name (default: the one asked for). */
   servedModel: string | undefined;
   private server: Server | undefined;
@@ -77,6 +81,15 @@ export class FakeEmbeddings {
     this.requests.push(input);
     this.texts.push(...input);
     if (this.holdIf?.(input) === true) return;
+    if (this.refuseKey) {
+      response.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: `Authentication Error, invalid key ${request.headers.authorization ?? ''}`, type: 'auth_error' } }));
+      return;
+    }
+    if (this.stallIf?.(input) === true) {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.write('{"object":"list","data":[');
+      return;
+    }
     if (this.down || this.failNext > 0 || this.failIf?.(input) === true) {
       if (this.failNext > 0) this.failNext--;
       response.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'the fake embedder is down', type: 'server_error' } }));
