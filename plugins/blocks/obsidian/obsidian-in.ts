@@ -34,10 +34,13 @@ export interface NoteReport {
   problems: string[];
 }
 
-const WIKI = /(!?)\[\[([^\]\n]+?)\]\]/g;
-const MD_LINK = /(!?)\[([^\]\n]*)\]\(<?([^)\s>]+)>?(?:[ \t]+"[^"\n]*")?\)/g;
+// Each written so that no text makes them backtrack over a line for every place they start at (a line
+// of 200,000 `[` or `/` held the event loop for minutes): a label or target stops at a bracket, a
+// destination at a parenthesis, and a tag's "not only digits" is a lookahead, not a split of its run.
+const WIKI = /(!?)\[\[([^[\]\n]+?)\]\]/g;
+const MD_LINK = /(!?)\[([^[\]\n]*)\]\(<?([^()\s>]+)>?(?:[ \t]+"[^"\n]*")?\)/g;
 // Obsidian's tag: `#` after a space or line start, letters, digits, `_`, `-`, `/`, not only digits.
-const TAG = /(^|[\s([{,;])#([\p{L}\p{N}_/-]*[\p{L}_/-][\p{L}\p{N}_/-]*)(?![\p{L}\p{N}_/#-])/gu;
+const TAG = /(^|[\s([{,;])#(?=[\p{N}_/-]*[\p{L}_/-])([\p{L}\p{N}_/-]+)(?![\p{L}\p{N}_/#-])/gu;
 const REMOTE = /^[a-z][a-z0-9+.-]*:/i;
 /** Quote markers and a list marker before a line's text: an embed alone after them is still alone. */
 const CONTAINER_PREFIX = /^(?:[ \t]*>)*[ \t]*(?:[-*+][ \t]+(?:\[[ xX]\][ \t]+)?|\d{1,9}[.)][ \t]+)?/;
@@ -51,7 +54,9 @@ export function convertObsidianNote(text: string, file: string, vault: VaultLook
     let out = prose.replace(MD_LINK, (whole, bang: string, label: string, href: string) => markdownLink(whole, bang === '!', label, href, file, vault, report));
     const alone = context.wholeLine ? prose.replace(CONTAINER_PREFIX, '').trim() : undefined;
     out = out.replace(WIKI, (whole, bang: string, inner: string) => wikiLink(whole, bang === '!', inner, alone === whole, file, vault, report));
-    return out.replace(TAG, (_whole, before: string, tag: string) => {
+    return out.replace(TAG, (whole: string, before: string, tag: string, offset: number, all: string) => {
+      // A link's destination (`[Jump](#section)`, left as it was) is no tag.
+      if (before === '(' && all.charAt(offset - 1) === ']') return whole;
       report.tags++;
       return `${before}#${tag}#`;
     });

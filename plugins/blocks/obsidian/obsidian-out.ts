@@ -28,8 +28,9 @@ const ANCHOR = `(?:[ \\t]+(?:"([^"\\n]*)"|'([^'\\n]*)'))?`;
 const REF = new RegExp(`\\(\\(${ID}${ANCHOR}\\)\\)`, 'g');
 const EMBED_LINE = new RegExp(`^((?:[ \\t]*>)*[ \\t]*(?:[-*+][ \\t]+(?:\\[[ xX]\\][ \\t]+)?|\\d{1,9}[.)][ \\t]+)?)\\{\\{[ \\t]*\\(\\(${ID}${ANCHOR}\\)\\)[ \\t]*\\}\\}[ \\t]*$`);
 const TAG = /#([^#\s][^#\n]*?)#/g;
-const OBSIDIAN_TAG = /^[\p{L}\p{N}_/-]*[\p{L}_/-][\p{L}\p{N}_/-]*$/u;
-const ASSET = /(!?)\[([^\]\n]*)\]\(assets\/([^)\s]+)\)/g;
+// Linear whatever the text (see obsidian-in.ts): the letter is a lookahead, a label stops at a bracket.
+const OBSIDIAN_TAG = /^(?=[\p{N}_/-]*[\p{L}_/-])[\p{L}\p{N}_/-]+$/u;
+const ASSET = /(!?)\[([^[\]\n]*)\]\(assets\/([^()\s]+)\)/g;
 
 export function newExportReport(): ExportReport {
   return { links: 0, approximated: 0, outside: 0, tagsKept: 0, assets: new Set() };

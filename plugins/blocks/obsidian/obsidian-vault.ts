@@ -46,8 +46,8 @@ export class ObsidianVault implements VaultLookup {
   addHeadings(noteId: string, markdown: string): void {
     const found = new Set<string>();
     mapOutsideCode(markdown, (prose, context) => {
-      const match = context.lineStart ? /^ {0,3}#{1,6}[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$/.exec(prose) : null;
-      if (match) found.add(headingKey(match[1]!));
+      const match = context.lineStart ? /^ {0,3}#{1,6}[ \t]+(.*)$/.exec(prose) : null;
+      if (match) found.add(headingKey(withoutClosingHashes(match[1]!)));
       return prose;
     });
     if (found.size > 0) this.headings.set(noteId, found);
@@ -144,3 +144,19 @@ export class ObsidianVault implements VaultLookup {
   }
 }
 
+/**
+ * A heading's text without its closing `#`s and the blanks around them, as `(.*?)(?:[ \t]+#+)?[ \t]*$`
+ * read it, in one pass from the end (that expression took quadratic time on a line of blanks).
+ */
+function withoutClosingHashes(text: string): string {
+  const blank = (at: number): boolean => text[at] === ' ' || text[at] === '\t';
+  let end = text.length;
+  while (end > 0 && blank(end - 1)) end--;
+  let hashes = end;
+  while (hashes > 0 && text[hashes - 1] === '#') hashes--;
+  if (hashes < end && hashes > 0 && blank(hashes - 1)) {
+    end = hashes;
+    while (end > 0 && blank(end - 1)) end--;
+  }
+  return text.slice(0, end);
+}

@@ -4,6 +4,9 @@ import { describe, expect, it } from 'vitest';
 import type { Block } from '../../../plugins/blocks/block-model.js';
 import { runCli } from '../../../core/cli/run-cli.js';
 import { bufferIO } from '../../helpers/buffer-io.js';
+import { convertObsidianNote } from '../../../plugins/blocks/obsidian/obsidian-in.js';
+import { newExportReport, toObsidianMarkdown } from '../../../plugins/blocks/obsidian/obsidian-out.js';
+import { ObsidianVault } from '../../../plugins/blocks/obsidian/obsidian-vault.js';
 import { useBlocks, type Act } from './blocks-harness.js';
 
 const { boot, tempDir } = useBlocks();
@@ -211,5 +214,41 @@ describe('Obsidian vaults', () => {
     expect(plain.flavor).toBe('markdown');
     const asked = await act<{ flavor: string; obsidian: { links: number; tags: number } }>('import_markdown', { notebook: notebook.id, path: folder, flavor: 'obsidian' });
     expect(asked.obsidian).toMatchObject({ links: 1, tags: 1 });
+  });
+});
+
+describe('Obsidian notes with hostile lines', () => {
+  const nowhere = { note: () => undefined, heading: () => undefined, attachment: () => undefined };
+  const LONG = 300_000;
+
+  // Each of these lines took each expression time quadratic in its length (minutes at this size, the
+  // kernel's event loop held): they now convert in one pass.
+  it.each([
+    ['a tag of slashes never closed', ` #${'/'.repeat(LONG)}#`],
+    ['brackets never closed', '['.repeat(LONG)],
+    ['links never closed', '[a]('.repeat(LONG / 4)],
+    ['wiki links never closed', '[[a'.repeat(LONG / 3)],
+  ])('converts a note holding %s', (_name, line) => {
+    const converted = convertObsidianNote(`intro\n\n${line}\n`, 'note.md', nowhere);
+    expect(converted.markdown.length).toBeGreaterThanOrEqual(line.length);
+  });
+
+  it('reads the headings of a note whose heading is a long line of blanks', () => {
+    const vault = new ObsidianVault('/vault', [{ id: '20240101120000-aaaaaaa', file: 'note.md' }], []);
+    vault.addHeadings('20240101120000-aaaaaaa', `# a${' '.repeat(LONG)}b\n\n## Closing ##  \n`);
+    expect(vault.heading('20240101120000-aaaaaaa', 'Closing')).toBeDefined();
+  });
+
+  it('exports a note whose text is a tag of slashes never closed, or an asset link never closed', () => {
+    const report = newExportReport();
+    for (const line of [`#${'/'.repeat(LONG)}a #`, '[a](assets/'.repeat(LONG / 11)]) {
+      expect(toObsidianMarkdown(line, { target: () => undefined }, report).length).toBeGreaterThan(0);
+    }
+  });
+
+  it('leaves a link to a heading of the same note as it is, no tag made of it', () => {
+    const converted = convertObsidianNote('[Jump](#section) and #real\n', 'note.md', nowhere);
+    expect(converted.markdown).toBe('[Jump](#section) and #real#\n');
+    expect(converted.report.tags).toBe(1);
   });
 });

@@ -168,6 +168,13 @@ describe('siyuanToDrafts on hand-made variations', () => {
     expect(doc.children[0]!.attrs).toEqual({ 'custom-priority': 'high', 'custom-note': 'a\nb "q" {x}', name: 'Intro', alias: 'a,b', bookmark: '✨', updated: '2024-01-01T12:00:01.000Z' });
   });
 
+  it('converts a code span that opens with a blank and is 300,000 characters long, in one pass', () => {
+    const long = ` ${'a '.repeat(150_000)}b`;
+    const code = { Type: 'NodeTextMark', TextMarkType: 'code', TextMarkTextContent: long };
+    const doc = siyuanToDrafts(docWith(para('20240101120000-ddddddd', code)));
+    expect(doc.children[0]!.content!.length).toBeGreaterThan(long.length);
+  });
+
   it('records a problem, not a crash, for unknown block and inline types and a SiYuan database', () => {
     const av = { ID: '20251230141917-1ljqnn4', Type: 'NodeAttributeView', Properties: { 'custom-sy-av-view': '20251230141929-ogkqgga', id: '20251230141917-1ljqnn4', updated: '20251230141929' }, AttributeViewID: '20251230141929-2trv0vl', AttributeViewType: 'table' };
     const doc = siyuanToDrafts(docWith(
