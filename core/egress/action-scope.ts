@@ -10,6 +10,8 @@ export interface RunningAction {
   declaredEffects: readonly Effect[];
   /** How refusals name what was running, when it is not one action (a plugin's code outside its actions). */
   label?: string;
+  /** A native plugin's action: the kernel's own workers it starts are not held to it afterwards. */
+  native?: boolean;
   /** Called when the action tries something it did not declare (for the audit). */
   onRefused(kind: 'egress', target: string): void;
 }

@@ -9,6 +9,9 @@ import { guardWorkers } from './worker-guard.js';
 
 let installed = false;
 
+const DNS_QUERIES = ['lookup', 'lookupService', 'reverse', 'resolve', 'resolve4', 'resolve6', 'resolveAny', 'resolveCaa', 'resolveCname', 'resolveMx',
+  'resolveNaptr', 'resolveNs', 'resolvePtr', 'resolveSoa', 'resolveSrv', 'resolveTxt'] as const;
+
 /**
  * Makes undeclared egress fail: while an action that does not declare `dataEgress` runs, the kernel
  * refuses, and reports, every way out it can see: global `fetch`, `http`/`https` requests, any TCP
@@ -29,9 +32,15 @@ export function installEgressGuard(): void {
   }
   guardSockets();
   wrap(dgram.Socket.prototype, 'send', (args) => `udp://${String(args.find((arg) => typeof arg === 'string') ?? 'unknown')}`);
-  for (const name of ['lookup', 'resolve', 'resolve4', 'resolve6', 'resolveAny', 'resolveTxt', 'resolveCname', 'resolveMx', 'resolveNs', 'resolveSrv'] as const) {
+  // Every query, on both modules and on their Resolver classes (a `new Resolver().resolveTxt(...)`, a
+  // PTR, SOA, NAPTR or CAA query, `reverse` and `lookupService` all went out unchecked).
+  for (const name of DNS_QUERIES) {
     wrap(dns, name, (args) => `dns:${String(args[0])}`);
     wrap(dns.promises, name, (args) => `dns:${String(args[0])}`);
+  }
+  for (const name of DNS_QUERIES.filter((query) => query !== 'lookup' && query !== 'lookupService')) {
+    wrap(dns.Resolver.prototype, name as keyof dns.Resolver & string, (args) => `dns:${String(args[0])}`);
+    wrap(dns.promises.Resolver.prototype, name as keyof dns.promises.Resolver & string, (args) => `dns:${String(args[0])}`);
   }
   guardWorkers();
   // Named ESM imports (`import { request } from 'node:http'`) bind to copies; this refreshes them.

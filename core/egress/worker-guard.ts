@@ -25,6 +25,7 @@ export function guardWorkers(): void {
       const plan = action && !action.declaredEffects.includes('dataEgress') ? planGuardedStart(filename, options, action) : undefined;
       super(plan ? plan.source : filename, plan ? { ...options, eval: true } : options);
       if (plan) reportRefusals(this, plan.channel, action!);
+      else if (action && action.native !== true) guardMessages(this, action);
     }
   }
   Object.defineProperty(workerThreads, 'Worker', { value: GuardedWorker, writable: true, configurable: true, enumerable: true });
@@ -42,6 +43,23 @@ function outsideActions(): RunningAction | undefined {
     plugin: activation.plugin, tool: '', action: '', declaredEffects: [], label: `a worker thread plugin '${activation.plugin}' started outside its actions`,
     onRefused: (kind, target) => activation.onRefused(kind, target),
   };
+}
+
+/**
+ * A worker a plugin's action that declares dataEgress started may reach the network, and a plugin
+ * could keep it: a message to it from a later action that does not declare dataEgress is refused, as
+ * a write to a kept socket is (socket-guard.ts). A native plugin's workers are the kernel's own.
+ */
+function guardMessages(worker: InstanceType<typeof workerThreads.Worker>, startedBy: RunningAction): void {
+  const post = worker.postMessage.bind(worker);
+  const by = startedBy.label ?? `action ${startedBy.plugin}/${startedBy.tool}/${startedBy.action}`;
+  Object.defineProperty(worker, 'postMessage', {
+    value: (...args: Parameters<typeof post>) => {
+      refuseUndeclaredEgress(`a worker thread started by ${by}, which may reach the network`);
+      post(...args);
+    },
+    writable: true, configurable: true,
+  });
 }
 
 interface GuardedStart {

@@ -52,6 +52,7 @@ class HandlerRun extends Watched implements RunningAction {
   readonly tool: string;
   readonly action: string;
   readonly declaredEffects: readonly Effect[];
+  readonly native: boolean;
   readonly deadline: number;
   readonly cancel: CancelSource | undefined;
   readonly #call: PreparedCall;
@@ -75,6 +76,7 @@ class HandlerRun extends Watched implements RunningAction {
     this.tool = entry.tool;
     this.action = entry.action;
     this.declaredEffects = entry.declaredEffects;
+    this.native = entry.source === 'native';
     this.deadline = Date.now() + options.timeoutMs;
     this.cancel = call.cancel;
     this.#call = call;

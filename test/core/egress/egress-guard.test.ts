@@ -49,6 +49,11 @@ describe('egress guard', () => {
     expect(lines.map((line) => line.details.target)).toEqual([`tcp://127.0.0.1:${new URL(url).port}`, 'dns:localhost']);
   });
 
+  it.each(['resolver_txt', 'callback_resolver_a', 'resolver_reverse', 'resolver_ptr', 'module_soa', 'lookup_service'])('refuses a DNS query of any kind from an action without dataEgress (%s)', async (kind) => {
+    const kernel = await harness.boot({ plugins: ['egress'] });
+    expect((await caught(kernel.pipeline.call({ target: 'net_dns_other_quiet', input: { kind }, principal: admin }))).code).toBe('EGRESS_DENIED');
+  });
+
   it('audits a refusal even when the handler swallows the error', async () => {
     const kernel = await harness.boot({ plugins: ['egress'] });
     const outcome = await kernel.pipeline.call({ target: 'net_swallow_quiet', input: { url }, principal: admin });

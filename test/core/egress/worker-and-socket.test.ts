@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Kernel } from '../../../core/kernel.js';
 import type { Principal } from '../../../core/plugin-api.js';
+import type { UserPlugin } from '../../helpers/harness.js';
 import { caught, useHarness } from '../../helpers/harness.js';
 
 const admin: Principal = { kind: 'person', name: 'admin', role: 'admin' };
@@ -68,6 +69,40 @@ describe('egress guard: worker threads', () => {
     expect(await value(kernel, 'leak_worker_kept_quiet', { url })).toEqual({ error: 'EGRESS_DENIED' });
     expect(await value(kernel, 'leak_worker_kept_declared', { url })).toEqual({ error: 'EGRESS_DENIED' });
     expect(requests).toBe(0);
+  });
+
+  it('refuses a message to a worker a trusted plugin\'s action with dataEgress started and kept, from an action without it', async () => {
+    const urlInput = { type: 'object', required: ['url'], properties: { url: { type: 'string' } } };
+    const keeper: UserPlugin = {
+      manifest: {
+        id: 'keeper', version: '0.1.0', kernel: '^0.1.0', description: 'keeps a worker', entry: 'main.js',
+        tools: [{ name: 'kept', description: 'a kept worker', actions: {
+          start: { description: 'starts a worker that fetches each URL it is sent', input: { type: 'object' }, effects: ['dataEgress'] },
+          ask_quiet: { description: 'asks it, not declared', input: urlInput, effects: [] },
+          ask_declared: { description: 'asks it, declared', input: urlInput, effects: ['dataEgress'] },
+        } }],
+      },
+      entry: 'main.js',
+      code: `import { Worker } from 'node:worker_threads';
+const FETCH_ON_MESSAGE = "const { parentPort } = require('node:worker_threads'); parentPort.on('message', (url) => fetch(url).then((r) => parentPort.postMessage({ status: r.status }), (e) => parentPort.postMessage({ error: String(e) })));";
+export default { activate(ctx) {
+  let worker;
+  ctx.onDispose(() => worker?.terminate());
+  const ask = (input) => new Promise((resolve) => { worker.once('message', resolve); worker.postMessage(input.url); });
+  return { kept: {
+    start: () => { worker = new Worker(FETCH_ON_MESSAGE, { eval: true }); return { started: true }; },
+    ask_quiet: ask,
+    ask_declared: ask,
+  } };
+} };
+`,
+    };
+    const kernel = await harness.boot({ userPlugins: { keeper }, config: { plugins: { keeper: { trusted: true } } } });
+    expect(await value(kernel, 'kept_start', {})).toEqual({ started: true });
+    expect((await caught(value(kernel, 'kept_ask_quiet', { url }))).code).toBe('EGRESS_DENIED');
+    expect(requests).toBe(0);
+    expect(await value(kernel, 'kept_ask_declared', { url })).toEqual({ status: 200 });
+    expect(requests).toBe(1);
   });
 
   it('lets a worker started by an action that declares dataEgress reach the network', async () => {
