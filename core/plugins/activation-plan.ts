@@ -3,6 +3,9 @@ import type { ManifestRecord, ValidManifestRecord } from '../manifest/load-manif
 import { activationOrder, coreCapabilities, recordId } from './catalog-checks.js';
 
 /** One reason a plugin was refused; `pointer` is a JSON pointer into `file` (its manifest, or quire.json). */
+/** What external MCP servers' plugin ids begin with (pluginIdOf in core/mcp/client/external-servers.ts). */
+const MCP_SERVER_PREFIX = 'mcp-';
+
 export interface PluginProblem {
   code: ErrorCode;
   message: string;
@@ -84,6 +87,12 @@ class Planner {
         continue;
       }
       seen.set(id, record.file);
+      // The ids of external MCP servers' tools (core/mcp/client): a plugin under one would share their
+      // registry entries and their grants (a grant given for the server's tool matched the plugin's).
+      if (id.startsWith(MCP_SERVER_PREFIX) && !this.options.isFatal(record)) {
+        this.refuse(record, new KernelError('PLUGIN_RESERVED_ID', `the plugin id '${id}' is reserved: ids beginning '${MCP_SERVER_PREFIX}' name external MCP servers; rename the plugin`, { details: { id } }));
+        continue;
+      }
       if (!this.options.isEnabled(id)) this.disabled.push(record);
       else if (record.ok) this.accepted.push(record);
       else if (this.options.isFatal(record)) fatal.push(...record.issues);

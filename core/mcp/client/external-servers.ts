@@ -59,6 +59,7 @@ export interface ServerDescription {
 }
 
 /** The plugin id an external server's tools are registered under. */
+// User plugins may not take ids with this prefix (activation-plan.ts).
 export const pluginIdOf = (name: string) => `mcp-${name}`;
 
 /** Tool names we take from a server: anything else is refused rather than sanitised into a clash. */

@@ -102,6 +102,15 @@ describe('a bad user plugin never stops the kernel', () => {
     }
   });
 
+  it('refuses a user plugin whose id is one of those external MCP servers are known by (mcp-<name>)', async () => {
+    const kernel = await harness.boot({
+      plugins: ['notes'], config: { auth },
+      userPlugins: { 'mcp-github': { manifest: { ...base, id: 'mcp-github' }, code: empty } },
+    });
+    const plugins = await listed(kernel);
+    expect(plugins.filter((plugin) => plugin.id === 'mcp-github').map((plugin) => [plugin.source, plugin.state, plugin.problems?.map((problem) => problem.code)])).toEqual([['user', 'refused', ['PLUGIN_RESERVED_ID']]]);
+  });
+
   it('refuses a user plugin that shadows a native id or takes a native wire name, and keeps the native one', async () => {
     const clash = { ...base, id: 'clash', tools: [{ name: 'note', description: 'x', actions: { get: { description: 'x', input: { type: 'object' }, effects: [] } } }] };
     const kernel = await harness.boot({
