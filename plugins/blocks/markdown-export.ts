@@ -28,7 +28,7 @@ export async function exportMarkdown(rt: BlocksRuntime, call: ActionCall, input:
   const isNotebook = store.catalog.notebooks.has(input.id);
   if (isNotebook) assertNotebookVisible(store, call, input.id);
   else assertDocumentVisible(store, call, input.id);
-  const target = await outsideWorkspace(resolve(input.folder), rt.workspaceRoot, 'folder', { mayContainIt: true });
+  const target = await outsideWorkspace(resolve(input.folder), rt.workspaceRoot, 'folder', { mayContainIt: true, writes: true });
   const top = isNotebook ? store.catalog.children(input.id, null) : [store.entry(input.id)];
   const planned: PlannedFile[] = [];
   planFiles(rt, top, target, planned, input.flavor === 'obsidian');
@@ -56,7 +56,7 @@ export async function exportMarkdown(rt: BlocksRuntime, call: ActionCall, input:
     }
     await mkdir(dirname(file), { recursive: true });
     // A folder already there may be a link into the workspace: checked where it really leads.
-    await outsideWorkspace(await realpath(dirname(file)), rt.workspaceRoot, 'folder');
+    await outsideWorkspace(await realpath(dirname(file)), rt.workspaceRoot, 'folder', { writes: true });
     const root = await store.read(doc);
     const markdown = blocksToMarkdown(root.children ?? [], { obsidian: obsidian !== undefined });
     await writeFileAtomic(file, obsidian ? writeFrontMatter(root.attrs) + toObsidianMarkdown(markdown, obsidian, obsidian.report) : markdown);

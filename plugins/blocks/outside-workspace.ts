@@ -1,5 +1,6 @@
 import { realpath } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, sep } from 'node:path';
+import { PACKAGE_ROOT } from '../../core/paths.js';
 import { invalid } from './access.js';
 
 /**
@@ -7,7 +8,7 @@ import { invalid } from './access.js';
  * refused when it lies inside the workspace: import and export are for files of the person's own,
  * never for the kernel's documents, sessions, tokens or audit log.
  */
-export async function outsideWorkspace(path: string, workspaceRoot: string, field: string, options: { mayContainIt?: boolean } = {}): Promise<string> {
+export async function outsideWorkspace(path: string, workspaceRoot: string, field: string, options: { mayContainIt?: boolean; writes?: boolean } = {}): Promise<string> {
   // No file system call takes a NUL byte (Node throws a TypeError, which would reach the caller as an
   // internal error); the manifest's schema refuses it first, this holds for any other caller.
   if (path.includes('\0')) throw invalid(`${field} must not contain a NUL byte`, { field });
@@ -19,6 +20,11 @@ export async function outsideWorkspace(path: string, workspaceRoot: string, fiel
   const holds = isWithin(root, real) && options.mayContainIt !== true;
   if (inside || holds) {
     throw invalid(`${field} must lie outside the workspace (${root})`, { field });
+  }
+  // Nor into the kernel's own folder: its web server hands out files there without a token (an export
+  // of a private notebook into dist/web/assets could be read by anyone who can reach the server).
+  if (options.writes === true && isWithin(real, await realPathOf(PACKAGE_ROOT))) {
+    throw invalid(`${field} must lie outside the kernel's own folder (${PACKAGE_ROOT})`, { field });
   }
   return real;
 }

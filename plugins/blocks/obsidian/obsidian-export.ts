@@ -1,9 +1,10 @@
-import { mkdir } from 'node:fs/promises';
+import { mkdir, realpath } from 'node:fs/promises';
 import { basename, join, relative, sep } from 'node:path';
 import type { Block } from '../block-model.js';
 import { walkBlocks } from '../block-model.js';
 import { copyUnlessSame } from '../file-digest.js';
 import type { PlannedFile } from '../markdown-export.js';
+import { outsideWorkspace } from '../outside-workspace.js';
 import { newExportReport, type ExportReport, type ExportTargets } from './obsidian-out.js';
 
 /**
@@ -48,7 +49,11 @@ export class ObsidianTargets implements ExportTargets {
     const missing: string[] = [];
     const kept: string[] = [];
     let copied = 0;
-    if (this.report.assets.size > 0) await mkdir(assets, { recursive: true });
+    if (this.report.assets.size > 0) {
+      await mkdir(assets, { recursive: true });
+      // `assets` may be a link already there: checked where it really leads, as each note's folder is.
+      await outsideWorkspace(await realpath(assets), workspaceRoot, 'folder', { writes: true });
+    }
     for (const name of this.report.assets) {
       if (name.includes('/') || name.includes('\\') || name.startsWith('.')) { missing.push(name); continue; }
       const outcome = await copyUnlessSame(join(workspaceRoot, 'assets', name), join(assets, name), overwrite);
@@ -57,6 +62,7 @@ export class ObsidianTargets implements ExportTargets {
       else if (outcome === 'copied') copied++;
     }
     await mkdir(join(this.folder, '.obsidian'), { recursive: true });
+    await outsideWorkspace(await realpath(join(this.folder, '.obsidian')), workspaceRoot, 'folder', { writes: true });
     const { links, approximated, outside, tagsKept } = this.report;
     return {
       links, approximated, outside, tagsKept, attachments: { linked: this.report.assets.size, copied },

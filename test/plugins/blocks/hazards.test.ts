@@ -1,6 +1,7 @@
-import { mkdir, readFile, readdir, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, readdir, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { PACKAGE_ROOT } from '../../../core/paths.js';
 import { caught } from '../../helpers/harness.js';
 import { agent, dumpIndex, reader, useBlocks, type Act } from './blocks-harness.js';
 
@@ -207,6 +208,33 @@ describe('import and export stay out of the workspace', () => {
     expect((await caught(act('export_markdown', { id: notebook.id, folder: out }))).code).toBe('CONFLICT');
     expect((await readdir(out)).sort()).toEqual(['Two.md']);
     expect(await readFile(join(out, 'Two.md'), 'utf8')).toBe('mine');
+  });
+});
+
+describe('exports that would reach the kernel\'s own files', () => {
+  it('refuses to export into the kernel\'s own folder, which its web server hands out without a token', async () => {
+    const { act } = await boot();
+    const notebook = await act<Created>('notebook_create', { name: 'Private' });
+    await act('document_create', { notebook: notebook.id, title: 'Secrets', markdown: 'the safe code is 1234' });
+    const served = join(PACKAGE_ROOT, 'dist', 'web', 'assets', `export-${Date.now()}`);
+    try {
+      expect((await caught(act('export_markdown', { id: notebook.id, folder: served }))).code).toBe('INVALID_INPUT');
+      expect(await stat(served).then(() => true, () => false)).toBe(false);
+    } finally {
+      await rm(served, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses to copy an Obsidian export\'s attachments through an assets folder that links into the workspace', async () => {
+    const { kernel, act } = await boot();
+    await mkdir(join(kernel.workspace.root, 'assets'), { recursive: true });
+    await writeFile(join(kernel.workspace.root, 'assets', 'pic.png'), 'png bytes');
+    const notebook = await act<Created>('notebook_create', { name: 'N' });
+    await act('document_create', { notebook: notebook.id, title: 'Pictures', markdown: '![a picture](assets/pic.png)' });
+    const out = await tempDir();
+    await symlink(kernel.workspace.dataDir, join(out, 'assets'));
+    expect((await caught(act('export_markdown', { id: notebook.id, folder: out, flavor: 'obsidian' }))).code).toBe('INVALID_INPUT');
+    expect(await stat(join(kernel.workspace.dataDir, 'pic.png')).then(() => true, () => false)).toBe(false);
   });
 });
 
