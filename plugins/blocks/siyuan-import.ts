@@ -1,4 +1,4 @@
-import { mkdir, readFile, stat } from 'node:fs/promises';
+import { mkdir, readFile, realpath, stat } from 'node:fs/promises';
 import { dirname, join, relative, resolve } from 'node:path';
 import { newId, throwIfStopped, type ActionCall } from '../../core/index.js';
 import type { DraftBlock } from './block-model.js';
@@ -53,6 +53,9 @@ export async function planSiyuanImport(call: ActionCall, root: string, docs: { i
     }
   };
   const ids = new Set<string>();
+  // The file where each block id is first seen: the same id in another file (two copies of an export
+  // in one folder) is a block of its own there, given an id of its own.
+  const firstIn = new Map<string, string>();
   const assets = new Set<string>();
   const refs: string[] = [];
   let clash = false;
@@ -65,6 +68,7 @@ export async function planSiyuanImport(call: ActionCall, root: string, docs: { i
       for (const id of idsOf(parsed.children)) {
         if (ids.has(id) || exists(id)) clash = true;
         ids.add(id);
+        if (!firstIn.has(id)) firstIn.set(id, doc.path);
       }
       refs.push(...parsed.refs);
       for (const asset of parsed.assets) assets.add(asset);
@@ -87,7 +91,8 @@ export async function planSiyuanImport(call: ActionCall, root: string, docs: { i
       const parsed = await read(doc.path, false);
       if (!parsed) return { id, title: doc.title };
       for (const text of parsed.problems) problem(doc.path, text);
-      const children = clash ? renewIds(parsed.children, renew) : parsed.children;
+      const path = doc.path;
+      const children = clash ? renewIds(parsed.children, renew, (old) => (firstIn.get(old) === path ? renew.get(old) : undefined)) : parsed.children;
       return { id, title: parsed.title || doc.title, attrs: parsed.attrs, drafts: children };
     },
     report: () => report,
@@ -103,13 +108,16 @@ function idsOf(drafts: DraftBlock[], into: string[] = []): string[] {
   return into;
 }
 
-/** The drafts with the new ids, references to renewed blocks following; others left as they are. */
-function renewIds(drafts: DraftBlock[], renew: Map<string, string>): DraftBlock[] {
+/**
+ * The drafts with the new ids (`own`: this file's new id for a block first seen in it; any other gets a
+ * fresh one), references to renewed blocks following the first; others left as they are.
+ */
+function renewIds(drafts: DraftBlock[], renew: Map<string, string>, own: (id: string) => string | undefined): DraftBlock[] {
   return drafts.map((draft) => ({
     ...draft,
-    ...(draft.id ? { id: renew.get(draft.id) ?? newId() } : {}),
+    ...(draft.id ? { id: own(draft.id) ?? newId() } : {}),
     ...(draft.content !== undefined ? { content: draft.content.replace(ID, (id) => renew.get(id) ?? id) } : {}),
-    ...(draft.children ? { children: renewIds(draft.children, renew) } : {}),
+    ...(draft.children ? { children: renewIds(draft.children, renew, own) } : {}),
   }));
 }
 
@@ -132,7 +140,7 @@ async function copyAssets(root: string, paths: string[], workspaceRoot: string):
     let source: string | undefined;
     for (const place of places) {
       const candidate = resolve(place, inside);
-      if (isWithin(candidate, place) && (await stat(candidate).catch(() => undefined))?.isFile()) { source = candidate; break; }
+      if (isWithin(candidate, place) && (await stat(candidate).catch(() => undefined))?.isFile() && await leadsWithin(candidate, place)) { source = candidate; break; }
     }
     if (!source) { if (missing.length < MAX_LISTED) missing.push(path); continue; }
     await mkdir(dirname(destination), { recursive: true });
@@ -141,4 +149,13 @@ async function copyAssets(root: string, paths: string[], workspaceRoot: string):
     else if (outcome === 'different' && notReplaced.length < MAX_LISTED) notReplaced.push(path);
   }
   return { linked: paths.length, copied, missing, notReplaced };
+}
+
+/**
+ * Whether a file found under `place` really lies there: a link in an export (`assets/a.png` pointing at
+ * ~/.ssh/id_rsa) is not followed out of it, as links are nowhere else in an import.
+ */
+async function leadsWithin(file: string, place: string): Promise<boolean> {
+  const [real, realPlace] = await Promise.all([realpath(file).catch(() => undefined), realpath(place).catch(() => undefined)]);
+  return real !== undefined && realPlace !== undefined && isWithin(real, realPlace);
 }

@@ -1,4 +1,4 @@
-import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Block } from '../../../plugins/blocks/block-model.js';
@@ -74,6 +74,46 @@ describe('SiYuan .sy import', () => {
     expect(inside).toBeDefined();
     const forward = await act<{ refs: unknown[] }>('ref_forward', { id: inside!.id });
     expect(forward.refs.length).toBeGreaterThan(0);
+  });
+
+  it('does not follow a link in the export\'s assets out of it: the file it points at is reported missing, not copied', async () => {
+    const { kernel, act } = await boot();
+    const notebook = await act<Created>('notebook_create', { name: 'From SiYuan' });
+    const folder = await writeExport();
+    const secret = join(await tempDir('quire-secret-'), 'id_rsa');
+    await writeFile(secret, 'PRIVATE KEY');
+    const asset = join(folder, '..', 'assets', 'siyuan-128-20210604092205-djd749a.png');
+    await rm(asset);
+    await symlink(secret, asset);
+    const result = await act<Imported>('import_markdown', { notebook: notebook.id, path: folder });
+    expect(result.siyuan.assets).toMatchObject({ copied: 0, missing: ['assets/siyuan-128-20210604092205-djd749a.png'] });
+    expect(await stat(join(kernel.workspace.root, 'assets', 'siyuan-128-20210604092205-djd749a.png')).then(() => true, () => false)).toBe(false);
+  });
+
+  it('imports a folder holding the same export twice: each copy\'s blocks get ids of their own', async () => {
+    const { act } = await boot();
+    const notebook = await act<Created>('notebook_create', { name: 'Two copies' });
+    const parent = await tempDir('quire-siyuan-two-');
+    for (const name of ['first', 'second']) {
+      await mkdir(join(parent, name));
+      await copyFile(join(FIXTURES, `${EN}.sy`), join(parent, name, `${EN}.sy`));
+    }
+    const result = await act<Imported>('import_markdown', { notebook: notebook.id, path: parent, flavor: 'siyuan' });
+    expect(result.siyuan.ids).toBe('renewed');
+    const docIds: string[] = [];
+    const walk = async (parentId?: string): Promise<void> => {
+      const listed = await act<{ documents: { id: string }[] }>('document_list', { notebook: notebook.id, ...(parentId ? { parentId } : {}) });
+      for (const doc of listed.documents) {
+        docIds.push(doc.id);
+        await walk(doc.id);
+      }
+    };
+    await walk();
+    const all = await Promise.all(docIds.map(async (id) => (await act<{ document: Block }>('document_get', { id })).document));
+    const everyId = all.flatMap((doc) => ids(doc));
+    expect(all.length).toBeGreaterThanOrEqual(2);
+    expect(everyId.length).toBeGreaterThan(2 * all.length);
+    expect(new Set(everyId).size).toBe(everyId.length);
   });
 
   it('imported twice: the second copy gets new ids throughout, its references following them', async () => {
