@@ -157,7 +157,8 @@ async function notebookToRemove(server: Server, ledger: Ledger, kill: number, ne
     if (killing.now) return;
     entry.removal = 'in flight';
     try {
-      const answer = await server.call('blocks/notebook/remove', { id: notebook });
+      // A long action (a job): waited for, as a client wanting its answer does.
+      const answer = await server.call('blocks/notebook/remove', { id: notebook }, { prefer: 'wait=60' });
       if (answer.status !== 200) failures.push(`kill ${kill}: a notebook removal answered ${answer.status}: ${JSON.stringify(answer.body).slice(0, 200)}`);
       else {
         entry.removal = 'acknowledged';

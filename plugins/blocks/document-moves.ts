@@ -114,6 +114,9 @@ export function removeDocument(rt: BlocksRuntime, call: ActionCall, input: { id:
   const { store } = rt;
   assertDocumentVisible(store, call, input.id);
   return store.queue.run(async () => {
+    // Again at its turn: a removal of it or of its parent queued before this one may have taken it
+    // (then NOT_FOUND, not an internal error from a path that no longer exists).
+    assertDocumentVisible(store, call, input.id);
     if (input.expectedUpdated !== undefined) checkExpected(await store.read(input.id), input.expectedUpdated);
     const subtree = store.catalog.subtree(input.id);
     const relative = store.catalog.relativePath(input.id);

@@ -51,7 +51,8 @@ export function attrActions(rt: BlocksRuntime): Record<string, ActionHandler> {
           else at.block.attrs[name] = value;
         }
         touch(at.block, by, now);
-        return { id, attrs: at.block.attrs };
+        // A copy: calls written together share the block, and a later one's attributes were in this answer.
+        return { id, attrs: { ...at.block.attrs } };
       });
     },
   };

@@ -26,14 +26,15 @@ export function notebookActions(rt: BlocksRuntime): Record<string, ActionHandler
         .sort(([a, x], [b, y]) => x.sort - y.sort || a.localeCompare(b))
         .map(([id, conf]) => ({ ...describe(id, conf), documents: store.catalog.children(id, null).length })),
     }),
-    create: (input) => {
+    create: (input, call) => {
       const { name: given, icon, access } = input as { name: string; icon?: string; access?: Access };
       const conf: NotebookConf = { name: name(given), icon: icon ?? '', sort: store.catalog.notebooks.size, access: access ?? 'private' };
+      // With the call: stopped while it waited (behind an import, past its time limit), it creates nothing.
       return store.queue.run(async () => {
         const id = newId();
         await store.writeNotebookConf(id, conf);
         return describe(id, conf);
-      });
+      }, call);
     },
     rename: (input, call) => {
       const { id, name: given } = input as { id: string; name: string };
@@ -65,6 +66,8 @@ function removeNotebook(rt: BlocksRuntime, call: ActionCall, id: string) {
   const { store } = rt;
   assertNotebookVisible(store, call, id);
   return store.queue.run(async () => {
+    // Again at its turn: a removal queued before this one may have taken it (this one answered removed).
+    assertNotebookVisible(store, call, id);
     const busy = rt.busyNotebooks.get(id);
     if (busy) throw new ConflictError('CONFLICT', `Notebook '${id}' is in use by ${busy}; try again when it has finished`, { details: { notebook: id, busy } });
     assertNoBrokenFiles(store, [`${id}/`]);

@@ -211,6 +211,38 @@ describe('import and export stay out of the workspace', () => {
   });
 });
 
+describe('the same thing asked twice at once', () => {
+  it('removes a document and its parent asked at once: the later answers NOT_FOUND, not an internal error', async () => {
+    const { act } = await boot();
+    const notebook = await act<Created>('notebook_create', { name: 'N' });
+    const parent = await act<Created>('document_create', { notebook: notebook.id, title: 'Parent' });
+    const child = await act<Created>('document_create', { notebook: notebook.id, parentId: parent.id, title: 'Child' });
+    const [first, second] = await Promise.all([act('document_remove', { id: parent.id }).catch((error: unknown) => error), act('document_remove', { id: child.id }).catch((error: unknown) => error)]);
+    expect(first).toMatchObject({ removed: [parent.id, child.id] });
+    expect(second).toMatchObject({ code: 'NOT_FOUND' });
+  });
+
+  it('removes a notebook asked twice at once: the later answers NOT_FOUND, not removed', async () => {
+    const { act } = await boot();
+    const notebook = await act<Created>('notebook_create', { name: 'N' });
+    await act('document_create', { notebook: notebook.id, title: 'One' });
+    const answers = await Promise.all([1, 2].map(() => act('notebook_remove', { id: notebook.id }).catch((error: unknown) => error)));
+    expect(answers[0]).toMatchObject({ removed: notebook.id, documents: 1 });
+    expect(answers[1]).toMatchObject({ code: 'NOT_FOUND' });
+  });
+
+  it('answers each of two attribute changes to one block written together with its own change', async () => {
+    const { act } = await boot();
+    const notebook = await act<Created>('notebook_create', { name: 'N' });
+    const doc = await act<Created>('document_create', { notebook: notebook.id, title: 'D', markdown: 'a paragraph' });
+    const block = (await act<{ document: { children: { id: string }[] } }>('document_get', { id: doc.id })).document.children[0]!.id;
+    const [a, b] = await Promise.all([act<{ attrs: Record<string, string> }>('attr_set', { id: block, attrs: { 'custom-a': '1' } }), act<{ attrs: Record<string, string> }>('attr_set', { id: block, attrs: { 'custom-b': '2' } })]);
+    expect(a.attrs['custom-a']).toBe('1');
+    expect(a.attrs['custom-b']).toBeUndefined();
+    expect(b.attrs).toMatchObject({ 'custom-a': '1', 'custom-b': '2' });
+  });
+});
+
 describe('exports that would reach the kernel\'s own files', () => {
   it('refuses to export into the kernel\'s own folder, which its web server hands out without a token', async () => {
     const { act } = await boot();
