@@ -227,11 +227,18 @@ export class ActionPipeline {
     try {
       value = await this.run(call, runLimits);
     } catch (error) {
-      if (audited) await this.record(call, 'error', isKernelError(error) ? error.code : 'INTERNAL', stopped ? { stopped } : {});
+      // The handler's error is what the caller gets: an audit line that could not be written is logged (append).
+      if (audited) await this.record(call, 'error', isKernelError(error) ? error.code : 'INTERNAL', stopped ? { stopped } : {}).catch(() => undefined);
       throw error;
     }
     // A call stopped at its limit that answered what it did before stopping had effects: recorded as ok, with why it stopped.
-    if (audited) await this.record(call, 'ok', undefined, stopped ? { stopped } : {});
+    if (audited) {
+      try {
+        await this.record(call, 'ok', undefined, stopped ? { stopped } : {});
+      } catch (auditError) {
+        throw ranUnrecorded(call.entry, value, auditError);
+      }
+    }
     return value;
   }
 
@@ -388,6 +395,20 @@ export class ActionPipeline {
       throw error;
     });
   }
+}
+
+/**
+ * A call that took effect but whose audit line could not be written (a full disk, a log closing): the
+ * caller is told it ran, with its result, and not to repeat it (the audit's own error said "try again",
+ * and a retried create made a second document).
+ */
+function ranUnrecorded(entry: RegisteredAction, value: unknown, auditError: unknown): KernelError {
+  const code = isKernelError(auditError) ? auditError.code : 'INTERNAL';
+  const reason = auditError instanceof Error ? auditError.message : String(auditError);
+  return new KernelError(code, `${entry.wireName} ran and took effect, but its audit record could not be written (${reason}); do not repeat it: its result is in details.result`, {
+    details: { ran: true, result: value, ...(isKernelError(auditError) && auditError.details ? { audit: auditError.details } : {}) },
+    cause: auditError,
+  });
 }
 
 /** What a job or a caller changes about one run of a handler. */

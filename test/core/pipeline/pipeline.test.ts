@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import type { Principal } from '../../../core/plugin-api.js';
 import type { AuditRecord } from '../../../core/audit/audit-record.js';
+import { KernelError } from '../../../core/errors.js';
 import { caught, useHarness, type UserPlugin } from '../../helpers/harness.js';
 
 const agent: Principal = { kind: 'agent', name: 'agent:s1/t1/c1', role: 'admin', sessionId: 's1', turnId: 't1' };
@@ -108,6 +109,18 @@ describe('action pipeline', () => {
     expect(lines[1]?.principal).toMatchObject({ sessionId: 's1', turnId: 't1' });
     expect(lines[0]?.argsHash).toMatch(/^[0-9a-f]{64}$/);
     expect(JSON.stringify(lines)).not.toContain('"text"');
+  });
+
+  it('says a call ran, with its result, when only its audit line could not be written', async () => {
+    const kernel = await harness.boot({ plugins: ['notes'] });
+    const append = kernel.audit.append.bind(kernel.audit);
+    kernel.audit.append = () => Promise.reject(new KernelError('DISK_FULL', 'no space left: 1 line(s) not written; free some space and try again', { details: { what: 'audit log' } }));
+    const error = await caught(kernel.pipeline.call({ target: 'note_put', input: { name: 'kept', text: 'written' }, principal: admin }));
+    expect(error).toMatchObject({ code: 'DISK_FULL', details: { ran: true, result: { name: 'kept' }, audit: { what: 'audit log' } } });
+    expect(error.message).toMatch(/ran and took effect.*do not repeat it/);
+    const read = await kernel.pipeline.call({ target: 'note_get', input: { name: 'kept' }, principal: admin });
+    expect(read.status === 'ok' && read.value).toEqual({ name: 'kept', text: 'written' });
+    kernel.audit.append = append;
   });
 
   it('audits calls with effects that were refused before they ran', async () => {
