@@ -117,8 +117,14 @@ export class BlockStore {
   /** Called with a document's file still as it was, before it is changed, moved or removed (history). */
   private readonly changeListeners: { listener: ChangeListener; wants: ((change: { id: string; op: ChangeOp; by: string }) => boolean) | undefined }[] = [];
 
-  onBeforeChange(listener: ChangeListener, wants?: (change: { id: string; op: ChangeOp; by: string }) => boolean): void {
-    this.changeListeners.push({ listener, wants });
+  /** Returns what ends the listening (its plugin disabled: history kept recording after it was turned off). */
+  onBeforeChange(listener: ChangeListener, wants?: (change: { id: string; op: ChangeOp; by: string }) => boolean): () => void {
+    const entry = { listener, wants };
+    this.changeListeners.push(entry);
+    return () => {
+      const at = this.changeListeners.indexOf(entry);
+      if (at !== -1) this.changeListeners.splice(at, 1);
+    };
   }
 
   async beforeChange(id: string, op: ChangeOp, by: string): Promise<void> {

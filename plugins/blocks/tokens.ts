@@ -51,7 +51,7 @@ export interface BlocksIndex {
    */
   onBeforeChange(listener: (change: { id: string; op: 'update' | 'move' | 'remove' | 'rollback'; by: string; notebook: string; path: string; hpath: string; text: string }) => Promise<void>,
     /** Asked first: a listener that does not want this change spares the read of the file. */
-    wants?: (change: { id: string; op: 'update' | 'move' | 'remove' | 'rollback'; by: string }) => boolean): void;
+    wants?: (change: { id: string; op: 'update' | 'move' | 'remove' | 'rollback'; by: string }) => boolean): () => void;
   /**
    * For writers that change document files directly (a snapshot rollback, with writes paused): report
    * the change first, so that the file as it was is kept (history). `path` is data/-relative.

@@ -28,9 +28,11 @@ export default definePlugin<Partial<Retention> & { coalesceSeconds?: number }>({
     ctx.onDispose(() => versions.flush());
     // Every change of a document file, from any caller, keeps the file as it was (a burst of edits, once),
     // durably before the file changes.
-    blocks.onBeforeChange(async (change) => {
+    const stopListening = blocks.onBeforeChange(async (change) => {
       await versions.record({ documentId: change.id, op: change.op, by: change.by, notebook: change.notebook, path: change.path, hpath: change.hpath, text: change.text });
     }, (change) => versions.wants(change));
+    // Disabled, history keeps no more versions (each enable had added a listener that never went).
+    ctx.onDispose(stopListening);
     // A version is as private as the notebook it was in, and as the one its document is in now (a document
     // moved into a notebook closed to the caller takes its past along): readers see published ones, deny rules and privacy hold.
     const currentNotebook = blocks.reader.prepare('SELECT notebook FROM blocks WHERE id = ?').pluck();

@@ -111,6 +111,21 @@ describe('document history', () => {
     expect(found.results.filter((version) => version.op === 'remove')).toHaveLength(docs);
   });
 
+  it('keeps no versions while history is disabled, and one per change once enabled again', async () => {
+    const { kernel, act } = await boot({ config: { plugins: { history: { config: { coalesceSeconds: 0 } } } } });
+    const { doc } = await notes(act);
+    await act('block_append', { parentId: doc, markdown: 'second' });
+    const count = async () => (await act<Versions>('history_list', { id: doc })).versions.length;
+    const before = await count();
+    expect(before).toBeGreaterThan(0);
+    await kernel.plugins.setEnabled('history', false);
+    await act('block_append', { parentId: doc, markdown: 'while history is off' });
+    await kernel.plugins.setEnabled('history', true);
+    expect(await count()).toBe(before);
+    await act('block_append', { parentId: doc, markdown: 'once on again' });
+    expect(await count()).toBe(before + 1);
+  });
+
   it('puts a version kept before a move back where the document is now, keeping what it replaces', async () => {
     const { kernel, act } = await boot();
     const { other, doc } = await notes(act);
