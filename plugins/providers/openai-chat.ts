@@ -43,7 +43,10 @@ export class OpenAIChatProvider extends ConfiguredProvider {
     const started = new Set<number>();
     // Some compatible servers send no call ids: made-up ones must still be unique in the session.
     const madeUp = `call_${randomUUID().slice(0, 8)}_`;
-    const ids = new Map<number, string>();
+    // The server's index of a call → ours: a compatible server that streams every call at index 0 (or
+    // none) starts another call with a new id, which merged into the first (its arguments appended).
+    const slots = new Map<number, { slot: number; id: string | undefined }>();
+    let nextSlot = 0;
     let finish: FinishReason | undefined;
     try {
       for await (const chunk of stream) {
@@ -62,12 +65,19 @@ export class OpenAIChatProvider extends ConfiguredProvider {
         if (reasoning !== '') yield { type: 'reasoning', delta: reasoning };
         if (text !== '') yield { type: 'text', delta: text };
         for (const call of delta.tool_calls ?? []) {
-          if (call.id) ids.set(call.index, call.id);
-          if (!started.has(call.index) && call.function?.name) {
-            started.add(call.index);
-            yield { type: 'tool_call_start', index: call.index, id: ids.get(call.index) ?? `${madeUp}${call.index}`, name: call.function.name };
+          const key = typeof call.index === 'number' ? call.index : -1;
+          let current = slots.get(key);
+          if (!current || (call.id && current.id !== undefined && call.id !== current.id)) {
+            current = { slot: nextSlot++, id: undefined };
+            slots.set(key, current);
           }
-          if (started.has(call.index) && call.function?.arguments) yield { type: 'tool_call_delta', index: call.index, argumentsDelta: call.function.arguments };
+          if (call.id) current.id = call.id;
+          const index = current.slot;
+          if (!started.has(index) && call.function?.name) {
+            started.add(index);
+            yield { type: 'tool_call_start', index, id: current.id ?? `${madeUp}${index}`, name: call.function.name };
+          }
+          if (started.has(index) && call.function?.arguments) yield { type: 'tool_call_delta', index, argumentsDelta: call.function.arguments };
         }
         if (choice.finish_reason) finish = finishReason(choice.finish_reason);
         if (reasoning === '' && text === '' && !delta.tool_calls?.length) yield { type: 'keepalive' };

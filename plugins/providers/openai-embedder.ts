@@ -63,7 +63,15 @@ export class OpenAIEmbedder implements Embedder {
       }
       if (answer.data.length !== slice.length) throw new ModelError('server', `the embedder answered ${answer.data.length} vectors for ${slice.length} texts`);
       const ordered = [...answer.data].sort((a, b) => a.index - b.index);
+      // Each text's vector exactly once (indexes 0..n-1), of numbers: one answered twice, or with NaN in
+      // it, was stored against another block's text or went into the vector index.
+      ordered.forEach((entry, i) => {
+        if (entry.index !== i) throw new ModelError('server', `the embedder answered no vector for text ${i} (indexes ${ordered.map((item) => item.index).slice(0, 8).join(', ')}…)`);
+      });
       for (const entry of ordered) {
+        if (!Array.isArray(entry.embedding) || !entry.embedding.every((value) => typeof value === 'number' && Number.isFinite(value))) {
+          throw new ModelError('server', `the embedder answered a vector for text ${entry.index} that is not all numbers`);
+        }
         const vector = Float32Array.from(entry.embedding);
         if (this.learntDimensions === 0) this.learntDimensions = vector.length;
         if (vector.length !== this.learntDimensions) throw new ModelError('server', `the embedder answered a vector of ${vector.length} dimensions, expected ${this.learntDimensions}`);

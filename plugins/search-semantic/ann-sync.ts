@@ -89,13 +89,25 @@ export class AnnSync {
     const name = `${FILE_PREFIX}${createHash('sha1').update(`${model}\u0000${dimensions}`).digest('hex').slice(0, 16)}`;
     await this.removeOtherFiles(name);
     const { openAnnIndex } = await import('./ann/ann-index.js');
-    const index = await openAnnIndex(this.dir, name, { dimensions, model }, annThread());
+    let index = await openAnnIndex(this.dir, name, { dimensions, model }, annThread());
     if (this.closed || this.model !== model) { await index.close(); return; }
+    // A saved graph past the store (embeddings.db removed or reset, or its last commits lost with the
+    // power) holds vectors under keys the store gives out again, and would skip its changes up to there:
+    // rebuilt from the store instead of trusted.
+    let ahead: string | undefined;
+    if (index.needsRebuild === undefined && index.savedWatermark > this.store.maxSeq()) {
+      ahead = `the saved vector index covers changes up to ${index.savedWatermark}, past the stored vectors' ${this.store.maxSeq()} (the embeddings store was reset, or lost its last writes)`;
+      await index.close();
+      await this.removeOtherFiles('');
+      index = await openAnnIndex(this.dir, name, { dimensions, model }, annThread());
+      if (this.closed || this.model !== model) { await index.close(); return; }
+    }
     this.index = index;
-    if (index.needsRebuild !== undefined) {
-      this.lastProblem = index.needsRebuild;
+    const rebuildBecause = ahead ?? index.needsRebuild;
+    if (rebuildBecause !== undefined) {
+      this.lastProblem = rebuildBecause;
       this.state = 'rebuilding';
-      this.log.info('rebuilding the vector index from the stored vectors', { reason: index.needsRebuild });
+      this.log.info('rebuilding the vector index from the stored vectors', { reason: rebuildBecause });
       // Everything up to this sequence is in the rows read below; later changes are caught up after.
       const upTo = this.store.maxSeq();
       let after = 0;
@@ -186,9 +198,11 @@ export class AnnSync {
 
   async close(): Promise<void> {
     clearInterval(this.timer);
+    // First: a rebuild under way stops at its next batch (a stop waited for the whole rebuild, minutes
+    // at a million vectors), and a graph half rebuilt is not saved (the next start rebuilds it).
+    this.closed = true;
     await this.opening;
     while (this.catching) await this.catching;
-    this.closed = true;
-    await this.closeIndex(true);
+    await this.closeIndex(this.state === 'ready');
   }
 }

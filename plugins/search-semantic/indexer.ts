@@ -2,7 +2,7 @@ import type { BackendHandle, Logger, SelectedBackend } from '../../core/index.js
 import type { BlocksIndex } from '../blocks/tokens.js';
 import { textHash, type BlockIntake } from './block-intake.js';
 import type { RetryConfig } from './config.js';
-import type { EmbeddingStore, StoreCounts } from './embedding-store.js';
+import type { DueBlock, EmbeddingStore, StoreCounts } from './embedding-store.js';
 import { vectorToBlob } from './vector-blob.js';
 import { localOnlyAmong } from '../../core/index.js';
 
@@ -138,6 +138,13 @@ export class Indexer {
         if (size === 0 || vectors.some((vector) => vector.length !== size)) throw new Error('the embedder answered vectors of different or zero sizes');
       } catch (error) {
         if (this.closed) return 'closed';
+        // One text the embedder refuses (too long for its model) failed the whole batch, and its batch
+        // with it every time (due() orders by failures, then key), until every block of it was given up.
+        if (refusesInput(error) && due.length > 1) {
+          const end = await this.oneByOne(selected, due, remote, call.signal);
+          if (end !== undefined) return end;
+          continue;
+        }
         this.breakerOpens(due.map((block) => block.key), error);
         return 'breaker';
       } finally {
@@ -147,7 +154,14 @@ export class Indexer {
       const model = modelKeyOf(selected);
       // The first answer of a remote server may name the model it really is.
       await this.ensureModel(model);
-      this.write(due, vectors, model, remote);
+      try {
+        this.write(due, vectors, model, remote);
+      } catch (error) {
+        // The store could not take them (a full disk): paused as after a failed call, the blocks not
+        // blamed (every later write woke a pass that sent the same billed batch again, at once).
+        this.breakerOpens([], error);
+        return 'breaker';
+      }
       this.recent.push({ at: Date.now(), blocks: due.length, ms: Date.now() - started });
       this.deps.onVectors();
       await new Promise((resolve) => setImmediate(resolve));
@@ -157,7 +171,43 @@ export class Indexer {
     return 'idle';
   }
 
-  private write(due: { key: number; block_id: string; hash: string; content: string }[], vectors: Float32Array[], model: string, remote: boolean): void {
+  /**
+   * A batch the embedder refused as input, sent again a text at a time: what it refuses is marked failed
+   * alone (retried later, given up after maxFailures), without pausing everything; the rest is written.
+   * A failure of any other kind opens the breaker as a batch's does.
+   */
+  private async oneByOne(selected: SelectedBackend<'embedder'>, due: DueBlock[], remote: boolean, signal: AbortSignal): Promise<PassEnd | undefined> {
+    for (const block of due) {
+      if (this.closed) return 'closed';
+      let vector: Float32Array | undefined;
+      try {
+        [vector] = await selected.backend.embed([block.content], signal);
+        if (!vector || vector.length === 0) throw new Error('the embedder answered no vector');
+      } catch (error) {
+        if (this.closed) return 'closed';
+        if (!refusesInput(error)) {
+          this.breakerOpens([block.key], error);
+          return 'breaker';
+        }
+        const message = error instanceof Error ? error.message : String(error);
+        this.deps.store.markFailed([block.key], Date.now(), message);
+        this.deps.log.warn('the embedder refused a block\'s text', { error: message, block: block.block_id });
+        continue;
+      }
+      const model = modelKeyOf(selected);
+      await this.ensureModel(model);
+      try {
+        this.write([block], [vector], model, remote);
+      } catch (error) {
+        this.breakerOpens([], error);
+        return 'breaker';
+      }
+    }
+    this.deps.onVectors();
+    return undefined;
+  }
+
+  private write(due: DueBlock[], vectors: Float32Array[], model: string, remote: boolean): void {
     const { store } = this.deps;
     store.transaction(() => {
       due.forEach((block, i) => {
@@ -177,7 +227,7 @@ export class Indexer {
   private breakerOpens(keys: number[], error: unknown): void {
     const message = error instanceof Error ? error.message : String(error);
     const now = Date.now();
-    this.deps.store.markFailed(keys, now, message);
+    if (keys.length > 0) this.deps.store.markFailed(keys, now, message);
     this.lastError = message;
     this.pausedUntil = now + this.pause;
     this.deps.log.warn('the embedder failed: embedding paused', { error: message, pauseMs: this.pause, blocks: keys.length });
@@ -226,4 +276,10 @@ export class Indexer {
     this.abort.abort();
     await this.running;
   }
+}
+
+/** An embedder's error about the input itself (a text too long for its model, a bad request), not its health. */
+function refusesInput(error: unknown): boolean {
+  const category = (error as { category?: unknown } | null)?.category;
+  return category === 'invalid_request' || category === 'context_overflow';
 }

@@ -30,4 +30,13 @@ describe('the OpenAI-compatible embedder', () => {
     fake.stallIf = undefined;
     expect(await openai.embed(['some text'])).toHaveLength(1);
   });
+
+  it.each([
+    ['duplicate-index', 'the embedder answered no vector for text 1'],
+    ['not-a-number', 'the embedder answered a vector for text 0 that is not all numbers'],
+  ] as const)('refuses an answer with %s', async (corrupt, message) => {
+    const { fake, embedder: openai } = await embedder();
+    fake.corrupt = corrupt;
+    expect((await caught(openai.embed(['one text', 'another text']))).message).toContain(message);
+  });
 });

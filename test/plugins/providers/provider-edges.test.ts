@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { MODEL_PROVIDER } from '../../../core/turn/model-provider-token.js';
 import type { ModelMessage, ModelProvider } from '../../../core/turn/model-provider.js';
 import { nativeOf } from '../../../plugins/providers/conversation.js';
-import { framesUntilText } from '../../../fakes/wire-frames.js';
+import { framesFor, framesUntilText } from '../../../fakes/wire-frames.js';
 import { sse, useProviderKernel } from './provider-harness.js';
 
 const { start } = useProviderKernel();
@@ -50,6 +50,24 @@ describe('what the APIs refuse, kept out of requests', () => {
     expect(nativeOf(data, origin)).toBe(data);
     expect(nativeOf(data, { ...origin, model: 'claude-b' })).toBeUndefined();
     expect(nativeOf(data, { ...origin, baseURL: 'http://127.0.0.1:9000' })).toBeUndefined();
+  });
+});
+
+describe('calls as compatible servers stream them', () => {
+  it('Chat Completions: two calls streamed at the same index, told apart by their ids, stay two calls', async () => {
+    const { kernel, fake } = await start('openai-chat');
+    const calls = [{ id: 'call_a', name: 'notebook_list', args: { limit: 1 } }, { id: 'call_b', name: 'document_get', args: { id: 'x' } }];
+    // Such a server numbers every call 0.
+    fake.reply({ kind: 'sse', frames: framesFor('openai-chat', { calls }).map((frame) => frame.replaceAll('"index":1', '"index":0')) });
+    const provider = kernel.container.resolve<ModelProvider>(MODEL_PROVIDER);
+    const started: { index: number; id: string; name: string }[] = [];
+    const args = new Map<number, string>();
+    for await (const event of provider.stream({ messages: [{ role: 'user', content: 'go' }], tools: [] }, new AbortController().signal)) {
+      if (event.type === 'tool_call_start') started.push({ index: event.index, id: event.id, name: event.name });
+      if (event.type === 'tool_call_delta') args.set(event.index, (args.get(event.index) ?? '') + event.argumentsDelta);
+    }
+    expect(started.map(({ id, name }) => [id, name])).toEqual([['call_a', 'notebook_list'], ['call_b', 'document_get']]);
+    expect(started.map(({ index }) => JSON.parse(args.get(index)!))).toEqual([{ limit: 1 }, { id: 'x' }]);
   });
 });
 

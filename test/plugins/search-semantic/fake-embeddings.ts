@@ -43,10 +43,14 @@ export class FakeEmbeddings {
   holdIf: ((input: readonly string[]) => boolean) | undefined;
   /** When it returns true for a request's input, that request fails with HTTP 500. */
   failIf: ((input: readonly string[]) => boolean) | undefined;
+  /** When it returns true for a text, a request holding it is refused with HTTP 400 (too long for the model). */
+  rejectText: ((text: string) => boolean) | undefined;
   /** While true, every request is refused with HTTP 401, the body echoing the key sent (as some proxies do). */
   refuseKey = false;
   /** When it returns true for a request's input, the answer's headers and half its body are sent, then nothing. */
   stallIf: ((input: readonly string[]) => boolean) | undefined;
+  /** Answers that are not whole: every vector at index 0, or a value that is not a number. */
+  corrupt: 'duplicate-index' | 'not-a-number' | undefined;
   /** The model the answers name (default: the one asked for). */
   servedModel: string | undefined;
   private server: Server | undefined;
@@ -81,6 +85,10 @@ export class FakeEmbeddings {
     this.requests.push(input);
     this.texts.push(...input);
     if (this.holdIf?.(input) === true) return;
+    if (input.some((text) => this.rejectText?.(text) === true)) {
+      response.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'an input is longer than the model takes', type: 'invalid_request_error' } }));
+      return;
+    }
     if (this.refuseKey) {
       response.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: `Authentication Error, invalid key ${request.headers.authorization ?? ''}`, type: 'auth_error' } }));
       return;
@@ -98,7 +106,10 @@ export class FakeEmbeddings {
     const dimensions = body.dimensions ?? DIMENSIONS;
     response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({
       object: 'list', model: this.servedModel ?? body.model, usage: { prompt_tokens: input.length, total_tokens: input.length },
-      data: input.map((text, index) => ({ object: 'embedding', index, embedding: Array.from(ngramVector(text, dimensions)) })),
+      data: input.map((text, index) => ({
+        object: 'embedding', index: this.corrupt === 'duplicate-index' ? 0 : index,
+        embedding: this.corrupt === 'not-a-number' ? [...Array.from(ngramVector(text, dimensions)).slice(1), 'NaN'] : Array.from(ngramVector(text, dimensions)),
+      })),
     }));
   }
 }

@@ -75,6 +75,26 @@ describe('semantic search across restarts', () => {
     });
   }
 
+  it('rebuilds a saved HNSW index that is ahead of the store (embeddings.db removed), instead of trusting keys given out again', async () => {
+    const fake = await fakeServer();
+    const first = await boot(fake, { semantic: ANN_ONLY });
+    const notebook = await first.act<Created>('notebook_create', { name: 'N' });
+    await first.act('document_create', { notebook: notebook.id, title: 'Fruit', markdown: 'figs ripen late in summer\n\nplums are purple and sweet' });
+    const temporary = await first.act<Created>('document_create', { notebook: notebook.id, title: 'Temporary', markdown: 'cherries for a week\n\napricots for another' });
+    await annReady(first.act);
+    await first.act('document_remove', { id: temporary.id });
+    await first.act('document_create', { notebook: notebook.id, title: 'Later', markdown: 'quinces arrived after the others' });
+    await annReady(first.act);
+    const root = first.kernel.workspace.root;
+    await first.kernel.close();
+    for (const name of await readdir(join(root, 'index'))) if (name.startsWith('embeddings.db')) await rm(join(root, 'index', name));
+    const { act } = await boot(fake, { workspace: root, semantic: ANN_ONLY });
+    const status = await annReady(act);
+    expect(status.vectorIndex.problem).toMatch(/past the stored vectors/);
+    expect((await semantic(act, 'quinces arrived after the others')).results[0]!.snippet).toBe('quinces arrived after the others');
+    expect((await semantic(act, 'figs in summer')).results[0]!.snippet).toBe('figs ripen late in summer');
+  });
+
   it('catches an HNSW index saved before the last changes up from the store (as after a crash)', async () => {
     const { fake, root, notebook } = await firstRun();
     const { act, kernel } = await boot(fake, { workspace: root, semantic: { ...ANN_ONLY, saveEveryMs: 86_400_000 } });

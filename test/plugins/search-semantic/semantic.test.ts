@@ -1,3 +1,5 @@
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { caught } from '../../helpers/harness.js';
 import { embedded, semantic, until, useSemantic, type Created, type Status } from './semantic-harness.js';
@@ -99,6 +101,42 @@ describe('semantic search: backoff and the circuit breaker', () => {
     const done = await embedded(act);
     expect(done.indexed).toBe(8);
     expect((await semantic(act, 'paragraph')).complete).toBe(true);
+  });
+
+  it('embeds the rest of a batch when the embedder refuses one of its texts, and gives up only that one, without pausing', async () => {
+    const fake = await fakeServer();
+    const { act } = await boot(fake);
+    fake.rejectText = (text) => text.includes('POISON');
+    const notebook = await act<Created>('notebook_create', { name: 'N' });
+    const paragraphs = Array.from({ length: 7 }, (_, i) => `healthy paragraph number ${i}`);
+    await act('document_create', { notebook: notebook.id, title: 'Mixed', markdown: [...paragraphs.slice(0, 3), 'a POISON paragraph too long for the model', ...paragraphs.slice(3)].join('\n\n') });
+    const status = await until('every block embedded or given up', async () => {
+      const current = await act<Status>('embeddings_status', {});
+      return current.gaveUp === 1 && current.pending === 0 && current.queued === 0 ? current : undefined;
+    });
+    // The document's own block and the seven healthy paragraphs.
+    expect(status.indexed).toBe(8);
+    expect(status.failed).toBe(1);
+    expect((await semantic(act, 'healthy paragraph number 5')).results[0]!.snippet).toBe('healthy paragraph number 5');
+  });
+
+  it('pauses as after a failed call when the store cannot keep the vectors, instead of sending the batch again at every write', async () => {
+    const fake = await fakeServer();
+    const { act, kernel } = await boot(fake, { semantic: { retry: { baseMs: 20, maxMs: 60_000, maxFailures: 3, pauseMs: 60_000 } } });
+    const db = new Database(join(kernel.workspace.root, 'index', 'embeddings.db'));
+    db.exec("CREATE TRIGGER full_disk BEFORE INSERT ON embedding_vectors BEGIN SELECT RAISE(FAIL, 'database or disk is full'); END;");
+    db.close();
+    const notebook = await act<Created>('notebook_create', { name: 'N' });
+    const doc = await act<Created>('document_create', { notebook: notebook.id, title: 'Full', markdown: 'a paragraph the store cannot keep' });
+    const paused = await until('the indexer paused', async () => {
+      const status = await act<Status & { pausedUntil: string | null }>('embeddings_status', {});
+      return status.pausedUntil !== null && status.lastError?.includes('disk is full') ? status : undefined;
+    });
+    expect(paused.indexed).toBe(0);
+    const sent = fake.requests.length;
+    for (let i = 0; i < 10; i++) await act('block_append', { parentId: doc.id, markdown: `more text ${i}` });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(fake.requests.length).toBe(sent);
   });
 
   it('gives a block up after maxFailures while the embedder stays down', async () => {
