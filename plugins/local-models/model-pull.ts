@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { link, mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import { KernelError, isKernelError } from '../../core/index.js';
 import type { ModelDtype } from './config.js';
 import { checkModelFolder, modelFiles, modelFolder } from './model-folder.js';
@@ -43,6 +43,7 @@ export interface PullResult {
  */
 export async function pullModel(options: PullOptions): Promise<PullResult> {
   const folder = modelFolder(options.modelsDir, options.model);
+  await restoreInterruptedSwap(folder);
   const wanted = modelFiles(options.dtype);
   if (!options.force && wanted.every((file) => existsSync(join(folder, file)))) return { folder, downloaded: false, files: await sizes(folder, wanted) };
   const host = options.remoteHost ?? DEFAULT_REMOTE_HOST;
@@ -86,14 +87,51 @@ async function removeAbandonedPulls(modelsDir: string): Promise<void> {
   }
 }
 
-/** Replaces an older copy only after the new one is complete; the old one is removed last. */
+/**
+ * Replaces an older copy only after the new one is complete; the old one is removed last. What the old
+ * folder holds that the download does not (the weights of another dtype pulled before, files copied in
+ * by hand) is kept: linked into the new folder first (a pull of q8 after fp32 removed the fp32 weights
+ * the configured embedder loads). A failed swap puts the old folder back.
+ */
 async function moveIntoPlace(downloaded: string, folder: string): Promise<void> {
   await mkdir(dirname(folder), { recursive: true });
-  const old = `${folder}.old-${randomUUID()}`;
+  const old = `${folder}${OLD_MARK}${randomUUID()}`;
   const hadOld = existsSync(folder);
-  if (hadOld) await rename(folder, old);
-  await rename(downloaded, folder);
+  if (hadOld) {
+    await keepOthers(folder, downloaded);
+    await rename(folder, old);
+  }
+  try {
+    await rename(downloaded, folder);
+  } catch (error) {
+    if (hadOld) await rename(old, folder).catch(() => undefined);
+    throw error;
+  }
   if (hadOld) await rm(old, { recursive: true, force: true });
+}
+
+const OLD_MARK = '.old-';
+
+/** Links every file of `from` that `into` lacks into it (the same file system: no copy of the bytes). */
+async function keepOthers(from: string, into: string): Promise<void> {
+  for (const entry of await readdir(from, { withFileTypes: true })) {
+    const source = join(from, entry.name);
+    const target = join(into, entry.name);
+    if (entry.isDirectory()) {
+      await mkdir(target, { recursive: true });
+      await keepOthers(source, target);
+    } else if (entry.isFile() && !existsSync(target)) {
+      await link(source, target);
+    }
+  }
+}
+
+/** A pull killed between its two renames left the model under its old name: put back before anything else. */
+async function restoreInterruptedSwap(folder: string): Promise<void> {
+  if (existsSync(folder)) return;
+  const prefix = `${basename(folder)}${OLD_MARK}`;
+  const left = (await entries(dirname(folder))).find((name) => name.startsWith(prefix));
+  if (left) await rename(join(dirname(folder), left), folder).catch(() => undefined);
 }
 
 async function sizes(folder: string, files: readonly string[]): Promise<{ path: string; bytes: number }[]> {

@@ -1,7 +1,7 @@
 // `quire models pull` downloads with transformers.js' own remote loading from a loopback stand-in of the
 // Hub; the folder it writes loads offline afterwards. Failures leave nothing a load would take for a model.
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, rm, utimes } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rename, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { env } from '@huggingface/transformers';
@@ -68,6 +68,24 @@ describe('pulling a model', () => {
     expect(host.requests).toEqual([]);
     expect((await pullModel({ modelsDir, model: 'test-org/tiny-embedder', remoteHost: host.url, force: true })).downloaded).toBe(true);
     expect(host.requests.length).toBeGreaterThan(0);
+    expect(await readdir(join(modelsDir, 'test-org'))).toEqual(['tiny-embedder']);
+  });
+
+  it('keeps what the model\'s folder holds besides the download (weights of another dtype) when pulling it again', async () => {
+    await pullModel({ modelsDir, model: 'test-org/tiny-embedder', remoteHost: host.url });
+    const folder = join(modelsDir, 'test-org', 'tiny-embedder');
+    await writeFile(join(folder, 'onnx', 'model_quantized.onnx'), 'q8 weights pulled before');
+    expect((await pullModel({ modelsDir, model: 'test-org/tiny-embedder', remoteHost: host.url, force: true })).downloaded).toBe(true);
+    expect(await readFile(join(folder, 'onnx', 'model_quantized.onnx'), 'utf8')).toBe('q8 weights pulled before');
+    expect(await readdir(join(modelsDir, 'test-org'))).toEqual(['tiny-embedder']);
+  });
+
+  it('puts back a model left under its old name by a pull killed between its two renames', async () => {
+    await pullModel({ modelsDir, model: 'test-org/tiny-embedder', remoteHost: host.url });
+    await rename(join(modelsDir, 'test-org', 'tiny-embedder'), join(modelsDir, 'test-org', 'tiny-embedder.old-0f0f0f0f'));
+    host.requests.length = 0;
+    expect((await pullModel({ modelsDir, model: 'test-org/tiny-embedder', remoteHost: host.url })).downloaded).toBe(false);
+    expect(host.requests).toEqual([]);
     expect(await readdir(join(modelsDir, 'test-org'))).toEqual(['tiny-embedder']);
   });
 
