@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { KernelError } from '../errors.js';
+import { jsonProblem } from '../util/json-file.js';
 import type { Role } from '../plugin-api.js';
 import { escapePointer, formatIssues, runValidator, type SchemaIssue } from '../schema/ajv.js';
 import { getKernelConfigValidator } from '../manifest/manifest-schema.js';
@@ -172,10 +173,12 @@ function ruleIssues(config: KernelConfigFile): SchemaIssue[] {
 export async function readKernelConfigFile(file: string): Promise<KernelConfigFile> {
   if (!existsSync(file)) return {};
   let raw: unknown;
+  let text: string | undefined;
   try {
-    raw = JSON.parse(await readFile(file, 'utf8'));
+    text = await readFile(file, 'utf8');
+    raw = JSON.parse(text);
   } catch (error) {
-    throw new KernelError('CONFIG_INVALID', `${file}: not valid JSON: ${(error as Error).message}`, { details: { file } });
+    throw new KernelError('CONFIG_INVALID', `${file}: not valid JSON: ${jsonProblem(error, text)}`, { details: { file } });
   }
   return parseKernelConfig(raw, file);
 }

@@ -180,8 +180,13 @@ export class ConfirmationStore {
   }
 }
 
+/**
+ * Answered ones beyond the last KEEP_ANSWERED go. A release or budget question is settled once answered
+ * (approved, it is never consumed: it stayed for ever, each with up to 4,000 characters of a local-only
+ * note, the file and every rewrite of it growing with each).
+ */
 function prune(items: Confirmation[]): Confirmation[] {
-  const settled = items.filter((item) => item.status === 'consumed' || item.status === 'rejected' || item.status === 'expired');
+  const settled = items.filter((item) => item.status === 'consumed' || item.status === 'rejected' || item.status === 'expired' || (item.status === 'approved' && item.kind !== undefined));
   if (settled.length <= KEEP_ANSWERED) return items;
   const drop = new Set(settled.sort((a, b) => a.createdAt.localeCompare(b.createdAt)).slice(0, settled.length - KEEP_ANSWERED));
   return items.filter((item) => !drop.has(item));

@@ -64,7 +64,13 @@ export function parseQuery(query: string, prepare: (text: string) => string): Pa
   const tokens = tokenize(query).filter((token) => token === 'OR' || HAS_TOKEN.test(token.text));
   const terms = tokens.filter((token): token is Term => token !== 'OR');
   if (terms.length > MAX_TERMS) return { ok: false, message: `The query has ${terms.length} terms; at most ${MAX_TERMS} are searched at once` };
-  const short = terms.find((term) => term.prefix && !UNSPACED_START.test(term.text) && [...term.text].length < MIN_PREFIX);
+  // Measured on the word the prefix applies to, as the index splits the text (`".a"*` and `"x a"*` are
+  // the prefix `a*` to FTS5, and passed a check of the whole text).
+  const short = terms.find((term) => {
+    if (!term.prefix) return false;
+    const last = prepare(term.text).split(/[^\p{L}\p{N}\p{M}]+/u).filter((token) => token !== '').at(-1) ?? '';
+    return !UNSPACED_START.test(last) && [...last].length < MIN_PREFIX;
+  });
   if (short) return { ok: false, message: `'${short.text}*' is too short a prefix: give at least ${MIN_PREFIX} letters before the *` };
   const positive: Term[][] = [];
   let joinNext = false;

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { KernelConfigFile } from '../../../core/config/kernel-config.js';
+import { readKernelConfigFile, type KernelConfigFile } from '../../../core/config/kernel-config.js';
 import { startHttpServer, type RunningServer } from '../../../core/http/serve.js';
 import { Kernel } from '../../../core/kernel.js';
 import { createLogger } from '../../../core/log.js';
@@ -80,6 +80,17 @@ describe('mistakes in quire.json and grants.json are reported at start', () => {
       ['warn', 'CONFIG_UNKNOWN_PLUGIN', '/plugins/notse', 'notes'],
       ['warn', 'CONFIG_UNKNOWN_TOOL', '/gate/deny/0/tool', 'note'],
     ]);
+  });
+
+  it('says where quire.json is not valid JSON without quoting it (a secret pasted unquoted stays out of the message)', async () => {
+    const folder = await harness.tempDir();
+    const file = join(folder, 'quire.json');
+    await writeFile(file, '{\n  "mcp": { "servers": { "x": { "url": "https://h/mcp", "headers": { "Authorization": Bearer sk-live-0123456789abcdef } } } }\n}\n');
+    const error = await readKernelConfigFile(file).then(() => undefined, (caught: unknown) => caught as Error);
+    expect(error?.message).toContain('not valid JSON');
+    expect(error?.message).not.toContain('sk-live');
+    await writeFile(file, '{\n  "a": 1\n  "b": 2\n}\n');
+    expect((await readKernelConfigFile(file).then(() => undefined, (caught: unknown) => caught as Error))?.message).toMatch(/at line 3, column 3/);
   });
 
   it('reports nothing for a configuration whose names all exist', async () => {

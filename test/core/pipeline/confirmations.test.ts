@@ -186,4 +186,17 @@ describe('grants file', () => {
     expect(error.code).toBe('WORKSPACE_INVALID');
     expect(error.message).toContain('/grants/0/effects');
   });
+
+  it('keeps at most the last 200 answered release questions: an approved one is settled, never consumed', async () => {
+    const kernel = await harness.boot({ plugins: ['notes'] });
+    for (let i = 0; i < 210; i++) {
+      const args = { toolCallId: `c${i}`, text: 'x'.repeat(4_000) };
+      const confirmation = await kernel.confirmations.create({
+        kind: 'release', plugin: 'kernel', tool: 'egress', action: 'release', wireName: 'release_to_model',
+        arguments: args, argsHash: hashArguments(args), effects: ['dataEgress'], destructive: false, principal: `agent:s/t/c${i}`, sessionId: 's', turnId: 't',
+      });
+      await kernel.confirmations.answer(confirmation.id, { approved: true, argsHash: confirmation.argsHash, answeredBy: 'person:admin' });
+    }
+    expect(kernel.confirmations.list().length).toBeLessThanOrEqual(200);
+  });
 });

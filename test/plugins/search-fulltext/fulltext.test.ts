@@ -78,6 +78,9 @@ describe('full-text search: the query language', () => {
     }
     expect((await caught(search(act, '-tomatoes'))).message).toContain('besides the excluded');
     expect((await caught(search(act, 'to*'))).message).toContain('too short a prefix');
+    // The prefix as the index reads it: the last word of the term, whatever comes before it.
+    for (const query of ['".a"*', '"x a"*', 'x-a*', '中a*', '"tomatoes s"*']) expect([query, (await caught(search(act, query))).message]).toEqual([query, expect.stringContaining('too short a prefix')]);
+    for (const query of ['"x tom"*', '中文*']) expect([query, await search(act, query).then(() => 'ok', (error: Error) => error.message)]).toEqual([query, 'ok']);
     expect((await search(act, 'tomatoes\u0000')).total).toBe(4);
   });
 });
