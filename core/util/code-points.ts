@@ -12,3 +12,18 @@ export function firstCodePoints(text: string, limit: number): string {
   }
   return out;
 }
+
+/**
+ * The longest start of `text` of at most `limit` bytes in UTF-8, never splitting a code point: file
+ * names are limited in bytes (255 on most file systems), and a CJK character takes three.
+ */
+export function firstUtf8Bytes(text: string, limit: number): string {
+  let out = '';
+  let bytes = 0;
+  for (const character of text) {
+    bytes += Buffer.byteLength(character, 'utf8');
+    if (bytes > limit) break;
+    out += character;
+  }
+  return out;
+}

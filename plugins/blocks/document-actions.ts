@@ -1,4 +1,4 @@
-import { newId, type ActionCall, type ActionHandler } from '../../core/index.js';
+import { firstCodePoints, newId, type ActionCall, type ActionHandler } from '../../core/index.js';
 import type { Block, DraftBlock } from './block-model.js';
 import type { BlocksRuntime } from './runtime.js';
 import { assertDocumentVisible, assertNotebookVisible, checkExpected, invalid } from './access.js';
@@ -27,7 +27,12 @@ export function documentActions(rt: BlocksRuntime): Record<string, ActionHandler
       const entry = store.entry(id);
       const original = await store.read(id);
       const copy = freshIds(original.children ?? []);
-      return createDocument(rt, call, { notebook: entry.notebook, parentId: entry.parent ?? undefined, title: `${original.content ?? ''} (copy)`, drafts: copy, attrs: customAttrs(original) });
+      // The copy's title within a title's 512 characters (a long one's copy was refused, naming a title
+      // the caller never sent); not a daily note (its marker copied made the copy that day's note once
+      // the original went).
+      const title = `${firstCodePoints(original.content ?? '', 512 - ' (copy)'.length)} (copy)`;
+      const attrs = Object.fromEntries(Object.entries(customAttrs(original)).filter(([name]) => !name.startsWith('custom-dailynote-')));
+      return createDocument(rt, call, { notebook: entry.notebook, parentId: entry.parent ?? undefined, title, drafts: copy, attrs });
     },
     remove: (input, call) => removeDocument(rt, call, input as { id: string; expectedUpdated?: string }),
   };

@@ -1,6 +1,6 @@
 import { mkdir, realpath, stat } from 'node:fs/promises';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
-import { ConflictError, stoppedNote, throwIfStopped, writeFileAtomic, type ActionCall } from '../../core/index.js';
+import { ConflictError, firstUtf8Bytes, stoppedNote, throwIfStopped, writeFileAtomic, type ActionCall } from '../../core/index.js';
 import type { BlocksRuntime } from './runtime.js';
 import { assertDocumentVisible, assertNotebookVisible, invalid } from './access.js';
 import type { DocEntry } from './doc-catalog.js';
@@ -84,9 +84,13 @@ function planFiles(rt: BlocksRuntime, docs: DocEntry[], folder: string, out: Pla
  */
 function fileName(title: string, id: string, used: Set<string>, obsidian: boolean): string {
   // eslint-disable-next-line no-control-regex
-  let name = title.replace(obsidian ? /[\\/:*?"<>|\u0000-\u001f#^[\]]/g : /[\\/:*?"<>|\u0000-\u001f]/g, '_').replace(/^[.\s]+|[.\s]+$/g, '').slice(0, 120);
+  // 120 bytes, not characters: with ` (<id>)` and the temporary file's `.…md.<12 hex>.tmp` a name stays
+  // under the 255 bytes of a file name (80 CJK characters passed it, and the export stopped part way).
+  let name = firstUtf8Bytes(title.normalize('NFC').replace(obsidian ? /[\\/:*?"<>|\u0000-\u001f#^[\]]/g : /[\\/:*?"<>|\u0000-\u001f]/g, '_').replace(/^[.\s]+|[.\s]+$/g, ''), 120).replace(/[.\s]+$/, '');
   if (name === '') name = id;
-  if (used.has(name.toLowerCase())) name = `${name} (${id})`;
+  // Case and Unicode form folded: names differing only so are one file on some file systems (macOS).
+  const key = name.toLowerCase();
+  if (used.has(key)) name = `${name} (${id})`;
   used.add(name.toLowerCase());
   return name;
 }

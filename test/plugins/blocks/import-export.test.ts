@@ -47,6 +47,22 @@ describe('import and export of Markdown', () => {
     expect(imported.map((doc) => [doc.title, doc.children.map((child) => child.title)])).toEqual([['Alpha', ['Beta']], ['Gamma', ['Delta']]]);
   });
 
+  it('exports documents with long CJK titles, and titles differing only in Unicode form, each to a file of its own', async () => {
+    const { act } = await boot();
+    const notebook = await act<{ id: string }>('notebook_create', { name: 'Long names' });
+    const long = '長い題名'.repeat(25);
+    await act('document_create', { notebook: notebook.id, title: long, markdown: 'one' });
+    await act('document_create', { notebook: notebook.id, title: 'Cafe\u0301', markdown: 'decomposed' });
+    await act('document_create', { notebook: notebook.id, title: 'Caf\u00e9', markdown: 'composed' });
+    const out = await tempDir();
+    const result = await act<{ files: number }>('export_markdown', { id: notebook.id, folder: out });
+    expect(result.files).toBe(3);
+    const names = await readdir(out);
+    expect(names).toHaveLength(3);
+    expect(names.every((name) => Buffer.byteLength(name) <= 160)).toBe(true);
+    expect(new Set(await Promise.all(names.map((name) => readFile(join(out, name), 'utf8'))))).toEqual(new Set(['one\n', 'decomposed\n', 'composed\n']));
+  });
+
   it('exports a notebook that imports back to the same documents', async () => {
     const { act } = await boot();
     const first = await act<Created>('notebook_create', { name: 'First' });

@@ -52,6 +52,19 @@ describe('references, tags, outline and daily notes', () => {
     expect(markdown.markdown.trim()).toBe('before\n\nmorning');
     expect((await caught(act('dailynote_get', { notebook: notebook.id, date: '2026-02-30' }))).code).toBe('INVALID_INPUT');
   });
+
+  it('duplicates a daily note as a document that is not that day\'s note, and a document of the longest title', async () => {
+    const { act } = await boot();
+    const notebook = await act<Created>('notebook_create', { name: 'N' });
+    const day = await act<{ id: string }>('dailynote_append', { notebook: notebook.id, date: '2026-11-29', markdown: 'morning' });
+    const copy = await act<Created>('document_duplicate', { id: day.id });
+    await act('document_remove', { id: day.id });
+    expect(await act('dailynote_get', { notebook: notebook.id, date: '2026-11-29' })).toMatchObject({ id: null });
+    expect((await act<{ attrs: Record<string, string> }>('document_info', { id: copy.id })).attrs).not.toHaveProperty('custom-dailynote-20261129');
+    const long = await act<Created>('document_create', { notebook: notebook.id, title: 't'.repeat(512) });
+    const longCopy = await act<Created>('document_duplicate', { id: long.id });
+    expect((await act<{ title: string }>('document_get_markdown', { id: longCopy.id })).title).toMatch(/^t+ \(copy\)$/);
+  });
 });
 
 describe('what a reader may see', () => {
