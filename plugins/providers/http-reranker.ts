@@ -9,7 +9,7 @@ const FIELD = 'plugins/providers/config/reranker';
 /** SiYuan's default: a reranker that has not answered in 30 s will not help a search waiting for it. */
 const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 /** An answer is a few bytes per document; anything this large is not one. */
-const MAX_ANSWER_CHARS = 4_000_000;
+const MAX_ANSWER_BYTES = 4_000_000;
 
 /**
  * An HTTP `/rerank` endpoint in one of the dialects of rerank-shapes.ts, through global `fetch` (so the
@@ -48,14 +48,15 @@ export class HttpReranker implements Reranker {
         body: JSON.stringify(this.shape.body(query, sent, this.config.model)),
       });
       status = response.status;
-      text = await response.text();
+      const read = await boundedText(response, MAX_ANSWER_BYTES);
+      if (read === undefined) throw new ModelError('server', `the reranker answered more than ${MAX_ANSWER_BYTES} bytes, not a rerank answer`);
+      text = read;
       if (!response.ok) throw toModelError({ status, headers: response.headers, message: `the reranker answered HTTP ${status}: ${text.slice(0, 300)}` });
     } catch (error) {
       if (signal?.aborted) throw signal.reason;
       if (timeout.aborted) throw new ModelError('timeout', `the reranker did not answer within ${this.config.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS} ms`);
       throw withoutKey(error, this.key, `the reranker at ${this.url}`);
     }
-    if (text.length > MAX_ANSWER_CHARS) throw new ModelError('server', `the reranker answered ${text.length} characters, not a rerank answer`);
     let answer: unknown;
     try {
       answer = JSON.parse(text);
@@ -81,4 +82,31 @@ export function rerankerKey(config: RerankerConfig, env: NodeJS.ProcessEnv = pro
     throw new KernelError('MODEL_UNAVAILABLE', `the ${config.shape} reranker's key is missing: set the environment variable ${variable} (named by ${FIELD}/apiKeyEnv), or set apiKeyEnv to false for a server that takes none`, { details: { field: `${FIELD}/apiKeyEnv`, variable } });
   }
   return key;
+}
+
+/**
+ * The answer's text, or undefined past `limit` bytes, read no further (a server sending gigabytes within
+ * the time limit was read whole before its length was checked).
+ */
+async function boundedText(response: Response, limit: number): Promise<string | undefined> {
+  const declared = Number(response.headers.get('content-length'));
+  if (Number.isFinite(declared) && declared > limit) {
+    await response.body?.cancel().catch(() => undefined);
+    return undefined;
+  }
+  if (!response.body) return '';
+  const chunks: Uint8Array[] = [];
+  let bytes = 0;
+  const reader = response.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+    bytes += value.byteLength;
+    if (bytes > limit) {
+      await reader.cancel().catch(() => undefined);
+      return undefined;
+    }
+  }
+  return Buffer.concat(chunks).toString('utf8');
 }

@@ -56,6 +56,7 @@ describe('the HTTP /rerank reranker', () => {
     ['not-json', 'the reranker answered something that is not JSON: <html>gateway</html>'],
     ['wrong-shape', "the cohere reranker's answer is not its shape: the answer has no 'results' list"],
     ['http-500', 'the reranker answered HTTP 500: {"message":"internal error"}'],
+    ['huge', 'the reranker answered more than 4000000 bytes, not a rerank answer'],
   ] as const)('rejects an answer that is %s', async (behaviour, message) => {
     const { fake, reranker: http } = await reranker('cohere');
     fake.script.push(behaviour);

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 export type RerankShape = 'cohere' | 'jina' | 'voyage' | 'tei';
 
 /** What the fake does with the next request: score honestly, or misbehave in one way. */
-export type RerankBehaviour = 'score' | 'one-short' | 'duplicate-index' | 'index-out-of-range' | 'not-json' | 'http-500' | 'hang' | 'wrong-shape' | 'http-401-echo' | 'http-400-echo';
+export type RerankBehaviour = 'score' | 'one-short' | 'duplicate-index' | 'index-out-of-range' | 'not-json' | 'http-500' | 'hang' | 'wrong-shape' | 'http-401-echo' | 'http-400-echo' | 'huge';
 
 export interface RerankRequest {
   path: string;
@@ -39,6 +39,20 @@ export class RerankFake {
         // Some proxies quote the key they were sent in their answer.
         if (behaviour === 'http-401-echo') return void response.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ message: `invalid key ${request.headers.authorization ?? ''}` }));
         if (behaviour === 'http-400-echo') return void response.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ message: `bad request from ${request.headers.authorization ?? ''}` }));
+        // Ten megabytes, in chunks, no length announced.
+        if (behaviour === 'huge') {
+          response.writeHead(200, { 'content-type': 'application/json' });
+          const chunk = Buffer.alloc(1024 * 1024, 0x20);
+          let sent = 0;
+          const more = (): void => {
+            while (sent < 10 && response.write(chunk)) sent++;
+            if (sent >= 10) response.end();
+            else response.once('drain', () => { sent++; more(); });
+          };
+          response.on('error', () => undefined);
+          more();
+          return;
+        }
         if (behaviour === 'http-500') return void response.writeHead(500, { 'content-type': 'application/json' }).end('{"message":"internal error"}');
         if (behaviour === 'not-json') return void response.writeHead(200, { 'content-type': 'text/html' }).end('<html>gateway</html>');
         response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(fake.answer(body, behaviour)));
