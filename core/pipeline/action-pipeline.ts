@@ -23,7 +23,7 @@ import type { Principal, ProgressUpdate, StopReason } from '../plugin-api.js';
 import type { ActionRegistry, RegisteredAction } from '../registry/action-registry.js';
 import { formatIssues, runValidator } from '../schema/ajv.js';
 import type { ActionRef, CallDecision, PreparedCall } from './prepared-call.js';
-import { runHandler } from './run-handler.js';
+import { runHandler, type RunOptions } from './run-handler.js';
 import type { CancelSource } from './cancel-source.js';
 
 /** What the gate weighs besides grants and mode when local-only notes are involved (decide.ts). */
@@ -222,13 +222,17 @@ export class ActionPipeline {
     const runLimits: RunLimits = {
       ...limits, ...(onProgress ? { onProgress } : {}),
       onStopped: (reason) => { stopped = reason; limits.onStopped?.(reason); },
+      // A handler answered as "may still be running" that finishes after all: a second line says how, so
+      // the log does not stand on a failure whose effects landed.
+      ...(audited ? { onLate: (late: { ok: true } | { ok: false; code: string }) => void this.record(call, late.ok ? 'ok' : 'error', late.ok ? undefined : late.code, { late: true }).catch(() => undefined) } : {}),
     };
     let value: unknown;
     try {
       value = await this.run(call, runLimits);
     } catch (error) {
       // The handler's error is what the caller gets: an audit line that could not be written is logged (append).
-      if (audited) await this.record(call, 'error', isKernelError(error) ? error.code : 'INTERNAL', stopped ? { stopped } : {}).catch(() => undefined);
+      const running = isKernelError(error) && error.details?.stillRunning === true ? { stillRunning: true } : {};
+      if (audited) await this.record(call, 'error', isKernelError(error) ? error.code : 'INTERNAL', { ...(stopped ? { stopped } : {}), ...running }).catch(() => undefined);
       throw error;
     }
     // A call stopped at its limit that answered what it did before stopping had effects: recorded as ok, with why it stopped.
@@ -259,6 +263,7 @@ export class ActionPipeline {
       } : undefined,
       onProgress: limits.onProgress,
       onStopped: limits.onStopped,
+      ...(limits.onLate ? { onLate: limits.onLate } : {}),
     });
   }
 
@@ -416,6 +421,7 @@ interface RunLimits {
   timeoutMs?: number;
   onProgress?: (update: ProgressUpdate) => void;
   onStopped?: (reason: StopReason) => void;
+  onLate?: RunOptions['onLate'];
 }
 
 const REFUSALS: ReadonlySet<string> = new Set(['FORBIDDEN', 'WORKSPACE_READ_ONLY', 'ACTION_DENIED']);

@@ -18,6 +18,11 @@ export interface RunOptions {
   onProgress?: (update: ProgressUpdate) => void;
   /** Told when the call was stopped (time limit or cancel) and its handler was waited for. */
   onStopped?: (reason: StopReason) => void;
+  /**
+   * Told when a handler the call was answered without (stopped, it did not stop: "may still be running")
+   * finishes after all, with how: the audit says then what it did.
+   */
+  onLate?: (outcome: { ok: true } | { ok: false; code: string }) => void;
 }
 
 const deadlines = new DeadlineWatch();
@@ -66,6 +71,7 @@ class HandlerRun extends Watched implements RunningAction {
   // queue), and a long action's job must account for its work: both are waited for once stopped.
   #watchesStop: boolean;
   #settled = false;
+  #abandoned = false;
   #grace: NodeJS.Timeout | undefined;
   #refusals: Promise<unknown>[] | undefined;
 
@@ -139,7 +145,10 @@ class HandlerRun extends Watched implements RunningAction {
   }
 
   #succeed(value: unknown): void {
-    if (!this.#settle()) return;
+    if (!this.#settle()) {
+      if (this.#abandoned) this.#options.onLate?.({ ok: true });
+      return;
+    }
     // Refused egress is recorded before the call answers.
     if (this.#refusals) void Promise.all(this.#refusals).then(() => this.#answer(value), () => this.#answer(value));
     else this.#answer(value);
@@ -158,11 +167,21 @@ class HandlerRun extends Watched implements RunningAction {
   }
 
   #fail(error: unknown): void {
-    if (!this.#settle()) return;
     const { entry } = this.#call;
     const wrapped = wrapPluginError(error, entry.pluginId, `${entry.tool}.${entry.action}`);
+    if (!this.#settle()) {
+      if (this.#abandoned) this.#options.onLate?.({ ok: false, code: isKernelError(wrapped) ? wrapped.code : 'INTERNAL' });
+      return;
+    }
     if (this.#refusals) void Promise.all(this.#refusals).then(() => this.#reject(wrapped), () => this.#reject(wrapped));
     else this.#reject(wrapped);
+  }
+
+  /** Answers the call without its handler, which did not stop: what it does after is told to onLate. */
+  #abandon(error: KernelError): void {
+    if (!this.#settle()) return;
+    this.#abandoned = true;
+    this.#reject(stillRunning(error));
   }
 
   #settle(): boolean {
@@ -179,11 +198,11 @@ class HandlerRun extends Watched implements RunningAction {
     this.#stopError = error;
     this.#controller?.abort(error);
     if (!this.#watchesStop) {
-      if (this.#settle()) this.#reject(stillRunning(error));
+      this.#abandon(error);
       return;
     }
     this.#options.onStopped?.(kind);
-    this.#grace = setTimeout(() => { if (this.#settle()) this.#reject(stillRunning(error)); }, this.#options.stopGraceMs);
+    this.#grace = setTimeout(() => this.#abandon(error), this.#options.stopGraceMs);
     this.#grace.unref();
   }
 }

@@ -19,6 +19,7 @@ function userNotes(effectsOfPut: string[]): UserPlugin {
         save: { description: 'save', input: { type: 'object', required: ['text'], properties: { text: { type: 'string' } } }, effects: effectsOfPut },
         slow: { description: 'slow', input: { type: 'object' }, effects: [] },
         stuck: { description: 'never ends, never looks at its signal', input: { type: 'object' }, effects: [] },
+        late: { description: 'ends 300 ms later, never looks at its signal', input: { type: 'object' }, effects: ['localWrite'] },
         boom: { description: 'throws', input: { type: 'object' }, effects: ['localWrite'] },
         secret: { description: 'agent only', input: { type: 'object' }, effects: [], agentOnly: true },
         shaped: { description: 'output schema', input: { type: 'object' }, effects: [], output: { type: 'object', required: ['n'], properties: { n: { type: 'number' } } } },
@@ -33,6 +34,7 @@ function userNotes(effectsOfPut: string[]): UserPlugin {
       save: (input) => { saved.push(input.text); return { count: saved.length }; },
       slow: (_input, call) => new Promise((resolve) => call.signal.addEventListener('abort', () => resolve({ stopped: true }))),
       stuck: () => new Promise(() => undefined),
+      late: () => new Promise((resolve) => setTimeout(() => resolve({ late: true }), 300)),
       boom: () => { throw new Error('disk on fire'); },
       secret: () => ({ secret: 42 }),
       shaped: () => ({ n: 'not a number' }),
@@ -158,6 +160,22 @@ describe('action pipeline', () => {
     expect(error.message).toContain('user-notes');
     expect(error.message).toContain('disk on fire');
     expect((await auditLines(kernel.audit.logFile)).at(-1)).toMatchObject({ action: 'boom', outcome: 'error', errorCode: 'PLUGIN_ERROR' });
+  });
+
+  it('audits a call answered as still running at its time limit as such, and what it did once it ends after all', async () => {
+    const kernel = await harness.boot({ userPlugins: { 'user-notes': userNotes([]) }, config: { plugins: { 'user-notes': { trusted: true } }, actions: { timeoutMs: 50 } } });
+    const error = await caught(kernel.pipeline.call({ target: 'memo_late', input: {}, principal: admin }));
+    expect(error).toMatchObject({ code: 'ACTION_TIMEOUT', details: { stillRunning: true } });
+    const lines = async () => (await auditLines(kernel.audit.logFile)).filter((line) => line.action === 'late');
+    // Waited for (the handler ends 300 ms after it began), not timed.
+    let recorded = await lines();
+    for (let waited = 0; recorded.length < 2 && waited < 10_000; waited += 50) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      recorded = await lines();
+    }
+    expect(recorded).toHaveLength(2);
+    expect(recorded[0]).toMatchObject({ outcome: 'error', errorCode: 'ACTION_TIMEOUT', details: { stillRunning: true } });
+    expect(recorded[1]).toMatchObject({ outcome: 'ok', details: { late: true } });
   });
 
   it('aborts a handler\'s signal at the time limit or a cancel, and reports what a handler that stops answers', async () => {
