@@ -1,7 +1,6 @@
 import { inject, injectable } from '../di.js';
 import { ACTION_REGISTRY, AUDIT_LOG, CONFIRMATION_STORE, GRANTS_STORE, JOB_MANAGER, KERNEL_CONFIG, KERNEL_CONTAINER, LOGGER } from '../core-tokens.js';
 import type { JobManager } from '../jobs/job-manager.js';
-import type { JobRecord } from '../jobs/job-types.js';
 import type { StartedJob } from '../jobs/job-manager.js';
 import type { DependencyContainer } from '../di.js';
 import { NOTEBOOK_SCOPE, type AgentLimit, type NotebookScope } from '../gate/notebook-scope.js';
@@ -13,7 +12,7 @@ import { hashArguments } from '../canonical-json.js';
 import type { KernelConfig } from '../config/kernel-config.js';
 import type { AuditLog } from '../audit/audit-log.js';
 import type { AuditEntry, AuditOutcome } from '../audit/audit-record.js';
-import { auditEntryFor } from './audit-entry.js';
+import { auditEntryFor, ranUnrecorded } from './audit-entry.js';
 import type { Confirmation } from '../gate/confirmation.js';
 import type { ConfirmationStore } from '../gate/confirmation-store.js';
 import { decide, denyRuleMatches, type SessionMode } from '../gate/decide.js';
@@ -24,7 +23,8 @@ import type { ActionRegistry, RegisteredAction } from '../registry/action-regist
 import { formatIssues, runValidator } from '../schema/ajv.js';
 import type { ActionRef, CallDecision, PreparedCall } from './prepared-call.js';
 import { runHandler, type RunOptions } from './run-handler.js';
-import type { CancelSource } from './cancel-source.js';
+import { RefusalWindow } from './refusal-window.js';
+import type { ActionRequest, CallOutcome, ExecuteOptions } from './action-request.js';
 
 /** What the gate weighs besides grants and mode when local-only notes are involved (decide.ts). */
 interface LocalOnlyFlags { localOnlyInContext: boolean; crossesLocalOnly: boolean }
@@ -38,41 +38,7 @@ function nextCallId(): string {
   return `call-${PROCESS_TAG}-${callCounter}`;
 }
 
-export interface ActionRequest {
-  /** A wire name (`block_get`) or the plugin/tool/action path. */
-  target: string | ActionRef;
-  input: unknown;
-  principal: Principal;
-  /** Stops the call when the caller goes away. */
-  signal?: CancelSource;
-  /** The agent session's mode; only agent calls go through the gate. */
-  sessionMode?: SessionMode;
-  /** The agent's model has seen local-only notes this turn: a call with dataEgress asks the person (decide.ts). */
-  localOnlyInContext?: boolean;
-  /**
-   * The caller hands the input over (e.g. a freshly parsed request body) and will not look at it again,
-   * so it need not be copied before schema defaults are applied to it.
-   */
-  ownsInput?: boolean;
-  /** A long action answers its job at once instead of waiting for it (HTTP); others are unaffected. */
-  background?: boolean;
-  /** Progress the action reports (a job's, or any action's that reports it). */
-  onProgress?: (update: ProgressUpdate) => void;
-  /** Told the job a long action runs as, when it starts. */
-  onJob?: (job: JobRecord) => void;
-}
-
-/** What running a prepared call may add: the approval, and who hears its progress and its job. */
-export interface ExecuteOptions {
-  confirmationId?: string;
-  onProgress?: (update: ProgressUpdate) => void;
-  onJob?: (job: JobRecord) => void;
-}
-
-export type CallOutcome =
-  | { status: 'ok'; value: unknown; call: PreparedCall }
-  | { status: 'job'; job: JobRecord; done: Promise<unknown>; call: PreparedCall }
-  | { status: 'confirmation_required'; confirmation: Confirmation; call: PreparedCall };
+export type { ActionRequest, CallOutcome, ExecuteOptions } from './action-request.js';
 
 /**
  * The single path of every call, from every surface: Map lookup → input validation → role and
@@ -84,6 +50,8 @@ const NO_LIMITS: RunLimits = Object.freeze({});
 
 @injectable()
 export class ActionPipeline {
+  private readonly refusals = new RefusalWindow();
+
   constructor(
     @inject(ACTION_REGISTRY) private readonly registry: ActionRegistry,
     @inject(GRANTS_STORE) private readonly grants: GrantsStore,
@@ -382,13 +350,19 @@ export class ActionPipeline {
     return this.append(auditEntryFor(call.entry, call.principal, call.argsHash || hashArguments(call.input), outcome, errorCode, facts));
   }
 
-  /** A call with effects that was refused before it ran (role, read-only workspace, deny rule) is audited too. */
+  /**
+   * A call with effects that was refused before it ran (role, read-only workspace, deny rule) is audited
+   * too: one line per caller, action and reason a minute, the next one counting those left out (a reader
+   * token calling a write in a loop wrote a durable line per request, until the disk was full).
+   */
   private recordRefusal(request: ActionRequest, error: unknown): Promise<unknown> {
     try {
       if (!isKernelError(error) || !REFUSALS.has(error.code)) return Promise.resolve();
       const entry = this.find(request.target);
       if (!entry || entry.effects.length === 0) return Promise.resolve();
-      return this.append(auditEntryFor(entry, request.principal, hashArguments(request.input), 'refused', error.code)).catch(() => undefined);
+      const repeated = this.refusals.admit(`${request.principal.kind}:${request.principal.name}\u0000${entry.wireName}\u0000${error.code}`, Date.now());
+      if (repeated === undefined) return Promise.resolve();
+      return this.append(auditEntryFor(entry, request.principal, hashArguments(request.input), 'refused', error.code, repeated > 0 ? { repeated } : {})).catch(() => undefined);
     } catch {
       return Promise.resolve();
     }
@@ -400,20 +374,6 @@ export class ActionPipeline {
       throw error;
     });
   }
-}
-
-/**
- * A call that took effect but whose audit line could not be written (a full disk, a log closing): the
- * caller is told it ran, with its result, and not to repeat it (the audit's own error said "try again",
- * and a retried create made a second document).
- */
-function ranUnrecorded(entry: RegisteredAction, value: unknown, auditError: unknown): KernelError {
-  const code = isKernelError(auditError) ? auditError.code : 'INTERNAL';
-  const reason = auditError instanceof Error ? auditError.message : String(auditError);
-  return new KernelError(code, `${entry.wireName} ran and took effect, but its audit record could not be written (${reason}); do not repeat it: its result is in details.result`, {
-    details: { ran: true, result: value, ...(isKernelError(auditError) && auditError.details ? { audit: auditError.details } : {}) },
-    cause: auditError,
-  });
 }
 
 /** What a job or a caller changes about one run of a handler. */

@@ -1,3 +1,4 @@
+import { KernelError, isKernelError } from '../errors.js';
 import type { AuditEntry, AuditOutcome } from '../audit/audit-record.js';
 import type { Principal } from '../plugin-api.js';
 import type { RegisteredAction } from '../registry/action-registry.js';
@@ -23,4 +24,18 @@ export function auditEntryFor(
     ...(errorCode !== undefined ? { errorCode } : {}),
     ...(Object.keys(details).length > 0 ? { details } : {}),
   };
+}
+
+/**
+ * A call that took effect but whose audit line could not be written (a full disk, a log closing): the
+ * caller is told it ran, with its result, and not to repeat it (the audit's own error said "try again",
+ * and a retried create made a second document).
+ */
+export function ranUnrecorded(entry: RegisteredAction, value: unknown, auditError: unknown): KernelError {
+  const code = isKernelError(auditError) ? auditError.code : 'INTERNAL';
+  const reason = auditError instanceof Error ? auditError.message : String(auditError);
+  return new KernelError(code, `${entry.wireName} ran and took effect, but its audit record could not be written (${reason}); do not repeat it: its result is in details.result`, {
+    details: { ran: true, result: value, ...(isKernelError(auditError) && auditError.details ? { audit: auditError.details } : {}) },
+    cause: auditError,
+  });
 }

@@ -125,6 +125,14 @@ describe('action pipeline', () => {
     kernel.audit.append = append;
   });
 
+  it('audits a refusal repeated in a loop once a minute per caller and action, not once per request', async () => {
+    const kernel = await harness.boot({ plugins: ['notes'] });
+    for (let i = 0; i < 200; i++) await caught(kernel.pipeline.call({ target: 'note_put', input: { name: 'a', text: 'x' }, principal: reader }));
+    await caught(kernel.pipeline.call({ target: 'note_delete', input: { name: 'a' }, principal: reader }));
+    const lines = (await auditLines(kernel.audit.logFile)).filter((line) => line.outcome === 'refused');
+    expect(lines.map((line) => [line.action, line.errorCode])).toEqual([['put', 'FORBIDDEN'], ['delete', 'FORBIDDEN']]);
+  });
+
   it('audits calls with effects that were refused before they ran', async () => {
     const kernel = await harness.boot({ plugins: ['notes'], config: { gate: { deny: [{ tool: 'note', action: 'delete' }] } } });
     await caught(kernel.pipeline.call({ target: 'note_put', input: { name: 'a', text: 'x' }, principal: reader }));
