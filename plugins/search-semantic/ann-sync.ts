@@ -46,9 +46,20 @@ export class AnnSync {
     this.timer.unref();
   }
 
-  /** The index of `model` when it is complete and caught up to the last batch applied; otherwise undefined. */
+  /**
+   * The index of `model` when it is complete and caught up to the last batch applied; otherwise undefined.
+   * An index whose worker thread stopped is opened again (from its saved file, caught up from the store):
+   * it stayed 'ready' and every search through it failed until the kernel restarted.
+   */
   ready(model: string, dimensions: number): AnnIndex | undefined {
-    return this.state === 'ready' && this.model === model && this.dimensions === dimensions ? this.index : undefined;
+    if (this.state !== 'ready' || this.model !== model || this.dimensions !== dimensions) return undefined;
+    const failure = this.index?.failure();
+    if (failure === undefined) return this.index;
+    this.state = 'failed';
+    this.lastProblem = failure.message;
+    this.log.warn('the vector index stopped: it is opened again', { error: failure.message });
+    this.use(model, dimensions);
+    return undefined;
   }
 
   /**

@@ -74,6 +74,10 @@ class AnnClient implements AnnIndex {
     if (keys.length > 0) this.track(await this.transport.call({ op: 'remove', keys: [...keys] }));
   }
 
+  failure(): Error | undefined {
+    return this.transport.failure();
+  }
+
   async has(key: number): Promise<boolean> {
     return (await this.transport.call({ op: 'has', key })).has === true;
   }

@@ -69,6 +69,8 @@ export interface AnnIndex {
    */
   readonly savedWatermark: number;
   readonly dimensions: number;
+  /** Why the index can answer nothing any more (its worker thread stopped): close it and open it again. */
+  failure(): Error | undefined;
   /** Number of vectors, as of the last call that finished. */
   size(): number;
   /**

@@ -5,6 +5,8 @@ import { compiledScript, startWorker } from '../../../core/index.js';
 export interface EngineTransport {
   call(request: EngineRequest, transfer?: ArrayBuffer[]): Promise<EngineReply>;
   close(): Promise<void>;
+  /** Why no call can be answered any more (the worker stopped or failed), or undefined. */
+  failure(): Error | undefined;
 }
 
 /** The engine on the calling thread: each call runs at once, synchronously, inside a promise. */
@@ -13,6 +15,7 @@ export function mainThreadTransport(): EngineTransport {
   return {
     call: async (request) => host.handle(request),
     close: async () => void host.handle({ op: 'close' }),
+    failure: () => undefined,
   };
 }
 
@@ -85,6 +88,7 @@ export function workerTransport(): EngineTransport {
       broken ??= new Error('the ANN index is closed');
       await worker.terminate();
     },
+    failure: () => broken,
   };
 }
 

@@ -1,5 +1,7 @@
 import { cp, readdir, readFile, rm, truncate, writeFile } from 'node:fs/promises';
+import { syncBuiltinESMExports } from 'node:module';
 import { join } from 'node:path';
+import workerThreads, { type Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import type { Act } from '../blocks/blocks-harness.js';
 import { embedded, semantic, until, useSemantic, type Created, type Status } from './semantic-harness.js';
@@ -93,6 +95,37 @@ describe('semantic search across restarts', () => {
     expect(status.vectorIndex.problem).toMatch(/past the stored vectors/);
     expect((await semantic(act, 'quinces arrived after the others')).results[0]!.snippet).toBe('quinces arrived after the others');
     expect((await semantic(act, 'figs in summer')).results[0]!.snippet).toBe('figs ripen late in summer');
+  });
+
+  it('opens the HNSW index again when its worker thread stops, instead of failing every search until a restart', async () => {
+    // The ANN worker, caught as it starts (the kernel's egress guard replaced Worker already: wrapped again).
+    const started: Worker[] = [];
+    const Guarded = workerThreads.Worker;
+    class Caught extends Guarded {
+      constructor(...args: ConstructorParameters<typeof Guarded>) {
+        super(...args);
+        if (String(args[0]).includes('ann-worker')) started.push(this);
+      }
+    }
+    const fake = await fakeServer();
+    const { act } = await boot(fake, { semantic: ANN_ONLY });
+    Object.defineProperty(workerThreads, 'Worker', { value: Caught, writable: true, configurable: true });
+    syncBuiltinESMExports();
+    try {
+      const notebook = await act<Created>('notebook_create', { name: 'N' });
+      await act('document_create', { notebook: notebook.id, title: 'Fruit', markdown: 'figs ripen late in summer\n\nplums are purple and sweet' });
+      await annReady(act);
+      expect(started).toHaveLength(1);
+      await started[0]!.terminate();
+      await until('the index opened again', async () => {
+        const found = await semantic(act, 'purple plums').catch(() => undefined);
+        return found?.results[0]?.snippet === 'plums are purple and sweet' ? found : undefined;
+      });
+      expect(started).toHaveLength(2);
+    } finally {
+      Object.defineProperty(workerThreads, 'Worker', { value: Guarded, writable: true, configurable: true });
+      syncBuiltinESMExports();
+    }
   });
 
   it('catches an HNSW index saved before the last changes up from the store (as after a crash)', async () => {
