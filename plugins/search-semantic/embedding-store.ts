@@ -288,6 +288,21 @@ export class EmbeddingStore {
     });
   }
 
+  /**
+   * The embedder's vectors now have `dimensions` (its config changed them, the model id the same): the
+   * blocks whose vectors have another size are to be embedded again (a query of the new size matched
+   * none of them, and nothing said so). Returns whether the size changed; the first size is only noted.
+   */
+  noteDimensions(dimensions: number): boolean {
+    const known = this.meta('dimensions');
+    if (known === String(dimensions)) return false;
+    this.transaction(() => {
+      if (known !== undefined) this.prepared('UPDATE block_embeddings SET ok = 0, fail_count = 0, last_tried = 0 WHERE has_vector = 1 AND dimensions IS NOT ?').run(dimensions);
+      this.setMeta('dimensions', String(dimensions));
+    });
+    return known !== undefined;
+  }
+
   /** Every block embedded again (reindex): the old vectors answer until replaced. */
   reindex(): void {
     this.prepared('UPDATE block_embeddings SET ok = 0, vector_hash = NULL, fail_count = 0, last_tried = 0').run();

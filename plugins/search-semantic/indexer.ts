@@ -104,11 +104,20 @@ export class Indexer {
     await this.deps.onModel(model);
   }
 
+  private async ensureDimensions(model: string, dimensions: number): Promise<void> {
+    if (!this.deps.store.noteDimensions(dimensions)) return;
+    this.deps.log.info('the embedder\'s vectors changed size: every block is embedded again in the background', { model, dimensions });
+    await this.deps.onModel(model);
+  }
+
   private async pass(): Promise<PassEnd> {
     const { store, retry, batchSize } = this.deps;
     const selected = this.deps.handle.current();
     if (!selected) return 'none';
     await this.ensureModel(modelKeyOf(selected));
+    // A size the embedder is configured with is known before any block is due (none is, after a restart
+    // with the size changed: the old vectors all looked done).
+    if (selected.backend.dimensions > 0) await this.ensureDimensions(modelKeyOf(selected), selected.backend.dimensions);
     const remote = isRemote(selected);
     for (;;) {
       if (this.closed) return 'closed';
@@ -154,6 +163,7 @@ export class Indexer {
       const model = modelKeyOf(selected);
       // The first answer of a remote server may name the model it really is.
       await this.ensureModel(model);
+      await this.ensureDimensions(model, vectors[0]!.length);
       try {
         this.write(due, vectors, model, remote);
       } catch (error) {

@@ -128,7 +128,11 @@ export class SemanticService {
     const store = this.store;
     if (!store || !this.ann || !this.indexer) return;
     const model = this.indexer.activeModel();
-    const dimensions = store.prepared('SELECT dimensions FROM block_embeddings WHERE model = ? AND has_vector = 1 LIMIT 1').pluck().get(model) as number | undefined;
+    // Of the size the embedder answers now, when there are vectors of it (after a change of size, the
+    // old ones stay until replaced); each a first row found, not a scan.
+    const answered = Number(store.meta('dimensions') ?? -1);
+    const ofNow = store.prepared('SELECT dimensions FROM block_embeddings WHERE model = ? AND dimensions = ? AND has_vector = 1 LIMIT 1').pluck().get(model, answered) as number | undefined;
+    const dimensions = ofNow ?? store.prepared('SELECT dimensions FROM block_embeddings WHERE model = ? AND has_vector = 1 LIMIT 1').pluck().get(model) as number | undefined;
     if (dimensions === undefined) return;
     this.ann.use(model, dimensions);
     this.ann.catchUp();

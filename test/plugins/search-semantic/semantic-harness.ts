@@ -39,6 +39,8 @@ export interface SemanticBootOptions {
   semantic?: Record<string, unknown>;
   config?: KernelConfigFile;
   embedModel?: string;
+  /** The embedder's `dimensions` (the fake answers vectors of that size). */
+  embedDimensions?: number;
 }
 
 /** Kernels with the real plugins, search-semantic using the loopback fake (or a local embedder). */
@@ -69,7 +71,7 @@ export function useSemantic() {
         plugins: {
           ...options.config?.plugins,
           blocks: { config: { watch: false, welcome: false } },
-          ...(fake ? { providers: { config: { embedder: { provider: 'openai', model: options.embedModel ?? 'fake-embed', baseURL: fake.url, apiKeyEnv: false } } } } : {}),
+          ...(fake ? { providers: { config: { embedder: { provider: 'openai', model: options.embedModel ?? 'fake-embed', baseURL: fake.url, apiKeyEnv: false, ...(options.embedDimensions ? { dimensions: options.embedDimensions } : {}) } } } } : {}),
           ...(embedder === 'local' ? { 'ngram-local': { trusted: true } } : {}),
           'search-semantic': { ...options.config?.plugins?.['search-semantic'], config: semantic },
         },

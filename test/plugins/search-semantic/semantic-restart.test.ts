@@ -128,6 +128,20 @@ describe('semantic search across restarts', () => {
     }
   });
 
+  it('embeds every block again when the embedder\'s vectors change size under the same model id', async () => {
+    const { fake, root } = await firstRun();
+    fake.texts.length = 0;
+    const { act } = await boot(fake, { workspace: root, semantic: ANN_ONLY, embedDimensions: 32 });
+    const status = await until('every block embedded at the new size', async () => {
+      const current = await act<Status>('embeddings_status', {});
+      return current.pending === 0 && current.queued === 0 && !current.comparing && current.vectorIndex.state === 'ready' && fake.texts.includes('figs ripen late in summer') ? current : undefined;
+    });
+    expect(status.failed).toBe(0);
+    const found = await semantic(act, 'figs in summer');
+    expect(found.complete).toBe(true);
+    expect(found.results[0]!.snippet).toBe('figs ripen late in summer');
+  });
+
   it('catches an HNSW index saved before the last changes up from the store (as after a crash)', async () => {
     const { fake, root, notebook } = await firstRun();
     const { act, kernel } = await boot(fake, { workspace: root, semantic: { ...ANN_ONLY, saveEveryMs: 86_400_000 } });
