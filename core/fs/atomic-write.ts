@@ -1,5 +1,5 @@
 import { closeSync, fsyncSync, mkdirSync, open as openCallback, openSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { copyFile, open, rename, rm, mkdir } from 'node:fs/promises';
+import { copyFile, link, open, rename, rm, mkdir } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
@@ -160,7 +160,7 @@ function writeAtomicallySync(path: string, data: string | Uint8Array, options: A
  * renamed over it, the folder synced. A kill leaves the old target or the new one, never a torn copy
  * (an attachment an import copies), and what it leaves aside is named as the start-up sweep knows.
  */
-export async function copyFileAtomic(source: string, target: string): Promise<void> {
+export async function copyFileAtomic(source: string, target: string, options: { exclusive?: boolean } = {}): Promise<void> {
   const temp = temporaryPathFor(target);
   try {
     await copyFile(source, temp);
@@ -170,9 +170,17 @@ export async function copyFileAtomic(source: string, target: string): Promise<vo
     } finally {
       await handle.close();
     }
-    await rename(temp, target);
+    // Exclusive: linked into place, which fails (EEXIST) when a file is there already, made by anyone
+    // since the caller looked (a rename would replace it).
+    if (options.exclusive === true) {
+      await link(temp, target);
+      await rm(temp, { force: true });
+    } else {
+      await rename(temp, target);
+    }
   } catch (error) {
     await rm(temp, { force: true }).catch(() => undefined);
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw error;
     throw diskFull(error, describeWrite(target));
   }
   await syncFolder(dirname(target));

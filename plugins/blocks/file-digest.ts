@@ -26,6 +26,17 @@ export async function copyUnlessSame(source: string, target: string, replace = f
   const present = await fileDigest(target);
   if (present === wanted) return 'same';
   if (present !== undefined && !replace) return 'different';
-  await copyFileAtomic(source, target);
-  return 'copied';
+  if (replace) {
+    await copyFileAtomic(source, target);
+    return 'copied';
+  }
+  // Not replacing: put in place only if still absent (two imports at once both found it missing, and the
+  // second's rename replaced the first's attachment under the first's notes).
+  try {
+    await copyFileAtomic(source, target, { exclusive: true });
+    return 'copied';
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    return (await fileDigest(target)) === wanted ? 'same' : 'different';
+  }
 }

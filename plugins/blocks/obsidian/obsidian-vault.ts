@@ -99,7 +99,8 @@ export class ObsidianVault implements VaultLookup {
    */
   async copyAttachments(assetsFolder: string): Promise<{ copied: number; reused: number; bytes: number }> {
     let bytes = 0;
-    for (const file of this.wanted) bytes += (await stat(file)).size;
+    // A file removed since the folder was read counts nothing here, and is left out below.
+    for (const file of this.wanted) bytes += (await stat(file).catch(() => undefined))?.size ?? 0;
     if (bytes > MAX_ATTACHMENT_BYTES) throw new Error(`the attachments linked add up to ${bytes} bytes, more than ${MAX_ATTACHMENT_BYTES}`);
     await mkdir(assetsFolder, { recursive: true });
     let copied = 0;
@@ -116,7 +117,11 @@ export class ObsidianVault implements VaultLookup {
         present = await fileDigest(join(assetsFolder, name));
       }
       if (present === digest) reused++;
+      else if (await placeOnce(file, join(assetsFolder, name), present === undefined)) copied++;
+      else if ((await fileDigest(join(assetsFolder, name))) === digest) reused++;
       else {
+        // Made meanwhile, with other bytes (another import at the same time): this one named by its content.
+        name = `${basename(file, extname(file))}-${digest.slice(0, 10)}${extname(file)}`;
         await copyFileAtomic(file, join(assetsFolder, name));
         copied++;
       }
@@ -159,4 +164,19 @@ function withoutClosingHashes(text: string): string {
     while (end > 0 && blank(end - 1)) end--;
   }
   return text.slice(0, end);
+}
+
+/**
+ * Copies `file` to `target`; when `absent` (none was there), only if none is there still: false when
+ * one was made meanwhile (two imports at once both found it missing, and the second's copy replaced the
+ * first's attachment under the first's notes).
+ */
+async function placeOnce(file: string, target: string, absent: boolean): Promise<boolean> {
+  try {
+    await copyFileAtomic(file, target, { exclusive: absent });
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw error;
+  }
 }
