@@ -208,7 +208,7 @@ export class ActionPipeline {
       try {
         await this.record(call, 'ok', undefined, stopped ? { stopped } : {});
       } catch (auditError) {
-        throw ranUnrecorded(call.entry, value, auditError);
+        throw ranUnrecorded(call.entry, auditError);
       }
     }
     return value;

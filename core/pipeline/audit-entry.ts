@@ -28,14 +28,15 @@ export function auditEntryFor(
 
 /**
  * A call that took effect but whose audit line could not be written (a full disk, a log closing): the
- * caller is told it ran, with its result, and not to repeat it (the audit's own error said "try again",
- * and a retried create made a second document).
+ * caller is told it ran and not to repeat it (the audit's own error said "try again", and a retried
+ * create made a second document). Its result is not carried: an error's details reach MCP clients and
+ * the log as they are, past the filter that holds local-only notes back from a result.
  */
-export function ranUnrecorded(entry: RegisteredAction, value: unknown, auditError: unknown): KernelError {
+export function ranUnrecorded(entry: RegisteredAction, auditError: unknown): KernelError {
   const code = isKernelError(auditError) ? auditError.code : 'INTERNAL';
   const reason = auditError instanceof Error ? auditError.message : String(auditError);
-  return new KernelError(code, `${entry.wireName} ran and took effect, but its audit record could not be written (${reason}); do not repeat it: its result is in details.result`, {
-    details: { ran: true, result: value, ...(isKernelError(auditError) && auditError.details ? { audit: auditError.details } : {}) },
+  return new KernelError(code, `${entry.wireName} ran and took effect, but its audit record could not be written (${reason}); do not repeat it: read what it changed instead`, {
+    details: { ...(isKernelError(auditError) ? auditError.details : {}), ran: true },
     cause: auditError,
   });
 }
