@@ -1,4 +1,4 @@
-import { mkdir, open, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, stat, type FileHandle } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { inject, injectable } from '../di.js';
 import { LOGGER, WORKSPACE } from '../core-tokens.js';
@@ -199,11 +199,16 @@ export class AuditLog {
     }
   }
 
-  verify(): Promise<AuditVerification> {
-    return this.queue.run(async () => {
+  /**
+   * The head and the log's length are taken between appends; the walk up to that length runs outside
+   * the append queue (it held every audited action for the whole walk).
+   */
+  async verify(): Promise<AuditVerification> {
+    const { head, size } = await this.queue.run(async () => {
       await this.writeHeadNow();
-      return verifyAuditLog(this.logFile, await readJsonFile<AuditHead | undefined>(this.headFile, undefined));
+      return { head: await readJsonFile<AuditHead | undefined>(this.headFile, undefined), size: (await stat(this.logFile).catch(() => undefined))?.size ?? 0 };
     });
+    return verifyAuditLog(this.logFile, head, [], size);
   }
 
   async close(): Promise<void> {

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { createReadStream, existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { AuditAnchor } from './anchors.js';
@@ -63,24 +63,53 @@ export type AuditVerification =
  * more). A torn end (an append that never completed, so was never acknowledged nor counted in the
  * head) is reported as such, not as tampering.
  */
-export async function verifyAuditLog(file: string, head?: AuditHead, anchors: readonly AuditAnchor[] = []): Promise<AuditVerification> {
-  const { lines, tornBytes } = splitLog(existsSync(file) ? await readFile(file, 'utf8') : '');
+export async function verifyAuditLog(file: string, head?: AuditHead, anchors: readonly AuditAnchor[] = [], upTo?: number): Promise<AuditVerification> {
   const facts: VerificationFacts = {
-    lines: lines.length, last: { seq: 0, hash: GENESIS_HASH }, recovered: [], unrecorded: [], stray: [], anchors: [], anchoredThrough: 0,
-    ...(tornBytes > 0 ? { torn: { bytes: tornBytes } } : {}),
+    lines: 0, last: { seq: 0, hash: GENESIS_HASH }, recovered: [], unrecorded: [], stray: [], anchors: [], anchoredThrough: 0,
   };
   const anchorsAt = groupBySeq(anchors);
   holdAnchors(facts, anchorsAt.get(0), GENESIS_HASH);
   const recoveries: AuditRecord[] = [];
-  for (let index = 0; index < lines.length; index++) {
-    const checked = checkLine(lines[index] ?? '', facts.last.hash, facts.last.seq + 1);
-    if ('reason' in checked) return { ...facts, ok: false, line: index + 1, reason: checked.reason };
+  let failure: { line: number; reason: string } | undefined;
+  const visit = (text: string): void => {
+    facts.lines++;
+    if (failure) return;
+    const checked = checkLine(text, facts.last.hash, facts.last.seq + 1);
+    if ('reason' in checked) {
+      failure = { line: facts.lines, reason: checked.reason };
+      return;
+    }
     const { record, stray } = checked;
-    if (stray > 0) facts.stray.push({ line: index + 1, bytes: stray });
+    if (stray > 0) facts.stray.push({ line: facts.lines, bytes: stray });
     if (record.plugin === 'core' && record.action === RECOVER_TAIL_ACTION) recoveries.push(record);
     facts.last = { seq: record.seq, hash: record.hash };
     holdAnchors(facts, anchorsAt.get(record.seq), record.hash);
+  };
+  // Streamed, a line at a time, yielding between chunks: the whole log in one string held the event
+  // loop for the walk and could not be made past about 512 MB. A line is checked once the next one has
+  // begun: the last complete line that does not parse belongs to a torn end.
+  let carry = '';
+  let pending: string | undefined;
+  if (existsSync(file) && upTo !== 0) {
+    let chunks = 0;
+    for await (const chunk of createReadStream(file, { encoding: 'utf8', ...(upTo !== undefined ? { end: upTo - 1 } : {}) })) {
+      const parts = `${carry}${chunk as string}`.split('\n');
+      carry = parts.pop()!;
+      for (const part of parts) {
+        if (pending !== undefined) visit(pending);
+        pending = part;
+      }
+      if (++chunks % 16 === 0) await new Promise((resolve) => setImmediate(resolve));
+    }
   }
+  let torn = carry;
+  if (pending !== undefined) {
+    if (parseRecordLine(pending)) visit(pending);
+    else torn = `${pending}\n${torn}`;
+  }
+  const tornBytes = Buffer.byteLength(torn);
+  if (tornBytes > 0) facts.torn = { bytes: tornBytes };
+  if (failure) return { ...facts, ok: false, ...failure };
   for (const anchor of anchors.filter((candidate) => candidate.seq > facts.last.seq)) {
     facts.anchors.push({ anchor, ok: false, reason: `${anchor.source} anchors seq ${anchor.seq}, but the log ends at seq ${facts.last.seq}: lines were removed from the end` });
   }
@@ -116,14 +145,6 @@ function anchorProblem(facts: VerificationFacts): { line: number; reason: string
 }
 
 /** Whole lines, and the torn end: an unterminated last line, or a last line that is no record at all. */
-function splitLog(text: string): { lines: string[]; tornBytes: number } {
-  const lines = text.split('\n');
-  let torn = lines.pop() ?? '';
-  const last = lines.at(-1);
-  if (last !== undefined && !parseRecordLine(last)) torn = `${lines.pop()}\n${torn}`;
-  return { lines, tornBytes: Buffer.byteLength(torn) };
-}
-
 function checkHead(facts: VerificationFacts, head: AuditHead | undefined): { line: number; reason: string } | undefined {
   const { lines, last } = facts;
   if (!head && lines > 0) return { line: lines + 1, reason: 'audit.head.json is missing, so lines removed from the end cannot be ruled out' };
