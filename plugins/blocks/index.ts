@@ -125,11 +125,19 @@ export default definePlugin<Partial<BlocksConfig>>({
       export: exportActions(rt),
       index: {
         // Stopped (time limit, cancel) before its commit, a rebuild is rolled back whole: nothing changed.
-        rebuild: (_input, call) => readiness.sync(true, {
-          stopCheck: () => throwIfStopped(call, 'The rebuild (rolled back; the index is as it was)'),
-          onProgress: (done, total) => { if (done % 256 === 0 || done === total) call.progress({ done, total, message: 'documents indexed' }); },
-          prepare: (docs) => rt.files.prepareRebuild(docs),
-        }),
+        // Its problems as index_problems shows them to the caller: the agent learns nothing of a notebook
+        // hidden from it (the whole list, paths, reasons and other documents, was answered to anyone).
+        rebuild: async (_input, call) => {
+          const report = await readiness.sync(true, {
+            stopCheck: () => throwIfStopped(call, 'The rebuild (rolled back; the index is as it was)'),
+            onProgress: (done, total) => { if (done % 256 === 0 || done === total) call.progress({ done, total, message: 'documents indexed' }); },
+            prepare: (docs) => rt.files.prepareRebuild(docs),
+          });
+          return { ...report, problems: report.problems.filter((problem) => mayListProblem(store, call, problem.path)).map(({ path, reason, other }) => {
+            const shown = otherDocumentShown(store, call, other);
+            return { path, reason, ...(shown !== undefined ? { other: shown } : {}) };
+          }) };
+        },
         // A reader learns only of broken files in notebooks they may read, the agent of none a deny rule hides.
         problems: (_input, call) => ({
           problems: [...store.problems]

@@ -25,7 +25,7 @@ export interface SyncReport {
   indexed: number;
   blocks: number;
   removed: number;
-  problems: { path: string; reason: string }[];
+  problems: { path: string; reason: string; other?: string }[];
 }
 
 export interface SyncOptions {

@@ -156,6 +156,16 @@ describe('broken files', () => {
     expect(problems).toHaveLength(1);
     expect(JSON.stringify(problems)).not.toContain('salary');
   });
+
+  it('tells the agent nothing of broken files in a notebook hidden from it, in a rebuild\'s answer as in index_problems', async () => {
+    const { workspace, notebook } = await withBrokenChild();
+    const { act } = await boot({ workspace });
+    await act('notebook_set_privacy', { id: notebook, agent: 'none' });
+    const rebuilt = await act<{ problems: { path: string }[] }>('index_rebuild', {}, agent());
+    expect(rebuilt.problems).toEqual([]);
+    expect((await act<{ problems: unknown[] }>('index_problems', {}, agent())).problems).toEqual([]);
+    expect((await act<{ problems: { path: string }[] }>('index_rebuild', {})).problems.map((problem) => problem.path.split('/')[0])).toEqual([notebook]);
+  });
 });
 
 describe('the gate while the index is built', () => {
