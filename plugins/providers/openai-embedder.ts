@@ -62,7 +62,9 @@ export class OpenAIEmbedder implements Embedder {
         throw withoutKey(error, this.key, `the embedder at ${this.config.baseURL ?? DEFAULT_BASE_URL.openai}`);
       }
       if (answer.data.length !== slice.length) throw new ModelError('server', `the embedder answered ${answer.data.length} vectors for ${slice.length} texts`);
-      const ordered = [...answer.data].sort((a, b) => a.index - b.index);
+      // Some compatible servers number no entry: then they are in the texts' order.
+      const numbered = answer.data.some((entry) => typeof entry.index === 'number');
+      const ordered = numbered ? [...answer.data].sort((a, b) => a.index - b.index) : answer.data.map((entry, index) => ({ ...entry, index }));
       // Each text's vector exactly once (indexes 0..n-1), of numbers: one answered twice, or with NaN in
       // it, was stored against another block's text or went into the vector index.
       ordered.forEach((entry, i) => {

@@ -288,8 +288,11 @@ export class Indexer {
   }
 }
 
-/** An embedder's error about the input itself (a text too long for its model, a bad request), not its health. */
+/**
+ * An embedder's error about a text itself: too long for its model. Only that: a key out of quota, a
+ * misspelt model or any request the server refuses whole is an invalid request too, and sending every
+ * block alone then made a request per block of the store, none paused.
+ */
 function refusesInput(error: unknown): boolean {
-  const category = (error as { category?: unknown } | null)?.category;
-  return category === 'invalid_request' || category === 'context_overflow';
+  return (error as { category?: unknown } | null)?.category === 'context_overflow';
 }

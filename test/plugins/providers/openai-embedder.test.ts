@@ -39,4 +39,13 @@ describe('the OpenAI-compatible embedder', () => {
     fake.corrupt = corrupt;
     expect((await caught(openai.embed(['one text', 'another text']))).message).toContain(message);
   });
+
+  it('takes an answer whose entries carry no index in the texts\' order', async () => {
+    const { fake, embedder: openai } = await embedder();
+    fake.corrupt = 'no-index';
+    const [first, second] = await openai.embed(['one text', 'another text']);
+    fake.corrupt = undefined;
+    const [one, another] = await openai.embed(['one text', 'another text']);
+    expect([Array.from(first!), Array.from(second!)]).toEqual([Array.from(one!), Array.from(another!)]);
+  });
 });

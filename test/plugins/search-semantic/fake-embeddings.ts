@@ -45,12 +45,14 @@ export class FakeEmbeddings {
   failIf: ((input: readonly string[]) => boolean) | undefined;
   /** When it returns true for a text, a request holding it is refused with HTTP 400 (too long for the model). */
   rejectText: ((text: string) => boolean) | undefined;
+  /** While true, every request is refused with HTTP 404: the model does not exist (a misspelt name). */
+  noSuchModel = false;
   /** While true, every request is refused with HTTP 401, the body echoing the key sent (as some proxies do). */
   refuseKey = false;
   /** When it returns true for a request's input, the answer's headers and half its body are sent, then nothing. */
   stallIf: ((input: readonly string[]) => boolean) | undefined;
   /** Answers that are not whole: every vector at index 0, or a value that is not a number. */
-  corrupt: 'duplicate-index' | 'not-a-number' | undefined;
+  corrupt: 'duplicate-index' | 'not-a-number' | 'no-index' | undefined;
   /** The model the answers name (default: the one asked for). */
   servedModel: string | undefined;
   private server: Server | undefined;
@@ -86,7 +88,11 @@ export class FakeEmbeddings {
     this.texts.push(...input);
     if (this.holdIf?.(input) === true) return;
     if (input.some((text) => this.rejectText?.(text) === true)) {
-      response.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'an input is longer than the model takes', type: 'invalid_request_error' } }));
+      response.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: "This model's maximum context length is 8192 tokens, however you requested 9000 tokens", type: 'invalid_request_error' } }));
+      return;
+    }
+    if (this.noSuchModel) {
+      response.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: `The model \`${body.model}\` does not exist`, type: 'invalid_request_error' } }));
       return;
     }
     if (this.refuseKey) {
@@ -107,7 +113,7 @@ export class FakeEmbeddings {
     response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({
       object: 'list', model: this.servedModel ?? body.model, usage: { prompt_tokens: input.length, total_tokens: input.length },
       data: input.map((text, index) => ({
-        object: 'embedding', index: this.corrupt === 'duplicate-index' ? 0 : index,
+        object: 'embedding', ...(this.corrupt === 'no-index' ? {} : { index: this.corrupt === 'duplicate-index' ? 0 : index }),
         embedding: this.corrupt === 'not-a-number' ? [...Array.from(ngramVector(text, dimensions)).slice(1), 'NaN'] : Array.from(ngramVector(text, dimensions)),
       })),
     }));

@@ -103,6 +103,21 @@ describe('semantic search: backoff and the circuit breaker', () => {
     expect((await semantic(act, 'paragraph')).complete).toBe(true);
   });
 
+  it('pauses, sending no block alone, when the embedder refuses every request (a misspelt model)', async () => {
+    const fake = await fakeServer();
+    const { act } = await boot(fake, { semantic: { retry: { baseMs: 20, maxMs: 60_000, maxFailures: 3, pauseMs: 60_000 } } });
+    fake.noSuchModel = true;
+    const notebook = await act<Created>('notebook_create', { name: 'N' });
+    await act('document_create', { notebook: notebook.id, title: 'Typo', markdown: Array.from({ length: 7 }, (_, i) => `paragraph ${i}`).join('\n\n') });
+    const paused = await until('the indexer paused', async () => {
+      const status = await act<Status & { pausedUntil: string | null }>('embeddings_status', {});
+      return status.pausedUntil !== null ? status : undefined;
+    });
+    expect(paused.lastError).toContain('does not exist');
+    // One batch (of 4) sent, refused: not each of its blocks again one by one.
+    expect(fake.requests).toHaveLength(1);
+  });
+
   it('embeds the rest of a batch when the embedder refuses one of its texts, and gives up only that one, without pausing', async () => {
     const fake = await fakeServer();
     const { act } = await boot(fake);
