@@ -22,7 +22,7 @@ export type { ErrorCode } from './errors.js';
 export { newId, isValidId, claimIds } from './ids.js';
 export { NOTEBOOK_SCOPE } from './gate/notebook-scope.js';
 export type { AgentLimit, NotebookPrivacy, NotebookScope, ScopedCall } from './gate/notebook-scope.js';
-export { copyFileAtomic, replaceFile, syncFolder, writeFileAtomic, writeFileAtomicSync, writeJsonAtomic } from './fs/atomic-write.js';
+export { copyFileAtomic, linkOrCopyExclusive, replaceFile, syncFolder, writeFileAtomic, writeFileAtomicSync, writeJsonAtomic } from './fs/atomic-write.js';
 export { describeWrite, diskFull, isDiskFull } from './fs/disk-full.js';
 export type { DiskWrite } from './fs/disk-full.js';
 export { IntentJournal, makeFolderDurably } from './fs/intent-journal.js';

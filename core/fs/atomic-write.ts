@@ -1,4 +1,4 @@
-import { closeSync, fsyncSync, mkdirSync, open as openCallback, openSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, fsyncSync, mkdirSync, open as openCallback, openSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { copyFile, link, open, rename, rm, mkdir } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -173,7 +173,7 @@ export async function copyFileAtomic(source: string, target: string, options: { 
     // Exclusive: linked into place, which fails (EEXIST) when a file is there already, made by anyone
     // since the caller looked (a rename would replace it).
     if (options.exclusive === true) {
-      await link(temp, target);
+      await linkOrCopyExclusive(temp, target);
       await rm(temp, { force: true });
     } else {
       await rename(temp, target);
@@ -223,4 +223,21 @@ export async function replaceFile(path: string, data: string | Uint8Array): Prom
 /** A new hidden name beside `path` for the file that will replace it (swept at start when left behind). */
 function temporaryPathFor(path: string): string {
   return join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
+}
+
+/** Codes of a file system without hard links (exFAT, FAT, many SMB shares and FUSE mounts). */
+const NO_HARD_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'EXDEV', 'EMLINK', 'ENOSYS']);
+
+/**
+ * `from` put at `to` only if nothing is there (EEXIST otherwise): a hard link, whole at once; where
+ * the file system has none, a copy that refuses an existing file (whole unless the machine stops
+ * during it).
+ */
+export async function linkOrCopyExclusive(from: string, to: string): Promise<void> {
+  try {
+    await link(from, to);
+  } catch (error) {
+    if (!NO_HARD_LINKS.has((error as NodeJS.ErrnoException).code ?? '')) throw error;
+    await copyFile(from, to, constants.COPYFILE_EXCL);
+  }
 }

@@ -1,5 +1,5 @@
-import { mkdir, readFile, realpath, stat } from 'node:fs/promises';
-import { dirname, join, relative, resolve } from 'node:path';
+import { lstat, mkdir, readFile, realpath, stat } from 'node:fs/promises';
+import { basename, dirname, join, relative, resolve } from 'node:path';
 import { newId, throwIfStopped, type ActionCall } from '../../core/index.js';
 import type { DraftBlock } from './block-model.js';
 import type { ImportDocWork } from './import-rows.js';
@@ -156,6 +156,8 @@ async function copyAssets(root: string, paths: string[], workspaceRoot: string):
  * ~/.ssh/id_rsa) is not followed out of it, as links are nowhere else in an import.
  */
 async function leadsWithin(file: string, place: string): Promise<boolean> {
-  const [real, realPlace] = await Promise.all([realpath(file).catch(() => undefined), realpath(place).catch(() => undefined)]);
-  return real !== undefined && realPlace !== undefined && isWithin(real, realPlace);
+  // The assets folder itself may be the link (`assets -> ~/.ssh`): it is taken where it stands, not where it leads.
+  if ((await lstat(place).catch(() => undefined))?.isSymbolicLink() !== false) return false;
+  const [real, realParent] = await Promise.all([realpath(file).catch(() => undefined), realpath(dirname(place)).catch(() => undefined)]);
+  return real !== undefined && realParent !== undefined && isWithin(real, join(realParent, basename(place)));
 }

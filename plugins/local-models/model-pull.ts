@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { link, mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { KernelError, isKernelError } from '../../core/index.js';
+import { KernelError, isKernelError, linkOrCopyExclusive } from '../../core/index.js';
 import type { ModelDtype } from './config.js';
 import { checkModelFolder, modelFiles, modelFolder } from './model-folder.js';
 import { withTransformersEnv } from './transformers-env.js';
@@ -121,7 +121,8 @@ async function keepOthers(from: string, into: string): Promise<void> {
       await mkdir(target, { recursive: true });
       await keepOthers(source, target);
     } else if (entry.isFile() && !existsSync(target)) {
-      await link(source, target);
+      // Linked: no copy of the bytes (a copy where the file system has no hard links).
+      await linkOrCopyExclusive(source, target);
     }
   }
 }
@@ -129,8 +130,9 @@ async function keepOthers(from: string, into: string): Promise<void> {
 /** A pull killed between its two renames left the model under its old name: put back before anything else. */
 async function restoreInterruptedSwap(folder: string): Promise<void> {
   if (existsSync(folder)) return;
-  const prefix = `${basename(folder)}${OLD_MARK}`;
-  const left = (await entries(dirname(folder))).find((name) => name.startsWith(prefix));
+  // Exactly `<name>.old-<uuid>`: `org/bge.old-v2` may be another model.
+  const mine = new RegExp(`^${basename(folder).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}${OLD_MARK.replace('.', '\\.')}[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`);
+  const left = (await entries(dirname(folder))).find((name) => mine.test(name));
   if (left) await rename(join(dirname(folder), left), folder).catch(() => undefined);
 }
 

@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { copyFileAtomic } from '../../../core/index.js';
+import { copyFileAtomic, linkOrCopyExclusive } from '../../../core/index.js';
 import { copyUnlessSame } from '../../../plugins/blocks/file-digest.js';
 
 describe('copying an attachment into place', () => {
@@ -28,6 +28,17 @@ describe('copying an attachment into place', () => {
     const { a, b, target } = await files();
     await copyFileAtomic(a, target);
     await expect(copyFileAtomic(b, target, { exclusive: true })).rejects.toMatchObject({ code: 'EEXIST' });
+    expect(await readFile(target, 'utf8')).toBe('the bytes of a');
+  });
+
+  it('puts a file in place where no hard link can be made (another file system), and still refuses one that is there', async () => {
+    const { a, b } = await files();
+    const elsewhere = await mkdtemp(join('/dev/shm', 'quire-copy-'));
+    folders.push(elsewhere);
+    const target = join(elsewhere, 'image.png');
+    await linkOrCopyExclusive(a, target);
+    expect(await readFile(target, 'utf8')).toBe('the bytes of a');
+    await expect(linkOrCopyExclusive(b, target)).rejects.toMatchObject({ code: 'EEXIST' });
     expect(await readFile(target, 'utf8')).toBe('the bytes of a');
   });
 });

@@ -116,6 +116,19 @@ describe('SiYuan .sy import', () => {
     expect(new Set(everyId).size).toBe(everyId.length);
   });
 
+  it('does not follow an assets folder that is itself a link out of the export', async () => {
+    const { kernel, act } = await boot();
+    const notebook = await act<Created>('notebook_create', { name: 'From SiYuan' });
+    const folder = await writeExport();
+    const elsewhere = await tempDir('quire-elsewhere-');
+    await writeFile(join(elsewhere, 'siyuan-128-20210604092205-djd749a.png'), 'PRIVATE');
+    await rm(join(folder, '..', 'assets'), { recursive: true });
+    await symlink(elsewhere, join(folder, '..', 'assets'));
+    const result = await act<Imported>('import_markdown', { notebook: notebook.id, path: folder });
+    expect(result.siyuan.assets).toMatchObject({ copied: 0 });
+    expect(await stat(join(kernel.workspace.root, 'assets', 'siyuan-128-20210604092205-djd749a.png')).then(() => true, () => false)).toBe(false);
+  });
+
   it('imported twice: the second copy gets new ids throughout, its references following them', async () => {
     const { act } = await boot();
     const notebook = await act<Created>('notebook_create', { name: 'Twice' });

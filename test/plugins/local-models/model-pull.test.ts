@@ -82,11 +82,17 @@ describe('pulling a model', () => {
 
   it('puts back a model left under its old name by a pull killed between its two renames', async () => {
     await pullModel({ modelsDir, model: 'test-org/tiny-embedder', remoteHost: host.url });
-    await rename(join(modelsDir, 'test-org', 'tiny-embedder'), join(modelsDir, 'test-org', 'tiny-embedder.old-0f0f0f0f'));
+    await rename(join(modelsDir, 'test-org', 'tiny-embedder'), join(modelsDir, 'test-org', 'tiny-embedder.old-0f0f0f0f-1111-2222-3333-444455556666'));
     host.requests.length = 0;
     expect((await pullModel({ modelsDir, model: 'test-org/tiny-embedder', remoteHost: host.url })).downloaded).toBe(false);
     expect(host.requests).toEqual([]);
     expect(await readdir(join(modelsDir, 'test-org'))).toEqual(['tiny-embedder']);
+  });
+
+  it('does not take another model whose name only begins the same for one left by a killed pull', async () => {
+    await mkdir(join(modelsDir, 'test-org', 'tiny-embedder.old-v2'), { recursive: true });
+    expect((await pullModel({ modelsDir, model: 'test-org/tiny-embedder', remoteHost: host.url })).downloaded).toBe(true);
+    expect((await readdir(join(modelsDir, 'test-org'))).sort()).toEqual(['tiny-embedder', 'tiny-embedder.old-v2']);
   });
 
   it('says a model the host does not have was not found, and leaves no folder behind', async () => {
