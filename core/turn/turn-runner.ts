@@ -105,8 +105,12 @@ export class TurnRunner {
       release();
       throw error;
     }
+    // Stopped (a Stop, the kernel closing) before it is run: let go at once (close waited its whole grace).
+    let begun = false;
+    live.controller.signal.addEventListener('abort', () => { if (!begun) release(); }, { once: true });
     return {
       run: async (message, emit) => {
+        begun = true;
         try {
           if (released) throw new KernelError('ACTION_CANCELLED', 'the turn was let go before it began: nothing was sent to the model', { details: { sessionId } });
           clearTimeout(unclaimed);

@@ -1,4 +1,4 @@
-import { firstCodePoints, newId, type ActionCall, type ActionHandler } from '../../core/index.js';
+import { newId, type ActionCall, type ActionHandler } from '../../core/index.js';
 import type { Block, DraftBlock } from './block-model.js';
 import type { BlocksRuntime } from './runtime.js';
 import { assertDocumentVisible, assertNotebookVisible, checkExpected, invalid } from './access.js';
@@ -30,7 +30,7 @@ export function documentActions(rt: BlocksRuntime): Record<string, ActionHandler
       // The copy's title within a title's 512 characters (a long one's copy was refused, naming a title
       // the caller never sent); not a daily note (its marker copied made the copy that day's note once
       // the original went).
-      const title = `${firstCodePoints(original.content ?? '', 512 - ' (copy)'.length)} (copy)`;
+      const title = `${firstUtf16Units(original.content ?? '', 512 - ' (copy)'.length)} (copy)`;
       const attrs = Object.fromEntries(Object.entries(customAttrs(original)).filter(([name]) => !name.startsWith('custom-dailynote-')));
       return createDocument(rt, call, { notebook: entry.notebook, parentId: entry.parent ?? undefined, title, drafts: copy, attrs });
     },
@@ -103,4 +103,11 @@ function customAttrs(block: Block): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(block.attrs)) if (name.startsWith('custom-')) out[name] = value;
   return out;
+}
+
+/** At most `limit` UTF-16 units of `text` (a title's limit is in them), never half a surrogate pair. */
+function firstUtf16Units(text: string, limit: number): string {
+  if (text.length <= limit) return text;
+  const cut = text.charCodeAt(limit - 1) >= 0xd800 && text.charCodeAt(limit - 1) <= 0xdbff ? limit - 1 : limit;
+  return text.slice(0, cut);
 }

@@ -168,6 +168,17 @@ describe('agent turns over HTTP', () => {
     expect(kernel.turns.isRunning(id)).toBe(false);
   });
 
+  it('lets a turn prepared and never run go when the kernel closes, instead of waiting out its grace', async () => {
+    const kernel = await harness.boot({ plugins: ['notes'], config });
+    const { id } = await withModel(kernel, scriptedProvider([answer('never asked')]));
+    const prepared = await kernel.turns.prepare(id);
+    expect(kernel.turns.isRunning(id)).toBe(true);
+    // A grace longer than the test's limit: close returns only because the prepared turn let go.
+    await kernel.turns.close(120_000);
+    expect(kernel.turns.isRunning(id)).toBe(false);
+    await expect(prepared.run('hello', () => undefined)).rejects.toMatchObject({ code: 'ACTION_CANCELLED' });
+  });
+
   it("answers the model INVALID_INPUT for a question whose options are not a list of labels, and asks the person nothing", async () => {
     const kernel = await harness.boot({ plugins: ['notes'], config });
     const provider = scriptedProvider([

@@ -64,6 +64,10 @@ describe('references, tags, outline and daily notes', () => {
     const long = await act<Created>('document_create', { notebook: notebook.id, title: 't'.repeat(512) });
     const longCopy = await act<Created>('document_duplicate', { id: long.id });
     expect((await act<{ title: string }>('document_get_markdown', { id: longCopy.id })).title).toMatch(/^t+ \(copy\)$/);
+    // Characters outside the BMP count two units each in a title's 512.
+    const emoji = await act<Created>('document_create', { notebook: notebook.id, title: '🍅'.repeat(256) });
+    const emojiCopy = await act<Created>('document_duplicate', { id: emoji.id });
+    expect((await act<{ title: string }>('document_get_markdown', { id: emojiCopy.id })).title).toMatch(/^(🍅)+ \(copy\)$/u);
   });
 });
 
