@@ -28,8 +28,13 @@ export function prepareRebuild(docs: readonly RebuildDocWork[]): RebuiltDocument
     let mtimeMs: number;
     let size: number;
     try {
+      // Stated before the read as well: a save between the read and a stat after it recorded the new
+      // size and time against the old text, and no later sync looked at the file again. Different, the
+      // earlier is kept, so the next sync sees the file changed and reads it again.
+      const before = statSync(doc.file);
       text = readFileSync(doc.file, 'utf8');
-      ({ mtimeMs, size } = statSync(doc.file));
+      const after = statSync(doc.file);
+      ({ mtimeMs, size } = before.mtimeMs === after.mtimeMs && before.size === after.size ? after : before);
     } catch {
       return { id: doc.id, missing: true };
     }
