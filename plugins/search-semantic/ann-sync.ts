@@ -79,8 +79,11 @@ export class AnnSync {
     if (this.closed || (this.model === model && this.dimensions === dimensions && this.state !== 'failed')) return;
     this.model = model;
     this.dimensions = dimensions;
+    // The store's last change now, before the saved graph loads (seconds at a million vectors) while the
+    // indexer goes on writing: a graph past this is past the store (it was reset or lost its last writes).
+    const storeSeq = this.store.maxSeq();
     const previous = this.opening ?? Promise.resolve();
-    this.opening = previous.then(() => this.open(model, dimensions)).catch((error: unknown) => {
+    this.opening = previous.then(() => this.open(model, dimensions, storeSeq)).catch((error: unknown) => {
       this.state = 'failed';
       this.lastProblem = error instanceof Error ? error.message : String(error);
       this.log.warn('the vector index could not be opened', { error: this.lastProblem });
@@ -93,7 +96,7 @@ export class AnnSync {
     while (this.catching) await this.catching;
   }
 
-  private async open(model: string, dimensions: number): Promise<void> {
+  private async open(model: string, dimensions: number, storeSeq: number): Promise<void> {
     if (this.closed || this.model !== model) return;
     await this.closeIndex(true);
     this.state = 'opening';
@@ -106,8 +109,8 @@ export class AnnSync {
     // power) holds vectors under keys the store gives out again, and would skip its changes up to there:
     // rebuilt from the store instead of trusted.
     let ahead: string | undefined;
-    if (index.needsRebuild === undefined && index.savedWatermark > this.store.maxSeq()) {
-      ahead = `the saved vector index covers changes up to ${index.savedWatermark}, past the stored vectors' ${this.store.maxSeq()} (the embeddings store was reset, or lost its last writes)`;
+    if (index.needsRebuild === undefined && index.savedWatermark > storeSeq) {
+      ahead = `the saved vector index covers changes up to ${index.savedWatermark}, past the stored vectors' ${storeSeq} (the embeddings store was reset, or lost its last writes)`;
       await index.close();
       await this.removeOtherFiles('');
       index = await openAnnIndex(this.dir, name, { dimensions, model }, annThread());

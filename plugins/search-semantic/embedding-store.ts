@@ -183,7 +183,9 @@ export class EmbeddingStore {
   }
 
   maxSeq(): number {
-    const row = this.db.prepare('SELECT max((SELECT coalesce(max(seq), 0) FROM block_embeddings), (SELECT coalesce(max(seq), 0) FROM removed_keys)) AS seq').get() as { seq: number };
+    // With the floor kept when removed keys are forgotten: the last change may have been one of them.
+    const row = this.db.prepare(`SELECT max((SELECT coalesce(max(seq), 0) FROM block_embeddings), (SELECT coalesce(max(seq), 0) FROM removed_keys),
+      (SELECT coalesce(max(CAST(value AS INTEGER)), 0) FROM meta WHERE key = 'seqFloor')) AS seq`).get() as { seq: number };
     return row.seq;
   }
 
@@ -369,7 +371,11 @@ export class EmbeddingStore {
 
   /** Removed keys every saved HNSW file has seen need not be remembered. */
   forgetRemovedUpTo(seq: number): void {
-    this.prepared('DELETE FROM removed_keys WHERE seq <= ?').run(seq);
+    this.transaction(() => {
+      this.prepared('DELETE FROM removed_keys WHERE seq <= ?').run(seq);
+      // The sequence reached stays known (maxSeq): a saved graph at it is not taken for one past the store.
+      if (seq > Number(this.meta('seqFloor') ?? 0)) this.setMeta('seqFloor', String(seq));
+    });
   }
 
   /** Vectors of a model in key order, after `afterKey` (a rebuild of the HNSW index reads them in pages). */

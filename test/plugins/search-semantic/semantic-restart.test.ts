@@ -142,6 +142,20 @@ describe('semantic search across restarts', () => {
     expect(found.results[0]!.snippet).toBe('figs ripen late in summer');
   });
 
+  it('trusts a saved HNSW index whose last change was a removal the store has since forgotten', async () => {
+    const { fake, root, notebook } = await firstRun();
+    const second = await boot(fake, { workspace: root, semantic: ANN_ONLY });
+    const later = await second.act<Created>('document_create', { notebook, title: 'Later', markdown: 'quinces for a while' });
+    await annReady(second.act);
+    await second.act('document_remove', { id: later.id });
+    await annReady(second.act);
+    await second.kernel.close();
+    const { act } = await boot(fake, { workspace: root, semantic: ANN_ONLY });
+    const status = await annReady(act);
+    expect(status.vectorIndex.problem).toBeUndefined();
+    expect((await semantic(act, 'figs in summer')).results[0]!.snippet).toBe('figs ripen late in summer');
+  });
+
   it('catches an HNSW index saved before the last changes up from the store (as after a crash)', async () => {
     const { fake, root, notebook } = await firstRun();
     const { act, kernel } = await boot(fake, { workspace: root, semantic: { ...ANN_ONLY, saveEveryMs: 86_400_000 } });
@@ -187,7 +201,8 @@ describe('semantic search across restarts', () => {
     const { act } = await boot(fake, { workspace: root, semantic: ANN_ONLY, embedModel: 'fake-embed-2' });
     const stale = await until('the first batch of the new model failed', async () => {
       const status = await act<Status>('embeddings_status', {});
-      return status.failed > 0 && !status.comparing ? status : undefined;
+      // Nothing queued either: a search while blocks are being taken in says that first.
+      return status.failed > 0 && !status.comparing && status.queued === 0 ? status : undefined;
     });
     expect(stale.model).toBe('providers/openai:fake-embed-2');
     expect(stale.stale).toBe(indexed);
