@@ -3,6 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { IgnoredReason } from './ignore-rules.js';
 import { countedRows, countedTodo, installRowCount } from './row-count.js';
+import { migrateFromV1 } from './store-migration.js';
 
 /**
  * Bumped when the tables change; a store of an unknown version is emptied (vectors are embedded again).
@@ -127,7 +128,7 @@ export class EmbeddingStore {
     this.db.pragma('temp_store = MEMORY');
     const version = this.hasMeta() ? this.db.prepare("SELECT value FROM meta WHERE key = 'version'").pluck().get() as string | undefined : undefined;
     if (version === '1') {
-      this.migrateFromV1();
+      migrateFromV1(this.db, BLOCK_EMBEDDINGS, STORE_VERSION);
     } else if (version !== undefined && version !== STORE_VERSION) {
       this.db.exec('DROP TABLE IF EXISTS block_embeddings; DROP TABLE IF EXISTS removed_keys; DROP TABLE IF EXISTS embedding_vectors; DROP TABLE IF EXISTS meta;');
     }
@@ -137,34 +138,6 @@ export class EmbeddingStore {
     // Read only by this code (better-sqlite3 has no URI filenames for mode=ro): never written through here.
     this.db.prepare('ATTACH DATABASE ? AS blk').run(blocksFile);
     this.seqValue = this.maxSeq();
-  }
-
-  /**
-   * Moves version 1's vectors to their own table and copies the rest of each row to a new
-   * block_embeddings, in one transaction (a crash leaves version 1 whole). Once, at the first start
-   * after the upgrade: it reads every old row twice and writes each vector once (an update of the old
-   * rows in place would rewrite every 4 KiB page, twice). The old table's pages stay free inside the
-   * file, for the next vectors.
-   */
-  private migrateFromV1(): void {
-    this.db.transaction(() => {
-      const next = this.db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'block_embeddings'").pluck().get() as number | undefined;
-      // A table left by a downgrade (version 1 dropped the other tables only) holds vectors of keys since given to other blocks.
-      this.db.exec(`DROP TABLE IF EXISTS embedding_vectors;
-        CREATE TABLE embedding_vectors (key INTEGER PRIMARY KEY, vector BLOB NOT NULL);
-        INSERT OR REPLACE INTO embedding_vectors (key, vector) SELECT key, vector FROM block_embeddings WHERE vector IS NOT NULL ORDER BY key;
-        ${BLOCK_EMBEDDINGS.replace('CREATE TABLE IF NOT EXISTS block_embeddings', 'CREATE TABLE block_embeddings_v2')}
-        INSERT INTO block_embeddings_v2 (key, block_id, hash, model, dimensions, vector_hash, has_vector, remote, ok, fail_count, last_tried, last_error, ignored, seq)
-          SELECT key, block_id, hash, model, dimensions, vector_hash, vector IS NOT NULL, remote, ok, fail_count, last_tried, last_error, ignored, seq FROM block_embeddings ORDER BY key;
-        DROP TABLE block_embeddings;
-        ALTER TABLE block_embeddings_v2 RENAME TO block_embeddings;
-        UPDATE meta SET value = '${STORE_VERSION}' WHERE key = 'version';`);
-      // AUTOINCREMENT: a key the old table gave out (its highest maybe deleted since) is never given again.
-      // The new table has a row there only if a row was copied (the old one's went with DROP TABLE).
-      if (next !== undefined && this.db.prepare("UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = 'block_embeddings'").run(next).changes === 0) {
-        this.db.prepare("INSERT INTO sqlite_sequence (name, seq) VALUES ('block_embeddings', ?)").run(next);
-      }
-    })();
   }
 
   private hasMeta(): boolean {
@@ -295,14 +268,22 @@ export class EmbeddingStore {
    * blocks whose vectors have another size are to be embedded again (a query of the new size matched
    * none of them, and nothing said so). Returns whether the size changed; the first size is only noted.
    */
-  noteDimensions(dimensions: number): boolean {
-    const known = this.meta('dimensions');
+  noteDimensions(model: string, dimensions: number): boolean {
+    // Per model: a switch to another model of another size is the model's change (activateModel), not this.
+    const key = dimensionsKey(model);
+    const known = this.meta(key);
     if (known === String(dimensions)) return false;
     this.transaction(() => {
-      if (known !== undefined) this.prepared('UPDATE block_embeddings SET ok = 0, fail_count = 0, last_tried = 0 WHERE has_vector = 1 AND dimensions IS NOT ?').run(dimensions);
-      this.setMeta('dimensions', String(dimensions));
+      if (known !== undefined) this.prepared('UPDATE block_embeddings SET ok = 0, fail_count = 0, last_tried = 0 WHERE model IS ? AND has_vector = 1 AND dimensions IS NOT ?').run(model, dimensions);
+      this.setMeta(key, String(dimensions));
     });
     return known !== undefined;
+  }
+
+  /** The size the embedder last answered for `model`, if known. */
+  dimensionsOf(model: string): number | undefined {
+    const known = this.meta(dimensionsKey(model));
+    return known === undefined ? undefined : Number(known);
   }
 
   /** Every block embedded again (reindex): the old vectors answer until replaced. */
@@ -392,4 +373,8 @@ export class EmbeddingStore {
   close(): void {
     this.db.close();
   }
+}
+
+function dimensionsKey(model: string): string {
+  return `dimensions:${model}`;
 }

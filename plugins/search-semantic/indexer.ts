@@ -105,7 +105,7 @@ export class Indexer {
   }
 
   private async ensureDimensions(model: string, dimensions: number): Promise<void> {
-    if (!this.deps.store.noteDimensions(dimensions)) return;
+    if (!this.deps.store.noteDimensions(model, dimensions)) return;
     this.deps.log.info('the embedder\'s vectors changed size: every block is embedded again in the background', { model, dimensions });
     await this.deps.onModel(model);
   }

@@ -130,7 +130,7 @@ export class SemanticService {
     const model = this.indexer.activeModel();
     // Of the size the embedder answers now, when there are vectors of it (after a change of size, the
     // old ones stay until replaced); each a first row found, not a scan.
-    const answered = Number(store.meta('dimensions') ?? -1);
+    const answered = store.dimensionsOf(model) ?? -1;
     const ofNow = store.prepared('SELECT dimensions FROM block_embeddings WHERE model = ? AND dimensions = ? AND has_vector = 1 LIMIT 1').pluck().get(model, answered) as number | undefined;
     const dimensions = ofNow ?? store.prepared('SELECT dimensions FROM block_embeddings WHERE model = ? AND has_vector = 1 LIMIT 1').pluck().get(model) as number | undefined;
     if (dimensions === undefined) return;
