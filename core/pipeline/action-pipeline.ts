@@ -50,7 +50,10 @@ const NO_LIMITS: RunLimits = Object.freeze({});
 
 @injectable()
 export class ActionPipeline {
-  private readonly refusals = new RefusalWindow();
+  /** Refusals left out within a minute are written as one line with their count (repeated). */
+  private readonly refusals = new RefusalWindow<{ entry: RegisteredAction; request: ActionRequest; code: string }>(({ entry, request, code }, repeated) => {
+    void this.append(auditEntryFor(entry, request.principal, hashArguments(request.input), 'refused', code, { repeated })).catch(() => undefined);
+  });
 
   constructor(
     @inject(ACTION_REGISTRY) private readonly registry: ActionRegistry,
@@ -352,7 +355,7 @@ export class ActionPipeline {
 
   /**
    * A call with effects that was refused before it ran (role, read-only workspace, deny rule) is audited
-   * too: one line per caller, action and reason a minute, the next one counting those left out (a reader
+   * too: one line per caller, action and reason a minute, and one at its end counting those left out (a reader
    * token calling a write in a loop wrote a durable line per request, until the disk was full).
    */
   private recordRefusal(request: ActionRequest, error: unknown): Promise<unknown> {
@@ -360,9 +363,9 @@ export class ActionPipeline {
       if (!isKernelError(error) || !REFUSALS.has(error.code)) return Promise.resolve();
       const entry = this.find(request.target);
       if (!entry || entry.effects.length === 0) return Promise.resolve();
-      const repeated = this.refusals.admit(`${request.principal.kind}:${request.principal.name}\u0000${entry.wireName}\u0000${error.code}`, Date.now());
-      if (repeated === undefined) return Promise.resolve();
-      return this.append(auditEntryFor(entry, request.principal, hashArguments(request.input), 'refused', error.code, repeated > 0 ? { repeated } : {})).catch(() => undefined);
+      const key = `${request.principal.kind}:${request.principal.name}\u0000${entry.wireName}\u0000${error.code}`;
+      if (!this.refusals.admit(key, Date.now(), { entry, request, code: error.code })) return Promise.resolve();
+      return this.append(auditEntryFor(entry, request.principal, hashArguments(request.input), 'refused', error.code)).catch(() => undefined);
     } catch {
       return Promise.resolve();
     }
