@@ -1,5 +1,6 @@
 import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { KernelError } from '../errors.js';
 import { syncFolder, writeJsonAtomic } from './atomic-write.js';
 
 /**
@@ -64,8 +65,13 @@ export class IntentJournal<T> {
     const names = all.filter((name) => RECORD_NAME.test(name)).sort();
     const found: PendingIntent<T>[] = [];
     for (const name of names) {
+      // Unreadable (EACCES, EIO) is not "never begun": the change it names may be half done. The start
+      // stops with the record named (it was deleted, and a block could be left in two documents or none).
+      const text = await readFile(join(this.dir, name), 'utf8').catch((error: NodeJS.ErrnoException) => {
+        throw new KernelError('WORKSPACE_INVALID', `${join(this.dir, name)} records a change that may be half done and cannot be read (${error.code ?? error.message}): make it readable and start again`, { details: { file: join(this.dir, name) }, cause: error });
+      });
       try {
-        found.push({ id: name.slice(0, -5), intent: JSON.parse(await readFile(join(this.dir, name), 'utf8')) as T });
+        found.push({ id: name.slice(0, -5), intent: JSON.parse(text) as T });
       } catch {
         // A record is written atomically, so one that does not parse was never begun: nothing was changed under it.
         await rm(join(this.dir, name), { force: true });
