@@ -304,9 +304,11 @@ function oneFilePerId(found: FoundDoc[], knownPath: (id: string) => string | und
 async function scanFolder(dataDir: string, notebook: string, parent: string | null, parts: string[], found: FoundDoc[], problems: Map<string, Problem>): Promise<void> {
   const folder = join(dataDir, ...parts);
   // Removed or renamed while the scan walks (a sync tool, rm -r): it is gone, not a reason to stop the sync.
+  // Unreadable (EACCES, EIO): a problem of its own, as an unreadable file is; it stopped every sync, and
+  // with the start-up sync every action of the plugin, in every notebook.
   const entries = await readdir(folder, { withFileTypes: true }).catch((error: NodeJS.ErrnoException) => {
-    if (error.code === 'ENOENT' || error.code === 'ENOTDIR') return [];
-    throw error;
+    if (error.code !== 'ENOENT' && error.code !== 'ENOTDIR') problems.set(`${parts.join('/')}/`, { reason: `the folder cannot be read (${error.code ?? error.message}): its documents are left out until it can` });
+    return [];
   });
   const docs = new Set<string>();
   for (const entry of entries) {
