@@ -30,7 +30,9 @@ async function writeAtomically(path: string, data: string | Uint8Array, options:
   // The folder is made only when it is missing: one system call fewer on every other write.
   const file = await open(temp, 'wx', mode).catch(async (error: NodeJS.ErrnoException) => {
     if (error.code !== 'ENOENT') throw error;
-    await mkdir(folder, { recursive: true });
+    // Each folder made is synced in its parent: the file's own sync and its folder's do not keep a new
+    // folder's entry (a power cut lost an acknowledged first child document with its folder).
+    await makeFolderDurably(folder);
     return open(temp, 'wx', mode);
   });
   try {
@@ -86,6 +88,30 @@ export async function syncFolder(folder: string): Promise<void> {
   }
 }
 
+/**
+ * Makes `dir` (if new) with each folder made synced in its parent, from the deepest up, so that a
+ * record written in it cannot vanish with the folder in a power cut while the files it covers survive.
+ */
+export async function makeFolderDurably(dir: string): Promise<void> {
+  const first = await mkdir(dir, { recursive: true });
+  if (first === undefined) return;
+  for (let folder = dir; folder.length >= first.length; folder = dirname(folder)) await syncFolder(dirname(folder));
+}
+
+/** makeFolderDurably, for the synchronous writes. */
+function makeFolderDurablySync(dir: string): void {
+  const first = mkdirSync(dir, { recursive: true });
+  if (first === undefined) return;
+  for (let folder = dir; folder.length >= first.length; folder = dirname(folder)) {
+    const fd = openSync(dirname(folder), 'r');
+    try {
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+  }
+}
+
 /** Pretty-printed JSON with a trailing newline, written atomically. */
 export async function writeJsonAtomic(path: string, value: unknown, options: AtomicWriteOptions = {}): Promise<void> {
   await writeFileAtomic(path, `${JSON.stringify(value, null, 2)}\n`, options);
@@ -110,7 +136,7 @@ function openCreatingFolder(temp: string, folder: string, mode: number): number 
     return openSync(temp, 'wx', mode);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-    mkdirSync(folder, { recursive: true });
+    makeFolderDurablySync(folder);
     return openSync(temp, 'wx', mode);
   }
 }
@@ -123,7 +149,7 @@ async function openCreatingFolderAsync(temp: string, folder: string, mode: numbe
     return await openFd(temp, 'wx', mode);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-    await mkdir(folder, { recursive: true });
+    await makeFolderDurably(folder);
     return openFd(temp, 'wx', mode);
   }
 }

@@ -1,7 +1,9 @@
-import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { readdir, readFile, rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { KernelError } from '../errors.js';
-import { syncFolder, writeJsonAtomic } from './atomic-write.js';
+import { makeFolderDurably, syncFolder, writeJsonAtomic } from './atomic-write.js';
+
+export { makeFolderDurably };
 
 /**
  * Record names sort in the order the changes were begun, even several in one millisecond: the
@@ -85,12 +87,3 @@ export class IntentJournal<T> {
   }
 }
 
-/**
- * Makes `dir` (if new) with each folder made synced in its parent, from the deepest up, so that a
- * record written in it cannot vanish with the folder in a power cut while the files it covers survive.
- */
-export async function makeFolderDurably(dir: string): Promise<void> {
-  const first = await mkdir(dir, { recursive: true });
-  if (first === undefined) return;
-  for (let folder = dir; folder.length >= first.length; folder = dirname(folder)) await syncFolder(dirname(folder));
-}
