@@ -1,7 +1,7 @@
 import type { Stats } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { isValidId } from '../../core/index.js';
+import { diskFull, isValidId } from '../../core/index.js';
 import type { DocumentRecord, Problem } from './block-index.js';
 import type { BlockStore } from './block-store.js';
 import type { DocEntry } from './doc-catalog.js';
@@ -56,7 +56,9 @@ export async function syncWithFiles(store: BlockStore, options: SyncOptions = {}
   } catch (error) {
     if (db.inTransaction) db.exec('ROLLBACK');
     store.index.forgetKnown();
-    throw error;
+    // A full disk is said as one (507, what was not written), not as a plugin's internal error: the
+    // sync's own writes skip the index's transaction helper, the one place that said so.
+    throw diskFull(error, { what: 'index', file: 'index/quire.db', note: 'the sync was rolled back whole; the files are as they were' });
   }
 }
 
