@@ -104,6 +104,12 @@ export class BlockStore {
     this.indexGroup = new IndexGroup(index);
   }
 
+  /**
+   * Told after each write of a document that exists whether its index rows were written with its file
+   * (`false`: the file took the write, the rows did not; the plugin has the index synced again).
+   */
+  onIndexWrite: ((ok: boolean) => void) | undefined;
+
   useTogetherJournal(journal: IntentJournal<TogetherIntent>): void {
     this.together = journal;
   }
@@ -201,7 +207,19 @@ export class BlockStore {
     const info = statSync(path);
     if (before) {
       const place = this.placeOf(root.id);
-      await this.indexGroup.run(() => this.index.writeDocument(root, place, entry.parent, info, { inCallersTransaction: true }));
+      try {
+        await this.indexGroup.run(() => this.index.writeDocument(root, place, entry.parent, info, { inCallersTransaction: true }));
+      } catch (error) {
+        // The file holds the change, durably, and the files are the truth (the index is a cache of them):
+        // the write has happened. Answered as failed, a retried insert added its block a second time.
+        // The index catches up at the sync the plugin starts now (or the next start's), which reports a
+        // document it cannot index as a problem.
+        this.remember(root.id, { root, mtimeMs: info.mtimeMs, size: info.size });
+        this.log.warn('a document was written but its index rows were not; the index is synced again', { id: root.id, error: String((error as Error).message ?? error) });
+        this.onIndexWrite?.(false);
+        return;
+      }
+      this.onIndexWrite?.(true);
     } else {
       // A new document enters the catalog and gets its index rows in the same turn of the event loop:
       // listed in between, it showed no time of change, and search did not find it. If its rows cannot

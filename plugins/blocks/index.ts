@@ -74,6 +74,7 @@ export default definePlugin<Partial<BlocksConfig>>({
       if (report.problems.length > 0) ctx.log.warn('some files were skipped', { count: report.problems.length });
       if (config.welcome && isNew) await createWelcomeNotebook(rt);
     }, [join(workspace.root, 'history'), join(workspace.agentDir, 'sessions'), join(workspace.root, 'assets')]);
+    store.onIndexWrite = (ok) => readiness.indexWritten(ok);
     ctx.provide(NOTEBOOK_SCOPE, createNotebookScope(store, () => readiness.indexIncomplete()));
     ctx.provide(BLOCKS_INDEX, {
       file: indexFile,
@@ -94,7 +95,7 @@ export default definePlugin<Partial<BlocksConfig>>({
       },
       reportReturned: (call, value) => reportReturned(store, call, value),
       visibleTo: (call, notebook) => mayRead(call, notebook, store.catalog.notebooks.get(notebook)),
-      withWritesPaused: (work) => store.queue.run(() => work({ syncIndex: async () => { await syncWithFiles(store); } })),
+      withWritesPaused: (work) => readiness.changingFiles(() => store.queue.run(() => work({ syncIndex: async () => { await syncWithFiles(store); } }))),
     });
     const watcher = config.watch ? watchData(store, () => readiness.sync(false)) : undefined;
     // Started last, right before its stop is registered: a failed activation leaves no thread behind.

@@ -16,6 +16,10 @@ export class Readiness {
   /** Whether data/ was rid of the temporary files of killed writes: once, before the first sync. */
   private swept = false;
   private readonly sweeping: Promise<unknown>;
+  /** Whether the sync that failed last was a full one: its retry is of the same kind. */
+  private retryFull = true;
+  /** A document's file holds a write its index rows do not, until a sync succeeds. */
+  private behindFiles = false;
 
   /** `otherFolders`: more folders to rid of such files (history, sessions), in the background. */
   constructor(private readonly store: BlockStore, full: boolean, then: (report: SyncReport) => Promise<void>, otherFolders: readonly string[] = []) {
@@ -31,7 +35,7 @@ export class Readiness {
    */
   indexIncomplete(): boolean {
     if (this.running === 0 && !this.healthy) {
-      this.current = this.sync(true);
+      this.current = this.sync(this.retryFull);
       this.current.catch(() => undefined);
     }
     return this.running > 0 || !this.healthy;
@@ -49,8 +53,49 @@ export class Readiness {
       return syncWithFiles(this.store, { ...options, full });
     })
       // A sync stopped on request was rolled back whole: the index is as healthy as it was before.
-      .then((report) => { this.healthy = true; return report; }, (error: unknown) => { if (!isStop(error)) this.healthy = false; throw error; })
+      .then((report) => {
+        this.healthy = true;
+        this.behindFiles = false;
+        return report;
+      }, (error: unknown) => {
+        if (!isStop(error)) {
+          this.healthy = false;
+          this.retryFull = full;
+        }
+        throw error;
+      })
       .finally(() => { this.running--; });
+  }
+
+  /**
+   * After a document's write: `ok` false when its file took the write and its index rows did not (a
+   * full disk, a row that cannot be written). Until a sync has caught up the index is incomplete (the
+   * gate waits rather than guess); an incremental sync finds the document by its file's size and time
+   * of change. Should that fail too, the next write whose rows go in (there is room again) or the gate's
+   * next check tries again. Actions do not wait for it: on a full disk, reads go on.
+   */
+  indexWritten(ok: boolean): void {
+    if (ok && !this.behindFiles) return;
+    if (!ok) {
+      this.behindFiles = true;
+      this.healthy = false;
+      this.retryFull = false;
+    }
+    if (this.running > 0) return;
+    this.sync(false).catch(() => undefined);
+  }
+
+  /**
+   * Work that changes data/ and then brings the index in line (a snapshot or history rollback): while it
+   * waits and runs the index may lack what the files hold, so the gate waits rather than guess.
+   */
+  async changingFiles<T>(work: () => Promise<T>): Promise<T> {
+    this.running++;
+    try {
+      return await work();
+    } finally {
+      this.running--;
+    }
   }
 
   async wait(): Promise<void> {
@@ -58,7 +103,7 @@ export class Readiness {
     try {
       await awaited;
     } catch {
-      if (this.current === awaited) this.current = this.sync(true);
+      if (this.current === awaited) this.current = this.sync(this.retryFull);
       await this.current;
     }
   }
