@@ -45,6 +45,7 @@ export async function exportMarkdown(rt: BlocksRuntime, call: ActionCall, input:
       if (await stat(file).then(() => true, () => false)) throw new ConflictError('CONFLICT', `${file} already exists; pass overwrite: true to replace it`, { details: { file } });
     }
   }
+  await obsidian?.checkBeforeWriting(rt.workspaceRoot);
   throwIfStopped(call, `The export of ${input.id}`);
   let written = 0;
   for (const { file, doc } of planned) {

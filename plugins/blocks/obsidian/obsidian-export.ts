@@ -41,6 +41,18 @@ export class ObsidianTargets implements ExportTargets {
   }
 
   /**
+   * `assets/` and `.obsidian/` already in the folder (a link into the workspace among them) are checked
+   * where they really lead before any note is written: found only at `finish`, the export was refused
+   * with its notes already written.
+   */
+  async checkBeforeWriting(workspaceRoot: string): Promise<void> {
+    for (const name of ['assets', '.obsidian']) {
+      const real = await realpath(join(this.folder, name)).catch(() => undefined);
+      if (real !== undefined) await outsideWorkspace(real, workspaceRoot, 'folder', { writes: true });
+    }
+  }
+
+  /**
    * Copies the linked attachments into `<folder>/assets/` and marks the folder a vault (`.obsidian/`).
    * A file there already with other bytes is replaced only with `overwrite`; otherwise it is listed.
    */

@@ -277,6 +277,13 @@ describe('exports that would reach the kernel\'s own files', () => {
     await symlink(kernel.workspace.dataDir, join(out, 'assets'));
     expect((await caught(act('export_markdown', { id: notebook.id, folder: out, flavor: 'obsidian' }))).code).toBe('INVALID_INPUT');
     expect(await stat(join(kernel.workspace.dataDir, 'pic.png')).then(() => true, () => false)).toBe(false);
+    // Refused before any note is written (it was found only after the notes were).
+    expect(await readdir(out)).toEqual(['assets']);
+    // So is a `.obsidian` folder that links into the workspace.
+    await rm(join(out, 'assets'));
+    await symlink(kernel.workspace.dataDir, join(out, '.obsidian'));
+    expect((await caught(act('export_markdown', { id: notebook.id, folder: out, flavor: 'obsidian' }))).code).toBe('INVALID_INPUT');
+    expect(await readdir(out)).toEqual(['.obsidian']);
   });
 });
 
