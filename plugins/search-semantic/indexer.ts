@@ -11,6 +11,19 @@ export function modelKeyOf(selected: SelectedBackend<'embedder'>): string {
   return `${selected.plugin}/${selected.name}:${selected.backend.model}`;
 }
 
+/**
+ * The key a selected embedder's vectors are stored under. A server may answer under another model name
+ * than the one configured (an Azure deployment, a proxy's alias): the name it answered is kept per
+ * configured key, so that a restart, which knows only the configured name until the first answer,
+ * neither re-marked every block (and sent a billed batch) nor searched vectors of no model.
+ */
+export function storedModelKey(store: Pick<EmbeddingStore, 'meta'>, selected: SelectedBackend<'embedder'>): string {
+  const key = modelKeyOf(selected);
+  return store.meta(answeredKey(key)) ?? key;
+}
+
+const answeredKey = (key: string): string => `answeredAs:${key}`;
+
 export function isRemote(selected: SelectedBackend<'embedder'> | undefined): boolean {
   return selected?.effects.includes('dataEgress') ?? false;
 }
@@ -94,7 +107,7 @@ export class Indexer {
   /** The active model: the selected embedder's, or the one the store last used when none is available. */
   activeModel(): string {
     const selected = this.deps.handle.current();
-    return selected ? modelKeyOf(selected) : this.deps.store.meta('model') ?? '';
+    return selected ? storedModelKey(this.deps.store, selected) : this.deps.store.meta('model') ?? '';
   }
 
   private async ensureModel(model: string): Promise<void> {
@@ -114,10 +127,10 @@ export class Indexer {
     const { store, retry, batchSize } = this.deps;
     const selected = this.deps.handle.current();
     if (!selected) return 'none';
-    await this.ensureModel(modelKeyOf(selected));
+    await this.ensureModel(storedModelKey(store, selected));
     // A size the embedder is configured with is known before any block is due (none is, after a restart
     // with the size changed: the old vectors all looked done).
-    if (selected.backend.dimensions > 0) await this.ensureDimensions(modelKeyOf(selected), selected.backend.dimensions);
+    if (selected.backend.dimensions > 0) await this.ensureDimensions(storedModelKey(store, selected), selected.backend.dimensions);
     const remote = isRemote(selected);
     for (;;) {
       if (this.closed) return 'closed';
@@ -140,6 +153,7 @@ export class Indexer {
       const call = new AbortController();
       const stop = (): void => call.abort();
       this.abort.signal.addEventListener('abort', stop, { once: true });
+      const asked = modelKeyOf(selected);
       try {
         vectors = await selected.backend.embed(due.map((block) => block.content), call.signal);
         if (vectors.length !== due.length) throw new Error(`the embedder answered ${vectors.length} vectors for ${due.length} texts`);
@@ -160,8 +174,8 @@ export class Indexer {
         this.abort.signal.removeEventListener('abort', stop);
       }
       this.pause = retry.pauseMs;
-      const model = modelKeyOf(selected);
       // The first answer of a remote server may name the model it really is.
+      const model = this.answeredAs(asked, selected);
       await this.ensureModel(model);
       await this.ensureDimensions(model, vectors[0]!.length);
       try {
@@ -190,6 +204,7 @@ export class Indexer {
     for (const block of due) {
       if (this.closed) return 'closed';
       let vector: Float32Array | undefined;
+      const asked = modelKeyOf(selected);
       try {
         [vector] = await selected.backend.embed([block.content], signal);
         if (!vector || vector.length === 0) throw new Error('the embedder answered no vector');
@@ -204,7 +219,7 @@ export class Indexer {
         this.deps.log.warn('the embedder refused a block\'s text', { error: message, block: block.block_id });
         continue;
       }
-      const model = modelKeyOf(selected);
+      const model = this.answeredAs(asked, selected);
       await this.ensureModel(model);
       try {
         this.write([block], [vector], model, remote);
@@ -215,6 +230,15 @@ export class Indexer {
     }
     this.deps.onVectors();
     return undefined;
+  }
+
+  /** The model key after an answer; one that names another model than asked is kept for the next start. */
+  private answeredAs(asked: string, selected: SelectedBackend<'embedder'>): string {
+    const answered = modelKeyOf(selected);
+    // Kept also when the server answers under the configured name again, over a name kept before.
+    const known = this.deps.store.meta(answeredKey(asked));
+    if (known !== answered && (answered !== asked || known !== undefined)) this.deps.store.setMeta(answeredKey(asked), answered);
+    return answered;
   }
 
   private write(due: DueBlock[], vectors: Float32Array[], model: string, remote: boolean): void {

@@ -4,7 +4,7 @@ import type { AnnHit } from './ann/ann-index.js';
 import type { AnnSync } from './ann-sync.js';
 import { CONFIG_FIELD } from './config.js';
 import type { EmbeddingStore } from './embedding-store.js';
-import { modelKeyOf } from './indexer.js';
+import { storedModelKey } from './indexer.js';
 import type { SearchFilters, SemanticQuery } from './tokens.js';
 import { blobInto } from './vector-blob.js';
 import { documentOfPath, ftsColumnFilters } from '../blocks/fts-filters.js';
@@ -89,7 +89,7 @@ export function createSemanticSearch(deps: SearchDeps) {
     const vector = selected.backend.embedQuery
       ? await selected.backend.embedQuery(query.query, call.signal)
       : (await selected.backend.embed([query.query], call.signal))[0]!;
-    const model = modelKeyOf(selected);
+    const model = storedModelKey(store, selected);
     const dimensions = vector.length;
     const notes: string[] = [];
     const pending = deps.incomplete(call);

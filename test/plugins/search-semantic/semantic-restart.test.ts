@@ -60,6 +60,25 @@ describe('semantic search across restarts', () => {
     expect((await semantic(act, 'purple plums')).results[0]!.snippet).toBe('plums are purple and sweet');
   });
 
+  it('keeps the vectors of a server answering under another model name than configured (a deployment, an alias): nothing is embedded again', async () => {
+    const fake = await fakeServer();
+    fake.servedModel = 'text-embedding-served-2024';
+    const first = await boot(fake, { semantic: ANN_ONLY });
+    const notebook = await first.act<Created>('notebook_create', { name: 'N' });
+    await first.act('document_create', { notebook: notebook.id, title: 'Fruit', markdown: 'figs ripen late in summer\n\nplums are purple and sweet' });
+    const before = await annReady(first.act);
+    const root = first.kernel.workspace.root;
+    await first.kernel.close();
+    fake.texts.length = 0;
+    const { act } = await boot(fake, { workspace: root, semantic: ANN_ONLY });
+    const status = await annReady(act);
+    expect(status.indexed).toBe(before.indexed);
+    // Marked again at every start before, and a billed batch sent to learn the name once more.
+    expect(fake.texts).toEqual([]);
+    expect((await semantic(act, 'purple plums')).results[0]!.snippet).toBe('plums are purple and sweet');
+    expect(fake.texts).toEqual(['purple plums']);
+  });
+
   for (const damage of ['deleted', 'truncated'] as const) {
     it(`rebuilds an HNSW index file that was ${damage} from the stored vectors, without embedding again`, async () => {
       const { fake, root, indexed } = await firstRun();
