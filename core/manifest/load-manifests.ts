@@ -44,7 +44,7 @@ export async function readManifestFile(file: string, options: ReadManifestOption
   } catch (error) {
     return fail({ code: 'MANIFEST_JSON_INVALID', pointer: '', message: `not valid JSON: ${(error as Error).message}` });
   }
-  const result = validateManifest(raw, { file, ...(options.expectedId !== undefined ? { expectedId: options.expectedId } : {}), trusted: options.trusted === true });
+  const result = validateManifest(raw, { file, ...(options.expectedId !== undefined ? { expectedId: options.expectedId } : {}), trusted: options.trusted === true, ours: options.source === 'native' });
   if (!result.ok) {
     const provides = providesOf(raw);
     return { ok: false, source: options.source, file, id: idOf(raw) ?? fallbackId, issues: result.issues, ...(provides ? { provides } : {}) };

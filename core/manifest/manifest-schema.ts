@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ValidateFunction } from 'ajv';
 import { PLUGIN_AJV_OPTIONS, createAjv, getKernelAjv } from '../schema/ajv.js';
+import { linearRegExp } from '../schema/linear-regexp.js';
 import { loadPrecompiled } from '../schema/precompiled.js';
 import { NATIVE_MANIFESTS_DIR } from '../paths.js';
 
@@ -34,6 +35,17 @@ export function getKernelConfigValidator(): ValidateFunction {
 export function getPluginSchemaAjv(): ReturnType<typeof createAjv> {
   pluginSchemaAjv ??= createAjv(PLUGIN_AJV_OPTIONS);
   return pluginSchemaAjv;
+}
+
+let foreignSchemaAjv: ReturnType<typeof createAjv> | undefined;
+
+/**
+ * The instance for schemas the kernel did not write (user plugins' manifests, external MCP servers'
+ * tools): as `getPluginSchemaAjv`, with patterns run by a linear-time engine (linear-regexp.ts).
+ */
+export function getForeignSchemaAjv(): ReturnType<typeof createAjv> {
+  foreignSchemaAjv ??= createAjv({ ...PLUGIN_AJV_OPTIONS, code: { regExp: linearRegExp } });
+  return foreignSchemaAjv;
 }
 
 function readSchema(file: string): Record<string, unknown> {

@@ -5,7 +5,7 @@ import type { ActionManifest, PluginManifest } from '../plugin-api.js';
 import { KERNEL_VERSION } from '../paths.js';
 import { escapePointer, toSchemaIssues, type SchemaIssue } from '../schema/ajv.js';
 import { actionValidatorName, configValidatorName, loadPrecompiled } from '../schema/precompiled.js';
-import { getManifestValidator, getPluginSchemaAjv } from './manifest-schema.js';
+import { getForeignSchemaAjv, getManifestValidator, getPluginSchemaAjv } from './manifest-schema.js';
 import { isValidWireName, wireName } from './wire-name.js';
 
 /** One action with its schemas compiled: the unit the registry stores. */
@@ -39,6 +39,12 @@ export interface ValidateManifestOptions {
    * here, so that a schema that does not compile is reported.
    */
   trusted?: boolean;
+  /**
+   * Written with the kernel (a native manifest, trusted or checked in full): its patterns run on
+   * JavaScript's engine (one has a lookahead). Every other manifest's run on a linear-time engine, as
+   * they meet text from the agent on the main thread (linear-regexp.ts).
+   */
+  ours?: boolean;
 }
 
 /** Validates a parsed manifest against the schema, then checks what a schema cannot say. */
@@ -53,7 +59,7 @@ export function validateManifest(raw: unknown, options: ValidateManifestOptions)
     issues.push({ code, file: options.file, pointer, message });
   };
   checkIdentity(manifest, options, report);
-  const compile = options.trusted === true ? lazySchema : compileSchema;
+  const compile = options.trusted === true ? lazySchema : options.ours === true ? compileOurSchema : compileSchema;
   const actions = compileActions(manifest, report, compile);
   const validateConfig = manifest.config ? compile(manifest.config, '/config', 'MANIFEST_CONFIG_SCHEMA_INVALID', report, configValidatorName(manifest.id)) : undefined;
   if (issues.length > 0) return { ok: false, issues };
@@ -139,8 +145,16 @@ function compileActions(manifest: PluginManifest, report: Report, compileSchema:
 }
 
 function compileSchema(schema: object, pointer: string, code: ErrorCode, report: Report): ValidateFunction | undefined {
+  return compileWith(getForeignSchemaAjv(), schema, pointer, code, report);
+}
+
+function compileOurSchema(schema: object, pointer: string, code: ErrorCode, report: Report): ValidateFunction | undefined {
+  return compileWith(getPluginSchemaAjv(), schema, pointer, code, report);
+}
+
+function compileWith(ajv: ReturnType<typeof getPluginSchemaAjv>, schema: object, pointer: string, code: ErrorCode, report: Report): ValidateFunction | undefined {
   try {
-    return getPluginSchemaAjv().compile(schema);
+    return ajv.compile(schema);
   } catch (error) {
     report(code, pointer, `schema does not compile: ${error instanceof Error ? error.message : String(error)}`);
     return undefined;

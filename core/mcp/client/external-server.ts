@@ -9,6 +9,7 @@ import { KernelError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import { KERNEL_VERSION } from '../../paths.js';
 import type { ActionCall } from '../../plugin-api.js';
+import { foreignOutputValidator } from './output-validator.js';
 
 /** At most this many tools are taken from one server (pages of tools/list are read until then). */
 const MAX_TOOLS = 256;
@@ -42,7 +43,7 @@ export class ExternalServer {
 
   async connect(onToolsChanged: () => void, onClosed: () => void): Promise<void> {
     await this.close();
-    const client = new Client({ name: 'quire', version: KERNEL_VERSION });
+    const client = new Client({ name: 'quire', version: KERNEL_VERSION }, { jsonSchemaValidator: foreignOutputValidator });
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => onToolsChanged());
     const transport = this.transport();
     let timer: NodeJS.Timeout | undefined;

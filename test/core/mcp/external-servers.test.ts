@@ -171,4 +171,26 @@ describe('external MCP servers as plugins', () => {
     expect(plugins.find((plugin) => plugin.id === 'mcp-broken')).toMatchObject({ state: 'failed', error: expect.any(String) });
     expect(kernel.registry.get('note_get')).toBeDefined();
   });
+
+  it('runs a server\'s schema patterns with a linear-time engine: a catastrophic pattern cannot hold the kernel, one it cannot run refuses the tool', async () => {
+    const nested = '^(a+)+$';
+    const hostile = `${'a'.repeat(40)}!`;
+    const looking: Tool = { name: 'looking', description: 'A lookahead', inputSchema: { type: 'object', properties: { text: { type: 'string', pattern: '^(?=a)a+$' } } } };
+    const guarded: Tool = { name: 'guarded', description: 'A nested quantifier on input', inputSchema: { type: 'object', properties: { text: { type: 'string', pattern: nested } }, required: ['text'] } };
+    const shaped: Tool = {
+      name: 'shaped', description: 'A nested quantifier on output', inputSchema: { type: 'object', properties: { text: { type: 'string' } } },
+      outputSchema: { type: 'object', properties: { echoed: { type: 'object', properties: { text: { type: 'string', pattern: nested } } } } },
+    };
+    const fixture = await stdioFixture([looking, guarded, shaped, { name: 'unicode', description: 'A JavaScript escape', inputSchema: { type: 'object', properties: { text: { type: 'string', pattern: '^[\\u4e00-\\u9fa5]+$' } }, required: ['text'] } }]);
+    const kernel = await harness.boot({ plugins: ['notes'], config: { mcp: { servers: { fixture: fixture.config(true) } } } });
+    expect(kernel.externalMcp.describe()[0]!.refused).toEqual([{ name: 'looking', reason: expect.stringContaining('(?=') }]);
+    // Each takes about 2^40 steps of a backtracking engine (hours); here, at once.
+    expect((await caught(kernel.pipeline.call({ target: 'fixture_guarded', input: { text: hostile }, principal: person }))).code).toBe('INVALID_INPUT');
+    expect(await kernel.pipeline.call({ target: 'fixture_guarded', input: { text: 'aaaa' }, principal: person })).toMatchObject({ status: 'ok' });
+    expect((await caught(kernel.pipeline.call({ target: 'fixture_shaped', input: { text: hostile }, principal: person }))).code).toBe('PLUGIN_ERROR');
+    expect(await kernel.pipeline.call({ target: 'fixture_shaped', input: { text: 'aaaa' }, principal: person })).toMatchObject({ status: 'ok' });
+    // JavaScript's \u escapes are understood.
+    expect(await kernel.pipeline.call({ target: 'fixture_unicode', input: { text: '中文' }, principal: person })).toMatchObject({ status: 'ok' });
+    expect((await caught(kernel.pipeline.call({ target: 'fixture_unicode', input: { text: 'latin' }, principal: person }))).code).toBe('INVALID_INPUT');
+  });
 });
