@@ -166,6 +166,18 @@ export class FileSessionStore {
     });
   }
 
+  /**
+   * Commits a turn that ended but never was (its commit failed, or the kernel stopped): what starts a
+   * turn or undoes one does this first, as a save is refused while a turn is uncommitted. Returns the
+   * session as `read` shows it then.
+   */
+  async commitEndedTurn(id: string): Promise<SessionDocument> {
+    const session = await this.read(id);
+    if (typeof session.recoveryTurnID !== 'string' || session.recoveryState === 'running') return session;
+    await this.save({ id, entries: (await this.readStored(id)).entries, commitTurnID: session.recoveryTurnID });
+    return this.read(id);
+  }
+
   async beginTurn(id: string, begin: BeginTurn): Promise<ActiveTurn> {
     this.paths.folder(id);
     return this.lock.run(id, async () => {

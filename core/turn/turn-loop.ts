@@ -87,12 +87,8 @@ export function toolSpecs(registry: ActionRegistry, denyRules: readonly DenyRule
 export async function runTurn(deps: TurnDependencies, request: TurnRequest, emit: (event: TurnEvent) => void): Promise<TurnOutcome> {
   const { sessions } = deps;
   const { sessionId } = request;
-  let session = await sessions.read(sessionId);
   // A turn that ended but was never committed (its commit failed, or the kernel stopped) is committed first.
-  if (typeof session.recoveryTurnID === 'string' && session.recoveryState !== 'running') {
-    await sessions.save({ id: sessionId, entries: (await sessions.readStored(sessionId)).entries, commitTurnID: session.recoveryTurnID });
-    session = await sessions.read(sessionId);
-  }
+  const session = await sessions.commitEndedTurn(sessionId);
   const userEntry: SessionEntry = { id: newId(), type: 'user', content: request.message, timestamp: new Date().toISOString() };
   const base = await sessions.save({ id: sessionId, entries: [...session.entries, userEntry], expectedRevision: session.revision });
   const turnID = newId();

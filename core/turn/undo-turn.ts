@@ -15,6 +15,9 @@ export async function undoTurn(kernel: Kernel, sessionId: string, turnId: string
   if (!kernel.container.isRegistered(TURN_ROLLBACK, true)) throw new NotFoundError('ACTION_NOT_FOUND', 'rolling back a turn needs the snapshots plugin, which is not active');
   await kernel.sessions.readStored(sessionId);
   return kernel.turns.exclusive(sessionId, async () => {
+    // A turn the kernel's stop or a failed commit left uncommitted (the one a person most wants undone)
+    // is committed first: the rollback's entry could not be saved after the files were put back.
+    await kernel.sessions.commitEndedTurn(sessionId);
     const outcome = await kernel.container.resolve<TurnRollback>(TURN_ROLLBACK).rollbackTurn(sessionId, turnId, force);
     const entry = { id: newId(), type: 'rollback', turnID: turnId, ...outcome, by, timestamp: new Date().toISOString() };
     // The files are rolled back already: the record of it must land even if someone saved meanwhile.

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createHttpApp } from '../../core/http/app.js';
 import { newId } from '../../core/ids.js';
 import { turnDependencies } from '../../core/turn/kernel-turns.js';
@@ -102,5 +102,32 @@ describe('rolling back an agent turn', () => {
     expect((await rollback(true)).conflicts).toEqual([]);
     expect(await texts()).toEqual(['person one', 'person two']);
     void doc;
+  });
+
+  it('undoes a turn left uncommitted (its commit failed, or the kernel stopped), recording the rollback in the session', async () => {
+    const { kernel, act } = await boot({ config: auth });
+    const notebook = await act<Created>('notebook_create', { name: 'N' });
+    const doc = await act<Created>('document_create', { notebook: notebook.id, title: 'D', markdown: 'person one' });
+    const [first] = (await act<Tree>('document_get', { id: doc.id })).document.children;
+    const sessionId = newId();
+    await kernel.sessions.save({ id: sessionId, entries: [] });
+    await kernel.sessions.setPermissionMode(sessionId, 'auto');
+    // Every commit of the turn fails: it ends with its writes made and its entries only in runtime.json.
+    const save = kernel.sessions.save.bind(kernel.sessions);
+    const failing = vi.spyOn(kernel.sessions, 'save').mockImplementation(async (input: unknown) => {
+      if ((input as { commitTurnID?: string }).commitTurnID !== undefined) throw new Error('the commit failed');
+      return save(input);
+    });
+    const provider = scriptedProvider([toolCalls({ id: 'c1', name: 'block_update', args: { id: first!.id, markdown: 'agent rewrote one' } }), answer('done')]);
+    const outcome = await runTurn(turnDependencies(kernel), { sessionId, message: 'edit', provider, systemPrompt: () => '', signal: new AbortController().signal }, () => undefined);
+    failing.mockRestore();
+    expect((await kernel.sessions.read(sessionId)).recoveryTurnID).toBe(outcome.turnID);
+    const response = await createHttpApp(kernel).request(`/api/agent/sessions/${sessionId}/turns/${outcome.turnID}/rollback`, post({ force: true }));
+    expect(response.status).toBe(200);
+    expect((await act<Tree>('document_get', { id: doc.id })).document.children.map((block) => block.content)).toEqual(['person one']);
+    const stored = await kernel.sessions.readStored(sessionId);
+    // The turn committed first (its tool call and answer kept), then the rollback recorded.
+    expect(stored.entries.map((entry) => entry.type)).toEqual(['user', 'assistant', 'assistant', 'snapshot', 'rollback']);
+    expect(stored.entries.at(-1)).toMatchObject({ type: 'rollback', turnID: outcome.turnID });
   });
 });
