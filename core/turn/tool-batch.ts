@@ -44,6 +44,11 @@ export interface BatchContext {
   snapshotTaken: boolean;
   snapshotIds: string[];
   questions: QuestionBoard;
+  /**
+   * Told each call as it is finished (the doom-loop rule); true stops the batch there, the calls after
+   * it skipped: identical failures ran to the end of a batch before the rule was asked.
+   */
+  afterCall?(record: ToolCallRecord): { stop: string } | undefined;
 }
 
 export interface CallResult {
@@ -52,7 +57,14 @@ export interface CallResult {
 }
 
 /** Why a batch stopped early: the rest of its calls were skipped and the turn ends interrupted. */
-export type BatchStop = { reason: 'snapshot_failed' | 'cancelled'; message: string } | undefined;
+type StopReason = 'snapshot_failed' | 'cancelled' | 'outcome_unknown' | 'doom_loop';
+
+/**
+ * Calls run from one answer of the model; those past it are answered "not run" (a degenerate model
+ * answered one block_insert 150 times, and all ran, in auto mode or under a grant).
+ */
+export const MAX_CALLS_PER_ROUND = 64;
+export type BatchStop = { reason: StopReason; message: string } | undefined;
 
 /** A confirm timeout of 0 or less means waiting for as long as the turn lasts (REFERENCE.md §5). */
 const waitLimit = (ms: number): number | undefined => (ms > 0 ? ms : undefined);
@@ -65,8 +77,21 @@ const failure = (code: string, message: string): CallResult => ({ ok: false, out
  * A failed call becomes a result the model reads; only a failed snapshot or cancellation stops the batch.
  */
 export async function runBatch(context: BatchContext, calls: StreamedCall[], records: ToolCallRecord[]): Promise<BatchStop> {
+  if (calls.length > MAX_CALLS_PER_ROUND) {
+    await skipRest(context, records, MAX_CALLS_PER_ROUND, 'too_many', `Not run: at most ${MAX_CALLS_PER_ROUND} calls of one answer are run (this one had ${calls.length}). Make fewer calls per answer.`);
+  }
+  const stop = await runCalls(context, calls.slice(0, MAX_CALLS_PER_ROUND), records);
+  if (stop) return stop;
+  const last = records[Math.min(calls.length, MAX_CALLS_PER_ROUND) - 1];
+  const verdict = last ? context.afterCall?.(last) : undefined;
+  return verdict ? { reason: 'doom_loop', message: verdict.stop } : undefined;
+}
+
+async function runCalls(context: BatchContext, calls: StreamedCall[], records: ToolCallRecord[]): Promise<BatchStop> {
   for (const [i, call] of calls.entries()) {
     const record = records[i]!;
+    const previous = i > 0 ? context.afterCall?.(records[i - 1]!) : undefined;
+    if (previous) return skipRest(context, records.slice(0, calls.length), i, 'doom_loop', previous.stop);
     if (context.signal.aborted) return skipRest(context, records, i, 'cancelled', 'The turn was cancelled.');
     context.emit({ type: 'tool_call', roundID: context.roundId, toolCallID: call.id, name: call.name, arguments: call.arguments });
     if (call.name === QUESTION_TOOL.name) {
@@ -92,6 +117,10 @@ export async function runBatch(context: BatchContext, calls: StreamedCall[], rec
       if (stop) return skipRest(context, records, i, stop.reason, stop.message);
     }
     const ran = await executeCall(context, prepared.call, record, approved.confirmationId);
+    if (ran === 'still_running') {
+      return skipRest(context, records, i + 1, 'outcome_unknown',
+        `${call.name} passed its time limit without stopping: it may still be running, and what it changed is unknown. The turn stops so that nothing repeats it; check its effects before going on.`);
+    }
     if (ran !== 'done') return skipRest(context, records, ran === 'cancelled_before' ? i : i + 1, 'cancelled', 'The turn was cancelled.');
   }
   return undefined;
@@ -101,7 +130,7 @@ export async function runBatch(context: BatchContext, calls: StreamedCall[], rec
  * A call past its approval and snapshot: marked executing, checked once more (a cancel, its action
  * gone or changed), then run. Says whether the turn was cancelled before the call ran or while it ran.
  */
-async function executeCall(context: BatchContext, call: PreparedCall, record: ToolCallRecord, confirmationId: string | undefined): Promise<'done' | 'cancelled_before' | 'cancelled_during'> {
+async function executeCall(context: BatchContext, call: PreparedCall, record: ToolCallRecord, confirmationId: string | undefined): Promise<'done' | 'cancelled_before' | 'cancelled_during' | 'still_running'> {
   record.state = 'executing';
   await context.checkpoint();
   // A cancellation that arrived while the person answered, the snapshot ran or the state was saved stops the call here.
@@ -117,17 +146,27 @@ async function executeCall(context: BatchContext, call: PreparedCall, record: To
     return 'done';
   }
   let stoppedCleanly = false;
+  let mayStillRun = false;
   const result = await context.pipeline.execute(current.call, { ...(confirmationId ? { confirmationId } : {}), ...progressListeners(context, record) })
     .then((value): CallResult => ({ ok: true, output: typeof value === 'string' ? value : JSON.stringify(value ?? null) }),
       (error: unknown): CallResult => {
         // Stopped at a safe point before it changed anything (its error says so, and that it is not still running).
         stoppedCleanly = isKernelError(error) && error.details.stopped !== undefined && error.details.stillRunning !== true;
+        mayStillRun = isKernelError(error) && error.details.stillRunning === true;
+        // It ran and took effect; only its audit line failed: a success to the model (a failure invited a retry).
+        if (isKernelError(error) && error.details.ran === true) return { ok: true, output: JSON.stringify({ ok: true, note: error.message }) };
         return failure(isKernelError(error) ? error.code : 'INTERNAL', error instanceof Error ? error.message : String(error));
       });
   // Stopped by the cancel while it ran, without saying what it did: unknown, as after a crash, and not to be retried.
   if (!result.ok && context.signal.aborted && !stoppedCleanly) {
     await finishUnknown(context, record);
     return 'cancelled_during';
+  }
+  // Past its time limit and not stopped: unknown too (DESIGN §5), and the turn ends (REFERENCE §5): taken
+  // as a plain failure, the model tried it again, another copy running beside the first.
+  if (mayStillRun) {
+    await finishUnknown(context, record);
+    return 'still_running';
   }
   await finish(context, record, result, notebooksInResult(current.call));
   return 'done';
@@ -274,11 +313,17 @@ async function finishUnknown(context: BatchContext, record: ToolCallRecord): Pro
   context.emit({ type: 'tool_result', roundID: context.roundId, toolCallID: record.id, ok: false, output: RESULT_UNKNOWN });
 }
 
-async function skipRest(context: BatchContext, records: ToolCallRecord[], from: number, reason: 'snapshot_failed' | 'cancelled', message: string): Promise<BatchStop> {
+const SKIPPED_CODE: Record<StopReason | 'too_many', string> = {
+  cancelled: 'ACTION_CANCELLED', snapshot_failed: 'SNAPSHOT_FAILED', outcome_unknown: 'ACTION_SKIPPED', doom_loop: 'DOOM_LOOP', too_many: 'TOO_MANY_CALLS',
+};
+
+async function skipRest(context: BatchContext, records: ToolCallRecord[], from: number, reason: StopReason | 'too_many', message: string): Promise<BatchStop> {
   for (const record of records.slice(from)) {
+    // Already answered (past the calls of one answer that are run).
+    if (record.state === 'skipped') continue;
     record.state = 'skipped';
-    record.result = `[tool_output]\n${JSON.stringify({ ok: false, error: { code: reason === 'cancelled' ? 'ACTION_CANCELLED' : 'SNAPSHOT_FAILED', message } })}\n[/tool_output]`;
+    record.result = `[tool_output]\n${JSON.stringify({ ok: false, error: { code: SKIPPED_CODE[reason], message } })}\n[/tool_output]`;
     context.emit({ type: 'tool_result', roundID: context.roundId, toolCallID: record.id, ok: false, output: record.result });
   }
-  return { reason, message };
+  return reason === 'too_many' ? undefined : { reason, message };
 }

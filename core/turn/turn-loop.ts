@@ -276,6 +276,13 @@ async function toolRound(work: TurnWork, result: RoundResult, roundID: string, t
     snapshotTaken: work.snapshot.taken, snapshotIds: work.snapshot.ids, questions: deps.questions,
     ...(request.egress ? { localOnlyInContext: () => modelSawLocalOnly(work.messages, request.egress!) } : {}),
   };
+  // Each call is recorded with the doom-loop tracker as it finishes; the strongest verdict of the batch wins.
+  let verdict = { kind: 'ok' } as DoomVerdict;
+  context.afterCall = (record) => {
+    const next = recordWithDoomLoop(work.doom, deps.registry, record);
+    if (next.kind === 'stop' || (next.kind === 'warn' && verdict.kind === 'ok')) verdict = next;
+    return next.kind === 'stop' ? { stop: next.message } : undefined;
+  };
   const stop = await runBatch(context, result.calls, records);
   work.snapshot.taken = context.snapshotTaken;
   await work.save();
@@ -289,11 +296,6 @@ async function toolRound(work: TurnWork, result: RoundResult, roundID: string, t
   }
   // The batch's last call may have finished despite a cancel: the turn still ends here.
   if (request.signal.aborted) return 'interrupted';
-  const verdict = checkDoomLoop(work.doom, deps.registry, records);
-  if (verdict.kind === 'stop') {
-    emit({ type: 'error', turnID: turn.turnID, code: 'DOOM_LOOP', message: verdict.message });
-    return 'interrupted';
-  }
   if (verdict.kind === 'warn') {
     work.messages.push(deepFreeze({ role: 'system', content: verdict.message }));
     turn.warnings = [...(Array.isArray(turn.warnings) ? turn.warnings as string[] : []), verdict.message];
@@ -318,19 +320,14 @@ async function requestWithRetries(deps: TurnDependencies, request: TurnRequest, 
   }
 }
 
-/** Records a batch's calls with the tracker; the strongest verdict of the batch wins. */
-function checkDoomLoop(doom: DoomLoopTracker, registry: ActionRegistry, records: ToolCallRecord[]): DoomVerdict {
-  let verdict: DoomVerdict = { kind: 'ok' };
-  for (const record of records) {
-    const entry = registry.get(record.name);
-    let input: Record<string, unknown> = {};
-    try { input = JSON.parse(String(record.arguments ?? '{}')) as Record<string, unknown>; } catch { /* unparsable arguments count as none */ }
-    // An empty result is a failure too: the model learned nothing and will likely try again.
-    const succeeded = record.ok === true && !EMPTY_RESULT.test(record.result ?? '');
-    const next = doom.record({ tool: entry?.tool ?? record.name, action: entry?.action ?? '', input, succeeded });
-    if (next.kind === 'stop' || (next.kind === 'warn' && verdict.kind === 'ok')) verdict = next;
-  }
-  return verdict;
+/** Records one finished call with the tracker. */
+function recordWithDoomLoop(doom: DoomLoopTracker, registry: ActionRegistry, record: ToolCallRecord): DoomVerdict {
+  const entry = registry.get(record.name);
+  let input: Record<string, unknown> = {};
+  try { input = JSON.parse(String(record.arguments ?? '{}')) as Record<string, unknown>; } catch { /* unparsable arguments count as none */ }
+  // An empty result is a failure too: the model learned nothing and will likely try again.
+  const succeeded = record.ok === true && !EMPTY_RESULT.test(record.result ?? '');
+  return doom.record({ tool: entry?.tool ?? record.name, action: entry?.action ?? '', input, succeeded });
 }
 
 const EMPTY_RESULT = /^\[tool_output\]\n\s*(null|""|\[\]|\{\})?\s*\n\[\/tool_output\]$/;

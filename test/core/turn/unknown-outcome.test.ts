@@ -1,0 +1,84 @@
+import { describe, expect, it } from 'vitest';
+import { KernelError } from '../../../core/errors.js';
+import { newId } from '../../../core/ids.js';
+import { turnDependencies } from '../../../core/turn/kernel-turns.js';
+import type { TurnEvent } from '../../../core/turn/turn-events.js';
+import { runTurn } from '../../../core/turn/turn-loop.js';
+import { answer, scriptedProvider, toolCalls } from '../../fakes/scripted-provider.js';
+import { caught, useHarness, type UserPlugin } from '../../helpers/harness.js';
+
+const { boot } = useHarness();
+
+/** A handler that never ends and never looks at its signal. */
+const stalling: UserPlugin = {
+  manifest: {
+    id: 'stall', version: '0.1.0', kernel: '^0.1.0', description: 'stalls', entry: 'main.js',
+    tools: [{ name: 'stall', description: 'stalls', actions: { forever: { description: 'never ends', input: { type: 'object' }, effects: [] } } }],
+  },
+  entry: 'main.js',
+  code: 'export default { activate() { return { stall: { forever: () => new Promise(() => undefined) } }; } };',
+};
+
+async function run(kernel: Awaited<ReturnType<typeof boot>>, rounds: Parameters<typeof scriptedProvider>[0]) {
+  const sessionId = newId();
+  await kernel.sessions.save({ id: sessionId, entries: [] });
+  await kernel.sessions.setPermissionMode(sessionId, 'auto');
+  const provider = scriptedProvider(rounds);
+  const events: TurnEvent[] = [];
+  const outcome = await runTurn(turnDependencies(kernel, { requireSnapshot: false }), { sessionId, message: 'go', provider, systemPrompt: () => '', signal: new AbortController().signal }, (event) => events.push(event));
+  return { outcome, events, provider, session: await kernel.sessions.read(sessionId) };
+}
+
+describe('a call whose outcome the turn cannot know', () => {
+  it('stops the turn at a call that passed its time limit still running: recorded unknown, never repeated', async () => {
+    const kernel = await boot({ userPlugins: { stall: stalling }, config: { plugins: { stall: { trusted: true } }, actions: { timeoutMs: 100 } } });
+    const { outcome, events, provider, session } = await run(kernel, [
+      toolCalls({ id: 'c1', name: 'stall_forever', args: {} }, { id: 'c2', name: 'stall_forever', args: {} }),
+      answer('asked again'),
+    ]);
+    expect(outcome.state).toBe('interrupted');
+    // The model is not asked again (it tried the call once more, a second copy running beside the first).
+    expect(provider.requests).toHaveLength(1);
+    const calls = session.entries.find((entry) => entry.type === 'assistant')!.toolCalls as { state: string }[];
+    expect(calls.map((call) => call.state)).toEqual(['unknown', 'skipped']);
+    expect(events).toContainEqual(expect.objectContaining({ type: 'error', code: 'OUTCOME_UNKNOWN' }));
+  });
+
+  it('counts a call that ran but whose audit line failed as done, and says not to repeat it', async () => {
+    const kernel = await boot({ plugins: ['notes'] });
+    kernel.audit.append = () => Promise.reject(new KernelError('DISK_FULL', 'no space left', { details: { what: 'audit log' } }));
+    const { outcome, provider, session } = await run(kernel, [toolCalls({ id: 'c1', name: 'note_put', args: { name: 'a', text: 'x' } }), answer('saved')]);
+    expect(outcome.state).toBe('finished');
+    const calls = session.entries.find((entry) => entry.type === 'assistant')!.toolCalls as unknown as { ok: boolean; result: string }[];
+    expect(calls[0]).toMatchObject({ ok: true, result: expect.stringContaining('do not repeat it') });
+    expect(provider.requests).toHaveLength(2);
+  });
+});
+
+describe('the calls of one answer', () => {
+  it('stops at the fifth identical failure, not at the end of the batch', async () => {
+    const kernel = await boot({ plugins: ['notes'] });
+    const same = Array.from({ length: 10 }, (_, i) => ({ id: `c${i}`, name: 'note_get', args: { name: 'missing' } }));
+    const { outcome, events, provider, session } = await run(kernel, [toolCalls(...same), answer('never asked')]);
+    expect(outcome.state).toBe('interrupted');
+    expect(provider.requests).toHaveLength(1);
+    const calls = session.entries.find((entry) => entry.type === 'assistant')!.toolCalls as unknown as { state: string }[];
+    expect(calls.map((call) => call.state)).toEqual([...Array(5).fill('finished'), ...Array(5).fill('skipped')]);
+    expect(events).toContainEqual(expect.objectContaining({ type: 'error', code: 'DOOM_LOOP' }));
+  });
+
+  it('runs at most 64 calls of one answer, answering the rest "not run", and goes on', async () => {
+    const kernel = await boot({ plugins: ['notes'] });
+    const many = Array.from({ length: 70 }, (_, i) => ({ id: `c${i}`, name: 'note_put', args: { name: `n${i}`, text: 'x' } }));
+    const { outcome, provider, session } = await run(kernel, [toolCalls(...many), answer('done')]);
+    expect(outcome.state).toBe('finished');
+    expect(provider.requests).toHaveLength(2);
+    const calls = session.entries.find((entry) => entry.type === 'assistant')!.toolCalls as unknown as { state: string; result: string }[];
+    expect(calls.filter((call) => call.state === 'finished')).toHaveLength(64);
+    expect(calls.slice(64).map((call) => call.state)).toEqual(Array(6).fill('skipped'));
+    expect(calls[69]!.result).toContain('TOO_MANY_CALLS');
+    const admin = { kind: 'person' as const, name: 'alice', role: 'admin' as const };
+    expect(await kernel.pipeline.call({ target: 'note_get', input: { name: 'n63' }, principal: admin })).toMatchObject({ status: 'ok' });
+    expect((await caught(kernel.pipeline.call({ target: 'note_get', input: { name: 'n64' }, principal: admin }))).code).toBe('NOT_FOUND');
+  });
+});
