@@ -170,7 +170,11 @@ function record(context: MeterContext, providerId: string, model: string, event:
   try {
     recordIn(context, providerId, model, event, turnId, estimated);
   } catch {
-    // The answer was paid for and arrives all the same; the ledger's own failure (a full disk) must not end the turn.
+    // The answer was paid for and arrives all the same; the ledger's own failure (a full disk) must not end
+    // the turn. It still counts against the budgets, held for the life of the kernel: dropped, every
+    // request after it went unrecorded and no budget ever tripped.
+    const counts = { input: event.promptTokens, cachedInput: event.cachedTokens ?? 0, output: event.completionTokens, reasoning: event.reasoningTokens ?? 0 };
+    inFlightOf(context.ledger).hold({ tokens: totalTokens(counts), usd: costOf(counts, context.prices()[model]) ?? 0, sessionId: context.sessionId, turnId });
   }
 }
 
@@ -192,11 +196,13 @@ function checkBudgets(context: MeterContext, model: string, request: ModelReques
   const price = context.prices()[model];
   const now = new Date();
   const turnId = context.turnId();
+  // The agent's model requests only: an embedder's indexing (a reindex of a large workspace, or an
+  // embedding model without a price) refused every turn of the day though the agent had spent nothing.
   const scopes: [BudgetOverrun['scope'], BudgetLimit | undefined, UsageScope | undefined][] = [
-    ['turn', budgets.turn, turnId !== undefined ? { sessionId: context.sessionId, turnId } : undefined],
-    ['session', budgets.session, { sessionId: context.sessionId }],
-    ['day', budgets.day, { since: startOfDay(now) }],
-    ['month', budgets.month, { since: startOfMonth(now) }],
+    ['turn', budgets.turn, turnId !== undefined ? { kind: 'model', sessionId: context.sessionId, turnId } : undefined],
+    ['session', budgets.session, { kind: 'model', sessionId: context.sessionId }],
+    ['day', budgets.day, { kind: 'model', since: startOfDay(now) }],
+    ['month', budgets.month, { kind: 'model', since: startOfMonth(now) }],
   ];
   for (const [name, limit, scope] of scopes) {
     if (!limit || waived.has(name)) continue;

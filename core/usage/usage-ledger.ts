@@ -28,6 +28,8 @@ export interface UsageRow extends TokenCounts {
 }
 
 export interface UsageScope {
+  /** Only usage of this kind (budgets count the agent's model requests). */
+  kind?: UsageRecord['kind'];
   sessionId?: string;
   turnId?: string;
   /** ISO time, inclusive. */
@@ -129,6 +131,7 @@ function clean(value: number): number {
 function whereOf(scope: UsageScope): { where: string; params: string[] } {
   const clauses: string[] = [];
   const params: string[] = [];
+  if (scope.kind !== undefined) { clauses.push('kind = ?'); params.push(scope.kind); }
   if (scope.sessionId !== undefined) { clauses.push('session_id = ?'); params.push(scope.sessionId); }
   if (scope.turnId !== undefined) { clauses.push('turn_id = ?'); params.push(scope.turnId); }
   if (scope.since !== undefined) { clauses.push('at >= ?'); params.push(scope.since); }

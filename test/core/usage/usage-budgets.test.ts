@@ -71,6 +71,32 @@ describe('budgets', () => {
     expect(events.at(-1)).toMatchObject({ event: 'done', data: { state: 'interrupted' } });
   });
 
+  it('counts the agent\'s model requests only: an embedder\'s indexing (unpriced, a million tokens) leaves the day\'s budgets alone', async () => {
+    const prices = { [MODEL]: { input: 1, output: 1 } };
+    const kit = await start('openai-chat', { agent: { maxOutputTokens: 100 }, kernelConfig: { usage: { prices }, budgets: { day: { tokens: 500_000, usd: 1 } } } });
+    kit.kernel.usage.record({ kind: 'embedding', provider: 'providers/openai', model: 'unpriced-embedder', input: 1_000_000, cachedInput: 0, output: 0, reasoning: 0, estimated: true });
+    kit.fake.reply(sse('openai-chat', { text: 'Sent.', usage: { input: 20, output: 3 } }));
+    const { events } = await kit.turn(await kit.session(), 'hello');
+    expect(events.find((event) => event.event === 'error')).toBeUndefined();
+    expect(kit.fake.posts).toHaveLength(1);
+  });
+
+  it('still counts usage the ledger could not record (a full disk) against the budgets', async () => {
+    const probe = await start('openai-chat', { agent: { maxOutputTokens: 100 } });
+    const preview = await (await probe.http('GET', `/api/agent/sessions/${await probe.session()}/preview?message=${encodeURIComponent('What is in N?')}`)).json() as { preview: { tokens: { prompt: number } } };
+    // Room for the second request's prompt and answer, not for the 2,000 tokens the first reports.
+    const kit = await start('openai-chat', { agent: { maxOutputTokens: 100 }, kernelConfig: { budgets: { session: { tokens: preview.preview.tokens.prompt + 100 + 1_000 } } } });
+    kit.kernel.usage.record = () => { throw new Error('SQLITE_FULL: database or disk is full'); };
+    const doc = await kit.act<{ id: string }>('notebook_create', { name: 'N' });
+    kit.fake.reply(
+      sse('openai-chat', { calls: [{ id: 'call_a', name: 'document_list', args: { notebook: doc.id } }], usage: { input: 2_000, output: 7 } }),
+      sse('openai-chat', { text: 'never sent' }),
+    );
+    const { events } = await kit.turn(await kit.session(), 'What is in N?');
+    expect(kit.fake.posts).toHaveLength(1);
+    expect(events.find((event) => event.event === 'error')?.data).toMatchObject({ code: 'BUDGET_EXCEEDED' });
+  });
+
   it('refuses a money budget it cannot keep: the model has no price', async () => {
     const kit = await start('openai-chat', { kernelConfig: { budgets: { day: { usd: 1 } } } });
     kit.fake.reply(sse('openai-chat', { text: 'never sent' }));
