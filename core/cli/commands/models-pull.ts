@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { DTYPE_FILE_SUFFIX, type ModelDtype } from '../../../plugins/local-models/config.js';
 import { DEFAULT_REMOTE_HOST, listModels, pullModel } from '../../../plugins/local-models/model-pull.js';
 import { EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, type CliIO, type Command } from '../cli-io.js';
-import { describeError } from '../one-shot-kernel.js';
+import { assertWorkspaceExists, describeError } from '../one-shot-kernel.js';
 import { parseOptions } from '../parse-options.js';
 import { progressBar } from '../progress-bar.js';
 
@@ -99,7 +99,14 @@ ${WORKSPACE_OPTION}`,
     const parsed = parseOptions(args, { workspace: { type: 'string', short: 'w' } }, io, 'models list');
     if (!parsed) return EXIT_USAGE;
     if (parsed.values.help) return io.out(this.help), EXIT_OK;
-    const models = await listModels(join(String(parsed.values.workspace ?? './workspace'), 'models'));
+    const root = String(parsed.values.workspace ?? './workspace');
+    try {
+      assertWorkspaceExists(root);
+    } catch (error) {
+      io.err(`quire models list: ${describeError(error)}`);
+      return EXIT_PROBLEMS;
+    }
+    const models = await listModels(join(root, 'models'));
     if (models.length === 0) io.out("no models: download one with 'quire models pull <org/name>'");
     for (const model of models) io.out(`${model.id}  ${megabytes(model.bytes)}  ${model.weights.join(', ') || '(no onnx/*.onnx)'}`);
     return EXIT_OK;

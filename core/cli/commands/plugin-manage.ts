@@ -11,7 +11,7 @@ import { findServingKernel } from '../../http/serve-address.js';
 import { Workspace } from '../../workspace.js';
 import { KernelClient } from '../chat/kernel-client.js';
 import { EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, type CliIO, type Command } from '../cli-io.js';
-import { describeError, withKernel } from '../one-shot-kernel.js';
+import { assertWorkspaceExists, describeError, withKernel } from '../one-shot-kernel.js';
 import { parseOptions } from '../parse-options.js';
 
 /** What an installed plugin folder may hold: bounded, and nothing that points outside it. */
@@ -74,7 +74,10 @@ export const pluginInstallCommand: Command = {
     const source = parsed.positionals[0];
     if (!source) return io.err('quire plugin install: give a plugin folder'), EXIT_USAGE;
     try {
-      return await install(resolve(source), new Workspace(resolve(String(parsed.values.workspace ?? './workspace'))), parsed.values.replace === true, io);
+      const root = resolve(String(parsed.values.workspace ?? './workspace'));
+      // A mistyped path got a plugins folder made, and "installed" (exit 0).
+      assertWorkspaceExists(root);
+      return await install(resolve(source), new Workspace(root), parsed.values.replace === true, io);
     } catch (error) {
       io.err(`quire plugin install: ${describeError(error)}`);
       return EXIT_PROBLEMS;

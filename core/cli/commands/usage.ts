@@ -5,7 +5,7 @@ import { UsageLedger, type UsageGrouping, type UsageRow } from '../../usage/usag
 import { Workspace } from '../../workspace.js';
 import { EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, type CliIO, type Command } from '../cli-io.js';
 import { parseOptions } from '../parse-options.js';
-import { describeError } from '../one-shot-kernel.js';
+import { assertWorkspaceExists, describeError } from '../one-shot-kernel.js';
 
 const GROUPINGS: readonly UsageGrouping[] = ['day', 'session', 'model'];
 
@@ -47,7 +47,10 @@ export const usageCommand: Command = {
       return EXIT_USAGE;
     }
     try {
-      const workspace = new Workspace(String(parsed.values.workspace ?? './workspace'));
+      const root = String(parsed.values.workspace ?? './workspace');
+      // A mistyped path answered "no usage recorded yet" (exit 0).
+      assertWorkspaceExists(root);
+      const workspace = new Workspace(root);
       const file = join(workspace.privateDir, 'usage.db');
       if (!existsSync(file)) {
         io.out('no usage recorded yet');

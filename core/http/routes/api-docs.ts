@@ -13,7 +13,8 @@ import { buildOpenApiDocument } from '../openapi/build-document.js';
 const ASSETS_BASE = '/api/docs/assets';
 const DOCS_OPTIONS = { url: '/api/openapi.json', baseUrl: ASSETS_BASE, title: 'Quire kernel API', deepLinking: true } as const;
 /** The files of swagger-ui-dist the page loads; nothing else of that folder is served. */
-const ASSETS: Readonly<Record<string, string>> = { 'swagger-ui-bundle.js': 'text/javascript; charset=utf-8', 'swagger-ui.css': 'text/css; charset=utf-8' };
+// A Map: a name from the URL looked up in an object literal found `constructor` and `__proto__` (a 500 without a token).
+const ASSETS: ReadonlyMap<string, string> = new Map([['swagger-ui-bundle.js', 'text/javascript; charset=utf-8'], ['swagger-ui.css', 'text/css; charset=utf-8']]);
 
 /**
  * `GET /api/openapi.json`, the OpenAPI 3.1 document of what is served now (core routes and the
@@ -35,7 +36,7 @@ export function apiDocsRoutes(kernel: Kernel): Hono<HttpEnv> {
   app.get('/docs', security, swaggerUI(DOCS_OPTIONS));
   app.get('/docs/assets/swagger-ui-dist/:file', security, async (c) => {
     const file = c.req.param('file');
-    const type = ASSETS[file];
+    const type = ASSETS.get(file);
     if (type === undefined) throw new NotFoundError('NOT_FOUND', `no asset '${file}'`);
     const bytes = cache.get(file) ?? await readFile(join(distFolder, file));
     cache.set(file, bytes);

@@ -33,8 +33,12 @@ describe('quire plugin install and list', () => {
   it('checks the folder, shows what it declares, installs it whole, refuses to overwrite, and lists it', async () => {
     const base = await tempDir('quire-plugin-cli-');
     const root = join(base, 'workspace');
+    await mkdir(root);
     await writeUserPlugin(base, 'sender', SENDER);
     const folder = join(base, 'plugins', 'sender');
+    // A mistyped workspace path is refused, and no folder is made there.
+    const mistyped = await run(['plugin', 'install', folder, '--workspace', `${root}-typo`]);
+    expect([mistyped.code, mistyped.err, existsSync(`${root}-typo`)]).toEqual([1, expect.stringContaining('there is no workspace at'), false]);
     const installed = await run(['plugin', 'install', folder, '--workspace', root]);
     expect(installed.code).toBe(0);
     expect(installed.out).toContain('sender 0.2.0: posts a text elsewhere');
@@ -56,6 +60,7 @@ describe('quire plugin install and list', () => {
   it('installs nothing from a folder whose manifest is wrong or that holds a link', async () => {
     const base = await tempDir('quire-plugin-cli-');
     const root = join(base, 'workspace');
+    await mkdir(root);
     await writeUserPlugin(base, 'broken', { ...SENDER, manifest: { ...SENDER.manifest, id: 'broken', tools: [{ name: 'post', description: 'x', actions: { send: { description: 'x', input: { type: 'object' }, effects: ['teleport'] } } }] } });
     const refused = await run(['plugin', 'install', join(base, 'plugins', 'broken'), '--workspace', root]);
     expect(refused).toMatchObject({ code: 1, err: expect.stringContaining('nothing was installed') });
@@ -72,6 +77,7 @@ describe('quire plugin install and list', () => {
   it('installs from a .tgz as npm pack makes it (one top folder), with the same checks', async () => {
     const base = await tempDir('quire-plugin-cli-');
     const root = join(base, 'workspace');
+    await mkdir(root);
     await writeUserPlugin(join(base, 'pack'), 'package', { ...SENDER, manifest: { ...SENDER.manifest } });
     const archive = join(base, 'sender-0.2.0.tgz');
     await run2('tar', ['-czf', archive, '-C', join(base, 'pack', 'plugins'), 'package']);

@@ -216,6 +216,8 @@ describe('the OpenAPI document', () => {
     }
     expect((await fetch(`${url}/api/docs/assets/swagger-ui-dist/package.json`)).status).toBe(404);
     expect((await fetch(`${url}/api/docs/assets/swagger-ui-dist/..%2f..%2fpackage.json`)).status).toBe(404);
+    // Names an object literal holds of its own (a 500 and an error line before).
+    for (const name of ['constructor', '__proto__', 'toString']) expect((await fetch(`${url}/api/docs/assets/swagger-ui-dist/${name}`)).status).toBe(404);
     // Only the description is open: the rest of /api still needs the token.
     expect((await fetch(`${url}/api/docs/../grants`)).status).toBe(401);
   });

@@ -37,6 +37,7 @@ describe('the usage ledger', () => {
     // The CLI prices from the workspace's quire.json.
     await writeFile(again.kernel.workspace.configFile, JSON.stringify({ usage: { prices } }));
     const io = bufferIO();
+    expect(await runCli(['usage', '--by', 'model', '--workspace', `${root}-typo`], bufferIO())).toBe(1);
     expect(await runCli(['usage', '--by', 'model', '--workspace', root], io)).toBe(0);
     expect(io.outText()).toContain(`openai-chat/${MODEL}  2 requests  in 3000 (cached 0)  out 150 (reasoning 0)  $0.0075`);
   });

@@ -38,6 +38,7 @@ describe('quire models', () => {
     expect(again.outText()).toContain('already there: test-org/tiny-reranker');
 
     const list = bufferIO();
+    expect(await runCli(['models', 'list', '-w', `${workspace}-typo`], bufferIO())).toBe(1);
     expect(await runCli(['models', 'list', '-w', workspace], list)).toBe(0);
     expect(list.outText()).toMatch(/^test-org\/tiny-reranker {2}[\d.]+ MB {2}onnx\/model\.onnx$/);
   });
