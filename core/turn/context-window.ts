@@ -96,6 +96,8 @@ function summaryRequester(deps: TurnDependencies, request: TurnRequest, box: Com
       const delay = retryDelay(result.error, attempt, deps.settings.retry);
       if (delay === undefined) return result;
       await waitOrAbort(delay, request.signal);
+      // Stopped during the wait: no further request is checked against the budgets (its hold outlived it).
+      if (request.signal.aborted) return { ...result, error: undefined, cancelled: true };
     }
   };
 }

@@ -317,6 +317,9 @@ async function requestWithRetries(deps: TurnDependencies, request: TurnRequest, 
     if (delay === undefined) return result;
     emit({ type: 'retry', roundID, attempt, max: deps.settings.retry.maxRetries, delayMs: Math.round(delay), category: categoryOf(result.error) });
     await waitOrAbort(delay, request.signal);
+    // Stopped during the wait: the Stop ends the round here. Going on checked one more request against
+    // the budgets, which held its worst case for half an hour, or answered BUDGET_EXCEEDED for a Stop.
+    if (request.signal.aborted) return { ...result, error: undefined, cancelled: true };
   }
 }
 

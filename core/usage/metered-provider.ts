@@ -79,7 +79,9 @@ function holdWorstCase(context: MeterContext, model: string, request: ModelReque
     clearTimeout(timer);
     signal.removeEventListener('abort', release);
   });
-  signal.addEventListener('abort', release, { once: true });
+  // An abort that came first never fires its listener: the hold would have lasted MAX_HOLD_MS.
+  if (signal.aborted) release();
+  else signal.addEventListener('abort', release, { once: true });
   return release;
 }
 

@@ -70,4 +70,19 @@ describe('budgets and the ledger while requests are answering', () => {
       ledger.close();
     }
   });
+
+  it('holds nothing for a request checked after its turn was stopped (a Stop during a retry wait)', async () => {
+    const ledger = new UsageLedger(join(await harness.tempDir(), 'usage.db'), () => ({}));
+    try {
+      const context = (sessionId: string) => ({ ledger, budgets: { day: { tokens: 1500 } }, prices: () => ({}), sessionId, turnId: () => 't', estimate: () => 100 });
+      const stopped = new AbortController();
+      stopped.abort();
+      // Checked, then never streamed: the turn saw its Stop.
+      await meteredProvider(heldModel(), context('s1')).beforeRequest!(request, stopped.signal);
+      // Another session's request has the whole day's room (it was refused for half an hour).
+      await expect(meteredProvider(heldModel(), context('s2')).beforeRequest!(request, new AbortController().signal)).resolves.toBeUndefined();
+    } finally {
+      ledger.close();
+    }
+  });
 });
