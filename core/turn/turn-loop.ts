@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { isKernelError } from '../errors.js';
 import type { DenyRule } from '../config/kernel-config.js';
 import type { ConfirmationStore } from '../gate/confirmation-store.js';
 import { denyRuleMatches } from '../gate/decide.js';
@@ -94,6 +95,8 @@ export async function runTurn(deps: TurnDependencies, request: TurnRequest, emit
   const turnID = newId();
   sessions.setStreaming(sessionId, true);
   let state: 'finished' | 'interrupted' = 'interrupted';
+  // `done` closes what `turn` opened: a turn that never began is answered by the caller's error alone.
+  let announced = false;
   try {
     let turn: ActiveTurn;
     try {
@@ -104,20 +107,23 @@ export async function runTurn(deps: TurnDependencies, request: TurnRequest, emit
       throw error;
     }
     emit({ type: 'turn', turnID });
+    announced = true;
     try {
       state = await rounds(deps, request, turn, toModelMessages(base.session.entries), emit);
     } catch (error) {
       // Whatever went wrong, the turn ends interrupted and is committed: the session must not stay blocked.
-      emit({ type: 'error', turnID, code: 'INTERNAL', message: error instanceof Error ? error.message : String(error) });
+      // A kernel error keeps its own code (a full disk is DISK_FULL, not INTERNAL).
+      emit({ type: 'error', turnID, code: isKernelError(error) ? error.code : 'INTERNAL', message: error instanceof Error ? error.message : String(error) });
     }
     await snapshotTurnEnd(deps, sessionId, turn);
     await sessions.finalizeTurn(sessionId, turnID, state);
     sessions.setStreaming(sessionId, false);
-    await commitWithRetry(deps, sessionId, base.session.entries, turnID, emit);
+    // Not saved to the session (kept, and committed before the next turn): not 'finished' to a client.
+    if (!await commitWithRetry(deps, sessionId, base.session.entries, turnID, emit)) state = 'interrupted';
     return { turnID, state };
   } finally {
     sessions.setStreaming(sessionId, false);
-    emit({ type: 'done', turnID, state });
+    if (announced) emit({ type: 'done', turnID, state });
   }
 }
 
@@ -139,15 +145,17 @@ async function snapshotTurnEnd(deps: TurnDependencies, sessionId: string, turn: 
 }
 
 /** Commits the turn; a commit can be repeated safely, so a failed one is tried once more. */
-async function commitWithRetry(deps: TurnDependencies, sessionId: string, entries: SessionEntry[], turnID: string, emit: (event: TurnEvent) => void): Promise<void> {
+/** Commits the turn, trying twice; says whether it was saved. */
+async function commitWithRetry(deps: TurnDependencies, sessionId: string, entries: SessionEntry[], turnID: string, emit: (event: TurnEvent) => void): Promise<boolean> {
   for (let attempt = 1; attempt <= 2; attempt++) {
     try {
       await deps.sessions.save({ id: sessionId, entries, commitTurnID: turnID });
-      return;
+      return true;
     } catch (error) {
       if (attempt === 2) emit({ type: 'error', turnID, code: 'COMMIT_FAILED', message: `the turn could not be saved to the session; it is kept and will be committed before the next turn (${error instanceof Error ? error.message : String(error)})` });
     }
   }
+  return false;
 }
 
 /** What the rounds of one turn share. */

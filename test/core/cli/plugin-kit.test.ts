@@ -37,6 +37,7 @@ describe('the plugin kit', () => {
     const own = await run(process.execPath, ['--test', 'test/'], { cwd: folder });
     expect(own.stdout).toMatch(/# pass 1/);
     const root = join(base, 'workspace');
+    await mkdir(root);
     expect((await cli(['plugin', 'install', folder, '--workspace', root])).code).toBe(0);
     expect((await readdir(join(root, 'plugins', 'greeter'))).sort()).toEqual(['README.md', 'dist', 'manifest.json', 'package.json', 'src', 'test', 'tsconfig.json']);
     const kernel = await harness.boot({ realManifests: true, workspace: root, config: { plugins: { blocks: { config: { watch: false, welcome: false } } } } });

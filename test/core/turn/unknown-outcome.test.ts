@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { KernelError } from '../../../core/errors.js';
 import { newId } from '../../../core/ids.js';
 import { turnDependencies } from '../../../core/turn/kernel-turns.js';
@@ -80,5 +80,34 @@ describe('the calls of one answer', () => {
     const admin = { kind: 'person' as const, name: 'alice', role: 'admin' as const };
     expect(await kernel.pipeline.call({ target: 'note_get', input: { name: 'n63' }, principal: admin })).toMatchObject({ status: 'ok' });
     expect((await caught(kernel.pipeline.call({ target: 'note_get', input: { name: 'n64' }, principal: admin }))).code).toBe('NOT_FOUND');
+  });
+});
+
+describe('how a turn says it ended', () => {
+  it('keeps a kernel error\'s code, says a turn whose commit failed did not finish, and sends no done for a turn that never began', async () => {
+    const kernel = await boot({ plugins: ['notes'] });
+    const full = vi.spyOn(kernel.sessions, 'saveTurn').mockImplementation(() => Promise.reject(new KernelError('DISK_FULL', 'no space left on the device')));
+    const first = await run(kernel, [answer('never')]);
+    expect(first.events).toContainEqual(expect.objectContaining({ type: 'error', code: 'DISK_FULL' }));
+    full.mockRestore();
+
+    const save = kernel.sessions.save.bind(kernel.sessions);
+    const failing = vi.spyOn(kernel.sessions, 'save').mockImplementation(async (input: unknown) => {
+      if ((input as { commitTurnID?: string }).commitTurnID !== undefined) throw new Error('the commit failed');
+      return save(input);
+    });
+    const second = await run(kernel, [answer('an answer not saved')]);
+    failing.mockRestore();
+    expect(second.outcome.state).toBe('interrupted');
+    expect(second.events.at(-1)).toMatchObject({ type: 'done', state: 'interrupted' });
+    expect(second.events).toContainEqual(expect.objectContaining({ type: 'error', code: 'COMMIT_FAILED' }));
+
+    const refused = vi.spyOn(kernel.sessions, 'beginTurn').mockImplementation(() => Promise.reject(new KernelError('DISK_FULL', 'no space left on the device')));
+    const sessionId = newId();
+    await kernel.sessions.save({ id: sessionId, entries: [] });
+    const events: TurnEvent[] = [];
+    await expect(runTurn(turnDependencies(kernel, { requireSnapshot: false }), { sessionId, message: 'go', provider: scriptedProvider([answer('never')]), systemPrompt: () => '', signal: new AbortController().signal }, (event) => events.push(event))).rejects.toMatchObject({ code: 'DISK_FULL' });
+    refused.mockRestore();
+    expect(events.map((event) => event.type)).not.toContain('done');
   });
 });
