@@ -63,6 +63,8 @@ export class FileSessionStore {
   private readonly lock = new KeyedLock();
   /** Sessions with a turn being streamed now; a `running` turn of any other session is an orphan. */
   private readonly live = new Set<string>();
+  /** An update of the index failed: it is rebuilt from the session folders when next read. */
+  private indexStale = false;
 
   constructor(@inject(WORKSPACE) workspace: Workspace) {
     this.paths = new SessionPaths(join(workspace.agentDir, 'sessions'));
@@ -136,7 +138,9 @@ export class FileSessionStore {
     if (commitTurnID !== undefined) document.lastCommittedTurnID = commitTurnID;
     const saved = await this.history.write(id, document);
     if (commitTurnID !== undefined) await this.clearTurn(id, commitTurnID);
-    await this.updateIndex(saved);
+    // The save has landed: the index (which holds nothing the session folders do not) failing to follow
+    // must not answer it failed (a retried save then met a conflict, a turn's message was added twice).
+    await this.updateIndex(saved).catch(() => { this.indexStale = true; });
     return { revision: saved.revision, session: saved };
   }
 
@@ -341,6 +345,10 @@ export class FileSessionStore {
 
   /** The index; one that does not parse is rebuilt from the session folders (it holds nothing they do not). */
   private async readIndex(): Promise<Map<string, IndexEntry>> {
+    if (this.indexStale) {
+      this.indexStale = false;
+      return this.rebuildIndex();
+    }
     const value = await readJsonObject(this.paths.index, 'the session index').catch(() => undefined);
     if (value === undefined && existsSync(this.paths.index)) return this.rebuildIndex();
     return new Map(Object.entries(value ?? {}).filter(([, entry]) => typeof entry === 'object' && entry !== null) as [string, IndexEntry][]);

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { newId } from '../../../core/ids.js';
@@ -27,6 +27,19 @@ describe('the session store: saves', () => {
     const second = await sessions.save({ id, entries: [userEntry(), userEntry('u2', 'again')], expectedRevision: 1 });
     expect(second.session).toMatchObject({ title: 'First', custom: { keep: true }, revision: 2 });
     expect((await sessions.list()).sessions).toEqual([expect.objectContaining({ id, title: 'First' })]);
+  });
+
+  it('answers a save that landed as saved when the index cannot follow it, and lists from the folders then', async () => {
+    const { sessions, folder } = await store();
+    const id = newId();
+    await sessions.save({ id, title: 'Kept', entries: [] });
+    // index.json cannot be replaced (a full disk would do the same): a folder in its place.
+    await rm(join(folder, 'index.json'), { force: true });
+    await mkdir(join(folder, 'index.json'));
+    const second = await sessions.save({ id, title: 'Renamed', entries: [userEntry()], expectedRevision: 1 });
+    expect(second.revision).toBe(2);
+    expect((await sessions.readStored(id)).title).toBe('Renamed');
+    expect((await sessions.list()).sessions).toEqual([expect.objectContaining({ id, title: 'Renamed' })]);
   });
 
   it('answers a stale expected revision with a conflict carrying the current revision', async () => {
