@@ -40,15 +40,6 @@ export class ConfirmationStore {
       throw new KernelError('WORKSPACE_INVALID', `${this.workspace.confirmationsFile}: 'confirmations' must be an array`);
     }
     this.items = new Map(file.confirmations.map((item) => [item.id, item]));
-    // A turn's questions are its own, and no turn outlives the kernel: left open by a crash, one was asked
-    // again by a resumed `quire chat` for a turn that was gone (its "always" made a standing grant). An
-    // MCP client's confirmation (no turn) stays: its client retries the call with it after a restart.
-    const now = new Date().toISOString();
-    const orphaned = [...this.items.values()].filter((item) => item.turnId !== undefined && (item.status === 'pending' || item.status === 'approved'));
-    if (orphaned.length === 0) return;
-    const next = new Map(this.items);
-    for (const item of orphaned) next.set(item.id, { ...item, status: 'expired', answeredAt: now });
-    await this.persist(next);
   }
 
   get(id: string): Confirmation | undefined {

@@ -199,18 +199,4 @@ describe('grants file', () => {
     }
     expect(kernel.confirmations.list().length).toBeLessThanOrEqual(200);
   });
-
-  it('closes a turn\'s questions a crash left open at the next start, keeping an MCP client\'s for its retry', async () => {
-    const first = await harness.boot({ plugins: ['notes'] });
-    const args = { name: 'a', text: 'x' };
-    const base = { plugin: 'notes', tool: 'note', action: 'put', wireName: 'note_put', arguments: args, argsHash: hashArguments(args), effects: ['localWrite' as const], destructive: false };
-    const ofTurn = await first.confirmations.create({ ...base, principal: 'agent:s/t/c1', sessionId: 's', turnId: 't' });
-    const approvedOfTurn = await first.confirmations.create({ ...base, principal: 'agent:s/t/c2', sessionId: 's', turnId: 't' });
-    await first.confirmations.answer(approvedOfTurn.id, { approved: true, argsHash: approvedOfTurn.argsHash, answeredBy: 'person:admin' });
-    const ofClient = await first.confirmations.create({ ...base, principal: 'person:mcp-client' });
-    const workspace = first.workspace.root;
-    await first.close();
-    const again = await harness.boot({ plugins: ['notes'], workspace });
-    expect([ofTurn.id, approvedOfTurn.id, ofClient.id].map((id) => again.confirmations.get(id)?.status)).toEqual(['expired', 'expired', 'pending']);
-  });
 });
