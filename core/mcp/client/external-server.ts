@@ -9,6 +9,7 @@ import { KernelError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import { KERNEL_VERSION } from '../../paths.js';
 import type { ActionCall } from '../../plugin-api.js';
+import { boundedFetch } from './bounded-fetch.js';
 import { foreignOutputValidator } from './output-validator.js';
 
 /** At most this many tools are taken from one server (pages of tools/list are read until then). */
@@ -30,6 +31,8 @@ export function describeEndpoint(config: ExternalMcpServer): Record<string, unkn
  */
 export class ExternalServer {
   private client: Client | undefined;
+  /** Requests under way, aborted when a message of the server passes the size bound. */
+  private readonly underWay = new Set<AbortController>();
 
   constructor(readonly name: string, readonly config: ExternalMcpServer, private readonly env: NodeJS.ProcessEnv, private readonly log: Logger) {}
 
@@ -70,12 +73,22 @@ export class ExternalServer {
   /** The server's tools: at most MAX_TOOLS, MAX_PAGES pages and LIST_TIMEOUT_MS, whatever the server sends. */
   async listTools(): Promise<Tool[]> {
     const client = this.connected();
-    const signal = AbortSignal.timeout(LIST_TIMEOUT_MS);
+    const overflow = this.watchOverflow();
+    const signal = AbortSignal.any([AbortSignal.timeout(LIST_TIMEOUT_MS), overflow.signal]);
+    try {
+      return await this.listPages(client, signal);
+    } finally {
+      overflow.done();
+    }
+  }
+
+  private async listPages(client: Client, signal: AbortSignal): Promise<Tool[]> {
     const tools: Tool[] = [];
     let cursor: string | undefined;
     for (let pages = 0; pages < MAX_PAGES && tools.length < MAX_TOOLS; pages++) {
       const page = await client.listTools(cursor ? { cursor } : {}, { signal, timeout: LIST_TIMEOUT_MS });
-      tools.push(...page.tools);
+      // One at a time, to the bound (a spread of a page of 200,000 tools overflowed the stack).
+      for (const tool of page.tools) if (tools.length < MAX_TOOLS) tools.push(tool);
       cursor = page.nextCursor;
       if (!cursor) break;
     }
@@ -84,10 +97,16 @@ export class ExternalServer {
 
   /** Calls a tool with the action's signal and time limit; an error result becomes a PLUGIN_ERROR. */
   async call(tool: string, input: unknown, call: ActionCall): Promise<unknown> {
-    const result = await this.connected().callTool({ name: tool, arguments: input as Record<string, unknown> }, undefined, {
-      signal: call.signal,
-      ...(this.config.timeoutMs ? { timeout: this.config.timeoutMs } : {}),
-    }) as CallToolResult;
+    const overflow = this.watchOverflow();
+    let result: CallToolResult;
+    try {
+      result = await this.connected().callTool({ name: tool, arguments: input as Record<string, unknown> }, undefined, {
+        signal: AbortSignal.any([call.signal, overflow.signal]),
+        ...(this.config.timeoutMs ? { timeout: this.config.timeoutMs } : {}),
+      }) as CallToolResult;
+    } finally {
+      overflow.done();
+    }
     const text = (result.content ?? []).filter((part) => part.type === 'text').map((part) => (part as { text: string }).text).join('\n');
     if (result.isError) throw new KernelError('PLUGIN_ERROR', `${this.name}/${tool}: ${text.slice(0, 2_000) || 'the tool reported an error'}`, { details: { server: this.name, tool } });
     return result.structuredContent ?? { content: result.content ?? [] };
@@ -97,6 +116,22 @@ export class ExternalServer {
     const client = this.client;
     this.client = undefined;
     await client?.close().catch((error: unknown) => this.log.warn('mcp server close failed', { server: this.name, error: String(error) }));
+  }
+
+  /**
+   * A request's way to learn that a message past the bound was cut off (bounded-fetch.ts): the SDK takes
+   * an event stream that errors for a lost connection and waits on, so the requests under way are
+   * aborted with the reason (which of them the message answered cannot be told).
+   */
+  private watchOverflow(): { signal: AbortSignal; done(): void } {
+    const controller = new AbortController();
+    this.underWay.add(controller);
+    return { signal: controller.signal, done: () => this.underWay.delete(controller) };
+  }
+
+  private overflowed(error: Error): void {
+    this.log.warn('an MCP server sent a message past the size bound', { server: this.name, error: error.message });
+    for (const controller of this.underWay) controller.abort(error);
   }
 
   private connected(): Client {
@@ -126,6 +161,6 @@ export class ExternalServer {
       if (secret === undefined) throw new KernelError('CONFIG_INVALID', `mcp.servers.${this.name}.oauth.clientSecretEnv: the environment variable ${oauth.clientSecretEnv} is not set`, { details: { server: this.name } });
       authProvider = new ClientCredentialsProvider({ clientId: oauth.clientId, clientSecret: secret, expectedIssuer: oauth.issuer, ...(oauth.scope ? { scope: oauth.scope } : {}) });
     }
-    return new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers }, ...(authProvider ? { authProvider } : {}) });
+    return new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers }, fetch: boundedFetch((error) => this.overflowed(error)), ...(authProvider ? { authProvider } : {}) });
   }
 }

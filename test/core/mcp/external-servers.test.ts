@@ -193,4 +193,15 @@ describe('external MCP servers as plugins', () => {
     expect(await kernel.pipeline.call({ target: 'fixture_unicode', input: { text: '中文' }, principal: person })).toMatchObject({ status: 'ok' });
     expect((await caught(kernel.pipeline.call({ target: 'fixture_unicode', input: { text: 'latin' }, principal: person }))).code).toBe('INVALID_INPUT');
   });
+
+  it('refuses an answer of a remote server past 10 MB instead of reading it whole, and goes on', async () => {
+    const huge: Tool = { name: 'huge', description: 'answers 20 MB', inputSchema: { type: 'object', properties: {} }, annotations: { readOnlyHint: true, openWorldHint: false } };
+    const remote = await new FixtureHttpMcpServer([huge, { ...echo, annotations: { readOnlyHint: true, openWorldHint: false } }]).start();
+    httpServers.push(remote);
+    const kernel = await harness.boot({ plugins: ['notes'], config: { mcp: { servers: { remote: { url: remote.url, trusted: true } } } } });
+    const error = await caught(kernel.pipeline.call({ target: 'remote_huge', input: {}, principal: person }));
+    expect(error.code).toBe('PLUGIN_ERROR');
+    expect(error.message).toMatch(/more than 10485760 bytes/);
+    expect(await kernel.pipeline.call({ target: 'remote_echo', input: { text: 'still here' }, principal: person })).toMatchObject({ status: 'ok' });
+  });
 });
