@@ -93,7 +93,11 @@ export class ExternalMcpServers {
     // Connected together (one slow server does not hold up the others), then listed in config order, so
     // that which server gets a contested wire name does not depend on timing.
     const connected = await Promise.all(entries.map((entry) => (entry.state === 'disabled' ? false : this.connectOnly(entry))));
-    for (const [index, entry] of entries.entries()) if (connected[index]) await this.refresh(entry);
+    // Listed together too (three servers slow to list held the start 30 s each, one after another),
+    // and taken in config order.
+    const listings = entries.map((entry, index) => (connected[index] ? entry.server.listTools() : undefined));
+    for (const listing of listings) listing?.catch(() => undefined);
+    for (const [index, entry] of entries.entries()) if (connected[index]) await this.refresh(entry, listings[index]);
   }
 
   describe(): ServerDescription[] {
@@ -190,16 +194,18 @@ export class ExternalMcpServers {
   }
 
   /** One refresh at a time per server; a list_changed during one runs another right after. */
-  private refresh(entry: ServerEntry): Promise<void> {
+  private refresh(entry: ServerEntry, listed?: Promise<Tool[]>): Promise<void> {
     if (entry.refreshing) {
       entry.again = true;
       return entry.refreshing;
     }
     entry.refreshing = (async () => {
       try {
+        let first = listed;
         do {
           entry.again = false;
-          await this.refreshOnce(entry);
+          await this.refreshOnce(entry, first);
+          first = undefined;
         } while (entry.again);
       } catch (error) {
         this.fail(entry, error);
@@ -212,9 +218,10 @@ export class ExternalMcpServers {
   }
 
   /** Lists the server's tools, checks each against its pin, and replaces the server's actions at once. */
-  private async refreshOnce(entry: ServerEntry): Promise<void> {
+  /** `listed`: the server's tools already being listed (at start). */
+  private async refreshOnce(entry: ServerEntry, listed?: Promise<Tool[]>): Promise<void> {
     const { server } = entry;
-    const tools = await server.listTools();
+    const tools = await (listed ?? server.listTools());
     const firstSight = !this.pins.known(server.name);
     const actions: RegisteredAction[] = [];
     const offered: ServerEntry['tools'] = [];

@@ -204,4 +204,19 @@ describe('external MCP servers as plugins', () => {
     expect(error.message).toMatch(/more than 10485760 bytes/);
     expect(await kernel.pipeline.call({ target: 'remote_echo', input: { text: 'still here' }, principal: person })).toMatchObject({ status: 'ok' });
   });
+
+  it('lists the servers\' tools at start together, not one after another', async () => {
+    const first = await new FixtureHttpMcpServer([{ ...echo, annotations: { readOnlyHint: true, openWorldHint: false } }]).start();
+    const second = await new FixtureHttpMcpServer([{ ...echo, annotations: { readOnlyHint: true, openWorldHint: false } }]).start();
+    httpServers.push(first, second);
+    // The first answers its listing only once the second has been asked for its own: one after another,
+    // the first waited out its 30 s limit and was reported failed.
+    let secondAsked!: () => void;
+    const asked = new Promise<void>((resolve) => { secondAsked = resolve; });
+    first.beforeList = () => asked;
+    second.beforeList = async () => { secondAsked(); };
+    const kernel = await harness.boot({ plugins: ['notes'], config: { mcp: { servers: { one: { url: first.url, trusted: true }, two: { url: second.url, trusted: true } } } } });
+    expect(kernel.externalMcp.describe().map((server) => [server.name, server.state])).toEqual([['one', 'connected'], ['two', 'connected']]);
+    expect(kernel.registry.get('one_echo')).toBeDefined();
+  });
 });
