@@ -60,14 +60,16 @@ const BUILT_IN: readonly BuiltIn[] = [
  * the request. Everything is read through the pipeline as the MCP caller.
  */
 export function servePrompts(server: Server, kernel: Kernel, caller: () => Principal): void {
-  const call: Call = async <T,>(target: string, input: Record<string, unknown>): Promise<T> => {
-    const outcome = await kernel.pipeline.call({ target, input, principal: caller() });
+  // Each request's calls carry its signal, so that a client's cancel reaches them.
+  const callWith = (signal: AbortSignal): Call => async <T,>(target: string, input: Record<string, unknown>): Promise<T> => {
+    const outcome = await kernel.pipeline.call({ target, input, principal: caller(), signal });
     if (outcome.status !== 'ok') throw new KernelError('INTERNAL', `${target} did not answer (${outcome.status})`);
     if (heldBackFromMcp(kernel, outcome.call)) throw new KernelError('EGRESS_DENIED', MCP_WITHHELD, { details: { reason: 'local-only' } });
     return outcome.value as T;
   };
   const skillsOn = (): boolean => kernel.registry.get('skill_list') !== undefined;
-  server.setRequestHandler(ListPromptsRequestSchema, async () => {
+  server.setRequestHandler(ListPromptsRequestSchema, async (_request, extra) => {
+    const call = callWith(extra.signal);
     const prompts: Prompt[] = BUILT_IN.map((entry) => entry.prompt);
     if (skillsOn()) {
       const { skills } = await call<{ skills: { name: string; description: string }[] }>('skill_list', {});
@@ -77,7 +79,8 @@ export function servePrompts(server: Server, kernel: Kernel, caller: () => Princ
     }
     return { prompts };
   });
-  server.setRequestHandler(GetPromptRequestSchema, async (request): Promise<GetPromptResult> => {
+  server.setRequestHandler(GetPromptRequestSchema, async (request, extra): Promise<GetPromptResult> => {
+    const call = callWith(extra.signal);
     const args = request.params.arguments ?? {};
     const builtIn = BUILT_IN.find((entry) => entry.prompt.name === request.params.name);
     if (builtIn) return { description: builtIn.prompt.description, messages: await builtIn.messages(args, call) };

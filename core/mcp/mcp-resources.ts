@@ -25,8 +25,10 @@ interface Listed { id: string; name?: string; title?: string; childDocuments?: n
  * when the notes index reports a change to it.
  */
 export function serveResources(server: Server, kernel: Kernel, caller: () => Principal): () => void {
-  const call = async <T,>(target: string, input: Record<string, unknown>): Promise<T> => {
-    const outcome = await kernel.pipeline.call({ target, input, principal: caller() });
+  // Each request's calls carry its signal: a client's cancel (its own timeout) stopped a walk of thousands
+  // of listings only at its end.
+  const callWith = (signal?: AbortSignal) => async <T,>(target: string, input: Record<string, unknown>): Promise<T> => {
+    const outcome = await kernel.pipeline.call({ target, input, principal: caller(), ...(signal ? { signal } : {}) });
     if (outcome.status !== 'ok') throw new KernelError('INTERNAL', `${target} did not answer (${outcome.status})`);
     if (heldBackFromMcp(kernel, outcome.call)) throw new KernelError('EGRESS_DENIED', MCP_WITHHELD, { details: { reason: 'local-only' } });
     return outcome.value as T;
@@ -38,14 +40,16 @@ export function serveResources(server: Server, kernel: Kernel, caller: () => Pri
       { uriTemplate: 'quire://notebooks/{id}', name: 'notebook', title: 'A notebook: its documents, as a Markdown list of links', mimeType: 'text/markdown' },
     ],
   }));
-  server.setRequestHandler(ListResourcesRequestSchema, async (request) => {
+  const call = callWith();
+  server.setRequestHandler(ListResourcesRequestSchema, async (request, extra) => {
     const offset = cursorOffset(request.params?.cursor);
-    const all = await listAll(call);
+    const all = await listAll(callWith(extra.signal));
     const page = all.slice(offset, offset + PAGE);
     return { resources: page, ...(offset + PAGE < all.length ? { nextCursor: String(offset + PAGE) } : {}) };
   });
-  server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
+  server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) => {
     const { kind, id } = parseUri(request.params.uri);
+    const call = callWith(extra.signal);
     const text = kind === 'documents'
       ? (await call<{ markdown: string }>('document_get_markdown', { id })).markdown
       : kind === 'blocks'

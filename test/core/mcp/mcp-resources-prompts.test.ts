@@ -53,6 +53,32 @@ describe('notes as MCP resources', () => {
     await expect(client.readResource({ uri: 'https://example.com/' })).rejects.toThrow(/not a Quire resource/);
   });
 
+  it('stops walking the notes for a listing its client cancelled', async () => {
+    const { kernel, client, act } = await serve();
+    const notebook = await act<Created>('notebook_create', { name: 'N' });
+    for (let i = 0; i < 30; i++) {
+      const doc = await act<Created>('document_create', { notebook: notebook.id, title: `D${i}` });
+      await act('document_create', { notebook: notebook.id, parentId: doc.id, title: `C${i}` });
+    }
+    const cancel = new AbortController();
+    let listings = 0;
+    let afterCancel = 0;
+    const call = kernel.pipeline.call.bind(kernel.pipeline);
+    kernel.pipeline.call = async (request) => {
+      if (request.target !== 'document_list') return call(request);
+      // Each listing takes a while, as in a large workspace; the client gives up after the third.
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      if (++listings === 3) cancel.abort();
+      const outcome = await call(request);
+      if (cancel.signal.aborted && listings > 3) afterCancel++;
+      return outcome;
+    };
+    await expect(client.listResources(undefined, { signal: cancel.signal })).rejects.toThrow();
+    // Waited for (the walk's end), not timed: 31 listings in all.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(afterCancel).toBeLessThan(5);
+  });
+
   it('tells a subscriber when its document changes, whoever changed it, and not after unsubscribing', async () => {
     const { kernel, client, act } = await serve();
     const notebook = await act<Created>('notebook_create', { name: 'N' });
