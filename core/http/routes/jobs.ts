@@ -25,21 +25,38 @@ export function jobRoutes(jobs: () => JobManager): Hono<HttpEnv> {
         await stream.writeSSE({ event: 'end', data: JSON.stringify({ job: first }) });
         return;
       }
-      let writing: Promise<void> = Promise.resolve();
+      // One event waits at most: each carries the whole record as it is now, so a later one replaces the
+      // one waiting (a promise per progress report was chained before, all of them held for a client
+      // that read slowly or not at all), and `end` is never replaced.
+      let waiting: JobEvent | undefined;
+      let writing: Promise<void> | undefined;
+      const pump = async (): Promise<void> => {
+        while (waiting) {
+          const event = waiting;
+          waiting = undefined;
+          await stream.writeSSE({ event: event.type, data: JSON.stringify({ job: event.job }) }).catch(() => undefined);
+        }
+        writing = undefined;
+      };
+      const push = (event: JobEvent): void => {
+        if (waiting?.type === 'end') return;
+        waiting = event;
+        writing ??= pump();
+      };
       await new Promise<void>((resolve) => {
         const unwatch = manager.watch(first.id, (event: JobEvent) => {
-          writing = writing.then(() => stream.writeSSE({ event: event.type, data: JSON.stringify({ job: event.job }) })).catch(() => undefined);
+          push(event);
           if (event.type === 'end') resolve();
         });
         stream.onAbort(() => { unwatch(); resolve(); });
         // It may have ended between the first read and the watch.
         if (isFinished(manager.get(first.id).state)) {
           unwatch();
-          writing = writing.then(() => stream.writeSSE({ event: 'end', data: JSON.stringify({ job: manager.get(first.id) }) })).catch(() => undefined);
+          push({ type: 'end', job: manager.get(first.id) });
           resolve();
         }
       });
-      await writing;
+      while (writing) await writing;
     });
   });
   return app;
