@@ -49,6 +49,8 @@ export interface BatchContext {
    * it skipped: identical failures ran to the end of a batch before the rule was asked.
    */
   afterCall?(record: ToolCallRecord): { stop: string } | undefined;
+  /** The model's answer ended at its output limit: arguments that do not parse were cut off, not malformed. */
+  cutAtLimit?: boolean;
 }
 
 export interface CallResult {
@@ -220,6 +222,8 @@ function prepareCall(context: BatchContext, call: StreamedCall, mode: SessionMod
   try {
     input = call.arguments.trim() === '' ? {} : JSON.parse(call.arguments);
   } catch {
+    // Told "not valid JSON", the model sent the same too-long call again until the doom-loop rule stopped it.
+    if (context.cutAtLimit) return { result: failure('OUTPUT_LIMIT', `Your answer reached its output limit while writing the arguments of ${call.name}, so they were cut off; it was not run. Write less per call: split long content over several calls`) };
     return { result: failure('INVALID_INPUT', `The arguments of ${call.name} are not valid JSON; send one JSON object`) };
   }
   // The same bound as a body over HTTP or MCP: later walks (hashing, validation) are recursive.

@@ -238,6 +238,11 @@ async function answerOrStop(work: TurnWork, result: RoundResult, roundID: string
   await work.save();
   if (result.calls.length === 0) {
     emit({ type: 'usage', promptTokens: turn.promptTokens, completionTokens: turn.completionTokens });
+    // Kept, but not taken for a whole answer: it stopped mid-sentence at the output limit.
+    if (result.finishReason === 'length') {
+      emit({ type: 'error', turnID: turn.turnID, code: 'OUTPUT_LIMIT', message: 'The answer reached the output token limit and was cut off (agent.maxOutputTokens or the model\'s own); it is kept as it is.' });
+      return 'interrupted';
+    }
     return 'finished';
   }
   // Past the round bound the model was given no tools; calls it makes anyway never run.
@@ -281,7 +286,7 @@ async function toolRound(work: TurnWork, result: RoundResult, roundID: string, t
     confirmTimeoutMs: deps.settings.confirmTimeoutMs, sessionId: request.sessionId, turnId: turn.turnID, roundId: roundID,
     mode: () => deps.sessions.permissionMode(request.sessionId), offered: new Set(tools.map((tool) => tool.name)),
     outputDir: join(deps.sessionsDir, request.sessionId, 'output'), signal: request.signal, emit, checkpoint: work.save,
-    snapshotTaken: work.snapshot.taken, snapshotIds: work.snapshot.ids, questions: deps.questions,
+    snapshotTaken: work.snapshot.taken, snapshotIds: work.snapshot.ids, questions: deps.questions, cutAtLimit: result.finishReason === 'length',
     ...(request.egress ? { localOnlyInContext: () => modelSawLocalOnly(work.messages, request.egress!) } : {}),
   };
   // Each call is recorded with the doom-loop tracker as it finishes; the strongest verdict of the batch wins.

@@ -111,3 +111,21 @@ describe('how a turn says it ended', () => {
     expect(events.map((event) => event.type)).not.toContain('done');
   });
 });
+
+describe('an answer cut at the output limit', () => {
+  it('is kept but not taken for a whole answer, and a call cut off mid-arguments is told why', async () => {
+    const kernel = await boot({ plugins: ['notes'] });
+    const cut = await run(kernel, [[{ type: 'text', delta: 'The three reasons are: first, the' }, { type: 'finish', reason: 'length' }]]);
+    expect(cut.outcome.state).toBe('interrupted');
+    expect(cut.events).toContainEqual(expect.objectContaining({ type: 'error', code: 'OUTPUT_LIMIT' }));
+    expect(cut.session.entries.at(-1)).toMatchObject({ type: 'assistant', content: 'The three reasons are: first, the' });
+
+    const cutCall = await run(kernel, [
+      [{ type: 'tool_call_start', index: 0, id: 'c1', name: 'note_put' }, { type: 'tool_call_delta', index: 0, argumentsDelta: '{"name":"long","text":"a very long no' }, { type: 'tool_call_end', index: 0 }, { type: 'finish', reason: 'length' }],
+      answer('I will write it in parts.'),
+    ]);
+    const calls = cutCall.session.entries.find((entry) => entry.type === 'assistant')!.toolCalls as unknown as { result: string }[];
+    expect(calls[0]!.result).toContain('OUTPUT_LIMIT');
+    expect(cutCall.outcome.state).toBe('finished');
+  });
+});
