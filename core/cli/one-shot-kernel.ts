@@ -18,7 +18,7 @@ export const CLI_PRINCIPAL: Principal = { kind: 'person', name: 'cli', role: 'ad
  * Boots a kernel over a workspace for one command and closes it: the workspace lock keeps the command
  * from running beside a serving kernel.
  */
-export async function withKernel<T>(root: string, io: CliIO, run: (kernel: Kernel) => Promise<T>, options: { configuredActionLimit?: boolean } = {}): Promise<T> {
+export async function withKernel<T>(root: string, io: CliIO, run: (kernel: Kernel) => Promise<T>, options: { configuredActionLimit?: boolean; watchHandEdits?: boolean } = {}): Promise<T> {
   assertWorkspaceExists(root);
   const file: KernelConfigFile = existsSync(join(root, 'quire.json')) ? await readKernelConfigFile(join(root, 'quire.json')) : {};
   const blocks = file.plugins?.blocks ?? {};
@@ -26,7 +26,9 @@ export async function withKernel<T>(root: string, io: CliIO, run: (kernel: Kerne
     ...file,
     actions: options.configuredActionLimit ? { ...file.actions } : { ...file.actions, timeoutMs: CLI_ACTION_TIMEOUT_MS },
     pluginHost: { ...file.pluginHost, activationTimeoutMs: CLI_ACTIVATION_TIMEOUT_MS },
-    plugins: { ...file.plugins, blocks: { ...blocks, config: { ...blocks.config, watch: false } } },
+    // A one-shot command needs no watcher; a long one (the chat, for hours) keeps quire.json's, so that
+    // notes edited by hand meanwhile are searched and listed (they were not, until a restart).
+    plugins: { ...file.plugins, blocks: { ...blocks, config: { ...blocks.config, ...(options.watchHandEdits ? {} : { watch: false }) } } },
   };
   const kernel = await Kernel.boot({ workspace: root, config, logger: progressLogger(io) });
   try {

@@ -74,5 +74,5 @@ async function chatInProcess(root: string, session: string | undefined, io: Term
     await kernel.turns.check('');
     const backend = await LocalChatBackend.open(kernel, session);
     return runChat(backend, io, await modelServerName(root), session !== undefined);
-  }, { configuredActionLimit: true });
+  }, { configuredActionLimit: true, watchHandEdits: true });
 }

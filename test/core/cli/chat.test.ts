@@ -59,6 +59,37 @@ describe('quire chat', () => {
     expect((markdown as { value: { markdown: string } }).value.markdown).not.toContain('from the chat');
   });
 
+  it('picks up a note edited by hand while the chat runs (the watcher stays on)', async () => {
+    const fake = await ModelWireServer.start(['chat-model']);
+    fakes.push(fake);
+    process.env.QUIRE_CHAT_TEST_KEY = 'sk-chat-test';
+    const setup = await harness.boot({ realManifests: true, config: { plugins: { blocks: { config: { watch: false, welcome: false } } } } });
+    const notebook = await setup.pipeline.call({ target: 'notebook_create', input: { name: 'N' }, principal: { kind: 'person', name: 'x', role: 'admin' } });
+    const notebookId = (notebook as { value: { id: string } }).value.id;
+    const root = setup.workspace.root;
+    await setup.close();
+    await writeFile(join(root, 'quire.json'), JSON.stringify({ plugins: { blocks: { config: { welcome: false } }, providers: { config: { model: { provider: 'openai-chat', model: 'chat-model', baseURL: `${fake.url}/v1`, apiKeyEnv: 'QUIRE_CHAT_TEST_KEY' } } } } }));
+    fake.reply(
+      { kind: 'sse', frames: framesFor('openai-chat', { calls: [{ id: 'call_1', name: 'search_fulltext', args: { query: 'walrus' } }] }) },
+      { kind: 'sse', frames: framesFor('openai-chat', { text: 'Found it.' }) },
+    );
+    const lines = ['where is the walrus?', '/quit'];
+    const terminal = scriptedTerminal([]);
+    terminal.readLine = async (prompt) => {
+      terminal.prompts.push(prompt);
+      if (lines.length === 2) {
+        // Written by hand (another editor) while the chat waits for its first message, then given time to be seen.
+        const id = '20250102030405-handmad';
+        await writeFile(join(root, 'data', notebookId, `${id}.json`), JSON.stringify({ id, type: 'document', content: 'Zoo', attrs: {}, children: [{ id: '20250102030405-para000', type: 'paragraph', content: 'the walrus sleeps by the pool', attrs: {} }] }));
+        await new Promise((resolve) => setTimeout(resolve, 1_500));
+      }
+      return lines.shift();
+    };
+    expect(await runCli(['chat', '--workspace', root], terminal)).toBe(0);
+    // The model's second request carries the search's result: the note written by hand.
+    expect(JSON.stringify(fake.posts[1]?.body)).toContain('20250102030405-handmad');
+  });
+
   it('tells the agent no when the person says no, and the chat goes on', async () => {
     const fake = await ModelWireServer.start(['chat-model']);
     fakes.push(fake);
