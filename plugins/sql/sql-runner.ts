@@ -97,7 +97,15 @@ export class SqlRunner {
       return this.runNow(request, signal);
     });
     this.tail = result.catch(() => undefined);
-    return result;
+    // A cancel while it waits its turn (behind another session's long statement) is answered at once; the
+    // statement is then refused when its turn comes (runNow checks the signal first).
+    if (!signal) return result;
+    return new Promise<QueryResponse>((resolve, reject) => {
+      const onAbort = (): void => reject(cancelled());
+      if (signal.aborted) onAbort();
+      else signal.addEventListener('abort', onAbort, { once: true });
+      result.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+    });
   }
 
   /**

@@ -113,6 +113,25 @@ describe('the SQL child process', () => {
     await waitUntil(async () => (await sqlChildren(file)).length === 0, 'no SQL child left');
   });
 
+  it('answers a cancel of a statement waiting its turn at once, not when the one ahead ends', async () => {
+    const { sql } = await runner();
+    const ahead = sql.run(request(RUNAWAY, 3_000));
+    const controller = new AbortController();
+    const waiting = sql.run(request('SELECT 1'), controller.signal);
+    let answered = false;
+    waiting.catch(() => undefined).finally(() => { answered = true; });
+    controller.abort();
+    await new Promise((resolve) => setImmediate(resolve));
+    // Answered before the statement ahead has ended (ordered by events, not timed).
+    let aheadEnded = false;
+    void ahead.catch(() => undefined).finally(() => { aheadEnded = true; });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect([answered, aheadEnded]).toEqual([true, false]);
+    expect((await caught(waiting)).code).toBe('ACTION_CANCELLED');
+    expect((await caught(ahead)).code).toBe('ACTION_TIMEOUT');
+    expect(await sql.run(request('SELECT 1'))).toMatchObject({ rows: [expect.anything()] });
+  });
+
   it('closes at once while its process is still starting, ending it; a warm-up cut short is no failure', async () => {
     const { sql, file } = await runner();
     let warmed = false;
