@@ -95,7 +95,15 @@ export default definePlugin<Partial<BlocksConfig>>({
       },
       reportReturned: (call, value) => reportReturned(store, call, value),
       visibleTo: (call, notebook) => mayRead(call, notebook, store.catalog.notebooks.get(notebook)),
-      withWritesPaused: (work) => readiness.changingFiles(() => store.queue.run(() => work({ syncIndex: async () => { await syncWithFiles(store); } }))),
+      withWritesPaused: <T,>(work: (ops: { syncIndex(): Promise<void> }) => Promise<T>, options?: { changesFiles?: boolean }): Promise<T> => {
+        const paused = (): Promise<T> => store.queue.run(() => work({
+          syncIndex: async () => {
+            // Files put back and the index not: the gate must not guess from it until a sync succeeds.
+            try { await syncWithFiles(store); } catch (error) { readiness.indexWritten(false); throw error; }
+          },
+        }));
+        return options?.changesFiles ? readiness.changingFiles(paused) : paused();
+      },
     });
     const watcher = config.watch ? watchData(store, () => readiness.sync(false)) : undefined;
     // Started last, right before its stop is registered: a failed activation leaves no thread behind.

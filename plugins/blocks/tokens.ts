@@ -42,9 +42,10 @@ export interface BlocksIndex {
   /**
    * Runs `work` with every write to the notes held back (a snapshot must not capture a half-written
    * state, a rollback must not race a write). `syncIndex` brings the index in line with files `work`
-   * changed in data/.
+   * changed in data/. `changesFiles` (a rollback): the gate waits rather than guess an id's notebook from
+   * the index while the work waits and runs, as during a sync.
    */
-  withWritesPaused<T>(work: (ops: { syncIndex(): Promise<void> }) => Promise<T>): Promise<T>;
+  withWritesPaused<T>(work: (ops: { syncIndex(): Promise<void> }) => Promise<T>, options?: { changesFiles?: boolean }): Promise<T>;
   /**
    * Calls `listener` with a document's file text as it still is, before the document is changed,
    * moved or removed (inside the write, so no change escapes it).

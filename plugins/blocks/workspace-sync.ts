@@ -1,7 +1,7 @@
 import type { Stats } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { diskFull, isValidId } from '../../core/index.js';
+import { diskFull, isKernelError, isValidId } from '../../core/index.js';
 import type { DocumentRecord, Problem } from './block-index.js';
 import type { BlockStore } from './block-store.js';
 import type { DocEntry } from './doc-catalog.js';
@@ -39,6 +39,11 @@ export interface SyncOptions {
    * which then only inserts rows here.
    */
   prepare?(docs: RebuildDocWork[]): Promise<RebuiltDocument[]>;
+  /**
+   * Each document's rows in a savepoint of their own: one SQLite refuses (a row that cannot be written)
+   * is reported as a problem and the rest commit. A sync that failed is run once more so.
+   */
+  careful?: boolean;
 }
 
 /**
@@ -56,6 +61,13 @@ export async function syncWithFiles(store: BlockStore, options: SyncOptions = {}
   } catch (error) {
     if (db.inTransaction) db.exec('ROLLBACK');
     store.index.forgetKnown();
+    // Once more, a document at a time (without the workers' bulk rows): a document whose rows SQLite
+    // refuses failed the whole sync, every time, and with it every sync after (a write whose rows failed
+    // starts one). A stop is a stop, and a careful sync that fails has nothing left to try.
+    if (!options.careful && !(isKernelError(error) && (error.code === 'ACTION_TIMEOUT' || error.code === 'ACTION_CANCELLED'))) {
+      const { prepare: _bulk, ...rest } = options;
+      return syncWithFiles(store, { ...rest, careful: true });
+    }
     // A full disk is said as one (507, what was not written), not as a plugin's internal error: the
     // sync's own writes skip the index's transaction helper, the one place that said so.
     throw diskFull(error, { what: 'index', file: 'index/quire.db', note: 'the sync was rolled back whole; the files are as they were' });
@@ -165,8 +177,21 @@ async function indexChanged(state: SyncState, changed: FoundDoc[]): Promise<{ bl
     if (!after) continue;
     // Changed during the read: the older stat is kept, which the file no longer matches, so it is read again.
     const info = before && (before.mtimeMs !== after.mtimeMs || before.size !== after.size) ? before : after;
-    // The sync's transaction is rolled back whole if a write fails: no savepoint per document.
-    const taken = store.index.writeDocument(parsed.value, store.placeOf(doc.id), doc.parent, info, { inCallersTransaction: true });
+    // The sync's transaction is rolled back whole if a write fails: no savepoint per document (one makes
+    // the full-text table flush its terms per document), but in a careful sync (see SyncOptions).
+    let taken: ReturnType<BlockStore['index']['writeDocument']>;
+    try {
+      taken = options.careful
+        ? store.index.db.transaction(() => store.index.writeDocument(parsed.value, store.placeOf(doc.id), doc.parent, info, { inCallersTransaction: true }))()
+        : store.index.writeDocument(parsed.value, store.placeOf(doc.id), doc.parent, info, { inCallersTransaction: true });
+    } catch (error) {
+      // Some errors (a full disk) roll the whole transaction back: nothing to go on with.
+      if (!options.careful || !store.index.db.inTransaction) throw error;
+      problems.set(doc.relativePath, { reason: `its rows could not be written to the index: ${error instanceof Error ? error.message : String(error)}` });
+      store.forget(doc.id);
+      failed++;
+      continue;
+    }
     // Taking a block over from a document this sync has not rewritten means its id is in two files.
     for (const block of taken) {
       if (options.full || !changedIds.has(block.from)) problems.set(doc.relativePath, { reason: `block ${block.id} also appears in another document; give one of them a new id`, other: block.from });

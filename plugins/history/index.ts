@@ -104,7 +104,7 @@ export default definePlugin<Partial<Retention> & { coalesceSeconds?: number }>({
             await writeFileAtomic(path, found.text);
             await ops.syncIndex();
             return { id, version, restored: target.path };
-          });
+          }, { changesFiles: true });
         },
         clear: async (input, call) => {
           const { id } = input as { id?: string };

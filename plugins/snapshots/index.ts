@@ -50,8 +50,9 @@ export default definePlugin({
     const keepSkillVersions = (by: string) => async (names: string[]) => {
       await ctx.find(SKILLS_WRITES)?.keepVersions(names, 'rollback', by);
     };
-    const held = <T>(work: (ops: Parameters<Parameters<typeof blocks.withWritesPaused>[0]>[0]) => Promise<T>): Promise<T> =>
-      blocks.withWritesPaused((ops) => skillsHeld(() => work(ops)));
+    // `changesFiles`: a rollback, during which the gate waits rather than guess from the index.
+    const held = <T>(work: (ops: Parameters<Parameters<typeof blocks.withWritesPaused>[0]>[0]) => Promise<T>, changesFiles = false): Promise<T> =>
+      blocks.withWritesPaused((ops) => skillsHeld(() => work(ops)), { changesFiles });
     // A rollback a crash cut short is finished first in the write queue (after the start-up sync, before
     // any write of this run), then the index follows the files. Not awaited: activation stays quick.
     held(async (ops) => {
@@ -59,7 +60,7 @@ export default definePlugin({
       if (finished.length === 0) return;
       ctx.log.warn('finished changes a crash had cut short', { changes: finished });
       await ops.syncIndex();
-    }).catch((error: unknown) => ctx.log.error('an interrupted change could not be finished; it is kept and tried at the next start', { error: (error as Error).message }));
+    }, true).catch((error: unknown) => ctx.log.error('an interrupted change could not be finished; it is kept and tried at the next start', { error: (error as Error).message }));
     const create = (memo: string, origin: string, hooks: WorkHooks = {}) => held(() => repo.create(memo, origin, hooks));
     // The turn loop asks for one snapshot before the agent's first write in a turn.
     ctx.provide(AGENT_SNAPSHOTS, {
@@ -70,7 +71,7 @@ export default definePlugin({
         const result = await rollbackTurn(repo, sessionId, turnId, force, (path, op) => blocks.beforeFileChange(path, op, 'kernel:turn-rollback'), keepSkillVersions('kernel:turn-rollback'));
         await ops.syncIndex();
         return result;
-      }),
+      }, true),
     });
     const summary = (snapshot: { id: string; memo: string; created: string; origin: string; parent: string | null; tags: string[]; files: Record<string, FileEntry> | number; skills?: Record<string, FileEntry> }) =>
       ({ id: snapshot.id, memo: snapshot.memo, created: snapshot.created, origin: snapshot.origin, parent: snapshot.parent, tags: snapshot.tags, files: typeof snapshot.files === 'number' ? snapshot.files : Object.keys(snapshot.files).length,
@@ -123,7 +124,7 @@ export default definePlugin({
             const restored = await repo.rollback(id, (path, op) => blocks.beforeFileChange(path, op, by), hooksOf(call, 'The rollback (nothing was changed)'), keepSkillVersions(by));
             await ops.syncIndex();
             return { id, ...restored };
-          });
+          }, true);
         },
         tag: async (input) => {
           const { id, tag } = input as { id: string; tag: string };

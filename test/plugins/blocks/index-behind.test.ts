@@ -25,7 +25,7 @@ describe('a write the index could not take', () => {
     const guarded = await first.act<Created>('notebook_create', { name: 'Guarded' });
     const other = await first.act<Created>('notebook_create', { name: 'Other' });
     const doc = await first.act<Created>('document_create', { notebook: guarded.id, title: 'D', markdown: 'start\n' });
-    const elsewhere = await first.act<Created>('document_create', { notebook: other.id, title: 'E', markdown: 'start\n' });
+    await first.act('document_create', { notebook: other.id, title: 'E', markdown: 'start\n' });
     await first.kernel.close();
     const { act } = await boot({ workspace, config: { gate: { allowAutoMode: true, deny: [{ tool: 'block', notebook: guarded.id }] } } });
     const [start] = (await act<Tree>('document_get', { id: doc.id })).document.children;
@@ -42,10 +42,17 @@ describe('a write the index could not take', () => {
       // The index does not know the block's notebook yet: the gate says so rather than let the call past the deny rule.
       expect((await caught(act('block_update', { id: inserted.ids[0], markdown: 'changed by the agent' }, agent()))).code).toBe('NOT_READY');
 
+      // The sync that follows cannot write that document's rows either: it reports the document as a
+      // problem and commits the rest, instead of failing whole (and every sync after it) while the gate waits.
+      await expect.poll(async () => (await act<{ problems: { path: string; reason: string }[] }>('index_problems', {})).problems, { timeout: 10_000 })
+        .toEqual([expect.objectContaining({ path: `${guarded.id}/${doc.id}.json`, reason: expect.stringContaining('could not be written to the index') })]);
+      expect((await act<{ total: number }>('search_fulltext', { query: 'start' })).total).toBe(2);
+
       side.exec('DROP TRIGGER refuse');
-      // The next write whose rows go in starts the sync that catches the index up.
-      await act('block_insert', { previousId: (await act<Tree>('document_get', { id: elsewhere.id })).document.children[0]!.id, markdown: 'more' });
+      // The document's next write takes it in whole.
+      await act('block_insert', { previousId: start!.id, markdown: 'more' });
       await expect.poll(async () => (await act<{ total: number }>('search_fulltext', { query: 'refused' })).total, { timeout: 10_000 }).toBe(1);
+      expect((await act<{ problems: unknown[] }>('index_problems', {})).problems).toEqual([]);
       expect((await caught(act('block_update', { id: inserted.ids[0], markdown: 'changed by the agent' }, agent()))).code).toBe('ACTION_DENIED');
       expect(await readFile(join(workspace, 'data', guarded.id, `${doc.id}.json`), 'utf8')).not.toContain('changed by the agent');
     } finally {
@@ -61,7 +68,7 @@ describe('a write the index could not take', () => {
     let entered!: () => void;
     const inside = new Promise<void>((resolve) => { entered = resolve; });
     // As a snapshot or history rollback: files put back, then the index synced with them.
-    const rollback = blocks.withWritesPaused(async ({ syncIndex }) => { entered(); await held; await syncIndex(); });
+    const rollback = blocks.withWritesPaused(async ({ syncIndex }) => { entered(); await held; await syncIndex(); }, { changesFiles: true });
     await inside;
     // A block only the restored files may hold: its notebook cannot be known until the sync.
     const block = newId();
@@ -72,5 +79,12 @@ describe('a write the index could not take', () => {
     await during;
     expect(answered).toBe('NOT_READY');
     expect((await caught(act('block_update', { id: block, markdown: 'x' }, agent()))).code).toBe('NOT_FOUND');
+    // Writes held for work that changes no note (a snapshot taken): the gate goes on as usual.
+    let done!: () => void;
+    const snapshotting = blocks.withWritesPaused(() => new Promise<void>((resolve) => { done = resolve; }));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect((await caught(act('block_update', { id: block, markdown: 'x' }, agent()))).code).toBe('NOT_FOUND');
+    done();
+    await snapshotting;
   });
 });
