@@ -13,6 +13,11 @@ export interface Embedder {
   readonly id: string;
   /** The model id (as the server reported it, or as configured), stored with every vector. */
   readonly model: string;
+  /**
+   * The model id as configured, where the server may answer under another (`model` then changes with its
+   * answers): the name answered is kept per configured name, for the next start. Absent: `model`.
+   */
+  readonly configuredModel?: string;
   /** The vectors' length: configured, or learnt from the first answer (0 until then). */
   readonly dimensions: number;
   /** One vector per text, in order; rejects (nothing half-done) when any text could not be embedded. */

@@ -31,6 +31,10 @@ export class OpenAIEmbedder implements Embedder {
     return this.reportedModel;
   }
 
+  get configuredModel(): string {
+    return this.config.model;
+  }
+
   get dimensions(): number {
     return this.learntDimensions;
   }

@@ -18,8 +18,16 @@ export function modelKeyOf(selected: SelectedBackend<'embedder'>): string {
  * neither re-marked every block (and sent a billed batch) nor searched vectors of no model.
  */
 export function storedModelKey(store: Pick<EmbeddingStore, 'meta'>, selected: SelectedBackend<'embedder'>): string {
-  const key = modelKeyOf(selected);
-  return store.meta(answeredKey(key)) ?? key;
+  const live = modelKeyOf(selected);
+  const configured = configuredKeyOf(selected);
+  // A name learnt from an answer in this process is the newest word; before one, the kept name.
+  if (live !== configured) return live;
+  return store.meta(answeredKey(configured)) ?? configured;
+}
+
+/** The key of the model as configured (before any answer named another). */
+function configuredKeyOf(selected: SelectedBackend<'embedder'>): string {
+  return `${selected.plugin}/${selected.name}:${selected.backend.configuredModel ?? selected.backend.model}`;
 }
 
 const answeredKey = (key: string): string => `answeredAs:${key}`;
@@ -153,7 +161,6 @@ export class Indexer {
       const call = new AbortController();
       const stop = (): void => call.abort();
       this.abort.signal.addEventListener('abort', stop, { once: true });
-      const asked = modelKeyOf(selected);
       try {
         vectors = await selected.backend.embed(due.map((block) => block.content), call.signal);
         if (vectors.length !== due.length) throw new Error(`the embedder answered ${vectors.length} vectors for ${due.length} texts`);
@@ -175,7 +182,7 @@ export class Indexer {
       }
       this.pause = retry.pauseMs;
       // The first answer of a remote server may name the model it really is.
-      const model = this.answeredAs(asked, selected);
+      const model = this.answeredAs(selected);
       await this.ensureModel(model);
       await this.ensureDimensions(model, vectors[0]!.length);
       try {
@@ -204,7 +211,6 @@ export class Indexer {
     for (const block of due) {
       if (this.closed) return 'closed';
       let vector: Float32Array | undefined;
-      const asked = modelKeyOf(selected);
       try {
         [vector] = await selected.backend.embed([block.content], signal);
         if (!vector || vector.length === 0) throw new Error('the embedder answered no vector');
@@ -219,7 +225,7 @@ export class Indexer {
         this.deps.log.warn('the embedder refused a block\'s text', { error: message, block: block.block_id });
         continue;
       }
-      const model = this.answeredAs(asked, selected);
+      const model = this.answeredAs(selected);
       await this.ensureModel(model);
       try {
         this.write([block], [vector], model, remote);
@@ -232,12 +238,15 @@ export class Indexer {
     return undefined;
   }
 
-  /** The model key after an answer; one that names another model than asked is kept for the next start. */
-  private answeredAs(asked: string, selected: SelectedBackend<'embedder'>): string {
+  /**
+   * The model key after an answer, kept for the next start under the configured key when it names
+   * another model (and again when the server answers under the configured name, over a name kept before).
+   */
+  private answeredAs(selected: SelectedBackend<'embedder'>): string {
     const answered = modelKeyOf(selected);
-    // Kept also when the server answers under the configured name again, over a name kept before.
-    const known = this.deps.store.meta(answeredKey(asked));
-    if (known !== answered && (answered !== asked || known !== undefined)) this.deps.store.setMeta(answeredKey(asked), answered);
+    const configured = configuredKeyOf(selected);
+    const known = this.deps.store.meta(answeredKey(configured));
+    if (known !== answered && (answered !== configured || known !== undefined)) this.deps.store.setMeta(answeredKey(configured), answered);
     return answered;
   }
 

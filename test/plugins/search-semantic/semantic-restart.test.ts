@@ -79,6 +79,26 @@ describe('semantic search across restarts', () => {
     expect(fake.texts).toEqual(['purple plums']);
   });
 
+  it('follows a server that goes back to answering under the configured name while running, and keeps it across a restart', async () => {
+    const fake = await fakeServer();
+    fake.servedModel = 'text-embedding-served-2024';
+    const first = await boot(fake, { semantic: ANN_ONLY });
+    const notebook = await first.act<Created>('notebook_create', { name: 'N' });
+    await first.act('document_create', { notebook: notebook.id, title: 'Fruit', markdown: 'figs ripen late in summer' });
+    await annReady(first.act);
+    // The deployment is renamed back: answers now name the configured model; every block follows it.
+    fake.servedModel = undefined;
+    await first.act('document_create', { notebook: notebook.id, title: 'More', markdown: 'plums are purple and sweet' });
+    const before = await embedded(first.act, (status) => !status.model.includes('served') && status.stale === 0 && status.indexed === status.total);
+    const root = first.kernel.workspace.root;
+    await first.kernel.close();
+    fake.texts.length = 0;
+    const { act } = await boot(fake, { workspace: root, semantic: ANN_ONLY });
+    const status = await annReady(act);
+    expect(status.indexed).toBe(before.indexed);
+    expect(fake.texts).toEqual([]);
+  });
+
   for (const damage of ['deleted', 'truncated'] as const) {
     it(`rebuilds an HNSW index file that was ${damage} from the stored vectors, without embedding again`, async () => {
       const { fake, root, indexed } = await firstRun();
