@@ -294,6 +294,7 @@ export class FileSessionStore {
         const index = await this.readIndex();
         index.delete(id);
         await writeJson(this.paths.index, Object.fromEntries(index));
+        this.indexStale = false;
       });
     });
   }
@@ -345,10 +346,8 @@ export class FileSessionStore {
 
   /** The index; one that does not parse is rebuilt from the session folders (it holds nothing they do not). */
   private async readIndex(): Promise<Map<string, IndexEntry>> {
-    if (this.indexStale) {
-      this.indexStale = false;
-      return this.rebuildIndex();
-    }
+    // Rebuilt at every read until an index write succeeds again: the file left behind is an older one.
+    if (this.indexStale) return this.rebuildIndex();
     const value = await readJsonObject(this.paths.index, 'the session index').catch(() => undefined);
     if (value === undefined && existsSync(this.paths.index)) return this.rebuildIndex();
     return new Map(Object.entries(value ?? {}).filter(([, entry]) => typeof entry === 'object' && entry !== null) as [string, IndexEntry][]);
@@ -371,6 +370,7 @@ export class FileSessionStore {
       const index = await this.readIndex();
       index.set(session.id, { id: session.id, title: typeof session.title === 'string' && session.title !== '' ? session.title : DEFAULT_TITLE, createdAt: String(session.createdAt), updatedAt: String(session.updatedAt) });
       await writeJson(this.paths.index, Object.fromEntries(index));
+      this.indexStale = false;
     });
   }
 }

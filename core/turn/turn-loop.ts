@@ -116,7 +116,11 @@ export async function runTurn(deps: TurnDependencies, request: TurnRequest, emit
       emit({ type: 'error', turnID, code: isKernelError(error) ? error.code : 'INTERNAL', message: error instanceof Error ? error.message : String(error) });
     }
     await snapshotTurnEnd(deps, sessionId, turn);
-    await sessions.finalizeTurn(sessionId, turnID, state);
+    const ended = state;
+    // Until it is committed, the turn has not finished for a client (a failing finalize ends here too).
+    state = 'interrupted';
+    await sessions.finalizeTurn(sessionId, turnID, ended);
+    state = ended;
     sessions.setStreaming(sessionId, false);
     // Not saved to the session (kept, and committed before the next turn): not 'finished' to a client.
     if (!await commitWithRetry(deps, sessionId, base.session.entries, turnID, emit)) state = 'interrupted';

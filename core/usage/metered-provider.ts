@@ -120,7 +120,8 @@ function worstCase(context: MeterContext, model: string, request: ModelRequest):
   return { tokens, usd, sessionId: context.sessionId, turnId: context.turnId() };
 }
 
-interface Reservation { tokens: number; usd: number; sessionId: string; turnId: string | undefined }
+/** `at`: usage that happened then (one the ledger could not record), counted only in the day and month holding it. */
+interface Reservation { tokens: number; usd: number; sessionId: string; turnId: string | undefined; at?: string }
 
 /**
  * Requests checked against the budgets and not yet recorded, per ledger (one per workspace): their
@@ -137,10 +138,11 @@ class InFlight {
   }
 
   /** The worst cases held in a scope (day and month: all of them). */
-  within(scope: 'turn' | 'session' | 'day' | 'month', sessionId: string, turnId: string | undefined): { tokens: number; usd: number } {
+  within(scope: 'turn' | 'session' | 'day' | 'month', sessionId: string, turnId: string | undefined, since?: string): { tokens: number; usd: number } {
     let tokens = 0;
     let usd = 0;
     for (const reservation of this.held) {
+      if (since !== undefined && reservation.at !== undefined && reservation.at < since) continue;
       if (scope === 'session' && reservation.sessionId !== sessionId) continue;
       if (scope === 'turn' && (reservation.sessionId !== sessionId || reservation.turnId !== turnId)) continue;
       tokens += reservation.tokens;
@@ -176,7 +178,7 @@ function record(context: MeterContext, providerId: string, model: string, event:
     // the turn. It still counts against the budgets, held for the life of the kernel: dropped, every
     // request after it went unrecorded and no budget ever tripped.
     const counts = { input: event.promptTokens, cachedInput: event.cachedTokens ?? 0, output: event.completionTokens, reasoning: event.reasoningTokens ?? 0 };
-    inFlightOf(context.ledger).hold({ tokens: totalTokens(counts), usd: costOf(counts, context.prices()[model]) ?? 0, sessionId: context.sessionId, turnId });
+    inFlightOf(context.ledger).hold({ tokens: totalTokens(counts), usd: costOf(counts, context.prices()[model]) ?? 0, sessionId: context.sessionId, turnId, at: new Date().toISOString() });
   }
 }
 
@@ -211,7 +213,7 @@ function checkBudgets(context: MeterContext, model: string, request: ModelReques
     const over = (message: string): BudgetOverrun => ({ scope: name, limit, message });
     const spent = scope ? context.ledger.total(scope) : undefined;
     // Requests sent and not yet recorded count at their worst (see InFlight).
-    const pending = inFlightOf(context.ledger).within(name, context.sessionId, turnId);
+    const pending = inFlightOf(context.ledger).within(name, context.sessionId, turnId, scope?.since);
     const pendingNote = pending.tokens > 0 ? ' (requests still answering counted at their largest)' : '';
     if (limit.tokens !== undefined) {
       // Without a bound on the answer, the same assumption as a money budget's.

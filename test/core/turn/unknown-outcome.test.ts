@@ -102,6 +102,15 @@ describe('how a turn says it ended', () => {
     expect(second.events.at(-1)).toMatchObject({ type: 'done', state: 'interrupted' });
     expect(second.events).toContainEqual(expect.objectContaining({ type: 'error', code: 'COMMIT_FAILED' }));
 
+    // Its end not written (a full disk between its last save and its end): not finished either.
+    const unfinalized = vi.spyOn(kernel.sessions, 'finalizeTurn').mockImplementation(() => Promise.reject(new KernelError('DISK_FULL', 'no space left on the device')));
+    const ended: TurnEvent[] = [];
+    const third = newId();
+    await kernel.sessions.save({ id: third, entries: [] });
+    await expect(runTurn(turnDependencies(kernel, { requireSnapshot: false }), { sessionId: third, message: 'go', provider: scriptedProvider([answer('an answer')]), systemPrompt: () => '', signal: new AbortController().signal }, (event) => ended.push(event))).rejects.toMatchObject({ code: 'DISK_FULL' });
+    unfinalized.mockRestore();
+    expect(ended.at(-1)).toMatchObject({ type: 'done', state: 'interrupted' });
+
     const refused = vi.spyOn(kernel.sessions, 'beginTurn').mockImplementation(() => Promise.reject(new KernelError('DISK_FULL', 'no space left on the device')));
     const sessionId = newId();
     await kernel.sessions.save({ id: sessionId, entries: [] });

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { ModelEvent, ModelProvider, ModelRequest } from '../../../core/turn/model-provider.js';
 import { meteredProvider } from '../../../core/usage/metered-provider.js';
 import { UsageLedger } from '../../../core/usage/usage-ledger.js';
@@ -82,6 +82,31 @@ describe('budgets and the ledger while requests are answering', () => {
       // Another session's request has the whole day's room (it was refused for half an hour).
       await expect(meteredProvider(heldModel(), context('s2')).beforeRequest!(request, new AbortController().signal)).resolves.toBeUndefined();
     } finally {
+      ledger.close();
+    }
+  });
+
+  it('counts usage the ledger could not record in the day it happened, not in the days after', async () => {
+    const ledger = new UsageLedger(join(await harness.tempDir(), 'usage.db'), () => ({}));
+    ledger.record = () => { throw new Error('SQLITE_FULL: database or disk is full'); };
+    try {
+      const context = { ledger, budgets: { day: { tokens: 1500 } }, prices: () => ({}), sessionId: 's1', turnId: () => 't', estimate: () => 100 };
+      vi.useFakeTimers({ toFake: ['Date'] });
+      vi.setSystemTime(new Date('2026-11-30T23:00:00Z'));
+      const model = heldModel();
+      const metered = meteredProvider(model, context);
+      const signal = new AbortController().signal;
+      await metered.beforeRequest!(request, signal);
+      const answering = drain(metered.stream(request, signal));
+      model.finish('usage');
+      await answering;
+      // The same day, the 150 tokens not recorded still count: 150 + 100 in + 1,000 out is past 1,200.
+      await expect(meteredProvider(heldModel(), { ...context, budgets: { day: { tokens: 1_200 } } }).beforeRequest!(request, signal)).rejects.toMatchObject({ category: 'budget_exceeded' });
+      // The next day they do not.
+      vi.setSystemTime(new Date('2026-12-01T01:00:00Z'));
+      await expect(meteredProvider(heldModel(), { ...context, budgets: { day: { tokens: 1_200 } } }).beforeRequest!(request, signal)).resolves.toBeUndefined();
+    } finally {
+      vi.useRealTimers();
       ledger.close();
     }
   });
