@@ -7,9 +7,9 @@ export const MAX_MESSAGE_BYTES = 10 * 1024 * 1024;
  * `fetch` for a remote MCP server whose bodies are bounded: a JSON answer as a whole, an event stream
  * event by event (up to each blank line). The SDK reads a JSON answer whole (`response.json()`) and
  * buffers an event until its end, without a bound: one 2 GB answer, or one endless `data:` line, took
- * the kernel's memory. Past the bound the body errors, naming it, and `onOverflow` is told.
+ * the kernel's memory. Past the bound the body errors, naming it; `onOverflow` is told of a POST's stream.
  */
-export function boundedFetch(onOverflow: (error: Error) => void, limit = MAX_MESSAGE_BYTES, base: FetchLike = fetch): FetchLike {
+export function boundedFetch(onOverflow: (error: Error, request: RequestInit | undefined) => void, limit = MAX_MESSAGE_BYTES, base: FetchLike = fetch): FetchLike {
   return async (url, init) => {
     const response = await base(url, init);
     if (response.body === null || [101, 204, 205, 304].includes(response.status)) return response;
@@ -28,9 +28,11 @@ export function boundedFetch(onOverflow: (error: Error) => void, limit = MAX_MES
           }
         }
         if (size > limit) {
-          const error = new Error(`the MCP server sent ${stream ? 'an event' : 'an answer'} of more than ${limit} bytes; it was not read`);
+          const error = new MessageTooLarge(`the MCP server sent ${stream ? 'an event' : 'an answer'} of more than ${limit} ${TOO_LARGE_MARK}`);
           controller.error(error);
-          onOverflow(error);
+          // A JSON answer's error reaches the request it answers (the SDK awaits its body); an event stream
+          // answering a POST is taken by the SDK for a lost connection, and its requests wait on: told.
+          if (stream && init?.method === 'POST') onOverflow(error, init);
           return;
         }
         controller.enqueue(chunk);
@@ -39,3 +41,17 @@ export function boundedFetch(onOverflow: (error: Error) => void, limit = MAX_MES
     return new Response(bounded, { status: response.status, statusText: response.statusText, headers: response.headers });
   };
 }
+
+/** A message cut off at the bound. */
+export class MessageTooLarge extends Error {}
+
+/** Whether an error is (or wraps) a message cut off at the bound, however the SDK passed it on. */
+export function isMessageTooLarge(error: unknown): boolean {
+  for (let at: unknown = error, depth = 0; at instanceof Error && depth < 4; at = at.cause, depth++) {
+    // The SDK may pass on only the text of the body's error (in a message of its own).
+    if (at instanceof MessageTooLarge || at.message.includes(TOO_LARGE_MARK)) return true;
+  }
+  return false;
+}
+
+const TOO_LARGE_MARK = 'bytes; it was not read';

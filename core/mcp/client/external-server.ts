@@ -9,7 +9,7 @@ import { KernelError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import { KERNEL_VERSION } from '../../paths.js';
 import type { ActionCall } from '../../plugin-api.js';
-import { boundedFetch } from './bounded-fetch.js';
+import { boundedFetch, isMessageTooLarge } from './bounded-fetch.js';
 import { foreignOutputValidator } from './output-validator.js';
 
 /** At most this many tools are taken from one server (pages of tools/list are read until then). */
@@ -32,7 +32,7 @@ export function describeEndpoint(config: ExternalMcpServer): Record<string, unkn
 export class ExternalServer {
   private client: Client | undefined;
   /** Requests under way, aborted when a message of the server passes the size bound. */
-  private readonly underWay = new Set<AbortController>();
+  private readonly underWay = new Map<AbortController, { method: string; tool?: string }>();
 
   constructor(readonly name: string, readonly config: ExternalMcpServer, private readonly env: NodeJS.ProcessEnv, private readonly log: Logger) {}
 
@@ -73,7 +73,7 @@ export class ExternalServer {
   /** The server's tools: at most MAX_TOOLS, MAX_PAGES pages and LIST_TIMEOUT_MS, whatever the server sends. */
   async listTools(): Promise<Tool[]> {
     const client = this.connected();
-    const overflow = this.watchOverflow();
+    const overflow = this.watchOverflow({ method: 'tools/list' });
     const signal = AbortSignal.any([AbortSignal.timeout(LIST_TIMEOUT_MS), overflow.signal]);
     try {
       return await this.listPages(client, signal);
@@ -97,13 +97,17 @@ export class ExternalServer {
 
   /** Calls a tool with the action's signal and time limit; an error result becomes a PLUGIN_ERROR. */
   async call(tool: string, input: unknown, call: ActionCall): Promise<unknown> {
-    const overflow = this.watchOverflow();
+    const overflow = this.watchOverflow({ method: 'tools/call', tool });
     let result: CallToolResult;
     try {
       result = await this.connected().callTool({ name: tool, arguments: input as Record<string, unknown> }, undefined, {
         signal: AbortSignal.any([call.signal, overflow.signal]),
         ...(this.config.timeoutMs ? { timeout: this.config.timeoutMs } : {}),
       }) as CallToolResult;
+    } catch (error) {
+      // A JSON answer past the bound: the tool ran, what it answered is not known.
+      if (isMessageTooLarge(error)) throw this.outcomeUnknown(error as Error);
+      throw error;
     } finally {
       overflow.done();
     }
@@ -120,18 +124,26 @@ export class ExternalServer {
 
   /**
    * A request's way to learn that a message past the bound was cut off (bounded-fetch.ts): the SDK takes
-   * an event stream that errors for a lost connection and waits on, so the requests under way are
-   * aborted with the reason (which of them the message answered cannot be told).
+   * the POST's event stream that errors for a lost connection and waits on, so the requests that POST
+   * carried (by method and tool) are aborted, as of unknown outcome: the server may have acted.
    */
-  private watchOverflow(): { signal: AbortSignal; done(): void } {
+  private watchOverflow(request: { method: string; tool?: string }): { signal: AbortSignal; done(): void } {
     const controller = new AbortController();
-    this.underWay.add(controller);
+    this.underWay.set(controller, request);
     return { signal: controller.signal, done: () => this.underWay.delete(controller) };
   }
 
-  private overflowed(error: Error): void {
+  private overflowed(error: Error, init: RequestInit | undefined): void {
     this.log.warn('an MCP server sent a message past the size bound', { server: this.name, error: error.message });
-    for (const controller of this.underWay) controller.abort(error);
+    const sent = postedRequests(init);
+    const unknown = this.outcomeUnknown(error);
+    for (const [controller, request] of this.underWay) {
+      if (sent.some((posted) => posted.method === request.method && (request.tool === undefined || posted.tool === request.tool))) controller.abort(unknown);
+    }
+  }
+
+  private outcomeUnknown(error: Error): KernelError {
+    return new KernelError('PLUGIN_ERROR', `${this.name}: ${error.message}; what the call did on the server is unknown: check before retrying`, { details: { server: this.name, stillRunning: true } });
   }
 
   private connected(): Client {
@@ -161,6 +173,18 @@ export class ExternalServer {
       if (secret === undefined) throw new KernelError('CONFIG_INVALID', `mcp.servers.${this.name}.oauth.clientSecretEnv: the environment variable ${oauth.clientSecretEnv} is not set`, { details: { server: this.name } });
       authProvider = new ClientCredentialsProvider({ clientId: oauth.clientId, clientSecret: secret, expectedIssuer: oauth.issuer, ...(oauth.scope ? { scope: oauth.scope } : {}) });
     }
-    return new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers }, fetch: boundedFetch((error) => this.overflowed(error)), ...(authProvider ? { authProvider } : {}) });
+    return new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers }, fetch: boundedFetch((error, init) => this.overflowed(error, init)), ...(authProvider ? { authProvider } : {}) });
+  }
+}
+
+/** The JSON-RPC requests a POST carried (one, or a batch), by method and tool name. */
+function postedRequests(init: RequestInit | undefined): { method: string; tool?: string }[] {
+  if (typeof init?.body !== 'string') return [];
+  try {
+    const body = JSON.parse(init.body) as unknown;
+    return (Array.isArray(body) ? body : [body]).filter((message): message is { method: string; params?: { name?: unknown } } => typeof (message as { method?: unknown })?.method === 'string')
+      .map((message) => ({ method: message.method, ...(typeof message.params?.name === 'string' ? { tool: message.params.name } : {}) }));
+  } catch {
+    return [];
   }
 }
