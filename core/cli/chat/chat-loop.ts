@@ -95,7 +95,15 @@ async function runTurn({ backend, io, prompter, screen }: Chat, message: string)
 /** Going on with a session whose turn waits (its client left): its confirmations and questions are asked here. */
 async function answerPending({ backend, io, screen }: Chat): Promise<void> {
   try {
-    const { confirmations, questions } = await backend.pending();
+    const pending = await backend.pending();
+    // A turn a crash or a restart ended left its questions open (kept, as every confirmation is): asked
+    // here, they were answered for nothing, and "always" made a standing grant. Only the running turn's are.
+    const session = await backend.session();
+    const running = session.recoveryState === 'running' ? session.recoveryTurnID : undefined;
+    const confirmations = pending.confirmations.filter((confirmation) => confirmation.turnId === undefined || confirmation.turnId === running);
+    const left = pending.confirmations.length - confirmations.length;
+    if (left > 0) io.out(`(${left} question${left === 1 ? '' : 's'} of a turn that is no longer running left unanswered)`);
+    const { questions } = pending;
     if (confirmations.length + questions.length === 0) return;
     io.out("(this session's turn is waiting for answers)");
     for (const confirmation of confirmations) await screen.show({ type: 'confirm', roundID: '', confirmation });

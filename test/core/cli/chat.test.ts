@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -88,6 +88,28 @@ describe('quire chat', () => {
     expect(await runCli(['chat', '--workspace', root], terminal)).toBe(0);
     // The model's second request carries the search's result: the note written by hand.
     expect(JSON.stringify(fake.posts[1]?.body)).toContain('20250102030405-handmad');
+  });
+
+  it('going on with a session, does not ask the questions of a turn that is no longer running', async () => {
+    const fake = await ModelWireServer.start(['chat-model']);
+    fakes.push(fake);
+    process.env.QUIRE_CHAT_TEST_KEY = 'sk-chat-test';
+    const setup = await harness.boot({ realManifests: true, config: { plugins: { blocks: { config: { watch: false, welcome: false } } } } });
+    const sessionId = '20260101000000-chatses';
+    await setup.sessions.save({ id: sessionId, entries: [] });
+    const args = { name: 'N' };
+    // Left open by a turn a crash ended.
+    await setup.confirmations.create({ plugin: 'blocks', tool: 'notebook', action: 'create', wireName: 'notebook_create', arguments: args, argsHash: 'h', effects: ['localWrite'], destructive: false, principal: `agent:${sessionId}/gone/c1`, sessionId, turnId: '20260101000000-goneturn' });
+    const root = setup.workspace.root;
+    await setup.close();
+    await writeFile(join(root, 'quire.json'), JSON.stringify({ plugins: { blocks: { config: { welcome: false } }, providers: { config: { model: { provider: 'openai-chat', model: 'chat-model', baseURL: `${fake.url}/v1`, apiKeyEnv: 'QUIRE_CHAT_TEST_KEY' } } } } }));
+    // Nothing typed: the chat ends at its first prompt, which must not be the question's.
+    const terminal = scriptedTerminal([]);
+    const code = await runCli(['chat', '--workspace', root, '--session', sessionId], terminal);
+    expect(code).toBe(0);
+    expect(terminal.text()).toContain('1 question of a turn that is no longer running left unanswered');
+    expect(terminal.prompts).not.toContain('Allow? [y]es once, [a]lways, [n]o: ');
+    expect(existsSync(join(root, 'agent', 'grants.json')) ? JSON.parse(readFileSync(join(root, 'agent', 'grants.json'), 'utf8')).grants : []).toEqual([]);
   });
 
   it('tells the agent no when the person says no, and the chat goes on', async () => {
