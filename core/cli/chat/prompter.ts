@@ -16,6 +16,8 @@ export interface Typed {
 export class Prompter {
   private prompt: AbortController | undefined;
   private stopTurn: (() => void) | undefined;
+  /** Ctrl-C came outside a prompt and a turn: the chat leaves at its next prompt. */
+  private leaving = false;
 
   constructor(private readonly io: CliIO & { readLine: NonNullable<CliIO['readLine']> }) {}
 
@@ -27,10 +29,15 @@ export class Prompter {
   interrupt(): void {
     if (this.prompt) this.prompt.abort();
     else if (this.stopTurn) this.stopTurn();
-    else endInput();
+    else {
+      // Remembered here: ending the input alone did nothing, as the next prompt read a new one.
+      this.leaving = true;
+      endInput();
+    }
   }
 
   async ask(prompt: string): Promise<Typed> {
+    if (this.leaving) return { line: undefined, interrupted: false };
     const controller = new AbortController();
     const outer = this.prompt;
     this.prompt = controller;
