@@ -13,6 +13,8 @@ import { heldBackFromMcp, MCP_WITHHELD } from './mcp-egress.js';
 const PAGE = 100;
 /** Documents walked for one listing at most (a page is cut from them): every request stays bounded. */
 const MAX_LISTED = 20_000;
+/** Resources one MCP session may watch. */
+export const MAX_SUBSCRIPTIONS = 1_000;
 const URI = /^quire:\/\/(blocks|documents|notebooks)\/(\d{14}-[0-9a-z]{7})$/;
 
 interface Listed { id: string; name?: string; title?: string; childDocuments?: number; documents?: number }
@@ -89,6 +91,10 @@ export function serveResources(server: Server, kernel: Kernel, caller: () => Pri
   };
   server.setRequestHandler(SubscribeRequestSchema, async (request) => {
     const { kind, id } = parseUri(request.params.uri);
+    // Bounded: a removal anywhere reads every subscribed resource again, at once.
+    if (!subscribed.has(request.params.uri) && subscribed.size >= MAX_SUBSCRIPTIONS) {
+      throw new KernelError('INVALID_INPUT', `at most ${MAX_SUBSCRIPTIONS} resources can be watched by one session; unsubscribe from some first`, { details: { limit: MAX_SUBSCRIPTIONS } });
+    }
     await checkReadable(kind, id);
     subscribed.add(request.params.uri);
     watch();

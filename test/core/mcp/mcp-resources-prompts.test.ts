@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
 import type { KernelConfigFile } from '../../../core/config/kernel-config.js';
+import { MAX_SUBSCRIPTIONS } from '../../../core/mcp/mcp-resources.js';
 import { useHarness } from '../../helpers/harness.js';
 import { useMcpOverHttp } from '../../helpers/mcp-client.js';
 import { admin, actor, agent } from '../../plugins/blocks/blocks-harness.js';
@@ -77,6 +78,19 @@ describe('notes as MCP resources', () => {
     // Waited for (the walk's end), not timed: 31 listings in all.
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     expect(afterCancel).toBeLessThan(5);
+  });
+
+  it('lets one session watch at most 1,000 resources', async () => {
+    const { client, act } = await serve();
+    const notebook = await act<Created>('notebook_create', { name: 'N' });
+    const doc = await act<Created>('document_create', { notebook: notebook.id, title: 'Many', markdown: Array.from({ length: MAX_SUBSCRIPTIONS + 1 }, (_, i) => `paragraph ${i}`).join('\n\n') });
+    const blocks = (await act<{ document: { children: { id: string }[] } }>('document_get', { id: doc.id })).document.children.map((block) => `quire://blocks/${block.id}`);
+    for (const uri of blocks.slice(0, MAX_SUBSCRIPTIONS)) await client.subscribeResource({ uri });
+    await expect(client.subscribeResource({ uri: blocks[MAX_SUBSCRIPTIONS]! })).rejects.toThrow(/at most 1000 resources/);
+    // One watched already may be asked again; one let go makes room.
+    await client.subscribeResource({ uri: blocks[0]! });
+    await client.unsubscribeResource({ uri: blocks[1]! });
+    await client.subscribeResource({ uri: blocks[MAX_SUBSCRIPTIONS]! });
   });
 
   it('tells a subscriber when its document changes, whoever changed it, and not after unsubscribing', async () => {
