@@ -3,6 +3,7 @@ import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { KernelError } from '../errors.js';
 import { SessionTransport, isJsonAnswer } from './session-transport.js';
+import { boundedEventStream } from './bounded-event-stream.js';
 
 interface McpSession {
   transport: SessionTransport;
@@ -76,26 +77,7 @@ export class McpSessions {
       // An event stream (the GET a client keeps open for notifications) is use until it closes.
       if (isJsonAnswer(response) || !response.body || !(response.headers.get('content-type') ?? '').includes('text/event-stream')) return response;
       streaming = true;
-      const reader = response.body.getReader();
-      const held = new ReadableStream<Uint8Array>({
-        async pull(controller) {
-          try {
-            const { value, done } = await reader.read();
-            if (done) {
-              controller.close();
-              release();
-            } else controller.enqueue(value);
-          } catch (error) {
-            controller.error(error);
-            release();
-          }
-        },
-        cancel(reason) {
-          release();
-          return reader.cancel(reason);
-        },
-      });
-      return new Response(held, { status: response.status, headers: response.headers });
+      return new Response(boundedEventStream(response.body, release), { status: response.status, headers: response.headers });
     } finally {
       if (!streaming) release();
     }
