@@ -1,5 +1,8 @@
-/** What an event stream may hold for a client that does not read (a paused process, a closed lid). */
-export const MAX_UNREAD_BYTES = 8 * 1024 * 1024;
+/**
+ * What an event stream may hold for a client that does not read (a paused process, a closed lid): room
+ * for one large answer (a call's result travels as one event of a POST's stream), as a plugin's frames.
+ */
+export const MAX_UNREAD_BYTES = 64 * 1024 * 1024;
 
 /**
  * An event stream of the MCP SDK passed on to a client, read from the SDK as fast as it writes and held
