@@ -89,13 +89,25 @@ export function serveResources(server: Server, kernel: Kernel, caller: () => Pri
       }
     });
   };
+  // Subscriptions being checked count too: the SDK runs a batch of requests at once, each past the check
+  // before the first was added.
+  let checking = 0;
+  const refuseOverLimit = (uri: string): void => {
+    if (!subscribed.has(uri) && subscribed.size + checking >= MAX_SUBSCRIPTIONS) {
+      throw new KernelError('INVALID_INPUT', `at most ${MAX_SUBSCRIPTIONS} resources can be watched by one session; unsubscribe from some first`, { details: { limit: MAX_SUBSCRIPTIONS } });
+    }
+  };
   server.setRequestHandler(SubscribeRequestSchema, async (request) => {
     const { kind, id } = parseUri(request.params.uri);
     // Bounded: a removal anywhere reads every subscribed resource again, at once.
-    if (!subscribed.has(request.params.uri) && subscribed.size >= MAX_SUBSCRIPTIONS) {
-      throw new KernelError('INVALID_INPUT', `at most ${MAX_SUBSCRIPTIONS} resources can be watched by one session; unsubscribe from some first`, { details: { limit: MAX_SUBSCRIPTIONS } });
+    refuseOverLimit(request.params.uri);
+    checking++;
+    try {
+      await checkReadable(kind, id);
+    } finally {
+      checking--;
     }
-    await checkReadable(kind, id);
+    refuseOverLimit(request.params.uri);
     subscribed.add(request.params.uri);
     watch();
     return {};

@@ -63,7 +63,11 @@ export class FileSessionStore {
   private readonly lock = new KeyedLock();
   /** Sessions with a turn being streamed now; a `running` turn of any other session is an orphan. */
   private readonly live = new Set<string>();
-  /** An update of the index failed: it is rebuilt from the session folders when next read. */
+  /**
+   * An index write failed: the file left is older than the sessions, and this one (rebuilt from the
+   * session folders once, then kept up to date) stands for it until a write succeeds.
+   */
+  private indexInMemory: Map<string, IndexEntry> | undefined;
   private indexStale = false;
 
   constructor(@inject(WORKSPACE) workspace: Workspace) {
@@ -140,7 +144,7 @@ export class FileSessionStore {
     if (commitTurnID !== undefined) await this.clearTurn(id, commitTurnID);
     // The save has landed: the index (which holds nothing the session folders do not) failing to follow
     // must not answer it failed (a retried save then met a conflict, a turn's message was added twice).
-    await this.updateIndex(saved).catch(() => { this.indexStale = true; });
+    await this.updateIndex(saved).catch(() => undefined);
     return { revision: saved.revision, session: saved };
   }
 
@@ -293,8 +297,7 @@ export class FileSessionStore {
       await this.lock.run(INDEX_KEY, async () => {
         const index = await this.readIndex();
         index.delete(id);
-        await writeJson(this.paths.index, Object.fromEntries(index));
-        this.indexStale = false;
+        await this.writeIndex(index);
       });
     });
   }
@@ -346,8 +349,7 @@ export class FileSessionStore {
 
   /** The index; one that does not parse is rebuilt from the session folders (it holds nothing they do not). */
   private async readIndex(): Promise<Map<string, IndexEntry>> {
-    // Rebuilt at every read until an index write succeeds again: the file left behind is an older one.
-    if (this.indexStale) return this.rebuildIndex();
+    if (this.indexStale) return new Map(this.indexInMemory ??= await this.rebuildIndex());
     const value = await readJsonObject(this.paths.index, 'the session index').catch(() => undefined);
     if (value === undefined && existsSync(this.paths.index)) return this.rebuildIndex();
     return new Map(Object.entries(value ?? {}).filter(([, entry]) => typeof entry === 'object' && entry !== null) as [string, IndexEntry][]);
@@ -369,8 +371,20 @@ export class FileSessionStore {
     await this.lock.run(INDEX_KEY, async () => {
       const index = await this.readIndex();
       index.set(session.id, { id: session.id, title: typeof session.title === 'string' && session.title !== '' ? session.title : DEFAULT_TITLE, createdAt: String(session.createdAt), updatedAt: String(session.updatedAt) });
-      await writeJson(this.paths.index, Object.fromEntries(index));
-      this.indexStale = false;
+      await this.writeIndex(index);
     });
+  }
+
+  /** Writes the index; a failure keeps it in memory (readIndex) until a write succeeds. */
+  private async writeIndex(index: Map<string, IndexEntry>): Promise<void> {
+    try {
+      await writeJson(this.paths.index, Object.fromEntries(index));
+    } catch (error) {
+      this.indexStale = true;
+      this.indexInMemory = index;
+      throw error;
+    }
+    this.indexStale = false;
+    this.indexInMemory = undefined;
   }
 }

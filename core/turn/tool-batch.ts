@@ -73,6 +73,8 @@ const waitLimit = (ms: number): number | undefined => (ms > 0 ? ms : undefined);
 
 const failure = (code: string, message: string): CallResult => ({ ok: false, output: JSON.stringify({ ok: false, error: { code, message } }) });
 
+const cutOff = (name: string): CallResult => failure('OUTPUT_LIMIT', `Your answer reached its output limit while writing the arguments of ${name}, so they were cut off; it was not run. Write less per call: split long content over several calls`);
+
 /**
  * Runs one round's tool calls in order: validation and the gate (pipeline.prepare), the person's answer
  * when the gate asks for one, the snapshot before the turn's first local write, then the call itself.
@@ -203,7 +205,7 @@ async function askPerson(context: BatchContext, call: StreamedCall, record: Tool
     if (!checked.ok) return failure('INVALID_INPUT', `${formatIssues(checked.issues)}; ${usage}`);
     questions = checked.value.questions;
   } catch {
-    return failure('INVALID_INPUT', `the arguments are not JSON; ${usage}`);
+    return context.cutAtLimit ? cutOff(call.name) : failure('INVALID_INPUT', `the arguments are not JSON; ${usage}`);
   }
   const waiting = linkedController(context.signal, waitLimit(context.confirmTimeoutMs));
   const { question, answered } = context.questions.ask(context.sessionId, context.turnId, questions, waiting.signal);
@@ -219,11 +221,14 @@ async function askPerson(context: BatchContext, call: StreamedCall, record: Tool
 
 function prepareCall(context: BatchContext, call: StreamedCall, mode: SessionMode): { call: PreparedCall } | { result: CallResult } {
   let input: unknown;
+  // Cut off right after its name: empty arguments are no call's whole arguments then (one without
+  // required fields would have run with none).
+  if (context.cutAtLimit && call.arguments.trim() === '') return { result: cutOff(call.name) };
   try {
     input = call.arguments.trim() === '' ? {} : JSON.parse(call.arguments);
   } catch {
     // Told "not valid JSON", the model sent the same too-long call again until the doom-loop rule stopped it.
-    if (context.cutAtLimit) return { result: failure('OUTPUT_LIMIT', `Your answer reached its output limit while writing the arguments of ${call.name}, so they were cut off; it was not run. Write less per call: split long content over several calls`) };
+    if (context.cutAtLimit) return { result: cutOff(call.name) };
     return { result: failure('INVALID_INPUT', `The arguments of ${call.name} are not valid JSON; send one JSON object`) };
   }
   // The same bound as a body over HTTP or MCP: later walks (hashing, validation) are recursive.

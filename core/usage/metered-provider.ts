@@ -142,7 +142,11 @@ class InFlight {
     let tokens = 0;
     let usd = 0;
     for (const reservation of this.held) {
-      if (since !== undefined && reservation.at !== undefined && reservation.at < since) continue;
+      if (since !== undefined && reservation.at !== undefined && reservation.at < since) {
+        // Past the month it happened in, usage not recorded counts in no budget any more.
+        if (scope === 'month') this.held.delete(reservation);
+        continue;
+      }
       if (scope === 'session' && reservation.sessionId !== sessionId) continue;
       if (scope === 'turn' && (reservation.sessionId !== sessionId || reservation.turnId !== turnId)) continue;
       tokens += reservation.tokens;

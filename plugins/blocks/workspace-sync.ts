@@ -64,7 +64,8 @@ export async function syncWithFiles(store: BlockStore, options: SyncOptions = {}
     // Once more, a document at a time (without the workers' bulk rows): a document whose rows SQLite
     // refuses failed the whole sync, every time, and with it every sync after (a write whose rows failed
     // starts one). A stop is a stop, and a careful sync that fails has nothing left to try.
-    if (!options.careful && !(isKernelError(error) && (error.code === 'ACTION_TIMEOUT' || error.code === 'ACTION_CANCELLED'))) {
+    if (!options.careful && !(isKernelError(error) && (error.code === 'ACTION_TIMEOUT' || error.code === 'ACTION_CANCELLED')) && !storageFailure(error)) {
+      store.log.warn('the index sync failed; it is run again a document at a time', { error: error instanceof Error ? error.message : String(error) });
       const { prepare: _bulk, ...rest } = options;
       return syncWithFiles(store, { ...rest, careful: true });
     }
@@ -185,9 +186,11 @@ async function indexChanged(state: SyncState, changed: FoundDoc[]): Promise<{ bl
         ? store.index.db.transaction(() => store.index.writeDocument(parsed.value, store.placeOf(doc.id), doc.parent, info, { inCallersTransaction: true }))()
         : store.index.writeDocument(parsed.value, store.placeOf(doc.id), doc.parent, info, { inCallersTransaction: true });
     } catch (error) {
-      // Some errors (a full disk) roll the whole transaction back: nothing to go on with.
-      if (!options.careful || !store.index.db.inTransaction) throw error;
+      // The storage failing (a full disk, I/O) is no fault of the document: the sync fails as a whole.
+      if (!options.careful || !store.index.db.inTransaction || storageFailure(error)) throw error;
       problems.set(doc.relativePath, { reason: `its rows could not be written to the index: ${error instanceof Error ? error.message : String(error)}` });
+      // Its old rows stay (unlike a file's that does not parse): through them its blocks can still be
+      // changed by the actions, and a change that takes out what SQLite refuses mends it.
       store.forget(doc.id);
       failed++;
       continue;
@@ -386,4 +389,10 @@ function countBlocks(root: { children?: unknown[] }): number {
   let count = 1;
   for (const child of (root.children ?? []) as { children?: unknown[] }[]) count += countBlocks(child);
   return count;
+}
+
+/** SQLite's storage itself failing (a full disk, I/O, memory): running again or per document changes nothing. */
+function storageFailure(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && (code === 'DISK_FULL' || /^SQLITE_(FULL|IOERR|NOMEM|CORRUPT|READONLY|CANTOPEN)/.test(code));
 }

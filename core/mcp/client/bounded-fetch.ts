@@ -28,7 +28,7 @@ export function boundedFetch(onOverflow: (error: Error, request: RequestInit | u
           }
         }
         if (size > limit) {
-          const error = new MessageTooLarge(`the MCP server sent ${stream ? 'an event' : 'an answer'} of more than ${limit} ${TOO_LARGE_MARK}`);
+          const error = new MessageTooLarge(`the MCP server sent ${stream ? 'an event' : 'an answer'} of more than ${limit} bytes; it was not read`);
           controller.error(error);
           // A JSON answer's error reaches the request it answers (the SDK awaits its body); an event stream
           // answering a POST is taken by the SDK for a lost connection, and its requests wait on: told.
@@ -47,11 +47,6 @@ export class MessageTooLarge extends Error {}
 
 /** Whether an error is (or wraps) a message cut off at the bound, however the SDK passed it on. */
 export function isMessageTooLarge(error: unknown): boolean {
-  for (let at: unknown = error, depth = 0; at instanceof Error && depth < 4; at = at.cause, depth++) {
-    // The SDK may pass on only the text of the body's error (in a message of its own).
-    if (at instanceof MessageTooLarge || at.message.includes(TOO_LARGE_MARK)) return true;
-  }
+  for (let at: unknown = error, depth = 0; at instanceof Error && depth < 4; at = at.cause, depth++) if (at instanceof MessageTooLarge) return true;
   return false;
 }
-
-const TOO_LARGE_MARK = 'bytes; it was not read';

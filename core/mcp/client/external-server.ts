@@ -32,7 +32,9 @@ export function describeEndpoint(config: ExternalMcpServer): Record<string, unkn
 export class ExternalServer {
   private client: Client | undefined;
   /** Requests under way, aborted when a message of the server passes the size bound. */
-  private readonly underWay = new Map<AbortController, { method: string; tool?: string }>();
+  private readonly underWay = new Map<AbortController, { method: string; marker?: string }>();
+  /** Marks each call's request (`_meta`), so that a cut-off stream aborts the call it answered only. */
+  private calls = 0;
 
   constructor(readonly name: string, readonly config: ExternalMcpServer, private readonly env: NodeJS.ProcessEnv, private readonly log: Logger) {}
 
@@ -97,14 +99,17 @@ export class ExternalServer {
 
   /** Calls a tool with the action's signal and time limit; an error result becomes a PLUGIN_ERROR. */
   async call(tool: string, input: unknown, call: ActionCall): Promise<unknown> {
-    const overflow = this.watchOverflow({ method: 'tools/call', tool });
+    const marker = String(++this.calls);
+    const overflow = this.watchOverflow({ method: 'tools/call', marker });
     let result: CallToolResult;
     try {
-      result = await this.connected().callTool({ name: tool, arguments: input as Record<string, unknown> }, undefined, {
+      result = await this.connected().callTool({ name: tool, arguments: input as Record<string, unknown>, _meta: { [CALL_MARK]: marker } }, undefined, {
         signal: AbortSignal.any([call.signal, overflow.signal]),
         ...(this.config.timeoutMs ? { timeout: this.config.timeoutMs } : {}),
       }) as CallToolResult;
     } catch (error) {
+      // Aborted for a cut-off stream: its reason as it is (the SDK wraps it in an error of its own).
+      if (overflow.signal.aborted) throw overflow.signal.reason;
       // A JSON answer past the bound: the tool ran, what it answered is not known.
       if (isMessageTooLarge(error)) throw this.outcomeUnknown(error as Error);
       throw error;
@@ -127,7 +132,7 @@ export class ExternalServer {
    * the POST's event stream that errors for a lost connection and waits on, so the requests that POST
    * carried (by method and tool) are aborted, as of unknown outcome: the server may have acted.
    */
-  private watchOverflow(request: { method: string; tool?: string }): { signal: AbortSignal; done(): void } {
+  private watchOverflow(request: { method: string; marker?: string }): { signal: AbortSignal; done(): void } {
     const controller = new AbortController();
     this.underWay.set(controller, request);
     return { signal: controller.signal, done: () => this.underWay.delete(controller) };
@@ -138,7 +143,7 @@ export class ExternalServer {
     const sent = postedRequests(init);
     const unknown = this.outcomeUnknown(error);
     for (const [controller, request] of this.underWay) {
-      if (sent.some((posted) => posted.method === request.method && (request.tool === undefined || posted.tool === request.tool))) controller.abort(unknown);
+      if (sent.some((posted) => posted.method === request.method && posted.marker === request.marker)) controller.abort(unknown);
     }
   }
 
@@ -177,13 +182,18 @@ export class ExternalServer {
   }
 }
 
-/** The JSON-RPC requests a POST carried (one, or a batch), by method and tool name. */
-function postedRequests(init: RequestInit | undefined): { method: string; tool?: string }[] {
+const CALL_MARK = 'quire/call';
+
+/** The JSON-RPC requests a POST carried (one, or a batch), by method and the call's mark. */
+function postedRequests(init: RequestInit | undefined): { method: string; marker?: string }[] {
   if (typeof init?.body !== 'string') return [];
   try {
     const body = JSON.parse(init.body) as unknown;
-    return (Array.isArray(body) ? body : [body]).filter((message): message is { method: string; params?: { name?: unknown } } => typeof (message as { method?: unknown })?.method === 'string')
-      .map((message) => ({ method: message.method, ...(typeof message.params?.name === 'string' ? { tool: message.params.name } : {}) }));
+    return (Array.isArray(body) ? body : [body]).filter((message): message is { method: string; params?: { _meta?: Record<string, unknown> } } => typeof (message as { method?: unknown })?.method === 'string')
+      .map((message) => {
+        const marker = message.params?._meta?.[CALL_MARK];
+        return { method: message.method, ...(typeof marker === 'string' ? { marker } : {}) };
+      });
   } catch {
     return [];
   }

@@ -42,6 +42,8 @@ interface ServerEntry {
   /** The one pending reconnection, if any. */
   timer?: NodeJS.Timeout;
   connectedAt?: number;
+  /** Moves on at each connection and each refresh: a listing asked for before is out of date. */
+  generation: number;
 }
 
 export interface ServerDescription {
@@ -95,9 +97,14 @@ export class ExternalMcpServers {
     const connected = await Promise.all(entries.map((entry) => (entry.state === 'disabled' ? false : this.connectOnly(entry))));
     // Listed together too (three servers slow to list held the start 30 s each, one after another),
     // and taken in config order.
+    const generations = entries.map((entry) => entry.generation);
     const listings = entries.map((entry, index) => (connected[index] ? entry.server.listTools() : undefined));
     for (const listing of listings) listing?.catch(() => undefined);
-    for (const [index, entry] of entries.entries()) if (connected[index]) await this.refresh(entry, listings[index]);
+    // A listing is taken only if nothing happened to its server since it was asked for (a list_changed
+    // refreshed it, the connection dropped and came back): it would replace a newer one.
+    for (const [index, entry] of entries.entries()) {
+      if (connected[index]) await this.refresh(entry, entry.generation === generations[index] ? listings[index] : undefined);
+    }
   }
 
   describe(): ServerDescription[] {
@@ -140,7 +147,7 @@ export class ExternalMcpServers {
 
   private entryFor(client: typeof import('./external-server.js'), name: string, settings: ExternalMcpServer): ServerEntry {
     const server = new client.ExternalServer(name, settings, this.env, this.log.child(pluginIdOf(name)));
-    const entry: ServerEntry = { server, endpoint: client.describeEndpoint(settings), state: settings.enabled === false ? 'disabled' : 'failed', tools: [], pending: [], refused: [], reconnects: 0 };
+    const entry: ServerEntry = { server, endpoint: client.describeEndpoint(settings), state: settings.enabled === false ? 'disabled' : 'failed', tools: [], pending: [], refused: [], reconnects: 0, generation: 0 };
     this.entries.set(name, entry);
     return entry;
   }
@@ -158,6 +165,7 @@ export class ExternalMcpServers {
         return false;
       }
       entry.connectedAt = Date.now();
+      entry.generation++;
       return true;
     } catch (error) {
       this.fail(entry, error);
@@ -221,6 +229,7 @@ export class ExternalMcpServers {
   /** `listed`: the server's tools already being listed (at start). */
   private async refreshOnce(entry: ServerEntry, listed?: Promise<Tool[]>): Promise<void> {
     const { server } = entry;
+    entry.generation++;
     const tools = await (listed ?? server.listTools());
     const firstSight = !this.pins.known(server.name);
     const actions: RegisteredAction[] = [];

@@ -1,3 +1,4 @@
+import Database from 'better-sqlite3';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -78,10 +79,16 @@ describe('quire chat', () => {
     terminal.readLine = async (prompt) => {
       terminal.prompts.push(prompt);
       if (lines.length === 2) {
-        // Written by hand (another editor) while the chat waits for its first message, then given time to be seen.
+        // Written by hand (another editor) while the chat waits for its first message; the message is typed
+        // once the index holds it (read beside the kernel; without the watcher, it never does: 10 s).
         const id = '20250102030405-handmad';
         await writeFile(join(root, 'data', notebookId, `${id}.json`), JSON.stringify({ id, type: 'document', content: 'Zoo', attrs: {}, children: [{ id: '20250102030405-para000', type: 'paragraph', content: 'the walrus sleeps by the pool', attrs: {} }] }));
-        await new Promise((resolve) => setTimeout(resolve, 1_500));
+        const index = new Database(join(root, 'index', 'quire.db'), { readonly: true });
+        try {
+          for (let i = 0; i < 200 && !index.prepare('SELECT 1 FROM documents WHERE id = ?').get(id); i++) await new Promise((resolve) => setTimeout(resolve, 50));
+        } finally {
+          index.close();
+        }
       }
       return lines.shift();
     };

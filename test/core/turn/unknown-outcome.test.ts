@@ -136,5 +136,13 @@ describe('an answer cut at the output limit', () => {
     const calls = cutCall.session.entries.find((entry) => entry.type === 'assistant')!.toolCalls as unknown as { result: string }[];
     expect(calls[0]!.result).toContain('OUTPUT_LIMIT');
     expect(cutCall.outcome.state).toBe('finished');
+
+    // Cut right after its name: no arguments at all is not "no arguments" then (it would have run with none).
+    const cutEarly = await run(kernel, [
+      [{ type: 'tool_call_start', index: 0, id: 'c1', name: 'note_get' }, { type: 'tool_call_end', index: 0 }, { type: 'finish', reason: 'length' }],
+      answer('Again, shorter.'),
+    ]);
+    const early = cutEarly.session.entries.find((entry) => entry.type === 'assistant')!.toolCalls as unknown as { result: string }[];
+    expect(early[0]!.result).toContain('OUTPUT_LIMIT');
   });
 });
