@@ -130,7 +130,7 @@ export class ExternalServer {
   /**
    * A request's way to learn that a message past the bound was cut off (bounded-fetch.ts): the SDK takes
    * the POST's event stream that errors for a lost connection and waits on, so the requests that POST
-   * carried (by method and tool) are aborted, as of unknown outcome: the server may have acted.
+   * carried (by method and the call's mark) are aborted, as of unknown outcome: the server may have acted.
    */
   private watchOverflow(request: { method: string; marker?: string }): { signal: AbortSignal; done(): void } {
     const controller = new AbortController();
