@@ -123,7 +123,7 @@ async function runCalls(context: BatchContext, calls: StreamedCall[], records: T
     const ran = await executeCall(context, prepared.call, record, approved.confirmationId);
     if (ran === 'still_running') {
       return skipRest(context, records, i + 1, 'outcome_unknown',
-        `${call.name} passed its time limit without stopping: it may still be running, and what it changed is unknown. The turn stops so that nothing repeats it; check its effects before going on.`);
+        `${call.name} did not end cleanly (it passed its time limit without stopping, or its answer was cut off): it may still be running, and what it changed is unknown. The turn stops so that nothing repeats it; check its effects before going on.`);
     }
     if (ran !== 'done') return skipRest(context, records, ran === 'cancelled_before' ? i : i + 1, 'cancelled', 'The turn was cancelled.');
   }
