@@ -59,7 +59,7 @@ export function checkKeptFields(session: Record<string, unknown>, stored: Record
 const isFrozenObject = (value: unknown): boolean => typeof value === 'object' && value !== null && Object.isFrozen(value);
 
 /**
- * The parts of a save not checked yet. A frozen value is one the store holds (session-history.ts): it
+ * The parts of a save not checked yet. A frozen value is one the store holds (journaled-documents.ts): it
  * was checked when it was saved, and a turn's save carries the whole history again with a few entries
  * more, so walking it all would make every save cost the whole session. Entries keep their index as
  * the key, so a path still names the right one.

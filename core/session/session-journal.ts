@@ -1,6 +1,17 @@
 import { KernelError } from '../errors.js';
 import { copyPrefix, deepFreeze, jsonEqual } from './json-values.js';
-import type { SessionDocument, SessionEntry } from './session-types.js';
+import type { SessionEntry } from './session-types.js';
+
+/**
+ * What a journal keeps: a list of entries that grows at its end, a revision, and other fields. A
+ * session's history is one (session.json); the turn being produced is another (runtime.json, whose
+ * entries are the turn's messages: runtime-files.ts).
+ */
+export interface JournalDocument {
+  entries: SessionEntry[];
+  revision: number;
+  [key: string]: unknown;
+}
 
 /**
  * One save as a line of `session.journal.jsonl`: what changed from the revision before it. The first
@@ -33,7 +44,7 @@ function sharedPrefix(stored: readonly SessionEntry[], next: readonly SessionEnt
 }
 
 /** The line that turns `stored` into `next` (whose revision is the next one). */
-export function diffLine(stored: SessionDocument, next: SessionDocument): JournalLine {
+export function diffLine(stored: JournalDocument, next: JournalDocument): JournalLine {
   const keep = sharedPrefix(stored.entries, next.entries);
   const set: Record<string, unknown> = {};
   const unset: string[] = [];
@@ -49,48 +60,49 @@ export function diffLine(stored: SessionDocument, next: SessionDocument): Journa
  * `doc` with `line` applied, as a new frozen document (`doc` is not changed; its entries are shared).
  * The line must come from JSON (a parsed line), so that the document holds what a reload would read.
  */
-export function applyLine(doc: SessionDocument, line: JournalLine): SessionDocument {
+export function applyLine<D extends JournalDocument>(doc: D, line: JournalLine): D {
   const entries = copyPrefix(doc.entries, line.keep);
   for (const entry of line.entries) entries.push(deepFreeze(entry));
   const next: Record<string, unknown> = { ...doc, ...deepFreeze(line.set), entries: Object.freeze(entries), revision: line.revision };
   for (const key of line.unset) delete next[key];
   // Only what the line brought is walked: the rest of `doc` is frozen already.
-  return Object.freeze(next) as SessionDocument;
+  return Object.freeze(next) as D;
 }
 
 /** What replaying a journal gave: the document, and where its last complete line ends (the next line goes there). */
-export interface Replay {
-  doc: SessionDocument;
+export interface Replay<D extends JournalDocument> {
+  doc: D;
   end: number;
   /** Lines applied (those a fold had already written into session.json are skipped). */
   applied: number;
 }
 
-function damaged(file: string, lineNumber: number, why: string): KernelError {
-  return new KernelError('WORKSPACE_INVALID', `${file}, line ${lineNumber}: ${why}; the journal and session.json were left as they are (remove the journal to keep session.json as it is)`, { details: { file, line: lineNumber } });
+/** `whole`: the file the journal's lines are folded into (session.json, runtime.json). */
+function damaged(file: string, whole: string, lineNumber: number, why: string): KernelError {
+  return new KernelError('WORKSPACE_INVALID', `${file}, line ${lineNumber}: ${why}; the journal and ${whole} were left as they are (remove the journal to keep ${whole} as it is)`, { details: { file, line: lineNumber } });
 }
 
-function parseLine(text: string, file: string, lineNumber: number): JournalLine {
+function parseLine(text: string, file: string, whole: string, lineNumber: number): JournalLine {
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
-    throw damaged(file, lineNumber, 'not valid JSON');
+    throw damaged(file, whole, lineNumber, 'not valid JSON');
   }
   const line = value as Partial<JournalLine> | null;
   const valid = typeof line === 'object' && line !== null && line.v === 1 && Number.isInteger(line.revision) && Number.isInteger(line.keep) && line.keep! >= 0
     && Array.isArray(line.entries) && typeof line.set === 'object' && line.set !== null && !Array.isArray(line.set) && Array.isArray(line.unset);
-  if (!valid) throw damaged(file, lineNumber, 'not a journal line');
+  if (!valid) throw damaged(file, whole, lineNumber, 'not a journal line');
   return line as JournalLine;
 }
 
 /**
- * Applies the journal's complete lines to `base` (session.json) in order. A line at or below the base's
+ * Applies the journal's complete lines to `base` (the whole file, `whole`: session.json) in order. A line at or below the base's
  * revision was folded into it already and is skipped; the text after the last newline is a line a crash
  * cut short: never acknowledged, so it is ignored. A complete line that does not parse, or does not
  * follow the revision before it, is damage from outside: an error, nothing is written.
  */
-export function replayJournal(base: SessionDocument, data: Buffer, file: string): Replay {
+export function replayJournal<D extends JournalDocument>(base: D, data: Buffer, file: string, whole = 'session.json'): Replay<D> {
   const entries = [...base.entries];
   const fields: Record<string, unknown> = { ...base };
   let revision = base.revision;
@@ -99,11 +111,11 @@ export function replayJournal(base: SessionDocument, data: Buffer, file: string)
   for (let lineNumber = 1; ; lineNumber++) {
     const newline = data.indexOf(10, start);
     if (newline < 0) break;
-    const line = parseLine(data.toString('utf8', start, newline), file, lineNumber);
+    const line = parseLine(data.toString('utf8', start, newline), file, whole, lineNumber);
     start = newline + 1;
     if (line.revision <= revision) continue;
-    if (line.revision !== revision + 1) throw damaged(file, lineNumber, `revision ${line.revision} does not follow revision ${revision}`);
-    if (line.keep > entries.length) throw damaged(file, lineNumber, `it keeps ${line.keep} entries of ${entries.length}`);
+    if (line.revision !== revision + 1) throw damaged(file, whole, lineNumber, `revision ${line.revision} does not follow revision ${revision}`);
+    if (line.keep > entries.length) throw damaged(file, whole, lineNumber, `it keeps ${line.keep} entries of ${entries.length}`);
     entries.length = line.keep;
     for (const entry of line.entries) entries.push(entry);
     for (const [key, value] of Object.entries(line.set)) define(fields, key, value);
@@ -111,7 +123,7 @@ export function replayJournal(base: SessionDocument, data: Buffer, file: string)
     revision = line.revision;
     applied++;
   }
-  return { doc: deepFreeze({ ...fields, entries, revision } as SessionDocument), end: start, applied };
+  return { doc: deepFreeze({ ...fields, entries, revision } as D), end: start, applied };
 }
 
 /** Sets a field as an own property, whatever its name (`__proto__` included, as JSON.parse makes it). */

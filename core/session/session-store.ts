@@ -1,6 +1,4 @@
-import { existsSync } from 'node:fs';
-import { readdir, rm, stat } from 'node:fs/promises';
-import { isValidId } from '../ids.js';
+import { rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { WORKSPACE } from '../core-tokens.js';
 import { inject, injectable } from '../di.js';
@@ -8,9 +6,11 @@ import { ConflictError, KernelError, NotFoundError } from '../errors.js';
 import type { Workspace } from '../workspace.js';
 import { KeyedLock } from './keyed-lock.js';
 import { checkKeptFields, checkSessionDepth } from './session-bounds.js';
+import { JournaledDocuments } from './journaled-documents.js';
 import { mergeRuntimeTurn } from './merge-turn.js';
-import { SessionPaths, readJsonObject, readRuntime, writeJson } from './session-files.js';
-import { SessionHistory } from './session-history.js';
+import { RuntimeFiles } from './runtime-files.js';
+import { SessionPaths, readJsonObject, sessionKind, writeJson } from './session-files.js';
+import { SessionIndex, type IndexEntry } from './session-index.js';
 import { TRANSIENT_FIELDS, type ActiveTurn, type RuntimeFile, type SessionDocument, type SessionEntry, type TodoItem, type TurnState } from './session-types.js';
 
 export interface SaveResult {
@@ -26,12 +26,6 @@ export interface BeginTurn {
   /** The session revision the turn starts from; -1 to skip the check. */
   baseRevision: number;
 }
-
-interface IndexEntry { id: string; title: string; createdAt: string; updatedAt: string }
-
-const DEFAULT_TITLE = 'AI Agent';
-/** The index's lock key: not a valid session id, so it never collides with one. */
-const INDEX_KEY = 'index.json';
 
 function conflict(message: string, revision: number, reason: string): ConflictError {
   return new ConflictError('CONFLICT', message, { details: { revision, reason } });
@@ -52,42 +46,46 @@ function isCommitted(session: SessionDocument | undefined, turn: ActiveTurn | un
 
 /**
  * The agent's sessions as files (REFERENCE.md §4): `session.json` is the revisioned history, and
- * `runtime.json` the turn being produced. All changes to one session run one at a time; the workspace
+ * `runtime.json` the turn being produced, each with a journal of the saves since it was written whole
+ * (journaled-documents.ts). All changes to one session run one at a time; the workspace
  * lock keeps other processes out.
  */
 @injectable()
 export class FileSessionStore {
   private readonly paths: SessionPaths;
   /** session.json and its journal, held in memory while no one else changes them. */
-  private readonly history: SessionHistory;
+  private readonly history: JournaledDocuments<SessionDocument>;
+  /** runtime.json and its journal, held in memory like the history. */
+  private readonly runtimes: RuntimeFiles;
   private readonly lock = new KeyedLock();
+  private readonly index: SessionIndex;
   /** Sessions with a turn being streamed now; a `running` turn of any other session is an orphan. */
   private readonly live = new Set<string>();
-  /**
-   * An index write failed: the file left is older than the sessions, and this one (rebuilt from the
-   * session folders once, then kept up to date) stands for it until a write succeeds.
-   */
-  private indexInMemory: Map<string, IndexEntry> | undefined;
-  private indexStale = false;
 
   constructor(@inject(WORKSPACE) workspace: Workspace) {
     this.paths = new SessionPaths(join(workspace.agentDir, 'sessions'));
-    this.history = new SessionHistory(this.paths);
+    this.history = new JournaledDocuments(sessionKind(this.paths));
+    this.runtimes = new RuntimeFiles(this.paths);
+    this.index = new SessionIndex(this.paths, this.lock, (id) => this.history.peek(id));
   }
 
   /**
-   * When a session's journal is folded into session.json: past `minBytes` (1 MiB) and `shareOfSession`
-   * times the size of session.json (1). For tests and tools that want folds to happen often.
+   * When a session's journals are folded into session.json and runtime.json: past `minBytes` (1 MiB) and
+   * `shareOfSession` times the size of the whole file (1). For tests and tools that want folds to happen often.
    */
   setJournalLimits(limits: { minBytes?: number; shareOfSession?: number }): void {
-    if (limits.minBytes !== undefined) this.history.limits.minBytes = limits.minBytes;
-    if (limits.shareOfSession !== undefined) this.history.limits.shareOfSession = limits.shareOfSession;
+    for (const documents of [this.history, this.runtimes.documents]) {
+      if (limits.minBytes !== undefined) documents.limits.minBytes = limits.minBytes;
+      if (limits.shareOfSession !== undefined) documents.limits.shareOfSession = limits.shareOfSession;
+    }
   }
 
-  /** Folds every journal into its session.json (the kernel does this when it closes). */
+  /** Folds every journal into its whole file (the kernel does this when it closes). */
   async close(): Promise<void> {
-    for (const id of this.history.unfoldedSessions()) {
-      await this.lock.run(id, () => this.history.fold(id)).catch(() => undefined);
+    for (const documents of [this.history, this.runtimes.documents] as const) {
+      for (const id of documents.unfoldedIds()) {
+        await this.lock.run(id, () => documents.fold(id)).catch(() => undefined);
+      }
     }
   }
 
@@ -124,8 +122,7 @@ export class FileSessionStore {
     for (const [key, value] of Object.entries(input)) if (!TRANSIENT_FIELDS.has(key) && key !== 'lastCommittedTurnID') next[key] = value;
     for (const [key, value] of Object.entries(stored ?? {})) if (!(key in next) && !TRANSIENT_FIELDS.has(key)) next[key] = value;
     checkKeptFields(next, stored);
-    const runtime = await readRuntime(this.paths, id);
-    await this.finalizeIfOrphaned(id, runtime);
+    const runtime = await this.finalizeIfOrphaned(id, await this.runtimes.read(id));
     const turn = runtime?.activeTurn;
     if (commitTurnID !== undefined) {
       if (!turn || turn.turnID !== commitTurnID) throw conflict(`turn ${commitTurnID} is not the turn of session ${id}`, storedRevision, 'unknown_turn');
@@ -144,7 +141,7 @@ export class FileSessionStore {
     if (commitTurnID !== undefined) await this.clearTurn(id, commitTurnID);
     // The save has landed: the index (which holds nothing the session folders do not) failing to follow
     // must not answer it failed (a retried save then met a conflict, a turn's message was added twice).
-    await this.updateIndex(saved).catch(() => undefined);
+    await this.index.update(saved).catch(() => undefined);
     return { revision: saved.revision, session: saved };
   }
 
@@ -160,8 +157,7 @@ export class FileSessionStore {
     return this.lock.run(id, async () => {
       const stored = await this.history.current(id);
       if (!stored) throw new NotFoundError('NOT_FOUND', `No session with id '${id}'`, { details: { id } });
-      const runtime = await readRuntime(this.paths, id);
-      await this.finalizeIfOrphaned(id, runtime);
+      const runtime = await this.finalizeIfOrphaned(id, await this.runtimes.read(id));
       const turn = runtime?.activeTurn;
       const view: SessionDocument = { ...stored, permissionMode: runtime?.permissionMode ?? 'confirm' };
       if (turn && !isCommitted(stored, turn)) {
@@ -190,8 +186,7 @@ export class FileSessionStore {
     this.paths.folder(id);
     return this.lock.run(id, async () => {
       const stored = await this.existing(id);
-      const runtime = await readRuntime(this.paths, id) ?? this.emptyRuntime(id);
-      await this.finalizeIfOrphaned(id, runtime);
+      const runtime = await this.finalizeIfOrphaned(id, await this.runtimes.read(id)) ?? this.emptyRuntime(id);
       const current = runtime.activeTurn;
       if (current && current.turnID !== begin.turnID && !isCommitted(stored, current)) {
         throw conflict(`session ${id} has an uncommitted turn (${current.turnID})`, stored.revision, 'uncommitted_turn');
@@ -217,7 +212,7 @@ export class FileSessionStore {
   async saveTurn(id: string, turn: ActiveTurn): Promise<void> {
     this.paths.folder(id);
     return this.lock.run(id, async () => {
-      const runtime = await readRuntime(this.paths, id);
+      const runtime = await this.runtimes.read(id);
       if (runtime?.activeTurn?.turnID !== turn.turnID) {
         // A checkpoint that arrives after its turn was committed changes nothing; any other is a conflict.
         const stored = await this.existing(id);
@@ -231,7 +226,7 @@ export class FileSessionStore {
   async finalizeTurn(id: string, turnID: string, state: Exclude<TurnState, 'running'>): Promise<void> {
     this.paths.folder(id);
     return this.lock.run(id, async () => {
-      const runtime = await readRuntime(this.paths, id);
+      const runtime = await this.runtimes.read(id);
       const turn = runtime?.activeTurn;
       if (!runtime || !turn || turn.turnID !== turnID) return;
       await this.writeRuntime(id, { ...runtime, activeTurn: { ...turn, state, updatedAt: new Date().toISOString() } });
@@ -244,14 +239,14 @@ export class FileSessionStore {
    */
   async readCompaction(id: string): Promise<unknown> {
     this.paths.folder(id);
-    return (await readRuntime(this.paths, id))?.compaction;
+    return this.lock.run(id, async () => (await this.runtimes.read(id))?.compaction);
   }
 
   async saveCompaction(id: string, compaction: unknown): Promise<void> {
     this.paths.folder(id);
     return this.lock.run(id, async () => {
       await this.existing(id);
-      const runtime = await readRuntime(this.paths, id) ?? this.emptyRuntime(id);
+      const runtime = await this.runtimes.read(id) ?? this.emptyRuntime(id);
       await this.writeRuntime(id, { ...runtime, compaction });
     });
   }
@@ -259,14 +254,14 @@ export class FileSessionStore {
   /** The session's mode as it is now (a person may change it while a turn runs). */
   async permissionMode(id: string): Promise<RuntimeFile['permissionMode']> {
     this.paths.folder(id);
-    return (await readRuntime(this.paths, id))?.permissionMode ?? 'confirm';
+    return this.lock.run(id, async () => (await this.runtimes.read(id))?.permissionMode ?? 'confirm');
   }
 
   async setPermissionMode(id: string, mode: RuntimeFile['permissionMode']): Promise<void> {
     this.paths.folder(id);
     return this.lock.run(id, async () => {
       await this.existing(id);
-      const runtime = await readRuntime(this.paths, id) ?? this.emptyRuntime(id);
+      const runtime = await this.runtimes.read(id) ?? this.emptyRuntime(id);
       await this.writeRuntime(id, { ...runtime, permissionMode: mode });
     });
   }
@@ -294,23 +289,14 @@ export class FileSessionStore {
       if (this.live.has(id)) throw conflict(`session ${id} is running a turn`, 0, 'running');
       await rm(this.paths.folder(id), { recursive: true, force: true });
       this.history.forget(id, true);
-      await this.lock.run(INDEX_KEY, async () => {
-        const index = await this.readIndex();
-        index.delete(id);
-        await this.writeIndex(index);
-      });
+      this.runtimes.documents.forget(id, true);
+      await this.index.remove(id);
     });
   }
 
   /** Sessions newest first, `pageSize` at a time, optionally those whose title holds `title`. */
   async list(options: { page?: number; pageSize?: number; title?: string } = {}): Promise<{ total: number; sessions: IndexEntry[] }> {
-    const page = Math.max(1, options.page ?? 1);
-    const pageSize = Math.min(100, Math.max(1, options.pageSize ?? 30));
-    const needle = options.title?.toLowerCase();
-    const all = [...(await this.readIndex()).values()]
-      .filter((entry) => needle === undefined || entry.title.toLowerCase().includes(needle))
-      .sort((a, b) => b.updatedAt.localeCompare(a.updatedAt) || b.id.localeCompare(a.id));
-    return { total: all.length, sessions: all.slice((page - 1) * pageSize, page * pageSize) };
+    return this.index.list(options);
   }
 
   private async existing(id: string): Promise<SessionDocument> {
@@ -319,72 +305,28 @@ export class FileSessionStore {
     return stored;
   }
 
-  /** A `running` turn with no stream behind it was cut off (a crash, a restart): it is interrupted now. */
-  private async finalizeIfOrphaned(id: string, runtime: RuntimeFile | undefined): Promise<void> {
+  /** A `running` turn with no stream behind it was cut off (a crash, a restart): it is interrupted now. Returns the runtime as it is then. */
+  private async finalizeIfOrphaned(id: string, runtime: RuntimeFile | undefined): Promise<RuntimeFile | undefined> {
     const turn = runtime?.activeTurn;
-    if (!runtime || !turn || turn.state !== 'running' || this.live.has(id)) return;
-    turn.state = 'interrupted';
-    turn.updatedAt = new Date().toISOString();
-    await this.writeRuntime(id, runtime);
+    if (!runtime || !turn || turn.state !== 'running' || this.live.has(id)) return runtime;
+    return this.writeRuntime(id, { ...runtime, activeTurn: { ...turn, state: 'interrupted', updatedAt: new Date().toISOString() } });
   }
 
   private async clearTurn(id: string, turnID: string): Promise<void> {
-    const runtime = await readRuntime(this.paths, id);
+    const runtime = await this.runtimes.read(id);
     if (runtime?.activeTurn?.turnID !== turnID) return;
     const { activeTurn: _done, ...rest } = runtime;
     await this.writeRuntime(id, rest as RuntimeFile);
   }
 
-  /** Runtime writes need the session file: a late checkpoint must not revive a deleted session. */
-  private async writeRuntime(id: string, runtime: RuntimeFile): Promise<void> {
+  /** Runtime writes need the session file: a late checkpoint must not revive a deleted session. Returns what was stored. */
+  private async writeRuntime(id: string, runtime: RuntimeFile): Promise<RuntimeFile> {
     // Its existence is enough (a stat): parsing a long history on every checkpoint would cost more than the write.
     if (!(await stat(this.paths.session(id)).then(() => true, () => false))) throw new NotFoundError('NOT_FOUND', `No session with id '${id}'`, { details: { id } });
-    runtime.revision = (runtime.revision ?? 0) + 1;
-    await writeJson(this.paths.runtime(id), { ...runtime, schemaVersion: 1, sessionID: id });
+    return this.runtimes.write(id, runtime);
   }
 
   private emptyRuntime(id: string): RuntimeFile {
     return { schemaVersion: 1, revision: 0, sessionID: id, permissionMode: 'confirm' };
-  }
-
-  /** The index; one that does not parse is rebuilt from the session folders (it holds nothing they do not). */
-  private async readIndex(): Promise<Map<string, IndexEntry>> {
-    if (this.indexStale) return new Map(this.indexInMemory ??= await this.rebuildIndex());
-    const value = await readJsonObject(this.paths.index, 'the session index').catch(() => undefined);
-    if (value === undefined && existsSync(this.paths.index)) return this.rebuildIndex();
-    return new Map(Object.entries(value ?? {}).filter(([, entry]) => typeof entry === 'object' && entry !== null) as [string, IndexEntry][]);
-  }
-
-  private async rebuildIndex(): Promise<Map<string, IndexEntry>> {
-    const index = new Map<string, IndexEntry>();
-    for (const name of await readdir(this.paths.root).catch(() => [] as string[])) {
-      if (!isValidId(name)) continue;
-      const session = await this.history.peek(name).catch(() => undefined);
-      if (!session) continue;
-      index.set(name, { id: name, title: typeof session.title === 'string' && session.title !== '' ? session.title : DEFAULT_TITLE, createdAt: String(session.createdAt ?? ''), updatedAt: String(session.updatedAt ?? '') });
-    }
-    return index;
-  }
-
-  private async updateIndex(session: SessionDocument): Promise<void> {
-    // One index for all sessions: updated under its own key so two sessions saving at once do not lose an entry.
-    await this.lock.run(INDEX_KEY, async () => {
-      const index = await this.readIndex();
-      index.set(session.id, { id: session.id, title: typeof session.title === 'string' && session.title !== '' ? session.title : DEFAULT_TITLE, createdAt: String(session.createdAt), updatedAt: String(session.updatedAt) });
-      await this.writeIndex(index);
-    });
-  }
-
-  /** Writes the index; a failure keeps it in memory (readIndex) until a write succeeds. */
-  private async writeIndex(index: Map<string, IndexEntry>): Promise<void> {
-    try {
-      await writeJson(this.paths.index, Object.fromEntries(index));
-    } catch (error) {
-      this.indexStale = true;
-      this.indexInMemory = index;
-      throw error;
-    }
-    this.indexStale = false;
-    this.indexInMemory = undefined;
   }
 }

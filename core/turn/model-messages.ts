@@ -5,7 +5,7 @@ import { PrefixMemo } from './prefix-memo.js';
 
 /**
  * The messages of each stored entry, by entry. The store's entries are frozen and shared between turns
- * (session-history.ts), so an entry's messages are built once, and are the same (frozen) objects every
+ * (journaled-documents.ts), so an entry's messages are built once, and are the same (frozen) objects every
  * turn: their token estimates and digests are remembered by identity (compaction-tokens.ts, compaction.ts).
  * A history seen lately is not gone through again: only the entries after what it shares with it are.
  */

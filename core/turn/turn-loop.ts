@@ -307,6 +307,8 @@ async function toolRound(work: TurnWork, result: RoundResult, roundID: string, t
   work.messages.push(deepFreeze({ role: 'assistant', content: result.text, toolCalls: result.calls, ...(result.providerData !== undefined ? { providerData: result.providerData } : {}) }));
   if (!stop && request.egress) await askToRelease(releaseContext(work, roundID), records);
   for (const record of records) work.messages.push(deepFreeze(toolMessage(record)));
+  // The round's message is final now: frozen, later checkpoints find it unchanged by identity (journaled-documents.ts).
+  deepFreeze(turn.delta.at(-1));
   if (stop) {
     if (stop.reason !== 'cancelled') emit({ type: 'error', turnID: turn.turnID, code: stop.reason.toUpperCase(), message: stop.message });
     return 'interrupted';

@@ -175,6 +175,8 @@ describe('the session store: runtime turns', () => {
     const calls = view.entries.flatMap((entry) => entry.toolCalls ?? []);
     expect(calls.map((call) => [call.id, call.state, call.result])).toEqual([['c1', 'finished', 'ok'], ['c2', 'unknown', RESULT_UNKNOWN], ['c3', 'skipped', NOT_EXECUTED]]);
     expect(view.entries.at(-1)).toMatchObject({ type: 'assistant', content: 'half an answer' });
+    // Written, not only shown: runtime.json holds it once its journal is folded (as the kernel does when it closes).
+    await sessions.close();
     const runtime = JSON.parse(await readFile(join(folder, id, 'runtime.json'), 'utf8'));
     expect(runtime.activeTurn.state).toBe('interrupted');
     const stored = JSON.parse(await readFile(join(folder, id, 'session.json'), 'utf8'));

@@ -1,0 +1,89 @@
+import { existsSync } from 'node:fs';
+import { readdir } from 'node:fs/promises';
+import { isValidId } from '../ids.js';
+import type { KeyedLock } from './keyed-lock.js';
+import { readJsonObject, writeJson, type SessionPaths } from './session-files.js';
+import type { SessionDocument } from './session-types.js';
+
+export interface IndexEntry { id: string; title: string; createdAt: string; updatedAt: string }
+
+const DEFAULT_TITLE = 'AI Agent';
+/** The index's lock key: not a valid session id, so it never collides with one. */
+const INDEX_KEY = 'index.json';
+
+function entryOf(id: string, session: SessionDocument): IndexEntry {
+  return { id, title: typeof session.title === 'string' && session.title !== '' ? session.title : DEFAULT_TITLE, createdAt: String(session.createdAt ?? ''), updatedAt: String(session.updatedAt ?? '') };
+}
+
+/**
+ * `sessions/index.json`: each session's title and times, for listing without reading every session.
+ * It holds nothing the session folders do not, so one that does not parse is rebuilt from them.
+ */
+export class SessionIndex {
+  /**
+   * An index write failed: the file left is older than the sessions, and this one (rebuilt from the
+   * session folders once, then kept up to date) stands for it until a write succeeds.
+   */
+  private inMemory: Map<string, IndexEntry> | undefined;
+  private stale = false;
+
+  constructor(private readonly paths: SessionPaths, private readonly lock: KeyedLock, private readonly peek: (id: string) => Promise<SessionDocument | undefined>) {}
+
+  /** Sessions newest first, `pageSize` at a time, optionally those whose title holds `title`. */
+  async list(options: { page?: number; pageSize?: number; title?: string } = {}): Promise<{ total: number; sessions: IndexEntry[] }> {
+    const page = Math.max(1, options.page ?? 1);
+    const pageSize = Math.min(100, Math.max(1, options.pageSize ?? 30));
+    const needle = options.title?.toLowerCase();
+    const all = [...(await this.read()).values()]
+      .filter((entry) => needle === undefined || entry.title.toLowerCase().includes(needle))
+      .sort((a, b) => b.updatedAt.localeCompare(a.updatedAt) || b.id.localeCompare(a.id));
+    return { total: all.length, sessions: all.slice((page - 1) * pageSize, page * pageSize) };
+  }
+
+  async update(session: SessionDocument): Promise<void> {
+    // One index for all sessions: changed under its own key so two sessions saving at once do not lose an entry.
+    await this.change((index) => index.set(session.id, entryOf(session.id, session)));
+  }
+
+  async remove(id: string): Promise<void> {
+    await this.change((index) => index.delete(id));
+  }
+
+  private async change(edit: (index: Map<string, IndexEntry>) => void): Promise<void> {
+    await this.lock.run(INDEX_KEY, async () => {
+      const index = await this.read();
+      edit(index);
+      await this.write(index);
+    });
+  }
+
+  private async read(): Promise<Map<string, IndexEntry>> {
+    if (this.stale) return new Map(this.inMemory ??= await this.rebuild());
+    const value = await readJsonObject(this.paths.index, 'the session index').catch(() => undefined);
+    if (value === undefined && existsSync(this.paths.index)) return this.rebuild();
+    return new Map(Object.entries(value ?? {}).filter(([, entry]) => typeof entry === 'object' && entry !== null) as [string, IndexEntry][]);
+  }
+
+  private async rebuild(): Promise<Map<string, IndexEntry>> {
+    const index = new Map<string, IndexEntry>();
+    for (const name of await readdir(this.paths.root).catch(() => [] as string[])) {
+      if (!isValidId(name)) continue;
+      const session = await this.peek(name).catch(() => undefined);
+      if (session) index.set(name, entryOf(name, session));
+    }
+    return index;
+  }
+
+  /** Writes the index; a failure keeps it in memory (read) until a write succeeds. */
+  private async write(index: Map<string, IndexEntry>): Promise<void> {
+    try {
+      await writeJson(this.paths.index, Object.fromEntries(index));
+    } catch (error) {
+      this.stale = true;
+      this.inMemory = index;
+      throw error;
+    }
+    this.stale = false;
+    this.inMemory = undefined;
+  }
+}
