@@ -20,7 +20,7 @@ describe('the web app\'s inline renderer', () => {
   it('renders what Quire writes: marks, code, refs, tags, safe links and workspace images', () => {
     expect(show(renderInline('**bold** *em* ~~del~~ `co*de*` $x^2$ ((20240101000000-abcdefg "anchor")) #tag# [site](https://example.com) ![img](assets/a%20b.png)', context))).toBe(
       '<strong>bold</strong> <em>em</em> <del>del</del> <code>co*de*</code> <code class=math>x^2</code> <a class=ref href=#/block/20240101000000-abcdefg data-ref=20240101000000-abcdefg>anchor</a> <a class=tag href=#/search?q=tag>#tag</a> '
-      + '<a href=https://example.com rel=noopener noreferrer target=_blank>site</a> <img data-asset=assets/a%20b.png alt=img class=asset></img>',
+      + '<a href=https://example.com rel=noopener noreferrer target=_blank>site</a> <img data-asset=assets/a%20b.png data-alt=img alt=img class=asset></img>',
     );
   });
 

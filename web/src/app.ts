@@ -50,6 +50,8 @@ export function App(): VNode {
     resume();
     return () => removeEventListener('hashchange', onHash);
   }, []);
+  // An error belongs to the page it happened on (a reference that did not open): another page starts without it.
+  useEffect(() => { if (session) setError(undefined); }, [where]);
   // A reference to a block opens its document there.
   useEffect(() => {
     if (!session || where.page !== 'block' || !where.id) return;

@@ -1,5 +1,6 @@
 import type { VNode } from 'preact';
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { memo } from 'preact/compat';
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import type { Confirmation, Session, SessionEntry } from '../../../core/client/api-schema.js';
 import type { QuireClient } from '../../../core/client/quire-client.js';
 import { describe } from '../api.js';
@@ -43,6 +44,8 @@ function Chat({ client, sessionId, onChanged }: { client: QuireClient; sessionId
   const [error, setError] = useState<string>();
   const [undo, setUndo] = useState<{ text: string; turnId?: string; conflicts?: { path: string; id?: string }[] }>();
   const [mode, setMode] = useState<'confirm' | 'auto'>('confirm');
+  // The turn's stream broke while the turn went on in the kernel: what broke it, said while the page follows the turn.
+  const [lost, setLost] = useState<string>();
   // Confirmations the turn's stream announced, and those answered here: a list fetched before the
   // newest one existed must neither hide it nor bring back one already answered.
   const announced = useRef(new Map<string, Confirmation>());
@@ -53,7 +56,14 @@ function Chat({ client, sessionId, onChanged }: { client: QuireClient; sessionId
     // The session's own mode: one already in auto must not show "Ask before effects".
     setMode(answer.session.permissionMode ?? 'confirm');
   }, (e: unknown) => setError(describe(e)));
-  const loadPending = (): Promise<void> => client.call('pendingInSession', { params: { id: sessionId } }).then((answer) => setPending(answer as { confirmations: Confirmation[]; questions: PendingQuestion[] }), () => undefined);
+  // Only the newest list is shown: an older answer arriving late must not bring back what was answered since.
+  const pendingAsked = useRef(0);
+  const loadPending = (): Promise<void> => {
+    const asked = ++pendingAsked.current;
+    return client.call('pendingInSession', { params: { id: sessionId } }).then((answer) => {
+      if (asked === pendingAsked.current) setPending(answer as { confirmations: Confirmation[]; questions: PendingQuestion[] });
+    }, () => undefined);
+  };
   useEffect(() => { void load(); void loadPending(); }, [sessionId]);
   useEffect(() => { end.current?.scrollIntoView({ block: 'end' }); }, [session, live?.content.length, live?.calls.length, pending]);
   // A turn that runs without this page following it (started before a reload, or elsewhere): it can be
@@ -72,6 +82,7 @@ function Chat({ client, sessionId, onChanged }: { client: QuireClient; sessionId
     setMessage('');
     setError(undefined);
     setUndo(undefined);
+    setLost(undefined);
     const state = await runTurn(client, sessionId, text, {
       update: setLive,
       confirm: (confirmation) => {
@@ -88,7 +99,12 @@ function Chat({ client, sessionId, onChanged }: { client: QuireClient; sessionId
     // The stored session replaces the live view in one render: the answer is never shown twice.
     const fresh = await client.call('getSession', { params: { id: sessionId } }).catch(() => undefined);
     if (fresh) setSession(fresh.session);
-    setLive(state.error || !fresh ? { ...state } : undefined);
+    if (fresh?.session.recoveryState === 'running') {
+      // The stream broke (the network, a sleeping laptop) but the turn goes on in the kernel: the page
+      // follows it as one it did not start, so that its confirmations appear and Stop is there.
+      setLive(undefined);
+      setLost(state.error ?? 'the stream ended early');
+    } else setLive(state.error || !fresh ? { ...state } : undefined);
     await loadPending();
     onChanged();
   };
@@ -119,7 +135,10 @@ function Chat({ client, sessionId, onChanged }: { client: QuireClient; sessionId
     }
   };
 
-  const todos = latestTodos(session?.entries ?? [], live?.calls ?? []);
+  // Stored entries are not walked again at each streamed token: only when the session changes.
+  const storedTodos = useMemo(() => latestTodos(session?.entries ?? [], []), [session]);
+  const liveTodos = latestTodos([], live?.calls ?? []);
+  const todos = liveTodos.found ? liveTodos.todos : storedTodos.todos;
   const lastTurn = session?.lastCommittedTurnID;
   return html`<div class="chat">
     <header class="row">
@@ -142,7 +161,7 @@ function Chat({ client, sessionId, onChanged }: { client: QuireClient; sessionId
       </li>` : null}
     </ol>
     ${waiting(pending.confirmations, announced.current, answered.current).map((confirmation) => html`<${ConfirmCard} key=${confirmation.id} client=${client} sessionId=${sessionId} confirmation=${confirmation}
-      onAnswered=${() => { answered.current.add(confirmation.id); announced.current.delete(confirmation.id); void loadPending(); }} />`)}
+      onAnswered=${(note?: string) => { answered.current.add(confirmation.id); announced.current.delete(confirmation.id); if (note) setError(note); void loadPending(); }} />`)}
     ${pending.questions.map((question) => html`<${QuestionCard} key=${question.id} client=${client} sessionId=${sessionId} question=${question} onAnswered=${() => void loadPending()} />`)}
     ${error ? html`<p class="error" role="alert">${error}</p>` : null}
     ${undo ? html`<div class="notice" role="status"><p>${undo.text}</p>
@@ -158,7 +177,9 @@ function Chat({ client, sessionId, onChanged }: { client: QuireClient; sessionId
       ${live?.state === 'running' || runningElsewhere
         ? html`<button type="button" class="cancel" onClick=${() => void cancel()}>Stop</button>`
         : html`<button type="submit">Send</button>`}
-      ${runningElsewhere ? html`<p class="muted" role="status">A turn is running that this page did not start; its answer appears when it ends.</p>` : null}
+      ${runningElsewhere ? html`<p class="muted" role="status">${lost
+        ? `The connection to the turn was lost (${lost}); the turn goes on, and this page follows it: what it asks appears here, and its answer when it ends.`
+        : 'A turn is running that this page did not start; its answer appears when it ends.'}</p>` : null}
       ${lastTurn && live?.state !== 'running' && !runningElsewhere ? html`<button type="button" class="undo" onClick=${() => void undoTurn(lastTurn)}>Undo last turn</button>` : null}
     </form>
   </div>`;
@@ -176,7 +197,8 @@ function ConflictItem({ client, conflict }: { client: QuireClient; conflict: { p
   return html`<a href=${`#/block/${conflict.id}`}>${found ? `${found.hpath}: ${text.length > 80 ? `${text.slice(0, 80)}…` : text}` : conflict.path}</a>`;
 }
 
-function Entry({ entry }: { entry: SessionEntry }): VNode | null {
+/** One stored entry; memoised: a streamed token re-renders the live answer, not the whole conversation. */
+const Entry = memo(function Entry({ entry }: { entry: SessionEntry }): VNode | null {
   switch (entry.type) {
     case 'user': return html`<li class="entry user"><p>${entry.content ?? ''}</p></li>`;
     case 'assistant': return html`<li class="entry assistant">
@@ -187,7 +209,7 @@ function Entry({ entry }: { entry: SessionEntry }): VNode | null {
     case 'rollback': return html`<li class="entry system muted">A turn was undone.</li>`;
     default: return null;
   }
-}
+});
 
 /** The confirmations to show: those the kernel lists as pending and those the stream announced since, but none answered here. */
 function waiting(listed: readonly Confirmation[], announced: ReadonlyMap<string, Confirmation>, answered: ReadonlySet<string>): Confirmation[] {
@@ -199,15 +221,15 @@ function waiting(listed: readonly Confirmation[], announced: ReadonlyMap<string,
 
 interface Todo { content: string; status: string }
 
-/** The agent's to-do list: what its last `todo_write` call wrote (live calls first). */
-function latestTodos(entries: readonly SessionEntry[], live: readonly LiveCall[]): Todo[] {
-  const calls = [...entries.flatMap((entry) => entry.toolCalls ?? []).map((call) => ({ name: call.name, arguments: call.arguments })), ...live.map((call) => ({ name: call.name, arguments: call.arguments as unknown }))];
-  const last = calls.filter((call) => call.name === 'todo_write').at(-1);
-  if (!last) return [];
+/** The agent's to-do list: what its last `todo_write` call wrote (stored entries, then live calls); `found` when there was one. */
+function latestTodos(entries: readonly SessionEntry[], live: readonly LiveCall[]): { found: boolean; todos: Todo[] } {
+  let last: { arguments?: unknown } | undefined = live.findLast((call) => call.name === 'todo_write');
+  for (let i = entries.length - 1; i >= 0 && !last; i--) last = entries[i]!.toolCalls?.findLast((call) => call.name === 'todo_write');
+  if (!last) return { found: false, todos: [] };
   try {
     const args = (typeof last.arguments === 'string' ? JSON.parse(last.arguments) : last.arguments) as { todos?: Todo[] };
-    return Array.isArray(args.todos) ? args.todos.filter((todo) => typeof todo.content === 'string') : [];
+    return { found: true, todos: Array.isArray(args.todos) ? args.todos.filter((todo) => typeof todo.content === 'string') : [] };
   } catch {
-    return [];
+    return { found: true, todos: [] };
   }
 }

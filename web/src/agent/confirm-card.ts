@@ -2,7 +2,7 @@ import type { VNode } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import type { QuireClient } from '../../../core/client/quire-client.js';
 import type { Confirmation } from '../../../core/client/api-schema.js';
-import { describe } from '../api.js';
+import { describe, QuireApiError } from '../api.js';
 import { html } from '../html.js';
 
 const EFFECT_WORDS: Record<string, string> = {
@@ -18,7 +18,7 @@ const BLOCK_WRITES = new Set(['block_update', 'block_delete', 'block_move', 'att
  * block, the block as it is and as it would be. Approve, Always allow (a standing grant, listed under
  * Settings), or Deny, for these arguments only (their hash goes with the answer).
  */
-export function ConfirmCard({ client, sessionId, confirmation, onAnswered }: { client: QuireClient; sessionId: string; confirmation: Confirmation; onAnswered: () => void }): VNode {
+export function ConfirmCard({ client, sessionId, confirmation, onAnswered }: { client: QuireClient; sessionId: string; confirmation: Confirmation; onAnswered: (note?: string) => void }): VNode {
   const [before, setBefore] = useState<{ id: string; markdown: string }[]>([]);
   const [wouldWrite, setWouldWrite] = useState<{ name: string; folder: string; files: string[]; replaces: boolean; warnings: string[] }[]>();
   const [error, setError] = useState<string>();
@@ -53,6 +53,12 @@ export function ConfirmCard({ client, sessionId, confirmation, onAnswered }: { c
       await client.call('answerSessionConfirmation', { params: { id: sessionId, confirmationId: confirmation.id }, body: { approved, argsHash: confirmation.argsHash, ...(always ? { always: true } : {}) } });
       onAnswered();
     } catch (e) {
+      // Answered elsewhere (another tab, the chat), or gone (expired, its turn ended): the card is settled,
+      // and the person is told instead of meeting the same refusal at every click.
+      if (e instanceof QuireApiError && (e.code === 'CONFIRMATION_ALREADY_ANSWERED' || e.code === 'CONFIRMATION_NOT_FOUND')) {
+        onAnswered(`The confirmation for ${confirmation.wireName} was no longer waiting: ${describe(e)}.`);
+        return;
+      }
       setError(describe(e));
       setBusy(false);
     }

@@ -1,7 +1,7 @@
 import type { VNode } from 'preact';
 import { useState } from 'preact/hooks';
 import type { QuireClient } from '../../../core/client/quire-client.js';
-import { describe } from '../api.js';
+import { describe, QuireApiError } from '../api.js';
 import { html } from '../html.js';
 
 export interface PendingQuestion {
@@ -13,16 +13,23 @@ export interface PendingQuestion {
 export function QuestionCard({ client, sessionId, question, onAnswered }: { client: QuireClient; sessionId: string; question: PendingQuestion; onAnswered: () => void }): VNode {
   const [answers, setAnswers] = useState<string[][]>(question.questions.map(() => []));
   const [error, setError] = useState<string>();
+  // One answer at a time: a double submit sent two, the second refused.
+  const [busy, setBusy] = useState(false);
   const pick = (index: number, label: string, multiple: boolean): void => {
     setAnswers(answers.map((chosen, i) => (i !== index ? chosen : multiple ? (chosen.includes(label) ? chosen.filter((item) => item !== label) : [...chosen, label]) : [label])));
   };
   const submit = async (event: Event): Promise<void> => {
     event.preventDefault();
+    if (busy) return;
+    setBusy(true);
     try {
       await client.call('answerQuestion', { params: { id: sessionId, questionId: question.id }, body: { answers } });
       onAnswered();
     } catch (e) {
-      setError(describe(e));
+      // No longer waiting (answered elsewhere, or its turn ended): the list is read again.
+      if (e instanceof QuireApiError && e.status === 404) onAnswered();
+      else setError(describe(e));
+      setBusy(false);
     }
   };
   return html`<form class="question" onSubmit=${submit} data-question=${question.id}>
@@ -35,6 +42,6 @@ export function QuestionCard({ client, sessionId, question, onAnswered }: { clie
       ${q.custom || !q.options?.length ? html`<label>Your answer <input type="text" onInput=${(event: Event) => setAnswers(answers.map((chosen, i) => (i === index ? [(event.target as HTMLInputElement).value] : chosen)))} /></label>` : null}
     </fieldset>`)}
     ${error ? html`<p class="error" role="alert">${error}</p>` : null}
-    <button type="submit">Answer</button>
+    <button type="submit" disabled=${busy}>Answer</button>
   </form>`;
 }

@@ -5,38 +5,86 @@ import { safeDecode } from '../api.js';
  * Images of the workspace (`assets/…`) need the token, which an <img> cannot send: each is fetched
  * with it and shown from a blob URL. A reader, who may not read them, sees the alt text.
  */
-const cache = new Map<string, Promise<string | undefined>>();
+interface Cached { url: Promise<string | undefined>; bytes: number }
+
+/**
+ * The images fetched, the most recently used last. Bounded: a long session of image-heavy documents
+ * held every image's bytes until sign-out. An evicted image's URL is revoked (an <img> still showing
+ * it keeps its decoded picture; it is fetched again at its next render).
+ */
+const cache = new Map<string, Cached>();
+const MAX_BYTES = 64 * 2 ** 20;
+const MAX_IMAGES = 500;
+/** Changes at sign-out: an image arriving after it is not kept (the next person may not read it). */
+let generation = 0;
 
 /** Forgets the images (on sign-out: the next person may not read them), and frees their memory. */
 export function forgetAssets(): void {
-  for (const url of cache.values()) void url.then((src) => { if (src) URL.revokeObjectURL(src); });
+  generation++;
+  for (const cached of cache.values()) revoke(cached);
   cache.clear();
 }
 
+function revoke(cached: Cached): void {
+  void cached.url.then((src) => { if (src) URL.revokeObjectURL(src); });
+}
+
+function evict(): void {
+  let bytes = 0;
+  for (const cached of cache.values()) bytes += cached.bytes;
+  for (const [path, cached] of cache) {
+    if (cache.size <= MAX_IMAGES && bytes <= MAX_BYTES) break;
+    cache.delete(path);
+    bytes -= cached.bytes;
+    revoke(cached);
+  }
+}
+
+function fetchAsset(client: QuireClient, path: string): Promise<string | undefined> {
+  const known = cache.get(path);
+  if (known) {
+    cache.delete(path);
+    cache.set(path, known);
+    return known.url;
+  }
+  const started = generation;
+  const cached: Cached = { url: Promise.resolve(undefined), bytes: 0 };
+  cached.url = client.request('getAsset', { params: { name: safeDecode(path.slice('assets/'.length)) } })
+    .then(async (response) => {
+      if (!response.ok) return undefined;
+      const blob = await response.blob();
+      // Signed out meanwhile: not kept, and not shown.
+      if (started !== generation) return undefined;
+      cached.bytes = blob.size;
+      return URL.createObjectURL(blob);
+    }, () => undefined);
+  cache.set(path, cached);
+  // Only an image read is kept: a failure (the network, a restart) is tried again at the next render.
+  void cached.url.then((src) => {
+    if (!src && cache.get(path) === cached) cache.delete(path);
+    else if (src) evict();
+  });
+  return cached.url;
+}
+
+/** Shows the images under `root`, all fetched at once; cheap to call after every render (fetched images are kept). */
 export async function loadAssets(client: QuireClient, root: HTMLElement): Promise<void> {
-  for (const img of root.querySelectorAll<HTMLImageElement>('img[data-asset]')) {
+  await Promise.all([...root.querySelectorAll<HTMLImageElement>('img[data-asset]')].map(async (img) => {
     const path = img.dataset.asset!;
-    let url = cache.get(path);
-    if (!url) {
-      const fetching = client.request('getAsset', { params: { name: safeDecode(path.slice('assets/'.length)) } })
-        .then(async (response) => (response.ok ? URL.createObjectURL(await response.blob()) : undefined), () => undefined);
-      // Only an image read is kept: a failure (the network, a restart) is tried again at the next render.
-      void fetching.then((src) => { if (!src && cache.get(path) === fetching) cache.delete(path); });
-      url = fetching;
-      cache.set(path, url);
-    }
-    const src = await url;
-    // The element stays Preact's (replacing it broke later renders of the block): without its image it
-    // shows its alt text, said to be an image; the note's own alt is kept to put back.
-    img.dataset.alt ??= img.alt;
+    const src = await fetchAsset(client, path);
+    // The element may show another image by now (Preact reuses it when a block changes): that one's render sets it.
+    if (img.dataset.asset !== path) return;
+    // The element stays Preact's (replacing it broke later renders of the block); the note's own alt is
+    // in data-alt (Preact keeps it up to date): without its image it shows that, said to be an image.
+    const alt = img.dataset.alt ?? '';
     if (src) {
-      img.src = src;
-      img.alt = img.dataset.alt;
+      if (img.getAttribute('src') !== src) img.src = src;
+      img.alt = alt;
       img.classList.remove('image-off');
     } else {
       img.removeAttribute('src');
-      img.alt = `[image: ${img.dataset.alt || path}]`;
+      img.alt = `[image: ${alt || path}]`;
       img.classList.add('image-off');
     }
-  }
+  }));
 }

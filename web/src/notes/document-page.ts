@@ -22,18 +22,21 @@ export function DocumentPage({ client, id, focus, canEdit, onChanged }: { client
   const [editing, setEditing] = useState<{ id: string; markdown: string; updated: string; opened: string } | undefined>();
   const [conflict, setConflict] = useState<Conflict | undefined>();
   const [saving, setSaving] = useState(false);
-  const [adding, setAdding] = useState('');
   const [history, setHistory] = useState(false);
   const root = useRef<HTMLElement>(null);
+  // The editor's text as typed: kept here, not in state, so that a keystroke does not render the whole
+  // document again (every block's Markdown parsed at each key).
+  const typed = useRef('');
 
   const load = (): Promise<void> => client.call('document_get', { body: { id } }).then(
     (answer) => { setDoc(answer.result as { document: BlockData; hpath: string }); setError(undefined); },
     (e: unknown) => setError(describe(e)),
   );
   useEffect(() => { setDoc(undefined); setEditing(undefined); setConflict(undefined); void load(); }, [id]);
+  // After every render: a block whose editor closed (Cancel) shows its image again (kept images cost nothing).
+  useEffect(() => { if (doc && root.current) void loadAssets(client, root.current); });
   useEffect(() => {
     if (!doc || !root.current) return;
-    void loadAssets(client, root.current);
     if (focus) {
       const target = root.current.querySelector(`[data-block="${CSS.escape(focus)}"]`);
       target?.scrollIntoView({ block: 'center' });
@@ -43,13 +46,14 @@ export function DocumentPage({ client, id, focus, canEdit, onChanged }: { client
 
   const edit = async (block: BlockData): Promise<void> => {
     // Another block's editor holds typed text: opening this one would drop it.
-    if (editing && editing.id !== block.id && (editing.markdown !== editing.opened || conflict)) {
+    if (editing && editing.id !== block.id && (typed.current !== editing.opened || conflict)) {
       setError('Save or cancel the block you are editing first: its changes are not saved.');
       return;
     }
     try {
       const answer = await client.call('block_get', { body: { id: block.id } });
       const got = answer.result as { markdown: string; updated?: string; block?: { attrs?: Record<string, string> } };
+      typed.current = got.markdown;
       setEditing({ id: block.id, markdown: got.markdown, opened: got.markdown, updated: got.updated ?? got.block?.attrs?.updated ?? block.attrs.updated ?? '' });
       setConflict(undefined);
       setError(undefined);
@@ -84,10 +88,13 @@ export function DocumentPage({ client, id, focus, canEdit, onChanged }: { client
 
   const add = async (event: Event): Promise<void> => {
     event.preventDefault();
+    // Read at submit (not kept in state at each key, which rendered the document again).
+    const form = event.currentTarget as HTMLFormElement;
+    const adding = (form.elements.namedItem('markdown') as HTMLTextAreaElement).value;
     if (adding.trim() === '') return;
     try {
       await client.call('block_append', { body: { parentId: id, markdown: adding } });
-      setAdding('');
+      form.reset();
       await load();
     } catch (e) {
       setError(describe(e));
@@ -97,14 +104,14 @@ export function DocumentPage({ client, id, focus, canEdit, onChanged }: { client
   const editor = (block: BlockData): VNode => html`<form class="editor" data-block=${block.id} onSubmit=${(event: Event) => { event.preventDefault(); void save((event.currentTarget as HTMLFormElement).markdown.value, editing?.updated); }}>
     <label class="sr-only" for=${`edit-${block.id}`}>Markdown of the block</label>
     <textarea id=${`edit-${block.id}`} name="markdown" rows=${Math.min(20, Math.max(3, (editing?.markdown ?? '').split('\n').length + 1))} autofocus
-      onInput=${(event: Event) => editing && setEditing({ ...editing, markdown: (event.target as HTMLTextAreaElement).value })}>${editing?.markdown ?? ''}</textarea>
+      onInput=${(event: Event) => { typed.current = (event.target as HTMLTextAreaElement).value; }}>${editing?.markdown ?? ''}</textarea>
     ${conflict ? html`<div class="conflict" role="alert">
       <p><strong>This block was changed by someone else while you edited it.</strong> Your text is kept below; choose what to keep.</p>
-      <div class="compare"><div><h4>Theirs (now)</h4><pre>${conflict.theirs}</pre></div><div><h4>Yours</h4><pre>${editing?.markdown ?? conflict.mine}</pre></div></div>
+      <div class="compare"><div><h4>Theirs (now)</h4><pre>${conflict.theirs}</pre></div><div><h4>Yours</h4><pre>${conflict.mine}</pre></div></div>
       <div class="row">
-        <button type="button" onClick=${() => void save(editing?.markdown ?? conflict.mine, conflict.theirsUpdated)}>Keep mine</button>
+        <button type="button" onClick=${() => void save(typed.current, conflict.theirsUpdated)}>Keep mine</button>
         <button type="button" onClick=${() => { setEditing(undefined); setConflict(undefined); void load(); }}>Use theirs</button>
-        <button type="button" onClick=${() => { setEditing({ id: block.id, markdown: editing?.markdown ?? conflict.mine, opened: conflict.theirs, updated: conflict.theirsUpdated }); setConflict(undefined); }}>Go on editing</button>
+        <button type="button" onClick=${() => { setEditing({ id: block.id, markdown: typed.current, opened: conflict.theirs, updated: conflict.theirsUpdated }); setConflict(undefined); }}>Go on editing</button>
       </div>
     </div>` : null}
     <div class="row">
@@ -132,7 +139,7 @@ export function DocumentPage({ client, id, focus, canEdit, onChanged }: { client
     <${Blocks} blocks=${doc.document.children ?? []} actions=${actions} />
     ${canEdit ? html`<form class="add" onSubmit=${add}>
       <label for="add-block">Add to the end (Markdown)</label>
-      <textarea id="add-block" rows="3" value=${adding} onInput=${(event: Event) => setAdding((event.target as HTMLTextAreaElement).value)}></textarea>
+      <textarea id="add-block" name="markdown" rows="3"></textarea>
       <button type="submit">Add</button>
     </form>` : null}
   </article>`;

@@ -9,7 +9,7 @@ type Version = HistoryListOutput['versions'][number];
 
 /** A document's earlier versions (kept before each change): look at one as it was, and restore it. */
 export function HistoryPanel({ client, id, onRestored }: { client: QuireClient; id: string; onRestored: () => void }): VNode {
-  const [versions, error] = useLoad(() => client.call('history_list', { body: { id } }).then((answer): Version[] => (answer.result as HistoryListOutput).versions), [id]);
+  const [versions, error, reload] = useLoad(() => client.call('history_list', { body: { id } }).then((answer): Version[] => (answer.result as HistoryListOutput).versions), [id]);
   const [shown, setShown] = useState<{ version: string; text: string }>();
   const [note, setNote] = useState<string>();
   const show = async (version: string): Promise<void> => {
@@ -24,6 +24,8 @@ export function HistoryPanel({ client, id, onRestored }: { client: QuireClient; 
     try {
       await client.call('history_rollback', { body: { id, version } });
       setNote(`Restored the version of ${version.slice(0, 19)}; what it replaced is kept in the history too.`);
+      // The version the restore kept of what it replaced is listed at once.
+      reload();
       onRestored();
     } catch (e) {
       setNote(describe(e));

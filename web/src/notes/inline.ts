@@ -172,7 +172,7 @@ function link(image: boolean, label: string, href: string, context: InlineContex
   const text = label.replace(/\\(.)/g, '$1');
   if (image) {
     // Only the workspace's own files are shown; an image from elsewhere would tell another site the note was read.
-    return /^assets\/[^/?#][^?#]*$/.test(href) && !href.includes('..') ? h('img', { 'data-asset': href, alt: text, class: 'asset' }) : h('span', { class: 'image-off' }, `[image: ${text || href}]`);
+    return /^assets\/[^/?#][^?#]*$/.test(href) && !href.includes('..') ? h('img', { 'data-asset': href, 'data-alt': text, alt: text, class: 'asset' }) : h('span', { class: 'image-off' }, `[image: ${text || href}]`);
   }
   if (SAFE_URL.test(href)) return h('a', { href, rel: 'noopener noreferrer', target: '_blank' }, ...parse(label, context, depth + 1));
   if (/^#\//.test(href)) return h('a', { href }, ...parse(label, context, depth + 1));

@@ -1,0 +1,116 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { framesFor } from '../../fakes/wire-frames.js';
+import { ADMIN, round, useWebApp } from './web-harness.js';
+import { notes, type Created } from './web-notes.js';
+
+const { start } = useWebApp();
+/** A real 1×1 PNG. */
+const DOT_PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
+
+/**
+ * Installed before the app loads: the stream of a turn started from the page breaks after its first
+ * chunk (a network change, a sleeping laptop), while the kernel's turn goes on.
+ */
+const BREAK_TURN_STREAMS = `(() => {
+  const original = window.fetch.bind(window);
+  window.fetch = async (input, init) => {
+    const response = await original(input, init);
+    const url = typeof input === 'string' ? input : input.url;
+    if (!(init?.method === 'POST' && /\\/api\\/agent\\/sessions\\/[^/]+\\/turns$/.test(new URL(url, location.href).pathname))) return response;
+    const reader = response.body.getReader();
+    let chunks = 0;
+    const body = new ReadableStream({
+      async pull(controller) {
+        if (chunks++ >= 1) { void reader.cancel(); controller.error(new TypeError('network error')); return; }
+        const { done, value } = await reader.read();
+        if (done) controller.close(); else controller.enqueue(value);
+      },
+    });
+    return new Response(body, { status: response.status, headers: response.headers });
+  };
+})();`;
+
+describe('the web app in a real browser: a broken stream, a stale card, an edited image', () => {
+  it('follows a turn whose stream broke: its confirmation appears, is answered, and its answer shows', async () => {
+    const web = await start();
+    const { paragraph } = await notes(web);
+    await web.page.addInitScript(BREAK_TURN_STREAMS);
+    await web.signIn(ADMIN);
+    await web.page.getByRole('link', { name: 'Agent' }).click();
+    await web.page.getByRole('button', { name: 'New session' }).click();
+    await web.page.locator('.chat h1').waitFor();
+    // The model's first frame comes after a pause, so that the stream breaks before the confirmation is announced.
+    web.fake.reply(
+      { kind: 'sse', frames: framesFor('openai-chat', { calls: [{ id: 'call_1', name: 'block_update', args: { id: paragraph, markdown: 'Edited after the stream broke.' } }] }), frameDelayMs: 300 },
+      round({ text: 'Changed, though you lost sight of me.' }),
+    );
+    await web.page.getByLabel('Message to the agent').fill('Edit the paragraph');
+    await web.page.getByRole('button', { name: 'Send' }).click();
+    await web.page.getByText('The connection to the turn was lost').waitFor();
+    // Stop is offered, not Send: the turn still runs.
+    await web.page.getByRole('button', { name: 'Stop' }).waitFor();
+    const card = web.page.locator('section.confirm');
+    await card.waitFor();
+    expect(await card.innerText()).toContain('block_update');
+    await card.getByRole('button', { name: 'Approve' }).click();
+    await web.page.locator('.entry.assistant p.content', { hasText: 'Changed, though you lost sight of me.' }).waitFor();
+    expect((await web.act<{ markdown: string }>('block_get', { id: paragraph })).markdown.trim()).toBe('Edited after the stream broke.');
+    await web.page.getByRole('button', { name: 'Send' }).waitFor();
+    // Once only: the stored answer replaced the live one.
+    expect(await web.page.locator('.entry.assistant p.content', { hasText: 'Changed, though you lost sight of me.' }).count()).toBe(1);
+  });
+
+  it('settles a confirmation answered elsewhere, saying so, instead of refusing every click', async () => {
+    const web = await start();
+    const { paragraph } = await notes(web);
+    await web.signIn(ADMIN);
+    // The model's next answer never comes: the turn runs on, and the card the stream announced stays shown.
+    web.fake.reply(
+      round({ calls: [{ id: 'call_1', name: 'block_delete', args: { id: paragraph } }] }),
+      { kind: 'sse', frames: framesFor('openai-chat', { text: 'Left it, as told.' }), stallAfter: 1 },
+    );
+    await web.page.getByRole('link', { name: 'Agent' }).click();
+    await web.page.getByRole('button', { name: 'New session' }).click();
+    await web.page.getByLabel('Message to the agent').fill('Delete the paragraph');
+    await web.page.getByRole('button', { name: 'Send' }).click();
+    const card = web.page.locator('section.confirm');
+    await card.waitFor();
+    // Another tab (here the kernel's own list and answer) denies it first.
+    const pending = web.kernel.confirmations.list({ status: 'pending' });
+    expect(pending).toHaveLength(1);
+    await web.kernel.confirmations.answer(pending[0]!.id, { approved: false, argsHash: pending[0]!.argsHash, answeredBy: 'person:alice' });
+    await card.getByRole('button', { name: 'Approve' }).click();
+    await web.page.getByText('was no longer waiting').waitFor();
+    await card.waitFor({ state: 'detached' });
+    expect((await web.act<{ block: { id: string } }>('block_get', { id: paragraph })).block.id).toBe(paragraph);
+    await web.page.getByRole('button', { name: 'Stop' }).click();
+    await web.page.getByRole('button', { name: 'Send' }).waitFor();
+  });
+
+  it('shows a block\'s image again after its editor is cancelled, and its new alt text after an edit', async () => {
+    const web = await start();
+    await notes(web);
+    await mkdir(join(web.kernel.workspace.root, 'assets'), { recursive: true });
+    await writeFile(join(web.kernel.workspace.root, 'assets', 'dot.png'), Buffer.from(DOT_PNG, 'base64'));
+    const notebook = (await web.act<{ notebooks: { id: string; name: string }[] }>('notebook_list', {})).notebooks.find((n) => n.name === 'Work')!.id;
+    const doc = await web.act<Created>('document_create', { notebook, title: 'Picture', markdown: 'Look: ![a cat](assets/dot.png)' });
+    await web.signIn(ADMIN);
+    await web.page.goto(`${web.url}/#/doc/${doc.id}`);
+    const image = web.page.locator('article.document img.asset');
+    await web.page.locator('article.document img.asset[src^="blob:"]').waitFor();
+    await web.page.locator('article.document button.edit').first().click();
+    await web.page.locator('form.editor textarea').waitFor();
+    await web.page.getByRole('button', { name: 'Cancel' }).click();
+    await web.page.locator('article.document img.asset[src^="blob:"]').waitFor();
+    expect(await image.evaluate((img: unknown) => (img as { naturalWidth: number }).naturalWidth)).toBe(1);
+    // An edit of the alt text shows the new one (the first was put back over it).
+    await web.page.locator('article.document button.edit').first().click();
+    await web.page.locator('form.editor textarea').fill('Look: ![a dog](assets/dot.png)');
+    await web.page.getByRole('button', { name: 'Save' }).click();
+    await web.page.locator('article.document img.asset[alt="a dog"][src^="blob:"]').waitFor();
+    await web.page.waitForTimeout(200);
+    expect(await image.getAttribute('alt')).toBe('a dog');
+  });
+});
