@@ -83,7 +83,7 @@ export interface JournaledKind<D extends JournalDocument> {
 export class JournaledDocuments<D extends JournalDocument> {
   /**
    * When the journal is folded: once it would pass `minBytes` and `shareOfSession` times the size of
-   * session.json. Folding then costs a fraction of what the appends it replaces cost, however long
+   * the whole file. Folding then costs a fraction of what the appends it replaces cost, however long
    * the session; tests lower both to fold often.
    */
   readonly limits = { minBytes: 2 ** 20, shareOfSession: 1 };
@@ -112,11 +112,8 @@ export class JournaledDocuments<D extends JournalDocument> {
     const text = `${JSON.stringify(diffLine(held.doc, next))}\n`;
     const bytes = Buffer.byteLength(text);
     // What a reload would read: the line as parsed back, not the caller's objects (which it may change),
-    // except entries the caller froze (deepFreeze): they cannot change, and held as they are, the next
-    // save finds them by identity instead of comparing them (a turn's checkpoints pass all its rounds each time).
-    const line = JSON.parse(text) as JournalLine;
-    line.entries.forEach((entry, i) => { const given = next.entries[line.keep + i]; if (Object.isFrozen(given)) line.entries[i] = given!; });
-    const doc = applyLine(held.doc, line);
+    // but for those the caller froze (applyLine).
+    const doc = applyLine(held.doc, JSON.parse(text) as JournalLine, next.entries);
     if (held.journalEnd + bytes > Math.max(this.limits.minBytes, held.wholeBytes * this.limits.shareOfSession)) return this.rewrite(id, held, doc);
     await this.append(id, held, text);
     held.doc = doc;
@@ -227,7 +224,7 @@ export class JournaledDocuments<D extends JournalDocument> {
       // Cut back to where the journal was, so a half-written line is not followed by the next one.
       await handle.truncate(held.journalEnd).catch(() => undefined);
       this.forget(id);
-      throw diskFull(error, { ...describeWrite(path), note: `${this.kind.wholeName} was left as it was before this save` });
+      throw diskFull(error, { ...describeWrite(path), note: `${this.kind.wholeName} and its journal were left as they were before this save` });
     } finally {
       await handle.close();
     }

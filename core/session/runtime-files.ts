@@ -1,3 +1,4 @@
+import { rm } from 'node:fs/promises';
 import { KernelError } from '../errors.js';
 import { JournaledDocuments } from './journaled-documents.js';
 import { parseObject, type SessionPaths } from './session-files.js';
@@ -30,7 +31,8 @@ function parseRuntime(data: Buffer, id: string, file: string): RuntimeDocument {
     throw new KernelError('WORKSPACE_INVALID', `the runtime of session ${id} was written by a newer kernel (schema ${value.schemaVersion})`, { details: { file } });
   }
   if (value.sessionID !== undefined && value.sessionID !== id) throw new KernelError('WORKSPACE_INVALID', `the runtime file of session ${id} belongs to session ${String(value.sessionID)}`, { details: { file } });
-  return toDocument({ schemaVersion: 1, revision: 0, permissionMode: 'confirm', ...value, sessionID: id } as RuntimeFile);
+  // A revision that is not a number (a hand edit) counts as 0, as session.json's does: the next write must follow it.
+  return toDocument({ schemaVersion: 1, permissionMode: 'confirm', ...value, revision: typeof value.revision === 'number' ? value.revision : 0, sessionID: id } as RuntimeFile);
 }
 
 /**
@@ -40,11 +42,18 @@ function parseRuntime(data: Buffer, id: string, file: string): RuntimeDocument {
 export class RuntimeFiles {
   readonly documents: JournaledDocuments<RuntimeDocument>;
 
-  constructor(paths: SessionPaths) {
+  constructor(private readonly paths: SessionPaths) {
     this.documents = new JournaledDocuments<RuntimeDocument>({
       whole: (id) => paths.runtime(id), wholeName: 'runtime.json', journal: (id) => paths.runtimeJournal(id),
       parse: parseRuntime, toFile: fromDocument,
     });
+  }
+
+  /** Removes a runtime left without its session (a removal a crash cut short), so that a new session of that id starts without it. */
+  async remove(id: string): Promise<void> {
+    this.documents.forget(id, true);
+    await rm(this.paths.runtimeJournal(id), { force: true });
+    await rm(this.paths.runtime(id), { force: true });
   }
 
   async read(id: string): Promise<RuntimeFile | undefined> {

@@ -18,14 +18,21 @@ export interface JournalDocument {
  * `keep` entries stay, `entries` follow them; the fields in `set` take those values and the fields in
  * `unset` go. A turn's saves add a few entries to a long history, so a line is the size of the turn,
  * not of the session.
+ *
+ * Version 2 adds `keepCalls`: the first of `entries` replaces entry `keep` but carries only its tool
+ * calls after the first `keepCalls` of that entry, which stay. A round's calls finish one at a time,
+ * and each checkpoint then carries the call that changed, not the round again (a round of 64 calls
+ * with long results wrote the square of its size). A kernel that knows version 1 only refuses such a
+ * line instead of reading it wrong.
  */
 export interface JournalLine {
-  v: 1;
+  v: 1 | 2;
   revision: number;
   keep: number;
   entries: SessionEntry[];
   set: Record<string, unknown>;
   unset: string[];
+  keepCalls?: number;
 }
 
 /** Fields a line carries in its own way (the id never changes). */
@@ -43,9 +50,23 @@ function sharedPrefix(stored: readonly SessionEntry[], next: readonly SessionEnt
   return i;
 }
 
+/** How many leading tool calls of an entry that changed stay as they were (at most all but its last, which changed). */
+function sharedCalls(stored: SessionEntry | undefined, next: SessionEntry | undefined): number {
+  const before = stored?.toolCalls;
+  const after = next?.toolCalls;
+  if (!Array.isArray(before) || !Array.isArray(after)) return 0;
+  const length = Math.min(before.length, after.length);
+  let i = 0;
+  while (i < length && (before[i] === after[i] || jsonEqual(before[i], after[i]))) i++;
+  return i;
+}
+
 /** The line that turns `stored` into `next` (whose revision is the next one). */
 export function diffLine(stored: JournalDocument, next: JournalDocument): JournalLine {
   const keep = sharedPrefix(stored.entries, next.entries);
+  const entries = next.entries.slice(keep);
+  const keepCalls = sharedCalls(stored.entries[keep], next.entries[keep]);
+  if (keepCalls > 0) entries[0] = { ...entries[0]!, toolCalls: entries[0]!.toolCalls!.slice(keepCalls) };
   const set: Record<string, unknown> = {};
   const unset: string[] = [];
   for (const [key, value] of Object.entries(next)) {
@@ -53,16 +74,37 @@ export function diffLine(stored: JournalDocument, next: JournalDocument): Journa
     if (stored[key] === undefined || (stored[key] !== value && !jsonEqual(stored[key], value))) set[key] = value;
   }
   for (const key of Object.keys(stored)) if (!OWN_FIELDS.has(key) && stored[key] !== undefined && next[key] === undefined) unset.push(key);
-  return { v: 1, revision: next.revision, keep, entries: next.entries.slice(keep), set, unset };
+  return keepCalls > 0 ? { v: 2, revision: next.revision, keep, entries, set, unset, keepCalls } : { v: 1, revision: next.revision, keep, entries, set, unset };
+}
+
+/**
+ * The entries a line brings, whole: a first entry that keeps calls of the one it replaces gets them
+ * back. `undefined` when the line keeps calls that entry does not have (damage: the caller says where).
+ */
+function entriesOfLine(line: JournalLine, replaced: SessionEntry | undefined): SessionEntry[] | undefined {
+  const keepCalls = line.keepCalls ?? 0;
+  if (keepCalls === 0) return line.entries;
+  const first = line.entries[0];
+  const kept = replaced?.toolCalls;
+  if (!first || !Array.isArray(first.toolCalls) || !Array.isArray(kept) || kept.length < keepCalls) return undefined;
+  return [{ ...first, toolCalls: [...kept.slice(0, keepCalls), ...first.toolCalls] }, ...line.entries.slice(1)];
 }
 
 /**
  * `doc` with `line` applied, as a new frozen document (`doc` is not changed; its entries are shared).
- * The line must come from JSON (a parsed line), so that the document holds what a reload would read.
+ * The line must come from JSON (a parsed line), so that the document holds what a reload would read;
+ * `given` (the entries the line was made from) may name entries to hold instead: those the caller
+ * froze (deepFreeze) cannot change, and held as they are, the next save finds them by identity
+ * instead of comparing them (a turn's checkpoints pass all its rounds each time).
  */
-export function applyLine<D extends JournalDocument>(doc: D, line: JournalLine): D {
+export function applyLine<D extends JournalDocument>(doc: D, line: JournalLine, given?: readonly SessionEntry[]): D {
   const entries = copyPrefix(doc.entries, line.keep);
-  for (const entry of line.entries) entries.push(deepFreeze(entry));
+  const brought = entriesOfLine(line, doc.entries[line.keep]);
+  if (!brought) throw new KernelError('INTERNAL', `a journal line keeps ${line.keepCalls} calls of an entry that has fewer`);
+  for (const entry of brought) entries.push(deepFreeze(entry));
+  if (given) {
+    for (let i = 0; i < entries.length; i++) if (given[i] !== entries[i] && Object.isFrozen(given[i])) entries[i] = given[i]!;
+  }
   const next: Record<string, unknown> = { ...doc, ...deepFreeze(line.set), entries: Object.freeze(entries), revision: line.revision };
   for (const key of line.unset) delete next[key];
   // Only what the line brought is walked: the rest of `doc` is frozen already.
@@ -90,8 +132,9 @@ function parseLine(text: string, file: string, whole: string, lineNumber: number
     throw damaged(file, whole, lineNumber, 'not valid JSON');
   }
   const line = value as Partial<JournalLine> | null;
-  const valid = typeof line === 'object' && line !== null && line.v === 1 && Number.isInteger(line.revision) && Number.isInteger(line.keep) && line.keep! >= 0
-    && Array.isArray(line.entries) && typeof line.set === 'object' && line.set !== null && !Array.isArray(line.set) && Array.isArray(line.unset);
+  const valid = typeof line === 'object' && line !== null && (line.v === 1 || line.v === 2) && Number.isInteger(line.revision) && Number.isInteger(line.keep) && line.keep! >= 0
+    && Array.isArray(line.entries) && typeof line.set === 'object' && line.set !== null && !Array.isArray(line.set) && Array.isArray(line.unset)
+    && (line.keepCalls === undefined || (line.v === 2 && Number.isInteger(line.keepCalls) && line.keepCalls >= 0));
   if (!valid) throw damaged(file, whole, lineNumber, 'not a journal line');
   return line as JournalLine;
 }
@@ -116,8 +159,10 @@ export function replayJournal<D extends JournalDocument>(base: D, data: Buffer, 
     if (line.revision <= revision) continue;
     if (line.revision !== revision + 1) throw damaged(file, whole, lineNumber, `revision ${line.revision} does not follow revision ${revision}`);
     if (line.keep > entries.length) throw damaged(file, whole, lineNumber, `it keeps ${line.keep} entries of ${entries.length}`);
+    const brought = entriesOfLine(line, entries[line.keep]);
+    if (!brought) throw damaged(file, whole, lineNumber, `it keeps ${line.keepCalls} tool calls of an entry that has fewer`);
     entries.length = line.keep;
-    for (const entry of line.entries) entries.push(entry);
+    for (const entry of brought) entries.push(entry);
     for (const [key, value] of Object.entries(line.set)) define(fields, key, value);
     for (const key of line.unset) delete fields[key];
     revision = line.revision;

@@ -122,6 +122,9 @@ export class FileSessionStore {
     for (const [key, value] of Object.entries(input)) if (!TRANSIENT_FIELDS.has(key) && key !== 'lastCommittedTurnID') next[key] = value;
     for (const [key, value] of Object.entries(stored ?? {})) if (!(key in next) && !TRANSIENT_FIELDS.has(key)) next[key] = value;
     checkKeptFields(next, stored);
+    // A new session: a runtime in its folder was left by a removal a crash cut short (a runtime is only
+    // written beside a session.json); its turn, anchored in the old history, would block this one.
+    if (!stored) await this.runtimes.remove(id);
     const runtime = await this.finalizeIfOrphaned(id, await this.runtimes.read(id));
     const turn = runtime?.activeTurn;
     if (commitTurnID !== undefined) {

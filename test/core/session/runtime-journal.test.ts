@@ -1,10 +1,10 @@
 import { existsSync } from 'node:fs';
-import { appendFile, readFile, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { newId } from '../../../core/ids.js';
 import { FileSessionStore } from '../../../core/session/session-store.js';
-import type { ActiveTurn, SessionEntry } from '../../../core/session/session-types.js';
+import type { ActiveTurn, SessionEntry, ToolCallRecord } from '../../../core/session/session-types.js';
 import { useHarness } from '../../helpers/harness.js';
 
 const { boot } = useHarness();
@@ -60,6 +60,45 @@ describe('the runtime journal', () => {
     expect(calls(reread.entries)).toEqual(calls(held.entries));
     expect(calls(reread.entries)).toEqual(turn.delta.flatMap((entry) => entry.toolCalls!).map((call) => [call.id, 'finished', call.result]));
     expect(reread.recoveryTurnID).toBe('t1');
+  });
+
+  it('writes a call that finished, not its round again: a wide round\'s checkpoints stay the size of a call', async () => {
+    const { sessions, files, another } = await store();
+    const id = newId();
+    const base = await sessions.save({ id, entries: [{ id: 'u1', type: 'user', content: 'read them all' }] });
+    const turn: ActiveTurn = await sessions.beginTurn(id, { turnID: 't1', userEntryID: 'u1', baseRevision: base.revision });
+    sessions.setStreaming(id, true);
+    const records: ToolCallRecord[] = Array.from({ length: 40 }, (_, call) => ({ id: `c${call}`, name: 'block_get', arguments: { n: call }, state: 'pending' }));
+    turn.delta.push({ id: 'r0', type: 'assistant', content: '', toolCalls: records });
+    await sessions.saveTurn(id, turn);
+    for (const [call, record] of records.entries()) {
+      Object.assign(record, { state: 'executing' });
+      await sessions.saveTurn(id, turn);
+      Object.assign(record, { state: 'finished', result: result(call) });
+      await sessions.saveTurn(id, turn);
+    }
+    const sizes = (await lines(files(id).journal)).map((line) => Buffer.byteLength(line));
+    expect(sizes).toHaveLength(81);
+    // The round's first line names its 40 calls; every later one carries the call that changed (a result of about 4 kB).
+    expect(Math.max(...sizes.slice(1))).toBeLessThan(2 * Buffer.byteLength(result(39)));
+    const reread = await another().read(id);
+    expect(calls(reread.entries)).toEqual(records.map((record) => [record.id, 'finished', record.result]));
+  });
+
+  it('a new session of an id whose removal a crash cut short starts without the runtime left in its folder', async () => {
+    const { sessions, files } = await store();
+    const { id } = await turnWithRounds(sessions, 1);
+    sessions.setStreaming(id, false);
+    // What a removal cut short can leave: the runtime and its journal, no session.json.
+    const kept = { runtime: await readFile(files(id).runtime), journal: await readFile(files(id).journal) };
+    await sessions.delete(id);
+    await mkdir(join(files(id).runtime, '..'), { recursive: true });
+    await writeFile(files(id).runtime, kept.runtime);
+    await writeFile(files(id).journal, kept.journal);
+    const created = await sessions.save({ id, entries: [{ id: 'n1', type: 'user', content: 'a new start' }] });
+    expect((await sessions.read(id)).recoveryTurnID).toBeUndefined();
+    const turn = await sessions.beginTurn(id, { turnID: 't2', userEntryID: 'n1', baseRevision: created.revision });
+    expect(turn.turnID).toBe('t2');
   });
 
   it('folds the journal into runtime.json when it outgrows it and when the kernel closes, and a commit clears the turn', async () => {
