@@ -96,6 +96,8 @@ describe('the web app in a real browser', () => {
     await web.shot('edit-conflict');
     // Typed while the choice is shown: "Keep mine" keeps this, not the text of the first save.
     await editor.fill('My version of the paragraph, finished after the conflict.');
+    // "Yours" follows what is typed while the choice is shown.
+    await web.page.locator('.conflict pre', { hasText: 'finished after the conflict.' }).waitFor();
     await web.page.getByRole('button', { name: 'Keep mine' }).click();
     await web.page.locator('article p', { hasText: 'finished after the conflict.' }).waitFor();
     const block = await web.act<{ markdown: string }>('block_get', { id: paragraph });

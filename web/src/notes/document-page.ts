@@ -104,7 +104,11 @@ export function DocumentPage({ client, id, focus, canEdit, onChanged }: { client
   const editor = (block: BlockData): VNode => html`<form class="editor" data-block=${block.id} onSubmit=${(event: Event) => { event.preventDefault(); void save((event.currentTarget as HTMLFormElement).markdown.value, editing?.updated); }}>
     <label class="sr-only" for=${`edit-${block.id}`}>Markdown of the block</label>
     <textarea id=${`edit-${block.id}`} name="markdown" rows=${Math.min(20, Math.max(3, (editing?.markdown ?? '').split('\n').length + 1))} autofocus
-      onInput=${(event: Event) => { typed.current = (event.target as HTMLTextAreaElement).value; }}>${editing?.markdown ?? ''}</textarea>
+      onInput=${(event: Event) => {
+        typed.current = (event.target as HTMLTextAreaElement).value;
+        // While a conflict is shown, "Yours" follows what is typed (rendering then is the point).
+        if (conflict) setConflict({ ...conflict, mine: typed.current });
+      }}>${editing?.markdown ?? ''}</textarea>
     ${conflict ? html`<div class="conflict" role="alert">
       <p><strong>This block was changed by someone else while you edited it.</strong> Your text is kept below; choose what to keep.</p>
       <div class="compare"><div><h4>Theirs (now)</h4><pre>${conflict.theirs}</pre></div><div><h4>Yours</h4><pre>${conflict.mine}</pre></div></div>
