@@ -10,6 +10,7 @@ import type { ActionPipeline } from '../pipeline/action-pipeline.js';
 import type { ActionRegistry } from '../registry/action-registry.js';
 import type { FileSessionStore } from '../session/session-store.js';
 import type { ActiveTurn, SessionEntry, ToolCallRecord } from '../session/session-types.js';
+import { DraftCheckpoints } from './draft-checkpoints.js';
 import { DoomLoopTracker, type DoomVerdict } from './doom-loop.js';
 import { toModelMessages, toolMessage } from './model-messages.js';
 import { askToRelease, type ReleaseContext } from './release.js';
@@ -214,7 +215,9 @@ async function modelRound(work: TurnWork, roundID: string, tools: ModelToolSpec[
       if (!request.signal.aborted) emit({ type: 'error', turnID: turn.turnID, code: error instanceof CompactionError ? error.code : 'COMPACTION_FAILED', message: error instanceof Error ? error.message : String(error) });
       return 'interrupted';
     }
-    const result = await requestWithRetries(deps, request, { messages: context, tools, ...(deps.settings.maxOutputTokens ? { maxOutputTokens: deps.settings.maxOutputTokens } : {}) }, roundID, emit);
+    const draft = new DraftCheckpoints(turn, roundID, work.save);
+    const result = await requestWithRetries(deps, request, { messages: context, tools, ...(deps.settings.maxOutputTokens ? { maxOutputTokens: deps.settings.maxOutputTokens } : {}) }, roundID, emit, draft);
+    await draft.end();
     turn.promptTokens += result.promptTokens;
     turn.completionTokens += result.completionTokens;
     // The provider's own count corrects the estimate for the next round (other tokenizers, hidden prompts).
@@ -327,8 +330,8 @@ async function toolRound(work: TurnWork, result: RoundResult, roundID: string, t
  * One model request, tried again while nothing has arrived and the error's category allows it, with
  * capped exponential backoff (an abortable wait, announced by a `retry` event).
  */
-async function requestWithRetries(deps: TurnDependencies, request: TurnRequest, modelRequest: ModelRequest, roundID: string, emit: (event: TurnEvent) => void): Promise<RoundResult> {
-  const callbacks = { onText: (delta: string) => emit({ type: 'content', roundID, delta }), onReasoning: (delta: string) => emit({ type: 'reasoning', roundID, delta }) };
+async function requestWithRetries(deps: TurnDependencies, request: TurnRequest, modelRequest: ModelRequest, roundID: string, emit: (event: TurnEvent) => void, draft: DraftCheckpoints): Promise<RoundResult> {
+  const callbacks = { onText: (delta: string) => { emit({ type: 'content', roundID, delta }); draft.add(delta); }, onReasoning: (delta: string) => emit({ type: 'reasoning', roundID, delta }) };
   for (let attempt = 1; ; attempt++) {
     const result = await streamRound(request.provider, modelRequest, request.signal, callbacks, deps.settings.idleTimeoutMs);
     if (result.error === undefined || result.received || request.signal.aborted) return result;

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { newId } from '../../../core/ids.js';
@@ -39,6 +39,24 @@ function childScript(workspace: string, sessionId: string): string {
   `;
 }
 
+/** A kernel whose model streams an answer a word every 50 ms and never ends it. */
+function streamingChild(workspace: string, sessionId: string): string {
+  return `
+    const { Kernel } = await import(${JSON.stringify(join(DIST, 'kernel.js'))});
+    const { silentLogger } = await import(${JSON.stringify(join(DIST, 'log.js'))});
+    const { turnDependencies } = await import(${JSON.stringify(join(DIST, 'turn', 'kernel-turns.js'))});
+    const { runTurn } = await import(${JSON.stringify(join(DIST, 'turn', 'turn-loop.js'))});
+    const kernel = await Kernel.boot({ workspace: ${JSON.stringify(workspace)}, config: { plugins: { blocks: { config: { watch: false } } } }, logger: silentLogger });
+    const provider = { id: 'script', async *stream() {
+      for (let i = 0; ; i++) {
+        yield { type: 'text', delta: 'word' + i + ' ' };
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    } };
+    await runTurn(turnDependencies(kernel, { requireSnapshot: false, idleTimeoutMs: 60000 }), { sessionId: ${JSON.stringify(sessionId)}, message: 'tell me a long story', provider, systemPrompt: () => '', signal: new AbortController().signal }, () => {});
+  `;
+}
+
 describe('a kernel killed in the middle of a tool call', () => {
   const { boot, tempDir } = useHarness();
 
@@ -64,5 +82,25 @@ describe('a kernel killed in the middle of a tool call', () => {
     // The interrupted turn can be committed, and then the session is whole again.
     const committed = await again.sessions.save({ id: sessionId, entries: (await again.sessions.read(sessionId)).entries.slice(0, 3), commitTurnID: String(session.recoveryTurnID) });
     expect(committed.session.entries.flatMap((entry) => entry.toolCalls ?? []).map((call) => call.state)).toEqual(['unknown']);
+  });
+
+  it('keeps the answer streamed so far as the turn\'s draft (saved at most once a second)', async () => {
+    const workspace = join(await tempDir(), 'ws');
+    const sessionId = newId();
+    const first = await boot({ workspace });
+    await first.sessions.save({ id: sessionId, title: 'Story', entries: [] });
+    await first.close();
+    const child = spawn(process.execPath, ['--input-type=module', '-e', streamingChild(workspace, sessionId)], { stdio: ['ignore', 'ignore', 'inherit'] });
+    // Killed once a draft with some words is on disk (in runtime.json or its journal).
+    const folder = join(workspace, 'agent', 'sessions', sessionId);
+    const saved = (): string => ['runtime.json', 'runtime.journal.jsonl'].map((name) => { try { return readFileSync(join(folder, name), 'utf8'); } catch { return ''; } }).join('');
+    for (let i = 0; i < 300 && !/"draftContent":\s*"word0 word1 word2/.test(saved()); i++) await new Promise((resolve) => setTimeout(resolve, 50));
+    child.kill('SIGKILL');
+    await new Promise((resolve) => child.once('exit', resolve));
+    const again = await boot({ workspace });
+    const session = await again.sessions.read(sessionId);
+    expect(session.recoveryState).toBe('interrupted');
+    const draft = session.entries.find((entry) => entry.id.startsWith('runtime_draft_'));
+    expect(draft?.content).toMatch(/^word0 word1 word2 /);
   });
 });
