@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import type { DependencyContainer } from './di.js';
 import { createKernelContainer } from './container.js';
 import {
@@ -78,6 +78,17 @@ export class Kernel {
    * client finds this kernel, not whatever now listens where a crashed one did.
    */
   readonly instance = randomUUID();
+  /**
+   * This boot's secret, written only to serve.json (mode 0600): /healthz proves it holds it by answering
+   * a client's challenge with an HMAC of it. The instance id alone is public (/healthz answers it to
+   * anyone), so a process listening where a crashed kernel did could replay it and get the token.
+   */
+  readonly instanceKey = randomBytes(32).toString('base64url');
+
+  /** The proof of this boot for a client's challenge (see `instanceKey`). */
+  proveInstance(challenge: string): string {
+    return instanceProof(this.instanceKey, challenge);
+  }
 
   private constructor(
     readonly container: DependencyContainer,
@@ -229,4 +240,9 @@ function registerCore(container: DependencyContainer, workspace: Workspace, conf
   container.registerSingleton(SESSION_STORE, FileSessionStore);
   const log = options.logger ?? container.resolve<Logger>(LOGGER);
   container.registerInstance(JOB_MANAGER, new JobManager(join(workspace.root, 'jobs'), config.actions.keepJobs, log.child('jobs')));
+}
+
+/** HMAC-SHA256 of a challenge under a boot's key, base64url: what /healthz answers and a client checks. */
+export function instanceProof(key: string, challenge: string): string {
+  return createHmac('sha256', key).update(challenge).digest('base64url');
 }

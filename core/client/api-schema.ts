@@ -2463,11 +2463,14 @@ export interface Operations {
   };
   health: {
     /** Whether the kernel answers, and its version */
+    query: { challenge?: string };
     response: {
       ok: boolean;
       version: string;
       /** this boot of the kernel (serve.json names it) */
       instance: string;
+      /** HMAC-SHA256 of the challenge under the boot key serve.json holds, base64url (only when challenged) */
+      proof?: string;
     };
   };
   history_clear: {

@@ -30,7 +30,12 @@ export function createHttpApp(kernel: Kernel): Hono<HttpEnv> {
   app.onError((error, c) => errorResponse(c, error, kernel.log));
   app.notFound((c) => errorResponse(c, new KernelError('NOT_FOUND', `no route ${c.req.method} ${c.req.path}`)));
   app.use('*', requestGuard({ allowedHosts: server.allowedHosts, allowedOrigins: server.allowedOrigins, bodyLimitBytes: server.bodyLimitBytes, authenticator: kernel.authenticator }));
-  app.get('/healthz', (c) => c.json({ ok: true, version: KERNEL_VERSION, instance: kernel.instance }));
+  app.get('/healthz', (c) => {
+    // A local client's challenge (serve-address.ts) is answered with proof of this boot's secret; bounded, plain text only.
+    const challenge = c.req.query('challenge');
+    const proof = challenge !== undefined && /^[A-Za-z0-9_-]{16,128}$/.test(challenge) ? { proof: kernel.proveInstance(challenge) } : {};
+    return c.json({ ok: true, version: KERNEL_VERSION, instance: kernel.instance, ...proof });
+  });
   app.route('/', webAppRoutes(kernel));
   app.route('/api', apiDocsRoutes(kernel));
   // Who the token is: its name and role, so that a client (the web app) shows what that role may do.

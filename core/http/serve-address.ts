@@ -1,7 +1,8 @@
+import { randomBytes } from 'node:crypto';
 import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../fs/atomic-write.js';
-import type { Kernel } from '../kernel.js';
+import { instanceProof, type Kernel } from '../kernel.js';
 
 /** Where a serving kernel is, for clients on this machine (`quire chat`): `<workspace>/.quire/serve.json`. */
 export interface ServeAddress {
@@ -9,6 +10,8 @@ export interface ServeAddress {
   pid: number;
   /** The serving kernel's boot id (Kernel.instance), which its /healthz answers. */
   instance: string;
+  /** The boot's secret (Kernel.instanceKey): its /healthz proves it holds it by answering a challenge. */
+  key: string;
 }
 
 /** How long a client waits for `/healthz` before it takes the record for stale. */
@@ -36,7 +39,7 @@ function connectable(url: string): string {
  */
 export async function recordServeAddress(kernel: Kernel, url: string): Promise<void> {
   const file = serveAddressFile(kernel.workspace.root);
-  const record: ServeAddress = { url: connectable(url), pid: process.pid, instance: kernel.instance };
+  const record: ServeAddress = { url: connectable(url), pid: process.pid, instance: kernel.instance, key: kernel.instanceKey };
   const text = `${JSON.stringify(record)}\n`;
   try {
     await writeFileAtomic(file, text, { mode: 0o600 });
@@ -63,25 +66,28 @@ function isAlive(pid: number): boolean {
 function parse(text: string): ServeAddress | undefined {
   try {
     const value = JSON.parse(text) as Partial<ServeAddress>;
-    if (typeof value.url === 'string' && Number.isInteger(value.pid) && typeof value.instance === 'string') return { url: value.url, pid: value.pid!, instance: value.instance };
+    if (typeof value.url === 'string' && Number.isInteger(value.pid) && typeof value.instance === 'string' && typeof value.key === 'string') return { url: value.url, pid: value.pid!, instance: value.instance, key: value.key };
   } catch { /* a torn or foreign file counts as none */ }
   return undefined;
 }
 
 /**
  * The kernel serving this workspace, if one does: the record must name a live process, and its
- * `/healthz` must answer with the record's instance. A record left by a crash is ignored, also when
- * another server now listens at its address (with the record's pid reused): that one would get this
- * workspace's token. A record without an instance (written before it was recorded) counts as none.
+ * `/healthz` must answer with the record's instance and prove it holds the record's key (an HMAC of a
+ * fresh challenge). A record left by a crash is ignored, also when another server now listens at its
+ * address (with the record's pid reused), even one that learnt the instance from the dead kernel's
+ * public /healthz: that one would get this workspace's token. A record without an instance or a key
+ * (written by an older kernel) counts as none.
  */
 export async function findServingKernel(workspaceRoot: string): Promise<ServeAddress | undefined> {
   const text = await readFile(serveAddressFile(workspaceRoot), 'utf8').catch(() => undefined);
   const record = text === undefined ? undefined : parse(text);
   if (!record || !isAlive(record.pid)) return undefined;
   try {
-    const response = await fetch(`${record.url}/healthz`, { signal: AbortSignal.timeout(HEALTH_TIMEOUT_MS) });
-    const body = await response.json() as { ok?: unknown; instance?: unknown };
-    return response.ok && body.ok === true && body.instance === record.instance ? record : undefined;
+    const challenge = randomBytes(24).toString('base64url');
+    const response = await fetch(`${record.url}/healthz?challenge=${challenge}`, { signal: AbortSignal.timeout(HEALTH_TIMEOUT_MS) });
+    const body = await response.json() as { ok?: unknown; instance?: unknown; proof?: unknown };
+    return response.ok && body.ok === true && body.instance === record.instance && body.proof === instanceProof(record.key, challenge) ? record : undefined;
   } catch {
     return undefined;
   }

@@ -28,7 +28,9 @@ const job = object({ job: ref('Job') });
 const confirmation = object({ confirmation: ref('Confirmation') });
 
 const HEALTH: RouteDoc[] = [
-  { method: 'get', path: '/healthz', operationId: 'health', summary: 'Whether the kernel answers, and its version', tag: 'kernel', role: 'public', responses: ok(object({ ok: { type: 'boolean' }, version: { type: 'string' }, instance: { type: 'string', description: 'this boot of the kernel (serve.json names it)' } })) },
+  { method: 'get', path: '/healthz', operationId: 'health', summary: 'Whether the kernel answers, and its version', tag: 'kernel', role: 'public',
+    query: [query('challenge', 'A local client\'s random challenge (16-128 of A-Z a-z 0-9 _ -): answered with `proof`')],
+    responses: ok(object({ ok: { type: 'boolean' }, version: { type: 'string' }, instance: { type: 'string', description: 'this boot of the kernel (serve.json names it)' }, proof: { type: 'string', description: 'HMAC-SHA256 of the challenge under the boot key serve.json holds, base64url (only when challenged)' } }, ['ok', 'version', 'instance'])) },
   { method: 'get', path: '/api/openapi.json', operationId: 'openApiDocument', summary: 'This document', tag: 'kernel', role: 'public', responses: ok({ type: 'object', required: ['openapi', 'paths'] }) },
   { method: 'get', path: '/api/docs', operationId: 'apiReference', summary: 'A readable API reference (Swagger UI) over this document', tag: 'kernel', role: 'public', responses: { 200: { description: 'The page', mediaType: 'text/html', schema: { type: 'string' } } } },
   { method: 'get', path: '/api/docs/assets/swagger-ui-dist/{file}', operationId: 'apiReferenceAsset', summary: "The reference page's scripts and styles, served by the kernel (no CDN)", tag: 'kernel', role: 'public', responses: { 200: { description: 'The file', mediaType: ['text/javascript', 'text/css'], schema: { type: 'string' } } }, errors: ['NOT_FOUND'] },

@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { readFile, stat, writeFile } from 'node:fs/promises';
@@ -71,10 +72,12 @@ describe('quire chat beside quire serve', () => {
     processes.push(serve.process);
     const file = join(root, '.quire', 'serve.json');
     expect((await stat(file)).mode & 0o777).toBe(0o600);
-    const record = JSON.parse(await readFile(file, 'utf8')) as { instance: string };
-    expect(record).toEqual({ url: serve.url, pid: serve.process.child.pid, instance: expect.any(String) });
-    // The record names this boot, which its /healthz answers.
-    expect(((await (await fetch(`${serve.url}/healthz`)).json()) as { instance: string }).instance).toBe(record.instance);
+    const record = JSON.parse(await readFile(file, 'utf8')) as { instance: string; key: string };
+    expect(record).toEqual({ url: serve.url, pid: serve.process.child.pid, instance: expect.any(String), key: expect.any(String) });
+    // The record names this boot, which its /healthz answers, and holds its key, which /healthz proves by a challenge.
+    const challenge = 'a-challenge-of-this-client';
+    const health = await (await fetch(`${serve.url}/healthz?challenge=${challenge}`)).json() as { instance: string; proof: string };
+    expect(health).toMatchObject({ instance: record.instance, proof: createHmac('sha256', record.key).update(challenge).digest('base64url') });
     expect(await serve.process.stop()).toBe(0);
     expect(existsSync(file)).toBe(false);
   });
@@ -90,7 +93,13 @@ describe('quire chat beside quire serve', () => {
     const other = createHttpServer((_request, response) => response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ok: true, instance: 'another-boot' })));
     await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
     const otherUrl = `http://127.0.0.1:${(other.address() as AddressInfo).port}`;
-    const records = [{ url, pid: await deadPid(), instance: 'a' }, { url, pid: process.pid, instance: 'a' }, { url: otherUrl, pid: process.pid, instance: 'this-boot' }];
+    // One that learnt the crashed kernel's instance from its public /healthz and replays it, without its key.
+    const replaying = createHttpServer((_request, response) => response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ok: true, instance: 'this-boot', proof: 'guessed' })));
+    await new Promise<void>((resolve) => replaying.listen(0, '127.0.0.1', resolve));
+    const replayingUrl = `http://127.0.0.1:${(replaying.address() as AddressInfo).port}`;
+    const key = 'the-crashed-boot-key';
+    const records = [{ url, pid: await deadPid(), instance: 'a', key }, { url, pid: process.pid, instance: 'a', key }, { url: otherUrl, pid: process.pid, instance: 'this-boot', key },
+      { url: replayingUrl, pid: process.pid, instance: 'this-boot', key }];
     try {
       for (const record of records) {
         await writeFile(file, JSON.stringify(record), { mode: 0o600 });
@@ -102,8 +111,10 @@ describe('quire chat beside quire serve', () => {
         expect(chat.output).not.toContain(record.url);
       }
     } finally {
-      other.closeAllConnections();
-      await new Promise((resolve) => other.close(resolve));
+      for (const server of [other, replaying]) {
+        server.closeAllConnections();
+        await new Promise((resolve) => server.close(resolve));
+      }
     }
   });
 });
