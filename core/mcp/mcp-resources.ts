@@ -3,6 +3,7 @@ import {
   ListResourcesRequestSchema, ListResourceTemplatesRequestSchema, ReadResourceRequestSchema, SubscribeRequestSchema, UnsubscribeRequestSchema,
   type Resource,
 } from '@modelcontextprotocol/sdk/types.js';
+import { randomUUID } from 'node:crypto';
 import { KernelError, isKernelError } from '../errors.js';
 import { NOTEBOOK_SCOPE, type NotebookScope } from '../gate/notebook-scope.js';
 import { isValidId } from '../ids.js';
@@ -13,6 +14,8 @@ import { heldBackFromMcp, MCP_WITHHELD } from './mcp-egress.js';
 const PAGE = 100;
 /** Documents walked for one listing at most (a page is cut from them): every request stays bounded. */
 const MAX_LISTED = 20_000;
+/** How long a listing's walk is kept for its next pages. */
+const LISTING_KEPT_MS = 5 * 60_000;
 /** Resources one MCP session may watch. */
 export const MAX_SUBSCRIPTIONS = 1_000;
 const URI = /^quire:\/\/(blocks|documents|notebooks)\/(\d{14}-[0-9a-z]{7})$/;
@@ -43,11 +46,24 @@ export function serveResources(server: Server, kernel: Kernel, caller: () => Pri
     ],
   }));
   const call = callWith();
+  // The session's last listing, walked once for all its pages (each page walked the whole tree again: a
+  // client paging through 20,000 documents made 200 walks). Pages then show the notes as they were when
+  // the listing began; a cursor of another listing, or one kept past its time, walks again.
+  let kept: { id: string; listed: ListingFound; at: number } | undefined;
   server.setRequestHandler(ListResourcesRequestSchema, async (request, extra) => {
-    const offset = cursorOffset(request.params?.cursor);
-    const all = await listAll(callWith(extra.signal));
-    const page = all.slice(offset, offset + PAGE);
-    return { resources: page, ...(offset + PAGE < all.length ? { nextCursor: String(offset + PAGE) } : {}) };
+    const { listing, offset } = parseCursor(request.params?.cursor);
+    if (!kept || kept.id !== listing || Date.now() - kept.at > LISTING_KEPT_MS) {
+      kept = { id: randomUUID().slice(0, 8), listed: await listAll(callWith(extra.signal)), at: Date.now() };
+    }
+    const { resources, truncated } = kept.listed;
+    const page = resources.slice(offset, offset + PAGE);
+    const more = offset + PAGE < resources.length;
+    // A listing cut at its bound says so on its last page (MCP has no field for it): the rest is reached
+    // through the notebooks' own resources (quire://notebooks/<id>) and search.
+    return {
+      resources: page, ...(more ? { nextCursor: `${kept.id}.${offset + PAGE}` } : {}),
+      ...(!more && truncated ? { _meta: { 'quire/truncated': true, 'quire/limit': MAX_LISTED } } : {}),
+    };
   });
   server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) => {
     const { kind, id } = parseUri(request.params.uri);
@@ -125,21 +141,34 @@ function parseUri(uri: string): { kind: 'blocks' | 'documents' | 'notebooks'; id
   return { kind: match[1] as 'blocks' | 'documents' | 'notebooks', id: match[2]! };
 }
 
-function cursorOffset(cursor: string | undefined): number {
-  if (cursor === undefined) return 0;
-  const offset = Number(cursor);
-  if (!Number.isSafeInteger(offset) || offset < 0) throw new KernelError('INVALID_INPUT', `invalid cursor ${JSON.stringify(cursor.slice(0, 50))}`, { details: { field: 'cursor' } });
-  return offset;
+/** A cursor is `<listing>.<offset>` (a bare offset, from before listings were kept, walks again). */
+function parseCursor(cursor: string | undefined): { listing?: string; offset: number } {
+  if (cursor === undefined) return { offset: 0 };
+  const match = /^(?:([0-9a-f]{8})\.)?(\d{1,9})$/.exec(cursor);
+  if (!match) throw new KernelError('INVALID_INPUT', `invalid cursor ${JSON.stringify(cursor.slice(0, 50))}`, { details: { field: 'cursor' } });
+  return { ...(match[1] ? { listing: match[1] } : {}), offset: Number(match[2]) };
 }
 
+/** What one listing found: the resources, and whether the walk stopped at its bound. */
+interface ListingFound { resources: Resource[]; truncated: boolean }
+
 /** Notebooks, then their documents depth first, as the caller may see them (bounded). */
-async function listAll(call: <T>(target: string, input: Record<string, unknown>) => Promise<T>): Promise<Resource[]> {
+async function listAll(call: <T>(target: string, input: Record<string, unknown>) => Promise<T>): Promise<ListingFound> {
   const out: Resource[] = [];
+  let truncated = false;
   const { notebooks } = await call<{ notebooks: Listed[] }>('notebook_list', {});
   for (const notebook of notebooks) {
+    if (out.length >= MAX_LISTED) {
+      truncated = true;
+      break;
+    }
     out.push({ uri: `quire://notebooks/${notebook.id}`, name: notebook.name ?? notebook.id, mimeType: 'text/markdown' });
     const stack: { notebook: string; parentId?: string }[] = [{ notebook: notebook.id }];
-    while (stack.length > 0 && out.length < MAX_LISTED) {
+    while (stack.length > 0) {
+      if (out.length >= MAX_LISTED) {
+        truncated = true;
+        break;
+      }
       const at = stack.pop()!;
       // A local-only notebook's titles are held back from MCP clients: the notebook is listed, its documents not.
       const listed = await call<{ documents: Listed[] }>('document_list', { notebook: at.notebook, ...(at.parentId ? { parentId: at.parentId } : {}) })
@@ -151,7 +180,7 @@ async function listAll(call: <T>(target: string, input: Record<string, unknown>)
       }
     }
   }
-  return out;
+  return { resources: out, truncated };
 }
 
 function notebookMarkdown(list: { documents: Listed[] }): string {

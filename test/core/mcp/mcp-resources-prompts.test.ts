@@ -28,7 +28,7 @@ describe('notes as MCP resources', () => {
 
 
   it('lists notebooks and documents page by page, offers templates, and reads them as Markdown', async () => {
-    const { client, act } = await serve();
+    const { kernel, client, act } = await serve();
     const notebook = await act<Created>('notebook_create', { name: 'Garden' });
     const docs: Created[] = [];
     for (let i = 0; i < 120; i++) docs.push(await act<Created>('document_create', { notebook: notebook.id, title: `Bed ${i}`, markdown: `# Bed ${i}\n\ntomatoes in bed ${i}` }));
@@ -36,8 +36,19 @@ describe('notes as MCP resources', () => {
     const first = await client.listResources();
     expect(first.resources).toHaveLength(100);
     expect(first.resources[0]).toMatchObject({ uri: `quire://notebooks/${notebook.id}`, name: 'Garden' });
+    // The next page comes from the listing's walk, not a new one (each page walked every notebook again).
+    let listings = 0;
+    const call = kernel.pipeline.call.bind(kernel.pipeline);
+    kernel.pipeline.call = (request) => { if (request.target === 'document_list') listings++; return call(request); };
     const second = await client.listResources({ cursor: first.nextCursor! });
     expect(second.nextCursor).toBeUndefined();
+    expect(listings).toBe(0);
+    expect(second._meta?.['quire/truncated']).toBeUndefined();
+    // A cursor of no listing kept (another kernel's, an old bare offset) walks again, from its offset.
+    const again = await client.listResources({ cursor: '100' });
+    expect(again.resources.map((resource) => resource.uri)).toEqual(second.resources.map((resource) => resource.uri));
+    expect(listings).toBeGreaterThan(0);
+    await expect(client.listResources({ cursor: 'x.1' })).rejects.toThrow(/invalid cursor/);
     const uris = [...first.resources, ...second.resources].map((resource) => resource.uri);
     expect(uris).toHaveLength(1 + 120 + 1);
     expect(uris).toContain(`quire://documents/${child.id}`);
