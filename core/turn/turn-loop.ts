@@ -250,6 +250,15 @@ async function answerOrStop(work: TurnWork, result: RoundResult, roundID: string
       emit({ type: 'error', turnID: turn.turnID, code: 'OUTPUT_LIMIT', message: 'The answer reached the output token limit and was cut off (agent.maxOutputTokens or the model\'s own); it is kept as it is.' });
       return 'interrupted';
     }
+    // Stopped by the provider, not finished: said, or an empty or cut answer passed for a whole one.
+    if (result.finishReason === 'content_filter') {
+      emit({ type: 'error', turnID: turn.turnID, code: 'MODEL_REFUSED', message: 'The provider stopped the answer (a refusal, its content filter or safety rules); what arrived of it is kept.' });
+      return 'interrupted';
+    }
+    if (result.finishReason === 'other' && result.text.trim() === '') {
+      emit({ type: 'error', turnID: turn.turnID, code: 'MODEL_STOPPED', message: 'The model ended without an answer, for a reason its provider did not name as a usual one.' });
+      return 'interrupted';
+    }
     return 'finished';
   }
   // Past the round bound the model was given no tools; calls it makes anyway never run.

@@ -26,7 +26,7 @@ export class AnthropicProvider extends ConfiguredProvider {
   constructor(config: ModelConfig, key: { key: string; source: string }) {
     super(PROTOCOL, config);
     this.client = new Anthropic({ apiKey: key.key, baseURL: config.baseURL ?? DEFAULT_BASE_URL.anthropic, maxRetries: 0, timeout: config.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS });
-    this.connectedTo(this.client.baseURL, key.source, lookupById(config.model, (signal) => this.client.models.retrieve(config.model, {}, { signal })));
+    this.connectedTo(this.client.baseURL, key, lookupById(config.model, (signal) => this.client.models.retrieve(config.model, {}, { signal })));
   }
 
   async *stream(request: ModelRequest, signal: AbortSignal): AsyncIterable<ModelEvent> {

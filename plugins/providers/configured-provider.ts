@@ -1,8 +1,10 @@
 import { ModelError, type ModelEvent, type ModelProvider, type ModelRequest } from '../../core/turn/model-provider.js';
 import { limitsOf, type ModelConfig } from './config.js';
 import type { NativeOrigin } from './conversation.js';
-import { toModelError } from './errors.js';
+import { withoutKey } from './errors.js';
 import { ModelCheck } from './model-check.js';
+
+const MAX_ERROR_TEXT = 500;
 
 /**
  * What every provider shares: its config's limits, the one-time check that its model exists, the
@@ -13,6 +15,7 @@ export abstract class ConfiguredProvider implements ModelProvider {
   private check: ModelCheck | undefined;
   private endpoint = '';
   private keySource = '';
+  private key = '';
 
   protected constructor(readonly id: string, protected readonly config: ModelConfig) {
     this.limits = limitsOf(config);
@@ -23,10 +26,11 @@ export abstract class ConfiguredProvider implements ModelProvider {
   }
 
   /** Called by the subclass once its client exists. */
-  protected connectedTo(baseURL: string, keySource: string, lookup: (signal: AbortSignal) => Promise<boolean | undefined>): void {
+  protected connectedTo(baseURL: string, key: { key: string; source: string }, lookup: (signal: AbortSignal) => Promise<boolean | undefined>): void {
     this.endpoint = baseURL;
-    this.keySource = keySource;
-    this.check = new ModelCheck({ provider: this.id, model: this.config.model, baseURL, keySource }, lookup);
+    this.keySource = key.source;
+    this.key = key.key;
+    this.check = new ModelCheck({ provider: this.id, model: this.config.model, baseURL, keySource: key.source }, lookup);
   }
 
   /** Stored with the provider's state, and required to match before it is replayed. */
@@ -36,12 +40,15 @@ export abstract class ConfiguredProvider implements ModelProvider {
 
   /**
    * The SDK's error as a ModelError. A refused key is described without the server's words: some
-   * servers echo part of the key back.
+   * servers echo part of the key back. Any other server text goes to the turn's events, the session
+   * and the log: the key is masked in it (a proxy may echo it) and it is cut at 500 characters (a
+   * compatible server's validation error may echo the request: notes, tool results).
    */
   protected failure(error: unknown): ModelError {
-    const mapped = toModelError(error);
-    if (mapped.category !== 'authentication') return mapped;
-    return new ModelError('authentication', `${this.id} at ${this.endpoint} refused the key from ${this.keySource}`);
+    const mapped = withoutKey(error, this.key, this.endpoint);
+    if (mapped.category === 'authentication') return new ModelError('authentication', `${this.id} at ${this.endpoint} refused the key from ${this.keySource}`);
+    if (mapped.message.length <= MAX_ERROR_TEXT) return mapped;
+    return new ModelError(mapped.category, `${mapped.message.slice(0, MAX_ERROR_TEXT)}… (cut at ${MAX_ERROR_TEXT} characters)`, mapped.retryAfterMs);
   }
 
   prepare(signal: AbortSignal): Promise<void> {

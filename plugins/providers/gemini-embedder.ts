@@ -45,7 +45,8 @@ export class GeminiEmbedder implements Embedder {
   }
 
   async embed(texts: readonly string[], signal?: AbortSignal): Promise<Float32Array[]> {
-    const batch = this.config.batchSize ?? DEFAULT_BATCH;
+    // The API's own limit bounds a configured size too (the schema allows more for other servers): past it every batch failed with 400.
+    const batch = Math.min(this.config.batchSize ?? DEFAULT_BATCH, DEFAULT_BATCH);
     const out: Float32Array[] = [];
     for (let start = 0; start < texts.length; start += batch) out.push(...await this.request(texts.slice(start, start + batch), 'RETRIEVAL_DOCUMENT', signal));
     return out;

@@ -32,7 +32,7 @@ export class GeminiProvider extends ConfiguredProvider {
     // No SDK retries (the turn loop decides) and no SDK timeout: it would cover the whole body, and a
     // long answer is not a stalled one; the turn loop's idle watchdog handles silences.
     this.client = new GoogleGenAI({ apiKey: key.key, httpOptions: { baseUrl: baseURL } });
-    this.connectedTo(baseURL, key.source, lookupById(config.model, (signal) => this.client.models.get({ model: config.model, config: { abortSignal: signal } })));
+    this.connectedTo(baseURL, key, lookupById(config.model, (signal) => this.client.models.get({ model: config.model, config: { abortSignal: signal } })));
   }
 
   async *stream(request: ModelRequest, signal: AbortSignal): AsyncIterable<ModelEvent> {

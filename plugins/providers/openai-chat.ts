@@ -17,7 +17,7 @@ export class OpenAIChatProvider extends ConfiguredProvider {
   constructor(config: ModelConfig, key: { key: string; source: string }) {
     super('openai-chat', config);
     this.client = openAIClient(config, key.key);
-    this.connectedTo(this.client.baseURL, key.source, openAIModelLookup(this.client, config.model));
+    this.connectedTo(this.client.baseURL, key, openAIModelLookup(this.client, config.model));
   }
 
   async *stream(request: ModelRequest, signal: AbortSignal): AsyncIterable<ModelEvent> {
@@ -48,10 +48,13 @@ export class OpenAIChatProvider extends ConfiguredProvider {
     const slots = new Map<number, { slot: number; id: string | undefined }>();
     let nextSlot = 0;
     let finish: FinishReason | undefined;
+    // The last usage seen, told once at the end: compatible servers (vLLM's continuous usage stats) send
+    // the running total on every chunk, and adding them up counted the prompt once per chunk.
+    let usage: ModelEvent | undefined;
     try {
       for await (const chunk of stream) {
         if (chunk.usage) {
-          yield { type: 'usage', promptTokens: chunk.usage.prompt_tokens, completionTokens: chunk.usage.completion_tokens, cachedTokens: chunk.usage.prompt_tokens_details?.cached_tokens ?? 0, reasoningTokens: chunk.usage.completion_tokens_details?.reasoning_tokens ?? 0 };
+          usage = { type: 'usage', promptTokens: chunk.usage.prompt_tokens, completionTokens: chunk.usage.completion_tokens, cachedTokens: chunk.usage.prompt_tokens_details?.cached_tokens ?? 0, reasoningTokens: chunk.usage.completion_tokens_details?.reasoning_tokens ?? 0 };
         }
         const choice = chunk.choices[0];
         if (!choice) {
@@ -67,7 +70,11 @@ export class OpenAIChatProvider extends ConfiguredProvider {
         for (const call of delta.tool_calls ?? []) {
           const key = typeof call.index === 'number' ? call.index : -1;
           let current = slots.get(key);
-          if (!current || (call.id && current.id !== undefined && call.id !== current.id)) {
+          // Another call at a slot in use: a new id, or a name again without the slot's id (a server that
+          // sends parallel calls without ids, all at one index: they were merged, the second's arguments
+          // appended to the first's and the second call lost). A call's name comes once (OpenAI's wire).
+          const named = call.function?.name !== undefined && call.function.name !== '' && current !== undefined && started.has(current.slot);
+          if (!current || (call.id && current.id !== undefined && call.id !== current.id) || (named && !(call.id && call.id === current.id))) {
             current = { slot: nextSlot++, id: undefined };
             slots.set(key, current);
           }
@@ -90,6 +97,7 @@ export class OpenAIChatProvider extends ConfiguredProvider {
     if (signal.aborted) return;
     // The SDK also ends quietly when the connection drops mid-answer: no finish reason, no whole answer.
     if (finish === undefined) throw new ModelError('server', 'the stream ended without a finish reason');
+    if (usage) yield usage;
     for (const index of [...started].sort((a, b) => a - b)) yield { type: 'tool_call_end', index };
     yield { type: 'finish', reason: finish };
   }

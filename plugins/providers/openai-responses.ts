@@ -24,7 +24,7 @@ export class OpenAIResponsesProvider extends ConfiguredProvider {
   constructor(config: ModelConfig, key: { key: string; source: string }) {
     super(PROTOCOL, config);
     this.client = openAIClient(config, key.key);
-    this.connectedTo(this.client.baseURL, key.source, openAIModelLookup(this.client, config.model));
+    this.connectedTo(this.client.baseURL, key, openAIModelLookup(this.client, config.model));
   }
 
   async *stream(request: ModelRequest, signal: AbortSignal): AsyncIterable<ModelEvent> {

@@ -3,7 +3,7 @@ import { MODEL_PROVIDER } from '../../../core/turn/model-provider-token.js';
 import type { ModelMessage, ModelProvider } from '../../../core/turn/model-provider.js';
 import { nativeOf } from '../../../plugins/providers/conversation.js';
 import { framesFor, framesUntilText } from '../../../fakes/wire-frames.js';
-import { sse, useProviderKernel } from './provider-harness.js';
+import { KEY, sse, useProviderKernel } from './provider-harness.js';
 
 const { start } = useProviderKernel();
 
@@ -69,6 +69,45 @@ describe('calls as compatible servers stream them', () => {
     expect(started.map(({ id, name }) => [id, name])).toEqual([['call_a', 'notebook_list'], ['call_b', 'document_get']]);
     expect(started.map(({ index }) => JSON.parse(args.get(index)!))).toEqual([{ limit: 1 }, { id: 'x' }]);
   });
+
+  it('Chat Completions: two calls streamed at one index without ids stay two calls, told apart by their names', async () => {
+    const { kernel, fake } = await start('openai-chat');
+    const calls = [{ id: 'call_a', name: 'notebook_list', args: { limit: 1 } }, { id: 'call_b', name: 'notebook_list', args: { limit: 2 } }];
+    // A compatible server that sends neither ids nor distinct indexes.
+    fake.reply({ kind: 'sse', frames: framesFor('openai-chat', { calls }).map((frame) => frame.replaceAll('"index":1', '"index":0').replace(/"id":"call_[ab]",/g, '')) });
+    const provider = kernel.container.resolve<ModelProvider>(MODEL_PROVIDER);
+    const started: { index: number; id: string; name: string }[] = [];
+    const args = new Map<number, string>();
+    for await (const event of provider.stream({ messages: [{ role: 'user', content: 'go' }], tools: [] }, new AbortController().signal)) {
+      if (event.type === 'tool_call_start') started.push({ index: event.index, id: event.id, name: event.name });
+      if (event.type === 'tool_call_delta') args.set(event.index, (args.get(event.index) ?? '') + event.argumentsDelta);
+    }
+    expect(started.map(({ name }) => name)).toEqual(['notebook_list', 'notebook_list']);
+    expect(new Set(started.map(({ id }) => id)).size).toBe(2);
+    expect(started.map(({ index }) => JSON.parse(args.get(index)!))).toEqual([{ limit: 1 }, { limit: 2 }]);
+  });
+
+  it('Chat Completions: usage sent as a running total on every chunk is counted once', async () => {
+    const { fake, session, turn } = await start('openai-chat');
+    // As vLLM's continuous usage stats: each chunk carries the totals so far.
+    const frames = framesFor('openai-chat', { text: 'one two three', deltas: ['one ', 'two ', 'three'] })
+      .map((frame) => frame.replace(/"choices":\[\{/, '"usage":{"prompt_tokens":40,"completion_tokens":3,"total_tokens":43},"choices":[{'));
+    fake.reply({ kind: 'sse', frames });
+    const { events } = await turn(await session(), 'hi');
+    const usage = events.find((event) => event.event === 'usage');
+    expect(usage?.data).toMatchObject({ promptTokens: expect.any(Number) });
+    expect((usage!.data as { promptTokens: number }).promptTokens).toBeLessThanOrEqual(40);
+  });
+
+  it('keeps the key and most of a long server message out of a model error', async () => {
+    const { fake, session, turn } = await start('openai-chat');
+    fake.reply({ kind: 'json', status: 400, body: { error: { message: `invalid request with key ${KEY}: ${'the note text echoed back '.repeat(100)}`, type: 'invalid_request_error' } } });
+    const { events } = await turn(await session(), 'hi');
+    const error = events.find((event) => event.event === 'error')!.data as { message: string };
+    expect(error.message).not.toContain(KEY);
+    expect(error.message).toContain('[key]');
+    expect(error.message.length).toBeLessThan(700);
+  });
 });
 
 describe('answers that are not whole', () => {
@@ -80,11 +119,12 @@ describe('answers that are not whole', () => {
     expect(events.at(-1)).toMatchObject({ event: 'done', data: { state: 'interrupted' } });
   });
 
-  it('Gemini: a refused prompt ends the turn as an answer, without retrying', async () => {
+  it('Gemini: a refused prompt ends the turn saying so (MODEL_REFUSED), without retrying', async () => {
     const { fake, session, turn } = await start('gemini');
     fake.reply({ kind: 'sse', frames: [`data: ${JSON.stringify({ promptFeedback: { blockReason: 'SAFETY' }, usageMetadata: { promptTokenCount: 5, totalTokenCount: 5 }, modelVersion: 'gemini-fake' })}\r\n\r\n`] });
     const { events } = await turn(await session(), 'hi');
-    expect(events.at(-1)).toMatchObject({ event: 'done', data: { state: 'finished' } });
+    expect(events.find((event) => event.event === 'error')).toMatchObject({ data: { code: 'MODEL_REFUSED' } });
+    expect(events.at(-1)).toMatchObject({ event: 'done', data: { state: 'interrupted' } });
     expect(events.some((event) => event.event === 'retry')).toBe(false);
     expect(fake.posts).toHaveLength(1);
   });
