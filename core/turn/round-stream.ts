@@ -13,6 +13,8 @@ export interface RoundResult {
   error?: unknown;
   /** Something reached the person (text) or the loop (a tool call) before the end or the error. */
   received: boolean;
+  /** The provider sent anything at all (a keepalive when the server took the request): it was working on it. */
+  accepted: boolean;
   text: string;
   reasoning: string;
   calls: StreamedCall[];
@@ -36,7 +38,7 @@ export interface RoundCallbacks {
  * Errors are returned with what arrived before them, never thrown.
  */
 export async function streamRound(provider: ModelProvider, request: ModelRequest, signal: AbortSignal, callbacks: RoundCallbacks, idleTimeoutMs: number): Promise<RoundResult> {
-  const result: RoundResult = { received: false, text: '', reasoning: '', calls: [], promptTokens: 0, completionTokens: 0, cancelled: false };
+  const result: RoundResult = { received: false, accepted: false, text: '', reasoning: '', calls: [], promptTokens: 0, completionTokens: 0, cancelled: false };
   if (provider.beforeRequest) {
     try {
       await provider.beforeRequest(request, signal);
@@ -62,6 +64,7 @@ export async function streamRound(provider: ModelProvider, request: ModelRequest
       // Nothing that arrives after the cancellation counts: the draft is what the person saw.
       if (signal.aborted) continue;
       idle.arm();
+      result.accepted = true;
       apply(next.value, result, calls, callbacks);
     }
   } catch (error) {

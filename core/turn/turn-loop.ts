@@ -15,7 +15,7 @@ import { DoomLoopTracker, type DoomVerdict } from './doom-loop.js';
 import { toModelMessages, toolMessage } from './model-messages.js';
 import { askToRelease, type ReleaseContext } from './release.js';
 import type { EgressPolicy } from './egress-filter.js';
-import type { ModelMessage, ModelProvider, ModelRequest, ModelToolSpec } from './model-provider.js';
+import { ModelError, type ModelMessage, type ModelProvider, type ModelRequest, type ModelToolSpec } from './model-provider.js';
 import { streamRound, type RoundResult } from './round-stream.js';
 import { contextFor, loadCompaction, type CompactionBox } from './context-window.js';
 import { CompactionError } from './summary-pieces.js';
@@ -344,6 +344,11 @@ async function requestWithRetries(deps: TurnDependencies, request: TurnRequest, 
   for (let attempt = 1; ; attempt++) {
     const result = await streamRound(request.provider, modelRequest, request.signal, callbacks, deps.settings.idleTimeoutMs);
     if (result.error === undefined || result.received || request.signal.aborted) return result;
+    // Silent after the server took the request: the model was likely thinking without showing it. A new
+    // request would be billed for the same thinking again (and likely fall silent again): not repeated.
+    if (result.accepted && categoryOf(result.error) === 'timeout') {
+      return { ...result, error: new ModelError('timeout', `${result.error instanceof Error ? result.error.message : String(result.error)} after the server took the request; not repeated, as the model may have been thinking (billed). For models that think long, raise agent.idleTimeoutMs`) };
+    }
     const delay = retryDelay(result.error, attempt, deps.settings.retry);
     if (delay === undefined) return result;
     emit({ type: 'retry', roundID, attempt, max: deps.settings.retry.maxRetries, delayMs: Math.round(delay), category: categoryOf(result.error) });

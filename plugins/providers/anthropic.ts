@@ -43,7 +43,9 @@ export class AnthropicProvider extends ConfiguredProvider {
         ...(system.length > 0 ? { system: system.map((text) => ({ type: 'text' as const, text })) } : {}),
         messages: toMessages(rest, this.origin),
         ...(request.tools.length > 0 ? { tools: request.tools.map(toTool) } : {}),
-        ...(config.reasoningEffort ? { thinking: { type: 'adaptive' as const }, output_config: { effort: config.reasoningEffort === 'minimal' ? 'low' as const : config.reasoningEffort } } : {}),
+        // Summarised thinking is shown and keeps the stream alive: newer models default to none shown, and
+        // minutes of silence read as a stalled stream.
+        ...(config.reasoningEffort ? { thinking: { type: 'adaptive' as const, display: 'summarized' as const }, output_config: { effort: config.reasoningEffort === 'minimal' ? 'low' as const : config.reasoningEffort } } : {}),
         ...(temperature !== undefined ? { temperature } : {}),
         stream: true,
       }, { signal });

@@ -40,6 +40,9 @@ export class OpenAIChatProvider extends ConfiguredProvider {
       if (signal.aborted) return;
       throw this.failure(error);
     }
+    // The server took the request (its answer's headers came): a silence from here on is the model at
+    // work (an o-series model thinks without streaming), and the turn loop does not bill it again by repeating.
+    yield { type: 'keepalive' };
     const started = new Set<number>();
     // Some compatible servers send no call ids: made-up ones must still be unique in the session.
     const madeUp = `call_${randomUUID().slice(0, 8)}_`;

@@ -82,6 +82,15 @@ describe('retries and the idle watchdog', () => {
     expect(outcome.state).toBe('interrupted');
     expect(seen.find((event) => event.type === 'error')).toMatchObject({ code: 'MODEL_TIMEOUT' });
   });
+
+  it('does not repeat a request that fell silent after the server took it (a model thinking unseen: repeating it bills that again)', async () => {
+    const thinking = flaky([(signal) => stall(signal, [{ type: 'keepalive' }]), () => events(answer('never asked'))]);
+    const { outcome, seen } = await run(thinking, 100);
+    expect(thinking.calls).toBe(1);
+    expect(outcome.state).toBe('interrupted');
+    expect(seen.find((event) => event.type === 'error')).toMatchObject({ code: 'MODEL_TIMEOUT', message: expect.stringContaining('agent.idleTimeoutMs') });
+    expect(seen.some((event) => event.type === 'retry')).toBe(false);
+  });
 });
 
 describe('the retry delay', () => {
