@@ -47,6 +47,7 @@ export async function pullModel(options: PullOptions): Promise<PullResult> {
   const wanted = modelFiles(options.dtype);
   if (!options.force && wanted.every((file) => existsSync(join(folder, file)))) return { folder, downloaded: false, files: await sizes(folder, wanted) };
   const host = options.remoteHost ?? DEFAULT_REMOTE_HOST;
+  checkHost(host);
   await removeAbandonedPulls(options.modelsDir);
   const staging = join(options.modelsDir, `.pull-${randomUUID()}`);
   await mkdir(staging, { recursive: true });
@@ -141,6 +142,23 @@ async function sizes(folder: string, files: readonly string[]): Promise<{ path: 
 }
 
 /** What went wrong, said for the person at the terminal: not found, host unreachable, or the rest. */
+/**
+ * Weights go into onnxruntime's native parser, and nothing signs them: they come over https, or plain
+ * http from this machine only (a mirror on loopback, the tests' fake). Over http from elsewhere, anyone
+ * on the path could swap them.
+ */
+function checkHost(host: string): void {
+  let url: URL;
+  try {
+    url = new URL(host);
+  } catch {
+    throw new KernelError('INVALID_INPUT', `remoteHost '${host.slice(0, 200)}' is not a URL`, { details: { field: 'remoteHost' } });
+  }
+  const loopback = url.hostname === 'localhost' || url.hostname === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(url.hostname);
+  if (url.protocol === 'https:' || (url.protocol === 'http:' && loopback)) return;
+  throw new KernelError('INVALID_INPUT', `remoteHost ${url.origin} is not https: models are downloaded over https, or plain http from this machine only (the weights are not signed)`, { details: { field: 'remoteHost' } });
+}
+
 function pullError(error: unknown, model: string, host: string): KernelError {
   if (isKernelError(error) && error.code !== 'MODEL_UNAVAILABLE') return error;
   const message = describe(error);

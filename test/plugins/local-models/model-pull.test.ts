@@ -142,4 +142,13 @@ describe('pulling a model', () => {
     }
     expect(host.requests).toEqual([]);
   });
+
+  it('refuses plain http from another machine before any request (the weights are not signed), and allows it on loopback', async () => {
+    for (const remoteHost of ['http://mirror.example.com/', 'ftp://mirror.example.com/', 'not a url']) {
+      await expect(pullModel({ modelsDir, model: 'test-org/tiny-embedder', remoteHost })).rejects.toMatchObject({ code: 'INVALID_INPUT', message: expect.stringMatching(/remoteHost/) });
+    }
+    expect(existsSync(join(modelsDir, 'test-org', 'tiny-embedder'))).toBe(false);
+    expect(host.url.startsWith('http://127.0.0.1')).toBe(true);
+    expect((await pullModel({ modelsDir, model: 'test-org/tiny-embedder', remoteHost: host.url })).downloaded).toBe(true);
+  });
 });
