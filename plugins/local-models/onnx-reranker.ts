@@ -3,6 +3,9 @@ import { DEFAULT_RERANK_CHARACTERS, RERANK_BATCH_SIZE, type RerankerConfig } fro
 import { createModelRunner, type ModelRunner } from './model-runner.js';
 import { cutAt } from './onnx-embedder.js';
 
+/** About 125 tokens: a search query rarely needs more, and the document keeps the rest of the window. */
+const MAX_QUERY_CHARACTERS = 500;
+
 /**
  * The `onnx` reranker: a cross-encoder (…ForSequenceClassification) from `<workspace>/models/`, reading
  * the query and each document together and giving the pair one relevance score. Local: nothing leaves
@@ -22,7 +25,10 @@ export class OnnxReranker implements Reranker {
 
   async rerank(query: string, documents: readonly string[], signal?: AbortSignal): Promise<number[]> {
     const cut = documents.map((document) => (document.length > this.maxCharacters ? cutAt(document, this.maxCharacters) : document));
-    const question = query.length > this.maxCharacters ? cutAt(query, this.maxCharacters) : query;
+    // The pair is cut from its end to the model's length: a long query (up to the documents' length)
+    // pushed every document out of a 512-token window and made all scores equal. A query is kept short.
+    const queryCharacters = Math.min(MAX_QUERY_CHARACTERS, this.maxCharacters);
+    const question = query.length > queryCharacters ? cutAt(query, queryCharacters) : query;
     const scores: number[] = [];
     for (let start = 0; start < cut.length; start += RERANK_BATCH_SIZE) {
       signal?.throwIfAborted();

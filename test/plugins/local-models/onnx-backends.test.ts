@@ -157,6 +157,18 @@ describe('the onnx reranker', () => {
     }
   });
 
+  it('keeps a long query short, so that the documents stay in the model\'s window and are told apart', async () => {
+    const reranker = new OnnxReranker({ model: 'test/reranker' }, modelsDir);
+    try {
+      // 2,000 characters: cut from the pair's end to the model's 128 tokens, the query left no room for any document.
+      const long = `${query} `.repeat(80).slice(0, 2_000);
+      const scores = await reranker.rerank(long, documents.slice(0, 3));
+      expect(new Set(scores.map((score) => score.toFixed(5))).size).toBe(3);
+    } finally {
+      await reranker.dispose();
+    }
+  });
+
   it('scores a two-label cross-encoder (not relevant, relevant) by the difference of its logits, and refuses more labels', async () => {
     const two = new OnnxReranker({ model: 'test/reranker-2' }, modelsDir);
     const three = new OnnxReranker({ model: 'test/reranker-3' }, modelsDir);
