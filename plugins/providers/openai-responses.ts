@@ -52,6 +52,8 @@ export class OpenAIResponsesProvider extends ConfiguredProvider {
       throw this.failure(error);
     }
     const calls = new Set<number>();
+    // The arguments each call streamed, to set against the whole the call's last event carries.
+    const streamed = new Map<number, string>();
     try {
       for await (const event of stream) {
         switch (event.type) {
@@ -66,14 +68,29 @@ export class OpenAIResponsesProvider extends ConfiguredProvider {
             if (event.item.type === 'function_call') {
               calls.add(event.output_index);
               yield { type: 'tool_call_start', index: event.output_index, id: event.item.call_id, name: event.item.name };
+              streamed.set(event.output_index, event.item.arguments ?? '');
               if (event.item.arguments) yield { type: 'tool_call_delta', index: event.output_index, argumentsDelta: event.item.arguments };
             }
             break;
           case 'response.function_call_arguments.delta':
-            if (calls.has(event.output_index)) yield { type: 'tool_call_delta', index: event.output_index, argumentsDelta: event.delta };
+            if (calls.has(event.output_index)) {
+              streamed.set(event.output_index, (streamed.get(event.output_index) ?? '') + event.delta);
+              yield { type: 'tool_call_delta', index: event.output_index, argumentsDelta: event.delta };
+            }
             break;
           case 'response.output_item.done':
-            if (event.item.type === 'function_call' && calls.has(event.output_index)) yield { type: 'tool_call_end', index: event.output_index };
+            if (event.item.type === 'function_call' && calls.has(event.output_index)) {
+              // A compatible server may send the arguments whole here only: what ran ({}) and what the
+              // history replays (the output) then differed. The rest is taken from the whole; a whole that
+              // does not continue what streamed cannot be told apart: the round fails.
+              const so = streamed.get(event.output_index) ?? '';
+              const whole = event.item.arguments ?? '';
+              if (whole !== '' && whole !== so) {
+                if (!whole.startsWith(so)) throw new ModelError('server', `the arguments of call ${event.item.call_id} streamed differ from those the server sent whole`);
+                yield { type: 'tool_call_delta', index: event.output_index, argumentsDelta: whole.slice(so.length) };
+              }
+              yield { type: 'tool_call_end', index: event.output_index };
+            }
             break;
           case 'response.completed':
           case 'response.incomplete': {

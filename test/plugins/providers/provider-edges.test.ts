@@ -87,6 +87,19 @@ describe('calls as compatible servers stream them', () => {
     expect(started.map(({ index }) => JSON.parse(args.get(index)!))).toEqual([{ limit: 1 }, { limit: 2 }]);
   });
 
+  it('Responses: a call whose arguments come whole at its end only runs with them, not with none', async () => {
+    const { kernel, fake } = await start('openai-responses');
+    const calls = [{ id: 'call_a', name: 'notebook_list', args: { limit: 3 } }];
+    // A compatible server that streams no argument deltas.
+    fake.reply({ kind: 'sse', frames: framesFor('openai-responses', { calls }).filter((frame) => !frame.includes('response.function_call_arguments.delta')) });
+    const provider = kernel.container.resolve<ModelProvider>(MODEL_PROVIDER);
+    let args = '';
+    for await (const event of provider.stream({ messages: [{ role: 'user', content: 'go' }], tools: [] }, new AbortController().signal)) {
+      if (event.type === 'tool_call_delta') args += event.argumentsDelta;
+    }
+    expect(JSON.parse(args)).toEqual({ limit: 3 });
+  });
+
   it('Chat Completions: usage sent as a running total on every chunk is counted once', async () => {
     const { fake, session, turn } = await start('openai-chat');
     // As vLLM's continuous usage stats: each chunk carries the totals so far.
