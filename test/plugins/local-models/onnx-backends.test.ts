@@ -90,6 +90,27 @@ describe('the onnx embedder', () => {
     }
   });
 
+  it('ends a run before its padded size passes about 16,000 tokens, whatever batchSize says, keeping the order', async () => {
+    const runs: number[] = [];
+    const runner = {
+      async embed(texts: string[]) {
+        runs.push(texts.length);
+        // Each text's vector holds its number, to check the order.
+        return { data: Float32Array.from(texts.map((text) => Number(text.split(' ')[0]))), rows: texts.length, dimensions: 1 };
+      },
+      async score() { return new Float32Array(); },
+      async dispose() { /* nothing held */ },
+    };
+    const embedder = new OnnxEmbedder({ model: 'test/embedder', batchSize: 1024 }, modelsDir, runner);
+    const long = Array.from({ length: 200 }, (_, i) => `${i} ${'word '.repeat(400)}`);
+    const vectors = await embedder.embed(long);
+    expect(Math.max(...runs)).toBeLessThanOrEqual(40);
+    expect(vectors.map((vector) => vector[0])).toEqual(long.map((_, i) => i));
+    runs.length = 0;
+    await embedder.embed(Array.from({ length: 300 }, (_, i) => `${i} short`));
+    expect(runs).toEqual([300]);
+  });
+
   it('cuts texts longer than maxCharacters before tokenizing', async () => {
     const embedder = new OnnxEmbedder({ model: 'test/embedder', maxCharacters: 20 }, modelsDir);
     try {
