@@ -17,6 +17,12 @@ interface Job {
 }
 
 /**
+ * How long one run may take, loading the model included, before its worker is ended: a run cannot be
+ * interrupted, and a wedged one held every later request (search queries, the indexer) for ever.
+ */
+const RUN_DEADLINE_MS = 10 * 60_000;
+
+/**
  * One worker per model, started on first use, given one request at a time: the requests wait here, so
  * that an urgent one (a search query) goes before the indexer's batches that wait, and one whose caller
  * gave up is dropped unsent. A caller that gives up while its request runs is answered at once and the
@@ -27,10 +33,10 @@ export class WorkerRunner implements ModelRunner {
   private worker: Worker | undefined;
   private readonly waiting: Job[] = [];
   /** Sent to the worker and not answered yet; `job` is undefined once its caller gave up. */
-  private running: { id: number; job: Job | undefined } | undefined;
+  private running: { id: number; job: Job | undefined; deadline: NodeJS.Timeout } | undefined;
   private nextId = 0;
 
-  constructor(private readonly spec: ModelSpec, private readonly script: URL) {}
+  constructor(private readonly spec: ModelSpec, private readonly script: URL, private readonly deadlineMs = RUN_DEADLINE_MS) {}
 
   async embed(texts: string[], options: EmbedOptions, signal?: AbortSignal, urgent = false): Promise<EmbedOutput> {
     return (await this.request({ op: 'embed', texts, options }, signal, urgent)).embedded!;
@@ -80,7 +86,7 @@ export class WorkerRunner implements ModelRunner {
       return;
     }
     const worker = this.started();
-    this.running = { id: job.id, job };
+    this.running = { id: job.id, job, deadline: setTimeout(() => void this.overdue(job.id), this.deadlineMs) };
     worker.ref();
     worker.postMessage({ ...job.body, id: job.id } as InferenceRequest);
   }
@@ -88,10 +94,23 @@ export class WorkerRunner implements ModelRunner {
   private answered(response: InferenceResponse): void {
     if (response.id !== this.running?.id) return;
     const { job } = this.running;
+    clearTimeout(this.running.deadline);
     this.running = undefined;
     if (job && response.ok) job.resolve(response);
     else if (job && !response.ok) job.reject(new KernelError(response.error.code as ErrorCode, response.error.message, { details: response.error.details as Record<string, unknown> | undefined }));
     this.pump();
+  }
+
+  /** A run past its deadline: its worker (and the model it holds) is ended, and the next request gets a new one. */
+  private async overdue(id: number): Promise<void> {
+    if (this.running?.id !== id) return;
+    const { job } = this.running;
+    const worker = this.worker;
+    this.worker = undefined;
+    this.running = undefined;
+    job?.reject(new KernelError('MODEL_UNAVAILABLE', `model '${this.spec.model}' did not answer within ${Math.round(this.deadlineMs / 1000)} s; its worker was ended, and the next request loads it again`));
+    this.pump();
+    await worker?.terminate();
   }
 
   private started(): Worker {
@@ -111,6 +130,7 @@ export class WorkerRunner implements ModelRunner {
 
   private failAll(error: KernelError): void {
     const jobs = [...(this.running?.job ? [this.running.job] : []), ...this.waiting.splice(0)];
+    if (this.running) clearTimeout(this.running.deadline);
     this.running = undefined;
     for (const job of jobs) job.reject(error);
   }
