@@ -4,7 +4,7 @@ import type { ChatCompletionChunk, ChatCompletionMessageParam, ChatCompletionToo
 import { ModelError, type ModelEvent, type ModelMessage, type ModelRequest } from '../../core/turn/model-provider.js';
 import type { ModelConfig } from './config.js';
 import { ConfiguredProvider } from './configured-provider.js';
-import { splitLeadingSystem } from './conversation.js';
+import { splitLeadingSystem, systemNote } from './conversation.js';
 import { toModelError } from './errors.js';
 import { openAIClient, openAIModelLookup } from './openai-client.js';
 
@@ -28,7 +28,7 @@ export class OpenAIChatProvider extends ConfiguredProvider {
     try {
       stream = await this.client.chat.completions.create({
         model: config.model,
-        messages: toChatMessages(request.messages),
+        messages: toChatMessages(request.messages, midSystemAllowed(this.client.baseURL)),
         ...(request.tools.length > 0 ? { tools: request.tools.map(toChatTool) } : {}),
         stream: true,
         stream_options: { include_usage: true },
@@ -115,11 +115,22 @@ function toChatTool(tool: ModelRequest['tools'][number]): ChatCompletionTool {
   return { type: 'function', function: { name: tool.name, description: tool.description, parameters: { ...tool.inputSchema } } };
 }
 
-function toChatMessages(messages: readonly ModelMessage[]): ChatCompletionMessageParam[] {
+/**
+ * Whether the server takes a system message after the first turn: OpenAI's own API (and Azure's) does;
+ * the chat templates of many models a compatible server runs (vLLM, llama.cpp: Qwen, Mistral, Gemma)
+ * refuse one that is not first, with a 400 that ended the turn just when a warning was added.
+ */
+function midSystemAllowed(baseURL: string): boolean {
+  const host = new URL(baseURL).hostname;
+  return host === 'api.openai.com' || host.endsWith('.openai.azure.com');
+}
+
+function toChatMessages(messages: readonly ModelMessage[], midSystem: boolean): ChatCompletionMessageParam[] {
   const { system, rest } = splitLeadingSystem(messages);
   const out: ChatCompletionMessageParam[] = system.map((content) => ({ role: 'system', content }));
   for (const message of rest) {
-    if (message.role === 'system') out.push({ role: 'system', content: message.content });
+    // Elsewhere it travels as the person's message, marked as the kernel's note (as for Anthropic and Gemini).
+    if (message.role === 'system') out.push(midSystem ? { role: 'system', content: message.content } : { role: 'user', content: systemNote(message.content) });
     else if (message.role === 'user') out.push({ role: 'user', content: message.content });
     else if (message.role === 'tool') out.push({ role: 'tool', tool_call_id: message.toolCallId ?? '', content: message.content });
     else {

@@ -100,6 +100,20 @@ describe('calls as compatible servers stream them', () => {
     expect(JSON.parse(args)).toEqual({ limit: 3 });
   });
 
+  it('Chat Completions: a system message after the first turn reaches a compatible server as a marked note, not a second system message', async () => {
+    const { kernel, fake } = await start('openai-chat');
+    fake.reply(sse('openai-chat', { text: 'ok' }));
+    // As the doom-loop rule's warning is added, after tool results.
+    await drain(kernel.container.resolve<ModelProvider>(MODEL_PROVIDER), [
+      { role: 'system', content: 'You are Quire.' }, { role: 'user', content: 'go' },
+      { role: 'assistant', content: '', toolCalls: [{ id: 'call_1', name: 'notebook_list', arguments: '{}' }] }, { role: 'tool', toolCallId: 'call_1', content: 'none' },
+      { role: 'system', content: 'The same call failed three times.' },
+    ]);
+    const messages = fake.posts[0]!.body.messages as { role: string; content: string | null }[];
+    expect(messages.map((message) => message.role)).toEqual(['system', 'user', 'assistant', 'tool', 'user']);
+    expect(messages.at(-1)!.content).toContain('<system-note>');
+  });
+
   it('Chat Completions: usage sent as a running total on every chunk is counted once', async () => {
     const { fake, session, turn } = await start('openai-chat');
     // As vLLM's continuous usage stats: each chunk carries the totals so far.
