@@ -5,6 +5,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { randomUUID } from 'node:crypto';
 import { KernelError, isKernelError } from '../errors.js';
+import { localOnlyNotebooks } from '../gate/egress-scope.js';
 import { NOTEBOOK_SCOPE, type NotebookScope } from '../gate/notebook-scope.js';
 import { isValidId } from '../ids.js';
 import type { Kernel } from '../kernel.js';
@@ -15,7 +16,7 @@ const PAGE = 100;
 /** Documents walked for one listing at most (a page is cut from them): every request stays bounded. */
 const MAX_LISTED = 20_000;
 /** How long a listing's walk is kept for its next pages. */
-const LISTING_KEPT_MS = 5 * 60_000;
+const LISTING_KEPT_MS = 60_000;
 /** Resources one MCP session may watch. */
 export const MAX_SUBSCRIPTIONS = 1_000;
 const URI = /^quire:\/\/(blocks|documents|notebooks)\/(\d{14}-[0-9a-z]{7})$/;
@@ -49,11 +50,15 @@ export function serveResources(server: Server, kernel: Kernel, caller: () => Pri
   // The session's last listing, walked once for all its pages (each page walked the whole tree again: a
   // client paging through 20,000 documents made 200 walks). Pages then show the notes as they were when
   // the listing began; a cursor of another listing, or one kept past its time, walks again.
-  let kept: { id: string; listed: ListingFound; at: number } | undefined;
+  let kept: { id: string; listed: ListingFound; at: number; localOnly: string } | undefined;
+  // A notebook marked local-only since the walk: its titles must not go out from the kept pages.
+  const localOnlyNow = (): string => [...localOnlyNotebooks(kernel.container)].sort().join(',');
   server.setRequestHandler(ListResourcesRequestSchema, async (request, extra) => {
     const { listing, offset } = parseCursor(request.params?.cursor);
-    if (!kept || kept.id !== listing || Date.now() - kept.at > LISTING_KEPT_MS) {
-      kept = { id: randomUUID().slice(0, 8), listed: await listAll(callWith(extra.signal)), at: Date.now() };
+    if (!kept || kept.id !== listing || Date.now() - kept.at > LISTING_KEPT_MS || kept.localOnly !== localOnlyNow()) {
+      kept = undefined;
+      const localOnly = localOnlyNow();
+      kept = { id: randomUUID().slice(0, 8), listed: await listAll(callWith(extra.signal)), at: Date.now(), localOnly };
     }
     const { resources, truncated } = kept.listed;
     const page = resources.slice(offset, offset + PAGE);

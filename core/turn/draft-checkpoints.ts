@@ -10,13 +10,26 @@ export class DraftCheckpoints {
   private text = '';
   private last = Date.now();
   private saving: Promise<void> | undefined;
+  /** A save of text that came within the second, for when nothing more comes (reasoning, a call's arguments). */
+  private trailing: NodeJS.Timeout | undefined;
+  private ended = false;
 
   constructor(private readonly turn: ActiveTurn, private readonly roundID: string, private readonly save: () => Promise<void>, private readonly intervalMs = 1000) {}
 
   add(delta: string): void {
     this.text += delta;
+    this.saveSoon();
+  }
+
+  private saveSoon(): void {
+    if (this.ended || this.trailing) return;
     const now = Date.now();
-    if (this.saving || now - this.last < this.intervalMs) return;
+    if (this.saving || now - this.last < this.intervalMs) {
+      this.trailing = setTimeout(() => { this.trailing = undefined; this.saveSoon(); }, Math.max(50, this.intervalMs - (now - this.last)));
+      this.trailing.unref();
+      return;
+    }
+    if (this.turn.draftContent === this.text) return;
     this.last = now;
     this.turn.draftContent = this.text;
     this.turn.draftRoundID = this.roundID;
@@ -29,6 +42,9 @@ export class DraftCheckpoints {
    * stopped, the draft its caller sets). Waits for a save under way, so that none lands after the next.
    */
   async end(): Promise<void> {
+    this.ended = true;
+    clearTimeout(this.trailing);
+    this.trailing = undefined;
     await this.saving;
     this.turn.draftContent = '';
     delete this.turn.draftRoundID;

@@ -344,10 +344,10 @@ async function requestWithRetries(deps: TurnDependencies, request: TurnRequest, 
   for (let attempt = 1; ; attempt++) {
     const result = await streamRound(request.provider, modelRequest, request.signal, callbacks, deps.settings.idleTimeoutMs);
     if (result.error === undefined || result.received || request.signal.aborted) return result;
-    // Silent after the server took the request: the model was likely thinking without showing it. A new
-    // request would be billed for the same thinking again (and likely fall silent again): not repeated.
-    if (result.accepted && categoryOf(result.error) === 'timeout') {
-      return { ...result, error: new ModelError('timeout', `${result.error instanceof Error ? result.error.message : String(result.error)} after the server took the request; not repeated, as the model may have been thinking (billed). For models that think long, raise agent.idleTimeoutMs`) };
+    // Silent after the server took the request: a model thinking without showing it (each new request is
+    // billed for that thinking again), or a server stalled behind its headers. Tried once more, not five times.
+    if (result.accepted && categoryOf(result.error) === 'timeout' && attempt >= 2) {
+      return { ...result, error: new ModelError('timeout', `${result.error instanceof Error ? result.error.message : String(result.error)} after the server took the request, twice; not repeated again: the model may be thinking without showing it (billed each time; for such models raise agent.idleTimeoutMs), or the server stalled`) };
     }
     const delay = retryDelay(result.error, attempt, deps.settings.retry);
     if (delay === undefined) return result;

@@ -141,7 +141,6 @@ async function sizes(folder: string, files: readonly string[]): Promise<{ path: 
   return Promise.all(files.map(async (path) => ({ path, bytes: (await stat(join(folder, path))).size })));
 }
 
-/** What went wrong, said for the person at the terminal: not found, host unreachable, or the rest. */
 /**
  * Weights go into onnxruntime's native parser, and nothing signs them: they come over https, or plain
  * http from this machine only (a mirror on loopback, the tests' fake). Over http from elsewhere, anyone
@@ -159,6 +158,7 @@ function checkHost(host: string): void {
   throw new KernelError('INVALID_INPUT', `remoteHost ${url.origin} is not https: models are downloaded over https, or plain http from this machine only (the weights are not signed)`, { details: { field: 'remoteHost' } });
 }
 
+/** What went wrong, said for the person at the terminal: not found, host unreachable, or the rest. */
 function pullError(error: unknown, model: string, host: string): KernelError {
   if (isKernelError(error) && error.code !== 'MODEL_UNAVAILABLE') return error;
   const message = describe(error);

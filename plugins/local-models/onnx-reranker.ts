@@ -3,8 +3,21 @@ import { DEFAULT_RERANK_CHARACTERS, RERANK_BATCH_SIZE, type RerankerConfig } fro
 import { createModelRunner, type ModelRunner } from './model-runner.js';
 import { cutAt } from './onnx-embedder.js';
 
-/** About 125 tokens: a search query rarely needs more, and the document keeps the rest of the window. */
-const MAX_QUERY_CHARACTERS = 500;
+/** About 128 tokens: a search query rarely needs more, and the document keeps the rest of the window. */
+const MAX_QUERY_TOKENS = 128;
+
+/**
+ * How many characters of `query` make about MAX_QUERY_TOKENS: a CJK character is about a token, other
+ * text about four characters a token (500 characters of Chinese would fill a 512-token window alone).
+ */
+function queryLength(query: string): number {
+  let tokens = 0;
+  for (let i = 0; i < query.length; i++) {
+    tokens += query.charCodeAt(i) >= 0x2e80 ? 1 : 0.25;
+    if (tokens > MAX_QUERY_TOKENS) return i;
+  }
+  return query.length;
+}
 
 /**
  * The `onnx` reranker: a cross-encoder (…ForSequenceClassification) from `<workspace>/models/`, reading
@@ -27,7 +40,7 @@ export class OnnxReranker implements Reranker {
     const cut = documents.map((document) => (document.length > this.maxCharacters ? cutAt(document, this.maxCharacters) : document));
     // The pair is cut from its end to the model's length: a long query (up to the documents' length)
     // pushed every document out of a 512-token window and made all scores equal. A query is kept short.
-    const queryCharacters = Math.min(MAX_QUERY_CHARACTERS, this.maxCharacters);
+    const queryCharacters = Math.min(queryLength(query), this.maxCharacters);
     const question = query.length > queryCharacters ? cutAt(query, queryCharacters) : query;
     const scores: number[] = [];
     for (let start = 0; start < cut.length; start += RERANK_BATCH_SIZE) {

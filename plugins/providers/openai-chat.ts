@@ -48,7 +48,7 @@ export class OpenAIChatProvider extends ConfiguredProvider {
     const madeUp = `call_${randomUUID().slice(0, 8)}_`;
     // The server's index of a call → ours: a compatible server that streams every call at index 0 (or
     // none) starts another call with a new id, which merged into the first (its arguments appended).
-    const slots = new Map<number, { slot: number; id: string | undefined }>();
+    const slots = new Map<number, { slot: number; id: string | undefined; name: string; args: string }>();
     let nextSlot = 0;
     let finish: FinishReason | undefined;
     // The last usage seen, told once at the end: compatible servers (vLLM's continuous usage stats) send
@@ -76,33 +76,56 @@ export class OpenAIChatProvider extends ConfiguredProvider {
           // Another call at a slot in use: a new id, or a name again without the slot's id (a server that
           // sends parallel calls without ids, all at one index: they were merged, the second's arguments
           // appended to the first's and the second call lost). A call's name comes once (OpenAI's wire).
-          const named = call.function?.name !== undefined && call.function.name !== '' && current !== undefined && started.has(current.slot);
-          if (!current || (call.id && current.id !== undefined && call.id !== current.id) || (named && !(call.id && call.id === current.id))) {
-            current = { slot: nextSlot++, id: undefined };
+          // A repeated name splits only when it cannot be the same call again: another name, or arguments
+          // already whole (some servers repeat the name, or send null for it, in every chunk of one call).
+          const name = typeof call.function?.name === 'string' ? call.function.name : '';
+          const again = name !== '' && current !== undefined && started.has(current.slot) && !(call.id && call.id === current.id)
+            && (name !== current.name || isWholeJson(current.args));
+          if (!current || (call.id && current.id !== undefined && call.id !== current.id) || again) {
+            current = { slot: nextSlot++, id: undefined, name: '', args: '' };
             slots.set(key, current);
           }
           if (call.id) current.id = call.id;
           const index = current.slot;
           if (!started.has(index) && call.function?.name) {
             started.add(index);
+            current.name = call.function.name;
             yield { type: 'tool_call_start', index, id: current.id ?? `${madeUp}${index}`, name: call.function.name };
           }
-          if (started.has(index) && call.function?.arguments) yield { type: 'tool_call_delta', index, argumentsDelta: call.function.arguments };
+          if (started.has(index) && call.function?.arguments) {
+            current.args += call.function.arguments;
+            yield { type: 'tool_call_delta', index, argumentsDelta: call.function.arguments };
+          }
         }
         if (choice.finish_reason) finish = finishReason(choice.finish_reason);
         if (reasoning === '' && text === '' && !delta.tool_calls?.length) yield { type: 'keepalive' };
       }
     } catch (error) {
+      // What the server billed so far still counts (a cut or stopped answer).
+      if (usage) yield usage;
       if (signal.aborted) return;
       throw this.failure(error);
     }
     // The SDK ends a stream quietly when it is aborted: that is not an answer.
-    if (signal.aborted) return;
+    if (signal.aborted) {
+      if (usage) yield usage;
+      return;
+    }
     // The SDK also ends quietly when the connection drops mid-answer: no finish reason, no whole answer.
     if (finish === undefined) throw new ModelError('server', 'the stream ended without a finish reason');
     if (usage) yield usage;
     for (const index of [...started].sort((a, b) => a - b)) yield { type: 'tool_call_end', index };
     yield { type: 'finish', reason: finish };
+  }
+}
+
+function isWholeJson(text: string): boolean {
+  if (text.trim() === '') return false;
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
   }
 }
 

@@ -85,7 +85,7 @@ export class OpenAIResponsesProvider extends ConfiguredProvider {
               // does not continue what streamed cannot be told apart: the round fails.
               const so = streamed.get(event.output_index) ?? '';
               const whole = event.item.arguments ?? '';
-              if (whole !== '' && whole !== so) {
+              if (whole !== '' && whole !== so && !sameJson(whole, so)) {
                 if (!whole.startsWith(so)) throw new ModelError('server', `the arguments of call ${event.item.call_id} streamed differ from those the server sent whole`);
                 yield { type: 'tool_call_delta', index: event.output_index, argumentsDelta: whole.slice(so.length) };
               }
@@ -156,4 +156,13 @@ function toInput(messages: readonly ModelMessage[], origin: NativeOrigin): Respo
     }
   }
   return input;
+}
+
+/** Whether two texts are the same JSON value, however spaced (a whole sent again, formatted otherwise). */
+function sameJson(a: string, b: string): boolean {
+  try {
+    return JSON.stringify(JSON.parse(a)) === JSON.stringify(JSON.parse(b));
+  } catch {
+    return false;
+  }
 }

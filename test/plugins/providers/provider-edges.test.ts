@@ -87,6 +87,24 @@ describe('calls as compatible servers stream them', () => {
     expect(started.map(({ index }) => JSON.parse(args.get(index)!))).toEqual([{ limit: 1 }, { limit: 2 }]);
   });
 
+  it('Chat Completions: one call whose every chunk repeats its name (or sends it null) stays one call', async () => {
+    const { kernel, fake } = await start('openai-chat');
+    const calls = [{ id: 'call_a', name: 'notebook_list', args: { limit: 1, offset: 2 } }];
+    const frames = framesFor('openai-chat', { calls }).map((frame) => frame.replace(/"id":"call_a",/g, ''));
+    // Every argument chunk names the call again; one names it null.
+    const named = frames.map((frame, i) => (frame.includes('"arguments":"') && !frame.includes('"name"') ? frame.replace('"function":{', i % 2 === 0 ? '"function":{"name":"notebook_list",' : '"function":{"name":null,') : frame));
+    fake.reply({ kind: 'sse', frames: named });
+    const provider = kernel.container.resolve<ModelProvider>(MODEL_PROVIDER);
+    const started: string[] = [];
+    let args = '';
+    for await (const event of provider.stream({ messages: [{ role: 'user', content: 'go' }], tools: [] }, new AbortController().signal)) {
+      if (event.type === 'tool_call_start') started.push(event.name);
+      if (event.type === 'tool_call_delta') args += event.argumentsDelta;
+    }
+    expect(started).toEqual(['notebook_list']);
+    expect(JSON.parse(args)).toEqual({ limit: 1, offset: 2 });
+  });
+
   it('Responses: a call whose arguments come whole at its end only runs with them, not with none', async () => {
     const { kernel, fake } = await start('openai-responses');
     const calls = [{ id: 'call_a', name: 'notebook_list', args: { limit: 3 } }];
@@ -112,6 +130,20 @@ describe('calls as compatible servers stream them', () => {
     const messages = fake.posts[0]!.body.messages as { role: string; content: string | null }[];
     expect(messages.map((message) => message.role)).toEqual(['system', 'user', 'assistant', 'tool', 'user']);
     expect(messages.at(-1)!.content).toContain('<system-note>');
+  });
+
+  it('Responses: a whole sent again at a call\'s end, spaced otherwise, is the same call', async () => {
+    const { kernel, fake } = await start('openai-responses');
+    const calls = [{ id: 'call_a', name: 'notebook_list', args: { limit: 3 } }];
+    const frames = framesFor('openai-responses', { calls }).map((frame) => (frame.includes('response.output_item.done') ? frame.replace('{\\"limit\\":3}', '{\\"limit\\": 3}') : frame));
+    expect(frames.some((frame) => frame.includes('{\\"limit\\": 3}'))).toBe(true);
+    fake.reply({ kind: 'sse', frames });
+    const provider = kernel.container.resolve<ModelProvider>(MODEL_PROVIDER);
+    let args = '';
+    for await (const event of provider.stream({ messages: [{ role: 'user', content: 'go' }], tools: [] }, new AbortController().signal)) {
+      if (event.type === 'tool_call_delta') args += event.argumentsDelta;
+    }
+    expect(JSON.parse(args)).toEqual({ limit: 3 });
   });
 
   it('Chat Completions: usage sent as a running total on every chunk is counted once', async () => {

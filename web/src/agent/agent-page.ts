@@ -178,8 +178,8 @@ function Chat({ client, sessionId, onChanged }: { client: QuireClient; sessionId
         ? html`<button type="button" class="cancel" onClick=${() => void cancel()}>Stop</button>`
         : html`<button type="submit">Send</button>`}
       ${runningElsewhere ? html`<p class="muted" role="status">${lost
-        ? `The connection to the turn was lost (${lost}); the turn goes on, and this page follows it: what it asks appears here, and its answer when it ends.`
-        : 'A turn is running that this page did not start; its answer appears when it ends.'}</p>` : null}
+        ? `The connection to the turn was lost (${lost}); the turn goes on, and this page follows it: what it asks appears here, and its answer as it is written.`
+        : 'A turn is running that this page did not start; its answer appears here as it is written.'}</p>` : null}
       ${lastTurn && live?.state !== 'running' && !runningElsewhere ? html`<button type="button" class="undo" onClick=${() => void undoTurn(lastTurn)}>Undo last turn</button>` : null}
     </form>
   </div>`;
