@@ -5,7 +5,6 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { randomUUID } from 'node:crypto';
 import { KernelError, isKernelError } from '../errors.js';
-import { localOnlyNotebooks } from '../gate/egress-scope.js';
 import { NOTEBOOK_SCOPE, type NotebookScope } from '../gate/notebook-scope.js';
 import { isValidId } from '../ids.js';
 import type { Kernel } from '../kernel.js';
@@ -47,18 +46,20 @@ export function serveResources(server: Server, kernel: Kernel, caller: () => Pri
     ],
   }));
   const call = callWith();
+  const scope = kernel.container.isRegistered(NOTEBOOK_SCOPE, true) ? kernel.container.resolve<NotebookScope>(NOTEBOOK_SCOPE) : undefined;
   // The session's last listing, walked once for all its pages (each page walked the whole tree again: a
   // client paging through 20,000 documents made 200 walks). Pages then show the notes as they were when
   // the listing began; a cursor of another listing, or one kept past its time, walks again.
-  let kept: { id: string; listed: ListingFound; at: number; localOnly: string } | undefined;
-  // A notebook marked local-only since the walk: its titles must not go out from the kept pages.
-  const localOnlyNow = (): string => [...localOnlyNotebooks(kernel.container)].sort().join(',');
+  let kept: { id: string; listed: ListingFound; at: number; privacy: string } | undefined;
+  // A notebook marked local-only or closed to the agent (agent: none) since the walk: its titles must not
+  // go out from the kept pages.
+  const privacyNow = (): string => (scope?.privacy() ?? []).map((notebook) => `${notebook.id}:${notebook.agent}:${notebook.egress}`).sort().join(',');
   server.setRequestHandler(ListResourcesRequestSchema, async (request, extra) => {
     const { listing, offset } = parseCursor(request.params?.cursor);
-    if (!kept || kept.id !== listing || Date.now() - kept.at > LISTING_KEPT_MS || kept.localOnly !== localOnlyNow()) {
+    if (!kept || kept.id !== listing || Date.now() - kept.at > LISTING_KEPT_MS || kept.privacy !== privacyNow()) {
       kept = undefined;
-      const localOnly = localOnlyNow();
-      kept = { id: randomUUID().slice(0, 8), listed: await listAll(callWith(extra.signal)), at: Date.now(), localOnly };
+      const privacy = privacyNow();
+      kept = { id: randomUUID().slice(0, 8), listed: await listAll(callWith(extra.signal)), at: Date.now(), privacy };
     }
     const { resources, truncated } = kept.listed;
     const page = resources.slice(offset, offset + PAGE);
@@ -81,7 +82,6 @@ export function serveResources(server: Server, kernel: Kernel, caller: () => Pri
     return { contents: [{ uri: request.params.uri, mimeType: 'text/markdown', text }] };
   });
   const subscribed = new Set<string>();
-  const scope = kernel.container.isRegistered(NOTEBOOK_SCOPE, true) ? kernel.container.resolve<NotebookScope>(NOTEBOOK_SCOPE) : undefined;
   // Listened to from the first subscription only: a session that never subscribes costs the index nothing.
   let unsubscribe: (() => void) | undefined;
   /** Only what the caller may read can be watched: the read answers NOT_FOUND otherwise. */

@@ -341,12 +341,13 @@ async function toolRound(work: TurnWork, result: RoundResult, roundID: string, t
  */
 async function requestWithRetries(deps: TurnDependencies, request: TurnRequest, modelRequest: ModelRequest, roundID: string, emit: (event: TurnEvent) => void, draft: DraftCheckpoints): Promise<RoundResult> {
   const callbacks = { onText: (delta: string) => { emit({ type: 'content', roundID, delta }); draft.add(delta); }, onReasoning: (delta: string) => emit({ type: 'reasoning', roundID, delta }) };
+  let silences = 0;
   for (let attempt = 1; ; attempt++) {
     const result = await streamRound(request.provider, modelRequest, request.signal, callbacks, deps.settings.idleTimeoutMs);
     if (result.error === undefined || result.received || request.signal.aborted) return result;
     // Silent after the server took the request: a model thinking without showing it (each new request is
     // billed for that thinking again), or a server stalled behind its headers. Tried once more, not five times.
-    if (result.accepted && categoryOf(result.error) === 'timeout' && attempt >= 2) {
+    if (result.accepted && categoryOf(result.error) === 'timeout' && ++silences >= 2) {
       return { ...result, error: new ModelError('timeout', `${result.error instanceof Error ? result.error.message : String(result.error)} after the server took the request, twice; not repeated again: the model may be thinking without showing it (billed each time; for such models raise agent.idleTimeoutMs), or the server stalled`) };
     }
     const delay = retryDelay(result.error, attempt, deps.settings.retry);

@@ -21,6 +21,8 @@ interface Job {
  * interrupted, and a wedged one held every later request (search queries, the indexer) for ever.
  */
 const RUN_DEADLINE_MS = 10 * 60_000;
+/** How long an overdue worker's end is waited for before the next request starts a new one. */
+const TERMINATE_WAIT_MS = 5_000;
 
 /**
  * One worker per model, started on first use, given one request at a time: the requests wait here, so
@@ -109,8 +111,11 @@ export class WorkerRunner implements ModelRunner {
     this.worker = undefined;
     this.running = undefined;
     job?.reject(new KernelError('MODEL_UNAVAILABLE', `model '${this.spec.model}' did not answer within ${Math.round(this.deadlineMs / 1000)} s; its worker was ended, and the next request loads it again`));
+    // Ended before the next one loads the model again (not two copies at once), but not waited for long: a
+    // run stuck in native code may not stop, and it must neither hold the process open nor the queue.
+    worker?.unref();
+    await Promise.race([worker?.terminate(), new Promise((resolve) => setTimeout(resolve, TERMINATE_WAIT_MS).unref())]);
     this.pump();
-    await worker?.terminate();
   }
 
   private started(): Worker {

@@ -40,15 +40,15 @@ export class OpenAIChatProvider extends ConfiguredProvider {
       if (signal.aborted) return;
       throw this.failure(error);
     }
-    // The server took the request (its answer's headers came): a silence from here on is the model at
-    // work (an o-series model thinks without streaming), and the turn loop does not bill it again by repeating.
+    // The server took the request (its answer's headers came): a silence from here on may be the model at
+    // work (an o-series model thinks without streaming), and the turn loop repeats such a request once only.
     yield { type: 'keepalive' };
     const started = new Set<number>();
     // Some compatible servers send no call ids: made-up ones must still be unique in the session.
     const madeUp = `call_${randomUUID().slice(0, 8)}_`;
     // The server's index of a call → ours: a compatible server that streams every call at index 0 (or
     // none) starts another call with a new id, which merged into the first (its arguments appended).
-    const slots = new Map<number, { slot: number; id: string | undefined; name: string; args: string }>();
+    const slots = new Map<number, { slot: number; id: string | undefined; name: string; args: string; pending?: string | undefined }>();
     let nextSlot = 0;
     let finish: FinishReason | undefined;
     // The last usage seen, told once at the end: compatible servers (vLLM's continuous usage stats) send
@@ -79,18 +79,28 @@ export class OpenAIChatProvider extends ConfiguredProvider {
           // A repeated name splits only when it cannot be the same call again: another name, or arguments
           // already whole (some servers repeat the name, or send null for it, in every chunk of one call).
           const name = typeof call.function?.name === 'string' ? call.function.name : '';
+          const own = call.function?.arguments ?? '';
           const again = name !== '' && current !== undefined && started.has(current.slot) && !(call.id && call.id === current.id)
             && (name !== current.name || isWholeJson(current.args));
-          if (!current || (call.id && current.id !== undefined && call.id !== current.id) || again) {
+          // The same name with no arguments of its own: another call's first chunk, or a last chunk repeating
+          // it. Only arguments that follow tell: until then it starts nothing.
+          if (again && name === current!.name && own.trim() === '' && !call.id) {
+            current!.pending = name;
+            continue;
+          }
+          const resumed = !again && current?.pending !== undefined && own.trim() !== '' ? current.pending : undefined;
+          if (current) current.pending = undefined;
+          if (!current || (call.id && current.id !== undefined && call.id !== current.id) || again || resumed !== undefined) {
             current = { slot: nextSlot++, id: undefined, name: '', args: '' };
             slots.set(key, current);
           }
           if (call.id) current.id = call.id;
           const index = current.slot;
-          if (!started.has(index) && call.function?.name) {
+          const callName = call.function?.name || resumed;
+          if (!started.has(index) && callName) {
             started.add(index);
-            current.name = call.function.name;
-            yield { type: 'tool_call_start', index, id: current.id ?? `${madeUp}${index}`, name: call.function.name };
+            current.name = callName;
+            yield { type: 'tool_call_start', index, id: current.id ?? `${madeUp}${index}`, name: callName };
           }
           if (started.has(index) && call.function?.arguments) {
             current.args += call.function.arguments;
@@ -112,15 +122,21 @@ export class OpenAIChatProvider extends ConfiguredProvider {
       return;
     }
     // The SDK also ends quietly when the connection drops mid-answer: no finish reason, no whole answer.
-    if (finish === undefined) throw new ModelError('server', 'the stream ended without a finish reason');
+    if (finish === undefined) {
+      // A dropped connection: what the server billed so far still counts.
+      if (usage) yield usage;
+      throw new ModelError('server', 'the stream ended without a finish reason');
+    }
     if (usage) yield usage;
     for (const index of [...started].sort((a, b) => a - b)) yield { type: 'tool_call_end', index };
     yield { type: 'finish', reason: finish };
   }
 }
 
+/** Whether `text` is a whole JSON value; parsed only when it ends as an object or array can (each chunk asks). */
 function isWholeJson(text: string): boolean {
-  if (text.trim() === '') return false;
+  const end = text.trimEnd().at(-1);
+  if (end !== '}' && end !== ']') return false;
   try {
     JSON.parse(text);
     return true;

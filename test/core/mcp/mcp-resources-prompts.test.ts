@@ -65,16 +65,18 @@ describe('notes as MCP resources', () => {
     await expect(client.readResource({ uri: 'https://example.com/' })).rejects.toThrow(/not a Quire resource/);
   });
 
-  it('walks again for the next page once a notebook was marked local-only since the listing began', async () => {
-    const { client, act } = await serve();
-    const notebook = await act<Created>('notebook_create', { name: 'Health' });
-    for (let i = 0; i < 110; i++) await act('document_create', { notebook: notebook.id, title: `Visit ${i}` });
-    const first = await client.listResources();
-    expect(first.nextCursor).toBeDefined();
-    await act('notebook_set_privacy', { id: notebook.id, egress: 'local-only' });
-    const second = await client.listResources({ cursor: first.nextCursor! });
-    // Walked again: the notebook is listed, its documents' titles are not (a cursor past them gives none).
-    expect(JSON.stringify(second.resources)).not.toContain('Visit');
+  it('walks again for the next page once a notebook was marked local-only, or closed to the agent, since the listing began', async () => {
+    for (const setting of [{ egress: 'local-only' }, { agent: 'none' }]) {
+      const { client, act } = await serve();
+      const notebook = await act<Created>('notebook_create', { name: 'Health' });
+      for (let i = 0; i < 110; i++) await act('document_create', { notebook: notebook.id, title: `Visit ${i}` });
+      const first = await client.listResources();
+      expect(first.nextCursor).toBeDefined();
+      await act('notebook_set_privacy', { id: notebook.id, ...setting });
+      const second = await client.listResources({ cursor: first.nextCursor! });
+      // Walked again: its documents' titles are not listed (a cursor past what is left gives none).
+      expect(JSON.stringify(second.resources), JSON.stringify(setting)).not.toContain('Visit');
+    }
   });
 
   it('stops walking the notes for a listing its client cancelled', async () => {

@@ -90,6 +90,10 @@ describe('retries and the idle watchdog', () => {
     expect(outcome.state).toBe('interrupted');
     expect(seen.find((event) => event.type === 'error')).toMatchObject({ code: 'MODEL_TIMEOUT', message: expect.stringContaining('agent.idleTimeoutMs') });
     expect(seen.filter((event) => event.type === 'retry')).toHaveLength(1);
+    // Counted apart from other failures: a server error first does not use up the one more try.
+    const after503 = flaky([() => fail(new ModelError('server', '503')), (signal) => stall(signal, [{ type: 'keepalive' }]), (signal) => stall(signal, [{ type: 'keepalive' }]), () => events(answer('never asked'))]);
+    await run(after503, 100);
+    expect(after503.calls).toBe(3);
   });
 });
 

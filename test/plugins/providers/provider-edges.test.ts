@@ -93,6 +93,9 @@ describe('calls as compatible servers stream them', () => {
     const frames = framesFor('openai-chat', { calls }).map((frame) => frame.replace(/"id":"call_a",/g, ''));
     // Every argument chunk names the call again; one names it null.
     const named = frames.map((frame, i) => (frame.includes('"arguments":"') && !frame.includes('"name"') ? frame.replace('"function":{', i % 2 === 0 ? '"function":{"name":"notebook_list",' : '"function":{"name":null,') : frame));
+    // And a last chunk naming it once more, with no arguments of its own.
+    const last = named.findLastIndex((frame) => frame.includes('"arguments":"'));
+    named.splice(last + 1, 0, named[last]!.replace(/"arguments":"(?:[^"\\]|\\.)*"/, '"arguments":""'));
     fake.reply({ kind: 'sse', frames: named });
     const provider = kernel.container.resolve<ModelProvider>(MODEL_PROVIDER);
     const started: string[] = [];
