@@ -1,6 +1,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { newId } from '../../core/ids.js';
 import { framesFor } from '../../fakes/wire-frames.js';
 import { ADMIN, round, useWebApp } from './web-harness.js';
 import { notes, type Created } from './web-notes.js';
@@ -87,6 +88,25 @@ describe('the web app in a real browser: a broken stream, a stale card, an edite
     expect((await web.act<{ block: { id: string } }>('block_get', { id: paragraph })).block.id).toBe(paragraph);
     await web.page.getByRole('button', { name: 'Stop' }).click();
     await web.page.getByRole('button', { name: 'Send' }).waitFor();
+  });
+
+  it('shows a long session\'s newest 200 messages, and earlier ones a page at a time on request', async () => {
+    const web = await start();
+    const id = newId();
+    const entries = Array.from({ length: 450 }, (_, i) => (i % 2 === 0 ? { id: `u${i}`, type: 'user', content: `question ${i}` } : { id: `a${i}`, type: 'assistant', content: `answer ${i}` }));
+    await web.kernel.sessions.save({ id, title: 'Long', entries });
+    await web.signIn(ADMIN);
+    await web.page.goto(`${web.url}/#/agent/${id}`);
+    await web.page.locator('.entry.assistant p.content', { hasText: 'answer 449' }).waitFor();
+    const messages = web.page.locator('ol.entries li.entry.user, ol.entries li.entry.assistant');
+    expect(await messages.count()).toBe(200);
+    expect(await web.page.getByText('question 248').count()).toBe(0);
+    await web.page.getByRole('button', { name: /Show 200 earlier messages \(250 not shown\)/ }).click();
+    expect(await messages.count()).toBe(400);
+    await web.page.getByRole('button', { name: /Show 50 earlier messages/ }).click();
+    expect(await messages.count()).toBe(450);
+    expect(await web.page.locator('button.earlier').count()).toBe(0);
+    await web.page.getByText('question 0', { exact: true }).waitFor();
   });
 
   it('shows a block\'s image again after its editor is cancelled, and its new alt text after an edit', async () => {

@@ -46,6 +46,7 @@ function Chat({ client, sessionId, onChanged }: { client: QuireClient; sessionId
   const [mode, setMode] = useState<'confirm' | 'auto'>('confirm');
   // The turn's stream broke while the turn went on in the kernel: what broke it, said while the page follows the turn.
   const [lost, setLost] = useState<string>();
+  const [shown, setShown] = useState(PAGE_ENTRIES);
   // Confirmations the turn's stream announced, and those answered here: a list fetched before the
   // newest one existed must neither hide it nor bring back one already answered.
   const announced = useRef(new Map<string, Confirmation>());
@@ -135,6 +136,10 @@ function Chat({ client, sessionId, onChanged }: { client: QuireClient; sessionId
     }
   };
 
+  // The newest entries only, a page more on request: a long session's every message and result in the
+  // page made each render and the browser's layout slow.
+  const entries = session?.entries ?? [];
+  const hidden = Math.max(0, entries.length - shown);
   // Stored entries are not walked again at each streamed token: only when the session changes.
   const storedTodos = useMemo(() => latestTodos(session?.entries ?? [], []), [session]);
   const liveTodos = latestTodos([], live?.calls ?? []);
@@ -151,7 +156,8 @@ function Chat({ client, sessionId, onChanged }: { client: QuireClient; sessionId
     </header>
     <div class="conversation">
     <ol class="entries" aria-live="polite">
-      ${(session?.entries ?? []).map((entry) => html`<${Entry} key=${entry.id} entry=${entry} />`)}
+      ${hidden > 0 ? html`<li class="entry system"><button type="button" class="earlier" onClick=${() => setShown(shown + PAGE_ENTRIES)}>Show ${Math.min(hidden, PAGE_ENTRIES)} earlier messages (${hidden} not shown)</button></li>` : null}
+      ${entries.slice(hidden).map((entry) => html`<${Entry} key=${entry.id} entry=${entry} />`)}
       ${live ? html`<li class="entry assistant live" aria-busy=${live.state === 'running'}>
         ${live.reasoning ? html`<details class="reasoning"><summary>Reasoning</summary><p>${live.reasoning}</p></details>` : null}
         ${live.calls.map((call) => html`<${ToolCall} key=${call.id} name=${call.name} args=${call.arguments} output=${call.output} ok=${call.ok} progress=${call.progress} />`)}
@@ -184,6 +190,9 @@ function Chat({ client, sessionId, onChanged }: { client: QuireClient; sessionId
     </form>
   </div>`;
 }
+
+/** Entries of a session shown at first, and added by each "Show earlier". */
+const PAGE_ENTRIES = 200;
 
 /** A block the undo left: where it is and what it says now (the file path only when it is gone). */
 function ConflictItem({ client, conflict }: { client: QuireClient; conflict: { path: string; id?: string } }): VNode {
