@@ -104,8 +104,10 @@ export class JournaledDocuments<D extends JournalDocument> {
   }
 
   /** Stores `next` (the revision after the stored one): a line appended, or a new whole file. Returns it as held. */
-  async write(id: string, next: D): Promise<D> {
+  async write(id: string, next: D | ((stored: D | undefined) => D)): Promise<D> {
     const held = await this.fresh(id);
+    // Made from the stored document here when a function: the caller needs not read it first (its files stated twice).
+    if (typeof next === 'function') next = next(held?.doc);
     if (!held) return this.create(id, next);
     // A line that skipped a revision would make the journal unreadable (replayJournal): refused before it is written.
     if (next.revision !== held.doc.revision + 1) throw new KernelError('INTERNAL', `${this.kind.wholeName} of ${id} is at revision ${held.doc.revision}; revision ${next.revision} cannot follow it`);

@@ -63,8 +63,7 @@ export class RuntimeFiles {
 
   /** Stores `runtime` as the next revision (whatever revision it carries: the one after the stored one). */
   async write(id: string, runtime: RuntimeFile): Promise<RuntimeFile> {
-    const stored = await this.documents.current(id);
-    const doc = await this.documents.write(id, toDocument({ ...runtime, schemaVersion: 1, sessionID: id, revision: (stored?.revision ?? 0) + 1 }));
+    const doc = await this.documents.write(id, (stored) => toDocument({ ...runtime, schemaVersion: 1, sessionID: id, revision: (stored?.revision ?? 0) + 1 }));
     return fromDocument(doc);
   }
 }

@@ -21,6 +21,21 @@ async function drain(provider: ModelProvider, messages: ModelMessage[]): Promise
   for await (const _event of provider.stream({ messages, tools: [] }, new AbortController().signal)) { /* read all */ }
 }
 
+/** The calls a provider streams for one request: each start, and each call's arguments by index (and all of them together). */
+async function streamedCalls(provider: ModelProvider) {
+  const started: { index: number; id: string; name: string }[] = [];
+  const args = new Map<number, string>();
+  let all = '';
+  for await (const event of provider.stream({ messages: [{ role: 'user', content: 'go' }], tools: [] }, new AbortController().signal)) {
+    if (event.type === 'tool_call_start') started.push({ index: event.index, id: event.id, name: event.name });
+    if (event.type === 'tool_call_delta') {
+      args.set(event.index, (args.get(event.index) ?? '') + event.argumentsDelta);
+      all += event.argumentsDelta;
+    }
+  }
+  return { started, args, all };
+}
+
 describe('what the APIs refuse, kept out of requests', () => {
   it('Anthropic: the first message is the user\'s, and no text block is empty', async () => {
     const { kernel, fake } = await start('anthropic');
@@ -59,13 +74,7 @@ describe('calls as compatible servers stream them', () => {
     const calls = [{ id: 'call_a', name: 'notebook_list', args: { limit: 1 } }, { id: 'call_b', name: 'document_get', args: { id: 'x' } }];
     // Such a server numbers every call 0.
     fake.reply({ kind: 'sse', frames: framesFor('openai-chat', { calls }).map((frame) => frame.replaceAll('"index":1', '"index":0')) });
-    const provider = kernel.container.resolve<ModelProvider>(MODEL_PROVIDER);
-    const started: { index: number; id: string; name: string }[] = [];
-    const args = new Map<number, string>();
-    for await (const event of provider.stream({ messages: [{ role: 'user', content: 'go' }], tools: [] }, new AbortController().signal)) {
-      if (event.type === 'tool_call_start') started.push({ index: event.index, id: event.id, name: event.name });
-      if (event.type === 'tool_call_delta') args.set(event.index, (args.get(event.index) ?? '') + event.argumentsDelta);
-    }
+    const { started, args } = await streamedCalls(kernel.container.resolve<ModelProvider>(MODEL_PROVIDER));
     expect(started.map(({ id, name }) => [id, name])).toEqual([['call_a', 'notebook_list'], ['call_b', 'document_get']]);
     expect(started.map(({ index }) => JSON.parse(args.get(index)!))).toEqual([{ limit: 1 }, { id: 'x' }]);
   });
@@ -75,13 +84,7 @@ describe('calls as compatible servers stream them', () => {
     const calls = [{ id: 'call_a', name: 'notebook_list', args: { limit: 1 } }, { id: 'call_b', name: 'notebook_list', args: { limit: 2 } }];
     // A compatible server that sends neither ids nor distinct indexes.
     fake.reply({ kind: 'sse', frames: framesFor('openai-chat', { calls }).map((frame) => frame.replaceAll('"index":1', '"index":0').replace(/"id":"call_[ab]",/g, '')) });
-    const provider = kernel.container.resolve<ModelProvider>(MODEL_PROVIDER);
-    const started: { index: number; id: string; name: string }[] = [];
-    const args = new Map<number, string>();
-    for await (const event of provider.stream({ messages: [{ role: 'user', content: 'go' }], tools: [] }, new AbortController().signal)) {
-      if (event.type === 'tool_call_start') started.push({ index: event.index, id: event.id, name: event.name });
-      if (event.type === 'tool_call_delta') args.set(event.index, (args.get(event.index) ?? '') + event.argumentsDelta);
-    }
+    const { started, args } = await streamedCalls(kernel.container.resolve<ModelProvider>(MODEL_PROVIDER));
     expect(started.map(({ name }) => name)).toEqual(['notebook_list', 'notebook_list']);
     expect(new Set(started.map(({ id }) => id)).size).toBe(2);
     expect(started.map(({ index }) => JSON.parse(args.get(index)!))).toEqual([{ limit: 1 }, { limit: 2 }]);
@@ -97,15 +100,9 @@ describe('calls as compatible servers stream them', () => {
     const last = named.findLastIndex((frame) => frame.includes('"arguments":"'));
     named.splice(last + 1, 0, named[last]!.replace(/"arguments":"(?:[^"\\]|\\.)*"/, '"arguments":""'));
     fake.reply({ kind: 'sse', frames: named });
-    const provider = kernel.container.resolve<ModelProvider>(MODEL_PROVIDER);
-    const started: string[] = [];
-    let args = '';
-    for await (const event of provider.stream({ messages: [{ role: 'user', content: 'go' }], tools: [] }, new AbortController().signal)) {
-      if (event.type === 'tool_call_start') started.push(event.name);
-      if (event.type === 'tool_call_delta') args += event.argumentsDelta;
-    }
-    expect(started).toEqual(['notebook_list']);
-    expect(JSON.parse(args)).toEqual({ limit: 1, offset: 2 });
+    const { started, all } = await streamedCalls(kernel.container.resolve<ModelProvider>(MODEL_PROVIDER));
+    expect(started.map(({ name }) => name)).toEqual(['notebook_list']);
+    expect(JSON.parse(all)).toEqual({ limit: 1, offset: 2 });
   });
 
   it('Responses: a call whose arguments come whole at its end only runs with them, not with none', async () => {
@@ -113,12 +110,8 @@ describe('calls as compatible servers stream them', () => {
     const calls = [{ id: 'call_a', name: 'notebook_list', args: { limit: 3 } }];
     // A compatible server that streams no argument deltas.
     fake.reply({ kind: 'sse', frames: framesFor('openai-responses', { calls }).filter((frame) => !frame.includes('response.function_call_arguments.delta')) });
-    const provider = kernel.container.resolve<ModelProvider>(MODEL_PROVIDER);
-    let args = '';
-    for await (const event of provider.stream({ messages: [{ role: 'user', content: 'go' }], tools: [] }, new AbortController().signal)) {
-      if (event.type === 'tool_call_delta') args += event.argumentsDelta;
-    }
-    expect(JSON.parse(args)).toEqual({ limit: 3 });
+    const { all } = await streamedCalls(kernel.container.resolve<ModelProvider>(MODEL_PROVIDER));
+    expect(JSON.parse(all)).toEqual({ limit: 3 });
   });
 
   it('Chat Completions: a system message after the first turn reaches a compatible server as a marked note, not a second system message', async () => {
@@ -141,12 +134,8 @@ describe('calls as compatible servers stream them', () => {
     const frames = framesFor('openai-responses', { calls }).map((frame) => (frame.includes('response.output_item.done') ? frame.replace('{\\"limit\\":3}', '{\\"limit\\": 3}') : frame));
     expect(frames.some((frame) => frame.includes('{\\"limit\\": 3}'))).toBe(true);
     fake.reply({ kind: 'sse', frames });
-    const provider = kernel.container.resolve<ModelProvider>(MODEL_PROVIDER);
-    let args = '';
-    for await (const event of provider.stream({ messages: [{ role: 'user', content: 'go' }], tools: [] }, new AbortController().signal)) {
-      if (event.type === 'tool_call_delta') args += event.argumentsDelta;
-    }
-    expect(JSON.parse(args)).toEqual({ limit: 3 });
+    const { all } = await streamedCalls(kernel.container.resolve<ModelProvider>(MODEL_PROVIDER));
+    expect(JSON.parse(all)).toEqual({ limit: 3 });
   });
 
   it('Chat Completions: usage sent as a running total on every chunk is counted once', async () => {
