@@ -42,6 +42,7 @@ export const COMMANDS: readonly CommandEntry[] = [
   inGroup('snapshot list', 'list snapshots, newest first', snapshots),
   inGroup('snapshot diff', 'what changed since a snapshot (or between two)', snapshots),
   inGroup('snapshot rollback', 'make the notes exactly as in a snapshot', snapshots),
+  inGroup('snapshot delete', 'delete snapshots and what only they stored', snapshots),
   inGroup('snapshot verify', 'check every stored object against its hash', snapshots),
   { name: 'models pull', summary: 'download a model for the local-models plugin into <workspace>/models/', load: async () => (await import('./commands/models-pull.js')).modelsPullCommand },
   { name: 'models list', summary: 'list the models in <workspace>/models/', load: async () => (await import('./commands/models-pull.js')).modelsListCommand },

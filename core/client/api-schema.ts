@@ -1850,6 +1850,17 @@ export type SnapshotCreateOutput = {
   skillFiles?: number;
 };
 
+export type SnapshotDeleteInput = {
+  ids: string[];
+};
+
+export type SnapshotDeleteOutput = {
+  /** the snapshots deleted */
+  deleted: string[];
+  /** stored objects no snapshot referred to any more, removed */
+  removed: number;
+};
+
 export type SnapshotDiffInput = {
   from: string;
   to?: string;
@@ -1915,7 +1926,14 @@ export type SnapshotGetOutput = {
   scanStarted?: number;
 };
 
-export type SnapshotListInput = Record<string, never>;
+export type SnapshotListInput = {
+  /** snapshots in this page (default 200) */
+  limit?: number;
+  /** list the snapshots older than this one (the `next` of the page before) */
+  before?: string;
+  /** only snapshots whose origin starts with this, e.g. agent:<session>/ for one session's turns, or person: */
+  origin?: string;
+};
 
 export type SnapshotListOutput = {
   snapshots: Array<{
@@ -1932,6 +1950,10 @@ export type SnapshotListOutput = {
     /** files of skills/ it holds */
     skillFiles?: number;
   }>;
+  /** more, older snapshots follow: pass this as `before` */
+  next?: string;
+  /** snapshots that match, on every page */
+  total: number;
 };
 
 export type SnapshotPurgeInput = Record<string, never>;
@@ -2865,6 +2887,15 @@ export interface Operations {
       job: Job;
     };
   };
+  snapshot_delete: {
+    /** Delete snapshots, then the stored file contents no remaining snapshot refers to. */
+    body: SnapshotDeleteInput;
+    response: {
+      result: SnapshotDeleteOutput;
+    } | {
+      job: Job;
+    };
+  };
   snapshot_diff: {
     /** Files added, removed and changed between two snapshots, or a snapshot and now; for changed documents, the blocks added, removed and changed; `skills` lists skill files added, removed and changed when  */
     body: SnapshotDiffInput;
@@ -3106,6 +3137,7 @@ export const OPERATIONS = {
   skill_save: { method: 'POST', path: '/api/actions/skills/skill/save' },
   skill_versions: { method: 'POST', path: '/api/actions/skills/skill/versions' },
   snapshot_create: { method: 'POST', path: '/api/actions/snapshots/snapshot/create' },
+  snapshot_delete: { method: 'POST', path: '/api/actions/snapshots/snapshot/delete' },
   snapshot_diff: { method: 'POST', path: '/api/actions/snapshots/snapshot/diff' },
   snapshot_get: { method: 'POST', path: '/api/actions/snapshots/snapshot/get' },
   snapshot_list: { method: 'POST', path: '/api/actions/snapshots/snapshot/list' },

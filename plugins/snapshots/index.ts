@@ -8,6 +8,7 @@ import { SnapshotRepo, type FileEntry, type WorkHooks } from './snapshot-repo.js
 import { rollbackTurn } from './turn-rollback.js';
 import { finishInterrupted, type FileChange } from './file-change.js';
 import { reportingNotes } from '../blocks/report-notes.js';
+import { deleteSnapshots, dueForRetention, pageOf, removeRecords, retentionOf } from './snapshot-removal.js';
 
 /** Where a snapshot came from: the person who asked, or the agent's session and turn. */
 function originOf(principal: Principal): string {
@@ -15,6 +16,9 @@ function originOf(principal: Principal): string {
 }
 
 const AGENT_SNAPSHOTS = 'agent.snapshots';
+
+/** The retention's pass runs at start, then after an agent's snapshot at most this often (each ends in a purge, which reads every record). */
+const RETENTION_EVERY_MS = 60 * 60 * 1000;
 
 /** A call's stop and progress, as the repository's hooks. */
 function hooksOf(call: ActionCall, what: string): WorkHooks {
@@ -50,9 +54,18 @@ export default definePlugin({
     const keepSkillVersions = (by: string) => async (names: string[]) => {
       await ctx.find(SKILLS_WRITES)?.keepVersions(names, 'rollback', by);
     };
+    // Work on the repository runs one at a time: a purge must not remove the objects a snapshot in
+    // progress has stored before its record refers to them, nor a tag rewrite bring back a deleted record.
+    // Only what reads or changes the notes holds their writes too; a purge or a deletion lets them go on.
+    let repoQueue: Promise<unknown> = Promise.resolve();
+    const serial = <T>(work: () => Promise<T>): Promise<T> => {
+      const run = repoQueue.then(work, work);
+      repoQueue = run.catch(() => undefined);
+      return run;
+    };
     // `changesFiles`: a rollback, during which the gate waits rather than guess from the index.
     const held = <T>(work: (ops: Parameters<Parameters<typeof blocks.withWritesPaused>[0]>[0]) => Promise<T>, changesFiles = false): Promise<T> =>
-      blocks.withWritesPaused((ops) => skillsHeld(() => work(ops)), { changesFiles });
+      serial(() => blocks.withWritesPaused((ops) => skillsHeld(() => work(ops)), { changesFiles }));
     // A rollback a crash cut short is finished first in the write queue (after the start-up sync, before
     // any write of this run), then the index follows the files. Not awaited: activation stays quick.
     held(async (ops) => {
@@ -62,9 +75,25 @@ export default definePlugin({
       await ops.syncIndex();
     }, true).catch((error: unknown) => ctx.log.error('an interrupted change could not be finished; it is kept and tried at the next start', { error: (error as Error).message }));
     const create = (memo: string, origin: string, hooks: WorkHooks = {}) => held(() => repo.create(memo, origin, hooks));
+    const retention = retentionOf(ctx.config);
+    let lastRetention = Date.now();
+    // The agent's turn snapshots past the retention are deleted, then what only they referred to.
+    const applyRetention = () => serial(async () => {
+      lastRetention = Date.now();
+      const due = dueForRetention(await repo.list(), retention!, Date.now());
+      if (due.length === 0) return;
+      await removeRecords(repo, due);
+      const { removed } = await repo.purge();
+      ctx.log.info('removed the agent\'s turn snapshots past their retention', { snapshots: due.length, objects: removed });
+    }).catch((error: unknown) => ctx.log.warn('the snapshots\' retention could not be applied; it is tried again later', { error: (error as Error).message }));
+    if (retention) void applyRetention();
     // The turn loop asks for one snapshot before the agent's first write in a turn.
     ctx.provide(AGENT_SNAPSHOTS, {
-      snapshot: async (request: { sessionId: string; turnId: string; memo: string }) => ({ id: (await create(request.memo, `agent:${request.sessionId}/${request.turnId}`)).id }),
+      snapshot: async (request: { sessionId: string; turnId: string; memo: string }) => {
+        const { id } = await create(request.memo, `agent:${request.sessionId}/${request.turnId}`);
+        if (retention && Date.now() - lastRetention >= RETENTION_EVERY_MS) void applyRetention();
+        return { id };
+      },
     });
     ctx.provide('agent.turn-rollback', {
       rollbackTurn: (sessionId: string, turnId: string, force: boolean) => held(async (ops) => {
@@ -93,7 +122,10 @@ export default definePlugin({
     return {
       snapshot: reportingNotes(blocks, notForReaders({
         create: async (input, call: ActionCall) => summary(await create(String((input as { memo?: string }).memo ?? ''), originOf(call.principal), hooksOf(call, 'The snapshot (none was made)'))),
-        list: async () => ({ snapshots: (await repo.list()).map(summary).reverse() }),
+        list: async (input) => {
+          const page = pageOf(await repo.list(), input as { limit?: number; before?: string; origin?: string });
+          return { ...page, snapshots: page.snapshots.map(summary) };
+        },
         get: async (input, call: ActionCall) => {
           const snapshot = await repo.get((input as { id: string }).id);
           const visible = seen(call);
@@ -128,14 +160,15 @@ export default definePlugin({
         },
         tag: async (input) => {
           const { id, tag } = input as { id: string; tag: string };
-          return summary(await repo.setTags(id, (tags) => [...tags, tag]));
+          return summary(await serial(() => repo.setTags(id, (tags) => [...tags, tag])));
         },
         untag: async (input) => {
           const { id, tag } = input as { id: string; tag: string };
-          return summary(await repo.setTags(id, (tags) => tags.filter((existing) => existing !== tag)));
+          return summary(await serial(() => repo.setTags(id, (tags) => tags.filter((existing) => existing !== tag))));
         },
-        // Held like a snapshot: objects a snapshot in progress has stored are not referenced by a record yet.
-        purge: () => held(() => repo.purge()),
+        delete: (input) => serial(() => deleteSnapshots(repo, (input as { ids: string[] }).ids)),
+        // In the repository's queue: objects a snapshot in progress has stored are not referenced by a record yet.
+        purge: () => serial(() => repo.purge()),
         verify: () => repo.verify(),
       })),
     };

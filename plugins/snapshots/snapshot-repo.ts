@@ -79,7 +79,8 @@ export type ScanBase = Pick<Snapshot, 'files' | 'skills' | 'created' | 'scanStar
  */
 export class SnapshotRepo {
   readonly objects: ObjectStore;
-  private readonly records: string;
+  /** `repo/snapshots/`: one record per snapshot. */
+  readonly records: string;
   private readonly index: SnapshotIndex;
   private readonly trees: readonly Tree[];
   /** `<workspace>/skills/`: the workspace's skills, snapshotted with the notes. */
@@ -108,7 +109,8 @@ export class SnapshotRepo {
     this.index = new SnapshotIndex(join(repoDir, 'index.jsonl'), this.records);
   }
 
-  private recordPath(id: string): string {
+  /** Where a snapshot's record is; an id of the wrong shape is refused (it names no file of the repository). */
+  recordPath(id: string): string {
     if (!isValidId(id)) throw new KernelError('INVALID_INPUT', `'${String(id).slice(0, 40)}' is not a snapshot id`, { details: { field: 'id' } });
     return join(this.records, `${id}.json`);
   }

@@ -63,7 +63,7 @@ export async function rollbackTurn(repo: SnapshotRepo, sessionId: string, turnId
   const origin = `agent:${sessionId}/${turnId}`;
   const mine = (await repo.list()).filter((snapshot) => snapshot.origin === origin);
   const startSummary = mine.find((snapshot) => snapshot.memo === START);
-  if (!startSummary) throw new NotFoundError('NOT_FOUND', `turn ${turnId} of session ${sessionId} has no snapshot: it wrote nothing`, { details: { sessionId, turnId } });
+  if (!startSummary) throw new NotFoundError('NOT_FOUND', `turn ${turnId} of session ${sessionId} has no snapshot: it wrote nothing, or its snapshots were deleted since (by a person, or past the snapshots' retention)`, { details: { sessionId, turnId } });
   const start = await repo.get(startSummary.id);
   const afterSummary = mine.find((snapshot) => snapshot.memo === END);
   const after = afterSummary ? await repo.get(afterSummary.id) : undefined;

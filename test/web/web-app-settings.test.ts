@@ -46,6 +46,28 @@ describe('the web app in a real browser: settings, confirmations, MCP servers, r
     expect((await web.act<{ markdown: string }>('block_get', { id: paragraph })).markdown).toContain('Ship the **web app**');
   });
 
+  it('snapshots: a hundred at a time, older ones on request; one deleted from Settings, a tagged one kept', async () => {
+    const web = await start();
+    await notes(web);
+    const ids: string[] = [];
+    for (let i = 0; i < 101; i++) ids.push((await web.act<Created>('snapshot_create', { memo: `snapshot ${i}` })).id);
+    await web.act('snapshot_tag', { id: ids[100], tag: 'keep' });
+    await web.signIn(ADMIN);
+    await web.page.goto(`${web.url}/#/settings/snapshots`);
+    await web.page.getByText('100 of 101 snapshots').waitFor();
+    expect(await web.page.locator('.snapshots li').count()).toBe(100);
+    await web.page.getByRole('button', { name: 'Show older snapshots' }).click();
+    await web.page.getByText('101 of 101 snapshots').waitFor();
+    expect(await web.page.getByRole('button', { name: 'Show older snapshots' }).count()).toBe(0);
+    expect(await web.page.locator(`li[data-snapshot="${ids[0]}"]`).count()).toBe(1);
+    expect(await web.page.locator(`li[data-snapshot="${ids[100]}"]`).getByRole('button', { name: 'Delete' }).isDisabled()).toBe(true);
+    web.page.once('dialog', (dialog) => void dialog.accept());
+    await web.page.locator(`li[data-snapshot="${ids[99]}"]`).getByRole('button', { name: 'Delete' }).click();
+    await web.page.getByText('100 of 100 snapshots').waitFor();
+    expect(await web.page.locator(`li[data-snapshot="${ids[99]}"]`).count()).toBe(0);
+    expect((await web.act<{ total: number }>('snapshot_list', {})).total).toBe(100);
+  });
+
   it('a confirmation says what a skill install would write (its dry run) and what an append adds, before the person answers', async () => {
     const web = await start();
     const { plans } = await notes(web);

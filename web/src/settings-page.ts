@@ -1,9 +1,10 @@
 import type { VNode } from 'preact';
 import { useState } from 'preact/hooks';
-import type { Grant, Job, McpServer, Plugin } from '../../core/client/api-schema.js';
+import type { Grant, McpServer, Plugin } from '../../core/client/api-schema.js';
 import type { QuireClient } from '../../core/client/quire-client.js';
 import { describe, useLoad } from './api.js';
 import { AuditLogView } from './settings-audit.js';
+import { Snapshots } from './settings-snapshots.js';
 import { html } from './html.js';
 
 type Tab = 'plugins' | 'grants' | 'audit' | 'snapshots' | 'mcp';
@@ -67,50 +68,6 @@ function Grants({ client }: { client: QuireClient }): VNode {
   </li>`)}</ul>`;
 }
 
-interface SnapshotEntry { id: string; memo?: string; created?: string; trigger?: string; tags?: string[] }
-
-function Snapshots({ client }: { client: QuireClient }): VNode {
-  const [answer, error, reload] = useLoad(() => client.action('snapshot_list', {} as never) as Promise<{ snapshots: SnapshotEntry[] }>, [client]);
-  const [note, setNote] = useState<string>();
-  const [diff, setDiff] = useState<{ id: string; text: string }>();
-  const compare = async (id: string): Promise<void> => {
-    try {
-      const result = await client.action('snapshot_diff', { from: id } as never) as { added: string[]; removed: string[]; changed: string[]; documents: { path: string; blocks: { added: string[]; removed: string[]; changed: string[] } }[] };
-      const lines = [
-        `Since this snapshot: ${result.added.length} files added, ${result.removed.length} removed, ${result.changed.length} changed.`,
-        ...result.documents.map((doc) => `${doc.path}: ${doc.blocks.added.length} blocks added, ${doc.blocks.removed.length} removed, ${doc.blocks.changed.length} changed`),
-      ];
-      setDiff({ id, text: lines.join('\n') });
-    } catch (e) {
-      setNote(describe(e));
-    }
-  };
-  const rollback = async (id: string): Promise<void> => {
-    if (!confirm('Put the notes back as they were in this snapshot? What is there now is kept in a snapshot first.')) return;
-    try {
-      const answer = await client.action('snapshot_rollback', { id } as never, { waitSeconds: 120 }) as { job?: Job } | undefined;
-      // Still running after the wait (a large workspace): it is a job, followed here to its end.
-      if (answer?.job) {
-        setNote('Rolling back… (still running)');
-        const ended = await jobEnd(client, answer.job);
-        setNote(ended.state === 'succeeded' ? 'Rolled back.' : `The rollback ${ended.state.replace('_', ' ')}: ${ended.error?.message ?? ended.stopped ?? 'see the audit log'}`);
-      } else setNote('Rolled back.');
-      reload();
-    } catch (e) {
-      setNote(describe(e));
-    }
-  };
-  if (error) return html`<p class="error" role="alert">${error}</p>`;
-  if (!answer) return html`<p class="muted">Loading…</p>`;
-  return html`<div>${note ? html`<p class="notice" role="status">${note}</p>` : null}
-    <ul class="snapshots">${answer.snapshots.map((snapshot) => html`<li key=${snapshot.id}>
-      <span>${snapshot.created ?? ''}</span> <span class="muted">${snapshot.memo ?? ''}</span>
-      <button type="button" onClick=${() => void compare(snapshot.id)}>Changes since</button>
-      <button type="button" onClick=${() => void rollback(snapshot.id)}>Roll back to this</button>
-      ${diff?.id === snapshot.id ? html`<pre>${diff.text}</pre>` : null}
-    </li>`)}</ul></div>`;
-}
-
 function McpServers({ client }: { client: QuireClient }): VNode {
   const [answer, error, reload] = useLoad(() => client.call('listMcpServers'), [client]);
   const [failed, setFailed] = useState<string>();
@@ -128,14 +85,4 @@ function McpServers({ client }: { client: QuireClient }): VNode {
       <button type="button" onClick=${() => void approve(server, pending.name, pending.hash)}>Approve this definition</button>
     </div>`)}
   </li>`)}</ul>`;
-}
-
-/** A job followed until it ends: its record read again every second (a rollback is rare and ends). */
-async function jobEnd(client: QuireClient, job: Job): Promise<Job> {
-  let now = job;
-  while (now.state === 'running') {
-    await new Promise((resolve) => setTimeout(resolve, 1000));
-    now = (await client.call('getJob', { params: { id: now.id } })).job;
-  }
-  return now;
 }

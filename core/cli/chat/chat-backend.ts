@@ -36,7 +36,7 @@ export interface ChatBackend {
   rollback(turnId: string, force: boolean): Promise<TurnRollbackOutcome>;
   /** The session as a client reads it (an unfinished turn folded in). */
   session(): Promise<SessionDocument>;
-  /** Every snapshot; empty when the snapshots plugin is not active. */
+  /** The snapshots of this session's turns (the newest 1,000); empty when the snapshots plugin is not active. */
   snapshots(): Promise<SnapshotSummary[]>;
   /** What the session's turn waits for: confirmations and questions not answered yet. */
   pending(): Promise<{ confirmations: Confirmation[]; questions: PendingQuestion[] }>;

@@ -75,7 +75,7 @@ export class HttpChatBackend implements ChatBackend {
 
   async snapshots(): Promise<SnapshotSummary[]> {
     try {
-      return (await this.client.json<{ result: { snapshots: SnapshotSummary[] } }>('POST', '/api/actions/snapshots/snapshot/list', {})).result.snapshots;
+      return (await this.client.json<{ result: { snapshots: SnapshotSummary[] } }>('POST', '/api/actions/snapshots/snapshot/list', { origin: `agent:${this.sessionId}/`, limit: 1000 })).result.snapshots;
     } catch (error) {
       if (isKernelError(error) && (error.code === 'ACTION_NOT_FOUND' || error.code === 'NOT_FOUND')) return [];
       throw error;

@@ -84,7 +84,7 @@ export class LocalChatBackend implements ChatBackend {
 
   async snapshots(): Promise<SnapshotSummary[]> {
     try {
-      return (await callAction(this.kernel, 'snapshot_list', {})).snapshots as SnapshotSummary[];
+      return (await callAction(this.kernel, 'snapshot_list', { origin: `agent:${this.sessionId}/`, limit: 1000 })).snapshots as SnapshotSummary[];
     } catch (error) {
       if (isKernelError(error) && error.code === 'ACTION_NOT_FOUND') return [];
       throw error;

@@ -3,14 +3,14 @@ import { callAction, describeError, withKernel } from '../one-shot-kernel.js';
 import { parseOptions } from '../parse-options.js';
 
 /** `quire snapshot <verb>`: the snapshots plugin's actions from the terminal, as the person at it. */
-function snapshotCommand(verb: 'create' | 'list' | 'diff' | 'rollback' | 'verify', summary: string, usage: string, input: (positionals: string[], values: Record<string, string | boolean | undefined>) => Record<string, unknown> | undefined,
-  print: (result: Record<string, unknown>, io: CliIO) => number): Command {
+function snapshotCommand(verb: 'create' | 'list' | 'diff' | 'rollback' | 'verify' | 'delete', summary: string, usage: string, input: (positionals: string[], values: Record<string, string | boolean | undefined>) => Record<string, unknown> | undefined,
+  print: (result: Record<string, unknown>, io: CliIO) => number, options: { flags?: Record<string, { type: 'string'; short?: string }>; help?: string } = {}): Command {
   return {
     name: `snapshot ${verb}`,
     summary,
-    help: `Usage: quire snapshot ${usage} [--workspace <dir>]\n\nOptions:\n  -w, --workspace <dir>   workspace folder (default: ./workspace)`,
+    help: `Usage: quire snapshot ${usage} [--workspace <dir>]\n\nOptions:\n${options.help ?? ''}  -w, --workspace <dir>   workspace folder (default: ./workspace)`,
     async run(args, io) {
-      const parsed = parseOptions(args, { workspace: { type: 'string', short: 'w' }, memo: { type: 'string', short: 'm' } }, io, `snapshot ${verb}`);
+      const parsed = parseOptions(args, { workspace: { type: 'string', short: 'w' }, ...options.flags }, io, `snapshot ${verb}`);
       if (!parsed) return EXIT_USAGE;
       if (parsed.values.help) return io.out(this.help), EXIT_OK;
       const body = input(parsed.positionals, parsed.values);
@@ -31,13 +31,23 @@ function snapshotCommand(verb: 'create' | 'list' | 'diff' | 'rollback' | 'verify
 
 const lines = (items: unknown): string[] => (Array.isArray(items) ? items.map(String) : []);
 
+/** `list`'s input; undefined (usage) for a stray word or a limit that is not a whole number (the kernel checks its range). */
+function listInput(positionals: string[], values: Record<string, string | boolean | undefined>): Record<string, unknown> | undefined {
+  if (positionals.length > 0) return undefined;
+  const limit = typeof values.limit === 'string' ? Number(values.limit) : undefined;
+  if (limit !== undefined && !Number.isInteger(limit)) return undefined;
+  return { ...(limit !== undefined ? { limit } : {}), ...(typeof values.before === 'string' ? { before: values.before } : {}) };
+}
+
 export const snapshotCommands: readonly Command[] = [
   snapshotCommand('create', 'take a snapshot of the notes', 'create [--memo <text>]', (_p, values) => ({ memo: typeof values.memo === 'string' ? values.memo : 'from the command line' }),
-    (result, io) => { io.out(`snapshot ${String(result.id)}: ${String(result.files)} file(s)`); return EXIT_OK; }),
-  snapshotCommand('list', 'list snapshots, newest first', 'list', () => ({}), (result, io) => {
+    (result, io) => { io.out(`snapshot ${String(result.id)}: ${String(result.files)} file(s)`); return EXIT_OK; },
+    { flags: { memo: { type: 'string', short: 'm' } }, help: '  -m, --memo <text>       what the snapshot is for\n' }),
+  snapshotCommand('list', 'list snapshots, newest first', 'list [--limit <n>] [--before <id>]', (positionals, values) => listInput(positionals, values), (result, io) => {
     for (const item of (result.snapshots ?? []) as { id: string; created: string; origin: string; memo: string; tags: string[] }[]) io.out(`${item.id}  ${item.created}  ${item.origin}  ${item.memo}${item.tags.length ? `  [${item.tags.join(', ')}]` : ''}`);
+    if (typeof result.next === 'string') io.err(`${String(result.total)} snapshots in all; older ones: quire snapshot list --before ${result.next}`);
     return EXIT_OK;
-  }),
+  }, { flags: { limit: { type: 'string', short: 'n' }, before: { type: 'string' } }, help: '  -n, --limit <n>         at most n snapshots (default 200, at most 1000)\n      --before <id>       the snapshots older than this one\n' }),
   snapshotCommand('diff', 'what changed since a snapshot (or between two)', 'diff <from> [<to>]', ([from, to]) => (from ? { from, ...(to ? { to } : {}) } : undefined), (result, io) => {
     for (const path of lines(result.added)) io.out(`+ ${path}`);
     for (const path of lines(result.removed)) io.out(`- ${path}`);
@@ -46,6 +56,10 @@ export const snapshotCommands: readonly Command[] = [
   }),
   snapshotCommand('rollback', 'make the notes exactly as in a snapshot', 'rollback <id>', ([id]) => (id ? { id } : undefined), (result, io) => {
     io.out(`restored ${lines(result.added).length + lines(result.changed).length} file(s), removed ${lines(result.removed).length}`);
+    return EXIT_OK;
+  }),
+  snapshotCommand('delete', 'delete snapshots and what only they stored', 'delete <id>...', (ids) => (ids.length > 0 ? { ids: [...new Set(ids)] } : undefined), (result, io) => {
+    io.out(`deleted ${lines(result.deleted).length} snapshot(s), removed ${String(result.removed)} stored object(s)`);
     return EXIT_OK;
   }),
   snapshotCommand('verify', 'check every stored object against its hash', 'verify', () => ({}), (result, io) => {

@@ -97,6 +97,8 @@ function cases(at: Place, w: World): Record<string, Case[]> {
     snapshot_rollback: [write({ id: w.snapshot })],
     snapshot_tag: [read({ id: w.snapshot, tag: 'kept' })],
     snapshot_untag: [read({ id: w.snapshot, tag: 'kept' })],
+    // For a person only: the agent is answered as if it did not exist, and nothing is deleted.
+    snapshot_delete: [read({ ids: [w.snapshot] })],
     snapshot_purge: [read({})],
     snapshot_verify: [read({})],
     sql_query: [read({ sql: 'SELECT content FROM blocks' })],
@@ -184,6 +186,8 @@ describe('notebook privacy: every native action, called by the agent', () => {
     expect(toolSpecs(w.kernel.registry, []).map((tool) => tool.name)).not.toContain('notebook_set_privacy');
     const refused = await call(w.kernel, 'notebook_set_privacy', { id: w.closed.notebook, agent: 'write' }, agent());
     expect(refused.code).toBe('ACTION_NOT_FOUND');
+    expect(toolSpecs(w.kernel.registry, []).map((tool) => tool.name)).not.toContain('snapshot_delete');
+    expect((await call(w.kernel, 'snapshot_delete', { ids: [w.snapshot] }, agent())).code).toBe('ACTION_NOT_FOUND');
   }, 120_000);
 
   it('agent: none — nothing of the notebook comes back from any action, writes naming it are refused, its files do not change', async () => {
