@@ -1857,8 +1857,6 @@ export type SnapshotDeleteInput = {
 export type SnapshotDeleteOutput = {
   /** the snapshots deleted */
   deleted: string[];
-  /** stored objects no snapshot referred to any more, removed */
-  removed: number;
 };
 
 export type SnapshotDiffInput = {
@@ -2888,12 +2886,10 @@ export interface Operations {
     };
   };
   snapshot_delete: {
-    /** Delete snapshots, then the stored file contents no remaining snapshot refers to. */
+    /** Delete snapshots. */
     body: SnapshotDeleteInput;
     response: {
       result: SnapshotDeleteOutput;
-    } | {
-      job: Job;
     };
   };
   snapshot_diff: {
@@ -2941,7 +2937,7 @@ export interface Operations {
     };
   };
   snapshot_untag: {
-    /** Remove a tag from a snapshot. */
+    /** Remove a tag from a snapshot (a tagged snapshot is kept from deletion and from the retention). */
     body: SnapshotUntagInput;
     response: {
       result: SnapshotUntagOutput;

@@ -63,6 +63,19 @@ export default definePlugin({
       repoQueue = run.catch(() => undefined);
       return run;
     };
+    // The kernel closing (a one-shot CLI command, a stop) releases the workspace's lock: the repository's
+    // work in flight ends first, and a retention or purge queued in the background starts nothing new.
+    let closing = false;
+    ctx.onDispose(async () => {
+      closing = true;
+      await repoQueue;
+    });
+    // What deleted snapshots alone referred to goes in the background: a deletion answers at once.
+    const purgeLater = () => void serial(async () => {
+      if (closing) return;
+      const { removed } = await repo.purge();
+      if (removed > 0) ctx.log.info('removed stored contents no snapshot refers to any more', { objects: removed });
+    }).catch((error: unknown) => ctx.log.warn('the snapshots\' purge failed; it runs again after the next deletion, or by snapshot_purge', { error: (error as Error).message }));
     // `changesFiles`: a rollback, during which the gate waits rather than guess from the index.
     const held = <T>(work: (ops: Parameters<Parameters<typeof blocks.withWritesPaused>[0]>[0]) => Promise<T>, changesFiles = false): Promise<T> =>
       serial(() => blocks.withWritesPaused((ops) => skillsHeld(() => work(ops)), { changesFiles }));
@@ -80,11 +93,12 @@ export default definePlugin({
     // The agent's turn snapshots past the retention are deleted, then what only they referred to.
     const applyRetention = () => serial(async () => {
       lastRetention = Date.now();
+      if (closing) return;
       const due = dueForRetention(await repo.list(), retention!, Date.now());
       if (due.length === 0) return;
       await removeRecords(repo, due);
-      const { removed } = await repo.purge();
-      ctx.log.info('removed the agent\'s turn snapshots past their retention', { snapshots: due.length, objects: removed });
+      ctx.log.info('removed the agent\'s turn snapshots past their retention', { snapshots: due.length });
+      purgeLater();
     }).catch((error: unknown) => ctx.log.warn('the snapshots\' retention could not be applied; it is tried again later', { error: (error as Error).message }));
     if (retention) void applyRetention();
     // The turn loop asks for one snapshot before the agent's first write in a turn.
@@ -166,10 +180,17 @@ export default definePlugin({
           const { id, tag } = input as { id: string; tag: string };
           return summary(await serial(() => repo.setTags(id, (tags) => tags.filter((existing) => existing !== tag))));
         },
-        delete: (input) => serial(() => deleteSnapshots(repo, (input as { ids: string[] }).ids)),
+        delete: (input, call: ActionCall) => serial(async () => {
+          // Its turn in the queue is a safe point: stopped while it waited, it deletes nothing.
+          throwIfStopped(call, 'The deletion (nothing was deleted)');
+          const deleted = await deleteSnapshots(repo, (input as { ids: string[] }).ids);
+          purgeLater();
+          return deleted;
+        }),
         // In the repository's queue: objects a snapshot in progress has stored are not referenced by a record yet.
         purge: () => serial(() => repo.purge()),
-        verify: () => repo.verify(),
+        // In the queue: a deletion under way would show its records and objects as damaged.
+        verify: () => serial(() => repo.verify()),
       })),
     };
   },

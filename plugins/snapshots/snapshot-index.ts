@@ -1,6 +1,6 @@
 import { appendFile, open, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { isValidId } from '../../core/index.js';
+import { isValidId, writeFileAtomic } from '../../core/index.js';
 import type { Snapshot } from './snapshot-repo.js';
 
 /** What the repository lists of a snapshot: its record with, instead of the file table, how many files it holds. */
@@ -68,6 +68,20 @@ export class SnapshotIndex {
   /** After the rewrite: the index can believe itself again for this snapshot. */
   rewritten(id: string, tags: string[]): Promise<void> {
     return this.serial(() => this.append([{ tags: { id, tags } }], false)).catch(() => undefined);
+  }
+
+  /**
+   * The index written anew from the records as they are (after some were removed), so that later
+   * processes do not replay the removed snapshots' lines. Atomic: a crash leaves the old file or the new.
+   * A failure leaves the old one, which is still right (its refresh drops what is gone).
+   */
+  rewrite(): Promise<void> {
+    return this.serial(async () => {
+      await this.refresh();
+      const lines = inCreationOrder([...this.entries.values()]).map((summary) => JSON.stringify({ add: summary }));
+      await writeFileAtomic(this.path, lines.length > 0 ? `${lines.join('\n')}\n` : '');
+      this.forget();
+    }).catch(() => undefined);
   }
 
   private serial<T>(work: () => Promise<T>): Promise<T> {

@@ -22,7 +22,8 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 export function retentionOf(config: Record<string, unknown>): Retention | undefined {
   const setting = config.retention as false | Partial<Retention> | undefined;
   if (setting === false) return undefined;
-  return { ...DEFAULT_RETENTION, ...setting };
+  // A key present but undefined (a config built in code) keeps its default.
+  return { agentDays: setting?.agentDays ?? DEFAULT_RETENTION.agentDays, agentTurns: setting?.agentTurns ?? DEFAULT_RETENTION.agentTurns };
 }
 
 /**
@@ -38,12 +39,18 @@ export function dueForRetention(summaries: readonly SnapshotSummary[], retention
     if (turn) turn.push(summary);
     else turns.set(summary.origin, [summary]);
   }
-  const newestOf = (turn: SnapshotSummary[]) => turn.reduce((latest, summary) => (summary.created > latest ? summary.created : latest), '');
-  const newestFirst = [...turns.values()].map((turn) => ({ turn, newest: newestOf(turn) })).sort((a, b) => (a.newest < b.newest ? 1 : a.newest > b.newest ? -1 : 0));
+  // A turn's time is its newest snapshot's. One whose times do not read (a record edited by hand) is
+  // never due, and ranks as newest, so that it cannot push a readable turn out of the newest ones.
+  const newestOf = (turn: SnapshotSummary[]) => turn.reduce((latest, summary) => {
+    const at = Date.parse(summary.created);
+    return Number.isNaN(at) || Number.isNaN(latest) ? Number.NaN : Math.max(latest, at);
+  }, Number.NEGATIVE_INFINITY);
+  const rankOf = (at: number) => (Number.isNaN(at) ? Number.POSITIVE_INFINITY : at);
+  const newestFirst = [...turns.values()].map((turn) => ({ turn, newest: newestOf(turn) })).sort((a, b) => rankOf(b.newest) - rankOf(a.newest));
   const cutoff = now - retention.agentDays * DAY_MS;
   const due: string[] = [];
   newestFirst.forEach(({ turn, newest }, rank) => {
-    if (rank < retention.agentTurns || Date.parse(newest) >= cutoff) return;
+    if (rank < retention.agentTurns || Number.isNaN(newest) || newest >= cutoff) return;
     if (turn.some((summary) => summary.tags.length > 0)) return;
     for (const summary of turn) due.push(summary.id);
   });
@@ -52,10 +59,10 @@ export function dueForRetention(summaries: readonly SnapshotSummary[], retention
 
 /**
  * Deletes snapshots a person named: every id is checked first (unknown, or tagged: refused, and then
- * nothing is deleted), the records go, then the objects no remaining snapshot refers to. Call where
- * nothing else uses the repository (the plugin's repository queue).
+ * nothing is deleted), then the records go. What only they referred to is left to a purge (the caller
+ * queues one). Call where nothing else uses the repository (the plugin's repository queue).
  */
-export async function deleteSnapshots(repo: SnapshotRepo, ids: readonly string[]): Promise<{ deleted: string[]; removed: number }> {
+export async function deleteSnapshots(repo: SnapshotRepo, ids: readonly string[]): Promise<{ deleted: string[] }> {
   const known = new Map((await repo.list()).map((summary) => [summary.id, summary]));
   for (const id of ids) {
     repo.recordPath(id);
@@ -66,7 +73,7 @@ export async function deleteSnapshots(repo: SnapshotRepo, ids: readonly string[]
     }
   }
   await removeRecords(repo, ids);
-  return { deleted: [...ids], removed: (await repo.purge()).removed };
+  return { deleted: [...ids] };
 }
 
 /**
@@ -81,6 +88,7 @@ export async function removeRecords(repo: SnapshotRepo, ids: readonly string[]):
   } catch (error) {
     throw new KernelError('WORKSPACE_INVALID', `Could not delete every snapshot record (${(error as Error).message}); those still listed were not deleted`, { cause: error });
   }
+  await repo.compactIndex();
 }
 
 /** A page of `snapshot_list`: newest first, optionally only one origin's, at most `limit`, older than `before`. */

@@ -299,14 +299,26 @@ export class SnapshotRepo {
     return snapshot;
   }
 
+  /** After records were removed: the index of the snapshots written anew without them. */
+  compactIndex(): Promise<void> {
+    return this.index.rewrite();
+  }
+
   /** Every record, oldest first (each read whole: for the rare passes over the whole history). */
   private async *allRecords(): AsyncGenerator<Snapshot> {
     for (const summary of await this.list()) yield await this.get(summary.id);
   }
 
-  /** Drops objects no snapshot refers to (and packs a crash left without an index). */
+  /**
+   * Drops objects no snapshot refers to (and packs a crash left without an index). A change the intent
+   * journal still holds (a rollback a crash cut short, not finished yet) keeps the objects it writes:
+   * its snapshot may be gone, and the change must still be finished from them.
+   */
   async purge(): Promise<{ removed: number }> {
     const referenced = new Set<string>();
+    for (const { intent } of await this.journal.pending()) {
+      for (const write of [...intent.writes, ...(intent.skills?.writes ?? [])]) if (write.hash !== undefined) referenced.add(write.hash);
+    }
     for await (const snapshot of this.allRecords()) for (const file of tableEntries(snapshot)) referenced.add(file.hash);
     return { removed: await this.objects.keepOnly(referenced) };
   }

@@ -1,8 +1,10 @@
 import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startHttpServer, type RunningServer } from '../../core/http/serve.js';
+import { IntentJournal } from '../../core/index.js';
 import { newId } from '../../core/ids.js';
 import { runCli } from '../../core/cli/run-cli.js';
 import type { Kernel } from '../../core/kernel.js';
@@ -61,8 +63,7 @@ describe('snapshots: paging, deletion and the retention of the agent\'s turn sna
     const server = await startHttpServer(kernel, { host: '127.0.0.1', port: 0 });
     servers.push(server);
     const post = (token: string, action: string, body: unknown) => rawRequest(`${server.url}/api/actions/snapshots/snapshot/${action}`, {
-      // A deletion is a long action: `Prefer: wait` answers it like any call when it ends in time.
-      method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', prefer: 'wait=30' }, body: JSON.stringify(body),
+      method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body),
     });
     const page = async (body: Record<string, unknown>) => ((await post(ADMIN, 'list', body)).json() as unknown as { result: Page }).result;
     const first = await page({ limit: 2 });
@@ -88,18 +89,28 @@ describe('snapshots: paging, deletion and the retention of the agent\'s turn sna
     expect((await post(ADMIN, 'delete', { ids: [] })).status).toBe(400);
     expect((await post(READER, 'delete', { ids: [ids[0]] })).status).toBe(403);
     const objectsBefore = await objectCount(kernel);
+    // A change a crash cut short (its intent still in the journal) keeps the objects it writes, whatever snapshot goes.
+    const kept = Object.values((await act<{ files: Record<string, { hash: string }> }>('snapshot_get', { id: ids[1] })).files).map((file) => file.hash);
+    const journal = new IntentJournal<{ label: string; writes: { path: string; hash: string }[]; removes: string[] }>(join(kernel.workspace.privateDir, 'journal', 'snapshots'));
+    const pending = await journal.begin({ label: 'a rollback cut short', writes: kept.map((hash, i) => ({ path: `x${i}.json`, hash })), removes: [] });
     const deleted = await post(ADMIN, 'delete', { ids: [ids[0], ids[1]] });
-    expect([deleted.status, (deleted.json() as unknown as { result: { deleted: string[] } }).result.deleted]).toEqual([200, [ids[0], ids[1]]]);
-    // The document's versions only those two held are gone; the others' stay readable.
-    expect((deleted.json() as unknown as { result: { removed: number } }).result.removed).toBeGreaterThan(0);
+    expect([deleted.status, deleted.json()]).toEqual([200, { result: { deleted: [ids[0], ids[1]] } }]);
+    // The contents only those two held go just after, in the background (a purge queued after it waits for it).
+    expect(await act('snapshot_purge', {})).toEqual({ removed: 0 });
     expect(await objectCount(kernel)).toBeLessThan(objectsBefore);
+    expect(await act('snapshot_verify', {})).toMatchObject({ damaged: [] });
+    for (const hash of kept) expect(existsSync(join(kernel.workspace.root, 'repo', 'objects', hash.slice(0, 2), hash))).toBe(true);
+    await journal.done(pending);
+    // The index holds no line of a deleted snapshot: later processes do not replay them.
+    expect(await readFile(join(kernel.workspace.root, 'repo', 'index.jsonl'), 'utf8')).not.toContain(ids[0]);
     expect((await page({})).snapshots.map((s) => s.memo)).toEqual(['s4', 's3', 's2']);
-    expect(await act('snapshot_verify', {})).toMatchObject({ snapshots: 3, damaged: [] });
     await act('snapshot_rollback', { id: ids[2] });
     expect((await act<{ markdown: string }>('document_get_markdown', { id: doc })).markdown).toContain('line 2');
     expect((await act<{ markdown: string }>('document_get_markdown', { id: doc })).markdown).not.toContain('line 3');
 
     expect((await caught(act('snapshot_delete', { ids: [ids[2]] }, agent()))).code).toBe('ACTION_NOT_FOUND');
+    // Nor may the agent untag: a tag is what keeps a snapshot from deletion and from the retention.
+    expect((await caught(act('snapshot_untag', { id: ids[4], tag: 'keep' }, agent()))).code).toBe('ACTION_NOT_FOUND');
     const client = await connectMcp(server.url, ADMIN);
     try {
       const names = (await client.listTools()).tools.map((tool) => tool.name);
@@ -127,12 +138,12 @@ describe('snapshots: paging, deletion and the retention of the agent\'s turn sna
     await first.act('snapshot_tag', { id: ofTurn(turns[1]!)[0], tag: 'good' });
     await first.kernel.close();
 
-    // Forty days pass: every record says so (the index is read from the records again).
+    // The first two turns were forty days ago (their records say so; the index is read from the records again).
     const records = join(workspace, 'repo', 'snapshots');
-    for (const name of await readdir(records)) {
-      const record = JSON.parse(await readFile(join(records, name), 'utf8')) as { created: string };
+    for (const id of [...ofTurn(turns[0]!), ...ofTurn(turns[1]!)]) {
+      const record = JSON.parse(await readFile(join(records, `${id}.json`), 'utf8')) as { created: string };
       record.created = new Date(Date.parse(record.created) - 40 * 24 * 3600_000).toISOString();
-      await writeFile(join(records, name), `${JSON.stringify(record)}\n`);
+      await writeFile(join(records, `${id}.json`), `${JSON.stringify(record)}\n`);
     }
     await rm(join(workspace, 'repo', 'index.jsonl'), { force: true });
 
@@ -144,9 +155,10 @@ describe('snapshots: paging, deletion and the retention of the agent\'s turn sna
 
     const second = await boot({ workspace, retention: { agentTurns: 1 } });
     await second.act('snapshot_purge', {});
+    // Only the newest turn is kept by count; the third is kept by its age, the second by its tag.
     const left = (await second.act<Page>('snapshot_list', {})).snapshots.map((s) => s.id).sort();
-    expect(left).toEqual([...ofTurn(turns[1]!), ...ofTurn(turns[3]!), person].sort());
-    expect(await second.act('snapshot_verify', {})).toMatchObject({ snapshots: 5, damaged: [] });
+    expect(left).toEqual([...ofTurn(turns[1]!), ...ofTurn(turns[2]!), ...ofTurn(turns[3]!), person].sort());
+    expect(await second.act('snapshot_verify', {})).toMatchObject({ snapshots: 7, damaged: [] });
     // Undoing a turn whose snapshots are gone says so.
     const undo = await caught(undoTurn(second.kernel, sessionId, turns[0]!, false, 'person:alice'));
     expect([undo.code, undo.message]).toEqual(['NOT_FOUND', expect.stringContaining('retention')]);
