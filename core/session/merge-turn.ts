@@ -28,7 +28,8 @@ export function mergeRuntimeTurn(entries: readonly SessionEntry[], turn: ActiveT
     ...(message.toolCalls ? { toolCalls: message.toolCalls.map(settleToolCall) } : {}),
   }));
   if (turn.draftContent.trim() !== '') {
-    merged.push({ id: `runtime_draft_${turn.turnID}`, type: 'assistant', content: turn.draftContent, timestamp: turn.updatedAt, ...(turn.draftRoundID ? { roundID: turn.draftRoundID } : {}) });
+    merged.push({ id: `runtime_draft_${turn.turnID}`, type: 'assistant', content: turn.draftContent, timestamp: turn.updatedAt, ...(turn.draftRoundID ? { roundID: turn.draftRoundID } : {}),
+      ...(turn.draftNotebooks !== undefined ? { notebooks: turn.draftNotebooks } : {}) });
   }
   const recorded = new Set<string>();
   for (const entry of merged) if (entry.type === 'snapshot') recorded.add(String(entry.snapshotID ?? ''));

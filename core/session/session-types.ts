@@ -51,6 +51,8 @@ export interface ActiveTurn {
   delta: SessionEntry[];
   draftContent: string;
   draftRoundID?: string;
+  /** Whose notes the draft's model had been shown (the `notebooks` its entry gets, egress-filter.ts). */
+  draftNotebooks?: readonly string[] | 'all';
   snapshotIDs: string[];
   promptTokens: number;
   completionTokens: number;

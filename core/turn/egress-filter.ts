@@ -4,6 +4,14 @@ import { wrapProvider, type ModelMessage, type ModelProvider, type ModelRequest 
 /** What stands in for a tool result that may not leave the machine. */
 export const WITHHELD_MARKER = '[withheld: this tool result holds text from notebooks marked local-only (egress: local-only), and the model server is not on this machine. The person can read it in Quire; do not ask for it again.]';
 
+/** What stands in for an earlier answer written from such text (by a model on this machine): it may quote it. */
+export const ANSWER_WITHHELD_MARKER = '[withheld: this earlier answer was written by a model on this machine from notes of notebooks marked local-only (egress: local-only), and may quote them; the model server now is not on this machine. The person can read it in Quire.]';
+
+/** Whether content drawn from these notebooks (unknown: any) holds notes of a local-only one. */
+function holdsLocalOnly(notebooks: readonly string[] | 'all', localOnly: ReadonlySet<string>): boolean {
+  return notebooks === 'all' ? localOnly.size > 0 : notebooks.some((notebook) => localOnly.has(notebook));
+}
+
 /**
  * The effects of sending a request to this model provider, as the manifest of the plugin that
  * provides the model declares them for it (its `providers` entry named by the provider's `entry`, else
@@ -23,26 +31,55 @@ export interface EgressPolicy {
   names(): ReadonlyMap<string, string>;
   /** The notebooks marked local-only now (read at each request: a person may change it mid-turn). */
   localOnly(): ReadonlySet<string>;
-  /** Told how many tool results a request went without. */
-  onWithheld?(count: number): void;
+  /** Told how many tool results, and earlier answers written from them, a request went without. */
+  onWithheld?(count: number, answers: number): void;
 }
 
 /**
  * The messages as they may leave: a tool result holding content of a local-only notebook (or that
- * cannot say whose content it holds, while any notebook is local-only) is replaced by a marker.
+ * cannot say whose content it holds, while any notebook is local-only) is replaced by a marker, and so
+ * is an assistant message written from such content (its `notebooks`, see `notebooksSeen`): its text,
+ * its calls' arguments (which may carry that text into a write) and its provider's native state.
+ * `withheld` counts the tool results, `answers` the assistant messages.
  */
-export function withholdLocalOnly(messages: readonly ModelMessage[], localOnly: ReadonlySet<string>): { messages: readonly ModelMessage[]; withheld: number } {
-  if (localOnly.size === 0) return { messages, withheld: 0 };
+export function withholdLocalOnly(messages: readonly ModelMessage[], localOnly: ReadonlySet<string>): { messages: readonly ModelMessage[]; withheld: number; answers: number } {
+  if (localOnly.size === 0) return { messages, withheld: 0, answers: 0 };
   let withheld = 0;
+  let answers = 0;
   const out = messages.map((message) => {
+    if (message.role === 'assistant') {
+      if (message.notebooks === undefined || !holdsLocalOnly(message.notebooks, localOnly)) return message;
+      answers++;
+      const { providerData: _native, ...rest } = message;
+      return { ...rest, content: ANSWER_WITHHELD_MARKER, ...(message.toolCalls ? { toolCalls: message.toolCalls.map((call) => ({ id: call.id, name: call.name, arguments: '{}' })) } : {}) };
+    }
     if (message.role !== 'tool' || message.released === true) return message;
-    const notebooks = message.notebooks ?? 'all';
-    const holds = notebooks === 'all' || notebooks.some((notebook) => localOnly.has(notebook));
-    if (!holds) return message;
+    if (!holdsLocalOnly(message.notebooks ?? 'all', localOnly)) return message;
     withheld++;
     return { ...message, content: WITHHELD_MARKER };
   });
-  return { messages: withheld > 0 ? out : messages, withheld };
+  return { messages: withheld + answers > 0 ? out : messages, withheld, answers };
+}
+
+/**
+ * The notebooks whose notes a model is shown in these messages, as they leave (`egress`: for a model off
+ * this machine, without what `withholdLocalOnly` takes out): the tool results' (unknown: every notebook)
+ * and those earlier answers carry. Its answer is recorded with them, so that an answer a model on this
+ * machine wrote from local-only notes is withheld later from a model off it (after a provider switch)
+ * as the notes themselves are. A result the person released is theirs to send: it marks nothing.
+ * Undefined when the messages show no notes.
+ */
+export function notebooksSeen(messages: readonly ModelMessage[], localOnly: ReadonlySet<string>, egress: boolean): readonly string[] | 'all' | undefined {
+  const seen = new Set<string>();
+  for (const message of messages) {
+    let notebooks: readonly string[] | 'all' | undefined;
+    if (message.role === 'tool' && message.released !== true) notebooks = message.notebooks ?? 'all';
+    else if (message.role === 'assistant') notebooks = message.notebooks;
+    if (notebooks === undefined || (egress && holdsLocalOnly(notebooks, localOnly))) continue;
+    if (notebooks === 'all') return 'all';
+    for (const notebook of notebooks) seen.add(notebook);
+  }
+  return seen.size > 0 ? [...seen].sort() : undefined;
 }
 
 /**
@@ -55,14 +92,14 @@ export function guardModelEgress(provider: ModelProvider, policy: EgressPolicy):
     // The budget weighs the request as it will leave.
     ...(provider.beforeRequest ? { beforeRequest: (request: ModelRequest, signal: AbortSignal) => provider.beforeRequest!(outgoing(request, policy), signal) } : {}),
     stream(request: ModelRequest, signal: AbortSignal) {
-      const { messages, withheld } = withholdLocalOnly(request.messages, policy.localOnly());
-      if (withheld > 0) policy.onWithheld?.(withheld);
-      return provider.stream(withheld > 0 ? { ...request, messages } : request, signal);
+      const { messages, withheld, answers } = withholdLocalOnly(request.messages, policy.localOnly());
+      if (withheld + answers > 0) policy.onWithheld?.(withheld, answers);
+      return provider.stream(withheld + answers > 0 ? { ...request, messages } : request, signal);
     },
   });
 }
 
 function outgoing(request: ModelRequest, policy: EgressPolicy): ModelRequest {
-  const { messages, withheld } = withholdLocalOnly(request.messages, policy.localOnly());
-  return withheld > 0 ? { ...request, messages } : request;
+  const { messages, withheld, answers } = withholdLocalOnly(request.messages, policy.localOnly());
+  return withheld + answers > 0 ? { ...request, messages } : request;
 }

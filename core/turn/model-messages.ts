@@ -47,9 +47,20 @@ function entryMessages(entry: SessionEntry): readonly ModelMessage[] {
     content: entry.content ?? '',
     ...(calls.length > 0 ? { toolCalls: calls.map((call) => ({ id: call.id, name: call.name, arguments: typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments ?? {}), ...(call.providerData !== undefined ? { providerData: call.providerData } : {}) })) } : {}),
     ...(entry.providerData !== undefined ? { providerData: entry.providerData } : {}),
+    ...answerNotebooks(entry.notebooks),
   }];
   for (const call of calls) messages.push(toolMessage(call));
   return messages;
+}
+
+/**
+ * An answer's notebooks (whose notes its model had been shown, egress-filter.ts `notebooksSeen`). An
+ * answer stored before they were recorded has none: counting it as holding every notebook would
+ * withhold every earlier answer from a model off this machine as soon as any notebook is local-only.
+ */
+function answerNotebooks(value: unknown): { notebooks?: readonly string[] | 'all' } {
+  if (value === 'all') return { notebooks: 'all' };
+  return Array.isArray(value) && value.length > 0 && value.every((item) => typeof item === 'string') ? { notebooks: value as string[] } : {};
 }
 
 /** A stored call's notebooks; a record from before they were kept counts as holding every notebook. */

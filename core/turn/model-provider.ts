@@ -16,9 +16,10 @@ export interface ModelMessage {
   toolCallId?: string;
   providerData?: unknown;
   /**
-   * A tool result's notebooks: whose notes' content it holds (unknown = every notebook). The kernel's
-   * own; never sent: the turn withholds such a result from a model off this machine when one of them
-   * is local-only (egress-filter.ts).
+   * A tool result's notebooks: whose notes' content it holds (unknown = every notebook); an assistant
+   * message's: whose notes its model had been shown when it wrote it (none recorded = none). The
+   * kernel's own; never sent: the turn withholds such a message from a model off this machine when one
+   * of them is local-only (egress-filter.ts).
    */
   notebooks?: readonly string[] | 'all';
   /** The person let this result go to the model although it holds local-only notes (a release confirmation). */

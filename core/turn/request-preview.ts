@@ -38,13 +38,14 @@ export interface PreviewMessage {
 export function previewRequest(input: PreviewInput) {
   const messages: ModelMessage[] = [{ role: 'system', content: input.system }, ...input.history, { role: 'user', content: input.message }];
   const localOnly = input.policy.localOnly();
-  const sent = input.policy.egress ? withholdLocalOnly(messages, localOnly) : { messages, withheld: 0 };
+  const sent = input.policy.egress ? withholdLocalOnly(messages, localOnly) : { messages, withheld: 0, answers: 0 };
   const notebooks = new Set<string>();
   let unknown = false;
   const shown: PreviewMessage[] = sent.messages.map((message, i) => {
     const original = messages[i]!;
     const withheld = message.content !== original.content;
-    if (!withheld && message.role === 'tool') {
+    // An earlier answer counts with the notes its model had been shown (it may quote them).
+    if (!withheld && (message.role === 'tool' || (message.role === 'assistant' && message.notebooks !== undefined))) {
       if (message.notebooks === undefined || message.notebooks === 'all') unknown = true;
       else for (const notebook of message.notebooks) notebooks.add(notebook);
     }
@@ -52,7 +53,7 @@ export function previewRequest(input: PreviewInput) {
       role: message.role, content: message.content, tokens: estimateMessage(message, false),
       ...(message.toolCallId !== undefined ? { toolCallId: message.toolCallId } : {}),
       ...(message.toolCalls ? { toolCalls: message.toolCalls.map(({ id, name, arguments: args }) => ({ id, name, arguments: args })) } : {}),
-      ...(message.role === 'tool' ? { notebooks: original.notebooks ?? 'all' } : {}),
+      ...(message.role === 'tool' ? { notebooks: original.notebooks ?? 'all' } : message.role === 'assistant' && original.notebooks !== undefined ? { notebooks: original.notebooks } : {}),
       ...(withheld ? { withheld: true as const } : {}), ...(message.released === true ? { released: true as const } : {}),
     };
   });
@@ -66,6 +67,7 @@ export function previewRequest(input: PreviewInput) {
     ...(input.contextLimit !== undefined && tokens + (input.maxOutputTokens ?? 0) > input.contextLimit ? { compaction: 'the history would be summarised first: the request does not fit the context' } : {}),
     notebooks: { ids: [...notebooks].map((id) => ({ id, name: names.get(id) ?? id, localOnly: localOnly.has(id) })), unknown },
     withheld: sent.withheld,
+    ...(sent.answers > 0 ? { withheldAnswers: sent.answers } : {}),
     cost: input.maxOutputTokens === undefined ? null : costOf({ input: tokens, cachedInput: 0, output: input.maxOutputTokens, reasoning: 0 }, input.price),
     ...(input.price === undefined ? { costNote: 'no price for this model in usage.prices' } : input.maxOutputTokens === undefined ? { costNote: 'no bound on the answer (maxOutputTokens), so no upper bound on the cost' } : {}),
   };

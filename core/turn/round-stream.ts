@@ -25,6 +25,8 @@ export interface RoundResult {
   finishReason?: string;
   /** The provider's own record of the response (signed reasoning, output items), replayed next request. */
   providerData?: unknown;
+  /** Whose notes the model had been shown for this response (set by the turn loop, egress-filter.ts). */
+  notebooks?: readonly string[] | 'all';
 }
 
 export interface RoundCallbacks {

@@ -19,7 +19,10 @@ export type TurnEvent =
   | { type: 'retry'; roundID: string; attempt: number; max: number; delayMs: number; category: string }
   /** The turn's tokens so far, and its cost in USD from usage.prices (null: a price is unknown; absent: no ledger). */
   | { type: 'usage'; promptTokens: number; completionTokens: number; cost?: number | null }
-  /** A request to a model off this machine went without `count` tool results from local-only notebooks (markers in their place). */
-  | { type: 'withheld'; count: number; reason: 'local-only' }
+  /**
+   * A request to a model off this machine went without `count` tool results from local-only notebooks,
+   * and `answers` earlier answers a model on this machine wrote from them (markers in their place).
+   */
+  | { type: 'withheld'; count: number; answers?: number; reason: 'local-only' }
   | { type: 'done'; turnID: string; state: 'finished' | 'interrupted' }
   | { type: 'error'; turnID: string; code: string; message: string };

@@ -14,7 +14,7 @@ import { DraftCheckpoints } from './draft-checkpoints.js';
 import { DoomLoopTracker, type DoomVerdict } from './doom-loop.js';
 import { toModelMessages, toolMessage } from './model-messages.js';
 import { askToRelease, type ReleaseContext } from './release.js';
-import type { EgressPolicy } from './egress-filter.js';
+import { notebooksSeen, type EgressPolicy } from './egress-filter.js';
 import { ModelError, type ModelMessage, type ModelProvider, type ModelRequest, type ModelToolSpec } from './model-provider.js';
 import { streamRound, type RoundResult } from './round-stream.js';
 import { contextFor, loadCompaction, type CompactionBox } from './context-window.js';
@@ -215,8 +215,13 @@ async function modelRound(work: TurnWork, roundID: string, tools: ModelToolSpec[
       if (!request.signal.aborted) emit({ type: 'error', turnID: turn.turnID, code: error instanceof CompactionError ? error.code : 'COMPACTION_FAILED', message: error instanceof Error ? error.message : String(error) });
       return 'interrupted';
     }
+    // Whose notes the model is shown: its answer (and a draft of it) is recorded with them (egress-filter.ts).
+    const seen = notebooksSeen(context, request.egress?.localOnly() ?? new Set(), request.egress?.egress ?? false);
+    if (seen === undefined) delete turn.draftNotebooks;
+    else turn.draftNotebooks = seen;
     const draft = new DraftCheckpoints(turn, roundID, work.save);
-    const result = await requestWithRetries(deps, request, { messages: context, tools, ...(deps.settings.maxOutputTokens ? { maxOutputTokens: deps.settings.maxOutputTokens } : {}) }, roundID, emit, draft);
+    const answered = await requestWithRetries(deps, request, { messages: context, tools, ...(deps.settings.maxOutputTokens ? { maxOutputTokens: deps.settings.maxOutputTokens } : {}) }, roundID, emit, draft);
+    const result = seen === undefined ? answered : { ...answered, notebooks: seen };
     await draft.end();
     turn.promptTokens += result.promptTokens;
     turn.completionTokens += result.completionTokens;
@@ -241,7 +246,7 @@ async function answerOrStop(work: TurnWork, result: RoundResult, roundID: string
   if (result.calls.length > 0 && tools.length > 0) return undefined;
   // Calls made past the round bound never run: the provider's record of them is not kept, or the next
   // request would carry calls without results.
-  turn.delta.push({ id: roundID, type: 'assistant', content: result.text, roundID, ...nativeFields(result, result.calls.length === 0) });
+  turn.delta.push({ id: roundID, type: 'assistant', content: result.text, roundID, ...nativeFields(result, result.calls.length === 0), ...notebooksOf(result) });
   await work.save();
   if (result.calls.length === 0) {
     emit({ type: 'usage', promptTokens: turn.promptTokens, completionTokens: turn.completionTokens });
@@ -267,6 +272,11 @@ async function answerOrStop(work: TurnWork, result: RoundResult, roundID: string
 }
 
 /** What an assistant entry keeps besides its text: the reasoning shown, and the provider's record to replay. */
+/** An answer's record of whose notes its model had been shown, when it had been shown any. */
+function notebooksOf(result: RoundResult): { notebooks?: readonly string[] | 'all' } {
+  return result.notebooks === undefined ? {} : { notebooks: result.notebooks };
+}
+
 function nativeFields(result: RoundResult, keepProviderData = true): { reasoningContent?: string; providerData?: unknown } {
   return { ...(result.reasoning !== '' ? { reasoningContent: result.reasoning } : {}), ...(keepProviderData && result.providerData !== undefined ? { providerData: result.providerData } : {}) };
 }
@@ -278,8 +288,10 @@ function nativeFields(result: RoundResult, keepProviderData = true): { reasoning
 function modelSawLocalOnly(messages: readonly ModelMessage[], policy: EgressPolicy): boolean {
   const localOnly = policy.localOnly();
   if (localOnly.size === 0) return false;
-  return messages.some((message) => message.role === 'tool' && (!policy.egress || message.released === true)
-    && (message.notebooks === undefined || message.notebooks === 'all' || message.notebooks.some((notebook) => localOnly.has(notebook))));
+  const holds = (notebooks: readonly string[] | 'all' | undefined) => notebooks === undefined || notebooks === 'all' || notebooks.some((notebook) => localOnly.has(notebook));
+  // An earlier answer a model on this machine wrote from such notes may quote them (withheld from one off it).
+  return messages.some((message) => (message.role === 'tool' && (!policy.egress || message.released === true) && holds(message.notebooks))
+    || (message.role === 'assistant' && !policy.egress && message.notebooks !== undefined && holds(message.notebooks)));
 }
 
 function releaseContext(work: TurnWork, roundID: string): ReleaseContext {
@@ -295,7 +307,7 @@ function releaseContext(work: TurnWork, roundID: string): ReleaseContext {
 async function toolRound(work: TurnWork, result: RoundResult, roundID: string, tools: ModelToolSpec[]): Promise<Ending | undefined> {
   const { deps, request, turn, emit } = work;
   const records: ToolCallRecord[] = result.calls.map((call) => ({ id: call.id, name: call.name, arguments: call.arguments, state: 'pending', ...(call.providerData !== undefined ? { providerData: call.providerData } : {}) }));
-  turn.delta.push({ id: roundID, type: 'assistant', content: result.text, roundID, toolCalls: records, ...nativeFields(result) });
+  turn.delta.push({ id: roundID, type: 'assistant', content: result.text, roundID, toolCalls: records, ...nativeFields(result), ...notebooksOf(result) });
   await work.save();
   const context: BatchContext = {
     pipeline: deps.pipeline, registry: deps.registry, confirmations: deps.confirmations, snapshots: deps.snapshots(), requireSnapshot: deps.settings.requireSnapshot,

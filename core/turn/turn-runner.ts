@@ -254,7 +254,7 @@ export class TurnRunner {
       to: `${provider.id}${provider.model ? ` (${provider.model})` : ''}`,
       localOnly: () => localOnlyNotebooks(container),
       names: () => notebookNames(container),
-      onWithheld: (count) => emit({ type: 'withheld', count, reason: 'local-only' }),
+      onWithheld: (count, answers) => emit({ type: 'withheld', count, ...(answers > 0 ? { answers } : {}), reason: 'local-only' }),
     };
     return { provider: guardModelEgress(provider, policy), egress: policy };
   }

@@ -162,6 +162,7 @@ describe('the session store: runtime turns', () => {
     const partial: ActiveTurn = {
       ...turn,
       draftContent: 'half an answer',
+      draftNotebooks: ['nb-private'],
       delta: [{ id: 'a', type: 'assistant', content: '', toolCalls: [
         { id: 'c1', name: 'block_get', state: 'finished', result: 'ok' },
         { id: 'c2', name: 'block_update', state: 'executing' },
@@ -174,7 +175,8 @@ describe('the session store: runtime turns', () => {
     expect([view.recoveryTurnID, view.recoveryState]).toEqual(['t1', 'interrupted']);
     const calls = view.entries.flatMap((entry) => entry.toolCalls ?? []);
     expect(calls.map((call) => [call.id, call.state, call.result])).toEqual([['c1', 'finished', 'ok'], ['c2', 'unknown', RESULT_UNKNOWN], ['c3', 'skipped', NOT_EXECUTED]]);
-    expect(view.entries.at(-1)).toMatchObject({ type: 'assistant', content: 'half an answer' });
+    // The draft keeps whose notes its model had been shown, like any answer (egress-filter.ts).
+    expect(view.entries.at(-1)).toMatchObject({ type: 'assistant', content: 'half an answer', notebooks: ['nb-private'] });
     // Written, not only shown: runtime.json holds it once its journal is folded (as the kernel does when it closes).
     await sessions.close();
     const runtime = JSON.parse(await readFile(join(folder, id, 'runtime.json'), 'utf8'));

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Confirmation } from '../../../core/gate/confirmation.js';
-import { WITHHELD_MARKER } from '../../../core/turn/egress-filter.js';
+import { ANSWER_WITHHELD_MARKER, WITHHELD_MARKER } from '../../../core/turn/egress-filter.js';
 import { readEvents } from '../../helpers/sse-events.js';
 import type { UserPlugin } from '../../helpers/harness.js';
 import { sse, useProviderKernel } from '../../plugins/providers/provider-harness.js';
@@ -81,6 +81,39 @@ describe('local-only notebooks and a model server off this machine', () => {
     const later = toolContents(kit.fake.posts[3]!.body);
     expect([later[0], later[2]]).toEqual([WITHHELD_MARKER, WITHHELD_MARKER]);
     expect(later[1]).toContain('openword');
+  });
+
+  it('withholds from a model off this machine, after a provider switch, the answers a model on it wrote from local-only notes: their text, their calls\' arguments; not the answers written before them', async () => {
+    const local = await start('openai-chat', { model: { local: true } });
+    const { secret, secretDoc, openDoc } = await notes(local);
+    local.fake.reply(
+      sse('openai-chat', { text: 'I will read them.', calls: [{ id: 'call_open', name: 'document_get_markdown', args: { id: openDoc.id } }] }),
+      sse('openai-chat', { text: 'Now the other one.', calls: [{ id: 'call_secret', name: 'document_get_markdown', args: { id: secretDoc.id } }] }),
+      sse('openai-chat', { calls: [{ id: 'call_search', name: 'search_fulltext', args: { query: MARKER } }] }),
+      sse('openai-chat', { text: `Your visits mention ${MARKER}.` }),
+    );
+    const session = await local.session();
+    const first = await local.turn(session, 'What do my notes say?');
+    expect(first.events.at(-1)).toMatchObject({ event: 'done', data: { state: 'finished' } });
+    const stored = (await local.kernel.sessions.read(session)).entries.filter((entry) => entry.type === 'assistant').map((entry) => entry.notebooks);
+    expect(stored).toEqual([undefined, [expect.any(String)], expect.arrayContaining([secret.id]), expect.arrayContaining([secret.id])]);
+    const root = local.kernel.workspace.root;
+    await local.kernel.close();
+
+    const remote = await start('openai-chat', { workspace: root, agent: { localOnlyResults: 'withhold' } });
+    remote.fake.reply(sse('openai-chat', { text: 'Noted.' }));
+    const next = await remote.turn(session, 'Polish that into an email');
+    expect(next.events.at(-1)).toMatchObject({ event: 'done', data: { state: 'finished' } });
+    expect(next.events.filter((event) => event.event === 'withheld').map((event) => event.data)).toEqual([{ type: 'withheld', count: 2, answers: 2, reason: 'local-only' }]);
+    expect(bytesSent(remote)).not.toContain(MARKER);
+    const messages = remote.fake.posts[0]!.body.messages as { role: string; content: string | null; tool_calls?: { function: { arguments: string } }[] }[];
+    const answers = messages.filter((message) => message.role === 'assistant');
+    // Written before the model had read the local-only document: sent as they were.
+    expect(answers.slice(0, 2).map((message) => message.content)).toEqual(['I will read them.', 'Now the other one.']);
+    expect(answers.slice(2).map((message) => message.content)).toEqual([ANSWER_WITHHELD_MARKER, ANSWER_WITHHELD_MARKER]);
+    expect(answers[2]!.tool_calls![0]!.function.arguments).toBe('{}');
+    // The person still reads everything in Quire.
+    expect(JSON.stringify(await remote.kernel.sessions.read(session))).toContain(`Your visits mention ${MARKER}.`);
   });
 
   it('previews the next request without calling the model: messages as they would leave, tokens, notebooks, what is withheld', async () => {
