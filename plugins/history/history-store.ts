@@ -1,4 +1,4 @@
-import { readdir, readFile, rm } from 'node:fs/promises';
+import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { KernelError, NotFoundError, isValidId, writeJsonAtomic } from '../../core/index.js';
 
@@ -27,7 +27,16 @@ export interface Retention {
 
 const VERSION = /^\d{8}T\d{9}Z-(update|move|remove|rollback)(-\d+)?$/;
 
-/** Document versions under `<workspace>/history/<doc-id>/<time>-<op>.json`, kept by the retention rules. */
+/** A version's description beside it (`<time>-<op>.meta.json`): a listing reads these, not the versions' texts. */
+const META = '.meta.json';
+
+/**
+ * Document versions under `<workspace>/history/<doc-id>/<time>-<op>.json`, kept by the retention rules.
+ * Each has its description beside it (`…meta.json`, without the text), so that listing a document's
+ * versions reads a few hundred bytes each instead of every version whole (a hundred versions of a large
+ * document were read and parsed twice for one listing). A version without one (written before, or a
+ * crash between the two files) is read whole once and gets it.
+ */
 export class HistoryStore {
   constructor(readonly folder: string, private readonly retention: Retention) {}
 
@@ -42,8 +51,36 @@ export class HistoryStore {
     const existing = new Set(await readdir(folder).catch(() => [] as string[]));
     let name = `${time}-${version.op}`;
     for (let n = 2; existing.has(`${name}.json`); n++) name = `${time}-${version.op}-${n}`;
-    await writeJsonAtomic(join(folder, `${name}.json`), { ...version, version: name, time: now.toISOString() });
+    const stored: Version = { ...version, version: name, time: now.toISOString() };
+    await writeJsonAtomic(join(folder, `${name}.json`), stored);
+    await this.describe(folder, stored);
     await this.prune(version.documentId, now);
+  }
+
+  /**
+   * Writes a version's description. Not synced: a description lost in a crash is made again from the
+   * version. Best effort: without it, the listing reads the version whole.
+   */
+  private async describe(folder: string, version: Version): Promise<VersionInfo> {
+    const { text, ...info } = version;
+    const described = { ...info, title: titleOf(text) };
+    await writeFile(join(folder, `${version.version}${META}`), JSON.stringify(described)).catch(() => undefined);
+    return described;
+  }
+
+  /** A version's description: from beside it, else from the version itself (and then written). */
+  private async info(documentId: string, name: string): Promise<VersionInfo> {
+    const folder = this.documentFolder(documentId);
+    const text = await readFile(join(folder, `${name}${META}`), 'utf8').catch(() => undefined);
+    if (text !== undefined) {
+      try {
+        const info = JSON.parse(text) as VersionInfo;
+        if (info.version === name && typeof info.title === 'string') return info;
+      } catch {
+        // Cut short or damaged: made again from the version.
+      }
+    }
+    return this.describe(folder, await this.read(documentId, name));
   }
 
   /** Versions of a document, newest first. */
@@ -53,13 +90,13 @@ export class HistoryStore {
     const out: VersionInfo[] = [];
     for (const name of names) {
       // One damaged version file must not hide the others (history_get names it when asked for).
-      const found = await this.read(documentId, name).catch((error: unknown) => {
+      const found = await this.info(documentId, name).catch((error: unknown) => {
         if (error instanceof KernelError && error.code === 'WORKSPACE_INVALID') return undefined;
+        // Gone since the folder was read (pruned by a write meanwhile).
+        if (error instanceof NotFoundError) return undefined;
         throw error;
       });
-      if (!found) continue;
-      const { text, ...info } = found;
-      out.push({ ...info, title: titleOf(text) });
+      if (found) out.push(found);
     }
     return out;
   }
@@ -103,7 +140,10 @@ export class HistoryStore {
     for (const [i, name] of names.entries()) {
       const stamp = name.slice(0, 18);
       const time = Date.parse(`${stamp.slice(0, 4)}-${stamp.slice(4, 6)}-${stamp.slice(6, 8)}T${stamp.slice(9, 11)}:${stamp.slice(11, 13)}:${stamp.slice(13, 15)}.${stamp.slice(15, 18)}Z`);
-      if (i >= this.retention.maxVersions || time < oldest) await rm(join(folder, name), { force: true });
+      if (i >= this.retention.maxVersions || time < oldest) {
+        await rm(join(folder, name), { force: true });
+        await rm(join(folder, `${name.replace(/\.json$/, '')}${META}`), { force: true });
+      }
     }
   }
 }

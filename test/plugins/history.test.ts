@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createHttpApp } from '../../core/http/app.js';
@@ -42,12 +42,14 @@ describe('document history', () => {
     const folder = join(kernel.workspace.root, 'history', doc);
     // Read from the disk, not through history_list (which waits for versions still being written).
     await act('block_append', { parentId: doc, markdown: 'second line' });
-    const after = await readdir(folder);
+    // Each version has its description beside it (…meta.json), read by listings.
+    const versions = async () => (await readdir(folder)).filter((name) => !name.endsWith('.meta.json'));
+    const after = await versions();
     expect(after).toHaveLength(1);
     expect(await readFile(join(folder, after[0]!), 'utf8')).toContain('first version');
     for (let i = 0; i < 5; i++) await act('block_append', { parentId: doc, markdown: `line ${i}` });
     await kernel.close();
-    expect(await readdir(folder)).toEqual(after);
+    expect(await versions()).toEqual(after);
   });
 
   it('keeps the previous version before every change, move and removal when coalescing is off', async () => {
@@ -171,6 +173,36 @@ describe('document history', () => {
     await act('history_clear', { id: doc });
     expect((await act<Versions>('history_list', { id: doc })).versions).toEqual([]);
     expect((await caught(act('history_get', { id: doc, version: '20260101T000000000Z-update' }))).code).toBe('NOT_FOUND');
+  });
+});
+
+describe('listing versions reads their descriptions, not their texts', () => {
+  it('lists from each version\'s description, makes a missing or damaged one again from the version, and prunes both', async () => {
+    const { kernel, act } = await boot({ config: { plugins: { history: { config: { maxVersions: 3, coalesceSeconds: 0 } } } } });
+    const { doc } = await notes(act);
+    for (let i = 0; i < 4; i++) await act('block_append', { parentId: doc, markdown: `line ${i} plum` });
+    const folder = join(kernel.workspace.root, 'history', doc);
+    const files = (await readdir(folder)).sort();
+    // Three versions kept (the fourth pruned with its description), each with its description beside it.
+    expect(files.filter((name) => name.endsWith('.meta.json'))).toHaveLength(3);
+    expect(files).toHaveLength(6);
+    const listed = (await act<Versions>('history_list', { id: doc })).versions;
+    expect(listed).toHaveLength(3);
+    // A listing reads the descriptions: a version's text changed under it does not change what is listed.
+    const [newest, second] = listed as unknown as { version: string; title: string; op: string; by: string }[];
+    const versionFile = join(folder, `${newest!.version}.json`);
+    const stored = JSON.parse(await readFile(versionFile, 'utf8')) as { text: string };
+    await writeFile(versionFile, JSON.stringify({ ...stored, text: JSON.stringify({ id: doc, type: 'NodeDocument', content: 'Not read by a listing', children: [] }) }));
+    expect((await act<Versions>('history_list', { id: doc })).versions).toEqual(listed);
+    // Without its description (written before they were kept, or lost in a crash), or with a damaged one, a
+    // version is read whole once, listed the same, and gets it again.
+    await rm(join(folder, `${second!.version}.meta.json`));
+    await writeFile(join(folder, `${newest!.version}.meta.json`), '{"version":');
+    const again = (await act<Versions>('history_list', { id: doc })).versions as unknown as { version: string; title: string }[];
+    expect(again.map((version) => version.version)).toEqual(listed.map((version) => (version as unknown as { version: string }).version));
+    expect(again[0]!.title).toBe('Not read by a listing');
+    expect(again[1]).toEqual(second);
+    expect((await readdir(folder)).filter((name) => name.endsWith('.meta.json'))).toHaveLength(3);
   });
 });
 
