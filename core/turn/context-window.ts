@@ -36,7 +36,9 @@ export async function loadCompaction(deps: TurnDependencies, sessionId: string):
 export async function contextFor(deps: TurnDependencies, request: TurnRequest, turn: ActiveTurn, box: CompactionBox, messages: ModelMessage[], head: ModelMessage[],
   tools: readonly ModelToolSpec[], forced: boolean): Promise<ModelMessage[]> {
   const { contextLimit, maxOutputTokens } = deps.settings;
-  const scope = scopeOf(request.provider);
+  // A summary a model on this machine wrote may hold local-only notes: one off it never reuses it, even
+  // of the same protocol and model name (a local server and a hosted one), and writes its own.
+  const scope = request.egress?.egress === true ? `${scopeOf(request.provider)} off this machine` : scopeOf(request.provider);
   const previous = isReusable(box.state, messages, scope) ? box.state : undefined;
   const history = previous ? withSummary(messages, previous) : messages;
   const current = [...head, ...history];
@@ -45,11 +47,14 @@ export async function contextFor(deps: TurnDependencies, request: TurnRequest, t
     return current;
   }
   const budget = inputBudget(contextLimit, maxOutputTokens);
-  box.lastEstimate = estimateContext(head, history, tools);
+  // The history as it leaves: results withheld from a model off this machine take a marker's room, and the
+  // provider's count (which corrects the estimate, box.scale) is of what it was sent.
+  const egress = request.egress;
+  const sent = (part: readonly ModelMessage[]) => (egress?.egress ? withholdLocalOnly(part, egress.localOnly()).messages : part);
+  box.lastEstimate = estimateContext(head, sent(history), tools);
   if (!forced && box.lastEstimate * box.scale <= 0.9 * budget) return current;
   let made: Awaited<ReturnType<typeof compact>>;
   try {
-    const egress = request.egress;
     made = await compact(summaryRequester(deps, request, box), {
       scope, messages, head, tools, previous, contextLimit, target: 0.75 * budget, scale: box.scale,
       ...(egress?.egress ? { outgoing: (part: readonly ModelMessage[]) => withholdLocalOnly(part, egress.localOnly()).messages } : {}),
@@ -67,7 +72,7 @@ export async function contextFor(deps: TurnDependencies, request: TurnRequest, t
   }
   await keep(deps, request, turn, box, made);
   const summarised = withSummary(messages, made.state);
-  box.lastEstimate = estimateContext(head, summarised, tools);
+  box.lastEstimate = estimateContext(head, sent(summarised), tools);
   return [...head, ...summarised];
 }
 

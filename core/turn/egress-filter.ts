@@ -46,36 +46,59 @@ export function withholdLocalOnly(messages: readonly ModelMessage[], localOnly: 
   if (localOnly.size === 0) return { messages, withheld: 0, answers: 0 };
   let withheld = 0;
   let answers = 0;
+  // The calls of a withheld answer: their results may repeat what their arguments said (a question's
+  // text, a to-do list), recorded as holding no notes; they are withheld with it.
+  const echoing = new Set<string>();
   const out = messages.map((message) => {
     if (message.role === 'assistant') {
       if (message.notebooks === undefined || !holdsLocalOnly(message.notebooks, localOnly)) return message;
       answers++;
-      const { providerData: _native, ...rest } = message;
-      return { ...rest, content: ANSWER_WITHHELD_MARKER, ...(message.toolCalls ? { toolCalls: message.toolCalls.map((call) => ({ id: call.id, name: call.name, arguments: '{}' })) } : {}) };
+      for (const call of message.toolCalls ?? []) echoing.add(call.id);
+      return withheldCopy(message);
     }
     if (message.role !== 'tool' || message.released === true) return message;
-    if (!holdsLocalOnly(message.notebooks ?? 'all', localOnly)) return message;
+    if (!holdsLocalOnly(message.notebooks ?? 'all', localOnly) && !echoing.has(message.toolCallId ?? '')) return message;
     withheld++;
-    return { ...message, content: WITHHELD_MARKER };
+    return withheldCopy(message);
   });
   return { messages: withheld + answers > 0 ? out : messages, withheld, answers };
 }
 
 /**
- * The notebooks whose notes a model is shown in these messages, as they leave (`egress`: for a model off
- * this machine, without what `withholdLocalOnly` takes out): the tool results' (unknown: every notebook)
- * and those earlier answers carry. Its answer is recorded with them, so that an answer a model on this
- * machine wrote from local-only notes is withheld later from a model off it (after a provider switch)
- * as the notes themselves are. A result the person released is theirs to send: it marks nothing.
- * Undefined when the messages show no notes.
+ * Each message's withheld form, made once: the same object round after round, so that the estimates of
+ * the history as it leaves (compaction-tokens.ts) follow it by identity instead of counting it again.
  */
-export function notebooksSeen(messages: readonly ModelMessage[], localOnly: ReadonlySet<string>, egress: boolean): readonly string[] | 'all' | undefined {
+const withheldCopies = new WeakMap<ModelMessage, ModelMessage>();
+
+function withheldCopy(message: ModelMessage): ModelMessage {
+  let copy = withheldCopies.get(message);
+  if (copy === undefined) {
+    if (message.role === 'assistant') {
+      const { providerData: _native, ...rest } = message;
+      copy = { ...rest, content: ANSWER_WITHHELD_MARKER, ...(message.toolCalls ? { toolCalls: message.toolCalls.map((call) => ({ id: call.id, name: call.name, arguments: '{}' })) } : {}) };
+    } else copy = { ...message, content: WITHHELD_MARKER };
+    Object.freeze(copy);
+    withheldCopies.set(message, copy);
+  }
+  return copy;
+}
+
+/**
+ * The notebooks whose notes a model on this machine has been shown in a history (it sees every result):
+ * the tool results' (unknown: every notebook) and those earlier answers carry. Its answer is recorded
+ * with them, so that an answer it wrote from local-only notes is withheld later from a model off this
+ * machine (after a provider switch) as the notes themselves are. Taken over the whole history, not the
+ * request: a compaction summary the model wrote holds what it covers. A result the person released is
+ * theirs to send: it marks nothing. Undefined when the history shows no notes. (A model off this
+ * machine has been sent only what it may be sent: its answers are not recorded.)
+ */
+export function notebooksSeen(messages: readonly ModelMessage[]): readonly string[] | 'all' | undefined {
   const seen = new Set<string>();
   for (const message of messages) {
     let notebooks: readonly string[] | 'all' | undefined;
     if (message.role === 'tool' && message.released !== true) notebooks = message.notebooks ?? 'all';
     else if (message.role === 'assistant') notebooks = message.notebooks;
-    if (notebooks === undefined || (egress && holdsLocalOnly(notebooks, localOnly))) continue;
+    if (notebooks === undefined) continue;
     if (notebooks === 'all') return 'all';
     for (const notebook of notebooks) seen.add(notebook);
   }

@@ -172,7 +172,10 @@ async function executeCall(context: BatchContext, call: PreparedCall, record: To
     await finishUnknown(context, record);
     return 'still_running';
   }
-  await finish(context, record, result, notebooksInResult(current.call));
+  // A native action that failed before it said whose notes it read answered with the kernel's error text,
+  // which holds none (counted as every notebook, it withheld the error and marked every later answer).
+  const failedNative = !result.ok && !current.call.returned.said && current.call.entry.source === 'native';
+  await finish(context, record, result, failedNative ? [] : notebooksInResult(current.call));
   return 'done';
 }
 

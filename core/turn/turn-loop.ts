@@ -215,8 +215,8 @@ async function modelRound(work: TurnWork, roundID: string, tools: ModelToolSpec[
       if (!request.signal.aborted) emit({ type: 'error', turnID: turn.turnID, code: error instanceof CompactionError ? error.code : 'COMPACTION_FAILED', message: error instanceof Error ? error.message : String(error) });
       return 'interrupted';
     }
-    // Whose notes the model is shown: its answer (and a draft of it) is recorded with them (egress-filter.ts).
-    const seen = notebooksSeen(context, request.egress?.localOnly() ?? new Set(), request.egress?.egress ?? false);
+    // Whose notes a model on this machine has been shown: its answer (and a draft of it) is recorded with them (egress-filter.ts).
+    const seen = request.egress?.egress === true ? undefined : notebooksSeen(work.messages);
     if (seen === undefined) delete turn.draftNotebooks;
     else turn.draftNotebooks = seen;
     const draft = new DraftCheckpoints(turn, roundID, work.save);
@@ -271,12 +271,12 @@ async function answerOrStop(work: TurnWork, result: RoundResult, roundID: string
   return 'interrupted';
 }
 
-/** What an assistant entry keeps besides its text: the reasoning shown, and the provider's record to replay. */
 /** An answer's record of whose notes its model had been shown, when it had been shown any. */
 function notebooksOf(result: RoundResult): { notebooks?: readonly string[] | 'all' } {
   return result.notebooks === undefined ? {} : { notebooks: result.notebooks };
 }
 
+/** What an assistant entry keeps besides its text: the reasoning shown, and the provider's record to replay. */
 function nativeFields(result: RoundResult, keepProviderData = true): { reasoningContent?: string; providerData?: unknown } {
   return { ...(result.reasoning !== '' ? { reasoningContent: result.reasoning } : {}), ...(keepProviderData && result.providerData !== undefined ? { providerData: result.providerData } : {}) };
 }

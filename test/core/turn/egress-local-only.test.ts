@@ -89,7 +89,8 @@ describe('local-only notebooks and a model server off this machine', () => {
     local.fake.reply(
       sse('openai-chat', { text: 'I will read them.', calls: [{ id: 'call_open', name: 'document_get_markdown', args: { id: openDoc.id } }] }),
       sse('openai-chat', { text: 'Now the other one.', calls: [{ id: 'call_secret', name: 'document_get_markdown', args: { id: secretDoc.id } }] }),
-      sse('openai-chat', { calls: [{ id: 'call_search', name: 'search_fulltext', args: { query: MARKER } }] }),
+      // A to-do list repeats its arguments in its result, which holds no notes of its own.
+      sse('openai-chat', { calls: [{ id: 'call_search', name: 'search_fulltext', args: { query: MARKER } }, { id: 'call_todo', name: 'todo_write', args: { todos: [{ content: `ask about ${MARKER}`, status: 'pending' }] } }] }),
       sse('openai-chat', { text: `Your visits mention ${MARKER}.` }),
     );
     const session = await local.session();
@@ -104,16 +105,81 @@ describe('local-only notebooks and a model server off this machine', () => {
     remote.fake.reply(sse('openai-chat', { text: 'Noted.' }));
     const next = await remote.turn(session, 'Polish that into an email');
     expect(next.events.at(-1)).toMatchObject({ event: 'done', data: { state: 'finished' } });
-    expect(next.events.filter((event) => event.event === 'withheld').map((event) => event.data)).toEqual([{ type: 'withheld', count: 2, answers: 2, reason: 'local-only' }]);
+    expect(next.events.filter((event) => event.event === 'withheld').map((event) => event.data)).toEqual([{ type: 'withheld', count: 3, answers: 2, reason: 'local-only' }]);
     expect(bytesSent(remote)).not.toContain(MARKER);
     const messages = remote.fake.posts[0]!.body.messages as { role: string; content: string | null; tool_calls?: { function: { arguments: string } }[] }[];
     const answers = messages.filter((message) => message.role === 'assistant');
     // Written before the model had read the local-only document: sent as they were.
     expect(answers.slice(0, 2).map((message) => message.content)).toEqual(['I will read them.', 'Now the other one.']);
     expect(answers.slice(2).map((message) => message.content)).toEqual([ANSWER_WITHHELD_MARKER, ANSWER_WITHHELD_MARKER]);
-    expect(answers[2]!.tool_calls![0]!.function.arguments).toBe('{}');
+    expect(answers[2]!.tool_calls!.map((call) => call.function.arguments)).toEqual(['{}', '{}']);
+    const results = messages.filter((message) => message.role === 'tool').map((message) => message.content);
+    expect(results.slice(2)).toEqual([WITHHELD_MARKER, WITHHELD_MARKER]);
     // The person still reads everything in Quire.
     expect(JSON.stringify(await remote.kernel.sessions.read(session))).toContain(`Your visits mention ${MARKER}.`);
+  });
+
+  it('never sends a model off this machine the summary a model on it wrote, even of the same protocol and model name', async () => {
+    const local = await start('openai-chat', { model: { local: true, contextLimit: 100_000 } });
+    const { secretDoc } = await notes(local);
+    local.fake.reply(
+      sse('openai-chat', { calls: [{ id: 'call_secret', name: 'document_get_markdown', args: { id: secretDoc.id } }] }),
+      sse('openai-chat', { text: 'Read it.' }),
+      { kind: 'json', status: 400, body: overflowBody('openai-chat') },
+      sse('openai-chat', { text: `SUMMARY: the visits were about ${MARKER}` }),
+      sse('openai-chat', { text: 'fits now' }),
+    );
+    const session = await local.session();
+    await local.turn(session, 'Read my visits');
+    expect((await local.turn(session, 'go on')).events.at(-1)).toMatchObject({ event: 'done', data: { state: 'finished' } });
+    const root = local.kernel.workspace.root;
+    await local.kernel.close();
+
+    const remote = await start('openai-chat', { workspace: root, model: { contextLimit: 100_000 }, agent: { localOnlyResults: 'withhold' } });
+    remote.fake.reply(sse('openai-chat', { text: 'Noted.' }));
+    expect((await remote.turn(session, 'and now?')).events.at(-1)).toMatchObject({ event: 'done', data: { state: 'finished' } });
+    expect(bytesSent(remote)).not.toContain(MARKER);
+    expect(bytesSent(remote)).not.toContain('SUMMARY');
+  });
+
+  it('leaves a session with a model off this machine as it was: its answers and a failed lookup are not withheld once a notebook becomes local-only', async () => {
+    const kit = await start('openai-chat');
+    kit.fake.reply(
+      sse('openai-chat', { calls: [{ id: 'call_missing', name: 'document_get_markdown', args: { id: '20260101000000-abcdefg' } }] }),
+      sse('openai-chat', { text: 'There is no such document.' }),
+      sse('openai-chat', { text: 'Still none.' }),
+    );
+    const session = await kit.session();
+    await kit.turn(session, 'Read that document');
+    const entries = (await kit.kernel.sessions.read(session)).entries.filter((entry) => entry.type === 'assistant');
+    expect(entries.map((entry) => entry.notebooks)).toEqual([undefined, undefined]);
+    expect(entries[0]!.toolCalls![0]!.notebooks).toEqual([]);
+    await notes(kit);
+    const next = await kit.turn(session, 'and now?');
+    expect(next.events.some((event) => event.event === 'withheld')).toBe(false);
+    const sent = JSON.stringify(kit.fake.posts[2]!.body);
+    expect(sent).toContain('There is no such document.');
+    expect(sent).toContain('NOT_FOUND');
+  });
+
+  it('weighs the history as it leaves: withheld results take a marker\'s room, not their own, in deciding to summarise', async () => {
+    const kit = await start('openai-chat', { model: { contextLimit: 20_000 }, agent: { localOnlyResults: 'withhold' } });
+    const { secretDoc } = await notes(kit);
+    // About 9,000 tokens of the local-only notebook's text, read three times: past the budget if counted, far below as markers.
+    const long = Array.from({ length: 600 }, (_, i) => `visit ${i} went well and the garden grew ${i % 7} rows`).join('. ');
+    const [first] = (await kit.act<{ document: { children: { id: string }[] } }>('document_get', { id: secretDoc.id })).document.children;
+    await kit.act('block_update', { id: first!.id, markdown: long });
+    kit.fake.reply(
+      sse('openai-chat', { calls: [1, 2, 3].map((n) => ({ id: `call_${n}`, name: 'document_get_markdown', args: { id: secretDoc.id } })) }),
+      sse('openai-chat', { text: 'Read them.' }),
+      sse('openai-chat', { text: 'Go on.' }),
+    );
+    const session = await kit.session();
+    await kit.turn(session, 'Read my visits three times');
+    expect((await kit.turn(session, 'and now?')).events.at(-1)).toMatchObject({ event: 'done', data: { state: 'finished' } });
+    // No summary request: three rounds, three requests, none asking for a summary.
+    expect(kit.fake.posts).toHaveLength(3);
+    expect(kit.fake.posts.some((post) => JSON.stringify(post.body).includes('new_history_json'))).toBe(false);
   });
 
   it('previews the next request without calling the model: messages as they would leave, tokens, notebooks, what is withheld', async () => {
