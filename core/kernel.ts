@@ -164,7 +164,8 @@ export class Kernel {
       // In the background: the first call of each action then finds its validator in memory.
       void readPrecompiledAhead();
     } catch (error) {
-      await kernel.close();
+      // The boot's own failure is what the caller needs: a failure to close after it is logged, not thrown in its place.
+      await kernel.close().catch((closing: unknown) => kernel.log.error('the kernel could not close after a failed start', { error: String((closing as Error)?.message ?? closing) }));
       throw error;
     }
     return kernel;

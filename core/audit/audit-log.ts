@@ -1,9 +1,10 @@
 import { mkdir, open, stat, type FileHandle } from 'node:fs/promises';
-import { join, relative, sep } from 'node:path';
+import { existsSync } from 'node:fs';
+import { dirname, join, relative, sep } from 'node:path';
 import { inject, injectable } from '../di.js';
 import { LOGGER, WORKSPACE } from '../core-tokens.js';
 import { KernelError } from '../errors.js';
-import { writeJsonAtomic } from '../fs/atomic-write.js';
+import { syncFolder, writeJsonAtomic } from '../fs/atomic-write.js';
 import { diskFull } from '../fs/disk-full.js';
 import type { Logger } from '../log.js';
 import { readJsonFile } from '../util/json-file.js';
@@ -11,6 +12,7 @@ import { SerialQueue } from '../util/serial-queue.js';
 import type { Workspace } from '../workspace.js';
 import { GENESIS_HASH, sealRecord, type AuditEntry, type AuditRecord } from './audit-record.js';
 import { findLogEnd, recoveryEntry, setTornTailAside, type KeptTail } from './recover-tail.js';
+import type { AuditAnchor } from './anchors.js';
 import { verifyAuditLog, type AuditHead, type AuditVerification } from './verify-audit.js';
 
 /**
@@ -61,7 +63,11 @@ export class AuditLog {
     if (!head || head.seq !== position.seq) {
       await writeJsonAtomic(this.headFile, position).catch((error: Error) => this.log.error('audit head not caught up; it is at the next append or start', { error: error.message }));
     }
+    const created = !existsSync(this.logFile);
     this.file = await open(this.logFile, 'a', 0o600);
+    // A new log's name is made durable before its first line is acknowledged (fdatasync syncs the file, not
+    // the folder that names it): a power cut could otherwise take the log and its synced lines together.
+    if (created) await syncFolder(dirname(this.logFile));
     this.size = (await this.file.stat()).size;
     if (kept) await this.recordRecovery(kept, position.seq);
   }
@@ -203,12 +209,12 @@ export class AuditLog {
    * The head and the log's length are taken between appends; the walk up to that length runs outside
    * the append queue (it held every audited action for the whole walk).
    */
-  async verify(): Promise<AuditVerification> {
+  async verify(anchors: readonly AuditAnchor[] = []): Promise<AuditVerification> {
     const { head, size } = await this.queue.run(async () => {
       await this.writeHeadNow();
       return { head: await readJsonFile<AuditHead | undefined>(this.headFile, undefined), size: (await stat(this.logFile).catch(() => undefined))?.size ?? 0 };
     });
-    return verifyAuditLog(this.logFile, head, [], size);
+    return verifyAuditLog(this.logFile, head, anchors, size);
   }
 
   async close(): Promise<void> {

@@ -1,5 +1,6 @@
 import { hash, timingSafeEqual } from 'node:crypto';
 import type { KernelConfig } from '../config/kernel-config.js';
+import { MIN_TOKEN_CHARS } from '../config/config-problems.js';
 import { KERNEL_CONFIG, PROCESS_ENV } from '../core-tokens.js';
 import { inject, injectable } from '../di.js';
 import type { Principal, Role } from '../plugin-api.js';
@@ -27,8 +28,9 @@ export class Authenticator {
     this.known = [];
     for (const entry of config.auth.tokens) {
       const digest = entry.sha256 !== undefined ? Buffer.from(entry.sha256, 'hex') : digestOf(env[entry.env ?? ''] ?? '');
-      // An entry whose environment variable is unset or empty matches nothing.
-      if (entry.sha256 === undefined && !env[entry.env ?? '']) continue;
+      // An entry whose environment variable is unset, empty or too short to be a secret matches nothing
+      // (reported at start as a configuration problem, config-problems.ts).
+      if (entry.sha256 === undefined && (env[entry.env ?? ''] ?? '').length < MIN_TOKEN_CHARS) continue;
       this.known.push({ name: entry.name, role: entry.role, digest });
     }
   }

@@ -5,7 +5,7 @@ import { escapePointer } from '../schema/ajv.js';
 import { closestName } from './closest-name.js';
 import type { KernelConfig } from './kernel-config.js';
 
-export type ConfigProblemCode = 'CONFIG_UNKNOWN_PLUGIN' | 'CONFIG_UNKNOWN_TOOL' | 'CONFIG_UNKNOWN_ACTION' | 'CONFIG_ENV_UNSET';
+export type ConfigProblemCode = 'CONFIG_UNKNOWN_PLUGIN' | 'CONFIG_UNKNOWN_TOOL' | 'CONFIG_UNKNOWN_ACTION' | 'CONFIG_ENV_UNSET' | 'CONFIG_TOKEN_TOO_SHORT';
 
 /**
  * A mistake that does not stop a start but leaves part of the configuration doing nothing (a deny rule
@@ -37,6 +37,9 @@ interface NamedEntry {
   action?: string;
 }
 
+/** The shortest bearer token taken from the environment (the kernel's own are 35 characters). */
+export const MIN_TOKEN_CHARS = 20;
+
 export function findConfigProblems(input: ConfigCheckInput): ConfigProblem[] {
   const known = knownNames(input.records, Object.keys(input.config.mcp.servers));
   // `plugins.<id>` configures plugins found on disk; an external server is configured under mcp.servers.
@@ -44,7 +47,12 @@ export function findConfigProblems(input: ConfigCheckInput): ConfigProblem[] {
   const problems: ConfigProblem[] = [];
   input.config.auth.tokens.forEach((token, index) => {
     // The authenticator skips such a token silently: nobody can use it until the variable is set.
-    if (token.env === undefined || input.env[token.env]) return;
+    if (token.env === undefined) return;
+    const value = input.env[token.env];
+    if (value && value.length < MIN_TOKEN_CHARS) {
+      problems.push(problem('CONFIG_TOKEN_TOO_SHORT', 'quire.json', `/auth/tokens/${index}/env`, `the environment variable ${token.env} of token '${token.name}' holds fewer than ${MIN_TOKEN_CHARS} characters, so the token matches nothing (a short bearer token can be guessed; 'quire serve --init' makes one)`, undefined));
+    }
+    if (value) return;
     problems.push(problem('CONFIG_ENV_UNSET', 'quire.json', `/auth/tokens/${index}/env`, `the environment variable ${token.env} of token '${token.name}' is not set, so the token matches nothing`, closestName(token.env, Object.keys(input.env))));
   });
   for (const id of input.config.plugins.keys()) {

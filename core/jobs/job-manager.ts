@@ -48,6 +48,8 @@ export class JobManager {
   private readonly live = new Map<string, Live>();
   private readonly finished = new Map<string, JobRecord>();
   private readonly store: JobStore;
+  /** Set by `close`: no job starts any more, and one that ends unfinished is interrupted (not failed or cancelled). */
+  private closing = false;
 
   constructor(dir: string, private readonly keep: number, private readonly log: Logger) {
     this.store = new JobStore(dir, log);
@@ -70,6 +72,8 @@ export class JobManager {
 
   /** Starts `work` as a job; it runs until it ends, its time limit, or a cancel. */
   start(subject: JobSubject, work: (control: JobControl) => Promise<unknown>): StartedJob {
+    // A job started while the kernel closes would run past the workspace's lock: refused, as nothing began.
+    if (this.closing) throw new KernelError('NOT_READY', `the kernel is closing: ${subject.name} was not started`, { details: { action: subject.name } });
     const now = new Date().toISOString();
     const { principal } = subject;
     const record: JobRecord = {
@@ -127,13 +131,14 @@ export class JobManager {
 
   /** Stops every running job and waits for them (bounded): what has not ended is recorded as interrupted. */
   async close(waitMs: number): Promise<void> {
+    this.closing = true;
     const running = [...this.live.values()];
     for (const live of running) live.controller.abort(new KernelError('ACTION_CANCELLED', 'the kernel is closing'));
     let timer: NodeJS.Timeout | undefined;
     const limit = new Promise<void>((resolve) => { timer = setTimeout(resolve, waitMs); });
     await Promise.race([Promise.allSettled(running.map((live) => live.done)), limit]);
     clearTimeout(timer);
-    for (const live of [...this.live.values()]) await this.end(live, 'interrupted', { error: new KernelError('ACTION_CANCELLED', 'the kernel closed while this job ran') });
+    for (const live of [...this.live.values()]) await this.end(live, 'interrupted', {});
     await this.store.flush();
   }
 
@@ -155,19 +160,23 @@ export class JobManager {
     const { record } = live;
     if (isFinished(record.state)) return;
     const now = new Date().toISOString();
+    // Stopped by the kernel closing (its own abort, or still running when the wait ended): interrupted, with
+    // the same words as a job a crash cut short, whether it stopped at a safe point or did not answer.
+    const interrupted = state === 'interrupted' || (this.closing && state === 'failed');
     // A job stopped by its limit or a cancel says so, whether its action answered or threw.
-    record.state = state === 'interrupted' ? state : record.stopped === 'time_limit' ? 'timed_out' : record.stopped === 'cancelled' ? 'cancelled' : state;
+    record.state = interrupted ? 'interrupted' : record.stopped === 'time_limit' ? 'timed_out' : record.stopped === 'cancelled' ? 'cancelled' : state;
     record.updated = now;
     record.ended = now;
     if (outcome.result !== undefined) record.result = outcome.result;
-    if (outcome.error !== undefined) record.error = errorOf(outcome.error);
+    if (interrupted) record.error = { code: 'JOB_INTERRUPTED', message: `the kernel stopped while this job ran; it had done ${describeProgress(record.progress)}${record.progress.ifInterrupted ? `; ${record.progress.ifInterrupted}` : ''}` };
+    else if (outcome.error !== undefined) record.error = errorOf(outcome.error);
     this.live.delete(record.id);
     this.finished.set(record.id, record);
     // Watchers hear of the end once it is on disk.
     await this.store.write(record);
     this.tell(live, { type: 'end', job: record });
     live.listeners.clear();
-    await this.prune();
+    await this.prune(record.id);
   }
 
   private tell(live: Live, event: JobEvent): void {
@@ -180,12 +189,18 @@ export class JobManager {
     }
   }
 
-  /** Keeps the newest `keep` finished records. */
-  private async prune(): Promise<void> {
-    const ids = [...this.finished.keys()].sort();
-    for (const id of ids.slice(0, Math.max(0, ids.length - this.keep))) {
-      this.finished.delete(id);
-      await this.store.remove(id);
+  /**
+   * Keeps the `keep` records that ended last, and always `justEnded`: by when they started, a long job
+   * that ended after more than `keep` newer ones was removed as it ended, and its caller, waiting for its
+   * answer, was told it did not exist.
+   */
+  private async prune(justEnded?: string): Promise<void> {
+    const endedAt = (record: JobRecord) => record.ended ?? record.updated ?? record.created;
+    const records = [...this.finished.values()].sort((a, b) => (endedAt(a) < endedAt(b) ? -1 : endedAt(a) > endedAt(b) ? 1 : a.id.localeCompare(b.id)));
+    for (const record of records.slice(0, Math.max(0, records.length - this.keep))) {
+      if (record.id === justEnded) continue;
+      this.finished.delete(record.id);
+      await this.store.remove(record.id);
     }
   }
 }

@@ -23,7 +23,13 @@ export class JobStore {
       const id = name.slice(0, -5);
       if (!isValidId(id)) continue;
       try {
-        records.push(JSON.parse(await readFile(join(this.dir, name), 'utf8')) as JobRecord);
+        const record = JSON.parse(await readFile(join(this.dir, name), 'utf8')) as JobRecord | null;
+        // A record edited by hand (or of another shape) is left out, not taken: the start read its fields.
+        if (typeof record !== 'object' || record === null || record.id !== id || typeof record.state !== 'string' || typeof record.progress !== 'object' || record.progress === null) {
+          this.log.warn('a job record is not one; it is left as it is', { file: join(this.dir, name) });
+          continue;
+        }
+        records.push(record);
       } catch (error) {
         this.log.warn('a job record cannot be read; it is left as it is', { file: join(this.dir, name), error: (error as Error).message });
       }

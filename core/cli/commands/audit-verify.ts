@@ -13,6 +13,7 @@ function endNotes(result: AuditVerification): string[] {
   for (const name of result.unrecorded) notes.push(`${name}: a torn end kept beside the log that no line records (set aside at a start that then had no room to say so)`);
   for (const stray of result.stray) notes.push(`line ${stray.line}: ${stray.bytes} stray byte(s) before the record, left by an append that failed on an older kernel`);
   if (result.torn) notes.push(`torn end: ${result.torn.bytes} byte(s) after seq ${result.last.seq} of an append that never completed; the next start sets them aside`);
+  if (result.headLags !== undefined) notes.push(`the head file is ${result.headLags} line(s) behind the log, at a line the log has as it says: a kernel is running (its head follows its lines by about 100 ms), or a crash left it behind (the next start catches it up)`);
   return notes;
 }
 

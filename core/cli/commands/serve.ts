@@ -37,7 +37,8 @@ Options:
     }, io, 'serve');
     if (!parsed) return EXIT_USAGE;
     if (parsed.values.help) return io.out(this.help), EXIT_OK;
-    const port = parsed.values.port === undefined ? undefined : Number(parsed.values.port);
+    // Digits only: Number('') is 0 (a random port), and '0x1F90' or '1e3' are numbers too.
+    const port = parsed.values.port === undefined ? undefined : /^\d{1,5}$/.test(String(parsed.values.port)) ? Number(parsed.values.port) : Number.NaN;
     if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535)) {
       io.err(`quire serve: --port must be an integer from 0 to 65535, got '${String(parsed.values.port)}'`);
       return EXIT_USAGE;

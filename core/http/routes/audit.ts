@@ -1,5 +1,6 @@
 import { open, type FileHandle } from 'node:fs/promises';
 import { Hono } from 'hono';
+import { workspaceAnchors } from '../../audit/anchors.js';
 import type { AuditRecord } from '../../audit/audit-record.js';
 import { parseRecordLine } from '../../audit/recover-tail.js';
 import { KernelError } from '../../errors.js';
@@ -29,7 +30,14 @@ export function auditRoutes(kernel: Kernel): Hono<HttpEnv> {
     const next = records.length === filter.limit ? records.at(-1)!.seq : scannedTo;
     return c.json({ records, ...(next !== undefined && next > 1 ? { next } : {}) });
   });
-  app.post('/verify', async (c) => c.json({ verification: await kernel.audit.verify() }));
+  // As `quire audit verify`: against every anchor the workspace holds (snapshots' audit heads, the
+  // anchors file), so that a log rewritten with its chain and head recomputed is found here too.
+  app.post('/verify', async (c) => {
+    const { anchors, problems } = await workspaceAnchors(kernel.workspace);
+    const verification = await kernel.audit.verify(anchors);
+    if (problems.length === 0 || !verification.ok) return c.json({ verification: problems.length > 0 ? { ...verification, anchorProblems: problems } : verification });
+    return c.json({ verification: { ...verification, ok: false, line: 0, reason: `the anchors file is damaged: ${problems[0]}`, anchorProblems: problems } });
+  });
   return app;
 }
 
@@ -121,14 +129,17 @@ async function offsetOfSeq(handle: FileHandle, size: number, before: number): Pr
     if (line === undefined || line.seq >= before) high = middle;
     else low = line.end;
   }
-  // The last stretch line by line: where the first line of seq `before` or more starts.
+  // The last stretch line by line: where the first line of seq `before` or more starts. `high` may lie
+  // inside the line before it (bisection stops at a byte, whose next line is the one sought): the walk
+  // then ends past `high`, at that line's start. Returning `high` read the line before as a fragment
+  // and dropped it from the page.
   let at = low;
   while (at < high) {
     const line = await lineAfter(handle, at, size, at === 0 || at === low);
     if (line === undefined || line.seq >= before) return line?.start ?? high;
     at = line.end;
   }
-  return high;
+  return at;
 }
 
 /** The first whole line starting at or after `from` (at `from` itself when `atStart`): its seq and span. */

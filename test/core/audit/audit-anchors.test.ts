@@ -1,14 +1,17 @@
+import { createHash } from 'node:crypto';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { GENESIS_HASH, hashRecord, type AuditRecord } from '../../../core/audit/audit-record.js';
 import { runCli } from '../../../core/cli/run-cli.js';
+import { createHttpApp } from '../../../core/http/app.js';
 import type { Kernel } from '../../../core/kernel.js';
 import type { Principal } from '../../../core/plugin-api.js';
 import { useBlocks } from '../../plugins/blocks/blocks-harness.js';
 import { bufferIO } from '../../helpers/buffer-io.js';
 
 const admin: Principal = { kind: 'person', name: 'admin', role: 'admin' };
+const ADMIN = 'qk_anchors-admin';
 
 async function cli(...args: string[]): Promise<{ code: number; out: string; text: string }> {
   const io = bufferIO();
@@ -37,7 +40,8 @@ async function rewriteWholeChain(workspace: string): Promise<void> {
 }
 
 describe('audit anchors', () => {
-  const { boot } = useBlocks();
+  const blocks = useBlocks();
+  const boot = (options: { workspace?: string } = {}) => blocks.boot({ ...options, config: { auth: { tokens: [{ name: 'admin', role: 'admin', sha256: createHash('sha256').update(ADMIN).digest('hex') }] } } });
 
   async function writes(kernel: Kernel, names: string[]): Promise<void> {
     for (const name of names) await kernel.pipeline.call({ target: 'notebook_create', input: { name }, principal: admin });
@@ -108,6 +112,39 @@ describe('audit anchors', () => {
     const verify = await cli('audit', 'verify', '--workspace', kernel.workspace.root);
     expect(verify.code, verify.text).toBe(1);
     expect(verify.text).toContain(`snapshot ${snapshot.id}`);
+  });
+
+  it('fails POST /api/audit/verify too for a rewritten log, naming the snapshot whose head it no longer has', async () => {
+    const first = await boot();
+    await writes(first.kernel, ['a', 'b']);
+    const snapshot = await first.act<{ id: string }>('snapshot_create', { memo: 'anchor' });
+    await writes(first.kernel, ['c']);
+    const root = first.kernel.workspace.root;
+    await first.kernel.close();
+    await rewriteWholeChain(root);
+    const { kernel } = await boot({ workspace: root });
+    const app = createHttpApp(kernel);
+    const answer = await app.request('/api/audit/verify', { method: 'POST', headers: { authorization: `Bearer ${ADMIN}` } });
+    const { verification } = await answer.json() as { verification: { ok: boolean; reason?: string } };
+    expect([answer.status, verification.ok, verification.reason]).toEqual([200, false, expect.stringContaining(`snapshot ${snapshot.id}`)]);
+  });
+
+  it('takes a head file behind the log, at a line the log has as it says, for a running kernel\'s (said), not for tampering', async () => {
+    const { kernel } = await boot();
+    await writes(kernel, ['a', 'b', 'c']);
+    const head = kernel.audit.currentHead();
+    await kernel.close();
+    const headFile = join(kernel.workspace.root, 'audit', 'audit.head.json');
+    const records = (await readFile(join(kernel.workspace.root, 'audit', 'audit.jsonl'), 'utf8')).trim().split('\n').map((line) => JSON.parse(line) as AuditRecord);
+    const earlier = records.at(-3)!;
+    // As a running kernel leaves it: the head a few lines back, at a line of the log.
+    await writeFile(headFile, JSON.stringify({ seq: earlier.seq, hash: earlier.hash }));
+    const lagging = await cli('audit', 'verify', '--workspace', kernel.workspace.root);
+    expect(lagging.code, lagging.text).toBe(0);
+    expect(lagging.text).toContain(`the head file is ${head.seq - earlier.seq} line(s) behind the log`);
+    // A head behind the log that names a hash the log does not have there: the log was changed.
+    await writeFile(headFile, JSON.stringify({ seq: earlier.seq, hash: 'f'.repeat(64) }));
+    expect((await cli('audit', 'verify', '--workspace', kernel.workspace.root)).code).toBe(1);
   });
 
   it('refuses an --anchor that is not seq:hash', async () => {

@@ -10,9 +10,9 @@ describe('authentication', () => {
     const auth = new Authenticator({ auth: { tokens: [
       { name: 'admin', role: 'admin', sha256: sha('a-token') },
       { name: 'ci', role: 'reader', env: 'QUIRE_TEST_READER' },
-    ] } }, { QUIRE_TEST_READER: 'r-token' });
+    ] } }, { QUIRE_TEST_READER: 'r-token-of-twenty-characters' });
     expect(auth.authenticate('a-token')).toEqual({ kind: 'person', name: 'admin', role: 'admin' });
-    expect(auth.authenticate('r-token')).toEqual({ kind: 'person', name: 'ci', role: 'reader' });
+    expect(auth.authenticate('r-token-of-twenty-characters')).toEqual({ kind: 'person', name: 'ci', role: 'reader' });
     expect(auth.authenticate('a-token ')).toBeUndefined();
     expect(auth.authenticate('')).toBeUndefined();
   });
@@ -21,6 +21,11 @@ describe('authentication', () => {
     const auth = new Authenticator({ auth: { tokens: [{ name: 'ci', role: 'reader', env: 'QUIRE_TEST_UNSET' }] } }, {});
     expect(auth.size).toBe(0);
     expect(auth.authenticate('')).toBeUndefined();
+  });
+
+  it('ignores a token from the environment too short to be a secret (a configuration problem says so)', () => {
+    const auth = new Authenticator({ auth: { tokens: [{ name: 'ci', role: 'reader', env: 'QUIRE_TEST_SHORT' }] } }, { QUIRE_TEST_SHORT: 'x' });
+    expect([auth.size, auth.authenticate('x')]).toEqual([0, undefined]);
   });
 });
 

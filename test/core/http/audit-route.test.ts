@@ -33,6 +33,15 @@ describe('GET /api/audit', () => {
     expect(new Set(seqs).size).toBe(260);
     const mine = await client.call('auditLog', { query: { principal: 'alice', limit: 3 } });
     expect(mine.records.map((record) => record.principal.name)).toEqual(['alice', 'alice', 'alice']);
+    // Every page boundary: the page before seq N starts with N-1, wherever bisection stops in the log's bytes
+    // (it stopped inside line N-1 at some, and that record was read as a fragment and left out).
+    const last = (await client.call('auditLog', { query: { limit: 1 } })).records[0]!.seq;
+    const missed: number[] = [];
+    for (let before = 2; before <= last; before++) {
+      const page = await client.call('auditLog', { query: { limit: 1, before } });
+      if (page.records[0]?.seq !== before - 1) missed.push(before);
+    }
+    expect(missed).toEqual([]);
     const verified = await client.call('verifyAudit');
     expect(verified.verification).toMatchObject({ ok: true });
     expect(verified.verification.lines).toBeGreaterThanOrEqual(260);
