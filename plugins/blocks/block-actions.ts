@@ -6,7 +6,7 @@ import { assertDepthFits } from './block-depth.js';
 import { blocksToMarkdown } from './markdown-out.js';
 import { mutateDocument } from './mutate.js';
 import { resultOfDocument } from './returned-notebooks.js';
-import { touch, updatedBy } from './provenance.js';
+import { touch, touchContainers, updatedBy } from './provenance.js';
 import { assertCanContain, locate, materialise, subtreeIds, type Located } from './tree-ops.js';
 
 interface BlockRef { id: string }
@@ -65,10 +65,11 @@ function deleteBlock(rt: BlocksRuntime, call: ActionCall, input: { id: string; e
   const { id, expectedUpdated } = input;
   const docId = documentOfBlock(rt.store, call, id);
   if (docId === id) throw invalid(`'${id}' is a document: use document remove`, { id });
-  return mutateDocument(rt.store, docId, call, ({ root }) => {
+  return mutateDocument(rt.store, docId, call, ({ root, by, now }) => {
     const at = mustLocate(root, id);
     checkExpected(at.block, expectedUpdated);
     at.parent!.children!.splice(at.index, 1);
+    touchContainers(at.ancestors, by, now);
     return resultOfDocument({ deleted: [...subtreeIds(at.block)], documentId: docId }, docId);
   });
 }
@@ -110,6 +111,7 @@ async function insert(rt: BlocksRuntime, call: ActionCall, input: InsertInput, w
     assertDepthFits(input.parentId !== undefined ? at.ancestors.length : at.ancestors.length - 1, blocks, 'markdown');
     assertCanContain(parent, blocks);
     parent.children!.splice(index, 0, ...blocks);
+    touchContainers(input.parentId !== undefined ? [...at.ancestors, parent] : at.ancestors, by, now);
     return resultOfDocument({ documentId: docId, parentId: parent.id, ids: blocks.map((block) => block.id) }, docId);
   });
 }
@@ -141,6 +143,7 @@ async function update(rt: BlocksRuntime, call: ActionCall, input: UpdateInput) {
     assertDepthFits(at.ancestors.length - 1, [kept, ...rest], 'markdown');
     assertCanContain(at.parent!, [kept, ...rest]);
     at.parent!.children!.splice(at.index, 1, kept, ...rest);
+    touchContainers(at.ancestors, by, now);
     return resultOfDocument({ documentId: docId, id: kept.id, inserted: rest.map((block) => block.id), updated: kept.attrs.updated }, docId);
   });
 }
@@ -169,6 +172,7 @@ async function move(rt: BlocksRuntime, call: ActionCall, input: MoveInput) {
     const by = updatedBy(call);
     const now = new Date();
     touch(at.block, by, now);
+    touchContainers([...at.ancestors, ...(input.parentId !== undefined ? [...anchor.ancestors, anchor.block] : anchor.ancestors)], by, now);
     touch(source, by, now);
     if (target !== source) touch(target, by, now);
     if (target === source) await store.write(source, store.entry(fromDoc));

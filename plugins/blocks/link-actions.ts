@@ -5,7 +5,7 @@ import type { BlocksRuntime } from './runtime.js';
 import { checkExpected, documentOfBlock, invalid } from './access.js';
 import { ATTR_NAME } from './document-file.js';
 import { mutateDocument } from './mutate.js';
-import { touch } from './provenance.js';
+import { touch, touchContainers } from './provenance.js';
 import { locate } from './tree-ops.js';
 
 /** Attributes a person or the agent may set: their own (`custom-*`) and the searchable ones. */
@@ -51,6 +51,7 @@ export function attrActions(rt: BlocksRuntime): Record<string, ActionHandler> {
           else at.block.attrs[name] = value;
         }
         touch(at.block, by, now);
+        touchContainers(at.ancestors, by, now);
         // A copy: calls written together share the block, and a later one's attributes were in this answer.
         return { id, attrs: { ...at.block.attrs } };
       });

@@ -4,6 +4,7 @@
  * a re-serialised paragraph would come back with escapes added to refs and tags.
  */
 import type { Blockquote, FootnoteDefinition, Heading, List, ListItem, Nodes, Root, RootContent } from 'mdast';
+import { trimMarkdownSpaceEnd } from './ascii-space.js';
 import { toString } from 'mdast-util-to-string';
 import remarkGfm from 'remark-gfm';
 import remarkMath from 'remark-math';
@@ -244,7 +245,8 @@ function leaf(ctx: Context, type: DraftBlock['type'], content: string, subtype?:
   return block;
 }
 
-const EMBED = /^\{\{([\s\S]*)\}\}$/;
+// The whole paragraph one `{{target}}`, no `}}` inside: "{{name}} said {{message}}" is text, not an embed.
+const EMBED = /^\{\{((?:(?!\}\})[\s\S])*)\}\}$/;
 
 function paragraph(content: string, ctx: Context): DraftBlock {
   if (content.charCodeAt(0) === 123 /* { */) {
@@ -331,7 +333,7 @@ function lf(text: string): string {
  * continuation lines of a paragraph, heading or table row has no meaning, so it goes too.
  */
 function slice(ctx: Context, start: number, end: number): string {
-  const text = ctx.src.slice(start, end).trimEnd();
+  const text = trimMarkdownSpaceEnd(ctx.src.slice(start, end));
   if (text.indexOf('\n') === -1 && text.indexOf('\r') === -1) return text;
   const lines = text.split(/\r\n?|\n/);
   for (let i = 1; i < lines.length; i++) lines[i] = stripPrefix(lines[i]!, ctx.quotes);

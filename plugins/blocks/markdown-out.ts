@@ -4,6 +4,7 @@
  * Markdown, so it goes in as a raw node and is never re-escaped (refs and tags stay byte-identical).
  */
 import type { BlockContent, Blockquote, Html, List, ListItem, Paragraph, PhrasingContent, Root } from 'mdast';
+import { trimMarkdownSpace } from './ascii-space.js';
 import remarkGfm from 'remark-gfm';
 import remarkMath from 'remark-math';
 import remarkStringify, { type Options as StringifyOptions } from 'remark-stringify';
@@ -94,7 +95,7 @@ function paragraph(content: string): Paragraph {
 
 function heading(subtype: string | undefined, content: string): FlowNode {
   const level = /^h[1-6]$/.test(subtype ?? '') ? Number(subtype!.slice(1)) as 1 | 2 | 3 | 4 | 5 | 6 : 1;
-  let text = content.trim();
+  let text = trimMarkdownSpace(content);
   // Only levels 1 and 2 have a multi-line (setext) form, which to-markdown picks on its own.
   if (level > 2 && text.includes('\n')) text = text.replace(/[ \t]*\r?\n[ \t]*/g, ' ');
   // A trailing run of `#` after a space would be read back as an ATX closing sequence.
@@ -148,7 +149,7 @@ const INTERRUPT = /^ {0,3}(?:#{1,6}(?:[ \t]|$)|>|[-+*][ \t]+\S|1[.)][ \t]+\S|`{3
  * content written by a person or the agent might, and is escaped so that it reads back as one paragraph.
  */
 function protectParagraph(content: string, continuation = false): string {
-  let text = content.trim();
+  let text = trimMarkdownSpace(content);
   if (!continuation && BLOCK_START.test(text)) text = escapeLineStart(text);
   if (!text.includes('\n')) return continuation && INTERRUPT.test(text) ? escapeLineStart(text) : text;
   const lines = text.split('\n');

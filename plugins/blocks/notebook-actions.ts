@@ -1,10 +1,10 @@
 import { rename, rm } from 'node:fs/promises';
-import { ConflictError, newId, throwIfStopped, type ActionCall, type ActionHandler } from '../../core/index.js';
+import { ConflictError, KernelError, newId, throwIfStopped, type ActionCall, type ActionHandler } from '../../core/index.js';
 import type { BlocksRuntime } from './runtime.js';
 import { asideName } from './document-removal.js';
 import { updatedBy } from './provenance.js';
 import { assertNoBrokenFiles, assertNotebookVisible, canSee, invalid } from './access.js';
-import { checkDisplayName, type Access, type AgentAccess, type NotebookConf } from './notebook-conf.js';
+import { checkDisplayName, showsToReaders, type Access, type AgentAccess, type NotebookConf } from './notebook-conf.js';
 
 /** The notebook tool. */
 export function notebookActions(rt: BlocksRuntime): Record<string, ActionHandler> {
@@ -28,6 +28,10 @@ export function notebookActions(rt: BlocksRuntime): Record<string, ActionHandler
     }),
     create: (input, call) => {
       const { name: given, icon, access } = input as { name: string; icon?: string; access?: Access };
+      // Publishing is a person's decision (set_access is theirs only): the agent and MCP clients create private notebooks.
+      if (showsToReaders(access) && (call.principal.kind === 'agent' || call.principal.kind === 'mcp')) {
+        throw new KernelError('ACTION_DENIED', 'notebook_create: only a person publishes a notebook (it shows it to every reader token); create it private, and ask the person to publish it', { details: { field: 'access' } });
+      }
       const conf: NotebookConf = { name: name(given), icon: icon ?? '', sort: store.catalog.notebooks.size, access: access ?? 'private' };
       // With the call: stopped while it waited (behind an import, past its time limit), it creates nothing.
       return store.queue.run(async () => {

@@ -23,6 +23,11 @@ export interface NotebookConf {
 
 export type AgentAccess = 'write' | 'read' | 'none';
 
+/** Whether a notebook set to `access` is shown to reader tokens (a person's decision to make, not the agent's). */
+export function showsToReaders(access: Access | undefined): boolean {
+  return access === 'published';
+}
+
 export const NOTEBOOK_CONF_FILE = '.notebook.json';
 
 export type ParsedConf = { ok: true; value: NotebookConf } | { ok: false; message: string };

@@ -42,3 +42,13 @@ export function stampNew(block: Block, by: string, now: Date = new Date()): void
   block.attrs.updated = stamp;
   block.attrs.updatedBy = by;
 }
+
+/**
+ * Marks the containers a change happened inside (a list, a quote, a callout, not the document, which its
+ * write marks): their `updated` moves on too, so that an update, move or delete of a container with the
+ * `updated` read before is refused (CONFLICT) once anything inside it changed, instead of replacing a
+ * person's edit of one of its children.
+ */
+export function touchContainers(blocks: readonly Block[], by: string, now: Date = new Date()): void {
+  for (const block of blocks) if (block.type !== 'document') touch(block, by, now);
+}

@@ -187,6 +187,10 @@ describe('notebook privacy: every native action, called by the agent', () => {
     const refused = await call(w.kernel, 'notebook_set_privacy', { id: w.closed.notebook, agent: 'write' }, agent());
     expect(refused.code).toBe('ACTION_NOT_FOUND');
     expect(toolSpecs(w.kernel.registry, []).map((tool) => tool.name)).not.toContain('snapshot_delete');
+    // Publishing shows a notebook to every reader token: a person's decision, like its privacy.
+    expect(toolSpecs(w.kernel.registry, []).map((tool) => tool.name)).not.toContain('notebook_set_access');
+    expect((await call(w.kernel, 'notebook_set_access', { id: w.open.notebook, access: 'published' }, agent())).code).toBe('ACTION_NOT_FOUND');
+    expect((await call(w.kernel, 'notebook_create', { name: 'Shown to all', access: 'published' }, agent())).code).toBe('ACTION_DENIED');
     expect((await call(w.kernel, 'snapshot_delete', { ids: [w.snapshot] }, agent())).code).toBe('ACTION_NOT_FOUND');
   }, 120_000);
 

@@ -40,8 +40,10 @@ describe('notebook privacy over HTTP and MCP', () => {
     const client = await connectMcp(server.url, ADMIN);
     try {
       const names = (await client.listTools()).tools.map((tool) => tool.name);
-      expect(names).toContain('notebook_set_access');
+      expect(names).toContain('notebook_rename');
+      // A person's settings: not served to MCP clients, which are agents.
       expect(names).not.toContain('notebook_set_privacy');
+      expect(names).not.toContain('notebook_set_access');
     } finally {
       await client.close();
     }

@@ -60,6 +60,32 @@ describe('concurrent writers', () => {
     expect(await readFile(file)).toEqual(before);
   });
 
+  it('refuses an update, move or delete of a container read before a change inside it, arriving in the same batch or later', async () => {
+    const { act } = await boot();
+    const notebook = await act<Created>('notebook_create', { name: 'N' });
+    const doc = await act<Created>('document_create', { notebook: notebook.id, title: 'List', markdown: '> quoted one\n>\n> quoted two\n\nafter' });
+    type Quote = { id: string; attrs: Record<string, string>; children: { id: string }[] };
+    const read = async () => (await act<{ document: { children: Quote[] } }>('document_get', { id: doc.id })).document.children;
+    const [quote, after] = await read();
+    const seen = quote!.attrs.updated!;
+    // A person edits a paragraph inside the quote while the agent, which read the quote before, rewrites it whole.
+    const [edit, overwrite] = await Promise.allSettled([
+      act('block_update', { id: quote!.children[0]!.id, markdown: 'a person\'s edit' }),
+      act('block_update', { id: quote!.id, markdown: '> the agent\'s version', expectedUpdated: seen }),
+    ]);
+    expect([edit.status, overwrite.status, (overwrite as PromiseRejectedResult).reason?.code]).toEqual(['fulfilled', 'rejected', 'CONFLICT']);
+    expect(JSON.stringify(await read())).toContain('a person\'s edit');
+    // Later calls with the quote as read before the edit: refused too.
+    for (const [action, input] of [['block_delete', { id: quote!.id }], ['block_move', { id: quote!.id, previousId: after!.id }], ['block_update', { id: quote!.id, markdown: 'x' }]] as const) {
+      expect((await caught(act(action, { ...input, expectedUpdated: seen }))).code).toBe('CONFLICT');
+    }
+    // An attribute set inside counts as a change inside, and the quote's new `updated` is accepted.
+    await act('attr_set', { id: quote!.children[1]!.id, attrs: { 'custom-kept': 'yes' } });
+    const [fresh] = await read();
+    expect(fresh!.attrs.updated! > seen).toBe(true);
+    await act('block_delete', { id: quote!.id, expectedUpdated: fresh!.attrs.updated });
+  });
+
   it('gives two writes in the same millisecond different updated values', async () => {
     const { act } = await boot();
     const notebook = await act<Created>('notebook_create', { name: 'N' });

@@ -180,6 +180,21 @@ describe('markdownToBlocks', () => {
     expect(parse('see {{ x }} inline')[0]).toMatchObject({ type: 'paragraph', content: 'see {{ x }} inline' });
   });
 
+  it('reads a paragraph that starts and ends with a {{ … }} but holds text between two as a paragraph', () => {
+    const [block] = parse('{{name}} said {{message}}');
+    expect([block!.type, block!.content]).toEqual(['paragraph', '{{name}} said {{message}}']);
+    expect(blocksToMarkdown(parse('{{name}} said {{message}}')).trim()).toBe('{{name}} said {{message}}');
+  });
+
+  it('keeps the ideographic spaces that indent a Chinese paragraph, and no-break spaces at its ends, through a round trip', () => {
+    const text = '\u3000\u3000第一段落，写作。\u3000\n\n\u00a0nbsp\u00a0';
+    const blocks = parse(text);
+    expect(blocks.map((block) => block.content)).toEqual(['\u3000\u3000第一段落，写作。\u3000', '\u00a0nbsp\u00a0']);
+    const written = blocksToMarkdown(blocks);
+    expect(written).toContain('\u3000\u3000第一段落，写作。\u3000');
+    expect(shape(parse(written))).toEqual(shape(blocks));
+  });
+
   it('removes quote markers and list indentation from content spanning lines, lazy lines too', () => {
     const quotes = parse(fixture('quotes-and-callouts.md'));
     const inner = quotes[2]!.children![1]!;
