@@ -6,6 +6,7 @@ import { assertDepthFits } from './block-depth.js';
 import { blocksToMarkdown } from './markdown-out.js';
 import { mutateDocument } from './mutate.js';
 import { resultOfDocument } from './returned-notebooks.js';
+import { keepIdentities } from './kept-identities.js';
 import { touch, touchContainers, updatedBy } from './provenance.js';
 import { assertCanContain, locate, materialise, subtreeIds, type Located } from './tree-ops.js';
 
@@ -140,6 +141,8 @@ async function update(rt: BlocksRuntime, call: ActionCall, input: UpdateInput) {
     const [first, ...rest] = at.parent!.type === 'list' ? adaptToParent(at.parent!, fresh, by, now) : fresh;
     const kept: Block = { ...first!, id: at.block.id, attrs: { ...at.block.attrs } };
     touch(kept, by, now);
+    // Its children keep their ids and attributes where they are the same blocks (kept-identities.ts).
+    keepIdentities(kept, at.block, by, now);
     assertDepthFits(at.ancestors.length - 1, [kept, ...rest], 'markdown');
     assertCanContain(at.parent!, [kept, ...rest]);
     at.parent!.children!.splice(at.index, 1, kept, ...rest);

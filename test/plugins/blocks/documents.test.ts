@@ -100,4 +100,29 @@ describe('blocks', () => {
       db.close();
     }
   });
+
+  it('keeps the ids and attributes of the items of a list updated whole, so references to them hold: unchanged ones as they were, edited ones beside an inserted one', async () => {
+    const { act } = await boot();
+    const { notebook, doc } = await notebookWithDoc(act, '- [ ] buy milk for the week\n- [ ] call mum on sunday\n- [ ] write the quarterly report\n');
+    type Item = { id: string; type: string; attrs: Record<string, string>; children?: Item[] };
+    const items = async () => (await act<{ document: { children: Item[] } }>('document_get', { id: doc })).document.children[0]!;
+    const list = await items();
+    const [milk, mum, report] = list.children!;
+    await act('attr_set', { id: mum!.id, attrs: { 'custom-who': 'family' } });
+    await act('attr_set', { id: report!.id, attrs: { 'custom-due': 'friday' } });
+    const mumBefore = (await items()).children![1]!;
+    const other = await act<Created>('document_create', { notebook, title: 'Refs', markdown: `see ((${report!.id} "the report"))` });
+    // The agent reads the list, adds an item on top, ticks and edits the first, edits the last, and writes it back.
+    await act('block_update', { id: list.id, markdown: '- [ ] pay the rent\n- [x] buy oat milk for the week\n- [ ] call mum on sunday\n- [ ] write the quarterly report today\n' }, agent());
+    const after = (await items()).children!;
+    expect(after.map((item) => item.id)).toEqual([expect.not.stringMatching(new RegExp(`^(${milk!.id}|${mum!.id}|${report!.id})$`)), milk!.id, mum!.id, report!.id]);
+    // Unchanged: as it was, attributes and stamps. Edited: its attributes, a new stamp.
+    expect(after[2]).toEqual(mumBefore);
+    expect(after[3]!.attrs['custom-due']).toBe('friday');
+    expect(after[3]!.attrs.updatedBy).toMatch(/^agent:/);
+    expect((await act<{ backlinks: { documentId: string }[] }>('ref_backlinks', { id: report!.id })).backlinks).toEqual([expect.objectContaining({ documentId: other.id })]);
+    // A list rewritten into other items entirely: new blocks, the old ones gone.
+    await act('block_update', { id: list.id, markdown: '- [ ] something else\n- [ ] and nothing alike here\n' });
+    expect((await items()).children!.map((item) => item.id).some((id) => [milk!.id, mum!.id, report!.id].includes(id))).toBe(false);
+  });
 });
