@@ -313,6 +313,11 @@ export type BlockBatchGetOutput = {
   }>;
   /** ids given that do not exist or that the caller may not see */
   missing: string[];
+  /** blocks whose document file is not a valid document (repair it by hand, or roll it back from history) */
+  unreadable?: Array<{
+    id: string;
+    message: string;
+  }>;
 };
 
 export type BlockDeleteInput = {
@@ -2212,7 +2217,7 @@ export interface Operations {
     };
   };
   block_batch_get: {
-    /** Several blocks at once; ids that do not exist are listed as missing. */
+    /** Several blocks at once; ids that do not exist are listed as missing, and those whose document file is damaged as unreadable (with why). */
     body: BlockBatchGetInput;
     response: {
       result: BlockBatchGetOutput;
@@ -2261,7 +2266,7 @@ export interface Operations {
     };
   };
   block_update: {
-    /** Replace a block's content with Markdown; the block keeps its id and attributes. */
+    /** Replace a block's content with Markdown; the block keeps its id and attributes, and so do the blocks inside it that are still there (unchanged ones as they were, changed ones of the same kind at the s */
     body: BlockUpdateInput;
     response: {
       result: BlockUpdateOutput;

@@ -48,8 +48,10 @@ export class JobManager {
   private readonly live = new Map<string, Live>();
   private readonly finished = new Map<string, JobRecord>();
   private readonly store: JobStore;
-  /** Set by `close`: no job starts any more, and one that ends unfinished is interrupted (not failed or cancelled). */
+  /** Set by `close`: no job starts any more. */
   private closing = false;
+  /** The jobs `close` stopped: one that stops for it (or does not answer) is interrupted, not cancelled. */
+  private readonly stoppedByClose = new Set<string>();
 
   constructor(dir: string, private readonly keep: number, private readonly log: Logger) {
     this.store = new JobStore(dir, log);
@@ -133,7 +135,10 @@ export class JobManager {
   async close(waitMs: number): Promise<void> {
     this.closing = true;
     const running = [...this.live.values()];
-    for (const live of running) live.controller.abort(new KernelError('ACTION_CANCELLED', 'the kernel is closing'));
+    for (const live of running) {
+      this.stoppedByClose.add(live.record.id);
+      live.controller.abort(new KernelError('ACTION_CANCELLED', 'the kernel is closing'));
+    }
     let timer: NodeJS.Timeout | undefined;
     const limit = new Promise<void>((resolve) => { timer = setTimeout(resolve, waitMs); });
     await Promise.race([Promise.allSettled(running.map((live) => live.done)), limit]);
@@ -160,9 +165,11 @@ export class JobManager {
     const { record } = live;
     if (isFinished(record.state)) return;
     const now = new Date().toISOString();
-    // Stopped by the kernel closing (its own abort, or still running when the wait ended): interrupted, with
-    // the same words as a job a crash cut short, whether it stopped at a safe point or did not answer.
-    const interrupted = state === 'interrupted' || (this.closing && state === 'failed');
+    // Stopped by the kernel closing (at a safe point, answering or throwing, or still running when the wait
+    // ended): interrupted, with the same words as a job a crash cut short. One that failed on its own
+    // meanwhile (a full disk) keeps its error.
+    const closed = this.stoppedByClose.has(record.id) && (record.stopped !== undefined || (isKernelError(outcome.error) && outcome.error.code === 'ACTION_CANCELLED'));
+    const interrupted = state === 'interrupted' || closed;
     // A job stopped by its limit or a cancel says so, whether its action answered or threw.
     record.state = interrupted ? 'interrupted' : record.stopped === 'time_limit' ? 'timed_out' : record.stopped === 'cancelled' ? 'cancelled' : state;
     record.updated = now;

@@ -50,16 +50,20 @@ type Finder = (call: ActionCall, id: string) => Promise<{ docId: string; at: Loc
 async function batchGet(rt: BlocksRuntime, call: ActionCall, ids: string[], found: Finder) {
   const blocks: unknown[] = [];
   const missing: string[] = [];
+  // A damaged document file fails the blocks in it, not the whole batch.
+  const unreadable: { id: string; message: string }[] = [];
   for (const id of ids) {
     try {
       const { docId, at } = await found(call, id);
       blocks.push(describe(rt, docId, at.block, at.parent?.id ?? null));
     } catch (error) {
-      if ((error as KernelError).code !== 'NOT_FOUND') throw error;
-      missing.push(id);
+      const code = (error as KernelError).code;
+      if (code === 'WORKSPACE_INVALID') unreadable.push({ id, message: (error as KernelError).message });
+      else if (code === 'NOT_FOUND') missing.push(id);
+      else throw error;
     }
   }
-  return { blocks, missing };
+  return { blocks, missing, ...(unreadable.length > 0 ? { unreadable } : {}) };
 }
 
 function deleteBlock(rt: BlocksRuntime, call: ActionCall, input: { id: string; expectedUpdated?: string }) {

@@ -164,7 +164,8 @@ export class BlockStore {
     const parsed = parseDocumentText(await readFile(path, 'utf8'), id);
     if (!parsed.ok) {
       const issue = parsed.issues[0]!;
-      throw new KernelError('INVALID_INPUT', `The file ${this.catalog.relativePath(id)} is not a valid document: ${issue.pointer || '/'} ${issue.message}`,
+      // The caller's input was fine: the file on disk is damaged (edited by hand, a sync tool), a server-side state.
+      throw new KernelError('WORKSPACE_INVALID', `The file ${this.catalog.relativePath(id)} is not a valid document: ${issue.pointer || '/'} ${issue.message}; repair it by hand, or roll it back from its history`,
         { details: { path: this.catalog.relativePath(id), issues: parsed.issues } });
     }
     this.remember(id, { root: parsed.value, mtimeMs: info.mtimeMs, size: info.size });

@@ -26,7 +26,7 @@ export function keepIdentities(fresh: Block, old: Block, by: string, now: Date):
   for (const [i, j] of [...matches, [next.length, before.length] as const]) {
     // A run of changes between two unchanged children: each old child goes on as the new one most like
     // it, in order, of its type (an edited item keeps its id even beside an inserted one).
-    for (const [x, y] of similarPairs(next.slice(fromNext, i), before.slice(fromBefore, j), memo)) {
+    for (const [x, y] of similarPairs(next.slice(fromNext, i), before.slice(fromBefore, j))) {
       const a = next[fromNext + x]!;
       const b = before[fromBefore + y]!;
       a.id = b.id;
@@ -42,14 +42,18 @@ export function keepIdentities(fresh: Block, old: Block, by: string, now: Date):
 
 /** A subtree's text alone (its structure is the same for every item of a list, and would make all alike). */
 function textOf(block: Block): string {
-  const own = block.content ?? '';
-  return block.children ? [own, ...block.children.map(textOf)].join('\n') : own;
+  const parts = [block.content ?? '', ...(block.children ?? []).map(textOf)].filter((part) => part !== '');
+  return parts.join('\n');
 }
 
 /** Below this likeness (0 to 1), a changed block is a new one rather than the old one edited. */
 const MIN_LIKENESS = 0.3;
+/** And it must share this many characters at its start and end: "- a" and "- b" are not one item edited. */
+const MIN_SHARED = 4;
+/** Past this many characters compared in one run of changes, its blocks are new (the pairing is quadratic). */
+const MAX_COMPARED_CHARS = 20_000_000;
 
-/** How alike two texts are: their common start and end against the longer one (0 to 1). */
+/** How alike two texts are: their common start and end against the longer one (0 to 1; 0 below MIN_SHARED). */
 function likeness(a: string, b: string): number {
   const most = Math.max(a.length, b.length);
   if (most === 0) return 1;
@@ -57,23 +61,32 @@ function likeness(a: string, b: string): number {
   while (start < a.length && start < b.length && a[start] === b[start]) start++;
   let end = 0;
   while (end < a.length - start && end < b.length - start && a[a.length - 1 - end] === b[b.length - 1 - end]) end++;
-  return (start + end) / most;
+  return start + end < Math.min(MIN_SHARED, most) ? 0 : (start + end) / most;
 }
 
 /**
  * Pairs of a run of changed children, in order, each old one with at most one new one of its type and
  * alike enough, the pairs chosen to be as alike as possible in all (an alignment, quadratic in the run).
  */
-function similarPairs(next: readonly Block[], before: readonly Block[], memo: Map<Block, string>): [number, number][] {
+function similarPairs(next: readonly Block[], before: readonly Block[]): [number, number][] {
   if (next.length === 0 || before.length === 0) return [];
   if (next.length * before.length > MAX_DIFF_PAIRS) return [];
+  // Each text made once; a run whose comparisons could read more than the bound pairs nothing.
+  const nextTexts = next.map(textOf);
+  const beforeTexts = before.map(textOf);
+  const nextChars = nextTexts.reduce((sum, text) => sum + text.length, 0);
+  const beforeChars = beforeTexts.reduce((sum, text) => sum + text.length, 0);
+  if (nextChars * before.length + beforeChars * next.length > MAX_COMPARED_CHARS) return [];
   const width = before.length + 1;
   const score = new Float64Array((next.length + 1) * width);
-  const pairScore = (i: number, j: number): number => {
-    if (next[i]!.type !== before[j]!.type) return -1;
-    const alike = likeness(textOf(next[i]!), textOf(before[j]!));
-    return alike >= MIN_LIKENESS ? alike : -1;
-  };
+  const scores = new Float64Array(next.length * before.length);
+  for (let i = 0; i < next.length; i++) {
+    for (let j = 0; j < before.length; j++) {
+      const alike = next[i]!.type === before[j]!.type ? likeness(nextTexts[i]!, beforeTexts[j]!) : 0;
+      scores[i * before.length + j] = alike >= MIN_LIKENESS ? alike : -1;
+    }
+  }
+  const pairScore = (i: number, j: number): number => scores[i * before.length + j]!;
   for (let i = next.length - 1; i >= 0; i--) {
     for (let j = before.length - 1; j >= 0; j--) {
       const paired = pairScore(i, j);

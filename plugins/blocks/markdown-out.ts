@@ -58,7 +58,7 @@ function toFlow(blocks: readonly AnyBlock[]): FlowNode[] {
     // A document inside a document has no Markdown form of its own; its blocks are kept.
     if (block.type === 'document') out.push(...toFlow(block.children ?? []));
     // Blank text has no Markdown form; written out it would only shift the blank lines around it.
-    else if (!SOURCE_TYPES.has(block.type) || (block.content ?? '').trim() !== '') out.push(toNode(block));
+    else if (!SOURCE_TYPES.has(block.type) || trimMarkdownSpace(block.content ?? '') !== '') out.push(toNode(block));
   }
   return out;
 }
@@ -131,7 +131,7 @@ function callout(block: AnyBlock): Blockquote {
   const children = toFlow(block.children ?? []);
   const first = block.children?.[0];
   // GitHub writes the marker on the first line of the quote's first paragraph, text on the next line.
-  if (first?.type === 'paragraph' && (first.content ?? '').trim() !== '') {
+  if (first?.type === 'paragraph' && trimMarkdownSpace(first.content ?? '') !== '') {
     children[0] = { type: 'paragraph', children: [raw(`${marker}\n${protectParagraph(first.content ?? '', true)}`) as PhrasingContent] };
   } else {
     children.unshift({ type: 'paragraph', children: [raw(marker) as PhrasingContent] });

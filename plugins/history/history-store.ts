@@ -135,14 +135,21 @@ export class HistoryStore {
 
   private async prune(documentId: string, now: Date): Promise<void> {
     const folder = this.documentFolder(documentId);
-    const names = (await readdir(folder).catch(() => [] as string[])).filter((name) => VERSION.test(name.replace(/\.json$/, ''))).sort().reverse();
+    const all = await readdir(folder).catch(() => [] as string[]);
+    const names = all.filter((name) => VERSION.test(name.replace(/\.json$/, ''))).sort().reverse();
+    // Descriptions whose version is gone (a crash between the two removals, a listing that described a
+    // version as it was pruned) go too.
+    const versions = new Set(names);
+    for (const name of all) if (name.endsWith(META) && !versions.has(`${name.slice(0, -META.length)}.json`)) await rm(join(folder, name), { force: true });
     const oldest = now.getTime() - this.retention.maxAgeDays * 86_400_000;
     for (const [i, name] of names.entries()) {
       const stamp = name.slice(0, 18);
       const time = Date.parse(`${stamp.slice(0, 4)}-${stamp.slice(4, 6)}-${stamp.slice(6, 8)}T${stamp.slice(9, 11)}:${stamp.slice(11, 13)}:${stamp.slice(13, 15)}.${stamp.slice(15, 18)}Z`);
       if (i >= this.retention.maxVersions || time < oldest) {
-        await rm(join(folder, name), { force: true });
+        // The description first: a crash between the two leaves a version without one (described again
+        // when listed), never a description without its version.
         await rm(join(folder, `${name.replace(/\.json$/, '')}${META}`), { force: true });
+        await rm(join(folder, name), { force: true });
       }
     }
   }

@@ -19,8 +19,8 @@ export const TABLES: ReadonlyMap<string, TableDoc> = new Map<string, TableDoc>([
     type: 'document, heading, paragraph, list, listItem, code, math, table, blockquote, callout, thematicBreak, html or embed',
     subtype: 'h1..h6 for headings; ordered, unordered or task for lists; task for list items; the language for code; note, tip, important, warning or caution for callouts',
     content: 'plain text of the block (Markdown removed); the title for a document', markdown: 'the block\'s own Markdown (leaf blocks; empty for containers); NULL when the same as content, so coalesce(markdown, content) gives it always',
-    sort: 'position among its siblings', created: 'creation time, ISO 8601 UTC', updated: 'last change, ISO 8601 UTC',
-    updated_by: "who changed it last: person:<token name>, agent:<session>/<turn>/<call>, mcp:<name> or kernel. Use GLOB 'agent:<session>/<turn>/*' (it uses the index; LIKE does not)",
+    sort: 'position among its siblings', created: 'creation time, ISO 8601 UTC', updated: 'last change, ISO 8601 UTC; a container (list, list item, quote, callout) moves on with any change inside it',
+    updated_by: "who changed it (or, for a container, something inside it) last: person:<token name>, agent:<session>/<turn>/<call>, mcp:<name> or kernel. Use GLOB 'agent:<session>/<turn>/*' (it uses the index; LIKE does not); type NOT IN ('list', 'listItem', 'blockquote', 'callout') leaves out the containers around a change",
     fingerprint: 'internal change detector',
   } }],
   ['attributes', { description: 'Block attributes other than created/updated/updatedBy (which are columns of blocks).', columns: {

@@ -203,6 +203,10 @@ describe('listing versions reads their descriptions, not their texts', () => {
     expect(again[0]!.title).toBe('Not read by a listing');
     expect(again[1]).toEqual(second);
     expect((await readdir(folder)).filter((name) => name.endsWith('.meta.json'))).toHaveLength(3);
+    // A description whose version is gone (a crash between the two removals) goes at the next write.
+    await writeFile(join(folder, '20200101T000000000Z-update.meta.json'), '{}');
+    await act('block_append', { parentId: doc, markdown: 'one more' });
+    expect((await readdir(folder)).filter((name) => name.endsWith('.meta.json'))).toHaveLength(3);
   });
 });
 

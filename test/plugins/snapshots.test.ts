@@ -91,7 +91,7 @@ describe('snapshots', () => {
     const [block] = (await act<Tree>('document_get', { id: doc })).document.children;
     await act('block_update', { id: block!.id, markdown: 'changed after the snapshot' });
     const extra = await act<Created>('notebook_create', { name: 'After' });
-    expect((await caught(act('snapshot_rollback', { id: first.id }))).code).toBe('PLUGIN_ERROR');
+    expect((await caught(act('snapshot_rollback', { id: first.id }))).code).toBe('WORKSPACE_INVALID');
     expect((await act<{ markdown: string }>('document_get_markdown', { id: doc })).markdown).toContain('changed after the snapshot');
     expect((await act<{ notebooks: { id: string }[] }>('notebook_list', {})).notebooks.map((nb) => nb.id)).toContain(extra.id);
     for (const [file, content] of originals) await writeFile(file, content);

@@ -49,9 +49,15 @@ describe('the job manager', () => {
     }));
     stops.done.catch(() => undefined);
     const deaf = jobs.start(subject('deaf'), (control) => new Promise(() => control.progress({ done: 7 })));
+    // One that fails on its own while the kernel closes (a full disk) keeps its error.
+    const full = jobs.start(subject('full'), (control) => new Promise((_resolve, reject) => {
+      control.signal.addEventListener('abort', () => reject(new KernelError('DISK_FULL', 'no room left for the import')));
+    }));
+    full.done.catch(() => undefined);
     await jobs.close(100);
     expect(jobs.get(stops.record.id)).toMatchObject({ state: 'interrupted', error: { code: 'JOB_INTERRUPTED', message: 'the kernel stopped while this job ran; it had done 3 of 10; undone at the next start' } });
     expect(jobs.get(deaf.record.id)).toMatchObject({ state: 'interrupted', error: { code: 'JOB_INTERRUPTED', message: 'the kernel stopped while this job ran; it had done 7' } });
+    expect(jobs.get(full.record.id)).toMatchObject({ state: 'failed', error: { code: 'DISK_FULL' } });
     expect(() => jobs.start(subject('late'), async () => 'never')).toThrow(expect.objectContaining({ code: 'NOT_READY' }));
   });
 });

@@ -106,8 +106,14 @@ describe('bad input changes nothing', () => {
     root.children[0].type = 'spaceship';
     await writeFile(file, JSON.stringify(root));
     const error = await caught(act('document_get', { id: parent }));
-    expect(error.code).toBe('INVALID_INPUT');
+    // The file is damaged, not the caller's input: a server-side state, named (not 400).
+    expect(error.code).toBe('WORKSPACE_INVALID');
     expect(error.details).toMatchObject({ path: `${notebook}/${parent}.json`, issues: [{ pointer: '/children/0/type' }] });
+    // In a batch, the blocks of that document are unreadable, and the others are answered.
+    const other = await act<{ id: string }>('document_create', { notebook, title: 'Fine', markdown: 'fine text' });
+    const batch = await act<{ blocks: { block: { id: string } }[]; missing: string[]; unreadable?: { id: string; message: string }[] }>('block_batch_get', { ids: [other.id, root.children[1]?.id ?? parent, '20200101000000-zzzzzzz'] });
+    expect([batch.blocks.map((found) => found.block.id), batch.missing, batch.unreadable?.map((found) => found.id)]).toEqual([[other.id], ['20200101000000-zzzzzzz'], [root.children[1]?.id ?? parent]]);
+    expect(batch.unreadable![0]!.message).toContain('is not a valid document');
     expect(await readFile(file, 'utf8')).toContain('spaceship');
   });
 });

@@ -121,8 +121,12 @@ describe('blocks', () => {
     expect(after[3]!.attrs['custom-due']).toBe('friday');
     expect(after[3]!.attrs.updatedBy).toMatch(/^agent:/);
     expect((await act<{ backlinks: { documentId: string }[] }>('ref_backlinks', { id: report!.id })).backlinks).toEqual([expect.objectContaining({ documentId: other.id })]);
-    // A list rewritten into other items entirely: new blocks, the old ones gone.
+    // A list rewritten into other items entirely: new blocks, the old ones gone; short items too ("1" is not "x" edited).
     await act('block_update', { id: list.id, markdown: '- [ ] something else\n- [ ] and nothing alike here\n' });
     expect((await items()).children!.map((item) => item.id).some((id) => [milk!.id, mum!.id, report!.id].includes(id))).toBe(false);
+    await act('block_update', { id: list.id, markdown: '- 1\n- 2\n' });
+    const short = (await items()).children!.map((item) => item.id);
+    await act('block_update', { id: list.id, markdown: '- x\n- y\n' });
+    expect((await items()).children!.map((item) => item.id).some((id) => short.includes(id))).toBe(false);
   });
 });

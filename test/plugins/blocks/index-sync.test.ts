@@ -76,7 +76,7 @@ describe('the SQLite index', () => {
     const { problems } = await second.act<{ problems: { path: string; reason: string }[] }>('index_problems', {});
     expect(problems).toEqual([{ path: `${notebook}/20250101000000-brokenn.json`, reason: expect.stringContaining('not valid JSON') }]);
     expect(await readFile(broken, 'utf8')).toContain('brokenn');
-    expect((await caught(second.act('document_get', { id: '20250101000000-brokenn' }))).code).toBe('INVALID_INPUT');
+    expect((await caught(second.act('document_get', { id: '20250101000000-brokenn' }))).code).toBe('WORKSPACE_INVALID');
     expect((await second.act<{ document: { id: string } }>('document_get', { id: top })).document.id).toBe(top);
   });
 

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { DraftBlock } from '../../../plugins/blocks/block-model.js';
 import { parseRefs, parseTags, plainText } from '../../../plugins/blocks/inline-syntax.js';
+import { trimMarkdownSpace, trimMarkdownSpaceEnd } from '../../../plugins/blocks/ascii-space.js';
 import { markdownToBlocks } from '../../../plugins/blocks/markdown-in.js';
 import { blocksToMarkdown } from '../../../plugins/blocks/markdown-out.js';
 import { REPO_ROOT } from '../../helpers/harness.js';
@@ -193,6 +194,13 @@ describe('markdownToBlocks', () => {
     const written = blocksToMarkdown(blocks);
     expect(written).toContain('\u3000\u3000第一段落，写作。\u3000');
     expect(shape(parse(written))).toEqual(shape(blocks));
+  });
+
+  it('trims a paragraph of a long run of spaces in one pass (a backtracking pattern took the square of the run)', () => {
+    const text = `a${' '.repeat(200_000)}b`;
+    expect(trimMarkdownSpace(`  ${text}\u3000  `)).toBe(`${text}\u3000`);
+    expect(trimMarkdownSpaceEnd(`${text} \t\n`)).toBe(text);
+    expect(blocksToMarkdown(parse(text)).trim()).toBe(text);
   });
 
   it('removes quote markers and list indentation from content spanning lines, lazy lines too', () => {
