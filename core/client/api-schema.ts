@@ -273,6 +273,8 @@ export type BlockAppendOutput = {
   parentId: string;
   /** the new top-level blocks, in order */
   ids: string[];
+  /** when the parent is a list, quote or callout: its updated after the change (it moves on with a change inside it); pass it as expectedUpdated to change the parent next */
+  parentUpdated?: string;
 };
 
 export type BlockBatchGetInput = {
@@ -405,6 +407,8 @@ export type BlockInsertOutput = {
   parentId: string;
   /** the new top-level blocks, in order */
   ids: string[];
+  /** when the parent is a list, quote or callout: its updated after the change (it moves on with a change inside it); pass it as expectedUpdated to change the parent next */
+  parentUpdated?: string;
 };
 
 export type BlockMoveInput = {
@@ -437,6 +441,8 @@ export type BlockPrependOutput = {
   parentId: string;
   /** the new top-level blocks, in order */
   ids: string[];
+  /** when the parent is a list, quote or callout: its updated after the change (it moves on with a change inside it); pass it as expectedUpdated to change the parent next */
+  parentUpdated?: string;
 };
 
 export type BlockUpdateInput = {

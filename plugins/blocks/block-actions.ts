@@ -117,7 +117,7 @@ async function insert(rt: BlocksRuntime, call: ActionCall, input: InsertInput, w
     assertCanContain(parent, blocks);
     parent.children!.splice(index, 0, ...blocks);
     touchContainers(input.parentId !== undefined ? [...at.ancestors, parent] : at.ancestors, by, now);
-    return resultOfDocument({ documentId: docId, parentId: parent.id, ids: blocks.map((block) => block.id) }, docId);
+    return resultOfDocument({ documentId: docId, parentId: parent.id, ids: blocks.map((block) => block.id), ...(parent.type !== 'document' && parent.attrs.updated !== undefined ? { parentUpdated: parent.attrs.updated } : {}) }, docId);
   });
 }
 

@@ -83,7 +83,11 @@ describe('concurrent writers', () => {
     await act('attr_set', { id: quote!.children[1]!.id, attrs: { 'custom-kept': 'yes' } });
     const [fresh] = await read();
     expect(fresh!.attrs.updated! > seen).toBe(true);
-    await act('block_delete', { id: quote!.id, expectedUpdated: fresh!.attrs.updated });
+    // An insert into it says the quote's new stamp, which its writer passes on.
+    const inserted = await act<{ parentUpdated?: string }>('block_append', { parentId: quote!.id, markdown: 'quoted three' });
+    expect(inserted.parentUpdated! > fresh!.attrs.updated!).toBe(true);
+    const rewritten = await act<{ updated: string }>('block_update', { id: quote!.id, markdown: '> rewritten by the one who inserted', expectedUpdated: inserted.parentUpdated });
+    await act('block_delete', { id: quote!.id, expectedUpdated: rewritten.updated });
   });
 
   it('gives two writes in the same millisecond different updated values', async () => {
