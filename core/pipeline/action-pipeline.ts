@@ -85,13 +85,8 @@ export class ActionPipeline {
     }
     const options: ExecuteOptions = { ...(request.onProgress ? { onProgress: request.onProgress } : {}), ...(request.onJob ? { onJob: request.onJob } : {}) };
     if (request.background === true && call.entry.spec.long === true) {
-      // A job refused at its start (the kernel closing) is a rejection, as every other refusal here.
-      try {
-        const job = this.startJob(call, options);
-        return Promise.resolve({ status: 'job', job: job.record, done: job.done, call });
-      } catch (error) {
-        return Promise.reject(error);
-      }
+      // In a promise: a job refused at its start (the kernel closing) is a rejection, as every other refusal here.
+      return new Promise<StartedJob>((resolve) => resolve(this.startJob(call, options))).then((job) => ({ status: 'job', job: job.record, done: job.done, call }));
     }
     return this.execute(call, options).then((value) => ({ status: 'ok', value, call }));
   }
@@ -149,13 +144,7 @@ export class ActionPipeline {
    * A long action runs as a job, and this waits for it (its caller's signal cancels the job).
    */
   execute(call: PreparedCall, options: ExecuteOptions = {}): Promise<unknown> {
-    if (call.entry.spec.long === true) {
-      try {
-        return this.startJob(call, options).done;
-      } catch (error) {
-        return Promise.reject(error);
-      }
-    }
+    if (call.entry.spec.long === true) return new Promise((resolve) => resolve(this.startJob(call, options).done));
     if (call.decision.outcome !== 'confirm' && call.entry.effects.length === 0 && !options.onProgress) return this.run(call, NO_LIMITS);
     return this.executeRecorded(call, options, {});
   }
