@@ -477,8 +477,8 @@ export type DailynoteAppendOutput = {
   date: string;
   /** whether this call created the note */
   created: boolean;
-  /** the new top-level blocks; absent when the note was created by this call */
-  ids?: string[];
+  /** the new top-level blocks (also when this call created the note) */
+  ids: string[];
 };
 
 export type DailynoteGetInput = {
@@ -511,8 +511,8 @@ export type DailynotePrependOutput = {
   date: string;
   /** whether this call created the note */
   created: boolean;
-  /** the new top-level blocks; absent when the note was created by this call */
-  ids?: string[];
+  /** the new top-level blocks (also when this call created the note) */
+  ids: string[];
 };
 
 export type DocumentCreateInput = {

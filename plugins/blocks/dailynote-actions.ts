@@ -18,6 +18,9 @@ function checkDate(date: string): string {
   return date;
 }
 
+/** Attributes a person or the agent gives a block (the system's are created, updated, updatedBy). */
+const isPersonal = (name: string): boolean => name.startsWith('custom-') || name === 'name' || name === 'alias' || name === 'memo' || name === 'bookmark';
+
 /** The attribute that marks a daily note, so that renaming its title does not lose it. */
 function marker(date: string): string {
   return `custom-dailynote-${date.replace(/-/g, '')}`;
@@ -40,13 +43,16 @@ export function dailynoteActions(rt: BlocksRuntime): Record<string, ActionHandle
       const existing = find(input.notebook, date);
       if (!existing) {
         const created = await createDocumentNow(rt, call, { notebook: input.notebook, title: date, drafts, attrs: { [marker(date)]: date } });
-        return { id: created.id, date, created: true };
+        // The new blocks' ids, as an append to an existing note answers them: the caller may refer to them next.
+        const ids = ((await store.read(created.id)).children ?? []).map((block) => block.id);
+        return { id: created.id, date, created: true, ids };
       }
       return changeDocument(store, existing, call, ({ root, by, now }) => {
         const blocks = materialise(drafts, by, now);
         const children = root.children!;
         // A new daily note starts with one empty paragraph; the first real content replaces it.
-        if (children.length === 1 && children[0]!.type === 'paragraph' && children[0]!.content === '') children.splice(0, 1);
+        // Unless someone gave it attributes of its own (a bookmark, a name): then it is a block someone keeps.
+        if (children.length === 1 && children[0]!.type === 'paragraph' && children[0]!.content === '' && !Object.keys(children[0]!.attrs).some(isPersonal)) children.splice(0, 1);
         if (where === 'first') children.unshift(...blocks);
         else children.push(...blocks);
         return { id: existing, date, created: false, ids: blocks.map((block) => block.id) };

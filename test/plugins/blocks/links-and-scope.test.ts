@@ -44,9 +44,12 @@ describe('references, tags, outline and daily notes', () => {
     const { act } = await boot();
     const notebook = await act<Created>('notebook_create', { name: 'N' });
     expect(await act('dailynote_get', { notebook: notebook.id, date: '2026-11-29' })).toMatchObject({ id: null });
-    const first = await act<{ id: string; created: boolean }>('dailynote_append', { notebook: notebook.id, date: '2026-11-29', markdown: 'morning' });
-    const second = await act<{ id: string; created: boolean }>('dailynote_prepend', { notebook: notebook.id, date: '2026-11-29', markdown: 'before' });
+    const first = await act<{ id: string; created: boolean; ids: string[] }>('dailynote_append', { notebook: notebook.id, date: '2026-11-29', markdown: 'morning' });
+    const second = await act<{ id: string; created: boolean; ids: string[] }>('dailynote_prepend', { notebook: notebook.id, date: '2026-11-29', markdown: 'before' });
     expect([first.created, second.created, second.id]).toEqual([true, false, first.id]);
+    // The new blocks' ids, whether the call created the note or added to it: the caller may refer to them next.
+    const blocks = (await act<{ document: { children: { id: string }[] } }>('document_get', { id: first.id })).document.children.map((block) => block.id);
+    expect([first.ids, second.ids]).toEqual([[blocks[1]], [blocks[0]]]);
     const markdown = (await act<{ markdown: string; title: string }>('document_get_markdown', { id: first.id }));
     expect(markdown.title).toBe('2026-11-29');
     expect(markdown.markdown.trim()).toBe('before\n\nmorning');
