@@ -63,7 +63,7 @@ export class JobManager {
     for (const record of records) {
       if (record.state === 'running') {
         const now = new Date().toISOString();
-        Object.assign(record, { state: 'interrupted' satisfies JobState, updated: now, ended: now, error: { code: 'JOB_INTERRUPTED', message: `the kernel stopped while this job ran; it had done ${describeProgress(record.progress)}${record.progress.ifInterrupted ? `; ${record.progress.ifInterrupted}` : ''}` } });
+        Object.assign(record, { state: 'interrupted' satisfies JobState, updated: now, ended: now, error: interruptedError(record.progress) });
         await this.store.write(record);
         this.log.warn('a job was interrupted when the kernel stopped', { job: record.id, action: record.action });
       }
@@ -175,7 +175,7 @@ export class JobManager {
     record.updated = now;
     record.ended = now;
     if (outcome.result !== undefined) record.result = outcome.result;
-    if (interrupted) record.error = { code: 'JOB_INTERRUPTED', message: `the kernel stopped while this job ran; it had done ${describeProgress(record.progress)}${record.progress.ifInterrupted ? `; ${record.progress.ifInterrupted}` : ''}` };
+    if (interrupted) record.error = interruptedError(record.progress);
     else if (outcome.error !== undefined) record.error = errorOf(outcome.error);
     this.live.delete(record.id);
     this.finished.set(record.id, record);
@@ -215,6 +215,11 @@ export class JobManager {
 function errorOf(error: unknown): NonNullable<JobRecord['error']> {
   if (isKernelError(error)) return { code: error.code, message: error.message, ...(error.details ? { details: error.details } : {}) };
   return { code: 'INTERNAL', message: error instanceof Error ? error.message : String(error) };
+}
+
+/** What a job the kernel's stop cut short says: how far it came, and what its action said a stop leaves. */
+function interruptedError(progress: ProgressUpdate): NonNullable<JobRecord['error']> {
+  return { code: 'JOB_INTERRUPTED', message: `the kernel stopped while this job ran; it had done ${describeProgress(progress)}${progress.ifInterrupted ? `; ${progress.ifInterrupted}` : ''}` };
 }
 
 function describeProgress(progress: ProgressUpdate): string {

@@ -4,6 +4,7 @@ import { assertNotebookVisible, invalid } from './access.js';
 import { createDocumentNow } from './document-actions.js';
 import { changeDocument } from './mutate.js';
 import { materialise } from './tree-ops.js';
+import { SETTABLE_ATTR } from './document-file.js';
 
 interface DailyInput { notebook: string; date?: string; markdown?: string }
 
@@ -17,9 +18,6 @@ function checkDate(date: string): string {
   if (Number.isNaN(parsed.getTime()) || parsed.toISOString().slice(0, 10) !== date) throw invalid(`'${date}' is not a calendar date (YYYY-MM-DD)`, { field: 'date' });
   return date;
 }
-
-/** Attributes a person or the agent gives a block (the system's are created, updated, updatedBy). */
-const isPersonal = (name: string): boolean => name.startsWith('custom-') || name === 'name' || name === 'alias' || name === 'memo' || name === 'bookmark';
 
 /** The attribute that marks a daily note, so that renaming its title does not lose it. */
 function marker(date: string): string {
@@ -52,7 +50,7 @@ export function dailynoteActions(rt: BlocksRuntime): Record<string, ActionHandle
         const children = root.children!;
         // A new daily note starts with one empty paragraph; the first real content replaces it.
         // Unless someone gave it attributes of its own (a bookmark, a name): then it is a block someone keeps.
-        if (children.length === 1 && children[0]!.type === 'paragraph' && children[0]!.content === '' && !Object.keys(children[0]!.attrs).some(isPersonal)) children.splice(0, 1);
+        if (children.length === 1 && children[0]!.type === 'paragraph' && children[0]!.content === '' && !Object.keys(children[0]!.attrs).some((name) => SETTABLE_ATTR.test(name))) children.splice(0, 1);
         if (where === 'first') children.unshift(...blocks);
         else children.push(...blocks);
         return { id: existing, date, created: false, ids: blocks.map((block) => block.id) };

@@ -14,6 +14,8 @@ const KNOWN_TYPES: ReadonlySet<string> = new Set(BLOCK_TYPES);
 const BLOCK_KEYS: ReadonlySet<string> = new Set(['id', 'type', 'subtype', 'content', 'checked', 'start', 'attrs', 'children']);
 /** Attribute names are plain words: they become SQL values and object keys, never `__proto__`. */
 export const ATTR_NAME = /^[a-zA-Z][a-zA-Z0-9_-]{0,63}$/;
+/** The attributes a person or the agent may set (`attr set`); the others are the system's (created, updated, updatedBy). */
+export const SETTABLE_ATTR = /^(custom-[a-zA-Z0-9_-]{1,56}|name|alias|memo|bookmark)$/;
 
 /** Parses and checks a document file's text; never throws on bad input. */
 export function parseDocumentText(text: string, expectedId: string): ParsedDocument {

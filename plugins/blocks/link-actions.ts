@@ -3,13 +3,12 @@ import type { NotebookConf } from './notebook-conf.js';
 import type { Block } from './block-model.js';
 import type { BlocksRuntime } from './runtime.js';
 import { checkExpected, documentOfBlock, invalid } from './access.js';
-import { ATTR_NAME } from './document-file.js';
+import { ATTR_NAME, SETTABLE_ATTR } from './document-file.js';
 import { mutateDocument } from './mutate.js';
 import { touch, touchContainers } from './provenance.js';
 import { locate } from './tree-ops.js';
 
 /** Attributes a person or the agent may set: their own (`custom-*`) and the searchable ones. */
-const SETTABLE = /^(custom-[a-zA-Z0-9_-]{1,56}|name|alias|memo|bookmark)$/;
 const RESULT_LIMIT = 200;
 
 /**
@@ -37,7 +36,7 @@ export function attrActions(rt: BlocksRuntime): Record<string, ActionHandler> {
     set: (input, call) => {
       const { id, attrs, expectedUpdated } = input as { id: string; attrs: Record<string, string | null>; expectedUpdated?: string };
       for (const name of Object.keys(attrs)) {
-        if (!ATTR_NAME.test(name) || !SETTABLE.test(name)) {
+        if (!ATTR_NAME.test(name) || !SETTABLE_ATTR.test(name)) {
           throw invalid(`Attribute '${name}' cannot be set: use custom-<name> (letters, digits, - and _), or one of name, alias, memo, bookmark`, { field: `attrs/${name}` });
         }
       }
