@@ -125,11 +125,17 @@ export async function undoInterruptedImports(dataDir: string, journal: ImportJou
       for (const file of [...step.files].reverse()) {
         const path = at(file.path);
         const text = await readFile(path).catch(() => undefined);
+        const children = at(file.path.slice(0, -'.json'.length));
         if (text === undefined) {
           notFound++;
+          // Its children may have been written (and are undone above) before it was: the folder made for
+          // them, left empty, would be read as children of a missing document.
+          if (await folderWithoutDocuments(children)) {
+            await rm(children, { recursive: true, force: true });
+            touched.add(dirname(path));
+          }
           continue;
         }
-        const children = at(file.path.slice(0, -'.json'.length));
         if (textHash(text) !== file.sha256 || !(await emptyOfDocuments(children))) {
           kept.push(file.path);
           continue;
@@ -157,6 +163,11 @@ async function emptyOfDocuments(folder: string): Promise<boolean> {
     return (error as NodeJS.ErrnoException).code === 'ENOENT';
   }
   return names.every((name) => name.startsWith('.') && name.endsWith('.tmp'));
+}
+
+/** A folder that exists and holds no documents (see emptyOfDocuments). */
+async function folderWithoutDocuments(folder: string): Promise<boolean> {
+  return (await readdir(folder).then(() => true, () => false)) && emptyOfDocuments(folder);
 }
 
 function ignoreMissing(error: unknown): void {
