@@ -18,8 +18,9 @@ export interface Block {
   id: string;
   type: BlockType;
   /**
-   * heading: h1..h6; list: ordered | unordered | task; listItem: task (absent otherwise);
-   * code: the fence's language (absent when none); callout: note | tip | important | warning | caution.
+   * heading: h1..h6; list: ordered | unordered | task (an ordered list of tasks is ordered, its items
+   * task); listItem: task (absent otherwise); code: the fence's info string, its language first
+   * (`js title="a.js"`; absent when none); callout: note | tip | important | warning | caution.
    */
   subtype?: string;
   /**

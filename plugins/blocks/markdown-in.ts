@@ -225,7 +225,8 @@ function convert(node: RootContent, ctx: Context): DraftBlock {
     case 'paragraph': return paragraph(source(node, ctx), ctx);
     case 'heading': return heading(node, ctx);
     case 'list': return list(node, ctx);
-    case 'code': return leaf(ctx, 'code', lf(node.value), node.lang ?? undefined);
+    // The whole info string (`js title="a.js"`), the language first: what follows it is kept too.
+    case 'code': return leaf(ctx, 'code', lf(node.value), node.lang ? (node.meta ? `${node.lang} ${node.meta}` : node.lang) : undefined);
     case 'math': return leaf(ctx, 'math', lf(node.value));
     case 'table': return leaf(ctx, 'table', source(node, ctx));
     case 'blockquote': return blockquote(node, ctx);
@@ -245,15 +246,18 @@ function leaf(ctx: Context, type: DraftBlock['type'], content: string, subtype?:
   return block;
 }
 
-// The whole paragraph one `{{target}}`, no `}}` inside: "{{name}} said {{message}}" is text, not an embed.
-const EMBED = /^\{\{((?:(?!\}\})[\s\S])*)\}\}$/;
+/**
+ * The whole paragraph one `{{target}}`, with no other `{{` in it: "{{name}} said {{message}}" is text,
+ * while a query may hold `}}` (`content = '}}'`), as an embed written out does.
+ */
+function embedTarget(content: string): string | undefined {
+  if (!content.startsWith('{{') || !content.endsWith('}}') || content.length < 4 || content.indexOf('{{', 2) !== -1) return undefined;
+  return content.slice(2, -2).trim() || undefined;
+}
 
 function paragraph(content: string, ctx: Context): DraftBlock {
-  if (content.charCodeAt(0) === 123 /* { */) {
-    const target = EMBED.exec(content)?.[1]?.trim();
-    if (target) return leaf(ctx, 'embed', target);
-  }
-  return leaf(ctx, 'paragraph', content);
+  const target = content.charCodeAt(0) === 123 /* { */ ? embedTarget(content) : undefined;
+  return target === undefined ? leaf(ctx, 'paragraph', content) : leaf(ctx, 'embed', target);
 }
 
 function heading(node: Heading, ctx: Context): DraftBlock {
@@ -266,8 +270,9 @@ function heading(node: Heading, ctx: Context): DraftBlock {
 
 function list(node: List, ctx: Context): DraftBlock {
   const isTask = node.children.length > 0 && node.children.every((item) => typeof item.checked === 'boolean');
-  const block: DraftBlock = { id: ctx.newId(), type: 'list', subtype: isTask ? 'task' : node.ordered ? 'ordered' : 'unordered' };
-  if (node.ordered && !isTask && typeof node.start === 'number' && node.start !== 1) block.start = node.start;
+  // An ordered list of tasks stays ordered (its items are tasks all the same): `1. [ ]` came back as `- [ ]`.
+  const block: DraftBlock = { id: ctx.newId(), type: 'list', subtype: node.ordered ? 'ordered' : isTask ? 'task' : 'unordered' };
+  if (node.ordered && typeof node.start === 'number' && node.start !== 1) block.start = node.start;
   block.children = node.children.map((item) => listItem(item, ctx));
   return block;
 }
@@ -282,7 +287,8 @@ function listItem(node: ListItem, ctx: Context): DraftBlock {
   return block;
 }
 
-const ALERT = /^\[!(note|tip|important|warning|caution)\][ \t]*(?:\n|$)/i;
+/** A GitHub alert's marker line, which makes a quote a callout. */
+export const ALERT = /^\[!(note|tip|important|warning|caution)\][ \t]*(?:\n|$)/i;
 
 function blockquote(node: Blockquote, ctx: Context): DraftBlock {
   const id = ctx.newId();

@@ -10,6 +10,8 @@ import remarkMath from 'remark-math';
 import remarkStringify, { type Options as StringifyOptions } from 'remark-stringify';
 import { unified } from 'unified';
 import type { Block, DraftBlock } from './block-model.js';
+import { ALERT } from './markdown-in.js';
+import { OBSIDIAN_CALLOUT_HEADER } from './obsidian/callouts.js';
 
 /** Fixed so that the output of a block tree never depends on the input's marker choices. */
 const STRINGIFY_OPTIONS: StringifyOptions = {
@@ -71,9 +73,9 @@ function toNode(block: AnyBlock): FlowNode {
     case 'heading': return heading(block.subtype, content);
     case 'list': return list(block);
     case 'listItem': return { type: 'list', ordered: false, spread: false, children: [listItem(block)] };
-    case 'code': return { type: 'code', lang: block.subtype || null, meta: null, value: content };
+    case 'code': return code(block.subtype, content);
     case 'math': return { type: 'math', meta: null, value: content };
-    case 'blockquote': return { type: 'blockquote', children: toFlow(block.children ?? []) };
+    case 'blockquote': return blockquote(block);
     case 'callout': return callout(block);
     case 'thematicBreak': return { type: 'thematicBreak' };
     // Tables and HTML are stored as their source; html nodes are written out verbatim.
@@ -82,6 +84,26 @@ function toNode(block: AnyBlock): FlowNode {
     case 'embed': return paragraph(`{{ ${content.trim()} }}`);
     default: return paragraph(content);
   }
+}
+
+/** The info string (the subtype) as the fence's language and what follows it. */
+function code(info: string | undefined, value: string): FlowNode {
+  const text = trimMarkdownSpace(info ?? '');
+  const space = text.search(/[ \t]/);
+  if (space === -1) return { type: 'code', lang: text || null, meta: null, value };
+  return { type: 'code', lang: text.slice(0, space), meta: trimMarkdownSpace(text.slice(space)), value };
+}
+
+/**
+ * A quote whose first paragraph starts with what reads as a callout's marker (GitHub's `[!NOTE]` on a
+ * line of its own; for Obsidian any `[!type]`) is escaped there, or it would come back as a callout.
+ */
+function blockquote(block: AnyBlock): Blockquote {
+  const children = toFlow(block.children ?? []);
+  const first = children[0];
+  const text = first?.type === 'paragraph' && first.children[0]?.type === 'html' ? first.children[0].value : '';
+  if ((obsidianCallouts ? OBSIDIAN_CALLOUT_HEADER : ALERT).test(text)) children[0] = { type: 'paragraph', children: [raw(`\\${text}`) as PhrasingContent] };
+  return { type: 'blockquote', children };
 }
 
 function raw(value: string): Html {

@@ -17,7 +17,7 @@ export const TABLES: ReadonlyMap<string, TableDoc> = new Map<string, TableDoc>([
     id: 'block id (YYYYMMDDhhmmss-xxxxxxx, sortable by creation time)', parent_id: 'parent block id, NULL for a document block',
     root_id: 'id of the document the block belongs to', notebook: 'notebook id', path: 'file path of its document', hpath: 'titles path of its document',
     type: 'document, heading, paragraph, list, listItem, code, math, table, blockquote, callout, thematicBreak, html or embed',
-    subtype: 'h1..h6 for headings; ordered, unordered or task for lists; task for list items; the language for code; note, tip, important, warning or caution for callouts',
+    subtype: 'h1..h6 for headings; ordered, unordered or task for lists (an ordered list of tasks is ordered); task for list items; the info string of a code fence, its language first (js, or js title="a.js"); note, tip, important, warning or caution for callouts',
     content: 'plain text of the block (Markdown removed); the title for a document', markdown: 'the block\'s own Markdown (leaf blocks; empty for containers); NULL when the same as content, so coalesce(markdown, content) gives it always',
     sort: 'position among its siblings', created: 'creation time, ISO 8601 UTC', updated: 'last change, ISO 8601 UTC; a container (list, list item, quote, callout) moves on with any change inside it',
     updated_by: "who changed it (or, for a container, something inside it) last: person:<token name>, agent:<session>/<turn>/<call>, mcp:<name> or kernel. Use GLOB 'agent:<session>/<turn>/*' (it uses the index; LIKE does not); type NOT IN ('list', 'listItem', 'blockquote', 'callout') leaves out the containers around a change",

@@ -6,7 +6,7 @@ import type { DraftBlock } from '../block-model.js';
  * type, so an Obsidian note's quotes are read again here. The type maps to the nearest of Quire's kinds;
  * the type, fold and title are kept as attributes (custom-callout, -fold, -title) and written back.
  */
-const HEADER = /^\[!([A-Za-z][\w-]{0,40})\]([+-]?)[ \t]*([^\n]*)(?:\n|$)/;
+export const OBSIDIAN_CALLOUT_HEADER = /^\[!([A-Za-z][\w-]{0,40})\]([+-]?)[ \t]*([^\n]*)(?:\n|$)/;
 const KINDS = new Set(['note', 'tip', 'important', 'warning', 'caution']);
 const NEAREST: Readonly<Record<string, string>> = {
   info: 'note', todo: 'note', abstract: 'note', summary: 'note', tldr: 'note', example: 'note', quote: 'note', cite: 'note',
@@ -21,7 +21,7 @@ export function obsidianCallouts(drafts: DraftBlock[]): DraftBlock[] {
     if (draft.children) draft.children = obsidianCallouts(draft.children);
     const first = draft.children?.[0];
     if ((draft.type !== 'blockquote' && draft.type !== 'callout') || first?.type !== 'paragraph') return draft;
-    const header = HEADER.exec(first.content ?? '');
+    const header = OBSIDIAN_CALLOUT_HEADER.exec(first.content ?? '');
     if (!header) return draft;
     const type = header[1]!.toLowerCase();
     const subtype = KINDS.has(type) ? type : NEAREST[type] ?? 'note';

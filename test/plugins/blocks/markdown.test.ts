@@ -187,6 +187,39 @@ describe('markdownToBlocks', () => {
     expect(blocksToMarkdown(parse('{{name}} said {{message}}')).trim()).toBe('{{name}} said {{message}}');
   });
 
+  it('keeps what follows a code fence\'s language, with the language, through a round trip', () => {
+    const md = '```js title="a.js" {1,3}\nconst a = 1;\n```\n';
+    expect(parse(md)).toEqual([{ id: 'b0', type: 'code', subtype: 'js title="a.js" {1,3}', content: 'const a = 1;' }]);
+    expect(blocksToMarkdown(parse(md))).toBe(md);
+    expect(blocksToMarkdown([{ id: 'x', type: 'code', subtype: ' py  linenos ', content: 'x' }])).toBe('```py linenos\nx\n```\n');
+  });
+
+  it('keeps an ordered list of tasks ordered, from its start, through a round trip', () => {
+    const md = '3. [ ] first\n4. [x] second\n';
+    const [list] = parse(md);
+    expect(list).toMatchObject({ type: 'list', subtype: 'ordered', start: 3 });
+    expect(list!.children!.map((item) => [item.subtype, item.checked])).toEqual([['task', false], ['task', true]]);
+    expect(blocksToMarkdown(parse(md))).toBe(md);
+  });
+
+  it('reads a query holding }} as one embed, as an embed written out has it', () => {
+    const query = "select * from blocks where content = '}}'";
+    const md = blocksToMarkdown([{ id: 'x', type: 'embed', content: query }]);
+    expect(parse(md)).toEqual([{ id: 'b0', type: 'embed', content: query }]);
+    expect(parse('{{a}} and {{b}}')[0]).toMatchObject({ type: 'paragraph' });
+  });
+
+  it('escapes a quote\'s first line that would read back as a callout\'s marker', () => {
+    const quote: DraftBlock = { id: 'q', type: 'blockquote', children: [{ id: 'x', type: 'paragraph', content: '[!NOTE]\nnot a callout' }] };
+    const md = blocksToMarkdown([quote]);
+    expect(md).toBe('> \\[!NOTE]\n> not a callout\n');
+    expect(parse(md)[0]).toMatchObject({ type: 'blockquote', children: [{ type: 'paragraph', content: '\\[!NOTE]\nnot a callout' }] });
+    // GitHub reads only its five kinds on a line of their own; Obsidian reads any type, with a title after it.
+    const custom: DraftBlock = { id: 'q', type: 'blockquote', children: [{ id: 'x', type: 'paragraph', content: '[!custom] hi' }] };
+    expect(blocksToMarkdown([custom])).toBe('> [!custom] hi\n');
+    expect(blocksToMarkdown([custom], { obsidian: true })).toBe('> \\[!custom] hi\n');
+  });
+
   it('keeps the ideographic spaces that indent a Chinese paragraph, and no-break spaces at its ends, through a round trip', () => {
     const text = '\u3000\u3000第一段落，写作。\u3000\n\n\u00a0nbsp\u00a0';
     const blocks = parse(text);
