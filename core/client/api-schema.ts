@@ -287,7 +287,7 @@ export type BlockBatchGetOutput = {
       id: string;
       /** document, heading, paragraph, list, listItem, code, math, table, blockquote, callout, thematicBreak, html or embed */
       type: string;
-      /** heading: h1..h6; list: ordered, unordered or task; listItem: task; code: the language; callout: its kind */
+      /** heading: h1..h6; list: ordered, unordered or task (an ordered list of tasks is ordered, its items task); listItem: task; code: the fence's info string, its language first; callout: its kind */
       subtype?: string;
       /** a leaf block's Markdown source (a document: its title) */
       content?: string;
@@ -330,7 +330,7 @@ export type BlockDeleteInput = {
 };
 
 export type BlockDeleteOutput = {
-  /** the block and every block below it */
+  /** the block and every block below it, and the list it leaves without items (removed with it) */
   deleted: string[];
   documentId: string;
 };
@@ -345,7 +345,7 @@ export type BlockGetOutput = {
     id: string;
     /** document, heading, paragraph, list, listItem, code, math, table, blockquote, callout, thematicBreak, html or embed */
     type: string;
-    /** heading: h1..h6; list: ordered, unordered or task; listItem: task; code: the language; callout: its kind */
+    /** heading: h1..h6; list: ordered, unordered or task (an ordered list of tasks is ordered, its items task); listItem: task; code: the fence's info string, its language first; callout: its kind */
     subtype?: string;
     /** a leaf block's Markdown source (a document: its title) */
     content?: string;
@@ -425,7 +425,15 @@ export type BlockMoveInput = {
 export type BlockMoveOutput = {
   id: string;
   documentId: string;
+  /** the moved block's new parent: the list item or list made to hold it, if one was */
   parentId: string;
+  /** the new list item (a block moved into a list) or list (a list item moved out of one) made to hold the block */
+  wrappedIn?: {
+    id: string;
+    type: "listItem" | "list";
+  };
+  /** the list the block was the last item of, removed */
+  removedEmptyList?: string;
 };
 
 export type BlockPrependInput = {
@@ -556,7 +564,7 @@ export type DocumentGetOutput = {
     id: string;
     /** document, heading, paragraph, list, listItem, code, math, table, blockquote, callout, thematicBreak, html or embed */
     type: string;
-    /** heading: h1..h6; list: ordered, unordered or task; listItem: task; code: the language; callout: its kind */
+    /** heading: h1..h6; list: ordered, unordered or task (an ordered list of tasks is ordered, its items task); listItem: task; code: the fence's info string, its language first; callout: its kind */
     subtype?: string;
     /** a leaf block's Markdown source (a document: its title) */
     content?: string;

@@ -8,7 +8,7 @@ import { mutateDocument } from './mutate.js';
 import { resultOfDocument } from './returned-notebooks.js';
 import { keepIdentities } from './kept-identities.js';
 import { touch, touchContainers, updatedBy } from './provenance.js';
-import { assertCanContain, locate, materialise, subtreeIds, type Located } from './tree-ops.js';
+import { assertCanContain, dropIfEmptyList, holderFor, locate, materialise, subtreeIds, type Located } from './tree-ops.js';
 
 interface BlockRef { id: string }
 interface InsertInput { markdown: string; parentId?: string; previousId?: string; nextId?: string }
@@ -74,8 +74,10 @@ function deleteBlock(rt: BlocksRuntime, call: ActionCall, input: { id: string; e
     const at = mustLocate(root, id);
     checkExpected(at.block, expectedUpdated);
     at.parent!.children!.splice(at.index, 1);
-    touchContainers(at.ancestors, by, now);
-    return resultOfDocument({ deleted: [...subtreeIds(at.block)], documentId: docId }, docId);
+    // The last item of a list takes the list with it.
+    const list = dropIfEmptyList(at.parent, at.ancestors.at(-2));
+    touchContainers(list ? at.ancestors.slice(0, -1) : at.ancestors, by, now);
+    return resultOfDocument({ deleted: [...subtreeIds(at.block), ...(list ? [list.id] : [])], documentId: docId }, docId);
   });
 }
 
@@ -124,13 +126,7 @@ async function insert(rt: BlocksRuntime, call: ActionCall, input: InsertInput, w
 /** Markdown list items inserted into a list arrive wrapped in a list; unwrap them so they join it. */
 function adaptToParent(parent: Block, blocks: Block[], by: string, now: Date): Block[] {
   if (parent.type !== 'list') return blocks;
-  return blocks.flatMap((block) => block.type === 'list' ? block.children ?? [] : [wrapInItem(block, by, now)]);
-}
-
-function wrapInItem(block: Block, by: string, now: Date): Block {
-  const [item] = materialise([{ type: 'listItem', children: [] }], by, now);
-  item!.children = [block];
-  return item!;
+  return blocks.flatMap((block) => block.type === 'list' ? block.children ?? [] : [holderFor(parent, block, undefined, by, now)!]);
 }
 
 /** Replaces a block's content from Markdown; the first parsed block keeps the id, any others follow it. */
@@ -173,18 +169,28 @@ async function move(rt: BlocksRuntime, call: ActionCall, input: MoveInput) {
     const anchor = mustLocate(target, targetId);
     const parent = input.parentId !== undefined ? anchor.block : anchor.parent;
     if (!parent?.children) throw invalid(`Block '${targetId}' cannot take the moved block here`, { field: input.parentId ? 'parentId' : 'previousId' });
-    assertDepthFits(input.parentId !== undefined ? anchor.ancestors.length : anchor.ancestors.length - 1, [at.block], input.parentId !== undefined ? 'parentId' : 'previousId');
-    assertCanContain(parent, [at.block]);
-    parent.children.splice(input.parentId !== undefined ? 0 : anchor.index + 1, 0, at.block);
     const by = updatedBy(call);
     const now = new Date();
+    // A paragraph moved into a list goes in a new item of it, an item moved out of its list into a new list.
+    const holder = holderFor(parent, at.block, at.parent, by, now);
+    const placed = holder ?? at.block;
+    assertDepthFits(input.parentId !== undefined ? anchor.ancestors.length : anchor.ancestors.length - 1, [placed], input.parentId !== undefined ? 'parentId' : 'previousId');
+    assertCanContain(parent, [placed]);
+    parent.children.splice(input.parentId !== undefined ? 0 : anchor.index + 1, 0, placed);
+    // The list its last item left goes (after the insert: it may have been the anchor).
+    const dropped = dropIfEmptyList(at.parent, at.ancestors.at(-2));
     touch(at.block, by, now);
-    touchContainers([...at.ancestors, ...(input.parentId !== undefined ? [...anchor.ancestors, anchor.block] : anchor.ancestors)], by, now);
+    touchContainers([...(dropped ? at.ancestors.slice(0, -1) : at.ancestors), ...(input.parentId !== undefined ? [...anchor.ancestors, anchor.block] : anchor.ancestors)]
+      .filter((block) => block !== dropped), by, now);
     touch(source, by, now);
     if (target !== source) touch(target, by, now);
     if (target === source) await store.write(source, store.entry(fromDoc));
     else await store.writeTogether([{ root: target, entry: store.entry(toDoc) }, { root: source, entry: store.entry(fromDoc) }]);
-    return { id: input.id, documentId: toDoc, parentId: parent.id };
+    return {
+      id: input.id, documentId: toDoc, parentId: holder?.id ?? parent.id,
+      ...(holder ? { wrappedIn: { id: holder.id, type: holder.type } } : {}),
+      ...(dropped ? { removedEmptyList: dropped.id } : {}),
+    };
   }, call);
 }
 

@@ -72,3 +72,35 @@ export function subtreeIds(block: Block, into: Set<string> = new Set()): Set<str
   for (const child of block.children ?? []) subtreeIds(child, into);
   return into;
 }
+
+/**
+ * Takes a list left without items out of `holder` (its parent): a list of no items has no Markdown
+ * form, and stayed in the tree (and the index) as a block nobody could see. Returns the list if it went.
+ */
+export function dropIfEmptyList(list: Block | undefined, holder: Block | undefined): Block | undefined {
+  if (list?.type !== 'list' || (list.children?.length ?? 0) > 0 || !holder?.children) return undefined;
+  const index = holder.children.indexOf(list);
+  if (index === -1) return undefined;
+  holder.children.splice(index, 1);
+  return list;
+}
+
+/**
+ * A block moved where it cannot stand alone, in the container that lets it: a paragraph (or any block
+ * but a list item) moved into a list goes into a new list item, a list item moved out of a list into a
+ * new list of its old list's kind, as an insert of the same Markdown would do. Undefined when it fits.
+ */
+export function holderFor(parent: Block, block: Block, formerList: Block | undefined, by: string, now: Date): Block | undefined {
+  if (parent.type === 'list' && block.type !== 'listItem') {
+    const [item] = materialise([{ type: 'listItem', children: [] }], by, now);
+    item!.children = [block];
+    return item;
+  }
+  if (parent.type !== 'list' && block.type === 'listItem' && isContainer(parent)) {
+    const subtype = formerList?.type === 'list' && formerList.subtype !== undefined ? formerList.subtype : block.subtype === 'task' ? 'task' : 'unordered';
+    const [list] = materialise([{ type: 'list', subtype, children: [] }], by, now);
+    list!.children = [block];
+    return list;
+  }
+  return undefined;
+}

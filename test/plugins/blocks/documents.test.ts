@@ -82,6 +82,38 @@ describe('blocks', () => {
     }
   });
 
+  it('removes the list its last item leaves, and wraps a block moved into or out of a list as an insert would', async () => {
+    const { kernel, act } = await boot();
+    const { doc } = await notebookWithDoc(act, '# Title\n\nFirst paragraph.\n\n- one\n\n1. [ ] task\n');
+    type Node = { id: string; type: string; subtype?: string; children?: Node[] };
+    const children = async () => (await act<{ document: { children: Node[] } }>('document_get', { id: doc })).document.children;
+    const [heading, paragraph, bullets, tasks] = await children();
+    const one = bullets!.children![0]!;
+    // The paragraph goes into the list as a new item of it, keeping its id.
+    const intoList = await act<{ parentId: string; wrappedIn?: { id: string; type: string } }>('block_move', { id: paragraph!.id, parentId: bullets!.id });
+    expect(intoList.wrappedIn).toEqual({ id: intoList.parentId, type: 'listItem' });
+    expect((await act<{ markdown: string }>('document_get_markdown', { id: doc })).markdown).toBe('# Title\n\n- First paragraph.\n- one\n\n1. [ ] task\n');
+    // The only task goes out of its list into a new ordered list after the heading; its old list goes.
+    const task = tasks!.children![0]!;
+    const outOfList = await act<{ parentId: string; wrappedIn?: { type: string }; removedEmptyList?: string }>('block_move', { id: task.id, previousId: heading!.id });
+    expect([outOfList.wrappedIn?.type, outOfList.removedEmptyList]).toEqual(['list', tasks!.id]);
+    let now = await children();
+    expect(now.map((block) => [block.type, block.subtype])).toEqual([['heading', 'h1'], ['list', 'ordered'], ['list', 'unordered']]);
+    expect(now[1]!.children!.map((item) => item.id)).toEqual([task.id]);
+    // Deleting a list's items one by one removes the list with the last.
+    await act('block_delete', { id: one.id });
+    const last = await act<{ deleted: string[] }>('block_delete', { id: intoList.parentId });
+    expect(last.deleted).toEqual([intoList.parentId, paragraph!.id, bullets!.id]);
+    now = await children();
+    expect(now.map((block) => block.id)).toEqual([heading!.id, outOfList.parentId]);
+    const db = new Database(join(kernel.workspace.indexDir, 'quire.db'), { readonly: true });
+    try {
+      expect(db.prepare('SELECT count(*) FROM blocks WHERE id IN (?, ?)').pluck().get(bullets!.id, tasks!.id)).toBe(0);
+    } finally {
+      db.close();
+    }
+  });
+
   it('records the agent turn as updatedBy so that one query finds every block a turn changed', async () => {
     const { kernel, act } = await boot();
     const { doc } = await notebookWithDoc(act);
