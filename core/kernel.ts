@@ -46,6 +46,8 @@ export interface KernelOptions {
   /** Create an admin token on first start (what `quire serve` does). */
   generateAdminToken?: boolean;
   logger?: Logger;
+  /** How often the workspace lock is touched (workspace-lock.ts; tests). */
+  lockHeartbeatMs?: number;
 }
 
 /**
@@ -55,6 +57,12 @@ export interface KernelOptions {
 export class Kernel {
   private closed = false;
   private lock: WorkspaceLock | undefined;
+  /**
+   * Resolves, naming the new holder, if the workspace lock stops being this kernel's (another host's
+   * kernel took it over after this one missed its heartbeats, or the file was removed): the kernel then
+   * closes itself, so that two kernels never write the same workspace; `quire serve` exits.
+   */
+  lockLost: Promise<string> = new Promise<string>(() => undefined);
   readonly registry: ActionRegistry;
   /** The embedders and rerankers plugins offer, and which of each kind is selected. */
   readonly backends: BackendRegistry;
@@ -133,9 +141,17 @@ export class Kernel {
 
   static async boot(options: KernelOptions): Promise<Kernel> {
     const workspace = await openWorkspace(options.workspace);
-    const lock = await acquireWorkspaceLock(workspace.privateDir);
+    let lost!: (holder: string) => void;
+    const lockLost = new Promise<string>((resolve) => { lost = resolve; });
+    const lock = await acquireWorkspaceLock(workspace.privateDir, { heartbeatMs: options.lockHeartbeatMs, onLost: (holder) => lost(holder) });
     try {
-      return await Kernel.bootLocked(workspace, lock, options);
+      const kernel = await Kernel.bootLocked(workspace, lock, options);
+      kernel.lockLost = lockLost;
+      void lockLost.then((holder) => {
+        kernel.log.error('the workspace lock is no longer this kernel\'s: it closes, writing nothing more', { file: lock.file, holder });
+        void kernel.close().catch(() => undefined);
+      });
+      return kernel;
     } catch (error) {
       await lock.release();
       throw error;

@@ -1,6 +1,6 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { link, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { link, mkdir, readFile, rename, rm, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { KernelError } from './errors.js';
 import { describeWrite, diskFull } from './fs/disk-full.js';
@@ -15,6 +15,27 @@ interface LockRecord {
    */
   start?: string;
   boot?: string;
+  /**
+   * How often (ms) the holder touches the lock's time of change. A host cannot see whether a process of
+   * another host (a container's new hostname, another machine on a shared folder) is alive: a lock whose
+   * holder promised a heartbeat and has given none for STALE_BEATS of them is taken over.
+   */
+  beat?: number;
+}
+
+/** The holder touches the lock this often; a lock of another host is stale after this many beats missed (and at least STALE_MIN_MS). */
+export const LOCK_HEARTBEAT_MS = 30_000;
+const STALE_BEATS = 20;
+const STALE_MIN_MS = 10 * 60_000;
+
+export interface LockOptions {
+  /** Default LOCK_HEARTBEAT_MS. */
+  heartbeatMs?: number;
+  /**
+   * The lock is no longer this holder's (taken over by a kernel of another host after this one missed
+   * its heartbeats, a suspended machine; or removed by hand): the caller must stop writing.
+   */
+  onLost?: (holder: string) => void;
 }
 
 /** Holds `<workspace>/.quire/kernel.lock` for as long as a kernel has the workspace open. */
@@ -28,18 +49,21 @@ export interface WorkspaceLock {
  * this one) would interleave writes to documents, the index and the session files. A lock left by a
  * dead process on this host is taken over; a live holder is named in the error.
  */
-export async function acquireWorkspaceLock(privateDir: string): Promise<WorkspaceLock> {
+export async function acquireWorkspaceLock(privateDir: string, options: LockOptions = {}): Promise<WorkspaceLock> {
   await mkdir(privateDir, { recursive: true, mode: 0o700 });
   const file = join(privateDir, 'kernel.lock');
-  const mine: LockRecord = { pid: process.pid, host: hostname(), since: new Date().toISOString(), ...processIdentity(process.pid) };
+  const beat = options.heartbeatMs ?? LOCK_HEARTBEAT_MS;
+  const mine: LockRecord = { pid: process.pid, host: hostname(), since: new Date().toISOString(), ...processIdentity(process.pid), beat };
   const text = `${JSON.stringify(mine)}\n`;
   for (let attempt = 0; attempt < 3; attempt++) {
-    if (await createExclusive(file, text).catch((error: unknown) => { throw diskFull(error, describeWrite(file)); })) return heldLock(file, text);
+    if (await createExclusive(file, text).catch((error: unknown) => { throw diskFull(error, describeWrite(file)); })) return heldLock(file, text, beat, options.onLost);
     const holder = await readHolder(file);
     if (holder === 'gone') continue;
-    if (holder !== 'unreadable' && isAlive(holder)) {
+    if (holder !== 'unreadable' && isAlive(holder, file)) {
+      const elsewhere = holder.host !== hostname();
       throw new KernelError('WORKSPACE_LOCKED',
-        `The workspace is open in another kernel (pid ${holder.pid} on ${holder.host}, since ${holder.since}); stop it first`,
+        `The workspace is open in another kernel (pid ${holder.pid} on ${holder.host}, since ${holder.since}; its lock is ${file}); stop it first`
+        + (elsewhere ? `. A kernel of another host cannot be seen from here: ${holder.beat !== undefined ? `its lock is taken over once it has not been touched for ${Math.round(staleAfter(holder.beat) / 60_000)} minutes, or` : 'if it no longer runs (a container started again under a new hostname),'} remove that file by hand` : ''),
         { details: { file, pid: holder.pid, host: holder.host } });
     }
     await takeOver(file, holder);
@@ -77,15 +101,23 @@ async function readHolder(file: string): Promise<LockRecord | 'gone' | 'unreadab
       return {
         pid: value.pid, host: value.host, since: String(value.since ?? ''),
         ...(typeof value.start === 'string' ? { start: value.start } : {}), ...(typeof value.boot === 'string' ? { boot: value.boot } : {}),
+        ...(typeof value.beat === 'number' ? { beat: value.beat } : {}),
       };
     }
   } catch { /* fall through */ }
   return 'unreadable';
 }
 
-function isAlive(holder: LockRecord): boolean {
-  // A lock from another host cannot be checked from here; treat it as held rather than risk two writers.
-  if (holder.host !== hostname()) return true;
+const staleAfter = (beat: number): number => Math.max(STALE_MIN_MS, STALE_BEATS * beat);
+
+function isAlive(holder: LockRecord, file: string): boolean {
+  // A process of another host cannot be checked from here: its lock is held while its heartbeat goes
+  // on (a lock without one, from an older kernel, is held until removed by hand), never risking two writers.
+  if (holder.host !== hostname()) {
+    if (holder.beat === undefined || !Number.isFinite(holder.beat) || holder.beat <= 0) return true;
+    const touched = statSync(file, { throwIfNoEntry: false })?.mtimeMs;
+    return touched === undefined || Date.now() - touched < staleAfter(holder.beat);
+  }
   try {
     process.kill(holder.pid, 0);
   } catch (error) {
@@ -133,16 +165,50 @@ async function takeOver(file: string, judged: LockRecord | 'unreadable'): Promis
   await rm(aside, { force: true });
 }
 
-function heldLock(file: string, text: string): WorkspaceLock {
+function heldLock(file: string, text: string, beat: number, onLost: ((holder: string) => void) | undefined): WorkspaceLock {
   let released = false;
+  let touching = false;
+  // The heartbeat: the lock's time of change moves while this kernel holds it, and a lock that is no
+  // longer this kernel's is said at once (nothing here can stop the writes under way: the caller must).
+  const timer = setInterval(() => {
+    if (touching || released) return;
+    touching = true;
+    void (async () => {
+      try {
+        const current = await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => (error.code === 'ENOENT' ? '' : undefined));
+        if (released || current === undefined) return;
+        if (current !== text) {
+          clearInterval(timer);
+          const holder = current === '' ? 'nobody (the file was removed)' : describeHolder(current);
+          onLost?.(holder);
+          return;
+        }
+        const now = new Date();
+        await utimes(file, now, now).catch(() => undefined);
+      } finally {
+        touching = false;
+      }
+    })();
+  }, beat);
+  timer.unref();
   return {
     file,
     async release() {
       if (released) return;
       released = true;
+      clearInterval(timer);
       // Only remove the lock if it is still ours.
       const current = await readFile(file, 'utf8').catch(() => undefined);
       if (current === text) await rm(file, { force: true });
     },
   };
+}
+
+function describeHolder(text: string): string {
+  try {
+    const value = JSON.parse(text) as Partial<LockRecord>;
+    return `pid ${String(value.pid)} on ${String(value.host)}, since ${String(value.since)}`;
+  } catch {
+    return 'an unreadable lock';
+  }
 }

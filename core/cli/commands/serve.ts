@@ -80,7 +80,13 @@ async function serve(workspace: string, creating: boolean, overrides: Overrides,
   const stopped = waitForSignal();
   // Last, so that whoever waits for this line has everything printed before it.
   io.out(`Listening on ${server.url}`);
-  await stopped;
+  const lost = await Promise.race([stopped.then(() => undefined), kernel.lockLost]);
+  if (lost !== undefined) {
+    io.err(`quire serve: the workspace lock was taken from this kernel (now held by ${lost}); it stopped writing and exits`);
+    await server.close();
+    await kernel.close();
+    return EXIT_PROBLEMS;
+  }
   io.out('Stopping…');
   await server.close();
   await kernel.close();

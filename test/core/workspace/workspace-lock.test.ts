@@ -1,10 +1,11 @@
 import { execFile, spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, stat, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { Kernel } from '../../../core/kernel.js';
 import { REPO_ROOT, caught, useHarness } from '../../helpers/harness.js';
 
 const CLI = join(REPO_ROOT, 'dist', 'core', 'cli', 'main.js');
@@ -16,8 +17,16 @@ function startTimeOf(pid: number): string {
   return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]!;
 }
 
+async function waitFor(check: () => Promise<boolean>, ms = 10_000): Promise<void> {
+  const until = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > until) throw new Error('the condition did not hold in time');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
 describe('the workspace lock', () => {
-  const { boot, tempDir } = useHarness();
+  const { boot, tempDir, kernelOptions } = useHarness();
 
   it('stops a second kernel from opening the same workspace and names the holder', async () => {
     const workspace = join(await tempDir(), 'ws');
@@ -86,10 +95,54 @@ describe('the workspace lock', () => {
     }
   });
 
-  it('treats a lock from another host as held', async () => {
+  it('treats a lock from another host without a heartbeat as held, and says which file to remove if it no longer runs', async () => {
     const workspace = join(await tempDir(), 'ws');
     await mkdir(join(workspace, '.quire'), { recursive: true });
-    await writeFile(join(workspace, '.quire', 'kernel.lock'), JSON.stringify({ pid: 1, host: 'elsewhere.example', since: '2026-01-01T00:00:00.000Z' }));
-    expect((await caught(boot({ workspace }))).code).toBe('WORKSPACE_LOCKED');
+    const lockFile = join(workspace, '.quire', 'kernel.lock');
+    await writeFile(lockFile, JSON.stringify({ pid: 1, host: 'elsewhere.example', since: '2026-01-01T00:00:00.000Z' }));
+    await utimes(lockFile, new Date(Date.now() - 86_400_000), new Date(Date.now() - 86_400_000));
+    const error = await caught(boot({ workspace }));
+    expect(error.code).toBe('WORKSPACE_LOCKED');
+    expect(error.message).toContain(lockFile);
+    expect(error.message).toContain('remove that file by hand');
+  });
+
+  it('holds a lock from another host while its heartbeat goes on, and takes it over once the heartbeat has stopped for ten minutes', async () => {
+    const workspace = join(await tempDir(), 'ws');
+    await mkdir(join(workspace, '.quire'), { recursive: true });
+    const lockFile = join(workspace, '.quire', 'kernel.lock');
+    // A container started again under a new hostname finds its old self's lock.
+    await writeFile(lockFile, JSON.stringify({ pid: 7, host: 'elsewhere.example', since: '2026-01-01T00:00:00.000Z', beat: 30_000 }));
+    await utimes(lockFile, new Date(Date.now() - 60_000), new Date(Date.now() - 60_000));
+    const error = await caught(boot({ workspace }));
+    expect(error.code).toBe('WORKSPACE_LOCKED');
+    expect(error.message).toContain('taken over once it has not been touched for 10 minutes');
+    await utimes(lockFile, new Date(Date.now() - 11 * 60_000), new Date(Date.now() - 11 * 60_000));
+    const kernel = await Kernel.boot({ ...(await kernelOptions({ workspace })), lockHeartbeatMs: 40 });
+    try {
+      expect(JSON.parse(await readFile(lockFile, 'utf8'))).toMatchObject({ pid: process.pid, host: hostname(), beat: 40 });
+      // Its own heartbeat moves the lock's time of change.
+      await utimes(lockFile, new Date(Date.now() - 11 * 60_000), new Date(Date.now() - 11 * 60_000));
+      await waitFor(async () => Date.now() - (await stat(lockFile)).mtimeMs < 60_000);
+    } finally {
+      await kernel.close();
+    }
+  });
+
+  it('closes a kernel whose lock another kernel took over, leaving that kernel\'s lock in place', async () => {
+    const workspace = join(await tempDir(), 'ws');
+    const kernel = await Kernel.boot({ ...(await kernelOptions({ workspace })), lockHeartbeatMs: 40 });
+    try {
+      const lockFile = join(workspace, '.quire', 'kernel.lock');
+      const theirs = JSON.stringify({ pid: 4242, host: 'elsewhere.example', since: '2026-12-03T00:00:00.000Z', beat: 30_000 });
+      await writeFile(lockFile, theirs);
+      expect(await kernel.lockLost).toBe('pid 4242 on elsewhere.example, since 2026-12-03T00:00:00.000Z');
+      // It closes itself (its usage ledger, closed among the last stores, answers no more), and its
+      // release leaves the other kernel's lock alone.
+      await waitFor(async () => { try { kernel.usage.report('day'); return false; } catch { return true; } });
+      expect(await readFile(lockFile, 'utf8')).toBe(theirs);
+    } finally {
+      await kernel.close();
+    }
   });
 });
