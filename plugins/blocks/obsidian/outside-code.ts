@@ -1,14 +1,28 @@
 /**
- * Rewrites the prose of a Markdown note and leaves its code alone: fenced code blocks (``` and ~~~),
- * `$$` math blocks and inline code spans pass through byte for byte, so a `[[link]]` or `#tag` shown
- * as code stays code. Works line by line, as Obsidian's own link and tag scanners do.
+ * Rewrites the prose of a Markdown note and leaves everything else alone: fenced code blocks (``` and
+ * ~~~), `$$` math blocks, Obsidian comments (`%% … %%`, on one line or many), inline code spans, inline
+ * math (`$…$`) and HTML tags pass through byte for byte, so a `[[link]]` or `#tag` shown as code, a
+ * colour in a `<span style="color: #f00">`, a `$a #b$` or a comment stays as it was. Works line by line,
+ * as Obsidian's own link and tag scanners do, in time linear in the line.
  */
-export function mapOutsideCode(text: string, rewrite: (prose: string, context: { lineStart: boolean; wholeLine: boolean }) => string): string {
+export type ProseRewrite = (prose: string, context: { lineStart: boolean; wholeLine: boolean }) => string;
+
+export function mapOutsideCode(text: string, rewrite: ProseRewrite): string {
   const lines = text.split('\n');
   let fence: { char: string; length: number } | undefined;
   let math = false;
+  let comment = false;
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!;
+    if (comment) {
+      const close = line.indexOf('%%');
+      if (close === -1) continue;
+      comment = false;
+      const mapped = mapLine(line.slice(close + 2), rewrite, false);
+      comment = mapped.commentOpen;
+      lines[i] = line.slice(0, close + 2) + mapped.text;
+      continue;
+    }
     const bare = line.replace(/^(?:[ \t]*>)*[ \t]*/, '');
     if (fence) {
       const close = /^(`{3,}|~{3,})[ \t]*$/.exec(bare);
@@ -28,36 +42,127 @@ export function mapOutsideCode(text: string, rewrite: (prose: string, context: {
       if (!(bare.length > 2 && bare.trimEnd().endsWith('$$') && bare.trimEnd().length > 3)) math = true;
       continue;
     }
-    lines[i] = mapLine(line, rewrite);
+    const mapped = mapLine(line, rewrite, true);
+    comment = mapped.commentOpen;
+    lines[i] = mapped.text;
   }
   return lines.join('\n');
 }
 
-/** One line: the spans between inline code spans are rewritten; a code span is `n` backticks to the next run of exactly `n`. */
-function mapLine(line: string, rewrite: (prose: string, context: { lineStart: boolean; wholeLine: boolean }) => string): string {
+/**
+ * One line: the prose between the spans left alone is rewritten. `commentOpen`: the line opens a
+ * comment it does not close (it runs on to the next `%%`).
+ */
+function mapLine(line: string, rewrite: ProseRewrite, startsLine: boolean): { text: string; commentOpen: boolean } {
+  const { spans, commentOpen } = keptSpans(line);
   let out = '';
   let from = 0;
-  let i = 0;
-  while (i < line.length) {
-    if (line[i] !== '`') { i++; continue; }
-    let run = 1;
-    while (line[i + run] === '`') run++;
-    const close = findRun(line, i + run, run);
-    if (close === -1) { i += run; continue; }
-    out += rewrite(line.slice(from, i), { lineStart: from === 0, wholeLine: false }) + line.slice(i, close + run);
-    from = i = close + run;
+  for (const [start, end] of spans) {
+    out += rewrite(line.slice(from, start), { lineStart: startsLine && from === 0, wholeLine: false }) + line.slice(start, end);
+    from = end;
   }
-  const rest = line.slice(from);
-  return out + rewrite(rest, { lineStart: from === 0, wholeLine: from === 0 });
+  if (from < line.length || spans.length === 0) {
+    const whole = startsLine && from === 0;
+    out += rewrite(line.slice(from), { lineStart: whole, wholeLine: whole });
+  }
+  return { text: out, commentOpen };
 }
 
-function findRun(line: string, from: number, length: number): number {
-  for (let i = from; i < line.length; i++) {
-    if (line[i] !== '`') continue;
-    let run = 1;
-    while (line[i + run] === '`') run++;
-    if (run === length) return i;
-    i += run - 1;
+/**
+ * The spans of a line to leave as they are, in order. A code span is `n` backticks to the next run of
+ * exactly `n` (each run is found once and looked up by its length: searching the rest of the line for
+ * every opening run took time growing as n^1.5 on a line of runs of distinct lengths); outside code
+ * spans, a comment runs from `%%` to the next `%%` (or the line's end, and on), inline math from a `$`
+ * followed by a non-blank to the next `$` after a non-blank and before no digit, an HTML tag from `<`
+ * and a letter (or `/`) to the next `>`.
+ */
+function keptSpans(line: string): { spans: [number, number][]; commentOpen: boolean } {
+  const spans: [number, number][] = [];
+  if (!/[`%$<]/.test(line)) return { spans, commentOpen: false };
+  const code = codeSpans(line);
+  let next = 0;
+  let nextGt = 0;
+  let nextLt = 0;
+  for (let i = 0; i < line.length;) {
+    const span = code[next];
+    if (span !== undefined && i >= span[0]) {
+      spans.push(span);
+      i = span[1];
+      next++;
+      continue;
+    }
+    const limit = span?.[0] ?? line.length;
+    const c = line.charCodeAt(i);
+    if (c === 37 /* % */ && line.charCodeAt(i + 1) === 37) {
+      const close = line.indexOf('%%', i + 2);
+      if (close === -1) {
+        spans.push([i, line.length]);
+        return { spans, commentOpen: true };
+      }
+      spans.push([i, close + 2]);
+      // A comment hides code spans too: those it covers are skipped.
+      while (code[next] !== undefined && code[next]![0] < close + 2) next++;
+      i = close + 2;
+      continue;
+    }
+    if (c === 36 /* $ */ && line.charCodeAt(i + 1) !== 36 && !isBlank(line.charCodeAt(i + 1)) && line.charCodeAt(i - 1) !== 92 /* \ */) {
+      const close = line.indexOf('$', i + 1);
+      if (close !== -1 && close < limit && !isBlank(line.charCodeAt(close - 1)) && !isDigit(line.charCodeAt(close + 1))) {
+        spans.push([i, close + 1]);
+        i = close + 1;
+        continue;
+      }
+    }
+    if (c === 60 /* < */ && isTagStart(line.charCodeAt(i + 1))) {
+      // The next `>` and `<` are remembered, not searched for again from every `<`.
+      if (nextGt !== -1 && nextGt <= i) nextGt = line.indexOf('>', i + 1);
+      if (nextLt !== -1 && nextLt <= i) nextLt = line.indexOf('<', i + 1);
+      const close = nextGt;
+      if (close !== -1 && close < limit && (nextLt === -1 || nextLt > close)) {
+        spans.push([i, close + 1]);
+        i = close + 1;
+        continue;
+      }
+    }
+    i++;
   }
-  return -1;
+  return { spans, commentOpen: false };
 }
+
+/** Inline code spans: `n` backticks to the next run of exactly `n`; a run with no partner is text. */
+function codeSpans(line: string): [number, number][] {
+  const runs: { at: number; length: number }[] = [];
+  for (let i = line.indexOf('`'); i !== -1 && i < line.length; i = line.indexOf('`', i)) {
+    let length = 1;
+    while (line.charCodeAt(i + length) === 96) length++;
+    runs.push({ at: i, length });
+    i += length;
+  }
+  if (runs.length < 2) return [];
+  // For each length, the indexes of its runs in order, and how far they have been passed.
+  const byLength = new Map<number, { indexes: number[]; passed: number }>();
+  runs.forEach((run, index) => {
+    const entry = byLength.get(run.length) ?? { indexes: [], passed: 0 };
+    entry.indexes.push(index);
+    byLength.set(run.length, entry);
+  });
+  const spans: [number, number][] = [];
+  for (let k = 0; k < runs.length;) {
+    const open = runs[k]!;
+    const same = byLength.get(open.length)!;
+    while (same.passed < same.indexes.length && same.indexes[same.passed]! <= k) same.passed++;
+    if (same.passed === same.indexes.length) {
+      k++;
+      continue;
+    }
+    const closeIndex = same.indexes[same.passed]!;
+    const close = runs[closeIndex]!;
+    spans.push([open.at, close.at + close.length]);
+    k = closeIndex + 1;
+  }
+  return spans;
+}
+
+const isBlank = (c: number): boolean => c === 32 || c === 9 || Number.isNaN(c);
+const isDigit = (c: number): boolean => c >= 48 && c <= 57;
+const isTagStart = (c: number): boolean => (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 47 /* / */ || c === 33 /* ! */;

@@ -228,6 +228,9 @@ describe('Obsidian notes with hostile lines', () => {
     ['brackets never closed', '['.repeat(LONG)],
     ['links never closed', '[a]('.repeat(LONG / 4)],
     ['wiki links never closed', '[[a'.repeat(LONG / 3)],
+    // Each run of backticks searched the rest of the line for its partner: n^1.5 (1 MB took 1.5 s, 8 MB minutes).
+    ['backtick runs of 4,000 distinct lengths', Array.from({ length: 4_000 }, (_, k) => `${'`'.repeat(k + 1)}x`).join('')],
+    ['HTML tags never closed', '<a '.repeat(LONG / 3)],
   ])('converts a note holding %s', (_name, line) => {
     const converted = convertObsidianNote(`intro\n\n${line}\n`, 'note.md', nowhere);
     expect(converted.markdown.length).toBeGreaterThanOrEqual(line.length);
@@ -244,6 +247,13 @@ describe('Obsidian notes with hostile lines', () => {
     for (const line of [`#${'/'.repeat(LONG)}a #`, '[a](assets/'.repeat(LONG / 11)]) {
       expect(toObsidianMarkdown(line, { target: () => undefined }, report).length).toBeGreaterThan(0);
     }
+  });
+
+  it('leaves alone what only looks like a tag in HTML, inline math and comments, as in code', () => {
+    const note = '<span style="color: #ff0000">#red</span> $a #b$ `#c` %% private #todo %% #d and $5 to $6 #e\n%% a comment\nof #two lines %% #f\n';
+    const converted = convertObsidianNote(note, 'note.md', nowhere);
+    expect(converted.markdown).toBe('<span style="color: #ff0000">#red#</span> $a #b$ `#c` %% private #todo %% #d# and $5 to $6 #e#\n%% a comment\nof #two lines %% #f#\n');
+    expect(converted.report.tags).toBe(4);
   });
 
   it('leaves a link to a heading of the same note as it is, no tag made of it', () => {

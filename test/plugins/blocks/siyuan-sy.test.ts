@@ -175,6 +175,14 @@ describe('siyuanToDrafts on hand-made variations', () => {
     expect(doc.children[0]!.content!.length).toBeGreaterThan(long.length);
   });
 
+  it('converts a paragraph of 80,000 bold spans in one pass (reading the end of the text built so far took the square: 8 s for 40,000)', () => {
+    const spans = Array.from({ length: 80_000 }, () => ({ Type: 'NodeTextMark', TextMarkType: 'strong', TextMarkTextContent: 'ab' }));
+    const content = siyuanToDrafts(docWith(para('20240101120000-ddddddd', ...spans))).children[0]!.content!;
+    // Spans that touch are written so that they stay apart: the first as `**`, the next in its HTML form.
+    expect(content.startsWith('**ab**<strong>ab</strong>**ab**')).toBe(true);
+    expect(content.split('ab').length - 1).toBe(80_000);
+  });
+
   it('records a problem, not a crash, for unknown block and inline types and a SiYuan database', () => {
     const av = { ID: '20251230141917-1ljqnn4', Type: 'NodeAttributeView', Properties: { 'custom-sy-av-view': '20251230141929-ogkqgga', id: '20251230141917-1ljqnn4', updated: '20251230141929' }, AttributeViewID: '20251230141929-2trv0vl', AttributeViewType: 'table' };
     const doc = siyuanToDrafts(docWith(
