@@ -37,15 +37,24 @@ export interface ObsidianPlan {
  */
 export async function planObsidianImport(call: ActionCall, root: string, notes: { id: string; path: string }[], attachments: string[], assetsFolder: string, maxChars: number): Promise<ObsidianPlan> {
   const vault = new ObsidianVault(root, notes.map((note) => ({ id: note.id, file: note.path })), attachments);
-  const readable = async (path: string): Promise<string | undefined> => ((await stat(path)).size > maxChars * 4 ? undefined : readFile(path, 'utf8'));
+  // A note that cannot be read (removed since it was listed, a folder by that name, no permission) is
+  // skipped by the planning passes and handed to the parse by its path, which says why: one such note
+  // stopped the whole import.
+  const readable = async (path: string): Promise<string | undefined | Error> => {
+    try {
+      return (await stat(path)).size > maxChars * 4 ? undefined : await readFile(path, 'utf8');
+    } catch (error) {
+      return error instanceof Error ? error : new Error(String(error));
+    }
+  };
   for (const [i, note] of notes.entries()) {
     const text = await readable(note.path);
-    if (text !== undefined) vault.addHeadings(note.id, readFrontMatter(text).body);
+    if (typeof text === 'string') vault.addHeadings(note.id, readFrontMatter(text).body);
     if (i % 256 === 0) throwIfStopped(call, 'The import');
   }
   for (const [i, note] of notes.entries()) {
     const text = await readable(note.path);
-    if (text !== undefined) convertObsidianNote(text, note.path, vault);
+    if (typeof text === 'string') convertObsidianNote(text, note.path, vault);
     if (i % 256 === 0) throwIfStopped(call, 'The import');
   }
   const copied = await vault.copyAttachments(assetsFolder);
@@ -56,8 +65,8 @@ export async function planObsidianImport(call: ActionCall, root: string, notes: 
     async work(doc) {
       if (doc.path === undefined) return { id: doc.id, title: doc.title };
       const text = await readable(doc.path);
-      // Too large to read here: the parse refuses it by path and says so.
-      if (text === undefined) return { id: doc.id, title: doc.title, path: doc.path };
+      // Too large or unreadable here: the parse refuses it by its path and says why.
+      if (typeof text !== 'string') return { id: doc.id, title: doc.title, path: doc.path };
       const converted = convertObsidianNote(text, doc.path, vault);
       const file = relative(root, doc.path);
       const { report: note } = converted;

@@ -5,6 +5,8 @@ import type { Block } from '../../../plugins/blocks/block-model.js';
 import { runCli } from '../../../core/cli/run-cli.js';
 import { bufferIO } from '../../helpers/buffer-io.js';
 import { convertObsidianNote } from '../../../plugins/blocks/obsidian/obsidian-in.js';
+import { planObsidianImport } from '../../../plugins/blocks/obsidian/obsidian-import.js';
+import type { ActionCall } from '../../../core/index.js';
 import { newExportReport, toObsidianMarkdown } from '../../../plugins/blocks/obsidian/obsidian-out.js';
 import { ObsidianVault } from '../../../plugins/blocks/obsidian/obsidian-vault.js';
 import { useBlocks, type Act } from './blocks-harness.js';
@@ -247,6 +249,17 @@ describe('Obsidian notes with hostile lines', () => {
     for (const line of [`#${'/'.repeat(LONG)}a #`, '[a](assets/'.repeat(LONG / 11)]) {
       expect(toObsidianMarkdown(line, { target: () => undefined }, report).length).toBeGreaterThan(0);
     }
+  });
+
+  it('plans an import around a note it cannot read (removed after the listing): the parse says why, the other notes come in', async () => {
+    const vault = await writeVault();
+    const home = join(vault, 'Home.md');
+    const notes = [{ id: '20240101120000-aaaaaaa', path: home }, { id: '20240101120000-bbbbbbb', path: join(vault, 'Gone.md') }];
+    const call = { stopped: undefined } as unknown as ActionCall;
+    const plan = await planObsidianImport(call, vault, notes, [], join(vault, '..', 'assets-out'), 1_000_000);
+    const gone = await plan.work({ id: '20240101120000-bbbbbbb', title: 'Gone', path: join(vault, 'Gone.md') });
+    expect(gone).toEqual({ id: '20240101120000-bbbbbbb', title: 'Gone', path: join(vault, 'Gone.md') });
+    expect((await plan.work({ id: '20240101120000-aaaaaaa', title: 'Home', path: home })).markdown).toContain('# Welcome');
   });
 
   it('leaves alone what only looks like a tag in HTML, inline math and comments, as in code', () => {
