@@ -81,6 +81,7 @@ export function prepareImport(work: ImportWork): PreparedDocument[] {
 function prepareDocument(doc: ImportDocWork, maxChars: number, by: string, now: Date): PreparedDocument {
   let drafts: DraftBlock[] = [];
   let problem: string | undefined;
+  let frontMatter: Record<string, string> | undefined;
   if (doc.drafts !== undefined) drafts = doc.drafts;
   else if (doc.markdown !== undefined || doc.path !== undefined) {
     const parsed = doc.markdown !== undefined ? parseMarkdownSource(doc.markdown, maxChars) : parseMarkdownFile(doc.path!, maxChars);
@@ -88,9 +89,11 @@ function prepareDocument(doc: ImportDocWork, maxChars: number, by: string, now: 
     // its folder keep their parent.
     if (parsed.ok) drafts = doc.obsidian === true ? obsidianCallouts(parsed.drafts) : parsed.drafts;
     else problem = parsed.reason;
+    // A plain Markdown file's front matter (an Obsidian note's was read before, into doc.attrs).
+    if (parsed.ok) frontMatter = parsed.attrs;
   }
   const unplaced = doc.headingIds ? assignHeadingIds(drafts, new Map(Object.entries(doc.headingIds))) : [];
-  const root: Block = { id: doc.id, type: 'document', content: doc.title, attrs: { ...doc.attrs }, children: [] };
+  const root: Block = { id: doc.id, type: 'document', content: doc.title, attrs: { ...frontMatter, ...doc.attrs }, children: [] };
   stampNew(root, by, now);
   root.children = materialise(drafts.length > 0 ? drafts : [{ type: 'paragraph', content: '' }], by, now);
   const prepared: PreparedDocument = { id: doc.id, title: doc.title, text: documentText(root), blocks: prepareBlocks(root) };

@@ -60,7 +60,8 @@ export async function exportMarkdown(rt: BlocksRuntime, call: ActionCall, input:
     await outsideWorkspace(await realpath(dirname(file)), rt.workspaceRoot, 'folder', { writes: true });
     const root = await store.read(doc);
     const markdown = blocksToMarkdown(root.children ?? [], { obsidian: obsidian !== undefined });
-    await writeFileAtomic(file, obsidian ? writeFrontMatter(root.attrs) + toObsidianMarkdown(markdown, obsidian, obsidian.report) : markdown);
+    // A document's own attributes (custom-*) go first as YAML front matter, which an import reads back.
+    await writeFileAtomic(file, writeFrontMatter(root.attrs) + (obsidian ? toObsidianMarkdown(markdown, obsidian, obsidian.report) : markdown));
     written++;
     if (written % 16 === 0 || written === planned.length) call.progress({ done: written, total: planned.length, message: 'files written' });
   }

@@ -6,10 +6,12 @@ import type { DraftBlock } from './block-model.js';
 import { MAX_BLOCK_DEPTH, treeHeight } from './block-depth.js';
 import { estimateNesting } from './markdown-depth.js';
 import { markdownToBlocks } from './markdown-in.js';
+import { readFrontMatter } from './obsidian/front-matter.js';
 import { prepareImport, type ImportWork, type PreparedDocument } from './import-rows.js';
 import { prepareRebuild, type RebuildDocWork, type RebuiltDocument } from './rebuild-rows.js';
 
-export type ParsedFile = { ok: true; drafts: DraftBlock[] } | { ok: false; reason: string };
+/** `attrs`: a file's front matter (parseMarkdownFile). */
+export type ParsedFile = { ok: true; drafts: DraftBlock[]; attrs?: Record<string, string> } | { ok: false; reason: string };
 /** A call's Markdown as drafts, or how deep it would nest (and where, when refused before the parse). */
 export type ParsedText = { ok: true; drafts: DraftBlock[] } | { ok: false; depth: number; line?: number };
 export type ParseWork = { markdown: string } | { prepare: ImportWork } | { rebuild: RebuildDocWork[] };
@@ -86,10 +88,18 @@ export function parseMarkdownSource(markdown: string, maxChars: number): ParsedF
   return parsed;
 }
 
-/** Reads and parses one file, the same on the worker and on this thread. */
+/**
+ * Reads and parses one file to import, the same on the worker and on this thread. YAML front matter that
+ * is a map of properties (as Jekyll, Hugo or Obsidian write it, and as an export writes a document's
+ * attributes) becomes `attrs`; anything else at the top stays Markdown (it was read as a rule and a heading).
+ */
 export function parseMarkdownFile(path: string, maxChars: number): ParsedFile {
   try {
-    return parseMarkdownSource(readFileSync(path, 'utf8'), maxChars);
+    const text = readFileSync(path, 'utf8');
+    const front = text.startsWith('---') ? readFrontMatter(text) : undefined;
+    if (front === undefined || front.problem !== undefined || front.body === text) return parseMarkdownSource(text, maxChars);
+    const parsed = parseMarkdownSource(front.body, maxChars);
+    return parsed.ok ? { ...parsed, attrs: front.attrs } : parsed;
   } catch (error) {
     return { ok: false, reason: error instanceof Error ? error.message : String(error) };
   }

@@ -77,6 +77,31 @@ describe('import and export of Markdown', () => {
     expect(await tree(act, second.id)).toEqual(await tree(act, first.id));
   });
 
+  it('reads a Markdown file\'s front matter as the document\'s attributes, and writes them back as front matter', async () => {
+    const { act } = await boot();
+    const folder = await tempDir('quire-md-');
+    await writeFile(join(folder, 'Post.md'), '---\ntitle: Hello\ntags: [a, b]\ndraft: true\n---\n\n# Body\n\nText.\n');
+    // A rule, a line and a rule at the top that are no map of properties stay Markdown.
+    await writeFile(join(folder, 'Rules.md'), '---\nJust a line\n---\n\nMore.\n');
+    const first = await act<Created>('notebook_create', { name: 'Blog' });
+    await act('import_markdown', { notebook: first.id, path: folder });
+    const { documents } = await act<Listed>('document_list', { notebook: first.id });
+    const post = await act<{ document: { attrs: Record<string, string>; children: { type: string; content?: string }[] } }>('document_get', { id: documents.find((doc) => doc.title === 'Post')!.id });
+    expect(post.document.attrs).toMatchObject({ 'custom-title': 'Hello', 'custom-tags': '["a","b"]', 'custom-draft': 'true' });
+    expect(post.document.children.map((block) => [block.type, block.content])).toEqual([['heading', 'Body'], ['paragraph', 'Text.']]);
+    const rules = await act<{ markdown: string }>('document_get_markdown', { id: documents.find((doc) => doc.title === 'Rules')!.id });
+    expect(rules.markdown).toBe('---\n\n## Just a line\n\nMore.\n');
+    const out = join(await tempDir(), 'export');
+    await act('export_markdown', { id: first.id, folder: out });
+    expect(await readFile(join(out, 'Post.md'), 'utf8')).toBe('---\ndraft: true\ntags:\n  - a\n  - b\ntitle: Hello\n---\n# Body\n\nText.\n');
+    const second = await act<Created>('notebook_create', { name: 'Again' });
+    await act('import_markdown', { notebook: second.id, path: out });
+    const again = await act<Listed>('document_list', { notebook: second.id });
+    const back = await act<{ document: { attrs: Record<string, string> } }>('document_get', { id: again.documents.find((doc) => doc.title === 'Post')!.id });
+    expect(back.document.attrs).toMatchObject({ 'custom-title': 'Hello', 'custom-tags': '["a","b"]', 'custom-draft': 'true' });
+    expect(await tree(act, second.id)).toEqual(await tree(act, first.id));
+  });
+
   it('runs from the CLI with progress, and index rebuild reproduces the index', async () => {
     const workspace = join(await tempDir(), 'ws');
     const { kernel, act } = await boot({ workspace });
