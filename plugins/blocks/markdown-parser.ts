@@ -7,6 +7,7 @@ import { MAX_BLOCK_DEPTH, treeHeight } from './block-depth.js';
 import { estimateNesting } from './markdown-depth.js';
 import { markdownToBlocks } from './markdown-in.js';
 import { readFrontMatter } from './obsidian/front-matter.js';
+import { decodeNoteText } from './note-text.js';
 import { prepareImport, type ImportWork, type PreparedDocument } from './import-rows.js';
 import { prepareRebuild, type RebuildDocWork, type RebuiltDocument } from './rebuild-rows.js';
 
@@ -95,7 +96,7 @@ export function parseMarkdownSource(markdown: string, maxChars: number): ParsedF
  */
 export function parseMarkdownFile(path: string, maxChars: number): ParsedFile {
   try {
-    const text = readFileSync(path, 'utf8');
+    const text = decodeNoteText(readFileSync(path));
     const front = text.startsWith('---') ? readFrontMatter(text) : undefined;
     if (front === undefined || front.problem !== undefined || front.body === text) return parseMarkdownSource(text, maxChars);
     const parsed = parseMarkdownSource(front.body, maxChars);

@@ -2,6 +2,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { throwIfStopped, type ActionCall } from '../../../core/index.js';
 import type { ImportDocWork } from '../import-rows.js';
+import { decodeNoteText } from '../note-text.js';
 import { readFrontMatter } from './front-matter.js';
 import { convertObsidianNote } from './obsidian-in.js';
 import { ObsidianVault } from './obsidian-vault.js';
@@ -42,7 +43,7 @@ export async function planObsidianImport(call: ActionCall, root: string, notes: 
   // stopped the whole import.
   const readable = async (path: string): Promise<string | undefined | Error> => {
     try {
-      return (await stat(path)).size > maxChars * 4 ? undefined : await readFile(path, 'utf8');
+      return (await stat(path)).size > maxChars * 4 ? undefined : decodeNoteText(await readFile(path));
     } catch (error) {
       return error instanceof Error ? error : new Error(String(error));
     }

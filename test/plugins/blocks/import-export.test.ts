@@ -102,6 +102,22 @@ describe('import and export of Markdown', () => {
     expect(await tree(act, second.id)).toEqual(await tree(act, first.id));
   });
 
+  it('reads UTF-16 with a byte order mark, and refuses text in another encoding by name instead of filling it with replacement characters', async () => {
+    const { act } = await boot();
+    const folder = await tempDir('quire-md-');
+    await writeFile(join(folder, 'Wide.md'), Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('# 中文笔记\n\nUTF-16 text.\n', 'utf16le')]));
+    // "# 中文笔记" in GBK, as older Chinese note collections are kept.
+    await writeFile(join(folder, 'Old.md'), Buffer.from([0x23, 0x20, 0xd6, 0xd0, 0xce, 0xc4, 0xb1, 0xca, 0xbc, 0xc7, 0x0a]));
+    const notebook = await act<Created>('notebook_create', { name: 'Encodings' });
+    const result = await act<{ skipped: { path: string; reason: string }[] }>('import_markdown', { notebook: notebook.id, path: folder });
+    expect(result.skipped).toEqual([{ path: join(folder, 'Old.md'), reason: expect.stringContaining('not UTF-8 text') }]);
+    const { documents } = await act<Listed>('document_list', { notebook: notebook.id });
+    const wide = await act<{ markdown: string }>('document_get_markdown', { id: documents.find((doc) => doc.title === 'Wide')!.id });
+    expect(wide.markdown).toBe('# 中文笔记\n\nUTF-16 text.\n');
+    const old = await act<{ markdown: string }>('document_get_markdown', { id: documents.find((doc) => doc.title === 'Old')!.id });
+    expect(old.markdown).not.toContain('\ufffd');
+  });
+
   it('runs from the CLI with progress, and index rebuild reproduces the index', async () => {
     const workspace = join(await tempDir(), 'ws');
     const { kernel, act } = await boot({ workspace });
