@@ -4,6 +4,7 @@
  * references, tags, full-text values), so that the main thread only writes files and runs inserts.
  * Pure functions of their input, the same on a worker and on the main thread (tests run them inline).
  */
+import { statSync } from 'node:fs';
 import type { Block, DraftBlock } from './block-model.js';
 import { documentText } from './document-file.js';
 import { ftsBlockValues, type FtsBlockValues } from './fts-index.js';
@@ -29,6 +30,11 @@ export interface ImportDocWork {
   obsidian?: boolean;
   /** Blocks ready made, their ids kept (a SiYuan document): used instead of `path` and `markdown`. */
   drafts?: DraftBlock[];
+  /**
+   * When the source was last changed (ISO; an Obsidian note's file): the time of change of its blocks
+   * that have none of their own. A `path`'s file gives its own.
+   */
+  updated?: string;
 }
 
 export interface ImportWork {
@@ -36,7 +42,7 @@ export interface ImportWork {
   maxChars: number;
   /** updatedBy of every block. */
   by: string;
-  /** created and updated of every block (ISO). */
+  /** The import's time: created and updated of every block its source gives no time of change. */
   now: string;
 }
 
@@ -94,12 +100,33 @@ function prepareDocument(doc: ImportDocWork, maxChars: number, by: string, now: 
   }
   const unplaced = doc.headingIds ? assignHeadingIds(drafts, new Map(Object.entries(doc.headingIds))) : [];
   const root: Block = { id: doc.id, type: 'document', content: doc.title, attrs: { ...frontMatter, ...doc.attrs }, children: [] };
-  stampNew(root, by, now);
-  root.children = materialise(drafts.length > 0 ? drafts : [{ type: 'paragraph', content: '' }], by, now);
+  // The times of change the source gives (a SiYuan block's own, else its file's) are kept: an import
+  // stamped years of notes with the day they came in.
+  const sourceUpdated = doc.updated ?? (doc.path !== undefined ? fileUpdated(doc.path) : undefined);
+  if (sourceUpdated !== undefined) {
+    root.attrs.updated ??= sourceUpdated;
+    defaultUpdated(drafts, sourceUpdated);
+  }
+  stampNew(root, by, now, true);
+  root.children = materialise(drafts.length > 0 ? drafts : [{ type: 'paragraph', content: '' }], by, now, true);
   const prepared: PreparedDocument = { id: doc.id, title: doc.title, text: documentText(root), blocks: prepareBlocks(root) };
   if (problem !== undefined) prepared.problem = problem;
   if (unplaced.length > 0) prepared.unplacedHeadings = unplaced;
   return prepared;
+}
+
+/** A file's time of change (ISO), if it can be read. */
+function fileUpdated(path: string): string | undefined {
+  const info = statSync(path, { throwIfNoEntry: false });
+  return info === undefined ? undefined : new Date(Math.trunc(info.mtimeMs)).toISOString();
+}
+
+/** Gives drafts without a time of change of their own this one. */
+function defaultUpdated(drafts: DraftBlock[], updated: string): void {
+  for (const draft of drafts) {
+    if (draft.attrs?.updated === undefined) draft.attrs = { ...draft.attrs, updated };
+    if (draft.children) defaultUpdated(draft.children, updated);
+  }
 }
 
 /** Gives the first heading matching each key its id; returns the keys no heading matched. */

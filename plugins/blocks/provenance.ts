@@ -35,12 +35,25 @@ export function touch(block: Block, by: string, now: Date = new Date()): void {
   block.attrs.updatedBy = by;
 }
 
-/** Gives a new block its system attributes. */
-export function stampNew(block: Block, by: string, now: Date = new Date()): void {
+/**
+ * Gives a new block its system attributes. `keepUpdated` (an import): the time of change its source
+ * gave it (a SiYuan block's, a file's) is kept when it is a valid stamp no later than now, and its
+ * creation is then no later than that; years of a person's history did not survive an import.
+ */
+export function stampNew(block: Block, by: string, now: Date = new Date(), keepUpdated = false): void {
   const stamp = now.toISOString();
-  block.attrs.created = block.attrs.created ?? stamp;
-  block.attrs.updated = stamp;
+  const kept = keepUpdated ? validPastStamp(block.attrs.updated, now) : undefined;
+  const created = validPastStamp(block.attrs.created, now);
+  block.attrs.updated = kept ?? stamp;
+  block.attrs.created = created !== undefined && created <= block.attrs.updated ? created : kept ?? stamp;
   block.attrs.updatedBy = by;
+}
+
+/** An ISO 8601 stamp as the kernel writes them (with milliseconds, UTC), not after `now`. */
+function validPastStamp(value: string | undefined, now: Date): string | undefined {
+  if (value === undefined || !/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/.test(value)) return undefined;
+  const time = Date.parse(value);
+  return Number.isNaN(time) || time > now.getTime() ? undefined : value;
 }
 
 /**

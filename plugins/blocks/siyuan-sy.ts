@@ -282,7 +282,7 @@ class Converter {
     return [line(cells[0]!), `| ${delimiter.join(' | ')} |`, ...cells.slice(1).map(line)].join('\n');
   }
 
-  /** Properties → attributes: custom-* as they are; name, alias, memo, bookmark too; `updated` as a stamp. */
+  /** Properties → attributes: custom-* as they are; name, alias, memo, bookmark too; `updated` as a stamp, `created` from the id. */
   attrs(props: SyNode, label: string): Record<string, string> {
     const attrs: Record<string, string> = {};
     for (const [name, value] of Object.entries(props)) {
@@ -297,6 +297,10 @@ class Converter {
       } else if (name === 'updated') {
         const stamp = siyuanStamp(value);
         if (stamp !== undefined) attrs.updated = stamp;
+      } else if (name === 'id') {
+        // SiYuan keeps no creation time: its ids begin with it.
+        const stamp = siyuanStamp(value.slice(0, 14));
+        if (stamp !== undefined) attrs.created = stamp;
       }
     }
     return attrs;

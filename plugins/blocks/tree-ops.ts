@@ -49,13 +49,16 @@ export function assertCanContain(parent: Block, children: readonly Block[]): voi
   }
 }
 
-/** Turns drafts (from Markdown) into blocks with fresh ids and this caller's stamps. */
-export function materialise(drafts: readonly DraftBlock[], by: string, now: Date = new Date()): Block[] {
+/**
+ * Turns drafts (from Markdown) into blocks with fresh ids and this caller's stamps; `keepUpdated` (an
+ * import) keeps the times of change the source gave (stampNew).
+ */
+export function materialise(drafts: readonly DraftBlock[], by: string, now: Date = new Date(), keepUpdated = false): Block[] {
   return drafts.map((draft) => {
     const block: Block = { ...draft, id: draft.id ?? newId(now), attrs: { ...(draft.attrs ?? {}) }, children: undefined };
-    if (draft.children) block.children = materialise(draft.children, by, now);
+    if (draft.children) block.children = materialise(draft.children, by, now, keepUpdated);
     else delete block.children;
-    stampNew(block, by, now);
+    stampNew(block, by, now, keepUpdated);
     return block;
   });
 }

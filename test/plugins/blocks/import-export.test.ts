@@ -1,4 +1,4 @@
-import { mkdir, readFile, readdir, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, readdir, symlink, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
@@ -116,6 +116,21 @@ describe('import and export of Markdown', () => {
     expect(wide.markdown).toBe('# 中文笔记\n\nUTF-16 text.\n');
     const old = await act<{ markdown: string }>('document_get_markdown', { id: documents.find((doc) => doc.title === 'Old')!.id });
     expect(old.markdown).not.toContain('\ufffd');
+  });
+
+  it('keeps a file\'s time of change as its blocks\' created and updated, not the time of the import', async () => {
+    const { act } = await boot();
+    const folder = await tempDir('quire-md-');
+    await writeFile(join(folder, 'Diary.md'), '# May\n\nA day.\n');
+    const then = new Date('2020-05-01T08:30:00.000Z');
+    await utimes(join(folder, 'Diary.md'), then, then);
+    const notebook = await act<Created>('notebook_create', { name: 'Old' });
+    await act('import_markdown', { notebook: notebook.id, path: folder });
+    const { documents } = await act<Listed>('document_list', { notebook: notebook.id });
+    const diary = await act<{ document: { attrs: Record<string, string>; children: { attrs: Record<string, string> }[] } }>('document_get', { id: documents[0]!.id });
+    for (const attrs of [diary.document.attrs, ...diary.document.children.map((block) => block.attrs)]) {
+      expect([attrs.created, attrs.updated]).toEqual([then.toISOString(), then.toISOString()]);
+    }
   });
 
   it('runs from the CLI with progress, and index rebuild reproduces the index', async () => {

@@ -74,6 +74,11 @@ describe('SiYuan .sy import', () => {
     expect(inside).toBeDefined();
     const forward = await act<{ refs: unknown[] }>('ref_forward', { id: inside!.id });
     expect(forward.refs.length).toBeGreaterThan(0);
+    // Their times: created from the SiYuan id, updated as SiYuan had it, not the day of the import.
+    const stamped = en.children!.find((block) => block.id === '20210118104710-sb9ti9s')!;
+    expect(stamped.attrs.created).toBe('2021-01-18T10:47:10.000Z');
+    expect(en.attrs.created).toBe(`${EN.slice(0, 4)}-${EN.slice(4, 6)}-${EN.slice(6, 8)}T${EN.slice(8, 10)}:${EN.slice(10, 12)}:${EN.slice(12, 14)}.000Z`);
+    expect(en.attrs.updated! < '2026-12-01').toBe(true);
   });
 
   it('does not follow a link in the export\'s assets out of it: the file it points at is reported missing, not copied', async () => {

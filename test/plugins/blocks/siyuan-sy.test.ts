@@ -62,7 +62,7 @@ describe('siyuanToDrafts on documents shaped like SiYuan guide documents', () =>
   it('keeps the document id and title, and copies none of icon, title-img, type or title as attributes', () => {
     expect(doc.id).toBe('20200825162036-4dx365o');
     expect(doc.title).toBe('版面样例');
-    expect(doc.attrs).toEqual({ updated: '2026-06-16T22:42:29.000Z' });
+    expect(doc.attrs).toEqual({ created: '2020-08-25T16:20:36.000Z', updated: '2026-06-16T22:42:29.000Z' });
   });
 
   it('keeps every block id but those of the flattened superblocks', () => {
@@ -116,13 +116,13 @@ describe('siyuanToDrafts on documents shaped like SiYuan guide documents', () =>
     expect(byId(doc, '20210604222515-ggpd5hs').type).toBe('embed');
     expect(doc.refs).toEqual(['20200812220555-lj3enxa', '20210428212840-8rqwn5o']);
     // Presentation-only properties (style) are not attributes.
-    expect(byId(doc, '20210604221820-qwdse7i').attrs).toEqual({ updated: '2021-06-04T23:49:25.000Z' });
+    expect(byId(doc, '20210604221820-qwdse7i').attrs).toEqual({ created: '2021-06-04T22:18:20.000Z', updated: '2021-06-04T23:49:25.000Z' });
   });
 
   it('keeps a memo, tags, refs with their anchors, kbd spans and an SQL embed', () => {
     const en = siyuanToDrafts(raw(CONTENT_BLOCK));
     expect(en.problems).toEqual([]);
-    expect(byId(en, '20210118104710-sb9ti9s').attrs).toEqual({ memo: 'Keep this short: one line will do.' });
+    expect(byId(en, '20210118104710-sb9ti9s').attrs).toEqual({ created: '2021-01-18T10:47:10.000Z', memo: 'Keep this short: one line will do.' });
     const definition = byId(en, '20210118101709-9lqij9d').content!;
     expect(parseTags(definition)).toEqual(['Field Notes']);
     expect(definition).toContain('`20240315093000-k7m2p9x`');
@@ -135,7 +135,7 @@ describe('siyuanToDrafts on documents shaped like SiYuan guide documents', () =>
 
   it('keeps a document custom attribute and writes table cells with kbd spans, an escaped backslash, no stray <br>', () => {
     const ja = siyuanToDrafts(raw(SHORTCUTS));
-    expect(ja.attrs).toEqual({ 'custom-sy-readonly': 'false', updated: '2026-07-15T22:56:15.000Z' });
+    expect(ja.attrs).toEqual({ created: '2024-05-30T10:10:00.000Z', 'custom-sy-readonly': 'false', updated: '2026-07-15T22:56:15.000Z' });
     const rows = byId(ja, '20240530101000-5z0uafx').content!.split('\n');
     expect(rows.slice(0, 4)).toEqual([
       '| 操作 | キーの組み合わせ | 補足 |',
@@ -164,8 +164,8 @@ describe('siyuanToDrafts on hand-made variations', () => {
     (json.Properties as Record<string, string>)['custom-reviewed'] = 'yes';
     (json.Properties as Record<string, string>).tags = 'one,two';
     const doc = siyuanToDrafts(json);
-    expect(doc.attrs).toEqual({ 'custom-reviewed': 'yes', 'custom-siyuan-tags': 'one,two', updated: '2026-06-16T22:42:29.000Z' });
-    expect(doc.children[0]!.attrs).toEqual({ 'custom-priority': 'high', 'custom-note': 'a\nb "q" {x}', name: 'Intro', alias: 'a,b', bookmark: '✨', updated: '2024-01-01T12:00:01.000Z' });
+    expect(doc.attrs).toEqual({ created: '2020-08-25T16:20:36.000Z', 'custom-reviewed': 'yes', 'custom-siyuan-tags': 'one,two', updated: '2026-06-16T22:42:29.000Z' });
+    expect(doc.children[0]!.attrs).toEqual({ created: '2024-01-01T12:00:00.000Z', 'custom-priority': 'high', 'custom-note': 'a\nb "q" {x}', name: 'Intro', alias: 'a,b', bookmark: '✨', updated: '2024-01-01T12:00:01.000Z' });
   });
 
   it('converts a code span that opens with a blank and is 300,000 characters long, in one pass', () => {
@@ -192,7 +192,7 @@ describe('siyuanToDrafts on hand-made variations', () => {
     ));
     expect(doc.children.map((b) => [b.id, b.type, b.content])).toEqual([
       ['20240101120000-bbbbbbb', 'paragraph', 'kept words'], ['20240101120000-ccccccc', 'paragraph', 'a bc'], ['20251230141917-1ljqnn4', 'paragraph', '']]);
-    expect(doc.children[2]!.attrs).toEqual({ 'custom-sy-av-view': '20251230141929-ogkqgga', updated: '2025-12-30T14:19:29.000Z' });
+    expect(doc.children[2]!.attrs).toEqual({ created: '2025-12-30T14:19:17.000Z', 'custom-sy-av-view': '20251230141929-ogkqgga', updated: '2025-12-30T14:19:29.000Z' });
     expect(doc.problems).toEqual([
       expect.stringMatching(/20240101120000-bbbbbbb.*NodeFutureBlock is not known/),
       expect.stringMatching(/20240101120000-ccccccc.*NodeSparkle is not known/),
