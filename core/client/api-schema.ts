@@ -943,6 +943,13 @@ export type ExportMarkdownOutput = {
     missingAttachments?: string[];
     attachmentsNotReplaced?: string[];
   };
+  /** flavor markdown, when the notes link attachments: those linked and copied into <folder>/assets/, the names not found in the workspace's assets/ (missing) and files there already with other bytes, kept without overwrite (notReplaced) */
+  attachments?: {
+    linked: number;
+    copied: number;
+    missing?: string[];
+    notReplaced?: string[];
+  };
   /** present only when the call was stopped (time limit or cancel) before it finished */
   stopped?: "time_limit" | "cancelled";
   /** when stopped: the files the export would have written */

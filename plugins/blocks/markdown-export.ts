@@ -4,6 +4,7 @@ import { ConflictError, firstUtf8Bytes, stoppedNote, throwIfStopped, writeFileAt
 import type { BlocksRuntime } from './runtime.js';
 import { assertDocumentVisible, assertNotebookVisible, invalid } from './access.js';
 import type { DocEntry } from './doc-catalog.js';
+import { MarkdownAssets } from './markdown-assets.js';
 import { blocksToMarkdown } from './markdown-out.js';
 import { outsideWorkspace } from './outside-workspace.js';
 import { writeFrontMatter } from './obsidian/front-matter.js';
@@ -46,6 +47,12 @@ export async function exportMarkdown(rt: BlocksRuntime, call: ActionCall, input:
     }
   }
   await obsidian?.checkBeforeWriting(rt.workspaceRoot);
+  const assets = obsidian ? undefined : new MarkdownAssets(target);
+  if (assets) {
+    // An `assets` folder already there may be a link into the workspace: refused before any file is written.
+    const real = await realpath(join(target, 'assets')).catch(() => undefined);
+    if (real !== undefined) await outsideWorkspace(real, rt.workspaceRoot, 'folder', { writes: true });
+  }
   throwIfStopped(call, `The export of ${input.id}`);
   let written = 0;
   for (const { file, doc } of planned) {
@@ -53,7 +60,7 @@ export async function exportMarkdown(rt: BlocksRuntime, call: ActionCall, input:
     const stopped = call.stopped;
     if (stopped !== undefined) {
       return { id: input.id, folder: target, flavor: input.flavor ?? 'markdown', files: written, planned: planned.length, written: planned.slice(0, Math.min(written, 1000)).map((item) => item.file), stopped,
-        message: `wrote ${written} of ${planned.length} files, ${stoppedNote(stopped)}` };
+        message: `wrote ${written} of ${planned.length} files and no attachments, ${stoppedNote(stopped)}` };
     }
     await mkdir(dirname(file), { recursive: true });
     // A folder already there may be a link into the workspace: checked where it really leads.
@@ -61,12 +68,14 @@ export async function exportMarkdown(rt: BlocksRuntime, call: ActionCall, input:
     const root = await store.read(doc);
     const markdown = blocksToMarkdown(root.children ?? [], { obsidian: obsidian !== undefined });
     // A document's own attributes (custom-*) go first as YAML front matter, which an import reads back.
-    await writeFileAtomic(file, writeFrontMatter(root.attrs) + (obsidian ? toObsidianMarkdown(markdown, obsidian, obsidian.report) : markdown));
+    await writeFileAtomic(file, writeFrontMatter(root.attrs) + (obsidian ? toObsidianMarkdown(markdown, obsidian, obsidian.report) : assets!.rewrite(markdown, file)));
     written++;
     if (written % 16 === 0 || written === planned.length) call.progress({ done: written, total: planned.length, message: 'files written' });
   }
   const done = { id: input.id, folder: target, flavor: input.flavor ?? 'markdown', files: planned.length, written: planned.slice(0, 1000).map((item) => item.file) };
-  return obsidian ? { ...done, obsidian: await obsidian.finish(rt.workspaceRoot, input.overwrite === true) } : done;
+  if (obsidian) return { ...done, obsidian: await obsidian.finish(rt.workspaceRoot, input.overwrite === true) };
+  const attachments = await assets!.finish(rt.workspaceRoot, input.overwrite === true);
+  return attachments.linked > 0 ? { ...done, attachments } : done;
 }
 
 function planFiles(rt: BlocksRuntime, docs: DocEntry[], folder: string, out: PlannedFile[], obsidian: boolean): void {

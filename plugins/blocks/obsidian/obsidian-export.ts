@@ -2,7 +2,7 @@ import { mkdir, realpath } from 'node:fs/promises';
 import { basename, join, relative, sep } from 'node:path';
 import type { Block } from '../block-model.js';
 import { walkBlocks } from '../block-model.js';
-import { copyUnlessSame } from '../file-digest.js';
+import { copyAssets } from '../markdown-assets.js';
 import type { PlannedFile } from '../markdown-export.js';
 import { outsideWorkspace } from '../outside-workspace.js';
 import { newExportReport, type ExportReport, type ExportTargets } from './obsidian-out.js';
@@ -57,22 +57,7 @@ export class ObsidianTargets implements ExportTargets {
    * A file there already with other bytes is replaced only with `overwrite`; otherwise it is listed.
    */
   async finish(workspaceRoot: string, overwrite: boolean): Promise<Record<string, unknown>> {
-    const assets = join(this.folder, 'assets');
-    const missing: string[] = [];
-    const kept: string[] = [];
-    let copied = 0;
-    if (this.report.assets.size > 0) {
-      await mkdir(assets, { recursive: true });
-      // `assets` may be a link already there: checked where it really leads, as each note's folder is.
-      await outsideWorkspace(await realpath(assets), workspaceRoot, 'folder', { writes: true });
-    }
-    for (const name of this.report.assets) {
-      if (name.includes('/') || name.includes('\\') || name.startsWith('.')) { missing.push(name); continue; }
-      const outcome = await copyUnlessSame(join(workspaceRoot, 'assets', name), join(assets, name), overwrite);
-      if (outcome === 'missing') missing.push(name);
-      else if (outcome === 'different') kept.push(name);
-      else if (outcome === 'copied') copied++;
-    }
+    const { copied, missing, kept } = this.report.assets.size > 0 ? await copyAssets(this.folder, workspaceRoot, this.report.assets, overwrite) : { copied: 0, missing: [], kept: [] };
     await mkdir(join(this.folder, '.obsidian'), { recursive: true });
     await outsideWorkspace(await realpath(join(this.folder, '.obsidian')), workspaceRoot, 'folder', { writes: true });
     const { links, approximated, outside, tagsKept } = this.report;

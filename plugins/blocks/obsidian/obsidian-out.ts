@@ -1,3 +1,4 @@
+import { safeDecode } from '../markdown-assets.js';
 import { mapOutsideCode } from './outside-code.js';
 
 /**
@@ -76,12 +77,4 @@ function linkOf(id: string, targets: ExportTargets, report: ExportReport): strin
   if (target.heading !== undefined) return `${target.note}#${target.heading.replace(/[#|[\]^]/g, ' ').replace(/\s+/g, ' ').trim()}`;
   if (!target.isDocument) report.approximated++;
   return target.note;
-}
-
-function safeDecode(text: string): string {
-  try {
-    return decodeURIComponent(text);
-  } catch {
-    return text;
-  }
 }

@@ -133,6 +133,21 @@ describe('import and export of Markdown', () => {
     }
   });
 
+  it('exports the attachments its notes link into the folder\'s assets/, each link relative to its file', async () => {
+    const { kernel, act } = await boot();
+    const notebook = await act<Created>('notebook_create', { name: 'Pictures' });
+    await mkdir(join(kernel.workspace.root, 'assets'), { recursive: true });
+    await writeFile(join(kernel.workspace.root, 'assets', 'cat photo.png'), 'png bytes');
+    const top = await act<Created>('document_create', { notebook: notebook.id, title: 'Top', markdown: '![cat](assets/cat%20photo.png)\n\n`![code](assets/not-a-link.png)`\n' });
+    await act('document_create', { notebook: notebook.id, title: 'Below', parentId: top.id, markdown: 'See ![cat](assets/cat%20photo.png) and [gone](assets/gone.pdf).\n' });
+    const out = join(await tempDir(), 'export');
+    const result = await act<{ attachments: unknown }>('export_markdown', { id: notebook.id, folder: out });
+    expect(result.attachments).toEqual({ linked: 2, copied: 1, missing: ['gone.pdf'] });
+    expect(await readFile(join(out, 'assets', 'cat photo.png'), 'utf8')).toBe('png bytes');
+    expect(await readFile(join(out, 'Top.md'), 'utf8')).toBe('![cat](assets/cat%20photo.png)\n\n`![code](assets/not-a-link.png)`\n');
+    expect(await readFile(join(out, 'Top', 'Below.md'), 'utf8')).toBe('See ![cat](../assets/cat%20photo.png) and [gone](../assets/gone.pdf).\n');
+  });
+
   it('runs from the CLI with progress, and index rebuild reproduces the index', async () => {
     const workspace = join(await tempDir(), 'ws');
     const { kernel, act } = await boot({ workspace });
