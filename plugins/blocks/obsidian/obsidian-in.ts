@@ -66,7 +66,8 @@ export function convertObsidianNote(text: string, file: string, vault: VaultLook
 
 function wikiLink(whole: string, embed: boolean, inner: string, alone: boolean, file: string, vault: VaultLookup, report: NoteReport): string {
   const bar = inner.indexOf('|');
-  const target = (bar === -1 ? inner : inner.slice(0, bar)).trim();
+  // In a table Obsidian writes the alias's bar as `\|`.
+  const target = (bar === -1 ? inner : inner.slice(0, inner.charCodeAt(bar - 1) === 92 ? bar - 1 : bar)).trim();
   const alias = bar === -1 ? undefined : inner.slice(bar + 1).trim();
   const hash = target.indexOf('#');
   const name = hash === -1 ? target : target.slice(0, hash).trim();
@@ -84,7 +85,8 @@ function wikiLink(whole: string, embed: boolean, inner: string, alone: boolean, 
     if (heading) id = heading;
     else report.approximated.push(whole);
   }
-  const anchor = alias || target;
+  // Obsidian shows `[[Note.md]]` as "Note".
+  const anchor = alias || (hash === -1 ? target.replace(/\.md$/i, '') : target);
   if (embed && alone) {
     report.embeds++;
     return `{{${ref(id, anchor)}}}`;

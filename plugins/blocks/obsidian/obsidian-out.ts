@@ -39,6 +39,8 @@ export function newExportReport(): ExportReport {
 
 export function toObsidianMarkdown(markdown: string, targets: ExportTargets, report: ExportReport): string {
   return mapOutsideCode(markdown, (prose, context) => {
+    // In a table row a link's `|` would end the cell: Obsidian reads `\|` there.
+    const bar = context.tableRow ? '\\|' : '|';
     const embed = context.wholeLine ? EMBED_LINE.exec(prose) : null;
     if (embed) {
       const link = linkOf(embed[2]!, targets, report);
@@ -49,12 +51,12 @@ export function toObsidianMarkdown(markdown: string, targets: ExportTargets, rep
       const link = linkOf(id, targets, report);
       if (!link) return anchor ?? id;
       const label = (anchor ?? '').replace(/\]\]|\|/g, ' ').trim();
-      return label === '' || label === link ? `[[${link}]]` : `[[${link}|${label}]]`;
+      return label === '' || label === link ? `[[${link}]]` : `[[${link}${bar}${label}]]`;
     });
     out = out.replace(ASSET, (_whole, bang: string, label: string, name: string) => {
       const file = safeDecode(name);
       report.assets.add(file);
-      return label === '' || label === file ? `${bang}[[${file}]]` : `${bang}[[${file}|${label}]]`;
+      return label === '' || label === file ? `${bang}[[${file}]]` : `${bang}[[${file}${bar}${label}]]`;
     });
     return out.replace(TAG, (whole, tag: string, offset: number, all: string) => {
       const after = all.charAt(offset + whole.length);

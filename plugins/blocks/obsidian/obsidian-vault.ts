@@ -36,7 +36,7 @@ export class ObsidianVault implements VaultLookup {
       this.byName.set(name, [...(this.byName.get(name) ?? []), entry]);
     }
     for (const file of attachments) {
-      const name = basename(file).toLowerCase();
+      const name = basename(file).normalize('NFC').toLowerCase();
       this.files.set(name, [...(this.files.get(name) ?? []), file]);
       this.files.set(this.key(file), [file]);
     }
@@ -54,7 +54,8 @@ export class ObsidianVault implements VaultLookup {
   }
 
   note(target: string, fromFile: string): { id: string; file: string } | undefined {
-    const wanted = target.replace(/\\/g, '/').replace(/^\.\//, '').replace(/^\//, '').toLowerCase();
+    // `[[Note.md]]` names the note by its file; typed names are compared in one Unicode form.
+    const wanted = target.replace(/\\/g, '/').replace(/^\.\//, '').replace(/^\//, '').replace(/\.md$/i, '').normalize('NFC').toLowerCase();
     if (wanted.includes('/')) {
       const fromHere = this.key(join(dirname(fromFile), wanted));
       return this.byPath.get(fromHere) ?? this.byPath.get(wanted) ?? this.nearest(wanted.split('/').pop()!, fromFile, wanted);
@@ -79,7 +80,7 @@ export class ObsidianVault implements VaultLookup {
   }
 
   attachment(target: string, fromFile: string): string | undefined {
-    const wanted = target.replace(/\\/g, '/').replace(/^\.\//, '').replace(/^\//, '');
+    const wanted = target.replace(/\\/g, '/').replace(/^\.\//, '').replace(/^\//, '').normalize('NFC');
     const candidates = this.files.get(this.key(join(dirname(fromFile), wanted))) ?? this.files.get(wanted.toLowerCase()) ?? this.files.get(basename(wanted).toLowerCase());
     const file = candidates?.[0];
     if (!file) return undefined;
@@ -144,8 +145,9 @@ export class ObsidianVault implements VaultLookup {
   }
 
   /** A path inside the vault as a lower-case key with `/`. */
+  /** A file's path in the vault as links name it: `/` between folders, one case, one Unicode form (macOS writes NFD names). */
   private key(file: string): string {
-    return relative(this.root, file).split(sep).join('/').toLowerCase();
+    return relative(this.root, file).split(sep).join('/').normalize('NFC').toLowerCase();
   }
 }
 

@@ -262,6 +262,15 @@ describe('Obsidian notes with hostile lines', () => {
     expect((await plan.work({ id: '20240101120000-aaaaaaa', title: 'Home', path: home })).markdown).toContain('# Welcome');
   });
 
+  it('resolves links by file name, in another Unicode form, and with a table\'s escaped bar; writes that bar back in tables', () => {
+    const vault = new ObsidianVault('/vault', [{ id: '20240101120000-aaaaaaa', file: '/vault/Home.md' }, { id: '20240101120000-bbbbbbb', file: '/vault/Cafe\u0301.md' }], []);
+    const converted = convertObsidianNote('See [[Home.md]] and [[Caf\u00e9]].\n\n| a | b |\n| - | - |\n| [[Home\\|the home]] | x |\n', '/vault/x.md', vault);
+    expect(converted.report.unresolved).toEqual([]);
+    expect(converted.markdown).toBe('See ((20240101120000-aaaaaaa "Home")) and ((20240101120000-bbbbbbb "Caf\u00e9")).\n\n| a | b |\n| - | - |\n| ((20240101120000-aaaaaaa "the home")) | x |\n');
+    const out = toObsidianMarkdown('| a |\n| - |\n| ((20240101120000-aaaaaaa "the home")) |\n\nand ((20240101120000-aaaaaaa "x"))\n', { target: () => ({ note: 'Home', isDocument: true }) }, newExportReport());
+    expect(out).toBe('| a |\n| - |\n| [[Home\\|the home]] |\n\nand [[Home|x]]\n');
+  });
+
   it('leaves alone what only looks like a tag in HTML, inline math and comments, as in code', () => {
     const note = '<span style="color: #ff0000">#red</span> $a #b$ `#c` %% private #todo %% #d and $5 to $6 #e\n%% a comment\nof #two lines %% #f\n';
     const converted = convertObsidianNote(note, 'note.md', nowhere);
