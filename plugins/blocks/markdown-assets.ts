@@ -5,7 +5,8 @@ import { mapOutsideCode } from './obsidian/outside-code.js';
 import { outsideWorkspace } from './outside-workspace.js';
 
 /** A link or image to a file of the workspace's `assets/` folder, as imports write them. */
-const ASSET = /(!?)\[([^[\]\n]*)\]\(assets\/([^()\s]+)\)/g;
+// The name may hold escaped parentheses (`a\(1\).png`, as a SiYuan import writes them).
+const ASSET = /(!?)\[([^[\]\n]*)\]\(assets\/((?:[^()\s\\]|\\.)+)\)/g;
 
 /**
  * The attachments of a plain Markdown export: each file's links to `assets/…` made relative to where
@@ -22,7 +23,7 @@ export class MarkdownAssets {
     const down = relative(this.folder, dirname(file));
     const prefix = down === '' ? '' : '../'.repeat(down.split(sep).length);
     return mapOutsideCode(markdown, (prose) => prose.replace(ASSET, (_whole, bang: string, label: string, name: string) => {
-      this.linked.add(safeDecode(name));
+      this.linked.add(safeDecode(name.replace(/\\(.)/g, '$1')));
       return `${bang}[${label}](${prefix}assets/${name})`;
     }));
   }

@@ -38,7 +38,9 @@ export interface NoteReport {
 // of 200,000 `[` or `/` held the event loop for minutes): a label or target stops at a bracket, a
 // destination at a parenthesis, and a tag's "not only digits" is a lookahead, not a split of its run.
 const WIKI = /(!?)\[\[([^[\]\n]+?)\]\]/g;
-const MD_LINK = /(!?)\[([^[\]\n]*)\]\(<?([^()\s>]+)>?(?:[ \t]+"[^"\n]*")?\)/g;
+// A destination in pointy brackets may hold spaces (`<My image.png>`); a bare one may hold escaped
+// parentheses (`a\(1\).png`); either may be followed by a title.
+const MD_LINK = /(!?)\[([^[\]\n]*)\]\((?:<([^<>\n]+)>|((?:[^()\s<>\\]|\\.)+))(?:[ \t]+"[^"\n]*")?\)/g;
 // Obsidian's tag: `#` after a space or line start, letters, digits, `_`, `-`, `/`, not only digits.
 const TAG = /(^|[\s([{,;])#(?=[\p{N}_/-]*[\p{L}_/-])([\p{L}\p{N}_/-]+)(?![\p{L}\p{N}_/#-])/gu;
 const REMOTE = /^[a-z][a-z0-9+.-]*:/i;
@@ -51,7 +53,8 @@ export function convertObsidianNote(text: string, file: string, vault: VaultLook
   if (front.problem) report.problems.push(front.problem);
   const markdown = mapOutsideCode(front.body, (prose, context) => {
     // Markdown links first: what the wiki links become is Markdown links, not to be read twice.
-    let out = prose.replace(MD_LINK, (whole, bang: string, label: string, href: string) => markdownLink(whole, bang === '!', label, href, file, vault, report));
+    let out = prose.replace(MD_LINK, (whole, bang: string, label: string, pointy: string | undefined, bare: string | undefined) =>
+      markdownLink(whole, bang === '!', label, pointy ?? bare!.replace(/\\(.)/g, '$1'), file, vault, report));
     const alone = context.wholeLine ? prose.replace(CONTAINER_PREFIX, '').trim() : undefined;
     out = out.replace(WIKI, (whole, bang: string, inner: string) => wikiLink(whole, bang === '!', inner, alone === whole, file, vault, report));
     return out.replace(TAG, (whole: string, before: string, tag: string, offset: number, all: string) => {

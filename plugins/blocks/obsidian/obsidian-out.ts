@@ -31,7 +31,8 @@ const EMBED_LINE = new RegExp(`^((?:[ \\t]*>)*[ \\t]*(?:[-*+][ \\t]+(?:\\[[ xX]\
 const TAG = /#([^#\s][^#\n]*?)#/g;
 // Linear whatever the text (see obsidian-in.ts): the letter is a lookahead, a label stops at a bracket.
 const OBSIDIAN_TAG = /^(?=[\p{N}_/-]*[\p{L}_/-])[\p{L}\p{N}_/-]+$/u;
-const ASSET = /(!?)\[([^[\]\n]*)\]\(assets\/([^()\s]+)\)/g;
+// The name may hold escaped parentheses (`a\(1\).png`, as a SiYuan import writes them).
+const ASSET = /(!?)\[([^[\]\n]*)\]\(assets\/((?:[^()\s\\]|\\.)+)\)/g;
 
 export function newExportReport(): ExportReport {
   return { links: 0, approximated: 0, outside: 0, tagsKept: 0, assets: new Set() };
@@ -54,7 +55,7 @@ export function toObsidianMarkdown(markdown: string, targets: ExportTargets, rep
       return label === '' || label === link ? `[[${link}]]` : `[[${link}${bar}${label}]]`;
     });
     out = out.replace(ASSET, (_whole, bang: string, label: string, name: string) => {
-      const file = safeDecode(name);
+      const file = safeDecode(name.replace(/\\(.)/g, '$1'));
       report.assets.add(file);
       return label === '' || label === file ? `${bang}[[${file}]]` : `${bang}[[${file}${bar}${label}]]`;
     });

@@ -86,12 +86,12 @@ export class ObsidianVault implements VaultLookup {
     if (!file) return undefined;
     const copied = this.copied.get(file);
     // Percent-encoded: a Markdown link's target cannot hold spaces ("Pasted image 2024….png").
-    if (copied) return `assets/${encodeURIComponent(copied.slice('assets/'.length))}`;
+    if (copied) return `assets/${assetHref(copied.slice('assets/'.length))}`;
     // Copied already and not among them: it could not be read.
     if (this.settled) return undefined;
     // The first pass records what is linked; the files are copied between the passes.
     this.wanted.add(file);
-    return `assets/${encodeURIComponent(basename(file))}`;
+    return `assets/${assetHref(basename(file))}`;
   }
 
   /**
@@ -181,4 +181,12 @@ async function placeOnce(file: string, target: string, absent: boolean): Promise
     if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
     throw error;
   }
+}
+
+/**
+ * A file name as a link's destination: percent-encoded, parentheses too (encodeURIComponent leaves
+ * them), so that `Screenshot (1).png` reads back whole wherever links to `assets/` are looked for.
+ */
+function assetHref(name: string): string {
+  return encodeURIComponent(name).replace(/\(/g, '%28').replace(/\)/g, '%29');
 }

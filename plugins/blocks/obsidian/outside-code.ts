@@ -1,7 +1,7 @@
 /**
  * Rewrites the prose of a Markdown note and leaves everything else alone: fenced code blocks (``` and
  * ~~~), `$$` math blocks, Obsidian comments (`%% … %%`, on one line or many), inline code spans, inline
- * math (`$…$`) and HTML tags pass through byte for byte, so a `[[link]]` or `#tag` shown as code, a
+ * math (`$…$`) and HTML tags (not a link's `<destination>`) pass through byte for byte, so a `[[link]]` or `#tag` shown as code, a
  * colour in a `<span style="color: #f00">`, a `$a #b$` or a comment stays as it was. Works line by line,
  * as Obsidian's own link and tag scanners do, in time linear in the line.
  */
@@ -115,7 +115,8 @@ function keptSpans(line: string): { spans: [number, number][]; commentOpen: bool
         continue;
       }
     }
-    if (c === 60 /* < */ && isTagStart(line.charCodeAt(i + 1))) {
+    // Not a link's destination in pointy brackets (`](<My image.png>)`), which is the prose's to rewrite.
+    if (c === 60 /* < */ && isTagStart(line.charCodeAt(i + 1)) && !(line.charCodeAt(i - 1) === 40 /* ( */ && line.charCodeAt(i - 2) === 93 /* ] */)) {
       // The next `>` and `<` are remembered, not searched for again from every `<`.
       if (nextGt !== -1 && nextGt <= i) nextGt = line.indexOf('>', i + 1);
       if (nextLt !== -1 && nextLt <= i) nextLt = line.indexOf('<', i + 1);

@@ -138,14 +138,16 @@ describe('import and export of Markdown', () => {
     const notebook = await act<Created>('notebook_create', { name: 'Pictures' });
     await mkdir(join(kernel.workspace.root, 'assets'), { recursive: true });
     await writeFile(join(kernel.workspace.root, 'assets', 'cat photo.png'), 'png bytes');
+    await writeFile(join(kernel.workspace.root, 'assets', 'shot(1).png'), 'shot bytes');
     const top = await act<Created>('document_create', { notebook: notebook.id, title: 'Top', markdown: '![cat](assets/cat%20photo.png)\n\n`![code](assets/not-a-link.png)`\n' });
-    await act('document_create', { notebook: notebook.id, title: 'Below', parentId: top.id, markdown: 'See ![cat](assets/cat%20photo.png) and [gone](assets/gone.pdf).\n' });
+    await act('document_create', { notebook: notebook.id, title: 'Below', parentId: top.id, markdown: 'See ![cat](assets/cat%20photo.png) and [gone](assets/gone.pdf) and ![shot](assets/shot\\(1\\).png).\n' });
     const out = join(await tempDir(), 'export');
     const result = await act<{ attachments: unknown }>('export_markdown', { id: notebook.id, folder: out });
-    expect(result.attachments).toEqual({ linked: 2, copied: 1, missing: ['gone.pdf'] });
+    expect(result.attachments).toEqual({ linked: 3, copied: 2, missing: ['gone.pdf'] });
+    expect(await readFile(join(out, 'assets', 'shot(1).png'), 'utf8')).toBe('shot bytes');
     expect(await readFile(join(out, 'assets', 'cat photo.png'), 'utf8')).toBe('png bytes');
     expect(await readFile(join(out, 'Top.md'), 'utf8')).toBe('![cat](assets/cat%20photo.png)\n\n`![code](assets/not-a-link.png)`\n');
-    expect(await readFile(join(out, 'Top', 'Below.md'), 'utf8')).toBe('See ![cat](../assets/cat%20photo.png) and [gone](../assets/gone.pdf).\n');
+    expect(await readFile(join(out, 'Top', 'Below.md'), 'utf8')).toBe('See ![cat](../assets/cat%20photo.png) and [gone](../assets/gone.pdf) and ![shot](../assets/shot\\(1\\).png).\n');
   });
 
   it('runs from the CLI with progress, and index rebuild reproduces the index', async () => {

@@ -271,6 +271,16 @@ describe('Obsidian notes with hostile lines', () => {
     expect(out).toBe('| a |\n| - |\n| [[Home\\|the home]] |\n\nand [[Home|x]]\n');
   });
 
+  it('finds attachments linked in pointy brackets or with parentheses in their names, and writes links that read back whole', () => {
+    const vault = new ObsidianVault('/vault', [], ['/vault/img/My Image.png', '/vault/img/Screenshot (1).png']);
+    const converted = convertObsidianNote('![a](<img/My Image.png>) ![b](img/Screenshot%20\\(1\\).png "t") ![[Screenshot (1).png]]\n', '/vault/x.md', vault);
+    expect(converted.report.unresolved).toEqual([]);
+    expect(converted.markdown).toBe('![a](assets/My%20Image.png) ![b](assets/Screenshot%20%281%29.png) ![Screenshot (1).png](assets/Screenshot%20%281%29.png)\n');
+    const report = newExportReport();
+    expect(toObsidianMarkdown(converted.markdown, { target: () => undefined }, report)).toBe('![[My Image.png|a]] ![[Screenshot (1).png|b]] ![[Screenshot (1).png]]\n');
+    expect([...report.assets]).toEqual(['My Image.png', 'Screenshot (1).png']);
+  });
+
   it('leaves alone what only looks like a tag in HTML, inline math and comments, as in code', () => {
     const note = '<span style="color: #ff0000">#red</span> $a #b$ `#c` %% private #todo %% #d and $5 to $6 #e\n%% a comment\nof #two lines %% #f\n';
     const converted = convertObsidianNote(note, 'note.md', nowhere);
