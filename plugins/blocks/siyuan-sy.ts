@@ -240,7 +240,8 @@ class Converter {
     const language = info.split(/\s+/)[0] ?? '';
     const raw = childData(node, 'NodeCodeBlockCode');
     const draft: DraftBlock = { type: 'code', content: trimNewline(NO_HIGHLIGHT.has(language) ? unescapeHtml(raw) : raw) };
-    if (language !== '') draft.subtype = language;
+    // The whole info string, as a Markdown fence's is kept (`js title="a.js"`), the language first.
+    if (language !== '') draft.subtype = info.replace(/\s+/g, ' ');
     return draft;
   }
 

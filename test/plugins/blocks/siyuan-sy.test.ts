@@ -208,6 +208,14 @@ describe('siyuanToDrafts on hand-made variations', () => {
     expect(doc.problems).toEqual([expect.stringMatching(/no valid id \(null\)/), expect.stringMatching(/no valid id \("2024-bad"\)/), expect.stringMatching(/20240101120000-ddddddd appears more than once/)]);
   });
 
+  it('keeps a code block\'s whole info string, the language first, as a Markdown fence\'s is kept', () => {
+    const info = Buffer.from('js  title="a.js"').toString('base64');
+    const block = { ID: '20240101120000-ccccccc', Type: 'NodeCodeBlock', Properties: { id: '20240101120000-ccccccc' }, Children: [
+      { Type: 'NodeCodeBlockFenceOpenMarker', Data: '```' }, { Type: 'NodeCodeBlockFenceInfoMarker', CodeBlockInfo: info },
+      { Type: 'NodeCodeBlockCode', Data: 'let a = 1;\n' }, { Type: 'NodeCodeBlockFenceCloseMarker', Data: '```' }] };
+    expect(siyuanToDrafts(docWith(block)).children[0]).toMatchObject({ type: 'code', subtype: 'js title="a.js"', content: 'let a = 1;' });
+  });
+
   it('maps an unknown callout type to a note keeping the original, and a JavaScript embed to code', () => {
     const doc = siyuanToDrafts(docWith(
       { ID: '20240101120000-eeeeeee', Type: 'NodeCallout', CalloutType: 'QUESTION', CalloutTitle: 'Why?', Properties: { id: '20240101120000-eeeeeee' }, Children: [para('20240101120000-fffffff', textNode('because'))] },
