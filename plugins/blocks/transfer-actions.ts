@@ -89,7 +89,7 @@ export async function importMarkdown(rt: BlocksRuntime, call: ActionCall, input:
     const source = await outsideWorkspace(resolve(input.path), rt.workspaceRoot, 'path');
     const info = await lstat(source).catch(() => undefined);
     if (!info || !(info.isFile() || info.isDirectory())) throw invalid(`Nothing to import at ${source}`, { field: 'path' });
-    if (info.isFile() && !/\.(md|sy)$/i.test(source)) throw invalid(`Only Markdown files (.md) and SiYuan documents (.sy) are imported; ${source} is not one`, { field: 'path' });
+    if (info.isFile() && !/\.(md|markdown|sy)$/i.test(source)) throw invalid(`Only Markdown files (.md, .markdown) and SiYuan documents (.sy) are imported; ${source} is not one`, { field: 'path' });
     const started = Date.now();
     const plan: Planned[] = [];
     const root = info.isDirectory() ? source : dirname(source);
@@ -206,7 +206,7 @@ async function planFolder(state: ImportState, folder: string, parent: string | n
     if (entry.name.startsWith('.')) continue;
     const path = join(folder, entry.name);
     if (entry.isSymbolicLink()) { state.skipped.push({ path, reason: 'symbolic links are not followed' }); continue; }
-    const isDocument = entry.isFile() && entry.name.toLowerCase().endsWith(state.flavor === 'siyuan' ? '.sy' : '.md');
+    const isDocument = entry.isFile() && isDocumentName(entry.name.toLowerCase(), state.flavor);
     if (entry.isFile() && !isDocument && state.flavor === 'obsidian') state.attachments.push(path);
     if (!isDocument) continue;
     // A SiYuan document keeps its id (its file's name; its children are in the folder of that name).
@@ -223,8 +223,14 @@ async function planFolder(state: ImportState, folder: string, parent: string | n
   }
 }
 
+/** A SiYuan export's documents are `.sy`, an Obsidian vault's notes `.md`; plain Markdown may be `.markdown` too. */
+function isDocumentName(name: string, flavor: Flavor): boolean {
+  if (flavor === 'siyuan') return name.endsWith('.sy');
+  return name.endsWith('.md') || (flavor === 'markdown' && name.endsWith('.markdown'));
+}
+
 function titleOf(path: string): string {
-  return (path.split(/[\\/]/).pop() ?? path).replace(/\.(md|sy)$/i, '') || 'Untitled';
+  return (path.split(/[\\/]/).pop() ?? path).replace(/\.(md|markdown|sy)$/i, '') || 'Untitled';
 }
 
 /** A SiYuan document's id from its file name, when it is one and not taken twice in the import. */

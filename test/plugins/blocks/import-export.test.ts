@@ -150,6 +150,18 @@ describe('import and export of Markdown', () => {
     expect(await readFile(join(out, 'Top', 'Below.md'), 'utf8')).toBe('See ![cat](../assets/cat%20photo.png) and [gone](../assets/gone.pdf) and ![shot](../assets/shot\\(1\\).png).\n');
   });
 
+  it('imports .markdown files as .md ones, in a folder and alone', async () => {
+    const { act } = await boot();
+    const folder = await tempDir('quire-md-');
+    await writeFile(join(folder, 'Long.markdown'), '# Long\n');
+    await writeFile(join(folder, 'Short.md'), '# Short\n');
+    const notebook = await act<Created>('notebook_create', { name: 'Both' });
+    expect((await act<{ documents: number }>('import_markdown', { notebook: notebook.id, path: folder })).documents).toBe(2);
+    expect((await act<{ documents: number }>('import_markdown', { notebook: notebook.id, path: join(folder, 'Long.markdown') })).documents).toBe(1);
+    const { documents } = await act<Listed>('document_list', { notebook: notebook.id });
+    expect(documents.map((doc) => doc.title).sort()).toEqual(['Long', 'Long', 'Short']);
+  });
+
   it('runs from the CLI with progress, and index rebuild reproduces the index', async () => {
     const workspace = join(await tempDir(), 'ws');
     const { kernel, act } = await boot({ workspace });
