@@ -231,6 +231,9 @@ function undoInTree(before: TreeBlock, after: TreeBlock, current: TreeBlock, tur
   const done = index(after);
   const live = index(current);
   let undone = 0;
+  // Blocks older than the turn found inside a block the turn added (a paragraph it moved into a list sits
+  // in the item the move made): they go back to where they were, never out with the added block.
+  const lifted: { block: TreeBlock; parent: TreeBlock; at: number }[] = [];
   for (const [id, entry] of done) {
     const old = then.get(id);
     if (old && own(old.block) === own(entry.block)) continue;
@@ -245,10 +248,21 @@ function undoInTree(before: TreeBlock, after: TreeBlock, current: TreeBlock, tur
       Object.assign(present.block, { ...old.block, children: present.block.children });
       if (old.block.children === undefined) delete present.block.children;
     } else if (present.parent) {
-      present.parent.children!.splice(present.parent.children!.indexOf(present.block), 1);
+      const older = olderInside(present.block, then);
+      // Each goes back under its old parent, which must be there (or come back below): else the added
+      // block stays, holding it, for the person to decide.
+      const returns = (block: TreeBlock): boolean => {
+        const parentId = then.get(block.id)!.parent?.id;
+        return parentId !== undefined && (live.has(parentId) || (!done.has(parentId) && (!mixed || force)));
+      };
+      if (!older.every(returns)) { conflict(id); continue; }
+      const at = present.parent.children!.indexOf(present.block);
+      for (const block of older) lifted.push({ block, parent: present.parent, at });
+      present.parent.children!.splice(at, 1);
     }
     undone++;
   }
+  const liftedIds = new Set(lifted.map(({ block }) => block.id));
   for (const [id, old] of then) {
     if (done.has(id) || live.has(id) || !old.parent) continue;
     // In a document someone else also wrote to, who removed it is unknown: it is the person's to bring back.
@@ -259,8 +273,39 @@ function undoInTree(before: TreeBlock, after: TreeBlock, current: TreeBlock, tur
     // Removed by the turn and still absent: back under its parent, if that is still there.
     const parent = live.get(old.parent.id)?.block;
     if (!parent?.children) continue;
-    parent.children.splice(Math.min(old.position, parent.children.length), 0, structuredClone(old.block));
+    // Without the blocks that are in the tree still, elsewhere (moved out by the turn): never twice.
+    parent.children.splice(Math.min(old.position, parent.children.length), 0, without(structuredClone(old.block), (block) => live.has(block.id) || liftedIds.has(block.id)));
     undone++;
   }
+  if (lifted.length > 0) {
+    const now = index(current);
+    for (const { block, parent: holder, at } of lifted) {
+      const old = then.get(block.id)!;
+      const parent = old.parent ? now.get(old.parent.id)?.block : undefined;
+      if (parent?.children) {
+        parent.children.splice(Math.min(old.position, parent.children.length), 0, block);
+        continue;
+      }
+      // Its old parent is gone: it stays where the added block was, for the person to place.
+      holder.children!.splice(Math.min(at, holder.children!.length), 0, block);
+      conflict(block.id);
+    }
+  }
   return undone;
+}
+
+/** The outermost blocks inside `block` that existed before the turn. */
+function olderInside(block: TreeBlock, then: ReadonlyMap<string, unknown>): TreeBlock[] {
+  const out: TreeBlock[] = [];
+  for (const child of block.children ?? []) {
+    if (then.has(child.id)) out.push(child);
+    else out.push(...olderInside(child, then));
+  }
+  return out;
+}
+
+/** The tree without the blocks `drop` picks (and what is inside them). */
+function without(block: TreeBlock, drop: (block: TreeBlock) => boolean): TreeBlock {
+  if (block.children) block.children = block.children.filter((child) => !drop(child)).map((child) => without(child, drop));
+  return block;
 }

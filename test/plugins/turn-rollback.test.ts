@@ -37,10 +37,10 @@ function personMeanwhile(act: Act, paragraphs: Paragraphs, edit = (): Promise<un
 }
 
 /** A document, and an agent turn: by default one that appended a paragraph and changed the first one. */
-async function agentTurn(model?: (act: Act, paragraphs: Paragraphs) => ModelProvider) {
+async function agentTurn(model?: (act: Act, paragraphs: Paragraphs) => ModelProvider, source = 'person one\n\nperson two') {
   const { kernel, act } = await boot({ config: auth });
   const notebook = await act<Created>('notebook_create', { name: 'N' });
-  const doc = await act<Created>('document_create', { notebook: notebook.id, title: 'D', markdown: 'person one\n\nperson two' });
+  const doc = await act<Created>('document_create', { notebook: notebook.id, title: 'D', markdown: source });
   const [first, second] = (await act<Tree>('document_get', { id: doc.id })).document.children;
   const sessionId = newId();
   await kernel.sessions.save({ id: sessionId, entries: [] });
@@ -58,10 +58,47 @@ async function agentTurn(model?: (act: Act, paragraphs: Paragraphs) => ModelProv
     return (await response.json()) as Rolled;
   };
   const texts = async () => (await act<Tree>('document_get', { id: doc.id })).document.children.map((block) => block.content);
-  return { kernel, act, doc: doc.id, first: first!.id, second: second!.id, sessionId, rollback, texts };
+  const markdown = async () => (await act<{ markdown: string }>('document_get_markdown', { id: doc.id })).markdown;
+  return { kernel, act, doc: doc.id, first: first!.id, second: second!.id, sessionId, rollback, texts, markdown };
+}
+
+/** agentTurn over a document with a list after its two paragraphs, the model made with the harness's act. */
+async function agentTurnWith(model: (act: Act) => (act: Act, paragraphs: Paragraphs) => ModelProvider, markdown = 'person one\n\nperson two\n\n- item') {
+  let made: ((act: Act, paragraphs: Paragraphs) => ModelProvider) | undefined;
+  return agentTurn((act, paragraphs) => (made ??= model(act))(act, paragraphs), markdown);
+}
+
+/** A model that moves a block (its id and where to, from the document as it is) in one call, then answers. */
+function mover(act: Act, where: (children: { id: string; children?: { id: string }[] }[]) => Record<string, string>): (act: Act, paragraphs: Paragraphs) => ModelProvider {
+  return (_act, paragraphs) => {
+    let requests = 0;
+    return {
+      id: 'mover',
+      async *stream() {
+        requests++;
+        if (requests > 1) return yield* answer('done');
+        const children = (await act<{ document: { children: { id: string; children?: { id: string }[] }[] } }>('document_get', { id: paragraphs.doc })).document.children;
+        yield* toolCalls({ id: 'c1', name: 'block_move', args: where(children) });
+      },
+    };
+  };
 }
 
 describe('rolling back an agent turn', () => {
+  it('puts back a block the turn moved into or out of a list (inside a block the move made) when it goes block by block', async () => {
+    // A paragraph moved into a list goes into a new item; undone, it is back in its place, not gone with the item.
+    let turn = await agentTurnWith((act) => mover(act, (children) => ({ id: children[0]!.id, parentId: children[2]!.id })));
+    await turn.act('block_update', { id: turn.second, markdown: 'person edited two later' });
+    expect(await turn.rollback()).toMatchObject({ mode: 'blocks', conflicts: [] });
+    expect(await turn.markdown()).toBe('person one\n\nperson edited two later\n\n- item\n');
+    // A list's only item moved out goes into a new list, its old list removed; undone, both are back.
+    turn = await agentTurnWith((act) => mover(act, (children) => ({ id: children[2]!.children![0]!.id, previousId: children[0]!.id })), 'person one\n\nperson two\n\n- only item');
+    await turn.act('block_update', { id: turn.second, markdown: 'person edited two later' });
+    const rolled = await turn.rollback();
+    expect(await turn.markdown()).toBe('person one\n\nperson edited two later\n\n- only item\n');
+    expect(rolled.mode).toBe('blocks');
+  });
+
   it("keeps a person's edit made while the turn ran: only the turn's own blocks are undone", async () => {
     const { rollback, texts } = await agentTurn(personMeanwhile);
     expect(await rollback()).toMatchObject({ mode: 'blocks', conflicts: [] });
