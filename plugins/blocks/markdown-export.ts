@@ -67,8 +67,11 @@ export async function exportMarkdown(rt: BlocksRuntime, call: ActionCall, input:
     await outsideWorkspace(await realpath(dirname(file)), rt.workspaceRoot, 'folder', { writes: true });
     const root = await store.read(doc);
     const markdown = blocksToMarkdown(root.children ?? [], { obsidian: obsidian !== undefined });
-    // A document's own attributes (custom-*) go first as YAML front matter, which an import reads back.
-    await writeFileAtomic(file, writeFrontMatter(root.attrs) + (obsidian ? toObsidianMarkdown(markdown, obsidian, obsidian.report) : assets!.rewrite(markdown, file)));
+    // A document's own attributes (custom-*) go first as YAML front matter, which an import reads back;
+    // without any, a first rule is written `***`, which no reader takes for the start of front matter.
+    const front = writeFrontMatter(root.attrs);
+    const body = front === '' && /^---[ \t]*\n/.test(markdown) ? `***${markdown.slice(3)}` : markdown;
+    await writeFileAtomic(file, front + (obsidian ? toObsidianMarkdown(body, obsidian, obsidian.report) : assets!.rewrite(body, file)));
     written++;
     if (written % 16 === 0 || written === planned.length) call.progress({ done: written, total: planned.length, message: 'files written' });
   }

@@ -97,13 +97,32 @@ export function parseMarkdownSource(markdown: string, maxChars: number): ParsedF
 export function parseMarkdownFile(path: string, maxChars: number): ParsedFile {
   try {
     const text = decodeNoteText(readFileSync(path));
-    const front = text.startsWith('---') ? readFrontMatter(text) : undefined;
-    if (front === undefined || front.problem !== undefined || front.body === text) return parseMarkdownSource(text, maxChars);
+    const front = text.startsWith('---') && looksLikeProperties(text) ? readFrontMatter(text) : undefined;
+    if (front === undefined || front.problem !== undefined || front.body === text || Object.keys(front.attrs).length === 0) return parseMarkdownSource(text, maxChars);
     const parsed = parseMarkdownSource(front.body, maxChars);
     return parsed.ok ? { ...parsed, attrs: front.attrs } : parsed;
   } catch (error) {
     return { ok: false, reason: error instanceof Error ? error.message : String(error) };
   }
+}
+
+/**
+ * Whether the lines between a file's first two `---` lines read as YAML properties: the first a `key:`,
+ * each other one a `key:`, a list item or an indented continuation, none a `#` line. Two rules around
+ * Markdown (`# Minutes`, `Status: draft`, as an export writes a document that starts with a rule) are
+ * not front matter: YAML took the heading for a comment, and the text was lost.
+ */
+function looksLikeProperties(text: string): boolean {
+  const lines = text.slice(0, 65_536).split(/\r?\n/);
+  let keys = 0;
+  for (let i = 1; i < lines.length; i++) {
+    const line = lines[i]!;
+    if (/^(?:---|\.\.\.)[ \t]*$/.test(line)) return keys > 0;
+    if (line.trim() === '') continue;
+    if (/^[^\s#:-][^:]*:(?:[ \t]|$)/.test(line)) keys++;
+    else if (keys === 0 || !/^(?:[ \t]|- )/.test(line)) return false;
+  }
+  return false;
 }
 
 function withoutIds(drafts: DraftBlock[]): DraftBlock[] {

@@ -81,8 +81,9 @@ describe('import and export of Markdown', () => {
     const { act } = await boot();
     const folder = await tempDir('quire-md-');
     await writeFile(join(folder, 'Post.md'), '---\ntitle: Hello\ntags: [a, b]\ndraft: true\n---\n\n# Body\n\nText.\n');
-    // A rule, a line and a rule at the top that are no map of properties stay Markdown.
+    // A rule, a line and a rule at the top that are no map of properties stay Markdown, a heading among them too.
     await writeFile(join(folder, 'Rules.md'), '---\nJust a line\n---\n\nMore.\n');
+    await writeFile(join(folder, 'Minutes.md'), '---\n# Meeting notes\nAgenda: budget\n---\n\nBody.\n');
     const first = await act<Created>('notebook_create', { name: 'Blog' });
     await act('import_markdown', { notebook: first.id, path: folder });
     const { documents } = await act<Listed>('document_list', { notebook: first.id });
@@ -91,8 +92,13 @@ describe('import and export of Markdown', () => {
     expect(post.document.children.map((block) => [block.type, block.content])).toEqual([['heading', 'Body'], ['paragraph', 'Text.']]);
     const rules = await act<{ markdown: string }>('document_get_markdown', { id: documents.find((doc) => doc.title === 'Rules')!.id });
     expect(rules.markdown).toBe('---\n\n## Just a line\n\nMore.\n');
+    const minutes = await act<{ markdown: string }>('document_get_markdown', { id: documents.find((doc) => doc.title === 'Minutes')!.id });
+    expect(minutes.markdown).toBe('---\n\n# Meeting notes\n\n## Agenda: budget\n\nBody.\n');
+    // A document that starts with a rule and a line like a property is exported so that it reads back the same.
+    await act('document_create', { notebook: first.id, title: 'Ruled', markdown: '***\n\nStatus: draft\n\n***\n\nBody.' });
     const out = join(await tempDir(), 'export');
     await act('export_markdown', { id: first.id, folder: out });
+    expect(await readFile(join(out, 'Ruled.md'), 'utf8')).toBe('***\n\nStatus: draft\n\n---\n\nBody.\n');
     expect(await readFile(join(out, 'Post.md'), 'utf8')).toBe('---\ndraft: true\ntags:\n  - a\n  - b\ntitle: Hello\n---\n# Body\n\nText.\n');
     const second = await act<Created>('notebook_create', { name: 'Again' });
     await act('import_markdown', { notebook: second.id, path: out });
