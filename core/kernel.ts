@@ -59,10 +59,13 @@ export class Kernel {
   private lock: WorkspaceLock | undefined;
   /**
    * Resolves, naming the new holder, if the workspace lock stops being this kernel's (another host's
-   * kernel took it over after this one missed its heartbeats, or the file was removed): the kernel then
-   * closes itself, so that two kernels never write the same workspace; `quire serve` exits.
+   * kernel took it over after this one missed its heartbeats, or the file was removed). The kernel then
+   * refuses every call and its close writes nothing (no session, audit or usage flush: the workspace is
+   * another kernel's now, and every acknowledged write is already durable); `quire serve` and `quire mcp`
+   * exit at once. Work already under way in this process cannot be stopped from here.
    */
   lockLost: Promise<string> = new Promise<string>(() => undefined);
+  private lost = false;
   readonly registry: ActionRegistry;
   /** The embedders and rerankers plugins offer, and which of each kind is selected. */
   readonly backends: BackendRegistry;
@@ -148,8 +151,9 @@ export class Kernel {
       const kernel = await Kernel.bootLocked(workspace, lock, options);
       kernel.lockLost = lockLost;
       void lockLost.then((holder) => {
-        kernel.log.error('the workspace lock is no longer this kernel\'s: it closes, writing nothing more', { file: lock.file, holder });
-        void kernel.close().catch(() => undefined);
+        kernel.lost = true;
+        kernel.pipeline.fence(holder);
+        kernel.log.error('the workspace lock is no longer this kernel\'s: it refuses every call and writes nothing more', { file: lock.file, holder });
       });
       return kernel;
     } catch (error) {
@@ -207,6 +211,8 @@ export class Kernel {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    // The workspace is another kernel's: nothing is flushed into it (see lockLost).
+    if (this.lost) return;
     for (const closer of this.closers.splice(0).reverse()) await closer().catch(() => undefined);
     // Running turns stop and save how they ended before anything they use goes away.
     await this.turns.close(this.config.actions.stopGraceMs).catch(() => undefined);

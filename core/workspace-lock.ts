@@ -59,7 +59,7 @@ export async function acquireWorkspaceLock(privateDir: string, options: LockOpti
     if (await createExclusive(file, text).catch((error: unknown) => { throw diskFull(error, describeWrite(file)); })) return heldLock(file, text, beat, options.onLost);
     const holder = await readHolder(file);
     if (holder === 'gone') continue;
-    if (holder !== 'unreadable' && isAlive(holder, file)) {
+    if (holder !== 'unreadable' && await isAlive(holder, file)) {
       const elsewhere = holder.host !== hostname();
       throw new KernelError('WORKSPACE_LOCKED',
         `The workspace is open in another kernel (pid ${holder.pid} on ${holder.host}, since ${holder.since}; its lock is ${file}); stop it first`
@@ -110,13 +110,18 @@ async function readHolder(file: string): Promise<LockRecord | 'gone' | 'unreadab
 
 const staleAfter = (beat: number): number => Math.max(STALE_MIN_MS, STALE_BEATS * beat);
 
-function isAlive(holder: LockRecord, file: string): boolean {
+async function isAlive(holder: LockRecord, file: string): Promise<boolean> {
   // A process of another host cannot be checked from here: its lock is held while its heartbeat goes
   // on (a lock without one, from an older kernel, is held until removed by hand), never risking two writers.
   if (holder.host !== hostname()) {
-    if (holder.beat === undefined || !Number.isFinite(holder.beat) || holder.beat <= 0) return true;
+    const beat = holder.beat;
+    if (beat === undefined || !Number.isFinite(beat) || beat <= 0) return true;
     const touched = statSync(file, { throwIfNoEntry: false })?.mtimeMs;
-    return touched === undefined || Date.now() - touched < staleAfter(holder.beat);
+    if (touched === undefined || Date.now() - touched < staleAfter(beat)) return true;
+    // Old by this host's clock, which may run ahead of the holder's: watched for a few of its beats,
+    // timed here, it is stale only if it does not move.
+    await new Promise((resolve) => setTimeout(resolve, Math.min(2.5 * beat, 90_000)));
+    return statSync(file, { throwIfNoEntry: false })?.mtimeMs !== touched;
   }
   try {
     process.kill(holder.pid, 0);

@@ -66,8 +66,18 @@ export class ActionPipeline {
     @inject(JOB_MANAGER) private readonly jobs: JobManager,
   ) {}
 
+  /** Set once the workspace lock is no longer this kernel's: every call is refused, nothing recorded. */
+  private fencedBy: string | undefined;
+
+  fence(holder: string): void {
+    this.fencedBy = holder;
+  }
+
   /** Runs a call to the end, or stops at a confirmation the person must answer (agent calls only). */
   call(request: ActionRequest): Promise<CallOutcome> {
+    if (this.fencedBy !== undefined) {
+      return Promise.reject(new KernelError('WORKSPACE_LOCKED', `this kernel no longer holds the workspace (its lock is held by ${this.fencedBy}); it answers nothing more`, { details: { holder: this.fencedBy } }));
+    }
     // Written with then() rather than async/await: every promise costs extra while the action scope's
     // AsyncLocalStorage is active, and this is the path of every call.
     let call: PreparedCall;

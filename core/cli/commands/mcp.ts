@@ -12,6 +12,7 @@ import { assertWorkspaceExists } from '../one-shot-kernel.js';
 import { EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, type Command } from '../cli-io.js';
 import { describeError } from '../one-shot-kernel.js';
 import { parseOptions } from '../parse-options.js';
+import { exitOnLostLock } from './serve.js';
 
 const HELP = [
   'Usage: quire mcp [--workspace <dir>]',
@@ -72,6 +73,7 @@ async function serveOverStdio(root: string, stdio: StdioServerTransport): Promis
     await server.connect(stdio);
     // stdin's end (the client quit) closes the transport.
     process.stdin.once('end', () => { void server.close(); });
+    void kernel.lockLost.then((holder) => exitOnLostLock((line) => process.stderr.write(`${line}\n`), 'mcp', holder));
     await closed;
     unsubscribe();
   } finally {

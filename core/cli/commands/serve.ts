@@ -81,12 +81,7 @@ async function serve(workspace: string, creating: boolean, overrides: Overrides,
   // Last, so that whoever waits for this line has everything printed before it.
   io.out(`Listening on ${server.url}`);
   const lost = await Promise.race([stopped.then(() => undefined), kernel.lockLost]);
-  if (lost !== undefined) {
-    io.err(`quire serve: the workspace lock was taken from this kernel (now held by ${lost}); it stopped writing and exits`);
-    await server.close();
-    await kernel.close();
-    return EXIT_PROBLEMS;
-  }
+  if (lost !== undefined) exitOnLostLock((line) => io.err(line), 'serve', lost);
   io.out('Stopping…');
   await server.close();
   await kernel.close();
@@ -131,4 +126,14 @@ function waitForSignal(): Promise<void> {
     process.once('SIGINT', () => resolve());
     process.once('SIGTERM', () => resolve());
   });
+}
+
+/**
+ * The workspace lock was taken from this kernel (it was suspended past the heartbeat's limit): the
+ * process ends at once, as a crash would, flushing nothing into a workspace another kernel now writes;
+ * every write it acknowledged is durable already.
+ */
+export function exitOnLostLock(say: (line: string) => void, command: string, holder: string): never {
+  say(`quire ${command}: the workspace lock was taken from this kernel (now held by ${holder}); it exits at once, writing nothing more`);
+  process.exit(EXIT_PROBLEMS);
 }

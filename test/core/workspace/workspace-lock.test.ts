@@ -1,7 +1,7 @@
 import { execFile, spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { mkdir, readFile, stat, utimes, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, readdir, stat, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
@@ -23,6 +23,17 @@ async function waitFor(check: () => Promise<boolean>, ms = 10_000): Promise<void
     if (Date.now() > until) throw new Error('the condition did not hold in time');
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
+}
+
+/** Every file below a folder with its bytes (hex) and time of change. */
+async function filesOf(folder: string): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  for (const entry of await readdir(folder, { withFileTypes: true, recursive: true })) {
+    if (!entry.isFile()) continue;
+    const path = join(entry.parentPath, entry.name);
+    out[path] = `${(await stat(path)).mtimeMs} ${(await readFile(path)).toString('hex')}`;
+  }
+  return out;
 }
 
 describe('the workspace lock', () => {
@@ -112,7 +123,8 @@ describe('the workspace lock', () => {
     await mkdir(join(workspace, '.quire'), { recursive: true });
     const lockFile = join(workspace, '.quire', 'kernel.lock');
     // A container started again under a new hostname finds its old self's lock.
-    await writeFile(lockFile, JSON.stringify({ pid: 7, host: 'elsewhere.example', since: '2026-01-01T00:00:00.000Z', beat: 30_000 }));
+    // Its heartbeat every 40 ms: a lock that looks stale is watched for a few of them before it is taken.
+    await writeFile(lockFile, JSON.stringify({ pid: 7, host: 'elsewhere.example', since: '2026-01-01T00:00:00.000Z', beat: 40 }));
     await utimes(lockFile, new Date(Date.now() - 60_000), new Date(Date.now() - 60_000));
     const error = await caught(boot({ workspace }));
     expect(error.code).toBe('WORKSPACE_LOCKED');
@@ -129,17 +141,39 @@ describe('the workspace lock', () => {
     }
   });
 
-  it('closes a kernel whose lock another kernel took over, leaving that kernel\'s lock in place', async () => {
+  it('holds a lock of another host that looks stale by this host\'s clock (running ahead) while its holder still touches it', async () => {
+    const workspace = join(await tempDir(), 'ws');
+    await mkdir(join(workspace, '.quire'), { recursive: true });
+    const lockFile = join(workspace, '.quire', 'kernel.lock');
+    await writeFile(lockFile, JSON.stringify({ pid: 7, host: 'elsewhere.example', since: '2026-01-01T00:00:00.000Z', beat: 40 }));
+    // The holder's clock is eleven minutes behind this host's: every touch it makes looks old here.
+    const behind = () => new Date(Date.now() - 11 * 60_000);
+    await utimes(lockFile, behind(), behind());
+    const holder = setInterval(() => { void utimes(lockFile, behind(), new Date(Date.now() - 11 * 60_000 + Math.random() * 1000)); }, 20);
+    try {
+      expect((await caught(boot({ workspace }))).code).toBe('WORKSPACE_LOCKED');
+    } finally {
+      clearInterval(holder);
+    }
+  });
+
+  it('fences a kernel whose lock another kernel took over: every call refused, and its close writes nothing, leaving that kernel\'s lock', async () => {
     const workspace = join(await tempDir(), 'ws');
     const kernel = await Kernel.boot({ ...(await kernelOptions({ workspace })), lockHeartbeatMs: 40 });
+    const person = { kind: 'person' as const, name: 'alice', role: 'admin' as const };
     try {
+      // This kernel has no plugins: a call is refused as unknown before, and for the lock after.
+      expect((await caught(kernel.pipeline.call({ target: 'notebook_list', input: {}, principal: person }))).code).not.toBe('WORKSPACE_LOCKED');
       const lockFile = join(workspace, '.quire', 'kernel.lock');
       const theirs = JSON.stringify({ pid: 4242, host: 'elsewhere.example', since: '2026-12-03T00:00:00.000Z', beat: 30_000 });
       await writeFile(lockFile, theirs);
       expect(await kernel.lockLost).toBe('pid 4242 on elsewhere.example, since 2026-12-03T00:00:00.000Z');
-      // It closes itself (its usage ledger, closed among the last stores, answers no more), and its
-      // release leaves the other kernel's lock alone.
-      await waitFor(async () => { try { kernel.usage.report('day'); return false; } catch { return true; } });
+      const refused = await caught(kernel.pipeline.call({ target: 'notebook_list', input: {}, principal: person }));
+      expect(refused.code).toBe('WORKSPACE_LOCKED');
+      const before = await filesOf(workspace);
+      await kernel.close();
+      // Nothing flushed into the workspace (no session, audit head or ledger written), the other kernel's lock in place.
+      expect(await filesOf(workspace)).toEqual(before);
       expect(await readFile(lockFile, 'utf8')).toBe(theirs);
     } finally {
       await kernel.close();
