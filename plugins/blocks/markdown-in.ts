@@ -4,7 +4,7 @@
  * a re-serialised paragraph would come back with escapes added to refs and tags.
  */
 import type { Blockquote, FootnoteDefinition, Heading, List, ListItem, Nodes, Root, RootContent } from 'mdast';
-import { trimMarkdownSpaceEnd } from './ascii-space.js';
+import { trimMarkdownSpace, trimMarkdownSpaceEnd } from './ascii-space.js';
 import { toString } from 'mdast-util-to-string';
 import remarkGfm from 'remark-gfm';
 import remarkMath from 'remark-math';
@@ -226,7 +226,7 @@ function convert(node: RootContent, ctx: Context): DraftBlock {
     case 'heading': return heading(node, ctx);
     case 'list': return list(node, ctx);
     // The whole info string (`js title="a.js"`), the language first: what follows it is kept too.
-    case 'code': return leaf(ctx, 'code', lf(node.value), node.lang ? (node.meta ? `${node.lang} ${node.meta}` : node.lang) : undefined);
+    case 'code': return leaf(ctx, 'code', lf(node.value), node.lang ? (node.meta ? `${node.lang} ${trimMarkdownSpace(node.meta)}` : node.lang) : undefined);
     case 'math': return leaf(ctx, 'math', lf(node.value));
     case 'table': return leaf(ctx, 'table', source(node, ctx));
     case 'blockquote': return blockquote(node, ctx);

@@ -83,8 +83,6 @@ function keptSpans(line: string): { spans: [number, number][]; commentOpen: bool
   if (!/[`%$<]/.test(line)) return { spans, commentOpen: false };
   const code = codeSpans(line);
   let next = 0;
-  let nextGt = 0;
-  let nextLt = 0;
   for (let i = 0; i < line.length;) {
     const span = code[next];
     if (span !== undefined && i >= span[0]) {
@@ -115,15 +113,13 @@ function keptSpans(line: string): { spans: [number, number][]; commentOpen: bool
         continue;
       }
     }
-    // Not a link's destination in pointy brackets (`](<My image.png>)`), which is the prose's to rewrite.
-    if (c === 60 /* < */ && isTagStart(line.charCodeAt(i + 1)) && !(line.charCodeAt(i - 1) === 40 /* ( */ && line.charCodeAt(i - 2) === 93 /* ] */)) {
-      // The next `>` and `<` are remembered, not searched for again from every `<`.
-      if (nextGt !== -1 && nextGt <= i) nextGt = line.indexOf('>', i + 1);
-      if (nextLt !== -1 && nextLt <= i) nextLt = line.indexOf('<', i + 1);
-      const close = nextGt;
-      if (close !== -1 && close < limit && (nextLt === -1 || nextLt > close)) {
-        spans.push([i, close + 1]);
-        i = close + 1;
+    // An HTML tag as CommonMark reads one (`<span style="color: #f00">`, `</span>`, `<!-- … -->`), not
+    // a `<` in prose (`x<y then [[Link]] and z>w`), nor a link's `<destination>`.
+    if (c === 60 /* < */ && !(line.charCodeAt(i - 1) === 40 /* ( */ && line.charCodeAt(i - 2) === 93 /* ] */)) {
+      const end = htmlTagEnd(line, i);
+      if (end !== -1 && end <= limit) {
+        spans.push([i, end]);
+        i = end;
         continue;
       }
     }
@@ -168,4 +164,53 @@ function codeSpans(line: string): [number, number][] {
 
 const isBlank = (c: number): boolean => c === 32 || c === 9 || Number.isNaN(c);
 const isDigit = (c: number): boolean => c >= 48 && c <= 57;
-const isTagStart = (c: number): boolean => (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 47 /* / */ || c === 33 /* ! */;
+const isLetter = (c: number): boolean => (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
+const isSpace = (c: number): boolean => c === 32 || c === 9;
+
+/**
+ * Where the HTML tag starting at `at` (a `<`) ends (just past its `>`), or -1 when it is none: an open
+ * tag (a name, attributes with unquoted, single- or double-quoted values, an optional `/`), a closing
+ * tag or a comment, as CommonMark's inline HTML; on one line. Stops at the first character no tag may
+ * hold there, so a failed attempt reads no further than the next `<` or quote's partner.
+ */
+function htmlTagEnd(line: string, at: number): number {
+  let i = at + 1;
+  if (line.startsWith('!--', i)) {
+    const close = line.indexOf('-->', i + 3);
+    return close === -1 ? -1 : close + 3;
+  }
+  const closing = line.charCodeAt(i) === 47 /* / */;
+  if (closing) i++;
+  if (!isLetter(line.charCodeAt(i))) return -1;
+  while (isLetter(line.charCodeAt(i)) || isDigit(line.charCodeAt(i)) || line.charCodeAt(i) === 45 /* - */) i++;
+  if (closing) {
+    while (isSpace(line.charCodeAt(i))) i++;
+    return line.charCodeAt(i) === 62 /* > */ ? i + 1 : -1;
+  }
+  for (;;) {
+    const spaced = isSpace(line.charCodeAt(i));
+    while (isSpace(line.charCodeAt(i))) i++;
+    const c = line.charCodeAt(i);
+    if (c === 62 /* > */) return i + 1;
+    if (c === 47 /* / */) return line.charCodeAt(i + 1) === 62 ? i + 2 : -1;
+    // An attribute: after a blank, a name of letters, digits and `_.:-`, then perhaps `=` and a value.
+    if (!spaced || !(isLetter(c) || c === 95 /* _ */ || c === 58 /* : */)) return -1;
+    while (isLetter(line.charCodeAt(i)) || isDigit(line.charCodeAt(i)) || '_.:-'.includes(line[i] ?? ' ')) i++;
+    let j = i;
+    while (isSpace(line.charCodeAt(j))) j++;
+    if (line.charCodeAt(j) !== 61 /* = */) continue;
+    j++;
+    while (isSpace(line.charCodeAt(j))) j++;
+    const quote = line.charCodeAt(j);
+    if (quote === 34 /* " */ || quote === 39 /* ' */) {
+      const close = line.indexOf(quote === 34 ? '"' : "'", j + 1);
+      if (close === -1) return -1;
+      i = close + 1;
+    } else {
+      const start = j;
+      while (j < line.length && !isSpace(line.charCodeAt(j)) && !'"\'=<>`'.includes(line[j]!)) j++;
+      if (j === start) return -1;
+      i = j;
+    }
+  }
+}

@@ -192,6 +192,7 @@ describe('markdownToBlocks', () => {
     expect(parse(md)).toEqual([{ id: 'b0', type: 'code', subtype: 'js title="a.js" {1,3}', content: 'const a = 1;' }]);
     expect(blocksToMarkdown(parse(md))).toBe(md);
     expect(blocksToMarkdown([{ id: 'x', type: 'code', subtype: ' py  linenos ', content: 'x' }])).toBe('```py linenos\nx\n```\n');
+    expect(parse('```js   title="a.js"   \nx\n```\n')[0]!.subtype).toBe('js title="a.js"');
   });
 
   it('keeps an ordered list of tasks ordered, from its start, through a round trip', () => {

@@ -286,6 +286,8 @@ describe('Obsidian notes with hostile lines', () => {
     const converted = convertObsidianNote(note, 'note.md', nowhere);
     expect(converted.markdown).toBe('<span style="color: #ff0000">#red#</span> $a #b$ `#c` %% private #todo %% #d# and $5 to $6 #e#\n%% a comment\nof #two lines %% #f#\n');
     expect(converted.report.tags).toBe(4);
+    // A `<` in prose is no tag: what follows it is still read.
+    expect(convertObsidianNote('if x<y then #t and z>w, a < b #u\n', 'note.md', nowhere).markdown).toBe('if x<y then #t# and z>w, a < b #u#\n');
   });
 
   it('leaves a link to a heading of the same note as it is, no tag made of it', () => {
