@@ -114,9 +114,17 @@ describe('import and export of Markdown', () => {
     await writeFile(join(folder, 'Wide.md'), Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('# 中文笔记\n\nUTF-16 text.\n', 'utf16le')]));
     // "# 中文笔记" in GBK, as older Chinese note collections are kept.
     await writeFile(join(folder, 'Old.md'), Buffer.from([0x23, 0x20, 0xd6, 0xd0, 0xce, 0xc4, 0xb1, 0xca, 0xbc, 0xc7, 0x0a]));
+    // UTF-16 without a byte order mark (every other byte zero) is read too; text with NULs in it is no note.
+    await writeFile(join(folder, 'Bare.md'), Buffer.from('# Bare\n', 'utf16le'));
+    await writeFile(join(folder, 'Binary.md'), Buffer.from([0x23, 0x20, 0x41, 0x00, 0x42, 0x43, 0x44]));
     const notebook = await act<Created>('notebook_create', { name: 'Encodings' });
     const result = await act<{ skipped: { path: string; reason: string }[] }>('import_markdown', { notebook: notebook.id, path: folder });
-    expect(result.skipped).toEqual([{ path: join(folder, 'Old.md'), reason: expect.stringContaining('not UTF-8 text') }]);
+    expect(result.skipped).toEqual([
+      { path: join(folder, 'Binary.md'), reason: expect.stringContaining('holds NUL characters') },
+      { path: join(folder, 'Old.md'), reason: expect.stringContaining('not UTF-8 text (the first byte that is not is at offset 2)') },
+    ]);
+    const bare = await act<{ markdown: string }>('document_get_markdown', { id: (await act<Listed>('document_list', { notebook: notebook.id })).documents.find((doc) => doc.title === 'Bare')!.id });
+    expect(bare.markdown).toBe('# Bare\n');
     const { documents } = await act<Listed>('document_list', { notebook: notebook.id });
     const wide = await act<{ markdown: string }>('document_get_markdown', { id: documents.find((doc) => doc.title === 'Wide')!.id });
     expect(wide.markdown).toBe('# 中文笔记\n\nUTF-16 text.\n');
