@@ -5,6 +5,8 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     testTimeout: 30_000,
+    // Times read in the local zone (a SiYuan export's) have fixed expectations: one zone for every machine.
+    env: { TZ: 'UTC' },
     hookTimeout: 30_000,
     // Each file in its own process: the egress guard patches process-wide globals.
     pool: 'forks',

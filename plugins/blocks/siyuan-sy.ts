@@ -89,13 +89,19 @@ function unescapeAttr(value: string): string {
   return unescapeHtml(value.replace(/_esc_newline_/g, '\n'));
 }
 
-/** SiYuan's `updated` (local time, YYYYMMDDhhmmss, no zone) as Quire's ISO stamp, read as UTC. */
+/**
+ * SiYuan's `updated` and the time an id begins with (YYYYMMDDhhmmss, no zone) as Quire's ISO stamp.
+ * SiYuan writes the local time of the machine it ran on; it is read in this machine's zone, the best
+ * guess for a person moving their own notes (read as UTC, a note in UTC+8 was off by eight hours, and
+ * its last hours' edits fell in the future and were dropped).
+ */
 export function siyuanStamp(value: string): string | undefined {
   const m = /^(\d{4})(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})$/.exec(value);
   if (!m) return undefined;
   const [y, mo, d, h, mi, s] = m.slice(1).map(Number) as [number, number, number, number, number, number];
-  const date = new Date(Date.UTC(y, mo - 1, d, h, mi, s));
-  const valid = date.getUTCFullYear() === y && date.getUTCMonth() === mo - 1 && date.getUTCDate() === d && h < 24 && mi < 60 && s < 60;
+  const date = new Date(y, mo - 1, d, h, mi, s);
+  // A local time a clock change skips (or a day that does not exist) comes back as another time.
+  const valid = date.getFullYear() === y && date.getMonth() === mo - 1 && date.getDate() === d && date.getHours() === h && date.getMinutes() === mi && date.getSeconds() === s;
   return valid && y >= 1970 ? date.toISOString() : undefined;
 }
 

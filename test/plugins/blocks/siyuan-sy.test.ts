@@ -299,8 +299,16 @@ describe('siyuanToDrafts on hand-made variations', () => {
     expect(inlineToPlain(doc.children[1]!.content!)).toBe('inner');
   });
 
-  it('reads SiYuan timestamps as UTC ISO stamps, and refuses impossible ones', () => {
+  it('reads SiYuan timestamps in the local zone as ISO stamps, and refuses impossible ones', () => {
     expect(siyuanStamp('20200812220555')).toBe('2020-08-12T22:05:55.000Z');
+    // SiYuan writes the local time of its machine: read in this machine's zone (the suite runs in UTC).
+    const zone = process.env.TZ;
+    try {
+      process.env.TZ = 'Asia/Shanghai';
+      expect(siyuanStamp('20200812220555')).toBe('2020-08-12T14:05:55.000Z');
+    } finally {
+      process.env.TZ = zone;
+    }
     expect(siyuanStamp('20201332220555')).toBeUndefined();
     expect(siyuanStamp('2020081222055')).toBeUndefined();
   });
