@@ -234,6 +234,12 @@ function undoInTree(before: TreeBlock, after: TreeBlock, current: TreeBlock, tur
   // Blocks older than the turn found inside a block the turn added (a paragraph it moved into a list sits
   // in the item the move made): they go back to where they were, never out with the added block.
   const lifted: { block: TreeBlock; parent: TreeBlock; at: number }[] = [];
+  // Added blocks taken out: one inside them went with them (its older blocks were lifted with theirs).
+  const removed = new Set<string>();
+  const inRemoved = (id: string): boolean => {
+    for (let up = live.get(id)?.parent; up; up = live.get(up.id)?.parent) if (removed.has(up.id)) return true;
+    return false;
+  };
   for (const [id, entry] of done) {
     const old = then.get(id);
     if (old && own(old.block) === own(entry.block)) continue;
@@ -248,17 +254,19 @@ function undoInTree(before: TreeBlock, after: TreeBlock, current: TreeBlock, tur
       Object.assign(present.block, { ...old.block, children: present.block.children });
       if (old.block.children === undefined) delete present.block.children;
     } else if (present.parent) {
-      const older = olderInside(present.block, then);
-      // Each goes back under its old parent, which must be there (or come back below): else the added
-      // block stays, holding it, for the person to decide.
+      if (inRemoved(id)) continue;
+      const { older, others } = contentsOf(present.block, then, done);
+      // Each older block goes back under its old parent, which must be there (or come back below); a
+      // block someone added inside it since is theirs: else the added block stays, for the person to decide.
       const returns = (block: TreeBlock): boolean => {
         const parentId = then.get(block.id)!.parent?.id;
         return parentId !== undefined && (live.has(parentId) || (!done.has(parentId) && (!mixed || force)));
       };
-      if (!older.every(returns)) { conflict(id); continue; }
+      if ((others && !force) || !older.every(returns)) { conflict(id); continue; }
       const at = present.parent.children!.indexOf(present.block);
       for (const block of older) lifted.push({ block, parent: present.parent, at });
       present.parent.children!.splice(at, 1);
+      removed.add(id);
     }
     undone++;
   }
@@ -274,7 +282,9 @@ function undoInTree(before: TreeBlock, after: TreeBlock, current: TreeBlock, tur
     const parent = live.get(old.parent.id)?.block;
     if (!parent?.children) continue;
     // Without the blocks that are in the tree still, elsewhere (moved out by the turn): never twice.
-    parent.children.splice(Math.min(old.position, parent.children.length), 0, without(structuredClone(old.block), (block) => live.has(block.id) || liftedIds.has(block.id)));
+    // Without the blocks that are in the tree still, elsewhere (moved out by the turn): never twice; nor
+    // those the turn left in place that someone removed since.
+    parent.children.splice(Math.min(old.position, parent.children.length), 0, without(structuredClone(old.block), (block) => live.has(block.id) || liftedIds.has(block.id) || done.has(block.id)));
     undone++;
   }
   if (lifted.length > 0) {
@@ -294,14 +304,22 @@ function undoInTree(before: TreeBlock, after: TreeBlock, current: TreeBlock, tur
   return undone;
 }
 
-/** The outermost blocks inside `block` that existed before the turn. */
-function olderInside(block: TreeBlock, then: ReadonlyMap<string, unknown>): TreeBlock[] {
-  const out: TreeBlock[] = [];
-  for (const child of block.children ?? []) {
-    if (then.has(child.id)) out.push(child);
-    else out.push(...olderInside(child, then));
-  }
-  return out;
+/**
+ * What a block the turn added holds now: the outermost blocks older than the turn, and whether anything
+ * is in it that is neither older nor the turn's (added by someone since).
+ */
+function contentsOf(block: TreeBlock, then: ReadonlyMap<string, unknown>, done: ReadonlyMap<string, unknown>): { older: TreeBlock[]; others: boolean } {
+  const older: TreeBlock[] = [];
+  let others = false;
+  const visit = (node: TreeBlock): void => {
+    for (const child of node.children ?? []) {
+      if (then.has(child.id)) older.push(child);
+      else if (!done.has(child.id)) others = true;
+      else visit(child);
+    }
+  };
+  visit(block);
+  return { older, others };
 }
 
 /** The tree without the blocks `drop` picks (and what is inside them). */

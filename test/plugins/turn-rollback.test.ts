@@ -99,6 +99,27 @@ describe('rolling back an agent turn', () => {
     expect(rolled.mode).toBe('blocks');
   });
 
+  it('puts back once a block the turn moved into a block it added inside another it added (a new list\'s item)', async () => {
+    const turn = await agentTurnWith((act) => (_act, paragraphs) => {
+      let requests = 0;
+      return {
+        id: 'nested',
+        async *stream() {
+          requests++;
+          if (requests === 1) return yield* toolCalls({ id: 'c1', name: 'block_append', args: { parentId: paragraphs.doc, markdown: '- new item' } });
+          if (requests === 2) {
+            const children = (await act<{ document: { children: { id: string; children?: { id: string }[] }[] } }>('document_get', { id: paragraphs.doc })).document.children;
+            return yield* toolCalls({ id: 'c2', name: 'block_move', args: { id: paragraphs.first, parentId: children.at(-1)!.children![0]!.id } });
+          }
+          yield* answer('done');
+        },
+      };
+    }, 'person one\n\nperson two');
+    await turn.act('block_update', { id: turn.second, markdown: 'person edited two later' });
+    expect(await turn.rollback()).toMatchObject({ mode: 'blocks', conflicts: [] });
+    expect(await turn.markdown()).toBe('person one\n\nperson edited two later\n');
+  });
+
   it("keeps a person's edit made while the turn ran: only the turn's own blocks are undone", async () => {
     const { rollback, texts } = await agentTurn(personMeanwhile);
     expect(await rollback()).toMatchObject({ mode: 'blocks', conflicts: [] });
