@@ -83,6 +83,7 @@ function keptSpans(line: string): { spans: [number, number][]; commentOpen: bool
   if (!/[`%$<]/.test(line)) return { spans, commentOpen: false };
   const code = codeSpans(line);
   let next = 0;
+  const comments = { next: 0 };
   for (let i = 0; i < line.length;) {
     const span = code[next];
     if (span !== undefined && i >= span[0]) {
@@ -116,7 +117,7 @@ function keptSpans(line: string): { spans: [number, number][]; commentOpen: bool
     // An HTML tag as CommonMark reads one (`<span style="color: #f00">`, `</span>`, `<!-- … -->`), not
     // a `<` in prose (`x<y then [[Link]] and z>w`), nor a link's `<destination>`.
     if (c === 60 /* < */ && !(line.charCodeAt(i - 1) === 40 /* ( */ && line.charCodeAt(i - 2) === 93 /* ] */)) {
-      const end = htmlTagEnd(line, i);
+      const end = htmlTagEnd(line, i, comments);
       if (end !== -1 && end <= limit) {
         spans.push([i, end]);
         i = end;
@@ -173,11 +174,12 @@ const isSpace = (c: number): boolean => c === 32 || c === 9;
  * tag or a comment, as CommonMark's inline HTML; on one line. Stops at the first character no tag may
  * hold there, so a failed attempt reads no further than the next `<` or quote's partner.
  */
-function htmlTagEnd(line: string, at: number): number {
+function htmlTagEnd(line: string, at: number, comments: { next: number }): number {
   let i = at + 1;
   if (line.startsWith('!--', i)) {
-    const close = line.indexOf('-->', i + 3);
-    return close === -1 ? -1 : close + 3;
+    // The next `-->` is remembered: searched for from every `<!--` again, a line of them took the square.
+    if (comments.next !== -1 && comments.next < i + 3) comments.next = line.indexOf('-->', i + 3);
+    return comments.next === -1 ? -1 : comments.next + 3;
   }
   const closing = line.charCodeAt(i) === 47 /* / */;
   if (closing) i++;

@@ -233,6 +233,7 @@ describe('Obsidian notes with hostile lines', () => {
     // Each run of backticks searched the rest of the line for its partner: n^1.5 (1 MB took 1.5 s, 8 MB minutes).
     ['backtick runs of 4,000 distinct lengths', Array.from({ length: 4_000 }, (_, k) => `${'`'.repeat(k + 1)}x`).join('')],
     ['HTML tags never closed', '<a '.repeat(LONG / 3)],
+    ['HTML comments never closed', '<!--'.repeat(LONG / 4)],
   ])('converts a note holding %s', (_name, line) => {
     const converted = convertObsidianNote(`intro\n\n${line}\n`, 'note.md', nowhere);
     expect(converted.markdown.length).toBeGreaterThanOrEqual(line.length);
