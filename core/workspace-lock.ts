@@ -118,10 +118,12 @@ async function isAlive(holder: LockRecord, file: string): Promise<boolean> {
     if (beat === undefined || !Number.isFinite(beat) || beat <= 0) return true;
     const touched = statSync(file, { throwIfNoEntry: false })?.mtimeMs;
     if (touched === undefined || Date.now() - touched < staleAfter(beat)) return true;
-    // Old by this host's clock, which may run ahead of the holder's: watched for a few of its beats,
-    // timed here, it is stale only if it does not move.
+    // Old by this host's clock, which may run ahead of the holder's: watched for two and a half of its
+    // beats (at most 90 s), timed here, it is stale only if it does not move. Gone meanwhile (released):
+    // not held, and the next attempt takes it.
     await new Promise((resolve) => setTimeout(resolve, Math.min(2.5 * beat, 90_000)));
-    return statSync(file, { throwIfNoEntry: false })?.mtimeMs !== touched;
+    const now = statSync(file, { throwIfNoEntry: false })?.mtimeMs;
+    return now !== undefined && now !== touched;
   }
   try {
     process.kill(holder.pid, 0);

@@ -73,3 +73,13 @@ export interface Command {
   help: string;
   run(args: string[], io: CliIO): Promise<number>;
 }
+
+/**
+ * The workspace lock was taken from this kernel (it was suspended past the heartbeat's limit): the
+ * process ends at once, as a crash would, flushing nothing into a workspace another kernel now writes;
+ * every write it acknowledged is durable already.
+ */
+export function exitOnLostLock(say: (line: string) => void, command: string, holder: string): never {
+  say(`quire ${command}: the workspace lock was taken from this kernel (now held by ${holder}); it exits at once, writing nothing more`);
+  process.exit(EXIT_PROBLEMS);
+}

@@ -6,7 +6,7 @@ import { Kernel } from '../kernel.js';
 import type { Logger, LogFields } from '../log.js';
 import type { Principal, ProgressUpdate } from '../plugin-api.js';
 import { progressBar } from './progress-bar.js';
-import type { CliIO } from './cli-io.js';
+import { exitOnLostLock, type CliIO } from './cli-io.js';
 
 /** Long CLI work (an import of a large folder, a rebuild) is bounded by the person, not by a timer. */
 const CLI_ACTION_TIMEOUT_MS = 3_600_000;
@@ -31,6 +31,8 @@ export async function withKernel<T>(root: string, io: CliIO, run: (kernel: Kerne
     plugins: { ...file.plugins, blocks: { ...blocks, config: { ...blocks.config, ...(options.watchHandEdits ? {} : { watch: false }) } } },
   };
   const kernel = await Kernel.boot({ workspace: root, config, logger: progressLogger(io) });
+  // A long command (the chat, an import) whose lock is taken ends as serve does: at once, writing nothing more.
+  void kernel.lockLost.then((holder) => exitOnLostLock((line) => io.err(line), 'command', holder));
   try {
     return await run(kernel);
   } finally {

@@ -66,18 +66,13 @@ export class ActionPipeline {
     @inject(JOB_MANAGER) private readonly jobs: JobManager,
   ) {}
 
-  /** Set once the workspace lock is no longer this kernel's: every call is refused, nothing recorded. */
-  private fencedBy: string | undefined;
-
-  fence(holder: string): void {
-    this.fencedBy = holder;
-  }
+  /** Set once the workspace lock is no longer this kernel's (`fence`): every call, a turn's too, is refused, nothing recorded. */
+  private fenced: KernelError | undefined;
+  fence(holder: string): void { this.fenced = new KernelError('WORKSPACE_LOCKED', `this kernel no longer holds the workspace (its lock is held by ${holder}); it answers nothing more`, { details: { holder } }); }
 
   /** Runs a call to the end, or stops at a confirmation the person must answer (agent calls only). */
   call(request: ActionRequest): Promise<CallOutcome> {
-    if (this.fencedBy !== undefined) {
-      return Promise.reject(new KernelError('WORKSPACE_LOCKED', `this kernel no longer holds the workspace (its lock is held by ${this.fencedBy}); it answers nothing more`, { details: { holder: this.fencedBy } }));
-    }
+    if (this.fenced) return Promise.reject(this.fenced);
     // Written with then() rather than async/await: every promise costs extra while the action scope's
     // AsyncLocalStorage is active, and this is the path of every call.
     let call: PreparedCall;
@@ -103,6 +98,7 @@ export class ActionPipeline {
 
   /** Everything before the handler; throws a typed error for an unknown action, bad input, or a refusal. */
   prepare(request: ActionRequest): PreparedCall {
+    if (this.fenced) throw this.fenced;
     const entry = this.lookup(request.target, request.principal);
     const input = this.validateInput(entry, request.input, request.ownsInput === true);
     const { principal } = request;
@@ -154,6 +150,7 @@ export class ActionPipeline {
    * A long action runs as a job, and this waits for it (its caller's signal cancels the job).
    */
   execute(call: PreparedCall, options: ExecuteOptions = {}): Promise<unknown> {
+    if (this.fenced) return Promise.reject(this.fenced);
     if (call.entry.spec.long === true) return new Promise((resolve) => resolve(this.startJob(call, options).done));
     if (call.decision.outcome !== 'confirm' && call.entry.effects.length === 0 && !options.onProgress) return this.run(call, NO_LIMITS);
     return this.executeRecorded(call, options, {});

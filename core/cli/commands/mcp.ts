@@ -9,10 +9,9 @@ import { createLogger } from '../../log.js';
 import { createMcpServer } from '../../mcp/mcp-server.js';
 import { relayStdioToKernel } from '../../mcp/stdio-relay.js';
 import { assertWorkspaceExists } from '../one-shot-kernel.js';
-import { EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, type Command } from '../cli-io.js';
+import { EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, exitOnLostLock, type Command } from '../cli-io.js';
 import { describeError } from '../one-shot-kernel.js';
 import { parseOptions } from '../parse-options.js';
-import { exitOnLostLock } from './serve.js';
 
 const HELP = [
   'Usage: quire mcp [--workspace <dir>]',

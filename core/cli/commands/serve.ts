@@ -6,7 +6,7 @@ import { startHttpServer, type RunningServer } from '../../http/serve.js';
 import { recordServeAddress } from '../../http/serve-address.js';
 import { KERNEL_VERSION } from '../../paths.js';
 import { recordId } from '../../plugins/catalog-checks.js';
-import { EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, type CliIO, type Command } from '../cli-io.js';
+import { EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, exitOnLostLock, type CliIO, type Command } from '../cli-io.js';
 import { parseOptions } from '../parse-options.js';
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
@@ -126,14 +126,4 @@ function waitForSignal(): Promise<void> {
     process.once('SIGINT', () => resolve());
     process.once('SIGTERM', () => resolve());
   });
-}
-
-/**
- * The workspace lock was taken from this kernel (it was suspended past the heartbeat's limit): the
- * process ends at once, as a crash would, flushing nothing into a workspace another kernel now writes;
- * every write it acknowledged is durable already.
- */
-export function exitOnLostLock(say: (line: string) => void, command: string, holder: string): never {
-  say(`quire ${command}: the workspace lock was taken from this kernel (now held by ${holder}); it exits at once, writing nothing more`);
-  process.exit(EXIT_PROBLEMS);
 }

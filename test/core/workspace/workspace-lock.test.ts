@@ -170,6 +170,8 @@ describe('the workspace lock', () => {
       expect(await kernel.lockLost).toBe('pid 4242 on elsewhere.example, since 2026-12-03T00:00:00.000Z');
       const refused = await caught(kernel.pipeline.call({ target: 'notebook_list', input: {}, principal: person }));
       expect(refused.code).toBe('WORKSPACE_LOCKED');
+      // An agent turn's calls (prepared, then executed) are refused the same way.
+      expect((await caught(() => kernel.pipeline.prepare({ target: 'notebook_list', input: {}, principal: person }))).code).toBe('WORKSPACE_LOCKED');
       const before = await filesOf(workspace);
       await kernel.close();
       // Nothing flushed into the workspace (no session, audit head or ledger written), the other kernel's lock in place.
