@@ -5,8 +5,9 @@ import { mapOutsideCode } from './obsidian/outside-code.js';
 import { outsideWorkspace } from './outside-workspace.js';
 
 /** A link or image to a file of the workspace's `assets/` folder, as imports write them. */
-// The name may hold escaped parentheses (`a\(1\).png`, as a SiYuan import writes them).
-const ASSET = /(!?)\[([^[\]\n]*)\]\(assets\/((?:[^()\s\\]|\\.)+)\)/g;
+// The name may hold escaped parentheses (`a\(1\).png`, as a SiYuan import writes them), the label
+// escaped brackets; a title may follow (`"Title"`).
+const ASSET = /(!?)\[((?:[^[\]\n\\]|\\.)*)\]\(assets\/((?:[^()\s\\]|\\.)+)((?:[ \t]+"[^"\n]*")?)\)/g;
 
 /**
  * The attachments of a plain Markdown export: each file's links to `assets/…` made relative to where
@@ -22,9 +23,9 @@ export class MarkdownAssets {
   rewrite(markdown: string, file: string): string {
     const down = relative(this.folder, dirname(file));
     const prefix = down === '' ? '' : '../'.repeat(down.split(sep).length);
-    return mapOutsideCode(markdown, (prose) => prose.replace(ASSET, (_whole, bang: string, label: string, name: string) => {
+    return mapOutsideCode(markdown, (prose) => prose.replace(ASSET, (_whole, bang: string, label: string, name: string, title: string) => {
       this.linked.add(safeDecode(name.replace(/\\(.)/g, '$1')));
-      return `${bang}[${label}](${prefix}assets/${name})`;
+      return `${bang}[${label}](${prefix}assets/${name}${title})`;
     }));
   }
 
@@ -54,7 +55,10 @@ export async function copyAssets(folder: string, workspaceRoot: string, names: I
   const kept: string[] = [];
   let copied = 0;
   for (const name of names) {
-    if (name.includes('/') || name.includes('\\') || name.startsWith('.')) { missing.push(name); continue; }
+    // A path inside `assets/` (a SiYuan import keeps its sub-folders): no segment empty, hidden, `..` or with a backslash.
+    const segments = name.split('/');
+    if (name.includes('\\') || segments.some((segment) => segment === '' || segment.startsWith('.'))) { missing.push(name); continue; }
+    if (segments.length > 1) await mkdir(dirname(join(assets, name)), { recursive: true });
     const outcome = await copyUnlessSame(join(workspaceRoot, 'assets', name), join(assets, name), overwrite);
     if (outcome === 'missing') missing.push(name);
     else if (outcome === 'different') kept.push(name);

@@ -1,9 +1,9 @@
 /**
  * A note file's bytes as text. UTF-8 (its byte order mark dropped) and UTF-16 (with a byte order mark,
- * or without one when every other byte is zero, as such files are) are read; anything else is refused
- * with what to do, rather than read as UTF-8 with every byte that is not replaced by U+FFFD: an older
- * note collection in GB18030, Shift JIS or Windows-1252 came in as rows of replacement characters, its
- * text lost for good once the source was gone.
+ * or without one when most bytes at one parity are zero, as in such files of Latin text) are read;
+ * anything else is refused with what to do, rather than read as UTF-8 with every byte that is not
+ * replaced by U+FFFD: an older note collection in GB18030, Shift JIS or Windows-1252 came in as rows
+ * of replacement characters, its text lost for good once the source was gone.
  */
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -31,17 +31,22 @@ function decodeWith(encoding: 'utf-16le' | 'utf-16be', bytes: Uint8Array): strin
   }
 }
 
-/** UTF-16 without a byte order mark: an even length, and in the first 1,024 bytes every other one zero. */
+/**
+ * UTF-16 without a byte order mark: an even length, and in the first 1,024 bytes most bytes at one
+ * parity zero (Latin text; a `’` or an accent here and there is not) and almost none at the other.
+ */
 function utf16WithoutMark(bytes: Uint8Array): 'utf-16le' | 'utf-16be' | undefined {
   if (bytes.length < 2 || bytes.length % 2 !== 0) return undefined;
-  const end = Math.min(bytes.length, 1024);
-  let oddZero = true;
-  let evenZero = true;
-  for (let i = 0; i < end; i += 2) {
-    if (bytes[i] !== 0) evenZero = false;
-    if (bytes[i + 1] !== 0) oddZero = false;
+  const pairs = Math.min(bytes.length, 1024) / 2;
+  let evenZeros = 0;
+  let oddZeros = 0;
+  for (let i = 0; i < pairs * 2; i += 2) {
+    if (bytes[i] === 0) evenZeros++;
+    if (bytes[i + 1] === 0) oddZeros++;
   }
-  return oddZero && !evenZero ? 'utf-16le' : evenZero && !oddZero ? 'utf-16be' : undefined;
+  if (oddZeros >= pairs * 0.9 && evenZeros <= pairs * 0.05) return 'utf-16le';
+  if (evenZeros >= pairs * 0.9 && oddZeros <= pairs * 0.05) return 'utf-16be';
+  return undefined;
 }
 
 /** The offset of the first byte that does not belong to a well-formed UTF-8 sequence. */

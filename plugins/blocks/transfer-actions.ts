@@ -1,3 +1,4 @@
+import type { Dirent } from 'node:fs';
 import { lstat, readdir } from 'node:fs/promises';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { claimIds, ConflictError, isKernelError, isValidId, KernelError, newId, stoppedNote, throwIfStopped, type ActionCall, type ActionHandler, type StopReason } from '../../core/index.js';
@@ -200,7 +201,15 @@ function forgetSteps(rt: BlocksRuntime, state: ImportState): Promise<void> {
  * the document of the same-named file beside it, or a document of its own when there is none.
  */
 async function planFolder(state: ImportState, folder: string, parent: string | null, plan: Planned[]): Promise<void> {
-  const entries = (await readdir(folder, { withFileTypes: true })).sort((a, b) => a.name.localeCompare(b.name));
+  let listed: Dirent[];
+  try {
+    listed = await readdir(folder, { withFileTypes: true });
+  } catch (error) {
+    // One folder that cannot be read (no permission, removed meanwhile) is skipped and said; the import goes on.
+    state.skipped.push({ path: folder, reason: `the folder cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})` });
+    return;
+  }
+  const entries = listed.sort((a, b) => a.name.localeCompare(b.name));
   const folders = new Set(entries.filter((entry) => entry.isDirectory() && !entry.name.startsWith('.')).map((entry) => entry.name));
   for (const entry of entries) {
     if (entry.name.startsWith('.')) continue;
@@ -296,7 +305,8 @@ async function checkFolderSize(folder: string): Promise<void> {
   const stack = [folder];
   while (stack.length > 0) {
     const current = stack.pop()!;
-    for (const entry of await readdir(current, { withFileTypes: true })) {
+    // A folder below that cannot be read is skipped here and reported by planFolder; the top one fails the import.
+    for (const entry of await readdir(current, { withFileTypes: true }).catch((error: unknown) => { if (current === folder) throw error; return []; })) {
       if (entry.name.startsWith('.')) continue;
       if (++entries > MAX_ENTRIES) throw invalid(`The folder holds more than ${MAX_ENTRIES} entries; import it in parts`, { field: 'path' });
       if (entry.isDirectory()) stack.push(join(current, entry.name));

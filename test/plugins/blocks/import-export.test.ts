@@ -84,6 +84,8 @@ describe('import and export of Markdown', () => {
     // A rule, a line and a rule at the top that are no map of properties stay Markdown, a heading among them too.
     await writeFile(join(folder, 'Rules.md'), '---\nJust a line\n---\n\nMore.\n');
     await writeFile(join(folder, 'Minutes.md'), '---\n# Meeting notes\nAgenda: budget\n---\n\nBody.\n');
+    // Keys holding a colon and comments after the first key are front matter all the same.
+    await writeFile(join(folder, 'Social.md'), '---\nog:image: cover.png\n# shown on the card\ntitle: Card\n---\n\nText.\n');
     const first = await act<Created>('notebook_create', { name: 'Blog' });
     await act('import_markdown', { notebook: first.id, path: folder });
     const { documents } = await act<Listed>('document_list', { notebook: first.id });
@@ -92,6 +94,10 @@ describe('import and export of Markdown', () => {
     expect(post.document.children.map((block) => [block.type, block.content])).toEqual([['heading', 'Body'], ['paragraph', 'Text.']]);
     const rules = await act<{ markdown: string }>('document_get_markdown', { id: documents.find((doc) => doc.title === 'Rules')!.id });
     expect(rules.markdown).toBe('---\n\n## Just a line\n\nMore.\n');
+    const social = await act<{ document: { attrs: Record<string, string>; children: { content?: string }[] } }>('document_get', { id: documents.find((doc) => doc.title === 'Social')!.id });
+    expect(social.document.children.map((block) => block.content)).toEqual(['Text.']);
+    expect(social.document.attrs).toMatchObject({ 'custom-title': 'Card' });
+    expect(Object.values(social.document.attrs)).toContain('cover.png');
     const minutes = await act<{ markdown: string }>('document_get_markdown', { id: documents.find((doc) => doc.title === 'Minutes')!.id });
     expect(minutes.markdown).toBe('---\n\n# Meeting notes\n\n## Agenda: budget\n\nBody.\n');
     // A document that starts with a rule and a line like a property is exported so that it reads back the same.
@@ -115,7 +121,7 @@ describe('import and export of Markdown', () => {
     // "# 中文笔记" in GBK, as older Chinese note collections are kept.
     await writeFile(join(folder, 'Old.md'), Buffer.from([0x23, 0x20, 0xd6, 0xd0, 0xce, 0xc4, 0xb1, 0xca, 0xbc, 0xc7, 0x0a]));
     // UTF-16 without a byte order mark (every other byte zero) is read too; text with NULs in it is no note.
-    await writeFile(join(folder, 'Bare.md'), Buffer.from('# Bare\n', 'utf16le'));
+    await writeFile(join(folder, 'Bare.md'), Buffer.from('# Bare, it\u2019s\n', 'utf16le'));
     await writeFile(join(folder, 'Binary.md'), Buffer.from([0x23, 0x20, 0x41, 0x00, 0x42, 0x43, 0x44]));
     const notebook = await act<Created>('notebook_create', { name: 'Encodings' });
     const result = await act<{ skipped: { path: string; reason: string }[] }>('import_markdown', { notebook: notebook.id, path: folder });
@@ -124,7 +130,7 @@ describe('import and export of Markdown', () => {
       { path: join(folder, 'Old.md'), reason: expect.stringContaining('not UTF-8 text (the first byte that is not is at offset 2)') },
     ]);
     const bare = await act<{ markdown: string }>('document_get_markdown', { id: (await act<Listed>('document_list', { notebook: notebook.id })).documents.find((doc) => doc.title === 'Bare')!.id });
-    expect(bare.markdown).toBe('# Bare\n');
+    expect(bare.markdown).toBe('# Bare, it\u2019s\n');
     const { documents } = await act<Listed>('document_list', { notebook: notebook.id });
     const wide = await act<{ markdown: string }>('document_get_markdown', { id: documents.find((doc) => doc.title === 'Wide')!.id });
     expect(wide.markdown).toBe('# 中文笔记\n\nUTF-16 text.\n');
@@ -153,14 +159,17 @@ describe('import and export of Markdown', () => {
     await mkdir(join(kernel.workspace.root, 'assets'), { recursive: true });
     await writeFile(join(kernel.workspace.root, 'assets', 'cat photo.png'), 'png bytes');
     await writeFile(join(kernel.workspace.root, 'assets', 'shot(1).png'), 'shot bytes');
-    const top = await act<Created>('document_create', { notebook: notebook.id, title: 'Top', markdown: '![cat](assets/cat%20photo.png)\n\n`![code](assets/not-a-link.png)`\n' });
+    await mkdir(join(kernel.workspace.root, 'assets', 'sub'));
+    await writeFile(join(kernel.workspace.root, 'assets', 'sub', 'titled.png'), 'titled bytes');
+    const top = await act<Created>('document_create', { notebook: notebook.id, title: 'Top', markdown: '![cat](assets/cat%20photo.png)\n\n`![code](assets/not-a-link.png)`\n\n![a \\[1\\]](assets/sub/titled.png "Title")\n' });
     await act('document_create', { notebook: notebook.id, title: 'Below', parentId: top.id, markdown: 'See ![cat](assets/cat%20photo.png) and [gone](assets/gone.pdf) and ![shot](assets/shot\\(1\\).png).\n' });
     const out = join(await tempDir(), 'export');
     const result = await act<{ attachments: unknown }>('export_markdown', { id: notebook.id, folder: out });
-    expect(result.attachments).toEqual({ linked: 3, copied: 2, missing: ['gone.pdf'] });
+    expect(result.attachments).toEqual({ linked: 4, copied: 3, missing: ['gone.pdf'] });
+    expect(await readFile(join(out, 'assets', 'sub', 'titled.png'), 'utf8')).toBe('titled bytes');
     expect(await readFile(join(out, 'assets', 'shot(1).png'), 'utf8')).toBe('shot bytes');
     expect(await readFile(join(out, 'assets', 'cat photo.png'), 'utf8')).toBe('png bytes');
-    expect(await readFile(join(out, 'Top.md'), 'utf8')).toBe('![cat](assets/cat%20photo.png)\n\n`![code](assets/not-a-link.png)`\n');
+    expect(await readFile(join(out, 'Top.md'), 'utf8')).toBe('![cat](assets/cat%20photo.png)\n\n`![code](assets/not-a-link.png)`\n\n![a \\[1\\]](assets/sub/titled.png "Title")\n');
     expect(await readFile(join(out, 'Top', 'Below.md'), 'utf8')).toBe('See ![cat](../assets/cat%20photo.png) and [gone](../assets/gone.pdf) and ![shot](../assets/shot\\(1\\).png).\n');
   });
 

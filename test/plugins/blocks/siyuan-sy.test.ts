@@ -307,7 +307,8 @@ describe('siyuanToDrafts on hand-made variations', () => {
       process.env.TZ = 'Asia/Shanghai';
       expect(siyuanStamp('20200812220555')).toBe('2020-08-12T14:05:55.000Z');
     } finally {
-      process.env.TZ = zone;
+      if (zone === undefined) delete process.env.TZ;
+      else process.env.TZ = zone;
     }
     expect(siyuanStamp('20201332220555')).toBeUndefined();
     expect(siyuanStamp('2020081222055')).toBeUndefined();
