@@ -44,6 +44,8 @@ const MD_LINK = /(!?)\[([^[\]\n]*)\]\((?:<([^<>\n]+)>|((?:[^()\s<>\\]|\\.)+))(?:
 // Obsidian's tag: `#` after a space or line start, letters, digits, `_`, `-`, `/`, not only digits.
 const TAG = /(^|[\s([{,;])#(?=[\p{N}_/-]*[\p{L}_/-])([\p{L}\p{N}_/-]+)(?![\p{L}\p{N}_/#-])/gu;
 const REMOTE = /^[a-z][a-z0-9+.-]*:/i;
+/** A reference with its anchor (`((id "text"))`), or a Markdown link's label (`[text](`): text, not tags. */
+const LINK_TEXT = /\(\(\d{14}-[0-9a-z]{7}[ \t]+"[^"\n]*"\)\)|\[(?:[^[\]\n\\]|\\.)*\]\(/g;
 /** Quote markers and a list marker before a line's text: an embed alone after them is still alone. */
 const CONTAINER_PREFIX = /^(?:[ \t]*>)*[ \t]*(?:[-*+][ \t]+(?:\[[ xX]\][ \t]+)?|\d{1,9}[.)][ \t]+)?/;
 
@@ -57,9 +59,14 @@ export function convertObsidianNote(text: string, file: string, vault: VaultLook
       markdownLink(whole, bang === '!', label, pointy ?? bare!.replace(/\\(.)/g, '$1'), file, vault, report));
     const alone = context.wholeLine ? prose.replace(CONTAINER_PREFIX, '').trim() : undefined;
     out = out.replace(WIKI, (whole, bang: string, inner: string) => wikiLink(whole, bang === '!', inner, alone === whole, file, vault, report));
+    // A link's text (`[[Note|see #todo]]`, now a reference's anchor, or a Markdown link's label) holds no tags.
+    const labels = spansOf(LINK_TEXT, out);
+    let label = 0;
     return out.replace(TAG, (whole: string, before: string, tag: string, offset: number, all: string) => {
       // A link's destination (`[Jump](#section)`, left as it was) is no tag.
       if (before === '(' && all.charAt(offset - 1) === ']') return whole;
+      while (label < labels.length && labels[label]![1] <= offset) label++;
+      if (label < labels.length && labels[label]![0] <= offset) return whole;
       report.tags++;
       return `${before}#${tag}#`;
     });
@@ -155,4 +162,12 @@ export function isImage(name: string): boolean {
 
 function baseName(path: string): string {
   return path.split('/').pop() ?? path;
+}
+
+/** The [start, end) spans of a pattern's matches in a text, in order (the pattern global). */
+function spansOf(pattern: RegExp, text: string): [number, number][] {
+  const spans: [number, number][] = [];
+  pattern.lastIndex = 0;
+  for (let match = pattern.exec(text); match; match = pattern.exec(text)) spans.push([match.index, match.index + match[0].length]);
+  return spans;
 }

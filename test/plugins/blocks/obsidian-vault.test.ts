@@ -234,6 +234,7 @@ describe('Obsidian notes with hostile lines', () => {
     ['backtick runs of 4,000 distinct lengths', Array.from({ length: 4_000 }, (_, k) => `${'`'.repeat(k + 1)}x`).join('')],
     ['HTML tags never closed', '<a '.repeat(LONG / 3)],
     ['HTML comments never closed', '<!--'.repeat(LONG / 4)],
+    ['link labels never closed', '[a #b'.repeat(LONG / 5)],
   ])('converts a note holding %s', (_name, line) => {
     const converted = convertObsidianNote(`intro\n\n${line}\n`, 'note.md', nowhere);
     expect(converted.markdown.length).toBeGreaterThanOrEqual(line.length);
@@ -287,6 +288,9 @@ describe('Obsidian notes with hostile lines', () => {
     const converted = convertObsidianNote(note, 'note.md', nowhere);
     expect(converted.markdown).toBe('<span style="color: #ff0000">#red#</span> $a #b$ `#c` %% private #todo %% #d# and $5 to $6 #e#\n%% a comment\nof #two lines %% #f#\n');
     expect(converted.report.tags).toBe(4);
+    // A link's text holds no tags: a wiki link's alias (now a reference's anchor), a Markdown link's label.
+    const vault = new ObsidianVault('/vault', [{ id: '20240101120000-aaaaaaa', file: '/vault/Note.md' }], []);
+    expect(convertObsidianNote('[[Note|see #todo]] and [a #b](https://x.y) #c\n', '/vault/x.md', vault).markdown).toBe('((20240101120000-aaaaaaa "see #todo")) and [a #b](https://x.y) #c#\n');
     // A `<` in prose is no tag: what follows it is still read.
     expect(convertObsidianNote('if x<y then #t and z>w, a < b #u\n', 'note.md', nowhere).markdown).toBe('if x<y then #t# and z>w, a < b #u#\n');
   });
