@@ -1084,6 +1084,8 @@ export type ImportMarkdownOutput = {
     reason: string;
   }>;
   seconds: number;
+  /** a plain Markdown import: links of its notes to local files inside the folder, now pointing into assets/ where the files were copied (the same bytes used again) */
+  attachmentLinks?: number;
   /** flavor obsidian: what could and could not be mapped */
   obsidian?: {
     notes?: number;
@@ -2557,7 +2559,7 @@ export interface Operations {
     };
   };
   import_markdown: {
-    /** Import a .md file or a folder of them (folders become documents holding their contents). */
+    /** Import a .md file or a folder of them (folders become documents holding their contents); a note's front matter becomes its attributes, the local files its links name (inside the folder) are copied int */
     body: ImportMarkdownInput;
     response: {
       result: ImportMarkdownOutput;

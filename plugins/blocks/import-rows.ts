@@ -14,6 +14,7 @@ import { obsidianCallouts } from './obsidian/callouts.js';
 import { headingKey } from './obsidian/heading-key.js';
 import { stampNew } from './provenance.js';
 import { materialise } from './tree-ops.js';
+import { copyLinkedAttachments, type AttachmentPlace } from './markdown-attachments.js';
 
 export interface ImportDocWork {
   id: string;
@@ -39,6 +40,8 @@ export interface ImportDocWork {
 
 export interface ImportWork {
   docs: ImportDocWork[];
+  /** A plain Markdown import: the local files its notes link are copied into the workspace (markdown-attachments.ts). */
+  attachments?: AttachmentPlace;
   maxChars: number;
   /** updatedBy of every block. */
   by: string;
@@ -77,14 +80,18 @@ export interface PreparedDocument extends PreparedRows {
   problem?: string;
   /** Headings given an id ahead that the parse did not find (links to them point nowhere). */
   unplacedHeadings?: string[];
+  /** Links to local files that now point into `assets/`, the files copied there (a plain Markdown import). */
+  attachmentLinks?: number;
+  /** Local links left as written: outside the folder imported, missing, or too large. */
+  linksLeft?: string[];
 }
 
 export function prepareImport(work: ImportWork): PreparedDocument[] {
   const now = new Date(work.now);
-  return work.docs.map((doc) => prepareDocument(doc, work.maxChars, work.by, now));
+  return work.docs.map((doc) => prepareDocument(doc, work.maxChars, work.by, now, work.attachments));
 }
 
-function prepareDocument(doc: ImportDocWork, maxChars: number, by: string, now: Date): PreparedDocument {
+function prepareDocument(doc: ImportDocWork, maxChars: number, by: string, now: Date, attachments: AttachmentPlace | undefined): PreparedDocument {
   let drafts: DraftBlock[] = [];
   let problem: string | undefined;
   let frontMatter: Record<string, string> | undefined;
@@ -98,6 +105,7 @@ function prepareDocument(doc: ImportDocWork, maxChars: number, by: string, now: 
     // A plain Markdown file's front matter (an Obsidian note's was read before, into doc.attrs).
     if (parsed.ok) frontMatter = parsed.attrs;
   }
+  const linked = attachments && doc.path !== undefined && doc.markdown === undefined ? copyLinkedAttachments(drafts, doc.path, attachments) : undefined;
   const unplaced = doc.headingIds ? assignHeadingIds(drafts, new Map(Object.entries(doc.headingIds))) : [];
   const root: Block = { id: doc.id, type: 'document', content: doc.title, attrs: { ...frontMatter, ...doc.attrs }, children: [] };
   // The times of change the source gives (a SiYuan block's own, else its file's) are kept: an import
@@ -112,6 +120,8 @@ function prepareDocument(doc: ImportDocWork, maxChars: number, by: string, now: 
   const prepared: PreparedDocument = { id: doc.id, title: doc.title, text: documentText(root), blocks: prepareBlocks(root) };
   if (problem !== undefined) prepared.problem = problem;
   if (unplaced.length > 0) prepared.unplacedHeadings = unplaced;
+  if (linked && linked.linked > 0) prepared.attachmentLinks = linked.linked;
+  if (linked && linked.left.length > 0) prepared.linksLeft = linked.left;
   return prepared;
 }
 

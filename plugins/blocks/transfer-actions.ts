@@ -38,6 +38,8 @@ interface ImportState {
   total: number;
   /** Files other than Markdown found (an Obsidian vault's attachments). */
   attachments: string[];
+  /** Links of a plain Markdown import's notes to local files, now pointing into `assets/`. */
+  attachmentLinks: number;
   flavor: Flavor;
   /** SiYuan document ids kept so far (a file name seen twice gets a new one). */
   siyuanIds: Set<string>;
@@ -85,7 +87,7 @@ export async function importMarkdown(rt: BlocksRuntime, call: ActionCall, input:
   if (busy) throw new ConflictError('CONFLICT', `Notebook '${input.notebook}' is in use by ${busy}`, { details: { notebook: input.notebook } });
   // Marked busy before the first await, so that a removal arriving meanwhile cannot slip in.
   rt.busyNotebooks.set(input.notebook, `an import of ${input.path}`);
-  const state: ImportState = { rt, call, notebook: input.notebook, documents: 0, blocks: 0, skipped: [], total: 0, attachments: [], flavor: 'markdown', siyuanIds: new Set(), journalId: rt.imports.begin(), steps: 0, source: input.path };
+  const state: ImportState = { rt, call, notebook: input.notebook, documents: 0, blocks: 0, skipped: [], total: 0, attachments: [], attachmentLinks: 0, flavor: 'markdown', siyuanIds: new Set(), journalId: rt.imports.begin(), steps: 0, source: input.path };
   try {
     const source = await outsideWorkspace(resolve(input.path), rt.workspaceRoot, 'path');
     const info = await lstat(source).catch(() => undefined);
@@ -120,7 +122,10 @@ export async function importMarkdown(rt: BlocksRuntime, call: ActionCall, input:
     for (let i = 0; i < plan.length; i += CHUNK) chunks.push(plan.slice(i, i + CHUNK));
     const by = updatedBy(call);
     const prepare = async (chunk: Planned[]): Promise<Prepared> => {
-      const work: ImportWork = { docs: await Promise.all(chunk.map(toWork)), maxChars: rt.config.maxMarkdownChars, by, now: new Date().toISOString() };
+      const work: ImportWork = {
+        docs: await Promise.all(chunk.map(toWork)), maxChars: rt.config.maxMarkdownChars, by, now: new Date().toISOString(),
+        ...(state.flavor === 'markdown' ? { attachments: { root, assets: join(rt.workspaceRoot, 'assets') } } : {}),
+      };
       return { work, prepared: await rt.files.prepareImport(work) };
     };
     throwIfStopped(call, `The import of ${source}`);
@@ -150,6 +155,7 @@ export async function importMarkdown(rt: BlocksRuntime, call: ActionCall, input:
       notebook: input.notebook, flavor: state.flavor, documents: state.documents, blocks: state.blocks, skipped: state.skipped, seconds,
       ...(obsidian ? { obsidian: obsidian.report() } : {}),
       ...(siyuan ? { siyuan: siyuan.report() } : {}),
+      ...(state.attachmentLinks > 0 ? { attachmentLinks: state.attachmentLinks } : {}),
     };
     // Answered (done or stopped): what it wrote is the call's to report, no longer a crash's to undo.
     await forgetSteps(rt, state);
@@ -274,6 +280,8 @@ async function importChunk(state: ImportState, chunk: Planned[], work: ImportWor
   for (const [i, doc] of prepared.entries()) {
     if (doc.problem !== undefined) state.skipped.push({ path: chunk[i]!.path!, reason: `${doc.problem}: imported as an empty document` });
     if (doc.unplacedHeadings) state.skipped.push({ path: chunk[i]!.path!, reason: `links point to headings the note does not have as headings: ${doc.unplacedHeadings.slice(0, 5).join(', ')}` });
+    if (doc.linksLeft) state.skipped.push({ path: chunk[i]!.path!, reason: `links to local files kept as written (outside the folder imported, missing, or over 256 MiB): ${doc.linksLeft.slice(0, 5).join(', ')}` });
+    state.attachmentLinks += doc.attachmentLinks ?? 0;
     blocks += doc.blocks.length;
   }
   const docs = prepared.map((doc, i) => ({ doc, entry: { id: doc.id, notebook: state.notebook, parent: chunk[i]!.parent, title: doc.title } }));

@@ -1,4 +1,5 @@
 import { mkdir, readFile, readdir, symlink, utimes, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
@@ -183,6 +184,35 @@ describe('import and export of Markdown', () => {
     expect((await act<{ documents: number }>('import_markdown', { notebook: notebook.id, path: join(folder, 'Long.markdown') })).documents).toBe(1);
     const { documents } = await act<Listed>('document_list', { notebook: notebook.id });
     expect(documents.map((doc) => doc.title).sort()).toEqual(['Long', 'Long', 'Short']);
+  });
+
+  it('copies the local files a folder\'s notes link into assets/ and points the links there, leaving links out of the folder as written', async () => {
+    const { kernel, act } = await boot();
+    const top = await tempDir('quire-md-');
+    const folder = join(top, 'notes');
+    await mkdir(join(folder, 'img'), { recursive: true });
+    await mkdir(join(folder, 'Trip', 'img'), { recursive: true });
+    await writeFile(join(folder, 'img', 'map (1).png'), 'map bytes');
+    await writeFile(join(folder, 'Trip', 'img', 'map (1).png'), 'other map bytes');
+    await writeFile(join(top, 'secret.txt'), 'outside the folder');
+    await writeFile(join(folder, 'Home.md'), '![map](<img/map (1).png> "The map") and [file](../secret.txt) and ![web](https://x.y/a.png) and `![code](img/map (1).png)`\n');
+    await writeFile(join(folder, 'Trip.md'), 'Same ![map](img/map%20\\(1\\).png).\n');
+    await writeFile(join(folder, 'Trip', 'Day.md'), 'Another ![map](img/map%20\\(1\\).png) and ![gone](img/none.png).\n');
+    const notebook = await act<Created>('notebook_create', { name: 'Trips' });
+    const result = await act<{ attachmentLinks: number; skipped: { path: string; reason: string }[] }>('import_markdown', { notebook: notebook.id, path: folder });
+    expect(result.attachmentLinks).toBe(3);
+    expect(result.skipped.map((entry) => [entry.path, entry.reason.split(': ')[1]])).toEqual([[join(folder, 'Home.md'), '../secret.txt'], [join(folder, 'Trip', 'Day.md'), 'img/none.png']]);
+    const assets = join(kernel.workspace.root, 'assets');
+    expect((await readdir(assets)).sort()).toEqual(['map (1)-' + createHash('sha256').update('other map bytes').digest('hex').slice(0, 10) + '.png', 'map (1).png']);
+    const markdownOf = async (title: string, parentId?: string) => {
+      const { documents } = await act<Listed>('document_list', { notebook: notebook.id, ...(parentId ? { parentId } : {}) });
+      const doc = documents.find((entry) => entry.title === title)!;
+      return { id: doc.id, markdown: (await act<{ markdown: string }>('document_get_markdown', { id: doc.id })).markdown };
+    };
+    expect((await markdownOf('Home')).markdown).toBe('![map](assets/map%20%281%29.png "The map") and [file](../secret.txt) and ![web](https://x.y/a.png) and `![code](img/map (1).png)`\n');
+    const trip = await markdownOf('Trip');
+    expect(trip.markdown).toBe('Same ![map](assets/map%20%281%29.png).\n');
+    expect((await markdownOf('Day', trip.id)).markdown).toMatch(/^Another !\[map\]\(assets\/map%20%281%29-[0-9a-f]{10}\.png\) and !\[gone\]\(img\/none\.png\)\.\n$/);
   });
 
   it('runs from the CLI with progress, and index rebuild reproduces the index', async () => {

@@ -1,0 +1,124 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { closeSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, realpathSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { basename, dirname, extname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import type { DraftBlock } from './block-model.js';
+import { mapOutsideCode } from './obsidian/outside-code.js';
+
+/** Where a plain Markdown import's local attachments come from and go. */
+export interface AttachmentPlace {
+  /** The folder imported (or the file's folder): no link may reach outside it. */
+  root: string;
+  /** The workspace's `assets/` folder. */
+  assets: string;
+}
+
+/** A link or image, its destination bare or in pointy brackets, perhaps with a title. */
+const LINK = /(!?)\[((?:[^[\]\n\\]|\\.)*)\]\((?:<([^<>\n]+)>|((?:[^()\s<>\\]|\\.)+))((?:[ \t]+"[^"\n]*")?)\)/g;
+const REMOTE = /^[a-z][a-z0-9+.-]*:/i;
+/** One attachment at most this large is copied; a larger one keeps its link as written, and is said. */
+const MAX_ATTACHMENT_BYTES = 256 * 2 ** 20;
+const TYPES_WITH_LINKS: ReadonlySet<string> = new Set(['paragraph', 'heading', 'table']);
+
+/**
+ * The local files a plain Markdown note links (`![a](img/a.png)`, `[paper](docs/p.pdf)`), relative to
+ * the note and inside the folder imported, are copied into the workspace's `assets/` and the links point
+ * there (`assets/a.png`), as the Obsidian and SiYuan imports do: a folder of notes came in with every
+ * image pointing at a file left behind. A file of the same name and other bytes there already gets its
+ * hash in its name; the same bytes are used again. Runs on the parse worker, synchronously (and again on
+ * this thread if the chunk is made again: placing is idempotent). Returns how many links now point into
+ * `assets/`, and the links left as written (outside the folder, missing, too large).
+ */
+export function copyLinkedAttachments(drafts: DraftBlock[], notePath: string, place: AttachmentPlace): { linked: number; left: string[] } {
+  const result = { linked: 0, left: [] as string[] };
+  const placed = new Map<string, string>();
+  const visit = (list: DraftBlock[]): void => {
+    for (const draft of list) {
+      if (draft.children) visit(draft.children);
+      else if (TYPES_WITH_LINKS.has(draft.type) && draft.content?.includes('](')) {
+        draft.content = mapOutsideCode(draft.content, (prose) => prose.replace(LINK, (whole, bang: string, label: string, pointy: string | undefined, bare: string | undefined, title: string) => {
+          const target = pointy ?? bare!.replace(/\\(.)/g, '$1');
+          if (REMOTE.test(target) || target.startsWith('#') || /\.(md|markdown)(#.*)?$/i.test(target)) return whole;
+          const name = placeOne(target, notePath, place, placed, result);
+          if (name !== undefined) result.linked++;
+          return name === undefined ? whole : `${bang}[${label}](assets/${encodeURIComponent(name).replace(/\(/g, '%28').replace(/\)/g, '%29')}${title})`;
+        }));
+      }
+    }
+  };
+  visit(drafts);
+  return result;
+}
+
+function placeOne(target: string, notePath: string, place: AttachmentPlace, placed: Map<string, string>, result: { left: string[] }): string | undefined {
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(target.split('#')[0]!);
+  } catch {
+    return undefined;
+  }
+  if (decoded === '' || isAbsolute(decoded)) return undefined;
+  const source = resolve(dirname(notePath), decoded);
+  const known = placed.get(source);
+  if (known !== undefined) return known;
+  const leave = (): undefined => {
+    result.left.push(target);
+    return undefined;
+  };
+  let real: string;
+  try {
+    // Where it really is: a link into a linked folder must stay inside the folder imported too.
+    real = realpathSync(source);
+  } catch {
+    return leave();
+  }
+  const inside = relative(realpathSync(place.root), real);
+  if (inside === '' || inside.startsWith(`..${sep}`) || inside === '..' || isAbsolute(inside)) return leave();
+  const info = statSync(real);
+  if (!info.isFile() || info.size > MAX_ATTACHMENT_BYTES) return leave();
+  const bytes = readFileSync(real);
+  const digest = createHash('sha256').update(bytes).digest('hex');
+  const name = placeBytes(bytes, digest, basename(real), place.assets);
+  placed.set(source, name);
+  return name;
+}
+
+/** Puts the bytes in `assets/` under the name, or the name with their hash if another file has it. */
+function placeBytes(bytes: Buffer, digest: string, name: string, assets: string): string {
+  mkdirSync(assets, { recursive: true });
+  const hashed = `${basename(name, extname(name))}-${digest.slice(0, 10)}${extname(name)}`;
+  // The last, the whole hash, is another file's only if that file has these very bytes.
+  for (const candidate of [name, hashed, `${digest}${extname(name)}`]) {
+    const target = join(assets, candidate);
+    const present = digestOf(target);
+    if (present === digest) return candidate;
+    if (present !== undefined) continue;
+    // Written beside it, synced, then linked into place: never a half-written file, and of two imports
+    // placing one name at once the second finds the first's (the same bytes, or another name).
+    const temp = join(assets, `.${candidate}.${randomBytes(6).toString('hex')}.tmp`);
+    const fd = openSync(temp, 'wx', 0o644);
+    try {
+      writeSync(fd, bytes);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    try {
+      linkSync(temp, target);
+      return candidate;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      if (digestOf(target) === digest) return candidate;
+    } finally {
+      unlinkSync(temp);
+    }
+  }
+  throw new Error(`no name in assets/ is free for ${name}`);
+}
+
+function digestOf(path: string): string | undefined {
+  try {
+    return createHash('sha256').update(readFileSync(path)).digest('hex');
+  } catch {
+    return undefined;
+  }
+}
