@@ -1,5 +1,5 @@
 import { mkdir, realpath } from 'node:fs/promises';
-import { dirname, join, relative, sep } from 'node:path';
+import { dirname, isAbsolute, join, relative, sep } from 'node:path';
 import { copyUnlessSame } from './file-digest.js';
 import { mapOutsideCode } from './obsidian/outside-code.js';
 import { outsideWorkspace } from './outside-workspace.js';
@@ -7,7 +7,7 @@ import { outsideWorkspace } from './outside-workspace.js';
 /** A link or image to a file of the workspace's `assets/` folder, as imports write them. */
 // The name may hold escaped parentheses (`a\(1\).png`, as a SiYuan import writes them), the label
 // escaped brackets; a title may follow (`"Title"`).
-const ASSET = /(!?)\[((?:[^[\]\n\\]|\\.)*)\]\(assets\/((?:[^()\s\\]|\\.)+)((?:[ \t]+"[^"\n]*")?)\)/g;
+const ASSET = /(!?)(?<!\\)\[((?:[^[\]\n\\]|\\.)*)\]\(assets\/((?:[^()\s\\]|\\.)+)((?:[ \t]+"[^"\n]*")?)\)/g;
 
 /**
  * The attachments of a plain Markdown export: each file's links to `assets/…` made relative to where
@@ -58,7 +58,14 @@ export async function copyAssets(folder: string, workspaceRoot: string, names: I
     // A path inside `assets/` (a SiYuan import keeps its sub-folders): no segment empty, hidden, `..` or with a backslash.
     const segments = name.split('/');
     if (name.includes('\\') || segments.some((segment) => segment === '' || segment.startsWith('.'))) { missing.push(name); continue; }
-    if (segments.length > 1) await mkdir(dirname(join(assets, name)), { recursive: true });
+    if (segments.length > 1) {
+      await mkdir(dirname(join(assets, name)), { recursive: true });
+      // A sub-folder already there may be a link out of assets/ (into the workspace): checked where it leads.
+      const real = await realpath(dirname(join(assets, name)));
+      const within = relative(await realpath(assets), real);
+      if (within.startsWith('..') || isAbsolute(within)) { missing.push(name); continue; }
+      await outsideWorkspace(real, workspaceRoot, 'folder', { writes: true });
+    }
     const outcome = await copyUnlessSame(join(workspaceRoot, 'assets', name), join(assets, name), overwrite);
     if (outcome === 'missing') missing.push(name);
     else if (outcome === 'different') kept.push(name);

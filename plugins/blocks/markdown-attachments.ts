@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, realpathSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, extname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { DraftBlock } from './block-model.js';
 import { mapOutsideCode } from './obsidian/outside-code.js';
@@ -10,10 +10,12 @@ export interface AttachmentPlace {
   root: string;
   /** The workspace's `assets/` folder. */
   assets: string;
+  /** The workspace: nothing in it is copied (a note beside it linked `workspace/.quire/usage.db`). */
+  workspace: string;
 }
 
 /** A link or image, its destination bare or in pointy brackets, perhaps with a title. */
-const LINK = /(!?)\[((?:[^[\]\n\\]|\\.)*)\]\((?:<([^<>\n]+)>|((?:[^()\s<>\\]|\\.)+))((?:[ \t]+"[^"\n]*")?)\)/g;
+const LINK = /(!?)(?<!\\)\[((?:[^[\]\n\\]|\\.)*)\]\((?:<([^<>\n]+)>|((?:[^()\s<>\\]|\\.)+))((?:[ \t]+"[^"\n]*")?)\)/g;
 const REMOTE = /^[a-z][a-z0-9+.-]*:/i;
 /** One attachment at most this large is copied; a larger one keeps its link as written, and is said. */
 const MAX_ATTACHMENT_BYTES = 256 * 2 ** 20;
@@ -64,22 +66,40 @@ function placeOne(target: string, notePath: string, place: AttachmentPlace, plac
     result.left.push(target);
     return undefined;
   };
-  let real: string;
   try {
-    // Where it really is: a link into a linked folder must stay inside the folder imported too.
-    real = realpathSync(source);
+    // Where it really is: a link into a linked folder must stay inside the folder imported too, outside
+    // the workspace, and no segment of it hidden (`.ssh/id_rsa`, `.env`).
+    const real = realpathSync(source);
+    const inside = relative(realpathSync(place.root), real);
+    if (inside === '' || isAbsolute(inside) || inside.split(sep).some((segment) => segment.startsWith('.'))) return leave();
+    const workspace = relative(realpathSync(place.workspace), real);
+    if (workspace === '' || !(workspace.startsWith(`..${sep}`) || isAbsolute(workspace))) return leave();
+    const info = statSync(real);
+    if (!info.isFile() || info.size > MAX_ATTACHMENT_BYTES) return leave();
+    const key = `${info.dev}:${info.ino}:${info.size}:${info.mtimeMs}`;
+    let name = placedInImport.get(key);
+    if (name === undefined) {
+      const bytes = readFileSync(real);
+      name = placeBytes(bytes, createHash('sha256').update(bytes).digest('hex'), basename(real), place.assets);
+      remember(key, name);
+    }
+    placed.set(source, name);
+    return name;
   } catch {
+    // Unreadable (a permission, removed meanwhile), or not placeable: its link stays as written, and is said.
     return leave();
   }
-  const inside = relative(realpathSync(place.root), real);
-  if (inside === '' || inside.startsWith(`..${sep}`) || inside === '..' || isAbsolute(inside)) return leave();
-  const info = statSync(real);
-  if (!info.isFile() || info.size > MAX_ATTACHMENT_BYTES) return leave();
-  const bytes = readFileSync(real);
-  const digest = createHash('sha256').update(bytes).digest('hex');
-  const name = placeBytes(bytes, digest, basename(real), place.assets);
-  placed.set(source, name);
-  return name;
+}
+
+/**
+ * Files placed by this thread, by identity (device, inode, size, time of change): a file many notes
+ * link is read and hashed once, not once per note. Bounded; a file changed since has another key.
+ */
+const placedInImport = new Map<string, string>();
+
+function remember(key: string, name: string): void {
+  placedInImport.set(key, name);
+  if (placedInImport.size > 10_000) placedInImport.delete(placedInImport.keys().next().value!);
 }
 
 /** Puts the bytes in `assets/` under the name, or the name with their hash if another file has it. */
@@ -89,36 +109,51 @@ function placeBytes(bytes: Buffer, digest: string, name: string, assets: string)
   // The last, the whole hash, is another file's only if that file has these very bytes.
   for (const candidate of [name, hashed, `${digest}${extname(name)}`]) {
     const target = join(assets, candidate);
-    const present = digestOf(target);
+    const present = digestOf(target, bytes.length);
     if (present === digest) return candidate;
     if (present !== undefined) continue;
-    // Written beside it, synced, then linked into place: never a half-written file, and of two imports
-    // placing one name at once the second finds the first's (the same bytes, or another name).
-    const temp = join(assets, `.${candidate}.${randomBytes(6).toString('hex')}.tmp`);
-    const fd = openSync(temp, 'wx', 0o644);
+    // Written beside it (a short name: a long file name must still fit), synced, then linked into place:
+    // never a half-written file, and of two imports placing one name at once the second finds the
+    // first's (the same bytes, or another name). The temporary file goes whatever happens.
+    const temp = join(assets, `.import-${randomBytes(6).toString('hex')}.tmp`);
     try {
-      writeSync(fd, bytes);
-      fsyncSync(fd);
+      const fd = openSync(temp, 'wx', 0o644);
+      try {
+        writeFileSync(fd, bytes);
+        fsyncSync(fd);
+      } finally {
+        closeSync(fd);
+      }
+      try {
+        linkSync(temp, target);
+        syncFolder(assets);
+        return candidate;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+        if (digestOf(target, bytes.length) === digest) return candidate;
+      }
     } finally {
-      closeSync(fd);
-    }
-    try {
-      linkSync(temp, target);
-      return candidate;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      if (digestOf(target) === digest) return candidate;
-    } finally {
-      unlinkSync(temp);
+      rmSync(temp, { force: true });
     }
   }
   throw new Error(`no name in assets/ is free for ${name}`);
 }
 
-function digestOf(path: string): string | undefined {
+/** A file's hash, or `size-differs` without reading it when its size is not `size`; undefined when absent. */
+function digestOf(path: string, size: number): string | undefined {
   try {
+    if (statSync(path).size !== size) return 'size-differs';
     return createHash('sha256').update(readFileSync(path)).digest('hex');
   } catch {
     return undefined;
+  }
+}
+
+function syncFolder(folder: string): void {
+  const fd = openSync(folder, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
   }
 }

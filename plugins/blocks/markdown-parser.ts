@@ -108,7 +108,7 @@ export function parseMarkdownFile(path: string, maxChars: number): ParsedFile {
 
 /**
  * Whether the lines between a file's first two `---` lines read as YAML properties: the first a `key:`,
- * each other one a `key:`, a list item, an indented continuation or a comment. Two rules around
+ * each other one a `key:`, a list item or an indented continuation, none a `#` line. Two rules around
  * Markdown (`# Minutes`, `Status: draft`, as an export writes a document that starts with a rule) are
  * not front matter: YAML took the heading for a comment, and the text was lost.
  */
@@ -119,9 +119,11 @@ function looksLikeProperties(text: string): boolean {
     const line = lines[i]!;
     if (/^(?:---|\.\.\.)[ \t]*$/.test(line)) return keys > 0;
     if (line.trim() === '') continue;
-    // A key ends at the first colon followed by a blank or the line's end (`og:image: a.png`), may be quoted.
-    if (/^[^\s#-].*?:(?:[ \t]|$)/.test(line)) keys++;
-    else if (keys === 0 || !/^(?:[ \t]|- |#)/.test(line)) return false;
+    // A key has no colon before its own (`Status: draft`), or no blank in it (`og:image: a.png`): a
+    // sentence (`We met at 10:30. Result: approved`) is none; a `#` line, a YAML comment, may be a
+    // heading or a tag, which would be lost.
+    if (/^(?:[^\s#:-][^:]*|[^\s#:-]\S*):(?:[ \t]|$)/.test(line)) keys++;
+    else if (keys === 0 || !/^(?:[ \t]|- )/.test(line)) return false;
   }
   return false;
 }

@@ -124,7 +124,7 @@ export async function importMarkdown(rt: BlocksRuntime, call: ActionCall, input:
     const prepare = async (chunk: Planned[]): Promise<Prepared> => {
       const work: ImportWork = {
         docs: await Promise.all(chunk.map(toWork)), maxChars: rt.config.maxMarkdownChars, by, now: new Date().toISOString(),
-        ...(state.flavor === 'markdown' ? { attachments: { root, assets: join(rt.workspaceRoot, 'assets') } } : {}),
+        ...(state.flavor === 'markdown' ? { attachments: { root, assets: join(rt.workspaceRoot, 'assets'), workspace: rt.workspaceRoot } } : {}),
       };
       return { work, prepared: await rt.files.prepareImport(work) };
     };

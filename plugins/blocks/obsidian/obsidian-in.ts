@@ -44,8 +44,12 @@ const MD_LINK = /(!?)\[([^[\]\n]*)\]\((?:<([^<>\n]+)>|((?:[^()\s<>\\]|\\.)+))(?:
 // Obsidian's tag: `#` after a space or line start, letters, digits, `_`, `-`, `/`, not only digits.
 const TAG = /(^|[\s([{,;])#(?=[\p{N}_/-]*[\p{L}_/-])([\p{L}\p{N}_/-]+)(?![\p{L}\p{N}_/#-])/gu;
 const REMOTE = /^[a-z][a-z0-9+.-]*:/i;
-/** A reference with its anchor (`((id "text"))`), or a Markdown link's label (`[text](`): text, not tags. */
-const LINK_TEXT = /\(\(\d{14}-[0-9a-z]{7}[ \t]+"[^"\n]*"\)\)|\[(?:[^[\]\n\\]|\\.)*\]\(/g;
+/**
+ * A reference with its anchor (`((id "text"))`, either quote), a Markdown link's label (`[text](`, not
+ * after a backslash: from an escaped `[` the label's scan ran to the line's end, for each one), or a wiki
+ * link left as written (its note not found): text, not tags.
+ */
+const LINK_TEXT = /\(\(\d{14}-[0-9a-z]{7}[ \t]+(?:"[^"\n]*"|'[^'\n]*')\)\)|(?<!\\)\[(?:[^[\]\n\\]|\\.)*\]\(|\[\[[^[\]\n]*\]\]/g;
 /** Quote markers and a list marker before a line's text: an embed alone after them is still alone. */
 const CONTAINER_PREFIX = /^(?:[ \t]*>)*[ \t]*(?:[-*+][ \t]+(?:\[[ xX]\][ \t]+)?|\d{1,9}[.)][ \t]+)?/;
 

@@ -32,7 +32,7 @@ const TAG = /#([^#\s][^#\n]*?)#/g;
 // Linear whatever the text (see obsidian-in.ts): the letter is a lookahead, a label stops at a bracket.
 const OBSIDIAN_TAG = /^(?=[\p{N}_/-]*[\p{L}_/-])[\p{L}\p{N}_/-]+$/u;
 // The name may hold escaped parentheses (`a\(1\).png`, as a SiYuan import writes them).
-const ASSET = /(!?)\[((?:[^[\]\n\\]|\\.)*)\]\(assets\/((?:[^()\s\\]|\\.)+)(?:[ \t]+"[^"\n]*")?\)/g;
+const ASSET = /(!?)(?<!\\)\[((?:[^[\]\n\\]|\\.)*)\]\(assets\/((?:[^()\s\\]|\\.)+)(?:[ \t]+"[^"\n]*")?\)/g;
 
 export function newExportReport(): ExportReport {
   return { links: 0, approximated: 0, outside: 0, tagsKept: 0, assets: new Set() };

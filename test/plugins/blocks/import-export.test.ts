@@ -85,8 +85,10 @@ describe('import and export of Markdown', () => {
     // A rule, a line and a rule at the top that are no map of properties stay Markdown, a heading among them too.
     await writeFile(join(folder, 'Rules.md'), '---\nJust a line\n---\n\nMore.\n');
     await writeFile(join(folder, 'Minutes.md'), '---\n# Meeting notes\nAgenda: budget\n---\n\nBody.\n');
-    // Keys holding a colon and comments after the first key are front matter all the same.
-    await writeFile(join(folder, 'Social.md'), '---\nog:image: cover.png\n# shown on the card\ntitle: Card\n---\n\nText.\n');
+    // Keys holding a colon are front matter all the same; a # line after a key, or a sentence with colons, is not.
+    await writeFile(join(folder, 'Social.md'), '---\nog:image: cover.png\ntitle: Card\n---\n\nText.\n');
+    await writeFile(join(folder, 'Tagged.md'), '---\nTitle: Trip\n#hashtag day one\n---\n');
+    await writeFile(join(folder, 'Met.md'), '---\nWe met at 10:30. Result: approved\n---\n');
     const first = await act<Created>('notebook_create', { name: 'Blog' });
     await act('import_markdown', { notebook: first.id, path: folder });
     const { documents } = await act<Listed>('document_list', { notebook: first.id });
@@ -99,6 +101,10 @@ describe('import and export of Markdown', () => {
     expect(social.document.children.map((block) => block.content)).toEqual(['Text.']);
     expect(social.document.attrs).toMatchObject({ 'custom-title': 'Card' });
     expect(Object.values(social.document.attrs)).toContain('cover.png');
+    for (const [title, heading] of [['Tagged', '#hashtag day one'], ['Met', 'We met at 10:30. Result: approved']] as const) {
+      const kept = await act<{ markdown: string }>('document_get_markdown', { id: documents.find((doc) => doc.title === title)!.id });
+      expect(kept.markdown).toContain(heading);
+    }
     const minutes = await act<{ markdown: string }>('document_get_markdown', { id: documents.find((doc) => doc.title === 'Minutes')!.id });
     expect(minutes.markdown).toBe('---\n\n# Meeting notes\n\n## Agenda: budget\n\nBody.\n');
     // A document that starts with a rule and a line like a property is exported so that it reads back the same.
@@ -213,6 +219,47 @@ describe('import and export of Markdown', () => {
     const trip = await markdownOf('Trip');
     expect(trip.markdown).toBe('Same ![map](assets/map%20%281%29.png).\n');
     expect((await markdownOf('Day', trip.id)).markdown).toMatch(/^Another !\[map\]\(assets\/map%20%281%29-[0-9a-f]{10}\.png\) and !\[gone\]\(img\/none\.png\)\.\n$/);
+  });
+
+  it('copies nothing of the workspace, nor a hidden file, when a note beside the workspace links them', async () => {
+    const { kernel, act } = await boot();
+    const beside = join(kernel.workspace.root, '..');
+    const inside = kernel.workspace.root.split(/[\\/]/).pop()!;
+    await mkdir(join(beside, 'keys'), { recursive: true });
+    await writeFile(join(beside, 'keys', '.env'), 'SECRET=1');
+    await writeFile(join(beside, 'note.md'), `[usage](${inside}/.quire/usage.db) [config](${inside}/quire.json) [env](keys/.env)\n`);
+    const notebook = await act<Created>('notebook_create', { name: 'Beside' });
+    const result = await act<{ attachmentLinks?: number; skipped: { reason: string }[] }>('import_markdown', { notebook: notebook.id, path: join(beside, 'note.md') });
+    expect(result.attachmentLinks).toBeUndefined();
+    expect(result.skipped.map((entry) => entry.reason.split(': ')[1])).toEqual([`${inside}/.quire/usage.db, ${inside}/quire.json, keys/.env`]);
+    expect(await readdir(join(kernel.workspace.root, 'assets')).catch(() => [])).toEqual([]);
+  });
+
+  it('exports no attachment through a sub-folder of assets/ that links elsewhere', async () => {
+    const { kernel, act } = await boot();
+    await mkdir(join(kernel.workspace.root, 'assets', 'sub'), { recursive: true });
+    await writeFile(join(kernel.workspace.root, 'assets', 'sub', 'x.png'), 'x bytes');
+    const notebook = await act<Created>('notebook_create', { name: 'Linked' });
+    await act('document_create', { notebook: notebook.id, title: 'Pic', markdown: '![x](assets/sub/x.png)' });
+    const out = join(await tempDir(), 'export');
+    const elsewhere = await tempDir();
+    await mkdir(join(out, 'assets'), { recursive: true });
+    await symlink(elsewhere, join(out, 'assets', 'sub'));
+    const result = await act<{ attachments: unknown }>('export_markdown', { id: notebook.id, folder: out });
+    expect(result.attachments).toEqual({ linked: 1, copied: 0, missing: ['sub/x.png'] });
+    expect(await readdir(elsewhere)).toEqual([]);
+  });
+
+  it('scans links in one pass, whatever the line (a label after each escaped bracket took the square)', async () => {
+    const line = `[${'\\['.repeat(100_000)}`;
+    const folder = await tempDir('quire-md-');
+    await writeFile(join(folder, 'Brackets.md'), `${line}\n`);
+    const { act } = await boot();
+    const notebook = await act<Created>('notebook_create', { name: 'Brackets' });
+    expect((await act<{ documents: number }>('import_markdown', { notebook: notebook.id, path: folder })).documents).toBe(1);
+    const out = join(await tempDir(), 'export');
+    expect((await act<{ files: number }>('export_markdown', { id: notebook.id, folder: out })).files).toBe(1);
+    expect((await act<{ files: number }>('export_markdown', { id: notebook.id, folder: join(out, 'vault'), flavor: 'obsidian' })).files).toBe(1);
   });
 
   it('runs from the CLI with progress, and index rebuild reproduces the index', async () => {

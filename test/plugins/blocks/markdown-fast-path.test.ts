@@ -105,10 +105,11 @@ describe('the fast paths of the Markdown import give the blocks of the full pars
     for (const markdown of cases) expectSame(markdown);
   });
 
+  // Its time is no part of what it checks: 11 s on an idle machine, 13-24 s in CI, 35 s once under load.
   it('on 3,000 random documents built from lines near the edges', () => {
     const r = random(42);
     for (let i = 0; i < 3_000; i++) expectSame(fuzzDocument(r));
-  });
+  }, 120_000);
 
   it('on long mixed documents cut into pieces', () => {
     const r = random(3);

@@ -235,6 +235,7 @@ describe('Obsidian notes with hostile lines', () => {
     ['HTML tags never closed', '<a '.repeat(LONG / 3)],
     ['HTML comments never closed', '<!--'.repeat(LONG / 4)],
     ['link labels never closed', '[a #b'.repeat(LONG / 5)],
+    ['escaped brackets after one open', `[${'\\['.repeat(LONG / 2)}`],
   ])('converts a note holding %s', (_name, line) => {
     const converted = convertObsidianNote(`intro\n\n${line}\n`, 'note.md', nowhere);
     expect(converted.markdown.length).toBeGreaterThanOrEqual(line.length);
