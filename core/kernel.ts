@@ -61,8 +61,9 @@ export class Kernel {
    * Resolves, naming the new holder, if the workspace lock stops being this kernel's (another host's
    * kernel took it over after this one missed its heartbeats, or the file was removed). The kernel then
    * refuses every call and its close writes nothing (no session, audit or usage flush: the workspace is
-   * another kernel's now, and every acknowledged write is already durable); `quire serve` and `quire mcp`
-   * exit at once. Work already under way in this process cannot be stopped from here.
+   * another kernel's now, and every acknowledged write is already durable); `quire serve`, `quire mcp`
+   * and the CLI's other commands exit at once. Work already under way in an embedding process cannot be
+   * stopped from here.
    */
   lockLost: Promise<string> = new Promise<string>(() => undefined);
   private lost = false;

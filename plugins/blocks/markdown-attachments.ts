@@ -58,14 +58,16 @@ function placeOne(target: string, notePath: string, place: AttachmentPlace, plac
   } catch {
     return undefined;
   }
-  if (decoded === '' || isAbsolute(decoded)) return undefined;
-  const source = resolve(dirname(notePath), decoded);
-  const known = placed.get(source);
-  if (known !== undefined) return known;
   const leave = (): undefined => {
     result.left.push(target);
     return undefined;
   };
+  if (decoded === '') return undefined;
+  // A path from the root of the machine (`/etc/hostname`) is no file of the folder imported: said, not copied.
+  if (isAbsolute(decoded)) return leave();
+  const source = resolve(dirname(notePath), decoded);
+  const known = placed.get(source);
+  if (known !== undefined) return known;
   try {
     // Where it really is: a link into a linked folder must stay inside the folder imported too, outside
     // the workspace, and no segment of it hidden (`.ssh/id_rsa`, `.env`).

@@ -227,11 +227,11 @@ describe('import and export of Markdown', () => {
     const inside = kernel.workspace.root.split(/[\\/]/).pop()!;
     await mkdir(join(beside, 'keys'), { recursive: true });
     await writeFile(join(beside, 'keys', '.env'), 'SECRET=1');
-    await writeFile(join(beside, 'note.md'), `[usage](${inside}/.quire/usage.db) [config](${inside}/quire.json) [env](keys/.env)\n`);
+    await writeFile(join(beside, 'note.md'), `[usage](${inside}/.quire/usage.db) [config](${inside}/quire.json) [env](keys/.env) [host](/etc/hostname)\n`);
     const notebook = await act<Created>('notebook_create', { name: 'Beside' });
     const result = await act<{ attachmentLinks?: number; skipped: { reason: string }[] }>('import_markdown', { notebook: notebook.id, path: join(beside, 'note.md') });
     expect(result.attachmentLinks).toBeUndefined();
-    expect(result.skipped.map((entry) => entry.reason.split(': ')[1])).toEqual([`${inside}/.quire/usage.db, ${inside}/quire.json, keys/.env`]);
+    expect(result.skipped.map((entry) => entry.reason.split(': ')[1])).toEqual([`${inside}/.quire/usage.db, ${inside}/quire.json, keys/.env, /etc/hostname`]);
     expect(await readdir(join(kernel.workspace.root, 'assets')).catch(() => [])).toEqual([]);
   });
 
