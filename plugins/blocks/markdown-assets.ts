@@ -2,12 +2,8 @@ import { mkdir, realpath } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, sep } from 'node:path';
 import { copyUnlessSame } from './file-digest.js';
 import { mapOutsideCode } from './obsidian/outside-code.js';
+import { ASSET_LINK, destinationName } from './link-syntax.js';
 import { outsideWorkspace } from './outside-workspace.js';
-
-/** A link or image to a file of the workspace's `assets/` folder, as imports write them. */
-// The name may hold escaped parentheses (`a\(1\).png`, as a SiYuan import writes them), the label
-// escaped brackets; a title may follow (`"Title"`).
-const ASSET = /(!?)(?<!\\)\[((?:[^[\]\n\\]|\\.)*)\]\(assets\/((?:[^()\s\\]|\\.)+)((?:[ \t]+"[^"\n]*")?)\)/g;
 
 /**
  * The attachments of a plain Markdown export: each file's links to `assets/…` made relative to where
@@ -23,8 +19,8 @@ export class MarkdownAssets {
   rewrite(markdown: string, file: string): string {
     const down = relative(this.folder, dirname(file));
     const prefix = down === '' ? '' : '../'.repeat(down.split(sep).length);
-    return mapOutsideCode(markdown, (prose) => prose.replace(ASSET, (_whole, bang: string, label: string, name: string, title: string) => {
-      this.linked.add(safeDecode(name.replace(/\\(.)/g, '$1')));
+    return mapOutsideCode(markdown, (prose) => prose.replace(ASSET_LINK, (_whole, bang: string, label: string, name: string, title: string) => {
+      this.linked.add(destinationName(name));
       return `${bang}[${label}](${prefix}assets/${name}${title})`;
     }));
   }
@@ -72,13 +68,4 @@ export async function copyAssets(folder: string, workspaceRoot: string, names: I
     else if (outcome === 'copied') copied++;
   }
   return { copied, missing, kept };
-}
-
-/** A link's percent-encoded file name decoded, or as it is when it is not valid encoding. */
-export function safeDecode(text: string): string {
-  try {
-    return decodeURIComponent(text);
-  } catch {
-    return text;
-  }
 }

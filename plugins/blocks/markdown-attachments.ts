@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { closeSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, extname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { DraftBlock } from './block-model.js';
+import { assetHref, MARKDOWN_LINK, REMOTE_LINK } from './link-syntax.js';
 import { mapOutsideCode } from './obsidian/outside-code.js';
 
 /** Where a plain Markdown import's local attachments come from and go. */
@@ -14,9 +15,6 @@ export interface AttachmentPlace {
   workspace: string;
 }
 
-/** A link or image, its destination bare or in pointy brackets, perhaps with a title. */
-const LINK = /(!?)(?<!\\)\[((?:[^[\]\n\\]|\\.)*)\]\((?:<([^<>\n]+)>|((?:[^()\s<>\\]|\\.)+))((?:[ \t]+"[^"\n]*")?)\)/g;
-const REMOTE = /^[a-z][a-z0-9+.-]*:/i;
 /** One attachment at most this large is copied; a larger one keeps its link as written, and is said. */
 const MAX_ATTACHMENT_BYTES = 256 * 2 ** 20;
 const TYPES_WITH_LINKS: ReadonlySet<string> = new Set(['paragraph', 'heading', 'table']);
@@ -37,12 +35,12 @@ export function copyLinkedAttachments(drafts: DraftBlock[], notePath: string, pl
     for (const draft of list) {
       if (draft.children) visit(draft.children);
       else if (TYPES_WITH_LINKS.has(draft.type) && draft.content?.includes('](')) {
-        draft.content = mapOutsideCode(draft.content, (prose) => prose.replace(LINK, (whole, bang: string, label: string, pointy: string | undefined, bare: string | undefined, title: string) => {
+        draft.content = mapOutsideCode(draft.content, (prose) => prose.replace(MARKDOWN_LINK, (whole, bang: string, label: string, pointy: string | undefined, bare: string | undefined, title: string) => {
           const target = pointy ?? bare!.replace(/\\(.)/g, '$1');
-          if (REMOTE.test(target) || target.startsWith('#') || /\.(md|markdown)(#.*)?$/i.test(target)) return whole;
+          if (REMOTE_LINK.test(target) || target.startsWith('#') || /\.(md|markdown)(#.*)?$/i.test(target)) return whole;
           const name = placeOne(target, notePath, place, placed, result);
           if (name !== undefined) result.linked++;
-          return name === undefined ? whole : `${bang}[${label}](assets/${encodeURIComponent(name).replace(/\(/g, '%28').replace(/\)/g, '%29')}${title})`;
+          return name === undefined ? whole : `${bang}[${label}](assets/${assetHref(name)}${title})`;
         }));
       }
     }

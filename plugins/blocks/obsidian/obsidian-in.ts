@@ -1,4 +1,5 @@
 import { readFrontMatter } from './front-matter.js';
+import { MARKDOWN_LINK, REMOTE_LINK } from '../link-syntax.js';
 import { mapOutsideCode } from './outside-code.js';
 
 /**
@@ -38,12 +39,8 @@ export interface NoteReport {
 // of 200,000 `[` or `/` held the event loop for minutes): a label or target stops at a bracket, a
 // destination at a parenthesis, and a tag's "not only digits" is a lookahead, not a split of its run.
 const WIKI = /(!?)\[\[([^[\]\n]+?)\]\]/g;
-// A destination in pointy brackets may hold spaces (`<My image.png>`); a bare one may hold escaped
-// parentheses (`a\(1\).png`); either may be followed by a title.
-const MD_LINK = /(!?)\[([^[\]\n]*)\]\((?:<([^<>\n]+)>|((?:[^()\s<>\\]|\\.)+))(?:[ \t]+"[^"\n]*")?\)/g;
 // Obsidian's tag: `#` after a space or line start, letters, digits, `_`, `-`, `/`, not only digits.
 const TAG = /(^|[\s([{,;])#(?=[\p{N}_/-]*[\p{L}_/-])([\p{L}\p{N}_/-]+)(?![\p{L}\p{N}_/#-])/gu;
-const REMOTE = /^[a-z][a-z0-9+.-]*:/i;
 /**
  * A reference with its anchor (`((id "text"))`, either quote), a Markdown link's label (`[text](`, not
  * after a backslash: from an escaped `[` the label's scan ran to the line's end, for each one), or a wiki
@@ -59,7 +56,7 @@ export function convertObsidianNote(text: string, file: string, vault: VaultLook
   if (front.problem) report.problems.push(front.problem);
   const markdown = mapOutsideCode(front.body, (prose, context) => {
     // Markdown links first: what the wiki links become is Markdown links, not to be read twice.
-    let out = prose.replace(MD_LINK, (whole, bang: string, label: string, pointy: string | undefined, bare: string | undefined) =>
+    let out = prose.replace(MARKDOWN_LINK, (whole, bang: string, label: string, pointy: string | undefined, bare: string | undefined) =>
       markdownLink(whole, bang === '!', label, pointy ?? bare!.replace(/\\(.)/g, '$1'), file, vault, report));
     const alone = context.wholeLine ? prose.replace(CONTAINER_PREFIX, '').trim() : undefined;
     out = out.replace(WIKI, (whole, bang: string, inner: string) => wikiLink(whole, bang === '!', inner, alone === whole, file, vault, report));
@@ -110,7 +107,7 @@ function wikiLink(whole: string, embed: boolean, inner: string, alone: boolean, 
 }
 
 function markdownLink(whole: string, image: boolean, label: string, href: string, file: string, vault: VaultLookup, report: NoteReport): string {
-  if (REMOTE.test(href) || href.startsWith('#')) return whole;
+  if (REMOTE_LINK.test(href) || href.startsWith('#')) return whole;
   let target: string;
   try {
     target = decodeURIComponent(href.split('#')[0]!);

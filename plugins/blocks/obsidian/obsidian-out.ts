@@ -1,4 +1,4 @@
-import { safeDecode } from '../markdown-assets.js';
+import { ASSET_LINK, destinationName } from '../link-syntax.js';
 import { mapOutsideCode } from './outside-code.js';
 
 /**
@@ -32,7 +32,6 @@ const TAG = /#([^#\s][^#\n]*?)#/g;
 // Linear whatever the text (see obsidian-in.ts): the letter is a lookahead, a label stops at a bracket.
 const OBSIDIAN_TAG = /^(?=[\p{N}_/-]*[\p{L}_/-])[\p{L}\p{N}_/-]+$/u;
 // The name may hold escaped parentheses (`a\(1\).png`, as a SiYuan import writes them).
-const ASSET = /(!?)(?<!\\)\[((?:[^[\]\n\\]|\\.)*)\]\(assets\/((?:[^()\s\\]|\\.)+)(?:[ \t]+"[^"\n]*")?\)/g;
 
 export function newExportReport(): ExportReport {
   return { links: 0, approximated: 0, outside: 0, tagsKept: 0, assets: new Set() };
@@ -54,8 +53,8 @@ export function toObsidianMarkdown(markdown: string, targets: ExportTargets, rep
       const label = (anchor ?? '').replace(/\]\]|\|/g, ' ').trim();
       return label === '' || label === link ? `[[${link}]]` : `[[${link}${bar}${label}]]`;
     });
-    out = out.replace(ASSET, (_whole, bang: string, label: string, name: string) => {
-      const file = safeDecode(name.replace(/\\(.)/g, '$1'));
+    out = out.replace(ASSET_LINK, (_whole, bang: string, label: string, name: string) => {
+      const file = destinationName(name);
       report.assets.add(file);
       return label === '' || label === file ? `${bang}[[${file}]]` : `${bang}[[${file}${bar}${label}]]`;
     });

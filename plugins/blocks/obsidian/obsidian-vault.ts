@@ -4,6 +4,7 @@ import { copyFileAtomic, newId } from '../../../core/index.js';
 import type { VaultLookup } from './obsidian-in.js';
 import { fileDigest } from '../file-digest.js';
 import { headingKey } from './heading-key.js';
+import { assetHref } from '../link-syntax.js';
 import { mapOutsideCode } from './outside-code.js';
 
 /** At most this many bytes of attachments per import, so that a mistaken folder cannot fill the disk. */
@@ -181,12 +182,4 @@ async function placeOnce(file: string, target: string, absent: boolean): Promise
     if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
     throw error;
   }
-}
-
-/**
- * A file name as a link's destination: percent-encoded, parentheses too (encodeURIComponent leaves
- * them), so that `Screenshot (1).png` reads back whole wherever links to `assets/` are looked for.
- */
-function assetHref(name: string): string {
-  return encodeURIComponent(name).replace(/\(/g, '%28').replace(/\)/g, '%29');
 }
