@@ -10,7 +10,8 @@
  * disk, a stall of 100 ms or more in one fdatasync or rename holds every write in flight, and is most of
  * a bad run's p99. Its thread's CPU counts as this client's. RUNS fresh servers, one after the other;
  * the summary gives the median of each figure, each taken on its own.
- *   node dist/bench/concurrent-writes.js   (env: CLIENTS=50 DOCS=10 ROUNDS=20 RUNS=3 DISK_PROBE=1)
+ *   node dist/bench/concurrent-writes.js   (env: CLIENTS=50 DOCS=10 ROUNDS=20 RUNS=3 DISK_PROBE=1;
+ *   QUIRE_CLI=<another build's dist/core/cli/main.js> serves that build, measured by this bench)
  */
 import { spawn } from 'node:child_process';
 import { Worker } from 'node:worker_threads';
@@ -30,7 +31,7 @@ const ROUNDS = Number(process.env.ROUNDS ?? 20);
 const RUNS = Number(process.env.RUNS ?? 3);
 const DISK_PROBE = process.env.DISK_PROBE !== '0';
 const PROBE_EVERY_MS = 50;
-const CLI = join(dirname(fileURLToPath(import.meta.url)), '..', 'core', 'cli', 'main.js');
+const CLI = process.env.QUIRE_CLI ?? join(dirname(fileURLToPath(import.meta.url)), '..', 'core', 'cli', 'main.js');
 const WORDS = 'note agent kernel block paragraph memory search index snapshot history person write read gate effect plugin manifest session turn model provider 读书 写作'.split(' ');
 
 /**

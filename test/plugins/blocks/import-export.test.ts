@@ -121,6 +121,30 @@ describe('import and export of Markdown', () => {
     expect(await tree(act, second.id)).toEqual(await tree(act, first.id));
   });
 
+  it('keeps front matter numbers as they are written, through an export and back', async () => {
+    const { act } = await boot();
+    const folder = await tempDir('quire-md-');
+    await writeFile(join(folder, 'Order.md'), '---\norder: 12345678901234567890\nversion: 1.10\nzip: 01234\nlimit: .inf\nsizes: [1.10, 2, {w: 007, h: 1e3}]\ncount: 3\n---\n\nText.\n');
+    const first = await act<Created>('notebook_create', { name: 'Shop' });
+    await act('import_markdown', { notebook: first.id, path: folder });
+    const attrsOf = async (notebook: string): Promise<Record<string, string>> => {
+      const { documents } = await act<Listed>('document_list', { notebook });
+      return (await act<{ document: { attrs: Record<string, string> } }>('document_get', { id: documents[0]!.id })).document.attrs;
+    };
+    const numbers = {
+      'custom-order': '12345678901234567890', 'custom-version': '1.10', 'custom-zip': '01234', 'custom-limit': '.inf',
+      'custom-sizes': '[1.10,2,{"w":"007","h":1e3}]', 'custom-count': '3',
+    };
+    expect(await attrsOf(first.id)).toMatchObject(numbers);
+    const out = join(await tempDir(), 'export');
+    await act('export_markdown', { id: first.id, folder: out });
+    // Those JSON spells go out as numbers, spelt as they came; the others as the strings they were kept as.
+    expect(await readFile(join(out, 'Order.md'), 'utf8')).toBe('---\ncount: 3\nlimit: ".inf"\norder: 12345678901234567890\nsizes:\n  - 1.10\n  - 2\n  - w: "007"\n    h: 1e3\nversion: 1.10\nzip: "01234"\n---\nText.\n');
+    const second = await act<Created>('notebook_create', { name: 'Again' });
+    await act('import_markdown', { notebook: second.id, path: out });
+    expect(await attrsOf(second.id)).toMatchObject(numbers);
+  });
+
   it('reads UTF-16 with a byte order mark, and refuses text in another encoding by name instead of filling it with replacement characters', async () => {
     const { act } = await boot();
     const folder = await tempDir('quire-md-');
