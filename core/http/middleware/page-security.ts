@@ -29,6 +29,9 @@ export function pageSecurity(inlineScriptHashes: readonly string[] = []): Middle
     xFrameOptions: 'DENY',
     crossOriginResourcePolicy: 'same-origin',
     crossOriginOpenerPolicy: 'same-origin',
+    // Not sent: the kernel serves plain HTTP on loopback, and behind a TLS proxy on a real host name this
+    // header (with includeSubDomains) would pin every sub-domain to HTTPS for 180 days: the proxy's to decide.
+    strictTransportSecurity: false,
   });
 }
 

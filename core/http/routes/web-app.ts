@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { readFile, realpath, stat } from 'node:fs/promises';
 import { extname, join, resolve, sep } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { Hono, type Context } from 'hono';
@@ -66,9 +66,7 @@ export function webAppRoutes(kernel: Kernel): Hono<HttpEnv> {
   });
   app.get('/api/assets/:name', requireRole('admin'), async (c) => {
     const name = c.req.param('name');
-    const root = resolve(kernel.workspace.root, 'assets');
-    const path = resolve(root, name);
-    const bytes = name.startsWith('.') || !path.startsWith(`${root}${sep}`) ? undefined : await readFile(path).catch(() => undefined);
+    const bytes = await attachmentBytes(kernel.workspace.root, name);
     if (!bytes) throw new NotFoundError('NOT_FOUND', `no attachment '${name}' in the workspace`);
     const ext = extname(name).toLowerCase();
     return c.body(new Uint8Array(bytes), 200, {
@@ -80,4 +78,18 @@ export function webAppRoutes(kernel: Kernel): Hono<HttpEnv> {
     });
   });
   return app;
+}
+
+/**
+ * A file under the workspace's `assets/`, by where it really is: a symbolic link there (a synced or
+ * cloned workspace may hold one) leading out of `assets/` served the file it led to. No hidden segment
+ * (`sub/.env`), regular files only.
+ */
+async function attachmentBytes(workspaceRoot: string, name: string): Promise<Buffer | undefined> {
+  if (name.split(/[/\\]/).some((segment) => segment.startsWith('.'))) return undefined;
+  const root = await realpath(resolve(workspaceRoot, 'assets')).catch(() => undefined);
+  const path = root === undefined ? undefined : await realpath(resolve(root, name)).catch(() => undefined);
+  if (root === undefined || path === undefined || !path.startsWith(`${root}${sep}`)) return undefined;
+  if (!(await stat(path).catch(() => undefined))?.isFile()) return undefined;
+  return readFile(path).catch(() => undefined);
 }

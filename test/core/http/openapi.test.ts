@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv2020 } from 'ajv/dist/2020.js';
@@ -173,6 +173,20 @@ describe('the OpenAPI document', () => {
     const asset = await admin.request('getAsset', { params: { name: 'photo.png' } });
     expect([asset.headers.get('content-type'), asset.headers.get('content-security-policy')]).toEqual(['image/png', "default-src 'none'; sandbox"]);
     expect((await reader.request('getAsset', { params: { name: 'photo.png' } })).status).toBe(403);
+    // A link in assets/ to a file outside it (a synced or cloned workspace may hold one) and a file in a
+    // hidden folder serve nothing; a link inside assets/ is served.
+    await writeFile(join(kernel.workspace.root, 'outside.txt'), 'secret');
+    await symlink(join(kernel.workspace.root, 'outside.txt'), join(kernel.workspace.root, 'assets', 'away.png'));
+    await symlink(join(kernel.workspace.root, 'assets', 'photo.png'), join(kernel.workspace.root, 'assets', 'again.png'));
+    await mkdir(join(kernel.workspace.root, 'assets', 'sub', '.hidden'), { recursive: true });
+    await writeFile(join(kernel.workspace.root, 'assets', 'sub', '.hidden', 'key.png'), 'secret');
+    for (const name of ['away.png', 'sub/.hidden/key.png', 'sub', 'sub/../photo.png']) {
+      const refused = await admin.request('getAsset', { params: { name } });
+      expect([name, refused.status, (await refused.text()).includes('secret')]).toEqual([name, 404, false]);
+    }
+    expect((await admin.request('getAsset', { params: { name: 'again.png' } })).status).toBe(200);
+    // No Strict-Transport-Security over plain HTTP (behind a TLS proxy it is the proxy's to send).
+    expect((await anonymous.request('webApp')).headers.get('strict-transport-security')).toBeNull();
 
     // A long action answers 202 with its job (or its result when it ends within Prefer: wait).
     const job = await check(admin, 'index_rebuild', { body: {} });
