@@ -46,6 +46,25 @@ describe('the web app\'s inline renderer', () => {
     );
   });
 
+  it('closes a code span at the next run of its own length only, found without searching again from each opener', () => {
+    // Runs of falling lengths, none closed: each searched the rest of the text (300 KB froze the tab for 10 s).
+    const falling = Array.from({ length: 1_400 }, (_, k) => `${'`'.repeat(1_400 - k)}a`).join('');
+    expect(show(renderInline(falling, context))).toBe(falling);
+    // As CommonMark reads them: a shorter or longer run inside does not close the span.
+    expect(show(renderInline('`a``b` and ``c`d`` and ```e``', context))).toBe('<code>a``b</code> and <code>c`d</code> and ```e``');
+  });
+
+  it('keeps parentheses that pair inside a link\'s address, and makes no link inside a link\'s text', () => {
+    expect(show(renderInline('[Foo](https://en.wikipedia.org/wiki/Foo_(bar)) [p](<https://x.example/a b>)', context))).toBe(
+      '<a href=https://en.wikipedia.org/wiki/Foo_(bar) rel=noopener noreferrer target=_blank>Foo</a> <a href=https://x.example/a b rel=noopener noreferrer target=_blank>p</a>',
+    );
+    // A link's text that reads as another address, a reference or a tag is its text: an anchor in an anchor
+    // opened whichever a click landed on.
+    expect(show(renderInline('[https://bank.example ((20240101000000-abcdefg "x")) #t# <https://c.example> **bold**](https://evil.example)', context))).toBe(
+      '<a href=https://evil.example rel=noopener noreferrer target=_blank>https://bank.example ((20240101000000-abcdefg "x")) #t# <https://c.example> <strong>bold</strong></a>',
+    );
+  });
+
   it('reads a long run of unclosed emphasis as text, without searching it again from every opener', () => {
     const text = '*a '.repeat(20_000);
     expect(show(renderInline(text, context))).toBe(text);

@@ -109,6 +109,33 @@ describe('the web app in a real browser', () => {
     await web.page.getByLabel('New document').fill('Fresh');
     await web.page.getByRole('button', { name: 'Create' }).click();
     await web.page.getByRole('heading', { name: 'Fresh', level: 1 }).waitFor();
+
+    // Blocks are drawn again only when they change; an Edit on one that was not still knows what is being
+    // edited: the typed text of another block is not dropped.
+    await web.page.goto(`${web.url}/#/doc/${plans}`);
+    await web.page.locator(`[data-block="${paragraph}"] button.edit`).click();
+    await editor.fill('Typed, not saved.');
+    await web.page.locator('article .block', { hasText: 'A new last paragraph.' }).locator('button.edit').click();
+    await web.page.getByText('Save or cancel the block you are editing first').waitFor();
+    expect(await editor.inputValue()).toBe('Typed, not saved.');
+    await web.page.getByRole('button', { name: 'Cancel' }).click();
+
+    // An attachment that is missing is asked for once, not at every render of its page; an SVG is drawn.
+    await mkdir(join(web.kernel.workspace.root, 'assets'), { recursive: true });
+    await writeFile(join(web.kernel.workspace.root, 'assets', 'shape.svg'), '<svg xmlns="http://www.w3.org/2000/svg" width="3" height="2"><rect width="3" height="2"/></svg>');
+    const pictures = await web.act<Created>('document_create', { notebook: (await web.act<{ notebooks: { id: string; name: string }[] }>('notebook_list', {})).notebooks.find((n) => n.name === 'Work')!.id, title: 'Pictures', markdown: '![gone](assets/missing.png)\n\n![shape](assets/shape.svg)\n\nA line.' });
+    const asked: string[] = [];
+    web.page.on('request', (request) => { if (request.url().includes('/api/assets/')) asked.push(new URL(request.url()).pathname); });
+    await web.page.goto(`${web.url}/#/doc/${pictures.id}`);
+    await web.page.locator('img.asset[src^="blob:"]').waitFor();
+    expect(await web.page.locator('img.asset[src^="blob:"]').evaluate((img: unknown) => (img as { naturalWidth: number }).naturalWidth)).toBe(3);
+    for (let round = 0; round < 3; round++) {
+      await web.page.locator('article .block', { hasText: 'A line.' }).locator('button.edit').click();
+      await web.page.getByRole('button', { name: 'Cancel' }).click();
+      await web.page.locator('form.editor').waitFor({ state: 'detached' });
+    }
+    await web.page.waitForTimeout(200);
+    expect(asked.filter((path) => path.endsWith('/missing.png'))).toHaveLength(1);
   });
 
   it('searches with highlighted snippets and opens a hit in its document', async () => {

@@ -5,7 +5,12 @@ import { safeDecode } from '../api.js';
  * Images of the workspace (`assets/…`) need the token, which an <img> cannot send: each is fetched
  * with it and shown from a blob URL. A reader, who may not read them, sees the alt text.
  */
-interface Cached { url: Promise<string | undefined>; bytes: number }
+interface Cached {
+  url: Promise<string | undefined>;
+  bytes: number;
+  /** Refused for good (missing, or not the reader's to see): not asked again at every render. */
+  refused?: boolean;
+}
 
 /**
  * The images fetched, the most recently used last. Bounded: a long session of image-heavy documents
@@ -51,17 +56,25 @@ function fetchAsset(client: QuireClient, path: string): Promise<string | undefin
   const cached: Cached = { url: Promise.resolve(undefined), bytes: 0 };
   cached.url = client.request('getAsset', { params: { name: safeDecode(path.slice('assets/'.length)) } })
     .then(async (response) => {
-      if (!response.ok) return undefined;
-      const blob = await response.blob();
+      if (!response.ok) {
+        // 4xx but a time-out or a rate limit will answer the same again: a reader's 403 for each image
+        // of a document, or 1,000 missing files, were asked for again at every render of the page.
+        cached.refused = response.status >= 400 && response.status < 500 && response.status !== 408 && response.status !== 429;
+        return undefined;
+      }
+      const fetched = await response.blob();
+      // Served as bytes (an SVG is never served as a page); shown from a blob typed as an image, where
+      // its scripts cannot run, or the browser does not draw it.
+      const blob = /\.svg$/i.test(path) ? new Blob([fetched], { type: 'image/svg+xml' }) : fetched;
       // Signed out meanwhile: not kept, and not shown.
       if (started !== generation) return undefined;
       cached.bytes = blob.size;
       return URL.createObjectURL(blob);
     }, () => undefined);
   cache.set(path, cached);
-  // Only an image read is kept: a failure (the network, a restart) is tried again at the next render.
+  // An image read is kept, and so is a refusal; another failure (the network, a restart) is tried again at the next render.
   void cached.url.then((src) => {
-    if (!src && cache.get(path) === cached) cache.delete(path);
+    if (!src && !cached.refused && cache.get(path) === cached) cache.delete(path);
     else if (src) evict();
   });
   return cached.url;

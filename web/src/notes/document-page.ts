@@ -86,6 +86,11 @@ export function DocumentPage({ client, id, focus, canEdit, onChanged }: { client
     }
   };
 
+  // Blocks that did not change keep the actions of the render that drew them (they are memoised): their
+  // Edit reaches this render's `edit`, which knows what is being edited now, through this ref.
+  const editNow = useRef(edit);
+  editNow.current = edit;
+
   const add = async (event: Event): Promise<void> => {
     event.preventDefault();
     // Read at submit (not kept in state at each key, which rendered the document again).
@@ -128,7 +133,7 @@ export function DocumentPage({ client, id, focus, canEdit, onChanged }: { client
     blockHref: (block) => `#/block/${block}`,
     tagHref: (tag) => `#/search?q=${encodeURIComponent(`#${tag}#`)}`,
     canEdit,
-    edit: (block) => void edit(block),
+    edit: (block) => void editNow.current(block),
     editor,
     ...(editing ? { editing: editing.id } : {}),
   };

@@ -17,15 +17,17 @@ const SAFE_URL = /^(?:https?:|mailto:)/i;
 const REF = /^\(\((\d{14}-[0-9a-z]{7})(?:[ \t]+(?:"([^"\n]*)"|'([^'\n]*)'))?\)\)/;
 const TAG = /^#([^#\s][^#\n]*?)#/;
 // The address and title are bounded: unbounded, `[](` repeated scanned to the end of the text from every opener.
-const LINK = /^(!?)\[((?:\\.|[^\]\\])*)\]\(\s{0,64}<?([^)\s>]{0,2048})>?(?:\s{1,64}"[^"]{0,2048}")?\s{0,64}\)/;
+// The address is `<…>` or a run without blanks whose parentheses pair (`https://en.wikipedia.org/wiki/Foo_(bar)`).
+const LINK = /^(!?)\[((?:\\.|[^\]\\])*)\]\(\s{0,64}(?:<([^<>\n]{0,2048})>|((?:[^()\s<>]|\([^()\s<>]{0,256}\)){0,2048}))(?:\s{1,64}"[^"]{0,2048}")?\s{0,64}\)/;
 const AUTOLINK = /^<(https?:\/\/[^>\s]+|mailto:[^>\s]+)>/i;
 const BARE_URL = /^https?:\/\/[^\s<]+[^\s<.,;:!?)\]'"]/i;
 
 export function renderInline(text: string, context: InlineContext): ComponentChildren[] {
-  return parse(text, context, 0);
+  return parse(text, context, 0, false);
 }
 
-function parse(text: string, context: InlineContext, depth: number): ComponentChildren[] {
+/** `inLink`: a link's label, where no other link, reference, tag or address becomes one (a link in a link). */
+function parse(text: string, context: InlineContext, depth: number, inLink: boolean): ComponentChildren[] {
   const out: ComponentChildren[] = [];
   // Per marker, the position from which no closing marker can be found: later openers are not searched
   // again (a paragraph of `*a *a *a …` would otherwise take time quadratic in its length).
@@ -35,7 +37,7 @@ function parse(text: string, context: InlineContext, depth: number): ComponentCh
   // without a close would otherwise take time quadratic in the length, and freeze the tab).
   let linkFailsBefore = -1;
   let autolinkFailsBefore = -1;
-  let unclosedTicks = Infinity;
+  let ticks: TickRuns | undefined;
   let plain = '';
   const flush = (): void => {
     if (plain !== '') out.push(plain);
@@ -58,47 +60,47 @@ function parse(text: string, context: InlineContext, depth: number): ComponentCh
     }
     let match: RegExpExecArray | null;
     if (c === '`') {
-      const run = /^`+/.exec(rest)![0];
-      // A run no shorter than one that found no close earlier finds none either (it searches less text).
-      const close = run.length < unclosedTicks ? rest.indexOf(run, run.length) : -1;
+      let length = 1;
+      while (text[i + length] === '`') length++;
+      ticks ??= new TickRuns(text);
+      const close = ticks.next(length, i + length);
       if (close !== -1) {
         flush();
-        out.push(h('code', null, rest.slice(run.length, close).replace(/^ (.*) $/s, '$1')));
-        i += close + run.length;
+        out.push(h('code', null, text.slice(i + length, close).replace(/^ (.*) $/s, '$1')));
+        i = close + length;
         continue;
       }
-      unclosedTicks = Math.min(unclosedTicks, run.length);
       // A run without a close is text, whole: its shorter tails are not openers of their own.
-      plain += run;
-      i += run.length;
+      plain += text.slice(i, i + length);
+      i += length;
       continue;
     }
-    if (c === '(' && (match = REF.exec(rest))) {
+    if (c === '(' && !inLink && (match = REF.exec(rest))) {
       flush();
       const anchor = match[2] ?? match[3] ?? match[1]!;
       out.push(h('a', { class: 'ref', href: context.blockHref(match[1]!), 'data-ref': match[1] }, anchor));
       i += match[0].length;
       continue;
     }
-    if (c === '#' && (match = TAG.exec(rest)) && !/\s$/.test(match[1]!)) {
+    if (c === '#' && !inLink && (match = TAG.exec(rest)) && !/\s$/.test(match[1]!)) {
       flush();
       out.push(h('a', { class: 'tag', href: context.tagHref(match[1]!) }, `#${match[1]}`));
       i += match[0].length;
       continue;
     }
-    if (c === '[' || (c === '!' && text[i + 1] === '[')) {
+    if ((c === '[' && !inLink) || (c === '!' && text[i + 1] === '[')) {
       const bracket = c === '[' ? i : i + 1;
       // A label opened before where the last failed one ended ends there too, with the same text after it.
       const known = bracket < linkFailsBefore && !escaped(text, bracket);
       if (!known && (match = LINK.exec(rest))) {
         flush();
-        out.push(link(match[1] === '!', match[2]!, match[3]!, context, depth));
+        out.push(link(match[1] === '!', match[2]!, match[3] ?? match[4]!, context, depth));
         i += match[0].length;
         continue;
       }
       if (!known) linkFailsBefore = labelEnd(text, bracket + 1);
     }
-    if (c === '<' && i >= autolinkFailsBefore) {
+    if (c === '<' && !inLink && i >= autolinkFailsBefore) {
       if ((match = AUTOLINK.exec(rest))) {
         flush();
         out.push(h('a', { href: match[1], rel: 'noopener noreferrer', target: '_blank' }, match[1]));
@@ -107,7 +109,7 @@ function parse(text: string, context: InlineContext, depth: number): ComponentCh
       }
       autolinkFailsBefore = autolinkEnd(text, i);
     }
-    if ((c === 'h' || c === 'H') && (i === 0 || /\s/.test(text[i - 1]!)) && (match = BARE_URL.exec(rest))) {
+    if ((c === 'h' || c === 'H') && !inLink && (i === 0 || /\s/.test(text[i - 1]!)) && (match = BARE_URL.exec(rest))) {
       flush();
       out.push(h('a', { href: match[0], rel: 'noopener noreferrer', target: '_blank' }, match[0]));
       i += match[0].length;
@@ -125,7 +127,7 @@ function parse(text: string, context: InlineContext, depth: number): ComponentCh
     const emphasis = depth < 8 ? emphasisAt(text, i, noClose) : undefined;
     if (emphasis) {
       flush();
-      out.push(h(emphasis.tag, null, ...parse(emphasis.inner, context, depth + 1)));
+      out.push(h(emphasis.tag, null, ...parse(emphasis.inner, context, depth + 1, inLink)));
       i = emphasis.end;
       continue;
     }
@@ -174,10 +176,42 @@ function link(image: boolean, label: string, href: string, context: InlineContex
     // Only the workspace's own files are shown; an image from elsewhere would tell another site the note was read.
     return /^assets\/[^/?#][^?#]*$/.test(href) && !href.includes('..') ? h('img', { 'data-asset': href, 'data-alt': text, alt: text, class: 'asset' }) : h('span', { class: 'image-off' }, `[image: ${text || href}]`);
   }
-  if (SAFE_URL.test(href)) return h('a', { href, rel: 'noopener noreferrer', target: '_blank' }, ...parse(label, context, depth + 1));
-  if (/^#\//.test(href)) return h('a', { href }, ...parse(label, context, depth + 1));
+  if (SAFE_URL.test(href)) return h('a', { href, rel: 'noopener noreferrer', target: '_blank' }, ...parse(label, context, depth + 1, true));
+  if (/^#\//.test(href)) return h('a', { href }, ...parse(label, context, depth + 1, true));
   // javascript:, data:, relative paths: shown as text with the target, never followed.
-  return h('span', { class: 'link-off', title: href }, ...parse(label, context, depth + 1));
+  return h('span', { class: 'link-off', title: href }, ...parse(label, context, depth + 1, true));
+}
+
+/**
+ * Where each run of backticks starts, by its length: a code span closes at the next run of exactly
+ * its opener's length (CommonMark), found here without searching the text again from each opener (runs
+ * of falling lengths, each searching the rest of the text, took 10 s for 300 KB and froze the tab).
+ */
+class TickRuns {
+  private readonly starts = new Map<number, number[]>();
+  /** Per length, the first start not yet passed: asked with `from` that never decreases, each list is walked once. */
+  private readonly cursor = new Map<number, number>();
+
+  constructor(text: string) {
+    for (let at = text.indexOf('`'); at !== -1;) {
+      let end = at + 1;
+      while (text[end] === '`') end++;
+      const list = this.starts.get(end - at);
+      if (list) list.push(at);
+      else this.starts.set(end - at, [at]);
+      at = text.indexOf('`', end);
+    }
+  }
+
+  /** The start of the first run of `length` backticks at or after `from`, or -1. */
+  next(length: number, from: number): number {
+    const list = this.starts.get(length);
+    if (!list) return -1;
+    let k = this.cursor.get(length) ?? 0;
+    while (k < list.length && list[k]! < from) k++;
+    this.cursor.set(length, k);
+    return k < list.length ? list[k]! : -1;
+  }
 }
 
 const EMPHASIS: [string, string][] = [['**', 'strong'], ['__', 'strong'], ['~~', 'del'], ['==', 'mark'], ['*', 'em'], ['_', 'em']];
