@@ -12,6 +12,7 @@ import { deriveBlock, type DocumentPlace } from './index-rows.js';
 import { parseMarkdownFile, parseMarkdownSource } from './markdown-parser.js';
 import { obsidianCallouts } from './obsidian/callouts.js';
 import { headingKey } from './obsidian/heading-key.js';
+import { assignBlockIds } from './obsidian/block-ids.js';
 import { stampNew } from './provenance.js';
 import { materialise } from './tree-ops.js';
 import { copyLinkedAttachments, type AttachmentPlace } from './markdown-attachments.js';
@@ -27,6 +28,8 @@ export interface ImportDocWork {
   attrs?: Record<string, string>;
   /** Ids given out ahead for headings other documents link to: heading key (headingKey) → id. */
   headingIds?: Record<string, string>;
+  /** An Obsidian note's block identifiers (`^abc`) that links were given ids for: identifier → id. */
+  blockIds?: Record<string, string>;
   /** Read as Obsidian writes: its callouts (`[!info]- Title`). */
   obsidian?: boolean;
   /** Blocks ready made, their ids kept (a SiYuan document): used instead of `path` and `markdown`. */
@@ -80,6 +83,8 @@ export interface PreparedDocument extends PreparedRows {
   problem?: string;
   /** Headings given an id ahead that the parse did not find (links to them point nowhere). */
   unplacedHeadings?: string[];
+  /** Block identifiers (`^abc`) links point to that no block of the note took (the links lead nowhere). */
+  unplacedBlocks?: string[];
   /** Links to local files that now point into `assets/`, the files copied there (a plain Markdown import). */
   attachmentLinks?: number;
   /** Local links left as written: outside the folder imported, missing, or too large. */
@@ -107,6 +112,7 @@ function prepareDocument(doc: ImportDocWork, maxChars: number, by: string, now: 
   }
   const linked = attachments && doc.path !== undefined && doc.markdown === undefined ? copyLinkedAttachments(drafts, doc.path, attachments) : undefined;
   const unplaced = doc.headingIds ? assignHeadingIds(drafts, new Map(Object.entries(doc.headingIds))) : [];
+  const unplacedBlocks = doc.obsidian === true ? assignBlockIds(drafts, new Map(Object.entries(doc.blockIds ?? {}))) : [];
   const root: Block = { id: doc.id, type: 'document', content: doc.title, attrs: { ...frontMatter, ...doc.attrs }, children: [] };
   // The times of change the source gives (a SiYuan block's own, else its file's) are kept: an import
   // stamped years of notes with the day they came in.
@@ -120,6 +126,7 @@ function prepareDocument(doc: ImportDocWork, maxChars: number, by: string, now: 
   const prepared: PreparedDocument = { id: doc.id, title: doc.title, text: documentText(root), blocks: prepareBlocks(root) };
   if (problem !== undefined) prepared.problem = problem;
   if (unplaced.length > 0) prepared.unplacedHeadings = unplaced;
+  if (unplacedBlocks.length > 0) prepared.unplacedBlocks = unplacedBlocks;
   if (linked && linked.linked > 0) prepared.attachmentLinks = linked.linked;
   if (linked && linked.left.length > 0) prepared.linksLeft = linked.left;
   return prepared;

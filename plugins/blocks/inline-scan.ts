@@ -27,6 +27,8 @@ export function runLength(src: string, i: number, code: number, end = src.length
   return at - i;
 }
 
+const REF_START = /\(\(\d{14}-[0-9a-z]{7}/;
+
 /** `#text#` at `i`, closed before `end`: text non-empty, on one line, without `#`, not starting or ending with space; `\#` closes nothing. */
 export function tagAt(src: string, i: number, end = src.length): { text: string; end: number } | undefined {
   const close = src.indexOf('#', i + 1);
@@ -34,6 +36,8 @@ export function tagAt(src: string, i: number, end = src.length): { text: string;
   const text = src.slice(i + 1, close);
   // The space rule keeps `C# and F#` from being read as a tag.
   if (text.includes('\n') || SPACE.test(text.charAt(0)) || SPACE.test(text.charAt(text.length - 1))) return undefined;
+  // A tag does not run into a reference (its anchor's `#` is no tag's end).
+  if (text.includes('((') && REF_START.test(text)) return undefined;
   return { text, end: close + 1 };
 }
 

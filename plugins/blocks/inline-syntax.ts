@@ -28,11 +28,15 @@ export function parseRefs(content: string): Ref[] {
   return refs;
 }
 
-/** Each distinct `#tag#` outside code spans, in order of first use; the text between the `#`s. */
+/**
+ * Each distinct `#tag#` outside code spans and references, in order of first use; the text between
+ * the `#`s. A reference's anchor is its text, not a tag's: two links to headings in one paragraph
+ * (`((id "Note#Goals"))` and `((id "Note#Plans"))`) made a tag of everything between their `#`s.
+ */
 export function parseTags(content: string): string[] {
   if (content.indexOf('#') === -1) return [];
   const tags = new Set<string>();
-  const spans = codeSpans(content);
+  const spans = withRefSpans(content, codeSpans(content));
   let i = content.indexOf('#');
   while (i !== -1) {
     const tag = tagAt(content, i);
@@ -90,6 +94,23 @@ function codeSpans(src: string): number[] {
     i = src.indexOf('`', close === -1 ? i + size : close + size);
   }
   return spans;
+}
+
+/** Code spans and the references outside them, as one ordered list of spans (start/end pairs, flattened). */
+function withRefSpans(content: string, code: readonly number[]): number[] {
+  if (content.indexOf('((') === -1) return [...code];
+  const merged: number[] = [];
+  let next = 0;
+  for (let i = content.indexOf('(('); i !== -1; i = content.indexOf('((', i + 1)) {
+    const match = matchAt(REF, content, i);
+    if (!match || inSpans(code, i, match.end)) continue;
+    // The code spans before this reference first, so that the list stays in order.
+    while (next < code.length && code[next]! < i) merged.push(code[next++]!, code[next++]!);
+    merged.push(i, match.end);
+    i = match.end - 1;
+  }
+  while (next < code.length) merged.push(code[next++]!, code[next++]!);
+  return merged;
 }
 
 /** Whether [start, end) overlaps a span: a binary search, as a text may hold thousands of spans and refs. */

@@ -10,6 +10,7 @@ import { outsideWorkspace } from './outside-workspace.js';
 import { writeFrontMatter } from './obsidian/front-matter.js';
 import { toObsidianMarkdown } from './obsidian/obsidian-out.js';
 import { ObsidianTargets } from './obsidian/obsidian-export.js';
+import { withBlockIds } from './obsidian/block-ids.js';
 
 interface ExportInput { id: string; folder: string; overwrite?: boolean; flavor?: 'markdown' | 'obsidian' }
 export interface PlannedFile { file: string; doc: string }
@@ -66,7 +67,9 @@ export async function exportMarkdown(rt: BlocksRuntime, call: ActionCall, input:
     // A folder already there may be a link into the workspace: checked where it really leads.
     await outsideWorkspace(await realpath(dirname(file)), rt.workspaceRoot, 'folder', { writes: true });
     const root = await store.read(doc);
-    const markdown = blocksToMarkdown(root.children ?? [], { obsidian: obsidian !== undefined });
+    // Obsidian's block identifiers (`^key`) are written after the blocks that have one or that a link names.
+    const children = obsidian ? withBlockIds(root.children ?? [], (block) => obsidian.keyOf(block.id)) : root.children ?? [];
+    const markdown = blocksToMarkdown(children, { obsidian: obsidian !== undefined });
     // A document's own attributes (custom-*) go first as YAML front matter, which an import reads back;
     // without any, a first rule is written `***`, which no reader takes for the start of front matter.
     const front = writeFrontMatter(root.attrs);

@@ -267,11 +267,11 @@ async function detectFlavor(source: string, isFile: boolean): Promise<Flavor> {
  * Writes a chunk of documents made ready on a worker as one step of the write queue. The workers gave
  * the blocks their ids; if one of them was already issued in this process (two threads drew the same),
  * the chunk is made again here, where newId guarantees none repeats. Ids the work brought (headings that
- * links point to, given out here; a SiYuan document's own) are not the worker's and not claimed.
+ * and blocks that links point to, given out here; a SiYuan document's own) are not the worker's and not claimed.
  */
 async function importChunk(state: ImportState, chunk: Planned[], work: ImportWork, prepared: PreparedDocument[]): Promise<void> {
   const { rt } = state;
-  const ahead = new Set(work.docs.flatMap((doc) => [...Object.values(doc.headingIds ?? {}), ...draftIds(doc.drafts ?? [])]));
+  const ahead = new Set(work.docs.flatMap((doc) => [...Object.values(doc.headingIds ?? {}), ...Object.values(doc.blockIds ?? {}), ...draftIds(doc.drafts ?? [])]));
   const ids: string[] = [];
   for (const doc of prepared) for (let i = 1; i < doc.blocks.length; i++) if (!ahead.has(doc.blocks[i]!.values[0])) ids.push(doc.blocks[i]!.values[0]);
   // Made again on this thread, where materialise draws its ids from the one source that never repeats.
@@ -279,6 +279,7 @@ async function importChunk(state: ImportState, chunk: Planned[], work: ImportWor
   let blocks = 0;
   for (const [i, doc] of prepared.entries()) {
     if (doc.problem !== undefined) state.skipped.push({ path: chunk[i]!.path!, reason: `${doc.problem}: imported as an empty document` });
+    if (doc.unplacedBlocks) state.skipped.push({ path: chunk[i]!.path!, reason: `links point to block identifiers the note does not end a block with: ${doc.unplacedBlocks.slice(0, 5).map((key) => `^${key}`).join(', ')}` });
     if (doc.unplacedHeadings) state.skipped.push({ path: chunk[i]!.path!, reason: `links point to headings the note does not have as headings: ${doc.unplacedHeadings.slice(0, 5).join(', ')}` });
     if (doc.linksLeft) state.skipped.push({ path: chunk[i]!.path!, reason: `links to local files kept as written (outside the folder imported, missing, or over 256 MiB): ${doc.linksLeft.slice(0, 5).join(', ')}` });
     state.attachmentLinks += doc.attachmentLinks ?? 0;

@@ -65,6 +65,10 @@ describe('the web app\'s inline renderer', () => {
     );
   });
 
+  it('makes no tag that runs into a reference: an anchor\'s # ends no tag', () => {
+    expect(show(renderInline('#x ((20240101000000-abcdefg "Note#Goals"))', context))).toBe('#x <a class=ref href=#/block/20240101000000-abcdefg data-ref=20240101000000-abcdefg>Note#Goals</a>');
+  });
+
   it('reads a long run of unclosed emphasis as text, without searching it again from every opener', () => {
     const text = '*a '.repeat(20_000);
     expect(show(renderInline(text, context))).toBe(text);

@@ -99,7 +99,7 @@ function flavorReport(result: Record<string, unknown>): string[] {
   if (obsidian) {
     return [
       `  ${obsidian.links} links, ${obsidian.embeds} embeds, ${obsidian.tags} tags, front matter in ${obsidian.frontMatter} notes, ${obsidian.attachments.copied} attachments copied`,
-      `  ${obsidian.unresolvedCount} links to notes not in the vault (kept as text), ${obsidian.approximatedCount} to blocks or missing headings (pointing at the note)`,
+      `  ${obsidian.unresolvedCount} links to notes not in the vault (kept as text), ${obsidian.approximatedCount} to blocks or headings the notes do not have (pointing at the note)`,
       ...obsidian.unresolved.slice(0, 10).map((item) => `    ${item.file}: ${item.link}`),
     ];
   }

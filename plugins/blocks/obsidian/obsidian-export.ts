@@ -5,17 +5,23 @@ import { walkBlocks } from '../block-model.js';
 import { copyAssets } from '../markdown-assets.js';
 import type { PlannedFile } from '../markdown-export.js';
 import { outsideWorkspace } from '../outside-workspace.js';
+import { BLOCK_ID_ATTR, BLOCK_KEY } from './block-ids.js';
 import { newExportReport, type ExportReport, type ExportTargets } from './obsidian-out.js';
 
 /**
  * What an Obsidian export links to: each exported note by the name Obsidian resolves (its file name
- * when no other note has it, else its path in the export), each heading by its text; and, at the end,
- * the `assets/` files the notes link, copied beside them.
+ * when no other note has it, else its path in the export), each heading by its text, any other block
+ * by its identifier (`#^key`: the one it came with from Obsidian, else its id, written after it; a list
+ * item through its first paragraph); and, at the end, the `assets/` files the notes link, copied beside them.
  */
 export class ObsidianTargets implements ExportTargets {
   readonly report: ExportReport = newExportReport();
   private readonly noteOf = new Map<string, string>();
-  private readonly blocks = new Map<string, { doc: string; heading?: string }>();
+  private readonly blocks = new Map<string, { doc: string; heading?: string; key?: string; firstParagraph?: string }>();
+  /** Blocks some exported text references (a reference in code too: it costs a marker, nothing more). */
+  private readonly referenced = new Set<string>();
+  /** A list item's first paragraph → the item: a link to the item is written to it. */
+  private readonly itemOf = new Map<string, string>();
 
   constructor(planned: readonly PlannedFile[], private readonly folder: string) {
     const counts = new Map<string, number>();
@@ -29,15 +35,32 @@ export class ObsidianTargets implements ExportTargets {
   /** Indexes a document's blocks (every document is read before any file is written). */
   add(root: Block): void {
     for (const { block } of walkBlocks(root)) {
-      this.blocks.set(block.id, block.type === 'heading' ? { doc: root.id, heading: block.content ?? '' } : { doc: root.id });
+      const own = block.attrs[BLOCK_ID_ATTR];
+      const first = block.type === 'listItem' && block.children?.[0]?.type === 'paragraph' ? block.children[0].id : undefined;
+      if (first !== undefined) this.itemOf.set(first, block.id);
+      this.blocks.set(block.id, {
+        doc: root.id, ...(block.type === 'heading' ? { heading: block.content ?? '' } : {}),
+        ...(own !== undefined && BLOCK_KEY.test(own) ? { key: own } : {}), ...(first !== undefined ? { firstParagraph: first } : {}),
+      });
+      if (block.type !== 'document' && block.content?.includes('((')) for (const match of block.content.matchAll(REF_ID)) this.referenced.add(match[1]!);
     }
   }
 
-  target(id: string): { note: string; heading?: string; isDocument: boolean } | undefined {
+  /** A block's identifier in the export (once every document is added), or undefined: it needs none. */
+  keyOf(id: string): string | undefined {
+    const found = this.blocks.get(id);
+    if (!found || found.heading !== undefined || found.doc === id) return undefined;
+    if (found.key !== undefined) return found.key;
+    const item = this.itemOf.get(id);
+    return this.referenced.has(id) || (item !== undefined && this.referenced.has(item)) ? id : undefined;
+  }
+
+  target(id: string): { note: string; heading?: string; block?: string; isDocument: boolean } | undefined {
     const found = this.blocks.get(id);
     const note = found && this.noteOf.get(found.doc);
     if (!found || note === undefined) return undefined;
-    return { note, isDocument: found.doc === id, ...(found.heading !== undefined ? { heading: found.heading } : {}) };
+    const block = this.keyOf(found.firstParagraph ?? id);
+    return { note, isDocument: found.doc === id, ...(found.heading !== undefined ? { heading: found.heading } : {}), ...(block !== undefined ? { block } : {}) };
   }
 
   /**
@@ -68,3 +91,5 @@ export class ObsidianTargets implements ExportTargets {
     };
   }
 }
+
+const REF_ID = /\(\((\d{14}-[0-9a-z]{7})/g;

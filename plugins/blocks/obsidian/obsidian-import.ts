@@ -83,8 +83,9 @@ export async function planObsidianImport(call: ActionCall, root: string, notes: 
       for (const link of note.approximated) if (report.approximated.length < MAX_LISTED) report.approximated.push({ file, link });
       for (const problem of note.problems) if (report.problems.length < MAX_LISTED) report.problems.push({ file, problem });
       const headingIds = vault.headingIdsOf(doc.id);
+      const blockIds = vault.blockIdsOf(doc.id);
       const changed = await stat(doc.path).then((info) => new Date(Math.trunc(info.mtimeMs)).toISOString(), () => undefined);
-      return { id: doc.id, title: doc.title, markdown: converted.markdown, attrs: converted.attrs, obsidian: true, ...(headingIds ? { headingIds } : {}), ...(changed ? { updated: changed } : {}) };
+      return { id: doc.id, title: doc.title, markdown: converted.markdown, attrs: converted.attrs, obsidian: true, ...(headingIds ? { headingIds } : {}), ...(blockIds ? { blockIds } : {}), ...(changed ? { updated: changed } : {}) };
     },
     report: () => ({ ...report, unresolvedCount, approximatedCount }),
   };

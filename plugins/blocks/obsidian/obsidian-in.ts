@@ -13,6 +13,8 @@ export interface VaultLookup {
   note(target: string, fromFile: string): { id: string; file: string } | undefined;
   /** The id a heading of a note gets (assigned once, before any note is parsed). */
   heading(noteId: string, heading: string): string | undefined;
+  /** The id the block of a note with this identifier (`^abc`) gets, the same way. */
+  block(noteId: string, key: string): string | undefined;
   /** The workspace path (`assets/<name>`) an attachment was copied to. */
   attachment(target: string, fromFile: string): string | undefined;
 }
@@ -30,7 +32,7 @@ export interface NoteReport {
   attachments: number;
   /** Links whose note (or heading) is not in the import: kept as text. */
   unresolved: string[];
-  /** Links to a block (`#^id`) or to a missing heading, made references to the note itself. */
+  /** Links to a block (`#^id`) or a heading the note does not have, made references to the note itself. */
   approximated: string[];
   problems: string[];
 }
@@ -92,8 +94,8 @@ function wikiLink(whole: string, embed: boolean, inner: string, alone: boolean, 
   }
   let id = note.id;
   if (sub !== undefined && sub !== '') {
-    const heading = sub.startsWith('^') ? undefined : vault.heading(note.id, sub);
-    if (heading) id = heading;
+    const target = sub.startsWith('^') ? vault.block(note.id, sub.slice(1)) : vault.heading(note.id, sub);
+    if (target) id = target;
     else report.approximated.push(whole);
   }
   // Obsidian shows `[[Note.md]]` as "Note".

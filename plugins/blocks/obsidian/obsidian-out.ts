@@ -3,18 +3,21 @@ import { mapOutsideCode } from './outside-code.js';
 
 /**
  * Quire's Markdown of a document as Obsidian writes it: references `((id "anchor"))` as `[[note]]`,
- * `[[note|anchor]]` or `[[note#heading|anchor]]`; embed blocks as `![[note]]`; `#tag#` as `#tag`;
+ * `[[note|anchor]]`, `[[note#heading|anchor]]` or `[[note#^block|anchor]]`; embed blocks as `![[note]]`; `#tag#` as `#tag`;
  * files under `assets/` as `![[name]]` and `[[name]]`. Code is left alone. The inverse of
  * obsidian-in.ts, so that a vault exported and imported again gives the same blocks.
  */
 export interface ExportTargets {
-  /** The link text of a block's note (its path in the export, or its name when that is unique), and the heading when the block is one. */
-  target(id: string): { note: string; heading?: string; isDocument: boolean } | undefined;
+  /**
+   * The link text of a block's note (its path in the export, or its name when that is unique), the
+   * heading when the block is one, else the block's identifier (`^key`) when it has one.
+   */
+  target(id: string): { note: string; heading?: string; block?: string; isDocument: boolean } | undefined;
 }
 
 export interface ExportReport {
   links: number;
-  /** References to blocks other than a note or a heading: they link to the note. */
+  /** References to blocks with no identifier (none of a note, heading or block): they link to the note. */
   approximated: number;
   /** References to notes not in the export, written as their anchor text. */
   outside: number;
@@ -77,6 +80,7 @@ function linkOf(id: string, targets: ExportTargets, report: ExportReport): strin
   }
   report.links++;
   if (target.heading !== undefined) return `${target.note}#${target.heading.replace(/[#|[\]^]/g, ' ').replace(/\s+/g, ' ').trim()}`;
+  if (target.block !== undefined) return `${target.note}#^${target.block}`;
   if (!target.isDocument) report.approximated++;
   return target.note;
 }

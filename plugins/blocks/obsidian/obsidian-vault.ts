@@ -6,6 +6,7 @@ import { fileDigest } from '../file-digest.js';
 import { headingKey } from './heading-key.js';
 import { assetHref } from '../link-syntax.js';
 import { mapOutsideCode } from './outside-code.js';
+import { blockKeysOf } from './block-ids.js';
 
 /** At most this many bytes of attachments per import, so that a mistaken folder cannot fill the disk. */
 const MAX_ATTACHMENT_BYTES = 4 * 1024 ** 3;
@@ -23,6 +24,9 @@ export class ObsidianVault implements VaultLookup {
   private readonly byName = new Map<string, Note[]>();
   private readonly headings = new Map<string, Set<string>>();
   private readonly headingIds = new Map<string, Map<string, string>>();
+  /** Per note, its blocks' identifiers (`^abc`), and the ids given out for those a link names. */
+  private readonly blockKeys = new Map<string, Set<string>>();
+  private readonly blockIds = new Map<string, Map<string, string>>();
   private readonly files = new Map<string, string[]>();
   private readonly wanted = new Set<string>();
   private readonly copied = new Map<string, string>();
@@ -43,8 +47,10 @@ export class ObsidianVault implements VaultLookup {
     }
   }
 
-  /** Records the headings of a note (read before links to them are converted). */
+  /** Records the headings and block identifiers of a note (read before links to them are converted). */
   addHeadings(noteId: string, markdown: string): void {
+    const keys = blockKeysOf(markdown);
+    if (keys.size > 0) this.blockKeys.set(noteId, keys);
     const found = new Set<string>();
     mapOutsideCode(markdown, (prose, context) => {
       const match = context.lineStart ? /^ {0,3}#{1,6}[ \t]+(.*)$/.exec(prose) : null;
@@ -66,12 +72,17 @@ export class ObsidianVault implements VaultLookup {
 
   heading(noteId: string, heading: string): string | undefined {
     const key = headingKey(heading);
-    if (!this.headings.get(noteId)?.has(key)) return undefined;
-    let ids = this.headingIds.get(noteId);
-    if (!ids) this.headingIds.set(noteId, ids = new Map());
-    let id = ids.get(key);
-    if (!id) ids.set(key, id = newId());
-    return id;
+    return this.headings.get(noteId)?.has(key) ? idFor(this.headingIds, noteId, key) : undefined;
+  }
+
+  block(noteId: string, key: string): string | undefined {
+    return this.blockKeys.get(noteId)?.has(key) ? idFor(this.blockIds, noteId, key) : undefined;
+  }
+
+  /** The block ids given out for a note: identifier → id, for the parse to assign. */
+  blockIdsOf(noteId: string): Record<string, string> | undefined {
+    const ids = this.blockIds.get(noteId);
+    return ids ? Object.fromEntries(ids) : undefined;
   }
 
   /** The heading ids given out for a note: heading text (normalised) → id, for the parse to assign. */
@@ -182,4 +193,13 @@ async function placeOnce(file: string, target: string, absent: boolean): Promise
     if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
     throw error;
   }
+}
+
+/** The id given out for a note's heading or block, given once. */
+function idFor(given: Map<string, Map<string, string>>, noteId: string, key: string): string {
+  let ids = given.get(noteId);
+  if (!ids) given.set(noteId, ids = new Map());
+  let id = ids.get(key);
+  if (!id) ids.set(key, id = newId());
+  return id;
 }

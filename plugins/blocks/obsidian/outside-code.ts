@@ -5,8 +5,11 @@
  * colour in a `<span style="color: #f00">`, a `$a #b$` or a comment stays as it was. Works line by line,
  * as Obsidian's own link and tag scanners do, in time linear in the line.
  */
-/** `tableRow`: the line is a row of a table (it starts with `|`), where a `|` of a link must be escaped. */
-export type ProseRewrite = (prose: string, context: { lineStart: boolean; wholeLine: boolean; tableRow: boolean }) => string;
+/**
+ * `tableRow`: the line is a row of a table (it starts with `|`), where a `|` of a link must be escaped.
+ * `lineEnd`: the prose runs to the line's end (nothing kept after it).
+ */
+export type ProseRewrite = (prose: string, context: { lineStart: boolean; wholeLine: boolean; tableRow: boolean; lineEnd: boolean }) => string;
 
 export function mapOutsideCode(text: string, rewrite: ProseRewrite): string {
   const lines = text.split('\n');
@@ -60,12 +63,12 @@ function mapLine(line: string, rewrite: ProseRewrite, startsLine: boolean): { te
   let out = '';
   let from = 0;
   for (const [start, end] of spans) {
-    out += rewrite(line.slice(from, start), { lineStart: startsLine && from === 0, wholeLine: false, tableRow }) + line.slice(start, end);
+    out += rewrite(line.slice(from, start), { lineStart: startsLine && from === 0, wholeLine: false, tableRow, lineEnd: false }) + line.slice(start, end);
     from = end;
   }
   if (from < line.length || spans.length === 0) {
     const whole = startsLine && from === 0;
-    out += rewrite(line.slice(from), { lineStart: whole, wholeLine: whole, tableRow });
+    out += rewrite(line.slice(from), { lineStart: whole, wholeLine: whole, tableRow, lineEnd: true });
   }
   return { text: out, commentOpen };
 }

@@ -27,11 +27,23 @@ export function parseRefs(content: string): Ref[] {
   return refs;
 }
 
-/** Each distinct `#tag#` outside code spans, in order of first use; the text between the `#`s. */
+/**
+ * Each distinct `#tag#` outside code spans and references, in order of first use; the text between the
+ * `#`s. (Since a reference's anchor holding `#` made tags, the rule the scanner follows too.)
+ */
 export function parseTags(content: string): string[] {
   if (content.indexOf('#') === -1) return [];
   const tags = new Set<string>();
-  const spans = codeSpans(content);
+  const code = codeSpans(content);
+  const refs: number[] = [];
+  for (let i = content.indexOf('(('); i !== -1; i = content.indexOf('((', i + 1)) {
+    const match = matchAt(REF, content, i);
+    if (!match || inSpans(code, i, match.end)) continue;
+    refs.push(i, match.end);
+    i = match.end - 1;
+  }
+  // inSpans here looks at every span: their order does not matter.
+  const spans = [...code, ...refs];
   let i = content.indexOf('#');
   while (i !== -1) {
     const tag = tagAt(content, i);
@@ -197,6 +209,8 @@ function tagAt(src: string, i: number): Step | undefined {
   const text = src.slice(i + 1, close);
   // The space rule keeps `C# and F#` from being read as a tag.
   if (text.includes('\n') || SPACE.test(text.charAt(0)) || SPACE.test(text.charAt(text.length - 1))) return undefined;
+  // Nor does a tag run into a reference.
+  if (/\(\(\d{14}-[0-9a-z]{7}/.test(text)) return undefined;
   return { text, end: close + 1 };
 }
 

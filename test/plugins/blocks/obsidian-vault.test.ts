@@ -72,14 +72,14 @@ async function writeVault(): Promise<string> {
     '> Careful.',
     '',
     '- [ ] a task #todo',
-    '- [x] done',
+    '- [x] done ^item-1',
     '',
     '![[Beta]]',
     '',
-    'See [[Beta#^abc123]].',
+    'See [[Beta#^abc123]], the table [[Beta#^tbl]], the item [[Alpha#^item-1]] and [[Beta#^gone]].',
     '',
   ].join('\n'));
-  await writeFile(join(vault, 'Beta.md'), 'Some text ^abc123\n\n| a | b |\n| - | - |\n| 1 | 2 |\n\n$$\nx^2 #nottag\n$$\n\n> plain quote #quoted\n');
+  await writeFile(join(vault, 'Beta.md'), 'Some text ^abc123\n\n| a | b |\n| - | - |\n| 1 | 2 |\n\n^tbl\n\n$$\nx^2 #nottag\n$$\n\n> plain quote #quoted\n');
   await writeFile(join(vault, 'Daily', '2024-01-05.md'), '---\nmood: 😀\n---\n读书笔记 [[Home]] #读书\n');
   return vault;
 }
@@ -131,7 +131,8 @@ describe('Obsidian vaults', () => {
     expect(result.flavor).toBe('obsidian');
     expect(result.documents).toBe(6);
     expect(result.obsidian.unresolved).toEqual([{ file: 'Home.md', link: '[[Missing note]]' }]);
-    expect(result.obsidian.approximated).toEqual([{ file: join('Projects', 'Alpha.md'), link: '[[Beta#^abc123]]' }]);
+    // A block's identifier (`^abc123` ending it, `^tbl` on a line after it) is where a link to it points.
+    expect(result.obsidian.approximated).toEqual([{ file: join('Projects', 'Alpha.md'), link: '[[Beta#^gone]]' }]);
     expect(result.obsidian).toMatchObject({ notes: 4, frontMatter: 2, embeds: 1, attachments: { linked: 4, copied: 3, reused: 0 } });
     const workspace = kernel.workspace.root;
     expect(await readFile(join(workspace, 'assets', 'diagram.png'))).toEqual(PNG);
@@ -158,6 +159,14 @@ describe('Obsidian vaults', () => {
     expect(alpha.find((block) => block.type === 'callout' && block.subtype === 'warning')!.attrs).toEqual({});
     expect(alpha.find((block) => block.type === 'embed')!.content).toBe('((Beta#0 "Beta"))');
     expect(alpha.map((block) => block.content ?? '').join('\n')).toContain('Ship it. Linked from ((Beta#0 "Beta")) inline.');
+    const item = alpha.findIndex((block) => block.content === 'done');
+    expect(alpha.map((block) => block.content ?? '').join('\n')).toContain(`See ((Beta#1 "Beta#^abc123")), the table ((Beta#2 "Beta#^tbl")), the item ((Projects/Alpha#${item} "Alpha#^item-1")) and ((Beta#0 "Beta#^gone")).`);
+    expect(alpha[item]!.attrs).toMatchObject({ 'custom-obsidian-block-id': 'item-1' });
+    expect(snap.Beta!.slice(1, 3)).toMatchObject([
+      { type: 'paragraph', content: 'Some text', attrs: { 'custom-obsidian-block-id': 'abc123' } },
+      { type: 'table', attrs: { 'custom-obsidian-block-id': 'tbl' } },
+    ]);
+    expect(snap.Beta!.some((block) => block.content === '^tbl')).toBe(false);
     const tags = await act<{ tags: { tag: string }[] }>('tag_list', {});
     expect(tags.tags.map((tag) => tag.tag).sort()).toEqual(['area/work', 'inbox', 'quoted', 'todo', '读书'].sort());
     expect(snap['Daily/2024-01-05']![0]!.attrs).toEqual({ 'custom-mood': '😀' });
@@ -182,6 +191,9 @@ describe('Obsidian vaults', () => {
     const alpha = await readFile(join(out, 'Projects', 'Alpha.md'), 'utf8');
     expect(alpha).toContain('> [!INFO]- Details here');
     expect(alpha).toContain('![[Beta]]');
+    expect(alpha).toContain('- [x] done ^item-1');
+    expect(alpha).toContain('See [[Beta#^abc123]], the table [[Beta#^tbl]], the item [[Alpha#^item-1]] and [[Beta|Beta#^gone]].');
+    expect(await readFile(join(out, 'Beta.md'), 'utf8')).toMatch(/^Some text \^abc123\n\n\| a \| b \|\n[^]*\| 1 \| 2 \|\n\n\^tbl\n/);
 
     const second = await act<Created>('notebook_create', { name: 'Second' });
     const again = await act<{ flavor: string; obsidian: { attachments: { reused: number } } }>('import_markdown', { notebook: second.id, path: out });
@@ -198,7 +210,7 @@ describe('Obsidian vaults', () => {
     const io = bufferIO();
     // Some links are not in the vault: the import says so and exits 0 (nothing was skipped).
     expect(await runCli(['import', await writeVault(), '--notebook', 'notes', '--workspace', workspace], io)).toBe(0);
-    expect(io.outText()).toMatch(/^imported 6 document\(s\), \d+ block\(s\) in [\d.]+ s \(obsidian\)\n  \d+ links, 1 embeds, \d+ tags, front matter in 2 notes, 3 attachments copied\n  1 links to notes not in the vault \(kept as text\), 1 to blocks or missing headings \(pointing at the note\)\n    Home.md: \[\[Missing note\]\]$/);
+    expect(io.outText()).toMatch(/^imported 6 document\(s\), \d+ block\(s\) in [\d.]+ s \(obsidian\)\n  \d+ links, 1 embeds, \d+ tags, front matter in 2 notes, 3 attachments copied\n  1 links to notes not in the vault \(kept as text\), 1 to blocks or headings the notes do not have \(pointing at the note\)\n    Home.md: \[\[Missing note\]\]$/);
     const out = join(await tempDir(), 'out');
     const exported = bufferIO();
     expect(await runCli(['export', 'Notes', out, '--obsidian', '--workspace', workspace], exported)).toBe(0);
@@ -220,7 +232,7 @@ describe('Obsidian vaults', () => {
 });
 
 describe('Obsidian notes with hostile lines', () => {
-  const nowhere = { note: () => undefined, heading: () => undefined, attachment: () => undefined };
+  const nowhere = { note: () => undefined, heading: () => undefined, block: () => undefined, attachment: () => undefined };
   const LONG = 300_000;
 
   // Each of these lines took each expression time quadratic in its length (minutes at this size, the
@@ -294,6 +306,32 @@ describe('Obsidian notes with hostile lines', () => {
     expect(convertObsidianNote('[[Note|see #todo]] and [a #b](https://x.y) #c\n', '/vault/x.md', vault).markdown).toBe('((20240101120000-aaaaaaa "see #todo")) and [a #b](https://x.y) #c#\n');
     // A `<` in prose is no tag: what follows it is still read.
     expect(convertObsidianNote('if x<y then #t and z>w, a < b #u\n', 'note.md', nowhere).markdown).toBe('if x<y then #t# and z>w, a < b #u#\n');
+  });
+
+  it('writes a block a reference points at with its id as an Obsidian block identifier, and reads the link back to it', async () => {
+    const { act } = await boot();
+    const first = await act<Created>('notebook_create', { name: 'Native' });
+    const target = await act<Created>('document_create', { notebook: first.id, title: 'Target', markdown: 'Target paragraph.\n\n```js\nlet x = 1;\n```\n\n- an item' });
+    const blocks = (await act<{ document: Block }>('document_get', { id: target.id })).document.children!;
+    const [paragraph, code] = blocks.map((block) => block.id);
+    const item = blocks[2]!.children![0]!.id;
+    // Anchors holding a `#` (links to headings) make no tag between them.
+    await act('document_create', { notebook: first.id, title: 'Source', markdown: `See ((${paragraph} "the target")), ((${code} "the code")) and ((${item} "the item")); ((${target.id} "Target#One")) and ((${target.id} "Target#Two")).` });
+    expect((await act<{ tags: unknown[] }>('tag_list', {})).tags).toEqual([]);
+    const out = join(await tempDir(), 'native vault');
+    const exported = await act<{ obsidian: { approximated: number } }>('export_markdown', { id: first.id, folder: out, flavor: 'obsidian' });
+    expect(exported.obsidian.approximated).toBe(0);
+    const itemParagraph = blocks[2]!.children![0]!.children![0]!.id;
+    expect(await readFile(join(out, 'Target.md'), 'utf8')).toBe(`Target paragraph. ^${paragraph}\n\n\`\`\`js\nlet x = 1;\n\`\`\`\n\n^${code}\n\n- an item ^${itemParagraph}\n`);
+    expect(await readFile(join(out, 'Source.md'), 'utf8')).toContain(`See [[Target#^${paragraph}|the target]], [[Target#^${code}|the code]] and [[Target#^${itemParagraph}|the item]]`);
+
+    const second = await act<Created>('notebook_create', { name: 'Back' });
+    await act('import_markdown', { notebook: second.id, path: out });
+    const docs = (await act<Listed>('document_list', { notebook: second.id })).documents;
+    const back = (await act<{ document: Block }>('document_get', { id: docs.find((doc) => doc.title === 'Target')!.id })).document.children!;
+    const source = (await act<{ document: Block }>('document_get', { id: docs.find((doc) => doc.title === 'Source')!.id })).document.children![0]!.content!;
+    expect(back.map((block) => [block.type, block.content ?? ''])).toEqual([['paragraph', 'Target paragraph.'], ['code', 'let x = 1;'], ['list', '']]);
+    expect(source).toContain(`See ((${back[0]!.id} "the target")), ((${back[1]!.id} "the code")) and ((${back[2]!.children![0]!.children![0]!.id} "the item"))`);
   });
 
   it('leaves a link to a heading of the same note as it is, no tag made of it', () => {
