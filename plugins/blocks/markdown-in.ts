@@ -103,13 +103,19 @@ interface Context {
  * chunk of plain paragraphs and headings is converted directly (markdown-plain.ts); runs of other
  * chunks go to remark, in pieces of about PIECE_CHARS.
  */
-export function markdownToBlocks(markdown: string, newId: () => string): DraftBlock[] {
+export function markdownToBlocks(text: string, newId: () => string): DraftBlock[] {
+  // A byte order mark opening the text is no part of it (a file saved with one, pasted whole).
+  const markdown = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
   const blocks: DraftBlock[] = [];
   const starts = chunkStarts(markdown);
   /** Where the text not yet converted, and left to remark, starts; -1 when there is none. */
   let pending = -1;
   const parsePending = (end: number, last: boolean): boolean => {
-    const src = markdown.slice(pending, end);
+    const piece = markdown.slice(pending, end);
+    // micromark drops a U+FEFF opening what it parses, and shifts its offsets by it, so every block's
+    // text was cut one character off: a piece opening with one (mid-text, where it is an invisible
+    // character of the text) is parsed after a blank line, which changes no structure.
+    const src = piece.charCodeAt(0) === 0xfeff ? `\n${piece}` : piece;
     const tree: Root = parserFor(src).parse(src);
     // A cut inside a fenced block leaves it unclosed: the piece goes on into the next chunk.
     if (!last && endsOpen(tree, src)) return false;
@@ -136,7 +142,9 @@ export function markdownToBlocks(markdown: string, newId: () => string): DraftBl
  * The blocks every byte of the text through remark gives (GFM in full, one piece): what the fast
  * paths above must reproduce exactly, kept for the tests that check they do.
  */
-export function markdownToBlocksByFullParser(markdown: string, newId: () => string): DraftBlock[] {
+export function markdownToBlocksByFullParser(text: string, newId: () => string): DraftBlock[] {
+  // As markdownToBlocks: a byte order mark opening the text is no part of it (micromark drops it, and its offset).
+  const markdown = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
   const tree: Root = reference.parse(markdown);
   return tree.children.map((node) => convert(node, { src: markdown, newId, quotes: 0 }));
 }
@@ -283,8 +291,21 @@ function listItem(node: ListItem, ctx: Context): DraftBlock {
     block.subtype = 'task';
     block.checked = node.checked;
   }
-  block.children = convertAll(node.children, ctx);
+  block.children = convertAll(typeof node.checked === 'boolean' ? afterCheckbox(node).children : node.children, ctx);
   return block;
+}
+
+/**
+ * A task item's children with its first paragraph's span starting at its first child left (past line
+ * breaks): mdast drops a checkbox's text node that holds nothing else (`- [x]␣␣⏎Buy milk`) without
+ * moving the paragraph's start, and the item's text came back as `[x]  ⏎Buy milk`, its checkbox twice.
+ */
+function afterCheckbox(node: ListItem): ListItem {
+  const first = node.children[0];
+  if (first?.type !== 'paragraph' || !first.position) return node;
+  const start = first.children.find((child) => child.type !== 'break')?.position?.start ?? first.position.end;
+  if (start.offset === undefined || start.offset <= first.position.start.offset!) return node;
+  return { ...node, children: [{ ...first, position: { ...first.position, start } }, ...node.children.slice(1)] };
 }
 
 /** A GitHub alert's marker line, which makes a quote a callout. */

@@ -137,7 +137,13 @@ function list(block: AnyBlock): List {
 
 function listItem(block: AnyBlock): ListItem {
   const checked = block.subtype === 'task' ? block.checked === true : null;
-  return { type: 'listItem', spread: false, checked, children: toFlow(block.children ?? []) };
+  const children = toFlow(block.children ?? []);
+  // A plain item whose text starts `[ ]` or `[x]` would read back as a task, its text a checkbox.
+  const first = children[0];
+  if (checked === null && first?.type === 'paragraph' && first.children[0]?.type === 'html' && /^\[[ xX]\](?:[ \t]|$)/.test(first.children[0].value)) {
+    first.children[0] = raw(`\\${first.children[0].value}`) as PhrasingContent;
+  }
+  return { type: 'listItem', spread: false, checked, children };
 }
 
 const CALLOUT_TYPES = new Set(['note', 'tip', 'important', 'warning', 'caution']);
@@ -161,10 +167,12 @@ function callout(block: AnyBlock): Blockquote {
   return { type: 'blockquote', children };
 }
 
-// Lines that would open another block if a paragraph started with them…
-const BLOCK_START = /^(?:#{1,6}(?:[ \t]|$)|>|[-+*](?:[ \t]|$)|\d{1,9}[.)](?:[ \t]|$)|`{3}|~{3}|\$\$|(?:(?:\*[ \t]*){3,}|(?:-[ \t]*){3,}|(?:_[ \t]*){3,})$)/;
+// Lines that would open another block if a paragraph started with them (tested on one line)… A fence of
+// backticks is one only when no backtick follows on its line, and `$$` only when no `$` does: `$$E=mc^2$$`
+// is a paragraph's inline math, and escaping it (`\$$E=mc^2$$`) changed what it meant.
+const BLOCK_START = /^(?:#{1,6}(?:[ \t]|$)|>|[-+*](?:[ \t]|$)|\d{1,9}[.)](?:[ \t]|$)|`{3}[^`]*$|~{3}|\$\$[^$]*$|(?:(?:\*[ \t]*){3,}|(?:-[ \t]*){3,}|(?:_[ \t]*){3,})$)/;
 // …and the subset that interrupts a paragraph, plus setext underlines, on its later lines.
-const INTERRUPT = /^ {0,3}(?:#{1,6}(?:[ \t]|$)|>|[-+*][ \t]+\S|1[.)][ \t]+\S|`{3}|~{3}|\$\$|=+[ \t]*$|-+[ \t]*$|(?:(?:\*[ \t]*){3,}|(?:_[ \t]*){3,})$)/;
+const INTERRUPT = /^ {0,3}(?:#{1,6}(?:[ \t]|$)|>|[-+*][ \t]+\S|1[.)][ \t]+\S|`{3}[^`]*$|~{3}|\$\$[^$]*$|=+[ \t]*$|-+[ \t]*$|(?:(?:\*[ \t]*){3,}|(?:_[ \t]*){3,})$)/;
 
 /**
  * Content parsed from Markdown never matches these patterns (it would have become another block);
@@ -172,7 +180,9 @@ const INTERRUPT = /^ {0,3}(?:#{1,6}(?:[ \t]|$)|>|[-+*][ \t]+\S|1[.)][ \t]+\S|`{3
  */
 function protectParagraph(content: string, continuation = false): string {
   let text = trimMarkdownSpace(content);
-  if (!continuation && BLOCK_START.test(text)) text = escapeLineStart(text);
+  // The first line alone: `2)` then `more` on the next line read back as an empty list item.
+  const newline = text.indexOf('\n');
+  if (!continuation && BLOCK_START.test(newline === -1 ? text : text.slice(0, newline))) text = escapeLineStart(text);
   if (!text.includes('\n')) return continuation && INTERRUPT.test(text) ? escapeLineStart(text) : text;
   const lines = text.split('\n');
   for (let i = continuation ? 0 : 1; i < lines.length; i++) {

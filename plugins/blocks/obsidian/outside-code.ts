@@ -12,6 +12,7 @@
 export type ProseRewrite = (prose: string, context: { lineStart: boolean; wholeLine: boolean; tableRow: boolean; lineEnd: boolean }) => string;
 
 export function mapOutsideCode(text: string, rewrite: ProseRewrite): string {
+  // Lines end at `\n`; a `\r` before it (a note saved on Windows) is no part of a fence's line.
   const lines = text.split('\n');
   let fence: { char: string; length: number } | undefined;
   let math = false;
@@ -29,7 +30,7 @@ export function mapOutsideCode(text: string, rewrite: ProseRewrite): string {
     }
     const bare = line.replace(/^(?:[ \t]*>)*[ \t]*/, '');
     if (fence) {
-      const close = /^(`{3,}|~{3,})[ \t]*$/.exec(bare);
+      const close = /^(`{3,}|~{3,})[ \t]*\r?$/.exec(bare);
       if (close && close[1]![0] === fence.char && close[1]!.length >= fence.length) fence = undefined;
       continue;
     }

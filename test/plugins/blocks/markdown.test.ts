@@ -266,6 +266,20 @@ describe('markdownToBlocks', () => {
   });
 });
 
+describe('markdownToBlocks, text at its edges', () => {
+  it('drops a byte order mark opening the text, and keeps one inside it, without cutting any text', () => {
+    // micromark dropped the mark and shifted its offsets: every block's text lost a character.
+    expect(shape(parse('\ufeff- item one\n- item two'))).toEqual(shape(parse('- item one\n- item two')));
+    expect(parse('\ufeffHello world').map((b) => b.content)).toEqual(['Hello world']);
+    expect(parse('First\n\n\ufeffSecond part\n\n- x').map((b) => b.content ?? b.children![0]!.children![0]!.content)).toEqual(['First', '\ufeffSecond part', 'x']);
+  });
+
+  it('reads a task item whose checkbox ends its line: the text after it, the checkbox once', () => {
+    const [list] = parse('- [x]  \nBuy milk');
+    expect(list!.children![0]).toMatchObject({ subtype: 'task', checked: true, children: [{ type: 'paragraph', content: 'Buy milk' }] });
+  });
+});
+
 describe('blocksToMarkdown', () => {
   const p = (content: string): DraftBlock => ({ id: 'x', type: 'paragraph', content });
 
@@ -278,6 +292,17 @@ describe('blocksToMarkdown', () => {
     const md = blocksToMarkdown([p('# not a heading'), p('1. not a list'), p('first\n- not a list\n2. fine here\n==='), p('> not a quote')]);
     expect(md).toBe('\\# not a heading\n\n1\\. not a list\n\nfirst\n\\- not a list\n2. fine here\n\\===\n\n\\> not a quote\n');
     expect(parse(md).map((b) => b.type)).toEqual(['paragraph', 'paragraph', 'paragraph', 'paragraph']);
+  });
+
+  it('escapes only what would open a block: one-line math and a backtick run followed by another stay as they are; a first line alone', () => {
+    // `$$E=mc^2$$` and ```` ```c`` ```` open no block (a fence's line holds no `$`, no backtick after it): escaped, they changed meaning.
+    const md = blocksToMarkdown([p('$$E=mc^2$$'), p('```c``'), p('2)\nmore'), p('-\nmore')]);
+    expect(md).toBe('$$E=mc^2$$\n\n```c``\n\n2\\)\nmore\n\n\\-\nmore\n');
+    expect(parse(md).map((b) => [b.type, b.content])).toEqual([['paragraph', '$$E=mc^2$$'], ['paragraph', '```c``'], ['paragraph', '2\\)\nmore'], ['paragraph', '\\-\nmore']]);
+    // A plain item's text that starts like a checkbox stays text.
+    const item: DraftBlock = { id: 'x', type: 'list', subtype: 'unordered', children: [{ id: 'y', type: 'listItem', children: [p('[ ] not a task')] }] };
+    expect(parse(blocksToMarkdown([item]))[0]!.children![0]).toMatchObject({ type: 'listItem', children: [{ content: '\\[ ] not a task' }] });
+    expect(parse(blocksToMarkdown([item]))[0]!.children![0]!.subtype).toBeUndefined();
   });
 
   it('writes a lone list item as a one-item list, with its checkbox', () => {

@@ -334,6 +334,10 @@ describe('Obsidian notes with hostile lines', () => {
     expect(source).toContain(`See ((${back[0]!.id} "the target")), ((${back[1]!.id} "the code")) and ((${back[2]!.children![0]!.children![0]!.id} "the item"))`);
   });
 
+  it('reads a note saved with Windows line ends: a code fence closes on its line, and what follows it is converted', () => {
+    expect(convertObsidianNote('```\r\ncode #no\r\n```\r\n\r\nSee #tag\r\n', 'note.md', nowhere).markdown).toBe('```\r\ncode #no\r\n```\r\n\r\nSee #tag#\r\n');
+  });
+
   it('leaves a link to a heading of the same note as it is, no tag made of it', () => {
     const converted = convertObsidianNote('[Jump](#section) and #real\n', 'note.md', nowhere);
     expect(converted.markdown).toBe('[Jump](#section) and #real#\n');
