@@ -75,18 +75,23 @@ class Planner {
     this.accepted = this.accepted.filter((candidate) => candidate !== record);
   }
 
-  /** Ids first (a user plugin may not shadow a native one), then validity; native problems are thrown together. */
+  /**
+   * Ids first (a user plugin may not shadow a native one), then validity; native problems are thrown
+   * together. Only a valid manifest takes its id: a broken copy of a plugin (a folder named otherwise,
+   * sorting first) is refused for what is wrong with it, and took the id from the plugin itself, which
+   * was then refused as its duplicate.
+   */
   private checkManifests(): void {
     const seen = new Map<string, string>();
     const fatal: ManifestIssue[] = [];
     for (const record of this.all) {
       const id = recordId(record);
-      const other = seen.get(id);
+      const other = record.ok || this.options.isFatal(record) ? seen.get(id) : undefined;
       if (other !== undefined) {
         this.refuse(record, new KernelError('PLUGIN_DUPLICATE_ID', `two plugins have the id '${id}': ${other} and ${record.file}`, { details: { id, files: [other, record.file] } }));
         continue;
       }
-      seen.set(id, record.file);
+      if (record.ok || this.options.isFatal(record)) seen.set(id, record.file);
       // The ids of external MCP servers' tools (core/mcp/client): a plugin under one would share their
       // registry entries and their grants (a grant given for the server's tool matched the plugin's).
       if (id.startsWith(MCP_SERVER_PREFIX) && !this.options.isFatal(record)) {

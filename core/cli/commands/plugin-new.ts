@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import { EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, type Command } from '../cli-io.js';
 import { describeError } from '../one-shot-kernel.js';
 import { parseOptions } from '../parse-options.js';
-import { KERNEL_VERSION } from '../../paths.js';
+import { KERNEL_VERSION, PACKAGE_ROOT } from '../../paths.js';
 
 const ID = /^[a-z][a-z0-9]*(-[a-z0-9]+)*$/;
 
@@ -51,7 +51,9 @@ export default plugin;
       compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, outDir: 'dist', rootDir: 'src', skipLibCheck: true },
       include: ['src/**/*.ts'],
     }, null, 2)}\n`,
-    'package.json': `${JSON.stringify({ name: id, version: '0.1.0', private: true, type: 'module', scripts: { build: 'tsc -p tsconfig.json', test: 'npm run build && node --test test/' }, devDependencies: { quire: `^${KERNEL_VERSION}`, typescript: '7.0.2' } }, null, 2)}\n`,
+    // The kernel that made the scaffold, by its folder: Quire is not on npm, and `quire` there is another
+    // package (^0.1.0 would install a stranger's code the day someone publishes that version).
+    'package.json': `${JSON.stringify({ name: id, version: '0.1.0', private: true, type: 'module', scripts: { build: 'tsc -p tsconfig.json', test: 'npm run build && node --test test/' }, devDependencies: { quire: `file:${PACKAGE_ROOT}`, typescript: '7.0.2' } }, null, 2)}\n`,
     'test/plugin.test.mjs': `import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';

@@ -28,6 +28,8 @@ describe('the plugin kit', () => {
     expect((await cli(['plugin', 'new', 'greeter', '--dir', base])).code).toBe(0);
     expect((await cli(['plugin', 'new', 'Bad Id', '--dir', base])).code).toBe(2);
     const folder = join(base, 'greeter');
+    // The kernel is linked by its folder: `quire` on npm is another package.
+    expect(JSON.parse(await readFile(join(folder, 'package.json'), 'utf8')).devDependencies.quire).toBe(`file:${REPO_ROOT}`);
     // Its own build tools, as `npm install` leaves them: not copied by install (no runtime dependencies).
     await mkdir(join(folder, 'node_modules', '.bin'), { recursive: true });
     await symlink(REPO_ROOT, join(folder, 'node_modules', 'quire'), 'dir');

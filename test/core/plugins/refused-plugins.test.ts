@@ -125,6 +125,15 @@ describe('a bad user plugin never stops the kernel', () => {
     expect(fixtureEvents()).toEqual(['activate:notes']);
   });
 
+  it('a broken copy of a plugin (a folder named otherwise, sorting first) is refused for what is wrong with it, and the plugin itself runs', async () => {
+    const kernel = await harness.boot({
+      plugins: ['notes'], config: { auth },
+      userPlugins: { 'aaa-dupe': { manifest: { ...base, id: 'dupe' }, code: empty }, dupe: { manifest: { ...base, id: 'dupe' }, code: empty } },
+    });
+    const plugins = await listed(kernel);
+    expect(plugins.filter((plugin) => plugin.id === 'dupe').map((plugin) => [plugin.state, plugin.problems?.map((problem) => problem.code)]).sort()).toEqual([['active', undefined], ['refused', ['MANIFEST_ID_MISMATCH']]]);
+  });
+
   it('refuses a user plugin whose config in quire.json does not fit its schema, with the pointer', async () => {
     const configurable = { ...base, id: 'configurable', config: { type: 'object', properties: { size: { type: 'integer' } }, additionalProperties: false } };
     const kernel = await harness.boot({ plugins: ['notes'], config: { auth, plugins: { configurable: { config: { size: 'big' } } } }, userPlugins: { configurable: { manifest: configurable, code: empty } } });
