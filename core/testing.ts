@@ -1,7 +1,8 @@
-import { cp, mkdtemp, rm } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { Kernel } from './kernel.js';
+import { recordId } from './plugins/catalog-checks.js';
 import { silentLogger } from './log.js';
 import type { Principal } from './plugin-api.js';
 
@@ -19,17 +20,27 @@ const PERSON: Principal = { kind: 'person', name: 'test', role: 'admin' };
 /**
  * For a plugin's own tests: copies the plugin folder (its manifest.json and built entry) into a new
  * workspace and boots a real kernel with the native plugins beside it. `trusted` runs it in the
- * kernel's process; otherwise it runs as an installed plugin would, out of process.
+ * kernel's process; otherwise it runs as an installed plugin would, out of process. It is installed
+ * under its manifest's id (a clone named `quire-plugin-x` holds plugin `x`); a plugin the kernel refuses
+ * throws its problems here, not a bare "no action" at the first call.
  */
 export async function startTestKernel(options: { plugin: string; trusted?: boolean; config?: Record<string, unknown> }): Promise<TestKernel> {
   const root = join(await mkdtemp(join(tmpdir(), 'quire-plugin-test-')), 'workspace');
   const folder = resolve(options.plugin);
-  const id = basename(folder);
+  const declared = await readFile(join(folder, 'manifest.json'), 'utf8').then((text) => (JSON.parse(text) as { id?: unknown }).id, () => undefined);
+  const id = typeof declared === 'string' && /^[a-z0-9][a-z0-9-]*$/.test(declared) ? declared : basename(folder);
   await cp(folder, join(root, 'plugins', id), { recursive: true, filter: (path) => !path.includes(`${folder}/node_modules`) });
   const kernel = await Kernel.boot({
     workspace: root, logger: silentLogger,
     config: { plugins: { blocks: { config: { watch: false, welcome: false } }, [id]: { trusted: options.trusted === true, ...(options.config ? { config: options.config } : {}) } } },
   });
+  const record = kernel.plugins.getCatalog()?.all.find((candidate) => candidate.source === 'user' && recordId(candidate) === id);
+  const problems = record ? kernel.plugins.problemsOf(record) : undefined;
+  if (problems && problems.length > 0) {
+    await kernel.close();
+    await rm(join(root, '..'), { recursive: true, force: true });
+    throw new Error(`the kernel refused plugin '${id}': ${problems.map((problem) => `${problem.code}: ${problem.message}`).join('; ')}`);
+  }
   return {
     kernel,
     async call<T>(wireName: string, input: Record<string, unknown> = {}): Promise<T> {

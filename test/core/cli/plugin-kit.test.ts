@@ -1,9 +1,10 @@
 import { execFile } from 'node:child_process';
-import { mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import { cp, mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../../../core/cli/run-cli.js';
+import { startTestKernel } from '../../../core/testing.js';
 import { bufferIO } from '../../helpers/buffer-io.js';
 import { REPO_ROOT, useHarness } from '../../helpers/harness.js';
 
@@ -38,6 +39,15 @@ describe('the plugin kit', () => {
     // The scaffold's own test: the built plugin in a real kernel, through quire/testing.
     const own = await run(process.execPath, ['--test', 'test/'], { cwd: folder });
     expect(own.stdout).toMatch(/# pass 1/);
+    // From a folder named otherwise (a clone named after its repository), its own test still finds it; a
+    // plugin the kernel refuses says why at the start, not as a missing action at the first call.
+    const clone = join(base, 'quire-plugin-greeter');
+    await cp(folder, clone, { recursive: true, verbatimSymlinks: true });
+    expect((await run(process.execPath, ['--test', 'test/'], { cwd: clone })).stdout).toMatch(/# pass 1/);
+    const manifest = JSON.parse(await readFile(join(clone, 'manifest.json'), 'utf8')) as { tools: { actions: Record<string, unknown> }[] };
+    manifest.tools[0]!.actions.missing = { ...manifest.tools[0]!.actions.hello as object };
+    await writeFile(join(clone, 'manifest.json'), JSON.stringify(manifest));
+    await expect(startTestKernel({ plugin: clone })).rejects.toThrow(/refused plugin 'greeter': PLUGIN_ACTION_MISMATCH/);
     const root = join(base, 'workspace');
     await mkdir(root);
     expect((await cli(['plugin', 'install', folder, '--workspace', root])).code).toBe(0);
