@@ -1,7 +1,6 @@
 import { inject, injectable } from '../di.js';
 import { ACTION_REGISTRY, AUDIT_LOG, CONFIRMATION_STORE, GRANTS_STORE, JOB_MANAGER, KERNEL_CONFIG, KERNEL_CONTAINER, LOGGER } from '../core-tokens.js';
-import type { JobManager } from '../jobs/job-manager.js';
-import type { StartedJob } from '../jobs/job-manager.js';
+import type { JobManager, StartedJob } from '../jobs/job-manager.js';
 import type { DependencyContainer } from '../di.js';
 import { NOTEBOOK_SCOPE, type AgentLimit, type NotebookScope } from '../gate/notebook-scope.js';
 import { checkAgentLimits, limitedTo, NO_AGENT_LIMITS } from '../gate/agent-limits.js';
@@ -25,6 +24,7 @@ import type { ActionRef, CallDecision, PreparedCall } from './prepared-call.js';
 import { runHandler, type RunOptions } from './run-handler.js';
 import { RefusalWindow } from './refusal-window.js';
 import type { ActionRequest, CallOutcome, ExecuteOptions } from './action-request.js';
+import { assertJsonResult } from './json-result.js';
 
 /** What the gate weighs besides grants and mode when local-only notes are involved (decide.ts). */
 interface LocalOnlyFlags { localOnlyInContext: boolean; crossesLocalOnly: boolean }
@@ -235,7 +235,7 @@ export class ActionPipeline {
       stopGraceMs: this.config.actions.stopGraceMs,
       log: entry.log,
       onRefused: (target) => this.record(call, 'egress_denied', 'EGRESS_DENIED', { target }).catch(() => undefined),
-      accept: entry.validateOutput || answer ? (value) => {
+      accept: entry.validateOutput || answer || entry.source !== 'native' ? (value) => {
         this.checkOutput(entry, value);
         return answer ? answer(value) : value;
       } : undefined,
@@ -347,6 +347,7 @@ export class ActionPipeline {
   }
 
   private checkOutput(entry: RegisteredAction, value: unknown): void {
+    if (entry.source !== 'native') assertJsonResult(entry.pluginId, entry.wireName, value);
     if (!entry.validateOutput) return;
     const result = runValidator(entry.validateOutput, value);
     if (!result.ok) {

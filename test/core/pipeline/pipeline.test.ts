@@ -22,6 +22,7 @@ function userNotes(effectsOfPut: string[]): UserPlugin {
         late: { description: 'ends 300 ms later, never looks at its signal', input: { type: 'object' }, effects: ['localWrite'] },
         boom: { description: 'throws', input: { type: 'object' }, effects: ['localWrite'] },
         secret: { description: 'agent only', input: { type: 'object' }, effects: [], agentOnly: true },
+        odd: { description: 'a result JSON cannot carry', input: { type: 'object', properties: { kind: { type: 'string' } } }, effects: [] },
         shaped: { description: 'output schema', input: { type: 'object' }, effects: [], output: { type: 'object', required: ['n'], properties: { n: { type: 'number' } } } },
       } }],
     },
@@ -38,6 +39,11 @@ function userNotes(effectsOfPut: string[]): UserPlugin {
       boom: () => { throw new Error('disk on fire'); },
       secret: () => ({ secret: 42 }),
       shaped: () => ({ n: 'not a number' }),
+      odd: (input) => {
+        const cycle = { name: 'loop' };
+        cycle.self = cycle;
+        return { bigint: { n: 10n }, fn: { list: [1, () => 2] }, map: { found: new Map([['a', 1]]) }, nan: { ratio: 0 / 0 }, cycle: { cycle }, date: { when: new Date(0), gone: undefined } }[input.kind];
+      },
     } };
   },
 };
@@ -218,6 +224,21 @@ describe('action pipeline', () => {
     const error = await caught(kernel.pipeline.call({ target: 'memo_shaped', input: {}, principal: admin }));
     expect(error.code).toBe('PLUGIN_ERROR');
     expect(error.message).toContain('/n');
+  });
+
+  it('refuses a user plugin\'s result that JSON cannot carry, naming where in it, in process and out of it', async () => {
+    for (const trusted of [true, false]) {
+      const kernel = await harness.boot({ userPlugins: { 'user-notes': userNotes([]) }, config: { plugins: { 'user-notes': { trusted } } } });
+      for (const [kind, at] of [['bigint', "a BigInt at '/n'"], ['map', "a Map object at '/found'"], ['nan', "NaN at '/ratio'"], ['cycle', "a cycle (an object inside itself) at '/cycle/self'"]] as const) {
+        const error = await caught(kernel.pipeline.call({ target: 'memo_odd', input: { kind }, principal: admin }));
+        expect([trusted, kind, error.code, error.message]).toEqual([trusted, kind, 'PLUGIN_ERROR', expect.stringContaining(at)]);
+      }
+      // A function: refused where it is (in process), or by the pipe that cannot carry it.
+      expect((await caught(kernel.pipeline.call({ target: 'memo_odd', input: { kind: 'fn' }, principal: admin }))).code).toBe('PLUGIN_ERROR');
+      // What JSON carries as it is, or by its own toJSON: a Date, an undefined property.
+      expect(await kernel.pipeline.call({ target: 'memo_odd', input: { kind: 'date' }, principal: admin })).toMatchObject({ status: 'ok' });
+      await kernel.close();
+    }
   });
 
   it('finds actions by plugin, tool and action as well as by wire name', async () => {
