@@ -8,9 +8,12 @@ import type { Principal, ProgressUpdate } from '../plugin-api.js';
 import { progressBar } from './progress-bar.js';
 import { exitOnLostLock, type CliIO } from './cli-io.js';
 
-/** Long CLI work (an import of a large folder, a rebuild) is bounded by the person, not by a timer. */
+/**
+ * Long CLI work (an import of a large folder, a rebuild) is bounded by the person, not by a timer. A
+ * plugin's activation keeps quire.json's limit, as under serve: ten minutes here held `quire plugin
+ * list`, and `quire mcp` before an MCP client, that long on a plugin whose activate hangs.
+ */
 const CLI_ACTION_TIMEOUT_MS = 3_600_000;
-const CLI_ACTIVATION_TIMEOUT_MS = 600_000;
 
 export const CLI_PRINCIPAL: Principal = { kind: 'person', name: 'cli', role: 'admin' };
 
@@ -25,7 +28,6 @@ export async function withKernel<T>(root: string, io: CliIO, run: (kernel: Kerne
   const config: KernelConfigFile = {
     ...file,
     actions: options.configuredActionLimit ? { ...file.actions } : { ...file.actions, timeoutMs: CLI_ACTION_TIMEOUT_MS },
-    pluginHost: { ...file.pluginHost, activationTimeoutMs: CLI_ACTIVATION_TIMEOUT_MS },
     // A one-shot command needs no watcher; a long one (the chat, for hours) keeps quire.json's, so that
     // notes edited by hand meanwhile are searched and listed (they were not, until a restart).
     plugins: { ...file.plugins, blocks: { ...blocks, config: { ...blocks.config, ...(options.watchHandEdits ? {} : { watch: false }) } } },

@@ -10,6 +10,15 @@ export function effectiveEffects(declared: readonly Effect[], source: PluginSour
   return [...declared];
 }
 
+/**
+ * The effects an action is held to, said for a refusal: an untrusted plugin that declares none is told
+ * why it counts as having every one (a reader was refused an effect-free action, told it had them all).
+ */
+export function effectsSaid(effects: readonly Effect[], action: { declaredEffects: readonly Effect[]; source: PluginSource; trusted: boolean; pluginId: string }): string {
+  const silent = action.source !== 'native' && !action.trusted && action.declaredEffects.length === 0;
+  return silent ? `${effects.join(', ')} (plugin '${action.pluginId}' declares no effects, which counts as every effect while it is untrusted; mark it "trusted": true in quire.json once you have read it)` : effects.join(', ');
+}
+
 export function isReadOnly(effects: readonly Effect[]): boolean {
   return effects.length === 0;
 }

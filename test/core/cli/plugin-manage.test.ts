@@ -57,6 +57,17 @@ describe('quire plugin install and list', () => {
     expect(listed.out).toMatch(/^blocks {2}active {2}native, trusted/m);
   }, 60_000);
 
+  it('lists a plugin whose activate hangs as refused once quire.json\'s activation limit passes, as serve does', async () => {
+    const root = join(await tempDir('quire-plugin-cli-'), 'workspace');
+    await mkdir(root);
+    await writeFile(join(root, 'quire.json'), JSON.stringify({ pluginHost: { activationTimeoutMs: 500 } }));
+    await writeUserPlugin(root, 'hangs', { manifest: { ...SENDER.manifest, id: 'hangs' }, code: 'export default { activate() { return new Promise(() => {}); } };' });
+    const listed = await run(['plugin', 'list', '--workspace', root]);
+    expect(listed.code).toBe(0);
+    expect(listed.out).toMatch(/^hangs {2}refused/m);
+    expect(listed.out + listed.err).toContain('PLUGIN_ACTIVATION_TIMEOUT');
+  }, 60_000);
+
   it('installs nothing from a folder whose manifest is wrong or that holds a link', async () => {
     const base = await tempDir('quire-plugin-cli-');
     const root = join(base, 'workspace');

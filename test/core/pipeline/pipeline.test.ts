@@ -158,7 +158,9 @@ describe('action pipeline', () => {
     expect(entry?.effects).toEqual(['localWrite', 'dataEgress', 'externalCost']);
     expect((await untrusted.pipeline.call({ target: 'memo_save', input: { text: 'x' }, principal: agent })).status).toBe('confirmation_required');
     expect((await untrusted.pipeline.call({ target: 'note_put', input: { name: 'a', text: 'x' }, principal: agent })).status).toBe('confirmation_required');
-    expect((await caught(untrusted.pipeline.call({ target: 'memo_read', input: {}, principal: reader }))).code).toBe('FORBIDDEN');
+    const refused = await caught(untrusted.pipeline.call({ target: 'memo_read', input: {}, principal: reader }));
+    // Said why: the action declares none, and an untrusted plugin's silence counts as every effect.
+    expect([refused.code, refused.message]).toEqual(['FORBIDDEN', expect.stringContaining(`plugin 'user-notes' declares no effects, which counts as every effect while it is untrusted; mark it "trusted": true`)]);
 
     const trusted = await harness.boot({ userPlugins: { 'user-notes': userNotes([]) }, config: { plugins: { 'user-notes': { trusted: true } } } });
     expect((await trusted.pipeline.call({ target: 'memo_save', input: { text: 'x' }, principal: agent })).status).toBe('ok');
