@@ -171,8 +171,10 @@ function callout(block: AnyBlock): Blockquote {
 // backticks is one only when no backtick follows on its line, and `$$` only when no `$` does: `$$E=mc^2$$`
 // is a paragraph's inline math, and escaping it (`\$$E=mc^2$$`) changed what it meant.
 const BLOCK_START = /^(?:#{1,6}(?:[ \t]|$)|>|[-+*](?:[ \t]|$)|\d{1,9}[.)](?:[ \t]|$)|`{3}[^`]*$|~{3}|\$\$[^$]*$|(?:(?:\*[ \t]*){3,}|(?:-[ \t]*){3,}|(?:_[ \t]*){3,})$)/;
-// …and the subset that interrupts a paragraph, plus setext underlines, on its later lines.
-const INTERRUPT = /^ {0,3}(?:#{1,6}(?:[ \t]|$)|>|[-+*][ \t]+\S|1[.)][ \t]+\S|`{3}[^`]*$|~{3}|\$\$[^$]*$|=+[ \t]*$|-+[ \t]*$|(?:(?:\*[ \t]*){3,}|(?:_[ \t]*){3,})$)/;
+// …and the subset that interrupts a paragraph, plus setext underlines and a table's delimiter row (the
+// lines before it would become the table's head: a paragraph lazily continued under a list item, `Name |
+// Age` then `---|---`, came back a table once written with the item's indent), on its later lines.
+const INTERRUPT = /^ {0,3}(?:#{1,6}(?:[ \t]|$)|>|[-+*][ \t]+\S|1[.)][ \t]+\S|`{3}[^`]*$|~{3}|\$\$[^$]*$|=+[ \t]*$|-+[ \t]*$|(?:(?:\*[ \t]*){3,}|(?:_[ \t]*){3,})$|\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*$)/;
 
 /**
  * Content parsed from Markdown never matches these patterns (it would have become another block);

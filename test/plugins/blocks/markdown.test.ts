@@ -299,6 +299,9 @@ describe('blocksToMarkdown', () => {
     const md = blocksToMarkdown([p('$$E=mc^2$$'), p('```c``'), p('2)\nmore'), p('-\nmore')]);
     expect(md).toBe('$$E=mc^2$$\n\n```c``\n\n2\\)\nmore\n\n\\-\nmore\n');
     expect(parse(md).map((b) => [b.type, b.content])).toEqual([['paragraph', '$$E=mc^2$$'], ['paragraph', '```c``'], ['paragraph', '2\\)\nmore'], ['paragraph', '\\-\nmore']]);
+    // A paragraph's later line that reads as a table's delimiter row (a lazy continuation under a list item) stays text.
+    const lazy = parse('- Results:\nName | Age\n-----|----');
+    expect(shape(parse(blocksToMarkdown(lazy)))).toEqual([{ type: 'list', subtype: 'unordered', children: [{ type: 'listItem', children: [{ type: 'paragraph', content: 'Results:\nName | Age\n\\-----|----' }] }] }]);
     // A plain item's text that starts like a checkbox stays text.
     const item: DraftBlock = { id: 'x', type: 'list', subtype: 'unordered', children: [{ id: 'y', type: 'listItem', children: [p('[ ] not a task')] }] };
     expect(parse(blocksToMarkdown([item]))[0]!.children![0]).toMatchObject({ type: 'listItem', children: [{ content: '\\[ ] not a task' }] });
