@@ -1,6 +1,6 @@
 import { cp, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { basename, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { Kernel } from './kernel.js';
 import { recordId } from './plugins/catalog-checks.js';
 import { silentLogger } from './log.js';
@@ -28,7 +28,10 @@ export async function startTestKernel(options: { plugin: string; trusted?: boole
   const root = join(await mkdtemp(join(tmpdir(), 'quire-plugin-test-')), 'workspace');
   const folder = resolve(options.plugin);
   const declared = await readFile(join(folder, 'manifest.json'), 'utf8').then((text) => (JSON.parse(text) as { id?: unknown }).id, () => undefined);
-  const id = typeof declared === 'string' && /^[a-z0-9][a-z0-9-]*$/.test(declared) ? declared : basename(folder);
+  if (typeof declared !== 'string' || !/^[a-z0-9][a-z0-9-]*$/.test(declared)) {
+    throw new Error(`${join(folder, 'manifest.json')}: its id ${JSON.stringify(declared)} is not a plugin id (lowercase letters, digits and hyphens; quire plugin validate says more)`);
+  }
+  const id = declared;
   await cp(folder, join(root, 'plugins', id), { recursive: true, filter: (path) => !path.includes(`${folder}/node_modules`) });
   const kernel = await Kernel.boot({
     workspace: root, logger: silentLogger,

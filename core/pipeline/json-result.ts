@@ -10,6 +10,9 @@ import { KernelError } from '../errors.js';
  */
 export function notJson(value: unknown): { path: string; what: string } | undefined {
   const onPath = new Set<object>();
+  // Each object is walked once: a graph that shares its objects (o = { a: o', b: o' }, nested) doubled
+  // the work at each level, and held the kernel's event loop for seconds from a message of 250 bytes.
+  const checked = new WeakSet<object>();
   const visit = (item: unknown, path: string, depth: number): { path: string; what: string } | undefined => {
     switch (typeof item) {
       case 'string': case 'boolean': case 'undefined': return undefined;
@@ -23,6 +26,7 @@ export function notJson(value: unknown): { path: string; what: string } | undefi
     if (typeof (object as { toJSON?: unknown }).toJSON === 'function') return undefined;
     if (depth > MAX_DEPTH) return { path, what: `nesting deeper than ${MAX_DEPTH}` };
     if (onPath.has(object)) return { path, what: 'a cycle (an object inside itself)' };
+    if (checked.has(object)) return undefined;
     const proto = Object.getPrototypeOf(object) as object | null;
     if (!Array.isArray(object) && proto !== Object.prototype && proto !== null) return { path, what: `a ${object.constructor?.name ?? 'class'} object` };
     onPath.add(object);
@@ -31,6 +35,7 @@ export function notJson(value: unknown): { path: string; what: string } | undefi
         const found = visit(inner, `${path}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`, depth + 1);
         if (found) return found;
       }
+      checked.add(object);
       return undefined;
     } finally {
       onPath.delete(object);

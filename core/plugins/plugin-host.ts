@@ -141,7 +141,9 @@ export class PluginHost {
   }
 
   private async applyEnabled(id: string, enabled: boolean): Promise<void> {
-    const record = this.catalog?.all.find((candidate) => recordId(candidate) === id);
+    // A broken copy of a plugin shares its id: the valid manifest is the plugin.
+    const matching = this.catalog?.all.filter((candidate) => recordId(candidate) === id) ?? [];
+    const record = matching.find((candidate) => candidate.ok) ?? matching[0];
     if (!record) {
       const hint = id.startsWith('mcp-') ? ' (external MCP servers are enabled or disabled in quire.json, mcp.servers.<name>.enabled)' : '';
       throw new KernelError('NOT_FOUND', `no plugin with id '${id}'${hint}`, { details: { plugin: id } });

@@ -140,7 +140,7 @@ function listItem(block: AnyBlock): ListItem {
   const children = toFlow(block.children ?? []);
   // A plain item whose text starts `[ ]` or `[x]` would read back as a task, its text a checkbox.
   const first = children[0];
-  if (checked === null && first?.type === 'paragraph' && first.children[0]?.type === 'html' && /^\[[ xX]\](?:[ \t]|$)/.test(first.children[0].value)) {
+  if (checked === null && first?.type === 'paragraph' && first.children[0]?.type === 'html' && /^\[[ xX]\](?:[ \t\n]|$)/.test(first.children[0].value)) {
     first.children[0] = raw(`\\${first.children[0].value}`) as PhrasingContent;
   }
   return { type: 'listItem', spread: false, checked, children };
@@ -170,11 +170,11 @@ function callout(block: AnyBlock): Blockquote {
 // Lines that would open another block if a paragraph started with them (tested on one line)… A fence of
 // backticks is one only when no backtick follows on its line, and `$$` only when no `$` does: `$$E=mc^2$$`
 // is a paragraph's inline math, and escaping it (`\$$E=mc^2$$`) changed what it meant.
-const BLOCK_START = /^(?:#{1,6}(?:[ \t]|$)|>|[-+*](?:[ \t]|$)|\d{1,9}[.)](?:[ \t]|$)|`{3}[^`]*$|~{3}|\$\$[^$]*$|(?:(?:\*[ \t]*){3,}|(?:-[ \t]*){3,}|(?:_[ \t]*){3,})$)/;
+const BLOCK_START = /^(?:#{1,6}(?:[ \t]|$)|>|[-+*](?:[ \t]|$)|\d{1,9}[.)](?:[ \t]|$)|`{3,}[^`]*$|~{3}|\${2,}[^$]*$|(?:(?:\*[ \t]*){3,}|(?:-[ \t]*){3,}|(?:_[ \t]*){3,})$)/;
 // …and the subset that interrupts a paragraph, plus setext underlines and a table's delimiter row (the
 // lines before it would become the table's head: a paragraph lazily continued under a list item, `Name |
 // Age` then `---|---`, came back a table once written with the item's indent), on its later lines.
-const INTERRUPT = /^ {0,3}(?:#{1,6}(?:[ \t]|$)|>|[-+*][ \t]+\S|1[.)][ \t]+\S|`{3}[^`]*$|~{3}|\$\$[^$]*$|=+[ \t]*$|-+[ \t]*$|(?:(?:\*[ \t]*){3,}|(?:_[ \t]*){3,})$|\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*$)/;
+const INTERRUPT = /^ {0,3}(?:#{1,6}(?:[ \t]|$)|>|[-+*][ \t]+\S|1[.)][ \t]+\S|`{3,}[^`]*$|~{3}|\${2,}[^$]*$|=+[ \t]*$|-+[ \t]*$|(?:(?:\*[ \t]*){3,}|(?:_[ \t]*){3,})$|\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*$)/;
 
 /**
  * Content parsed from Markdown never matches these patterns (it would have become another block);

@@ -25,7 +25,8 @@ export function pluginRoutes(kernel: Kernel): Hono<HttpEnv> {
     const { enabled } = parseEnabled(await readJsonBody(c));
     const id = c.req.param('id');
     await kernel.plugins.setEnabled(id, enabled);
-    const record = kernel.plugins.getCatalog()!.all.find((candidate) => recordId(candidate) === id)!;
+    const matching = kernel.plugins.getCatalog()!.all.filter((candidate) => recordId(candidate) === id);
+    const record = matching.find((candidate) => candidate.ok) ?? matching[0]!;
     return c.json({ plugin: describePlugin(kernel, record, kernel.registry.list(), true) });
   });
   return app;
@@ -52,7 +53,8 @@ export function pluginsListing(kernel: Kernel, isAdmin: boolean): Record<string,
 
 function describePlugin(kernel: Kernel, record: ManifestRecord, actions: RegisteredAction[], isAdmin: boolean): Record<string, unknown> {
   const id = recordId(record);
-  const active = kernel.plugins.isActive(id);
+  // By id: a broken copy of an active plugin (same id, refused) is not the one active.
+  const active = kernel.plugins.isActive(id) && kernel.plugins.problemsOf(record) === undefined && record.ok;
   const settings = kernel.config.plugins.get(id);
   const base = {
     id, source: record.source, enabled: kernel.plugins.isEnabled(id), active,

@@ -90,6 +90,8 @@ async function attachmentBytes(workspaceRoot: string, name: string): Promise<Buf
   const root = await realpath(resolve(workspaceRoot, 'assets')).catch(() => undefined);
   const path = root === undefined ? undefined : await realpath(resolve(root, name)).catch(() => undefined);
   if (root === undefined || path === undefined || !path.startsWith(`${root}${sep}`)) return undefined;
+  // Where it leads must be no hidden file either (a link `alias.png` to `assets/.env`).
+  if (path.slice(root.length + 1).split(sep).some((segment) => segment.startsWith('.'))) return undefined;
   if (!(await stat(path).catch(() => undefined))?.isFile()) return undefined;
   return readFile(path).catch(() => undefined);
 }

@@ -14,35 +14,42 @@ export const BLOCK_ID_ATTR = 'custom-obsidian-block-id';
 const KEY = '[A-Za-z0-9-]+';
 /** An identifier as Obsidian spells one (letters, digits, dashes). */
 export const BLOCK_KEY = new RegExp(`^${KEY}$`);
-/** A marker ending a paragraph's text (after a blank, or the whole text). */
-const TRAILING = new RegExp(`(?:^|[ \\t])\\^(${KEY})[ \\t]*$`);
-const ALONE = new RegExp(`^\\^(${KEY})[ \\t]*$`);
+/** A marker ending a paragraph's text (after a blank or a line end, or the whole text; a `\r` of Windows line ends after it). */
+const TRAILING = new RegExp(`(?:^|[ \\t\\n])\\^(${KEY})[ \\t\\r]*$`);
+const ALONE = new RegExp(`^\\^(${KEY})[ \\t\\r]*$`);
 /** Container prefixes (quotes, a list item's marker) before a line's text. */
 const PREFIX = /^(?:[ \t]*>)*[ \t]*(?:(?:[-*+]|\d{1,9}[.)])[ \t]+(?:\[[ xX]\][ \t]+)?)?/;
 const LIST_ITEM = /^[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]/;
+/** What ends a paragraph on the next line: a blank line, or a block that may interrupt one. */
+const ENDS_PARAGRAPH = /^(?:[ \t]*\r?$| {0,3}(?:[-*+][ \t]|1[.)][ \t]|#{1,6}(?:[ \t]|\r?$)|>|`{3}|~{3}))/;
 /** Marks a line whose prose ends in a marker (a NUL: no note holds one, an import refuses them). */
 const MARK = '\u0000';
 
 /**
- * The identifiers a note's blocks carry: a marker at the end of a line outside code whose block ends
- * there (the next line blank, the note's end, or another list item), or a line that is only a marker.
- * Headings are left out: their links name their text.
+ * The identifiers a note's blocks carry, as assignBlockIds will place them (a link given an id for one
+ * no block takes would lead nowhere): a marker at the end of a line outside code whose block ends there
+ * (the note's end, a blank line, a block that interrupts a paragraph, or the next item of a list item),
+ * or a line that is only a marker, after some text. Headings are left out: their links name their text.
  */
 export function blockKeysOf(markdown: string): Set<string> {
   const marked = mapOutsideCode(markdown, (prose, context) => (context.lineEnd && TRAILING.test(prose) ? prose + MARK : prose));
   const keys = new Set<string>();
   const lines = marked.split('\n');
+  let textBefore = false;
   for (const [i, line] of lines.entries()) {
+    const before = textBefore;
+    if (line.trim() !== '') textBefore = true;
     if (!line.endsWith(MARK)) continue;
-    const text = line.slice(0, -1).replace(PREFIX, '');
+    const unquoted = line.slice(0, -1).replace(/^(?:[ \t]*>)*/, '');
+    const text = unquoted.replace(PREFIX, '');
     if (/^ {0,3}#{1,6}[ \t]/.test(text)) continue;
     const alone = ALONE.exec(text);
     if (alone) {
-      keys.add(alone[1]!);
+      if (before) keys.add(alone[1]!);
       continue;
     }
     const next = (lines[i + 1] ?? '').replace(/^(?:[ \t]*>)*/, '');
-    if (next.trim() === '' || LIST_ITEM.test(next)) keys.add(TRAILING.exec(text)![1]!);
+    if (i + 1 === lines.length || ENDS_PARAGRAPH.test(next) || (LIST_ITEM.test(unquoted) && LIST_ITEM.test(next))) keys.add(TRAILING.exec(text)![1]!);
   }
   return keys;
 }
@@ -74,7 +81,7 @@ export function assignBlockIds(drafts: DraftBlock[], ids: ReadonlyMap<string, st
         }
         const trailing = alone ? null : TRAILING.exec(draft.content);
         if (trailing) {
-          draft.content = draft.content.slice(0, trailing.index);
+          draft.content = draft.content.slice(0, trailing.index).replace(/[ \t]+$/, '');
           take(draft, trailing[1]!);
         }
       }

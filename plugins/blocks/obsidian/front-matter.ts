@@ -18,7 +18,9 @@ export interface FrontMatter {
   problem?: string;
 }
 
-export function readFrontMatter(text: string): FrontMatter {
+export function readFrontMatter(source: string): FrontMatter {
+  // A byte order mark before the first rule is no part of the note.
+  const text = source.charCodeAt(0) === 0xfeff ? source.slice(1) : source;
   const match = FRONT_MATTER.exec(text);
   if (!match) return { attrs: {}, body: text };
   const body = text.slice(match[0].length);
@@ -65,6 +67,11 @@ export function writeFrontMatter(attrs: Record<string, string>): string {
  */
 class NumberText {
   constructor(readonly source: string) {}
+
+  /** As a map's key (`2024: done`), the number as written. */
+  toString(): string {
+    return this.source;
+  }
 }
 
 /** A number as JSON spells it, which YAML's core schema reads as the same number. */

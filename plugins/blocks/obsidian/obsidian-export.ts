@@ -17,7 +17,7 @@ import { newExportReport, type ExportReport, type ExportTargets } from './obsidi
 export class ObsidianTargets implements ExportTargets {
   readonly report: ExportReport = newExportReport();
   private readonly noteOf = new Map<string, string>();
-  private readonly blocks = new Map<string, { doc: string; heading?: string; key?: string; firstParagraph?: string }>();
+  private readonly blocks = new Map<string, { doc: string; heading?: string; key?: string; firstParagraph?: string; item?: boolean }>();
   /** Blocks some exported text references (a reference in code too: it costs a marker, nothing more). */
   private readonly referenced = new Set<string>();
   /** A list item's first paragraph → the item: a link to the item is written to it. */
@@ -34,13 +34,21 @@ export class ObsidianTargets implements ExportTargets {
 
   /** Indexes a document's blocks (every document is read before any file is written). */
   add(root: Block): void {
+    // An identifier two blocks of the note share (as a vault may hold) names neither: a link to one of
+    // them went to the other. Each of them is then linked by its own id.
+    const counts = new Map<string, number>();
+    for (const { block } of walkBlocks(root)) {
+      const own = block.attrs[BLOCK_ID_ATTR];
+      if (own !== undefined) counts.set(own, (counts.get(own) ?? 0) + 1);
+    }
     for (const { block } of walkBlocks(root)) {
       const own = block.attrs[BLOCK_ID_ATTR];
       const first = block.type === 'listItem' && block.children?.[0]?.type === 'paragraph' ? block.children[0].id : undefined;
       if (first !== undefined) this.itemOf.set(first, block.id);
       this.blocks.set(block.id, {
         doc: root.id, ...(block.type === 'heading' ? { heading: block.content ?? '' } : {}),
-        ...(own !== undefined && BLOCK_KEY.test(own) ? { key: own } : {}), ...(first !== undefined ? { firstParagraph: first } : {}),
+        ...(own !== undefined && BLOCK_KEY.test(own) && counts.get(own) === 1 ? { key: own } : {}),
+        ...(first !== undefined ? { firstParagraph: first } : {}), ...(block.type === 'listItem' ? { item: true } : {}),
       });
       if (block.type !== 'document' && block.content?.includes('((')) for (const match of block.content.matchAll(REF_ID)) this.referenced.add(match[1]!);
     }
@@ -49,7 +57,8 @@ export class ObsidianTargets implements ExportTargets {
   /** A block's identifier in the export (once every document is added), or undefined: it needs none. */
   keyOf(id: string): string | undefined {
     const found = this.blocks.get(id);
-    if (!found || found.heading !== undefined || found.doc === id) return undefined;
+    // A list item is linked through its first paragraph; one without has no place for a marker.
+    if (!found || found.heading !== undefined || found.doc === id || found.item) return undefined;
     if (found.key !== undefined) return found.key;
     const item = this.itemOf.get(id);
     return this.referenced.has(id) || (item !== undefined && this.referenced.has(item)) ? id : undefined;

@@ -31,7 +31,9 @@ const ID = '(\\d{14}-[0-9a-z]{7})';
 const ANCHOR = `(?:[ \\t]+(?:"([^"\\n]*)"|'([^'\\n]*)'))?`;
 const REF = new RegExp(`\\(\\(${ID}${ANCHOR}\\)\\)`, 'g');
 const EMBED_LINE = new RegExp(`^((?:[ \\t]*>)*[ \\t]*(?:[-*+][ \\t]+(?:\\[[ xX]\\][ \\t]+)?|\\d{1,9}[.)][ \\t]+)?)\\{\\{[ \\t]*\\(\\(${ID}${ANCHOR}\\)\\)[ \\t]*\\}\\}[ \\t]*$`);
-const TAG = /#([^#\s][^#\n]*?)#/g;
+// A Quire tag as tagAt reads one (no blank at either end), that never runs into a link written here: a
+// link to a block or heading holds a `#` (`[[A#^id|x]] about #todo#` left `#todo#` unconverted).
+const TAG = /#([^#\s](?:(?:(?!\[\[|\]\])[^#\n])*?[^#\s])?)#/g;
 // Linear whatever the text (see obsidian-in.ts): the letter is a lookahead, a label stops at a bracket.
 const OBSIDIAN_TAG = /^(?=[\p{N}_/-]*[\p{L}_/-])[\p{L}\p{N}_/-]+$/u;
 // The name may hold escaped parentheses (`a\(1\).png`, as a SiYuan import writes them).

@@ -38,13 +38,26 @@ export function mapOutsideCode(text: string, rewrite: ProseRewrite): string {
       if (bare.trimEnd().endsWith('$$')) math = false;
       continue;
     }
-    const open = /^(`{3,}|~{3,})/.exec(bare);
+    // A run of backticks opens a fence only when no backtick follows on its line (```` ```c`` is code ````
+    // is a paragraph's code span), and `$$` a math block only when no `$` does: taken for fences, such
+    // lines left every link and tag after them unconverted.
+    const open = /^(?:(`{3,})[^`]*$|(~{3,}))/.exec(bare);
     if (open) {
-      fence = { char: open[1]![0]!, length: open[1]!.length };
+      const run = open[1] ?? open[2]!;
+      fence = { char: run[0]!, length: run.length };
       continue;
     }
     if (bare.startsWith('$$')) {
-      if (!(bare.length > 2 && bare.trimEnd().endsWith('$$') && bare.trimEnd().length > 3)) math = true;
+      const trimmed = bare.trimEnd();
+      const oneLine = trimmed.length > 3 && trimmed.endsWith('$$');
+      if (oneLine) continue;
+      if (!/^\$+[^$]*$/.test(trimmed)) {
+        const mapped = mapLine(line, rewrite, true);
+        comment = mapped.commentOpen;
+        lines[i] = mapped.text;
+        continue;
+      }
+      math = true;
       continue;
     }
     const mapped = mapLine(line, rewrite, true);

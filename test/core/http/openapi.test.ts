@@ -178,9 +178,11 @@ describe('the OpenAPI document', () => {
     await writeFile(join(kernel.workspace.root, 'outside.txt'), 'secret');
     await symlink(join(kernel.workspace.root, 'outside.txt'), join(kernel.workspace.root, 'assets', 'away.png'));
     await symlink(join(kernel.workspace.root, 'assets', 'photo.png'), join(kernel.workspace.root, 'assets', 'again.png'));
+    await writeFile(join(kernel.workspace.root, 'assets', '.env'), 'secret');
+    await symlink(join(kernel.workspace.root, 'assets', '.env'), join(kernel.workspace.root, 'assets', 'alias.png'));
     await mkdir(join(kernel.workspace.root, 'assets', 'sub', '.hidden'), { recursive: true });
     await writeFile(join(kernel.workspace.root, 'assets', 'sub', '.hidden', 'key.png'), 'secret');
-    for (const name of ['away.png', 'sub/.hidden/key.png', 'sub', 'sub/../photo.png']) {
+    for (const name of ['away.png', 'alias.png', 'sub/.hidden/key.png', 'sub', 'sub/../photo.png']) {
       const refused = await admin.request('getAsset', { params: { name } });
       expect([name, refused.status, (await refused.text()).includes('secret')]).toEqual([name, 404, false]);
     }

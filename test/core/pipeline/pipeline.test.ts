@@ -42,7 +42,9 @@ function userNotes(effectsOfPut: string[]): UserPlugin {
       odd: (input) => {
         const cycle = { name: 'loop' };
         cycle.self = cycle;
-        return { bigint: { n: 10n }, fn: { list: [1, () => 2] }, map: { found: new Map([['a', 1]]) }, nan: { ratio: 0 / 0 }, cycle: { cycle }, date: { when: new Date(0), gone: undefined } }[input.kind];
+        let shared = { leaf: true };
+        for (let depth = 0; depth < 60; depth++) shared = { a: shared, b: shared };
+        return { shared, bigint: { n: 10n }, fn: { list: [1, () => 2] }, map: { found: new Map([['a', 1]]) }, nan: { ratio: 0 / 0 }, cycle: { cycle }, date: { when: new Date(0), gone: undefined } }[input.kind];
       },
     } };
   },
@@ -235,6 +237,8 @@ describe('action pipeline', () => {
         const error = await caught(kernel.pipeline.call({ target: 'memo_odd', input: { kind }, principal: admin }));
         expect([trusted, kind, error.code, error.message]).toEqual([trusted, kind, 'PLUGIN_ERROR', expect.stringContaining(at)]);
       }
+      // A graph that shares its objects, 2^60 paths deep: each object is checked once (it was walked down every path).
+      expect(await kernel.pipeline.call({ target: 'memo_odd', input: { kind: 'shared' }, principal: admin })).toMatchObject({ status: 'ok' });
       // A function: refused where it is (in process), or by the pipe that cannot carry it.
       expect((await caught(kernel.pipeline.call({ target: 'memo_odd', input: { kind: 'fn' }, principal: admin }))).code).toBe('PLUGIN_ERROR');
       // What JSON carries as it is, or by its own toJSON: a Date, an undefined property.

@@ -131,7 +131,10 @@ describe('a bad user plugin never stops the kernel', () => {
       userPlugins: { 'aaa-dupe': { manifest: { ...base, id: 'dupe' }, code: empty }, dupe: { manifest: { ...base, id: 'dupe' }, code: empty } },
     });
     const plugins = await listed(kernel);
-    expect(plugins.filter((plugin) => plugin.id === 'dupe').map((plugin) => [plugin.state, plugin.problems?.map((problem) => problem.code)]).sort()).toEqual([['active', undefined], ['refused', ['MANIFEST_ID_MISMATCH']]]);
+    expect(plugins.filter((plugin) => plugin.id === 'dupe').map((plugin) => [plugin.state, plugin.active, plugin.problems?.map((problem) => problem.code)]).sort()).toEqual([['active', true, undefined], ['refused', false, ['MANIFEST_ID_MISMATCH']]]);
+    // By its id, the plugin is the valid one: it can be switched off.
+    await kernel.plugins.setEnabled('dupe', false);
+    expect(kernel.plugins.isActive('dupe')).toBe(false);
   });
 
   it('refuses a user plugin whose config in quire.json does not fit its schema, with the pointer', async () => {

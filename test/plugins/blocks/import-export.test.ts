@@ -124,7 +124,7 @@ describe('import and export of Markdown', () => {
   it('keeps front matter numbers as they are written, through an export and back', async () => {
     const { act } = await boot();
     const folder = await tempDir('quire-md-');
-    await writeFile(join(folder, 'Order.md'), '---\norder: 12345678901234567890\nversion: 1.10\nzip: 01234\nlimit: .inf\nsizes: [1.10, 2, {w: 007, h: 1e3}]\ncount: 3\n---\n\nText.\n');
+    await writeFile(join(folder, 'Order.md'), '\ufeff---\norder: 12345678901234567890\nversion: 1.10\nzip: 01234\nlimit: .inf\nsizes: [1.10, 2, {w: 007, h: 1e3}]\ncount: 3\nyears: {2024: done, 2.50: half}\n---\n\nText.\n');
     const first = await act<Created>('notebook_create', { name: 'Shop' });
     await act('import_markdown', { notebook: first.id, path: folder });
     const attrsOf = async (notebook: string): Promise<Record<string, string>> => {
@@ -133,13 +133,13 @@ describe('import and export of Markdown', () => {
     };
     const numbers = {
       'custom-order': '12345678901234567890', 'custom-version': '1.10', 'custom-zip': '01234', 'custom-limit': '.inf',
-      'custom-sizes': '[1.10,2,{"w":"007","h":1e3}]', 'custom-count': '3',
+      'custom-sizes': '[1.10,2,{"w":"007","h":1e3}]', 'custom-count': '3', 'custom-years': '{"2024":"done","2.50":"half"}',
     };
     expect(await attrsOf(first.id)).toMatchObject(numbers);
     const out = join(await tempDir(), 'export');
     await act('export_markdown', { id: first.id, folder: out });
     // Those JSON spells go out as numbers, spelt as they came; the others as the strings they were kept as.
-    expect(await readFile(join(out, 'Order.md'), 'utf8')).toBe('---\ncount: 3\nlimit: ".inf"\norder: 12345678901234567890\nsizes:\n  - 1.10\n  - 2\n  - w: "007"\n    h: 1e3\nversion: 1.10\nzip: "01234"\n---\nText.\n');
+    expect(await readFile(join(out, 'Order.md'), 'utf8')).toBe('---\ncount: 3\nlimit: ".inf"\norder: 12345678901234567890\nsizes:\n  - 1.10\n  - 2\n  - w: "007"\n    h: 1e3\nversion: 1.10\nyears:\n  "2024": done\n  "2.50": half\nzip: "01234"\n---\nText.\n');
     const second = await act<Created>('notebook_create', { name: 'Again' });
     await act('import_markdown', { notebook: second.id, path: out });
     expect(await attrsOf(second.id)).toMatchObject(numbers);

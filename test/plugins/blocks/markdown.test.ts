@@ -302,7 +302,10 @@ describe('blocksToMarkdown', () => {
     // A paragraph's later line that reads as a table's delimiter row (a lazy continuation under a list item) stays text.
     const lazy = parse('- Results:\nName | Age\n-----|----');
     expect(shape(parse(blocksToMarkdown(lazy)))).toEqual([{ type: 'list', subtype: 'unordered', children: [{ type: 'listItem', children: [{ type: 'paragraph', content: 'Results:\nName | Age\n\\-----|----' }] }] }]);
-    // A plain item's text that starts like a checkbox stays text.
+    // Runs longer than three open fences too.
+    expect(parse(blocksToMarkdown([p('````'), p('after'), p('$$$'), p('end')])).map((b) => b.type)).toEqual(['paragraph', 'paragraph', 'paragraph', 'paragraph']);
+    // A plain item's text that starts like a checkbox stays text (on a line of its own too).
+    expect(parse(blocksToMarkdown([{ id: 'x', type: 'list', subtype: 'unordered', children: [{ id: 'y', type: 'listItem', children: [p('[ ]\nmore')] }] }]))[0]!.children![0]!.subtype).toBeUndefined();
     const item: DraftBlock = { id: 'x', type: 'list', subtype: 'unordered', children: [{ id: 'y', type: 'listItem', children: [p('[ ] not a task')] }] };
     expect(parse(blocksToMarkdown([item]))[0]!.children![0]).toMatchObject({ type: 'listItem', children: [{ content: '\\[ ] not a task' }] });
     expect(parse(blocksToMarkdown([item]))[0]!.children![0]!.subtype).toBeUndefined();

@@ -9,6 +9,8 @@ import { planObsidianImport } from '../../../plugins/blocks/obsidian/obsidian-im
 import type { ActionCall } from '../../../core/index.js';
 import { newExportReport, toObsidianMarkdown } from '../../../plugins/blocks/obsidian/obsidian-out.js';
 import { ObsidianVault } from '../../../plugins/blocks/obsidian/obsidian-vault.js';
+import { assignBlockIds, blockKeysOf } from '../../../plugins/blocks/obsidian/block-ids.js';
+import { markdownToBlocks } from '../../../plugins/blocks/markdown-in.js';
 import { useBlocks, type Act } from './blocks-harness.js';
 
 const { boot, tempDir } = useBlocks();
@@ -332,6 +334,28 @@ describe('Obsidian notes with hostile lines', () => {
     const source = (await act<{ document: Block }>('document_get', { id: docs.find((doc) => doc.title === 'Source')!.id })).document.children![0]!.content!;
     expect(back.map((block) => [block.type, block.content ?? ''])).toEqual([['paragraph', 'Target paragraph.'], ['code', 'let x = 1;'], ['list', '']]);
     expect(source).toContain(`See ((${back[0]!.id} "the target")), ((${back[1]!.id} "the code")) and ((${back[2]!.children![0]!.children![0]!.id} "the item"))`);
+  });
+
+  it('finds only the block identifiers a block of the note takes, so no link leads to a block that is not there', () => {
+    const cases: [string, string[]][] = [
+      ['Para one\n^abc', ['abc']], ['- item\n^abc', ['abc']], ['^abc\n\ntext', []], ['Para ^abc\n2. next', []], ['Para ^abc\n    - x', []],
+      ['Windows para ^win-key\r\n\r\nNext', ['win-key']], ['1. a ^k\n2. b', ['k']], ['Para ^abc\n# H', ['abc']], ['x\n\n| a |\n| - |\n| 1 |\n\n^tbl', ['tbl']],
+    ];
+    for (const [text, keys] of cases) {
+      const found = [...blockKeysOf(text)];
+      // As the import parses them: without ids of their own yet.
+      const drafts = markdownToBlocks(text, () => '');
+      const unset = (list: { id?: string; children?: unknown[] }[]): void => list.forEach((draft) => { delete draft.id; unset((draft.children ?? []) as typeof list); });
+      unset(drafts);
+      expect([text, found, assignBlockIds(drafts, new Map(found.map((key) => [key, `id-${key}`])))]).toEqual([text, keys, []]);
+    }
+  });
+
+  it('converts a tag after a link to a block, and never pairs a tag\'s # inside a link', () => {
+    const targets = { target: (id: string) => ({ note: 'A', isDocument: false, block: id }) };
+    expect(toObsidianMarkdown('See ((20240101000000-abcdefg "x")) about #todo# now; #123 then #review#', targets, newExportReport())).toBe('See [[A#^20240101000000-abcdefg|x]] about #todo now; #123 then #review');
+    // A line that only looks like a fence (a backtick after its run, a `$` after its `$$`) is prose: what follows it is converted.
+    expect(toObsidianMarkdown('```c`` is code\n\n$$E=mc^2$$ is famous\n\nSee #todo#\n', targets, newExportReport())).toBe('```c`` is code\n\n$$E=mc^2$$ is famous\n\nSee #todo\n');
   });
 
   it('reads a note saved with Windows line ends: a code fence closes on its line, and what follows it is converted', () => {
