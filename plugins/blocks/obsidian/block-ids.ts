@@ -14,7 +14,7 @@ export const BLOCK_ID_ATTR = 'custom-obsidian-block-id';
 const KEY = '[A-Za-z0-9-]+';
 /** An identifier as Obsidian spells one (letters, digits, dashes). */
 export const BLOCK_KEY = new RegExp(`^${KEY}$`);
-/** A marker ending a paragraph's text (after a blank or a line end, or the whole text; a `\r` of Windows line ends after it). */
+/** A marker ending a paragraph's text (after a blank or a line end, or the whole text; a `\r` of Windows line ends may follow). */
 const TRAILING = new RegExp(`(?:^|[ \\t\\n])\\^(${KEY})[ \\t\\r]*$`);
 const ALONE = new RegExp(`^\\^(${KEY})[ \\t\\r]*$`);
 /** Container prefixes (quotes, a list item's marker) before a line's text. */
@@ -94,7 +94,8 @@ export function assignBlockIds(drafts: DraftBlock[], ids: ReadonlyMap<string, st
 
 /**
  * A document's blocks with the identifiers written back (`keyOf` gives a block's, or nothing): at the
- * end of a paragraph's text, or on a paragraph of its own after any other block but a list item. Copies: the blocks given are the store's.
+ * end of a paragraph's text, or on a paragraph of its own after any other block but a list item.
+ * Copies: the blocks given are the store's.
  */
 export function withBlockIds(blocks: readonly Block[], keyOf: (block: Block) => string | undefined): Block[] {
   const out: Block[] = [];
