@@ -36,6 +36,13 @@ const EMBED_LINE = new RegExp(`^((?:[ \\t]*>)*[ \\t]*(?:[-*+][ \\t]+(?:\\[[ xX]\
 const TAG = /#([^#\s](?:(?:(?!\[\[|\]\])[^#\n])*?[^#\s])?)#/g;
 // Linear whatever the text (see obsidian-in.ts): the letter is a lookahead, a label stops at a bracket.
 const OBSIDIAN_TAG = /^(?=[\p{N}_/-]*[\p{L}_/-])[\p{L}\p{N}_/-]+$/u;
+/** Obsidian reads a tag only at a line's start or after a blank or one of `( [ { , ;` (obsidian-in.ts's TAG). */
+const TAG_AFTER = /[\s([{,;]/u;
+/**
+ * Text Obsidian would read as a tag that is no tag in Quire (`Channel #general is busy`): escaped
+ * (`\#general`), or the way back made it one. Not where a Quire tag opens (`#a b#`), converted apart.
+ */
+const OBSIDIAN_LOOKALIKE = /(^|[\s([{,;])#(?![^#\s](?:[^#\n]*?[^#\s])?#)(?=[\p{N}_/-]*[\p{L}_/-])([\p{L}\p{N}_/-]+)(?![\p{L}\p{N}_/#-])/gu;
 // The name may hold escaped parentheses (`a\(1\).png`, as a SiYuan import writes them).
 
 export function newExportReport(): ExportReport {
@@ -63,9 +70,12 @@ export function toObsidianMarkdown(markdown: string, targets: ExportTargets, rep
       report.assets.add(file);
       return label === '' || label === file ? `${bang}[[${file}]]` : `${bang}[[${file}${bar}${label}]]`;
     });
+    out = out.replace(OBSIDIAN_LOOKALIKE, (_whole, before: string, word: string) => `${before}\\#${word}`);
     return out.replace(TAG, (whole, tag: string, offset: number, all: string) => {
       const after = all.charAt(offset + whole.length);
-      if (!OBSIDIAN_TAG.test(tag) || /[\p{L}\p{N}_/-]/u.test(after)) {
+      // Glued to the text before it (`会議#重要#`), `#重要` would be no tag to Obsidian: kept as Quire writes it.
+      const placed = offset === 0 ? context.lineStart : TAG_AFTER.test(all.charAt(offset - 1));
+      if (!placed || !OBSIDIAN_TAG.test(tag) || /[\p{L}\p{N}_/-]/u.test(after)) {
         report.tagsKept++;
         return whole;
       }

@@ -11,6 +11,7 @@ import { newExportReport, toObsidianMarkdown } from '../../../plugins/blocks/obs
 import { ObsidianVault } from '../../../plugins/blocks/obsidian/obsidian-vault.js';
 import { assignBlockIds, blockKeysOf } from '../../../plugins/blocks/obsidian/block-ids.js';
 import { markdownToBlocks } from '../../../plugins/blocks/markdown-in.js';
+import { parseTags } from '../../../plugins/blocks/inline-syntax.js';
 import { useBlocks, type Act } from './blocks-harness.js';
 
 const { boot, tempDir } = useBlocks();
@@ -356,6 +357,22 @@ describe('Obsidian notes with hostile lines', () => {
     expect(toObsidianMarkdown('See ((20240101000000-abcdefg "x")) about #todo# now; #123 then #review#', targets, newExportReport())).toBe('See [[A#^20240101000000-abcdefg|x]] about #todo now; #123 then #review');
     // A line that only looks like a fence (a backtick after its run, a `$` after its `$$`) is prose: what follows it is converted.
     expect(toObsidianMarkdown('```c`` is code\n\n$$E=mc^2$$ is famous\n\nSee #todo#\n', targets, newExportReport())).toBe('```c`` is code\n\n$$E=mc^2$$ is famous\n\nSee #todo\n');
+  });
+
+  it('writes tags so that Obsidian reads the same ones back: none made of plain #words, none lost when glued to text', () => {
+    const targets = { target: () => undefined };
+    const cases: [string, string][] = [
+      // A #word that is no Quire tag is escaped (Obsidian would read a tag there); a tag glued to text keeps Quire's
+      // spelling (Obsidian reads `#重要` after a letter as no tag); one after a code span too.
+      ['Channel #general is busy', 'Channel \\#general is busy'],
+      ['会議#重要# and (#tag#)', '会議#重要# and (#tag)'],
+      ['`code`#x# then #y#', '`code`#x# then #y'],
+    ];
+    for (const [quire, obsidian] of cases) {
+      const written = toObsidianMarkdown(quire, targets, newExportReport());
+      expect([quire, written]).toEqual([quire, obsidian]);
+      expect(parseTags(convertObsidianNote(written, 'note.md', nowhere).markdown)).toEqual(parseTags(quire));
+    }
   });
 
   it('reads a note saved with Windows line ends: a code fence closes on its line, and what follows it is converted', () => {
