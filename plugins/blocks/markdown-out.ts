@@ -174,7 +174,11 @@ const BLOCK_START = /^(?:#{1,6}(?:[ \t]|$)|>|[-+*](?:[ \t]|$)|\d{1,9}[.)](?:[ \t
 // …and the subset that interrupts a paragraph, plus setext underlines and a table's delimiter row (the
 // lines before it would become the table's head: a paragraph lazily continued under a list item, `Name |
 // Age` then `---|---`, came back a table once written with the item's indent), on its later lines.
-const INTERRUPT = /^ {0,3}(?:#{1,6}(?:[ \t]|$)|>|[-+*][ \t]+\S|1[.)][ \t]+\S|`{3,}[^`]*$|~{3}|\${2,}[^$]*$|=+[ \t]*$|-+[ \t]*$|(?:(?:\*[ \t]*){3,}|(?:_[ \t]*){3,})$|\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*$)/;
+const INTERRUPT = /^ {0,3}(?:#{1,6}(?:[ \t]|$)|>|[-+*][ \t]+[^ \t\r\n]|1[.)][ \t]+[^ \t\r\n]|`{3,}[^`]*$|~{3}|\${2,}[^$]*$|=+[ \t]*$|-+[ \t]*$|(?:(?:\*[ \t]*){3,}|(?:_[ \t]*){3,})$|\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*$)/;
+
+// The HTML blocks that may interrupt a paragraph (CommonMark's kinds 1 to 6), on any of its lines: a
+// paragraph's later line `<div>y</div>` (its indent stripped) came back as a block of HTML.
+const HTML_START = /^ {0,3}(?:<(?:script|pre|style|textarea)(?:[ \t>]|$)|<!--|<\?|<![A-Za-z]|<!\[CDATA\[|<\/?(?:address|article|aside|base|basefont|blockquote|body|caption|center|col|colgroup|dd|details|dialog|dir|div|dl|dt|fieldset|figcaption|figure|footer|form|frame|frameset|h[1-6]|head|header|hr|html|iframe|legend|li|link|main|menu|menuitem|nav|noframes|ol|optgroup|option|p|param|search|section|summary|table|tbody|td|tfoot|th|thead|title|tr|track|ul)(?:[ \t>]|\/>|$))/i;
 
 /**
  * Content parsed from Markdown never matches these patterns (it would have become another block);
@@ -184,11 +188,13 @@ function protectParagraph(content: string, continuation = false): string {
   let text = trimMarkdownSpace(content);
   // The first line alone: `2)` then `more` on the next line read back as an empty list item.
   const newline = text.indexOf('\n');
-  if (!continuation && BLOCK_START.test(newline === -1 ? text : text.slice(0, newline))) text = escapeLineStart(text);
-  if (!text.includes('\n')) return continuation && INTERRUPT.test(text) ? escapeLineStart(text) : text;
+  const first = newline === -1 ? text : text.slice(0, newline);
+  if (!continuation && (BLOCK_START.test(first) || HTML_START.test(first))) text = escapeLineStart(text);
+  const interrupts = (line: string): boolean => INTERRUPT.test(line) || HTML_START.test(line);
+  if (!text.includes('\n')) return continuation && interrupts(text) ? escapeLineStart(text) : text;
   const lines = text.split('\n');
   for (let i = continuation ? 0 : 1; i < lines.length; i++) {
-    if (INTERRUPT.test(lines[i]!)) lines[i] = escapeLineStart(lines[i]!);
+    if (interrupts(lines[i]!)) lines[i] = escapeLineStart(lines[i]!);
   }
   return lines.join('\n');
 }

@@ -302,6 +302,10 @@ describe('blocksToMarkdown', () => {
     // A paragraph's later line that reads as a table's delimiter row (a lazy continuation under a list item) stays text.
     const lazy = parse('- Results:\nName | Age\n-----|----');
     expect(shape(parse(blocksToMarkdown(lazy)))).toEqual([{ type: 'list', subtype: 'unordered', children: [{ type: 'listItem', children: [{ type: 'paragraph', content: 'Results:\nName | Age\n\\-----|----' }] }] }]);
+    // A later line that would open a block of HTML (its indent stripped), or a list item of an ideographic space, stays the paragraph's.
+    for (const source of ['x\n    <div>y</div>', 'a\n    <script>x</script>', '4\n    + \u3000']) {
+      expect(parse(blocksToMarkdown(parse(source))).map((b) => b.type)).toEqual(['paragraph']);
+    }
     // Runs longer than three open fences too.
     expect(parse(blocksToMarkdown([p('````'), p('after'), p('$$$'), p('end')])).map((b) => b.type)).toEqual(['paragraph', 'paragraph', 'paragraph', 'paragraph']);
     // A plain item's text that starts like a checkbox stays text (on a line of its own too).
