@@ -22,7 +22,7 @@ export class MarkdownAssets {
     return mapOutsideCode(markdown, (prose) => prose.replace(ASSET_LINK, (_whole, bang: string, label: string, name: string, title: string) => {
       this.linked.add(destinationName(name));
       return `${bang}[${label}](${prefix}assets/${name}${title})`;
-    }));
+    }), { comments: false });
   }
 
   /** Copies the linked files into `<folder>/assets/` (copyAssets). */

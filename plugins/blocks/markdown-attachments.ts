@@ -41,7 +41,7 @@ export function copyLinkedAttachments(drafts: DraftBlock[], notePath: string, pl
           const name = placeOne(target, notePath, place, placed, result);
           if (name !== undefined) result.linked++;
           return name === undefined ? whole : `${bang}[${label}](assets/${assetHref(name)}${title})`;
-        }));
+        }), { comments: false });
       }
     }
   };

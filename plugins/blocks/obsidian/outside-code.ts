@@ -11,7 +11,9 @@
  */
 export type ProseRewrite = (prose: string, context: { lineStart: boolean; wholeLine: boolean; tableRow: boolean; lineEnd: boolean }) => string;
 
-export function mapOutsideCode(text: string, rewrite: ProseRewrite): string {
+/** `comments: false`: plain Markdown, where `%%` is text (`50%% off`), not an Obsidian comment. */
+export function mapOutsideCode(text: string, rewrite: ProseRewrite, options: { comments?: boolean } = {}): string {
+  const comments = options.comments !== false;
   // Lines end at `\n`; a `\r` before it (a note saved on Windows) is no part of a fence's line.
   const lines = text.split('\n');
   let fence: { char: string; length: number } | undefined;
@@ -23,7 +25,7 @@ export function mapOutsideCode(text: string, rewrite: ProseRewrite): string {
       const close = line.indexOf('%%');
       if (close === -1) continue;
       comment = false;
-      const mapped = mapLine(line.slice(close + 2), rewrite, false);
+      const mapped = mapLine(line.slice(close + 2), rewrite, false, comments);
       comment = mapped.commentOpen;
       lines[i] = line.slice(0, close + 2) + mapped.text;
       continue;
@@ -52,7 +54,7 @@ export function mapOutsideCode(text: string, rewrite: ProseRewrite): string {
       const oneLine = trimmed.length > 3 && trimmed.endsWith('$$');
       if (oneLine) continue;
       if (!/^\$+[^$]*$/.test(trimmed)) {
-        const mapped = mapLine(line, rewrite, true);
+        const mapped = mapLine(line, rewrite, true, comments);
         comment = mapped.commentOpen;
         lines[i] = mapped.text;
         continue;
@@ -60,7 +62,7 @@ export function mapOutsideCode(text: string, rewrite: ProseRewrite): string {
       math = true;
       continue;
     }
-    const mapped = mapLine(line, rewrite, true);
+    const mapped = mapLine(line, rewrite, true, comments);
     comment = mapped.commentOpen;
     lines[i] = mapped.text;
   }
@@ -71,8 +73,8 @@ export function mapOutsideCode(text: string, rewrite: ProseRewrite): string {
  * One line: the prose between the spans left alone is rewritten. `commentOpen`: the line opens a
  * comment it does not close (it runs on to the next `%%`).
  */
-function mapLine(line: string, rewrite: ProseRewrite, startsLine: boolean): { text: string; commentOpen: boolean } {
-  const { spans, commentOpen } = keptSpans(line);
+function mapLine(line: string, rewrite: ProseRewrite, startsLine: boolean, comments: boolean): { text: string; commentOpen: boolean } {
+  const { spans, commentOpen } = keptSpans(line, comments);
   const tableRow = /^(?:[ \t]*>)*[ \t]*\|/.test(line);
   let out = '';
   let from = 0;
@@ -95,7 +97,7 @@ function mapLine(line: string, rewrite: ProseRewrite, startsLine: boolean): { te
  * followed by a non-blank to the next `$` after a non-blank and before no digit, an HTML tag from `<`
  * and a letter (or `/`) to the next `>`.
  */
-function keptSpans(line: string): { spans: [number, number][]; commentOpen: boolean } {
+function keptSpans(line: string, obsidianComments: boolean): { spans: [number, number][]; commentOpen: boolean } {
   const spans: [number, number][] = [];
   if (!/[`%$<]/.test(line)) return { spans, commentOpen: false };
   const code = codeSpans(line);
@@ -111,7 +113,7 @@ function keptSpans(line: string): { spans: [number, number][]; commentOpen: bool
     }
     const limit = span?.[0] ?? line.length;
     const c = line.charCodeAt(i);
-    if (c === 37 /* % */ && line.charCodeAt(i + 1) === 37) {
+    if (obsidianComments && c === 37 /* % */ && line.charCodeAt(i + 1) === 37) {
       const close = line.indexOf('%%', i + 2);
       if (close === -1) {
         spans.push([i, line.length]);

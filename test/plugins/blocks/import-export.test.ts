@@ -190,18 +190,20 @@ describe('import and export of Markdown', () => {
     await mkdir(join(kernel.workspace.root, 'assets'), { recursive: true });
     await writeFile(join(kernel.workspace.root, 'assets', 'cat photo.png'), 'png bytes');
     await writeFile(join(kernel.workspace.root, 'assets', 'shot(1).png'), 'shot bytes');
+    await writeFile(join(kernel.workspace.root, 'assets', 'sale.png'), 'sale bytes');
     await mkdir(join(kernel.workspace.root, 'assets', 'sub'));
     await writeFile(join(kernel.workspace.root, 'assets', 'sub', 'titled.png'), 'titled bytes');
     const top = await act<Created>('document_create', { notebook: notebook.id, title: 'Top', markdown: '![cat](assets/cat%20photo.png)\n\n`![code](assets/not-a-link.png)`\n\n![a \\[1\\]](assets/sub/titled.png "Title")\n' });
-    await act('document_create', { notebook: notebook.id, title: 'Below', parentId: top.id, markdown: 'See ![cat](assets/cat%20photo.png) and [gone](assets/gone.pdf) and ![shot](assets/shot\\(1\\).png).\n' });
+    await act('document_create', { notebook: notebook.id, title: 'Below', parentId: top.id, markdown: 'See ![cat](assets/cat%20photo.png) and [gone](assets/gone.pdf) and ![shot](assets/shot\\(1\\).png).\n\nSave 50%% today ![sale](assets/sale.png)\n' });
     const out = join(await tempDir(), 'export');
     const result = await act<{ attachments: unknown }>('export_markdown', { id: notebook.id, folder: out });
-    expect(result.attachments).toEqual({ linked: 4, copied: 3, missing: ['gone.pdf'] });
+    // `%%` is text in plain Markdown, not an Obsidian comment hiding the link after it.
+    expect(result.attachments).toEqual({ linked: 5, copied: 4, missing: ['gone.pdf'] });
     expect(await readFile(join(out, 'assets', 'sub', 'titled.png'), 'utf8')).toBe('titled bytes');
     expect(await readFile(join(out, 'assets', 'shot(1).png'), 'utf8')).toBe('shot bytes');
     expect(await readFile(join(out, 'assets', 'cat photo.png'), 'utf8')).toBe('png bytes');
     expect(await readFile(join(out, 'Top.md'), 'utf8')).toBe('![cat](assets/cat%20photo.png)\n\n`![code](assets/not-a-link.png)`\n\n![a \\[1\\]](assets/sub/titled.png "Title")\n');
-    expect(await readFile(join(out, 'Top', 'Below.md'), 'utf8')).toBe('See ![cat](../assets/cat%20photo.png) and [gone](../assets/gone.pdf) and ![shot](../assets/shot\\(1\\).png).\n');
+    expect(await readFile(join(out, 'Top', 'Below.md'), 'utf8')).toBe('See ![cat](../assets/cat%20photo.png) and [gone](../assets/gone.pdf) and ![shot](../assets/shot\\(1\\).png).\n\nSave 50%% today ![sale](../assets/sale.png)\n');
   });
 
   it('imports .markdown files as .md ones, in a folder and alone', async () => {
