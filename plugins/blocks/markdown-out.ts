@@ -190,12 +190,12 @@ function protectParagraph(content: string, continuation = false): string {
   const newline = text.indexOf('\n');
   const first = newline === -1 ? text : text.slice(0, newline);
   if (!continuation && (BLOCK_START.test(first) || HTML_START.test(first))) text = escapeLineStart(text);
-  const interrupts = (line: string): boolean => INTERRUPT.test(line) || HTML_START.test(line);
-  if (!text.includes('\n')) return continuation && interrupts(text) ? escapeLineStart(text) : text;
+  // A later line is escaped, or (HTML, where a backslash would show its tag as text) indented by four
+  // spaces: a paragraph's continuation, whose indent the parse strips, and no block of HTML.
+  const protect = (line: string): string => (HTML_START.test(line) ? `    ${line}` : INTERRUPT.test(line) ? escapeLineStart(line) : line);
+  if (!text.includes('\n')) return continuation ? protect(text) : text;
   const lines = text.split('\n');
-  for (let i = continuation ? 0 : 1; i < lines.length; i++) {
-    if (interrupts(lines[i]!)) lines[i] = escapeLineStart(lines[i]!);
-  }
+  for (let i = continuation ? 0 : 1; i < lines.length; i++) lines[i] = protect(lines[i]!);
   return lines.join('\n');
 }
 

@@ -20,8 +20,8 @@ const ALONE = new RegExp(`^\\^(${KEY})[ \\t\\r]*$`);
 /** Container prefixes (quotes, a list item's marker) before a line's text. */
 const PREFIX = /^(?:[ \t]*>)*[ \t]*(?:(?:[-*+]|\d{1,9}[.)])[ \t]+(?:\[[ xX]\][ \t]+)?)?/;
 const LIST_ITEM = /^[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]/;
-/** What ends a paragraph on the next line: a blank line, or a block that may interrupt one. */
-const ENDS_PARAGRAPH = /^(?:[ \t]*\r?$| {0,3}(?:[-*+][ \t]|1[.)][ \t]|#{1,6}(?:[ \t]|\r?$)|>|`{3}|~{3}))/;
+/** What ends a paragraph on the next line: a blank line, or some of the blocks that may interrupt one (a fence as outside-code.ts reads one). */
+const ENDS_PARAGRAPH = /^(?:[ \t]*\r?$| {0,3}(?:[-*+][ \t]|1[.)][ \t]|#{1,6}(?:[ \t]|\r?$)|>|`{3,}[^`]*$|~{3}))/;
 /** Marks a line whose prose ends in a marker (a NUL: no note holds one, an import refuses them). */
 const MARK = '\u0000';
 

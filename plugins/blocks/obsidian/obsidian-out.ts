@@ -1,4 +1,4 @@
-import { ASSET_LINK, destinationName } from '../link-syntax.js';
+import { ASSET_LINK, MARKDOWN_LINK, destinationName } from '../link-syntax.js';
 import { mapOutsideCode } from './outside-code.js';
 
 /**
@@ -36,6 +36,8 @@ const EMBED_LINE = new RegExp(`^((?:[ \\t]*>)*[ \\t]*(?:[-*+][ \\t]+(?:\\[[ xX]\
 const TAG = /#([^#\s](?:(?:(?!\[\[|\]\])[^#\n])*?[^#\s])?)#/g;
 // Linear whatever the text (see obsidian-in.ts): the letter is a lookahead, a label stops at a bracket.
 const OBSIDIAN_TAG = /^(?=[\p{N}_/-]*[\p{L}_/-])[\p{L}\p{N}_/-]+$/u;
+/** Wiki links, bounded by their brackets (Markdown links are MARKDOWN_LINK, linear too): no tag is read or made there. */
+const WIKI_LINK = /!?\[\[[^[\]\n]*\]\]/g;
 /** Obsidian reads a tag only at a line's start or after a blank or one of `( [ { , ;` (obsidian-in.ts's TAG). */
 const TAG_AFTER = /[\s([{,;]/u;
 /**
@@ -70,7 +72,16 @@ export function toObsidianMarkdown(markdown: string, targets: ExportTargets, rep
       report.assets.add(file);
       return label === '' || label === file ? `${bang}[[${file}]]` : `${bang}[[${file}${bar}${label}]]`;
     });
-    out = out.replace(OBSIDIAN_LOOKALIKE, (_whole, before: string, word: string) => `${before}\\#${word}`);
+    // Not inside a link's text or target (`[[#Heading]]`, `[Jump](#section)`, an anchor): the import reads no tags there.
+    // In order of their ends, walked once as the matches come (a line of many links and many #words stays linear).
+    const links = [...out.matchAll(WIKI_LINK), ...out.matchAll(MARKDOWN_LINK)].map((match) => [match.index, match.index + match[0].length] as const).sort((a, b) => a[1] - b[1]);
+    let passed = 0;
+    out = out.replace(OBSIDIAN_LOOKALIKE, (whole, before: string, word: string, offset: number) => {
+      while (passed < links.length && links[passed]![1] <= offset) passed++;
+      // Links do not overlap one another: the first one ending after this match is the only one it may be in.
+      const inLink = passed < links.length && links[passed]![0] < offset + whole.length;
+      return inLink ? whole : `${before}\\#${word}`;
+    });
     return out.replace(TAG, (whole, tag: string, offset: number, all: string) => {
       const after = all.charAt(offset + whole.length);
       // Glued to the text before it (`会議#重要#`), `#重要` would be no tag to Obsidian: kept as Quire writes it.

@@ -306,6 +306,8 @@ describe('blocksToMarkdown', () => {
     for (const source of ['x\n    <div>y</div>', 'a\n    <script>x</script>', '4\n    + \u3000']) {
       expect(parse(blocksToMarkdown(parse(source))).map((b) => b.type)).toEqual(['paragraph']);
     }
+    // The HTML unescaped (indented instead), so that it means what it meant: inline HTML, not text.
+    expect(parse(blocksToMarkdown(parse('x\n    <div>y</div>')))[0]!.content).toBe('x\n<div>y</div>');
     // Runs longer than three open fences too.
     expect(parse(blocksToMarkdown([p('````'), p('after'), p('$$$'), p('end')])).map((b) => b.type)).toEqual(['paragraph', 'paragraph', 'paragraph', 'paragraph']);
     // A plain item's text that starts like a checkbox stays text (on a line of its own too).

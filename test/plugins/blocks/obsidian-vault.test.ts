@@ -367,6 +367,8 @@ describe('Obsidian notes with hostile lines', () => {
       ['Channel #general is busy', 'Channel \\#general is busy'],
       ['会議#重要# and (#tag#)', '会議#重要# and (#tag)'],
       ['`code`#x# then #y#', '`code`#x# then #y'],
+      // Nothing escaped in a link's text or target, where the import reads no tags either.
+      ['[Jump](#section) and [see #general](https://x.example)', '[Jump](#section) and [see #general](https://x.example)'],
     ];
     for (const [quire, obsidian] of cases) {
       const written = toObsidianMarkdown(quire, targets, newExportReport());
