@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Kernel } from './kernel.js';
 import { recordId } from './plugins/catalog-checks.js';
+import { isPluginId } from './manifest/wire-name.js';
 import { silentLogger } from './log.js';
 import type { Principal } from './plugin-api.js';
 
@@ -28,8 +29,8 @@ export async function startTestKernel(options: { plugin: string; trusted?: boole
   const root = join(await mkdtemp(join(tmpdir(), 'quire-plugin-test-')), 'workspace');
   const folder = resolve(options.plugin);
   const declared = await readFile(join(folder, 'manifest.json'), 'utf8').then((text) => (JSON.parse(text) as { id?: unknown }).id, () => undefined);
-  if (typeof declared !== 'string' || !/^[a-z0-9][a-z0-9-]*$/.test(declared)) {
-    throw new Error(`${join(folder, 'manifest.json')}: its id ${JSON.stringify(declared)} is not a plugin id (lowercase letters, digits and hyphens; quire plugin validate says more)`);
+  if (typeof declared !== 'string' || !isPluginId(declared)) {
+    throw new Error(`${join(folder, 'manifest.json')}: its id ${JSON.stringify(declared)} is not a plugin id (kebab-case; quire plugin validate says more)`);
   }
   const id = declared;
   await cp(folder, join(root, 'plugins', id), { recursive: true, filter: (path) => !path.includes(`${folder}/node_modules`) });

@@ -5,6 +5,11 @@ export function wireName(tool: string, action: string): string {
   return `${tool}_${action}`;
 }
 
+/** A plugin's id, as the manifest schema's `id` has it (kebab-case, at most 64 characters): it names folders too. */
+export function isPluginId(id: string): boolean {
+  return /^[a-z][a-z0-9]*(-[a-z0-9]+)*$/.test(id) && id.length <= 64;
+}
+
 export function isValidWireName(name: string): boolean {
   return WIRE_NAME_PATTERN.test(name);
 }

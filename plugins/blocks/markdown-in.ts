@@ -104,8 +104,7 @@ interface Context {
  * chunks go to remark, in pieces of about PIECE_CHARS.
  */
 export function markdownToBlocks(text: string, newId: () => string): DraftBlock[] {
-  // A byte order mark opening the text is no part of it (a file saved with one, pasted whole).
-  const markdown = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+  const markdown = withoutByteOrderMark(text);
   const blocks: DraftBlock[] = [];
   const starts = chunkStarts(markdown);
   /** Where the text not yet converted, and left to remark, starts; -1 when there is none. */
@@ -142,9 +141,13 @@ export function markdownToBlocks(text: string, newId: () => string): DraftBlock[
  * The blocks every byte of the text through remark gives (GFM in full, one piece): what the fast
  * paths above must reproduce exactly, kept for the tests that check they do.
  */
+/** A byte order mark opening the text is no part of it (a file saved with one, pasted whole; micromark drops it with its offset). */
+function withoutByteOrderMark(text: string): string {
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+}
+
 export function markdownToBlocksByFullParser(text: string, newId: () => string): DraftBlock[] {
-  // As markdownToBlocks: a byte order mark opening the text is no part of it (micromark drops it, and its offset).
-  const markdown = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+  const markdown = withoutByteOrderMark(text);
   const tree: Root = reference.parse(markdown);
   return tree.children.map((node) => convert(node, { src: markdown, newId, quotes: 0 }));
 }

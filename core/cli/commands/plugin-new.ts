@@ -4,9 +4,9 @@ import { join, resolve } from 'node:path';
 import { EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, type Command } from '../cli-io.js';
 import { describeError } from '../one-shot-kernel.js';
 import { parseOptions } from '../parse-options.js';
+import { isPluginId } from '../../manifest/wire-name.js';
 import { KERNEL_VERSION, PACKAGE_ROOT } from '../../paths.js';
 
-const ID = /^[a-z][a-z0-9]*(-[a-z0-9]+)*$/;
 
 /** The files of a new plugin: a manifest, a TypeScript entry typed by `quire/plugin`, its build and a README. */
 export function pluginScaffold(id: string): Record<string, string> {
@@ -82,7 +82,7 @@ export const pluginNewCommand: Command = {
     if (!parsed) return EXIT_USAGE;
     if (parsed.values.help) return io.out(this.help), EXIT_OK;
     const id = parsed.positionals[0];
-    if (!id || !ID.test(id) || id.length > 64) {
+    if (!id || !isPluginId(id)) {
       io.err(`quire plugin new: give an id of lowercase letters, digits and hyphens${id ? `, not '${id.slice(0, 64)}'` : ''}`);
       return EXIT_USAGE;
     }

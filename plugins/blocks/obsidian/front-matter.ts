@@ -5,7 +5,8 @@ import { parse, stringify, type ScalarTag, type Tags } from 'yaml';
  * `custom-<key>`: a string as itself, any other value (a list, a number, a date, true) as its JSON, and
  * a string that would read back as JSON (`"123"`, `"true"`) as a JSON string, so that every value
  * returns with its type. A number keeps its spelling (`1.10`, a 20-digit id, `1e3`), inside lists and
- * maps too; one JSON cannot spell (`01234`, `0x1F`, `.inf`) is kept as the string it reads as. Keys that are not valid attribute names (spaces, accents, over 56 characters)
+ * maps too; one JSON cannot spell (`01234`, `0x1F`, `.inf`) is kept as the string it reads as.
+ * Keys that are not valid attribute names (spaces, accents, over 56 characters)
  * are renamed, and the original names kept in `custom-frontmatter-keys`.
  */
 export const KEYS_ATTR = 'custom-frontmatter-keys';

@@ -54,7 +54,7 @@ const CONTAINER_PREFIX = /^(?:[ \t]*>)*[ \t]*(?:[-*+][ \t]+(?:\[[ xX]\][ \t]+)?|
 
 export function convertObsidianNote(text: string, file: string, vault: VaultLookup): ConvertedNote {
   const report: NoteReport = { links: 0, embeds: 0, tags: 0, attachments: 0, unresolved: [], approximated: [], problems: [] };
-  const front = readFrontMatter(text.replace(/^\uFEFF/, ''));
+  const front = readFrontMatter(text);
   if (front.problem) report.problems.push(front.problem);
   const markdown = mapOutsideCode(front.body, (prose, context) => {
     // Markdown links first: what the wiki links become is Markdown links, not to be read twice.
