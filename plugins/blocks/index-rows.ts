@@ -1,6 +1,6 @@
 import type { Block } from './block-model.js';
 import { isContainer } from './block-model.js';
-import { parseRefs, parseTags, plainText } from './inline-syntax.js';
+import { inlineMarks, plainText } from './inline-syntax.js';
 
 /** Where a document sits, as the index records it. */
 export interface DocumentPlace {
@@ -88,8 +88,9 @@ export function deriveBlock(block: Block, rootId: string, parentId: string | nul
   const leaf = !isContainer(block);
   const source = block.content ?? '';
   const attrs = Object.keys(block.attrs).filter((name) => !COLUMN_ATTRS.has(name)).sort().map((name): [string, string] => [name, block.attrs[name]!]);
-  const refs = hasInlineSyntax(block) ? parseRefs(source).map((ref) => ({ def: ref.id, anchor: ref.anchor ?? null })) : [];
-  const tags = hasInlineSyntax(block) ? [...new Set(parseTags(source))] : [];
+  const marks = hasInlineSyntax(block) ? inlineMarks(source) : undefined;
+  const refs = marks ? marks.refs.map((ref) => ({ def: ref.id, anchor: ref.anchor ?? null })) : [];
+  const tags = marks ? marks.tags : [];
   const content = block.type === 'document' ? source : leaf ? plainText(block) : '';
   const markdown = leaf ? leafMarkdown(block) : '';
   const row: BlockRow = {

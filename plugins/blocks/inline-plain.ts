@@ -5,7 +5,7 @@
  * code spans, comments) come from indexes built once (inline-scan.ts), so the time is linear in the
  * text, where searching forward from each opener was quadratic.
  */
-import { Ahead, Pairs, REF, Runs, SPACE, matchAt, runLength, tagAt } from './inline-scan.js';
+import { Ahead, Pairs, REF, Runs, SPACE, bareUrlEnd, matchAt, runLength, tagAt } from './inline-scan.js';
 
 /** A replacement for the source from the current position up to `end`; or a link's label to read in place. */
 interface Step {
@@ -51,13 +51,22 @@ class Scan {
   }
 }
 
-const SPECIAL = new Uint8Array(128);
-for (const c of '\\`*_~[!<#$&(') SPECIAL[c.charCodeAt(0)] = 1;
+/** The characters that may start something; `h` and `H` only in a text holding `://`, as most hold no web address. */
+const SPECIAL = specialTable('\\`*_~[!<#$&(');
+const SPECIAL_WITH_URLS = specialTable('\\`*_~[!<#$&(hH');
 const HAS_SPECIAL = /[\\`*_~[!<#$&(]/;
+
+function specialTable(chars: string): Uint8Array {
+  const table = new Uint8Array(128);
+  for (const c of chars) table[c.charCodeAt(0)] = 1;
+  return table;
+}
 
 /** Inline Markdown → its words: markers, URLs and tags' `#` dropped, code and math kept raw. */
 export function inlineToPlain(src: string): string {
+  // A bare web address needs no look: what it would hide (a `#`, `_`, `*`) is special already.
   if (!HAS_SPECIAL.test(src)) return src;
+  const stops = src.includes('://') ? SPECIAL_WITH_URLS : SPECIAL;
   const scan = new Scan(src);
   // The parts being read around the current one: where each resumes once its label is read.
   const outer: { start: number; end: number; resume: number }[] = [];
@@ -69,7 +78,7 @@ export function inlineToPlain(src: string): string {
     // A tight loop to the next character that may start something: most characters are words.
     while (i < end) {
       const code = src.charCodeAt(i);
-      if (code < 128 && SPECIAL[code] === 1) break;
+      if (code < 128 && stops[code] === 1) break;
       i++;
     }
     if (i >= end) {
@@ -110,7 +119,8 @@ function special(scan: Scan, i: number, code: number): Step | undefined {
     case 35: return tagStep(scan, i);
     case 36: return codeSpan(scan, i, 36);
     case 38: return entity(scan, i);
-    default: return refStep(scan, i);
+    case 40: return refStep(scan, i);
+    default: return bareUrl(scan, i);
   }
 }
 
@@ -199,6 +209,12 @@ function refStep(scan: Scan, i: number): Step | undefined {
   const match = scan.char(i + 1) === '(' ? matchAt(REF, scan.src, i) : undefined;
   if (!match || match.end > scan.end) return undefined;
   return { text: match.parts[2] || match.parts[3] || match.parts[1]!, end: match.end };
+}
+
+/** A bare web address is kept whole: its `#`, `_` or `*` are no tag or emphasis (the web app links it whole). */
+function bareUrl(scan: Scan, i: number): Step | undefined {
+  const end = bareUrlEnd(scan.src, i, scan.start, scan.end);
+  return end === -1 ? undefined : { text: scan.src.slice(i, end), end };
 }
 
 function tagStep(scan: Scan, i: number): Step | undefined {

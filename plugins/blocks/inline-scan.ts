@@ -7,6 +7,25 @@
 
 export const REF = /\(\((\d{14}-[0-9a-z]{7})(?:[ \t]+(?:"([^"\n]*)"|'([^'\n]*)'))?\)\)/y;
 export const SPACE = /\s/;
+const URL_SCHEME = /^https?:\/\//i;
+const URL_STOP = /[\s<]/;
+const URL_TRAILING = /[.,;:!?)\]'"]/;
+
+/**
+ * Where a web address written bare at `i` ends, not past `end` (-1 when none starts there), as the
+ * web app links one: after a blank or at the start, `http(s)://`, a run without blanks or `<`, less
+ * its trailing punctuation. Each character is looked at once: a call that finds none stops at a blank.
+ */
+export function bareUrlEnd(src: string, i: number, start: number, end: number): number {
+  if (i !== start && !SPACE.test(src.charAt(i - 1))) return -1;
+  const scheme = URL_SCHEME.exec(src.slice(i, i + 8));
+  if (!scheme) return -1;
+  const body = i + scheme[0].length;
+  let stop = body;
+  while (stop < end && !URL_STOP.test(src.charAt(stop))) stop++;
+  while (stop > body + 1 && URL_TRAILING.test(src.charAt(stop - 1))) stop--;
+  return stop > body + 1 ? stop : -1;
+}
 
 export function matchAt(pattern: RegExp, src: string, i: number): { parts: (string | undefined)[]; end: number } | undefined {
   pattern.lastIndex = i;
@@ -29,7 +48,7 @@ export function runLength(src: string, i: number, code: number, end = src.length
 
 const REF_START = /\(\(\d{14}-[0-9a-z]{7}/;
 
-/** `#text#` at `i`, closed before `end`: text non-empty, on one line, without `#`, not starting or ending with space; `\#` closes nothing. */
+/** `#text#` at `i`, closed before `end`: text non-empty, on one line, without `#` or a backtick, not starting or ending with space; `\#` closes nothing. */
 export function tagAt(src: string, i: number, end = src.length): { text: string; end: number } | undefined {
   const close = src.indexOf('#', i + 1);
   if (close <= i + 1 || close >= end || isEscaped(src, close)) return undefined;
@@ -38,6 +57,8 @@ export function tagAt(src: string, i: number, end = src.length): { text: string;
   if (text.includes('\n') || SPACE.test(text.charAt(0)) || SPACE.test(text.charAt(text.length - 1))) return undefined;
   // A tag does not run into a reference (its anchor's `#` is no tag's end).
   if (text.includes('((') && REF_START.test(text)) return undefined;
+  // Nor into code: a backtick's span is read before a tag (CommonMark), and the web app follows the same rule.
+  if (text.includes('`')) return undefined;
   return { text, end: close + 1 };
 }
 

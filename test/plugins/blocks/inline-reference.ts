@@ -1,63 +1,14 @@
 /**
  * The inline scanner as it was before issue 13 (point 4), kept only as an oracle: the linear scanner
- * that replaced it must give the same plain text, refs and tags on every input this one can finish.
+ * that replaced it must give the same plain text on every input this one can finish. (References and
+ * tags follow the web app now, and inline-marks.test.ts checks them against it.)
  * It takes time quadratic in the nesting of `[` and may overflow the stack on nested links, so tests
  * call it on short inputs only. Do not use it elsewhere.
  */
 import type { Block, DraftBlock } from '../../../plugins/blocks/block-model.js';
 
-export interface Ref {
-  id: string;
-  anchor: string | undefined;
-}
-
 const REF = /\(\((\d{14}-[0-9a-z]{7})(?:[ \t]+(?:"([^"\n]*)"|'([^'\n]*)'))?\)\)/y;
 
-/** Every `((id))`, `((id "anchor"))` and `((id 'anchor'))` outside code spans, in order, repeats kept. */
-export function parseRefs(content: string): Ref[] {
-  const refs: Ref[] = [];
-  if (content.indexOf('((') === -1) return refs;
-  const spans = codeSpans(content);
-  for (let i = content.indexOf('(('); i !== -1; i = content.indexOf('((', i + 1)) {
-    const match = matchAt(REF, content, i);
-    if (!match || inSpans(spans, i, match.end)) continue;
-    refs.push({ id: match.parts[1]!, anchor: match.parts[2] ?? match.parts[3] });
-    i = match.end - 1;
-  }
-  return refs;
-}
-
-/**
- * Each distinct `#tag#` outside code spans and references, in order of first use; the text between the
- * `#`s. (Since a reference's anchor holding `#` made tags, the rule the scanner follows too.)
- */
-export function parseTags(content: string): string[] {
-  if (content.indexOf('#') === -1) return [];
-  const tags = new Set<string>();
-  const code = codeSpans(content);
-  const refs: number[] = [];
-  for (let i = content.indexOf('(('); i !== -1; i = content.indexOf('((', i + 1)) {
-    const match = matchAt(REF, content, i);
-    if (!match || inSpans(code, i, match.end)) continue;
-    refs.push(i, match.end);
-    i = match.end - 1;
-  }
-  // inSpans here looks at every span: their order does not matter.
-  const spans = [...code, ...refs];
-  let i = content.indexOf('#');
-  while (i !== -1) {
-    const tag = tagAt(content, i);
-    if (tag && !isEscaped(content, i) && !inSpans(spans, i, tag.end)) {
-      tags.add(tag.text);
-      i = content.indexOf('#', tag.end);
-    } else {
-      i = content.indexOf('#', i + 1);
-    }
-  }
-  return [...tags];
-}
-
-/** The text a search index should hold for a leaf block: Markdown syntax gone, words kept. */
 export function plainText(block: Block | DraftBlock): string {
   const content = block.content ?? '';
   switch (block.type) {
@@ -77,7 +28,7 @@ interface Step {
 }
 
 const SPECIAL = new Uint8Array(128);
-for (const c of '\\`*_~[!<#$&(') SPECIAL[c.charCodeAt(0)] = 1;
+for (const c of '\\`*_~[!<#$&(hH') SPECIAL[c.charCodeAt(0)] = 1;
 const HAS_SPECIAL = /[\\`*_~[!<#$&(]/;
 
 /** Inline Markdown → its words: markers, URLs and tags' `#` dropped, code and math kept raw. */
@@ -109,7 +60,8 @@ function special(src: string, i: number, code: number): Step | undefined {
     case 35: return tagStep(src, i);
     case 36: return inlineMath(src, i);
     case 38: return entity(src, i);
-    default: return refStep(src, i);
+    case 40: return refStep(src, i);
+    default: return bareUrl(src, i);
   }
 }
 
@@ -197,6 +149,13 @@ function refStep(src: string, i: number): Step | undefined {
   return { text: match.parts[2] || match.parts[3] || match.parts[1]!, end: match.end };
 }
 
+/** A later rule: a bare web address (at the start or after a blank) is kept whole. */
+function bareUrl(src: string, i: number): Step | undefined {
+  if (i > 0 && !/\s/.test(src.charAt(i - 1))) return undefined;
+  const match = /^https?:\/\/[^\s<]+[^\s<.,;:!?)\]'"]/i.exec(src.slice(i));
+  return match ? { text: match[0], end: i + match[0].length } : undefined;
+}
+
 function tagStep(src: string, i: number): Step | undefined {
   const tag = tagAt(src, i);
   return tag ? { text: tag.text, end: tag.end } : undefined;
@@ -211,6 +170,8 @@ function tagAt(src: string, i: number): Step | undefined {
   if (text.includes('\n') || SPACE.test(text.charAt(0)) || SPACE.test(text.charAt(text.length - 1))) return undefined;
   // Nor does a tag run into a reference.
   if (/\(\(\d{14}-[0-9a-z]{7}/.test(text)) return undefined;
+  // Nor into code (a later rule: a tag's text holds no backtick).
+  if (text.includes('`')) return undefined;
   return { text, end: close + 1 };
 }
 
@@ -224,27 +185,6 @@ function tableToPlain(content: string): string {
     rows.push(cells.map((cell) => inlineToPlain(cell.trim())).filter((cell) => cell !== '').join(' '));
   });
   return rows.join('\n');
-}
-
-/** Start/end pairs of the code spans in `src`, flattened. */
-function codeSpans(src: string): number[] {
-  const spans: number[] = [];
-  for (let i = src.indexOf('`'); i !== -1;) {
-    if (isEscaped(src, i)) {
-      i = src.indexOf('`', i + 1);
-      continue;
-    }
-    const size = runLength(src, i, 96);
-    const close = closingRun(src, i + size, size, 96);
-    if (close !== -1) spans.push(i, close + size);
-    i = src.indexOf('`', close === -1 ? i + size : close + size);
-  }
-  return spans;
-}
-
-function inSpans(spans: readonly number[], start: number, end: number): boolean {
-  for (let k = 0; k < spans.length; k += 2) if (spans[k]! < end && spans[k + 1]! > start) return true;
-  return false;
 }
 
 function isEscaped(src: string, i: number): boolean {

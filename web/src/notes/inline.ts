@@ -15,7 +15,7 @@ export interface InlineContext {
 
 const SAFE_URL = /^(?:https?:|mailto:)/i;
 const REF = /^\(\((\d{14}-[0-9a-z]{7})(?:[ \t]+(?:"([^"\n]*)"|'([^'\n]*)'))?\)\)/;
-const TAG = /^#([^#\s][^#\n]*?)#/;
+const TAG = /^#([^#\s`][^#\n`]*?)#/;
 // The address and title are bounded: unbounded, `[](` repeated scanned to the end of the text from every opener.
 // The address is `<…>` or a run without blanks whose parentheses pair (`https://en.wikipedia.org/wiki/Foo_(bar)`).
 const LINK = /^(!?)\[((?:\\.|[^\]\\])*)\]\(\s{0,64}(?:<([^<>\n]{0,2048})>|((?:[^()\s<>]|\([^()\s<>]{0,256}\)){0,2048}))(?:\s{1,64}"[^"]{0,2048}")?\s{0,64}\)/;
@@ -82,8 +82,8 @@ function parse(text: string, context: InlineContext, depth: number, inLink: bool
       i += match[0].length;
       continue;
     }
-    // A tag does not run into a reference (an anchor's `#`, `((id "Note#Goals"))`, ends no tag), as the index reads them.
-    if (c === '#' && !inLink && (match = TAG.exec(rest)) && !/\s$/.test(match[1]!) && !/\(\(\d{14}-[0-9a-z]{7}/.test(match[1]!)) {
+    // A tag does not run into a reference (an anchor's `#`, `((id "Note#Goals"))`, ends no tag) nor into code, nor ends at an escaped `#`, as the index reads them.
+    if (c === '#' && !inLink && (match = TAG.exec(rest)) && !/\s$/.test(match[1]!) && !/(?<!\\)(?:\\\\)*\\$/.test(match[1]!) && !/\(\(\d{14}-[0-9a-z]{7}/.test(match[1]!)) {
       flush();
       out.push(h('a', { class: 'tag', href: context.tagHref(match[1]!) }, `#${match[1]}`));
       i += match[0].length;
