@@ -22,7 +22,7 @@ serving kernel: it only reads the log.
 Options:
   -w, --workspace <dir>   workspace folder (default: ./workspace)`,
   async run(args, io) {
-    const parsed = parseOptions(args, { workspace: { type: 'string', short: 'w' } }, io, 'audit anchor');
+    const parsed = parseOptions(args, { workspace: { type: 'string', short: 'w' } }, io, 'audit anchor', { max: 0 });
     if (!parsed) return EXIT_USAGE;
     if (parsed.values.help) return io.out(this.help), EXIT_OK;
     const root = String(parsed.values.workspace ?? './workspace');

@@ -61,7 +61,7 @@ Options:
   -w, --workspace <dir>   workspace folder (default: ./workspace)
   -a, --anchor <seq:hash> an anchor kept outside the workspace, as 'quire audit anchor' printed it (repeatable)`,
   async run(args, io) {
-    const parsed = parseOptions(args, { workspace: { type: 'string', short: 'w' }, anchor: { type: 'string', short: 'a', multiple: true } }, io, 'audit verify');
+    const parsed = parseOptions(args, { workspace: { type: 'string', short: 'w' }, anchor: { type: 'string', short: 'a', multiple: true } }, io, 'audit verify', { max: 0 });
     if (!parsed) return EXIT_USAGE;
     if (parsed.values.help) return io.out(this.help), EXIT_OK;
     const given = givenAnchors(parsed.values.anchor, io, 'audit verify');

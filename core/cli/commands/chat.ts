@@ -35,7 +35,7 @@ export const chatCommand: Command = {
   summary: 'talk with the agent in the terminal, answering its confirmations',
   help: HELP,
   async run(args, io) {
-    const parsed = parseOptions(args, { workspace: { type: 'string', short: 'w' }, session: { type: 'string', short: 's' } }, io, 'chat');
+    const parsed = parseOptions(args, { workspace: { type: 'string', short: 'w' }, session: { type: 'string', short: 's' } }, io, 'chat', { max: 0 });
     if (!parsed) return EXIT_USAGE;
     if (parsed.values.help) return io.out(HELP), EXIT_OK;
     if (!io.readLine) {

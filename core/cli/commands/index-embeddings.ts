@@ -34,7 +34,7 @@ Options:
   async run(args, io) {
     const parsed = parseOptions(args, {
       workspace: { type: 'string', short: 'w' }, reindex: { type: 'boolean' }, 'retry-failed': { type: 'boolean' },
-    }, io, 'index embeddings');
+    }, io, 'index embeddings', { max: 0 });
     if (!parsed) return EXIT_USAGE;
     if (parsed.values.help) return io.out(this.help), EXIT_OK;
     const root = String(parsed.values.workspace ?? './workspace');

@@ -13,7 +13,7 @@ changed. Files that are not valid documents are listed and skipped.
 Options:
   -w, --workspace <dir>   workspace folder (default: ./workspace)`,
   async run(args, io) {
-    const parsed = parseOptions(args, { workspace: { type: 'string', short: 'w' } }, io, 'index rebuild');
+    const parsed = parseOptions(args, { workspace: { type: 'string', short: 'w' } }, io, 'index rebuild', { max: 0 });
     if (!parsed) return EXIT_USAGE;
     if (parsed.values.help) return io.out(this.help), EXIT_OK;
     const root = String(parsed.values.workspace ?? './workspace');

@@ -25,7 +25,7 @@ Options:
       --flavor <name>     auto (default), markdown, obsidian or siyuan
   -w, --workspace <dir>   workspace folder (default: ./workspace)`,
   async run(args, io) {
-    const parsed = parseOptions(args, { workspace: { type: 'string', short: 'w' }, notebook: { type: 'string', short: 'n' }, parent: { type: 'string', short: 'p' }, flavor: { type: 'string' } }, io, 'import');
+    const parsed = parseOptions(args, { workspace: { type: 'string', short: 'w' }, notebook: { type: 'string', short: 'n' }, parent: { type: 'string', short: 'p' }, flavor: { type: 'string' } }, io, 'import', { max: 1, hint: 'to import many files, give the folder that holds them' });
     if (!parsed) return EXIT_USAGE;
     if (parsed.values.help) return io.out(this.help), EXIT_OK;
     const [path] = parsed.positionals;
@@ -69,7 +69,7 @@ Options:
       --overwrite         replace files that already exist
   -w, --workspace <dir>   workspace folder (default: ./workspace)`,
   async run(args, io) {
-    const parsed = parseOptions(args, { workspace: { type: 'string', short: 'w' }, overwrite: { type: 'boolean' }, obsidian: { type: 'boolean' } }, io, 'export');
+    const parsed = parseOptions(args, { workspace: { type: 'string', short: 'w' }, overwrite: { type: 'boolean' }, obsidian: { type: 'boolean' } }, io, 'export', { max: 2, hint: 'quote a name that holds spaces' });
     if (!parsed) return EXIT_USAGE;
     if (parsed.values.help) return io.out(this.help), EXIT_OK;
     const [id, folder] = parsed.positionals;

@@ -31,7 +31,7 @@ export const mcpCommand: Command = {
   summary: 'MCP over stdio for clients that launch a command (relays to a serving kernel)',
   help: HELP,
   async run(args, io) {
-    const parsed = parseOptions(args, { workspace: { type: 'string', short: 'w' } }, io, 'mcp');
+    const parsed = parseOptions(args, { workspace: { type: 'string', short: 'w' } }, io, 'mcp', { max: 0 });
     if (!parsed) return EXIT_USAGE;
     if (parsed.values.help) return io.out(HELP), EXIT_OK;
     const root = resolve(String(parsed.values.workspace ?? './workspace'));

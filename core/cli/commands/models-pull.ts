@@ -56,7 +56,7 @@ ${WORKSPACE_OPTION}
   --dtype <dtype>         which weights: ${[...DTYPE_FILE_SUFFIX.keys()].join(', ')} (default fp32)
   --force                 download again over a model already there`,
   async run(args, io) {
-    const parsed = parseOptions(args, { workspace: { type: 'string', short: 'w' }, 'remote-host': { type: 'string' }, dtype: { type: 'string' }, force: { type: 'boolean' } }, io, 'models pull');
+    const parsed = parseOptions(args, { workspace: { type: 'string', short: 'w' }, 'remote-host': { type: 'string' }, dtype: { type: 'string' }, force: { type: 'boolean' } }, io, 'models pull', { max: 1 });
     if (!parsed) return EXIT_USAGE;
     if (parsed.values.help) return io.out(this.help), EXIT_OK;
     const [model, ...extra] = parsed.positionals;
@@ -69,6 +69,8 @@ ${WORKSPACE_OPTION}
     const root = String(parsed.values.workspace ?? './workspace');
     const remoteHost = typeof parsed.values['remote-host'] === 'string' ? parsed.values['remote-host'] : await configuredHost(root) ?? DEFAULT_REMOTE_HOST;
     try {
+      // A mistyped workspace got a models folder made there, as the first step of a download.
+      assertWorkspaceExists(root);
       io.out(`pulling ${model} from ${remoteHost}`);
       const result = await pullModel({
         modelsDir: join(root, 'models'), model, remoteHost, force: parsed.values.force === true, onProgress: fileProgress(io),
@@ -96,7 +98,7 @@ weight files and size on disk.
 Options:
 ${WORKSPACE_OPTION}`,
   async run(args, io) {
-    const parsed = parseOptions(args, { workspace: { type: 'string', short: 'w' } }, io, 'models list');
+    const parsed = parseOptions(args, { workspace: { type: 'string', short: 'w' } }, io, 'models list', { max: 0 });
     if (!parsed) return EXIT_USAGE;
     if (parsed.values.help) return io.out(this.help), EXIT_OK;
     const root = String(parsed.values.workspace ?? './workspace');

@@ -11,13 +11,13 @@ type Values = Record<string, string | boolean | undefined>;
  * otherwise `print` lays it out. Talks to the serving kernel when there is one (notes-access.ts).
  */
 function readingCommand(name: string, summary: string, usage: string, run: (call: ActionCaller, positionals: string[], values: Values) => Promise<unknown>,
-  print: (value: unknown, io: CliIO) => void, extra: Record<string, { type: 'string' | 'boolean'; short?: string }> = {}, extraHelp: string[] = []): Command {
+  print: (value: unknown, io: CliIO) => void, extra: Record<string, { type: 'string' | 'boolean'; short?: string }> = {}, extraHelp: string[] = [], maxPositionals = Number.POSITIVE_INFINITY): Command {
   const help = [`Usage: quire ${usage} [--json] [--workspace <dir>]`, '', 'Options:', '      --json              the answer as JSON, for scripts', '  -w, --workspace <dir>   workspace folder (default: ./workspace)', ...extraHelp,
     '', 'Talks to the kernel serving the workspace when there is one; otherwise opens it for this command.'].join('\n');
   return {
     name, summary, help,
     async run(args, io) {
-      const parsed = parseOptions(args, { workspace: { type: 'string', short: 'w' }, json: { type: 'boolean' }, ...extra }, io, name);
+      const parsed = parseOptions(args, { workspace: { type: 'string', short: 'w' }, json: { type: 'boolean' }, ...extra }, io, name, { max: maxPositionals });
       if (!parsed) return EXIT_USAGE;
       if (parsed.values.help) return io.out(help), EXIT_OK;
       try {
@@ -47,12 +47,13 @@ const notebooksCommand = readingCommand('notebooks', 'list the notebooks', 'note
     const { notebooks } = value as { notebooks: Notebook[] };
     if (notebooks.length === 0) io.out('no notebooks');
     for (const notebook of notebooks) io.out(`${notebook.id}  ${notebook.name}  (${notebook.access}, ${notebook.documents} documents)`);
-  });
+  }, {}, [], 0);
 
 const docsCommand = readingCommand('docs', 'list the documents of a notebook (or below a document)', 'docs <notebook id or name> [--parent <document id or path>]',
   async (call, positionals, values) => {
-    const given = positionals[0];
-    if (given === undefined) return undefined;
+    // A name with spaces, unquoted, is its words (as `show` and `search` take theirs).
+    const given = positionals.join(' ').trim();
+    if (given === '') return undefined;
     const { notebooks } = await call<{ notebooks: Notebook[] }>('notebook_list', 'blocks/notebook/list', {});
     const notebook = notebooks.find((entry) => entry.id === given) ?? notebooks.find((entry) => entry.name === given) ?? notebooks.find((entry) => entry.name.toLowerCase() === given.toLowerCase());
     if (!notebook) throw new Error(`no notebook '${given}'`);

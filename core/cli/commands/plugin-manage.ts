@@ -26,7 +26,7 @@ export const pluginListCommand: Command = {
   summary: 'the plugins found, which are active, and why any is refused',
   help: 'Usage: quire plugin list [--json] [--workspace <dir>]\n\nAsks the kernel serving the workspace when there is one (GET /api/plugins); otherwise opens it.',
   async run(args, io) {
-    const parsed = parseOptions(args, { workspace: { type: 'string', short: 'w' }, json: { type: 'boolean' } }, io, 'plugin list');
+    const parsed = parseOptions(args, { workspace: { type: 'string', short: 'w' }, json: { type: 'boolean' } }, io, 'plugin list', { max: 0 });
     if (!parsed) return EXIT_USAGE;
     if (parsed.values.help) return io.out(this.help), EXIT_OK;
     const root = resolve(String(parsed.values.workspace ?? './workspace'));
@@ -68,7 +68,7 @@ export const pluginInstallCommand: Command = {
     '  -w, --workspace <dir>   workspace folder (default: ./workspace)',
   ].join('\n'),
   async run(args, io) {
-    const parsed = parseOptions(args, { workspace: { type: 'string', short: 'w' }, replace: { type: 'boolean' } }, io, 'plugin install');
+    const parsed = parseOptions(args, { workspace: { type: 'string', short: 'w' }, replace: { type: 'boolean' } }, io, 'plugin install', { max: 1 });
     if (!parsed) return EXIT_USAGE;
     if (parsed.values.help) return io.out(this.help), EXIT_OK;
     const source = parsed.positionals[0];

@@ -78,7 +78,7 @@ export const pluginNewCommand: Command = {
   summary: 'scaffold a plugin folder: manifest, TypeScript entry typed by quire/plugin, build',
   help: 'Usage: quire plugin new <id> [--dir <folder>]\n\nWrites <folder>/<id>/ (default folder: the current one) with manifest.json, src/index.ts, tsconfig.json,\npackage.json, test/plugin.test.mjs (a real kernel through quire/testing) and README.md.\n<id>: lowercase letters, digits and hyphens.',
   async run(args, io) {
-    const parsed = parseOptions(args, { dir: { type: 'string' } }, io, 'plugin new');
+    const parsed = parseOptions(args, { dir: { type: 'string' } }, io, 'plugin new', { max: 1 });
     if (!parsed) return EXIT_USAGE;
     if (parsed.values.help) return io.out(this.help), EXIT_OK;
     const id = parsed.positionals[0];

@@ -34,7 +34,7 @@ Options:
   async run(args, io) {
     const parsed = parseOptions(args, {
       workspace: { type: 'string', short: 'w' }, init: { type: 'boolean' }, host: { type: 'string' }, port: { type: 'string', short: 'p' },
-    }, io, 'serve');
+    }, io, 'serve', { max: 0 });
     if (!parsed) return EXIT_USAGE;
     if (parsed.values.help) return io.out(this.help), EXIT_OK;
     // Digits only: Number('') is 0 (a random port), and '0x1F90' or '1e3' are numbers too.

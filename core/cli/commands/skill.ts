@@ -9,7 +9,7 @@ interface Listed { name: string; description: string; folder: string; tokens: nu
 interface Installed { name: string; folder: string; files: string[]; replaced?: boolean; replaces?: boolean; warnings: string[] }
 
 /** `quire skill <verb>`: the skills plugin's actions from the terminal, as the person at it. */
-function skillCommand(verb: string, summary: string, usage: string, options: { replace?: boolean; dryRun?: boolean; file?: boolean },
+function skillCommand(verb: string, summary: string, usage: string, options: { replace?: boolean; dryRun?: boolean; file?: boolean; positionals: number },
   call: (positionals: string[], values: Values) => { target: string; input: Record<string, unknown> } | undefined,
   print: (result: Record<string, unknown>, io: CliIO) => number): Command {
   const extra = [
@@ -22,9 +22,14 @@ function skillCommand(verb: string, summary: string, usage: string, options: { r
     summary,
     help: [`Usage: quire skill ${usage} [--workspace <dir>]`, '', 'Options:', '  -w, --workspace <dir>   workspace folder (default: ./workspace)', ...extra].join('\n'),
     async run(args, io) {
+      // Each verb takes only its own flags: all four were taken by every verb, and `skill remove --dry-run`
+      // removed the skill.
       const parsed = parseOptions(args, {
-        workspace: { type: 'string', short: 'w' }, file: { type: 'string', short: 'f' }, replace: { type: 'boolean' }, 'dry-run': { type: 'boolean' },
-      }, io, `skill ${verb}`);
+        workspace: { type: 'string', short: 'w' },
+        ...(options.file ? { file: { type: 'string', short: 'f' } } : {}),
+        ...(options.replace ? { replace: { type: 'boolean' } } : {}),
+        ...(options.dryRun ? { 'dry-run': { type: 'boolean' } } : {}),
+      }, io, `skill ${verb}`, { max: options.positionals });
       if (!parsed) return EXIT_USAGE;
       if (parsed.values.help) return io.out(this.help), EXIT_OK;
       const request = call(parsed.positionals, parsed.values);
@@ -68,8 +73,8 @@ function printInstall(result: Record<string, unknown>, io: CliIO): number {
 }
 
 export const skillCommands: readonly Command[] = [
-  skillCommand('list', 'list skills, their prompt cost and the broken ones', 'list', {}, () => ({ target: 'skill_list', input: {} }), printList),
-  skillCommand('show', "print a skill's instructions (or one of its files)", 'show <name> [--file <path>]', { file: true },
+  skillCommand('list', 'list skills, their prompt cost and the broken ones', 'list', { positionals: 0 }, () => ({ target: 'skill_list', input: {} }), printList),
+  skillCommand('show', "print a skill's instructions (or one of its files)", 'show <name> [--file <path>]', { file: true, positionals: 1 },
     ([name], values) => (name ? { target: 'skill_load', input: { name, ...(typeof values.file === 'string' ? { file: values.file } : {}) } } : undefined),
     (result, io) => {
       if (typeof result.text === 'string') return io.out(result.text), EXIT_OK;
@@ -81,15 +86,15 @@ export const skillCommands: readonly Command[] = [
       if (files.length > 0) io.out(`\nfiles: ${files.join(', ')}`);
       return EXIT_OK;
     }),
-  skillCommand('install', 'install skills from a folder, a .zip/.tar.gz or an http(s) URL', 'install <folder|archive|url> [--replace] [--dry-run]', { replace: true, dryRun: true },
+  skillCommand('install', 'install skills from a folder, a .zip/.tar.gz or an http(s) URL', 'install <folder|archive|url> [--replace] [--dry-run]', { replace: true, dryRun: true, positionals: 1 },
     ([source], values) => {
       if (!source) return undefined;
       const flags = { ...(values.replace ? { replace: true } : {}), ...(values['dry-run'] ? { dryRun: true } : {}) };
       return /^https?:\/\//i.test(source) ? { target: 'skill_install_url', input: { url: source, ...flags } } : { target: 'skill_install', input: { path: resolve(source), ...flags } };
     }, printInstall),
-  skillCommand('remove', 'remove a skill of the workspace', 'remove <name>', {}, ([name]) => (name ? { target: 'skill_remove', input: { name } } : undefined),
+  skillCommand('remove', 'remove a skill of the workspace', 'remove <name>', { positionals: 1 }, ([name]) => (name ? { target: 'skill_remove', input: { name } } : undefined),
     (result, io) => { io.out(`removed ${String(result.removed)} (${((result.files ?? []) as string[]).length} file(s))`); return EXIT_OK; }),
-  skillCommand('versions', "a skill's earlier versions, newest first (without a name: the skills that have some)", 'versions [<name>]', {},
+  skillCommand('versions', "a skill's earlier versions, newest first (without a name: the skills that have some)", 'versions [<name>]', { positionals: 1 },
     ([name]) => ({ target: 'skill_versions', input: name ? { name } : {} }),
     (result, io) => {
       if (Array.isArray(result.skills)) {
@@ -102,7 +107,7 @@ export const skillCommands: readonly Command[] = [
       for (const entry of versions) io.out(`${entry.version}  ${entry.op} by ${entry.by}  ${entry.files.length} file(s)`);
       return EXIT_OK;
     }),
-  skillCommand('restore', 'put an earlier version back as the skill (the present one is kept as a version)', 'restore <name> <version>', {},
+  skillCommand('restore', 'put an earlier version back as the skill (the present one is kept as a version)', 'restore <name> <version>', { positionals: 2 },
     ([name, version]) => (name && version ? { target: 'skill_restore_version', input: { name, version } } : undefined),
     (result, io) => { io.out(`restored ${String(result.name)} to ${String(result.version)} (${((result.files ?? []) as string[]).length} file(s))`); return EXIT_OK; }),
 ];

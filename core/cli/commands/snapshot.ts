@@ -4,13 +4,13 @@ import { parseOptions } from '../parse-options.js';
 
 /** `quire snapshot <verb>`: the snapshots plugin's actions from the terminal, as the person at it. */
 function snapshotCommand(verb: 'create' | 'list' | 'diff' | 'rollback' | 'verify' | 'delete', summary: string, usage: string, input: (positionals: string[], values: Record<string, string | boolean | undefined>) => Record<string, unknown> | undefined,
-  print: (result: Record<string, unknown>, io: CliIO) => number, options: { flags?: Record<string, { type: 'string'; short?: string }>; help?: string } = {}): Command {
+  print: (result: Record<string, unknown>, io: CliIO) => number, options: { flags?: Record<string, { type: 'string'; short?: string }>; help?: string; maxPositionals?: number } = {}): Command {
   return {
     name: `snapshot ${verb}`,
     summary,
     help: `Usage: quire snapshot ${usage} [--workspace <dir>]\n\nOptions:\n${options.help ?? ''}  -w, --workspace <dir>   workspace folder (default: ./workspace)`,
     async run(args, io) {
-      const parsed = parseOptions(args, { workspace: { type: 'string', short: 'w' }, ...options.flags }, io, `snapshot ${verb}`);
+      const parsed = parseOptions(args, { workspace: { type: 'string', short: 'w' }, ...options.flags }, io, `snapshot ${verb}`, { max: options.maxPositionals ?? 0 });
       if (!parsed) return EXIT_USAGE;
       if (parsed.values.help) return io.out(this.help), EXIT_OK;
       const body = input(parsed.positionals, parsed.values);
@@ -53,15 +53,15 @@ export const snapshotCommands: readonly Command[] = [
     for (const path of lines(result.removed)) io.out(`- ${path}`);
     for (const path of lines(result.changed)) io.out(`~ ${path}`);
     return EXIT_OK;
-  }),
+  }, { maxPositionals: 2 }),
   snapshotCommand('rollback', 'make the notes exactly as in a snapshot', 'rollback <id>', ([id]) => (id ? { id } : undefined), (result, io) => {
     io.out(`restored ${lines(result.added).length + lines(result.changed).length} file(s), removed ${lines(result.removed).length}`);
     return EXIT_OK;
-  }),
+  }, { maxPositionals: 1 }),
   snapshotCommand('delete', 'delete snapshots and what only they stored', 'delete <id>...', (ids) => (ids.length > 0 ? { ids: [...new Set(ids)] } : undefined), (result, io) => {
     io.out(`deleted ${lines(result.deleted).length} snapshot(s), removed ${String(result.removed)} stored object(s)`);
     return EXIT_OK;
-  }),
+  }, { maxPositionals: Number.POSITIVE_INFINITY }),
   snapshotCommand('verify', 'check every stored object against its hash', 'verify', () => ({}), (result, io) => {
     const damaged = (result.damaged ?? []) as { object: string; reason: string }[];
     io.out(`${String(result.snapshots)} snapshot(s), ${String(result.objects)} object(s), ${damaged.length} damaged`);

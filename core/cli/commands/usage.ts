@@ -33,7 +33,7 @@ export const usageCommand: Command = {
     'is shown as unknown, never as free.',
   ].join('\n'),
   async run(args, io: CliIO) {
-    const parsed = parseOptions(args, { workspace: { type: 'string', short: 'w' }, by: { type: 'string', short: 'b' }, since: { type: 'string' } }, io, 'usage');
+    const parsed = parseOptions(args, { workspace: { type: 'string', short: 'w' }, by: { type: 'string', short: 'b' }, since: { type: 'string' } }, io, 'usage', { max: 0 });
     if (!parsed) return EXIT_USAGE;
     if (parsed.values.help) return io.out(this.help), EXIT_OK;
     const by = String(parsed.values.by ?? 'day') as UsageGrouping;

@@ -39,6 +39,7 @@ describe('quire notebooks, docs, show, search, export by path', () => {
     expect(notebooks).toMatchObject({ code: 0, out: `${notebook.id}  Garden  (private, 1 documents)` });
     expect(JSON.parse((await run(['notebooks', '--json', '--workspace', root])).out)).toMatchObject({ notebooks: [{ id: notebook.id, name: 'Garden' }] });
     expect((await run(['docs', 'garden', '--workspace', root])).out).toBe(`${beds.id}  Beds  (1 below)`);
+    expect(await run(['notebooks', 'Garden', '--workspace', root])).toMatchObject({ code: 2, err: expect.stringContaining("quire notebooks: unexpected argument 'Garden': it takes no arguments besides options") });
     expect((await run(['docs', 'Garden', '--parent', 'Garden/Beds', '--workspace', root])).out).toMatch(/ {2}North bed$/);
     expect((await run(['show', 'Garden/Beds/North bed', '--workspace', root])).out).toBe('# North bed\n\ncold frame here');
     expect((await run(['show', beds.id, '--workspace', root])).out).toBe('# Beds\n\ntomatoes and basil');

@@ -295,6 +295,10 @@ describe('import and export of Markdown', () => {
     await kernel.close();
     const folder = await tempDir('quire-many-');
     for (let i = 0; i < 250; i++) await writeFile(join(folder, `note-${String(i).padStart(3, '0')}.md`), `# Note ${i}\n\nBody #n${i % 5}#\n`);
+    // Files a shell pattern gives are refused whole: the first was imported, the rest dropped, exit 0.
+    const many = bufferIO();
+    expect(await runCli(['import', join(folder, 'note-000.md'), join(folder, 'note-001.md'), join(folder, 'note-002.md'), '--notebook', 'cli', '--workspace', workspace], many)).toBe(2);
+    expect(many.errText()).toContain("quire import: unexpected arguments '" + join(folder, 'note-001.md') + "', '" + join(folder, 'note-002.md') + "': it takes one argument besides options; to import many files, give the folder that holds them");
     const io = bufferIO();
     expect(await runCli(['import', folder, '--notebook', 'cli', '--workspace', workspace], io)).toBe(0);
     expect(io.outText()).toMatch(/^imported 250 document\(s\), 750 block\(s\)/);

@@ -26,6 +26,12 @@ afterAll(async () => {
 describe('quire models', () => {
   it('pulls a model into the workspace, shows progress, and lists it', async () => {
     const workspace = join(root, 'pulled');
+    // A mistyped workspace is said, and nothing is made there (a models folder was).
+    const typo = bufferIO();
+    expect(await runCli(['models', 'pull', 'test-org/tiny-reranker', '--workspace', `${workspace}-typo`, '--remote-host', host.url], typo)).toBe(1);
+    expect(typo.errText()).toContain(`there is no workspace at ${workspace}-typo`);
+    expect(existsSync(`${workspace}-typo`)).toBe(false);
+    await mkdir(workspace, { recursive: true });
     const io = bufferIO();
     expect(await runCli(['models', 'pull', 'test-org/tiny-reranker', '--workspace', workspace, '--remote-host', host.url], io)).toBe(0);
     expect(io.outText()).toContain(`pulling test-org/tiny-reranker from ${host.url}`);
@@ -54,6 +60,7 @@ describe('quire models', () => {
 
   it('exits 1 with a clear message for a model the host does not have, and leaves no folder', async () => {
     const workspace = join(root, 'missing');
+    await mkdir(workspace, { recursive: true });
     const io = bufferIO();
     expect(await runCli(['models', 'pull', 'test-org/nothing-here', '-w', workspace, '--remote-host', host.url], io)).toBe(1);
     expect(io.errText()).toContain("quire models pull: NOT_FOUND: model 'test-org/nothing-here' was not found at");

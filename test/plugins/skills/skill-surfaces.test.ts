@@ -79,6 +79,13 @@ describe('quire skill', () => {
     const again = await run('skill', 'install', join(dir, 'pack.zip'));
     expect(again.code).toBe(1);
     expect(again.err).toContain('CONFLICT');
+    // A verb takes only its own flags: `--dry-run` on remove removed the skill (every verb took all four).
+    const dryRemove = await run('skill', 'remove', 'tidy', '--dry-run');
+    expect([dryRemove.code, dryRemove.err]).toEqual([2, expect.stringContaining("Unknown option '--dry-run'")]);
+    expect((await run('skill', 'restore', 'tidy', 'v1', '--replace')).code).toBe(2);
+    const twoNames = await run('skill', 'remove', 'tidy', 'other');
+    expect([twoNames.code, twoNames.err]).toEqual([2, expect.stringContaining("unexpected argument 'other': it takes one argument besides options")]);
+    expect((await run('skill', 'list')).out).toMatch(/^tidy /);
     expect((await run('skill', 'remove', 'tidy')).out).toBe('removed tidy (2 file(s))');
     expect(await filesUnder(join(root, 'skills'))).toEqual([]);
     expect((await run('skill', 'show')).code).toBe(2);
