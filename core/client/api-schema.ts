@@ -1021,6 +1021,8 @@ export type HistoryListOutput = {
 export type HistoryRollbackInput = {
   id: string;
   version: string;
+  /** for a removed document: the notebook to restore it into, at its top (where it was is used otherwise) */
+  notebook?: string;
 };
 
 export type HistoryRollbackOutput = {

@@ -1,4 +1,4 @@
-import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { readdir, readFile, rm, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { KernelError, NotFoundError, isValidId, writeJsonAtomic } from '../../core/index.js';
 
@@ -133,6 +133,22 @@ export class HistoryStore {
     return { documents: ids.length };
   }
 
+  /**
+   * Applies the retention rules to every document's versions, not only to a document written again: a
+   * removed document, or one never edited since, kept every version (a deleted note's text too) for ever.
+   * `stopped` is asked before each document. A document left without versions loses its folder.
+   */
+  async pruneAll(now: Date, stopped: () => boolean = () => false): Promise<{ documents: number; stopped: boolean }> {
+    const ids = await this.documents();
+    for (const [i, id] of ids.entries()) {
+      if (stopped()) return { documents: i, stopped: true };
+      await this.prune(id, now);
+      // Only an empty folder goes (rmdir refuses one that a write filled meanwhile).
+      await rmdir(this.documentFolder(id)).catch(() => undefined);
+    }
+    return { documents: ids.length, stopped: false };
+  }
+
   private async prune(documentId: string, now: Date): Promise<void> {
     const folder = this.documentFolder(documentId);
     const all = await readdir(folder).catch(() => [] as string[]);
@@ -153,6 +169,30 @@ export class HistoryStore {
       }
     }
   }
+}
+
+/**
+ * The words of a version a search looks in: its title and every block's content. The file's JSON was
+ * searched whole: `paragraph` or `children` found every version, and a quoted word (escaped there) none.
+ */
+export function searchableText(text: string): string {
+  let root: unknown;
+  try {
+    root = JSON.parse(text);
+  } catch {
+    return '';
+  }
+  const parts: string[] = [];
+  // A stack, not recursion: a hand-edited file may nest deeper than the call stack goes.
+  const stack: unknown[] = [root];
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (node === null || typeof node !== 'object') continue;
+    const { content, children } = node as { content?: unknown; children?: unknown };
+    if (typeof content === 'string') parts.push(content);
+    if (Array.isArray(children)) for (let i = children.length - 1; i >= 0; i--) stack.push(children[i]);
+  }
+  return parts.join('\n');
 }
 
 export function titleOf(text: string): string {

@@ -3,8 +3,10 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { KernelError, NotFoundError, WORKSPACE, definePlugin, isValidId, mayReadRemoved, stoppedNote, writeFileAtomic, type ActionCall, type ActionHandler, type StopReason } from '../../core/index.js';
 import { BLOCKS_INDEX } from '../blocks/tokens.js';
-import { HistoryStore, titleOf, type Retention, type Version } from './history-store.js';
+import { HistoryStore, searchableText, titleOf, type Retention, type Version } from './history-store.js';
 import { VersionWriter } from './version-writer.js';
+import { restorePlace, type Place } from './restore-place.js';
+import { sweepRetention } from './retention-sweep.js';
 import { reportingNotes } from '../blocks/report-notes.js';
 
 interface SearchInput { query?: string; notebook?: string; op?: Version['op']; from?: string; to?: string; limit?: number }
@@ -26,6 +28,7 @@ export default definePlugin<Partial<Retention> & { coalesceSeconds?: number }>({
     const history = new HistoryStore(join(workspace.root, 'history'), { maxVersions: ctx.config.maxVersions ?? 100, maxAgeDays: ctx.config.maxAgeDays ?? 90 });
     const versions = new VersionWriter(history, (ctx.config.coalesceSeconds ?? 30) * 1000, ctx.log);
     ctx.onDispose(() => versions.flush());
+    ctx.onDispose(sweepRetention(history, ctx.log));
     // Every change of a document file, from any caller, keeps the file as it was (a burst of edits, once),
     // durably before the file changes.
     const stopListening = blocks.onBeforeChange(async (change) => {
@@ -73,11 +76,13 @@ export default definePlugin<Partial<Retention> & { coalesceSeconds?: number }>({
           for (const id of (await history.documents()).reverse()) {
             if (call.stopped !== undefined) return { results, truncated: true, message: `searched part of the history: ${stoppedNote(call.stopped as StopReason)}` };
             for (const version of await history.list(id)) {
+              // Within a document too: a hundred versions of a large note are read whole for a query.
+              if (call.stopped !== undefined) return { results, truncated: true, message: `searched part of the history: ${stoppedNote(call.stopped as StopReason)}` };
               if ((notebook !== undefined && version.notebook !== notebook) || !visible(call, version, id)) continue;
               if (op !== undefined && version.op !== op) continue;
               const time = Date.parse(version.time);
               if ((fromMs !== undefined && time < fromMs) || (toMs !== undefined && time > toMs)) continue;
-              if (needle !== undefined && !(version.title.toLowerCase().includes(needle) || (await history.read(id, version.version)).text.toLowerCase().includes(needle))) continue;
+              if (needle !== undefined && !(version.title.toLowerCase().includes(needle) || searchableText((await history.read(id, version.version)).text).toLowerCase().includes(needle))) continue;
               results.push(version);
               if (results.length >= limit) return { results, truncated: true };
             }
@@ -85,18 +90,21 @@ export default definePlugin<Partial<Retention> & { coalesceSeconds?: number }>({
           return { results, truncated: false };
         },
         rollback: async (input, call) => {
-          const { id, version } = input as { id: string; version: string };
+          const { id, version, notebook } = input as { id: string; version: string; notebook?: string };
           const found = await readVisible(call, id, version);
           return blocks.withWritesPaused(async (ops) => {
             // Where the document is now: a version kept before a move is put back there. Written at its old
             // path it made a second file with the same id, and the document as it was was kept nowhere.
-            const now = currentPlace.get(id) as { notebook: string; path: string; hpath: string } | undefined;
-            const target = now ?? { notebook: found.path.split('/')[0]!, path: found.path, hpath: found.hpath };
+            const placeOf = (doc: string) => currentPlace.get(doc) as Place | undefined;
+            const target = restorePlace(found, placeOf(id), notebook, placeOf);
+            const exists = existsSync(join(blocks.dataDir, target.notebook, '.notebook.json'));
+            if (notebook !== undefined && (!exists || !blocks.visibleTo(call, notebook))) throw new NotFoundError('NOT_FOUND', `No notebook '${notebook}'`, { details: { field: 'notebook' } });
+            // Before the visibility check: a notebook removed since is nobody's to see, and the answer was "no such version".
+            if (!exists) throw new KernelError('CONFLICT', `the notebook of this version (${target.notebook}) no longer exists: give notebook to restore the document into another`, { details: { notebook: target.notebook } });
             const path = filePath(blocks.dataDir, target.path);
             if (!blocks.visibleTo(call, target.notebook)) throw new NotFoundError('NOT_FOUND', `No version '${version}' of document '${id}'`, { details: { id, version } });
             const held = readOnlyHit(call, id, [target.notebook, found.notebook]);
             if (held !== undefined) throw new KernelError('ACTION_DENIED', `history_rollback would change notebook '${held}', which the agent may only read (its privacy setting is agent: read)`, { details: { notebook: held, privacy: 'read' } });
-            if (!existsSync(join(blocks.dataDir, target.notebook, '.notebook.json'))) throw new KernelError('CONFLICT', `the notebook of this version (${target.notebook}) no longer exists`, { details: { notebook: target.notebook } });
             const by = call.principal.kind === 'agent' ? call.principal.name : `${call.principal.kind}:${call.principal.name}`;
             if (existsSync(path)) {
               await history.record({ documentId: id, op: 'rollback', by, notebook: target.notebook, path: target.path, hpath: target.hpath, text: await readFile(path, 'utf8') });

@@ -1,0 +1,89 @@
+import { mkdir, readdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { HistoryStore } from '../../plugins/history/history-store.js';
+import { caught } from '../helpers/harness.js';
+import { useBlocks } from './blocks/blocks-harness.js';
+
+const { boot, tempDir } = useBlocks();
+
+interface Created { id: string }
+interface Versions { versions: { version: string; op: string }[] }
+
+describe('restoring a removed document from its history', () => {
+  it('puts a sub-document back under its parent wherever that is now, and says what to do when the parent is gone', async () => {
+    const { act } = await boot();
+    const notebook = await act<Created>('notebook_create', { name: 'N' });
+    const other = await act<Created>('notebook_create', { name: 'Other' });
+    const parent = await act<Created>('document_create', { notebook: notebook.id, title: 'Parent', markdown: 'parent text' });
+    const child = await act<Created>('document_create', { notebook: notebook.id, parentId: parent.id, title: 'Child', markdown: 'child text' });
+    await act('document_remove', { id: child.id });
+    await act('document_move', { id: parent.id, notebook: other.id });
+    const removed = (await act<Versions>('history_list', { id: child.id })).versions[0]!;
+    // Written at its old path it was in no document's folder: "restored", and neither found nor read.
+    const restored = await act<{ restored: string }>('history_rollback', { id: child.id, version: removed.version });
+    expect(restored.restored).toBe(`${other.id}/${parent.id}/${child.id}.json`);
+    expect((await act<{ markdown: string }>('document_get_markdown', { id: child.id })).markdown).toContain('child text');
+    expect((await act<{ documents: { id: string }[] }>('document_list', { notebook: other.id, parentId: parent.id })).documents.map((doc) => doc.id)).toEqual([child.id]);
+
+    // The parent removed too: the child waits for it, or goes to the top of a notebook given.
+    await act('document_remove', { id: parent.id });
+    const removedAgain = (await act<Versions>('history_list', { id: child.id })).versions.find((version) => version.op === 'remove')!;
+    const refused = await caught(act('history_rollback', { id: child.id, version: removedAgain.version }));
+    expect([refused.code, refused.message]).toEqual(['CONFLICT', expect.stringContaining(`the document this one was under (${parent.id}) is gone: restore that one first`)]);
+    const top = await act<{ restored: string }>('history_rollback', { id: child.id, version: removedAgain.version, notebook: notebook.id });
+    expect(top.restored).toBe(`${notebook.id}/${child.id}.json`);
+    expect((await act<{ documents: { id: string }[] }>('document_list', { notebook: notebook.id })).documents.map((doc) => doc.id)).toEqual([child.id]);
+    // A document that is there is restored where it is.
+    const wrong = await caught(act('history_rollback', { id: child.id, version: removedAgain.version, notebook: other.id }));
+    expect([wrong.code, wrong.message]).toEqual(['INVALID_INPUT', expect.stringContaining(`is in notebook '${notebook.id}': it is restored where it is`)]);
+  });
+
+  it("says that a removed notebook is gone (it said 'no such version'), and restores into another notebook given", async () => {
+    const { act } = await boot();
+    const notebook = await act<Created>('notebook_create', { name: 'Gone' });
+    const kept = await act<Created>('notebook_create', { name: 'Kept' });
+    const doc = await act<Created>('document_create', { notebook: notebook.id, title: 'Plan', markdown: 'the plan' });
+    await act('notebook_remove', { id: notebook.id });
+    const removed = (await act<Versions>('history_list', { id: doc.id })).versions[0]!;
+    const refused = await caught(act('history_rollback', { id: doc.id, version: removed.version }));
+    expect([refused.code, refused.message]).toEqual(['CONFLICT', expect.stringContaining(`the notebook of this version (${notebook.id}) no longer exists: give notebook`)]);
+    const missing = await caught(act('history_rollback', { id: doc.id, version: removed.version, notebook: notebook.id }));
+    expect([missing.code, missing.message]).toEqual(['NOT_FOUND', expect.stringContaining(`No notebook '${notebook.id}'`)]);
+    expect((await act<{ restored: string }>('history_rollback', { id: doc.id, version: removed.version, notebook: kept.id })).restored).toBe(`${kept.id}/${doc.id}.json`);
+    expect((await act<{ markdown: string }>('document_get_markdown', { id: doc.id })).markdown).toContain('the plan');
+  });
+});
+
+describe('searching the history', () => {
+  it("looks in the notes' words, not in the file's JSON", async () => {
+    const { act } = await boot({ config: { plugins: { history: { config: { coalesceSeconds: 0 } } } } });
+    const notebook = await act<Created>('notebook_create', { name: 'N' });
+    const doc = await act<Created>('document_create', { notebook: notebook.id, title: 'Talk', markdown: 'He said "hello" to me' });
+    await act('block_append', { parentId: doc.id, markdown: 'later' });
+    const found = async (query: string) => (await act<{ results: unknown[] }>('history_search', { query })).results.length;
+    // A quoted word was escaped in the JSON, and every version held "paragraph" and "children".
+    expect([await found('said "hello"'), await found('paragraph'), await found('children'), await found('talk')]).toEqual([1, 0, 0, 1]);
+  });
+});
+
+describe('the retention rules', () => {
+  it("drop expired versions of every document, not only of one written again, and the folder of one left with none", async () => {
+    const folder = join(await tempDir(), 'history');
+    const store = new HistoryStore(folder, { maxVersions: 100, maxAgeDays: 90 });
+    const version = { op: 'remove' as const, by: 'person:alice', notebook: '20260101000000-aaaaaaa', path: '20260101000000-aaaaaaa/20260101000000-bbbbbbb.json', hpath: '/Gone', text: '{"content":"Gone","children":[]}' };
+    const long = new Date(Date.now() - 200 * 86_400_000);
+    await store.record({ ...version, documentId: '20260101000000-bbbbbbb' }, long);
+    await store.record({ ...version, documentId: '20260101000000-ccccccc' }, long);
+    await store.record({ ...version, documentId: '20260101000000-ccccccc' }, new Date());
+    expect(await store.documents()).toHaveLength(2);
+    expect(await store.pruneAll(new Date())).toEqual({ documents: 2, stopped: false });
+    expect(await store.documents()).toEqual(['20260101000000-ccccccc']);
+    expect((await store.list('20260101000000-ccccccc')).map((kept) => kept.op)).toEqual(['remove']);
+    // A stop is asked before each document.
+    await mkdir(join(folder, '20260101000000-ddddddd'));
+    await writeFile(join(folder, '20260101000000-ddddddd', 'x'), '');
+    expect(await store.pruneAll(new Date(), () => true)).toEqual({ documents: 0, stopped: true });
+    expect(await readdir(folder)).toHaveLength(2);
+  });
+});
