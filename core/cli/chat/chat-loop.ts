@@ -3,6 +3,7 @@ import { describeError } from '../one-shot-kernel.js';
 import type { ChatBackend } from './chat-backend.js';
 import { ChatScreen } from './chat-screen.js';
 import { Prompter } from './prompter.js';
+import { printableIO } from './terminal-text.js';
 import { undoCommand } from './undo-command.js';
 
 /** What /help shows: the chat answers it itself, it never goes to the model. */
@@ -27,7 +28,9 @@ interface Chat {
  * Runs the chat on a backend (a kernel in this process, or a serving one over HTTP) until /quit, the
  * end of input or Ctrl-C at the message prompt.
  */
-export async function runChat(backend: ChatBackend, io: CliIO & { readLine: NonNullable<CliIO['readLine']> }, modelServer: string, resumed: boolean): Promise<number> {
+export async function runChat(backend: ChatBackend, terminal: CliIO & { readLine: NonNullable<CliIO['readLine']> }, modelServer: string, resumed: boolean): Promise<number> {
+  // Everything the chat shows passes here: a model's answer, notes, tool results, questions.
+  const io = printableIO(terminal);
   const prompter = new Prompter(io);
   const chat: Chat = { backend, io, prompter, screen: new ChatScreen(backend, io, prompter, modelServer) };
   io.out(`Session ${backend.sessionId} (${backend.where}). Type a message; /help lists the commands.`);

@@ -10,7 +10,10 @@ import type { Prompter } from './prompter.js';
 /** Arguments shown in a confirmation or a call line: enough to judge, never a wall of text. */
 export function brief(value: unknown, limit = 300): string {
   const text = typeof value === 'string' ? value : JSON.stringify(value);
-  return text.length > limit ? `${text.slice(0, limit)}…` : text;
+  if (text.length <= limit) return text;
+  // Not between the two halves of a character outside the BMP (an emoji was shown as �).
+  const cut = /[\ud800-\udbff]/.test(text.charAt(limit - 1)) ? limit - 1 : limit;
+  return `${text.slice(0, cut)}…`;
 }
 
 /**
@@ -117,20 +120,16 @@ export class ChatScreen {
   }
 
   /**
-   * Asks until the answers fit the questions. The input ending leaves them to time out; Ctrl-C stops
-   * the turn, which is what declining to answer amounts to.
+   * Asks until the answers fit the questions. Ctrl-C, the input ending or five answers refused stop
+   * the turn, which is what declining to answer amounts to: left to time out, the turn held the
+   * workspace for the confirmation limit (ten minutes) after the chat had nothing more to read.
    */
   private async ask(questionId: string, questions: Question[]): Promise<void> {
     for (let attempt = 0; attempt < 5; attempt++) {
       const answers: string[][] = [];
       for (const question of questions) {
         const answer = await this.answerOne(question);
-        if (answer === 'interrupted') {
-          this.io.out('(Ctrl-C: the turn is stopped)');
-          await this.backend.cancelTurn().catch(() => false);
-          return;
-        }
-        if (answer === undefined) return;
+        if (answer === 'interrupted' || answer === undefined) return this.stopTurn(answer === undefined ? 'the input ended' : 'Ctrl-C');
         answers.push(answer);
       }
       try {
@@ -140,6 +139,12 @@ export class ChatScreen {
         this.io.err(`${describeError(error)}; please answer again`);
       }
     }
+    return this.stopTurn('no answer was taken');
+  }
+
+  private async stopTurn(why: string): Promise<void> {
+    this.io.out(`(${why}: the turn is stopped)`);
+    await this.backend.cancelTurn().catch(() => false);
   }
 
   private async answerOne(question: Question): Promise<string[] | undefined | 'interrupted'> {

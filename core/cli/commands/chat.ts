@@ -63,7 +63,31 @@ async function chatOverHttp(root: string, serving: ServeAddress, session: string
     throw new KernelError('UNAUTHENTICATED', `the workspace is served at ${serving.url}, but ${tokenFile} holds no admin token to talk to it with`);
   }
   const backend = await HttpChatBackend.open(new KernelClient(serving.url, token), session);
-  return runChat(backend, io, await modelServerName(root), session !== undefined);
+  const stopWatching = cancelTurnOnSignal(backend);
+  try {
+    return await runChat(backend, io, await modelServerName(root), session !== undefined);
+  } finally {
+    stopWatching();
+  }
+}
+
+/**
+ * A chat ended by SIGTERM or SIGHUP (its terminal closed) stops its turn on the serving kernel first,
+ * for two seconds at most: the turn went on there, waiting at a confirmation for its limit (ten
+ * minutes) with the session busy. A chat holding the workspace itself needs none of this: its turn
+ * ends with its process.
+ */
+function cancelTurnOnSignal(backend: HttpChatBackend): () => void {
+  const onSignal = (signal: NodeJS.Signals): void => {
+    const limit = new Promise<void>((resolve) => setTimeout(resolve, 2_000).unref());
+    void Promise.race([backend.cancelTurn().catch(() => false), limit]).finally(() => process.exit(signal === 'SIGHUP' ? 129 : 143));
+  };
+  process.once('SIGTERM', onSignal);
+  process.once('SIGHUP', onSignal);
+  return () => {
+    process.off('SIGTERM', onSignal);
+    process.off('SIGHUP', onSignal);
+  };
 }
 
 /** Nobody serves the workspace: the chat opens it, holding its lock while it runs. */

@@ -66,6 +66,25 @@ describe('quire chat beside quire serve', () => {
     expect(fake.posts).toHaveLength(2);
   });
 
+  it("stops its turn on the serving kernel when it is ended by SIGTERM or SIGHUP (the turn waited there at a confirmation)", async () => {
+    for (const signal of ['SIGTERM', 'SIGHUP'] as const) {
+      const fake = await ModelWireServer.start(['chat-model']);
+      fakes.push(fake);
+      const { root, docId } = await chatWorkspace(harness.boot, `${fake.url}/v1`);
+      fake.reply(callReply('block_append', { parentId: docId, markdown: 'never asked for' }));
+      const { chat, serve } = await startChat(root, 'over HTTP', processes);
+      const sessionId = (await chat.next(/Session (\S+)/))[1]!;
+      await chat.next('> ');
+      chat.type('add a line');
+      await chat.next('Allow? [y]es once, [a]lways, [n]o: ');
+      chat.child.kill(signal);
+      expect(await chat.exited).toBe(signal === 'SIGTERM' ? 143 : 129);
+      // Cancelled before the process ended: the confirmation is no longer waiting (it waited ten minutes).
+      const pending = await adminJson<{ confirmations: unknown[]; questions: unknown[] }>(serve!.url, serve!.token, 'GET', `/api/agent/sessions/${sessionId}/pending`);
+      expect([signal, pending.confirmations]).toEqual([signal, []]);
+    }
+  });
+
   it('finds the serving kernel in .quire/serve.json (mode 0600), which a clean stop removes', async () => {
     const root = join(await harness.tempDir(), 'workspace');
     const serve = await startServe(root);

@@ -31,6 +31,18 @@ describe('quire chat', () => {
     delete process.env.QUIRE_CHAT_TEST_KEY;
   });
 
+  /** A new workspace whose model is a loopback fake, and the fake. */
+  async function emptyChatWorkspace(): Promise<{ fake: ModelWireServer; root: string }> {
+    const fake = await ModelWireServer.start(['chat-model']);
+    fakes.push(fake);
+    process.env.QUIRE_CHAT_TEST_KEY = 'sk-chat-test';
+    const root = join(await harness.tempDir(), 'workspace');
+    const setup = await harness.boot({ realManifests: true, workspace: root, config: { plugins: { blocks: { config: { watch: false, welcome: false } } } } });
+    await setup.close();
+    await writeFile(join(root, 'quire.json'), JSON.stringify({ plugins: { blocks: { config: { welcome: false } }, providers: { config: { model: { provider: 'openai-chat', model: 'chat-model', baseURL: `${fake.url}/v1`, apiKeyEnv: 'QUIRE_CHAT_TEST_KEY' } } } } }));
+    return { fake, root };
+  }
+
   it('talks with the agent, asks before its write, shows what happened, and undoes the turn', async () => {
     const fake = await ModelWireServer.start(['chat-model']);
     fakes.push(fake);
@@ -119,14 +131,24 @@ describe('quire chat', () => {
     expect(existsSync(join(root, 'agent', 'grants.json')) ? JSON.parse(readFileSync(join(root, 'agent', 'grants.json'), 'utf8')).grants : []).toEqual([]);
   });
 
+  it('stops the turn when the input ends at a question (it waited ten minutes, holding the workspace), and shows no control character', async () => {
+    const { fake, root } = await emptyChatWorkspace();
+    // A note's text or a model's answer may hold escape sequences that conceal or overwrite what follows.
+    fake.reply(
+      { kind: 'sse', frames: framesFor('openai-chat', { text: 'Looking\u001b[8m hidden\r\u009b2J.', calls: [{ id: 'call_1', name: 'question', args: { questions: [{ question: 'Which colour\u001b[1A?', options: [{ label: 'Blue' }, { label: 'Green' }] }] } }] }) },
+    );
+    const terminal = scriptedTerminal(['ask me']);
+    // On the code before, the chat waited here for the confirmation limit (the test timed out).
+    expect(await runCli(['chat', '--workspace', root], terminal)).toBe(0);
+    const text = terminal.text();
+    expect(text).toContain('(the input ended: the turn is stopped)');
+    expect(text).toContain('Looking\ufffd[8m hidden\ufffd2J.');
+    expect(text).toContain('Which colour\ufffd[1A?');
+    expect(text).not.toMatch(/[\u001b\u009b\r]/);
+  });
+
   it('tells the agent no when the person says no, and the chat goes on', async () => {
-    const fake = await ModelWireServer.start(['chat-model']);
-    fakes.push(fake);
-    process.env.QUIRE_CHAT_TEST_KEY = 'sk-chat-test';
-    const root = join(await harness.tempDir(), 'workspace');
-    const setup = await harness.boot({ realManifests: true, workspace: root, config: { plugins: { blocks: { config: { watch: false, welcome: false } } } } });
-    await setup.close();
-    await writeFile(join(root, 'quire.json'), JSON.stringify({ plugins: { blocks: { config: { welcome: false } }, providers: { config: { model: { provider: 'openai-chat', model: 'chat-model', baseURL: `${fake.url}/v1`, apiKeyEnv: 'QUIRE_CHAT_TEST_KEY' } } } } }));
+    const { fake, root } = await emptyChatWorkspace();
     fake.reply(
       { kind: 'sse', frames: framesFor('openai-chat', { calls: [{ id: 'call_1', name: 'notebook_create', args: { name: 'Uninvited' } }] }) },
       { kind: 'sse', frames: framesFor('openai-chat', { text: 'Understood, I did not create it.' }) },
