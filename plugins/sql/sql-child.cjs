@@ -49,9 +49,14 @@ function firstKeyword(sql) {
   return (/^[A-Za-z]+/u.exec(stripped)?.[0] ?? '').toUpperCase();
 }
 
+const MIN_SAFE = BigInt(Number.MIN_SAFE_INTEGER);
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+
 function cell(value, maxCellBytes, state) {
   if (Buffer.isBuffer(value)) return `<blob, ${value.length} bytes>`;
-  if (typeof value === 'bigint') return value.toString();
+  // Integers come as BigInt (safeIntegers below): a number when JSON's numbers hold it exactly, else its
+  // digits as a string (9007199254740993 was answered 9007199254740992, silently).
+  if (typeof value === 'bigint') return value >= MIN_SAFE && value <= MAX_SAFE ? Number(value) : value.toString();
   if (typeof value === 'string' && Buffer.byteLength(value) > maxCellBytes) {
     state.cellsTruncated = true;
     return `${Buffer.from(value).subarray(0, maxCellBytes).toString('utf8').replace(/\uFFFD$/u, '')}…`;
@@ -76,6 +81,7 @@ function run(request) {
   const keyword = firstKeyword(sql);
   if (keyword !== 'SELECT' && keyword !== 'WITH') return { ok: false, reason: 'not_select', message: `Only SELECT and WITH statements are allowed, not ${keyword}` };
   statement.raw(true);
+  statement.safeIntegers(true);
   const columns = statement.columns().map((column) => column.name);
   const state = { cellsTruncated: false };
   const rows = [];

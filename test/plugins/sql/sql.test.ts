@@ -91,6 +91,12 @@ describe('the SQL tool answers', () => {
     expect([small.rowCount, small.truncated]).toEqual([1, false]);
   });
 
+  it('answers integers past 2^53 exactly, as their digits (they were rounded silently)', async () => {
+    const { act } = await boot();
+    const answer = await act<Answer>('sql_query', { sql: 'SELECT 9007199254740993 AS big, 9223372036854775807 AS most, -9007199254740993 AS low, 42 AS small, 1.5 AS real' });
+    expect(answer.rows).toEqual([['9007199254740993', '9223372036854775807', '-9007199254740993', 42, 1.5]]);
+  });
+
   it('cuts long cells and large results', async () => {
     const { act } = await boot();
     const long = await act<Answer>('sql_query', { sql: "SELECT printf('%.50000c', 'x') AS big" });
