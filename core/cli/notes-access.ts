@@ -16,10 +16,21 @@ export type ActionCaller = <T = Record<string, unknown>>(wireName: string, path:
 export async function withNotes<T>(root: string, io: CliIO, work: (call: ActionCaller) => Promise<T>): Promise<T> {
   const serving = await findServingKernel(root);
   if (serving) {
-    const token = process.env.QUIRE_TOKEN?.trim() || (await readFile(join(root, '.quire', 'admin.token'), 'utf8').catch(() => '')).trim();
+    const fromEnvironment = process.env.QUIRE_TOKEN?.trim() ?? '';
+    const token = fromEnvironment || (await readFile(join(root, '.quire', 'admin.token'), 'utf8').catch(() => '')).trim();
     if (token === '') throw new KernelError('UNAUTHENTICATED', `the workspace is served at ${serving.url}, but neither QUIRE_TOKEN nor .quire/admin.token gives a token to talk to it with`);
     const client = new KernelClient(serving.url, token);
-    return work(async <T,>(_wire: string, path: string, input: Record<string, unknown>) => (await client.json<{ result: T }>('POST', `/api/actions/${path}`, input)).result);
+    return work(async <T,>(_wire: string, path: string, input: Record<string, unknown>) => {
+      try {
+        return (await client.json<{ result: T }>('POST', `/api/actions/${path}`, input)).result;
+      } catch (error) {
+        // A stale QUIRE_TOKEN (another workspace's, a reader's) was taken before the admin token, unsaid.
+        if (error instanceof KernelError && (error.code === 'UNAUTHENTICATED' || error.code === 'FORBIDDEN')) {
+          error.message += ` (the token used: ${fromEnvironment ? 'QUIRE_TOKEN, which comes before .quire/admin.token' : '.quire/admin.token'})`;
+        }
+        throw error;
+      }
+    });
   }
   return withKernel(root, io, (kernel) => work(async <T,>(wire: string, _path: string, input: Record<string, unknown>) => await callAction(kernel, wire, input) as T));
 }

@@ -42,7 +42,8 @@ export const usageCommand: Command = {
       return EXIT_USAGE;
     }
     const since = parsed.values.since === undefined ? undefined : String(parsed.values.since);
-    if (since !== undefined && !/^\d{4}-\d{2}-\d{2}$/.test(since)) {
+    // A day that exists: 2024-13-45 or 2024-02-31 answered "no usage recorded yet".
+    if (since !== undefined && !isDay(since)) {
       io.err(`quire usage: --since must be a day as YYYY-MM-DD, not '${since}'`);
       return EXIT_USAGE;
     }
@@ -74,3 +75,10 @@ export const usageCommand: Command = {
     }
   },
 };
+
+/** YYYY-MM-DD of a day that exists (Date rolls 2024-02-31 over into March). */
+function isDay(text: string): boolean {
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(text)) return false;
+  const time = Date.parse(`${text}T00:00:00Z`);
+  return !Number.isNaN(time) && new Date(time).toISOString().startsWith(text);
+}

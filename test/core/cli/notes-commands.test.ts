@@ -60,5 +60,12 @@ describe('quire notebooks, docs, show, search, export by path', () => {
     const notebooks = await run(['notebooks', '--workspace', root]);
     expect(notebooks).toMatchObject({ code: 0, out: `${notebook.id}  Garden  (private, 1 documents)` });
     expect((await run(['show', 'Garden/Beds', '--workspace', root])).out).toBe('# Beds\n\ntomatoes and basil');
+    // QUIRE_TOKEN comes first; a stale one is named as the token used (the refusal named none).
+    process.env.QUIRE_TOKEN = 'stale-token-of-another-workspace';
+    try {
+      expect(await run(['notebooks', '--workspace', root])).toMatchObject({ code: 1, err: expect.stringContaining('(the token used: QUIRE_TOKEN, which comes before .quire/admin.token)') });
+    } finally {
+      delete process.env.QUIRE_TOKEN;
+    }
   }, 60_000);
 });

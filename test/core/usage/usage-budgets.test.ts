@@ -38,6 +38,12 @@ describe('the usage ledger', () => {
     await writeFile(again.kernel.workspace.configFile, JSON.stringify({ usage: { prices } }));
     const io = bufferIO();
     expect(await runCli(['usage', '--by', 'model', '--workspace', `${root}-typo`], bufferIO())).toBe(1);
+    // A day that does not exist is refused (it answered "no usage recorded yet").
+    for (const since of ['2024-13-45', '2024-02-31']) {
+      const refused = bufferIO();
+      expect(await runCli(['usage', '--since', since, '--workspace', root], refused)).toBe(2);
+      expect(refused.errText()).toContain(`--since must be a day as YYYY-MM-DD, not '${since}'`);
+    }
     expect(await runCli(['usage', '--by', 'model', '--workspace', root], io)).toBe(0);
     expect(io.outText()).toContain(`openai-chat/${MODEL}  2 requests  in 3000 (cached 0)  out 150 (reasoning 0)  $0.0075`);
   });
