@@ -96,14 +96,14 @@ export class BlockIndex {
       moveDocumentRow: p('UPDATE documents SET notebook = ?, parent_doc = ?, path = ?, hpath = ? WHERE id = ?'),
       moveBlock: p('UPDATE blocks SET parent_id = ?, sort = ? WHERE id = ?'),
       touchDocumentBlock: p('UPDATE blocks SET updated = ?, updated_by = ?, fingerprint = ? WHERE id = ?'),
-      insertBlock: p(`INSERT OR IGNORE INTO blocks (id, parent_id, root_id, notebook, path, hpath, type, subtype, content, markdown, sort, created, updated, updated_by, fingerprint)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
-      upsertBlock: p(`INSERT INTO blocks (id, parent_id, root_id, notebook, path, hpath, type, subtype, content, markdown, sort, created, updated, updated_by, fingerprint)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+      insertBlock: p(`INSERT OR IGNORE INTO blocks (id, parent_id, root_id, notebook, path, hpath, type, subtype, content, markdown, sort, created, updated, updated_by, fingerprint, checked)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+      upsertBlock: p(`INSERT INTO blocks (id, parent_id, root_id, notebook, path, hpath, type, subtype, content, markdown, sort, created, updated, updated_by, fingerprint, checked)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         ON CONFLICT (id) DO UPDATE SET parent_id = excluded.parent_id, root_id = excluded.root_id, notebook = excluded.notebook,
           path = excluded.path, hpath = excluded.hpath, type = excluded.type, subtype = excluded.subtype, content = excluded.content,
           markdown = excluded.markdown, sort = excluded.sort, created = excluded.created, updated = excluded.updated,
-          updated_by = excluded.updated_by, fingerprint = excluded.fingerprint
+          updated_by = excluded.updated_by, fingerprint = excluded.fingerprint, checked = excluded.checked
         RETURNING rowid`),
       deleteBlockIn: p('DELETE FROM blocks WHERE id = ? AND root_id = ? RETURNING rowid'),
       deleteAttrs: p('DELETE FROM attributes WHERE block_id = ?'),
@@ -267,9 +267,9 @@ export class BlockIndex {
     const s = this.statements;
     const { row } = derived;
     this.feed.upsert(row.id);
-    // Positional parameters: binding fifteen named ones costs more than the insert on a large import.
+    // Positional parameters: binding sixteen named ones costs more than the insert on a large import.
     const values = [row.id, row.parent_id, row.root_id, row.notebook, row.path, row.hpath, row.type, row.subtype, row.content,
-      row.markdown, row.sort, row.created, row.updated, row.updated_by, row.fingerprint];
+      row.markdown, row.sort, row.created, row.updated, row.updated_by, row.fingerprint, row.checked];
     // A block new to this document may still have rows from the document it came from (a move):
     // those are replaced, never added to.
     const inserted = existed ? undefined : s.insertBlock!.run(...values);

@@ -22,8 +22,8 @@ export class BulkWriter {
   constructor(db: Db) {
     // A plain INSERT: an id already in the index (a clash the import's checks missed) fails the
     // transaction rather than taking another document's block.
-    this.insertBlock = db.prepare(`INSERT INTO blocks (id, parent_id, root_id, notebook, path, hpath, type, subtype, content, markdown, sort, created, updated, updated_by, fingerprint)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+    this.insertBlock = db.prepare(`INSERT INTO blocks (id, parent_id, root_id, notebook, path, hpath, type, subtype, content, markdown, sort, created, updated, updated_by, fingerprint, checked)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
     this.insertAttr = db.prepare('INSERT INTO attributes (block_id, root_id, name, value) VALUES (?, ?, ?, ?)');
     this.insertRef = db.prepare('INSERT INTO refs (block_id, ordinal, root_id, def_block_id, anchor) VALUES (?, ?, ?, ?, ?)');
     this.insertTag = db.prepare('INSERT OR IGNORE INTO tags (block_id, tag, root_id) VALUES (?, ?, ?)');
@@ -40,8 +40,8 @@ export class BulkWriter {
     const notebookToken = idToken(notebook);
     const pathToken = pathTokens(path);
     for (const block of doc.blocks) {
-      const [id, parentId, type, subtype, content, markdown, sort, created, updated, updatedBy, fingerprint] = block.values;
-      const { lastInsertRowid } = this.insertBlock.run(id, parentId, rootId, notebook, path, hpath, type, subtype, content, markdown, sort, created, updated, updatedBy, fingerprint);
+      const [id, parentId, type, subtype, content, markdown, sort, created, updated, updatedBy, fingerprint, checked] = block.values;
+      const { lastInsertRowid } = this.insertBlock.run(id, parentId, rootId, notebook, path, hpath, type, subtype, content, markdown, sort, created, updated, updatedBy, fingerprint, checked);
       const fts = block.fts;
       this.fts.writeValues(lastInsertRowid, [fts[0], fts[1], fts[2], fts[3], fts[4], notebookToken, pathToken, type, fts[5]], rootId, notebook);
       if (block.attrs) for (const [name, value] of block.attrs) this.insertAttr.run(id, rootId, name, value);

@@ -57,7 +57,7 @@ export interface ImportWork {
  * same for all its blocks, and added by the main thread, which knows the place from its catalog.
  */
 export type BlockValues = [id: string, parentId: string | null, type: string, subtype: string | null, content: string, markdown: string | null,
-  sort: number, created: string | null, updated: string | null, updatedBy: string | null, fingerprint: string];
+  sort: number, created: string | null, updated: string | null, updatedBy: string | null, fingerprint: string, checked: 0 | 1 | null];
 
 export interface PreparedBlock {
   values: BlockValues;
@@ -175,7 +175,7 @@ export function prepareBlocks(root: Block): PreparedBlock[] {
   const visit = (block: Block, parentId: string | null, sort: number): void => {
     const { row, attrs, refs, tags } = deriveBlock(block, root.id, parentId, sort, NO_PLACE);
     const prepared: PreparedBlock = {
-      values: [row.id, row.parent_id, row.type, row.subtype, row.content, row.markdown, row.sort, row.created, row.updated, row.updated_by, row.fingerprint],
+      values: [row.id, row.parent_id, row.type, row.subtype, row.content, row.markdown, row.sort, row.created, row.updated, row.updated_by, row.fingerprint, row.checked],
       fts: ftsBlockValues({ content: row.content, attrs, tags, subtype: row.subtype }),
     };
     if (attrs.length > 0) prepared.attrs = attrs;

@@ -28,6 +28,8 @@ export interface BlockRow {
   updated: string | null;
   updated_by: string | null;
   fingerprint: string;
+  /** A task list item: 1 done, 0 open; NULL for every other block (schema 8: open tasks were not queryable). */
+  checked: 0 | 1 | null;
 }
 
 export interface DerivedBlock {
@@ -109,6 +111,7 @@ export function deriveBlock(block: Block, rootId: string, parentId: string | nul
     updated: block.attrs.updated ?? null,
     updated_by: block.attrs.updatedBy ?? null,
     fingerprint: ownFingerprint(block),
+    checked: block.checked === undefined ? null : block.checked ? 1 : 0,
   };
   return { row, attrs, refs, tags };
 }

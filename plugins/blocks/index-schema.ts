@@ -7,7 +7,7 @@ import { clearBlocksWithNewMark, installChangeMark } from './change-mark.js';
 export type Db = Database.Database;
 
 /** Bumped when the tables change; an index of another version is rebuilt from data/. */
-export const INDEX_SCHEMA_VERSION = '7';
+export const INDEX_SCHEMA_VERSION = '8';
 
 /**
  * The derived index (DESIGN.md §3). Everything here is reproduced from data/ by a rebuild, so the
@@ -26,7 +26,7 @@ CREATE TABLE IF NOT EXISTS documents (
 CREATE TABLE IF NOT EXISTS blocks (
   id TEXT NOT NULL UNIQUE, parent_id TEXT, root_id TEXT NOT NULL, notebook TEXT NOT NULL, path TEXT NOT NULL,
   hpath TEXT NOT NULL, type TEXT NOT NULL, subtype TEXT, content TEXT NOT NULL, markdown TEXT,
-  sort INTEGER NOT NULL, created TEXT, updated TEXT, updated_by TEXT, fingerprint TEXT NOT NULL
+  sort INTEGER NOT NULL, created TEXT, updated TEXT, updated_by TEXT, fingerprint TEXT NOT NULL, checked INTEGER
 );
 CREATE INDEX IF NOT EXISTS blocks_root ON blocks (root_id);
 CREATE INDEX IF NOT EXISTS blocks_parent ON blocks (parent_id, sort);

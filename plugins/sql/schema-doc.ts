@@ -22,6 +22,7 @@ export const TABLES: ReadonlyMap<string, TableDoc> = new Map<string, TableDoc>([
     sort: 'position among its siblings', created: 'creation time, ISO 8601 UTC', updated: 'last change, ISO 8601 UTC; a container (list, list item, quote, callout) moves on with any change inside it',
     updated_by: "who changed it (or, for a container, something inside it) last: person:<token name>, agent:<session>/<turn>/<call>, mcp:<name> or kernel. Use GLOB 'agent:<session>/<turn>/*' (it uses the index; LIKE does not); type NOT IN ('list', 'listItem', 'blockquote', 'callout') leaves out the containers around a change",
     fingerprint: 'internal change detector',
+    checked: "a task list item's checkbox: 0 open, 1 done; NULL for every other block. Open tasks with their text: SELECT i.id, i.root_id, group_concat(c.content, ' ') FROM blocks i JOIN blocks c ON c.parent_id = i.id WHERE i.checked = 0 GROUP BY i.id",
   } }],
   ['attributes', { description: 'Block attributes other than created/updated/updatedBy (which are columns of blocks).', columns: {
     block_id: 'block id', root_id: 'document id', name: 'custom-<name>, name, alias, memo or bookmark', value: 'the value',

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { startHttpServer } from '../../../core/http/serve.js';
@@ -89,6 +89,23 @@ describe('the SQL tool answers', () => {
     expect((await caught(act('sql_query', { sql: series, limit: 1001 }))).code).toBe('INVALID_INPUT');
     const small = await act<Answer>('sql_query', { sql: 'SELECT 1 AS one' });
     expect([small.rowCount, small.truncated]).toEqual([1, false]);
+  });
+
+  it("finds open tasks by their list items' checked column, across a tick and a rebuild", async () => {
+    const { kernel, act } = await boot();
+    const notebook = await act<Created>('notebook_create', { name: 'Tasks' });
+    const doc = await act<Created>('document_create', { notebook: notebook.id, title: 'Today', markdown: '- [ ] buy milk\n- [x] call 母\n\n1. [ ] ordered task\n\n- plain item' });
+    const open = 'SELECT group_concat(c.content, \' \') AS text FROM blocks i JOIN blocks c ON c.parent_id = i.id WHERE i.checked = 0 GROUP BY i.id ORDER BY min(i.rowid)';
+    expect((await act<Answer>('sql_query', { sql: open })).rows).toEqual([['buy milk'], ['ordered task']]);
+    const items = await act<Answer>('sql_query', { sql: `SELECT checked FROM blocks WHERE root_id = '${doc.id}' AND type = 'listItem' ORDER BY rowid` });
+    expect(items.rows).toEqual([[0], [1], [0], [null]]);
+    // Ticked in the file (as an editor would): the index follows.
+    const file = join(kernel.workspace.root, 'data', notebook.id, `${doc.id}.json`);
+    const text = await readFile(file, 'utf8');
+    expect(text).toMatch(/"checked":\s*false/);
+    await writeFile(file, text.replace(/"checked":(\s*)false/, '"checked":$1true'));
+    await act('index_rebuild', {});
+    expect((await act<Answer>('sql_query', { sql: open })).rows).toEqual([['ordered task']]);
   });
 
   it('answers integers past 2^53 exactly, as their digits (they were rounded silently)', async () => {
