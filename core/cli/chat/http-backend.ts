@@ -25,6 +25,8 @@ export class HttpChatBackend implements ChatBackend {
     return new HttpChatBackend(client, id);
   }
 
+  private ownTurnRunning = false;
+
   private path(rest = ''): string {
     return `/api/agent/sessions/${encodeURIComponent(this.sessionId)}${rest}`;
   }
@@ -36,6 +38,7 @@ export class HttpChatBackend implements ChatBackend {
   async runTurn(message: string, onEvent: (event: TurnEvent) => Promise<void>): Promise<void> {
     let started = false;
     let ended = false;
+    this.ownTurnRunning = true;
     try {
       await this.client.events(this.path('/turns'), { message }, async ({ data }) => {
         const event = data as TurnEvent;
@@ -44,8 +47,17 @@ export class HttpChatBackend implements ChatBackend {
         await onEvent(event);
       });
     } finally {
+      this.ownTurnRunning = false;
       if (started && !ended) await this.cancelTurn().catch(() => false);
     }
+  }
+
+  /**
+   * Whether a turn this chat started is running: a chat ended by a signal cancels only its own (the
+   * session's running turn may be another client's, the web app's).
+   */
+  get runsOwnTurn(): boolean {
+    return this.ownTurnRunning;
   }
 
   async cancelTurn(): Promise<boolean> {

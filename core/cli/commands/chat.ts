@@ -72,7 +72,7 @@ async function chatOverHttp(root: string, serving: ServeAddress, session: string
 }
 
 /**
- * A chat ended by SIGTERM or SIGHUP (its terminal closed) stops its turn on the serving kernel first,
+ * A chat ended by SIGTERM or SIGHUP (its terminal closed) stops its own turn on the serving kernel first,
  * for two seconds at most: the turn went on there, waiting at a confirmation for its limit (ten
  * minutes) with the session busy. A chat holding the workspace itself needs none of this: its turn
  * ends with its process.
@@ -80,7 +80,8 @@ async function chatOverHttp(root: string, serving: ServeAddress, session: string
 function cancelTurnOnSignal(backend: HttpChatBackend): () => void {
   const onSignal = (signal: NodeJS.Signals): void => {
     const limit = new Promise<void>((resolve) => setTimeout(resolve, 2_000).unref());
-    void Promise.race([backend.cancelTurn().catch(() => false), limit]).finally(() => process.exit(signal === 'SIGHUP' ? 129 : 143));
+    const cancelled = backend.runsOwnTurn ? backend.cancelTurn().catch(() => false) : Promise.resolve(false);
+    void Promise.race([cancelled, limit]).finally(() => process.exit(signal === 'SIGHUP' ? 129 : 143));
   };
   process.once('SIGTERM', onSignal);
   process.once('SIGHUP', onSignal);

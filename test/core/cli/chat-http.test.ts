@@ -85,6 +85,26 @@ describe('quire chat beside quire serve', () => {
     }
   });
 
+  it("leaves another client's turn in its session running when it is ended while idle", async () => {
+    const fake = await ModelWireServer.start(['chat-model']);
+    fakes.push(fake);
+    const { root, docId } = await chatWorkspace(harness.boot, `${fake.url}/v1`);
+    fake.reply(callReply('block_append', { parentId: docId, markdown: 'the web app asked for this' }));
+    const { chat, serve } = await startChat(root, 'over HTTP', processes);
+    const sessionId = (await chat.next(/Session (\S+)/))[1]!;
+    await chat.next('> ');
+    // Another client (the web app) runs a turn in the same session; it waits at its confirmation.
+    const stream = fetch(`${serve!.url}/api/agent/sessions/${sessionId}/turns`, { method: 'POST', headers: { authorization: `Bearer ${serve!.token}`, 'content-type': 'application/json' }, body: JSON.stringify({ message: 'add a line' }) });
+    const waiting = async () => (await adminJson<{ confirmations: unknown[] }>(serve!.url, serve!.token, 'GET', `/api/agent/sessions/${sessionId}/pending`)).confirmations.length;
+    for (let tries = 0; (await waiting()) === 0 && tries < 200; tries++) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(await waiting()).toBe(1);
+    chat.child.kill('SIGTERM');
+    expect(await chat.exited).toBe(143);
+    expect(await waiting()).toBe(1);
+    await adminJson(serve!.url, serve!.token, 'POST', `/api/agent/sessions/${sessionId}/turns/cancel`, {});
+    await (await stream).text();
+  });
+
   it('finds the serving kernel in .quire/serve.json (mode 0600), which a clean stop removes', async () => {
     const root = join(await harness.tempDir(), 'workspace');
     const serve = await startServe(root);

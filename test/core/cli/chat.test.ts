@@ -135,16 +135,16 @@ describe('quire chat', () => {
     const { fake, root } = await emptyChatWorkspace();
     // A note's text or a model's answer may hold escape sequences that conceal or overwrite what follows.
     fake.reply(
-      { kind: 'sse', frames: framesFor('openai-chat', { text: 'Looking\u001b[8m hidden\r\u009b2J.', calls: [{ id: 'call_1', name: 'question', args: { questions: [{ question: 'Which colour\u001b[1A?', options: [{ label: 'Blue' }, { label: 'Green' }] }] } }] }) },
+      { kind: 'sse', frames: framesFor('openai-chat', { text: 'Looking\u001b[8m hidden\r\u009b2J.', calls: [{ id: 'call_1', name: 'question', args: { questions: [{ question: 'Which colour\u001b[1A? \u202etxt.exe 会議', options: [{ label: 'Blue' }, { label: 'Green' }] }] } }] }) },
     );
     const terminal = scriptedTerminal(['ask me']);
     // On the code before, the chat waited here for the confirmation limit (the test timed out).
     expect(await runCli(['chat', '--workspace', root], terminal)).toBe(0);
     const text = terminal.text();
     expect(text).toContain('(the input ended: the turn is stopped)');
-    expect(text).toContain('Looking\ufffd[8m hidden\ufffd2J.');
-    expect(text).toContain('Which colour\ufffd[1A?');
-    expect(text).not.toMatch(/[\u001b\u009b\r]/);
+    expect(text).toContain('Looking\ufffd[8m hidden\n\ufffd2J.');
+    expect(text).toContain('Which colour\ufffd[1A? \ufffdtxt.exe 会議');
+    expect(text).not.toMatch(/[\u001b\u009b\r\u202e]/);
   });
 
   it('tells the agent no when the person says no, and the chat goes on', async () => {
