@@ -1,6 +1,7 @@
 import { readdir, readFile, rm, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { KernelError, NotFoundError, isValidId, writeJsonAtomic } from '../../core/index.js';
+import { inlineToPlain } from '../blocks/inline-syntax.js';
 
 export interface Version {
   /** `<time>-<op>`: sortable by time. */
@@ -172,7 +173,8 @@ export class HistoryStore {
 }
 
 /**
- * The words of a version a search looks in: its title and every block's content. The file's JSON was
+ * The words of a version a search looks in: its title and every block's content, as written and as
+ * plain words. The file's JSON was
  * searched whole: `paragraph` or `children` found every version, and a quoted word (escaped there) none.
  */
 export function searchableText(text: string): string {
@@ -189,7 +191,12 @@ export function searchableText(text: string): string {
     const node = stack.pop();
     if (node === null || typeof node !== 'object') continue;
     const { content, children } = node as { content?: unknown; children?: unknown };
-    if (typeof content === 'string') parts.push(content);
+    if (typeof content === 'string') {
+      parts.push(content);
+      // Its words too, so that `bold word` finds `**bold** word`.
+      const plain = inlineToPlain(content);
+      if (plain !== content) parts.push(plain);
+    }
     if (Array.isArray(children)) for (let i = children.length - 1; i >= 0; i--) stack.push(children[i]);
   }
   return parts.join('\n');

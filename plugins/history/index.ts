@@ -96,14 +96,17 @@ export default definePlugin<Partial<Retention> & { coalesceSeconds?: number }>({
             // Where the document is now: a version kept before a move is put back there. Written at its old
             // path it made a second file with the same id, and the document as it was was kept nowhere.
             const placeOf = (doc: string) => currentPlace.get(doc) as Place | undefined;
-            const target = restorePlace(found, placeOf(id), notebook, placeOf);
+            // A parent in a notebook the caller may not see is gone for it: told apart, the answers said it exists.
+            const visibleParent = (doc: string) => { const place = placeOf(doc); return place && blocks.visibleTo(call, place.notebook) ? place : undefined; };
+            const target = restorePlace(found, placeOf(id), notebook, visibleParent);
             const exists = existsSync(join(blocks.dataDir, target.notebook, '.notebook.json'));
             if (notebook !== undefined && (!exists || !blocks.visibleTo(call, notebook))) throw new NotFoundError('NOT_FOUND', `No notebook '${notebook}'`, { details: { field: 'notebook' } });
             // Before the visibility check: a notebook removed since is nobody's to see, and the answer was "no such version".
             if (!exists) throw new KernelError('CONFLICT', `the notebook of this version (${target.notebook}) no longer exists: give notebook to restore the document into another`, { details: { notebook: target.notebook } });
             const path = filePath(blocks.dataDir, target.path);
             if (!blocks.visibleTo(call, target.notebook)) throw new NotFoundError('NOT_FOUND', `No version '${version}' of document '${id}'`, { details: { id, version } });
-            const held = readOnlyHit(call, id, [target.notebook, found.notebook]);
+            // Only where it is written (and where the document is now): the notebook it was removed from is not changed.
+            const held = readOnlyHit(call, id, [target.notebook]);
             if (held !== undefined) throw new KernelError('ACTION_DENIED', `history_rollback would change notebook '${held}', which the agent may only read (its privacy setting is agent: read)`, { details: { notebook: held, privacy: 'read' } });
             const by = call.principal.kind === 'agent' ? call.principal.name : `${call.principal.kind}:${call.principal.name}`;
             if (existsSync(path)) {

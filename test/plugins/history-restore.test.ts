@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { HistoryStore } from '../../plugins/history/history-store.js';
 import { caught } from '../helpers/harness.js';
-import { useBlocks } from './blocks/blocks-harness.js';
+import { agent, useBlocks } from './blocks/blocks-harness.js';
 
 const { boot, tempDir } = useBlocks();
 
@@ -55,15 +55,41 @@ describe('restoring a removed document from its history', () => {
   });
 });
 
+describe('restoring as the agent', () => {
+  it('treats a parent in a notebook closed to it as gone, and may restore into a notebook it may write what was removed from one it may only read', async () => {
+    const { act } = await boot();
+    const open = await act<Created>('notebook_create', { name: 'Open' });
+    const closed = await act<Created>('notebook_create', { name: 'Closed' });
+    const readOnly = await act<Created>('notebook_create', { name: 'Read only' });
+    const parent = await act<Created>('document_create', { notebook: open.id, title: 'Parent', markdown: 'p' });
+    const child = await act<Created>('document_create', { notebook: open.id, parentId: parent.id, title: 'Child', markdown: 'c' });
+    await act('document_remove', { id: child.id });
+    await act('document_move', { id: parent.id, notebook: closed.id });
+    await act('notebook_set_privacy', { id: closed.id, agent: 'none' });
+    const removed = (await act<Versions>('history_list', { id: child.id })).versions[0]!;
+    // Told apart from a parent that is gone, "no such version" said where the parent was.
+    const refused = await caught(act('history_rollback', { id: child.id, version: removed.version }, agent()));
+    expect([refused.code, refused.message]).toEqual(['CONFLICT', expect.stringContaining(`the document this one was under (${parent.id}) is gone`)]);
+
+    const note = await act<Created>('document_create', { notebook: readOnly.id, title: 'Kept', markdown: 'kept text' });
+    await act('notebook_set_privacy', { id: readOnly.id, agent: 'read' });
+    await act('document_remove', { id: note.id });
+    const gone = (await act<Versions>('history_list', { id: note.id })).versions[0]!;
+    expect((await caught(act('history_rollback', { id: note.id, version: gone.version }, agent()))).code).toBe('ACTION_DENIED');
+    // Into a notebook it may write, nothing of the read-only one is changed.
+    expect((await act<{ restored: string }>('history_rollback', { id: note.id, version: gone.version, notebook: open.id }, agent())).restored).toBe(`${open.id}/${note.id}.json`);
+  });
+});
+
 describe('searching the history', () => {
   it("looks in the notes' words, not in the file's JSON", async () => {
     const { act } = await boot({ config: { plugins: { history: { config: { coalesceSeconds: 0 } } } } });
     const notebook = await act<Created>('notebook_create', { name: 'N' });
-    const doc = await act<Created>('document_create', { notebook: notebook.id, title: 'Talk', markdown: 'He said "hello" to me' });
+    const doc = await act<Created>('document_create', { notebook: notebook.id, title: 'Talk', markdown: 'He said "hello" to me, **bold** word' });
     await act('block_append', { parentId: doc.id, markdown: 'later' });
     const found = async (query: string) => (await act<{ results: unknown[] }>('history_search', { query })).results.length;
     // A quoted word was escaped in the JSON, and every version held "paragraph" and "children".
-    expect([await found('said "hello"'), await found('paragraph'), await found('children'), await found('talk')]).toEqual([1, 0, 0, 1]);
+    expect([await found('said "hello"'), await found('paragraph'), await found('children'), await found('talk'), await found('bold word'), await found('**bold**')]).toEqual([1, 0, 0, 1, 1, 1]);
   });
 });
 
