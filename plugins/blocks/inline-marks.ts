@@ -22,10 +22,11 @@ export interface InlineMarks {
 }
 
 const PUNCTUATION = /[!-/:-@[-`{-~]/;
+const WORD = /\w/;
 /** An autolink as the web app reads one (its AUTOLINK, sticky here). */
 const AUTOLINK = /<(?:https?:\/\/[^>\s]+|mailto:[^>\s]+)>/iy;
 const AUTOLINK_SCHEME = /<(?:https?:\/\/|mailto:)/iy;
-const AUTOLINK_STOP = /[>\s]/g;
+const AUTOLINK_STOP = /[>\s]/;
 /**
  * A link as the web app reads one (its LINK, sticky here): the label to its first `]` not escaped; the
  * address `<…>` or a run without blanks whose parentheses pair; bounded, so no opener scans the text.
@@ -34,8 +35,8 @@ const LINK = /\[((?:\\.|[^\]\\])*)\]\(\s{0,64}(?:<([^<>\n]{0,2048})>|((?:[^()\s<
 const LINE_BREAK = /[\n\r\u2028\u2029]/;
 
 /** The characters that may start something; `h` and `H` only in a text holding `://`, as most hold no web address. */
-const STOPS = stopTable('\\`(#[<$');
-const STOPS_WITH_URLS = stopTable('\\`(#[<$hH');
+const STOPS = stopTable('\\`(#[<$*_~=');
+const STOPS_WITH_URLS = stopTable('\\`(#[<$*_~=hH');
 
 function stopTable(chars: string): Uint8Array {
   const table = new Uint8Array(128);
@@ -43,16 +44,38 @@ function stopTable(chars: string): Uint8Array {
   return table;
 }
 
+/** The web app's emphasis markers, in the order it tries them. */
+const EMPHASIS = ['**', '__', '~~', '==', '*', '_'];
+/** As deep as the web app reads emphasis inside emphasis. */
+const MAX_DEPTH = 8;
+
+/** What one text's scan keeps across its parts (the whole, and each emphasis' inner text). */
+interface Found {
+  refs: Ref[];
+  tags: Set<string>;
+  stops: Uint8Array;
+  ticks?: Runs;
+}
+
 export function inlineMarks(content: string): InlineMarks {
-  const refs: Ref[] = [];
-  const tags = new Set<string>();
-  if (content.indexOf('#') === -1 && content.indexOf('((') === -1) return { refs, tags: [] };
-  let ticks: Runs | undefined;
+  if (content.indexOf('#') === -1 && content.indexOf('((') === -1) return { refs: [], tags: [] };
+  const found: Found = { refs: [], tags: new Set(), stops: content.includes('://') ? STOPS_WITH_URLS : STOPS };
+  scanPart(content, 0, content.length, 0, found);
+  return { refs: found.refs, tags: [...found.tags] };
+}
+
+/**
+ * Reads [start, end) of the text as the web app reads a part: the whole, or the inner text of an
+ * emphasis, which it reads apart (nothing in it runs past its closing marker, and a web address may
+ * start right after the opening one: `**https://…#a#**` holds no tag).
+ */
+function scanPart(content: string, start: number, end: number, depth: number, found: Found): void {
+  const { stops } = found;
+  // Per part, as in the web app: where a failed opener's search stopped, so no later one searches again.
   let linkFailsBefore = -1;
   let autolinkFailsBefore = -1;
-  const stops = content.includes('://') ? STOPS_WITH_URLS : STOPS;
-  const end = content.length;
-  let i = 0;
+  const noClose = new Map<string, number>();
+  let i = start;
   while (i < end) {
     const code = content.charCodeAt(i);
     if (code >= 128 || stops[code] !== 1) {
@@ -61,17 +84,17 @@ export function inlineMarks(content: string): InlineMarks {
     }
     switch (code) {
       case 92: // `\` before punctuation: that character is text.
-        i += PUNCTUATION.test(content.charAt(i + 1)) ? 2 : 1;
+        i += i + 1 < end && PUNCTUATION.test(content.charAt(i + 1)) ? 2 : 1;
         continue;
       case 96: { // a code span: its text is code, closed by the next run of the same length.
-        const size = runLength(content, i, 96);
-        const close = (ticks ??= new Runs(content, 96)).next(size, i + size);
-        i = close === -1 ? i + size : close + size;
+        const size = runLength(content, i, 96, end);
+        const close = (found.ticks ??= new Runs(content, 96)).next(size, i + size);
+        i = close === -1 || close + size > end ? i + size : close + size;
         continue;
       }
       case 36: { // `$math$`, as the web app reads it: no blank inside either end
         const close = content.charCodeAt(i + 1) === 36 ? -1 : content.indexOf('$', i + 1);
-        if (close > i + 1 && !SPACE.test(content.charAt(i + 1)) && !SPACE.test(content.charAt(close - 1))) {
+        if (close > i + 1 && close < end && !SPACE.test(content.charAt(i + 1)) && !SPACE.test(content.charAt(close - 1))) {
           i = close + 1;
           continue;
         }
@@ -79,17 +102,17 @@ export function inlineMarks(content: string): InlineMarks {
       }
       case 40: { // `((id "anchor"))`
         const ref = content.charCodeAt(i + 1) === 40 ? matchAt(REF, content, i) : undefined;
-        if (ref) {
-          refs.push({ id: ref.parts[1]!, anchor: ref.parts[2] ?? ref.parts[3] });
+        if (ref && ref.end <= end) {
+          found.refs.push({ id: ref.parts[1]!, anchor: ref.parts[2] ?? ref.parts[3] });
           i = ref.end;
           continue;
         }
         break;
       }
       case 35: { // `#tag#`
-        const tag = tagAt(content, i);
+        const tag = tagAt(content, i, end);
         if (tag) {
-          tags.add(tag.text);
+          found.tags.add(tag.text);
           i = tag.end;
           continue;
         }
@@ -98,57 +121,96 @@ export function inlineMarks(content: string): InlineMarks {
       case 91: { // `[text](address)`: neither its text nor its address holds a mark.
         // A label opened before where the last failed one stopped fails the same way (the web app's rule).
         if (i < linkFailsBefore) break;
-        const link = matchAt(LINK, content, i);
-        if (link) {
+        // The label's end first, within the part: the pattern alone would search past it to the next `]`.
+        const label = labelEnd(content, i + 1, end);
+        const link = label < end && content.charCodeAt(label) === 93 ? matchAt(LINK, content, i) : undefined;
+        if (link && link.end <= end) {
           i = link.end;
           continue;
         }
-        linkFailsBefore = labelEnd(content, i + 1);
+        linkFailsBefore = label;
         break;
       }
       case 60: { // `<https://…>`; one opened before where the last failed one stopped fails the same way
         if (i < autolinkFailsBefore) break;
-        const autolink = matchAt(AUTOLINK, content, i);
-        if (autolink) {
+        // Its end first, within the part: the pattern alone would search past it for a `>`.
+        const stop = autolinkEnd(content, i, end);
+        const autolink = stop > i && stop < end && content.charCodeAt(stop) === 62 ? matchAt(AUTOLINK, content, i) : undefined;
+        if (autolink && autolink.end <= end) {
           i = autolink.end;
           continue;
         }
-        autolinkFailsBefore = autolinkEnd(content, i);
+        autolinkFailsBefore = stop;
         break;
       }
-      default: { // `h` or `H`: a bare web address after a blank or at the start.
-        const urlEnd = bareUrlEnd(content, i, 0, end);
+      case 104: case 72: { // `h` or `H`: a bare web address at the part's start or after a blank.
+        const urlEnd = bareUrlEnd(content, i, start, end);
         if (urlEnd !== -1) {
           i = urlEnd;
           continue;
         }
+        break;
       }
+      default: break;
+    }
+    // Emphasis last, as the web app tries it: its inner text is read as a part of its own.
+    const emphasis = depth < MAX_DEPTH ? emphasisAt(content, i, start, end, noClose) : undefined;
+    if (emphasis) {
+      scanPart(content, emphasis.inner, emphasis.close, depth + 1, found);
+      i = emphasis.end;
+      continue;
     }
     i++;
   }
-  return { refs, tags: [...tags] };
 }
 
-/** Where an autolink's address, opened at `at`, stops: the first `>` or blank after its scheme (none: at). */
-function autolinkEnd(content: string, at: number): number {
+/**
+ * An emphasis opening at `i` within [start, end), as the web app's `emphasisAt` finds one: a marker not
+ * followed by a blank (`_` not inside a word), closed by the next marker not after a blank (a single
+ * one not doubled). `noClose` keeps, per marker, where a search found no closer: no later opener
+ * searches again.
+ */
+function emphasisAt(content: string, i: number, start: number, end: number, noClose: Map<string, number>): { inner: number; close: number; end: number } | undefined {
+  for (const marker of EMPHASIS) {
+    const after = i + marker.length;
+    if (!content.startsWith(marker, i) || after >= end || SPACE.test(content.charAt(after))) continue;
+    if (marker === '_' && i > start && WORD.test(content.charAt(i - 1))) continue;
+    if (i >= (noClose.get(marker) ?? Number.POSITIVE_INFINITY)) continue;
+    let close = content.indexOf(marker, after + 1);
+    // Whether a marker closes depends on it alone (what is before and after it), not on the opener.
+    while (close !== -1 && close < end && (SPACE.test(content.charAt(close - 1)) || (marker.length === 1 && close + 1 < end && content.startsWith(marker, close + 1)))) {
+      close = content.indexOf(marker, close + 2);
+    }
+    if (close === -1 || close + marker.length > end) {
+      noClose.set(marker, i);
+      continue;
+    }
+    return { inner: after, close, end: close + marker.length };
+  }
+  return undefined;
+}
+
+/** Where an autolink's address, opened at `at`, stops: the first `>` or blank after its scheme, or the part's end (no scheme: at). */
+function autolinkEnd(content: string, at: number, end: number): number {
   const scheme = matchAt(AUTOLINK_SCHEME, content, at);
   if (!scheme) return at;
-  AUTOLINK_STOP.lastIndex = scheme.end;
-  return AUTOLINK_STOP.exec(content)?.index ?? content.length;
+  let stop = scheme.end;
+  while (stop < end && !AUTOLINK_STOP.test(content.charAt(stop))) stop++;
+  return stop;
 }
 
 /**
  * Where a link's label, opened just before `from`, stops: its first `]` not escaped, a backslash it
  * cannot take (before a line break), or the end. As the web app's `labelEnd`.
  */
-function labelEnd(content: string, from: number): number {
-  for (let at = from; at < content.length; at++) {
+function labelEnd(content: string, from: number, end: number): number {
+  for (let at = from; at < end; at++) {
     const code = content.charCodeAt(at);
     if (code === 93) return at;
     if (code === 92) {
-      if (at + 1 >= content.length || LINE_BREAK.test(content.charAt(at + 1))) return at;
+      if (at + 1 >= end || LINE_BREAK.test(content.charAt(at + 1))) return at;
       at++;
     }
   }
-  return content.length;
+  return end;
 }

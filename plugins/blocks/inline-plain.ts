@@ -212,9 +212,22 @@ function refStep(scan: Scan, i: number): Step | undefined {
 }
 
 /** A bare web address is kept whole: its `#`, `_` or `*` are no tag or emphasis (the web app links it whole). */
+const EMPHASIS_MARK = /[*_~=]/;
+
+/**
+ * A bare web address, kept whole: after a blank or at the start, or right inside emphasis markers
+ * that are (`**https://…#top**`, which the web app links too); a closing run like the opening one is
+ * not part of it.
+ */
 function bareUrl(scan: Scan, i: number): Step | undefined {
-  const end = bareUrlEnd(scan.src, i, scan.start, scan.end);
-  return end === -1 ? undefined : { text: scan.src.slice(i, end), end };
+  let from = i;
+  while (from > scan.start && EMPHASIS_MARK.test(scan.char(from - 1))) from--;
+  const opened = from !== i && (from === scan.start || SPACE.test(scan.char(from - 1)));
+  let end = bareUrlEnd(scan.src, i, opened ? i : scan.start, scan.end);
+  if (end === -1) return undefined;
+  const marks = scan.src.slice(from, i);
+  if (opened && end - i > marks.length && scan.src.endsWith(marks, end)) end -= marks.length;
+  return { text: scan.src.slice(i, end), end };
 }
 
 function tagStep(scan: Scan, i: number): Step | undefined {

@@ -149,11 +149,18 @@ function refStep(src: string, i: number): Step | undefined {
   return { text: match.parts[2] || match.parts[3] || match.parts[1]!, end: match.end };
 }
 
-/** A later rule: a bare web address (at the start or after a blank) is kept whole. */
+/**
+ * A later rule: a bare web address (at the start or after a blank, or right inside emphasis markers
+ * that are) is kept whole, without a closing run like the opening one.
+ */
 function bareUrl(src: string, i: number): Step | undefined {
-  if (i > 0 && !/\s/.test(src.charAt(i - 1))) return undefined;
+  const marks = /[*_~=]*$/.exec(src.slice(0, i))![0];
+  const from = i - marks.length;
+  if (from > 0 && !/\s/.test(src.charAt(from - 1))) return undefined;
   const match = /^https?:\/\/[^\s<]+[^\s<.,;:!?)\]'"]/i.exec(src.slice(i));
-  return match ? { text: match[0], end: i + match[0].length } : undefined;
+  if (!match) return undefined;
+  const text = marks !== '' && match[0].length > marks.length && match[0].endsWith(marks) ? match[0].slice(0, -marks.length) : match[0];
+  return { text, end: i + text.length };
 }
 
 function tagStep(src: string, i: number): Step | undefined {
