@@ -178,7 +178,13 @@ describe('snapshots: paging, deletion and the retention of the agent\'s turn sna
     expect(await runCli(['snapshot', 'list', '--limit', '1', '--workspace', workspace], listed)).toBe(0);
     expect([listed.outText().trim().split('\n').length, listed.outText()]).toEqual([1, expect.stringContaining(b)]);
     expect(listed.errText()).toContain(`--before ${b}`);
-    expect(await runCli(['snapshot', 'list', '--limit', 'many', '--workspace', workspace], bufferIO())).toBe(2);
+    const many = bufferIO();
+    expect(await runCli(['snapshot', 'list', '--limit', 'many', '--workspace', workspace], many)).toBe(2);
+    // What was wrong, not only the usage line.
+    expect(many.errText()).toContain("quire snapshot list: --limit must be a whole number, not 'many'");
+    const memo = bufferIO();
+    expect(await runCli(['snapshot', 'create', '-m', 'before', 'big', 'change', '--workspace', workspace], memo)).toBe(2);
+    expect(memo.errText()).toContain("unexpected arguments 'big', 'change': it takes no arguments besides options; quote a memo that holds spaces");
     const deleted = bufferIO();
     expect(await runCli(['snapshot', 'delete', a, '--workspace', workspace], deleted)).toBe(0);
     expect(deleted.outText()).toContain('deleted 1 snapshot(s)');

@@ -31,11 +31,14 @@ function readingCommand(name: string, summary: string, usage: string, run: (call
         return EXIT_OK;
       } catch (error) {
         io.err(`quire ${name}: ${describeError(error)}`);
-        return EXIT_PROBLEMS;
+        return error instanceof UsageError ? EXIT_USAGE : EXIT_PROBLEMS;
       }
     },
   };
 }
+
+/** The command line was wrong (exit 2), found once the command runs. */
+class UsageError extends Error {}
 
 interface Notebook { id: string; name: string; access: string; documents: number }
 interface DocumentEntry { id: string; title: string; childDocuments: number }
@@ -88,7 +91,7 @@ const searchCommand = readingCommand('search', 'search the notes (full text; hyb
     const query = positionals.join(' ').trim();
     if (query === '') return undefined;
     const page = values.page === undefined ? 1 : Number(values.page);
-    if (!Number.isSafeInteger(page) || page < 1) throw new Error(`--page must be a positive whole number, not '${String(values.page)}'`);
+    if (!Number.isSafeInteger(page) || page < 1) throw new UsageError(`--page must be a positive whole number, not '${String(values.page)}'`);
     try {
       // Hybrid says itself when it falls back to full text (no embedder, semantic search off).
       return await call('search_hybrid', 'search-fulltext/search/hybrid', { query, page });

@@ -3,19 +3,21 @@ import { callAction, describeError, withKernel } from '../one-shot-kernel.js';
 import { parseOptions } from '../parse-options.js';
 
 /** `quire snapshot <verb>`: the snapshots plugin's actions from the terminal, as the person at it. */
-function snapshotCommand(verb: 'create' | 'list' | 'diff' | 'rollback' | 'verify' | 'delete', summary: string, usage: string, input: (positionals: string[], values: Record<string, string | boolean | undefined>) => Record<string, unknown> | undefined,
-  print: (result: Record<string, unknown>, io: CliIO) => number, options: { flags?: Record<string, { type: 'string'; short?: string }>; help?: string; maxPositionals?: number } = {}): Command {
+function snapshotCommand(verb: 'create' | 'list' | 'diff' | 'rollback' | 'verify' | 'delete', summary: string, usage: string,
+  input: (positionals: string[], values: Record<string, string | boolean | undefined>) => Record<string, unknown> | string | undefined,
+  print: (result: Record<string, unknown>, io: CliIO) => number, options: { flags?: Record<string, { type: 'string'; short?: string }>; help?: string; maxPositionals?: number; hint?: string } = {}): Command {
   return {
     name: `snapshot ${verb}`,
     summary,
     help: `Usage: quire snapshot ${usage} [--workspace <dir>]\n\nOptions:\n${options.help ?? ''}  -w, --workspace <dir>   workspace folder (default: ./workspace)`,
     async run(args, io) {
-      const parsed = parseOptions(args, { workspace: { type: 'string', short: 'w' }, ...options.flags }, io, `snapshot ${verb}`, { max: options.maxPositionals ?? 0 });
+      const parsed = parseOptions(args, { workspace: { type: 'string', short: 'w' }, ...options.flags }, io, `snapshot ${verb}`, { max: options.maxPositionals ?? 0, ...(options.hint ? { hint: options.hint } : {}) });
       if (!parsed) return EXIT_USAGE;
       if (parsed.values.help) return io.out(this.help), EXIT_OK;
       const body = input(parsed.positionals, parsed.values);
-      if (!body) {
-        io.err(`quire snapshot ${verb}: ${this.help.split('\n')[0]}`);
+      if (!body || typeof body === 'string') {
+        // A string says what was wrong (`--limit abc` showed only the usage line).
+        io.err(`quire snapshot ${verb}: ${body || this.help.split('\n')[0]}`);
         return EXIT_USAGE;
       }
       try {
@@ -31,18 +33,18 @@ function snapshotCommand(verb: 'create' | 'list' | 'diff' | 'rollback' | 'verify
 
 const lines = (items: unknown): string[] => (Array.isArray(items) ? items.map(String) : []);
 
-/** `list`'s input; undefined (usage) for a stray word or a limit that is not a whole number (the kernel checks its range). */
-function listInput(positionals: string[], values: Record<string, string | boolean | undefined>): Record<string, unknown> | undefined {
+/** `list`'s input; what was wrong for a limit that is not a whole number (the kernel checks its range). */
+function listInput(positionals: string[], values: Record<string, string | boolean | undefined>): Record<string, unknown> | string | undefined {
   if (positionals.length > 0) return undefined;
-  const limit = typeof values.limit === 'string' ? Number(values.limit) : undefined;
-  if (limit !== undefined && !Number.isInteger(limit)) return undefined;
+  const limit = typeof values.limit === 'string' && /^\d+$/.test(values.limit.trim()) ? Number(values.limit) : undefined;
+  if (typeof values.limit === 'string' && limit === undefined) return `--limit must be a whole number, not '${values.limit.slice(0, 40)}'`;
   return { ...(limit !== undefined ? { limit } : {}), ...(typeof values.before === 'string' ? { before: values.before } : {}) };
 }
 
 export const snapshotCommands: readonly Command[] = [
   snapshotCommand('create', 'take a snapshot of the notes', 'create [--memo <text>]', (_p, values) => ({ memo: typeof values.memo === 'string' ? values.memo : 'from the command line' }),
     (result, io) => { io.out(`snapshot ${String(result.id)}: ${String(result.files)} file(s)`); return EXIT_OK; },
-    { flags: { memo: { type: 'string', short: 'm' } }, help: '  -m, --memo <text>       what the snapshot is for\n' }),
+    { flags: { memo: { type: 'string', short: 'm' } }, help: '  -m, --memo <text>       what the snapshot is for\n', hint: 'quote a memo that holds spaces' }),
   snapshotCommand('list', 'list snapshots, newest first', 'list [--limit <n>] [--before <id>]', (positionals, values) => listInput(positionals, values), (result, io) => {
     for (const item of (result.snapshots ?? []) as { id: string; created: string; origin: string; memo: string; tags: string[] }[]) io.out(`${item.id}  ${item.created}  ${item.origin}  ${item.memo}${item.tags.length ? `  [${item.tags.join(', ')}]` : ''}`);
     if (typeof result.next === 'string') io.err(`${String(result.total)} snapshots in all; older ones: quire snapshot list --before ${result.next}`);

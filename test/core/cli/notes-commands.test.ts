@@ -43,6 +43,7 @@ describe('quire notebooks, docs, show, search, export by path', () => {
     expect((await run(['docs', 'Garden', '--parent', 'Garden/Beds', '--workspace', root])).out).toMatch(/ {2}North bed$/);
     expect((await run(['show', 'Garden/Beds/North bed', '--workspace', root])).out).toBe('# North bed\n\ncold frame here');
     expect((await run(['show', beds.id, '--workspace', root])).out).toBe('# Beds\n\ntomatoes and basil');
+    expect(await run(['search', 'tomatoes', '--page', '0', '--workspace', root])).toMatchObject({ code: 2, err: "quire search: --page must be a positive whole number, not '0'" });
     const found = await run(['search', 'tomatoes', '--workspace', root]);
     expect(found.out).toContain('/Beds');
     expect(found.out).toContain('*tomatoes*');
