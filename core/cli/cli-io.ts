@@ -9,8 +9,9 @@ export interface CliIO {
   /**
    * The next line typed, after showing `prompt`; undefined once the input has ended, or when `signal`
    * aborts the wait (Ctrl-C at a prompt): the line typed after that goes to the next prompt.
+   * `fresh`: at a terminal, lines typed before the prompt was shown are set aside, not taken as its answer.
    */
-  readLine?(prompt: string, signal?: AbortSignal): Promise<string | undefined>;
+  readLine?(prompt: string, signal?: AbortSignal, options?: { fresh?: boolean }): Promise<string | undefined>;
   /** Calls `handler` on Ctrl-C instead of ending the process; returns the undo. */
   onInterrupt?(handler: () => void): () => void;
 }
@@ -18,15 +19,21 @@ export interface CliIO {
 let stdinLines: { reader: Interface; queue: string[]; waiting: ((line: string | undefined) => void)[]; ended: boolean } | undefined;
 
 /** Lines of standard input, read on demand, so that piped input works as well as a terminal. */
-function readStdinLine(prompt: string, signal?: AbortSignal): Promise<string | undefined> {
+function readStdinLine(prompt: string, signal?: AbortSignal, options?: { fresh?: boolean }): Promise<string | undefined> {
   if (!stdinLines) {
     const state = { reader: createInterface({ input: process.stdin, terminal: false }), queue: [] as string[], waiting: [] as ((line: string | undefined) => void)[], ended: false };
     state.reader.on('line', (line) => { const next = state.waiting.shift(); if (next) next(line); else state.queue.push(line); });
     state.reader.on('close', () => { state.ended = true; for (const next of state.waiting.splice(0)) next(undefined); });
     stdinLines = state;
   }
-  process.stdout.write(prompt);
   const state = stdinLines;
+  // A `y` typed while the agent worked approved a write the person never saw asked. Piped input
+  // (a script answering in advance) keeps its lines.
+  if (options?.fresh && process.stdin.isTTY && state.queue.length > 0) {
+    process.stdout.write(`(${state.queue.length === 1 ? 'a line' : `${state.queue.length} lines`} typed before this question set aside)\n`);
+    state.queue.length = 0;
+  }
+  process.stdout.write(prompt);
   if (state.queue.length > 0) return Promise.resolve(state.queue.shift());
   if (state.ended || signal?.aborted) return Promise.resolve(undefined);
   return new Promise((resolve) => {

@@ -35,6 +35,16 @@ export class CliProcess {
     return new CliProcess(spawn(process.execPath, [CLI, ...args], { cwd: REPO_ROOT, env: { ...process.env, ...env } }));
   }
 
+  /**
+   * The same, at a terminal: python3's pty module gives the CLI a pseudo-terminal as its standard
+   * streams (what it types is echoed, and line ends come out as \r\n), for what the CLI does only at
+   * a terminal. python3 is installed by .ci/run.
+   */
+  static startInTerminal(args: string[], env: NodeJS.ProcessEnv = {}): CliProcess {
+    const relay = 'import os, pty, sys\nstatus = pty.spawn(sys.argv[1:])\nsys.exit(os.waitstatus_to_exitcode(status))';
+    return new CliProcess(spawn('python3', ['-c', relay, process.execPath, CLI, ...args], { cwd: REPO_ROOT, env: { ...process.env, ...env } }));
+  }
+
   get output(): string {
     return this.text;
   }

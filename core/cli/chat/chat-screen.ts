@@ -103,8 +103,8 @@ export class ChatScreen {
     }
     if (confirmation.kind !== 'budget') io.out(`  ${brief(confirmation.kind === 'release' ? (confirmation.arguments as { text: string }).text : confirmation.arguments, 1_000)}`);
     const answer = { approved: false, always: false };
-    for (;;) {
-      const { line, interrupted } = await this.prompter.ask(confirmation.kind === 'release' ? 'Send it? [y]es, [n]o (a marker goes instead): ' : confirmation.kind === 'budget' ? 'Go on? [y]es, [n]o (the turn stops): ' : 'Allow? [y]es once, [a]lways, [n]o: ');
+    for (let first = true; ; first = false) {
+      const { line, interrupted } = await this.prompter.ask(confirmation.kind === 'release' ? 'Send it? [y]es, [n]o (a marker goes instead): ' : confirmation.kind === 'budget' ? 'Go on? [y]es, [n]o (the turn stops): ' : 'Allow? [y]es once, [a]lways, [n]o: ', { fresh: first });
       if (interrupted) io.out('no (Ctrl-C)');
       const typed = line?.trim().toLowerCase();
       if (typed === undefined || typed === 'n' || typed === 'no' || typed === '') break;

@@ -36,13 +36,14 @@ export class Prompter {
     }
   }
 
-  async ask(prompt: string): Promise<Typed> {
+  /** `fresh`: a question the person must see before answering (a confirmation), see CliIO.readLine. */
+  async ask(prompt: string, options?: { fresh?: boolean }): Promise<Typed> {
     if (this.leaving) return { line: undefined, interrupted: false };
     const controller = new AbortController();
     const outer = this.prompt;
     this.prompt = controller;
     try {
-      const line = await this.io.readLine(prompt, controller.signal);
+      const line = await this.io.readLine(prompt, controller.signal, options);
       return controller.signal.aborted ? { line: undefined, interrupted: true } : { line, interrupted: false };
     } finally {
       this.prompt = outer;

@@ -101,7 +101,7 @@ async function undoTurn(turn: WritingTurn, context: UndoContext): Promise<void> 
   const { io, prompter } = context;
   const first = await rollback(turn, false, context);
   if (!first || first.conflicts.length === 0) return;
-  const typed = await prompter.ask('Undo those too, overwriting the later changes (force)? [y/N]: ');
+  const typed = await prompter.ask('Undo those too, overwriting the later changes (force)? [y/N]: ', { fresh: true });
   if (!/^y(es)?$/i.test(typed.line?.trim() ?? '')) return io.out('the later changes were kept');
   await rollback(turn, true, context);
 }
