@@ -4,6 +4,8 @@ import type { Kernel } from '../../core/kernel.js';
 import type { Principal } from '../../core/plugin-api.js';
 import { framesFor, type ScriptRound } from '../../fakes/wire-frames.js';
 import type { Reply } from '../../fakes/model-wire-server.js';
+import { afterEach } from 'vitest';
+import { ModelWireServer } from '../../fakes/model-wire-server.js';
 import { CliProcess, startServe } from './cli-process.js';
 import type { BootOptions } from './harness.js';
 
@@ -98,4 +100,26 @@ export async function documentMarkdown(running: RunningChat, boot: (options: Boo
   const kernel = await boot({ realManifests: true, workspace: root, config: { plugins: { blocks: { config: { watch: false, welcome: false } } } } });
   const outcome = await kernel.pipeline.call({ target: 'document_get_markdown', input: { id: docId }, principal: PERSON });
   return (outcome as { value: { markdown: string } }).value.markdown;
+}
+
+/**
+ * The CLI processes and fake model servers a test starts, ended after each test. Call it after
+ * useHarness: after-hooks run last registered first, so they are gone before the harness removes
+ * their folders.
+ */
+export function useChatProcesses(): { processes: CliProcess[]; fakeModel(): Promise<ModelWireServer> } {
+  const processes: CliProcess[] = [];
+  const fakes: ModelWireServer[] = [];
+  afterEach(async () => {
+    await Promise.all(processes.splice(0).map((child) => { child.kill(); return child.exited; }));
+    for (const fake of fakes.splice(0)) await fake.close();
+  });
+  return {
+    processes,
+    async fakeModel() {
+      const fake = await ModelWireServer.start(['chat-model']);
+      fakes.push(fake);
+      return fake;
+    },
+  };
 }

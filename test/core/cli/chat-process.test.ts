@@ -1,8 +1,7 @@
 import { createServer } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
-import { ModelWireServer } from '../../../fakes/model-wire-server.js';
+import { describe, expect, it } from 'vitest';
 import { framesFor } from '../../../fakes/wire-frames.js';
-import { adminJson, callReply, CHAT_MODES, chatWorkspace, documentMarkdown, sse, startChat } from '../../helpers/chat-workspace.js';
+import { adminJson, callReply, CHAT_MODES, chatWorkspace, documentMarkdown, sse, startChat, useChatProcesses } from '../../helpers/chat-workspace.js';
 import { STACK_TRACE, type CliProcess } from '../../helpers/cli-process.js';
 import { useHarness } from '../../helpers/harness.js';
 
@@ -19,19 +18,7 @@ async function unreachableURL(): Promise<string> {
 
 describe.each(CHAT_MODES)('quire chat (%s)', (mode) => {
   const harness = useHarness();
-  const processes: CliProcess[] = [];
-  const fakes: ModelWireServer[] = [];
-  afterEach(async () => {
-    // Gone before the harness removes their folders (after-hooks run last registered first).
-    await Promise.all(processes.splice(0).map((child) => { child.kill(); return child.exited; }));
-    for (const fake of fakes.splice(0)) await fake.close();
-  });
-
-  async function fakeModel(): Promise<ModelWireServer> {
-    const fake = await ModelWireServer.start(['chat-model']);
-    fakes.push(fake);
-    return fake;
-  }
+  const { processes, fakeModel } = useChatProcesses();
 
   /** Types a message and approves the one confirmation its turn asks for. */
   async function approvedTurn(chat: CliProcess, message: string, answer: string): Promise<void> {

@@ -1,6 +1,5 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { ModelWireServer } from '../../../fakes/model-wire-server.js';
-import { KEY_ENV, callReply, chatWorkspace, documentMarkdown, sse } from '../../helpers/chat-workspace.js';
+import { describe, expect, it } from 'vitest';
+import { KEY_ENV, callReply, chatWorkspace, documentMarkdown, sse, useChatProcesses } from '../../helpers/chat-workspace.js';
 import { CliProcess, STACK_TRACE } from '../../helpers/cli-process.js';
 import { useHarness } from '../../helpers/harness.js';
 
@@ -8,16 +7,10 @@ const ALLOW = 'Allow? [y]es once, [a]lways, [n]o: ';
 
 describe('quire chat at a terminal', () => {
   const harness = useHarness();
-  const processes: CliProcess[] = [];
-  const fakes: ModelWireServer[] = [];
-  afterEach(async () => {
-    await Promise.all(processes.splice(0).map((child) => { child.kill(); return child.exited; }));
-    for (const fake of fakes.splice(0)) await fake.close();
-  });
+  const { processes, fakeModel } = useChatProcesses();
 
   it('sets aside what was typed before a confirmation appeared: a y typed ahead approved a write never shown', async () => {
-    const fake = await ModelWireServer.start(['chat-model']);
-    fakes.push(fake);
+    const fake = await fakeModel();
     const { root, docId } = await chatWorkspace(harness.boot, `${fake.url}/v1`);
     fake.reply(callReply('block_append', { parentId: docId, markdown: 'typed ahead' }), sse({ text: 'Understood, I left it.' }));
     const chat = CliProcess.startInTerminal(['chat', '--workspace', root], KEY_ENV);
