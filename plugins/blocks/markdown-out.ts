@@ -184,7 +184,7 @@ const HTML_START = /^ {0,3}(?:<(?:script|pre|style|textarea)(?:[ \t>]|$)|<!--|<\
  * Content parsed from Markdown never matches these patterns (it would have become another block);
  * content written by a person or the agent might, and is escaped so that it reads back as one paragraph.
  */
-function protectParagraph(content: string, continuation = false): string {
+export function protectParagraph(content: string, continuation = false): string {
   let text = trimMarkdownSpace(content);
   // The first line alone: `2)` then `more` on the next line read back as an empty list item.
   const newline = text.indexOf('\n');

@@ -9,6 +9,7 @@ import { isValidId } from '../../core/index.js';
 import type { DraftBlock } from './block-model.js';
 import { MAX_BLOCK_DEPTH } from './block-depth.js';
 import { ATTR_NAME } from './document-file.js';
+import { protectParagraph } from './markdown-out.js';
 import { Findings, inlineMarkdown, isNode, isSyntaxNode, kids, str, text, textOf, unescapeHtml, type SyNode } from './siyuan-inline.js';
 
 export interface SiyuanDocument {
@@ -341,30 +342,15 @@ function bytesField(value: unknown): string {
   return value;
 }
 
-// Lines that would open another block at the start of a paragraph, and those that interrupt one later:
-// markdown-out.ts escapes these when it writes a paragraph, so content escaped here already is what a
-// Markdown round trip gives back unchanged.
-const BLOCK_START = /^(?:#{1,6}(?:[ \t]|$)|>|[-+*](?:[ \t]|$)|\d{1,9}[.)](?:[ \t]|$)|`{3}|~{3}|\$\$|(?:(?:\*[ \t]*){3,}|(?:-[ \t]*){3,}|(?:_[ \t]*){3,})$)/;
-const INTERRUPT = /^ {0,3}(?:#{1,6}(?:[ \t]|$)|>|[-+*][ \t]+\S|1[.)][ \t]+\S|`{3}|~{3}|\$\$|=+[ \t]*$|-+[ \t]*$|(?:(?:\*[ \t]*){3,}|(?:_[ \t]*){3,})$)/;
-
 /**
  * A paragraph's inline Markdown as one Markdown paragraph: trimmed, no indentation on later lines (a
  * Markdown reader drops it), a blank line (which would split it) written as `<br>`, and line starts
- * that would open another block escaped.
+ * that would open another block protected as markdown-out.ts protects them (its own copy of the
+ * patterns lagged: a line starting with a code span of three backticks was escaped into other code,
+ * and a later line of raw HTML such as `<div>` was left to become a block of HTML).
  */
 function paragraphContent(markdown: string): string {
   if (markdown.trim() === '') return '';
   const lines = markdown.trim().split('\n').map((line, i) => (i === 0 ? line : line.replace(/^[ \t]+/, '')));
-  return lines.map((line, i) => {
-    if (line.trim() === '') return '<br>';
-    return (i === 0 ? BLOCK_START.test(line) || INTERRUPT.test(line) : INTERRUPT.test(line)) ? escapeLineStart(line) : line;
-  }).join('\n');
-}
-
-function escapeLineStart(line: string): string {
-  const indent = /^[ \t]*/.exec(line)![0].length;
-  const ordered = /^\d{1,9}(?=[.)])/.exec(line.slice(indent));
-  // `1.` is escaped at its delimiter: a backslash before a digit escapes nothing.
-  const at = ordered ? indent + ordered[0].length : indent;
-  return `${line.slice(0, at)}\\${line.slice(at)}`;
+  return protectParagraph(lines.map((line) => (line.trim() === '' ? '<br>' : line)).join('\n'));
 }

@@ -267,6 +267,17 @@ describe('siyuanToDrafts on hand-made variations', () => {
     });
   });
 
+  it('protects line starts as Quire writes paragraphs: a later line of raw HTML is no block of HTML', () => {
+    const html = [textNode('before'), { Type: 'NodeBr' }, { Type: 'NodeInlineHTML', Data: '<div>' }, textNode('after')];
+    const doc = siyuanToDrafts(docWith(para('20240101120000-fffffff', ...html)));
+    const held = doc.children[0]!;
+    // Left as it was, the line read back as a block of HTML (the paragraph split in two).
+    expect(held.content).toBe('before\n    <div>after');
+    // Read back it is one paragraph (whose later line's indent the parse strips).
+    expect(markdownToBlocks(blocksToMarkdown([held]), () => 'x').map((read) => [read.type, read.content])).toEqual([['paragraph', 'before\n<div>after']]);
+    expect(markdownToBlocks(held.content!, () => 'x').map((read) => read.type)).toEqual(['paragraph']);
+  });
+
   it('writes emphasis around punctuation, and next to other emphasis, so that it still is emphasis', () => {
     const mark = (type: string, content: string) => ({ Type: 'NodeTextMark', TextMarkType: type, TextMarkTextContent: content });
     const doc = siyuanToDrafts(docWith(para('20240101120000-iiiiiii',
