@@ -26,6 +26,11 @@ export interface ActionManifest {
    */
   personOnly?: boolean;
   /**
+   * Refused to readers although it has no effects: it reads what a reader may not see (every notebook,
+   * published or not; the agent's own instructions). The OpenAPI document says `x-quire-role: admin`.
+   */
+  adminOnly?: boolean;
+  /**
    * `false`: the result never holds notes' content (a clock, a status, a skill), so it needs no
    * report of notebooks (ActionCall.returned) to be sent to a model.
    */

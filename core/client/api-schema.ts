@@ -141,6 +141,7 @@ export type Action = {
   idempotent: boolean;
   agentOnly: boolean;
   personOnly: boolean;
+  adminOnly?: boolean;
   input: {
     [key: string]: unknown;
   };

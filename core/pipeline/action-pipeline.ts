@@ -5,7 +5,8 @@ import type { DependencyContainer } from '../di.js';
 import { NOTEBOOK_SCOPE, type AgentLimit, type NotebookScope } from '../gate/notebook-scope.js';
 import { checkAgentLimits, limitedTo, NO_AGENT_LIMITS } from '../gate/agent-limits.js';
 import { localOnlyNotebooks } from '../gate/egress-scope.js';
-import { effectiveEffects, effectsSaid } from '../gate/effects.js';
+import { effectiveEffects } from '../gate/effects.js';
+import { checkRole } from './role-check.js';
 import { KernelError, NotFoundError, isKernelError, ConflictError } from '../errors.js';
 import { hashArguments } from '../canonical-json.js';
 import type { KernelConfig } from '../config/kernel-config.js';
@@ -106,9 +107,7 @@ export class ActionPipeline {
     // and a reader's call goes without such a backend (BackendRegistry answers that), nor are they a
     // change to a read-only workspace.
     const own = entry.spec.backends?.length ? effectiveEffects(entry.declaredEffects, entry.source, entry.trusted) : entry.effects;
-    if (own.length > 0 && principal.role !== 'admin') {
-      throw new KernelError('FORBIDDEN', `role '${principal.role}' may only call actions without effects; ${entry.wireName} has ${effectsSaid(own, entry)}`, { details: { action: entry.wireName, effects: own } });
-    }
+    checkRole(entry, principal, own);
     if (own.length > 0 && this.config.readOnly) {
       throw new KernelError('WORKSPACE_READ_ONLY', `the workspace is read-only; ${entry.wireName} has effects (${entry.effects.join(', ')})`, { details: { action: entry.wireName } });
     }

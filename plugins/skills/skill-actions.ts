@@ -87,7 +87,11 @@ const rename = (store: SkillStore): ActionHandler => async (input, call) => {
   return store.writer.exclusive(async () => {
     const { skill, read } = await store.find(name);
     store.checkWritable(skill);
-    if (read.skills.has(newName)) throw skillError('SKILL_EXISTS', `a skill named '${newName}' already exists`, { name: newName });
+    // A broken skill there too: the catalog leaves it out, and the rename swapped its folder away, no version kept.
+    if (read.skills.has(newName) || await store.occupied(newName)) {
+      throw skillError('SKILL_EXISTS', `a skill named '${newName}' already exists${read.skills.has(newName) ? '' : ' (it is broken: skill_list says why)'}`, { name: newName });
+    }
+    store.checkNotStopped(call);
     const renamed = renamedSkillText(await readFile(join(skill.folder, 'SKILL.md'), 'utf8'), newName);
     const moved = await store.keptFiles(skill, new Set(['SKILL.md']));
     await store.versions.keep(name, 'rename', writerOf(call));
@@ -101,13 +105,20 @@ const rename = (store: SkillStore): ActionHandler => async (input, call) => {
 
 const remove = (store: SkillStore): ActionHandler => async (input, call) => {
   const { name } = input as { name: string };
+  checkName(name, 'the name');
   return store.writer.exclusive(async () => {
-    const { skill } = await store.find(name);
-    store.checkWritable(skill);
+    // A broken skill (its SKILL.md did not parse) is removed too, kept as a version first: it could only
+    // be deleted by hand, and then nothing of it was kept.
+    const read = await store.catalog.read();
+    const skill = read.skills.get(name);
+    const broken = !skill && await store.occupied(name);
+    if (!broken) store.checkWritable((await store.find(name)).skill);
+    store.checkNotStopped(call);
+    const files = skill ? skill.files.map((file) => file.path) : (await store.brokenFiles(name, new Set())).map((file) => file.path);
     const version = await store.versions.keep(name, 'remove', writerOf(call));
     await store.writer.remove(name);
     await store.records.removed(name);
-    return { removed: name, files: skill.files.map((file) => file.path), ...(version ? { version } : {}) };
+    return { removed: name, files, ...(version ? { version } : {}) };
   });
 };
 

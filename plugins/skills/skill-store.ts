@@ -1,6 +1,6 @@
 import { lstat } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
-import type { ActionCall, Principal } from '../../core/index.js';
+import { throwIfStopped, type ActionCall, type Principal } from '../../core/index.js';
 import { skillWarnings, type Catalog, type Skill, type SkillCatalog } from './skill-catalog.js';
 import { skillError, type SkillLimits } from './skill-limits.js';
 import type { PackageFile, PackagedSkill } from './skill-package.js';
@@ -83,6 +83,19 @@ export class SkillStore {
     return { skill, read };
   }
 
+  /** Whether anything is at skills/<name>: a valid skill, or a broken one the catalog leaves out. */
+  occupied(name: string): Promise<boolean> {
+    return lstat(join(this.parts.skillsDir, name)).then(() => true, () => false);
+  }
+
+  /**
+   * A write's safe point, in the writer's turn before anything changes: a call stopped while it waited
+   * (cancelled, or past its time limit) writes nothing. It was told ACTION_CANCELLED and wrote anyway.
+   */
+  checkNotStopped(call: ActionCall): void {
+    throwIfStopped(call, 'The skill write (nothing was written)');
+  }
+
   checkWritable(skill: Skill): void {
     if (!skill.writable) throw skillError('READ_ONLY_SKILL', `the skill '${skill.name}' is read from ${skill.folder}, a folder listed in plugins.skills.config.paths; only skills in <workspace>/skills are changed here`, { name: skill.name });
   }
@@ -101,7 +114,7 @@ export class SkillStore {
     for (const skill of skills) {
       const present = existing.get(skill.name);
       if (present) this.checkWritable(present);
-      if (present || await lstat(join(this.parts.skillsDir, skill.name)).then(() => true, () => false)) occupied.add(skill.name);
+      if (present || await this.occupied(skill.name)) occupied.add(skill.name);
       if (occupied.has(skill.name) && !options.replace) throw skillError('SKILL_EXISTS', `a skill named '${skill.name}' already exists${present ? '' : ' (it is broken: skill_list says why)'}; install with replace: true to replace it`, { name: skill.name });
     }
     const planned = skills.map((skill): PlannedSkill => ({
@@ -109,6 +122,7 @@ export class SkillStore {
       bytes: skill.files.reduce((sum, file) => sum + file.data.length, 0), replaces: occupied.has(skill.name), warnings: skillWarnings(scriptsIn(skill.files)),
     }));
     if (options.dryRun) return { dryRun: true, wouldWrite: planned };
+    this.checkNotStopped(call);
     const by = writerOf(call);
     // The skills about to be replaced are kept as versions first, durably: a version that cannot be kept stops the write.
     for (const skill of skills) if (occupied.has(skill.name)) await this.versions.keep(skill.name, options.op ?? (options.source ? 'install' : 'save'), by);

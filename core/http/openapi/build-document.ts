@@ -91,7 +91,7 @@ function actionOperation(action: RegisteredAction, schemas: Record<string, JsonS
   schemas[inputName] = componentSchema(action.spec.input, inputName);
   const result: JsonSchema = action.spec.output ? { $ref: `#/components/schemas/${action.wireName}_output` } : {};
   if (action.spec.output) schemas[`${action.wireName}_output`] = componentSchema(action.spec.output, `${action.wireName}_output`);
-  const role = action.effects.length > 0 ? 'admin' : 'reader';
+  const role = action.effects.length > 0 || action.spec.adminOnly === true ? 'admin' : 'reader';
   const responses: Record<string, unknown> = {
     200: { description: 'The result', content: { 'application/json': { schema: { type: 'object', required: ['result'], properties: { result } } } } },
     ...(action.spec.long === true

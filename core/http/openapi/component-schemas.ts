@@ -80,7 +80,7 @@ export const COMPONENT_SCHEMAS: Record<string, JsonSchema> = {
     required: ['name', 'wireName', 'effects', 'declaredEffects', 'destructive', 'idempotent', 'agentOnly', 'personOnly', 'input'],
     properties: {
       name: str, wireName: str, description: str, effects, declaredEffects: effects, destructive: bool, idempotent: bool,
-      agentOnly: bool, personOnly: bool, input: { type: 'object' }, unavailable: str,
+      agentOnly: bool, personOnly: bool, adminOnly: bool, input: { type: 'object' }, unavailable: str,
     },
   },
   Plugin: {

@@ -92,7 +92,7 @@ function describeAction(action: RegisteredAction): Record<string, unknown> {
     name: action.action, wireName: action.wireName, description: action.spec.description,
     effects: action.effects, declaredEffects: action.declaredEffects,
     destructive: action.spec.destructive === true, idempotent: action.spec.idempotent === true,
-    agentOnly: action.spec.agentOnly === true, personOnly: action.spec.personOnly === true, input: action.spec.input,
+    agentOnly: action.spec.agentOnly === true, personOnly: action.spec.personOnly === true, adminOnly: action.spec.adminOnly === true, input: action.spec.input,
     ...(unavailable !== undefined ? { unavailable } : {}),
   };
 }

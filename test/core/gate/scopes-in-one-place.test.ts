@@ -22,6 +22,7 @@ const ASKS_CORE = /\b(mayRead|readableNotebooks|readsAreScoped|canSee|canSeeNote
 /** Files that query the index without answering a caller, each with why. */
 const NO_CALLER: Record<string, string> = {
   'blocks/block-index.ts': 'the index itself: its callers (the blocks actions) check what the caller may see',
+  'sql/schema-doc.ts': 'text: an example query in a column\'s description, which nobody runs here',
   'blocks/change-mark.ts': 'keeps the change mark (its triggers, and the clear of the blocks table); returns no content',
   'blocks/fts-index.ts': 'writes the full-text rows',
   'blocks/index-schema.ts': 'creates the tables',
