@@ -50,8 +50,15 @@ export function untrustedBlock(text: string): string {
   return wrap(defuse(text));
 }
 
+/**
+ * A marker's look-alikes too: blanks or invisible characters inside the brackets, full-width brackets
+ * or slash (`[/tool_output ]`, `［/tool_output］` passed, and so did the zero-width form this wrote). Each
+ * becomes `(tool_output)` or `(/tool_output)`, which reads as no marker.
+ */
+const MARKER = /[[\uff3b][\s\u200b-\u200d\u2060\ufeff]*([/\uff0f]?)[\s\u200b-\u200d\u2060\ufeff]*tool_output[\s\u200b-\u200d\u2060\ufeff]*[\]\uff3d]/gi;
+
 function defuse(text: string): string {
-  return text.replace(/\[(\/?)tool_output\]/gi, '[$1tool_output\u200b]');
+  return text.replace(MARKER, (_marker, slash: string) => `(${slash === '' ? '' : '/'}tool_output)`);
 }
 
 function wrap(text: string): string {

@@ -4,7 +4,7 @@ import type { ActionHandler } from '../../core/index.js';
 import { fitBudget } from './skill-catalog.js';
 import { checkName, parseSkillDocument, renamedSkillText } from './skill-document.js';
 import { download } from './skill-download.js';
-import { skillError } from './skill-limits.js';
+import { checkFileSizes, skillError } from './skill-limits.js';
 import { groupPackage, readArchive, readArchiveFile, readFolder, type PackageFile } from './skill-package.js';
 import { checkFileSet, checkRelativePath, isTextBuffer, readInside } from './skill-paths.js';
 import { sha256 } from './skill-records.js';
@@ -63,6 +63,8 @@ const save = (store: SkillStore): ActionHandler => async (input, call) => {
     given.push({ path: checked, data: Buffer.from(text, 'utf8'), mode: 0o644 });
   }
   checkFileSet(given.map((file) => file.path), 'the files given');
+  // The files given; those kept beside them, or a version restored, stay as they were.
+  checkFileSizes(given, store.limits.maxFileBytes, `the skill '${name}'`);
   // In the writer's turn from the read to the swap, so that two saves of one skill cannot drop each other's files.
   return store.writer.exclusive(async () => {
     // A replaced skill keeps its other files: an edit of SKILL.md does not drop its references.

@@ -187,8 +187,9 @@ export function skillWarnings(scripts: readonly string[], links: readonly string
 }
 
 /**
- * Which skills the prompt's budget holds: by last use, most recent first, until the next one would
- * pass the budget; that one and every less recently used one are left out.
+ * Which skills the prompt's budget holds: by last use, most recent first, each that still fits; one
+ * that would pass the budget is left out and the next is tried. Stopping at the first that did not
+ * fit let one skill with a huge description (the newest, so tried first) leave out every skill.
  */
 export function fitBudget(skills: readonly Pick<Skill, 'name' | 'tokens' | 'lastUsed'>[], budget: number): { listed: Set<string>; left: Set<string>; tokens: number } {
   const byUse = [...skills].sort((a, b) => byCodePoint(b.lastUsed, a.lastUsed) || byCodePoint(a.name, b.name));
@@ -196,7 +197,7 @@ export function fitBudget(skills: readonly Pick<Skill, 'name' | 'tokens' | 'last
   const left = new Set<string>();
   let tokens = 0;
   for (const skill of byUse) {
-    if (left.size === 0 && tokens + skill.tokens <= budget) {
+    if (tokens + skill.tokens <= budget) {
       listed.add(skill.name);
       tokens += skill.tokens;
     } else left.add(skill.name);

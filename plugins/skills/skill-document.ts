@@ -35,7 +35,13 @@ export function parseSkillDocument(text: string, options: { folder?: string; max
     throw skillError('YAML_INVALID', `${path}: the front matter is not valid YAML${line ? ` (line ${line})` : ''}: ${first.message.split('\n')[0]}`, { path, ...(line ? { line } : {}) });
   }
   if (!isMap(yaml.contents)) throw skillError('FRONT_MATTER_NOT_MAPPING', `${path}: the front matter must be a YAML mapping of fields (name: …, description: …)`, { path });
-  const frontMatter = yaml.toJS({ maxAliasCount: 50 }) as Record<string, unknown>;
+  let frontMatter: Record<string, unknown>;
+  try {
+    frontMatter = yaml.toJS({ maxAliasCount: 50 }) as Record<string, unknown>;
+  } catch (error) {
+    // Aliases that expand past the bound ("a billion laughs") were a plugin error (500) naming nobody.
+    throw skillError('YAML_INVALID', `${path}: the front matter is not usable YAML: ${(error as Error).message.split('\n')[0]}`, { path });
+  }
   const name = checkName(frontMatter.name, path, 'name' in frontMatter);
   if (options.folder !== undefined && name !== options.folder) {
     throw skillError('NAME_FOLDER_MISMATCH', `${path}: the name '${name}' differs from its folder '${options.folder}'; a skill's folder must be named as the skill`, { path, name, folder: options.folder });
@@ -67,10 +73,16 @@ export function nameFlaw(value: string): string | undefined {
   return undefined;
 }
 
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
+
 function checkDescription(value: unknown, path: string, present: boolean): string {
   if (!present || value === null || value === undefined) throw skillError('DESCRIPTION_MISSING', `${path}: the front matter has no description (say what the skill does and when to use it)`, { path });
   if (typeof value !== 'string') throw skillError('DESCRIPTION_INVALID', `${path}: the description must be text, not ${Array.isArray(value) ? 'a list' : typeof value}`, { path });
   if (value.trim() === '') throw skillError('DESCRIPTION_EMPTY', `${path}: the description is empty`, { path });
+  // It is shown in every turn's prompt and at the terminal: an escape sequence or a direction override
+  // there could disguise what follows it.
+  if (CONTROL.test(value)) throw skillError('DESCRIPTION_INVALID', `${path}: the description holds control characters or direction overrides; write it as plain text`, { path });
   if (value.length > MAX_DESCRIPTION_LENGTH) {
     throw skillError('DESCRIPTION_TOO_LONG', `${path}: the description is ${value.length} characters, more than ${MAX_DESCRIPTION_LENGTH}`, { path, chars: value.length, limit: MAX_DESCRIPTION_LENGTH });
   }

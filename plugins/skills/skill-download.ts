@@ -1,3 +1,4 @@
+import { MAX_REDIRECTS, checkRedirect, isInternalHost } from './redirect-check.js';
 import { skillError } from './skill-limits.js';
 
 const DOWNLOAD_TIMEOUT_MS = 60_000;
@@ -15,12 +16,29 @@ export async function download(url: string, maxBytes: number, signal: AbortSigna
   }
   if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') throw skillError('DOWNLOAD_FAILED', `only http and https URLs are downloaded, not ${parsed.protocol}`, { url: parsed.href });
   if (parsed.username || parsed.password) throw skillError('DOWNLOAD_FAILED', 'a URL with a user name or password in it is refused (it would be stored in the audit record)', {});
+  const stop = AbortSignal.any([signal, AbortSignal.timeout(DOWNLOAD_TIMEOUT_MS)]);
+  const startedInternal = await isInternalHost(parsed.hostname);
   let response: Response;
-  try {
-    response = await fetch(parsed, { signal: AbortSignal.any([signal, AbortSignal.timeout(DOWNLOAD_TIMEOUT_MS)]), redirect: 'follow' });
-  } catch (error) {
-    if (signal.aborted) throw error;
-    throw skillError('DOWNLOAD_FAILED', `${parsed.href} could not be downloaded: ${(error as Error).cause instanceof Error ? ((error as Error).cause as Error).message : (error as Error).message}`, { url: parsed.href });
+  // Redirects followed by hand, each checked (redirect-check.ts).
+  for (let hops = 0; ; hops++) {
+    try {
+      response = await fetch(parsed, { signal: stop, redirect: 'manual' });
+    } catch (error) {
+      if (signal.aborted) throw error;
+      throw skillError('DOWNLOAD_FAILED', `${parsed.href} could not be downloaded: ${(error as Error).cause instanceof Error ? ((error as Error).cause as Error).message : (error as Error).message}`, { url: parsed.href });
+    }
+    const location = response.status >= 300 && response.status < 400 ? response.headers.get('location') : null;
+    if (location === null) break;
+    await response.body?.cancel().catch(() => undefined);
+    if (hops >= MAX_REDIRECTS) throw skillError('DOWNLOAD_FAILED', `${url.slice(0, 200)} redirects more than ${MAX_REDIRECTS} times`, { url: url.slice(0, 200) });
+    let next: URL;
+    try {
+      next = new URL(location, parsed);
+    } catch {
+      throw skillError('DOWNLOAD_FAILED', `${parsed.href} redirects to '${location.slice(0, 200)}', which is not a URL`, { url: parsed.href });
+    }
+    await checkRedirect(parsed, next, startedInternal);
+    parsed = next;
   }
   if (!response.ok) {
     await response.body?.cancel().catch(() => undefined);

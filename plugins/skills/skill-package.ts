@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import { readTarGz } from './archive-tar.js';
 import { readZip } from './archive-zip.js';
 import { parseSkillDocument, type SkillDocument } from './skill-document.js';
-import { skillError, type SkillLimits } from './skill-limits.js';
-import { byCodePoint, checkFileSet, isTextBuffer } from './skill-paths.js';
+import { checkFileSizes, skillError, type SkillLimits } from './skill-limits.js';
+import { byCodePoint, checkFileSet, checkRelativePath, isTextBuffer } from './skill-paths.js';
 
 /** One file of a package, in memory, with a checked relative path. */
 export interface PackageFile {
@@ -70,6 +70,9 @@ export async function readFolder(root: string, limits: SkillLimits): Promise<Pac
     for (const entry of (await readdir(folder, { withFileTypes: true })).sort((a, b) => byCodePoint(a.name, b.name))) {
       const path = prefix === '' ? entry.name : `${prefix}/${entry.name}`;
       if (entry.name === '.git') continue;
+      // Checked as an archive's paths are: names with backslashes or control characters were installed
+      // from a folder, and could then not be loaded.
+      checkRelativePath(path, `${root}:`);
       if (entry.isSymbolicLink()) throw skillError('LINK', `${join(root, path)} is a symbolic link; links are never installed`, { path });
       if (entry.isDirectory()) { await walk(join(folder, entry.name), path); continue; }
       if (!entry.isFile()) throw skillError('NOT_A_FILE', `${join(root, path)} is not a regular file`, { path });
@@ -117,6 +120,7 @@ export function groupPackage(files: PackageFile[], limits: SkillLimits, what: st
     if (relative.length > limits.maxSkillFiles) throw skillError('TOO_MANY_FILES', `the skill '${document.name}' holds ${relative.length} files, more than the ${limits.maxSkillFiles} allowed`, { path: from, limit: limits.maxSkillFiles });
     const bytes = relative.reduce((sum, file) => sum + file.data.length, 0);
     if (bytes > limits.maxSkillBytes) throw skillError('SKILL_TOO_LARGE', `the skill '${document.name}' holds ${bytes} bytes, more than the ${limits.maxSkillBytes} allowed`, { path: from, bytes, limit: limits.maxSkillBytes });
+    checkFileSizes(relative, limits.maxFileBytes, `the skill '${document.name}'`);
     const twin = skills.find((skill) => skill.name === document.name);
     if (twin) throw skillError('NAME_DUPLICATE', `${what} holds two skills named '${document.name}' (${twin.from} and ${from})`, { name: document.name, paths: [twin.from, from] });
     skills.push({ name: document.name, from, document, files: relative });

@@ -18,7 +18,10 @@ export function checkRelativePath(path: string, where = 'the path'): string {
   if (/[\u0000-\u001f\u007f]/.test(path) || path.includes('\\')) throw skillError('PATH_INVALID', `${where} '${path.slice(0, 200)}' holds control characters or backslashes`, { path: path.slice(0, 200) });
   const kept = segments.filter((segment) => segment !== '' && segment !== '.');
   if (kept.length === 0) throw skillError('PATH_INVALID', `${where} '${path.slice(0, 200)}' names no file`, { path: path.slice(0, 200) });
-  if (kept.some((segment) => segment.length > 255) || kept.length > 32) throw skillError('PATH_INVALID', `${where} is too long or too deep`, { path: path.slice(0, 200) });
+  // The whole path too: twenty segments of 250 passed, and the write failed with a raw ENAMETOOLONG.
+  if (kept.some((segment) => segment.length > 255) || kept.length > 32 || Buffer.byteLength(kept.join('/')) > 1024) {
+    throw skillError('PATH_INVALID', `${where} is too long or too deep (at most 32 segments of 255 bytes, 1,024 bytes in all)`, { path: path.slice(0, 200) });
+  }
   return kept.join('/');
 }
 

@@ -1,7 +1,11 @@
 import { mkdir, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createHttpApp } from '../../../core/http/app.js';
+import { SKILLS_LISTING, type SkillsListingSource } from '../../../core/turn/skills-listing.js';
+import { checkRedirect, isInternalAddress } from '../../../plugins/skills/redirect-check.js';
 import { SKILLS_WRITES, type SkillsWrites } from '../../../plugins/skills/tokens.js';
 import { caught } from '../../helpers/harness.js';
 import { reader } from '../blocks/blocks-harness.js';
@@ -61,5 +65,59 @@ describe('skill writes that must not lose or leak anything', () => {
     const roles = Object.fromEntries(['/api/actions/sql/sql/query', '/api/actions/snapshots/snapshot/list', '/api/actions/skills/skill/list', '/api/actions/search-fulltext/search/fulltext']
       .map((path) => [path, document.paths[path]?.post?.['x-quire-role']]));
     expect(roles).toEqual({ '/api/actions/sql/sql/query': 'admin', '/api/actions/snapshots/snapshot/list': 'admin', '/api/actions/skills/skill/list': 'admin', '/api/actions/search-fulltext/search/fulltext': 'reader' });
+  });
+
+  it('keeps listing the skills that fit when the newest one does not (one huge description left every skill out)', async () => {
+    const { kernel, skill } = await boot({ promptTokenBudget: 300 });
+    for (const name of ['aa', 'bb', 'cc']) await skill('save', { name, content: skillMd(`name: ${name}\ndescription: Short words for ${name}.`) });
+    await skill('save', { name: 'zz', content: skillMd(`name: zz\ndescription: ${'\u{1F600}'.repeat(500)}`) });
+    const listing = await kernel.container.resolve<SkillsListingSource>(SKILLS_LISTING).promptListing();
+    expect(listing.map((entry) => entry.name).sort()).toEqual(['aa', 'bb', 'cc']);
+    expect((await skill<{ leftOutOfPrompt: string[] }>('list')).leftOutOfPrompt).toEqual(['zz']);
+  });
+
+  it('refuses what it cannot keep or read back, each with its problem named: big files, alias bombs, long paths, odd names, control characters', async () => {
+    const { kernel, skill } = await boot({ maxFileBytes: 2048 });
+    const folder = join(kernel.workspace.root, '..', 'pack');
+    await writeTree(folder, { 'SKILL.md': skillMd('name: pack\ndescription: A pack.'), 'ref.md': 'x'.repeat(5000) });
+    const big = await caught(skill('install', { path: folder }));
+    expect([big.code, big.details?.problem, big.message]).toEqual(['INVALID_INPUT', 'FILE_TOO_LARGE', expect.stringContaining("'ref.md' of the skill 'pack' is 5000 bytes, more than the 2048")]);
+    const saved = await caught(skill('save', { name: 'pack', content: skillMd('name: pack\ndescription: A pack.'), files: { 'ref.md': 'x'.repeat(5000) } }));
+    expect(saved.details?.problem).toBe('FILE_TOO_LARGE');
+    const laughs = ['a: &a [x, x, x, x, x, x, x, x, x]', ...Array.from({ length: 8 }, (_, i) => `${String.fromCharCode(98 + i)}: &${String.fromCharCode(98 + i)} [*${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}]`)].join('\n');
+    const bomb = await caught(skill('save', { name: 'bomb', content: `---\nname: bomb\ndescription: Boom.\n${laughs}\n---\n\nBody\n` }));
+    expect([bomb.code, bomb.details?.problem]).toEqual(['INVALID_INPUT', 'YAML_INVALID']);
+    const deep = Array.from({ length: 20 }, () => 'd'.repeat(60)).join('/');
+    expect((await caught(skill('save', { name: 'deep', content: skillMd('name: deep\ndescription: Deep.'), files: { [`${deep}/f.md`]: 'x' } }))).details?.problem).toBe('PATH_INVALID');
+    const odd = join(kernel.workspace.root, '..', 'odd');
+    await writeTree(odd, { 'SKILL.md': skillMd('name: odd\ndescription: Odd.'), 'a\\b.md': 'x' });
+    expect((await caught(skill('install', { path: odd }))).details?.problem).toBe('PATH_INVALID');
+    const escape = await caught(skill('save', { name: 'esc', content: skillMd('name: esc\ndescription: "Fine \\e[8m hidden \\u202e"') }));
+    expect([escape.details?.problem, escape.message]).toEqual(['DESCRIPTION_INVALID', expect.stringContaining('control characters or direction overrides')]);
+    expect(await filesUnder(join(kernel.workspace.root, 'skills'))).toEqual([]);
+  });
+
+  it('follows a download\'s redirects only where the URL approved could lead: no internal address from the internet, no downgrade, five at most', async () => {
+    for (const address of ['127.0.0.1', '10.1.2.3', '172.20.0.1', '192.168.1.1', '169.254.169.254', '100.64.0.1', '::1', 'fd00::1', 'fe80::1', '::ffff:127.0.0.1']) expect([address, isInternalAddress(address)]).toEqual([address, true]);
+    for (const address of ['93.184.216.34', '8.8.8.8', '172.32.0.1', '2606:4700::1']) expect([address, isInternalAddress(address)]).toEqual([address, false]);
+    const from = new URL('https://skills.example.org/pack.zip');
+    // An approved URL on the internet sent the request on to this machine's admin routes, or the metadata service.
+    for (const to of ['http://127.0.0.1:8080/admin/delete', 'https://169.254.169.254/latest/meta-data', 'https://[::1]/x', 'https://localhost/x']) {
+      expect((await caught(checkRedirect(from, new URL(to), false))).details?.problem, to).toBe('DOWNLOAD_FAILED');
+    }
+    expect((await caught(checkRedirect(from, new URL('http://93.184.216.34/pack.zip'), false))).message).toContain('from https down to http');
+    expect((await caught(checkRedirect(from, new URL('ftp://93.184.216.34/pack.zip'), false))).message).toContain('only http and https');
+    await checkRedirect(from, new URL('https://93.184.216.34/pack.zip'), false);
+    // A URL of this machine may lead to another of its addresses (a local mirror); a loop ends.
+    await checkRedirect(new URL('http://127.0.0.1:1/a'), new URL('http://127.0.0.1:2/b'), true);
+    const server = createServer((request, response) => response.writeHead(302, { location: `/again${request.url}` }).end());
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { skill } = await boot();
+      const looped = await caught(skill('install_url', { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/pack.zip` }));
+      expect([looped.details?.problem, looped.message]).toEqual(['DOWNLOAD_FAILED', expect.stringContaining('redirects more than 5 times')]);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });
