@@ -33,6 +33,8 @@ export function openMcpEndpoint(kernel: Kernel): McpEndpoint {
     // Batches went with protocol 2025-06-18; a client of the version before (which sends no version header,
     // or 2025-03-26) may still send them, 20 at most.
     const version = c.req.header('mcp-protocol-version');
+    // An empty batch is one Invalid Request (JSON-RPC 2.0); it was answered 202 with nothing.
+    if (Array.isArray(body) && body.length === 0) return c.json({ jsonrpc: '2.0', error: { code: -32600, message: 'Invalid Request: an empty batch' }, id: null }, 400);
     if (Array.isArray(body) && ((version !== undefined && version !== '2025-03-26') || body.length > MAX_BATCH)) {
       throw new KernelError('INVALID_INPUT', `JSON-RPC batches are not accepted (the protocol removed them in 2025-06-18; under 2025-03-26, ${MAX_BATCH} messages at most)`, { details: { field: 'body' } });
     }

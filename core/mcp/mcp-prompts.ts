@@ -1,9 +1,10 @@
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { GetPromptRequestSchema, ListPromptsRequestSchema, type GetPromptResult, type Prompt } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, GetPromptRequestSchema, ListPromptsRequestSchema, type GetPromptResult, type Prompt } from '@modelcontextprotocol/sdk/types.js';
 import { KernelError } from '../errors.js';
 import type { Kernel } from '../kernel.js';
 import type { Principal } from '../plugin-api.js';
 import { heldBackFromMcp, MCP_WITHHELD } from './mcp-egress.js';
+import { answeringJsonRpcErrors } from './mcp-errors.js';
 
 type Call = <T>(target: string, input: Record<string, unknown>) => Promise<T>;
 
@@ -60,6 +61,8 @@ const BUILT_IN: readonly BuiltIn[] = [
  * the request. Everything is read through the pipeline as the MCP caller.
  */
 export function servePrompts(server: Server, kernel: Kernel, caller: () => Principal): void {
+  // An unknown prompt or a missing argument is invalid params (the specification's), not an internal error.
+  const handlers = answeringJsonRpcErrors(server, ErrorCode.InvalidParams);
   // Each request's calls carry its signal, so that a client's cancel reaches them.
   const callWith = (signal: AbortSignal): Call => async <T,>(target: string, input: Record<string, unknown>): Promise<T> => {
     const outcome = await kernel.pipeline.call({ target, input, principal: caller(), signal });
@@ -68,7 +71,7 @@ export function servePrompts(server: Server, kernel: Kernel, caller: () => Princ
     return outcome.value as T;
   };
   const skillsOn = (): boolean => kernel.registry.get('skill_list') !== undefined;
-  server.setRequestHandler(ListPromptsRequestSchema, async (_request, extra) => {
+  handlers.setRequestHandler(ListPromptsRequestSchema, async (_request, extra) => {
     const call = callWith(extra.signal);
     const prompts: Prompt[] = BUILT_IN.map((entry) => entry.prompt);
     if (skillsOn()) {
@@ -79,7 +82,7 @@ export function servePrompts(server: Server, kernel: Kernel, caller: () => Princ
     }
     return { prompts };
   });
-  server.setRequestHandler(GetPromptRequestSchema, async (request, extra): Promise<GetPromptResult> => {
+  handlers.setRequestHandler(GetPromptRequestSchema, async (request, extra): Promise<GetPromptResult> => {
     const call = callWith(extra.signal);
     const args = request.params.arguments ?? {};
     const builtIn = BUILT_IN.find((entry) => entry.prompt.name === request.params.name);

@@ -10,6 +10,7 @@ import { isValidId } from '../ids.js';
 import type { Kernel } from '../kernel.js';
 import type { Principal } from '../plugin-api.js';
 import { heldBackFromMcp, MCP_WITHHELD } from './mcp-egress.js';
+import { answeringJsonRpcErrors, RESOURCE_NOT_FOUND } from './mcp-errors.js';
 
 const PAGE = 100;
 /** Documents walked for one listing at most (a page is cut from them): every request stays bounded. */
@@ -30,6 +31,8 @@ interface Listed { id: string; name?: string; title?: string; childDocuments?: n
  * when the notes index reports a change to it.
  */
 export function serveResources(server: Server, kernel: Kernel, caller: () => Principal): () => void {
+  // A bad URI or cursor is invalid params, a missing note "resource not found": not an internal error.
+  const handlers = answeringJsonRpcErrors(server, RESOURCE_NOT_FOUND);
   // Each request's calls carry its signal: a client's cancel (its own timeout) stopped a walk of thousands
   // of listings only at its end.
   const callWith = (signal?: AbortSignal) => async <T,>(target: string, input: Record<string, unknown>): Promise<T> => {
@@ -54,7 +57,7 @@ export function serveResources(server: Server, kernel: Kernel, caller: () => Pri
   // A notebook marked local-only or closed to the agent (agent: none) since the walk: its titles must not
   // go out from the kept pages.
   const privacyNow = (): string => (scope?.privacy() ?? []).map((notebook) => `${notebook.id}:${notebook.agent}:${notebook.egress}`).sort().join(',');
-  server.setRequestHandler(ListResourcesRequestSchema, async (request, extra) => {
+  handlers.setRequestHandler(ListResourcesRequestSchema, async (request, extra) => {
     const { listing, offset } = parseCursor(request.params?.cursor);
     if (!kept || kept.id !== listing || Date.now() - kept.at > LISTING_KEPT_MS || kept.privacy !== privacyNow()) {
       kept = undefined;
@@ -71,7 +74,7 @@ export function serveResources(server: Server, kernel: Kernel, caller: () => Pri
       ...(!more && truncated ? { _meta: { 'quire/truncated': true, 'quire/limit': MAX_LISTED } } : {}),
     };
   });
-  server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) => {
+  handlers.setRequestHandler(ReadResourceRequestSchema, async (request, extra) => {
     const { kind, id } = parseUri(request.params.uri);
     const call = callWith(extra.signal);
     const text = kind === 'documents'
@@ -118,7 +121,7 @@ export function serveResources(server: Server, kernel: Kernel, caller: () => Pri
       throw new KernelError('INVALID_INPUT', `at most ${MAX_SUBSCRIPTIONS} resources can be watched by one session; unsubscribe from some first`, { details: { limit: MAX_SUBSCRIPTIONS } });
     }
   };
-  server.setRequestHandler(SubscribeRequestSchema, async (request) => {
+  handlers.setRequestHandler(SubscribeRequestSchema, async (request) => {
     const { kind, id } = parseUri(request.params.uri);
     // Bounded: a removal anywhere reads every subscribed resource again, at once.
     refuseOverLimit(request.params.uri);

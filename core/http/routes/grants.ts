@@ -1,6 +1,7 @@
 import { Hono } from 'hono';
 import type { Kernel } from '../../kernel.js';
 import { NotFoundError } from '../../errors.js';
+import { NOTEBOOK_SCOPE, type NotebookScope } from '../../gate/notebook-scope.js';
 import type { HttpEnv } from '../http-env.js';
 import type { JsonSchema } from '../openapi/openapi-types.js';
 import { bodyValidator, readJsonBody } from '../read-body.js';
@@ -34,7 +35,11 @@ export function grantRoutes(kernel: Kernel): Hono<HttpEnv> {
   app.post('/', async (c) => {
     const body = parseNewGrant(await readJsonBody(c));
     const action = kernel.registry.find(body.plugin, body.tool, body.action);
-    if (!action) throw new NotFoundError('ACTION_NOT_FOUND', `no action '${body.plugin}/${body.tool}/${body.action}' is available`);
+    if (!action) throw new NotFoundError('ACTION_NOT_FOUND', `no action '${body.plugin}/${body.tool}/${body.action}' is available`, { details: { field: 'action' } });
+    // A grant for a notebook that is not there was made, and could never match (the README promised 404).
+    if (body.notebook !== undefined && !notebookExists(kernel, body.notebook)) {
+      throw new NotFoundError('NOT_FOUND', `no notebook '${body.notebook.slice(0, 60)}'`, { details: { field: 'notebook' } });
+    }
     const grant = await kernel.grants.add({
       plugin: body.plugin, tool: body.tool, action: body.action, effects: [...action.effects],
       ...(body.notebook !== undefined ? { notebook: body.notebook } : {}),
@@ -45,4 +50,10 @@ export function grantRoutes(kernel: Kernel): Hono<HttpEnv> {
   });
   app.delete('/:id', async (c) => c.json({ revoked: await kernel.grants.revoke(c.req.param('id')) }));
   return app;
+}
+
+/** Whether a notebook is there, as the notes plugin knows it (without it, no notebook is). */
+function notebookExists(kernel: Kernel, id: string): boolean {
+  if (!kernel.container.isRegistered(NOTEBOOK_SCOPE, true)) return false;
+  return kernel.container.resolve<NotebookScope>(NOTEBOOK_SCOPE).privacy().some((notebook) => notebook.id === id);
 }

@@ -151,7 +151,10 @@ describe('HTTP API over a real loopback port', () => {
     const url = await serve();
     const auth = { authorization: `Bearer ${ADMIN}` };
     expect((await rawRequest(`${url}/api/grants`, { headers: { authorization: `Bearer ${READER}` } })).status).toBe(403);
-    const created = await post(`${url}/api/grants`, ADMIN, { plugin: 'notes', tool: 'note', action: 'put', notebook: 'nb1' });
+    // A grant for a notebook that is not there could never match: refused, naming the field (it was made).
+    const nowhere = await post(`${url}/api/grants`, ADMIN, { plugin: 'notes', tool: 'note', action: 'put', notebook: 'nb1' });
+    expect([nowhere.status, nowhere.json().error?.code, nowhere.json().error?.details?.field]).toEqual([404, 'NOT_FOUND', 'notebook']);
+    const created = await post(`${url}/api/grants`, ADMIN, { plugin: 'notes', tool: 'note', action: 'put' });
     expect(created.status).toBe(201);
     const grant = created.json().grant as { id: string; effects: string[] };
     expect(grant.effects).toEqual(['localWrite']);

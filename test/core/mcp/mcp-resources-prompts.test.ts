@@ -48,7 +48,8 @@ describe('notes as MCP resources', () => {
     const again = await client.listResources({ cursor: '100' });
     expect(again.resources.map((resource) => resource.uri)).toEqual(second.resources.map((resource) => resource.uri));
     expect(listings).toBeGreaterThan(0);
-    await expect(client.listResources({ cursor: 'x.1' })).rejects.toThrow(/invalid cursor/);
+    // The client's mistake is invalid params, a missing note "resource not found": they were -32603, an internal error.
+    await expect(client.listResources({ cursor: 'x.1' })).rejects.toMatchObject({ code: -32602, message: expect.stringMatching(/invalid cursor/) });
     const uris = [...first.resources, ...second.resources].map((resource) => resource.uri);
     expect(uris).toHaveLength(1 + 120 + 1);
     expect(uris).toContain(`quire://documents/${child.id}`);
@@ -61,8 +62,8 @@ describe('notes as MCP resources', () => {
     expect((await client.readResource({ uri: `quire://blocks/${paragraph.id}` })).contents[0]).toMatchObject({ text: 'tomatoes in bed 3\n' });
     const listing = await client.readResource({ uri: `quire://notebooks/${notebook.id}` });
     expect((listing.contents[0] as { text: string }).text).toContain(`[Bed 7](quire://documents/${docs[7]!.id})`);
-    await expect(client.readResource({ uri: 'quire://documents/20260101000000-nothing' })).rejects.toThrow(/No document/);
-    await expect(client.readResource({ uri: 'https://example.com/' })).rejects.toThrow(/not a Quire resource/);
+    await expect(client.readResource({ uri: 'quire://documents/20260101000000-nothing' })).rejects.toMatchObject({ code: -32002, message: expect.stringMatching(/No document/), data: { code: 'NOT_FOUND' } });
+    await expect(client.readResource({ uri: 'https://example.com/' })).rejects.toMatchObject({ code: -32602, message: expect.stringMatching(/not a Quire resource/) });
   });
 
   it('walks again for the next page once a notebook was marked local-only, or closed to the agent, since the listing began', async () => {
@@ -184,8 +185,8 @@ describe('MCP prompts', () => {
     expect(JSON.stringify(empty.messages)).toContain('no daily note for 2026-11-01');
     const skill = await client.getPrompt({ name: 'skill_meeting-notes', arguments: { request: 'minutes of today' } });
     expect(skill.messages[0]!.content).toMatchObject({ type: 'text', text: expect.stringMatching(/Start with the decisions\.[\s\S]*Request: minutes of today/) });
-    await expect(client.getPrompt({ name: 'summarize_document', arguments: {} })).rejects.toThrow(/needs the argument 'id'/);
-    await expect(client.getPrompt({ name: 'nope' })).rejects.toThrow(/no prompt named/);
+    await expect(client.getPrompt({ name: 'summarize_document', arguments: {} })).rejects.toMatchObject({ code: -32602, message: expect.stringMatching(/needs the argument 'id'/) });
+    await expect(client.getPrompt({ name: 'nope' })).rejects.toMatchObject({ code: -32602, message: expect.stringMatching(/no prompt named/) });
   });
 });
 

@@ -191,6 +191,9 @@ describe('the kernel as an MCP server on /mcp', () => {
     expect((await client.listTools()).tools.length).toBeGreaterThan(0);
     const batch = await post([wait(40), wait(41)]);
     expect([batch.status, batch.json().error?.code]).toEqual([400, 'INVALID_INPUT']);
+    // An empty batch is one Invalid Request, as JSON-RPC 2.0 says (it was 202 with nothing).
+    const empty = await post([]);
+    expect([empty.status, empty.json()]).toEqual([400, { jsonrpc: '2.0', error: { code: -32600, message: 'Invalid Request: an empty batch' }, id: null }]);
   });
 
   it('expires idle sessions, but not one whose client keeps its notification stream open', async () => {
