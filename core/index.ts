@@ -8,6 +8,7 @@ export type {
 } from './plugin-api.js';
 export type { Embedder, Reranker, BackendKind, BackendHandle, BackendCaller, SelectedBackend } from './backends/contracts.js';
 export { throwIfStopped, stoppedNote } from './pipeline/stop.js';
+export { sweepRetention } from './util/retention-sweep.js';
 export { createToken, tokenName } from './tokens.js';
 export type { Token } from './tokens.js';
 export { WORKSPACE, KERNEL_INFO, SESSION_TODOS, AUDIT_HEAD } from './core-tokens.js';

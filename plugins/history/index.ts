@@ -1,12 +1,11 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { KernelError, NotFoundError, WORKSPACE, definePlugin, isValidId, mayReadRemoved, stoppedNote, writeFileAtomic, type ActionCall, type ActionHandler, type StopReason } from '../../core/index.js';
+import { KernelError, NotFoundError, WORKSPACE, definePlugin, sweepRetention, isValidId, mayReadRemoved, stoppedNote, writeFileAtomic, type ActionCall, type ActionHandler, type StopReason } from '../../core/index.js';
 import { BLOCKS_INDEX } from '../blocks/tokens.js';
 import { HistoryStore, searchableText, titleOf, type Retention, type Version } from './history-store.js';
 import { VersionWriter } from './version-writer.js';
 import { restorePlace, type Place } from './restore-place.js';
-import { sweepRetention } from './retention-sweep.js';
 import { reportingNotes } from '../blocks/report-notes.js';
 
 interface SearchInput { query?: string; notebook?: string; op?: Version['op']; from?: string; to?: string; limit?: number }
@@ -28,7 +27,7 @@ export default definePlugin<Partial<Retention> & { coalesceSeconds?: number }>({
     const history = new HistoryStore(join(workspace.root, 'history'), { maxVersions: ctx.config.maxVersions ?? 100, maxAgeDays: ctx.config.maxAgeDays ?? 90 });
     const versions = new VersionWriter(history, (ctx.config.coalesceSeconds ?? 30) * 1000, ctx.log);
     ctx.onDispose(() => versions.flush());
-    ctx.onDispose(sweepRetention(history, ctx.log));
+    ctx.onDispose(sweepRetention((now, stopped) => history.pruneAll(now, stopped), ctx.log, 'history'));
     // Every change of a document file, from any caller, keeps the file as it was (a burst of edits, once),
     // durably before the file changes.
     const stopListening = blocks.onBeforeChange(async (change) => {

@@ -1,5 +1,5 @@
 import { join, resolve } from 'node:path';
-import { SKILLS_LISTING, WORKSPACE, definePlugin } from '../../core/index.js';
+import { SKILLS_LISTING, WORKSPACE, definePlugin, sweepRetention } from '../../core/index.js';
 import { skillHandlers } from './skill-actions.js';
 import { SkillCatalog } from './skill-catalog.js';
 import { limitsFrom, type SkillsConfig } from './skill-limits.js';
@@ -27,6 +27,7 @@ export default definePlugin<SkillsConfig>({
     const catalog = new SkillCatalog(roots, limits, records, ctx.log);
     const versions = new SkillVersions(join(workspace.root, 'history', 'skills'), skillsDir, limits, { maxVersions: ctx.config.versionsKept ?? 20, maxAgeDays: ctx.config.versionsMaxAgeDays ?? 90 });
     ctx.provide(SKILLS_LISTING, { promptListing: () => catalog.promptListing() });
+    ctx.onDispose(sweepRetention((now, stopped) => versions.pruneAll(now, stopped), ctx.log, 'skill versions'));
     // Snapshots hold skill writes while they read or restore skills/, and a rollback keeps the versions it replaces.
     ctx.provide(SKILLS_WRITES, {
       exclusive: (work) => writer.exclusive(work),

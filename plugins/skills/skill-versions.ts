@@ -1,4 +1,4 @@
-import { readdir, readFile, rm } from 'node:fs/promises';
+import { readdir, readFile, rm, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeJsonAtomic } from '../../core/index.js';
 import { nameFlaw, parseSkillDocument } from './skill-document.js';
@@ -108,6 +108,18 @@ export class SkillVersions {
 
   private async names(name: string): Promise<string[]> {
     return (await readdir(this.skillFolder(name)).catch(() => [] as string[])).map((entry) => entry.replace(/\.json$/, '')).filter((entry) => VERSION.test(entry)).sort().reverse();
+  }
+
+  /**
+   * The retention rules for every skill's versions, a removed skill's too (they were applied only when
+   * that skill got a new version); `stopped` is asked between skills. An emptied folder goes.
+   */
+  async pruneAll(now: Date, stopped: () => boolean = () => false): Promise<void> {
+    for (const name of (await readdir(this.folder).catch(() => [] as string[])).filter((entry) => !nameFlaw(entry))) {
+      if (stopped()) return;
+      await this.prune(name, now);
+      await rmdir(this.skillFolder(name)).catch(() => undefined);
+    }
   }
 
   private async prune(name: string, now: Date): Promise<void> {

@@ -6,12 +6,15 @@ import { describe, expect, it } from 'vitest';
 import { createHttpApp } from '../../../core/http/app.js';
 import { SKILLS_LISTING, type SkillsListingSource } from '../../../core/turn/skills-listing.js';
 import { checkRedirect, isInternalAddress } from '../../../plugins/skills/redirect-check.js';
+import { limitsFrom } from '../../../plugins/skills/skill-limits.js';
+import { SkillVersions } from '../../../plugins/skills/skill-versions.js';
 import { SKILLS_WRITES, type SkillsWrites } from '../../../plugins/skills/tokens.js';
 import { caught } from '../../helpers/harness.js';
 import { reader } from '../blocks/blocks-harness.js';
 import { filesUnder, skillMd, useSkills, writeTree } from './skills-harness.js';
 
-const { boot } = useSkills();
+const helpers = useSkills();
+const { boot } = helpers;
 
 interface Versions { versions: { version: string; op: string }[] }
 
@@ -119,5 +122,20 @@ describe('skill writes that must not lose or leak anything', () => {
     } finally {
       await new Promise((resolve) => server.close(resolve));
     }
+  });
+
+  it("drops a removed skill's versions past their age too (only a new version of the same skill pruned them)", async () => {
+    const { tempDir } = helpers;
+    const root = await tempDir();
+    const skills = join(root, 'skills');
+    const versions = new SkillVersions(join(root, 'history', 'skills'), skills, limitsFrom({}), { maxVersions: 20, maxAgeDays: 90 });
+    await writeTree(join(skills, 'old'), { 'SKILL.md': skillMd('name: old\ndescription: Old.') });
+    await writeTree(join(skills, 'kept'), { 'SKILL.md': skillMd('name: kept\ndescription: Kept.') });
+    await versions.keep('old', 'remove', 'person:alice', new Date(Date.now() - 200 * 86_400_000));
+    await versions.keep('kept', 'remove', 'person:alice');
+    expect((await versions.skills()).map((skill) => skill.name)).toEqual(['kept', 'old']);
+    await versions.pruneAll(new Date());
+    expect((await versions.skills()).map((skill) => skill.name)).toEqual(['kept']);
+    expect(await filesUnder(join(root, 'history', 'skills'))).toEqual([expect.stringMatching(/^kept\/\d{8}T\d{9}Z-remove\.json$/)]);
   });
 });
