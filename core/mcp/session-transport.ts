@@ -33,6 +33,7 @@ export class SessionTransport implements Transport {
     };
     http.onerror = (error) => this.onerror?.(error);
     http.onmessage = (message, extra) => {
+      this.forgetEnded(message);
       this.onmessage?.(message, extra);
       const cancelled = cancelledRequest(message);
       // After the server has seen it (its handler's signal aborts in a microtask): see endCancelled.
@@ -113,12 +114,24 @@ export class SessionTransport implements Transport {
         this.ended.add(id);
         resolve({ jsonrpc: '2.0', id, error: { code: REQUEST_CANCELLED, message: 'The client closed the request' } } as JSONRPCMessage);
       }, { once: true });
+      this.forgetEnded(message as JSONRPCMessage);
       this.onmessage?.(message as JSONRPCMessage);
     }).then((response) => {
       const answer = new Response(JSON.stringify(response), { status: 200, headers: { 'content-type': 'application/json', 'mcp-session-id': this.sessionId ?? '' } });
       jsonAnswers.add(answer);
       return answer;
     });
+  }
+
+  /**
+   * A new request with the id of one that ended: that id is this request's now. A cancelled request's id
+   * stayed among the ended (the server never answers it), and the next request with it had its answer
+   * dropped as that one's late response: it never got one.
+   */
+  private forgetEnded(message: JSONRPCMessage): void {
+    if (this.ended.size === 0) return;
+    const { id, method } = message as { id?: RequestId; method?: unknown };
+    if (id !== undefined && typeof method === 'string') this.ended.delete(id);
   }
 
   /** The session closed under requests answered as JSON: they answer that, as a JSON-RPC error. */

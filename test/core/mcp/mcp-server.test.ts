@@ -189,6 +189,18 @@ describe('the kernel as an MCP server on /mcp', () => {
       expect([id, answer.body]).toEqual([id, expect.stringContaining('-32800')]);
     }
     expect((await client.listTools()).tools.length).toBeGreaterThan(0);
+    // A client that drops its request and cancels it may use the id again: the new request is answered
+    // (the id stayed among the ended, and the new answer was dropped as the old one's late response).
+    const before = running();
+    const dropped = new AbortController();
+    const gone = fetch(`${url}/mcp`, { method: 'POST', headers, body: JSON.stringify(wait(50)), signal: dropped.signal }).catch(() => undefined);
+    for (const end = Date.now() + 10_000; running() === before && Date.now() < end;) await new Promise((resolve) => setTimeout(resolve, 20));
+    dropped.abort();
+    await gone;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect((await cancel(50)).status).toBe(202);
+    const reused = await post({ jsonrpc: '2.0', id: 50, method: 'tools/call', params: { name: 'nope', arguments: {} } });
+    expect([reused.status, reused.body]).toEqual([200, expect.stringContaining('"id":50')]);
     const batch = await post([wait(40), wait(41)]);
     expect([batch.status, batch.json().error?.code]).toEqual([400, 'INVALID_INPUT']);
     // An empty batch is one Invalid Request, as JSON-RPC 2.0 says (it was 202 with nothing).
