@@ -85,9 +85,12 @@ export const SAVE_SESSION_BODY: JsonSchema = {
   },};
 const parseSession = bodyValidator<Record<string, unknown>>(SAVE_SESSION_BODY);
 
-function positive(value: string | undefined, fallback: number): number {
-  const parsed = Number(value);
-  return Number.isInteger(parsed) && parsed > 0 ? parsed : fallback;
+/** A whole number from 1 in a query parameter; `page=abc` or `page=0` is refused naming it (it was taken as 1). */
+function positive(value: string | undefined, fallback: number, field: string): number {
+  if (value === undefined) return fallback;
+  const parsed = /^\d{1,9}$/.test(value) ? Number(value) : Number.NaN;
+  if (!(parsed > 0)) throw new KernelError('INVALID_INPUT', `${field} must be a whole number from 1, not '${value.slice(0, 40)}'`, { details: { field } });
+  return parsed;
 }
 
 /**
@@ -104,7 +107,7 @@ export function sessionRoutes(kernel: Kernel): Hono<HttpEnv> {
   });
   app.get('/', async (c) => {
     const title = c.req.query('title');
-    return c.json(await sessions.list({ page: positive(c.req.query('page'), 1), pageSize: positive(c.req.query('pageSize'), 30), ...(title ? { title } : {}) }));
+    return c.json(await sessions.list({ page: positive(c.req.query('page'), 1, 'page'), pageSize: positive(c.req.query('pageSize'), 30, 'pageSize'), ...(title ? { title } : {}) }));
   });
   app.get('/:id', async (c) => c.json({ session: await sessions.read(c.req.param('id')) }));
   app.put('/:id', async (c) => {

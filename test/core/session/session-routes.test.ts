@@ -32,6 +32,12 @@ describe('agent sessions over HTTP', () => {
     expect([read.session.title, read.session.entries.length]).toEqual(['Planning', 1]);
     const listed = (await (await app.request('/api/agent/sessions?title=plan', request('GET'))).json()) as { total: number };
     expect(listed.total).toBe(1);
+    // A page that is no whole number from 1 is refused naming it (it was taken as page 1).
+    for (const query of ['page=abc', 'page=0', 'pageSize=-5']) {
+      const refused = await app.request(`/api/agent/sessions?${query}`, request('GET'));
+      expect([query, refused.status, ((await refused.json()) as { error: { details: { field: string } } }).error.details.field]).toEqual([query, 400, query.split('=')[0]]);
+    }
+    expect((await app.request('/api/agent/sessions?page=2&pageSize=10', request('GET'))).status).toBe(200);
     expect((await app.request(`/api/agent/sessions/${session.id}`, request('DELETE'))).status).toBe(204);
     expect((await app.request(`/api/agent/sessions/${session.id}`, request('GET'))).status).toBe(404);
   });
