@@ -2646,10 +2646,8 @@ export interface Operations {
     /** The Model Context Protocol, Streamable HTTP transport (JSON-RPC) */
     body: {
       [key: string]: unknown;
-    };
-    response: {
-      [key: string]: unknown;
-    };
+    } | unknown[];
+    response: string;
   };
   me: {
     /** Who this token is: its name and role */

@@ -14,7 +14,8 @@ export const RESOURCE_NOT_FOUND = -32002;
 export function asJsonRpcError(error: unknown, notFound: number): unknown {
   if (!isKernelError(error)) return error;
   const code = error.code === 'INVALID_INPUT' ? ErrorCode.InvalidParams : error.code === 'NOT_FOUND' ? notFound : ErrorCode.InternalError;
-  return Object.assign(new Error(`${error.code}: ${error.message}`), { code, data: { code: error.code, ...(error.details ?? {}) } });
+  // The message as the kernel wrote it (clients matched it before); the kernel's code is in data.
+  return Object.assign(new Error(error.message), { code, data: { code: error.code, ...(error.details ?? {}) } });
 }
 
 /** The handler, its kernel errors answered as asJsonRpcError says. */

@@ -55,10 +55,12 @@ export function untrustedBlock(text: string): string {
  * or slash (`[/tool_output ]`, `［/tool_output］` passed, and so did the zero-width form this wrote). Each
  * becomes `(tool_output)` or `(/tool_output)`, which reads as no marker.
  */
-const MARKER = /[[\uff3b][\s\u200b-\u200d\u2060\ufeff]*([/\uff0f]?)[\s\u200b-\u200d\u2060\ufeff]*tool_output[\s\u200b-\u200d\u2060\ufeff]*[\]\uff3d]/gi;
+// Linear: the blanks before a slash and after it are one run each only when there is a slash (two runs
+// side by side took time quadratic in a run of blanks after a `[`: 40,000 held the loop 4.4 s).
+const MARKER = /[[\uff3b][\s\u200b-\u200d\u2060\ufeff]*(?:([/\uff0f])[\s\u200b-\u200d\u2060\ufeff]*)?tool_output[\s\u200b-\u200d\u2060\ufeff]*[\]\uff3d]/gi;
 
 function defuse(text: string): string {
-  return text.replace(MARKER, (_marker, slash: string) => `(${slash === '' ? '' : '/'}tool_output)`);
+  return text.replace(MARKER, (_marker, slash: string | undefined) => `(${slash === undefined ? '' : '/'}tool_output)`);
 }
 
 function wrap(text: string): string {

@@ -22,7 +22,7 @@ export interface InlineMarks {
 }
 
 const PUNCTUATION = /[!-/:-@[-`{-~]/;
-const WORD = /\w/;
+const WORD = /[\p{L}\p{N}_]/u;
 /** An autolink as the web app reads one (its AUTOLINK, sticky here). */
 const AUTOLINK = /<(?:https?:\/\/[^>\s]+|mailto:[^>\s]+)>/iy;
 const AUTOLINK_SCHEME = /<(?:https?:\/\/|mailto:)/iy;
@@ -174,11 +174,13 @@ function emphasisAt(content: string, i: number, start: number, end: number, noCl
   for (const marker of EMPHASIS) {
     const after = i + marker.length;
     if (!content.startsWith(marker, i) || after >= end || SPACE.test(content.charAt(after))) continue;
-    if (marker === '_' && i > start && WORD.test(content.charAt(i - 1))) continue;
+    // Underscores inside a word are text (CommonMark), in any script: `_config`, `中文_变量`.
+    if (marker[0] === '_' && i > start && WORD.test(content.charAt(i - 1))) continue;
     if (i >= (noClose.get(marker) ?? Number.POSITIVE_INFINITY)) continue;
     let close = content.indexOf(marker, after + 1);
     // Whether a marker closes depends on it alone (what is before and after it), not on the opener.
-    while (close !== -1 && close < end && (SPACE.test(content.charAt(close - 1)) || (marker.length === 1 && close + 1 < end && content.startsWith(marker, close + 1)))) {
+    while (close !== -1 && close < end && (SPACE.test(content.charAt(close - 1)) || (marker.length === 1 && close + 1 < end && content.startsWith(marker, close + 1))
+      || (marker[0] === '_' && close + marker.length < end && WORD.test(content.charAt(close + marker.length))))) {
       close = content.indexOf(marker, close + 2);
     }
     if (close === -1 || close + marker.length > end) {

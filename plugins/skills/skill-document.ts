@@ -74,15 +74,17 @@ export function nameFlaw(value: string): string | undefined {
 }
 
 // eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
+const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
+const CONTROLS = new RegExp(CONTROL.source, 'g');
 
 function checkDescription(value: unknown, path: string, present: boolean): string {
   if (!present || value === null || value === undefined) throw skillError('DESCRIPTION_MISSING', `${path}: the front matter has no description (say what the skill does and when to use it)`, { path });
   if (typeof value !== 'string') throw skillError('DESCRIPTION_INVALID', `${path}: the description must be text, not ${Array.isArray(value) ? 'a list' : typeof value}`, { path });
   if (value.trim() === '') throw skillError('DESCRIPTION_EMPTY', `${path}: the description is empty`, { path });
   // It is shown in every turn's prompt and at the terminal: an escape sequence or a direction override
-  // there could disguise what follows it.
-  if (CONTROL.test(value)) throw skillError('DESCRIPTION_INVALID', `${path}: the description holds control characters or direction overrides; write it as plain text`, { path });
+  // there could disguise what follows it, so each is shown as U+FFFD (the file keeps what it holds; a
+  // skill is not broken for it). The marks of mixed right-to-left text (U+200E, U+200F) stay.
+  if (CONTROL.test(value)) return value.replace(CONTROLS, '\ufffd');
   if (value.length > MAX_DESCRIPTION_LENGTH) {
     throw skillError('DESCRIPTION_TOO_LONG', `${path}: the description is ${value.length} characters, more than ${MAX_DESCRIPTION_LENGTH}`, { path, chars: value.length, limit: MAX_DESCRIPTION_LENGTH });
   }

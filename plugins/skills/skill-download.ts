@@ -1,4 +1,4 @@
-import { MAX_REDIRECTS, checkRedirect, isInternalHost } from './redirect-check.js';
+import { MAX_REDIRECTS, checkRedirect, namesInternalHost } from './redirect-check.js';
 import { skillError } from './skill-limits.js';
 
 const DOWNLOAD_TIMEOUT_MS = 60_000;
@@ -17,7 +17,7 @@ export async function download(url: string, maxBytes: number, signal: AbortSigna
   if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') throw skillError('DOWNLOAD_FAILED', `only http and https URLs are downloaded, not ${parsed.protocol}`, { url: parsed.href });
   if (parsed.username || parsed.password) throw skillError('DOWNLOAD_FAILED', 'a URL with a user name or password in it is refused (it would be stored in the audit record)', {});
   const stop = AbortSignal.any([signal, AbortSignal.timeout(DOWNLOAD_TIMEOUT_MS)]);
-  const startedInternal = await isInternalHost(parsed.hostname);
+  const startedInternal = namesInternalHost(parsed.hostname);
   let response: Response;
   // Redirects followed by hand, each checked (redirect-check.ts).
   for (let hops = 0; ; hops++) {

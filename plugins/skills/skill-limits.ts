@@ -53,15 +53,6 @@ export type SkillProblem =
   | 'ARCHIVE_TOO_LARGE' | 'ARCHIVE_RATIO' | 'ARCHIVE_CORRUPT' | 'ARCHIVE_UNSUPPORTED' | 'ARCHIVE_ENCRYPTED'
   | 'NO_SKILL' | 'UNREADABLE' | 'SKILL_EXISTS' | 'SKILL_NOT_FOUND' | 'READ_ONLY_SKILL' | 'DOWNLOAD_FAILED' | 'VERSION_INVALID';
 
-/**
- * One file past `maxFileBytes`, refused when a skill is written: it was enforced only when read, so a
- * skill could be installed whose file the agent could never load.
- */
-export function checkFileSizes(files: readonly { path: string; data: Buffer }[], maxFileBytes: number, where: string): void {
-  const large = files.find((file) => file.data.length > maxFileBytes);
-  if (large) throw skillError('FILE_TOO_LARGE', `'${large.path}' of ${where} is ${large.data.length} bytes, more than the ${maxFileBytes} one file of a skill may have (plugins.skills.config.maxFileBytes)`, { path: large.path, bytes: large.data.length, limit: maxFileBytes });
-}
-
 /** A refusal naming its problem in `details.problem` (and the path it concerns), written for the model and the person alike. */
 export function skillError(problem: SkillProblem, message: string, details: Record<string, unknown> = {}): KernelError {
   const code = problem === 'SKILL_NOT_FOUND' ? 'NOT_FOUND' : problem === 'SKILL_EXISTS' ? 'CONFLICT' : 'INVALID_INPUT';

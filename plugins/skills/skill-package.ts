@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import { readTarGz } from './archive-tar.js';
 import { readZip } from './archive-zip.js';
 import { parseSkillDocument, type SkillDocument } from './skill-document.js';
-import { checkFileSizes, skillError, type SkillLimits } from './skill-limits.js';
-import { byCodePoint, checkFileSet, checkRelativePath, isTextBuffer } from './skill-paths.js';
+import { skillError, type SkillLimits } from './skill-limits.js';
+import { byCodePoint, checkFileSet, checkFileSizes, checkRelativePath, isTextBuffer } from './skill-paths.js';
 
 /** One file of a package, in memory, with a checked relative path. */
 export interface PackageFile {

@@ -19,7 +19,7 @@ export function checkRelativePath(path: string, where = 'the path'): string {
   const kept = segments.filter((segment) => segment !== '' && segment !== '.');
   if (kept.length === 0) throw skillError('PATH_INVALID', `${where} '${path.slice(0, 200)}' names no file`, { path: path.slice(0, 200) });
   // The whole path too: twenty segments of 250 passed, and the write failed with a raw ENAMETOOLONG.
-  if (kept.some((segment) => segment.length > 255) || kept.length > 32 || Buffer.byteLength(kept.join('/')) > 1024) {
+  if (kept.some((segment) => Buffer.byteLength(segment) > 255) || kept.length > 32 || Buffer.byteLength(kept.join('/')) > 1024) {
     throw skillError('PATH_INVALID', `${where} is too long or too deep (at most 32 segments of 255 bytes, 1,024 bytes in all)`, { path: path.slice(0, 200) });
   }
   return kept.join('/');
@@ -183,4 +183,14 @@ export async function readSkillFolder(folder: string, limits: Pick<SkillLimits, 
     files.push({ path: file.path, data });
   }
   return files;
+}
+
+/**
+ * A text file past `maxFileBytes`, refused when a skill is written: it was enforced only when read, so a
+ * skill could be installed whose file the agent could never load. Other files (templates, images) are
+ * never loaded as text, and only the skill's whole size bounds them.
+ */
+export function checkFileSizes(files: readonly { path: string; data: Buffer }[], maxFileBytes: number, where: string): void {
+  const large = files.find((file) => file.data.length > maxFileBytes && isTextBuffer(file.data));
+  if (large) throw skillError('FILE_TOO_LARGE', `'${large.path}' of ${where} is ${large.data.length} bytes, more than the ${maxFileBytes} one file of a skill may have (plugins.skills.config.maxFileBytes)`, { path: large.path, bytes: large.data.length, limit: maxFileBytes });
 }

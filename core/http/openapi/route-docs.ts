@@ -148,13 +148,38 @@ const SESSIONS: RouteDoc[] = [
   { method: 'put', path: '/api/agent/sessions/{id}/mode', operationId: 'setSessionMode', summary: 'Ask before effects (confirm) or not (auto, if allowed)', tag: 'agent', role: 'admin', body: MODE_BODY, responses: ok(object({ mode: { type: 'string', enum: ['confirm', 'auto'] } })), errors: ['NOT_FOUND'] },
 ];
 
+/** A JSON-RPC error answer, as the MCP transport sends one. */
+const JSON_RPC_ERROR: JsonSchema = {
+  type: 'object', required: ['jsonrpc', 'error'],
+  properties: { jsonrpc: { type: 'string' }, id: {}, error: { type: 'object', required: ['code', 'message'], properties: { code: { type: 'integer' }, message: { type: 'string' } } } },
+};
+
+/** What /mcp answers, by method (the transport's statuses, each a JSON-RPC error but 200, 202 and 503). */
+function mcpResponses(method: 'post' | 'get' | 'delete'): Record<number, DocumentedResponse> {
+  const error = (description: string): DocumentedResponse => ({ description, mediaType: 'application/json', schema: JSON_RPC_ERROR });
+  const responses: Record<number, DocumentedResponse> = {
+    200: method === 'post'
+      ? { description: 'The JSON-RPC answer, as JSON or as an event stream', mediaType: ['application/json', 'text/event-stream'], schema: { type: 'string' } }
+      : method === 'get' ? { description: "The session's notification stream", mediaType: 'text/event-stream', schema: { type: 'string' } } : { description: 'The session is closed', mediaType: 'application/json', schema: { type: 'object' } },
+    404: error("No such session (unknown, closed, expired, or another token's)"),
+  };
+  if (method === 'post') {
+    responses[202] = { description: 'A notification or a response, accepted (no body)' };
+    responses[503] = { description: 'Every session slot (mcp.maxSessions) is answering a request: no session could be opened', mediaType: 'application/json', schema: { type: 'object' } };
+  }
+  if (method !== 'delete') responses[406] = error('The Accept header does not name the answer types (JSON and an event stream for POST, an event stream for GET)');
+  if (method === 'get') responses[409] = error('The session already has its notification stream');
+  return responses;
+}
+
 const MCP: RouteDoc[] = [
   { method: 'get', path: '/api/mcp/servers', operationId: 'listMcpServers', summary: 'External MCP servers, their tools, and definitions waiting for approval', tag: 'mcp', role: 'admin', responses: ok(object({ servers: listOf('McpServer') })) },
   { method: 'post', path: '/api/mcp/servers/{name}/tools/{tool}/approve', operationId: 'approveMcpTool', summary: 'Approve the definition shown (its hash) of an external tool', tag: 'mcp', role: 'admin', body: APPROVE_TOOL_BODY, responses: ok(object({ server: ref('McpServer') })), errors: ['NOT_FOUND', 'CONFLICT'] },
   ...(['post', 'get', 'delete'] as const).map((method): RouteDoc => ({
     method, path: '/mcp', operationId: `mcp${method[0]!.toUpperCase()}${method.slice(1)}`, summary: 'The Model Context Protocol, Streamable HTTP transport (JSON-RPC)', tag: 'mcp', role: 'admin',
-    ...(method === 'post' ? { body: { type: 'object', description: 'A JSON-RPC message (MCP 2025-06-18)' } } : {}),
-    responses: { 200: { description: 'JSON-RPC answer or an event stream', mediaType: method === 'get' ? 'text/event-stream' : 'application/json', schema: method === 'get' ? { type: 'string' } : { type: 'object' } } },
+    description: 'The protocol version is negotiated at initialize (the newest the SDK knows, older ones accepted). Other methods answer 405.',
+    ...(method === 'post' ? { body: { type: ['object', 'array'], description: 'A JSON-RPC message; a batch (an array, at most 20) only under protocol 2025-03-26' } } : {}),
+    responses: mcpResponses(method),
   })),
 ];
 

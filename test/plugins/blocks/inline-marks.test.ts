@@ -59,12 +59,15 @@ describe('the references and tags the index records', () => {
       // Emphasis is read apart, as the web app reads it: an address may start right after its marker,
       // and nothing inside runs past its closing one.
       '**https://app.example.com/#/board#top** ~~https://x.com/#a#~~ _https://x.com/a#b#_ *$a* #t# b$ *a #b* c#',
+      // An underscore inside a word, in any script, neither opens nor closes emphasis.
+      'Files: _build/ and #build_cache#, see _config.yml then #site_build#, 中文_变量 #标签_一#, 变量_名 and #tag_x#',
     ];
     for (const text of cases) expect([text, indexed(text)]).toEqual([text, shown(text)]);
     expect(indexed(cases[0]!).tags).toEqual(['real']);
     expect(indexed(cases[4]!).refs).toEqual(['20240101120000-abcdefh']);
     expect(indexed(cases[5]!)).toEqual({ refs: ['20240101120000-abcdefg', '20240101120000-abcdefh'], tags: ['tag'] });
     expect(indexed(cases[8]!).tags).toEqual(['t']);
+    expect(indexed(cases[9]!).tags).toEqual(['build_cache', 'site_build', '标签_一', 'tag_x']);
   });
 
   it('are those the web app shows for every paragraph of the Markdown fixtures', () => {
@@ -84,7 +87,7 @@ describe('the references and tags the index records', () => {
 
   it('agree with the web app on 20,000 random texts of links, addresses, code, math, emphasis, references and tags', () => {
     const pieces = ['#', '#t#', '#标签#', ' ', 'a', '[', ']', '(', ')', '](https://e.com/#x#)', '](u)', 'https://e.com/#a#b', ' https://e.com/p#q#', '<https://e.com/#y#>',
-      '`#c#`', '$#m#$', '\\', '((20240101120000-abcdefg))', '((20240101120000-abcdefg "N#G"))', '\n', '`', '$', '*', '**', '_', '~~', '==', 'a_b'];
+      '`#c#`', '$#m#$', '\\', '((20240101120000-abcdefg))', '((20240101120000-abcdefg "N#G"))', '\n', '`', '$', '*', '**', '_', '~~', '==', 'a_b', '中_', '_中'];
     const next = random(7);
     let disagreements = 0;
     const examples: string[] = [];

@@ -87,6 +87,11 @@ describe('skill writes that must not lose or leak anything', () => {
     expect([big.code, big.details?.problem, big.message]).toEqual(['INVALID_INPUT', 'FILE_TOO_LARGE', expect.stringContaining("'ref.md' of the skill 'pack' is 5000 bytes, more than the 2048")]);
     const saved = await caught(skill('save', { name: 'pack', content: skillMd('name: pack\ndescription: A pack.'), files: { 'ref.md': 'x'.repeat(5000) } }));
     expect(saved.details?.problem).toBe('FILE_TOO_LARGE');
+    // A file that is not text (a template, an image) is never loaded: only the skill's size bounds it.
+    const binary = join(kernel.workspace.root, '..', 'binary');
+    await writeTree(binary, { 'SKILL.md': skillMd('name: binary\ndescription: A template.'), 'template.pptx': Buffer.alloc(5000, 0) });
+    await skill('install', { path: binary });
+    await skill('remove', { name: 'binary' });
     const laughs = ['a: &a [x, x, x, x, x, x, x, x, x]', ...Array.from({ length: 8 }, (_, i) => `${String.fromCharCode(98 + i)}: &${String.fromCharCode(98 + i)} [*${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}]`)].join('\n');
     const bomb = await caught(skill('save', { name: 'bomb', content: `---\nname: bomb\ndescription: Boom.\n${laughs}\n---\n\nBody\n` }));
     expect([bomb.code, bomb.details?.problem]).toEqual(['INVALID_INPUT', 'YAML_INVALID']);
@@ -95,17 +100,23 @@ describe('skill writes that must not lose or leak anything', () => {
     const odd = join(kernel.workspace.root, '..', 'odd');
     await writeTree(odd, { 'SKILL.md': skillMd('name: odd\ndescription: Odd.'), 'a\\b.md': 'x' });
     expect((await caught(skill('install', { path: odd }))).details?.problem).toBe('PATH_INVALID');
-    const escape = await caught(skill('save', { name: 'esc', content: skillMd('name: esc\ndescription: "Fine \\e[8m hidden \\u202e"') }));
-    expect([escape.details?.problem, escape.message]).toEqual(['DESCRIPTION_INVALID', expect.stringContaining('control characters or direction overrides')]);
     expect(await filesUnder(join(kernel.workspace.root, 'skills'))).toEqual([]);
+    // A description's escape sequence or direction override is shown as U+FFFD; the marks of mixed
+    // right-to-left text stay, and neither makes the skill broken.
+    await skill('save', { name: 'esc', content: skillMd('name: esc\ndescription: "Fine \\e[8m hidden \\u202e, for \\u200fעברית\\u200e Docs"') });
+    const listed = await skill<{ skills: { name: string; description: string }[] }>('list');
+    expect(listed.skills.find((entry) => entry.name === 'esc')?.description).toBe('Fine \ufffd[8m hidden \ufffd, for \u200fעברית\u200e Docs');
   });
 
   it('follows a download\'s redirects only where the URL approved could lead: no internal address from the internet, no downgrade, five at most', async () => {
-    for (const address of ['127.0.0.1', '10.1.2.3', '172.20.0.1', '192.168.1.1', '169.254.169.254', '100.64.0.1', '::1', 'fd00::1', 'fe80::1', '::ffff:127.0.0.1']) expect([address, isInternalAddress(address)]).toEqual([address, true]);
+    for (const address of ['127.0.0.1', '10.1.2.3', '172.20.0.1', '192.168.1.1', '169.254.169.254', '100.64.0.1', '255.255.255.255', '::1', 'fd00::1', 'fe80::1', '::ffff:127.0.0.1', '::ffff:7f00:1', '::7f00:1', '64:ff9b::a9fe:a9fe', '2002:7f00:1::']) {
+      expect([address, isInternalAddress(address)]).toEqual([address, true]);
+    }
     for (const address of ['93.184.216.34', '8.8.8.8', '172.32.0.1', '2606:4700::1']) expect([address, isInternalAddress(address)]).toEqual([address, false]);
     const from = new URL('https://skills.example.org/pack.zip');
     // An approved URL on the internet sent the request on to this machine's admin routes, or the metadata service.
-    for (const to of ['http://127.0.0.1:8080/admin/delete', 'https://169.254.169.254/latest/meta-data', 'https://[::1]/x', 'https://localhost/x']) {
+    // The URL parser writes [::ffff:127.0.0.1] as [::ffff:7f00:1], which a test of the text let through.
+    for (const to of ['http://127.0.0.1:8080/admin/delete', 'https://169.254.169.254/latest/meta-data', 'https://[::1]/x', 'https://localhost/x', 'https://[::ffff:127.0.0.1]/admin', 'https://[::ffff:a9fe:a9fe]/latest', 'https://2130706433/x']) {
       expect((await caught(checkRedirect(from, new URL(to), false))).details?.problem, to).toBe('DOWNLOAD_FAILED');
     }
     expect((await caught(checkRedirect(from, new URL('http://93.184.216.34/pack.zip'), false))).message).toContain('from https down to http');

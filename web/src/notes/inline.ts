@@ -215,16 +215,18 @@ class TickRuns {
   }
 }
 
+const WORD_CHAR = /[\p{L}\p{N}_]/u;
 const EMPHASIS: [string, string][] = [['**', 'strong'], ['__', 'strong'], ['~~', 'del'], ['==', 'mark'], ['*', 'em'], ['_', 'em']];
 
 function emphasisAt(text: string, i: number, noClose: Map<string, number>): { tag: string; inner: string; end: number } | undefined {
   for (const [marker, tag] of EMPHASIS) {
     if (!text.startsWith(marker, i) || /\s/.test(text[i + marker.length] ?? ' ')) continue;
-    if (marker === '_' && i > 0 && /\w/.test(text[i - 1]!)) continue;
+    // Underscores inside a word are text (CommonMark), in any script: `_config`, `中文_变量`.
+    if (marker[0] === '_' && i > 0 && WORD_CHAR.test(text[i - 1]!)) continue;
     if (i >= (noClose.get(marker) ?? Infinity)) continue;
     let close = text.indexOf(marker, i + marker.length + 1);
     // Whether a marker closes depends on it alone (what is before and after it), not on the opener.
-    while (close !== -1 && (/\s/.test(text[close - 1]!) || (marker.length === 1 && text[close + 1] === marker))) close = text.indexOf(marker, close + 2);
+    while (close !== -1 && (/\s/.test(text[close - 1]!) || (marker.length === 1 && text[close + 1] === marker) || (marker[0] === '_' && WORD_CHAR.test(text[close + marker.length] ?? '')))) close = text.indexOf(marker, close + 2);
     if (close === -1) {
       noClose.set(marker, i);
       continue;
