@@ -27,8 +27,8 @@ function readStdinLine(prompt: string, signal?: AbortSignal, options?: { fresh?:
     stdinLines = state;
   }
   const state = stdinLines;
-  // A `y` typed while the agent worked approved a write the person never saw asked. Piped input
-  // (a script answering in advance) keeps its lines.
+  // A `y` typed while the agent worked approved a write the person was never shown. Piped input (a
+  // script answering in advance) keeps its lines.
   if (options?.fresh && process.stdin.isTTY && state.queue.length > 0) {
     process.stdout.write(`(${state.queue.length === 1 ? 'a line' : `${state.queue.length} lines`} typed before this question set aside)\n`);
     state.queue.length = 0;

@@ -174,8 +174,8 @@ export class HistoryStore {
 
 /**
  * The words of a version a search looks in: its title and every block's content, as written and as
- * plain words. The file's JSON was
- * searched whole: `paragraph` or `children` found every version, and a quoted word (escaped there) none.
+ * plain words. The file's JSON was searched whole: `paragraph` or `children` found every version, and
+ * a quoted word (escaped there) none.
  */
 export function searchableText(text: string): string {
   let root: unknown;

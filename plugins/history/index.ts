@@ -1,9 +1,9 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { KernelError, NotFoundError, WORKSPACE, definePlugin, sweepRetention, isValidId, mayReadRemoved, stoppedNote, writeFileAtomic, type ActionCall, type ActionHandler, type StopReason } from '../../core/index.js';
+import { KernelError, NotFoundError, WORKSPACE, definePlugin, isValidId, mayReadRemoved, stoppedNote, sweepRetention, writeFileAtomic, type ActionCall, type ActionHandler, type StopReason } from '../../core/index.js';
 import { BLOCKS_INDEX } from '../blocks/tokens.js';
-import { HistoryStore, searchableText, titleOf, type Retention, type Version } from './history-store.js';
+import { HistoryStore, searchableText, titleOf, type Retention, type Version, type VersionInfo } from './history-store.js';
 import { VersionWriter } from './version-writer.js';
 import { restorePlace, type Place } from './restore-place.js';
 import { reportingNotes } from '../blocks/report-notes.js';
@@ -70,13 +70,14 @@ export default definePlugin<Partial<Retention> & { coalesceSeconds?: number }>({
           // As instants: the strings may carry an offset or no milliseconds (the schema checks their form).
           const fromMs = from === undefined ? undefined : Date.parse(from);
           const toMs = to === undefined ? undefined : Date.parse(to);
-          const results = [];
+          const results: VersionInfo[] = [];
+          const partly = () => ({ results, truncated: true, message: `searched part of the history: ${stoppedNote(call.stopped as StopReason)}` });
           // Bounded: stops at `limit` results, newest documents' versions first, or at the call's stop.
           for (const id of (await history.documents()).reverse()) {
-            if (call.stopped !== undefined) return { results, truncated: true, message: `searched part of the history: ${stoppedNote(call.stopped as StopReason)}` };
+            if (call.stopped !== undefined) return partly();
             for (const version of await history.list(id)) {
               // Within a document too: a hundred versions of a large note are read whole for a query.
-              if (call.stopped !== undefined) return { results, truncated: true, message: `searched part of the history: ${stoppedNote(call.stopped as StopReason)}` };
+              if (call.stopped !== undefined) return partly();
               if ((notebook !== undefined && version.notebook !== notebook) || !visible(call, version, id)) continue;
               if (op !== undefined && version.op !== op) continue;
               const time = Date.parse(version.time);
