@@ -1,6 +1,6 @@
 import type { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage, type MessageExtraInfo, type RequestId } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ErrorCode, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage, type MessageExtraInfo, type RequestId } from '@modelcontextprotocol/sdk/types.js';
 
 /** A request as the route read it: the JSON-RPC body and the headers the transport would check. */
 export interface SessionRequest {
@@ -34,6 +34,11 @@ export class SessionTransport implements Transport {
     http.onerror = (error) => this.onerror?.(error);
     http.onmessage = (message, extra) => {
       this.forgetEnded(message);
+      const invalid = invalidToolCall(message);
+      if (invalid) {
+        this.http.send(invalid, { relatedRequestId: invalid.id }).catch(() => undefined);
+        return;
+      }
       this.onmessage?.(message, extra);
       const cancelled = cancelledRequest(message);
       // After the server has seen it (its handler's signal aborts in a microtask): see endCancelled.
@@ -115,6 +120,12 @@ export class SessionTransport implements Transport {
         resolve({ jsonrpc: '2.0', id, error: { code: REQUEST_CANCELLED, message: 'The client closed the request' } } as JSONRPCMessage);
       }, { once: true });
       this.forgetEnded(message as JSONRPCMessage);
+      const invalid = invalidToolCall(message as JSONRPCMessage);
+      if (invalid) {
+        this.direct.delete(id);
+        resolve(invalid);
+        return;
+      }
       this.onmessage?.(message as JSONRPCMessage);
     }).then((response) => {
       const answer = new Response(JSON.stringify(response), { status: 200, headers: { 'content-type': 'application/json', 'mcp-session-id': this.sessionId ?? '' } });
@@ -161,4 +172,19 @@ function cancelledRequest(message: JSONRPCMessage): RequestId | undefined {
 
 function isResponse(message: JSONRPCMessage): boolean {
   return !('method' in message) && 'id' in message && ('result' in message || 'error' in message);
+}
+
+/**
+ * A `tools/call` whose params do not fit the protocol's schema, as the JSON-RPC error it is: -32602
+ * naming the field. The SDK checks it before any handler and answered -32603 with its validator's
+ * whole dump as the message.
+ */
+function invalidToolCall(message: JSONRPCMessage): (JSONRPCMessage & { id: RequestId }) | undefined {
+  const { id, method } = message as { id?: RequestId; method?: unknown };
+  if (method !== 'tools/call' || id === undefined) return undefined;
+  const checked = CallToolRequestSchema.safeParse(message);
+  if (checked.success) return undefined;
+  const issue = checked.error.issues[0];
+  const where = issue?.path.join('.') || 'params';
+  return { jsonrpc: '2.0', id, error: { code: ErrorCode.InvalidParams, message: `Invalid params: ${where}: ${issue?.message ?? 'does not fit tools/call'}` } } as JSONRPCMessage & { id: RequestId };
 }

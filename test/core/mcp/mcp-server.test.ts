@@ -201,6 +201,11 @@ describe('the kernel as an MCP server on /mcp', () => {
     expect((await cancel(50)).status).toBe(202);
     const reused = await post({ jsonrpc: '2.0', id: 50, method: 'tools/call', params: { name: 'nope', arguments: {} } });
     expect([reused.status, reused.body]).toEqual([200, expect.stringContaining('"id":50')]);
+    // Params that do not fit tools/call are invalid params naming the field, as JSON or on a stream (-32603 with a validator dump before).
+    for (const [id, meta] of [[61, undefined], [62, { progressToken: 'p62' }]] as const) {
+      const malformed = await post({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'waiter_wait', arguments: 'not an object', ...(meta ? { _meta: meta } : {}) } });
+      expect([id, malformed.status, malformed.body]).toEqual([id, 200, expect.stringMatching(/"code":-32602,"message":"Invalid params: params\.arguments: [^"]{1,120}"/)]);
+    }
     const batch = await post([wait(40), wait(41)]);
     expect([batch.status, batch.json().error?.code]).toEqual([400, 'INVALID_INPUT']);
     // An empty batch is one Invalid Request, as JSON-RPC 2.0 says (it was 202 with nothing).
