@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { AUDIT_HEAD, IntentJournal, KernelError, WORKSPACE, definePlugin, mayReadRemoved, throwIfStopped, type ActionCall, type ActionHandler, type Principal } from '../../core/index.js';
+import { AUDIT_HEAD, IntentJournal, KernelError, WORKSPACE, definePlugin, mayReadRemoved, throwIfStopped, type ActionCall, type Principal } from '../../core/index.js';
 import { BLOCKS_INDEX } from '../blocks/tokens.js';
 import { SKILLS_WRITES } from '../skills/tokens.js';
 import { blockDiff } from './block-diff.js';
@@ -26,17 +26,6 @@ function hooksOf(call: ActionCall, what: string): WorkHooks {
     stopCheck: () => throwIfStopped(call, what),
     onProgress: (done, total, message) => call.progress({ done, total, message }),
   };
-}
-
-/**
- * The repository spans every notebook, published or not, so it is for administrators (and the agent,
- * which sees it through its deny rules); a reader is refused every action.
- */
-function notForReaders(handlers: Record<string, ActionHandler>): Record<string, ActionHandler> {
-  return Object.fromEntries(Object.entries(handlers).map(([name, handler]) => [name, (async (input, call) => {
-    if (call.principal.role === 'reader') throw new KernelError('FORBIDDEN', `snapshot_${name} is for administrators: snapshots hold every notebook, published or not`, { details: { action: `snapshot_${name}` } });
-    return handler(input, call);
-  }) satisfies ActionHandler]));
 }
 
 export default definePlugin({
@@ -134,7 +123,8 @@ export default definePlugin({
       };
     };
     return {
-      snapshot: reportingNotes(blocks, notForReaders({
+      // Readers are refused in core: the reads are adminOnly (the repository spans every notebook), the rest have effects.
+      snapshot: reportingNotes(blocks, {
         create: async (input, call: ActionCall) => summary(await create(String((input as { memo?: string }).memo ?? ''), originOf(call.principal), hooksOf(call, 'The snapshot (none was made)'))),
         list: async (input) => {
           const page = pageOf(await repo.list(), input as { limit?: number; before?: string; origin?: string });
@@ -191,7 +181,7 @@ export default definePlugin({
         purge: () => serial(() => repo.purge()),
         // In the queue: a deletion under way would show its records and objects as damaged.
         verify: () => serial(() => repo.verify()),
-      })),
+      }),
     };
   },
 });
