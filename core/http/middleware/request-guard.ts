@@ -3,6 +3,7 @@ import type { Authenticator } from '../../auth/authenticator.js';
 import { KernelError } from '../../errors.js';
 import { errorResponse, httpError } from '../error-response.js';
 import type { HttpEnv } from '../http-env.js';
+import { answerCrossOrigin } from './cross-origin.js';
 
 const LOOPBACK_NAMES = ['127.0.0.1', 'localhost', '::1', '[::1]'];
 
@@ -18,7 +19,8 @@ export interface RequestGuardOptions {
  * middlewares cost more than the action pipeline of a small call):
  * - Host must be ours (DNS rebinding), compared by name only (any port); more than one Host is refused
  *   (RFC 9112 §3.2 asks 400: which one a proxy in front used is unknown). An Origin must be the
- *   request's own origin or configured: browser requests from other sites are refused.
+ *   request's own origin or configured: browser requests from other sites are refused. A configured
+ *   origin's requests get CORS answers (cross-origin.ts), its preflight before any token is asked.
  * - A declared Content-Length over the limit is refused before anything reads the body; the limit is
  *   recorded so that readJsonBody enforces it on a body sent without a length (chunked).
  * - `/api` and `/mcp` need `Authorization: Bearer <token>` matching a configured token; the principal
@@ -41,8 +43,11 @@ export function requestGuard(options: RequestGuardOptions): MiddlewareHandler<Ht
     }
     if (headers.origin !== undefined) {
       const origin = headers.origin.toLowerCase();
-      if (!origins.has(origin) && origin !== `http://${host}` && origin !== `https://${host}`) {
-        throw httpError('ORIGIN_REFUSED', `requests from origin '${origin}' are refused`);
+      if (origins.has(origin)) {
+        const preflight = answerCrossOrigin(c, headers.origin);
+        if (preflight !== undefined) return Promise.resolve(preflight);
+      } else if (origin !== `http://${host}` && origin !== `https://${host}`) {
+        throw httpError('ORIGIN_REFUSED', `requests from origin '${origin}' are refused; add it to server.allowedOrigins in quire.json`);
       }
     }
     if (headers.contentLength !== undefined && Number(headers.contentLength) > bodyLimitBytes) throw tooLarge(bodyLimitBytes);
