@@ -14,7 +14,10 @@ export function errorResponse(c: Context, error: unknown, log?: Logger, headers:
   // Unexpected failures are logged with their cause; their text is not sent, it may name internals.
   if (status >= 500) log?.error('request failed', { code: kernelError.code, path: c.req.path, error: describe(error) });
   const body: ErrorBody = { error: { code: kernelError.code, message: kernelError.message, details: kernelError.details } };
-  return new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json; charset=utf-8', ...headers } });
+  // A refusal that clears by itself says when to try again (RFC 9110 §10.2.3).
+  const { retryAfterSeconds } = kernelError.details;
+  const retry: Record<string, string> = typeof retryAfterSeconds === 'number' && (status === 503 || status === 429) ? { 'retry-after': String(Math.max(1, Math.ceil(retryAfterSeconds))) } : {};
+  return new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json; charset=utf-8', ...retry, ...headers } });
 }
 
 export function httpError(code: ErrorCode, message: string, details?: Record<string, unknown>): KernelError {

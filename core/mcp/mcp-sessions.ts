@@ -18,7 +18,7 @@ interface McpSession {
 export interface McpSessionLimits {
   /** A session unused this long is closed (its id then answers 404, and the client re-initialises). */
   idleMs: number;
-  /** At most this many sessions; the least recently used one is closed to make room. */
+  /** At most this many sessions; an idle one of the token holding the most is closed to make room. */
   maxSessions: number;
 }
 
@@ -39,7 +39,7 @@ export class McpSessions {
   /** A new session's transport; `server` is connected to it and the session is kept once initialised. */
   async open(owner: string, server: Server): Promise<WebStandardStreamableHTTPServerTransport> {
     while (this.sessions.size >= this.limits.maxSessions) {
-      if (!await this.closeLeastRecent()) throw new KernelError('NOT_READY', `all ${this.limits.maxSessions} MCP sessions are answering requests; try again shortly`);
+      if (!await this.makeRoom(owner)) throw new KernelError('NOT_READY', `all ${this.limits.maxSessions} MCP sessions are answering requests; try again shortly`, { details: { retryAfterSeconds: 1 } });
     }
     const http: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
@@ -102,12 +102,24 @@ export class McpSessions {
     for (const [id, session] of [...this.sessions]) await this.close(id, session);
   }
 
-  /** Closes the least recently used idle session; false when every session is answering a request. */
-  private async closeLeastRecent(): Promise<boolean> {
-    let oldest: [string, McpSession] | undefined;
-    for (const entry of this.sessions) if (entry[1].inFlight === 0 && (!oldest || entry[1].lastSeen < oldest[1].lastSeen)) oldest = entry;
-    if (oldest) await this.close(...oldest);
-    return oldest !== undefined;
+  /**
+   * Closes one idle session to make room for one of `opener`: the least recently used of the token
+   * holding the most sessions (the opener's own when it holds as many as any), so that a client that
+   * opens sessions in a loop closes its own, not everyone else's. False when every session is answering
+   * a request.
+   */
+  private async makeRoom(opener: string): Promise<boolean> {
+    const held = new Map<string, number>();
+    for (const session of this.sessions.values()) held.set(session.owner, (held.get(session.owner) ?? 0) + 1);
+    const weight = (owner: string): number => (held.get(owner) ?? 0) + (owner === opener ? 0.5 : 0);
+    let chosen: [string, McpSession] | undefined;
+    for (const entry of this.sessions) {
+      const session = entry[1];
+      if (session.inFlight !== 0) continue;
+      if (!chosen || weight(session.owner) > weight(chosen[1].owner) || (session.owner === chosen[1].owner && session.lastSeen < chosen[1].lastSeen)) chosen = entry;
+    }
+    if (chosen) await this.close(...chosen);
+    return chosen !== undefined;
   }
 
   private async close(id: string, session: McpSession): Promise<void> {

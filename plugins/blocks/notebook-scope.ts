@@ -25,7 +25,7 @@ export function createNotebookScope(store: BlockStore, isSyncing: () => boolean)
         if (!isValidId(id)) continue;
         const notebook = store.catalog.notebooks.has(id) ? id : store.catalog.doc(id)?.notebook ?? notebookOfBlock.get(id) as string | undefined;
         if (notebook !== undefined) found.add(notebook);
-        else if (isSyncing()) throw new KernelError('NOT_READY', 'The notes index is being built; try again in a moment', { details: { id } });
+        else if (isSyncing()) throw new KernelError('NOT_READY', 'The notes index is being built; try again in a moment', { details: { id, retryAfterSeconds: 2 } });
       }
       return [...found];
     },

@@ -348,7 +348,7 @@ export function createFulltextQuery(db: Database.Database): (request: FulltextRe
 function sqliteFailure(error: Error & { code?: string }): KernelError {
   const code = error.code ?? '';
   if (code === 'SQLITE_ERROR') return new KernelError('INVALID_INPUT', 'The query could not be searched; try fewer or simpler words', { details: { field: 'query' } });
-  if (/^SQLITE_(BUSY|LOCKED|PROTOCOL)/.test(code)) return new KernelError('NOT_READY', 'The index could not be read just now (it is locked); try again', { details: { sqlite: code } });
+  if (/^SQLITE_(BUSY|LOCKED|PROTOCOL)/.test(code)) return new KernelError('NOT_READY', 'The index could not be read just now (it is locked); try again', { details: { sqlite: code, retryAfterSeconds: 1 } });
   return new KernelError('INTERNAL', `The index could not be read (${code || 'SQLite error'})`, { cause: error, details: { sqlite: code } });
 }
 

@@ -165,7 +165,7 @@ function mcpResponses(method: 'post' | 'get' | 'delete'): Record<number, Documen
   };
   if (method === 'post') {
     responses[202] = { description: 'A notification or a response, accepted (no body)' };
-    responses[503] = { description: 'Every session slot (mcp.maxSessions) is answering a request: no session could be opened', mediaType: 'application/json', schema: { type: 'object' } };
+    responses[503] = { description: 'Every session slot (mcp.maxSessions) is answering a request: no session could be opened (Retry-After says when to try again)', mediaType: 'application/json', schema: { type: 'object' } };
   }
   if (method !== 'delete') responses[406] = error('The Accept header does not name the answer types (JSON and an event stream for POST, an event stream for GET)');
   if (method === 'get') responses[409] = error('The session already has its notification stream');

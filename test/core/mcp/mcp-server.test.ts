@@ -227,6 +227,28 @@ describe('the kernel as an MCP server on /mcp', () => {
     expect((await listening.listTools()).tools.length).toBeGreaterThan(0);
   });
 
+  it('at the session limit, a token opening sessions in a loop closes its own, not another token\'s; with every session in use, 503 says when to try again', async () => {
+    const OTHER = 'qk_mcp-second-admin-token';
+    const { url } = await serve({ mcp: { maxSessions: 3 }, auth: { tokens: [...auth!.tokens!, { name: 'bob', role: 'admin', sha256: sha(OTHER) }] } });
+    const headers = (token: string) => ({ 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${token}` });
+    const initialize = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+    const open = async (token: string) => String((await rawRequest(`${url}/mcp`, { method: 'POST', headers: headers(token), body: initialize })).headers['mcp-session-id']);
+    const list = (token: string, id: string) => rawRequest(`${url}/mcp`, { method: 'POST', headers: { ...headers(token), 'mcp-session-id': id, 'mcp-protocol-version': '2025-11-25' }, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} }) });
+    const alices = await open(ADMIN);
+    const bobs: string[] = [];
+    for (let i = 0; i < 6; i++) bobs.push(await open(OTHER));
+    // Alice's session was the least recently used, yet bob's own made room each time.
+    expect((await list(ADMIN, alices)).status).toBe(200);
+    expect((await Promise.all(bobs.map(async (id) => (await list(OTHER, id)).status)))).toEqual([404, 404, 404, 404, 200, 200]);
+
+    // Three clients holding their notification streams open: every slot is in use.
+    const streams = [fetchNotingStream(), fetchNotingStream(), fetchNotingStream()];
+    await Promise.all([connect(url, ADMIN, streams[0]!.fetch), connect(url, OTHER, streams[1]!.fetch), connect(url, OTHER, streams[2]!.fetch)]);
+    await Promise.all(streams.map((stream) => stream.streamOpen));
+    const refused = await rawRequest(`${url}/mcp`, { method: 'POST', headers: headers(ADMIN), body: initialize });
+    expect([refused.status, refused.json().error?.code, refused.headers['retry-after']]).toEqual([503, 'NOT_READY', '1']);
+  });
+
   it('tells connected clients when tools change, as a plugin is disabled and enabled while serving', async () => {
     const { url } = await serve();
     const noting = fetchNotingStream();
