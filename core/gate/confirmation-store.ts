@@ -40,6 +40,26 @@ export class ConfirmationStore {
       throw new KernelError('WORKSPACE_INVALID', `${this.workspace.confirmationsFile}: 'confirmations' must be an array`);
     }
     this.items = new Map(file.confirmations.map((item) => [item.id, item]));
+    await this.settleLeftovers();
+  }
+
+  /**
+   * Confirmations are asked by a turn, which waits for the answer, and no turn outlives its kernel. At
+   * load, one still pending (or approved and never used) was left by a kernel that was killed: nothing
+   * will ever run it, so it is expired. Kept pending, the person could approve a call that no longer
+   * exists, and "always" made a standing grant out of it.
+   */
+  private async settleLeftovers(): Promise<void> {
+    const now = new Date().toISOString();
+    const next = new Map(this.items);
+    let changed = false;
+    for (const [id, item] of next) {
+      if (item.status === 'pending' || (item.status === 'approved' && item.kind === undefined)) {
+        next.set(id, { ...item, status: 'expired', answeredAt: now });
+        changed = true;
+      }
+    }
+    if (changed) await this.persist(next);
   }
 
   get(id: string): Confirmation | undefined {

@@ -18,7 +18,7 @@ const HANGING_PLUGIN = {
 export default { activate(ctx) { return { hang: { forever: () => { writeFileSync(process.env.QUIRE_MARKER, 'started'); return new Promise(() => {}); } } }; } };`,
 };
 
-function childScript(workspace: string, sessionId: string): string {
+function childScript(workspace: string, sessionId: string, call: { name: string; args: string } = { name: 'hang_forever', args: '{}' }): string {
   return `
     const { Kernel } = await import(${JSON.stringify(join(DIST, 'kernel.js'))});
     const { silentLogger } = await import(${JSON.stringify(join(DIST, 'log.js'))});
@@ -29,8 +29,8 @@ function childScript(workspace: string, sessionId: string): string {
     const provider = { id: 'script', async *stream() {
       round++;
       if (round === 1) {
-        yield { type: 'tool_call_start', index: 0, id: 'c1', name: 'hang_forever' };
-        yield { type: 'tool_call_delta', index: 0, argumentsDelta: '{}' };
+        yield { type: 'tool_call_start', index: 0, id: 'c1', name: ${JSON.stringify(call.name)} };
+        yield { type: 'tool_call_delta', index: 0, argumentsDelta: ${JSON.stringify(call.args)} };
         yield { type: 'tool_call_end', index: 0 };
         yield { type: 'finish', reason: 'tool_calls' };
       }
@@ -82,6 +82,32 @@ describe('a kernel killed in the middle of a tool call', () => {
     // The interrupted turn can be committed, and then the session is whole again.
     const committed = await again.sessions.save({ id: sessionId, entries: (await again.sessions.read(sessionId)).entries.slice(0, 3), commitTurnID: String(session.recoveryTurnID) });
     expect(committed.session.entries.flatMap((entry) => entry.toolCalls ?? []).map((call) => call.state)).toEqual(['unknown']);
+  });
+
+  it('settles the confirmation the killed turn waited on: it cannot be approved after the restart, nor make a grant', async () => {
+    const workspace = join(await tempDir(), 'ws');
+    await writeUserPlugin(workspace, 'hang', HANGING_PLUGIN);
+    const sessionId = newId();
+    const first = await boot({ workspace, realManifests: true, config: { plugins: { hang: { trusted: true } } } });
+    await first.sessions.save({ id: sessionId, title: 'Crash at a question', entries: [] });
+    await first.close();
+    const child = spawn(process.execPath, ['--input-type=module', '-e', childScript(workspace, sessionId, { name: 'notebook_create', args: '{"name":"Asked for"}' })], { stdio: ['ignore', 'ignore', 'inherit'] });
+    const confirmations = join(workspace, 'agent', 'confirmations.json');
+    const pending = (): boolean => { try { return readFileSync(confirmations, 'utf8').includes('"pending"'); } catch { return false; } };
+    for (let i = 0; i < 300 && !pending(); i++) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(pending()).toBe(true);
+    child.kill('SIGKILL');
+    await new Promise((resolve) => child.once('exit', resolve));
+
+    const again = await boot({ workspace, realManifests: true, config: { plugins: { hang: { trusted: true } } } });
+    expect((await again.sessions.read(sessionId)).recoveryState).toBe('interrupted');
+    expect(again.confirmations.list({ status: 'pending' })).toEqual([]);
+    const [left] = again.confirmations.list({ sessionId });
+    expect(left?.status).toBe('expired');
+    await expect(again.confirmations.answer(left!.id, { approved: true, always: true, argsHash: left!.argsHash, answeredBy: 'person' })).rejects.toMatchObject({ code: 'CONFIRMATION_ALREADY_ANSWERED' });
+    expect(again.grants.list()).toEqual([]);
+    // Settled on disk too: a second restart finds it expired, not pending.
+    expect(readFileSync(confirmations, 'utf8')).not.toContain('"pending"');
   });
 
   it('keeps the answer streamed so far as the turn\'s draft (saved at most once a second)', async () => {
