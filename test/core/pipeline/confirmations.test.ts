@@ -137,17 +137,18 @@ describe('confirmations', () => {
     expect(afterRevoke.status).toBe('confirmation_required');
   });
 
-  it('keeps pending confirmations across a restart, still answerable once', async () => {
+  it('keeps a turn\'s confirmations across a restart for the record, expired: no turn outlives its kernel, so none is approved and run later', async () => {
     const options = await harness.kernelOptions({ plugins: ['notes'] });
     const first = await Kernel.boot(options);
     const { confirmation } = await pendingPut(first);
     await first.close();
     const second = await Kernel.boot(options);
     try {
-      expect(second.confirmations.list({ status: 'pending' }).map((item) => item.id)).toEqual([confirmation.id]);
-      await second.confirmations.answer(confirmation.id, { approved: true, argsHash: confirmation.argsHash, answeredBy: 'person:admin' });
+      expect(second.confirmations.list({ status: 'pending' })).toEqual([]);
+      expect(second.confirmations.get(confirmation.id)).toMatchObject({ status: 'expired', arguments: confirmation.arguments });
+      expect((await caught(second.confirmations.answer(confirmation.id, { approved: true, argsHash: confirmation.argsHash, answeredBy: 'person:admin' }))).code).toBe('CONFIRMATION_ALREADY_ANSWERED');
       const call = second.pipeline.prepare({ target: 'note_put', input: confirmation.arguments, principal: agent });
-      expect(await second.pipeline.execute(call, { confirmationId: confirmation.id })).toEqual({ name: 'a', written: true, format: 'text' });
+      expect((await caught(second.pipeline.execute(call, { confirmationId: confirmation.id }))).code).toMatch(/^CONFIRMATION_/);
     } finally {
       await second.close();
     }
