@@ -7,6 +7,7 @@ export interface SemanticConfig {
   retry?: Partial<RetryConfig>;
   exactBelow?: number;
   saveEveryMs?: number;
+  queryTimeoutMs?: number;
 }
 
 export interface IgnoreConfig {
@@ -50,3 +51,8 @@ export const DEFAULT_SAVE_EVERY_MS = 60_000;
 /** Characters, not bytes: a short CJK phrase is as meaningful as a longer English one. */
 export const DEFAULT_MIN_CHARS = 4;
 export const DEFAULT_MAX_CHARS = 12_000;
+/**
+ * How long a search waits for the embedder to embed its query: a person is waiting, and hybrid search's
+ * full-text arm has answered long before (a hung embedder held every hybrid search 60 s, its batch limit).
+ */
+export const DEFAULT_QUERY_TIMEOUT_MS = 5_000;

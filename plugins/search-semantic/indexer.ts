@@ -125,6 +125,13 @@ export class Indexer {
     await this.deps.onModel(model);
   }
 
+  /** A size the embedder answered outside a pass (a query's): the blocks are embedded again at it. */
+  async adoptSize(model: string, dimensions: number): Promise<void> {
+    if (this.closed) return;
+    await this.ensureDimensions(model, dimensions);
+    this.wake();
+  }
+
   private async ensureDimensions(model: string, dimensions: number): Promise<void> {
     if (!this.deps.store.noteDimensions(model, dimensions)) return;
     this.deps.log.info('the embedder\'s vectors changed size: every block is embedded again in the background', { model, dimensions });

@@ -5,6 +5,7 @@ import type { AnnSync } from './ann-sync.js';
 import { CONFIG_FIELD } from './config.js';
 import type { EmbeddingStore } from './embedding-store.js';
 import { storedModelKey } from './indexer.js';
+import { embedQuery } from './query-embedding.js';
 import type { SearchFilters, SemanticQuery } from './tokens.js';
 import { blobInto } from './vector-blob.js';
 import { documentOfPath, ftsColumnFilters } from '../blocks/fts-filters.js';
@@ -29,6 +30,10 @@ export interface SearchDeps {
   scanWhileBuildingBelow: number;
   /** Why answers may miss blocks now (pending, failed, kept local, being compared at start), or undefined; said to `call` as it may learn it. */
   incomplete: (call: ActionCall) => string | undefined;
+  /** How long the embedder is waited for to embed a query. */
+  queryTimeoutMs: number;
+  /** Takes on a size the embedder answered a query in, other than the stored vectors': every block is embedded again. */
+  adoptSize: (model: string, dimensions: number) => Promise<void>;
 }
 
 /** A hit by its store key, before the block's row is read. */
@@ -86,12 +91,18 @@ export function createSemanticSearch(deps: SearchDeps) {
     // vectors on the event loop: semantic ranks the nearest MAX_RANKED blocks, as hybrid search does.
     if (k > MAX_RANKED) throw new KernelError('INVALID_INPUT', `semantic search ranks the nearest ${MAX_RANKED} blocks: page × pageSize may be at most ${MAX_RANKED} (asked up to rank ${k}); narrow the search with filters instead`, { details: { field: 'page', limit: MAX_RANKED } });
     const store = await deps.store();
-    const vector = selected.backend.embedQuery
-      ? await selected.backend.embedQuery(query.query, call.signal)
-      : (await selected.backend.embed([query.query], call.signal))[0]!;
+    const vector = await embedQuery(selected, query.query, call.signal, deps.queryTimeoutMs);
     const model = storedModelKey(store, selected);
     const dimensions = vector.length;
     const notes: string[] = [];
+    // The embedder answers another size than the stored vectors have (a model swapped behind its name,
+    // learnt at this first answer after a restart): none of them can be compared with the query. It was
+    // answered empty and complete, and nothing was embedded again until the next write.
+    const stored = store.dimensionsOf(model);
+    if (stored !== undefined && stored !== dimensions) {
+      await deps.adoptSize(model, dimensions);
+      notes.push(`the embedder now answers vectors of ${dimensions} dimensions where the stored ones have ${stored}: every block is being embedded again`);
+    }
     const pending = deps.incomplete(call);
     if (pending) notes.push(pending);
     const scope = notebookScope(deps.blocks, call, query.notebooks);

@@ -5,7 +5,7 @@ import type { BlocksIndex, IndexChange } from '../blocks/tokens.js';
 import { AnnSync } from './ann-sync.js';
 import { BlockIntake } from './block-intake.js';
 import { intakeFingerprint, recordCleanStop, unchangedSinceCleanStop } from './clean-stop.js';
-import { DEFAULT_BATCH, DEFAULT_EXACT_BELOW, DEFAULT_RETRY, DEFAULT_SCAN_WHILE_BUILDING_BELOW, DEFAULT_SAVE_EVERY_MS, type SemanticConfig } from './config.js';
+import { DEFAULT_BATCH, DEFAULT_EXACT_BELOW, DEFAULT_RETRY, DEFAULT_SCAN_WHILE_BUILDING_BELOW, DEFAULT_SAVE_EVERY_MS, DEFAULT_QUERY_TIMEOUT_MS, type SemanticConfig } from './config.js';
 import { EmbeddingStore } from './embedding-store.js';
 import { ignoreRules } from './ignore-rules.js';
 import { Indexer, isRemote } from './indexer.js';
@@ -69,6 +69,11 @@ export class SemanticService {
       store: () => this.opened(), blocks: deps.blocks, handle: deps.handle, ann: () => this.ann,
       exactBelow: deps.config.exactBelow ?? DEFAULT_EXACT_BELOW, scanWhileBuildingBelow: deps.config.exactBelow ?? DEFAULT_SCAN_WHILE_BUILDING_BELOW,
       incomplete: (call) => scopedNote(this.incompleteNote(), call),
+      queryTimeoutMs: deps.config.queryTimeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS,
+      adoptSize: async (model, dimensions) => {
+        await this.indexer?.adoptSize(model, dimensions);
+        this.counted.at = 0;
+      },
     });
   }
 

@@ -55,6 +55,8 @@ export class FakeEmbeddings {
   corrupt: 'duplicate-index' | 'not-a-number' | 'no-index' | undefined;
   /** The model the answers name (default: the one asked for). */
   servedModel: string | undefined;
+  /** The size of the vectors answered when the request names none (default DIMENSIONS): a model swapped behind its name. */
+  servedDimensions: number | undefined;
   private server: Server | undefined;
   url = '';
 
@@ -109,7 +111,7 @@ export class FakeEmbeddings {
       response.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'the fake embedder is down', type: 'server_error' } }));
       return;
     }
-    const dimensions = body.dimensions ?? DIMENSIONS;
+    const dimensions = body.dimensions ?? this.servedDimensions ?? DIMENSIONS;
     response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({
       object: 'list', model: this.servedModel ?? body.model, usage: { prompt_tokens: input.length, total_tokens: input.length },
       data: input.map((text, index) => ({

@@ -181,6 +181,24 @@ describe('semantic search across restarts', () => {
     expect(found.results[0]!.snippet).toBe('figs ripen late in summer');
   });
 
+  it('takes on a size the embedder first answers at a query after a restart (no size configured): incomplete, said, and every block embedded again', async () => {
+    const { fake, root } = await firstRun();
+    fake.servedDimensions = 32;
+    fake.texts.length = 0;
+    const { act } = await boot(fake, { workspace: root, semantic: ANN_ONLY });
+    // Nothing was due at the start: the first answer of the new size is the query's.
+    const first = await semantic(act, 'figs in summer');
+    expect(first.complete).toBe(false);
+    expect(first.note).toContain('32 dimensions');
+    await until('every block embedded at the new size', async () => {
+      const current = await act<Status>('embeddings_status', {});
+      return current.pending === 0 && current.queued === 0 && !current.comparing && current.vectorIndex.state === 'ready' && fake.received('figs ripen late in summer') ? current : undefined;
+    });
+    const found = await semantic(act, 'figs in summer');
+    expect(found.complete).toBe(true);
+    expect(found.results[0]!.snippet).toBe('figs ripen late in summer');
+  });
+
   it('trusts a saved HNSW index whose last change was a removal the store has since forgotten', async () => {
     const { fake, root, notebook } = await firstRun();
     const second = await boot(fake, { workspace: root, semantic: ANN_ONLY });

@@ -154,6 +154,34 @@ describe('semantic search: backoff and the circuit breaker', () => {
     expect(fake.requests.length).toBe(sent);
   });
 
+  it('waits for the query\'s vector no longer than queryTimeoutMs: semantic search says the embedder did not answer (503), hybrid answers from full text', async () => {
+    const fake = await fakeServer();
+    const { act } = await boot(fake, { semantic: { queryTimeoutMs: 300 } });
+    const notebook = await act<Created>('notebook_create', { name: 'Garden' });
+    await act('document_create', { notebook: notebook.id, title: 'Plants', markdown: GARDEN });
+    await embedded(act);
+    fake.holdIf = (input) => input.includes('warm soil');
+    const refused = await caught(semantic(act, 'warm soil'));
+    expect(refused).toMatchObject({ code: 'MODEL_UNAVAILABLE', details: { field: 'plugins.search-semantic.config.embedder', embedder: 'providers/openai' } });
+    expect(refused.message).toContain('within 300 ms');
+    const hybrid = await act<{ fellBackToFulltext: boolean; note?: string; results: { snippet: string }[] }>('search_hybrid', { query: 'warm soil' });
+    expect(hybrid.fellBackToFulltext).toBe(true);
+    expect(hybrid.note).toContain('did not embed the query within 300 ms');
+    expect(hybrid.results[0]!.snippet).toContain('<mark>warm</mark>');
+  });
+
+  it('says an embedder that fails the query is the embedder\'s failure, naming it (503), not an internal error', async () => {
+    const fake = await fakeServer();
+    const { act } = await boot(fake);
+    const notebook = await act<Created>('notebook_create', { name: 'Garden' });
+    await act('document_create', { notebook: notebook.id, title: 'Plants', markdown: GARDEN });
+    await embedded(act);
+    fake.down = true;
+    const refused = await caught(semantic(act, 'warm soil'));
+    expect(refused).toMatchObject({ code: 'MODEL_UNAVAILABLE', details: { embedder: 'providers/openai' } });
+    expect(refused.message).toContain('the embedder providers/openai could not embed the query: ');
+  });
+
   it('gives a block up after maxFailures while the embedder stays down', async () => {
     const fake = await fakeServer();
     const { act } = await boot(fake);
