@@ -99,8 +99,8 @@ async function runTurn({ backend, io, prompter, screen }: Chat, message: string)
 async function answerPending({ backend, io, screen }: Chat): Promise<void> {
   try {
     const pending = await backend.pending();
-    // A turn a crash or a restart ended left its questions open (kept, as every confirmation is): asked
-    // here, they were answered for nothing, and "always" made a standing grant. Only the running turn's are.
+    // Only the running turn's are asked: answered for a turn that ended, they count for nothing, and
+    // "always" made a standing grant (the kernel expires a killed turn's at its next start as well).
     const session = await backend.session();
     const running = session.recoveryState === 'running' ? session.recoveryTurnID : undefined;
     const confirmations = pending.confirmations.filter((confirmation) => confirmation.turnId === undefined || confirmation.turnId === running);

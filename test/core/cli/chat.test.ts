@@ -126,7 +126,9 @@ describe('quire chat', () => {
     const terminal = scriptedTerminal([]);
     const code = await runCli(['chat', '--workspace', root, '--session', sessionId], terminal);
     expect(code).toBe(0);
-    expect(terminal.text()).toContain('1 question of a turn that is no longer running left unanswered');
+    // The kernel expired it at its start (no turn outlives its kernel): nothing is left to ask.
+    expect(terminal.text()).not.toContain("this session's turn is waiting for answers");
+    expect(JSON.parse(readFileSync(join(root, 'agent', 'confirmations.json'), 'utf8')).confirmations.map((item: { status: string }) => item.status)).toEqual(['expired']);
     expect(terminal.prompts).not.toContain('Allow? [y]es once, [a]lways, [n]o: ');
     expect(existsSync(join(root, 'agent', 'grants.json')) ? JSON.parse(readFileSync(join(root, 'agent', 'grants.json'), 'utf8')).grants : []).toEqual([]);
   });
