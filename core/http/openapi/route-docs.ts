@@ -144,7 +144,7 @@ const SESSIONS: RouteDoc[] = [
     method: 'post', path: '/api/agent/sessions/{id}/confirmations/{confirmationId}/answer', operationId: 'answerSessionConfirmation', summary: "Answer one of the session's confirmations", tag: 'agent', role: 'admin',
     body: SESSION_CONFIRMATION_ANSWER_BODY, responses: ok(confirmation), errors: ['CONFIRMATION_NOT_FOUND', 'CONFIRMATION_ALREADY_ANSWERED', 'CONFIRMATION_ARGS_MISMATCH'],
   },
-  { method: 'post', path: '/api/agent/sessions/{id}/questions/{questionId}/answer', operationId: 'answerQuestion', summary: "Answer the agent's question", tag: 'agent', role: 'admin', body: QUESTION_ANSWERS_BODY, responses: ok(object({ answered: { type: 'boolean' } })), errors: ['NOT_FOUND'] },
+  { method: 'post', path: '/api/agent/sessions/{id}/questions/{questionId}/answer', operationId: 'answerQuestion', summary: "Answer the agent's question", tag: 'agent', role: 'admin', body: QUESTION_ANSWERS_BODY, responses: ok(object({ answered: { type: 'boolean' } })), errors: ['NOT_FOUND', 'CONFLICT'] },
   { method: 'put', path: '/api/agent/sessions/{id}/mode', operationId: 'setSessionMode', summary: 'Ask before effects (confirm) or not (auto, if allowed)', tag: 'agent', role: 'admin', body: MODE_BODY, responses: ok(object({ mode: { type: 'string', enum: ['confirm', 'auto'] } })), errors: ['NOT_FOUND'] },
 ];
 

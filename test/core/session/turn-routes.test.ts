@@ -117,9 +117,15 @@ describe('agent turns over HTTP', () => {
       const questionID = String(data.questionID);
       const pending = (await (await app.request(`/api/agent/sessions/${id}/pending`, request('GET'))).json()) as { questions: { id: string }[] };
       expect(pending.questions.map((question) => question.id)).toEqual([questionID]);
-      expect((await app.request(`/api/agent/sessions/${id}/questions/${questionID}/answer`, request('POST', { answers: [['green']] }))).status).toBe(409);
+      // An answer that does not fit is bad input, naming where; a second answer is a conflict, not an unknown question.
+      const notAnOption = await app.request(`/api/agent/sessions/${id}/questions/${questionID}/answer`, request('POST', { answers: [['green']] }));
+      expect([notAnOption.status, ((await notAnOption.json()) as { error: { code: string; details: { issues: { pointer: string }[] } } }).error]).toMatchObject([400, { code: 'INVALID_INPUT', details: { field: 'answers', issues: [{ pointer: '/answers/0/0' }] } }]);
+      const count = await app.request(`/api/agent/sessions/${id}/questions/${questionID}/answer`, request('POST', { answers: [['red'], ['blue']] }));
+      expect(count.status).toBe(400);
       expect((await app.request(`/api/agent/sessions/${id}/questions/${questionID}/answer`, request('POST', { answers: [['blue']] }))).status).toBe(200);
-      expect((await app.request(`/api/agent/sessions/${id}/questions/${questionID}/answer`, request('POST', { answers: [['red']] }))).status).toBe(404);
+      const again = await app.request(`/api/agent/sessions/${id}/questions/${questionID}/answer`, request('POST', { answers: [['red']] }));
+      expect([again.status, ((await again.json()) as { error: { code: string } }).error.code]).toEqual([409, 'CONFLICT']);
+      expect((await app.request(`/api/agent/sessions/${id}/questions/nope/answer`, request('POST', { answers: [['red']] }))).status).toBe(404);
     });
     const toolMessage = provider.requests[1]!.messages.find((message) => message.role === 'tool')!;
     expect(toolMessage.content).toContain('Which colour?\nblue');
