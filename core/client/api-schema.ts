@@ -2321,12 +2321,15 @@ export interface Operations {
   cancelTurn: {
     /** Stop the running turn, and say which calls it stopped */
     params: { id: string };
+    query: { turn?: string };
     response: {
       cancelled: boolean;
       turnID?: string;
       running?: {
         [key: string]: unknown;
       };
+      /** Why nothing was cancelled: a rollback holds the session (it is not stopped), or another turn runs */
+      reason?: "rollback" | "another_turn";
     };
   };
   createGrant: {

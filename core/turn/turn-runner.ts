@@ -19,13 +19,15 @@ import { toModelMessages } from './model-messages.js';
 
 /** What a cancel found: whether a turn ran, and the tool calls it had started without a result yet. */
 export type CancelAnswer =
-  | { cancelled: false }
+  | { cancelled: false; reason?: 'rollback' | 'another_turn'; turnID?: string }
   | { cancelled: true; turnID?: string; running: { toolCalls: { id: string; name: string }[] } };
 
 /** A session's running turn (or an exclusive hold, which has no turn id and no calls). */
 interface RunningTurn {
   controller: AbortController;
   turnID?: string;
+  /** An exclusive hold (a rollback), not a turn: a cancel does not stop it. */
+  hold?: true;
   /** Calls announced (tool_call) and not answered yet (tool_result), by id. */
   calls: Map<string, string>;
 }
@@ -190,7 +192,7 @@ export class TurnRunner {
    */
   async exclusive<T>(sessionId: string, work: () => Promise<T>): Promise<T> {
     if (this.running.has(sessionId)) throw new ConflictError('CONFLICT', `session ${sessionId} is running a turn`, { details: { reason: 'running' } });
-    this.running.set(sessionId, { controller: new AbortController(), calls: new Map() });
+    this.running.set(sessionId, { controller: new AbortController(), calls: new Map(), hold: true });
     const ended = this.ending();
     try {
       return await work();
@@ -209,9 +211,13 @@ export class TurnRunner {
    * Stops a session's turn and says what was still running: the calls it had started (a running one
    * gets its signal aborted and ends result-unknown, one waiting for the person is closed).
    */
-  cancelTurn(sessionId: string): CancelAnswer {
+  cancelTurn(sessionId: string, onlyTurn?: string): CancelAnswer {
     const live = this.running.get(sessionId);
     if (!live) return { cancelled: false };
+    // A hold (a rollback running) has no turn, and its work heeds no signal: it was told cancelled, and went on.
+    if (live.hold === true) return { cancelled: false, reason: 'rollback' };
+    // A client that names its turn stops only that one: the session's running turn may be another client's.
+    if (onlyTurn !== undefined && live.turnID !== onlyTurn) return { cancelled: false, reason: 'another_turn', ...(live.turnID !== undefined ? { turnID: live.turnID } : {}) };
     const toolCalls = [...live.calls].map(([id, name]) => ({ id, name }));
     live.controller.abort();
     return { cancelled: true, ...(live.turnID !== undefined ? { turnID: live.turnID } : {}), running: { toolCalls } };

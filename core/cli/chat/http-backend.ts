@@ -26,6 +26,8 @@ export class HttpChatBackend implements ChatBackend {
   }
 
   private ownTurnRunning = false;
+  /** The id of the turn this chat started, once the server named it. */
+  private ownTurn: string | undefined;
 
   private path(rest = ''): string {
     return `/api/agent/sessions/${encodeURIComponent(this.sessionId)}${rest}`;
@@ -36,19 +38,21 @@ export class HttpChatBackend implements ChatBackend {
    * without the turn's `done` (the connection lost, the screen failing) cancels it before returning.
    */
   async runTurn(message: string, onEvent: (event: TurnEvent) => Promise<void>): Promise<void> {
-    let started = false;
     let ended = false;
     this.ownTurnRunning = true;
+    this.ownTurn = undefined;
     try {
       await this.client.events(this.path('/turns'), { message }, async ({ data }) => {
         const event = data as TurnEvent;
-        started = true;
+        // Its own turn is the one the `turn` event names: a lone `error` (the turn never began) started none.
+        if (event.type === 'turn') this.ownTurn = event.turnID;
         if (event.type === 'done') ended = true;
         await onEvent(event);
       });
     } finally {
       this.ownTurnRunning = false;
-      if (started && !ended) await this.cancelTurn().catch(() => false);
+      if (this.ownTurn !== undefined && !ended) await this.cancelTurn().catch(() => false);
+      this.ownTurn = undefined;
     }
   }
 
@@ -60,8 +64,10 @@ export class HttpChatBackend implements ChatBackend {
     return this.ownTurnRunning;
   }
 
+  /** Cancels this chat's own turn when it knows its id (another client's turn in the session is left alone), else the session's. */
   async cancelTurn(): Promise<boolean> {
-    return (await this.client.json<{ cancelled: boolean }>('POST', this.path('/turns/cancel'))).cancelled;
+    const only = this.ownTurn !== undefined ? `?turn=${encodeURIComponent(this.ownTurn)}` : '';
+    return (await this.client.json<{ cancelled: boolean }>('POST', this.path(`/turns/cancel${only}`))).cancelled;
   }
 
   async answerConfirmation(confirmation: Confirmation, answer: { approved: boolean; always: boolean }): Promise<void> {

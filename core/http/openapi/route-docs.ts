@@ -137,7 +137,8 @@ const SESSIONS: RouteDoc[] = [
     errors: ['NOT_FOUND', 'CONFLICT', 'ACTION_NOT_FOUND'] },
   {
     method: 'post', path: '/api/agent/sessions/{id}/turns/cancel', operationId: 'cancelTurn', summary: 'Stop the running turn, and say which calls it stopped', tag: 'agent', role: 'admin',
-    responses: ok({ type: 'object', required: ['cancelled'], properties: { cancelled: { type: 'boolean' }, turnID: { type: 'string' }, running: { type: 'object' } } }),
+    query: [query('turn', 'Stop only this turn: another running in the session is left alone (cancelled false, reason another_turn)')],
+    responses: ok({ type: 'object', required: ['cancelled'], properties: { cancelled: { type: 'boolean' }, turnID: { type: 'string' }, running: { type: 'object' }, reason: { type: 'string', enum: ['rollback', 'another_turn'], description: 'Why nothing was cancelled: a rollback holds the session (it is not stopped), or another turn runs' } } }),
   },
   { method: 'get', path: '/api/agent/sessions/{id}/pending', operationId: 'pendingInSession', summary: 'Confirmations and questions waiting in a session', tag: 'agent', role: 'admin', responses: ok(object({ confirmations: listOf('Confirmation'), questions: listOf('Question') })), errors: ['NOT_FOUND'] },
   {

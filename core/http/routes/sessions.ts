@@ -150,7 +150,10 @@ export function sessionRoutes(kernel: Kernel): Hono<HttpEnv> {
   // its slower trie router for every route of the app.
   app.post('/:id/turns/:cancel', (c) => {
     if (c.req.param('cancel') !== 'cancel') return c.notFound();
-    return c.json(kernel.turns.cancelTurn(c.req.param('id')));
+    // `?turn=<turnID>` stops that turn only (a client cancelling its own, while another may have started one).
+    const turn = c.req.query('turn');
+    if (turn !== undefined && (turn.length === 0 || turn.length > 200)) throw new KernelError('INVALID_INPUT', "'turn' must be a turn id", { details: { field: 'turn' } });
+    return c.json(kernel.turns.cancelTurn(c.req.param('id'), turn));
   });
   app.get('/:id/pending', async (c) => {
     const id = c.req.param('id');

@@ -67,12 +67,16 @@ describe('agent turns over HTTP', () => {
     };
     const { app, id } = await withModel(kernel, slow);
     const first = await app.request(`/api/agent/sessions/${id}/turns`, request('POST', { message: 'think' }));
-    const events = readEvents(first, async ({ event }) => {
+    let turnID = '';
+    const events = readEvents(first, async ({ event, data }) => {
+      if (event === 'turn') turnID = String(data.turnID);
       if (event !== 'content') return;
       const second = await app.request(`/api/agent/sessions/${id}/turns`, request('POST', { message: 'again' }));
       expect(second.status).toBe(409);
       expect((await app.request(`/api/agent/sessions/${id}`, request('DELETE'))).status).toBe(409);
-      expect(((await (await app.request(`/api/agent/sessions/${id}/turns/cancel`, request('POST', {}))).json()) as { cancelled: boolean }).cancelled).toBe(true);
+      // A client naming another turn (its own, which never began) stops nothing: this one may be another client's.
+      expect(await (await app.request(`/api/agent/sessions/${id}/turns/cancel?turn=20260101000000-someother`, request('POST', {}))).json()).toEqual({ cancelled: false, reason: 'another_turn', turnID });
+      expect(((await (await app.request(`/api/agent/sessions/${id}/turns/cancel?turn=${turnID}`, request('POST', {}))).json()) as { cancelled: boolean }).cancelled).toBe(true);
     });
     const seen = await events;
     release();
@@ -197,6 +201,18 @@ describe('agent turns over HTTP', () => {
     expect(events.some((event) => event.event === 'question')).toBe(false);
     const toolMessage = provider.requests[1]!.messages.find((message) => message.role === 'tool')!;
     expect(toolMessage.content).toMatch(/INVALID_INPUT.*\/questions\/0\/options/s);
+  });
+
+  it('does not say a rollback holding the session was cancelled: it is not stopped by a cancel', async () => {
+    const kernel = await harness.boot({ plugins: ['notes'], config });
+    const { app, id } = await withModel(kernel, scriptedProvider([answer('hi')]));
+    let finish: () => void = () => undefined;
+    const held = kernel.turns.exclusive(id, () => new Promise<void>((resolve) => { finish = resolve; }));
+    expect(await (await app.request(`/api/agent/sessions/${id}/turns/cancel`, request('POST', {}))).json()).toEqual({ cancelled: false, reason: 'rollback' });
+    finish();
+    await held;
+    const bad = await app.request(`/api/agent/sessions/${id}/turns/cancel?turn=`, request('POST', {}));
+    expect([bad.status, ((await bad.json()) as { error: { details: { field: string } } }).error.details.field]).toEqual([400, 'turn']);
   });
 
   it('cancels a tool call while it runs: its signal aborts, it is stored result-unknown, and no model round follows', async () => {
