@@ -5,7 +5,10 @@ import { CompactionError, summarizeInPieces, summaryLimits, type SummaryRequeste
 
 /**
  * A summary of the first `coveredCount` messages of a session's history, kept across turns (runtime.json)
- * and valid while those messages hash to `digest` and for the provider and model that wrote it.
+ * and valid while those messages hash to `digest` and for the provider and model that wrote it. The
+ * kernel's own system messages (the doom loop's warnings) are neither counted nor hashed: they are not
+ * stored with the session, so the next turn's history lacks them, and a summary that counted one was
+ * never reused (the whole history summarised again, up to 64 requests).
  */
 export interface CompactionState {
   version: 2;
@@ -31,9 +34,27 @@ export function scopeOf(provider: Pick<ModelProvider, 'id' | 'model'>): string {
   return provider.model !== undefined ? `${provider.id}/${provider.model}` : provider.id;
 }
 
+/** Whether a message is of the session's history as stored (the kernel's system messages are not). */
+function isStored(message: ModelMessage): boolean {
+  return message.role !== 'system';
+}
+
+/**
+ * Where the covered part of `messages` ends: just after its `count`-th stored message (system messages
+ * between are skipped), or undefined when there are not that many.
+ */
+export function coveredEnd(messages: readonly ModelMessage[], count: number): number | undefined {
+  let seen = 0;
+  for (let i = 0; i < messages.length; i++) {
+    if (seen === count) return i;
+    if (isStored(messages[i]!)) seen++;
+  }
+  return seen === count ? messages.length : undefined;
+}
+
 export function digestOf(messages: readonly ModelMessage[]): string {
   // Provider-native state is left out: it does not change what was said.
-  const plain = messages.map((message) => ({ role: message.role, content: message.content, toolCalls: message.toolCalls?.map(({ id, name, arguments: args }) => ({ id, name, args })), toolCallId: message.toolCallId }));
+  const plain = messages.filter(isStored).map((message) => ({ role: message.role, content: message.content, toolCalls: message.toolCalls?.map(({ id, name, arguments: args }) => ({ id, name, args })), toolCallId: message.toolCallId }));
   return createHash('sha256').update(JSON.stringify(plain)).digest('hex');
 }
 
@@ -46,24 +67,28 @@ const digested = new Map<string, readonly ModelMessage[]>();
 const DIGESTED_LIMIT = 16;
 
 function rememberDigest(digest: string, covered: readonly ModelMessage[]): void {
-  if (!covered.every((message) => Object.isFrozen(message))) return;
+  const stored = covered.filter(isStored);
+  if (!stored.every((message) => Object.isFrozen(message))) return;
   digested.delete(digest);
-  digested.set(digest, covered);
+  digested.set(digest, stored);
   if (digested.size > DIGESTED_LIMIT) digested.delete(digested.keys().next().value!);
 }
 
-function knownDigest(digest: string, messages: readonly ModelMessage[], count: number): boolean {
+function knownDigest(digest: string, covered: readonly ModelMessage[], count: number): boolean {
   const known = digested.get(digest);
   if (known === undefined || known.length !== count) return false;
-  for (let i = 0; i < count; i++) if (known[i] !== messages[i]) return false;
-  return true;
+  let j = 0;
+  for (const message of covered) if (isStored(message) && known[j++] !== message) return false;
+  return j === count;
 }
 
 /** A stored summary is reused only while what it covers is unchanged and it came from the same provider and model. */
 export function isReusable(state: CompactionState | undefined, messages: readonly ModelMessage[], scope: string): state is CompactionState {
-  if (state === undefined || state.provider !== scope || state.coveredCount > messages.length) return false;
-  if (knownDigest(state.digest, messages, state.coveredCount)) return true;
-  const covered = messages.slice(0, state.coveredCount);
+  if (state === undefined || state.provider !== scope) return false;
+  const end = coveredEnd(messages, state.coveredCount);
+  if (end === undefined) return false;
+  const covered = messages.slice(0, end);
+  if (knownDigest(state.digest, covered, state.coveredCount)) return true;
   if (digestOf(covered) !== state.digest) return false;
   rememberDigest(state.digest, covered);
   return true;
@@ -108,8 +133,9 @@ export function withSummary(messages: readonly ModelMessage[], state: Compaction
   // The kernel's own warnings (the doom loop's) and the person's current request stay in view even
   // when their place was summarised.
   const lastUser = lastUserIndex(messages);
-  const kept = messages.slice(0, state.coveredCount).filter((message, i) => message.role === 'system' || i === lastUser);
-  return [summaryMessage(state), ...kept, ...messages.slice(state.coveredCount)];
+  const end = coveredEnd(messages, state.coveredCount) ?? 0;
+  const kept = messages.slice(0, end).filter((message, i) => message.role === 'system' || i === lastUser);
+  return [summaryMessage(state), ...kept, ...messages.slice(end)];
 }
 
 /** One frozen message per summary, so that the history after it is estimated incrementally round after round. */
@@ -162,7 +188,7 @@ function suffixTokens(messages: readonly ModelMessage[]): number[] {
  */
 export async function compact(send: SummaryRequester, input: CompactInput): Promise<{ state: CompactionState; promptTokens: number; completionTokens: number }> {
   const { messages, head, tools, previous, scale } = input;
-  const from = previous?.coveredCount ?? 0;
+  const from = previous ? coveredEnd(messages, previous.coveredCount) ?? 0 : 0;
   const cuts = boundaries(messages).filter((cut) => cut > from);
   if (cuts.length === 0) throw new CompactionError('COMPACTION_FAILED', 'nothing in the history can be summarised without splitting a tool call from its result or losing signed state', true);
   const limits = summaryLimits(input.contextLimit, scale);
@@ -183,7 +209,7 @@ export async function compact(send: SummaryRequester, input: CompactInput): Prom
 
 function stateOf(summary: string, messages: readonly ModelMessage[], cut: number, scope: string): CompactionState {
   const covered = messages.slice(0, cut);
-  const state: CompactionState = { version: 2, summary, coveredCount: cut, digest: digestOf(covered), provider: scope };
+  const state: CompactionState = { version: 2, summary, coveredCount: covered.filter(isStored).length, digest: digestOf(covered), provider: scope };
   rememberDigest(state.digest, covered);
   return state;
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { newId } from '../../../core/ids.js';
-import { boundaries, digestOf, isReusable, MAX_SUMMARY_REQUESTS, SUMMARY_NOTICE, withSummary } from '../../../core/turn/compaction.js';
+import { boundaries, compact, digestOf, isReusable, MAX_SUMMARY_REQUESTS, SUMMARY_NOTICE, withSummary } from '../../../core/turn/compaction.js';
 import { countText, estimateRequest, inputBudget } from '../../../core/turn/compaction-tokens.js';
 import { turnDependencies } from '../../../core/turn/kernel-turns.js';
 import { ModelError, type ModelEvent, type ModelMessage, type ModelProvider, type ModelRequest } from '../../../core/turn/model-provider.js';
@@ -56,6 +56,24 @@ describe('where the history may be cut', () => {
     const shown = withSummary(history, state);
     expect(shown[0]!.content.startsWith(SUMMARY_NOTICE)).toBe(true);
     expect(shown.slice(1)).toEqual(history.slice(5));
+  });
+
+  it('reuses a summary made while the kernel\'s warning was in the history, which the next turn\'s history does not hold', async () => {
+    // The doom loop's warning is a system message of the turn only: it is not stored with the session.
+    const warning: ModelMessage = { role: 'system', content: 'You called the same tool with the same arguments three times.' };
+    const during = [...history.slice(0, 2), ...history.slice(2, 4), warning, ...history.slice(4)];
+    const summaries: number[] = [];
+    const { state } = await compact(async () => {
+      summaries.push(1);
+      return { received: true, accepted: true, text: 'SUMMARY', reasoning: '', calls: [], promptTokens: 1, completionTokens: 1, cancelled: false };
+    }, { scope: 'p', messages: during, head: [], tools: [], previous: undefined, contextLimit: 100_000, target: 1, scale: 1 });
+    expect(summaries).toHaveLength(1);
+    const next = history.filter((message) => message.role !== 'system');
+    expect(isReusable(state, next, 'p')).toBe(true);
+    expect(isReusable(state, during, 'p')).toBe(true);
+    // The summary stands where the covered messages stood, in either history.
+    const end = withSummary(next, state);
+    expect(end.slice(1).filter((message) => message.role !== 'system')).toEqual(next.slice(next.indexOf(next.find((message) => message.content === 'current request')!)));
   });
 
   it('leaves room for the answer and a safety margin', () => {
