@@ -1,4 +1,4 @@
-import { lookup } from 'node:dns/promises';
+import dns, { type LookupAddress, type LookupOptions } from 'node:dns';
 import { BlockList, isIP } from 'node:net';
 import { skillError } from './skill-limits.js';
 
@@ -33,26 +33,37 @@ export function namesInternalHost(hostname: string): boolean {
   return host === 'localhost' || host.endsWith('.localhost') || isInternalAddress(host);
 }
 
-/** Whether a host is, or resolves to, an internal address. */
-export async function isInternalHost(hostname: string): Promise<boolean> {
-  const host = hostname.replace(/^\[|\]$/g, '');
-  if (isIP(host) !== 0) return isInternalAddress(host);
-  if (host === 'localhost' || host.endsWith('.localhost')) return true;
-  // A name that cannot be resolved counts as internal: the check fails closed.
-  const found = await lookup(host, { all: true }).catch(() => undefined);
-  return found === undefined || found.some((entry) => isInternalAddress(entry.address));
+/**
+ * A `lookup` for a connection that may reach only the internet: the name is resolved once, here, and
+ * refused when any of its addresses is internal. The check is on the addresses the connection uses:
+ * resolved once for a check and again to connect, a name could answer a public address first and
+ * 127.0.0.1 next (DNS rebinding). Literal addresses never come here (net connects to them directly):
+ * checkRedirect judges those.
+ */
+export function internetOnlyLookup(hostname: string, options: LookupOptions, callback: (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void): void {
+  // dns.lookup is read at each call, so that whatever the process resolves with is what is checked.
+  dns.lookup(hostname, { ...options, all: true }, (error, addresses) => {
+    if (error) return callback(error, []);
+    const inward = addresses.find((entry) => isInternalAddress(entry.address));
+    if (inward !== undefined || addresses.length === 0) {
+      return callback(skillError('DOWNLOAD_FAILED', `${hostname} resolves to ${inward?.address ?? 'no address'}, an address of this machine or a private network, which is not followed from a URL on the internet`, { host: hostname }), []);
+    }
+    if (options.all === true) return callback(null, addresses);
+    return callback(null, addresses[0]!.address, addresses[0]!.family);
+  });
 }
 
 /**
  * Where a redirect may lead: http(s) only, never from https down to http, and never from a URL on the
  * internet to this machine or a private network. Followed blindly, the URL the person approved could
- * send the request on to `http://127.0.0.1:…/admin/…` or a cloud's metadata service.
+ * send the request on to `http://127.0.0.1:…/admin/…` or a cloud's metadata service. A literal address
+ * or `localhost` is judged here; a name where the request connects (internetOnlyLookup).
  */
-export async function checkRedirect(from: URL, to: URL, startedInternal: boolean): Promise<void> {
+export function checkRedirect(from: URL, to: URL, startedInternal: boolean): void {
   if (to.protocol !== 'https:' && to.protocol !== 'http:') throw skillError('DOWNLOAD_FAILED', `${from.href} redirects to ${to.protocol} (only http and https are followed)`, { url: from.href, to: to.href.slice(0, 300) });
   if (from.protocol === 'https:' && to.protocol === 'http:') throw skillError('DOWNLOAD_FAILED', `${from.href} redirects from https down to http (${to.href.slice(0, 300)}), which is not followed`, { url: from.href, to: to.href.slice(0, 300) });
   if (to.username || to.password) throw skillError('DOWNLOAD_FAILED', `${from.href} redirects to a URL with a user name or password in it, which is not followed`, { url: from.href });
-  if (!startedInternal && await isInternalHost(to.hostname)) {
+  if (!startedInternal && namesInternalHost(to.hostname)) {
     throw skillError('DOWNLOAD_FAILED', `${from.href} redirects to ${to.host}, an address of this machine or a private network, which is not followed from a URL on the internet`, { url: from.href, to: to.href.slice(0, 300) });
   }
 }

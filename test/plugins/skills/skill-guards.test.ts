@@ -1,4 +1,6 @@
+import dns, { type LookupAddress, type LookupOneOptions } from 'node:dns';
 import { mkdir, writeFile } from 'node:fs/promises';
+import { syncBuiltinESMExports } from 'node:module';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -117,13 +119,13 @@ describe('skill writes that must not lose or leak anything', () => {
     // An approved URL on the internet sent the request on to this machine's admin routes, or the metadata service.
     // The URL parser writes [::ffff:127.0.0.1] as [::ffff:7f00:1], which a test of the text let through.
     for (const to of ['http://127.0.0.1:8080/admin/delete', 'https://169.254.169.254/latest/meta-data', 'https://[::1]/x', 'https://localhost/x', 'https://[::ffff:127.0.0.1]/admin', 'https://[::ffff:a9fe:a9fe]/latest', 'https://2130706433/x']) {
-      expect((await caught(checkRedirect(from, new URL(to), false))).details?.problem, to).toBe('DOWNLOAD_FAILED');
+      expect((await caught(() => checkRedirect(from, new URL(to), false))).details?.problem, to).toBe('DOWNLOAD_FAILED');
     }
-    expect((await caught(checkRedirect(from, new URL('http://93.184.216.34/pack.zip'), false))).message).toContain('from https down to http');
-    expect((await caught(checkRedirect(from, new URL('ftp://93.184.216.34/pack.zip'), false))).message).toContain('only http and https');
-    await checkRedirect(from, new URL('https://93.184.216.34/pack.zip'), false);
+    expect((await caught(() => checkRedirect(from, new URL('http://93.184.216.34/pack.zip'), false))).message).toContain('from https down to http');
+    expect((await caught(() => checkRedirect(from, new URL('ftp://93.184.216.34/pack.zip'), false))).message).toContain('only http and https');
+    checkRedirect(from, new URL('https://93.184.216.34/pack.zip'), false);
     // A URL of this machine may lead to another of its addresses (a local mirror); a loop ends.
-    await checkRedirect(new URL('http://127.0.0.1:1/a'), new URL('http://127.0.0.1:2/b'), true);
+    checkRedirect(new URL('http://127.0.0.1:1/a'), new URL('http://127.0.0.1:2/b'), true);
     const server = createServer((request, response) => response.writeHead(302, { location: `/again${request.url}` }).end());
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     try {
@@ -132,6 +134,42 @@ describe('skill writes that must not lose or leak anything', () => {
       expect([looped.details?.problem, looped.message]).toEqual(['DOWNLOAD_FAILED', expect.stringContaining('redirects more than 5 times')]);
     } finally {
       await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it('checks the address a redirected download connects to, not one a name resolved to before (DNS rebinding)', async () => {
+    const hits: string[] = [];
+    const inside = createServer((request, response) => { hits.push(request.url ?? ''); response.writeHead(200).end('the admin page'); });
+    await new Promise<void>((resolve) => inside.listen(0, '127.0.0.1', resolve));
+    const insidePort = (inside.address() as AddressInfo).port;
+    const outside = createServer((_request, response) => response.writeHead(302, { location: `http://rebind.test:${insidePort}/admin` }).end());
+    await new Promise<void>((resolve) => outside.listen(0, '127.0.0.1', resolve));
+    // A rebinding name server: rebind.test is on the internet when asked to check it, this machine when asked to connect.
+    // start.test stands for the approved URL's host on the internet (here on loopback: the approved URL is not checked).
+    const connectLookup = dns.lookup;
+    const checkLookup = dns.promises.lookup;
+    const here = (host: string) => host === 'rebind.test' || host === 'start.test';
+    const rebound = ((host: string, options: LookupOneOptions | ((...args: unknown[]) => void), callback?: (...args: unknown[]) => void) => {
+      const done = (typeof options === 'function' ? options : callback)!;
+      const all = typeof options === 'object' && (options as { all?: boolean }).all === true;
+      if (!here(host)) return (connectLookup as (...args: unknown[]) => void)(host, options, callback);
+      return all ? done(null, [{ address: '127.0.0.1', family: 4 }]) : done(null, '127.0.0.1', 4);
+    }) as typeof dns.lookup;
+    const checked = (async (host: string, options?: unknown) => (host === 'rebind.test' ? [{ address: '93.184.216.34', family: 4 }] satisfies LookupAddress[] : checkLookup(host, options as LookupOneOptions))) as typeof dns.promises.lookup;
+    dns.lookup = rebound;
+    dns.promises.lookup = checked;
+    syncBuiltinESMExports();
+    try {
+      const { skill } = await boot();
+      const refused = await caught(skill('install_url', { url: `http://start.test:${(outside.address() as AddressInfo).port}/pack.zip` }));
+      expect(hits).toEqual([]);
+      expect([refused.details?.problem, refused.message]).toEqual(['DOWNLOAD_FAILED', expect.stringContaining('rebind.test resolves to 127.0.0.1')]);
+    } finally {
+      dns.lookup = connectLookup;
+      dns.promises.lookup = checkLookup;
+      syncBuiltinESMExports();
+      await new Promise((resolve) => inside.close(resolve));
+      await new Promise((resolve) => outside.close(resolve));
     }
   });
 

@@ -76,6 +76,12 @@ describe('installing skills', () => {
     expect((await caught(skill('install_url', { url: `${url}/missing.zip` }))).details).toMatchObject({ problem: 'DOWNLOAD_FAILED', status: 404 });
     expect((await caught(skill('install_url', { url: `${url}/huge.zip` }))).details?.problem).toBe('ARCHIVE_TOO_LARGE');
     expect((await caught(skill('install_url', { url: 'file:///etc/passwd' }))).details?.problem).toBe('DOWNLOAD_FAILED');
+    // A .tar.gz served as it is with Content-Encoding: gzip (a common server setting) was unpacked on the way, then refused as no archive.
+    const encoded = createServer((_request, response) => response.writeHead(200, { 'content-type': 'application/gzip', 'content-encoding': 'gzip' }).end(makeTarGz([{ name: 'SKILL.md', data: md('epsilon') }])));
+    servers.push(encoded);
+    await new Promise<void>((resolve) => encoded.listen(0, '127.0.0.1', resolve));
+    await skill('install_url', { url: `http://127.0.0.1:${(encoded.address() as AddressInfo).port}/epsilon.tar.gz` });
+    expect(await filesUnder(join(kernel.workspace.root, 'skills'))).toContain('epsilon/SKILL.md');
     const records = JSON.parse(await readFile(join(kernel.workspace.root, 'agent/skills.json'), 'utf8')) as { skills: Record<string, { source: string }> };
     expect(records.skills.gamma!.source).toBe(`${url}/gamma.zip`);
   });
