@@ -11,7 +11,7 @@ type Values = Record<string, string | boolean | undefined>;
  * otherwise `print` lays it out. Talks to the serving kernel when there is one (notes-access.ts).
  */
 function readingCommand(name: string, summary: string, usage: string, run: (call: ActionCaller, positionals: string[], values: Values) => Promise<unknown>,
-  print: (value: unknown, io: CliIO) => void, extra: Record<string, { type: 'string' | 'boolean'; short?: string }> = {}, extraHelp: string[] = [], maxPositionals = Number.POSITIVE_INFINITY): Command {
+  print: (value: unknown, io: CliIO) => void, extra: Record<string, { type: 'string' | 'boolean'; short?: string }> = {}, extraHelp: string[] = [], maxPositionals = Number.POSITIVE_INFINITY, minPositionals = 1): Command {
   const help = [`Usage: quire ${usage} [--json] [--workspace <dir>]`, '', 'Options:', '      --json              the answer as JSON, for scripts', '  -w, --workspace <dir>   workspace folder (default: ./workspace)', ...extraHelp,
     '', 'Talks to the kernel serving the workspace when there is one; otherwise opens it for this command.'].join('\n');
   return {
@@ -20,6 +20,11 @@ function readingCommand(name: string, summary: string, usage: string, run: (call
       const parsed = parseOptions(args, { workspace: { type: 'string', short: 'w' }, json: { type: 'boolean' }, ...extra }, io, name, { max: maxPositionals });
       if (!parsed) return EXIT_USAGE;
       if (parsed.values.help) return io.out(help), EXIT_OK;
+      // Said before the workspace is opened (a kernel started, its lock taken, only to print the usage).
+      if (parsed.positionals.join(' ').trim() === '' && minPositionals > 0) {
+        io.err(`quire ${name}: ${help.split('\n')[0]}`);
+        return EXIT_USAGE;
+      }
       try {
         const value = await withNotes(resolve(String(parsed.values.workspace ?? './workspace')), io, (call) => run(call, parsed.positionals, parsed.values));
         if (value === undefined) {
@@ -50,7 +55,7 @@ const notebooksCommand = readingCommand('notebooks', 'list the notebooks', 'note
     const { notebooks } = value as { notebooks: Notebook[] };
     if (notebooks.length === 0) io.out('no notebooks');
     for (const notebook of notebooks) io.out(`${notebook.id}  ${notebook.name}  (${notebook.access}, ${notebook.documents} documents)`);
-  }, {}, [], 0);
+  }, {}, [], 0, 0);
 
 const docsCommand = readingCommand('docs', 'list the documents of a notebook (or below a document)', 'docs <notebook id or name> [--parent <document id or path>]',
   async (call, positionals, values) => {

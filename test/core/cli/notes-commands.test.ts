@@ -47,6 +47,11 @@ describe('quire notebooks, docs, show, search, export by path', () => {
     const found = await run(['search', 'tomatoes', '--workspace', root]);
     expect(found.out).toContain('/Beds');
     expect(found.out).toContain('*tomatoes*');
+    // Nothing to show or search: the usage, before the workspace is opened (here, one that is not there).
+    for (const verb of ['show', 'search', 'docs']) {
+      const nowhere = join(root, '..', 'nowhere');
+      expect(await run([verb, '--workspace', nowhere])).toMatchObject({ code: 2, err: expect.stringContaining(`quire ${verb}: Usage: quire ${verb} <`) });
+    }
     const missing = await run(['show', 'Garden/Nowhere', '--workspace', root]);
     expect(missing).toMatchObject({ code: 1, err: "quire show: NOT_FOUND: no document at 'Garden/Nowhere'" });
     const folder = join(root, '..', 'out');
