@@ -17,10 +17,15 @@ const WITHHELD: ReadonlyMap<string, string> = new Map([
  */
 const WITHHELD_PREFIXES = ['agent.', 'gate.'];
 const WITHHELD_WRITERS = new Set(['skills.writes', 'core.session-todos']);
-/** Methods of an offered capability that write: the others of the capability stay offered. */
+/**
+ * Methods of an offered capability that write, or that take a function: the others of the capability
+ * stay offered. A function cannot cross to the kernel (what arrives is data), and a listener registered
+ * outlives the call that registered it: `onBeforeChange(1)` left a number among the listeners, and
+ * every later change of a document failed ("listener is not a function") until a restart.
+ */
 const WITHHELD_METHODS: ReadonlyMap<string, ReadonlySet<string>> = new Map([
-  // Keeps a history version of a document: a write the calling action did not declare.
-  ['blocks.index', new Set(['beforeFileChange'])],
+  // beforeFileChange keeps a history version of a document: a write the calling action did not declare.
+  ['blocks.index', new Set(['beforeFileChange', 'onBeforeChange', 'onIndexed', 'withWritesPaused'])],
 ]);
 
 function withheldReason(name: string): string | undefined {

@@ -187,6 +187,31 @@ describe('untrusted user plugins run in a process of their own', () => {
     expect(kernel.plugins.isActive('prober')).toBe(true);
   });
 
+  it('is offered no method of the blocks index that takes a function: a listener registered from there broke every later document change', async () => {
+    const arm = `async () => {
+      const index = ctx.get('blocks.index');
+      const tried = {};
+      for (const method of ['onBeforeChange', 'onIndexed', 'withWritesPaused']) {
+        if (typeof index[method] !== 'function') { tried[method] = 'not offered'; continue; }
+        try { await index[method](1); tried[method] = 'called'; } catch (error) { tried[method] = error.code ?? String(error); }
+      }
+      return tried;
+    }`;
+    const kernel = await harness.boot({ realManifests: true, config: { auth, plugins: { blocks: { config: { watch: false, welcome: false } } } }, userPlugins: { poison: plugin('poison', { arm: { code: arm } }, '', ['blocks.index']) } });
+    const agent = { kind: 'person' as const, name: 'alice', role: 'admin' as const };
+    const act = async <T>(target: string, input: Record<string, unknown>): Promise<T> => {
+      const outcome = await kernel.pipeline.call({ target, input, principal: agent });
+      if (outcome.status !== 'ok') throw new Error(`${target}: ${outcome.status}`);
+      return outcome.value as T;
+    };
+    const notebook = await act<{ id: string }>('notebook_create', { name: 'N' });
+    const doc = await act<{ id: string }>('document_create', { notebook: notebook.id, title: 'Doc', markdown: 'first' });
+    expect(await act('poison_arm', {})).toEqual({ onBeforeChange: 'not offered', onIndexed: 'not offered', withWritesPaused: 'not offered' });
+    await act('block_append', { parentId: doc.id, markdown: 'after' });
+    await act('document_rename', { id: doc.id, title: 'Renamed' });
+    expect((await act<{ markdown: string }>('document_get_markdown', { id: doc.id })).markdown).toContain('after');
+  });
+
   it('cuts the network of a plugin that declares no dataEgress, at the process where the system allows it', async () => {
     const { url } = await serve({ cutoff: plugin('cutoff', { interfaces: { code: '() => Object.keys(os.networkInterfaces())' } }) });
     const sandbox = (await listed(url, 'cutoff'))?.process?.sandbox;
