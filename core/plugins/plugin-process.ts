@@ -44,6 +44,8 @@ export interface ProcessStatus {
 
 const MAX_BACKOFF_MS = 30_000;
 const FIRST_BACKOFF_MS = 250;
+/** Up this long, a process that ends counts as a first crash again: the backoff starts over. */
+const STABLE_MS = 30_000;
 const DISPOSE_GRACE_MS = 3_000;
 const MAX_LOG_CHARS = 4_000;
 
@@ -61,6 +63,8 @@ export class PluginProcess {
   private state: ProcessState = 'stopped';
   private restarts = 0;
   private crashesInARow = 0;
+  /** When the running process finished activating. */
+  private upSince: number | undefined;
   private lastExit: ProcessStatus['lastExit'];
   private nextStartAt: number | undefined;
   private sandbox: SandboxInfo | undefined;
@@ -126,6 +130,10 @@ export class PluginProcess {
   private unavailable(): KernelError {
     const retry = this.nextStartAt !== undefined ? Math.max(0, this.nextStartAt - Date.now()) : undefined;
     const why = this.closing ? 'its process has been stopped' : `its process is being restarted after it ended (${this.lastExit?.reason ?? 'unknown'})`;
+    // Waiting for its restart clears by itself: 503 with when to try again (it was a 500, as for a failure of the plugin's).
+    if (!this.closing && retry !== undefined) {
+      return new KernelError('NOT_READY', `plugin '${this.options.pluginId}' cannot answer now: ${why}; try again in ${Math.ceil(retry / 1000)} s`, { details: { state: this.state, retryInMs: retry, retryAfterSeconds: Math.max(1, Math.ceil(retry / 1000)) } });
+    }
     return new KernelError('PLUGIN_ERROR', `plugin '${this.options.pluginId}' cannot answer now: ${why}`, { details: { state: this.state, ...(retry !== undefined ? { retryInMs: retry } : {}) } });
   }
 
@@ -166,6 +174,7 @@ export class PluginProcess {
     try {
       const shape = await withLimit(activated, options.activationTimeoutMs, () => new PluginError('PLUGIN_ACTIVATION_TIMEOUT', options.pluginId, `loading and activation did not finish within ${options.activationTimeoutMs} ms; its process was ended`));
       this.state = 'running';
+      this.upSince = Date.now();
       return shape;
     } catch (error) {
       await this.end(child, 'activation did not succeed');
@@ -321,8 +330,14 @@ export class PluginProcess {
     }
   }
 
-  /** After a crash: started again after 250 ms, doubling up to 30 s while it keeps failing. */
+  /**
+   * After a crash: started again after 250 ms, doubling up to 30 s while it keeps failing. It keeps
+   * failing until it has stayed up STABLE_MS: one that activated and died a moment later was started
+   * again every 400 ms for ever (the count went back to zero at each activation).
+   */
   private scheduleRestart(): void {
+    if (this.upSince !== undefined && Date.now() - this.upSince >= STABLE_MS) this.crashesInARow = 0;
+    this.upSince = undefined;
     this.crashesInARow += 1;
     const delay = Math.min(MAX_BACKOFF_MS, FIRST_BACKOFF_MS * 2 ** (this.crashesInARow - 1));
     this.state = 'restarting';
@@ -339,7 +354,6 @@ export class PluginProcess {
     this.restarts += 1;
     try {
       await this.launch();
-      this.crashesInARow = 0;
     } catch (error) {
       this.options.log.error('plugin process restart failed', { plugin: this.options.pluginId, error: (error as Error).message });
       if (!this.closing) this.scheduleRestart();

@@ -172,6 +172,22 @@ describe('untrusted user plugins run in a process of their own', () => {
     expect((await fetch(`${url}/healthz`)).status).toBe(200);
   });
 
+  it('backs off from a plugin that dies a moment after each activation (it was started again every 400 ms for ever)', async () => {
+    const { url } = await serve({ shortlived: plugin('shortlived', { hello }, '    setTimeout(() => process.exit(1), 50);') });
+    // The fourth crash's restart, as scheduled: by then the wait has doubled three times (250 ms → 2 s).
+    type Restarting = { state: string; restarts: number; lastExit?: { at: string }; nextStartAt?: string };
+    let seen: Restarting | undefined;
+    for (const end = Date.now() + 20_000; Date.now() < end; await new Promise((resolve) => setTimeout(resolve, 25))) {
+      const current = (await listed(url, 'shortlived'))?.process as Restarting | undefined;
+      if (current?.state === 'restarting' && current.restarts >= 3 && current.lastExit && current.nextStartAt) { seen = current; break; }
+    }
+    expect(seen).toBeDefined();
+    expect(Date.parse(seen!.nextStartAt!) - Date.parse(seen!.lastExit!.at)).toBeGreaterThanOrEqual(1_900);
+    // A call meanwhile is told to come back, not that the plugin failed.
+    const waiting = await fetch(`${url}/api/actions/shortlived/shortlived/hello`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: '{}' });
+    expect([waiting.status, ((await waiting.json()) as { error: { code: string } }).error.code, Number(waiting.headers.get('retry-after'))]).toEqual([503, 'NOT_READY', expect.any(Number)]);
+  });
+
   it('gives it only what its manifest requires: kernel information as data, not the workspace path, env or folder', async () => {
     process.env.QUIRE_TEST_KERNEL_SECRET = 'kernel-only';
     const probe = `async () => {
