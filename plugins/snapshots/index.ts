@@ -19,6 +19,8 @@ const AGENT_SNAPSHOTS = 'agent.snapshots';
 
 /** The retention's pass runs at start, then after an agent's snapshot at most this often (each ends in a purge, which reads every record). */
 const RETENTION_EVERY_MS = 60 * 60 * 1000;
+/** A change a failure cut short (a full disk) is tried again this often until it is finished. */
+const FINISH_RETRY_MS = 60_000;
 
 /** A call's stop and progress, as the repository's hooks. */
 function hooksOf(call: ActionCall, what: string): WorkHooks {
@@ -70,12 +72,41 @@ export default definePlugin({
       serial(() => blocks.withWritesPaused((ops) => skillsHeld(() => work(ops)), { changesFiles }));
     // A rollback a crash cut short is finished first in the write queue (after the start-up sync, before
     // any write of this run), then the index follows the files. Not awaited: activation stays quick.
-    held(async (ops) => {
+    const finishPending = (what: string) => held(async (ops) => {
       const finished = await finishInterrupted(repo.roots, repo.objects, journal);
-      if (finished.length === 0) return;
-      ctx.log.warn('finished changes a crash had cut short', { changes: finished });
+      if (finished.labels.length === 0) return;
+      ctx.log.warn(what, { changes: finished.labels, ...(finished.kept.length > 0 ? { keptAsWrittenSince: finished.kept } : {}) });
       await ops.syncIndex();
-    }, true).catch((error: unknown) => ctx.log.error('an interrupted change could not be finished; it is kept and tried at the next start', { error: (error as Error).message }));
+    }, true);
+    // A change a failure cut short (a full disk part way through a rollback) is finished as soon as it
+    // can be, file by file, never over a file written since; tried again every minute until it is.
+    let finishTimer: NodeJS.Timeout | undefined;
+    const finishLater = (): void => {
+      if (closing || finishTimer !== undefined) return;
+      finishTimer = setTimeout(() => {
+        finishTimer = undefined;
+        finishPending('finished a change a failure had cut short').catch(() => finishLater());
+      }, FINISH_RETRY_MS);
+      finishTimer.unref();
+    };
+    ctx.onDispose(() => { clearTimeout(finishTimer); });
+    /** Runs a journaled change: failed part way, the index follows what is on disk and the rest is finished later. */
+    const changing = async <T>(ops: { syncIndex(): Promise<void> }, what: string, work: () => Promise<T>): Promise<T> => {
+      try {
+        return await work();
+      } catch (error) {
+        if ((await journal.pending()).length === 0) throw error;
+        await ops.syncIndex().catch(() => undefined);
+        finishLater();
+        const said = error instanceof KernelError ? error : new KernelError('PLUGIN_ERROR', (error as Error).message);
+        throw new KernelError(said.code, `${said.message}. ${what} stopped part way: what it wrote stays, and the rest is finished as soon as it can be written (tried every minute, and at the next start), never over a file written meanwhile`, { details: { ...said.details, unfinished: true } });
+      }
+    };
+    // At the start: a change a crash cut short.
+    finishPending('finished changes a crash had cut short').catch((error: unknown) => {
+      ctx.log.error('an interrupted change could not be finished; it is tried again', { error: (error as Error).message });
+      finishLater();
+    });
     const create = (memo: string, origin: string, hooks: WorkHooks = {}) => held(() => repo.create(memo, origin, hooks));
     const retention = retentionOf(ctx.config);
     let lastRetention = Date.now();
@@ -100,7 +131,7 @@ export default definePlugin({
     });
     ctx.provide('agent.turn-rollback', {
       rollbackTurn: (sessionId: string, turnId: string, force: boolean) => held(async (ops) => {
-        const result = await rollbackTurn(repo, sessionId, turnId, force, (path, op) => blocks.beforeFileChange(path, op, 'kernel:turn-rollback'), keepSkillVersions('kernel:turn-rollback'));
+        const result = await changing(ops, 'The undo of the turn', () => rollbackTurn(repo, sessionId, turnId, force, (path, op) => blocks.beforeFileChange(path, op, 'kernel:turn-rollback'), keepSkillVersions('kernel:turn-rollback')));
         await ops.syncIndex();
         return result;
       }, true),
@@ -157,7 +188,7 @@ export default definePlugin({
           const by = originOf(call.principal);
           return held(async (ops) => {
             await refuseProtectedChanges(repo, id, call);
-            const restored = await repo.rollback(id, (path, op) => blocks.beforeFileChange(path, op, by), hooksOf(call, 'The rollback (nothing was changed)'), keepSkillVersions(by));
+            const restored = await changing(ops, 'The rollback', () => repo.rollback(id, (path, op) => blocks.beforeFileChange(path, op, by), hooksOf(call, 'The rollback (nothing was changed)'), keepSkillVersions(by)));
             await ops.syncIndex();
             return { id, ...restored };
           }, true);

@@ -90,7 +90,7 @@ describe('snapshots of skills/', () => {
     await ws.put(ws.data, 'nb/doc.json', 'ruined');
     await journal.begin({ label: 'older rollback', writes: [{ path: 'nb/doc.json', hash: snapshot.files['nb/doc.json']!.hash }], removes: [] });
     const next = ws.open();
-    expect(await finishInterrupted(next.roots, next.objects, ws.journal())).toEqual([`rollback to snapshot ${snapshot.id}`, 'older rollback']);
+    expect(await finishInterrupted(next.roots, next.objects, ws.journal())).toEqual({ labels: [`rollback to snapshot ${snapshot.id}`, 'older rollback'], kept: [] });
     expect(await ws.contents(ws.skills)).toEqual(before);
     expect(await readFile(join(ws.data, 'nb/doc.json'), 'utf8')).toBe('{"id":"doc","text":"first"}');
     expect(await ws.journal().pending()).toEqual([]);

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { statfsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -211,6 +212,42 @@ describe.skipIf(!canMount)(`a full disk${mountRefusal ? ` (skipped: ${mountRefus
     expectDiskFull(response!, [what]);
     freeDisk(filler);
     expect((await action(url, 'document_create', { notebook: notebook.id, title: 'room', markdown: 'x' })).status).toBe(200);
+  });
+
+  it('finishes a rollback the disk stopped part way without overwriting what was written since: the person\'s edit stays, the rest comes back', async () => {
+    const { workspace, mount } = await workspaceWith({ at: 'data', bytes: 2 * MiB });
+    const { kernel, url } = await serve(workspace);
+    const notebook = (await action(url, 'notebook_create', { name: 'N' })).json().result as { id: string };
+    const big = (i: number) => Array.from({ length: 40 }, (_, k) => `document ${i}, paragraph ${k}: ${'lorem ipsum dolor '.repeat(12)}`).join('\n\n');
+    const removed: string[] = [];
+    for (let i = 0; i < 6; i++) removed.push(((await action(url, 'document_create', { notebook: notebook.id, title: `D${i}`, markdown: big(i) })).json().result as { id: string }).id);
+    const kept = (await action(url, 'document_create', { notebook: notebook.id, title: 'K', markdown: 'K as in the snapshot' })).json().result as { id: string };
+    const snapshot = (await action(url, 'snapshots/snapshot/create', { memo: 'before' }, { prefer: 'wait=20' })).json().result as { id: string };
+    const block = ((await action(url, 'document_get', { id: kept.id })).json().result as { document: { children: { id: string }[] } }).document.children[0]!.id;
+    expect((await action(url, 'block_update', { id: block, markdown: 'K changed after the snapshot' })).status).toBe(200);
+    for (const id of removed) expect((await action(url, 'document_remove', { id })).status).toBe(200);
+    // Room for about one document: the rollback writes one or two, then meets the full disk.
+    const filler = fillDisk(mount);
+    freeDisk(filler);
+    const room = statfsSync(mount);
+    await writeFile(join(mount, '.filler'), Buffer.alloc(Math.max(0, room.bavail * room.bsize - 90 * 1024)));
+    const stopped = await action(url, 'snapshots/snapshot/rollback', { id: snapshot.id }, { prefer: 'wait=20' });
+    expect(stopped.status, stopped.body).toBe(507);
+    expect(stopped.json().error).toMatchObject({ code: 'DISK_FULL', details: { unfinished: true } });
+    await rm(join(mount, '.filler'));
+    // Acknowledged after the failure, on top of the part-way state.
+    expect((await action(url, 'block_update', { id: block, markdown: 'the person wrote this after the failed rollback' })).status).toBe(200);
+    await stop(kernel);
+
+    const again = await serve(workspace);
+    // The start finishes the rollback in the write queue; a write queued after it waits for it.
+    await action(again.url, 'notebook_create', { name: 'after the start' });
+    const text = await readFile(join(mount, notebook.id, `${kept.id}.json`), 'utf8');
+    expect(text).toContain('the person wrote this after the failed rollback');
+    const listed = (await action(again.url, 'document_list', { notebook: notebook.id })).json().result as { documents: { id: string }[] };
+    expect(listed.documents.map((doc) => doc.id).sort()).toEqual([...removed, kept.id].sort());
+    expect(await readdir(join(workspace, '.quire', 'journal', 'snapshots')).catch(() => [])).toEqual([]);
+    await stop(again.kernel);
   });
 
   it('names the snapshot object when the repository is full', async () => {
