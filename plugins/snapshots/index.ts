@@ -5,7 +5,7 @@ import { BLOCKS_INDEX } from '../blocks/tokens.js';
 import { SKILLS_WRITES } from '../skills/tokens.js';
 import { blockDiff } from './block-diff.js';
 import { SnapshotRepo, type FileEntry, type WorkHooks } from './snapshot-repo.js';
-import { rollbackTurn } from './turn-rollback.js';
+import { TURN_MEMOS, rollbackTurn } from './turn-rollback.js';
 import { finishInterrupted, type FileChange } from './file-change.js';
 import { reportingNotes } from '../blocks/report-notes.js';
 import { deleteSnapshots, dueForRetention, pageOf, removeRecords, retentionOf } from './snapshot-removal.js';
@@ -156,7 +156,11 @@ export default definePlugin({
     return {
       // Readers are refused in core: the reads are adminOnly (the repository spans every notebook), the rest have effects.
       snapshot: reportingNotes(blocks, {
-        create: async (input, call: ActionCall) => summary(await create(String((input as { memo?: string }).memo ?? ''), originOf(call.principal), hooksOf(call, 'The snapshot (none was made)'))),
+        create: async (input, call: ActionCall) => {
+          const memo = String((input as { memo?: string }).memo ?? '');
+          if (TURN_MEMOS.has(memo)) throw new KernelError('INVALID_INPUT', `the memo '${memo}' is the kernel's own, for a turn's snapshots (an undo of the turn finds them by it): choose another`, { details: { field: 'memo' } });
+          return summary(await create(memo, originOf(call.principal), hooksOf(call, 'The snapshot (none was made)')));
+        },
         list: async (input) => {
           const page = pageOf(await repo.list(), input as { limit?: number; before?: string; origin?: string });
           return { ...page, snapshots: page.snapshots.map(summary) };

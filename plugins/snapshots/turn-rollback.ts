@@ -22,6 +22,12 @@ interface TreeBlock { id: string; children?: TreeBlock[]; [key: string]: unknown
 
 const START = 'agent auto snapshot';
 const END = 'agent turn end';
+/**
+ * The memos of the kernel's own snapshots of a turn, by which an undo finds them: no action may give
+ * them (the agent made a snapshot named `agent turn end` part way through its turn, and every write
+ * after it escaped the undo).
+ */
+export const TURN_MEMOS: ReadonlySet<string> = new Set([START, END]);
 
 /**
  * A block's own fields (without its children and the system's time stamps), for comparing versions:
@@ -61,11 +67,12 @@ const SKILLS_PREFIX = 'skills/';
 export async function rollbackTurn(repo: SnapshotRepo, sessionId: string, turnId: string, force: boolean, before: BeforeWrite = async () => undefined,
   beforeSkills: BeforeSkills = async () => undefined): Promise<TurnRollbackResult> {
   const origin = `agent:${sessionId}/${turnId}`;
-  const mine = (await repo.list()).filter((snapshot) => snapshot.origin === origin);
+  // Oldest first: the turn's first snapshot at its start, its last at its end.
+  const mine = (await repo.list()).filter((snapshot) => snapshot.origin === origin).sort((a, b) => a.created.localeCompare(b.created));
   const startSummary = mine.find((snapshot) => snapshot.memo === START);
   if (!startSummary) throw new NotFoundError('NOT_FOUND', `turn ${turnId} of session ${sessionId} has no snapshot: it wrote nothing, or its snapshots were deleted since (by a person, or past the snapshots' retention)`, { details: { sessionId, turnId } });
   const start = await repo.get(startSummary.id);
-  const afterSummary = mine.find((snapshot) => snapshot.memo === END);
+  const afterSummary = mine.findLast((snapshot) => snapshot.memo === END);
   const after = afterSummary ? await repo.get(afterSummary.id) : undefined;
   const now = await repo.scanNow();
   const untouched = (from: Record<string, FileEntry>, to: Record<string, FileEntry>) => {

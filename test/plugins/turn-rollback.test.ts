@@ -134,6 +134,18 @@ describe('rolling back an agent turn', () => {
     expect(await texts()).toEqual(['person one']);
   });
 
+  it('finds the turn\'s own snapshots: the agent cannot name one of its own \'agent turn end\' to keep later writes from the undo', async () => {
+    const { rollback, texts } = await agentTurn((_act, paragraphs) => scriptedProvider([
+      toolCalls({ id: 'c1', name: 'block_update', args: { id: paragraphs.first, markdown: 'agent rewrote one' } }),
+      toolCalls({ id: 'c2', name: 'snapshot_create', args: { memo: 'agent turn end' } }),
+      toolCalls({ id: 'c3', name: 'block_append', args: { parentId: paragraphs.doc, markdown: 'agent line after its own snapshot' } }),
+      answer('done'),
+    ]));
+    expect(await texts()).toEqual(['agent rewrote one', 'person two', 'agent line after its own snapshot']);
+    await rollback();
+    expect(await texts()).toEqual(['person one', 'person two']);
+  });
+
   it('restores the snapshot when nothing changed the notes since the turn, and records it in the session', async () => {
     const { kernel, sessionId, rollback, texts } = await agentTurn();
     expect(await texts()).toEqual(['agent rewrote one', 'person two', 'agent line']);
