@@ -22,7 +22,24 @@ const LIST_TIMEOUT_MS = 30_000;
 /** How a server is shown to people: the exact command for stdio, the URL (never header values) for HTTP. */
 export function describeEndpoint(config: ExternalMcpServer): Record<string, unknown> {
   if ('command' in config) return { transport: 'stdio', command: [config.command, ...(config.args ?? [])], ...(config.cwd ? { cwd: config.cwd } : {}), env: Object.keys(config.env ?? {}) };
-  return { transport: 'http', url: config.url, headers: [...Object.keys(config.headers ?? {}), ...Object.keys(config.headersFromEnv ?? {})], oauth: config.oauth !== undefined };
+  return { transport: 'http', url: shownUrl(config.url), headers: [...Object.keys(config.headers ?? {}), ...Object.keys(config.headersFromEnv ?? {})], oauth: config.oauth !== undefined };
+}
+
+/**
+ * A server's URL as listed and logged: a user name, password and the query's values are secrets as
+ * often as not (hosted MCP servers take a key as `?api_key=`), so they are replaced by `***`.
+ */
+export function shownUrl(url: string): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return '(not a URL)';
+  }
+  if (parsed.username) parsed.username = '***';
+  if (parsed.password) parsed.password = '***';
+  for (const key of [...new Set(parsed.searchParams.keys())]) parsed.searchParams.set(key, '***');
+  return parsed.href.replace(/%2A%2A%2A/g, '***');
 }
 
 /**

@@ -108,8 +108,12 @@ describe('external MCP servers as plugins', () => {
     process.env.FIXTURE_API_KEY = 'fixture-key-123';
     const remote = await new FixtureHttpMcpServer([{ ...echo, annotations: { readOnlyHint: true, openWorldHint: false } }]).start();
     httpServers.push(remote);
-    const kernel = await harness.boot({ plugins: ['notes'], config: { auth, mcp: { servers: { remote: { url: remote.url, headersFromEnv: { 'x-api-key': 'FIXTURE_API_KEY' }, trusted: true } } } } });
+    // A key in the URL (as hosted servers take one) is never shown or logged.
+    const kernel = await harness.boot({ plugins: ['notes'], config: { auth, mcp: { servers: { remote: { url: `${remote.url}?api_key=sk-in-the-url`, headersFromEnv: { 'x-api-key': 'FIXTURE_API_KEY' }, trusted: true } } } } });
     expect(kernel.registry.get('remote_echo')!.effects).toEqual(['dataEgress']);
+    const listing = JSON.stringify(await http(kernel)('GET', '/api/plugins'));
+    expect(listing).toContain(`${remote.url}?api_key=***`);
+    expect(listing).not.toContain('sk-in-the-url');
     // Called over HTTP with our bearer token: the remote sees its own key, never our token.
     const api = http(kernel);
     expect(await api('POST', '/api/actions/mcp-remote/remote/echo', { text: 'x' })).toMatchObject({ status: 200, result: { tool: 'echo' } });
