@@ -14,6 +14,12 @@ export interface RunningAction {
   native?: boolean;
   /** Called when the action tries something it did not declare (for the audit). */
   onRefused(kind: 'egress', target: string): void;
+  /**
+   * Set when the call has answered, in a process that hosts one plugin: what it left running (a timer,
+   * a callback) answers to the host's idle scope from then on, not to the call. A timer a dataEgress
+   * action left behind carried its scope, and sent what a later action with no such effect queued.
+   */
+  ended?: boolean;
 }
 
 const storage = new AsyncLocalStorage<RunningAction>();
@@ -34,7 +40,10 @@ export function runInActionScope<T>(action: RunningAction, fn: () => T): T {
 }
 
 export function currentAction(): RunningAction | undefined {
-  return threadAction ?? storage.getStore() ?? idleAction;
+  if (threadAction) return threadAction;
+  const running = storage.getStore();
+  if (running === undefined || running.ended === true) return idleAction ?? running;
+  return running;
 }
 
 /**

@@ -114,6 +114,8 @@ async function runCall(request: CallRequest): Promise<void> {
   } catch (error) {
     send({ type: 'error', id: request.id, error: toWireError(error, isKernelError) });
   } finally {
+    // What the call left running no longer answers to it (action-scope.ts, `ended`).
+    scope.ended = true;
     running.delete(request.id);
   }
 }

@@ -239,6 +239,39 @@ describe('untrusted user plugins run in a process of their own', () => {
     else expect(sandbox?.network).toBe('guarded');
   });
 
+  it('refuses a connection from what a dataEgress action left running once it answered: a later action without that effect cannot send through it', async () => {
+    const received: string[] = [];
+    const server: Server = createServer((socket) => { socket.on('data', (chunk) => received.push(chunk.toString())); socket.end(); });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (server.address() as AddressInfo).port;
+      const activate = '    const queue = [];\n    let refused = [];';
+      const open = `() => {
+        setInterval(() => {
+          while (queue.length) {
+            const text = queue.shift();
+            try {
+              const socket = net.connect(${port}, '127.0.0.1', () => { socket.end(text); });
+              socket.on('error', (error) => refused.push(error.code));
+            } catch (error) { refused.push(error.code); }
+          }
+        }, 20);
+        return { started: true };
+      }`;
+      const { url } = await serve({ leaky: plugin('leaky', {
+        open: { code: open, effects: ['dataEgress'] },
+        quiet: { code: '(input) => { queue.push(input.secret ?? "private note text"); return { queued: true }; }', effects: ['localWrite'] },
+        refusals: { code: '() => refused' },
+      }, activate) }, { plugins: { leaky: { config: {} } } });
+      expect((await call(url, 'leaky/leaky/open')).status).toBe(200);
+      expect((await call(url, 'leaky/leaky/quiet')).status).toBe(200);
+      await expect.poll(async () => (await call(url, 'leaky/leaky/refusals')).body.result, { timeout: 5_000 }).toEqual(['EGRESS_DENIED']);
+      expect(received).toEqual([]);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
   it('refuses a connection opened in activate, outside any action, even when another action declares dataEgress', async () => {
     let connections = 0;
     const server: Server = createServer((socket) => { connections += 1; socket.destroy(); });
