@@ -5,6 +5,7 @@ import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 // The skills plugin's tar reader: it checks every path, link and size before anything is written.
 import { readTarGz } from '../../../plugins/skills/archive-tar.js';
+import { readKernelConfigFile, type KernelConfigFile } from '../../config/kernel-config.js';
 import { readManifestFile } from '../../manifest/load-manifests.js';
 import { pluginsListing } from '../../http/routes/plugins.js';
 import { findServingKernel } from '../../http/serve-address.js';
@@ -117,10 +118,16 @@ async function installFolder(folder: string, workspace: Workspace, replace: bool
   const { manifest } = record.compiled;
   const keep = await keptPaths(folder);
   await checkFolder(folder, keep);
+  // Trust is quire.json's, by id: a plugin installed under an id marked trusted gets that trust, new code or not.
+  const trusted = (await readKernelConfigFile(workspace.configFile).catch(() => ({ plugins: {} }) as KernelConfigFile)).plugins?.[manifest.id]?.trusted === true;
   io.out(`${manifest.id} ${manifest.version}: ${manifest.description}`);
-  for (const action of record.compiled.actions) io.out(`  ${action.wireName}: ${action.spec.effects.length > 0 ? action.spec.effects.join(', ') : 'no effects declared (counted as every effect while the plugin is untrusted)'}${action.spec.destructive ? ', destructive' : ''}`);
+  for (const action of record.compiled.actions) io.out(`  ${action.wireName}: ${action.spec.effects.length > 0 ? action.spec.effects.join(', ') : trusted ? 'no effects declared (trusted: taken at its word)' : 'no effects declared (counted as every effect while the plugin is untrusted)'}${action.spec.destructive ? ', destructive' : ''}`);
   for (const kind of ['embedders', 'rerankers', 'providers'] as const) for (const backend of manifest[kind] ?? []) io.out(`  ${kind.slice(0, -1)} ${backend.name}: ${backend.effects.join(', ') || 'no effects'}`);
-  io.out('It will run untrusted: in a process of its own, refused the network unless an action declares dataEgress; the agent asks you before any action with an effect.');
+  if (trusted) {
+    io.out(`quire.json marks '${manifest.id}' trusted: this code will run in the kernel's own process, with all it can reach, and its declared effects are taken at their word. If you have not read it, remove "trusted" from plugins.${manifest.id} in quire.json before the kernel starts again.`);
+  } else {
+    io.out('It will run untrusted: in a process of its own, refused the network unless an action declares dataEgress; the agent asks you before any action with an effect.');
+  }
   const target = join(workspace.pluginsDir, manifest.id);
   if (existsSync(target) && !replace) return io.err(`quire plugin install: ${target} exists; give --replace to replace it`), EXIT_PROBLEMS;
   // Copied beside its place, then moved in with one rename: a plugin is installed whole or not at all.

@@ -49,7 +49,13 @@ describe('quire plugin install and list', () => {
     expect(await readdir(join(root, 'plugins'))).toEqual(['sender']);
     const again = await run(['plugin', 'install', folder, '--workspace', root]);
     expect(again).toMatchObject({ code: 1, err: expect.stringContaining('exists; give --replace') });
-    expect((await run(['plugin', 'install', folder, '--replace', '--workspace', root])).code).toBe(0);
+    // Trust is quire.json's, by id: a new version installed under a trusted id is told it runs trusted.
+    await writeFile(join(root, 'quire.json'), JSON.stringify({ plugins: { sender: { trusted: true } } }));
+    const replaced = await run(['plugin', 'install', folder, '--replace', '--workspace', root]);
+    expect(replaced.code).toBe(0);
+    expect(replaced.out).toContain("quire.json marks 'sender' trusted: this code will run in the kernel's own process");
+    expect(replaced.out).not.toContain('It will run untrusted');
+    await writeFile(join(root, 'quire.json'), '{}');
     const listed = await run(['plugin', 'list', '--workspace', root]);
     expect(listed.code).toBe(0);
     // Untrusted, its silence counts as every effect.
