@@ -10,6 +10,8 @@ export interface GateInput {
   plugin: string;
   tool: string;
   action: string;
+  /** An external MCP tool's own name (RegisteredAction.externalName), which a deny rule may name instead. */
+  externalName?: string;
   source: PluginSource;
   trusted: boolean;
   declaredEffects: readonly Effect[];
@@ -60,10 +62,12 @@ export function decide(input: GateInput): GateDecision {
   return { outcome: 'confirm', reason: 'needs_person', effects };
 }
 
-export function denyRuleMatches(rule: DenyRule, call: Pick<GateInput, 'plugin' | 'tool' | 'action' | 'notebook'>): boolean {
+export function denyRuleMatches(rule: DenyRule, call: Pick<GateInput, 'plugin' | 'tool' | 'action' | 'notebook' | 'externalName'>): boolean {
   if (rule.plugin !== undefined && rule.plugin !== call.plugin) return false;
   if (rule.tool !== '*' && rule.tool !== call.tool) return false;
-  if (rule.action !== undefined && rule.action !== call.action) return false;
+  // An external MCP tool is named by its action or by its own name as its server spells it: a rule
+  // written `deleteFile` silently matched nothing, the action being `deletefile`.
+  if (rule.action !== undefined && rule.action !== call.action && rule.action !== call.externalName) return false;
   if (rule.notebook !== undefined && rule.notebook !== call.notebook) return false;
   return true;
 }

@@ -294,7 +294,7 @@ export class ActionPipeline {
     if (principal.kind !== 'agent') return NO_NOTEBOOKS;
     const denied = new Set<string>(limitedTo('none', limits));
     for (const rule of this.config.gate.deny) {
-      if (rule.notebook !== undefined && denyRuleMatches(rule, { plugin: entry.pluginId, tool: entry.tool, action: entry.action, notebook: rule.notebook })) denied.add(rule.notebook);
+      if (rule.notebook !== undefined && denyRuleMatches(rule, { ...entry, plugin: entry.pluginId, notebook: rule.notebook })) denied.add(rule.notebook);
     }
     return denied.size > 0 ? denied : NO_NOTEBOOKS;
   }
@@ -322,7 +322,7 @@ export class ActionPipeline {
 
   private decideOne(entry: RegisteredAction, notebook: string | undefined, sessionMode: SessionMode, flags: LocalOnlyFlags): CallDecision {
     return decide({
-      plugin: entry.pluginId, tool: entry.tool, action: entry.action, source: entry.source, trusted: entry.trusted,
+      plugin: entry.pluginId, tool: entry.tool, action: entry.action, ...(entry.externalName !== undefined ? { externalName: entry.externalName } : {}), source: entry.source, trusted: entry.trusted,
       // The effects the call will have: the manifest's, and those of the embedder or reranker it uses.
       declaredEffects: entry.effects, ...(notebook !== undefined ? { notebook } : {}),
       denyRules: this.config.gate.deny, grants: this.grants.list(), sessionMode,

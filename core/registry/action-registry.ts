@@ -23,6 +23,11 @@ export interface RegisteredAction {
   /** The plugin's logger, handed to each call. */
   log: Logger;
   /**
+   * An external MCP server's tool: its own name, as the server spells it (`deleteFile`), which the
+   * action's name (`deletefile`) may not be. Deny rules match either.
+   */
+  externalName?: string;
+  /**
    * Why the action cannot work now (a backend it requires is not selected), or undefined when it can;
    * the agent is not offered it meanwhile. Absent on actions that need nothing.
    */

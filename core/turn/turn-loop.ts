@@ -75,7 +75,7 @@ export interface TurnOutcome {
 export function toolSpecs(registry: ActionRegistry, denyRules: readonly DenyRule[]): ModelToolSpec[] {
   const closed = denyRules.filter((rule) => rule.notebook === undefined);
   return registry.list()
-    .filter((entry) => !closed.some((rule) => denyRuleMatches(rule, { plugin: entry.pluginId, tool: entry.tool, action: entry.action })))
+    .filter((entry) => !closed.some((rule) => denyRuleMatches(rule, { plugin: entry.pluginId, tool: entry.tool, action: entry.action, ...(entry.externalName !== undefined ? { externalName: entry.externalName } : {}) })))
     .filter((entry) => entry.spec.personOnly !== true && entry.unavailable?.() === undefined)
     .map((entry) => ({ name: entry.wireName, description: entry.spec.description, inputSchema: entry.spec.input }));
 }

@@ -323,7 +323,7 @@ export class ExternalMcpServers {
       pluginId, source: 'mcp', trusted: server.config.trusted === true, tool: toolName, action: compiled.action, wireName: compiled.wireName,
       spec, declaredEffects: spec.effects, effects: spec.effects, validateInput: compiled.validateInput, validateOutput: undefined,
       handler: (input, call) => server.call(tool.name, input, call),
-      log: this.log.child(pluginId),
+      log: this.log.child(pluginId), externalName: tool.name,
     };
   }
 }

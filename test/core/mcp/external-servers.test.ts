@@ -74,6 +74,13 @@ describe('external MCP servers as plugins', () => {
     expect(plugins.find((plugin) => plugin.id === 'mcp-fixture')).toMatchObject({ state: 'connected', endpoint: { command: [process.execPath, STDIO_SERVER] } });
   });
 
+  it('applies a deny rule that names a tool as its server spells it (deleteFile), not only as its action (deletefile)', async () => {
+    const fixture = await stdioFixture([{ ...echo, name: 'echoLoud' }]);
+    const kernel = await harness.boot({ plugins: ['notes'], config: { auth, gate: { deny: [{ plugin: 'mcp-fixture', tool: 'fixture', action: 'echoLoud' }] }, mcp: { servers: { fixture: fixture.config(true) } } } });
+    expect(kernel.registry.get('fixture_echoloud')).toBeDefined();
+    expect((await caught(kernel.pipeline.call({ target: 'fixture_echoloud', input: { text: 'hi' }, principal: agent, sessionMode: 'auto' }))).code).toBe('ACTION_DENIED');
+  });
+
   it('believes a trusted server\'s annotations: a read-only, closed-world tool runs for the agent without asking', async () => {
     const fixture = await stdioFixture([echo]);
     const kernel = await harness.boot({ plugins: ['notes'], config: { mcp: { servers: { fixture: fixture.config(true) } } } });
