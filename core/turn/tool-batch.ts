@@ -142,7 +142,8 @@ async function executeCall(context: BatchContext, call: PreparedCall, record: To
     if (confirmationId) await context.confirmations.expire(confirmationId, { evenIfApproved: true });
     return 'cancelled_before';
   }
-  const current = stillRegistered(context.registry, call);
+  const registered = stillRegistered(context.registry, call);
+  const current = 'result' in registered ? registered : await judgedAgain(context, registered.call, confirmationId);
   if ('result' in current) {
     // An approval given for what is gone or changed is closed unused: it must not run something else.
     if (confirmationId) await context.confirmations.expire(confirmationId, { evenIfApproved: true });
@@ -260,6 +261,26 @@ function stillRegistered(registry: ActionRegistry, call: PreparedCall): { call: 
     return { result: failure('ACTION_CHANGED', `${call.entry.wireName} changed its definition while the call waited; it was not run. Read its new description and call it again if it still fits`) };
   }
   return { call: { ...call, entry: current } };
+}
+
+/**
+ * The gate's judgement made again right before the call runs: the person's answer and the snapshot are
+ * waits, and a rollback meanwhile may have given a notebook back a deny rule's or a read-only limit's
+ * reach, or a grant may have gone (the call ran on the judgement made before, into a notebook now
+ * read-only to the agent). Refused now, it is not run; one the gate would now ask about, and the
+ * person did not approve, is not run either: the model is told to call it again.
+ */
+async function judgedAgain(context: BatchContext, call: PreparedCall, confirmationId: string | undefined): Promise<{ call: PreparedCall } | { result: CallResult }> {
+  let fresh: PreparedCall;
+  try {
+    fresh = context.pipeline.prepare({ target: call.entry.wireName, input: call.input, principal: call.principal, sessionMode: await context.mode(), signal: context.signal, localOnlyInContext: context.localOnlyInContext?.() === true });
+  } catch (error) {
+    return { result: failure(isKernelError(error) ? error.code : 'INTERNAL', `${error instanceof Error ? error.message : String(error)} (judged again right before it ran; it was not run)`) };
+  }
+  if (fresh.decision.outcome === 'confirm' && confirmationId === undefined) {
+    return { result: failure('ACTION_CHANGED', `${call.entry.wireName} now needs the person's approval (the notes or the grants changed while it waited); it was not run. Call it again if it still fits`) };
+  }
+  return { call: { ...fresh, entry: call.entry } };
 }
 
 /** What the gate and the person judged: everything of an entry but its handler and validators. */

@@ -6,6 +6,7 @@ import { turnDependencies } from '../../core/turn/kernel-turns.js';
 import type { ModelProvider } from '../../core/turn/model-provider.js';
 import { runTurn } from '../../core/turn/turn-loop.js';
 import { answer, scriptedProvider, toolCalls } from '../fakes/scripted-provider.js';
+import { caught } from '../helpers/harness.js';
 import { useBlocks, type Act } from './blocks/blocks-harness.js';
 
 const { boot } = useBlocks();
@@ -144,6 +145,76 @@ describe('rolling back an agent turn', () => {
     expect(await texts()).toEqual(['agent rewrote one', 'person two', 'agent line after its own snapshot']);
     await rollback();
     expect(await texts()).toEqual(['person one', 'person two']);
+  });
+
+  it('leaves a document a person removed while the turn ran removed: only what the turn removed is the undo\'s to bring back', async () => {
+    let other = '';
+    const { rollback, texts, act } = await agentTurn((act, paragraphs) => {
+      const rounds = [toolCalls({ id: 'c1', name: 'block_update', args: { id: paragraphs.first, markdown: 'agent rewrote one' } }), answer('done')];
+      let requests = 0;
+      return {
+        id: 'person-removes-meanwhile',
+        async *stream() {
+          requests++;
+          // Before the turn's first write (and its snapshot): a document of the person's; after it, the person removes it.
+          if (requests === 1) other = (await act<Created>('document_create', { notebook: (await act<Created>('notebook_create', { name: 'Other' })).id, title: 'Person', markdown: 'mine' })).id;
+          if (requests === 2) await act('document_remove', { id: other });
+          yield* rounds[requests - 1]!;
+        },
+      };
+    });
+    await rollback();
+    expect(await texts()).toEqual(['person one', 'person two']);
+    expect((await caught(act('document_get', { id: other }))).code).toBe('NOT_FOUND');
+  });
+
+  it('judges a call again after the person\'s answer: a rollback meanwhile made its notebook read-only to the agent, and it is not run', async () => {
+    const { kernel, act } = await boot({ config: auth });
+    const notebook = await act<Created>('notebook_create', { name: 'N' });
+    const doc = await act<Created>('document_create', { notebook: notebook.id, title: 'D', markdown: 'one' });
+    const [block] = (await act<Tree>('document_get', { id: doc.id })).document.children;
+    await act('notebook_set_privacy', { id: notebook.id, agent: 'read' });
+    const closed = await act<Created>('snapshot_create', { memo: 'closed to the agent' });
+    await act('notebook_set_privacy', { id: notebook.id, agent: 'write' });
+    const sessionId = newId();
+    await kernel.sessions.save({ id: sessionId, entries: [] });
+    const provider = scriptedProvider([toolCalls({ id: 'c1', name: 'block_update', args: { id: block!.id, markdown: 'agent wrote into a read-only notebook' } }), answer('done')]);
+    const results: { ok: boolean; output: string }[] = [];
+    await runTurn(turnDependencies(kernel), { sessionId, message: 'edit', provider, systemPrompt: () => '', signal: new AbortController().signal }, (event) => {
+      if (event.type === 'tool_result') results.push({ ok: event.ok, output: String(event.output) });
+      if (event.type !== 'confirm') return;
+      // While the person decides, the notes are rolled back to when the notebook was read-only to the agent.
+      void act('snapshot_rollback', { id: closed.id }).then(() => kernel.confirmations.answer(event.confirmation.id, { approved: true, argsHash: event.confirmation.argsHash, answeredBy: 'person:alice' }));
+    });
+    expect(results).toEqual([expect.objectContaining({ ok: false })]);
+    expect((await act<Tree>('document_get', { id: doc.id })).document.children.map((child) => child.content)).toEqual(['one']);
+  });
+
+  it('does not put back a block the turn moved out when it has moved on since to a document the undo leaves alone (it was then in two)', async () => {
+    const made: Record<string, string> = {};
+    const { rollback, act, doc, first } = await agentTurn((act, paragraphs) => {
+      let requests = 0;
+      return {
+        id: 'mover-to-second',
+        async *stream() {
+          requests++;
+          if (requests === 1) {
+            const { notebook } = await act<{ notebook: string }>('document_get', { id: paragraphs.doc });
+            for (const title of ['Second', 'Third']) made[title] = (await act<Created>('document_create', { notebook, title, markdown: `${title} text` })).id;
+            yield* toolCalls({ id: 'c1', name: 'block_move', args: { id: paragraphs.first, parentId: made.Second } });
+          } else {
+            yield* answer('moved');
+          }
+        },
+      };
+    });
+    // After the turn, the person moves it on.
+    await act('block_move', { id: first, parentId: made.Third });
+    const result = await rollback();
+    expect(result.conflicts).toEqual(expect.arrayContaining([expect.objectContaining({ id: first })]));
+    const holding = [];
+    for (const id of [doc, made.Second!, made.Third!]) if ((await act<Tree>('document_get', { id })).document.children.some((child) => child.id === first)) holding.push(id);
+    expect(holding).toEqual([made.Third]);
   });
 
   it('restores the snapshot when nothing changed the notes since the turn, and records it in the session', async () => {
