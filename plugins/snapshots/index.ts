@@ -4,8 +4,9 @@ import { AUDIT_HEAD, IntentJournal, KernelError, WORKSPACE, definePlugin, mayRea
 import { BLOCKS_INDEX } from '../blocks/tokens.js';
 import { SKILLS_WRITES } from '../skills/tokens.js';
 import { blockDiff } from './block-diff.js';
-import { SnapshotRepo, type FileEntry, type WorkHooks } from './snapshot-repo.js';
-import { TURN_MEMOS, rollbackTurn } from './turn-rollback.js';
+import { SnapshotRepo, type FileEntry, type Snapshot, type WorkHooks } from './snapshot-repo.js';
+import { TURN_END, TURN_MEMOS, rollbackTurn } from './turn-rollback.js';
+import { TurnRemovals } from './turn-removals.js';
 import { finishInterrupted, type FileChange } from './file-change.js';
 import { reportingNotes } from '../blocks/report-notes.js';
 import { deleteSnapshots, dueForRetention, pageOf, removeRecords, retentionOf } from './snapshot-removal.js';
@@ -107,7 +108,13 @@ export default definePlugin({
       ctx.log.error('an interrupted change could not be finished; it is tried again', { error: (error as Error).message });
       finishLater();
     });
-    const create = (memo: string, origin: string, hooks: WorkHooks = {}) => held(() => repo.create(memo, origin, hooks));
+    const create = (memo: string, origin: string, hooks: WorkHooks = {}, extra: Pick<Snapshot, 'turnRemoved'> = {}) => held(() => repo.create(memo, origin, hooks, extra));
+    // Where blocks are now, by the index (the undo runs while writes are held: the index is the files').
+    const documentsOf = (ids: readonly string[]): ReadonlyMap<string, string> => new Map((blocks.reader.prepare('SELECT id, root_id FROM blocks WHERE id IN (SELECT value FROM json_each(?))')
+      .all(JSON.stringify(ids)) as { id: string; root_id: string }[]).map((row) => [row.id, row.root_id]));
+    // The documents each running turn's own calls removed, kept in its end snapshot (turn-rollback.ts).
+    const removedByTurns = new TurnRemovals();
+    ctx.onDispose(blocks.onBeforeChange(async (change) => removedByTurns.note(change.by, change.path), (change) => change.op === 'remove' && change.by.startsWith('agent:')));
     const retention = retentionOf(ctx.config);
     let lastRetention = Date.now();
     // The agent's turn snapshots past the retention are deleted, then what only they referred to.
@@ -124,14 +131,15 @@ export default definePlugin({
     // The turn loop asks for one snapshot before the agent's first write in a turn.
     ctx.provide(AGENT_SNAPSHOTS, {
       snapshot: async (request: { sessionId: string; turnId: string; memo: string }) => {
-        const { id } = await create(request.memo, `agent:${request.sessionId}/${request.turnId}`);
+        const origin = `agent:${request.sessionId}/${request.turnId}`;
+        const { id } = await create(request.memo, origin, {}, request.memo === TURN_END ? { turnRemoved: removedByTurns.take(origin) } : {});
         if (retention && Date.now() - lastRetention >= RETENTION_EVERY_MS) void applyRetention();
         return { id };
       },
     });
     ctx.provide('agent.turn-rollback', {
       rollbackTurn: (sessionId: string, turnId: string, force: boolean) => held(async (ops) => {
-        const result = await changing(ops, 'The undo of the turn', () => rollbackTurn(repo, sessionId, turnId, force, (path, op) => blocks.beforeFileChange(path, op, 'kernel:turn-rollback'), keepSkillVersions('kernel:turn-rollback')));
+        const result = await changing(ops, 'The undo of the turn', () => rollbackTurn(repo, sessionId, turnId, force, (path, op) => blocks.beforeFileChange(path, op, 'kernel:turn-rollback'), keepSkillVersions('kernel:turn-rollback'), documentsOf));
         await ops.syncIndex();
         return result;
       }, true),

@@ -30,6 +30,12 @@ export interface Snapshot {
   auditHead?: { seq: number; hash: string };
   /** When the scan of data/ began (ms since the epoch): which of its entries the next scan may trust (see `settled`). */
   scanStarted?: number;
+  /**
+   * In a turn's end snapshot: the documents (data/-relative paths) the turn's own calls removed. A
+   * document someone else removed while the turn ran is not the turn's to bring back. Absent in older
+   * records (every removal then counts as the turn's, as before).
+   */
+  turnRemoved?: string[];
 }
 
 export type { SnapshotSummary } from './snapshot-index.js';
@@ -211,7 +217,7 @@ export class SnapshotRepo {
   }
 
   /** A new snapshot: only files whose size or mtime changed since the last one are read and hashed. */
-  async create(memo: string, origin: string, hooks: WorkHooks = {}): Promise<Snapshot> {
+  async create(memo: string, origin: string, hooks: WorkHooks = {}, extra: Pick<Snapshot, 'turnRemoved'> = {}): Promise<Snapshot> {
     const head = (await this.index.summaries()).at(-1);
     // A newest record that cannot be read vouches for nothing: every file is then read and hashed again.
     const base = await this.recordOf(head).catch(() => undefined);
@@ -219,7 +225,7 @@ export class SnapshotRepo {
     // A stop before the record is written leaves no snapshot (objects stored meanwhile are only unreferenced).
     const { files, skills } = await this.scanTables(base, true, hooks);
     hooks.stopCheck?.();
-    const snapshot: Snapshot = { id: newId(), memo, created: new Date().toISOString(), origin, parent: head?.id ?? null, tags: [], files, skills, scanStarted };
+    const snapshot: Snapshot = { id: newId(), memo, created: new Date().toISOString(), origin, parent: head?.id ?? null, tags: [], files, skills, scanStarted, ...extra };
     if (this.auditHead) snapshot.auditHead = this.auditHead();
     // One line, not pretty-printed: a record of 10,000 files is a fifth smaller.
     await writeFileAtomic(this.recordPath(snapshot.id), `${JSON.stringify(snapshot)}\n`);

@@ -28,6 +28,7 @@ const END = 'agent turn end';
  * after it escaped the undo).
  */
 export const TURN_MEMOS: ReadonlySet<string> = new Set([START, END]);
+export const TURN_END = END;
 
 /**
  * A block's own fields (without its children and the system's time stamps), for comparing versions:
@@ -51,6 +52,21 @@ function index(root: TreeBlock): Map<string, { block: TreeBlock; parent: TreeBlo
 }
 
 type BeforeWrite = (path: string, op: 'rollback' | 'remove') => Promise<void>;
+/** Where blocks are now, by the index: block id → the id of its document. */
+type DocumentsOf = (ids: readonly string[]) => ReadonlyMap<string, string>;
+
+/**
+ * The blocks of `before` that the turn took out of this document (absent from `after`) and that are now
+ * in a document the undo leaves alone (not one the turn changed or added), which the whole old text
+ * would put back a second time.
+ */
+function movedOnSince(before: TreeBlock, after: TreeBlock, path: string, turn: { changed: string[]; added: string[] }, documentsOf: DocumentsOf): string[] {
+  const kept = index(after);
+  const gone = [...index(before).keys()].filter((id) => !kept.has(id));
+  if (gone.length === 0) return [];
+  const undone = new Set([path, ...turn.changed, ...turn.added].map((file) => file.slice(file.lastIndexOf('/') + 1).replace(/\.json$/, '')));
+  return [...documentsOf(gone)].filter(([, document]) => !undone.has(document)).map(([id]) => id);
+}
 /** Told which skills are about to change, before any of their files does (to keep their versions). */
 type BeforeSkills = (names: string[]) => Promise<void>;
 
@@ -65,7 +81,7 @@ const SKILLS_PREFIX = 'skills/';
  * leave skills/ alone. Runs while writes to the notes and skills are held; the caller resyncs the index.
  */
 export async function rollbackTurn(repo: SnapshotRepo, sessionId: string, turnId: string, force: boolean, before: BeforeWrite = async () => undefined,
-  beforeSkills: BeforeSkills = async () => undefined): Promise<TurnRollbackResult> {
+  beforeSkills: BeforeSkills = async () => undefined, documentsOf: DocumentsOf = () => new Map()): Promise<TurnRollbackResult> {
   const origin = `agent:${sessionId}/${turnId}`;
   // Oldest first: the turn's first snapshot at its start, its last at its end.
   const mine = (await repo.list()).filter((snapshot) => snapshot.origin === origin).sort((a, b) => a.created.localeCompare(b.created));
@@ -82,6 +98,12 @@ export async function rollbackTurn(repo: SnapshotRepo, sessionId: string, turnId
   // Documents that someone else (a person, another session) changed while the turn ran: restoring the
   // turn's first snapshot would take those changes back too, so they are undone block by block.
   const mixed = after ? await changedByOthers(repo, start, after) : new Set<string>();
+  // Documents someone else removed while the turn ran: not the turn's to bring back (the undo restored
+  // them, and with them the person's removal was undone).
+  if (after?.turnRemoved !== undefined) {
+    const own = new Set(after.turnRemoved);
+    for (const path of repo.diff(start.files, after.files).removed) if (!own.has(path)) mixed.add(path);
+  }
   // Skills count only when the turn's end snapshot holds them: an older one says nothing about skills/.
   if (after && mixed.size === 0 && untouched(after.files, now.files) && (!after.skills || untouched(after.skills, now.skills))) {
     await repo.rollback(start.id, before, {}, beforeSkills);
@@ -92,7 +114,7 @@ export async function rollbackTurn(repo: SnapshotRepo, sessionId: string, turnId
     await repo.rollback(start.id, before, {}, beforeSkills);
     return { mode: 'restore', conflicts: [], undone: [] };
   }
-  return undoBlocks(repo, start, after, now, mixed, force, before, beforeSkills);
+  return undoBlocks(repo, start, after, now, mixed, force, before, beforeSkills, documentsOf);
 }
 
 /** A document's tree from a file's text, or undefined for a file that is not one (`.notebook.json`). */
@@ -147,7 +169,8 @@ async function changedByOthers(repo: SnapshotRepo, start: Snapshot, after: Snaps
   return out;
 }
 
-async function undoBlocks(repo: SnapshotRepo, before: Snapshot, after: Snapshot, tables: Tables, mixed: ReadonlySet<string>, force: boolean, notify: BeforeWrite, notifySkills: BeforeSkills): Promise<TurnRollbackResult> {
+async function undoBlocks(repo: SnapshotRepo, before: Snapshot, after: Snapshot, tables: Tables, mixed: ReadonlySet<string>, force: boolean, notify: BeforeWrite, notifySkills: BeforeSkills,
+  documentsOf: DocumentsOf): Promise<TurnRollbackResult> {
   const result: TurnRollbackResult = { mode: 'blocks', conflicts: [], undone: [] };
   const now = tables.files;
   const turn = repo.diff(before.files, after.files);
@@ -165,6 +188,8 @@ async function undoBlocks(repo: SnapshotRepo, before: Snapshot, after: Snapshot,
     result.undone.push({ path, blocks: 0 });
   }
   for (const path of turn.removed) {
+    // Removed while the turn ran, by someone else: left removed.
+    if (mixed.has(path)) continue;
     if (now[path] !== undefined && !force) { result.conflicts.push({ path }); continue; }
     // Made again since and overwritten (forced): its text then is kept as a version first.
     if (now[path] !== undefined) notices.push([path, 'rollback']);
@@ -175,6 +200,13 @@ async function undoBlocks(repo: SnapshotRepo, before: Snapshot, after: Snapshot,
     if (now[path] === undefined) { result.conflicts.push({ path }); continue; }
     notices.push([path, 'rollback']);
     if (now[path]!.hash === after.files[path]!.hash && !mixed.has(path)) {
+      // Blocks the turn moved out of this document come back with its old text: one moved on since to a
+      // document the undo does not touch would then be in two documents (the index skips both).
+      const elsewhere = force ? [] : movedOnSince(JSON.parse(await text(before, path)) as TreeBlock, JSON.parse(await text(after, path)) as TreeBlock, path, turn, documentsOf);
+      if (elsewhere.length > 0) {
+        for (const id of elsewhere) result.conflicts.push({ path, id });
+        continue;
+      }
       change.writes.push({ path, hash: before.files[path]!.hash });
       result.undone.push({ path, blocks: 0 });
       continue;
