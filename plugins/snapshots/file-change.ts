@@ -1,6 +1,6 @@
 import { readdir, readFile, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { writeFileAtomic, type IntentJournal } from '../../core/index.js';
+import { syncFolder, writeFileAtomic, type IntentJournal } from '../../core/index.js';
 import { sha256, type ObjectStore } from './object-store.js';
 
 /** Files of one folder to write (from an object, by hash, or from text) and to remove; paths relative to it. */
@@ -105,7 +105,23 @@ async function applyTreeChange(root: string, objects: ObjectStore, change: TreeC
   for (const path of change.removes) if (!(await writtenSince(path, null))) removes.push(path);
   for (const path of removes) await rm(file(path), { force: true });
   await removeEmptyFolders(root, removes.map((path) => dirname(path)));
+  // Removals are durable before the journal lets the change go: after a power cut, a removed file could
+  // come back with the record gone (the folders' entries were never synced). A folder removed as empty
+  // is its parent's entry: the nearest folder still there is synced.
+  for (const folder of new Set(removes.map((path) => dirname(path)))) await syncNearest(root, folder);
   return kept;
+}
+
+async function syncNearest(root: string, folder: string): Promise<void> {
+  for (let at = folder; ; at = dirname(at)) {
+    const path = at === '.' || at === '' ? root : join(root, ...at.split('/'));
+    try {
+      await syncFolder(path);
+      return;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || path === root) return;
+    }
+  }
 }
 
 /** The SHA-256 of each file the change touches, as it is now (null: none). */
