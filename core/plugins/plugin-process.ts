@@ -9,6 +9,7 @@ import { childHostScript, createScratch, planSandbox, removeScratch, type Sandbo
 import type { ChildMessage, HandlerShape, KernelMessage, WireAction } from './plugin-ipc.js';
 import { toWireError } from './plugin-ipc.js';
 import { FramedChannel } from './framed-channel.js';
+import { LogBudget, boundedFields } from './log-budget.js';
 import { fromWireError, RemoteCalls } from './remote-calls.js';
 import type { CapabilityBroker } from './remote-capabilities.js';
 
@@ -63,6 +64,8 @@ export class PluginProcess {
   private state: ProcessState = 'stopped';
   private restarts = 0;
   private crashesInARow = 0;
+  /** What its process may write to the kernel's log, over all its restarts. */
+  private readonly logBudget: LogBudget;
   /** When the running process finished activating. */
   private upSince: number | undefined;
   private lastExit: ProcessStatus['lastExit'];
@@ -80,6 +83,7 @@ export class PluginProcess {
   private readonly calls: RemoteCalls;
 
   constructor(private readonly options: PluginProcessOptions) {
+    this.logBudget = new LogBudget(options.log);
     this.calls = new RemoteCalls({ send: (message) => this.send(message), endForStop: (why) => this.endForStop(why), stopGraceMs: options.stopGraceMs });
   }
 
@@ -220,9 +224,10 @@ export class PluginProcess {
   }
 
   private logFromChild(level: LogLevel, message: unknown, fields: unknown): void {
+    if (!this.logBudget.take()) return;
     const log = this.options.log;
     const write = level === 'debug' || level === 'info' || level === 'warn' || level === 'error' ? log[level] : log.info;
-    write(String(message).slice(0, MAX_LOG_CHARS), fields !== null && typeof fields === 'object' ? fields as Record<string, unknown> : undefined);
+    write(String(message).slice(0, MAX_LOG_CHARS), boundedFields(fields));
   }
 
   private provide(name: unknown, value: unknown): void {
@@ -270,7 +275,7 @@ export class PluginProcess {
     stream.setEncoding('utf8');
     let line = '';
     const emit = (): void => {
-      this.options.log.info('plugin output', { stream: name, line: line.replace(/\r$/, '') });
+      if (this.logBudget.take()) this.options.log.info('plugin output', { stream: name, line: line.replace(/\r$/, '') });
       line = '';
     };
     stream.on('data', (chunk: string) => {
@@ -314,6 +319,7 @@ export class PluginProcess {
     // 'error' and 'exit' may both report one failed start.
     if (child !== this.child || this.ended.has(child)) return;
     this.ended.add(child);
+    this.logBudget.flush();
     const reason = this.endReason ?? this.protocolBroken ?? (signal ? `ended by ${signal}` : `exited with code ${String(code)}`);
     this.lastExit = { code, signal, reason, at: new Date().toISOString() };
     this.calls.failAll(new KernelError('PLUGIN_ERROR', `plugin '${this.options.pluginId}' process ended during the call (${reason})`, { details: { exitCode: code, signal, stillRunning: false } }));
