@@ -16,6 +16,8 @@ import { foreignOutputValidator } from './output-validator.js';
 const MAX_TOOLS = 256;
 const MAX_PAGES = 20;
 const CONNECT_TIMEOUT_MS = 15_000;
+/** A tool call's limit left to the action's signal: the SDK is given a day (its timer needs some number). */
+const NO_SDK_LIMIT_MS = 86_400_000;
 /** Listing a server's tools, all pages together, may take this long. */
 const LIST_TIMEOUT_MS = 30_000;
 
@@ -122,7 +124,9 @@ export class ExternalServer {
     try {
       result = await this.connected().callTool({ name: tool, arguments: input as Record<string, unknown>, _meta: { [CALL_MARK]: marker } }, undefined, {
         signal: AbortSignal.any([call.signal, overflow.signal]),
-        ...(this.config.timeoutMs ? { timeout: this.config.timeoutMs } : {}),
+        // The server's own limit when quire.json gives one; otherwise the action's (its signal above): the
+        // SDK's default of 60 s ended a call an actions.timeoutMs of ten minutes allows, as a PLUGIN_ERROR.
+        timeout: this.config.timeoutMs ?? NO_SDK_LIMIT_MS,
       }) as CallToolResult;
     } catch (error) {
       // Aborted for a cut-off stream: its reason as it is (the SDK wraps it in an error of its own).
