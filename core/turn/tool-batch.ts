@@ -280,7 +280,9 @@ async function judgedAgain(context: BatchContext, call: PreparedCall, confirmati
   if (fresh.decision.outcome === 'confirm' && confirmationId === undefined) {
     return { result: failure('ACTION_CHANGED', `${call.entry.wireName} now needs the person's approval (the notes or the grants changed while it waited); it was not run. Call it again if it still fits`) };
   }
-  return { call: { ...fresh, entry: call.entry } };
+  // Approved by the person, it runs as approved (the approval is consumed, and the audit names it),
+  // even where a grant the answer made ("always") would let it through now.
+  return { call: { ...fresh, entry: call.entry, ...(confirmationId !== undefined ? { decision: call.decision } : {}) } };
 }
 
 /** What the gate and the person judged: everything of an entry but its handler and validators. */

@@ -71,6 +71,20 @@ describe('the turn loop', () => {
     expect(calls.map((call) => [call.id, call.state])).toEqual([['c1', 'finished'], ['c2', 'finished']]);
   });
 
+  it('runs a call approved with "always" as approved: its confirmation is consumed and the audit names it, though the grant made would let it through', async () => {
+    const { kernel, sessionId, deps } = await setup();
+    const provider = scriptedProvider([toolCalls({ id: 'c1', name: 'note_put', args: { name: 'plan', text: 'step one' } }), answer('Saved.')]);
+    let asked: string | undefined;
+    const outcome = await runTurn(deps, { sessionId, message: 'save it', provider, systemPrompt: () => '', signal: new AbortController().signal }, (event) => {
+      if (event.type !== 'confirm') return;
+      asked = event.confirmation.id;
+      void kernel.confirmations.answer(event.confirmation.id, { approved: true, always: true, argsHash: event.confirmation.argsHash, answeredBy: 'person:test' });
+    });
+    expect(outcome.state).toBe('finished');
+    expect(kernel.grants.list()).toHaveLength(1);
+    expect(kernel.confirmations.get(asked!)?.status).toBe('consumed');
+  });
+
   it('refuses arguments nested past the body limit with a clear error, runs nothing, and goes on', async () => {
     const { kernel, sessionId, deps } = await setup();
     let deep: unknown = 'bottom';
