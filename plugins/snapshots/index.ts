@@ -5,8 +5,8 @@ import { BLOCKS_INDEX } from '../blocks/tokens.js';
 import { SKILLS_WRITES } from '../skills/tokens.js';
 import { blockDiff } from './block-diff.js';
 import { SnapshotRepo, type FileEntry, type Snapshot, type WorkHooks } from './snapshot-repo.js';
-import { TURN_END, TURN_MEMOS, rollbackTurn } from './turn-rollback.js';
-import { TurnRemovals } from './turn-removals.js';
+import { TURN_END, TURN_MEMOS, TURN_START, rollbackTurn } from './turn-rollback.js';
+import { OthersRemovals } from './turn-removals.js';
 import { finishInterrupted, type FileChange } from './file-change.js';
 import { reportingNotes } from '../blocks/report-notes.js';
 import { deleteSnapshots, dueForRetention, pageOf, removeRecords, retentionOf } from './snapshot-removal.js';
@@ -93,10 +93,13 @@ export default definePlugin({
     ctx.onDispose(() => { clearTimeout(finishTimer); });
     /** Runs a journaled change: failed part way, the index follows what is on disk and the rest is finished later. */
     const changing = async <T>(ops: { syncIndex(): Promise<void> }, what: string, work: () => Promise<T>): Promise<T> => {
+      // Only a change this work began and left pending is said to have stopped part way (another may be
+      // pending already, waiting for its retry: a refusal before anything was written is said as it is).
+      const before = new Set((await journal.pending()).map((entry) => entry.id));
       try {
         return await work();
       } catch (error) {
-        if ((await journal.pending()).length === 0) throw error;
+        if (!(await journal.pending()).some((entry) => !before.has(entry.id))) throw error;
         await ops.syncIndex().catch(() => undefined);
         finishLater();
         const said = error instanceof KernelError ? error : new KernelError('PLUGIN_ERROR', (error as Error).message);
@@ -108,13 +111,13 @@ export default definePlugin({
       ctx.log.error('an interrupted change could not be finished; it is tried again', { error: (error as Error).message });
       finishLater();
     });
-    const create = (memo: string, origin: string, hooks: WorkHooks = {}, extra: Pick<Snapshot, 'turnRemoved'> = {}) => held(() => repo.create(memo, origin, hooks, extra));
+    const create = (memo: string, origin: string, hooks: WorkHooks = {}, extra: Pick<Snapshot, 'removedByOthers'> = {}) => held(() => repo.create(memo, origin, hooks, extra));
     // Where blocks are now, by the index (the undo runs while writes are held: the index is the files').
     const documentsOf = (ids: readonly string[]): ReadonlyMap<string, string> => new Map((blocks.reader.prepare('SELECT id, root_id FROM blocks WHERE id IN (SELECT value FROM json_each(?))')
       .all(JSON.stringify(ids)) as { id: string; root_id: string }[]).map((row) => [row.id, row.root_id]));
-    // The documents each running turn's own calls removed, kept in its end snapshot (turn-rollback.ts).
-    const removedByTurns = new TurnRemovals();
-    ctx.onDispose(blocks.onBeforeChange(async (change) => removedByTurns.note(change.by, change.path), (change) => change.op === 'remove' && change.by.startsWith('agent:')));
+    // Documents others removed or moved while a turn ran, kept in its end snapshot (turn-rollback.ts).
+    const othersRemovals = new OthersRemovals();
+    ctx.onDispose(blocks.onBeforeChange(async (change) => { if (change.op === 'remove' || change.op === 'move') othersRemovals.note(change.by, change.op, change.path); }, (change) => change.op === 'remove' || change.op === 'move'));
     const retention = retentionOf(ctx.config);
     let lastRetention = Date.now();
     // The agent's turn snapshots past the retention are deleted, then what only they referred to.
@@ -132,7 +135,9 @@ export default definePlugin({
     ctx.provide(AGENT_SNAPSHOTS, {
       snapshot: async (request: { sessionId: string; turnId: string; memo: string }) => {
         const origin = `agent:${request.sessionId}/${request.turnId}`;
-        const { id } = await create(request.memo, origin, {}, request.memo === TURN_END ? { turnRemoved: removedByTurns.take(origin) } : {});
+        if (request.memo === TURN_START) othersRemovals.turnStarted(origin);
+        const removedByOthers = request.memo === TURN_END ? othersRemovals.take(origin) : undefined;
+        const { id } = await create(request.memo, origin, {}, removedByOthers !== undefined ? { removedByOthers } : {});
         if (retention && Date.now() - lastRetention >= RETENTION_EVERY_MS) void applyRetention();
         return { id };
       },

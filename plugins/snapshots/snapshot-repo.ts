@@ -31,11 +31,11 @@ export interface Snapshot {
   /** When the scan of data/ began (ms since the epoch): which of its entries the next scan may trust (see `settled`). */
   scanStarted?: number;
   /**
-   * In a turn's end snapshot: the documents (data/-relative paths) the turn's own calls removed. A
-   * document someone else removed while the turn ran is not the turn's to bring back. Absent in older
-   * records (every removal then counts as the turn's, as before).
+   * In a turn's end snapshot: the documents (data/-relative paths, and folders ending in `/` for a
+   * moved document's children) that someone other than the turn removed or moved while it ran: not the
+   * turn's to bring back. Absent in older records (every removal then counts as the turn's, as before).
    */
-  turnRemoved?: string[];
+  removedByOthers?: string[];
 }
 
 export type { SnapshotSummary } from './snapshot-index.js';
@@ -217,7 +217,7 @@ export class SnapshotRepo {
   }
 
   /** A new snapshot: only files whose size or mtime changed since the last one are read and hashed. */
-  async create(memo: string, origin: string, hooks: WorkHooks = {}, extra: Pick<Snapshot, 'turnRemoved'> = {}): Promise<Snapshot> {
+  async create(memo: string, origin: string, hooks: WorkHooks = {}, extra: Pick<Snapshot, 'removedByOthers'> = {}): Promise<Snapshot> {
     const head = (await this.index.summaries()).at(-1);
     // A newest record that cannot be read vouches for nothing: every file is then read and hashed again.
     const base = await this.recordOf(head).catch(() => undefined);

@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { NotFoundError } from '../../core/index.js';
 import { applyJournaled, type FileChange, type TreeChange } from './file-change.js';
+import { isAmong } from './turn-removals.js';
 import { skillNames, type FileEntry, type Snapshot, type SnapshotRepo, type Tables } from './snapshot-repo.js';
 
 export interface TurnRollbackResult {
@@ -29,6 +30,7 @@ const END = 'agent turn end';
  */
 export const TURN_MEMOS: ReadonlySet<string> = new Set([START, END]);
 export const TURN_END = END;
+export const TURN_START = START;
 
 /**
  * A block's own fields (without its children and the system's time stamps), for comparing versions:
@@ -98,11 +100,10 @@ export async function rollbackTurn(repo: SnapshotRepo, sessionId: string, turnId
   // Documents that someone else (a person, another session) changed while the turn ran: restoring the
   // turn's first snapshot would take those changes back too, so they are undone block by block.
   const mixed = after ? await changedByOthers(repo, start, after) : new Set<string>();
-  // Documents someone else removed while the turn ran: not the turn's to bring back (the undo restored
-  // them, and with them the person's removal was undone).
-  if (after?.turnRemoved !== undefined) {
-    const own = new Set(after.turnRemoved);
-    for (const path of repo.diff(start.files, after.files).removed) if (!own.has(path)) mixed.add(path);
+  // Documents someone else removed or moved while the turn ran: not the turn's to bring back (the undo
+  // restored them, and with them the person's removal was undone).
+  if (after?.removedByOthers !== undefined) {
+    for (const path of repo.diff(start.files, after.files).removed) if (isAmong(path, after.removedByOthers)) mixed.add(path);
   }
   // Skills count only when the turn's end snapshot holds them: an older one says nothing about skills/.
   if (after && mixed.size === 0 && untouched(after.files, now.files) && (!after.skills || untouched(after.skills, now.skills))) {
@@ -146,10 +147,15 @@ async function changedByOthers(repo: SnapshotRepo, start: Snapshot, after: Snaps
   const out = new Set<string>();
   const turn = repo.diff(start.files, after.files);
   const read = async (snapshot: Snapshot, path: string) => treeOf((await repo.objects.get(snapshot.files[path]!.hash)).toString('utf8'));
+  // A document moved during the turn is gone from one path and new at another, its blocks as they were:
+  // compared with its old version, not taken for a new document whose blocks others wrote.
+  const fileName = (path: string) => path.slice(path.lastIndexOf('/') + 1);
+  const movedFrom = new Map(turn.removed.map((path) => [fileName(path), path]));
   for (const path of [...turn.changed, ...turn.added]) {
     const tree = await read(after, path);
     if (!tree) continue;
-    const old = turn.changed.includes(path) ? await read(start, path) : undefined;
+    const from = turn.changed.includes(path) ? path : movedFrom.get(fileName(path));
+    const old = from !== undefined ? await read(start, from) : undefined;
     // A block someone else removed leaves no stamp of its own, only on the document block (which own()
     // leaves out): its stamp moved to another caller says someone else wrote to the document.
     if (old && writtenByOthers(after.origin, old, tree)) {
@@ -179,8 +185,11 @@ async function undoBlocks(repo: SnapshotRepo, before: Snapshot, after: Snapshot,
   // Planned whole first, then applied as one journaled change: a crash midway is finished at the next start.
   const change: FileChange = { label: `undo of turn ${after.origin}`, writes: [], removes: [] };
   const notices: [string, 'rollback' | 'remove'][] = [];
+  // Where documents someone else moved while the turn ran now are: their new paths are not the turn's to remove.
+  const fileName = (path: string) => path.slice(path.lastIndexOf('/') + 1);
+  const movedByOthers = new Set(Object.keys(before.files).filter((path) => after.removedByOthers !== undefined && isAmong(path, after.removedByOthers)).map(fileName));
   for (const path of turn.added) {
-    if (now[path] === undefined) continue;
+    if (now[path] === undefined || movedByOthers.has(fileName(path))) continue;
     // A document someone else made, or added to, while the turn ran is not the turn's alone to remove.
     if ((mixed.has(path) || now[path]!.hash !== after.files[path]!.hash) && !force) { result.conflicts.push({ path }); continue; }
     notices.push([path, 'remove']);

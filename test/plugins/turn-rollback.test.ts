@@ -190,6 +190,38 @@ describe('rolling back an agent turn', () => {
     expect((await act<Tree>('document_get', { id: doc.id })).document.children.map((child) => child.content)).toEqual(['one']);
   });
 
+  it('undoes the turn\'s own document move and notebook removal, and leaves a document a person moved meanwhile where the person put it', async () => {
+    const made: Record<string, string> = {};
+    const { rollback, act, doc } = await agentTurn((act, paragraphs) => {
+      let requests = 0;
+      return {
+        id: 'moves-and-removes',
+        async *stream() {
+          requests++;
+          if (requests === 1) {
+            const { notebook } = await act<{ notebook: string }>('document_get', { id: paragraphs.doc });
+            made.notebook = notebook;
+            made.parent = (await act<Created>('document_create', { notebook, title: 'Parent', markdown: 'parent' })).id;
+            made.person = (await act<Created>('document_create', { notebook, title: 'Person', markdown: 'the person moves this' })).id;
+            made.scratch = (await act<Created>('notebook_create', { name: 'Scratch' })).id;
+            await act('document_create', { notebook: made.scratch, title: 'In scratch', markdown: 'kept' });
+            yield* toolCalls({ id: 'c1', name: 'document_move', args: { id: paragraphs.doc, notebook, parentId: made.parent } }, { id: 'c2', name: 'notebook_remove', args: { id: made.scratch } });
+          } else {
+            if (requests === 2) await act('document_move', { id: made.person, notebook: made.notebook, parentId: made.parent });
+            yield* answer('done');
+          }
+        },
+      };
+    });
+    expect((await act<{ parentId: string | null }>('document_info', { id: doc })).parentId).toBe(made.parent);
+    await rollback();
+    // The turn's move and removal are undone: the document is back at the top, the notebook back.
+    expect((await act<{ parentId: string | null }>('document_info', { id: doc })).parentId).toBeNull();
+    expect((await act<{ documents: { title: string }[] }>('document_list', { notebook: made.scratch! })).documents.map((entry) => entry.title)).toEqual(['In scratch']);
+    // The person's move stays.
+    expect((await act<{ parentId: string | null }>('document_info', { id: made.person! })).parentId).toBe(made.parent);
+  });
+
   it('does not put back a block the turn moved out when it has moved on since to a document the undo leaves alone (it was then in two)', async () => {
     const made: Record<string, string> = {};
     const { rollback, act, doc, first } = await agentTurn((act, paragraphs) => {
