@@ -56,6 +56,13 @@ describe('a page of a configured origin calls the API and /mcp from a real brows
     expect(initialize.status).toBe(200);
     expect(initialize.session).toMatch(/\S/);
 
+    // A refused token is read too, with why (its challenge header), not a network error.
+    const anonymous = await web.page.evaluate(async (url) => {
+      const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+      return { status: response.status, challenge: response.headers.get('www-authenticate'), code: ((await response.json()) as { error: { code: string } }).error.code };
+    }, `${web.url}/api/actions/blocks/notebook/list`);
+    expect(anonymous).toEqual({ status: 401, challenge: 'Bearer realm="quire"', code: 'UNAUTHENTICATED' });
+
     await web.page.goto(`${stranger.origin}/`);
     const refused = await call('/api/actions/blocks/notebook/list', {});
     expect(refused.failed).toMatch(/Failed to fetch/);

@@ -23,8 +23,8 @@ const PREFLIGHT_MAX_AGE = '600';
  */
 export function answerCrossOrigin(c: Context<HttpEnv>, origin: string): Response | undefined {
   const headers = c.res.headers;
+  // `Vary: Origin` is the guard's, on every answer while origins are configured.
   headers.set('access-control-allow-origin', origin);
-  headers.append('vary', 'Origin');
   if (c.req.method === 'OPTIONS' && c.req.header('access-control-request-method') !== undefined) {
     headers.set('access-control-allow-methods', ALLOW_METHODS);
     headers.set('access-control-allow-headers', ALLOW_HEADERS);

@@ -41,6 +41,9 @@ export function requestGuard(options: RequestGuardOptions): MiddlewareHandler<Ht
     if (!hosts.has(hostName(host))) {
       throw httpError('ORIGIN_REFUSED', `Host '${host}' is not accepted; add it to server.allowedHosts in quire.json`);
     }
+    // With origins configured, answers differ by Origin (CORS headers or not): a shared cache must know.
+    const varies = origins.size > 0;
+    if (varies) c.res.headers.set('vary', 'Origin');
     if (headers.origin !== undefined) {
       const origin = headers.origin.toLowerCase();
       if (origins.has(origin)) {
@@ -55,9 +58,11 @@ export function requestGuard(options: RequestGuardOptions): MiddlewareHandler<Ht
     if (needsToken(c.req.path)) {
       const principal = headers.authorization === undefined ? undefined : authenticator.authenticateHeader(headers.authorization);
       if (!principal) {
+        // Answered here, not thrown: its CORS headers go with it (the page reads why, not a network error).
+        const cors = varies ? Object.fromEntries(c.res.headers) : {};
         return Promise.resolve(headers.authorization === undefined || !/^Bearer\s+\S+\s*$/i.test(headers.authorization)
-          ? errorResponse(c, new KernelError('UNAUTHENTICATED', 'an Authorization: Bearer token is required'), undefined, { 'www-authenticate': 'Bearer realm="quire"' })
-          : errorResponse(c, new KernelError('UNAUTHENTICATED', 'the bearer token is not valid'), undefined, { 'www-authenticate': 'Bearer realm="quire", error="invalid_token"' }));
+          ? errorResponse(c, new KernelError('UNAUTHENTICATED', 'an Authorization: Bearer token is required'), undefined, { ...cors, 'www-authenticate': 'Bearer realm="quire"' })
+          : errorResponse(c, new KernelError('UNAUTHENTICATED', 'the bearer token is not valid'), undefined, { ...cors, 'www-authenticate': 'Bearer realm="quire", error="invalid_token"' }));
       }
       c.set('principal', principal);
     }
