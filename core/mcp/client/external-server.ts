@@ -28,8 +28,8 @@ export function describeEndpoint(config: ExternalMcpServer): Record<string, unkn
 }
 
 /**
- * A server's URL as listed and logged: a user name, password and the query's values are secrets as
- * often as not (hosted MCP servers take a key as `?api_key=`), so they are replaced by `***`.
+ * A server's URL as listed and logged: a user name, password, query and fragment are secrets as often
+ * as not (hosted MCP servers take a key as `?api_key=`), so they are replaced by `***`.
  */
 export function shownUrl(url: string): string {
   let parsed: URL;
@@ -40,7 +40,9 @@ export function shownUrl(url: string): string {
   }
   if (parsed.username) parsed.username = '***';
   if (parsed.password) parsed.password = '***';
-  for (const key of [...new Set(parsed.searchParams.keys())]) parsed.searchParams.set(key, '***');
+  // The whole query and fragment: a key may stand alone (`?SECRET`) or sit in the fragment.
+  if (parsed.search) parsed.search = '***';
+  if (parsed.hash) parsed.hash = '***';
   return parsed.href.replace(/%2A%2A%2A/g, '***');
 }
 
