@@ -198,7 +198,18 @@ export class Kernel {
    * computed again on each call, so a listing shows the grants as they are now.
    */
   configProblems(): ConfigProblem[] {
-    return findConfigProblems({ config: this.config, records: this.plugins.getCatalog()?.all ?? [], grants: this.grants.list(), env: this.container.resolve<NodeJS.ProcessEnv>(PROCESS_ENV) });
+    // A connected external server's tools, by action and by their own names (a deny rule may use either).
+    const externalActions = new Map<string, Set<string>>();
+    // Tools waiting for approval or refused count too: a rule may be written for one before it is offered.
+    for (const server of this.externalMcp.describe()) {
+      if (server.state === 'connected') externalActions.set(`mcp-${server.name}`, new Set([...server.tools, ...server.pending, ...server.refused].map((tool) => tool.name)));
+    }
+    for (const action of this.registry.list()) {
+      const names = action.source === 'mcp' ? externalActions.get(action.pluginId) : undefined;
+      names?.add(action.action);
+      if (action.externalName !== undefined) names?.add(action.externalName);
+    }
+    return findConfigProblems({ config: this.config, records: this.plugins.getCatalog()?.all ?? [], grants: this.grants.list(), env: this.container.resolve<NodeJS.ProcessEnv>(PROCESS_ENV), externalActions });
   }
 
   private readonly closers: (() => Promise<void>)[] = [];

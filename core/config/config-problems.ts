@@ -26,6 +26,11 @@ export interface ConfigCheckInput {
   records: readonly ManifestRecord[];
   grants: readonly Grant[];
   env: NodeJS.ProcessEnv;
+  /**
+   * The actions of the external servers connected now, by plugin id (`mcp-<server>`), with the tools'
+   * own names: a rule naming one of them is judged like a plugin's. Servers not connected are not.
+   */
+  externalActions?: ReadonlyMap<string, ReadonlySet<string>>;
 }
 
 /** Plugin id → tool name → its action names; `undefined` when they are known only while connected (external servers). */
@@ -41,7 +46,7 @@ interface NamedEntry {
 export const MIN_TOKEN_CHARS = 20;
 
 export function findConfigProblems(input: ConfigCheckInput): ConfigProblem[] {
-  const known = knownNames(input.records, Object.keys(input.config.mcp.servers));
+  const known = knownNames(input.records, Object.keys(input.config.mcp.servers), input.externalActions);
   // `plugins.<id>` configures plugins found on disk; an external server is configured under mcp.servers.
   const onDisk = new Set(input.records.map((record) => (record.ok ? record.compiled.manifest.id : record.id)));
   const problems: ConfigProblem[] = [];
@@ -70,14 +75,14 @@ export function logConfigProblems(log: Logger, problems: readonly ConfigProblem[
   }
 }
 
-function knownNames(records: readonly ManifestRecord[], externalServers: readonly string[]): KnownNames {
+function knownNames(records: readonly ManifestRecord[], externalServers: readonly string[], connected: ReadonlyMap<string, ReadonlySet<string>> = new Map()): KnownNames {
   const known: KnownNames = new Map();
   for (const record of records) {
     const tools = new Map<string, ReadonlySet<string>>();
     if (record.ok) for (const tool of record.compiled.manifest.tools) tools.set(tool.name, new Set(Object.keys(tool.actions)));
     known.set(record.ok ? record.compiled.manifest.id : record.id, tools);
   }
-  for (const name of externalServers) known.set(`mcp-${name}`, new Map([[name.replace(/-/g, '_'), undefined]]));
+  for (const name of externalServers) known.set(`mcp-${name}`, new Map([[name.replace(/-/g, '_'), connected.get(`mcp-${name}`)]]));
   return known;
 }
 

@@ -76,9 +76,14 @@ describe('external MCP servers as plugins', () => {
 
   it('applies a deny rule that names a tool as its server spells it (deleteFile), not only as its action (deletefile)', async () => {
     const fixture = await stdioFixture([{ ...echo, name: 'echoLoud' }]);
-    const kernel = await harness.boot({ plugins: ['notes'], config: { auth, gate: { deny: [{ plugin: 'mcp-fixture', tool: 'fixture', action: 'echoLoud' }] }, mcp: { servers: { fixture: fixture.config(true) } } } });
+    const deny = [{ plugin: 'mcp-fixture', tool: 'fixture', action: 'echoLoud' }, { plugin: 'mcp-fixture', tool: 'fixture', action: 'echoLod' }];
+    const kernel = await harness.boot({ plugins: ['notes'], config: { auth, gate: { deny }, mcp: { servers: { fixture: fixture.config(true) } } } });
     expect(kernel.registry.get('fixture_echoloud')).toBeDefined();
     expect((await caught(kernel.pipeline.call({ target: 'fixture_echoloud', input: { text: 'hi' }, principal: agent, sessionMode: 'auto' }))).code).toBe('ACTION_DENIED');
+    // Once the server is connected its tools are known: a rule naming none of them is reported, the other not.
+    expect(kernel.configProblems().filter((problem) => problem.pointer.startsWith('/gate/deny/'))).toEqual([
+      expect.objectContaining({ code: 'CONFIG_UNKNOWN_ACTION', pointer: '/gate/deny/1/action', didYouMean: 'echoLoud' }),
+    ]);
   });
 
   it('believes a trusted server\'s annotations: a read-only, closed-world tool runs for the agent without asking', async () => {
@@ -119,7 +124,7 @@ describe('external MCP servers as plugins', () => {
     const kernel = await harness.boot({ plugins: ['notes'], config: { auth, mcp: { servers: { remote: { url: `${remote.url}?api_key=sk-in-the-url`, headersFromEnv: { 'x-api-key': 'FIXTURE_API_KEY' }, trusted: true } } } } });
     expect(kernel.registry.get('remote_echo')!.effects).toEqual(['dataEgress']);
     const listing = JSON.stringify(await http(kernel)('GET', '/api/plugins'));
-    expect(listing).toContain(`${remote.url}?api_key=***`);
+    expect(listing).toContain(`${remote.url}?***`);
     expect(listing).not.toContain('sk-in-the-url');
     // Called over HTTP with our bearer token: the remote sees its own key, never our token.
     const api = http(kernel);
