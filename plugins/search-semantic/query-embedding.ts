@@ -1,6 +1,37 @@
 import { KernelError, type SelectedBackend } from '../../core/index.js';
 import { CONFIG_FIELD } from './config.js';
 
+/** After a query the embedder failed, queries fail at once this long, saying why, rather than each wait for it. */
+const QUIET_AFTER_FAILURE_MS = 30_000;
+
+/**
+ * The queries' embedder calls, with a short memory of failure: a hung embedder cost every search its
+ * whole time limit (hybrid search's too, each waiting before answering from full text); after one
+ * failure the next queries for 30 s are answered at once with that failure, then it is tried again.
+ */
+export class QueryEmbeddings {
+  private failed: { until: number; why: KernelError } | undefined;
+
+  constructor(private readonly limitMs: number, private readonly now: () => number = Date.now) {}
+
+  async embed(selected: SelectedBackend<'embedder'>, text: string, signal: AbortSignal): Promise<Float32Array> {
+    const name = `${selected.plugin}/${selected.name}`;
+    const failed = this.failed;
+    if (failed !== undefined && failed.why.details.embedder === name && this.now() < failed.until) {
+      const seconds = Math.ceil((failed.until - this.now()) / 1000);
+      throw new KernelError('MODEL_UNAVAILABLE', `${failed.why.message}; it is asked again in ${seconds} s`, { details: { ...failed.why.details, retryAfterSeconds: seconds } });
+    }
+    try {
+      const vector = await embedQuery(selected, text, signal, this.limitMs);
+      this.failed = undefined;
+      return vector;
+    } catch (error) {
+      if (!signal.aborted && error instanceof KernelError && error.code === 'MODEL_UNAVAILABLE') this.failed = { until: this.now() + QUIET_AFTER_FAILURE_MS, why: error };
+      throw error;
+    }
+  }
+}
+
 /**
  * The query's vector, or a clear refusal: the embedder is given `limitMs` (a search is waited on by a
  * person, and hybrid search's full-text arm had answered long before), then not waited for any more,

@@ -5,7 +5,7 @@ import type { AnnSync } from './ann-sync.js';
 import { CONFIG_FIELD } from './config.js';
 import type { EmbeddingStore } from './embedding-store.js';
 import { storedModelKey } from './indexer.js';
-import { embedQuery } from './query-embedding.js';
+import { QueryEmbeddings } from './query-embedding.js';
 import type { SearchFilters, SemanticQuery } from './tokens.js';
 import { blobInto } from './vector-blob.js';
 import { documentOfPath, ftsColumnFilters } from '../blocks/fts-filters.js';
@@ -78,6 +78,7 @@ export function unavailableReason(handle: BackendHandle<'embedder'> | undefined,
  * HNSW index only, never by a scan. Hits are checked against the store again before they are returned.
  */
 export function createSemanticSearch(deps: SearchDeps) {
+  const queries = new QueryEmbeddings(deps.queryTimeoutMs);
   return async function search(query: SemanticQuery, call: ActionCall): Promise<KeyedAnswer> {
     const reason = unavailableReason(deps.handle, call);
     if (reason !== undefined) throw new KernelError('MODEL_UNAVAILABLE', `Semantic search is off: ${reason}`, { details: { field: CONFIG_FIELD } });
@@ -91,7 +92,7 @@ export function createSemanticSearch(deps: SearchDeps) {
     // vectors on the event loop: semantic ranks the nearest MAX_RANKED blocks, as hybrid search does.
     if (k > MAX_RANKED) throw new KernelError('INVALID_INPUT', `semantic search ranks the nearest ${MAX_RANKED} blocks: page × pageSize may be at most ${MAX_RANKED} (asked up to rank ${k}); narrow the search with filters instead`, { details: { field: 'page', limit: MAX_RANKED } });
     const store = await deps.store();
-    const vector = await embedQuery(selected, query.query, call.signal, deps.queryTimeoutMs);
+    const vector = await queries.embed(selected, query.query, call.signal);
     const model = storedModelKey(store, selected);
     const dimensions = vector.length;
     const notes: string[] = [];

@@ -168,6 +168,9 @@ describe('semantic search: backoff and the circuit breaker', () => {
     expect(hybrid.fellBackToFulltext).toBe(true);
     expect(hybrid.note).toContain('did not embed the query within 300 ms');
     expect(hybrid.results[0]!.snippet).toContain('<mark>warm</mark>');
+    // The search right after did not wait for the embedder again: told at once, for the next 30 s.
+    expect(hybrid.note).toMatch(/it is asked again in \d+ s/);
+    expect(fake.requests.filter((input) => input.includes('warm soil'))).toHaveLength(1);
   });
 
   it('says an embedder that fails the query is the embedder\'s failure, naming it (503), not an internal error', async () => {
