@@ -136,6 +136,9 @@ export class ChatScreen {
         await this.backend.answerQuestion(questionId, answers);
         return;
       } catch (error) {
+        // Answered elsewhere (another client of the session) or its turn ended: nothing to answer again.
+        const code = (error as { code?: string }).code;
+        if (code === 'CONFLICT' || code === 'NOT_FOUND') return void this.io.out(`(the question was answered elsewhere, or its turn ended)`);
         this.io.err(`${describeError(error)}; please answer again`);
       }
     }

@@ -26,8 +26,8 @@ export function QuestionCard({ client, sessionId, question, onAnswered }: { clie
       await client.call('answerQuestion', { params: { id: sessionId, questionId: question.id }, body: { answers } });
       onAnswered();
     } catch (e) {
-      // No longer waiting (answered elsewhere, or its turn ended): the list is read again.
-      if (e instanceof QuireApiError && e.status === 404) onAnswered();
+      // No longer waiting (answered elsewhere: 409, or its turn ended): the list is read again.
+      if (e instanceof QuireApiError && (e.status === 404 || e.status === 409)) onAnswered();
       else setError(describe(e));
       setBusy(false);
     }
