@@ -125,10 +125,8 @@ export class BlockStore {
 
   /** Returns what ends the listening (its plugin disabled: history kept recording after it was turned off). */
   onBeforeChange(listener: ChangeListener, wants?: (change: { id: string; op: ChangeOp; by: string }) => boolean): () => void {
-    // Checked here, once: a listener that is no function failed every later change of a document.
-    if (typeof listener !== 'function' || (wants !== undefined && typeof wants !== 'function')) {
-      throw new KernelError('INVALID_INPUT', 'onBeforeChange takes a function (and optionally a function saying which changes it wants)', { details: { field: typeof listener !== 'function' ? 'listener' : 'wants' } });
-    }
+    // Checked once here: a listener that is no function failed every later change of a document.
+    if (typeof listener !== 'function' || (wants !== undefined && typeof wants !== 'function')) throw new KernelError('INVALID_INPUT', 'onBeforeChange takes functions', { details: { field: typeof listener !== 'function' ? 'listener' : 'wants' } });
     const entry = { listener, wants };
     this.changeListeners.push(entry);
     return () => {
