@@ -26,7 +26,13 @@ export function readTarGz(archive: Buffer, limits: PackageLimits): PackageFile[]
   return readTar(tar, limits);
 }
 
-function readTar(tar: Buffer, limits: PackageLimits): PackageFile[] {
+/** Whether the bytes are a tar archive (POSIX or GNU: `ustar` in the first header). */
+export function isTar(data: Buffer): boolean {
+  return data.length >= BLOCK && data.toString('latin1', 257, 262) === 'ustar';
+}
+
+/** A plain .tar, read as the contents of a .tar.gz are (every header checked before any file is returned). */
+export function readTar(tar: Buffer, limits: PackageLimits): PackageFile[] {
   const files: PackageFile[] = [];
   const seen = new Set<string>();
   let total = 0;

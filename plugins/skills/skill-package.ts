@@ -1,6 +1,6 @@
 import { lstat, open, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { readTarGz } from './archive-tar.js';
+import { isTar, readTar, readTarGz } from './archive-tar.js';
 import { readZip } from './archive-zip.js';
 import { parseSkillDocument, type SkillDocument } from './skill-document.js';
 import { skillError, type SkillLimits } from './skill-limits.js';
@@ -42,8 +42,9 @@ export function readArchive(data: Buffer, limits: SkillLimits, what: string): Pa
   if (data.length >= 4 && data.readUInt32LE(0) === 0x04034b50) return readZip(data, packed);
   if (data.length >= 4 && data.readUInt32LE(0) === 0x06054b50) throw skillError('NO_SKILL', `${what} is an empty zip archive`);
   if (data.length >= 2 && data[0] === 0x1f && data[1] === 0x8b) return readTarGz(data, packed);
+  if (isTar(data)) return readTar(data, packed);
   if (isTextBuffer(data) && /^\uFEFF?---\r?\n/.test(data.toString('utf8', 0, 16))) return [{ path: 'SKILL.md', data, mode: 0o644 }];
-  throw skillError('ARCHIVE_UNSUPPORTED', `${what} is neither a .zip nor a .tar.gz archive nor a SKILL.md`);
+  throw skillError('ARCHIVE_UNSUPPORTED', `${what} is neither a .zip, a .tar nor a .tar.gz archive, nor a SKILL.md`);
 }
 
 /** A file on disk, at most `maxBytes` (the archive limit), read without following a link. */

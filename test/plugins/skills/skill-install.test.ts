@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { caught } from '../../helpers/harness.js';
 import { agent } from '../blocks/blocks-harness.js';
@@ -82,6 +83,10 @@ describe('installing skills', () => {
     await new Promise<void>((resolve) => encoded.listen(0, '127.0.0.1', resolve));
     await skill('install_url', { url: `http://127.0.0.1:${(encoded.address() as AddressInfo).port}/epsilon.tar.gz` });
     expect(await filesUnder(join(kernel.workspace.root, 'skills'))).toContain('epsilon/SKILL.md');
+    // A plain .tar (no gzip) is read as a .tar.gz's contents are; it was refused as no archive.
+    const plain = await serve({ '/zeta.tar': gunzipSync(makeTarGz([{ name: 'SKILL.md', data: md('zeta') }])) });
+    await skill('install_url', { url: `${plain}/zeta.tar` });
+    expect(await filesUnder(join(kernel.workspace.root, 'skills'))).toContain('zeta/SKILL.md');
     const records = JSON.parse(await readFile(join(kernel.workspace.root, 'agent/skills.json'), 'utf8')) as { skills: Record<string, { source: string }> };
     expect(records.skills.gamma!.source).toBe(`${url}/gamma.zip`);
   });
