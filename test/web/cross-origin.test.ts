@@ -63,6 +63,10 @@ describe('a page of a configured origin calls the API and /mcp from a real brows
     }, `${web.url}/api/actions/blocks/notebook/list`);
     expect(anonymous).toEqual({ status: 401, challenge: 'Bearer realm="quire"', code: 'UNAUTHENTICATED' });
 
+    // Answers vary by Origin now, and a route's own Vary stays (the app's pages are gzipped by Accept-Encoding).
+    const page = await fetch(`${web.url}/`, { headers: { 'accept-encoding': 'gzip' } });
+    expect(page.headers.get('vary')).toBe('accept-encoding, Origin');
+
     await web.page.goto(`${stranger.origin}/`);
     const refused = await call('/api/actions/blocks/notebook/list', {});
     expect(refused.failed).toMatch(/Failed to fetch/);

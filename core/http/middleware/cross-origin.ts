@@ -23,9 +23,10 @@ const PREFLIGHT_MAX_AGE = '600';
  */
 export function answerCrossOrigin(c: Context<HttpEnv>, origin: string): Response | undefined {
   const headers = c.res.headers;
-  // `Vary: Origin` is the guard's, on every answer while origins are configured.
+  // `Vary: Origin` is the guard's, added to every answer while origins are configured (and to this preflight here).
   headers.set('access-control-allow-origin', origin);
   if (c.req.method === 'OPTIONS' && c.req.header('access-control-request-method') !== undefined) {
+    headers.set('vary', 'Origin');
     headers.set('access-control-allow-methods', ALLOW_METHODS);
     headers.set('access-control-allow-headers', ALLOW_HEADERS);
     headers.set('access-control-max-age', PREFLIGHT_MAX_AGE);

@@ -42,8 +42,9 @@ export function requestGuard(options: RequestGuardOptions): MiddlewareHandler<Ht
       throw httpError('ORIGIN_REFUSED', `Host '${host}' is not accepted; add it to server.allowedHosts in quire.json`);
     }
     // With origins configured, answers differ by Origin (CORS headers or not): a shared cache must know.
+    // Added to the route's own Vary once it has answered (set before, Hono's merge replaced the web
+    // app's `Vary: accept-encoding` on gzipped assets cached a year).
     const varies = origins.size > 0;
-    if (varies) c.res.headers.set('vary', 'Origin');
     if (headers.origin !== undefined) {
       const origin = headers.origin.toLowerCase();
       if (origins.has(origin)) {
@@ -59,14 +60,15 @@ export function requestGuard(options: RequestGuardOptions): MiddlewareHandler<Ht
       const principal = headers.authorization === undefined ? undefined : authenticator.authenticateHeader(headers.authorization);
       if (!principal) {
         // Answered here, not thrown: its CORS headers go with it (the page reads why, not a network error).
-        const cors = varies ? Object.fromEntries(c.res.headers) : {};
+        const cors = varies ? { ...Object.fromEntries(c.res.headers), vary: 'Origin' } : {};
         return Promise.resolve(headers.authorization === undefined || !/^Bearer\s+\S+\s*$/i.test(headers.authorization)
           ? errorResponse(c, new KernelError('UNAUTHENTICATED', 'an Authorization: Bearer token is required'), undefined, { ...cors, 'www-authenticate': 'Bearer realm="quire"' })
           : errorResponse(c, new KernelError('UNAUTHENTICATED', 'the bearer token is not valid'), undefined, { ...cors, 'www-authenticate': 'Bearer realm="quire", error="invalid_token"' }));
       }
       c.set('principal', principal);
     }
-    return next();
+    if (!varies) return next();
+    return next().then(() => { c.header('vary', 'Origin', { append: true }); });
   };
 }
 
