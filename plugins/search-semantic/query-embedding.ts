@@ -10,14 +10,14 @@ const QUIET_AFTER_FAILURE_MS = 30_000;
  * failure the next queries for 30 s are answered at once with that failure, then it is tried again.
  */
 export class QueryEmbeddings {
-  private failed: { until: number; why: KernelError } | undefined;
+  /** The backend that failed (the object: a config change makes another), until when, and how. */
+  private failed: { backend: object; until: number; why: KernelError } | undefined;
 
   constructor(private readonly limitMs: number, private readonly now: () => number = Date.now) {}
 
   async embed(selected: SelectedBackend<'embedder'>, text: string, signal: AbortSignal): Promise<Float32Array> {
-    const name = `${selected.plugin}/${selected.name}`;
     const failed = this.failed;
-    if (failed !== undefined && failed.why.details.embedder === name && this.now() < failed.until) {
+    if (failed !== undefined && failed.backend === selected.backend && this.now() < failed.until) {
       const seconds = Math.ceil((failed.until - this.now()) / 1000);
       throw new KernelError('MODEL_UNAVAILABLE', `${failed.why.message}; it is asked again in ${seconds} s`, { details: { ...failed.why.details, retryAfterSeconds: seconds } });
     }
@@ -26,7 +26,9 @@ export class QueryEmbeddings {
       this.failed = undefined;
       return vector;
     } catch (error) {
-      if (!signal.aborted && error instanceof KernelError && error.code === 'MODEL_UNAVAILABLE') this.failed = { until: this.now() + QUIET_AFTER_FAILURE_MS, why: error };
+      // Only the embedder's being unreachable or silent is remembered: a query it refused (too long, filtered)
+      // says nothing of the next one.
+      if (!signal.aborted && error instanceof KernelError && unreachable(error)) this.failed = { backend: selected.backend, until: this.now() + QUIET_AFTER_FAILURE_MS, why: error };
       throw error;
     }
   }
@@ -73,4 +75,10 @@ export async function embedQuery(selected: SelectedBackend<'embedder'>, text: st
     // What the embedder still does after the limit is not waited for; its late failure is not unhandled.
     work.catch(() => undefined);
   }
+}
+
+/** A failure of the embedder itself (no answer in time, no connection, a server error), not of one query. */
+function unreachable(error: KernelError): boolean {
+  const { limitMs, category } = error.details;
+  return limitMs !== undefined || category === 'timeout' || category === 'network' || category === 'server';
 }

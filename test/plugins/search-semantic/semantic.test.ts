@@ -179,6 +179,11 @@ describe('semantic search: backoff and the circuit breaker', () => {
     const notebook = await act<Created>('notebook_create', { name: 'Garden' });
     await act('document_create', { notebook: notebook.id, title: 'Plants', markdown: GARDEN });
     await embedded(act);
+    // A query the embedder refuses (too long for its model) says nothing of the next one.
+    fake.rejectText = (text) => text === 'a query it refuses';
+    expect((await caught(semantic(act, 'a query it refuses'))).code).toBe('MODEL_UNAVAILABLE');
+    expect((await semantic(act, 'quick brown fox')).results[0]!.snippet).toContain('fox');
+    fake.rejectText = undefined;
     fake.down = true;
     const refused = await caught(semantic(act, 'warm soil'));
     expect(refused).toMatchObject({ code: 'MODEL_UNAVAILABLE', details: { embedder: 'providers/openai' } });
