@@ -111,7 +111,9 @@ export default definePlugin({
       ctx.log.error('an interrupted change could not be finished; it is tried again', { error: (error as Error).message });
       finishLater();
     });
-    const create = (memo: string, origin: string, hooks: WorkHooks = {}, extra: Pick<Snapshot, 'removedByOthers'> = {}) => held(() => repo.create(memo, origin, hooks, extra));
+    // `extra` is read while writes are held, right before the scan: nothing is removed between the two.
+    const create = (memo: string, origin: string, hooks: WorkHooks = {}, extra: () => Pick<Snapshot, 'removedByOthers' | 'removedByTurn'> = () => ({})) =>
+      held(() => repo.create(memo, origin, hooks, extra()));
     // Where blocks are now, by the index (the undo runs while writes are held: the index is the files').
     const documentsOf = (ids: readonly string[]): ReadonlyMap<string, string> => new Map((blocks.reader.prepare('SELECT id, root_id FROM blocks WHERE id IN (SELECT value FROM json_each(?))')
       .all(JSON.stringify(ids)) as { id: string; root_id: string }[]).map((row) => [row.id, row.root_id]));
@@ -136,8 +138,11 @@ export default definePlugin({
       snapshot: async (request: { sessionId: string; turnId: string; memo: string }) => {
         const origin = `agent:${request.sessionId}/${request.turnId}`;
         if (request.memo === TURN_START) othersRemovals.turnStarted(origin);
-        const removedByOthers = request.memo === TURN_END ? othersRemovals.take(origin) : undefined;
-        const { id } = await create(request.memo, origin, {}, removedByOthers !== undefined ? { removedByOthers } : {});
+        const notes = () => (request.memo === TURN_END ? othersRemovals.take(origin) ?? {} : {});
+        const { id } = await create(request.memo, origin, {}, notes).catch((error: unknown) => {
+          if (request.memo === TURN_START) othersRemovals.forget(origin);
+          throw error;
+        });
         if (retention && Date.now() - lastRetention >= RETENTION_EVERY_MS) void applyRetention();
         return { id };
       },

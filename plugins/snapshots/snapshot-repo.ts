@@ -36,6 +36,8 @@ export interface Snapshot {
    * turn's to bring back. Absent in older records (every removal then counts as the turn's, as before).
    */
   removedByOthers?: string[];
+  /** With it: the paths the turn itself removed or moved (never someone else's, whatever folder they lie in). */
+  removedByTurn?: string[];
 }
 
 export type { SnapshotSummary } from './snapshot-index.js';
@@ -217,7 +219,7 @@ export class SnapshotRepo {
   }
 
   /** A new snapshot: only files whose size or mtime changed since the last one are read and hashed. */
-  async create(memo: string, origin: string, hooks: WorkHooks = {}, extra: Pick<Snapshot, 'removedByOthers'> = {}): Promise<Snapshot> {
+  async create(memo: string, origin: string, hooks: WorkHooks = {}, extra: Pick<Snapshot, 'removedByOthers' | 'removedByTurn'> = {}): Promise<Snapshot> {
     const head = (await this.index.summaries()).at(-1);
     // A newest record that cannot be read vouches for nothing: every file is then read and hashed again.
     const base = await this.recordOf(head).catch(() => undefined);

@@ -4,40 +4,62 @@ const CHANGES_KEPT = 10_000;
 const TURNS_TRACKED = 64;
 
 interface Gone {
-  at: number;
+  /** The order of the notices (not the clock, which may step back). */
+  seq: number;
   by: string;
-  /** The document's path, or, for a move, also its folder of child documents (ending in `/`). */
+  /** The document's path, and for a move also its folder of child documents (ending in `/`). */
   paths: string[];
+}
+
+/** What a turn's end snapshot keeps of who removed or moved documents while the turn ran. */
+export interface TurnRemovalNotes {
+  /** Paths (and folders, ending in `/`) someone other than the turn removed or moved. */
+  removedByOthers: string[];
+  /** Paths the turn itself removed or moved: never someone else's, whatever folder they lie in. */
+  removedByTurn: string[];
 }
 
 /**
  * Who removed or moved documents while a turn ran, from the blocks plugin's notice before each change:
  * a snapshot says what is gone, not who took it away. A turn's undo leaves alone what someone else (a
  * person, another session) removed or moved meanwhile; what the turn itself did is undone as before.
+ * A turn whose notices were not all kept (more than CHANGES_KEPT since it began, or pushed out by
+ * TURNS_TRACKED later turns) gets none: its undo then counts every removal as its own, as before.
  */
 export class OthersRemovals {
   private readonly changes: Gone[] = [];
   private readonly started = new Map<string, number>();
+  private seq = 0;
 
   /** Before a document is removed or moved: `path` its data/-relative file, `by` the caller. */
   note(by: string, op: 'remove' | 'move', path: string): void {
-    this.changes.push({ at: Date.now(), by, paths: op === 'move' ? [path, `${path.replace(/\.json$/, '')}/`] : [path] });
-    if (this.changes.length > CHANGES_KEPT) this.changes.splice(0, this.changes.length - CHANGES_KEPT);
+    this.changes.push({ seq: ++this.seq, by, paths: op === 'move' ? [path, `${path.replace(/\.json$/, '')}/`] : [path] });
+    if (this.changes.length <= CHANGES_KEPT) return;
+    const dropped = this.changes.splice(0, this.changes.length - CHANGES_KEPT).at(-1)!.seq;
+    // A running turn that needed what was dropped knows too little now.
+    for (const [turn, since] of this.started) if (since <= dropped) this.started.delete(turn);
   }
 
-  /** A turn (`agent:<session>/<turn>`) took its first snapshot: what others remove from now on is noted for it. */
+  /** A turn (`agent:<session>/<turn>`) is taking its first snapshot: what is removed from now on is noted for it. */
   turnStarted(turn: string): void {
-    this.started.set(turn, Date.now());
+    this.started.set(turn, this.seq);
     if (this.started.size > TURNS_TRACKED) this.started.delete(this.started.keys().next().value!);
   }
 
-  /** At the turn's end: the paths (and folders, ending in `/`) others removed or moved since it started. */
-  take(turn: string): string[] | undefined {
+  /** The turn's first snapshot failed: nothing is noted for it. */
+  forget(turn: string): void {
+    this.started.delete(turn);
+  }
+
+  /** At the turn's end (while writes are held): what was removed or moved since it started, and by whom. */
+  take(turn: string): TurnRemovalNotes | undefined {
     const since = this.started.get(turn);
     this.started.delete(turn);
     if (since === undefined) return undefined;
     const own = `${turn}/`;
-    return [...new Set(this.changes.filter((change) => change.at >= since && !change.by.startsWith(own)).flatMap((change) => change.paths))].sort();
+    const after = this.changes.filter((change) => change.seq > since);
+    const paths = (mine: boolean) => [...new Set(after.filter((change) => change.by.startsWith(own) === mine).flatMap((change) => change.paths))].sort();
+    return { removedByOthers: paths(false), removedByTurn: paths(true).filter((path) => !path.endsWith('/')) };
   }
 }
 

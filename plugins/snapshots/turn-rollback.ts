@@ -103,7 +103,7 @@ export async function rollbackTurn(repo: SnapshotRepo, sessionId: string, turnId
   // Documents someone else removed or moved while the turn ran: not the turn's to bring back (the undo
   // restored them, and with them the person's removal was undone).
   if (after?.removedByOthers !== undefined) {
-    for (const path of repo.diff(start.files, after.files).removed) if (isAmong(path, after.removedByOthers)) mixed.add(path);
+    for (const path of repo.diff(start.files, after.files).removed) if (removedByOthers(after, path)) mixed.add(path);
   }
   // Skills count only when the turn's end snapshot holds them: an older one says nothing about skills/.
   if (after && mixed.size === 0 && untouched(after.files, now.files) && (!after.skills || untouched(after.skills, now.skills))) {
@@ -116,6 +116,11 @@ export async function rollbackTurn(repo: SnapshotRepo, sessionId: string, turnId
     return { mode: 'restore', conflicts: [], undone: [] };
   }
   return undoBlocks(repo, start, after, now, mixed, force, before, beforeSkills, documentsOf);
+}
+
+/** Whether someone other than the turn removed or moved this path while it ran (by the end snapshot's notes). */
+function removedByOthers(after: Snapshot, path: string): boolean {
+  return after.removedByOthers !== undefined && isAmong(path, after.removedByOthers) && !(after.removedByTurn ?? []).includes(path);
 }
 
 /** A document's tree from a file's text, or undefined for a file that is not one (`.notebook.json`). */
@@ -185,20 +190,35 @@ async function undoBlocks(repo: SnapshotRepo, before: Snapshot, after: Snapshot,
   // Planned whole first, then applied as one journaled change: a crash midway is finished at the next start.
   const change: FileChange = { label: `undo of turn ${after.origin}`, writes: [], removes: [] };
   const notices: [string, 'rollback' | 'remove'][] = [];
-  // Where documents someone else moved while the turn ran now are: their new paths are not the turn's to remove.
+  // Where documents someone else moved while the turn ran now are: their new paths are not the turn's to
+  // remove; one the turn also changed there is a conflict (its edits are not undone there).
   const fileName = (path: string) => path.slice(path.lastIndexOf('/') + 1);
-  const movedByOthers = new Set(Object.keys(before.files).filter((path) => after.removedByOthers !== undefined && isAmong(path, after.removedByOthers)).map(fileName));
+  const movedByOthers = new Map(Object.keys(before.files).filter((path) => removedByOthers(after, path)).map((path) => [fileName(path), path]));
   for (const path of turn.added) {
-    if (now[path] === undefined || movedByOthers.has(fileName(path))) continue;
+    if (now[path] === undefined) continue;
+    const movedFrom = movedByOthers.get(fileName(path));
+    if (movedFrom !== undefined) {
+      if (after.files[path]!.hash !== before.files[movedFrom]!.hash) result.conflicts.push({ path });
+      continue;
+    }
     // A document someone else made, or added to, while the turn ran is not the turn's alone to remove.
     if ((mixed.has(path) || now[path]!.hash !== after.files[path]!.hash) && !force) { result.conflicts.push({ path }); continue; }
     notices.push([path, 'remove']);
     change.removes.push(path);
     result.undone.push({ path, blocks: 0 });
   }
+  // Where each document is now, by its file's name (its id): one the undo would write back is not made twice.
+  const nowAt = new Map(Object.keys(now).map((path) => [fileName(path), path]));
   for (const path of turn.removed) {
     // Removed while the turn ran, by someone else: left removed.
     if (mixed.has(path)) continue;
+    // Moved on since to another place (by a person, after the turn): written back, it would be in two.
+    const elsewhere = nowAt.get(fileName(path));
+    if (elsewhere !== undefined && elsewhere !== path && !change.removes.includes(elsewhere) && !path.endsWith('/.notebook.json')) { result.conflicts.push({ path }); continue; }
+    // A child document whose parent has moved since: written back under the old folder, nothing would find it.
+    const parent = path.split('/').length > 2 ? `${path.slice(0, path.lastIndexOf('/'))}.json` : undefined;
+    const parentNow = parent === undefined ? undefined : nowAt.get(fileName(parent));
+    if (parent !== undefined && parentNow !== undefined && parentNow !== parent && !change.removes.includes(parentNow)) { result.conflicts.push({ path }); continue; }
     if (now[path] !== undefined && !force) { result.conflicts.push({ path }); continue; }
     // Made again since and overwritten (forced): its text then is kept as a version first.
     if (now[path] !== undefined) notices.push([path, 'rollback']);

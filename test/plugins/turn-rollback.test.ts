@@ -222,6 +222,34 @@ describe('rolling back an agent turn', () => {
     expect((await act<{ parentId: string | null }>('document_info', { id: made.person! })).parentId).toBe(made.parent);
   });
 
+  it('does not write back a document the turn moved that a person has moved on since (it was then in two places), and says what it leaves', async () => {
+    const made: Record<string, string> = {};
+    const { rollback, act, doc } = await agentTurn((act, paragraphs) => {
+      let requests = 0;
+      return {
+        id: 'moves-once',
+        async *stream() {
+          requests++;
+          if (requests === 1) {
+            const { notebook } = await act<{ notebook: string }>('document_get', { id: paragraphs.doc });
+            made.notebook = notebook;
+            made.first = (await act<Created>('document_create', { notebook, title: 'First', markdown: 'first' })).id;
+            made.second = (await act<Created>('document_create', { notebook, title: 'Second', markdown: 'second' })).id;
+            yield* toolCalls({ id: 'c1', name: 'document_move', args: { id: paragraphs.doc, notebook, parentId: made.first } });
+          } else {
+            yield* answer('moved');
+          }
+        },
+      };
+    });
+    // After the turn, the person moves it on.
+    await act('document_move', { id: doc, notebook: made.notebook, parentId: made.second });
+    const result = await rollback();
+    expect(result.conflicts.length).toBeGreaterThan(0);
+    expect((await act<{ parentId: string | null }>('document_info', { id: doc })).parentId).toBe(made.second);
+    expect(await act<{ problems: unknown[] }>('index_problems', {})).toMatchObject({ problems: [] });
+  });
+
   it('does not put back a block the turn moved out when it has moved on since to a document the undo leaves alone (it was then in two)', async () => {
     const made: Record<string, string> = {};
     const { rollback, act, doc, first } = await agentTurn((act, paragraphs) => {
