@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { NotFoundError } from '../../core/index.js';
 import { applyJournaled, type FileChange, type TreeChange } from './file-change.js';
 import { isAmong } from './turn-removals.js';
+import { isNotebookSettings, privacyDiffers, undoneKeepingPrivacy } from './notebook-settings.js';
 import { skillNames, type FileEntry, type Snapshot, type SnapshotRepo, type Tables } from './snapshot-repo.js';
 
 export interface TurnRollbackResult {
@@ -57,11 +58,7 @@ type BeforeWrite = (path: string, op: 'rollback' | 'remove') => Promise<void>;
 /** Where blocks are now, by the index: block id → the id of its document. */
 type DocumentsOf = (ids: readonly string[]) => ReadonlyMap<string, string>;
 
-/**
- * The blocks of `before` that the turn took out of this document (absent from `after`) and that are now
- * in a document the undo leaves alone (not one the turn changed or added), which the whole old text
- * would put back a second time.
- */
+/** Blocks the turn took out of this document that are now in one the undo leaves alone: its old text would put them back a second time. */
 function movedOnSince(before: TreeBlock, after: TreeBlock, path: string, turn: { changed: string[]; added: string[] }, documentsOf: DocumentsOf): string[] {
   const kept = index(after);
   const gone = [...index(before).keys()].filter((id) => !kept.has(id));
@@ -100,11 +97,13 @@ export async function rollbackTurn(repo: SnapshotRepo, sessionId: string, turnId
   // Documents that someone else (a person, another session) changed while the turn ran: restoring the
   // turn's first snapshot would take those changes back too, so they are undone block by block.
   const mixed = after ? await changedByOthers(repo, start, after) : new Set<string>();
-  // Documents someone else removed or moved while the turn ran: not the turn's to bring back (the undo
-  // restored them, and with them the person's removal was undone).
+  // Documents someone else removed or moved while the turn ran: not the turn's to bring back.
   if (after?.removedByOthers !== undefined) {
     for (const path of repo.diff(start.files, after.files).removed) if (removedByOthers(after, path)) mixed.add(path);
   }
+  // A notebook's privacy changed while the turn ran (a person's: notebook-settings.ts) is not restored whole.
+  const read = async (snapshot: Snapshot, path: string) => (await repo.objects.get(snapshot.files[path]!.hash)).toString('utf8');
+  for (const path of after ? repo.diff(start.files, after.files).changed.filter(isNotebookSettings) : []) if (privacyDiffers(await read(start, path), await read(after!, path))) mixed.add(path);
   // Skills count only when the turn's end snapshot holds them: an older one says nothing about skills/.
   if (after && mixed.size === 0 && untouched(after.files, now.files) && (!after.skills || untouched(after.skills, now.skills))) {
     await repo.rollback(start.id, before, {}, beforeSkills);
@@ -190,8 +189,7 @@ async function undoBlocks(repo: SnapshotRepo, before: Snapshot, after: Snapshot,
   // Planned whole first, then applied as one journaled change: a crash midway is finished at the next start.
   const change: FileChange = { label: `undo of turn ${after.origin}`, writes: [], removes: [] };
   const notices: [string, 'rollback' | 'remove'][] = [];
-  // Where documents someone else moved while the turn ran now are: their new paths are not the turn's to
-  // remove; one the turn also changed there is a conflict (its edits are not undone there).
+  // Documents someone else moved while the turn ran: their new paths are not the turn's to remove (a conflict if it changed them).
   const fileName = (path: string) => path.slice(path.lastIndexOf('/') + 1);
   const movedByOthers = new Map(Object.keys(before.files).filter((path) => removedByOthers(after, path)).map((path) => [fileName(path), path]));
   for (const path of turn.added) {
@@ -207,15 +205,14 @@ async function undoBlocks(repo: SnapshotRepo, before: Snapshot, after: Snapshot,
     change.removes.push(path);
     result.undone.push({ path, blocks: 0 });
   }
-  // Where each document is now, by its file's name (its id): one the undo would write back is not made twice.
+  // Where each document is now, by its file's name (its id).
   const nowAt = new Map(Object.keys(now).map((path) => [fileName(path), path]));
   for (const path of turn.removed) {
     // Removed while the turn ran, by someone else: left removed.
     if (mixed.has(path)) continue;
-    // Moved on since to another place (by a person, after the turn): written back, it would be in two.
+    // Moved on since (after the turn), or its parent: written back, it would be in two places, or unfound.
     const elsewhere = nowAt.get(fileName(path));
     if (elsewhere !== undefined && elsewhere !== path && !change.removes.includes(elsewhere) && !path.endsWith('/.notebook.json')) { result.conflicts.push({ path }); continue; }
-    // A child document whose parent has moved since: written back under the old folder, nothing would find it.
     const parent = path.split('/').length > 2 ? `${path.slice(0, path.lastIndexOf('/'))}.json` : undefined;
     const parentNow = parent === undefined ? undefined : nowAt.get(fileName(parent));
     if (parent !== undefined && parentNow !== undefined && parentNow !== parent && !change.removes.includes(parentNow)) { result.conflicts.push({ path }); continue; }
@@ -227,6 +224,11 @@ async function undoBlocks(repo: SnapshotRepo, before: Snapshot, after: Snapshot,
   }
   for (const path of turn.changed) {
     if (now[path] === undefined) { result.conflicts.push({ path }); continue; }
+    if (isNotebookSettings(path)) {
+      const settings = undoneKeepingPrivacy(await text(before, path), await readFile(file(path), 'utf8'));
+      if (settings !== undefined) { change.writes.push({ path, text: settings }); result.undone.push({ path, blocks: 0 }); }
+      continue;
+    }
     notices.push([path, 'rollback']);
     if (now[path]!.hash === after.files[path]!.hash && !mixed.has(path)) {
       // Blocks the turn moved out of this document come back with its old text: one moved on since to a

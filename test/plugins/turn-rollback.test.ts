@@ -250,6 +250,30 @@ describe('rolling back an agent turn', () => {
     expect(await act<{ problems: unknown[] }>('index_problems', {})).toMatchObject({ problems: [] });
   });
 
+  it('never takes back a notebook\'s privacy a person set while the turn ran, and undoes the turn\'s rename of it', async () => {
+    let notebook = '';
+    const { rollback, act } = await agentTurn((act, paragraphs) => {
+      let requests = 0;
+      return {
+        id: 'renames',
+        async *stream() {
+          requests++;
+          if (requests === 1) {
+            notebook = (await act<{ notebook: string }>('document_get', { id: paragraphs.doc })).notebook;
+            yield* toolCalls({ id: 'c1', name: 'notebook_rename', args: { id: notebook, name: 'Renamed by the agent' } });
+          } else {
+            // The person makes the notebook local-only while the turn runs.
+            if (requests === 2) await act('notebook_set_privacy', { id: notebook, egress: 'local-only' });
+            yield* answer('renamed');
+          }
+        },
+      };
+    });
+    await rollback();
+    const listed = (await act<{ notebooks: { id: string; name: string; egress?: string }[] }>('notebook_list', {})).notebooks.find((entry) => entry.id === notebook);
+    expect(listed).toMatchObject({ name: 'N', egress: 'local-only' });
+  });
+
   it('does not put back a block the turn moved out when it has moved on since to a document the undo leaves alone (it was then in two)', async () => {
     const made: Record<string, string> = {};
     const { rollback, act, doc, first } = await agentTurn((act, paragraphs) => {

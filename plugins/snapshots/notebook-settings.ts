@@ -1,0 +1,40 @@
+/**
+ * A notebook's privacy in its `.notebook.json`: who reads it (`access`), whether its text may leave this
+ * machine (`egress`), what the agent may do there (`agent`). Only a person sets them (the actions are
+ * personOnly), so an undo of the agent's turn never takes them back: a notebook a person made
+ * local-only while the turn ran was made shareable again by restoring the turn's first snapshot.
+ */
+const PRIVACY = ['access', 'egress', 'agent'] as const;
+
+function parse(text: string): Record<string, unknown> | undefined {
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? value as Record<string, unknown> : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export const isNotebookSettings = (path: string): boolean => path.endsWith('/.notebook.json');
+
+/** Whether the privacy differs between two versions of a `.notebook.json`. */
+export function privacyDiffers(before: string, after: string): boolean {
+  const [a, b] = [parse(before), parse(after)];
+  return a === undefined || b === undefined || PRIVACY.some((field) => a[field] !== b[field]);
+}
+
+/**
+ * The settings the undo writes: the version before the turn (its name, icon, order) with the privacy as
+ * it is now; undefined when that is what is there already (or a version cannot be read).
+ */
+export function undoneKeepingPrivacy(before: string, now: string): string | undefined {
+  const [old, current] = [parse(before), parse(now)];
+  if (old === undefined || current === undefined) return undefined;
+  const next: Record<string, unknown> = { ...old };
+  for (const field of PRIVACY) {
+    if (current[field] === undefined) delete next[field];
+    else next[field] = current[field];
+  }
+  const text = `${JSON.stringify(next, null, 2)}\n`;
+  return JSON.stringify(next) === JSON.stringify(current) ? undefined : text;
+}
