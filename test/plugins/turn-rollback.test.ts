@@ -3,7 +3,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { createHttpApp } from '../../core/http/app.js';
 import { newId } from '../../core/ids.js';
 import { turnDependencies } from '../../core/turn/kernel-turns.js';
-import type { ModelProvider } from '../../core/turn/model-provider.js';
+import type { ModelEvent, ModelProvider } from '../../core/turn/model-provider.js';
 import { runTurn } from '../../core/turn/turn-loop.js';
 import { answer, scriptedProvider, toolCalls } from '../fakes/scripted-provider.js';
 import { caught } from '../helpers/harness.js';
@@ -33,6 +33,23 @@ function personMeanwhile(act: Act, paragraphs: Paragraphs, edit = (): Promise<un
       requests++;
       if (requests === 2) await edit();
       yield* rounds[requests - 1]!;
+    },
+  };
+}
+
+/**
+ * A model whose first request sets the scene and answers with tool calls (`first`), and whose second
+ * runs `meanwhile` (what a person does while the turn runs) before it answers.
+ */
+function twoRounds(first: () => Promise<ModelEvent[]>, meanwhile: () => Promise<unknown> = async () => undefined): ModelProvider {
+  let requests = 0;
+  return {
+    id: 'two-rounds',
+    async *stream() {
+      requests++;
+      if (requests === 1) return yield* await first();
+      if (requests === 2) await meanwhile();
+      yield* answer('done');
     },
   };
 }
@@ -192,27 +209,15 @@ describe('rolling back an agent turn', () => {
 
   it('undoes the turn\'s own document move and notebook removal, and leaves a document a person moved meanwhile where the person put it', async () => {
     const made: Record<string, string> = {};
-    const { rollback, act, doc } = await agentTurn((act, paragraphs) => {
-      let requests = 0;
-      return {
-        id: 'moves-and-removes',
-        async *stream() {
-          requests++;
-          if (requests === 1) {
-            const { notebook } = await act<{ notebook: string }>('document_get', { id: paragraphs.doc });
-            made.notebook = notebook;
-            made.parent = (await act<Created>('document_create', { notebook, title: 'Parent', markdown: 'parent' })).id;
-            made.person = (await act<Created>('document_create', { notebook, title: 'Person', markdown: 'the person moves this' })).id;
-            made.scratch = (await act<Created>('notebook_create', { name: 'Scratch' })).id;
-            await act('document_create', { notebook: made.scratch, title: 'In scratch', markdown: 'kept' });
-            yield* toolCalls({ id: 'c1', name: 'document_move', args: { id: paragraphs.doc, notebook, parentId: made.parent } }, { id: 'c2', name: 'notebook_remove', args: { id: made.scratch } });
-          } else {
-            if (requests === 2) await act('document_move', { id: made.person, notebook: made.notebook, parentId: made.parent });
-            yield* answer('done');
-          }
-        },
-      };
-    });
+    const { rollback, act, doc } = await agentTurn((act, paragraphs) => twoRounds(async () => {
+      const { notebook } = await act<{ notebook: string }>('document_get', { id: paragraphs.doc });
+      made.notebook = notebook;
+      made.parent = (await act<Created>('document_create', { notebook, title: 'Parent', markdown: 'parent' })).id;
+      made.person = (await act<Created>('document_create', { notebook, title: 'Person', markdown: 'the person moves this' })).id;
+      made.scratch = (await act<Created>('notebook_create', { name: 'Scratch' })).id;
+      await act('document_create', { notebook: made.scratch, title: 'In scratch', markdown: 'kept' });
+      return toolCalls({ id: 'c1', name: 'document_move', args: { id: paragraphs.doc, notebook, parentId: made.parent } }, { id: 'c2', name: 'notebook_remove', args: { id: made.scratch } });
+    }, () => act('document_move', { id: made.person, notebook: made.notebook, parentId: made.parent })));
     expect((await act<{ parentId: string | null }>('document_info', { id: doc })).parentId).toBe(made.parent);
     await rollback();
     // The turn's move and removal are undone: the document is back at the top, the notebook back.
@@ -224,24 +229,13 @@ describe('rolling back an agent turn', () => {
 
   it('does not write back a document the turn moved that a person has moved on since (it was then in two places), and says what it leaves', async () => {
     const made: Record<string, string> = {};
-    const { rollback, act, doc } = await agentTurn((act, paragraphs) => {
-      let requests = 0;
-      return {
-        id: 'moves-once',
-        async *stream() {
-          requests++;
-          if (requests === 1) {
-            const { notebook } = await act<{ notebook: string }>('document_get', { id: paragraphs.doc });
-            made.notebook = notebook;
-            made.first = (await act<Created>('document_create', { notebook, title: 'First', markdown: 'first' })).id;
-            made.second = (await act<Created>('document_create', { notebook, title: 'Second', markdown: 'second' })).id;
-            yield* toolCalls({ id: 'c1', name: 'document_move', args: { id: paragraphs.doc, notebook, parentId: made.first } });
-          } else {
-            yield* answer('moved');
-          }
-        },
-      };
-    });
+    const { rollback, act, doc } = await agentTurn((act, paragraphs) => twoRounds(async () => {
+      const { notebook } = await act<{ notebook: string }>('document_get', { id: paragraphs.doc });
+      made.notebook = notebook;
+      made.first = (await act<Created>('document_create', { notebook, title: 'First', markdown: 'first' })).id;
+      made.second = (await act<Created>('document_create', { notebook, title: 'Second', markdown: 'second' })).id;
+      return toolCalls({ id: 'c1', name: 'document_move', args: { id: paragraphs.doc, notebook, parentId: made.first } });
+    }));
     // After the turn, the person moves it on.
     await act('document_move', { id: doc, notebook: made.notebook, parentId: made.second });
     const result = await rollback();
@@ -252,23 +246,11 @@ describe('rolling back an agent turn', () => {
 
   it('never takes back a notebook\'s privacy a person set while the turn ran, and undoes the turn\'s rename of it', async () => {
     let notebook = '';
-    const { rollback, act } = await agentTurn((act, paragraphs) => {
-      let requests = 0;
-      return {
-        id: 'renames',
-        async *stream() {
-          requests++;
-          if (requests === 1) {
-            notebook = (await act<{ notebook: string }>('document_get', { id: paragraphs.doc })).notebook;
-            yield* toolCalls({ id: 'c1', name: 'notebook_rename', args: { id: notebook, name: 'Renamed by the agent' } });
-          } else {
-            // The person makes the notebook local-only while the turn runs.
-            if (requests === 2) await act('notebook_set_privacy', { id: notebook, egress: 'local-only' });
-            yield* answer('renamed');
-          }
-        },
-      };
-    });
+    // The person makes the notebook local-only while the turn runs.
+    const { rollback, act } = await agentTurn((act, paragraphs) => twoRounds(async () => {
+      notebook = (await act<{ notebook: string }>('document_get', { id: paragraphs.doc })).notebook;
+      return toolCalls({ id: 'c1', name: 'notebook_rename', args: { id: notebook, name: 'Renamed by the agent' } });
+    }, () => act('notebook_set_privacy', { id: notebook, egress: 'local-only' })));
     await rollback();
     const listed = (await act<{ notebooks: { id: string; name: string; egress?: string }[] }>('notebook_list', {})).notebooks.find((entry) => entry.id === notebook);
     expect(listed).toMatchObject({ name: 'N', egress: 'local-only' });
@@ -276,22 +258,11 @@ describe('rolling back an agent turn', () => {
 
   it('does not put back a block the turn moved out when it has moved on since to a document the undo leaves alone (it was then in two)', async () => {
     const made: Record<string, string> = {};
-    const { rollback, act, doc, first } = await agentTurn((act, paragraphs) => {
-      let requests = 0;
-      return {
-        id: 'mover-to-second',
-        async *stream() {
-          requests++;
-          if (requests === 1) {
-            const { notebook } = await act<{ notebook: string }>('document_get', { id: paragraphs.doc });
-            for (const title of ['Second', 'Third']) made[title] = (await act<Created>('document_create', { notebook, title, markdown: `${title} text` })).id;
-            yield* toolCalls({ id: 'c1', name: 'block_move', args: { id: paragraphs.first, parentId: made.Second } });
-          } else {
-            yield* answer('moved');
-          }
-        },
-      };
-    });
+    const { rollback, act, doc, first } = await agentTurn((act, paragraphs) => twoRounds(async () => {
+      const { notebook } = await act<{ notebook: string }>('document_get', { id: paragraphs.doc });
+      for (const title of ['Second', 'Third']) made[title] = (await act<Created>('document_create', { notebook, title, markdown: `${title} text` })).id;
+      return toolCalls({ id: 'c1', name: 'block_move', args: { id: paragraphs.first, parentId: made.Second } });
+    }));
     // After the turn, the person moves it on.
     await act('block_move', { id: first, parentId: made.Third });
     const result = await rollback();
