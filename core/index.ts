@@ -9,6 +9,7 @@ export type {
 export type { Embedder, Reranker, BackendKind, BackendHandle, BackendCaller, SelectedBackend } from './backends/contracts.js';
 export { throwIfStopped, stoppedNote } from './pipeline/stop.js';
 export { sweepRetention } from './util/retention-sweep.js';
+export { withTimeout } from './util/with-timeout.js';
 export { createToken, tokenName } from './tokens.js';
 export type { Token } from './tokens.js';
 export { WORKSPACE, KERNEL_INFO, SESSION_TODOS, AUDIT_HEAD } from './core-tokens.js';

@@ -1,5 +1,5 @@
 import type { BackendCaller, BackendHandle, Logger } from '../../core/index.js';
-import { firstCodePoints } from '../../core/index.js';
+import { firstCodePoints, withTimeout } from '../../core/index.js';
 import type { RerankAnswer, RerankCandidate, SearchRerank } from './tokens.js';
 
 /** `plugins.rerank.config` in quire.json. */
@@ -41,7 +41,7 @@ export function createSearchRerank(handle: BackendHandle<'reranker'> | undefined
     if (sent.length < 2) return kept(withheld > 0 ? `not reranked: ${withheld} of the ${candidates.length} candidates are in local-only notebooks, which a remote reranker is not sent` : 'not reranked: fewer than 2 candidates', backend.model);
     let scores: number[];
     try {
-      scores = await withTimeout((inner) => backend.rerank(query, sent.map((candidate) => firstCodePoints(candidate.text, maxCharacters)), inner), timeoutMs, signal);
+      scores = await withTimeout((inner) => backend.rerank(query, sent.map((candidate) => firstCodePoints(candidate.text, maxCharacters)), inner), timeoutMs, signal, () => new Error(`the reranker did not answer within ${timeoutMs} ms`));
     } catch (error) {
       if (signal?.aborted) throw signal.reason;
       const message = error instanceof Error ? error.message : String(error);
@@ -75,25 +75,4 @@ function faultOf(scores: unknown, count: number): string | undefined {
   return bad >= 0 ? `answered the score ${JSON.stringify(scores[bad])} for document ${bad}` : undefined;
 }
 
-/**
- * Runs `work` with a signal that aborts at the time limit or with the caller's, and stops waiting then
- * even if `work` ignores its signal (a local model mid-inference).
- */
-async function withTimeout<T>(work: (signal: AbortSignal) => Promise<T>, timeoutMs: number, outer: AbortSignal | undefined): Promise<T> {
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(new Error(`the reranker did not answer within ${timeoutMs} ms`)), timeoutMs);
-  const onOuter = () => controller.abort(outer!.reason);
-  outer?.addEventListener('abort', onOuter, { once: true });
-  try {
-    const stopped = new Promise<never>((_, reject) => {
-      if (controller.signal.aborted) reject(controller.signal.reason);
-      controller.signal.addEventListener('abort', () => reject(controller.signal.reason), { once: true });
-    });
-    stopped.catch(() => undefined);
-    return await Promise.race([work(controller.signal), stopped]);
-  } finally {
-    clearTimeout(timer);
-    outer?.removeEventListener('abort', onOuter);
-  }
-}
 

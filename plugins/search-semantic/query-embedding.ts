@@ -1,4 +1,4 @@
-import { KernelError, type SelectedBackend } from '../../core/index.js';
+import { KernelError, withTimeout, type SelectedBackend } from '../../core/index.js';
 import { CONFIG_FIELD } from './config.js';
 
 /** After a query the embedder failed, queries fail at once this long, saying why, rather than each wait for it. */
@@ -41,25 +41,12 @@ export class QueryEmbeddings {
  * embedder's, said as such (`MODEL_UNAVAILABLE`, 503, naming it and the config field): it was a 500
  * `PLUGIN_ERROR` saying `Connection error.` and nothing more. The caller's own stop rejects as it is.
  */
-export async function embedQuery(selected: SelectedBackend<'embedder'>, text: string, signal: AbortSignal, limitMs: number): Promise<Float32Array> {
+async function embedQuery(selected: SelectedBackend<'embedder'>, text: string, signal: AbortSignal, limitMs: number): Promise<Float32Array> {
   const { backend } = selected;
   const name = `${selected.plugin}/${selected.name}`;
-  const limit = new AbortController();
-  const stop = AbortSignal.any([signal, limit.signal]);
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => {
-      limit.abort();
-      reject(new KernelError('MODEL_UNAVAILABLE', `the embedder ${name} did not embed the query within ${limitMs} ms (plugins.search-semantic.config.queryTimeoutMs)`, { details: { field: CONFIG_FIELD, embedder: name, limitMs, retryAfterSeconds: 5 } }));
-    }, limitMs);
-  });
-  const asked = new Promise<never>((_resolve, reject) => {
-    if (signal.aborted) reject(signal.reason);
-    signal.addEventListener('abort', () => reject(signal.reason), { once: true });
-  });
-  const work = (async () => (backend.embedQuery ? await backend.embedQuery(text, stop) : (await backend.embed([text], stop))[0]))();
   try {
-    const vector = await Promise.race([work, late, asked]);
+    const vector = await withTimeout(async (stop) => (backend.embedQuery ? backend.embedQuery(text, stop) : (await backend.embed([text], stop))[0]), limitMs, signal,
+      () => new KernelError('MODEL_UNAVAILABLE', `the embedder ${name} did not embed the query within ${limitMs} ms (plugins.search-semantic.config.queryTimeoutMs)`, { details: { field: CONFIG_FIELD, embedder: name, limitMs, retryAfterSeconds: 5 } }));
     if (!(vector instanceof Float32Array) || vector.length === 0) {
       throw new KernelError('MODEL_UNAVAILABLE', `the embedder ${name} answered no vector for the query`, { details: { field: CONFIG_FIELD, embedder: name } });
     }
@@ -70,10 +57,6 @@ export async function embedQuery(selected: SelectedBackend<'embedder'>, text: st
     throw new KernelError('MODEL_UNAVAILABLE', `the embedder ${name} could not embed the query: ${error instanceof Error ? error.message : String(error)}`, {
       details: { field: CONFIG_FIELD, embedder: name, ...(typeof category === 'string' ? { category } : {}) },
     });
-  } finally {
-    clearTimeout(timer);
-    // What the embedder still does after the limit is not waited for; its late failure is not unhandled.
-    work.catch(() => undefined);
   }
 }
 

@@ -55,6 +55,10 @@ function index(root: TreeBlock): Map<string, { block: TreeBlock; parent: TreeBlo
 }
 
 type BeforeWrite = (path: string, op: 'rollback' | 'remove') => Promise<void>;
+/** A path's last segment: a document's file is named after its id, wherever it lies. */
+const fileName = (path: string): string => path.slice(path.lastIndexOf('/') + 1);
+/** A file's text as a snapshot holds it. */
+const snapshotText = async (repo: SnapshotRepo, snapshot: Snapshot, path: string): Promise<string> => (await repo.objects.get(snapshot.files[path]!.hash)).toString('utf8');
 /** Where blocks are now, by the index: block id → the id of its document. */
 type DocumentsOf = (ids: readonly string[]) => ReadonlyMap<string, string>;
 
@@ -63,7 +67,7 @@ function movedOnSince(before: TreeBlock, after: TreeBlock, path: string, turn: {
   const kept = index(after);
   const gone = [...index(before).keys()].filter((id) => !kept.has(id));
   if (gone.length === 0) return [];
-  const undone = new Set([path, ...turn.changed, ...turn.added].map((file) => file.slice(file.lastIndexOf('/') + 1).replace(/\.json$/, '')));
+  const undone = new Set([path, ...turn.changed, ...turn.added].map((file) => fileName(file).replace(/\.json$/, '')));
   return [...documentsOf(gone)].filter(([, document]) => !undone.has(document)).map(([id]) => id);
 }
 /** Told which skills are about to change, before any of their files does (to keep their versions). */
@@ -102,8 +106,7 @@ export async function rollbackTurn(repo: SnapshotRepo, sessionId: string, turnId
     for (const path of repo.diff(start.files, after.files).removed) if (removedByOthers(after, path)) mixed.add(path);
   }
   // A notebook's privacy changed while the turn ran (a person's: notebook-settings.ts) is not restored whole.
-  const read = async (snapshot: Snapshot, path: string) => (await repo.objects.get(snapshot.files[path]!.hash)).toString('utf8');
-  for (const path of after ? repo.diff(start.files, after.files).changed.filter(isNotebookSettings) : []) if (privacyDiffers(await read(start, path), await read(after!, path))) mixed.add(path);
+  for (const path of after ? repo.diff(start.files, after.files).changed.filter(isNotebookSettings) : []) if (privacyDiffers(await snapshotText(repo, start, path), await snapshotText(repo, after!, path))) mixed.add(path);
   // Skills count only when the turn's end snapshot holds them: an older one says nothing about skills/.
   if (after && mixed.size === 0 && untouched(after.files, now.files) && (!after.skills || untouched(after.skills, now.skills))) {
     await repo.rollback(start.id, before, {}, beforeSkills);
@@ -150,10 +153,9 @@ function writtenByOthers(turn: string, old: TreeBlock | undefined, block: TreeBl
 async function changedByOthers(repo: SnapshotRepo, start: Snapshot, after: Snapshot): Promise<Set<string>> {
   const out = new Set<string>();
   const turn = repo.diff(start.files, after.files);
-  const read = async (snapshot: Snapshot, path: string) => treeOf((await repo.objects.get(snapshot.files[path]!.hash)).toString('utf8'));
+  const read = async (snapshot: Snapshot, path: string) => treeOf(await snapshotText(repo, snapshot, path));
   // A document moved during the turn is gone from one path and new at another, its blocks as they were:
   // compared with its old version, not taken for a new document whose blocks others wrote.
-  const fileName = (path: string) => path.slice(path.lastIndexOf('/') + 1);
   const movedFrom = new Map(turn.removed.map((path) => [fileName(path), path]));
   for (const path of [...turn.changed, ...turn.added]) {
     const tree = await read(after, path);
@@ -184,13 +186,11 @@ async function undoBlocks(repo: SnapshotRepo, before: Snapshot, after: Snapshot,
   const result: TurnRollbackResult = { mode: 'blocks', conflicts: [], undone: [] };
   const now = tables.files;
   const turn = repo.diff(before.files, after.files);
-  const text = async (snapshot: Snapshot, path: string) => (await repo.objects.get(snapshot.files[path]!.hash)).toString('utf8');
   const file = (path: string) => join(repo.dataDir, ...path.split('/'));
   // Planned whole first, then applied as one journaled change: a crash midway is finished at the next start.
   const change: FileChange = { label: `undo of turn ${after.origin}`, writes: [], removes: [] };
   const notices: [string, 'rollback' | 'remove'][] = [];
   // Documents someone else moved while the turn ran: their new paths are not the turn's to remove (a conflict if it changed them).
-  const fileName = (path: string) => path.slice(path.lastIndexOf('/') + 1);
   const movedByOthers = new Map(Object.keys(before.files).filter((path) => removedByOthers(after, path)).map((path) => [fileName(path), path]));
   for (const path of turn.added) {
     if (now[path] === undefined) continue;
@@ -225,7 +225,7 @@ async function undoBlocks(repo: SnapshotRepo, before: Snapshot, after: Snapshot,
   for (const path of turn.changed) {
     if (now[path] === undefined) { result.conflicts.push({ path }); continue; }
     if (isNotebookSettings(path)) {
-      const settings = undoneKeepingPrivacy(await text(before, path), await readFile(file(path), 'utf8'));
+      const settings = undoneKeepingPrivacy(await snapshotText(repo, before, path), await readFile(file(path), 'utf8'));
       if (settings !== undefined) { change.writes.push({ path, text: settings }); result.undone.push({ path, blocks: 0 }); }
       continue;
     }
@@ -233,7 +233,7 @@ async function undoBlocks(repo: SnapshotRepo, before: Snapshot, after: Snapshot,
     if (now[path]!.hash === after.files[path]!.hash && !mixed.has(path)) {
       // Blocks the turn moved out of this document come back with its old text: one moved on since to a
       // document the undo does not touch would then be in two documents (the index skips both).
-      const elsewhere = force ? [] : movedOnSince(JSON.parse(await text(before, path)) as TreeBlock, JSON.parse(await text(after, path)) as TreeBlock, path, turn, documentsOf);
+      const elsewhere = force ? [] : movedOnSince(JSON.parse(await snapshotText(repo, before, path)) as TreeBlock, JSON.parse(await snapshotText(repo, after, path)) as TreeBlock, path, turn, documentsOf);
       if (elsewhere.length > 0) {
         for (const id of elsewhere) result.conflicts.push({ path, id });
         continue;
@@ -243,7 +243,7 @@ async function undoBlocks(repo: SnapshotRepo, before: Snapshot, after: Snapshot,
       continue;
     }
     const current = JSON.parse(await readFile(file(path), 'utf8')) as TreeBlock;
-    const undone = undoInTree(JSON.parse(await text(before, path)) as TreeBlock, JSON.parse(await text(after, path)) as TreeBlock, current, after.origin, mixed.has(path), force, (id) => result.conflicts.push({ path, id }));
+    const undone = undoInTree(JSON.parse(await snapshotText(repo, before, path)) as TreeBlock, JSON.parse(await snapshotText(repo, after, path)) as TreeBlock, current, after.origin, mixed.has(path), force, (id) => result.conflicts.push({ path, id }));
     change.writes.push({ path, text: `${JSON.stringify(current, null, 2)}\n` });
     result.undone.push({ path, blocks: undone });
   }
