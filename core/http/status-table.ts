@@ -57,6 +57,10 @@ export const HTTP_STATUS: Readonly<Record<ErrorCode, number>> = {
   WORKSPACE_LOCKED: 409,
   NOT_READY: 503,
   MODEL_UNAVAILABLE: 503,
+  /** A server the kernel fetched from on the caller's behalf (a skill's URL) failed or answered an error. */
+  UPSTREAM_FAILED: 502,
+  /** That server did not answer in time. */
+  UPSTREAM_TIMEOUT: 504,
   WORKSPACE_INVALID: 500,
   AUDIT_CHAIN_BROKEN: 500,
   /** RFC 4918 Insufficient Storage: the request was fine, the disk (or quota) had no room for it. */

@@ -258,6 +258,8 @@ function stillRunning(error: KernelError): KernelError {
 const PLUGIN_RAISABLE: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'INVALID_INPUT', 'PAYLOAD_TOO_LARGE', 'NOT_FOUND', 'CONFLICT', 'FORBIDDEN', 'EGRESS_DENIED', 'CAPABILITY_DENIED',
   'WORKSPACE_READ_ONLY', 'ACTION_TIMEOUT', 'ACTION_CANCELLED', 'PLUGIN_ERROR', 'DISK_FULL', 'MODEL_UNAVAILABLE', 'NOT_READY', 'ACTION_DENIED',
+  // A remote the action fetched from (a skill's URL) failed: 502/504, the caller's request was fine.
+  'UPSTREAM_FAILED', 'UPSTREAM_TIMEOUT',
   // A file of the workspace that is damaged (a document, a snapshot record): named, not hidden behind PLUGIN_ERROR.
   'WORKSPACE_INVALID',
 ]);

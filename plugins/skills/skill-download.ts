@@ -1,7 +1,7 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { MAX_REDIRECTS, checkRedirect, internetOnlyLookup, namesInternalHost } from './redirect-check.js';
-import { skillError } from './skill-limits.js';
+import { remoteFailure, skillError } from './skill-limits.js';
 
 const DOWNLOAD_TIMEOUT_MS = 60_000;
 
@@ -32,7 +32,7 @@ export async function download(url: string, maxBytes: number, signal: AbortSigna
     const location = status >= 300 && status < 400 ? response.headers.location : undefined;
     if (location === undefined) break;
     response.destroy();
-    if (hops >= MAX_REDIRECTS) throw skillError('DOWNLOAD_FAILED', `${url.slice(0, 200)} redirects more than ${MAX_REDIRECTS} times`, { url: url.slice(0, 200) });
+    if (hops >= MAX_REDIRECTS) throw remoteFailure(`${url.slice(0, 200)} redirects more than ${MAX_REDIRECTS} times`, { url: url.slice(0, 200) });
     let next: URL;
     try {
       next = new URL(location, parsed);
@@ -45,7 +45,7 @@ export async function download(url: string, maxBytes: number, signal: AbortSigna
   const status = response.statusCode ?? 0;
   if (status < 200 || status >= 300) {
     response.destroy();
-    throw skillError('DOWNLOAD_FAILED', `${parsed.href} answered HTTP ${status}`, { url: parsed.href, status });
+    throw remoteFailure(`${parsed.href} answered HTTP ${status}`, { url: parsed.href, status });
   }
   const declared = Number(response.headers['content-length'] ?? NaN);
   if (declared > maxBytes) {
@@ -87,5 +87,5 @@ function failed(error: unknown, url: URL, asked: AbortSignal): unknown {
   if ((error as { details?: { problem?: unknown } }).details?.problem !== undefined) return error;
   const timedOut = (error as Error).name === 'AbortError' || (error as Error).name === 'TimeoutError';
   const message = timedOut ? `no answer within ${DOWNLOAD_TIMEOUT_MS / 1000} s` : (error as Error).message;
-  return skillError('DOWNLOAD_FAILED', `${url.href} could not be downloaded: ${message}`, { url: url.href });
+  return remoteFailure(`${url.href} could not be downloaded: ${message}`, { url: url.href }, timedOut);
 }

@@ -59,6 +59,14 @@ export function skillError(problem: SkillProblem, message: string, details: Reco
   return new KernelError(code, message, { details: { problem, ...details } });
 }
 
+/**
+ * A download the remote server let down (an error status, no connection, no answer in time): 502 or 504,
+ * not 400, since the URL was fine to ask for. Its problem is still DOWNLOAD_FAILED.
+ */
+export function remoteFailure(message: string, details: Record<string, unknown>, timedOut = false): KernelError {
+  return new KernelError(timedOut ? 'UPSTREAM_TIMEOUT' : 'UPSTREAM_FAILED', message, { details: { problem: 'DOWNLOAD_FAILED', ...details } });
+}
+
 export function problemOf(error: unknown): SkillProblem | undefined {
   const details = (error as { details?: { problem?: unknown } }).details;
   return typeof details?.problem === 'string' ? (details.problem as SkillProblem) : undefined;

@@ -97,7 +97,8 @@ function actionOperation(action: RegisteredAction, schemas: Record<string, JsonS
     ...(action.spec.long === true
       ? { 202: { description: 'Started as a job (send `Prefer: wait=<seconds>` to wait for it)', headers: { Location: { description: 'The job', schema: { type: 'string' } } }, content: { 'application/json': { schema: { type: 'object', required: ['job'], properties: { job: { $ref: '#/components/schemas/Job' } } } } } } }
       : {}),
-    ...errorResponses([...COMMON_ERRORS, ...ACTION_ERRORS]),
+    // An action that reaches out (dataEgress) may find the server it fetches from failing: 502, or 504 for no answer.
+    ...errorResponses([...COMMON_ERRORS, ...ACTION_ERRORS, ...(action.effects.includes('dataEgress') ? ['UPSTREAM_FAILED', 'UPSTREAM_TIMEOUT'] : [])]),
   };
   return {
     operationId: action.wireName,

@@ -4,6 +4,8 @@ import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { ErrorCode } from '../../../core/errors.js';
+import { HTTP_STATUS } from '../../../core/http/status-table.js';
 import { caught } from '../../helpers/harness.js';
 import { agent } from '../blocks/blocks-harness.js';
 import { makeTarGz, makeZip } from './archive-builders.js';
@@ -25,6 +27,15 @@ async function serve(files: Record<string, Buffer | string>): Promise<string> {
   servers.push(server);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+/** A loopback port nothing listens on (a server opened and closed). */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
 }
 
 const md = (name: string, description = `The ${name} skill.`) => skillMd(`name: ${name}\ndescription: ${description}`);
@@ -74,9 +85,15 @@ describe('installing skills', () => {
     expect(zipped.installed).toMatchObject([{ name: 'gamma', files: ['SKILL.md'] }]);
     await skill('install_url', { url: `${url}/delta/SKILL.md` });
     expect(await filesUnder(join(kernel.workspace.root, 'skills'))).toEqual(['delta/SKILL.md', 'gamma/SKILL.md']);
-    expect((await caught(skill('install_url', { url: `${url}/missing.zip` }))).details).toMatchObject({ problem: 'DOWNLOAD_FAILED', status: 404 });
+    // The server's failure is a bad gateway (502), not a bad request: the URL was fine to ask for.
+    const missing = await caught(skill('install_url', { url: `${url}/missing.zip` }));
+    expect([missing.code, HTTP_STATUS[missing.code as ErrorCode], missing.details]).toEqual(['UPSTREAM_FAILED', 502, expect.objectContaining({ problem: 'DOWNLOAD_FAILED', status: 404 })]);
+    const closed = await closedPort();
+    const refused = await caught(skill('install_url', { url: `http://127.0.0.1:${closed}/x.zip` }));
+    expect([refused.code, refused.details?.problem, refused.message]).toEqual(['UPSTREAM_FAILED', 'DOWNLOAD_FAILED', expect.stringContaining('ECONNREFUSED')]);
     expect((await caught(skill('install_url', { url: `${url}/huge.zip` }))).details?.problem).toBe('ARCHIVE_TOO_LARGE');
-    expect((await caught(skill('install_url', { url: 'file:///etc/passwd' }))).details?.problem).toBe('DOWNLOAD_FAILED');
+    const notHttp = await caught(skill('install_url', { url: 'file:///etc/passwd' }));
+    expect([notHttp.code, notHttp.details?.problem]).toEqual(['INVALID_INPUT', 'DOWNLOAD_FAILED']);
     // A .tar.gz served as it is with Content-Encoding: gzip (a common server setting) was unpacked on the way, then refused as no archive.
     const encoded = createServer((_request, response) => response.writeHead(200, { 'content-type': 'application/gzip', 'content-encoding': 'gzip' }).end(makeTarGz([{ name: 'SKILL.md', data: md('epsilon') }])));
     servers.push(encoded);
