@@ -25,7 +25,7 @@ const WITHHELD_WRITERS = new Set(['skills.writes', 'core.session-todos']);
  */
 const WITHHELD_METHODS: ReadonlyMap<string, ReadonlySet<string>> = new Map([
   // beforeFileChange keeps a history version of a document: a write the calling action did not declare.
-  ['blocks.index', new Set(['beforeFileChange', 'onBeforeChange', 'onIndexed', 'withWritesPaused'])],
+  ['blocks.index', new Set(['beforeFileChange', 'onBeforeChange', 'onIndexed', 'onNotebookChange', 'withWritesPaused'])],
 ]);
 
 function withheldReason(name: string): string | undefined {

@@ -89,6 +89,7 @@ export default definePlugin<Partial<BlocksConfig>>({
       ready: () => readiness.wait(),
       dataDir: workspace.dataDir,
       onBeforeChange: (listener, wants) => store.onBeforeChange(listener, wants),
+      onNotebookChange: (listener) => rt.notebookNotices.on(listener),
       beforeFileChange: async (path, op, by) => {
         const id = (path.split('/').pop() ?? '').replace(/\.json$/, '');
         if (isValidId(id) && store.catalog.doc(id) && store.catalog.relativePath(id) === path) await store.beforeChange(id, op, by);

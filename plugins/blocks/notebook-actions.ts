@@ -14,8 +14,9 @@ export function notebookActions(rt: BlocksRuntime): Record<string, ActionHandler
     if (problem) throw invalid(problem, { field });
     return value;
   };
-  const change = (call: ActionCall, id: string, patch: (conf: NotebookConf) => NotebookConf) => store.queue.run(async () => {
+  const change = (call: ActionCall, id: string, fields: readonly string[], patch: (conf: NotebookConf) => NotebookConf) => store.queue.run(async () => {
     const conf = patch(assertNotebookVisible(store, call, id));
+    rt.notebookNotices.tell({ notebook: id, op: 'settings', fields, by: updatedBy(call) });
     await store.writeNotebookConf(id, conf);
     return describe(id, conf);
   }, call);
@@ -42,16 +43,16 @@ export function notebookActions(rt: BlocksRuntime): Record<string, ActionHandler
     },
     rename: (input, call) => {
       const { id, name: given } = input as { id: string; name: string };
-      return change(call, id, (conf) => ({ ...conf, name: name(given) }));
+      return change(call, id, ['name'], (conf) => ({ ...conf, name: name(given) }));
     },
     set_access: (input, call) => {
       const { id, access } = input as { id: string; access: Access };
-      return change(call, id, (conf) => ({ ...conf, access }));
+      return change(call, id, ['access'], (conf) => ({ ...conf, access }));
     },
     // personOnly in the manifest: the pipeline never lets the agent reach this.
     set_privacy: (input, call) => {
       const { id, agent, egress } = input as { id: string; agent?: AgentAccess; egress?: 'allowed' | 'local-only' };
-      return change(call, id, (conf) => {
+      return change(call, id, ['agent', 'egress'], (conf) => {
         const { agent: _agent, egress: _egress, ...rest } = conf;
         const nextAgent = agent ?? conf.agent ?? 'write';
         const nextEgress = egress ?? conf.egress ?? 'allowed';
@@ -85,6 +86,7 @@ function removeNotebook(rt: BlocksRuntime, call: ActionCall, id: string) {
       await Promise.all(docs.slice(at, at + VERSIONS_AT_ONCE).map((doc) => store.beforeChange(doc.id, 'remove', by)));
     }
     throwIfStopped(call, 'The removal of the notebook (nothing was removed)');
+    rt.notebookNotices.tell({ notebook: id, op: 'remove', fields: [], by });
     // Set aside first (one rename): a kill during the removal leaves the notebook whole or gone, never part of it.
     const aside = asideName(store.notebookFolder(id));
     await rename(store.notebookFolder(id), aside).catch((error: NodeJS.ErrnoException) => { if (error.code !== 'ENOENT') throw error; });

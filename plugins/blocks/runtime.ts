@@ -1,4 +1,5 @@
 import { KernelError, newId, type ActionCall, type IntentJournal, type Logger } from '../../core/index.js';
+import { NotebookNotices } from './notebook-notices.js';
 import type { MoveIntent } from './document-moves.js';
 import type { RemovalIntent } from './document-removal.js';
 import type { ImportJournal } from './import-undo.js';
@@ -29,6 +30,8 @@ export interface BlocksRuntime {
   log: Logger;
   /** Notebooks a long operation (an import, an export) is working in: not to be removed meanwhile. */
   busyNotebooks: Map<string, string>;
+  /** Told before a notebook is renamed, its settings change, or it goes (snapshots: who did it). */
+  notebookNotices: NotebookNotices;
   /** Trusted Markdown (the welcome notebook) → drafts, on this thread. */
   markdownToBlocks(markdown: string): DraftBlock[];
   /**
@@ -57,6 +60,7 @@ export function createRuntime(store: BlockStore, workspaceRoot: string, config: 
   return {
     store, workspaceRoot, config, log, ...journals, files, checkMarkdownSize,
     busyNotebooks: new Map(),
+    notebookNotices: new NotebookNotices(),
     markdownToBlocks: (markdown) => plainParagraph(markdown, () => newId()) ?? markdownToBlocks(markdown, () => newId()),
     async parseMarkdown(markdown, call) {
       checkMarkdownSize(markdown);

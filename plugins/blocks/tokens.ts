@@ -54,6 +54,11 @@ export interface BlocksIndex {
     /** Asked first: a listener that does not want this change spares the read of the file. */
     wants?: (change: { id: string; op: 'update' | 'move' | 'remove' | 'rollback'; by: string }) => boolean): () => void;
   /**
+   * Calls `listener` before a notebook's settings change (`fields` of its `.notebook.json`: `name`,
+   * `access`, `agent`, `egress`) or the notebook is removed, with who asked. Synchronous; must not throw.
+   */
+  onNotebookChange(listener: (change: { notebook: string; op: 'settings' | 'remove'; fields: readonly string[]; by: string }) => void): () => void;
+  /**
    * For writers that change document files directly (a snapshot rollback, with writes paused): report
    * the change first, so that the file as it was is kept (history). `path` is data/-relative.
    */

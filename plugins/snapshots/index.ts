@@ -4,7 +4,7 @@ import { AUDIT_HEAD, IntentJournal, KernelError, WORKSPACE, definePlugin, mayRea
 import { BLOCKS_INDEX } from '../blocks/tokens.js';
 import { SKILLS_WRITES } from '../skills/tokens.js';
 import { blockDiff } from './block-diff.js';
-import { SnapshotRepo, type FileEntry, type Snapshot, type WorkHooks } from './snapshot-repo.js';
+import { SnapshotRepo, type FileEntry, type Snapshot, type TurnNotes, type WorkHooks } from './snapshot-repo.js';
 import { TURN_END, TURN_MEMOS, TURN_START, rollbackTurn } from './turn-rollback.js';
 import { OthersRemovals } from './turn-removals.js';
 import { finishInterrupted, type FileChange } from './file-change.js';
@@ -112,7 +112,7 @@ export default definePlugin({
       finishLater();
     });
     // `extra` is read while writes are held, right before the scan: nothing is removed between the two.
-    const create = (memo: string, origin: string, hooks: WorkHooks = {}, extra: () => Pick<Snapshot, 'removedByOthers' | 'removedByTurn'> = () => ({})) =>
+    const create = (memo: string, origin: string, hooks: WorkHooks = {}, extra: () => TurnNotes = () => ({})) =>
       held(() => repo.create(memo, origin, hooks, extra()));
     // Where blocks are now, by the index (the undo runs while writes are held: the index is the files').
     const documentsOf = (ids: readonly string[]): ReadonlyMap<string, string> => new Map((blocks.reader.prepare('SELECT id, root_id FROM blocks WHERE id IN (SELECT value FROM json_each(?))')
@@ -120,6 +120,7 @@ export default definePlugin({
     // Documents others removed or moved while a turn ran, kept in its end snapshot (turn-rollback.ts).
     const othersRemovals = new OthersRemovals();
     ctx.onDispose(blocks.onBeforeChange(async (change) => { if (change.op === 'remove' || change.op === 'move') othersRemovals.note(change.by, change.op, change.path); }, (change) => change.op === 'remove' || change.op === 'move'));
+    ctx.onDispose(blocks.onNotebookChange((change) => othersRemovals.note(change.by, change.op, `${change.notebook}/.notebook.json`, change.fields)));
     const retention = retentionOf(ctx.config);
     let lastRetention = Date.now();
     // The agent's turn snapshots past the retention are deleted, then what only they referred to.

@@ -24,14 +24,15 @@ export function privacyDiffers(before: string, after: string): boolean {
 }
 
 /**
- * The settings the undo writes: the version before the turn (its name, icon, order) with the privacy as
- * it is now; undefined when that is what is there already (or a version cannot be read).
+ * The settings the undo writes: the version before the turn (its name, icon, order) with the privacy,
+ * and the fields someone else changed while the turn ran (a person's rename), as they are now;
+ * undefined when that is what is there already (or a version cannot be read).
  */
-export function undoneKeepingPrivacy(before: string, now: string): string | undefined {
+export function undoneKeepingPrivacy(before: string, now: string, changedByOthers: readonly string[] = []): string | undefined {
   const [old, current] = [parse(before), parse(now)];
   if (old === undefined || current === undefined) return undefined;
   const next: Record<string, unknown> = { ...old };
-  for (const field of PRIVACY) {
+  for (const field of new Set([...PRIVACY, ...changedByOthers])) {
     if (current[field] === undefined) delete next[field];
     else next[field] = current[field];
   }

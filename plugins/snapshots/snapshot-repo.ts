@@ -38,7 +38,12 @@ export interface Snapshot {
   removedByOthers?: string[];
   /** With it: the paths the turn itself removed or moved (never someone else's, whatever folder they lie in). */
   removedByTurn?: string[];
+  /** With it: notebooks' `.notebook.json` → the settings someone other than the turn changed (a rename). */
+  settingsByOthers?: Record<string, string[]>;
 }
+
+/** What a turn's end snapshot notes of others' changes meanwhile (turn-removals.ts). */
+export type TurnNotes = Pick<Snapshot, 'removedByOthers' | 'removedByTurn' | 'settingsByOthers'>;
 
 export type { SnapshotSummary } from './snapshot-index.js';
 
@@ -219,7 +224,7 @@ export class SnapshotRepo {
   }
 
   /** A new snapshot: only files whose size or mtime changed since the last one are read and hashed. */
-  async create(memo: string, origin: string, hooks: WorkHooks = {}, extra: Pick<Snapshot, 'removedByOthers' | 'removedByTurn'> = {}): Promise<Snapshot> {
+  async create(memo: string, origin: string, hooks: WorkHooks = {}, extra: TurnNotes = {}): Promise<Snapshot> {
     const head = (await this.index.summaries()).at(-1);
     // A newest record that cannot be read vouches for nothing: every file is then read and hashed again.
     const base = await this.recordOf(head).catch(() => undefined);

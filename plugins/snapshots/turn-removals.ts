@@ -9,6 +9,8 @@ interface Gone {
   by: string;
   /** The document's path, and for a move also its folder of child documents (ending in `/`). */
   paths: string[];
+  /** For a change of a notebook's settings (its `.notebook.json`, the one path): the fields it changed. */
+  fields?: readonly string[];
 }
 
 /** What a turn's end snapshot keeps of who removed or moved documents while the turn ran. */
@@ -17,11 +19,13 @@ export interface TurnRemovalNotes {
   removedByOthers: string[];
   /** Paths the turn itself removed or moved: never someone else's, whatever folder they lie in. */
   removedByTurn: string[];
+  /** Notebooks' `.notebook.json` paths → the settings someone other than the turn changed (a rename: `name`). */
+  settingsByOthers: Record<string, string[]>;
 }
 
 /**
- * Who removed or moved documents while a turn ran, from the blocks plugin's notice before each change:
- * a snapshot says what is gone, not who took it away. A turn's undo leaves alone what someone else (a
+ * Who removed or moved documents, and removed or renamed notebooks, while a turn ran, from the blocks
+ * plugin's notice before each change: a snapshot says what is gone or renamed, not who did it. A turn's undo leaves alone what someone else (a
  * person, another session) removed or moved meanwhile; what the turn itself did is undone as before.
  * A turn whose notices were not all kept (more than CHANGES_KEPT since it began, or pushed out by
  * TURNS_TRACKED later turns) gets none: its undo then counts every removal as its own, as before.
@@ -31,9 +35,13 @@ export class OthersRemovals {
   private readonly started = new Map<string, number>();
   private seq = 0;
 
-  /** Before a document is removed or moved: `path` its data/-relative file, `by` the caller. */
-  note(by: string, op: 'remove' | 'move', path: string): void {
-    this.changes.push({ seq: ++this.seq, by, paths: op === 'move' ? [path, `${path.replace(/\.json$/, '')}/`] : [path] });
+  /**
+   * Before a document is removed or moved (`path` its data/-relative file), a notebook removed (`path`
+   * its `.notebook.json`), or a notebook's settings changed (`fields`); `by` the caller.
+   */
+  note(by: string, op: 'remove' | 'move' | 'settings', path: string, fields: readonly string[] = []): void {
+    const paths = op === 'move' ? [path, `${path.replace(/\.json$/, '')}/`] : [path];
+    this.changes.push({ seq: ++this.seq, by, paths, ...(op === 'settings' ? { fields } : {}) });
     if (this.changes.length <= CHANGES_KEPT) return;
     const dropped = this.changes.splice(0, this.changes.length - CHANGES_KEPT).at(-1)!.seq;
     // A running turn that needed what was dropped knows too little now.
@@ -58,8 +66,15 @@ export class OthersRemovals {
     if (since === undefined) return undefined;
     const own = `${turn}/`;
     const after = this.changes.filter((change) => change.seq > since);
-    const paths = (mine: boolean) => [...new Set(after.filter((change) => change.by.startsWith(own) === mine).flatMap((change) => change.paths))].sort();
-    return { removedByOthers: paths(false), removedByTurn: paths(true).filter((path) => !path.endsWith('/')) };
+    const gone = after.filter((change) => change.fields === undefined);
+    const paths = (mine: boolean) => [...new Set(gone.filter((change) => change.by.startsWith(own) === mine).flatMap((change) => change.paths))].sort();
+    const settingsByOthers: Record<string, string[]> = {};
+    for (const change of after) {
+      if (change.fields === undefined || change.by.startsWith(own)) continue;
+      const path = change.paths[0]!;
+      settingsByOthers[path] = [...new Set([...(settingsByOthers[path] ?? []), ...change.fields])].sort();
+    }
+    return { removedByOthers: paths(false), removedByTurn: paths(true).filter((path) => !path.endsWith('/')), settingsByOthers };
   }
 }
 

@@ -105,8 +105,8 @@ export async function rollbackTurn(repo: SnapshotRepo, sessionId: string, turnId
   if (after?.removedByOthers !== undefined) {
     for (const path of repo.diff(start.files, after.files).removed) if (removedByOthers(after, path)) mixed.add(path);
   }
-  // A notebook's privacy changed while the turn ran (a person's: notebook-settings.ts) is not restored whole.
-  for (const path of after ? repo.diff(start.files, after.files).changed.filter(isNotebookSettings) : []) if (privacyDiffers(await snapshotText(repo, start, path), await snapshotText(repo, after!, path))) mixed.add(path);
+  // A notebook's privacy changed while the turn ran (a person's: notebook-settings.ts), or renamed by someone else, is not restored whole.
+  for (const path of after ? repo.diff(start.files, after.files).changed.filter(isNotebookSettings) : []) if (after!.settingsByOthers?.[path] || privacyDiffers(await snapshotText(repo, start, path), await snapshotText(repo, after!, path))) mixed.add(path);
   // Skills count only when the turn's end snapshot holds them: an older one says nothing about skills/.
   if (after && mixed.size === 0 && untouched(after.files, now.files) && (!after.skills || untouched(after.skills, now.skills))) {
     await repo.rollback(start.id, before, {}, beforeSkills);
@@ -225,7 +225,7 @@ async function undoBlocks(repo: SnapshotRepo, before: Snapshot, after: Snapshot,
   for (const path of turn.changed) {
     if (now[path] === undefined) { result.conflicts.push({ path }); continue; }
     if (isNotebookSettings(path)) {
-      const settings = undoneKeepingPrivacy(await snapshotText(repo, before, path), await readFile(file(path), 'utf8'));
+      const settings = undoneKeepingPrivacy(await snapshotText(repo, before, path), await readFile(file(path), 'utf8'), after.settingsByOthers?.[path]);
       if (settings !== undefined) { change.writes.push({ path, text: settings }); result.undone.push({ path, blocks: 0 }); }
       continue;
     }

@@ -256,6 +256,29 @@ describe('rolling back an agent turn', () => {
     expect(listed).toMatchObject({ name: 'N', egress: 'local-only' });
   });
 
+  it('leaves a notebook a person renamed or removed while the turn ran as the person left it, and undoes the turn\'s own edit', async () => {
+    const made: Record<string, string> = {};
+    const { rollback, act, texts } = await agentTurn((act, paragraphs) => twoRounds(async () => {
+      made.kept = (await act<Created>('notebook_create', { name: 'Kept' })).id;
+      made.gone = (await act<Created>('notebook_create', { name: 'Gone' })).id;
+      await act('document_create', { notebook: made.gone, title: 'In gone', markdown: 'text' });
+      made.empty = (await act<Created>('notebook_create', { name: 'Empty' })).id;
+      return toolCalls({ id: 'c1', name: 'block_update', args: { id: paragraphs.first, markdown: 'agent rewrote one' } });
+    }, async () => {
+      await act('notebook_rename', { id: made.kept, name: 'Renamed by the person' });
+      await act('notebook_remove', { id: made.gone });
+      await act('notebook_remove', { id: made.empty });
+    }));
+    const result = await rollback();
+    expect([result.mode, result.conflicts]).toEqual(['blocks', []]);
+    expect(await texts()).toEqual(['person one', 'person two']);
+    // On the code before, the undo renamed it back and brought both notebooks back (the emptied one with its settings only).
+    const names = (await act<{ notebooks: { id: string; name: string }[] }>('notebook_list', {})).notebooks.map((entry) => [entry.id, entry.name]);
+    expect(names).toContainEqual([made.kept, 'Renamed by the person']);
+    expect(names.map(([id]) => id)).not.toContain(made.gone);
+    expect(names.map(([id]) => id)).not.toContain(made.empty);
+  });
+
   it('does not put back a block the turn moved out when it has moved on since to a document the undo leaves alone (it was then in two)', async () => {
     const made: Record<string, string> = {};
     const { rollback, act, doc, first } = await agentTurn((act, paragraphs) => twoRounds(async () => {
