@@ -2,6 +2,7 @@ import type { GoogleGenAI } from '@google/genai';
 import { ModelError } from '../../core/turn/model-provider.js';
 import { DEFAULT_BASE_URL, type EmbedderConfig } from './config.js';
 import { withoutKey } from './errors.js';
+import { VectorSize } from './vector-size.js';
 import type { Embedder } from './tokens.js';
 
 /** batchEmbedContents takes at most 100 requests. */
@@ -19,12 +20,12 @@ type TaskType = 'RETRIEVAL_DOCUMENT' | 'RETRIEVAL_QUERY';
  */
 export class GeminiEmbedder implements Embedder {
   readonly id = 'gemini';
-  private learntDimensions: number;
+  private readonly size: VectorSize;
   /** Made on the first request: the SDK is imported then, not at every start of the kernel. */
   private client: Promise<GoogleGenAI> | undefined;
 
   constructor(private readonly config: EmbedderConfig, private readonly key: string) {
-    this.learntDimensions = config.dimensions ?? 0;
+    this.size = new VectorSize(config.dimensions, 'Gemini');
   }
 
   get model(): string {
@@ -32,7 +33,7 @@ export class GeminiEmbedder implements Embedder {
   }
 
   get dimensions(): number {
-    return this.learntDimensions;
+    return this.size.value;
   }
 
   private connected(): Promise<GoogleGenAI> {
@@ -49,11 +50,11 @@ export class GeminiEmbedder implements Embedder {
     const batch = Math.min(this.config.batchSize ?? DEFAULT_BATCH, DEFAULT_BATCH);
     const out: Float32Array[] = [];
     for (let start = 0; start < texts.length; start += batch) out.push(...await this.request(texts.slice(start, start + batch), 'RETRIEVAL_DOCUMENT', signal));
-    return out;
+    return this.size.take(out);
   }
 
   async embedQuery(text: string, signal?: AbortSignal): Promise<Float32Array> {
-    const [vector] = await this.request([text], 'RETRIEVAL_QUERY', signal);
+    const [vector] = this.size.take(await this.request([text], 'RETRIEVAL_QUERY', signal));
     return vector!;
   }
 
@@ -81,11 +82,6 @@ export class GeminiEmbedder implements Embedder {
   private checked(values: unknown, index: number): Float32Array {
     if (!Array.isArray(values) || values.length === 0 || !values.every((value) => typeof value === 'number' && Number.isFinite(value))) {
       throw new ModelError('server', `Gemini answered no usable vector for text ${index}`);
-    }
-    if (this.learntDimensions === 0) this.learntDimensions = values.length;
-    if (values.length !== this.learntDimensions) {
-      const expected = this.config.dimensions ? `configured ${this.learntDimensions} (plugins.providers.config.embedder.dimensions)` : `expected ${this.learntDimensions} as before`;
-      throw new ModelError('server', `Gemini answered a vector of ${values.length} dimensions for text ${index}, ${expected}`);
     }
     return Float32Array.from(values as number[]);
   }

@@ -2,6 +2,7 @@ import type OpenAI from 'openai';
 import { ModelError } from '../../core/turn/model-provider.js';
 import { DEFAULT_BASE_URL, type EmbedderConfig } from './config.js';
 import { withoutKey } from './errors.js';
+import { VectorSize } from './vector-size.js';
 import type { Embedder } from './tokens.js';
 
 const DEFAULT_BATCH = 64;
@@ -18,13 +19,13 @@ const DEFAULT_BATCH_TIMEOUT_MS = 60_000;
 export class OpenAIEmbedder implements Embedder {
   readonly id = 'openai';
   private reportedModel: string;
-  private learntDimensions: number;
+  private readonly size: VectorSize;
   /** Made on the first request: the SDK is imported then, not at every start of the kernel. */
   private client: Promise<OpenAI> | undefined;
 
   constructor(private readonly config: EmbedderConfig, private readonly key: string) {
     this.reportedModel = config.model;
-    this.learntDimensions = config.dimensions ?? 0;
+    this.size = new VectorSize(config.dimensions, 'the embedder');
   }
 
   get model(): string {
@@ -36,7 +37,7 @@ export class OpenAIEmbedder implements Embedder {
   }
 
   get dimensions(): number {
-    return this.learntDimensions;
+    return this.size.value;
   }
 
   private connected(): Promise<OpenAI> {
@@ -78,13 +79,10 @@ export class OpenAIEmbedder implements Embedder {
         if (!Array.isArray(entry.embedding) || !entry.embedding.every((value) => typeof value === 'number' && Number.isFinite(value))) {
           throw new ModelError('server', `the embedder answered a vector for text ${entry.index} that is not all numbers`);
         }
-        const vector = Float32Array.from(entry.embedding);
-        if (this.learntDimensions === 0) this.learntDimensions = vector.length;
-        if (vector.length !== this.learntDimensions) throw new ModelError('server', `the embedder answered a vector of ${vector.length} dimensions, expected ${this.learntDimensions}`);
-        out.push(vector);
+        out.push(Float32Array.from(entry.embedding));
       }
       if (answer.model) this.reportedModel = answer.model;
     }
-    return out;
+    return this.size.take(out);
   }
 }

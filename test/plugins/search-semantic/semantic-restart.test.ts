@@ -199,6 +199,28 @@ describe('semantic search across restarts', () => {
     expect(found.results[0]!.snippet).toBe('figs ripen late in summer');
   });
 
+  it('takes on a size the embedder changes to while the kernel runs (no size configured): every block embedded again, no restart needed', async () => {
+    const fake = await fakeServer();
+    const { act } = await boot(fake, { semantic: ANN_ONLY });
+    const notebook = await act<Created>('notebook_create', { name: 'N' });
+    await act('document_create', { notebook: notebook.id, title: 'Fruit', markdown: 'figs ripen late in summer\n\nplums are purple and sweet' });
+    await annReady(act);
+    // The model behind the name is swapped: every answer is 32 numbers now. Each batch failed "expected 64" until a restart.
+    fake.servedDimensions = 32;
+    fake.texts.length = 0;
+    await act('document_create', { notebook: notebook.id, title: 'More', markdown: 'pears are green and grainy' });
+    const status = await until('every block embedded at the new size', async () => {
+      const current = await act<Status>('embeddings_status', {});
+      return current.pending === 0 && current.queued === 0 && !current.comparing && current.vectorIndex.state === 'ready' && fake.received('figs ripen late in summer') ? current : undefined;
+    });
+    expect(status.failed).toBe(0);
+    for (const [query, snippet] of [['green pears', 'pears are green and grainy'], ['figs in summer', 'figs ripen late in summer']]) {
+      const found = await semantic(act, query!);
+      expect(found.complete).toBe(true);
+      expect(found.results[0]!.snippet).toBe(snippet);
+    }
+  });
+
   it('trusts a saved HNSW index whose last change was a removal the store has since forgotten', async () => {
     const { fake, root, notebook } = await firstRun();
     const second = await boot(fake, { workspace: root, semantic: ANN_ONLY });
