@@ -7,6 +7,7 @@ import { blockDiff } from './block-diff.js';
 import { SnapshotRepo, type FileEntry, type Snapshot, type TurnNotes, type WorkHooks } from './snapshot-repo.js';
 import { TURN_END, TURN_MEMOS, TURN_START, rollbackTurn } from './turn-rollback.js';
 import { OthersRemovals } from './turn-removals.js';
+import { keepingPrivacy } from './notebook-settings.js';
 import { finishInterrupted, type FileChange } from './file-change.js';
 import { reportingNotes } from '../blocks/report-notes.js';
 import { deleteSnapshots, dueForRetention, pageOf, removeRecords, retentionOf } from './snapshot-removal.js';
@@ -211,7 +212,10 @@ export default definePlugin({
           const by = originOf(call.principal);
           return held(async (ops) => {
             await refuseProtectedChanges(repo, id, call);
-            const restored = await changing(ops, 'The rollback', () => repo.rollback(id, (path, op) => blocks.beforeFileChange(path, op, by), hooksOf(call, 'The rollback (nothing was changed)'), keepSkillVersions(by)));
+            // Only a person sets a notebook's privacy: anyone else's rollback keeps it as it is (notebook-settings.ts).
+            const hooks = hooksOf(call, 'The rollback (nothing was changed)');
+            const restored = await changing(ops, 'The rollback', () => repo.rollback(id, (path, op) => blocks.beforeFileChange(path, op, by),
+              call.principal.kind === 'person' ? hooks : keepingPrivacy(repo.dataDir, hooks), keepSkillVersions(by)));
             await ops.syncIndex();
             return { id, ...restored };
           }, true);

@@ -1,3 +1,7 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { WorkHooks } from './snapshot-types.js';
+
 /**
  * A notebook's privacy in its `.notebook.json`: who reads it (`access`), whether its text may leave this
  * machine (`egress`), what the agent may do there (`agent`). Only a person sets them (the actions are
@@ -38,4 +42,36 @@ export function undoneKeepingPrivacy(before: string, now: string, changedByOther
   }
   const text = `${JSON.stringify(next, null, 2)}\n`;
   return JSON.stringify(next) === JSON.stringify(current) ? undefined : text;
+}
+
+/**
+ * A notebook's settings as a rollback by someone other than a person writes them: the snapshot's, with
+ * the privacy as it is now; a notebook the rollback brings back is never published by it (only a person
+ * publishes, and an agent's or MCP client's rollback to an older snapshot made a notebook the person had
+ * since closed published and shareable again). Undefined: the snapshot's text as it is.
+ */
+export function withPrivacyKept(snapshot: string, now: string | undefined): string | undefined {
+  const old = parse(snapshot);
+  if (old === undefined) return undefined;
+  const next: Record<string, unknown> = { ...old };
+  const current = now === undefined ? undefined : parse(now);
+  if (current !== undefined) {
+    for (const field of PRIVACY) {
+      if (current[field] === undefined) delete next[field];
+      else next[field] = current[field];
+    }
+  } else if (next.access === 'published') next.access = 'private';
+  return `${JSON.stringify(next, null, 2)}\n`;
+}
+
+/** Rollback hooks that keep every notebook's privacy as withPrivacyKept says. */
+export function keepingPrivacy(dataDir: string, hooks: WorkHooks = {}): WorkHooks {
+  return {
+    ...hooks,
+    writeAs: async (path, snapshotText) => {
+      if (!isNotebookSettings(path)) return undefined;
+      const now = await readFile(join(dataDir, ...path.split('/')), 'utf8').catch(() => undefined);
+      return withPrivacyKept((await snapshotText()).toString('utf8'), now);
+    },
+  };
 }

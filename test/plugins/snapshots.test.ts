@@ -9,7 +9,7 @@ import { answer, scriptedProvider, toolCalls } from '../fakes/scripted-provider.
 import { runCli } from '../../core/cli/run-cli.js';
 import { bufferIO } from '../helpers/buffer-io.js';
 import { caught } from '../helpers/harness.js';
-import { useBlocks, type Act } from './blocks/blocks-harness.js';
+import { agent, useBlocks, type Act } from './blocks/blocks-harness.js';
 
 const { boot, tempDir } = useBlocks();
 
@@ -55,6 +55,30 @@ describe('snapshots', () => {
     expect(kept.versions[0]).toMatchObject({ op: 'rollback', by: 'person:alice' });
     expect((await act<{ text: string }>('history_get', { id: doc, version: kept.versions[0]!.version })).text).toContain('ruined');
     expect((await act<{ versions: { op: string }[] }>('history_list', { id: extra.id })).versions[0]!.op).toBe('remove');
+  });
+
+  it('keeps every notebook\'s privacy when the agent or an MCP client rolls back, and never publishes a notebook it brings back', async () => {
+    const { act } = await boot();
+    const kept = await act<Created>('notebook_create', { name: 'Diary', access: 'published' });
+    const doc = await act<Created>('document_create', { notebook: kept.id, title: 'Diary', markdown: 'public at first' });
+    const gone = await act<Created>('notebook_create', { name: 'Gone', access: 'published' });
+    const snap = await act<Created>('snapshot_create', { memo: 'before privacy' });
+    type Listed = { notebooks: { id: string; name: string; access: string; egress: string }[] };
+    const settings = async () => Object.fromEntries((await act<Listed>('notebook_list', {})).notebooks.map((entry) => [entry.id, [entry.access, entry.egress]]));
+    for (const principal of [agent(), { kind: 'mcp' as const, name: 'alice', role: 'admin' as const, client: 'test' }]) {
+      // The person closes the diary after the snapshot, writes a secret in it, and removes the other.
+      await act('notebook_set_access', { id: kept.id, access: 'private' });
+      await act('notebook_set_privacy', { id: kept.id, egress: 'local-only' });
+      await act('block_append', { parentId: doc.id, markdown: 'a secret written once private' });
+      if ((await settings())[gone.id]) await act('notebook_remove', { id: gone.id });
+      await act('snapshot_rollback', { id: snap.id }, principal);
+      // The notes are rolled back; the diary stays private and local-only (it was published again, egress allowed), the other comes back private.
+      expect((await act<{ markdown: string }>('document_get_markdown', { id: doc.id })).markdown).not.toContain('secret');
+      expect(await settings()).toEqual({ [kept.id]: ['private', 'local-only'], [gone.id]: ['private', 'allowed'] });
+    }
+    // A person's rollback restores the notebooks as they were, privacy included.
+    await act('snapshot_rollback', { id: snap.id });
+    expect(await settings()).toEqual({ [kept.id]: ['published', 'allowed'], [gone.id]: ['published', 'allowed'] });
   });
 
   it('serializes a rollback with writes racing it: the files and the index agree afterwards', async () => {
