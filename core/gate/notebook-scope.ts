@@ -17,6 +17,11 @@ export interface NotebookScope {
   /** Every notebook the call's ids lie in (a move may touch two); empty when it names none. */
   notebooksOf(call: ScopedCall): string[];
   /**
+   * Whether the call writes the notes it names out of the workspace (an export to a folder): there
+   * nothing keeps a local-only notebook's notes local, so the agent's such call is asked every time.
+   */
+  leavesWorkspace?(call: ScopedCall): boolean;
+  /**
    * The notebooks whose privacy setting limits the agent, by id: `read` (it may read, never write) or
    * `none` (nothing of it reaches the agent). Notebooks left out are open to it (reads and writes
    * through the gate). Set only by a person (`.notebook.json`'s `agent`).

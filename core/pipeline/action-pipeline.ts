@@ -4,7 +4,7 @@ import type { JobManager, StartedJob } from '../jobs/job-manager.js';
 import type { DependencyContainer } from '../di.js';
 import { NOTEBOOK_SCOPE, type AgentLimit, type NotebookScope } from '../gate/notebook-scope.js';
 import { checkAgentLimits, limitedTo, NO_AGENT_LIMITS } from '../gate/agent-limits.js';
-import { localOnlyNotebooks } from '../gate/egress-scope.js';
+import { crossesLocalOnly, refuseMcpCrossing } from '../gate/local-only-crossing.js';
 import { effectiveEffects } from '../gate/effects.js';
 import { checkRole } from './role-check.js';
 import { KernelError, NotFoundError, isKernelError, ConflictError } from '../errors.js';
@@ -18,7 +18,7 @@ import type { ConfirmationStore } from '../gate/confirmation-store.js';
 import { decide, denyRuleMatches, type SessionMode } from '../gate/decide.js';
 import type { GrantsStore } from '../gate/grants-store.js';
 import type { Logger } from '../log.js';
-import type { Principal, ProgressUpdate, StopReason } from '../plugin-api.js';
+import type { Effect, Principal, ProgressUpdate, StopReason } from '../plugin-api.js';
 import type { ActionRegistry, RegisteredAction } from '../registry/action-registry.js';
 import { formatIssues, runValidator } from '../schema/ajv.js';
 import type { ActionRef, CallDecision, PreparedCall } from './prepared-call.js';
@@ -112,10 +112,12 @@ export class ActionPipeline {
       throw new KernelError('WORKSPACE_READ_ONLY', `the workspace is read-only; ${entry.wireName} has effects (${entry.effects.join(', ')})`, { details: { action: entry.wireName } });
     }
     const limits = this.agentLimits(principal);
-    const notebooks = this.notebooksOf(entry, input, principal);
+    const notebooks = this.notebooksOf(entry, own, input, principal);
     checkAgentLimits(entry, notebooks, limits);
     const notebook = notebooks[0];
-    const decision = this.decideFor(entry, principal, notebooks, request.sessionMode ?? 'confirm', { localOnlyInContext: request.localOnlyInContext === true, crossesLocalOnly: this.crossesLocalOnly(principal, notebooks) });
+    const crosses = crossesLocalOnly(this.container, principal, notebooks, { plugin: entry.pluginId, tool: entry.tool, action: entry.action, input });
+    refuseMcpCrossing(entry.wireName, entry.effects, principal, crosses, this.config.mcp.sendLocalOnly);
+    const decision = this.decideFor(entry, principal, notebooks, request.sessionMode ?? 'confirm', { localOnlyInContext: request.localOnlyInContext === true, crossesLocalOnly: crosses });
     if (decision.outcome === 'deny') {
       throw new KernelError('ACTION_DENIED', `${entry.wireName} is denied by a rule in quire.json`, { details: { action: entry.wireName, rule: decision.rule } });
     }
@@ -140,7 +142,7 @@ export class ActionPipeline {
       ...(call.decision.outcome === 'confirm' && call.decision.reason === 'local_only_in_context'
         ? { note: 'The conversation holds notes of local-only notebooks, and this call sends data off this machine: it is asked every time, whatever grant or mode.' } : {}),
       ...(call.decision.outcome === 'confirm' && call.decision.reason === 'local_only_crossing'
-        ? { note: 'This call moves or copies notes between a notebook marked local-only and one that is not: there a model off this machine could read them. It is asked every time, whatever grant or mode.' } : {}),
+        ? { note: 'This call moves or copies notes out of a notebook marked local-only, into one that is not or out of the workspace: there a model off this machine could read them. It is asked every time, whatever grant or mode.' } : {}),
     });
   }
 
@@ -273,11 +275,13 @@ export class ActionPipeline {
    * The notebooks a call touches: the one its input names, and for agent calls those of the blocks and
    * documents it names (so that naming a block cannot side-step a notebook's rule).
    */
-  private notebooksOf(entry: RegisteredAction, input: Record<string, unknown>, principal: Principal): string[] {
+  private notebooksOf(entry: RegisteredAction, own: readonly Effect[], input: Record<string, unknown>, principal: Principal): string[] {
     // A native read leaves out what a deny rule closes to the agent (call.deniedNotebooks) and answers
     // as if it did not exist; refusing it here would tell the agent that the id it named lies there.
+    // By its own effects: a search using a remote embedder or reranker is still a read (it answered a
+    // hidden id NOT_FOUND and a random one with results).
     const agentLike = principal.kind === 'agent' || principal.kind === 'mcp';
-    if (agentLike && entry.source === 'native' && entry.effects.length === 0) return [];
+    if (agentLike && entry.source === 'native' && own.length === 0) return [];
     const named = typeof input.notebook === 'string' ? [input.notebook] : [];
     if (!agentLike || !this.container.isRegistered(NOTEBOOK_SCOPE, true)) return named;
     const found = this.container.resolve<NotebookScope>(NOTEBOOK_SCOPE).notebooksOf({ plugin: entry.pluginId, tool: entry.tool, action: entry.action, input });
@@ -297,13 +301,6 @@ export class ActionPipeline {
       if (rule.notebook !== undefined && denyRuleMatches(rule, { ...entry, plugin: entry.pluginId, notebook: rule.notebook })) denied.add(rule.notebook);
     }
     return denied.size > 0 ? denied : NO_NOTEBOOKS;
-  }
-
-  /** Whether an agent call touches a local-only notebook and one that is not (decide.ts asks the person). */
-  private crossesLocalOnly(principal: Principal, notebooks: readonly string[]): boolean {
-    if (principal.kind !== 'agent' || notebooks.length < 2) return false;
-    const localOnly = localOnlyNotebooks(this.container);
-    return notebooks.some((notebook) => localOnly.has(notebook)) && notebooks.some((notebook) => !localOnly.has(notebook));
   }
 
   /** The agent's privacy limits by notebook (one place: the notebooks' own settings); none for people. */

@@ -29,6 +29,8 @@ export function createNotebookScope(store: BlockStore, isSyncing: () => boolean)
       }
       return [...found];
     },
+    // An export writes notes to a folder outside the workspace, where anything (an import into another notebook) may take them.
+    leavesWorkspace: ({ plugin, tool }) => plugin === 'blocks' && tool === 'export',
     agentLimits() {
       const limits = new Map<string, AgentLimit>();
       for (const [id, conf] of store.catalog.notebooks) if (conf.agent !== undefined) limits.set(id, conf.agent);

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { WorkHooks } from './snapshot-types.js';
+import { showsToReaders, type Access } from '../blocks/notebook-conf.js';
 
 /**
  * A notebook's privacy in its `.notebook.json`: who reads it (`access`), whether its text may leave this
@@ -60,7 +61,7 @@ export function withPrivacyKept(snapshot: string, now: string | undefined): stri
       if (current[field] === undefined) delete next[field];
       else next[field] = current[field];
     }
-  } else if (next.access === 'published') next.access = 'private';
+  } else if (showsToReaders(next.access as Access | undefined)) next.access = 'private';
   return `${JSON.stringify(next, null, 2)}\n`;
 }
 

@@ -301,6 +301,43 @@ describe('local-only notebooks and a model server off this machine', () => {
     if (outcome.status === 'confirmation_required') expect(outcome.confirmation.note).toContain('local-only');
   });
 
+  it('asks before the agent exports a local-only notebook (an import could bring the files into another), and refuses an MCP client\'s move or export out of one', async () => {
+    const kit = await start('openai-chat');
+    const { secret, open, secretDoc, openDoc } = await notes(kit);
+    const agent = { kind: 'agent' as const, name: 'agent:s/t/c', role: 'admin' as const, sessionId: 's', turnId: 't' };
+    const folder = `${kit.kernel.workspace.root}-export`;
+    const exported = await kit.kernel.pipeline.call({ target: 'export_markdown', input: { id: secret.id, folder }, principal: agent, sessionMode: 'auto' });
+    expect(exported.status).toBe('confirmation_required');
+    if (exported.status === 'confirmation_required') expect(exported.confirmation.note).toContain('out of the workspace');
+    // The open notebook's export is no crossing.
+    expect((await kit.kernel.pipeline.call({ target: 'export_markdown', input: { id: open.id, folder: `${folder}-open` }, principal: agent, sessionMode: 'auto' })).status).toBe('ok');
+    // An MCP client cannot be asked: its reads of the notebook were withheld, and a move out of it let it read the text whole.
+    const mcp = { kind: 'mcp' as const, name: 'alice', role: 'admin' as const, client: 'test' };
+    for (const [target, input] of [['document_move', { id: secretDoc.id, notebook: open.id }], ['export_markdown', { id: secret.id, folder }]] as const) {
+      const refused = await kit.kernel.pipeline.call({ target, input, principal: mcp }).catch((error: { code: string; details: { reason?: string } }) => error);
+      expect(refused).toMatchObject({ code: 'ACTION_DENIED', details: { reason: 'local_only_crossing' } });
+    }
+    expect((await kit.act<{ notebook: string }>('document_info', { id: secretDoc.id })).notebook).toBe(secret.id);
+    // Within one notebook, and within the open one, an MCP client writes as before.
+    expect((await kit.kernel.pipeline.call({ target: 'block_append', input: { parentId: openDoc.id, markdown: 'from the client' }, principal: mcp })).status).toBe('ok');
+  });
+
+  it('refuses the agent and MCP clients a history version written in a local-only notebook put back where it is not local-only', async () => {
+    const kit = await start('openai-chat');
+    const { open, secretDoc } = await notes(kit);
+    await kit.act('block_append', { parentId: secretDoc.id, markdown: 'a later line' });
+    const [version] = (await kit.act<{ versions: { version: string; notebook: string }[] }>('history_list', { id: secretDoc.id })).versions;
+    // The person moves the document out; the version still holds the text written while it was local-only.
+    await kit.act('document_move', { id: secretDoc.id, notebook: open.id });
+    for (const principal of [{ kind: 'agent' as const, name: 'agent:s/t/c', role: 'admin' as const, sessionId: 's', turnId: 't' }, { kind: 'mcp' as const, name: 'alice', role: 'admin' as const, client: 'test' }]) {
+      const refused = await kit.kernel.pipeline.call({ target: 'history_rollback', input: { id: secretDoc.id, version: version!.version }, principal, sessionMode: 'auto' })
+        .catch((error: { code: string; details: { reason?: string } }) => error);
+      expect(refused).toMatchObject({ code: 'ACTION_DENIED', details: { reason: 'local_only_crossing' } });
+    }
+    // The person may.
+    await kit.act('history_rollback', { id: secretDoc.id, version: version!.version });
+  });
+
   it('refuses model.local with a baseURL that does not name this machine', async () => {
     const kit = await start('openai-chat', { model: { local: true, baseURL: 'http://192.0.2.1:8080/v1' } });
     const outcome = await kit.turn(await kit.session(), 'hello');

@@ -61,14 +61,19 @@ describe('semantic search: filters and scopes return nothing outside them', () =
       await first.kernel.close();
       const { act } = await boot(fake, { workspace: root, semantic: path, config: { gate: { deny: [{ tool: '*', notebook: guarded.id }] } } });
       await embedded(act, (status) => status.vectorIndex.state === 'ready');
-      for (const filter of [{}, { notebooks: [guarded.id] }, { types: ['paragraph'] }]) {
-        // 'auto': the person allowed the session (the remote embedder's egress is asked for otherwise).
-        // Naming the hidden notebook is refused by the gate; any other filter leaves it out.
-        const outcome: SemanticFound | string | undefined = await act<SemanticFound>('search_semantic', { query: 'pistachio secret', ...filter }, agent()).catch((error: { code?: string }) => error.code);
-        if (outcome === undefined || typeof outcome === 'string') {
-          expect([filter, outcome]).toEqual([{ notebooks: [guarded.id] }, 'ACTION_DENIED']);
-          continue;
-        }
+      // 'auto': the person allowed the session (the remote embedder's egress is asked for otherwise).
+      const search = (filter: Record<string, unknown>) => act<SemanticFound>('search_semantic', { query: 'pistachio secret', ...filter }, agent()).catch((error: { code?: string }) => error.code);
+      // Naming the hidden notebook, or a block in it, is answered as naming one that does not exist (the gate
+      // refused it, ACTION_DENIED, while a made-up id was answered: the answer told the id was real).
+      const hiddenBlock = (await semantic(act, 'pistachio secret plan')).results.find((hit) => hit.notebook === guarded.id)!.id;
+      for (const filter of [{ notebooks: [guarded.id] }, { path: hiddenBlock }]) {
+        const [hidden, madeUp] = [await search(filter), await search(JSON.parse(JSON.stringify(filter).replace(/\d{14}-[0-9a-z]{7}/, '20200101000000-abcdefg')) as Record<string, unknown>)];
+        expect([filter, typeof hidden === 'object' ? hidden.results : hidden]).toEqual([filter, typeof madeUp === 'object' ? madeUp.results : madeUp]);
+        expect(hidden).toMatchObject({ results: [] });
+      }
+      for (const filter of [{}, { types: ['paragraph'] }]) {
+        const outcome = await search(filter);
+        if (typeof outcome !== 'object') throw new Error(`search_semantic ${JSON.stringify(filter)}: ${outcome}`);
         expect(outcome.results.length).toBeGreaterThan(0);
         expect(outcome.results.every((hit) => hit.notebook === open.id)).toBe(true);
         expect(JSON.stringify(outcome.results)).not.toContain('secret');
