@@ -26,6 +26,12 @@ export class SessionIndex {
    */
   private inMemory: Map<string, IndexEntry> | undefined;
   private stale = false;
+  /**
+   * The index checked against the session folders, once a process: a save answered while the index
+   * could not be written (a full disk) left its session out of the file for good (the next write
+   * rewrote it without), and a missing index.json listed nothing.
+   */
+  private checked: Promise<void> | undefined;
 
   constructor(private readonly paths: SessionPaths, private readonly lock: KeyedLock, private readonly peek: (id: string) => Promise<SessionDocument | undefined>) {}
 
@@ -34,6 +40,7 @@ export class SessionIndex {
     const page = Math.max(1, options.page ?? 1);
     const pageSize = Math.min(100, Math.max(1, options.pageSize ?? 30));
     const needle = options.title?.toLowerCase();
+    await this.checkOnce();
     const all = [...(await this.read()).values()]
       .filter((entry) => needle === undefined || entry.title.toLowerCase().includes(needle))
       .sort((a, b) => b.updatedAt.localeCompare(a.updatedAt) || b.id.localeCompare(a.id));
@@ -50,6 +57,7 @@ export class SessionIndex {
   }
 
   private async change(edit: (index: Map<string, IndexEntry>) => void): Promise<void> {
+    await this.checkOnce();
     await this.lock.run(INDEX_KEY, async () => {
       const index = await this.read();
       edit(index);
@@ -62,6 +70,25 @@ export class SessionIndex {
     const value = await readJsonObject(this.paths.index, 'the session index').catch(() => undefined);
     if (value === undefined && existsSync(this.paths.index)) return this.rebuild();
     return new Map(Object.entries(value ?? {}).filter(([, entry]) => typeof entry === 'object' && entry !== null) as [string, IndexEntry][]);
+  }
+
+  private checkOnce(): Promise<void> {
+    return this.checked ??= this.lock.run(INDEX_KEY, async () => {
+      const index = await this.read();
+      const folders = new Set((await readdir(this.paths.root).catch(() => [] as string[])).filter((name) => isValidId(name)));
+      let changed = false;
+      // An entry whose folder is gone (a removal whose index write failed) goes; a folder without one is listed.
+      for (const id of index.keys()) {
+        if (!folders.has(id)) { index.delete(id); changed = true; }
+      }
+      for (const id of folders) {
+        if (index.has(id)) continue;
+        const session = await this.peek(id).catch(() => undefined);
+        if (session) { index.set(id, entryOf(id, session)); changed = true; }
+      }
+      // Best effort: a write that fails keeps the index in memory (write), as for any change.
+      if (changed) await this.write(index).catch(() => undefined);
+    }).catch(() => undefined);
   }
 
   private async rebuild(): Promise<Map<string, IndexEntry>> {

@@ -92,6 +92,27 @@ describe('the session store: saves', () => {
     expect((await sessions.list()).sessions.map((entry) => entry.title).sort()).toEqual(['A', 'B']);
   });
 
+  it('lists every session folder after a restart, whatever index.json says: missing, short of a session, or naming one that is gone', async () => {
+    const first = await boot();
+    const folder = join(first.workspace.agentDir, 'sessions');
+    const [a, b, c] = [newId(), newId(), newId()];
+    for (const [id, title] of [[a, 'A'], [b, 'B'], [c, 'C']] as const) await first.sessions.save({ id, title, entries: [] });
+    await first.close();
+    // As a full disk leaves it: b's save landed, its index write did not; c's folder went, its index write did not.
+    const index = JSON.parse(await readFile(join(folder, 'index.json'), 'utf8')) as Record<string, unknown>;
+    delete index[b];
+    await writeFile(join(folder, 'index.json'), JSON.stringify(index));
+    await rm(join(folder, c), { recursive: true });
+    const second = await boot({ workspace: first.workspace.root });
+    expect((await second.sessions.list()).sessions.map((entry) => entry.title).sort()).toEqual(['A', 'B']);
+    // A new session's index write keeps them (it rewrote the index without b).
+    await second.sessions.save({ id: newId(), title: 'D', entries: [] });
+    await second.close();
+    await rm(join(folder, 'index.json'));
+    const third = await boot({ workspace: first.workspace.root });
+    expect((await third.sessions.list()).sessions.map((entry) => entry.title).sort()).toEqual(['A', 'B', 'D']);
+  });
+
   it('refuses ids that are not session ids before they reach a path', async () => {
     const { sessions } = await store();
     for (const id of ['../../etc', '20260101000000-ABCDEFG', 'x']) expect((await caught(sessions.save({ id, entries: [] }))).code).toBe('INVALID_INPUT');
