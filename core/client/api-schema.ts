@@ -2785,7 +2785,8 @@ export interface Operations {
     /** Save a session at a revision (409 with the current one on a conflict) */
     params: { id: string };
     body: {
-      entries: Array<{
+      /** The whole history; left out, the stored one is kept (a rename). */
+      entries?: Array<{
         id: string;
         type: "user" | "thinking" | "assistant" | "confirm" | "question" | "snapshot" | "rollback";
         content?: string;

@@ -74,9 +74,9 @@ const SAVED_ENTRY: JsonSchema = {
 
 export const SAVE_SESSION_BODY: JsonSchema = {
   type: 'object',
-  required: ['entries'],
   properties: {
-    entries: { type: 'array', maxItems: 100_000, items: SAVED_ENTRY },
+    // Left out, the stored entries are kept: a rename of a session past the body limit (a few long tool results) was 413.
+    entries: { type: 'array', maxItems: 100_000, items: SAVED_ENTRY, description: 'The whole history; left out, the stored one is kept (a rename).' },
     expectedRevision: { type: 'integer', minimum: 0 },
     commitTurnID: { type: 'string', maxLength: 100 },
     // As a new session's (POST): the index of sessions holds every title, read and written at every save.

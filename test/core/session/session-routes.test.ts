@@ -42,6 +42,19 @@ describe('agent sessions over HTTP', () => {
     expect((await app.request(`/api/agent/sessions/${session.id}`, request('GET'))).status).toBe(404);
   });
 
+  it('renames a session past the body limit with a save that leaves its entries out (they are kept)', async () => {
+    const kernel = await harness.boot({ config });
+    const app = createHttpApp(kernel);
+    const { session } = (await (await app.request('/api/agent/sessions', request('POST', { title: 'Long' }))).json()) as Saved;
+    // Some 1.2 MB of history, as a turn of long tool results leaves it: more than a request body may be (1 MiB).
+    const entries = Array.from({ length: 30 }, (_, i) => ({ id: `a${i}`, type: 'assistant', content: 'x'.repeat(40_000) }));
+    await kernel.sessions.save({ id: session.id, title: 'Long', entries, expectedRevision: 1 });
+    const renamed = await app.request(`/api/agent/sessions/${session.id}`, request('PUT', { title: 'Renamed', expectedRevision: 2 }));
+    expect(renamed.status).toBe(200);
+    const read = (await (await app.request(`/api/agent/sessions/${session.id}`, request('GET'))).json()) as Saved;
+    expect([read.session.title, read.session.entries.length, read.session.revision]).toEqual(['Renamed', 30, 3]);
+  });
+
   it('refuses to delete a session while a turn runs, and keeps readers out', async () => {
     const kernel = await harness.boot({ config });
     const app = createHttpApp(kernel);
