@@ -48,6 +48,16 @@ describe('import and export of Markdown', () => {
     expect(imported.map((doc) => [doc.title, doc.children.map((child) => child.title)])).toEqual([['Alpha', ['Beta']], ['Gamma', ['Delta']]]);
   });
 
+  it('lists the first 1,000 files an import skipped and counts them all (the answer is kept with its job)', async () => {
+    const { act } = await boot();
+    const notebook = await act<Created>('notebook_create', { name: 'Imported' });
+    const folder = await tempDir();
+    await writeFile(join(folder, 'note.md'), 'kept');
+    for (let i = 0; i < 1005; i++) await symlink(join(folder, 'note.md'), join(folder, `link-${i}.md`));
+    const result = await act<{ documents: number; skipped: unknown[]; skippedCount?: number }>('import_markdown', { notebook: notebook.id, path: folder });
+    expect([result.documents, result.skipped.length, result.skippedCount]).toEqual([1, 1000, 1005]);
+  });
+
   it('exports documents with long CJK titles, and titles differing only in Unicode form, each to a file of its own', async () => {
     const { act } = await boot();
     const notebook = await act<{ id: string }>('notebook_create', { name: 'Long names' });
