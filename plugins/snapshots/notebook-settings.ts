@@ -22,6 +22,16 @@ function parse(text: string): Record<string, unknown> | undefined {
 
 export const isNotebookSettings = (path: string): boolean => path.endsWith('/.notebook.json');
 
+/** `old` with these fields as `current` has them (left out where it has none). */
+function withFieldsOf(old: Record<string, unknown>, current: Record<string, unknown>, fields: readonly string[]): Record<string, unknown> {
+  const next: Record<string, unknown> = { ...old };
+  for (const field of fields) {
+    if (current[field] === undefined) delete next[field];
+    else next[field] = current[field];
+  }
+  return next;
+}
+
 /** Whether the privacy differs between two versions of a `.notebook.json`. */
 export function privacyDiffers(before: string, after: string): boolean {
   const [a, b] = [parse(before), parse(after)];
@@ -36,11 +46,7 @@ export function privacyDiffers(before: string, after: string): boolean {
 export function undoneKeepingPrivacy(before: string, now: string, changedByOthers: readonly string[] = []): string | undefined {
   const [old, current] = [parse(before), parse(now)];
   if (old === undefined || current === undefined) return undefined;
-  const next: Record<string, unknown> = { ...old };
-  for (const field of new Set([...PRIVACY, ...changedByOthers])) {
-    if (current[field] === undefined) delete next[field];
-    else next[field] = current[field];
-  }
+  const next = withFieldsOf(old, current, [...PRIVACY, ...changedByOthers]);
   const text = `${JSON.stringify(next, null, 2)}\n`;
   return JSON.stringify(next) === JSON.stringify(current) ? undefined : text;
 }
@@ -54,14 +60,9 @@ export function undoneKeepingPrivacy(before: string, now: string, changedByOther
 export function withPrivacyKept(snapshot: string, now: string | undefined): string | undefined {
   const old = parse(snapshot);
   if (old === undefined) return undefined;
-  const next: Record<string, unknown> = { ...old };
   const current = now === undefined ? undefined : parse(now);
-  if (current !== undefined) {
-    for (const field of PRIVACY) {
-      if (current[field] === undefined) delete next[field];
-      else next[field] = current[field];
-    }
-  } else if (showsToReaders(next.access as Access | undefined)) next.access = 'private';
+  const next = current !== undefined ? withFieldsOf(old, current, PRIVACY) : { ...old };
+  if (current === undefined && showsToReaders(next.access as Access | undefined)) next.access = 'private';
   return `${JSON.stringify(next, null, 2)}\n`;
 }
 
