@@ -1081,11 +1081,13 @@ export type ImportMarkdownOutput = {
   /** documents written */
   documents: number;
   blocks: number;
-  /** files skipped or imported as empty documents, and why */
+  /** files skipped or imported as empty documents, and why (the first 1,000) */
   skipped: Array<{
     path: string;
     reason: string;
   }>;
+  /** how many were skipped in all, when more than the 1,000 listed */
+  skippedCount?: number;
   seconds: number;
   /** a plain Markdown import: links of its notes to local files inside the folder, now pointing into assets/ where the files were copied (the same bytes used again) */
   attachmentLinks?: number;
