@@ -112,7 +112,8 @@ export class ActionPipeline {
       throw new KernelError('WORKSPACE_READ_ONLY', `the workspace is read-only; ${entry.wireName} has effects (${entry.effects.join(', ')})`, { details: { action: entry.wireName } });
     }
     const limits = this.agentLimits(principal);
-    const notebooks = this.notebooksOf(entry, own, input, principal);
+    const denied = this.deniedNotebooks(entry, principal, limits);
+    const notebooks = this.notebooksOf(entry, own, input, principal, denied);
     checkAgentLimits(entry, notebooks, limits);
     const notebook = notebooks[0];
     const crosses = crossesLocalOnly(this.container, principal, notebooks, { plugin: entry.pluginId, tool: entry.tool, action: entry.action, input });
@@ -123,7 +124,7 @@ export class ActionPipeline {
     }
     const needsHash = decision.outcome === 'confirm' || entry.effects.length > 0;
     return {
-      id: nextCallId(), entry, input, principal, notebook, decision, cancel: request.signal, returned: { said: false, notebooks: new Set() }, deniedNotebooks: this.deniedNotebooks(entry, principal, limits),
+      id: nextCallId(), entry, input, principal, notebook, decision, cancel: request.signal, returned: { said: false, notebooks: new Set() }, deniedNotebooks: denied,
       readOnlyNotebooks: limitedTo('read', limits), argsHash: needsHash ? hashArguments(input) : '',
     };
   }
@@ -275,17 +276,19 @@ export class ActionPipeline {
    * The notebooks a call touches: the one its input names, and for agent calls those of the blocks and
    * documents it names (so that naming a block cannot side-step a notebook's rule).
    */
-  private notebooksOf(entry: RegisteredAction, own: readonly Effect[], input: Record<string, unknown>, principal: Principal): string[] {
-    // A native read leaves out what a deny rule closes to the agent (call.deniedNotebooks) and answers
-    // as if it did not exist; refusing it here would tell the agent that the id it named lies there.
-    // By its own effects: a search using a remote embedder or reranker is still a read (it answered a
-    // hidden id NOT_FOUND and a random one with results).
+  private notebooksOf(entry: RegisteredAction, own: readonly Effect[], input: Record<string, unknown>, principal: Principal, denied: ReadonlySet<string>): string[] {
+    // A native read leaves out what a deny rule or `agent: none` closes to the agent (call.deniedNotebooks)
+    // and answers as if it did not exist; refusing it here would tell the agent that the id it named lies
+    // there. By its own effects: a search using a remote embedder or reranker is still a read (it answered
+    // a hidden id NOT_FOUND and a made-up one with results), whose other notebooks still decide its grants.
     const agentLike = principal.kind === 'agent' || principal.kind === 'mcp';
-    if (agentLike && entry.source === 'native' && own.length === 0) return [];
+    const read = agentLike && entry.source === 'native' && own.length === 0;
+    if (read && entry.effects.length === 0) return [];
     const named = typeof input.notebook === 'string' ? [input.notebook] : [];
     if (!agentLike || !this.container.isRegistered(NOTEBOOK_SCOPE, true)) return named;
     const found = this.container.resolve<NotebookScope>(NOTEBOOK_SCOPE).notebooksOf({ plugin: entry.pluginId, tool: entry.tool, action: entry.action, input });
-    return [...new Set([...named, ...found])];
+    const all = [...new Set([...named, ...found])];
+    return read ? all.filter((notebook) => !denied.has(notebook)) : all;
   }
 
   /**

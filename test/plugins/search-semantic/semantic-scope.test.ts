@@ -59,7 +59,7 @@ describe('semantic search: filters and scopes return nothing outside them', () =
       await embedded(first.act);
       const root = first.kernel.workspace.root;
       await first.kernel.close();
-      const { act } = await boot(fake, { workspace: root, semantic: path, config: { gate: { deny: [{ tool: '*', notebook: guarded.id }] } } });
+      const { act, kernel } = await boot(fake, { workspace: root, semantic: path, config: { gate: { deny: [{ tool: '*', notebook: guarded.id }] } } });
       await embedded(act, (status) => status.vectorIndex.state === 'ready');
       // 'auto': the person allowed the session (the remote embedder's egress is asked for otherwise).
       const search = (filter: Record<string, unknown>) => act<SemanticFound>('search_semantic', { query: 'pistachio secret', ...filter }, agent()).catch((error: { code?: string }) => error.code);
@@ -79,6 +79,12 @@ describe('semantic search: filters and scopes return nothing outside them', () =
         expect(JSON.stringify(outcome.results)).not.toContain('secret');
       }
       expect((await semantic(act, 'pistachio secret')).results.some((hit) => hit.notebook === guarded.id)).toBe(true);
+      // A grant for the open notebook still lets the agent's search of it through without asking (the
+      // gate sees the notebooks a search names, less those closed to the agent).
+      await kernel.grants.add({ plugin: 'search-semantic', tool: 'search', action: 'semantic', effects: ['dataEgress', 'externalCost'], notebook: open.id, createdBy: 'person:alice' });
+      const prepared = (notebooks: string[]) => kernel.pipeline.prepare({ target: 'search_semantic', input: { query: 'pistachio', notebooks }, principal: agent(), sessionMode: 'confirm' }).decision;
+      expect(prepared([open.id])).toMatchObject({ outcome: 'run', reason: 'grant' });
+      expect(prepared([open.id, guarded.id])).toMatchObject({ outcome: 'run', reason: 'grant' });
     });
 
     it(`keeps to notebooks, document subtrees, types and subtypes (exactBelow ${path.exactBelow})`, async () => {
