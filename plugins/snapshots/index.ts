@@ -215,7 +215,7 @@ export default definePlugin({
             // Only a person sets a notebook's privacy: anyone else's rollback keeps it as it is (notebook-settings.ts).
             const hooks = hooksOf(call, 'The rollback (nothing was changed)');
             const restored = await changing(ops, 'The rollback', () => repo.rollback(id, (path, op) => blocks.beforeFileChange(path, op, by),
-              call.principal.kind === 'person' ? hooks : keepingPrivacy(repo.dataDir, hooks), keepSkillVersions(by)));
+              call.principal.kind === 'person' ? hooks : keepingPrivacy(repo.dataDir, 'rollback', hooks), keepSkillVersions(by)));
             await ops.syncIndex();
             return { id, ...restored };
           }, true);

@@ -51,29 +51,53 @@ export function undoneKeepingPrivacy(before: string, now: string, changedByOther
   return JSON.stringify(next) === JSON.stringify(current) ? undefined : text;
 }
 
+/** Each privacy setting from the closed end: the agent's reach, narrowest first; absent is the default. */
+const AGENT_ORDER = ['none', 'read', 'write'];
+function stricter(a: Record<string, unknown>, b: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (a.access !== undefined || b.access !== undefined) out.access = showsToReaders(a.access as Access | undefined) && showsToReaders(b.access as Access | undefined) ? a.access : 'private';
+  if (a.egress === 'local-only' || b.egress === 'local-only') out.egress = 'local-only';
+  const agent = [a.agent, b.agent].map((value) => (typeof value === 'string' && AGENT_ORDER.includes(value) ? value : 'write')).sort((x, y) => AGENT_ORDER.indexOf(x) - AGENT_ORDER.indexOf(y))[0]!;
+  if (agent !== 'write') out.agent = agent;
+  return out;
+}
+
 /**
- * A notebook's settings as a rollback by someone other than a person writes them: the snapshot's, with
- * the privacy as it is now; a notebook the rollback brings back is never published by it (only a person
- * publishes, and an agent's or MCP client's rollback to an older snapshot made a notebook the person had
- * since closed published and shareable again). Undefined: the snapshot's text as it is.
+ * A notebook's settings as a rollback by someone other than a person writes them: the snapshot's, each
+ * privacy setting the stricter of the snapshot's and the current one (only a person opens a notebook up:
+ * a rollback to an older snapshot made a notebook the person had since closed published again, and one
+ * to a snapshot of text written while private brought it back into a notebook the person had since
+ * opened); a notebook the rollback brings back is never published by it. Undefined: the snapshot's text.
  */
 export function withPrivacyKept(snapshot: string, now: string | undefined): string | undefined {
   const old = parse(snapshot);
   if (old === undefined) return undefined;
   const current = now === undefined ? undefined : parse(now);
-  const next = current !== undefined ? withFieldsOf(old, current, PRIVACY) : { ...old };
-  if (current === undefined && showsToReaders(next.access as Access | undefined)) next.access = 'private';
+  const next = current !== undefined ? withFieldsOf(old, stricter(old, current), PRIVACY) : { ...old };
+  if (current === undefined && showsToReaders(old.access as Access | undefined)) next.access = 'private';
   return `${JSON.stringify(next, null, 2)}\n`;
 }
 
-/** Rollback hooks that keep every notebook's privacy as withPrivacyKept says. */
-export function keepingPrivacy(dataDir: string, hooks: WorkHooks = {}): WorkHooks {
+/**
+ * A notebook's settings as a turn's undo restoring its first snapshot writes them: the privacy as it is
+ * now (a person's, set while the turn ran); a notebook the turn removed comes back as it was.
+ */
+function withCurrentPrivacy(snapshot: string, now: string | undefined): string | undefined {
+  const [old, current] = [parse(snapshot), now === undefined ? undefined : parse(now)];
+  return old === undefined || current === undefined ? undefined : `${JSON.stringify(withFieldsOf(old, current, PRIVACY), null, 2)}\n`;
+}
+
+/**
+ * Rollback hooks that write every notebook's privacy as withPrivacyKept says (`rollback`: someone other
+ * than a person rolls back), or as it is now (`undo`: a turn's undo).
+ */
+export function keepingPrivacy(dataDir: string, kind: 'rollback' | 'undo', hooks: WorkHooks = {}): WorkHooks {
   return {
     ...hooks,
     writeAs: async (path, snapshotText) => {
       if (!isNotebookSettings(path)) return undefined;
       const now = await readFile(join(dataDir, ...path.split('/')), 'utf8').catch(() => undefined);
-      return withPrivacyKept((await snapshotText()).toString('utf8'), now);
+      return (kind === 'rollback' ? withPrivacyKept : withCurrentPrivacy)((await snapshotText()).toString('utf8'), now);
     },
   };
 }

@@ -109,12 +109,12 @@ export async function rollbackTurn(repo: SnapshotRepo, sessionId: string, turnId
   for (const path of after ? repo.diff(start.files, after.files).changed.filter(isNotebookSettings) : []) if (after!.settingsByOthers?.[path] || privacyDiffers(await snapshotText(repo, start, path), await snapshotText(repo, after!, path))) mixed.add(path);
   // Skills count only when the turn's end snapshot holds them: an older one says nothing about skills/.
   if (after && mixed.size === 0 && untouched(after.files, now.files) && (!after.skills || untouched(after.skills, now.skills))) {
-    await repo.rollback(start.id, before, keepingPrivacy(repo.dataDir), beforeSkills);
+    await repo.rollback(start.id, before, keepingPrivacy(repo.dataDir, 'undo'), beforeSkills);
     return { mode: 'restore', conflicts: [], undone: [] };
   }
   if (!after) {
     if (!force) return { mode: 'blocks', conflicts: [{ path: '*' }], undone: [] };
-    await repo.rollback(start.id, before, keepingPrivacy(repo.dataDir), beforeSkills);
+    await repo.rollback(start.id, before, keepingPrivacy(repo.dataDir, 'undo'), beforeSkills);
     return { mode: 'restore', conflicts: [], undone: [] };
   }
   return undoBlocks(repo, start, after, now, mixed, force, before, beforeSkills, documentsOf);

@@ -14,7 +14,7 @@ import { agent, useBlocks, type Act } from './blocks/blocks-harness.js';
 const { boot, tempDir } = useBlocks();
 
 interface Created { id: string }
-interface Tree { document: { children: { id: string }[] } }
+interface Tree { document: { children: { id: string; content?: string }[] } }
 
 async function notes(act: Act) {
   const notebook = await act<Created>('notebook_create', { name: 'N' });
@@ -79,6 +79,19 @@ describe('snapshots', () => {
     // A person's rollback restores the notebooks as they were, privacy included.
     await act('snapshot_rollback', { id: snap.id });
     expect(await settings()).toEqual({ [kept.id]: ['published', 'allowed'], [gone.id]: ['published', 'allowed'] });
+    // The other way: text written while the diary was private and local-only, removed before the person opened it up,
+    // comes back with the privacy it was written under (each setting the stricter of the snapshot's and the current).
+    await act('notebook_set_access', { id: kept.id, access: 'private' });
+    await act('notebook_set_privacy', { id: kept.id, egress: 'local-only' });
+    await act('block_append', { parentId: doc.id, markdown: 'a secret written while private' });
+    const closed = await act<Created>('snapshot_create', { memo: 'private' });
+    const secret = (await act<Tree>('document_get', { id: doc.id })).document.children.find((block) => block.content?.includes('secret'))!;
+    await act('block_delete', { id: secret.id });
+    await act('notebook_set_access', { id: kept.id, access: 'published' });
+    await act('notebook_set_privacy', { id: kept.id, egress: 'allowed' });
+    await act('snapshot_rollback', { id: closed.id }, agent());
+    expect((await act<{ markdown: string }>('document_get_markdown', { id: doc.id })).markdown).toContain('secret');
+    expect((await settings())[kept.id]).toEqual(['private', 'local-only']);
   });
 
   it('serializes a rollback with writes racing it: the files and the index agree afterwards', async () => {

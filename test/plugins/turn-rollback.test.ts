@@ -279,6 +279,17 @@ describe('rolling back an agent turn', () => {
     expect(names.map(([id]) => id)).not.toContain(made.empty);
   });
 
+  it('brings back a published notebook the turn removed as it was, published', async () => {
+    let removed = '';
+    const { rollback, act } = await agentTurn((act) => twoRounds(async () => {
+      removed = (await act<Created>('notebook_create', { name: 'Shared', access: 'published' })).id;
+      return toolCalls({ id: 'c1', name: 'notebook_remove', args: { id: removed } });
+    }));
+    expect((await rollback()).mode).toBe('restore');
+    const listed = (await act<{ notebooks: { id: string; access: string }[] }>('notebook_list', {})).notebooks.find((entry) => entry.id === removed);
+    expect(listed?.access).toBe('published');
+  });
+
   it('does not put back a block the turn moved out when it has moved on since to a document the undo leaves alone (it was then in two)', async () => {
     const made: Record<string, string> = {};
     const { rollback, act, doc, first } = await agentTurn((act, paragraphs) => twoRounds(async () => {
