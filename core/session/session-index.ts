@@ -75,7 +75,11 @@ export class SessionIndex {
   private checkOnce(): Promise<void> {
     return this.checked ??= this.lock.run(INDEX_KEY, async () => {
       const index = await this.read();
-      const folders = new Set((await readdir(this.paths.root).catch(() => [] as string[])).filter((name) => isValidId(name)));
+      // A folder that cannot be listed (too many open files) says nothing: the index is left as it is
+      // (every entry was dropped), and the next listing checks again.
+      const listed = await readdir(this.paths.root).catch((error: NodeJS.ErrnoException) => (error.code === 'ENOENT' ? [] : undefined));
+      if (listed === undefined) { this.checked = undefined; return; }
+      const folders = new Set(listed.filter((name) => isValidId(name)));
       let changed = false;
       // An entry whose folder is gone (a removal whose index write failed) goes; a folder without one is listed.
       for (const id of index.keys()) {
