@@ -26,6 +26,6 @@ export function crossesLocalOnly(container: DependencyContainer, principal: Prin
 export function refuseMcpCrossing(wireName: string, effects: readonly Effect[], principal: Principal, crosses: boolean, sendLocalOnly: boolean): void {
   // A write only, as the agent's question: a search naming both notebooks copies nothing.
   if (!crosses || principal.kind !== 'mcp' || sendLocalOnly || !effects.includes('localWrite')) return;
-  throw new KernelError('ACTION_DENIED', `${wireName} moves or copies notes out of a notebook marked local-only (into one that is not, or out of the workspace); an MCP client cannot be asked, so it is refused. A person can do it, or set mcp.sendLocalOnly in quire.json`,
+  throw new KernelError('ACTION_DENIED', `${wireName} moves or copies notes between a notebook marked local-only and one that is not, or writes them out of the workspace; an MCP client cannot be asked, so it is refused (either way: which way notes go is not told apart). A person can do it, or set mcp.sendLocalOnly in quire.json`,
     { details: { action: wireName, reason: 'local_only_crossing' } });
 }

@@ -143,7 +143,7 @@ export class ActionPipeline {
       ...(call.decision.outcome === 'confirm' && call.decision.reason === 'local_only_in_context'
         ? { note: 'The conversation holds notes of local-only notebooks, and this call sends data off this machine: it is asked every time, whatever grant or mode.' } : {}),
       ...(call.decision.outcome === 'confirm' && call.decision.reason === 'local_only_crossing'
-        ? { note: 'This call moves or copies notes out of a notebook marked local-only, into one that is not or out of the workspace: there a model off this machine could read them. It is asked every time, whatever grant or mode.' } : {}),
+        ? { note: 'This call moves or copies notes between a notebook marked local-only and one that is not, or writes them out of the workspace: there a model off this machine could read them. It is asked every time, whatever grant or mode.' } : {}),
     });
   }
 
