@@ -39,6 +39,19 @@ export function privacyDiffers(before: string, after: string): boolean {
 }
 
 /**
+ * A turn's undo of a notebook's settings: a setting both the turn and someone else changed while it ran
+ * is a conflict (left as it is unless forced: the person's value is not known, only the one before the
+ * turn); otherwise the text undoneKeepingPrivacy gives, keeping what others changed.
+ */
+export function undoSettings(before: string, now: string, notes: { settingsByOthers?: Record<string, string[]>; settingsByTurn?: Record<string, string[]> }, path: string, force: boolean): { conflict: boolean; text?: string } {
+  const others = notes.settingsByOthers?.[path] ?? [];
+  const both = others.filter((field) => notes.settingsByTurn?.[path]?.includes(field));
+  if (both.length > 0 && !force) return { conflict: true };
+  const text = undoneKeepingPrivacy(before, now, others.filter((field) => !both.includes(field)));
+  return text === undefined ? { conflict: false } : { conflict: false, text };
+}
+
+/**
  * The settings the undo writes: the version before the turn (its name, icon, order) with the privacy,
  * and the fields someone else changed while the turn ran (a person's rename), as they are now;
  * undefined when that is what is there already (or a version cannot be read).

@@ -34,10 +34,12 @@ export interface Snapshot {
   removedByTurn?: string[];
   /** With it: notebooks' `.notebook.json` → the settings someone other than the turn changed (a rename). */
   settingsByOthers?: Record<string, string[]>;
+  /** With it: those the turn itself changed (one changed by both is a conflict for the undo). */
+  settingsByTurn?: Record<string, string[]>;
 }
 
 /** What a turn's end snapshot notes of others' changes meanwhile (turn-removals.ts). */
-export type TurnNotes = Pick<Snapshot, 'removedByOthers' | 'removedByTurn' | 'settingsByOthers'>;
+export type TurnNotes = Pick<Snapshot, 'removedByOthers' | 'removedByTurn' | 'settingsByOthers' | 'settingsByTurn'>;
 
 export interface FileDiff { added: string[]; removed: string[]; changed: string[] }
 

@@ -21,6 +21,8 @@ export interface TurnRemovalNotes {
   removedByTurn: string[];
   /** Notebooks' `.notebook.json` paths → the settings someone other than the turn changed (a rename: `name`). */
   settingsByOthers: Record<string, string[]>;
+  /** And those the turn itself changed: a setting changed by both is a conflict for the undo. */
+  settingsByTurn: Record<string, string[]>;
 }
 
 /**
@@ -68,13 +70,16 @@ export class OthersRemovals {
     const after = this.changes.filter((change) => change.seq > since);
     const gone = after.filter((change) => change.fields === undefined);
     const paths = (mine: boolean) => [...new Set(gone.filter((change) => change.by.startsWith(own) === mine).flatMap((change) => change.paths))].sort();
-    const settingsByOthers: Record<string, string[]> = {};
-    for (const change of after) {
-      if (change.fields === undefined || change.by.startsWith(own)) continue;
-      const path = change.paths[0]!;
-      settingsByOthers[path] = [...new Set([...(settingsByOthers[path] ?? []), ...change.fields])].sort();
-    }
-    return { removedByOthers: paths(false), removedByTurn: paths(true).filter((path) => !path.endsWith('/')), settingsByOthers };
+    const settings = (mine: boolean) => {
+      const out: Record<string, string[]> = {};
+      for (const change of after) {
+        if (change.fields === undefined || change.by.startsWith(own) !== mine) continue;
+        const path = change.paths[0]!;
+        out[path] = [...new Set([...(out[path] ?? []), ...change.fields])].sort();
+      }
+      return out;
+    };
+    return { removedByOthers: paths(false), removedByTurn: paths(true).filter((path) => !path.endsWith('/')), settingsByOthers: settings(false), settingsByTurn: settings(true) };
   }
 }
 

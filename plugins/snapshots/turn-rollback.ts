@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { NotFoundError } from '../../core/index.js';
 import { applyJournaled, type FileChange, type TreeChange } from './file-change.js';
 import { isAmong } from './turn-removals.js';
-import { isNotebookSettings, keepingPrivacy, privacyDiffers, undoneKeepingPrivacy } from './notebook-settings.js';
+import { isNotebookSettings, keepingPrivacy, privacyDiffers, undoSettings } from './notebook-settings.js';
 import { skillNames, type FileEntry, type Snapshot, type SnapshotRepo, type Tables } from './snapshot-repo.js';
 
 export interface TurnRollbackResult {
@@ -225,8 +225,9 @@ async function undoBlocks(repo: SnapshotRepo, before: Snapshot, after: Snapshot,
   for (const path of turn.changed) {
     if (now[path] === undefined) { result.conflicts.push({ path }); continue; }
     if (isNotebookSettings(path)) {
-      const settings = undoneKeepingPrivacy(await snapshotText(repo, before, path), await readFile(file(path), 'utf8'), after.settingsByOthers?.[path]);
-      if (settings !== undefined) { change.writes.push({ path, text: settings }); result.undone.push({ path, blocks: 0 }); }
+      const settings = undoSettings(await snapshotText(repo, before, path), await readFile(file(path), 'utf8'), after, path, force);
+      if (settings.conflict) result.conflicts.push({ path });
+      else if (settings.text !== undefined) { change.writes.push({ path, text: settings.text }); result.undone.push({ path, blocks: 0 }); }
       continue;
     }
     notices.push([path, 'rollback']);
@@ -351,7 +352,6 @@ function undoInTree(before: TreeBlock, after: TreeBlock, current: TreeBlock, tur
     // Removed by the turn and still absent: back under its parent, if that is still there.
     const parent = live.get(old.parent.id)?.block;
     if (!parent?.children) continue;
-    // Without the blocks that are in the tree still, elsewhere (moved out by the turn): never twice.
     // Without the blocks that are in the tree still, elsewhere (moved out by the turn): never twice; nor
     // those the turn left in place that someone removed since.
     parent.children.splice(Math.min(old.position, parent.children.length), 0, without(structuredClone(old.block), (block) => live.has(block.id) || liftedIds.has(block.id) || done.has(block.id)));

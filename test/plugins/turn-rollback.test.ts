@@ -279,6 +279,37 @@ describe('rolling back an agent turn', () => {
     expect(names.map(([id]) => id)).not.toContain(made.empty);
   });
 
+  it('reports a notebook renamed both by a person and by the turn as a conflict, and undoes the turn\'s other changes', async () => {
+    let notebook = '';
+    // The person renames the notebook while the turn runs; the turn renames it after (a third round).
+    const { rollback, act, texts } = await agentTurn((act, paragraphs) => {
+      let requests = 0;
+      return {
+        id: 'rename-after-person',
+        async *stream() {
+          requests++;
+          if (requests === 1) {
+            notebook = (await act<{ notebook: string }>('document_get', { id: paragraphs.doc })).notebook;
+            return yield* toolCalls({ id: 'c1', name: 'block_update', args: { id: paragraphs.first, markdown: 'agent rewrote one' } });
+          }
+          if (requests === 2) {
+            await act('notebook_rename', { id: notebook, name: 'Person name' });
+            return yield* toolCalls({ id: 'c2', name: 'notebook_rename', args: { id: notebook, name: 'Agent name' } });
+          }
+          yield* answer('done');
+        },
+      };
+    });
+    const result = await rollback();
+    expect(result.conflicts).toEqual([{ path: `${notebook}/.notebook.json` }]);
+    expect(await texts()).toEqual(['person one', 'person two']);
+    const name = async () => (await act<{ notebooks: { id: string; name: string }[] }>('notebook_list', {})).notebooks.find((entry) => entry.id === notebook)!.name;
+    expect(await name()).toBe('Agent name');
+    // Forced, the name before the turn comes back (the person's is not known to the undo).
+    await rollback(true);
+    expect(await name()).toBe('N');
+  });
+
   it('brings back a published notebook the turn removed as it was, published', async () => {
     let removed = '';
     const { rollback, act } = await agentTurn((act) => twoRounds(async () => {
