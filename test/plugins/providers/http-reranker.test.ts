@@ -71,6 +71,9 @@ describe('the HTTP /rerank reranker', () => {
     const bad = await caught(http.rerank('q', ['a']));
     expect(bad.message).not.toContain(KEY);
     expect(bad.message).toContain('[key]');
+    // A key where the message is cut: masked before the cut (cut first, most of it went on, unmasked).
+    fake.script.push('http-400-echo-late', 'not-json-echo');
+    for (const cut of [await caught(http.rerank('q', ['a', 'b'])), await caught(http.rerank('q', ['a', 'b']))]) expect(cut.message).not.toContain(KEY.slice(0, 8));
   });
 
   it('gives up after requestTimeoutMs, and stops at once when the caller aborts', async () => {

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 export type RerankShape = 'cohere' | 'jina' | 'voyage' | 'tei';
 
 /** What the fake does with the next request: score honestly, or misbehave in one way. */
-export type RerankBehaviour = 'score' | 'one-short' | 'duplicate-index' | 'index-out-of-range' | 'not-json' | 'http-500' | 'hang' | 'wrong-shape' | 'http-401-echo' | 'http-400-echo' | 'huge';
+export type RerankBehaviour = 'score' | 'one-short' | 'duplicate-index' | 'index-out-of-range' | 'not-json' | 'http-500' | 'hang' | 'wrong-shape' | 'http-401-echo' | 'http-400-echo' | 'http-400-echo-late' | 'not-json-echo' | 'huge';
 
 export interface RerankRequest {
   path: string;
@@ -38,6 +38,9 @@ export class RerankFake {
         if (behaviour === 'hang') return;
         // Some proxies quote the key they were sent in their answer.
         if (behaviour === 'http-401-echo') return void response.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ message: `invalid key ${request.headers.authorization ?? ''}` }));
+        // The key where a message cut at 300 characters (and 100 for one that is no JSON) would cut it.
+        if (behaviour === 'http-400-echo-late') return void response.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ message: `${'x'.repeat(270)} ${request.headers.authorization ?? ''}` }));
+        if (behaviour === 'not-json-echo') return void response.writeHead(200, { 'content-type': 'text/html' }).end(`<html>${'y'.repeat(75)} ${request.headers.authorization ?? ''}</html>`);
         if (behaviour === 'http-400-echo') return void response.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ message: `bad request from ${request.headers.authorization ?? ''}` }));
         // Ten megabytes, in chunks, no length announced.
         if (behaviour === 'huge') {
