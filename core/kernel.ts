@@ -32,6 +32,13 @@ import { UsageLedger } from './usage/usage-ledger.js';
 import { countText } from './turn/compaction-tokens.js';
 import { readPrecompiledAhead } from './schema/precompiled.js';
 
+const GENERATED_TOKEN = Symbol('quire.generatedAdminToken');
+
+/** The admin token a start that then failed had generated (to show it: no later start will). */
+export function tokenGeneratedBy(failure: unknown): GeneratedToken | undefined {
+  return typeof failure === 'object' && failure !== null ? (failure as { [GENERATED_TOKEN]?: GeneratedToken })[GENERATED_TOKEN] : undefined;
+}
+
 export interface KernelOptions {
   /** The workspace folder; created if absent. */
   workspace: string;
@@ -187,6 +194,9 @@ export class Kernel {
     } catch (error) {
       // The boot's own failure is what the caller needs: a failure to close after it is logged, not thrown in its place.
       await kernel.close().catch((closing: unknown) => kernel.log.error('the kernel could not close after a failed start', { error: String((closing as Error)?.message ?? closing) }));
+      // A token made by this start (its hash is in quire.json now) goes with the failure: the next start
+      // finds a token configured and makes none, so it would never be shown.
+      if (generated && typeof error === 'object' && error !== null) Object.assign(error, { [GENERATED_TOKEN]: generated });
       throw error;
     }
     return kernel;

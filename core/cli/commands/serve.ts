@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { Kernel } from '../../kernel.js';
+import { Kernel, tokenGeneratedBy } from '../../kernel.js';
 import { isKernelError } from '../../errors.js';
 import { startHttpServer, type RunningServer } from '../../http/serve.js';
 import { recordServeAddress } from '../../http/serve-address.js';
@@ -60,6 +60,11 @@ async function serve(workspace: string, creating: boolean, overrides: Overrides,
   try {
     kernel = await Kernel.boot({ workspace, generateAdminToken: true });
   } catch (error) {
+    const generated = tokenGeneratedBy(error);
+    if (generated) {
+      io.out(`Admin token (shown once; also saved in ${generated.file}, mode 0600; it stays valid once the start succeeds):`);
+      io.out(`  ${generated.token}`);
+    }
     io.err(`quire serve: cannot start: ${isKernelError(error) ? `${error.code} ${error.message}` : (error as Error).message}`);
     return EXIT_PROBLEMS;
   }

@@ -129,6 +129,18 @@ describe('quire serve (built, run with plain node)', () => {
     }
   });
 
+  it('shows the admin token a first start generated before a plugin\'s config stopped it (no later start would)', async () => {
+    const workspace = join(await harness.tempDir(), 'workspace');
+    await mkdir(workspace, { recursive: true });
+    await writeFile(join(workspace, 'quire.json'), JSON.stringify({ plugins: { providers: { config: { model: { provider: 'openai-chatt', model: 'm' } } } } }));
+    const run = await runToExit(['serve', '--workspace', workspace, '--port', '0'], children);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('PLUGIN_CONFIG_INVALID');
+    const token = /\n {2}(qk_\S+)\n/.exec(run.stdout)?.[1];
+    expect(token).toMatch(/^qk_/);
+    expect((await readFile(join(workspace, '.quire', 'admin.token'), 'utf8')).trim()).toBe(token);
+  });
+
   it('starts despite a refused user plugin and a misspelt deny rule, and reports both on start', async () => {
     const workspace = join(await harness.tempDir(), 'workspace');
     await mkdir(workspace, { recursive: true });
