@@ -97,12 +97,27 @@ export interface ResolvedKey {
 }
 
 /**
+ * Whether an `apiKeyEnv` looks like a key pasted in place of a variable's name (the schema's name pattern
+ * lets a Gemini key through, `AIza…`, and any key without a hyphen): it is then never repeated (the
+ * "key is missing" message named it in the log, in every turn's 503 and in the chat).
+ */
+export function looksLikeKey(variable: string): boolean {
+  return variable.startsWith('AIza') || variable.length > 64 || (variable.length >= 24 && /[a-z]/.test(variable) && /[A-Z]/.test(variable) && /\d/.test(variable));
+}
+
+/** The refusal of such an `apiKeyEnv`, which does not show it. */
+export function keyInVariableName(field: string): KernelError {
+  return new KernelError('MODEL_UNAVAILABLE', `${field}/apiKeyEnv looks like a key, not the name of an environment variable: put the key in a variable (export MY_KEY=…) and name the variable there (the value is not shown)`, { details: { field: `${field}/apiKeyEnv` } });
+}
+
+/**
  * Reads the key from the environment variable the config names. A missing one is a clear error before
  * any request, naming the variable and the config field.
  */
 export function resolveKey(config: { provider: Protocol | 'openai'; apiKeyEnv?: string | false }, field: string, env: NodeJS.ProcessEnv = process.env): ResolvedKey {
   if (config.apiKeyEnv === false) return { key: NO_KEY, source: 'no key' };
   const variable = config.apiKeyEnv ?? DEFAULT_KEY_ENV[config.provider];
+  if (looksLikeKey(variable)) throw keyInVariableName(field);
   const key = env[variable];
   if (key === undefined || key.trim() === '') {
     throw new KernelError('MODEL_UNAVAILABLE', `the ${config.provider} key is missing: set the environment variable ${variable} (named by ${field}/apiKeyEnv), or set apiKeyEnv to false for a server that takes no key`, { details: { field: `${field}/apiKeyEnv`, variable } });

@@ -1,6 +1,6 @@
 import { firstCodePoints, KernelError } from '../../core/index.js';
 import { ModelError } from '../../core/turn/model-provider.js';
-import type { RerankerConfig } from './config.js';
+import { keyInVariableName, looksLikeKey, type RerankerConfig } from './config.js';
 import { toModelError, withoutKey } from './errors.js';
 import { RERANK_SHAPES, scoresInOrder, type ShapeOf } from './rerank-shapes.js';
 import type { Reranker } from './tokens.js';
@@ -82,6 +82,7 @@ export function rerankerKey(config: RerankerConfig, env: NodeJS.ProcessEnv = pro
   if (config.apiKeyEnv === false) return undefined;
   const variable = config.apiKeyEnv ?? RERANK_SHAPES[config.shape].defaultKeyEnv;
   if (variable === undefined) return undefined;
+  if (looksLikeKey(variable)) throw keyInVariableName(FIELD);
   const key = env[variable]?.trim();
   if (!key) {
     throw new KernelError('MODEL_UNAVAILABLE', `the ${config.shape} reranker's key is missing: set the environment variable ${variable} (named by ${FIELD}/apiKeyEnv), or set apiKeyEnv to false for a server that takes none`, { details: { field: `${FIELD}/apiKeyEnv`, variable } });
