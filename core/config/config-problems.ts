@@ -55,7 +55,7 @@ export function findConfigProblems(input: ConfigCheckInput): ConfigProblem[] {
     if (token.env === undefined) return;
     const value = input.env[token.env];
     if (value && value.length < MIN_TOKEN_CHARS) {
-      problems.push(problem('CONFIG_TOKEN_TOO_SHORT', 'quire.json', `/auth/tokens/${index}/env`, `the environment variable ${token.env} of token '${token.name}' holds fewer than ${MIN_TOKEN_CHARS} characters, so the token matches nothing (a short bearer token can be guessed; 'quire serve --init' makes one)`, undefined));
+      problems.push(problem('CONFIG_TOKEN_TOO_SHORT', 'quire.json', `/auth/tokens/${index}/env`, `the environment variable ${token.env} of token '${token.name}' holds fewer than ${MIN_TOKEN_CHARS} characters, so the token matches nothing (a short bearer token can be guessed; make one with \`openssl rand -base64 32\`)`, undefined));
     }
     if (value) return;
     problems.push(problem('CONFIG_ENV_UNSET', 'quire.json', `/auth/tokens/${index}/env`, `the environment variable ${token.env} of token '${token.name}' is not set, so the token matches nothing`, closestName(token.env, Object.keys(input.env))));
