@@ -29,9 +29,13 @@ export function servedOverMcp(action: RegisteredAction, config: Pick<KernelConfi
   return settings?.serveOverMcp === true && settings.trusted === true;
 }
 
-/** One MCP tool per action, named by its wire name, in a stable order. */
+/**
+ * One MCP tool per action, named by its wire name, in a stable order; as for the agent, not those that
+ * cannot work now (a semantic search with no embedder selected: every call answered 503). Enabling the
+ * plugin that makes one work changes the registry, which tells the clients the list changed.
+ */
 export function toolDefinitions(registry: ActionRegistry, config: Pick<KernelConfig, 'mcp'>): Tool[] {
-  return registry.list().filter((action) => servedOverMcp(action, config)).sort((a, b) => a.wireName.localeCompare(b.wireName)).map((action) => {
+  return registry.list().filter((action) => servedOverMcp(action, config) && action.unavailable?.() === undefined).sort((a, b) => a.wireName.localeCompare(b.wireName)).map((action) => {
     const output = action.spec.output;
     return {
       name: action.wireName,

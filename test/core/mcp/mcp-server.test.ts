@@ -15,7 +15,7 @@ const READER = 'qk_mcp-reader-token';
 const sha = (token: string) => createHash('sha256').update(token).digest('hex');
 const auth: KernelConfigFile['auth'] = { tokens: [{ name: 'alice', role: 'admin', sha256: sha(ADMIN) }, { name: 'rita', role: 'reader', sha256: sha(READER) }] };
 
-interface ListedAction { wireName: string; effects: string[]; destructive: boolean; idempotent: boolean; agentOnly: boolean; personOnly: boolean }
+interface ListedAction { wireName: string; effects: string[]; destructive: boolean; idempotent: boolean; agentOnly: boolean; personOnly: boolean; unavailable?: string }
 
 describe('the kernel as an MCP server on /mcp', () => {
   const harness = useHarness();
@@ -46,8 +46,11 @@ describe('the kernel as an MCP server on /mcp', () => {
     const { tools } = await client.listTools();
     const listing = await rawRequest(`${url}/api/plugins`, { headers: { authorization: `Bearer ${ADMIN}` } });
     const actions = (listing.json().plugins as { tools: { actions: ListedAction[] }[] }[]).flatMap((plugin) => plugin.tools.flatMap((tool) => tool.actions));
-    const served = actions.filter((action) => !action.agentOnly && !action.personOnly);
+    const served = actions.filter((action) => !action.agentOnly && !action.personOnly && action.unavailable === undefined);
     expect(tools.map((tool) => tool.name).sort()).toEqual(served.map((action) => action.wireName).sort());
+    // As for the agent, no tool that cannot work now: no embedder is selected, so every semantic search would be a 503.
+    expect(actions.find((action) => action.wireName === 'search_semantic')?.unavailable).toBeDefined();
+    expect(tools.map((tool) => tool.name)).not.toContain('search_semantic');
     expect(actions.some((action) => action.agentOnly)).toBe(true);
     expect(actions.some((action) => action.personOnly)).toBe(true);
     for (const action of served) {
