@@ -6,7 +6,7 @@ import {
   PLUGIN_HOST, WORKSPACE, KERNEL_CONTAINER, SESSION_STORE, SESSION_TODOS, JOB_MANAGER, AUDIT_HEAD, type KernelInfo,
 } from './core-tokens.js';
 import { readKernelConfigFile, withDefaults, type KernelConfig, type KernelConfigFile } from './config/kernel-config.js';
-import { findConfigProblems, logConfigProblems, type ConfigProblem } from './config/config-problems.js';
+import { backendProblem, findConfigProblems, logConfigProblems, type ConfigProblem } from './config/config-problems.js';
 import { AuditLog } from './audit/audit-log.js';
 import { ensureAdminToken, type GeneratedToken } from './auth/admin-token.js';
 import { Authenticator } from './auth/authenticator.js';
@@ -219,7 +219,10 @@ export class Kernel {
       names?.add(action.action);
       if (action.externalName !== undefined) names?.add(action.externalName);
     }
-    return findConfigProblems({ config: this.config, records: this.plugins.getCatalog()?.all ?? [], grants: this.grants.list(), env: this.container.resolve<NodeJS.ProcessEnv>(PROCESS_ENV), externalActions });
+    return [
+      ...findConfigProblems({ config: this.config, records: this.plugins.getCatalog()?.all ?? [], grants: this.grants.list(), env: this.container.resolve<NodeJS.ProcessEnv>(PROCESS_ENV), externalActions }),
+      ...this.backends.selectionProblems().map((found) => backendProblem(found.field, found.message)),
+    ];
   }
 
   private readonly closers: (() => Promise<void>)[] = [];

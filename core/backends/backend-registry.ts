@@ -79,6 +79,20 @@ export class BackendRegistry {
     return selection ? this.resolve(kind, selection.ref).backend : undefined;
   }
 
+  /** Why no backend of this kind can be used now: none is selected, or the selection names none that is active. */
+  whyUnavailable(kind: BackendKind): string | undefined {
+    const selection = this.selections.get(kind);
+    return selection ? this.resolve(kind, selection.ref).reason : `no ${kind} is selected`;
+  }
+
+  /** Selections that name no active backend (a misspelt plugin id, a plugin disabled): the field and why. */
+  selectionProblems(): { field: string; message: string }[] {
+    return [...this.selections].flatMap(([kind, selection]) => {
+      const reason = this.resolve(kind, selection.ref).reason;
+      return reason === undefined ? [] : [{ field: selection.field, message: reason }];
+    });
+  }
+
   /** Effects the selected backends of these kinds add to an action that uses them. */
   effectsOf(kinds: readonly BackendKind[]): Effect[] {
     const effects = new Set<Effect>();

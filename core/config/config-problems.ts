@@ -5,7 +5,7 @@ import { escapePointer } from '../schema/ajv.js';
 import { closestName } from './closest-name.js';
 import type { KernelConfig } from './kernel-config.js';
 
-export type ConfigProblemCode = 'CONFIG_UNKNOWN_PLUGIN' | 'CONFIG_UNKNOWN_TOOL' | 'CONFIG_UNKNOWN_ACTION' | 'CONFIG_ENV_UNSET' | 'CONFIG_TOKEN_TOO_SHORT';
+export type ConfigProblemCode = 'CONFIG_UNKNOWN_PLUGIN' | 'CONFIG_UNKNOWN_TOOL' | 'CONFIG_UNKNOWN_ACTION' | 'CONFIG_ENV_UNSET' | 'CONFIG_TOKEN_TOO_SHORT' | 'CONFIG_BACKEND_MISSING';
 
 /**
  * A mistake that does not stop a start but leaves part of the configuration doing nothing (a deny rule
@@ -102,6 +102,14 @@ function checkNames(entry: NamedEntry, known: KnownNames, file: ConfigProblem['f
   const actions = tools.flatMap((set) => [...set!]);
   if (actions.includes(entry.action)) return undefined;
   return problem('CONFIG_UNKNOWN_ACTION', file, `${pointer}/action`, `no action '${entry.action}' in ${entry.tool === '*' ? 'any tool' : `the tool '${entry.tool}'`}${where}`, closestName(entry.action, actions));
+}
+
+/**
+ * A backend selection (`plugins.search-semantic.config.embedder`) that names no active backend: the
+ * actions using it answer 503 and nothing was said at start ('providrs', a plugin disabled).
+ */
+export function backendProblem(field: string, message: string): ConfigProblem {
+  return problem('CONFIG_BACKEND_MISSING', 'quire.json', `/${field.split('.').join('/')}`, message, undefined);
 }
 
 function problem(code: ConfigProblemCode, file: ConfigProblem['file'], pointer: string, message: string, didYouMean: string | undefined): ConfigProblem {

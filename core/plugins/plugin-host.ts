@@ -319,10 +319,8 @@ export class PluginHost {
         get: () => effectiveEffects([...new Set([...action.spec.effects, ...backends.effectsOf(kinds)])], record.source, trusted),
       });
       if (action.spec.backendsRequired) {
-        entry.unavailable = () => {
-          const missing = kinds.find((kind) => backends.selected(kind) === undefined);
-          return missing === undefined ? undefined : `no ${missing} is selected`;
-        };
+        // The selection's own reason: 'no embedder is selected' was said also of one named but misspelt.
+        entry.unavailable = () => kinds.map((kind) => backends.whyUnavailable(kind)).find((reason) => reason !== undefined);
       }
       return entry;
     });

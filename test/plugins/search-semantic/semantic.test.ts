@@ -68,10 +68,14 @@ describe('semantic search: indexing after writes', () => {
   });
 
   it('names the missing embedder when the configured one is not offered', async () => {
-    const { act } = await boot(undefined, { semantic: { embedder: 'providers' } });
+    const { act, kernel } = await boot(undefined, { semantic: { embedder: 'providers' } });
     const error = await caught(semantic(act, 'anything'));
     expect(unavailable(error)).toBe(true);
-    expect(error.message).toContain("plugins.search-semantic.config.embedder names the embedder 'providers', which no active plugin offers");
+    const why = "plugins.search-semantic.config.embedder names the embedder 'providers', which no active plugin offers";
+    expect(error.message).toContain(why);
+    // Said where configuration problems are (at start, /api/plugins), and by the action's listing: it said 'no embedder is selected'.
+    expect(kernel.configProblems()).toContainEqual(expect.objectContaining({ code: 'CONFIG_BACKEND_MISSING', pointer: '/plugins/search-semantic/config/embedder', message: expect.stringContaining(why) }));
+    expect(kernel.registry.get('search_semantic')?.unavailable?.()).toContain(why);
   });
 });
 
