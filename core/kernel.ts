@@ -6,7 +6,8 @@ import {
   PLUGIN_HOST, WORKSPACE, KERNEL_CONTAINER, SESSION_STORE, SESSION_TODOS, JOB_MANAGER, AUDIT_HEAD, type KernelInfo,
 } from './core-tokens.js';
 import { readKernelConfigFile, withDefaults, type KernelConfig, type KernelConfigFile } from './config/kernel-config.js';
-import { backendProblem, findConfigProblems, logConfigProblems, type ConfigProblem } from './config/config-problems.js';
+import { backendProblem, findConfigProblems, logConfigProblems, snapshotsMissing, type ConfigProblem } from './config/config-problems.js';
+import { SNAPSHOT_SERVICE } from './turn/snapshot-service.js';
 import { AuditLog } from './audit/audit-log.js';
 import { ensureAdminToken, type GeneratedToken } from './auth/admin-token.js';
 import { Authenticator } from './auth/authenticator.js';
@@ -222,6 +223,9 @@ export class Kernel {
     return [
       ...findConfigProblems({ config: this.config, records: this.plugins.getCatalog()?.all ?? [], grants: this.grants.list(), env: this.container.resolve<NodeJS.ProcessEnv>(PROCESS_ENV), externalActions }),
       ...this.backends.selectionProblems().map((found) => backendProblem(found.field, found.message)),
+      // The snapshots plugin turned off: every agent write would fail at the turn's first snapshot, and nothing said why until then.
+      ...(this.config.agent.requireSnapshot !== false && !this.container.isRegistered(SNAPSHOT_SERVICE, true)
+        && (this.plugins.getCatalog()?.all ?? []).some((record) => (record.ok ? record.compiled.manifest.id : record.id) === 'snapshots') ? [snapshotsMissing()] : []),
     ];
   }
 

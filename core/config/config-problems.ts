@@ -5,7 +5,7 @@ import { escapePointer } from '../schema/ajv.js';
 import { closestName } from './closest-name.js';
 import type { KernelConfig } from './kernel-config.js';
 
-export type ConfigProblemCode = 'CONFIG_UNKNOWN_PLUGIN' | 'CONFIG_UNKNOWN_TOOL' | 'CONFIG_UNKNOWN_ACTION' | 'CONFIG_ENV_UNSET' | 'CONFIG_TOKEN_TOO_SHORT' | 'CONFIG_BACKEND_MISSING';
+export type ConfigProblemCode = 'CONFIG_UNKNOWN_PLUGIN' | 'CONFIG_UNKNOWN_TOOL' | 'CONFIG_UNKNOWN_ACTION' | 'CONFIG_ENV_UNSET' | 'CONFIG_TOKEN_TOO_SHORT' | 'CONFIG_BACKEND_MISSING' | 'CONFIG_SNAPSHOTS_MISSING';
 
 /**
  * A mistake that does not stop a start but leaves part of the configuration doing nothing (a deny rule
@@ -110,6 +110,11 @@ function checkNames(entry: NamedEntry, known: KnownNames, file: ConfigProblem['f
  */
 export function backendProblem(field: string, message: string): ConfigProblem {
   return problem('CONFIG_BACKEND_MISSING', 'quire.json', `/${field.split('.').join('/')}`, message, undefined);
+}
+
+/** No snapshot service (the snapshots plugin disabled) while the agent may write only after one. */
+export function snapshotsMissing(): ConfigProblem {
+  return problem('CONFIG_SNAPSHOTS_MISSING', 'quire.json', '/agent/requireSnapshot', 'agent.requireSnapshot (true unless set) needs a snapshot before the agent\'s first write of a turn, and no active plugin takes snapshots (is the snapshots plugin disabled?): every agent write will be refused. Enable snapshots, or set agent.requireSnapshot to false', undefined);
 }
 
 function problem(code: ConfigProblemCode, file: ConfigProblem['file'], pointer: string, message: string, didYouMean: string | undefined): ConfigProblem {

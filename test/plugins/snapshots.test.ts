@@ -94,6 +94,14 @@ describe('snapshots', () => {
     expect((await settings())[kept.id]).toEqual(['private', 'local-only']);
   });
 
+  it('says at start that every agent write will be refused when the snapshots plugin is off and a snapshot is required', async () => {
+    const off = await boot({ config: { plugins: { snapshots: { enabled: false } } } });
+    expect(off.kernel.configProblems()).toContainEqual(expect.objectContaining({ code: 'CONFIG_SNAPSHOTS_MISSING', pointer: '/agent/requireSnapshot' }));
+    const allowed = await boot({ config: { plugins: { snapshots: { enabled: false } }, agent: { requireSnapshot: false } } });
+    expect(allowed.kernel.configProblems().map((found) => found.code)).not.toContain('CONFIG_SNAPSHOTS_MISSING');
+    expect((await boot()).kernel.configProblems().map((found) => found.code)).not.toContain('CONFIG_SNAPSHOTS_MISSING');
+  });
+
   it('serializes a rollback with writes racing it: the files and the index agree afterwards', async () => {
     const { act } = await boot();
     const { doc } = await notes(act);
