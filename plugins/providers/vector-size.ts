@@ -2,7 +2,11 @@ import { ModelError } from '../../core/turn/model-provider.js';
 
 /** Answers in a row of one new size before it is taken on: a server flapping between two models is not followed. */
 const STABLE_ANSWERS = 3;
-/** A new size is taken on at most once in this long (each change embeds every block again, a billed pass). */
+/**
+ * A new size is taken on at most once in this long after the last change, doubled at each change (each
+ * embeds every block again, a billed pass): a server answering two sizes at random had three in a row of
+ * the other one in every ten minutes.
+ */
 const ADOPT_EVERY_MS = 10 * 60_000;
 
 /**
@@ -17,6 +21,7 @@ export class VectorSize {
   private learnt: number;
   private candidate: { size: number; answers: number } | undefined;
   private lastAdopted = Number.NEGATIVE_INFINITY;
+  private adoptions = 0;
 
   constructor(private readonly configured: number | undefined, private readonly who: string) {
     this.learnt = configured ?? 0;
@@ -41,12 +46,14 @@ export class VectorSize {
       return vectors;
     }
     this.candidate = this.candidate?.size === size ? { size, answers: this.candidate.answers + 1 } : { size, answers: 1 };
-    if (this.candidate.answers >= STABLE_ANSWERS && now - this.lastAdopted >= ADOPT_EVERY_MS) {
+    const wait = ADOPT_EVERY_MS * 2 ** Math.max(0, this.adoptions - 1);
+    if (this.candidate.answers >= STABLE_ANSWERS && now - this.lastAdopted >= wait) {
       this.learnt = size;
       this.lastAdopted = now;
+      this.adoptions++;
       this.candidate = undefined;
       return vectors;
     }
-    throw new ModelError('server', `${this.who} answered vectors of ${size} dimensions, expected ${this.learnt} as before; a new size is taken on after ${STABLE_ANSWERS} answers of it in a row, at most once in ${ADOPT_EVERY_MS / 60_000} minutes`);
+    throw new ModelError('server', `${this.who} answered vectors of ${size} dimensions, expected ${this.learnt} as before; a new size is taken on after ${STABLE_ANSWERS} answers of it in a row, at most once in ${Math.round(wait / 60_000)} minutes now`);
   }
 }

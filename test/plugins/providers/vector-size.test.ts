@@ -12,7 +12,7 @@ const outcome = (size: VectorSize, vectors: Float32Array[], now: number): string
 };
 
 describe('an embedder\'s vector size', () => {
-  it('follows a server that answers a new size in three answers in a row, never one alternating two sizes, and changes at most once in ten minutes', () => {
+  it('follows a server that answers a new size in three answers in a row, never one alternating two sizes, and waits ten minutes after a change, doubled at each', () => {
     const size = new VectorSize(undefined, 'the embedder');
     expect(outcome(size, answer(8), 0)).toBe('ok 8');
     // Alternating: every answer of the other size fails (each had every block embedded again, without end).
@@ -22,6 +22,10 @@ describe('an embedder\'s vector size', () => {
     // Swapped back within ten minutes: refused however long it lasts, then followed.
     expect([8, 8, 8, 8].map((n) => outcome(size, answer(n), 2000 + 60_000))).toEqual(['refused 16', 'refused 16', 'refused 16', 'refused 16']);
     expect(outcome(size, answer(8), 2000 + 10 * 60_000)).toBe('ok 8');
+    // Each change doubles the wait for the next (a server answering two sizes at random changed six times an hour).
+    const later = 2000 + 10 * 60_000;
+    expect([16, 16, 16].map((n) => outcome(size, answer(n), later + 19 * 60_000))).toEqual(['refused 8', 'refused 8', 'refused 8']);
+    expect(outcome(size, answer(16), later + 20 * 60_000)).toBe('ok 16');
   });
 
   it('holds to a configured size, and refuses an answer of two sizes', () => {
