@@ -172,9 +172,20 @@ export class Kernel {
   }
 
   private static async bootLocked(workspace: Workspace, lock: WorkspaceLock, options: KernelOptions): Promise<Kernel> {
-    let file = options.config ?? await readKernelConfigFile(workspace.configFile);
+    const file = options.config ?? await readKernelConfigFile(workspace.configFile);
     const generated = options.generateAdminToken && !options.config ? await ensureAdminToken(workspace, file) : undefined;
-    if (generated) file = await readKernelConfigFile(workspace.configFile);
+    try {
+      return await Kernel.start(workspace, lock, options, generated ? await readKernelConfigFile(workspace.configFile) : file, generated);
+    } catch (error) {
+      // A token made by this start (its hash is in quire.json now) goes with the failure, whatever failed:
+      // the next start finds a token configured and makes none, so it would never be shown.
+      const failure = typeof error === 'object' && error !== null ? error : new Error(String(error));
+      if (generated) Object.assign(failure, { [GENERATED_TOKEN]: generated });
+      throw failure;
+    }
+  }
+
+  private static async start(workspace: Workspace, lock: WorkspaceLock, options: KernelOptions, file: KernelConfigFile, generated: GeneratedToken | undefined): Promise<Kernel> {
     const config = withDefaults(file);
     const container = createKernelContainer();
     registerCore(container, workspace, config, options);
@@ -195,9 +206,6 @@ export class Kernel {
     } catch (error) {
       // The boot's own failure is what the caller needs: a failure to close after it is logged, not thrown in its place.
       await kernel.close().catch((closing: unknown) => kernel.log.error('the kernel could not close after a failed start', { error: String((closing as Error)?.message ?? closing) }));
-      // A token made by this start (its hash is in quire.json now) goes with the failure: the next start
-      // finds a token configured and makes none, so it would never be shown.
-      if (generated && typeof error === 'object' && error !== null) Object.assign(error, { [GENERATED_TOKEN]: generated });
       throw error;
     }
     return kernel;

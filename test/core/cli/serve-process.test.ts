@@ -139,6 +139,13 @@ describe('quire serve (built, run with plain node)', () => {
     const token = /\n {2}(qk_\S+)\n/.exec(run.stdout)?.[1];
     expect(token).toMatch(/^qk_/);
     expect((await readFile(join(workspace, '.quire', 'admin.token'), 'utf8')).trim()).toBe(token);
+    // A failure before the plugins start (the usage ledger's file cannot be opened: a folder in its place) too.
+    const early = join(await harness.tempDir(), 'workspace');
+    await mkdir(join(early, '.quire', 'usage.db'), { recursive: true });
+    await writeFile(join(early, 'quire.json'), '{}');
+    const second = await runToExit(['serve', '--workspace', early, '--port', '0'], children);
+    expect(second.code).toBe(1);
+    expect(/\n {2}(qk_\S+)\n/.exec(second.stdout)?.[1]).toBe((await readFile(join(early, '.quire', 'admin.token'), 'utf8')).trim());
   });
 
   it('starts despite a refused user plugin and a misspelt deny rule, and reports both on start', async () => {
