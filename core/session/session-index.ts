@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
+import { isKernelError } from '../errors.js';
 import { isValidId } from '../ids.js';
 import type { KeyedLock } from './keyed-lock.js';
 import { readJsonObject, writeJson, type SessionPaths } from './session-files.js';
@@ -62,12 +63,21 @@ export class SessionIndex {
       const index = await this.read();
       edit(index);
       await this.write(index);
+    }).catch((error: unknown) => {
+      // Not followed (the index could not be read): the next listing checks the folders again.
+      this.checked = undefined;
+      throw error;
     });
   }
 
   private async read(): Promise<Map<string, IndexEntry>> {
     if (this.stale) return new Map(this.inMemory ??= await this.rebuild());
-    const value = await readJsonObject(this.paths.index, 'the session index').catch(() => undefined);
+    // Rebuilt when damaged (no JSON object, a folder in its place); a failure to read it now (too many open
+    // files) is thrown: rebuilt from a folder that could not be listed either, it held nothing.
+    const value = await readJsonObject(this.paths.index, 'the session index').catch((error: unknown) => {
+      if (!isKernelError(error) && (error as NodeJS.ErrnoException).code !== 'EISDIR') throw error;
+      return undefined;
+    });
     if (value === undefined && existsSync(this.paths.index)) return this.rebuild();
     return new Map(Object.entries(value ?? {}).filter(([, entry]) => typeof entry === 'object' && entry !== null) as [string, IndexEntry][]);
   }
@@ -97,7 +107,11 @@ export class SessionIndex {
 
   private async rebuild(): Promise<Map<string, IndexEntry>> {
     const index = new Map<string, IndexEntry>();
-    for (const name of await readdir(this.paths.root).catch(() => [] as string[])) {
+    const names = await readdir(this.paths.root).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return [] as string[];
+      throw error;
+    });
+    for (const name of names) {
       if (!isValidId(name)) continue;
       const session = await this.peek(name).catch(() => undefined);
       if (session) index.set(name, entryOf(name, session));

@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import fsp, { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { syncBuiltinESMExports } from 'node:module';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { newId } from '../../../core/ids.js';
@@ -111,6 +112,25 @@ describe('the session store: saves', () => {
     await rm(join(folder, 'index.json'));
     const third = await boot({ workspace: first.workspace.root });
     expect((await third.sessions.list()).sessions.map((entry) => entry.title).sort()).toEqual(['A', 'B', 'D']);
+  });
+
+  it('keeps every session listed when the index and the folder cannot be read for a moment (too many open files)', async () => {
+    const { sessions } = await store();
+    for (let i = 0; i < 3; i++) await sessions.save({ id: newId(), title: `s${i}`, entries: [] });
+    expect((await sessions.list()).total).toBe(3);
+    const [readdir, readFile] = [fsp.readdir, fsp.readFile];
+    const emfile = () => Object.assign(new Error('EMFILE: too many open files'), { code: 'EMFILE' });
+    fsp.readdir = (async (path: string, ...rest: unknown[]) => (String(path).includes('sessions') ? Promise.reject(emfile()) : (readdir as (...args: unknown[]) => Promise<unknown>)(path, ...rest))) as typeof fsp.readdir;
+    fsp.readFile = (async (path: string, ...rest: unknown[]) => (String(path).endsWith(join('sessions', 'index.json')) ? Promise.reject(emfile()) : (readFile as (...args: unknown[]) => Promise<unknown>)(path, ...rest))) as typeof fsp.readFile;
+    syncBuiltinESMExports();
+    try {
+      // The save lands; its index write cannot follow (it was rebuilt from a folder it could not list: one entry).
+      expect((await sessions.save({ id: newId(), title: 'saved meanwhile', entries: [] })).revision).toBe(1);
+    } finally {
+      Object.assign(fsp, { readdir, readFile });
+      syncBuiltinESMExports();
+    }
+    expect((await sessions.list()).sessions.map((entry) => entry.title).sort()).toEqual(['s0', 's1', 's2', 'saved meanwhile']);
   });
 
   it('refuses ids that are not session ids before they reach a path', async () => {
