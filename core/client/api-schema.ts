@@ -94,6 +94,11 @@ export type SessionEntry = {
     arguments?: unknown;
     result?: string;
     state?: string;
+    ok?: boolean;
+  }>;
+  turnID?: string;
+  conflicts?: Array<{
+    [key: string]: unknown;
   }>;
 };
 

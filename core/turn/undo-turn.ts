@@ -1,4 +1,4 @@
-import { NotFoundError, isKernelError } from '../errors.js';
+import { ConflictError, NotFoundError, isKernelError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { Kernel } from '../kernel.js';
 import { TURN_ROLLBACK, type TurnRollback } from './snapshot-service.js';
@@ -18,6 +18,12 @@ export async function undoTurn(kernel: Kernel, sessionId: string, turnId: string
     // A turn the kernel's stop or a failed commit left uncommitted (the one a person most wants undone)
     // is committed first: the rollback's entry could not be saved after the files were put back.
     await kernel.sessions.commitEndedTurn(sessionId);
+    // Undone whole already: a second undo took back what was written since (the person's own edit came
+    // back as a conflict, and forcing it put the turn's old text over it). One that left conflicts may go again.
+    const done = (await kernel.sessions.readStored(sessionId)).entries.findLast((entry) => entry.type === 'rollback' && entry.turnID === turnId);
+    if (done !== undefined && Array.isArray(done.conflicts) && done.conflicts.length === 0) {
+      throw new ConflictError('CONFLICT', `turn ${turnId} was undone already${typeof done.timestamp === 'string' ? ` (${done.timestamp})` : ''}; undoing it again would take back what was written since`, { details: { reason: 'undone', turnId } });
+    }
     const outcome = await kernel.container.resolve<TurnRollback>(TURN_ROLLBACK).rollbackTurn(sessionId, turnId, force);
     const entry = { id: newId(), type: 'rollback', turnID: turnId, ...outcome, by, timestamp: new Date().toISOString() };
     // The files are rolled back already: the record of it must land even if someone saved meanwhile.

@@ -1,106 +1,16 @@
-import { createHash } from 'node:crypto';
 import { describe, expect, it, vi } from 'vitest';
 import { createHttpApp } from '../../core/http/app.js';
 import { newId } from '../../core/ids.js';
 import { turnDependencies } from '../../core/turn/kernel-turns.js';
-import type { ModelEvent, ModelProvider } from '../../core/turn/model-provider.js';
 import { runTurn } from '../../core/turn/turn-loop.js';
 import { answer, scriptedProvider, toolCalls } from '../fakes/scripted-provider.js';
 import { caught } from '../helpers/harness.js';
-import { useBlocks, type Act } from './blocks/blocks-harness.js';
+import { useBlocks } from './blocks/blocks-harness.js';
+import { agentTurn as agentTurnOf, agentTurnWith as agentTurnWithOf, auth, mover, personMeanwhile, post, twoRounds, type Created, type Tree } from './turn-rollback-harness.js';
 
 const { boot } = useBlocks();
-const ADMIN = 'qk_rollback-admin';
-const auth = { auth: { tokens: [{ name: 'alice', role: 'admin' as const, sha256: createHash('sha256').update(ADMIN).digest('hex') }] } };
-const post = (body: unknown) => ({ method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
-
-interface Created { id: string }
-interface Tree { document: { children: { id: string; content?: string }[] } }
-interface Rolled { mode: string; conflicts: { path: string; id?: string }[] }
-
-interface Paragraphs { doc: string; first: string; second: string }
-
-/**
- * A model that rewrites the first paragraph, while a person edits the second during the turn
- * (between the model's two rounds).
- */
-function personMeanwhile(act: Act, paragraphs: Paragraphs, edit = (): Promise<unknown> => act('block_update', { id: paragraphs.second, markdown: 'person edited two during the turn' })): ModelProvider {
-  const rounds = [toolCalls({ id: 'c1', name: 'block_update', args: { id: paragraphs.first, markdown: 'agent rewrote one' } }), answer('done')];
-  let requests = 0;
-  return {
-    id: 'person-meanwhile',
-    async *stream() {
-      requests++;
-      if (requests === 2) await edit();
-      yield* rounds[requests - 1]!;
-    },
-  };
-}
-
-/**
- * A model whose first request sets the scene and answers with tool calls (`first`), and whose second
- * runs `meanwhile` (what a person does while the turn runs) before it answers.
- */
-function twoRounds(first: () => Promise<ModelEvent[]>, meanwhile: () => Promise<unknown> = async () => undefined): ModelProvider {
-  let requests = 0;
-  return {
-    id: 'two-rounds',
-    async *stream() {
-      requests++;
-      if (requests === 1) return yield* await first();
-      if (requests === 2) await meanwhile();
-      yield* answer('done');
-    },
-  };
-}
-
-/** A document, and an agent turn: by default one that appended a paragraph and changed the first one. */
-async function agentTurn(model?: (act: Act, paragraphs: Paragraphs) => ModelProvider, source = 'person one\n\nperson two') {
-  const { kernel, act } = await boot({ config: auth });
-  const notebook = await act<Created>('notebook_create', { name: 'N' });
-  const doc = await act<Created>('document_create', { notebook: notebook.id, title: 'D', markdown: source });
-  const [first, second] = (await act<Tree>('document_get', { id: doc.id })).document.children;
-  const sessionId = newId();
-  await kernel.sessions.save({ id: sessionId, entries: [] });
-  await kernel.sessions.setPermissionMode(sessionId, 'auto');
-  const provider = model?.(act, { doc: doc.id, first: first!.id, second: second!.id }) ?? scriptedProvider([
-    toolCalls({ id: 'c1', name: 'block_append', args: { parentId: doc.id, markdown: 'agent line' } }, { id: 'c2', name: 'block_update', args: { id: first!.id, markdown: 'agent rewrote one' } }),
-    answer('done'),
-  ]);
-  const outcome = await runTurn(turnDependencies(kernel), { sessionId, message: 'edit', provider, systemPrompt: () => '', signal: new AbortController().signal }, () => undefined);
-  expect(outcome.state).toBe('finished');
-  const app = createHttpApp(kernel);
-  const rollback = async (force?: boolean) => {
-    const response = await app.request(`/api/agent/sessions/${sessionId}/turns/${outcome.turnID}/rollback`, post(force === undefined ? {} : { force }));
-    expect(response.status).toBe(200);
-    return (await response.json()) as Rolled;
-  };
-  const texts = async () => (await act<Tree>('document_get', { id: doc.id })).document.children.map((block) => block.content);
-  const markdown = async () => (await act<{ markdown: string }>('document_get_markdown', { id: doc.id })).markdown;
-  return { kernel, act, doc: doc.id, first: first!.id, second: second!.id, sessionId, rollback, texts, markdown };
-}
-
-/** agentTurn over a document with a list after its two paragraphs, the model made with the harness's act. */
-async function agentTurnWith(model: (act: Act) => (act: Act, paragraphs: Paragraphs) => ModelProvider, markdown = 'person one\n\nperson two\n\n- item') {
-  let made: ((act: Act, paragraphs: Paragraphs) => ModelProvider) | undefined;
-  return agentTurn((act, paragraphs) => (made ??= model(act))(act, paragraphs), markdown);
-}
-
-/** A model that moves a block (its id and where to, from the document as it is) in one call, then answers. */
-function mover(act: Act, where: (children: { id: string; children?: { id: string }[] }[]) => Record<string, string>): (act: Act, paragraphs: Paragraphs) => ModelProvider {
-  return (_act, paragraphs) => {
-    let requests = 0;
-    return {
-      id: 'mover',
-      async *stream() {
-        requests++;
-        if (requests > 1) return yield* answer('done');
-        const children = (await act<{ document: { children: { id: string; children?: { id: string }[] }[] } }>('document_get', { id: paragraphs.doc })).document.children;
-        yield* toolCalls({ id: 'c1', name: 'block_move', args: where(children) });
-      },
-    };
-  };
-}
+const agentTurn = (...args: Parameters<typeof agentTurnOf> extends [unknown, ...infer Rest] ? Rest : never) => agentTurnOf(boot, ...args);
+const agentTurnWith = (...args: Parameters<typeof agentTurnWithOf> extends [unknown, ...infer Rest] ? Rest : never) => agentTurnWithOf(boot, ...args);
 
 describe('rolling back an agent turn', () => {
   it('puts back a block the turn moved into or out of a list (inside a block the move made) when it goes block by block', async () => {
@@ -308,6 +218,17 @@ describe('rolling back an agent turn', () => {
     // Forced, the name before the turn comes back (the person's is not known to the undo).
     await rollback(true);
     expect(await name()).toBe('N');
+  });
+
+  it('refuses to undo a turn undone whole already (409): the second undo took back the person\'s edit made since', async () => {
+    const { rollback, rollbackAnswer, act, first, texts } = await agentTurn();
+    expect((await rollback()).conflicts).toEqual([]);
+    await act('block_update', { id: first, markdown: 'my own careful rewrite' });
+    for (const force of [undefined, true]) {
+      const again = await rollbackAnswer(force);
+      expect([again.status, ((await again.json()) as { error: { details: { reason: string } } }).error.details.reason]).toEqual([409, 'undone']);
+    }
+    expect(await texts()).toEqual(['my own careful rewrite', 'person two']);
   });
 
   it('brings back a published notebook the turn removed as it was, published', async () => {

@@ -63,6 +63,32 @@ describe('the web app in a real browser: a broken stream, a stale card, an edite
     expect(await web.page.locator('.entry.assistant p.content', { hasText: 'Changed, though you lost sight of me.' }).count()).toBe(1);
   });
 
+  it('shows a denied call as failed once the turn is stored, and no longer offers to undo a turn undone whole', async () => {
+    const web = await start();
+    const { paragraph } = await notes(web);
+    await web.signIn(ADMIN);
+    await web.page.getByRole('link', { name: 'Agent' }).click();
+    await web.page.getByRole('button', { name: 'New session' }).click();
+    await web.page.locator('.chat h1').waitFor();
+    web.fake.reply(round({ calls: [{ id: 'call_1', name: 'block_update', args: { id: paragraph, markdown: 'Denied edit.' } }] }), round({ text: 'I was not allowed.' }));
+    await web.page.getByLabel('Message to the agent').fill('Edit the paragraph');
+    await web.page.getByRole('button', { name: 'Send' }).click();
+    await web.page.locator('section.confirm').getByRole('button', { name: 'Deny' }).click();
+    await web.page.locator('.entry.assistant p.content', { hasText: 'I was not allowed.' }).waitFor();
+    // The stored entry: it read 'done' (its state is 'finished'; its ok is false).
+    expect(await web.page.locator('.entry .tool-call summary').first().innerText()).toContain('failed');
+    // A turn that wrote: undone once, the button goes (pressed again, it took back the person's later edit).
+    web.fake.reply(round({ calls: [{ id: 'call_2', name: 'block_update', args: { id: paragraph, markdown: 'Agent edit.' } }] }), round({ text: 'Edited.' }));
+    await web.page.getByLabel('Message to the agent').fill('Edit it now');
+    await web.page.getByRole('button', { name: 'Send' }).click();
+    await web.page.locator('section.confirm').getByRole('button', { name: 'Approve' }).click();
+    await web.page.locator('.entry.assistant p.content', { hasText: 'Edited.' }).waitFor();
+    await web.page.getByRole('button', { name: 'Undo last turn' }).click();
+    await web.page.getByText('A turn was undone.').waitFor();
+    await web.page.getByRole('button', { name: 'Send' }).waitFor();
+    expect(await web.page.getByRole('button', { name: 'Undo last turn' }).count()).toBe(0);
+  });
+
   it('settles a confirmation answered elsewhere, saying so, instead of refusing every click', async () => {
     const web = await start();
     const { paragraph } = await notes(web);

@@ -58,7 +58,10 @@ export const COMPONENT_SCHEMAS: Record<string, JsonSchema> = {
       id: str,
       type: { type: 'string', enum: ['user', 'thinking', 'assistant', 'confirm', 'question', 'snapshot', 'rollback'] },
       content: str, timestamp: str,
-      toolCalls: { type: 'array', items: { type: 'object', required: ['id', 'name'], properties: { id: str, name: str, arguments: {}, result: str, state: str } } },
+      // ok: false for a call refused, failed or stopped (its state alone said 'finished').
+      toolCalls: { type: 'array', items: { type: 'object', required: ['id', 'name'], properties: { id: str, name: str, arguments: {}, result: str, state: str, ok: bool } } },
+      // A rollback entry: the turn it undid, and what it left (none: undone whole).
+      turnID: str, conflicts: { type: 'array', items: { type: 'object' } },
     },
   },
   Session: {

@@ -144,7 +144,9 @@ function Chat({ client, sessionId, onChanged }: { client: QuireClient; sessionId
   const storedTodos = useMemo(() => latestTodos(session?.entries ?? [], []), [session]);
   const liveTodos = latestTodos([], live?.calls ?? []);
   const todos = liveTodos.found ? liveTodos.todos : storedTodos.todos;
-  const lastTurn = session?.lastCommittedTurnID;
+  // A turn undone whole already is not offered again (a second undo took back what was written since).
+  const lastTurn = session?.entries.some((entry) => entry.type === 'rollback' && entry.turnID === session.lastCommittedTurnID && entry.conflicts?.length === 0)
+    ? undefined : session?.lastCommittedTurnID;
   return html`<div class="chat">
     <header class="row">
       <h1>${session?.title ?? 'Session'}</h1>
@@ -211,7 +213,7 @@ const Entry = memo(function Entry({ entry }: { entry: SessionEntry }): VNode | n
   switch (entry.type) {
     case 'user': return html`<li class="entry user"><p>${entry.content ?? ''}</p></li>`;
     case 'assistant': return html`<li class="entry assistant">
-      ${(entry.toolCalls ?? []).map((call) => html`<${ToolCall} key=${call.id} name=${call.name} args=${typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments ?? {})} output=${call.result} ok=${call.state !== 'unknown' && call.state !== 'skipped'} />`)}
+      ${(entry.toolCalls ?? []).map((call) => html`<${ToolCall} key=${call.id} name=${call.name} args=${typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments ?? {})} output=${call.result} ok=${call.ok !== false && call.state !== 'unknown' && call.state !== 'skipped'} />`)}
       ${entry.content ? html`<p class="content">${entry.content}</p>` : null}
     </li>`;
     case 'thinking': return entry.content ? html`<li class="entry thinking"><details class="reasoning"><summary>Reasoning</summary><p>${entry.content}</p></details></li>` : null;
