@@ -89,6 +89,43 @@ describe('the web app in a real browser: a broken stream, a stale card, an edite
     expect(await web.page.getByRole('button', { name: 'Undo last turn' }).count()).toBe(0);
   });
 
+  it('gives an opened editor the cursor, keeps the page on the skip link, sends nothing on an IME\'s Enter, and answers a question only once chosen', async () => {
+    const web = await start();
+    const { plans, paragraph } = await notes(web);
+    await web.signIn(ADMIN);
+    await web.page.goto(`${web.url}/#/doc/${plans}`);
+    await web.page.locator(`[data-block="${paragraph}"] button.edit`).click();
+    // The cursor goes to the editor (the sign-in field had used up autofocus, and the keys went nowhere).
+    await web.page.waitForFunction((id) => document.activeElement?.id === id, `edit-${paragraph}`, { timeout: 5000 });
+    await web.page.keyboard.type('XYZ');
+    expect(await web.page.locator(`#edit-${paragraph}`).inputValue()).toContain('XYZ');
+    await web.page.getByRole('button', { name: 'Cancel' }).click();
+    // The skip link moves to the content; followed as a link, the router took #main for the home page.
+    await web.page.locator('a.skip').focus();
+    await web.page.keyboard.press('Enter');
+    expect(new URL(web.page.url()).hash).toBe(`#/doc/${plans}`);
+    expect(await web.page.evaluate(() => document.activeElement?.id)).toBe('main');
+    // An Enter that commits an input method's candidate is not a send.
+    await web.page.getByRole('link', { name: 'Agent' }).click();
+    await web.page.getByRole('button', { name: 'New session' }).click();
+    await web.page.locator('.chat h1').waitFor();
+    const box = web.page.getByLabel('Message to the agent');
+    await box.fill('请帮我 wo de');
+    const posts = web.fake.posts.length;
+    await box.dispatchEvent('keydown', { key: 'Enter', isComposing: true, bubbles: true, cancelable: true });
+    await web.page.waitForTimeout(300);
+    expect([web.fake.posts.length, await box.inputValue()]).toEqual([posts, '请帮我 wo de']);
+    // A question's Answer waits for a choice (an empty answer reached the model as 'User provided no answer.').
+    web.fake.reply(round({ calls: [{ id: 'call_q', name: 'question', args: { questions: [{ question: 'Which colour?', options: [{ label: 'Blue' }, { label: 'Green' }] }] } }] }), round({ text: 'Blue it is.' }));
+    await box.fill('Pick a colour with me');
+    await web.page.getByRole('button', { name: 'Send' }).click();
+    await web.page.locator('form.question legend', { hasText: 'Which colour?' }).waitFor();
+    expect(await web.page.getByRole('button', { name: 'Answer' }).isDisabled()).toBe(true);
+    await web.page.getByLabel('Blue').check();
+    await web.page.getByRole('button', { name: 'Answer' }).click();
+    await web.page.locator('.entry.assistant p.content', { hasText: 'Blue it is.' }).waitFor();
+  });
+
   it('settles a confirmation answered elsewhere, saying so, instead of refusing every click', async () => {
     const web = await start();
     const { paragraph } = await notes(web);

@@ -67,7 +67,7 @@ export function App(): VNode {
   const isAdmin = session.role === 'admin';
   const signOut = (): void => { forgetToken(); forgetAssets(); setSession(undefined); };
   return html`<div class="shell">
-    <a class="skip" href="#main">Skip to the content</a>
+    <a class="skip" href="#main" onClick=${skipToContent}>Skip to the content</a>
     <header class="top">
       <a class="brand" href="#/">Quire</a>
       <nav aria-label="Main">
@@ -144,4 +144,13 @@ function NewDocument({ session, onCreated }: { session: Session; onCreated: () =
     <button type="submit">Create</button>
     ${error ? html`<p class="error" role="alert">${error}</p>` : null}
   </form>`;
+}
+
+/**
+ * The skip link moves focus to the content: followed as a link, `#main` was a route in the hash router,
+ * and the page shown was replaced by the home page.
+ */
+function skipToContent(event: Event): void {
+  event.preventDefault();
+  document.getElementById('main')?.focus();
 }

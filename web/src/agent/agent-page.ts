@@ -181,7 +181,7 @@ function Chat({ client, sessionId, onChanged }: { client: QuireClient; sessionId
     <form class="composer" onSubmit=${send}>
       <label class="sr-only" for="message">Message to the agent</label>
       <textarea id="message" rows="2" value=${message} placeholder="Ask about your notes…" onInput=${(event: Event) => setMessage((event.target as HTMLTextAreaElement).value)}
-        onKeyDown=${(event: KeyboardEvent) => { if (event.key === 'Enter' && !event.shiftKey) { event.preventDefault(); (event.currentTarget as HTMLTextAreaElement).form?.requestSubmit(); } }}></textarea>
+        onKeyDown=${(event: KeyboardEvent) => { if (event.key === 'Enter' && !event.shiftKey && !event.isComposing && event.keyCode !== 229) { event.preventDefault(); (event.currentTarget as HTMLTextAreaElement).form?.requestSubmit(); } }}></textarea>
       ${live?.state === 'running' || runningElsewhere
         ? html`<button type="button" class="cancel" onClick=${() => void cancel()}>Stop</button>`
         : html`<button type="submit">Send</button>`}

@@ -18,9 +18,11 @@ export function QuestionCard({ client, sessionId, question, onAnswered }: { clie
   const pick = (index: number, label: string, multiple: boolean): void => {
     setAnswers(answers.map((chosen, i) => (i !== index ? chosen : multiple ? (chosen.includes(label) ? chosen.filter((item) => item !== label) : [...chosen, label]) : [label])));
   };
+  // Every question answered (a choice, or text): an empty answer reached the model as 'User provided no answer.'
+  const complete = answers.every((chosen) => chosen.some((answer) => answer.trim() !== ''));
   const submit = async (event: Event): Promise<void> => {
     event.preventDefault();
-    if (busy) return;
+    if (busy || !complete) return;
     setBusy(true);
     try {
       await client.call('answerQuestion', { params: { id: sessionId, questionId: question.id }, body: { answers } });
@@ -42,6 +44,6 @@ export function QuestionCard({ client, sessionId, question, onAnswered }: { clie
       ${q.custom || !q.options?.length ? html`<label>Your answer <input type="text" onInput=${(event: Event) => setAnswers(answers.map((chosen, i) => (i === index ? [(event.target as HTMLInputElement).value] : chosen)))} /></label>` : null}
     </fieldset>`)}
     ${error ? html`<p class="error" role="alert">${error}</p>` : null}
-    <button type="submit" disabled=${busy}>Answer</button>
+    <button type="submit" disabled=${busy || !complete}>Answer</button>
   </form>`;
 }

@@ -106,6 +106,11 @@ export function DocumentPage({ client, id, focus, canEdit, onChanged }: { client
     }
   };
 
+  // The opened editor takes the cursor: autofocus works once a page in Chromium (the sign-in field had it), and typing went nowhere.
+  useEffect(() => {
+    if (editing) (document.getElementById(`edit-${editing.id}`) as HTMLTextAreaElement | null)?.focus();
+  }, [editing?.id]);
+
   const editor = (block: BlockData): VNode => html`<form class="editor" data-block=${block.id} onSubmit=${(event: Event) => { event.preventDefault(); void save((event.currentTarget as HTMLFormElement).markdown.value, editing?.updated); }}>
     <label class="sr-only" for=${`edit-${block.id}`}>Markdown of the block</label>
     <textarea id=${`edit-${block.id}`} name="markdown" rows=${Math.min(20, Math.max(3, (editing?.markdown ?? '').split('\n').length + 1))} autofocus
