@@ -48,9 +48,27 @@ export class BackendRegistry {
       : undefined;
     const entry: Registered<K> = { kind, plugin, name, effects, backend: scoped(raw, scope, metered) };
     this.offered.set(key, entry as Registered<BackendKind>);
+    this.changed();
     return () => {
-      if (this.offered.get(key) === (entry as Registered<BackendKind>)) this.offered.delete(key);
+      if (this.offered.get(key) !== (entry as Registered<BackendKind>)) return;
+      this.offered.delete(key);
+      this.changed();
     };
+  }
+
+  private readonly listeners = new Set<() => void>();
+
+  /**
+   * Called when a backend comes or goes (its plugin enabled or disabled while serving): the actions that
+   * need one become available or not, though no action was added or removed (MCP's tools/list_changed).
+   */
+  onChange(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private changed(): void {
+    for (const listener of this.listeners) listener();
   }
 
   /**

@@ -21,7 +21,9 @@ const MAX_BATCH = 20;
 export function openMcpEndpoint(kernel: Kernel): McpEndpoint {
   const sessions = new McpSessions({ idleMs: kernel.config.mcp.sessionIdleMs, maxSessions: kernel.config.mcp.maxSessions });
   const unsubscribe = kernel.registry.onChange(() => sessions.notifyToolsChanged());
-  kernel.onClose(async () => { unsubscribe(); await sessions.closeAll(); });
+  // A backend coming or going makes tools available or not (tools/list leaves out those that cannot work).
+  const unsubscribeBackends = kernel.backends.onChange(() => sessions.notifyToolsChanged());
+  kernel.onClose(async () => { unsubscribe(); unsubscribeBackends(); await sessions.closeAll(); });
   // A long action's call keeps its event stream (progress, and bytes while it runs).
   const isLong = (tool: string): boolean => kernel.registry.get(tool)?.spec.long === true;
   return async (c) => {

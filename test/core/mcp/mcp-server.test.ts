@@ -270,4 +270,24 @@ describe('the kernel as an MCP server on /mcp', () => {
     const wiring = await rawRequest(`${url}/api/plugins/blocks`, { method: 'PUT', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify({ enabled: false }) });
     expect([wiring.status, wiring.json().error?.code]).toEqual([409, 'CONFLICT']);
   });
+
+  it('tells connected clients when a tool becomes usable or not, as the plugin offering its backend is enabled and disabled', async () => {
+    // local-models offers the embedder and has no tools of its own: enabling it changes no action, only what can work.
+    const { url } = await serve({ plugins: { 'local-models': { enabled: false, config: { embedder: { model: 'org/model' } } }, 'search-semantic': { config: { embedder: 'local-models' } } } });
+    const noting = fetchNotingStream();
+    const client = await connect(url, ADMIN, noting.fetch);
+    let changes = 0;
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => { changes++; });
+    await noting.streamOpen;
+    const listed = async () => (await client.listTools()).tools.some((tool) => tool.name === 'search_semantic');
+    expect(await listed()).toBe(false);
+    const put = (enabled: boolean) => rawRequest(`${url}/api/plugins/local-models`, { method: 'PUT', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify({ enabled }) });
+    expect((await put(true)).status).toBe(200);
+    await expect.poll(() => changes).toBeGreaterThanOrEqual(1);
+    expect(await listed()).toBe(true);
+    const before = changes;
+    expect((await put(false)).status).toBe(200);
+    await expect.poll(() => changes).toBeGreaterThan(before);
+    expect(await listed()).toBe(false);
+  });
 });
