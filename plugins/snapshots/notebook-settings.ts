@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { WorkHooks } from './snapshot-types.js';
+import { localOnlyAmong } from '../../core/index.js';
 import { showsToReaders, type Access } from '../blocks/notebook-conf.js';
 
 /**
@@ -69,7 +70,8 @@ const AGENT_ORDER = ['none', 'read', 'write'];
 function stricter(a: Record<string, unknown>, b: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   if (a.access !== undefined || b.access !== undefined) out.access = showsToReaders(a.access as Access | undefined) && showsToReaders(b.access as Access | undefined) ? a.access : 'private';
-  if (a.egress === 'local-only' || b.egress === 'local-only') out.egress = 'local-only';
+  // Core's answer of what is local-only (one place: scopes-in-one-place.test.ts).
+  if (localOnlyAmong([['a', a], ['b', b]]).size > 0) out.egress = 'local-only';
   const agent = [a.agent, b.agent].map((value) => (typeof value === 'string' && AGENT_ORDER.includes(value) ? value : 'write')).sort((x, y) => AGENT_ORDER.indexOf(x) - AGENT_ORDER.indexOf(y))[0]!;
   if (agent !== 'write') out.agent = agent;
   return out;
