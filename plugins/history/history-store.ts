@@ -15,6 +15,9 @@ export interface Version {
   hpath: string;
   /** The document file's text before the change. */
   text: string;
+  /** Its notebook's `access` and `egress` then (version-privacy.ts); absent in versions kept before they were recorded. */
+  access?: string;
+  egress?: string;
 }
 
 export type VersionInfo = Omit<Version, 'text'> & { title: string };

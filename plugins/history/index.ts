@@ -1,11 +1,12 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { KernelError, NotFoundError, WORKSPACE, definePlugin, isValidId, localOnlyAmong, mayReadRemoved, stoppedNote, sweepRetention, writeFileAtomic, type ActionCall, type ActionHandler, type StopReason } from '../../core/index.js';
+import { KernelError, NotFoundError, WORKSPACE, definePlugin, isValidId, mayReadRemoved, stoppedNote, sweepRetention, writeFileAtomic, type ActionCall, type ActionHandler, type StopReason } from '../../core/index.js';
 import { BLOCKS_INDEX } from '../blocks/tokens.js';
 import { HistoryStore, searchableText, titleOf, type Retention, type Version, type VersionInfo } from './history-store.js';
 import { VersionWriter } from './version-writer.js';
 import { restorePlace, type Place } from './restore-place.js';
+import { keptPrivacyAllows, privacyOf, refuseOpening, type KeptPrivacy } from './version-privacy.js';
 import { reportingNotes } from '../blocks/report-notes.js';
 
 interface SearchInput { query?: string; notebook?: string; op?: Version['op']; from?: string; to?: string; limit?: number }
@@ -31,7 +32,8 @@ export default definePlugin<Partial<Retention> & { coalesceSeconds?: number }>({
     // Every change of a document file, from any caller, keeps the file as it was (a burst of edits, once),
     // durably before the file changes.
     const stopListening = blocks.onBeforeChange(async (change) => {
-      await versions.record({ documentId: change.id, op: change.op, by: change.by, notebook: change.notebook, path: change.path, hpath: change.hpath, text: change.text });
+      // With the notebook's privacy then: who may read the version later depends on it too (version-privacy.ts).
+      await versions.record({ documentId: change.id, op: change.op, by: change.by, notebook: change.notebook, path: change.path, hpath: change.hpath, text: change.text, ...privacyOf(blocks.notebooks().get(change.notebook)) });
     }, (change) => versions.wants(change));
     // Disabled, history keeps no more versions (each enable had added a listener that never went).
     ctx.onDispose(stopListening);
@@ -41,18 +43,9 @@ export default definePlugin<Partial<Retention> & { coalesceSeconds?: number }>({
     const currentPlace = blocks.reader.prepare('SELECT notebook, path, hpath FROM blocks WHERE id = ?');
     // A notebook removed since (its documents' last texts are kept): for whoever may read what is left of one.
     const mayReadNotebook = (call: ActionCall, notebook: string) => blocks.visibleTo(call, notebook) || (mayReadRemoved(call) && !blocks.notebooks().has(notebook));
-    const visible = (call: ActionCall, version: { notebook: string }, id: string) => {
+    const visible = (call: ActionCall, version: KeptPrivacy & { notebook: string }, id: string) => {
       const now = currentNotebook.get(id) as string | undefined;
-      return mayReadNotebook(call, version.notebook) && (now === undefined || blocks.visibleTo(call, now));
-    };
-    // A version written in a local-only notebook, put back in one that is not, takes its notes out of it, where a
-    // model off this machine may read them: the gate asks about such moves, but cannot see a version's notebook.
-    const refuseLeavingLocalOnly = (call: ActionCall, from: string, to: string) => {
-      if (call.principal.kind !== 'agent' && call.principal.kind !== 'mcp') return;
-      const localOnly = localOnlyAmong(blocks.notebooks());
-      if (!localOnly.has(from) || localOnly.has(to)) return;
-      throw new KernelError('ACTION_DENIED', `history_rollback would put a version written in a notebook marked local-only into notebook '${to}', which is not: only a person can take notes out of a local-only notebook`,
-        { details: { notebook: from, reason: 'local_only_crossing' } });
+      return mayReadNotebook(call, version.notebook) && (now === undefined || blocks.visibleTo(call, now)) && keptPrivacyAllows(call, version, blocks.notebooks());
     };
     /** The notebooks a change to this document's history would touch, that the caller may only read. */
     const readOnlyHit = (call: ActionCall, id: string, notebooks: readonly string[]) =>
@@ -117,7 +110,7 @@ export default definePlugin<Partial<Retention> & { coalesceSeconds?: number }>({
             // Only where it is written (and where the document is now): the notebook it was removed from is not changed.
             const held = readOnlyHit(call, id, [target.notebook]);
             if (held !== undefined) throw new KernelError('ACTION_DENIED', `history_rollback would change notebook '${held}', which the agent may only read (its privacy setting is agent: read)`, { details: { notebook: held, privacy: 'read' } });
-            refuseLeavingLocalOnly(call, found.notebook, target.notebook);
+            refuseOpening(call, found, target.notebook, blocks.notebooks());
             const by = call.principal.kind === 'agent' ? call.principal.name : `${call.principal.kind}:${call.principal.name}`;
             if (existsSync(path)) {
               await history.record({ documentId: id, op: 'rollback', by, notebook: target.notebook, path: target.path, hpath: target.hpath, text: await readFile(path, 'utf8') });

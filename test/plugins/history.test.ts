@@ -241,6 +241,38 @@ describe('who may see kept versions and snapshots', () => {
     expect(diff.changed).toEqual([`${open.id}/${pub.id}.json`]);
     expect((await caught(act('history_clear', {}, agent()))).code).toBe('FORBIDDEN');
   });
+
+  it('keeps what was written while a notebook was private from readers after it is published, and the agent from putting it back there', async () => {
+    const { act } = await boot({ config: { plugins: { history: { config: { coalesceSeconds: 0 } } } } });
+    const notebook = await act<Created>('notebook_create', { name: 'Diary' });
+    await act('notebook_set_privacy', { id: notebook.id, egress: 'local-only' });
+    const doc = await act<Created>('document_create', { notebook: notebook.id, title: 'Diary', markdown: 'harmless' });
+    await act('block_append', { parentId: doc.id, markdown: 'SECRET written while private' });
+    await act('block_append', { parentId: doc.id, markdown: 'more' });
+    const withSecret = (await act<Versions>('history_list', { id: doc.id })).versions[0]!;
+    // The person opens the notebook up, and writes on.
+    await act('notebook_set_access', { id: notebook.id, access: 'published' });
+    await act('notebook_set_privacy', { id: notebook.id, egress: 'allowed' });
+    await act('block_append', { parentId: doc.id, markdown: 'public line' });
+    const afterwards = (await act<Versions>('history_list', { id: doc.id })).versions[0]!;
+    // Readers: the version kept while it was published, none of those kept while it was private (the secret was readable).
+    expect((await act<Versions>('history_list', { id: doc.id }, reader)).versions.map((version) => version.version)).toEqual([afterwards.version]);
+    expect((await caught(act('history_get', { id: doc.id, version: withSecret.version }, reader))).code).toBe('NOT_FOUND');
+    // The agent: written while local-only, not for a model off this machine now that it is not; and never put back.
+    expect((await caught(act('history_get', { id: doc.id, version: withSecret.version }, agent()))).code).toBe('NOT_FOUND');
+    expect((await caught(act('history_rollback', { id: doc.id, version: withSecret.version }, agent()))).code).toBe('NOT_FOUND');
+    // The person may.
+    expect((await act<{ text: string }>('history_get', { id: doc.id, version: withSecret.version })).text).toContain('SECRET');
+    // Private only (its text may leave): the agent reads the version, but does not put it back into the notebook published since.
+    const plans = await act<Created>('notebook_create', { name: 'Plans' });
+    const plan = await act<Created>('document_create', { notebook: plans.id, title: 'Plan', markdown: 'draft' });
+    await act('block_append', { parentId: plan.id, markdown: 'unannounced' });
+    await act('block_append', { parentId: plan.id, markdown: 'more' });
+    const draft = (await act<Versions>('history_list', { id: plan.id })).versions[0]!;
+    await act('notebook_set_access', { id: plans.id, access: 'published' });
+    expect((await act<{ text: string }>('history_get', { id: plan.id, version: draft.version }, agent())).text).toContain('unannounced');
+    expect(await caught(act('history_rollback', { id: plan.id, version: draft.version }, agent()))).toMatchObject({ code: 'ACTION_DENIED', details: { reason: 'private_version' } });
+  });
 });
 
 describe('history and snapshots over HTTP', () => {
