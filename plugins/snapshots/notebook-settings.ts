@@ -40,14 +40,18 @@ export function privacyDiffers(before: string, after: string): boolean {
 }
 
 /**
- * A turn's undo of a notebook's settings: a setting both the turn and someone else changed while it ran
- * is a conflict (left as it is unless forced: the person's value is not known, only the one before the
+ * A turn's undo of a notebook's settings: a setting both the turn and someone else changed, while it ran
+ * or since, is a conflict (left as it is unless forced: the person's value is not known, only the one before the
  * turn); otherwise the text undoneKeepingPrivacy gives, keeping what others changed.
  */
-export function undoSettings(before: string, now: string, notes: { settingsByOthers?: Record<string, string[]>; settingsByTurn?: Record<string, string[]> }, path: string, force: boolean): { conflict: boolean; text?: string } {
+export function undoSettings(before: string, after: string, now: string, notes: { settingsByOthers?: Record<string, string[]>; settingsByTurn?: Record<string, string[]> }, path: string, force: boolean): { conflict: boolean; text?: string } {
   const others = notes.settingsByOthers?.[path] ?? [];
-  const both = others.filter((field) => notes.settingsByTurn?.[path]?.includes(field));
-  if (both.length > 0 && !force) return { conflict: true };
+  const mine = notes.settingsByTurn?.[path] ?? [];
+  const both = others.filter((field) => mine.includes(field));
+  // A setting the turn changed that is not as the turn left it (a person renamed the notebook after the turn): theirs too.
+  const [left, current] = [parse(after), parse(now)];
+  const since = mine.filter((field) => left === undefined || current === undefined || JSON.stringify(left[field]) !== JSON.stringify(current[field]));
+  if ((both.length > 0 || since.length > 0) && !force) return { conflict: true };
   const text = undoneKeepingPrivacy(before, now, others.filter((field) => !both.includes(field)));
   return text === undefined ? { conflict: false } : { conflict: false, text };
 }

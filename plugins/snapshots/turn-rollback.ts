@@ -225,7 +225,7 @@ async function undoBlocks(repo: SnapshotRepo, before: Snapshot, after: Snapshot,
   for (const path of turn.changed) {
     if (now[path] === undefined) { result.conflicts.push({ path }); continue; }
     if (isNotebookSettings(path)) {
-      const settings = undoSettings(await snapshotText(repo, before, path), await readFile(file(path), 'utf8'), after, path, force);
+      const settings = undoSettings(await snapshotText(repo, before, path), await snapshotText(repo, after, path), await readFile(file(path), 'utf8'), after, path, force);
       if (settings.conflict) result.conflicts.push({ path });
       else if (settings.text !== undefined) { change.writes.push({ path, text: settings.text }); result.undone.push({ path, blocks: 0 }); }
       continue;

@@ -231,6 +231,19 @@ describe('rolling back an agent turn', () => {
     expect(await texts()).toEqual(['my own careful rewrite', 'person two']);
   });
 
+  it('reports a notebook the turn renamed and a person renamed after it as a conflict, keeping the person\'s name', async () => {
+    let notebook = '';
+    const { rollback, act, texts } = await agentTurn((act, paragraphs) => twoRounds(async () => {
+      notebook = (await act<{ notebook: string }>('document_get', { id: paragraphs.doc })).notebook;
+      return toolCalls({ id: 'c1', name: 'notebook_rename', args: { id: notebook, name: 'Agent name' } }, { id: 'c2', name: 'block_update', args: { id: paragraphs.first, markdown: 'agent rewrote one' } });
+    }));
+    await act('notebook_rename', { id: notebook, name: 'Person name' });
+    const result = await rollback();
+    expect(result.conflicts).toEqual([{ path: `${notebook}/.notebook.json` }]);
+    expect(await texts()).toEqual(['person one', 'person two']);
+    expect((await act<{ notebooks: { id: string; name: string }[] }>('notebook_list', {})).notebooks.find((entry) => entry.id === notebook)!.name).toBe('Person name');
+  });
+
   it('brings back a published notebook the turn removed as it was, published', async () => {
     let removed = '';
     const { rollback, act } = await agentTurn((act) => twoRounds(async () => {
