@@ -102,7 +102,10 @@ export class SessionIndex {
       }
       // Best effort: a write that fails keeps the index in memory (write), as for any change.
       if (changed) await this.write(index).catch(() => undefined);
-    }).catch(() => undefined);
+    }).catch(() => {
+      // Not checked (the index could not be read now): the next listing tries again.
+      this.checked = undefined;
+    });
   }
 
   private async rebuild(): Promise<Map<string, IndexEntry>> {

@@ -113,7 +113,8 @@ export default definePlugin<Partial<Retention> & { coalesceSeconds?: number }>({
             refuseOpening(call, found, target.notebook, blocks.notebooks());
             const by = call.principal.kind === 'agent' ? call.principal.name : `${call.principal.kind}:${call.principal.name}`;
             if (existsSync(path)) {
-              await history.record({ documentId: id, op: 'rollback', by, notebook: target.notebook, path: target.path, hpath: target.hpath, text: await readFile(path, 'utf8') });
+              // With its notebook's privacy, as every version: without it, it was never judged written while private or local-only.
+              await history.record({ documentId: id, op: 'rollback', by, notebook: target.notebook, path: target.path, hpath: target.hpath, text: await readFile(path, 'utf8'), ...privacyOf(blocks.notebooks().get(target.notebook)) });
             }
             await writeFileAtomic(path, found.text);
             await ops.syncIndex();

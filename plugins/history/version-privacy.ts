@@ -31,7 +31,7 @@ export function keptPrivacyAllows(call: Pick<ActionCall, 'principal'>, version: 
  * A version the agent or an MCP client puts back into a notebook more open than the one it was written
  * in: refused, only a person takes notes out of a local-only or private notebook (the gate asks about
  * moves between notebooks, but cannot see a version's past). A version kept before its privacy was
- * recorded is judged by its notebook as it is now.
+ * recorded counts as private, and as local-only if its notebook is now.
  */
 export function refuseOpening(call: Pick<ActionCall, 'principal'>, version: KeptPrivacy & { notebook: string }, to: string, notebooks: Notebooks): void {
   if (!agentLike(call)) return;
@@ -41,7 +41,8 @@ export function refuseOpening(call: Pick<ActionCall, 'principal'>, version: Kept
     throw new KernelError('ACTION_DENIED', `history_rollback would put a version written in a notebook marked local-only into notebook '${to}', which is not: only a person can take notes out of a local-only notebook`,
       { details: { notebook: version.notebook, reason: 'local_only_crossing' } });
   }
-  if (version.access !== undefined && !showsToReaders(version.access as Access) && showsToReaders(notebooks.get(to)?.access as Access | undefined)) {
+  // A version kept before its privacy was recorded counts as written while private: a person can still put it back.
+  if (!showsToReaders(version.access as Access | undefined) && showsToReaders(notebooks.get(to)?.access as Access | undefined)) {
     throw new KernelError('ACTION_DENIED', `history_rollback would put a version written while its notebook was private into notebook '${to}', which readers see: only a person can publish it`,
       { details: { notebook: version.notebook, reason: 'private_version' } });
   }

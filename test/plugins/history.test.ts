@@ -243,7 +243,8 @@ describe('who may see kept versions and snapshots', () => {
   });
 
   it('keeps what was written while a notebook was private from readers after it is published, and the agent from putting it back there', async () => {
-    const { act } = await boot({ config: { plugins: { history: { config: { coalesceSeconds: 0 } } } } });
+    const { act, kernel } = await boot({ config: { plugins: { history: { config: { coalesceSeconds: 0 } } } } });
+    const root = kernel.workspace.root;
     const notebook = await act<Created>('notebook_create', { name: 'Diary' });
     await act('notebook_set_privacy', { id: notebook.id, egress: 'local-only' });
     const doc = await act<Created>('document_create', { notebook: notebook.id, title: 'Diary', markdown: 'harmless' });
@@ -272,6 +273,17 @@ describe('who may see kept versions and snapshots', () => {
     await act('notebook_set_access', { id: plans.id, access: 'published' });
     expect((await act<{ text: string }>('history_get', { id: plan.id, version: draft.version }, agent())).text).toContain('unannounced');
     expect(await caught(act('history_rollback', { id: plan.id, version: draft.version }, agent()))).toMatchObject({ code: 'ACTION_DENIED', details: { reason: 'private_version' } });
+    // The version a person's own restore keeps carries its privacy too (it had none, and passed every check).
+    await act('notebook_set_access', { id: plans.id, access: 'private' });
+    await act('history_rollback', { id: plan.id, version: draft.version });
+    const kept = (await act<Versions>('history_list', { id: plan.id })).versions.find((version) => version.op === 'rollback')!;
+    await act('notebook_set_access', { id: plans.id, access: 'published' });
+    expect(await caught(act('history_rollback', { id: plan.id, version: kept.version }, agent()))).toMatchObject({ code: 'ACTION_DENIED', details: { reason: 'private_version' } });
+    // A version kept before privacy was recorded counts as private for such a restore.
+    const old = join(root, 'history', plan.id, '20200101T000000000Z-update.json');
+    const { access: _access, egress: _egress, ...unrecorded } = JSON.parse(await readFile(join(root, 'history', plan.id, `${kept.version}.json`), 'utf8')) as Record<string, unknown>;
+    await writeFile(old, JSON.stringify({ ...unrecorded, version: '20200101T000000000Z-update', op: 'update', time: '2020-01-01T00:00:00.000Z' }));
+    expect(await caught(act('history_rollback', { id: plan.id, version: '20200101T000000000Z-update' }, agent()))).toMatchObject({ code: 'ACTION_DENIED', details: { reason: 'private_version' } });
   });
 });
 
