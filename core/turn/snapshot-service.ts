@@ -19,7 +19,8 @@ export interface TurnRollbackOutcome {
 
 /** Undoes one agent turn's changes to the notes; provided by the snapshots plugin. */
 export interface TurnRollback {
-  rollbackTurn(sessionId: string, turnId: string, force: boolean): Promise<TurnRollbackOutcome>;
+  /** `only`: the paths an earlier undo of the turn left as conflicts; an undo again goes to those alone. */
+  rollbackTurn(sessionId: string, turnId: string, force: boolean, only?: readonly string[]): Promise<TurnRollbackOutcome>;
 }
 
 export const TURN_ROLLBACK = createToken<TurnRollback>('agent.turn-rollback');

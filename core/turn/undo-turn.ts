@@ -24,7 +24,10 @@ export async function undoTurn(kernel: Kernel, sessionId: string, turnId: string
     if (done !== undefined && Array.isArray(done.conflicts) && done.conflicts.length === 0) {
       throw new ConflictError('CONFLICT', `turn ${turnId} was undone already${typeof done.timestamp === 'string' ? ` (${done.timestamp})` : ''}; undoing it again would take back what was written since`, { details: { reason: 'undone', turnId } });
     }
-    const outcome = await kernel.container.resolve<TurnRollback>(TURN_ROLLBACK).rollbackTurn(sessionId, turnId, force);
+    // Undone in part: again, only what it left (its conflicts); what it undid may have been written since ('*': it undid nothing).
+    const left = Array.isArray(done?.conflicts) ? (done.conflicts as { path?: unknown }[]).map((conflict) => String(conflict.path)) : undefined;
+    const only = left === undefined || left.includes('*') ? undefined : [...new Set(left)];
+    const outcome = await kernel.container.resolve<TurnRollback>(TURN_ROLLBACK).rollbackTurn(sessionId, turnId, force, only);
     const entry = { id: newId(), type: 'rollback', turnID: turnId, ...outcome, by, timestamp: new Date().toISOString() };
     // The files are rolled back already: the record of it must land even if someone saved meanwhile.
     for (let attempt = 1; ; attempt++) {

@@ -150,8 +150,9 @@ export default definePlugin({
       },
     });
     ctx.provide('agent.turn-rollback', {
-      rollbackTurn: (sessionId: string, turnId: string, force: boolean) => held(async (ops) => {
-        const result = await changing(ops, 'The undo of the turn', () => rollbackTurn(repo, sessionId, turnId, force, (path, op) => blocks.beforeFileChange(path, op, 'kernel:turn-rollback'), keepSkillVersions('kernel:turn-rollback'), documentsOf));
+      rollbackTurn: (sessionId: string, turnId: string, force: boolean, only?: readonly string[]) => held(async (ops) => {
+        const result = await changing(ops, 'The undo of the turn', () => rollbackTurn(repo, sessionId, turnId, force, (path, op) => blocks.beforeFileChange(path, op, 'kernel:turn-rollback'), keepSkillVersions('kernel:turn-rollback'), documentsOf,
+          only === undefined ? undefined : new Set(only)));
         await ops.syncIndex();
         return result;
       }, true),

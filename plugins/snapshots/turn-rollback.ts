@@ -3,8 +3,9 @@ import { join } from 'node:path';
 import { NotFoundError } from '../../core/index.js';
 import { applyJournaled, type FileChange, type TreeChange } from './file-change.js';
 import { isAmong } from './turn-removals.js';
+import { treeOf, writtenByOthers, type TreeBlock } from './turn-authorship.js';
 import { isNotebookSettings, keepingPrivacy, privacyDiffers, undoSettings } from './notebook-settings.js';
-import { skillNames, type FileEntry, type Snapshot, type SnapshotRepo, type Tables } from './snapshot-repo.js';
+import { skillNames, type FileDiff, type FileEntry, type Snapshot, type SnapshotRepo, type Tables } from './snapshot-repo.js';
 
 export interface TurnRollbackResult {
   /**
@@ -20,7 +21,6 @@ export interface TurnRollbackResult {
   undone: { path: string; blocks: number }[];
 }
 
-interface TreeBlock { id: string; children?: TreeBlock[]; [key: string]: unknown }
 
 const START = 'agent auto snapshot';
 const END = 'agent turn end';
@@ -73,6 +73,9 @@ function movedOnSince(before: TreeBlock, after: TreeBlock, path: string, turn: {
 /** Told which skills are about to change, before any of their files does (to keep their versions). */
 type BeforeSkills = (names: string[]) => Promise<void>;
 
+/** A diff cut down to the paths given (as an answer shows them: skill files with their prefix); all without. */
+const keepOnly = (diff: FileDiff, only: ReadonlySet<string> | undefined, prefix = ''): FileDiff => (only === undefined ? diff
+  : { added: diff.added.filter((path) => only.has(prefix + path)), removed: diff.removed.filter((path) => only.has(prefix + path)), changed: diff.changed.filter((path) => only.has(prefix + path)) });
 /** Skill files' paths as a rollback's answer shows them, apart from the notes' (which start with a notebook id). */
 const SKILLS_PREFIX = 'skills/';
 
@@ -84,7 +87,7 @@ const SKILLS_PREFIX = 'skills/';
  * leave skills/ alone. Runs while writes to the notes and skills are held; the caller resyncs the index.
  */
 export async function rollbackTurn(repo: SnapshotRepo, sessionId: string, turnId: string, force: boolean, before: BeforeWrite = async () => undefined,
-  beforeSkills: BeforeSkills = async () => undefined, documentsOf: DocumentsOf = () => new Map()): Promise<TurnRollbackResult> {
+  beforeSkills: BeforeSkills = async () => undefined, documentsOf: DocumentsOf = () => new Map(), only?: ReadonlySet<string>): Promise<TurnRollbackResult> {
   const origin = `agent:${sessionId}/${turnId}`;
   // Oldest first: the turn's first snapshot at its start, its last at its end.
   const mine = (await repo.list()).filter((snapshot) => snapshot.origin === origin).sort((a, b) => a.created.localeCompare(b.created));
@@ -108,7 +111,8 @@ export async function rollbackTurn(repo: SnapshotRepo, sessionId: string, turnId
   // A notebook's privacy changed while the turn ran (a person's: notebook-settings.ts), or renamed by someone else, is not restored whole.
   for (const path of after ? repo.diff(start.files, after.files).changed.filter(isNotebookSettings) : []) if (after!.settingsByOthers?.[path] || privacyDiffers(await snapshotText(repo, start, path), await snapshotText(repo, after!, path))) mixed.add(path);
   // Skills count only when the turn's end snapshot holds them: an older one says nothing about skills/.
-  if (after && mixed.size === 0 && untouched(after.files, now.files) && (!after.skills || untouched(after.skills, now.skills))) {
+  // `only`: an undo again of a turn undone in part goes to what the first left (its conflicts), never over what it undid.
+  if (after && only === undefined && mixed.size === 0 && untouched(after.files, now.files) && (!after.skills || untouched(after.skills, now.skills))) {
     await repo.rollback(start.id, before, keepingPrivacy(repo.dataDir, 'undo'), beforeSkills);
     return { mode: 'restore', conflicts: [], undone: [] };
   }
@@ -117,36 +121,12 @@ export async function rollbackTurn(repo: SnapshotRepo, sessionId: string, turnId
     await repo.rollback(start.id, before, keepingPrivacy(repo.dataDir, 'undo'), beforeSkills);
     return { mode: 'restore', conflicts: [], undone: [] };
   }
-  return undoBlocks(repo, start, after, now, mixed, force, before, beforeSkills, documentsOf);
+  return undoBlocks(repo, start, after, now, mixed, force, before, beforeSkills, documentsOf, only);
 }
 
 /** Whether someone other than the turn removed or moved this path while it ran (by the end snapshot's notes). */
 function removedByOthers(after: Snapshot, path: string): boolean {
   return after.removedByOthers !== undefined && isAmong(path, after.removedByOthers) && !(after.removedByTurn ?? []).includes(path);
-}
-
-/** A document's tree from a file's text, or undefined for a file that is not one (`.notebook.json`). */
-function treeOf(text: string): TreeBlock | undefined {
-  try {
-    const value = JSON.parse(text) as TreeBlock;
-    return typeof value === 'object' && value !== null && typeof value.id === 'string' ? value : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * Whether a block's version in the turn's end snapshot was written by someone other than the turn:
- * stamped `updatedBy` another caller since the turn began (a block new since then, or whose stamp moved).
- * A block without a stamp counts as the turn's, as before stamps were compared.
- */
-function writtenByOthers(turn: string, old: TreeBlock | undefined, block: TreeBlock): boolean {
-  const attrs = (block.attrs ?? {}) as Record<string, unknown>;
-  const by = attrs.updatedBy;
-  if (typeof by !== 'string' || by.startsWith(`${turn}/`)) return false;
-  if (!old) return true;
-  const was = (old.attrs ?? {}) as Record<string, unknown>;
-  return was.updated !== attrs.updated || was.updatedBy !== by;
 }
 
 /** The documents in which a block changed between the turn's snapshots was written by someone else. */
@@ -182,10 +162,10 @@ async function changedByOthers(repo: SnapshotRepo, start: Snapshot, after: Snaps
 }
 
 async function undoBlocks(repo: SnapshotRepo, before: Snapshot, after: Snapshot, tables: Tables, mixed: ReadonlySet<string>, force: boolean, notify: BeforeWrite, notifySkills: BeforeSkills,
-  documentsOf: DocumentsOf): Promise<TurnRollbackResult> {
+  documentsOf: DocumentsOf, only: ReadonlySet<string> | undefined): Promise<TurnRollbackResult> {
   const result: TurnRollbackResult = { mode: 'blocks', conflicts: [], undone: [] };
   const now = tables.files;
-  const turn = repo.diff(before.files, after.files);
+  const turn = keepOnly(repo.diff(before.files, after.files), only);
   const file = (path: string) => join(repo.dataDir, ...path.split('/'));
   // Planned whole first, then applied as one journaled change: a crash midway is finished at the next start.
   const change: FileChange = { label: `undo of turn ${after.origin}`, writes: [], removes: [] };
@@ -249,7 +229,7 @@ async function undoBlocks(repo: SnapshotRepo, before: Snapshot, after: Snapshot,
     result.undone.push({ path, blocks: undone });
   }
   if (before.skills && after.skills) {
-    const skills = undoSkillFiles(repo, before.skills, after.skills, tables.skills, force, result);
+    const skills = undoSkillFiles(repo, before.skills, after.skills, tables.skills, force, result, only);
     change.skills = skills;
     await notifySkills(skillNames([...skills.writes.map((write) => write.path), ...skills.removes]));
   }
@@ -262,9 +242,9 @@ async function undoBlocks(repo: SnapshotRepo, before: Snapshot, after: Snapshot,
  * The turn's changes to skill files, undone file by file where the file is still as the turn left
  * it (or with `force`); the others are conflicts. A skill file is small text with no blocks to merge.
  */
-function undoSkillFiles(repo: SnapshotRepo, before: Record<string, FileEntry>, after: Record<string, FileEntry>, now: Record<string, FileEntry>, force: boolean, result: TurnRollbackResult): TreeChange {
+function undoSkillFiles(repo: SnapshotRepo, before: Record<string, FileEntry>, after: Record<string, FileEntry>, now: Record<string, FileEntry>, force: boolean, result: TurnRollbackResult, only: ReadonlySet<string> | undefined): TreeChange {
   const change: TreeChange = { writes: [], removes: [] };
-  const turn = repo.diff(before, after);
+  const turn = keepOnly(repo.diff(before, after), only, SKILLS_PREFIX);
   const conflict = (path: string) => result.conflicts.push({ path: SKILLS_PREFIX + path });
   const undone = (path: string) => result.undone.push({ path: SKILLS_PREFIX + path, blocks: 0 });
   for (const path of turn.added) {

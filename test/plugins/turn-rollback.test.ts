@@ -244,6 +244,26 @@ describe('rolling back an agent turn', () => {
     expect((await act<{ notebooks: { id: string; name: string }[] }>('notebook_list', {})).notebooks.find((entry) => entry.id === notebook)!.name).toBe('Person name');
   });
 
+  it('undoes a turn undone in part again only where the first undo left conflicts, never over what it undid', async () => {
+    const made: Record<string, string> = {};
+    const { rollback, act, first, texts } = await agentTurn((act, paragraphs) => twoRounds(async () => {
+      const { notebook } = await act<{ notebook: string }>('document_get', { id: paragraphs.doc });
+      made.other = (await act<Created>('document_create', { notebook, title: 'Other', markdown: 'other text' })).id;
+      made.otherBlock = (await act<Tree>('document_get', { id: made.other })).document.children[0]!.id;
+      return toolCalls({ id: 'c1', name: 'block_update', args: { id: paragraphs.first, markdown: 'agent one' } }, { id: 'c2', name: 'block_update', args: { id: made.otherBlock, markdown: 'agent other' } });
+    }));
+    const otherText = async () => (await act<Tree>('document_get', { id: made.other! })).document.children.map((block) => block.content);
+    // The person edits the turn's block of the first document: the undo leaves it, and undoes the other document.
+    await act('block_update', { id: first, markdown: 'person edited after the turn' });
+    expect((await rollback()).conflicts.map((conflict) => conflict.id)).toEqual([first]);
+    expect(await otherText()).toEqual(['other text']);
+    // Then writes in the other document: an undo again, forced, goes to the conflict alone.
+    await act('block_update', { id: made.otherBlock!, markdown: 'person wrote after the undo' });
+    expect((await rollback()).conflicts.map((conflict) => conflict.id)).toEqual([first]);
+    await rollback(true);
+    expect([await texts(), await otherText()]).toEqual([['person one', 'person two'], ['person wrote after the undo']]);
+  });
+
   it('brings back a published notebook the turn removed as it was, published', async () => {
     let removed = '';
     const { rollback, act } = await agentTurn((act) => twoRounds(async () => {
