@@ -31,8 +31,8 @@ export function servedOverMcp(action: RegisteredAction, config: Pick<KernelConfi
 
 /**
  * One MCP tool per action, named by its wire name, in a stable order; as for the agent, not those that
- * cannot work now (a semantic search with no embedder selected: every call answered 503). Enabling the
- * plugin that makes one work changes the registry, which tells the clients the list changed.
+ * cannot work now (a semantic search with no embedder selected: every call answered 503). A backend
+ * coming or going tells the clients the list changed, as actions added or removed do (mcp-endpoint.ts).
  */
 export function toolDefinitions(registry: ActionRegistry, config: Pick<KernelConfig, 'mcp'>): Tool[] {
   return registry.list().filter((action) => servedOverMcp(action, config) && action.unavailable?.() === undefined).sort((a, b) => a.wireName.localeCompare(b.wireName)).map((action) => {

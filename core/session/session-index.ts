@@ -85,8 +85,8 @@ export class SessionIndex {
   private checkOnce(): Promise<void> {
     return this.checked ??= this.lock.run(INDEX_KEY, async () => {
       const index = await this.read();
-      // A folder that cannot be listed (too many open files) says nothing: the index is left as it is
-      // (every entry was dropped), and the next listing checks again.
+      // A folder that cannot be listed (too many open files) says nothing: the index is left as it is (read
+      // as empty, it dropped every entry), and the next listing checks again.
       const listed = await readdir(this.paths.root).catch((error: NodeJS.ErrnoException) => (error.code === 'ENOENT' ? [] : undefined));
       if (listed === undefined) { this.checked = undefined; return; }
       const folders = new Set(listed.filter((name) => isValidId(name)));
