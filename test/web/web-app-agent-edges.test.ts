@@ -63,7 +63,7 @@ describe('the web app in a real browser: a broken stream, a stale card, an edite
     expect(await web.page.locator('.entry.assistant p.content', { hasText: 'Changed, though you lost sight of me.' }).count()).toBe(1);
   });
 
-  it('shows a denied call as failed once the turn is stored, and no longer offers to undo a turn undone whole', async () => {
+  it('shows a denied call as failed once the turn is stored, the person\'s message while its turn runs, and no Undo for a turn undone whole', async () => {
     const web = await start();
     const { paragraph } = await notes(web);
     await web.signIn(ADMIN);
@@ -81,8 +81,12 @@ describe('the web app in a real browser: a broken stream, a stale card, an edite
     web.fake.reply(round({ calls: [{ id: 'call_2', name: 'block_update', args: { id: paragraph, markdown: 'Agent edit.' } }] }), round({ text: 'Edited.' }));
     await web.page.getByLabel('Message to the agent').fill('Edit it now');
     await web.page.getByRole('button', { name: 'Send' }).click();
+    // While the turn waits for the person, the message it answers is shown (it appeared only once the turn ended).
+    await web.page.locator('section.confirm').waitFor();
+    expect(await web.page.locator('.entry.user', { hasText: 'Edit it now' }).count()).toBe(1);
     await web.page.locator('section.confirm').getByRole('button', { name: 'Approve' }).click();
     await web.page.locator('.entry.assistant p.content', { hasText: 'Edited.' }).waitFor();
+    expect(await web.page.locator('.entry.user', { hasText: 'Edit it now' }).count()).toBe(1);
     await web.page.getByRole('button', { name: 'Undo last turn' }).click();
     await web.page.getByText('A turn was undone.').waitFor();
     await web.page.getByRole('button', { name: 'Send' }).waitFor();

@@ -47,6 +47,8 @@ function Chat({ client, sessionId, onChanged }: { client: QuireClient; sessionId
   // The turn's stream broke while the turn went on in the kernel: what broke it, said while the page follows the turn.
   const [lost, setLost] = useState<string>();
   const [shown, setShown] = useState(PAGE_ENTRIES);
+  // The person's message of the turn the page runs: shown above its live answer until the stored session has it.
+  const [asked, setAsked] = useState<string>();
   // Confirmations the turn's stream announced, and those answered here: a list fetched before the
   // newest one existed must neither hide it nor bring back one already answered.
   const announced = useRef(new Map<string, Confirmation>());
@@ -81,6 +83,7 @@ function Chat({ client, sessionId, onChanged }: { client: QuireClient; sessionId
     const text = message.trim();
     if (text === '' || live?.state === 'running' || runningElsewhere) return;
     setMessage('');
+    setAsked(text);
     setError(undefined);
     setUndo(undefined);
     setLost(undefined);
@@ -160,6 +163,7 @@ function Chat({ client, sessionId, onChanged }: { client: QuireClient; sessionId
     <ol class="entries" aria-live="polite">
       ${hidden > 0 ? html`<li class="entry system"><button type="button" class="earlier" onClick=${() => setShown(shown + PAGE_ENTRIES)}>Show ${Math.min(hidden, PAGE_ENTRIES)} earlier messages (${hidden} not shown)</button></li>` : null}
       ${entries.slice(hidden).map((entry) => html`<${Entry} key=${entry.id} entry=${entry} />`)}
+      ${live?.state === 'running' && asked ? html`<li class="entry user live"><p>${asked}</p></li>` : null}
       ${live ? html`<li class="entry assistant live" aria-busy=${live.state === 'running'}>
         ${live.reasoning ? html`<details class="reasoning"><summary>Reasoning</summary><p>${live.reasoning}</p></details>` : null}
         ${live.calls.map((call) => html`<${ToolCall} key=${call.id} name=${call.name} args=${call.arguments} output=${call.output} ok=${call.ok} progress=${call.progress} />`)}
