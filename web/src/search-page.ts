@@ -50,9 +50,12 @@ export function SearchPage({ client, query: initial }: { client: QuireClient; qu
       if (asked === latest.current) setError(describe(e));
     }
   };
-  // A new address (a tag clicked while here): its query, not the one in the box.
+  // A new address (a tag clicked while here): its query, not the one in the box. Not at the first render:
+  // the box starts with it already, and setting it again after the paint wiped what was typed meanwhile.
+  const shownFor = useRef<string>();
   useEffect(() => {
-    setQuery(initial);
+    if (shownFor.current !== undefined) setQuery(initial);
+    shownFor.current = initial;
     if (initial) void run(1, initial);
   }, [initial]);
   const pages = answer ? Math.max(1, Math.ceil(answer.total / answer.pageSize)) : 1;
