@@ -130,6 +130,27 @@ describe('the web app in a real browser: a broken stream, a stale card, an edite
     await web.page.locator('.entry.assistant p.content', { hasText: 'Blue it is.' }).waitFor();
   });
 
+  it('keeps what was typed in a block\'s editor when the page is left, and gives it back when the block is edited again', async () => {
+    const web = await start();
+    const { plans, paragraph, work } = await notes(web);
+    const other = await web.act<Created>('document_create', { notebook: work, title: 'Elsewhere', markdown: 'another page' });
+    await web.signIn(ADMIN);
+    await web.page.goto(`${web.url}/#/doc/${plans}`);
+    await web.page.locator(`[data-block="${paragraph}"] button.edit`).click();
+    await web.page.locator(`#edit-${paragraph}`).fill('Typed, then I went elsewhere.');
+    // Another document, then back: the editor was closed and the text gone.
+    await web.page.evaluate((id) => { location.hash = `#/doc/${id}`; }, other.id);
+    await web.page.getByRole('heading', { name: 'Elsewhere', level: 1 }).waitFor();
+    await web.page.goBack();
+    await web.page.locator(`[data-block="${paragraph}"] button.edit`).click();
+    expect(await web.page.locator(`#edit-${paragraph}`).inputValue()).toBe('Typed, then I went elsewhere.');
+    await web.page.getByText('Your unsaved text from before is back').waitFor();
+    // Cancel drops it.
+    await web.page.getByRole('button', { name: 'Cancel' }).click();
+    await web.page.locator(`[data-block="${paragraph}"] button.edit`).click();
+    expect(await web.page.locator(`#edit-${paragraph}`).inputValue()).not.toContain('went elsewhere');
+  });
+
   it('settles a confirmation answered elsewhere, saying so, instead of refusing every click', async () => {
     const web = await start();
     const { paragraph } = await notes(web);

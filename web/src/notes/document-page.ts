@@ -15,6 +15,9 @@ interface Conflict { mine: string; theirs: string; theirsUpdated: string }
  * person chooses: keep their own text over the new one, take the new one, or go on editing. Nothing
  * typed is lost.
  */
+/** Text typed in a block's editor and not saved when its page was left, by block id (this tab only). */
+const drafts = new Map<string, { typed: string; opened: string; updated: string }>();
+
 export function DocumentPage({ client, id, focus, canEdit, onChanged }: { client: QuireClient; id: string; focus?: string; canEdit: boolean; onChanged: () => void }): VNode {
   const [doc, setDoc] = useState<{ document: BlockData; hpath: string } | undefined>();
   const [error, setError] = useState<string>();
@@ -32,7 +35,20 @@ export function DocumentPage({ client, id, focus, canEdit, onChanged }: { client
     (answer) => { setDoc(answer.result as { document: BlockData; hpath: string }); setError(undefined); },
     (e: unknown) => setError(describe(e)),
   );
-  useEffect(() => { setDoc(undefined); setEditing(undefined); setConflict(undefined); void load(); }, [id]);
+  // What the editor holds when the page goes (another document, another page): kept as a draft of its block.
+  const editingNow = useRef(editing);
+  editingNow.current = editing;
+  const keepDraft = (): void => {
+    const open = editingNow.current;
+    if (open && typed.current !== open.opened) drafts.set(open.id, { typed: typed.current, opened: open.opened, updated: open.updated });
+  };
+  useEffect(() => { setDoc(undefined); setEditing(undefined); setConflict(undefined); void load(); return keepDraft; }, [id]);
+  // Leaving the app (a reload, the tab closed) with typed text unsaved: the browser asks first.
+  useEffect(() => {
+    const ask = (event: BeforeUnloadEvent): void => { if (editingNow.current && typed.current !== editingNow.current.opened) event.preventDefault(); };
+    window.addEventListener('beforeunload', ask);
+    return () => window.removeEventListener('beforeunload', ask);
+  }, []);
   // After every render: a block whose editor closed (Cancel) shows its image again (kept images cost nothing).
   useEffect(() => { if (doc && root.current) void loadAssets(client, root.current); });
   useEffect(() => {
@@ -53,10 +69,15 @@ export function DocumentPage({ client, id, focus, canEdit, onChanged }: { client
     try {
       const answer = await client.call('block_get', { body: { id: block.id } });
       const got = answer.result as { markdown: string; updated?: string; block?: { attrs?: Record<string, string> } };
-      typed.current = got.markdown;
-      setEditing({ id: block.id, markdown: got.markdown, opened: got.markdown, updated: got.updated ?? got.block?.attrs?.updated ?? block.attrs.updated ?? '' });
+      const updated = got.updated ?? got.block?.attrs?.updated ?? block.attrs.updated ?? '';
+      // Text typed here before the page was left comes back; saved, it is checked against the block as it was then
+      // (changed since, the conflict is shown), and Cancel drops it.
+      const draft = drafts.get(block.id);
+      drafts.delete(block.id);
+      typed.current = draft?.typed ?? got.markdown;
+      setEditing({ id: block.id, markdown: typed.current, opened: draft?.opened ?? got.markdown, updated: draft?.updated ?? updated });
       setConflict(undefined);
-      setError(undefined);
+      setError(draft ? 'Your unsaved text from before is back in the editor: save it, or cancel to drop it.' : undefined);
     } catch (e) {
       setError(describe(e));
     }
