@@ -45,7 +45,7 @@ export default definePlugin<Partial<Retention> & { coalesceSeconds?: number }>({
     const mayReadNotebook = (call: ActionCall, notebook: string) => blocks.visibleTo(call, notebook) || (mayReadRemoved(call) && !blocks.notebooks().has(notebook));
     const visible = (call: ActionCall, version: KeptPrivacy & { notebook: string }, id: string) => {
       const now = currentNotebook.get(id) as string | undefined;
-      return mayReadNotebook(call, version.notebook) && (now === undefined || blocks.visibleTo(call, now)) && keptPrivacyAllows(call, version, blocks.notebooks());
+      return mayReadNotebook(call, version.notebook) && (now === undefined || blocks.visibleTo(call, now)) && keptPrivacyAllows(call, version, () => blocks.notebooks());
     };
     /** The notebooks a change to this document's history would touch, that the caller may only read. */
     const readOnlyHit = (call: ActionCall, id: string, notebooks: readonly string[]) =>

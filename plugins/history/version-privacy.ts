@@ -22,9 +22,10 @@ const keptLocalOnly = (version: KeptPrivacy): boolean => localOnlyAmong([['versi
  * see what was written while the notebook was local-only only while it still is (their results are then
  * withheld as its notes are).
  */
-export function keptPrivacyAllows(call: Pick<ActionCall, 'principal'>, version: KeptPrivacy & { notebook: string }, notebooks: Notebooks): boolean {
+export function keptPrivacyAllows(call: Pick<ActionCall, 'principal'>, version: KeptPrivacy & { notebook: string }, notebooks: () => Notebooks): boolean {
   if (call.principal.role === 'reader' && !showsToReaders(version.access as Access | undefined)) return false;
-  return !(agentLike(call) && keptLocalOnly(version) && !localOnlyAmong(notebooks).has(version.notebook));
+  // The notebooks are asked for only when needed: a search judges every version it reads.
+  return !(agentLike(call) && keptLocalOnly(version) && !localOnlyAmong(notebooks()).has(version.notebook));
 }
 
 /**

@@ -52,7 +52,12 @@ export function withoutKey(error: unknown, key: string | undefined, endpoint: st
   const mapped = toModelError(error);
   if (mapped.category === 'authentication') return new ModelError('authentication', `${endpoint} refused the key`);
   if (!key || !mapped.message.includes(key)) return mapped;
-  return new ModelError(mapped.category, mapped.message.split(key).join('[key]'), mapped.retryAfterMs);
+  return new ModelError(mapped.category, maskKey(mapped.message, key), mapped.retryAfterMs);
+}
+
+/** A server's text with the key in it, wherever it is, replaced (before any cut: a key cut in two is not found). */
+export function maskKey(text: string, key: string | undefined): string {
+  return key ? text.split(key).join('[key]') : text;
 }
 
 function categoryOfStatus(status: number, message: string): ModelErrorCategory {

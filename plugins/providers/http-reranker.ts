@@ -1,7 +1,7 @@
 import { firstCodePoints, KernelError } from '../../core/index.js';
 import { ModelError } from '../../core/turn/model-provider.js';
 import { keyInVariableName, looksLikeKey, type RerankerConfig } from './config.js';
-import { toModelError, withoutKey } from './errors.js';
+import { maskKey, toModelError, withoutKey } from './errors.js';
 import { RERANK_SHAPES, scoresInOrder, type ShapeOf } from './rerank-shapes.js';
 import type { Reranker } from './tokens.js';
 
@@ -53,7 +53,7 @@ export class HttpReranker implements Reranker {
       text = read;
       // The key masked before the text is cut: cut first, a key echoed across the cut lost only its tail,
       // and the rest went on to the agent's model, the session and the log.
-      if (!response.ok) throw toModelError({ status, headers: response.headers, message: `the reranker answered HTTP ${status}: ${masked(text, this.key).slice(0, 300)}` });
+      if (!response.ok) throw toModelError({ status, headers: response.headers, message: `the reranker answered HTTP ${status}: ${maskKey(text, this.key).slice(0, 300)}` });
     } catch (error) {
       if (signal?.aborted) throw signal.reason;
       if (timeout.aborted) throw new ModelError('timeout', `the reranker did not answer within ${this.config.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS} ms`);
@@ -63,7 +63,7 @@ export class HttpReranker implements Reranker {
     try {
       answer = JSON.parse(text);
     } catch {
-      throw new ModelError('server', `the reranker answered something that is not JSON: ${masked(text, this.key).slice(0, 100)}`);
+      throw new ModelError('server', `the reranker answered something that is not JSON: ${maskKey(text, this.key).slice(0, 100)}`);
     }
     const parsed = this.shape.parse(answer);
     if ('problem' in parsed) throw new ModelError('server', `the ${this.config.shape} reranker's answer is not its shape: ${parsed.problem}`);
@@ -73,9 +73,6 @@ export class HttpReranker implements Reranker {
   }
 }
 
-
-/** A server's text with the key in it, wherever it is, replaced. */
-const masked = (text: string, key: string | undefined): string => (key ? text.split(key).join('[key]') : text);
 
 /** The key from the variable the config names, or the shape's usual one; TEI takes none unless named. */
 export function rerankerKey(config: RerankerConfig, env: NodeJS.ProcessEnv = process.env): string | undefined {

@@ -23,6 +23,9 @@ function parse(text: string): Record<string, unknown> | undefined {
 
 export const isNotebookSettings = (path: string): boolean => path.endsWith('/.notebook.json');
 
+/** A `.notebook.json` as written back, every field it holds kept (notebookConfText would drop those it does not know). */
+const settingsText = (settings: Record<string, unknown>): string => `${JSON.stringify(settings, null, 2)}\n`;
+
 /** `old` with these fields as `current` has them (left out where it has none). */
 function withFieldsOf(old: Record<string, unknown>, current: Record<string, unknown>, fields: readonly string[]): Record<string, unknown> {
   const next: Record<string, unknown> = { ...old };
@@ -65,7 +68,7 @@ export function undoneKeepingPrivacy(before: string, now: string, changedByOther
   const [old, current] = [parse(before), parse(now)];
   if (old === undefined || current === undefined) return undefined;
   const next = withFieldsOf(old, current, [...PRIVACY, ...changedByOthers]);
-  const text = `${JSON.stringify(next, null, 2)}\n`;
+  const text = settingsText(next);
   return JSON.stringify(next) === JSON.stringify(current) ? undefined : text;
 }
 
@@ -94,7 +97,7 @@ export function withPrivacyKept(snapshot: string, now: string | undefined): stri
   const current = now === undefined ? undefined : parse(now);
   const next = current !== undefined ? withFieldsOf(old, stricter(old, current), PRIVACY) : { ...old };
   if (current === undefined && showsToReaders(old.access as Access | undefined)) next.access = 'private';
-  return `${JSON.stringify(next, null, 2)}\n`;
+  return settingsText(next);
 }
 
 /**
@@ -103,7 +106,7 @@ export function withPrivacyKept(snapshot: string, now: string | undefined): stri
  */
 function withCurrentPrivacy(snapshot: string, now: string | undefined): string | undefined {
   const [old, current] = [parse(snapshot), now === undefined ? undefined : parse(now)];
-  return old === undefined || current === undefined ? undefined : `${JSON.stringify(withFieldsOf(old, current, PRIVACY), null, 2)}\n`;
+  return old === undefined || current === undefined ? undefined : settingsText(withFieldsOf(old, current, PRIVACY));
 }
 
 /**

@@ -148,8 +148,9 @@ function Chat({ client, sessionId, onChanged }: { client: QuireClient; sessionId
   const liveTodos = latestTodos([], live?.calls ?? []);
   const todos = liveTodos.found ? liveTodos.todos : storedTodos.todos;
   // A turn undone whole already is not offered again (a second undo took back what was written since).
-  const lastTurn = session?.entries.some((entry) => entry.type === 'rollback' && entry.turnID === session.lastCommittedTurnID && entry.conflicts?.length === 0)
-    ? undefined : session?.lastCommittedTurnID;
+  // Once per stored session, not at each streamed token (the entries may be thousands).
+  const lastTurn = useMemo(() => (session?.entries.some((entry) => entry.type === 'rollback' && entry.turnID === session.lastCommittedTurnID && entry.conflicts?.length === 0)
+    ? undefined : session?.lastCommittedTurnID), [session]);
   return html`<div class="chat">
     <header class="row">
       <h1>${session?.title ?? 'Session'}</h1>
