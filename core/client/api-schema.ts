@@ -115,6 +115,7 @@ export type Session = {
   permissionMode?: "confirm" | "auto";
   recoveryTurnID?: string;
   recoveryState?: string;
+  recoveryFrom?: number;
 };
 
 export type SessionSummary = {
@@ -2518,8 +2519,11 @@ export interface Operations {
   getSession: {
     /** A session, with its running turn folded in */
     params: { id: string };
+    query: { entriesFrom?: number; revision?: number };
     response: {
       session: Session;
+      entriesFrom?: number;
+      entryCount?: number;
     };
   };
   health: {

@@ -39,7 +39,8 @@ export function mergeRuntimeTurn(entries: readonly SessionEntry[], turn: ActiveT
   return merged;
 }
 
-function findAnchor(entries: readonly SessionEntry[], userEntryID: string): number {
+/** Where a turn's user entry is in the stored history: the entries before it are shown as stored. */
+export function findAnchor(entries: readonly SessionEntry[], userEntryID: string): number {
   for (let i = entries.length - 1; i >= 0; i--) {
     const entry = entries[i]!;
     if (entry.type === 'user' && (userEntryID === '' || entry.id === userEntryID)) return i;

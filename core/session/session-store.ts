@@ -7,7 +7,7 @@ import type { Workspace } from '../workspace.js';
 import { KeyedLock } from './keyed-lock.js';
 import { checkKeptFields, checkSessionDepth } from './session-bounds.js';
 import { JournaledDocuments } from './journaled-documents.js';
-import { mergeRuntimeTurn } from './merge-turn.js';
+import { findAnchor, mergeRuntimeTurn } from './merge-turn.js';
 import { RuntimeFiles } from './runtime-files.js';
 import { SessionPaths, readJsonObject, sessionKind, writeJson } from './session-files.js';
 import { SessionIndex, type IndexEntry } from './session-index.js';
@@ -165,6 +165,8 @@ export class FileSessionStore {
       const view: SessionDocument = { ...stored, permissionMode: runtime?.permissionMode ?? 'confirm' };
       if (turn && !isCommitted(stored, turn)) {
         view.entries = mergeRuntimeTurn(stored.entries, turn);
+        // The entries before this one are the stored history's: a client following the turn reads from here.
+        view.recoveryFrom = findAnchor(stored.entries, turn.userEntryID);
         view.recoveryTurnID = turn.turnID;
         view.recoveryState = turn.state;
         view.recoveryRevision = runtime.revision;

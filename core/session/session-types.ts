@@ -81,7 +81,7 @@ export interface TodoItem {
 
 /** Never written to session.json: they describe one request, or are computed when reading. */
 export const TRANSIENT_FIELDS: ReadonlySet<string> = new Set([
-  'expectedRevision', 'commitTurnID', 'recoveryTurnID', 'recoveryState', 'recoveryRevision', 'agentRunning', 'pluginWorkflow', 'messages',
+  'expectedRevision', 'commitTurnID', 'recoveryTurnID', 'recoveryState', 'recoveryRevision', 'recoveryFrom', 'agentRunning', 'pluginWorkflow', 'messages',
   // Shown when reading (from runtime.json); the runtime file is where it lives.
   'permissionMode',
 ]);

@@ -38,10 +38,18 @@ describe('the web app in a real browser: a broken stream, a stale card, an edite
     const web = await start();
     const { paragraph } = await notes(web);
     await web.page.addInitScript(BREAK_TURN_STREAMS);
+    // The session's reads while the page follows the turn: from the turn on, not the whole session each time.
+    const reads: URL[] = [];
+    web.page.on('request', (sent) => {
+      const url = new URL(sent.url());
+      if (sent.method() === 'GET' && /^\/api\/agent\/sessions\/[^/]+$/.test(url.pathname)) reads.push(url);
+    });
+    // Four messages before the turn: the reads while following start at the turn's, the fifth.
+    const id = newId();
+    await web.kernel.sessions.save({ id, title: 'Earlier', entries: ['u0', 'a1', 'u2', 'a3'].map((key) => ({ id: key, type: key[0] === 'u' ? 'user' : 'assistant', content: `message ${key}` })) });
     await web.signIn(ADMIN);
-    await web.page.getByRole('link', { name: 'Agent' }).click();
-    await web.page.getByRole('button', { name: 'New session' }).click();
-    await web.page.locator('.chat h1').waitFor();
+    await web.page.goto(`${web.url}/#/agent/${id}`);
+    await web.page.getByText('message a3').waitFor();
     // The model's first frame comes after a pause, so that the stream breaks before the confirmation is announced.
     web.fake.reply(
       { kind: 'sse', frames: framesFor('openai-chat', { calls: [{ id: 'call_1', name: 'block_update', args: { id: paragraph, markdown: 'Edited after the stream broke.' } }] }), frameDelayMs: 300 },
@@ -55,10 +63,14 @@ describe('the web app in a real browser: a broken stream, a stale card, an edite
     const card = web.page.locator('section.confirm');
     await card.waitFor();
     expect(await card.innerText()).toContain('block_update');
+    const followed = reads.filter((url) => url.searchParams.has('entriesFrom'));
+    expect(followed.length).toBeGreaterThan(0);
+    expect(followed.every((url) => url.searchParams.get('entriesFrom') === '4' && /^\d+$/.test(url.searchParams.get('revision') ?? ''))).toBe(true);
     await card.getByRole('button', { name: 'Approve' }).click();
     await web.page.locator('.entry.assistant p.content', { hasText: 'Changed, though you lost sight of me.' }).waitFor();
     expect((await web.act<{ markdown: string }>('block_get', { id: paragraph })).markdown.trim()).toBe('Edited after the stream broke.');
     await web.page.getByRole('button', { name: 'Send' }).waitFor();
+    await web.page.getByText('message u0').waitFor();
     // Once only: the stored answer replaced the live one.
     expect(await web.page.locator('.entry.assistant p.content', { hasText: 'Changed, though you lost sight of me.' }).count()).toBe(1);
   });

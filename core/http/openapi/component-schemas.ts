@@ -73,6 +73,8 @@ export const COMPONENT_SCHEMAS: Record<string, JsonSchema> = {
       permissionMode: { type: 'string', enum: ['confirm', 'auto'] },
       // A turn not yet committed: 'running' while one runs (the web app offers Stop after a reload).
       recoveryTurnID: str, recoveryState: str,
+      // The index of the entry that turn answers: the entries before it are the stored history's.
+      recoveryFrom: int,
     },
   },
   SessionSummary: { type: 'object', required: ['id', 'title', 'createdAt', 'updatedAt'], properties: { id: str, title: str, createdAt: str, updatedAt: str } },

@@ -114,7 +114,14 @@ const SESSIONS: RouteDoc[] = [
     query: [query('page', 'From 1', { type: 'integer', minimum: 1 }), query('pageSize', 'Sessions per page', { type: 'integer', minimum: 1 }), query('title', 'Titles containing this')],
     responses: ok(object({ total: { type: 'integer' }, sessions: listOf('SessionSummary') })),
   },
-  { method: 'get', path: '/api/agent/sessions/{id}', operationId: 'getSession', summary: 'A session, with its running turn folded in', tag: 'agent', role: 'admin', responses: ok(object({ session: ref('Session') })), errors: ['NOT_FOUND'] },
+  {
+    method: 'get', path: '/api/agent/sessions/{id}', operationId: 'getSession', summary: 'A session, with its running turn folded in', tag: 'agent', role: 'admin',
+    query: [
+      query('entriesFrom', 'Only the entries from this index on (with revision): the answer may start earlier, at entriesFrom', { type: 'integer', minimum: 0 }),
+      query('revision', 'The revision of the entries the client holds: at another, the answer starts at 0', { type: 'integer', minimum: 0 }),
+    ],
+    responses: ok(object({ session: ref('Session'), entriesFrom: { type: 'integer' }, entryCount: { type: 'integer' } }, ['session'])), errors: ['NOT_FOUND'],
+  },
   { method: 'put', path: '/api/agent/sessions/{id}', operationId: 'saveSession', summary: 'Save a session at a revision (409 with the current one on a conflict)', tag: 'agent', role: 'admin', body: SAVE_SESSION_BODY, responses: ok(ref('SavedSession')), errors: ['CONFLICT'] },
   { method: 'delete', path: '/api/agent/sessions/{id}', operationId: 'deleteSession', summary: 'Delete a session (409 while a turn runs)', tag: 'agent', role: 'admin', responses: { 204: { description: 'Deleted' } }, errors: ['NOT_FOUND', 'CONFLICT'] },
   {

@@ -5,6 +5,7 @@ import type { TurnEvent } from '../../turn/turn-events.js';
 import { undoTurn } from '../../turn/undo-turn.js';
 import { newId } from '../../ids.js';
 import type { Kernel } from '../../kernel.js';
+import type { SessionDocument } from '../../session/session-types.js';
 import type { HttpEnv } from '../http-env.js';
 import type { JsonSchema } from '../openapi/openapi-types.js';
 import { bodyValidator, readJsonBody } from '../read-body.js';
@@ -93,6 +94,30 @@ function positive(value: string | undefined, fallback: number, field: string): n
   return parsed;
 }
 
+/** A whole number from 0 in a query parameter, or undefined when it is not given. */
+function whole(value: string | undefined, field: string): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^\d{1,9}$/.test(value)) throw new KernelError('INVALID_INPUT', `${field} must be a whole number from 0, not '${value.slice(0, 40)}'`, { details: { field } });
+  return Number(value);
+}
+
+/**
+ * A session from `entriesFrom` on, for a client that holds it at `revision` (the web app following a
+ * turn it did not start polled a whole session every 2 s: 44 MB for a long one). The answer starts no
+ * later than the entries the client's copy shares with this one: the stored history's at the same
+ * revision, before a turn's user entry; another revision, it starts at 0.
+ */
+function sessionFrom(session: SessionDocument, from: number | undefined, revision: number | undefined): { session: SessionDocument; entriesFrom?: number; entryCount?: number } {
+  if (from === undefined && revision === undefined) return { session };
+  if (from === undefined || revision === undefined) {
+    const field = from === undefined ? 'entriesFrom' : 'revision';
+    throw new KernelError('INVALID_INPUT', `${field} is needed with ${field === 'revision' ? 'entriesFrom' : 'revision'}: the entries a client holds are those of one revision`, { details: { field } });
+  }
+  const shared = typeof session.recoveryFrom === 'number' ? session.recoveryFrom : session.entries.length;
+  const start = revision === session.revision ? Math.min(from, shared) : 0;
+  return { session: { ...session, entries: session.entries.slice(start) }, entriesFrom: start, entryCount: session.entries.length };
+}
+
 /**
  * The agent's sessions over HTTP (admin only): create, list, read (with the uncommitted turn folded
  * in), save (409 with the current revision on a conflict), delete (409 while a turn runs), mode.
@@ -109,7 +134,11 @@ export function sessionRoutes(kernel: Kernel): Hono<HttpEnv> {
     const title = c.req.query('title');
     return c.json(await sessions.list({ page: positive(c.req.query('page'), 1, 'page'), pageSize: positive(c.req.query('pageSize'), 30, 'pageSize'), ...(title ? { title } : {}) }));
   });
-  app.get('/:id', async (c) => c.json({ session: await sessions.read(c.req.param('id')) }));
+  app.get('/:id', async (c) => {
+    const from = whole(c.req.query('entriesFrom'), 'entriesFrom');
+    const revision = whole(c.req.query('revision'), 'revision');
+    return c.json(sessionFrom(await sessions.read(c.req.param('id')), from, revision));
+  });
   app.put('/:id', async (c) => {
     const body = parseSession(await readJsonBody(c));
     return c.json(await sessions.save({ ...body, id: c.req.param('id') }));

@@ -83,6 +83,55 @@ describe('agent turns over HTTP', () => {
     expect(seen.at(-1)).toMatchObject({ event: 'done', data: { state: 'interrupted' } });
   });
 
+  it('reads a session from an index on for a client following a turn: from the turn on at the same revision, whole at another', async () => {
+    const kernel = await harness.boot({ plugins: ['notes'], config });
+    let release: () => void = () => undefined;
+    let round = 0;
+    const model: ModelProvider = {
+      id: 'following',
+      async *stream(_request, signal): AsyncGenerator<ModelEvent> {
+        if (++round === 1) return yield* answer('the first answer');
+        yield { type: 'text', delta: 'thinking about it' };
+        await new Promise<void>((resolve) => { release = resolve; signal.addEventListener('abort', () => resolve(), { once: true }); });
+      },
+    };
+    const { app, id } = await withModel(kernel, model);
+    await readEvents(await app.request(`/api/agent/sessions/${id}/turns`, request('POST', { message: 'first' })));
+    type Read = { session: { entries: { id: string; type: string }[]; revision: number; recoveryFrom?: number }; entriesFrom?: number; entryCount?: number };
+    const read = async (query = ''): Promise<Read> => (await (await app.request(`/api/agent/sessions/${id}${query}`, request('GET'))).json()) as Read;
+    const before = await read();
+    expect([before.session.entries.length, before.session.recoveryFrom, before.entriesFrom]).toEqual([2, undefined, undefined]);
+    // Nothing running: from the copy's end at its revision, nothing more.
+    expect(await read(`?entriesFrom=2&revision=${before.session.revision}`)).toMatchObject({ entriesFrom: 2, entryCount: 2, session: { entries: [] } });
+
+    const response = await app.request(`/api/agent/sessions/${id}/turns`, request('POST', { message: 'second' }));
+    let during = -1;
+    const checks = readEvents(response, async ({ event }) => {
+      if (event !== 'content') return;
+      const whole = await read();
+      expect(whole.session.recoveryFrom).toBe(2);
+      during = whole.session.revision;
+      // A copy held during the turn: from the turn's user entry on (the turn's own entries change), and
+      // the copy's first entries with them make the whole; asked from further on, it still starts there.
+      for (const from of [2, whole.session.entries.length]) {
+        const part = await read(`?entriesFrom=${from}&revision=${whole.session.revision}`);
+        expect([part.entriesFrom, part.entryCount, part.session.entries[0]?.type]).toEqual([2, whole.session.entries.length, 'user']);
+        expect([...whole.session.entries.slice(0, part.entriesFrom), ...part.session.entries]).toEqual(whole.session.entries);
+      }
+      // The copy from before the turn is at another revision (the turn saved its message): the whole.
+      expect(await read(`?entriesFrom=2&revision=${before.session.revision}`)).toMatchObject({ entriesFrom: 0, session: { entries: whole.session.entries } });
+      for (const [query, field] of [['?entriesFrom=-1&revision=1', 'entriesFrom'], ['?entriesFrom=2', 'revision'], ['?revision=x', 'revision']] as const) {
+        const refused = await app.request(`/api/agent/sessions/${id}${query}`, request('GET'));
+        expect([refused.status, ((await refused.json()) as { error: { details: { field: string } } }).error.details.field]).toEqual([400, field]);
+      }
+      release();
+    });
+    await checks;
+    // Committed since: a copy from during the turn is at an older revision, and gets the whole.
+    const after = await read(`?entriesFrom=2&revision=${during}`);
+    expect([after.entriesFrom, after.session.entries.map((entry) => entry.type)]).toEqual([0, ['user', 'assistant', 'user', 'assistant']]);
+  });
+
   it('closing the kernel stops a running turn and waits for it to save how it ended, before the session store closes', async () => {
     const kernel = await harness.boot({ plugins: ['notes'], config });
     const slow: ModelProvider = {

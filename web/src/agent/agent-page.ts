@@ -54,11 +54,26 @@ function Chat({ client, sessionId, onChanged }: { client: QuireClient; sessionId
   const announced = useRef(new Map<string, Confirmation>());
   const answered = useRef(new Set<string>());
   const end = useRef<HTMLDivElement>(null);
-  const load = (): Promise<void> => client.call('getSession', { params: { id: sessionId } }).then((answer) => {
-    setSession(answer.session);
+  // The copy shown, for a poll that asks only for what changed since.
+  const held = useRef<Session>();
+  const hold = (next: Session): void => {
+    held.current = next;
+    setSession(next);
     // The session's own mode: one already in auto must not show "Ask before effects".
-    setMode(answer.session.permissionMode ?? 'confirm');
-  }, (e: unknown) => setError(describe(e)));
+    setMode(next.permissionMode ?? 'confirm');
+  };
+  const load = (): Promise<void> => client.call('getSession', { params: { id: sessionId } }).then((answer) => hold(answer.session), (e: unknown) => setError(describe(e)));
+  // Following a turn started elsewhere: the entries from the turn's on (the whole of a long session,
+  // tens of MB, was read every 2 s); the kernel starts earlier when the copy held is out of date.
+  const follow = (): Promise<void> => {
+    const copy = held.current;
+    if (!copy) return load();
+    return client.call('getSession', { params: { id: sessionId }, query: { entriesFrom: copy.recoveryFrom ?? copy.entries.length, revision: copy.revision } }).then((answer) => {
+      if (held.current !== copy) return; // a newer copy came meanwhile
+      const start = answer.entriesFrom ?? 0;
+      hold({ ...answer.session, entries: start === 0 ? answer.session.entries : [...copy.entries.slice(0, start), ...answer.session.entries] });
+    }, (e: unknown) => setError(describe(e)));
+  };
   // Only the newest list is shown: an older answer arriving late must not bring back what was answered since.
   const pendingAsked = useRef(0);
   const loadPending = (): Promise<void> => {
@@ -74,7 +89,7 @@ function Chat({ client, sessionId, onChanged }: { client: QuireClient; sessionId
   const runningElsewhere = !live && session?.recoveryState === 'running';
   useEffect(() => {
     if (!runningElsewhere) return undefined;
-    const timer = setInterval(() => { void load(); void loadPending(); }, 2000);
+    const timer = setInterval(() => { void follow(); void loadPending(); }, 2000);
     return () => clearInterval(timer);
   }, [runningElsewhere, sessionId]);
 
@@ -102,7 +117,7 @@ function Chat({ client, sessionId, onChanged }: { client: QuireClient; sessionId
     announced.current.clear();
     // The stored session replaces the live view in one render: the answer is never shown twice.
     const fresh = await client.call('getSession', { params: { id: sessionId } }).catch(() => undefined);
-    if (fresh) setSession(fresh.session);
+    if (fresh) hold(fresh.session);
     if (fresh?.session.recoveryState === 'running') {
       // The stream broke (the network, a sleeping laptop) but the turn goes on in the kernel: the page
       // follows it as one it did not start, so that its confirmations appear and Stop is there.
