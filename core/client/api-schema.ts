@@ -2619,9 +2619,12 @@ export interface Operations {
     };
   };
   listJobs: {
-    /** Long actions, running and ended */
+    /** Long actions, running and ended, newest first, in pages */
+    query: { state?: "running" | "ended"; before?: string; limit?: number; results?: "true" | "false" };
     response: {
       jobs: Job[];
+      /** before= for the next page; absent on the last */
+      next?: string;
     };
   };
   listMcpServers: {

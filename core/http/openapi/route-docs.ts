@@ -101,7 +101,15 @@ const AUDIT: RouteDoc[] = [
 ];
 
 const JOBS: RouteDoc[] = [
-  { method: 'get', path: '/api/jobs', operationId: 'listJobs', summary: 'Long actions, running and ended', tag: 'jobs', role: 'admin', responses: ok(object({ jobs: listOf('Job') })) },
+  {
+    method: 'get', path: '/api/jobs', operationId: 'listJobs', summary: 'Long actions, running and ended, newest first, in pages', tag: 'jobs', role: 'admin',
+    query: [
+      query('state', 'Only these', { type: 'string', enum: ['running', 'ended'] }), query('before', 'The job id to go on below (next, from the last page)'),
+      query('limit', 'Jobs per page (50; at most 200)', { type: 'integer', minimum: 1, maximum: 200 }),
+      query('results', "false: each job's result left out (GET /api/jobs/{id} has it)", { type: 'string', enum: ['true', 'false'] }),
+    ],
+    responses: ok({ type: 'object', required: ['jobs'], properties: { jobs: listOf('Job'), next: { type: 'string', description: 'before= for the next page; absent on the last' } } }),
+  },
   { method: 'get', path: '/api/jobs/{id}', operationId: 'getJob', summary: "One job's record", tag: 'jobs', role: 'admin', responses: ok(job), errors: ['JOB_NOT_FOUND'] },
   { method: 'post', path: '/api/jobs/{id}/cancel', operationId: 'cancelJob', summary: 'Stop a job at its next safe point', tag: 'jobs', role: 'admin', responses: ok(object({ job: ref('Job'), cancelling: { type: 'boolean' } })), errors: ['JOB_NOT_FOUND'] },
   { method: 'get', path: '/api/jobs/{id}/events', operationId: 'jobEvents', summary: "A job's record, its progress, and its end", tag: 'jobs', role: 'admin', responses: { 200: events('Server-sent events; data is { job }.', ['job', 'progress', 'end']) }, errors: ['JOB_NOT_FOUND'] },

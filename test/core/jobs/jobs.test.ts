@@ -103,6 +103,39 @@ describe('long actions as jobs, and time limits that stop the work', () => {
     expect((await get(url, '/api/jobs/..%2F..%2Fquire')).status).toBe(404);
   });
 
+  it('lists jobs in pages, newest first: by state, below a job, with or without their results, and refuses a bad query naming it', async () => {
+    const { url, kernel } = await serve();
+    const principal = { kind: 'person' as const, name: 'alice', role: 'admin' as const };
+    const subject = { action: 'blocks/import/markdown', plugin: 'blocks', tool: 'import', name: 'markdown', principal };
+    for (let i = 0; i < 5; i++) await kernel.jobs.start(subject, async () => ({ big: 'x'.repeat(10_000), i })).done;
+    let finish!: () => void;
+    const running = kernel.jobs.start(subject, () => new Promise<void>((resolve) => { finish = resolve; }));
+    type Page = { jobs: JobRecord[]; next?: string };
+    const page = async (query: string): Promise<Page> => (await (await get(url, `/api/jobs${query}`)).json()) as Page;
+    const all = kernel.jobs.list().map((job) => job.id);
+    expect(all).toHaveLength(6);
+    const seen: string[] = [];
+    let query = '?limit=4';
+    for (;;) {
+      const { jobs, next } = await page(query);
+      seen.push(...jobs.map((job) => job.id));
+      if (next === undefined) break;
+      query = `?limit=4&before=${next}`;
+    }
+    expect(seen).toEqual(all);
+    expect((await page('?state=running')).jobs.map((job) => job.id)).toEqual([running.record.id]);
+    expect((await page('?state=ended')).jobs).toHaveLength(5);
+    const lean = await page('?state=ended&results=false');
+    expect(lean.jobs.every((job) => !('result' in job) && job.state === 'succeeded')).toBe(true);
+    expect((await page('')).jobs.filter((job) => job.result !== undefined)).toHaveLength(5);
+    for (const [bad, field] of [['state=done', 'state'], ['limit=0', 'limit'], ['limit=201', 'limit'], ['results=no', 'results'], ['before=', 'before']]) {
+      const refused = await get(url, `/api/jobs?${bad}`);
+      expect([bad, refused.status, ((await refused.json()) as { error: { details: { field: string } } }).error.details.field]).toEqual([bad, 400, field]);
+    }
+    finish();
+    await running.done;
+  });
+
   it('stops an import that is cancelled between chunks, says how far it came, and writes nothing after its answer', async () => {
     const { url, kernel } = await serve();
     const id = await notebook(url);
