@@ -4,6 +4,7 @@ import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:pat
 import type { ManifestIssue } from '../errors.js';
 import type { PluginSource } from '../plugin-api.js';
 import { CODE_ROOT, NATIVE_MANIFESTS_DIR } from '../paths.js';
+import { firstDuplicateKey } from './duplicate-keys.js';
 import { validateManifest, type CompiledManifest } from './validate-manifest.js';
 
 /** A manifest file as found on disk: valid (with compiled schemas and a resolved entry) or its problems. */
@@ -43,6 +44,10 @@ export async function readManifestFile(file: string, options: ReadManifestOption
     raw = JSON.parse(text);
   } catch (error) {
     return fail({ code: 'MANIFEST_JSON_INVALID', pointer: '', message: `not valid JSON: ${(error as Error).message}` });
+  }
+  const twice = firstDuplicateKey(text);
+  if (twice) {
+    return fail({ code: 'MANIFEST_JSON_INVALID', pointer: twice.pointer, message: `'${twice.key}' appears twice in one object: a reader of the manifest may see one and the kernel would use the other; name it once` });
   }
   const result = validateManifest(raw, { file, ...(options.expectedId !== undefined ? { expectedId: options.expectedId } : {}), trusted: options.trusted === true, ours: options.source === 'native' });
   if (!result.ok) {
