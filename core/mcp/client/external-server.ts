@@ -3,9 +3,9 @@ import { ClientCredentialsProvider } from '@modelcontextprotocol/sdk/client/auth
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ToolListChangedNotificationSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { ListToolsResultSchema, ToolListChangedNotificationSchema, ToolSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { ExternalMcpServer } from '../../config/kernel-config.js';
-import { KernelError } from '../../errors.js';
+import { KernelError, isKernelError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import { KERNEL_VERSION } from '../../paths.js';
 import type { ActionCall } from '../../plugin-api.js';
@@ -20,6 +20,29 @@ const CONNECT_TIMEOUT_MS = 15_000;
 const NO_SDK_LIMIT_MS = 86_400_000;
 /** Listing a server's tools, all pages together, may take this long. */
 const LIST_TIMEOUT_MS = 30_000;
+
+/** A server's tools as listed: those taken, and what was left out and why. */
+export interface ToolListing {
+  tools: Tool[];
+  refused: { name: string; reason: string }[];
+}
+
+/**
+ * A page of tools/list checked only for its shape (an object with a `tools` array): each tool is then
+ * checked alone. The SDK takes any schema with `safeParse` (its Zod 3 path).
+ */
+const LOOSE_TOOL_PAGE = {
+  safeParse(data: unknown): { success: true; data: { tools: unknown[]; nextCursor?: unknown } } | { success: false; error: Error } {
+    const page = data as { tools?: unknown } | null;
+    if (typeof page === 'object' && page !== null && Array.isArray(page.tools)) return { success: true, data: page as { tools: unknown[]; nextCursor?: unknown } };
+    return { success: false, error: new Error('tools/list answered no tools array') };
+  },
+} as unknown as typeof ListToolsResultSchema;
+
+const nameOf = (tool: unknown): string => {
+  const name = (tool as { name?: unknown } | null)?.name;
+  return typeof name === 'string' ? name.slice(0, 128) : '(no name)';
+};
 
 /** How a server is shown to people: the exact command for stdio, the URL (never header values) for HTTP. */
 export function describeEndpoint(config: ExternalMcpServer): Record<string, unknown> {
@@ -93,29 +116,49 @@ export class ExternalServer {
     };
   }
 
-  /** The server's tools: at most MAX_TOOLS, MAX_PAGES pages and LIST_TIMEOUT_MS, whatever the server sends. */
-  async listTools(): Promise<Tool[]> {
+  /**
+   * The server's tools: at most MAX_TOOLS, MAX_PAGES pages and LIST_TIMEOUT_MS, whatever the server sends.
+   * Each tool is checked alone: one malformed tool made the SDK's check of the whole page fail, and the
+   * server with it. What is left out (malformed, past the bounds) is said in `refused`.
+   */
+  async listTools(): Promise<ToolListing> {
     const client = this.connected();
     const overflow = this.watchOverflow({ method: 'tools/list' });
     const signal = AbortSignal.any([AbortSignal.timeout(LIST_TIMEOUT_MS), overflow.signal]);
     try {
-      return await this.listPages(client, signal);
+      const listing = await this.listPages(client, signal);
+      // The SDK checks structured answers against the tools' output schemas it holds: all pages' tools at
+      // once (its listTools replaced them at each page, so only the last page's were checked).
+      (client as unknown as { cacheToolMetadata(tools: Tool[]): void }).cacheToolMetadata(listing.tools);
+      return listing;
     } finally {
       overflow.done();
     }
   }
 
-  private async listPages(client: Client, signal: AbortSignal): Promise<Tool[]> {
+  private async listPages(client: Client, signal: AbortSignal): Promise<ToolListing> {
     const tools: Tool[] = [];
+    const refused: ToolListing['refused'] = [];
     let cursor: string | undefined;
-    for (let pages = 0; pages < MAX_PAGES && tools.length < MAX_TOOLS; pages++) {
-      const page = await client.listTools(cursor ? { cursor } : {}, { signal, timeout: LIST_TIMEOUT_MS });
+    let more = 0;
+    let pages = 0;
+    for (; pages < MAX_PAGES; pages++) {
+      const page = await client.request({ method: 'tools/list', params: cursor ? { cursor } : {} }, LOOSE_TOOL_PAGE, { signal, timeout: LIST_TIMEOUT_MS });
       // One at a time, to the bound (a spread of a page of 200,000 tools overflowed the stack).
-      for (const tool of page.tools) if (tools.length < MAX_TOOLS) tools.push(tool);
-      cursor = page.nextCursor;
-      if (!cursor) break;
+      for (const raw of page.tools) {
+        if (tools.length >= MAX_TOOLS) { more++; continue; }
+        const checked = ToolSchema.safeParse(raw);
+        if (checked.success) tools.push(checked.data);
+        else refused.push({ name: nameOf(raw), reason: `not a valid MCP tool: ${checked.error.issues.slice(0, 3).map((issue) => `${issue.path.join('.') || '(the tool)'}: ${issue.message}`).join('; ')}` });
+      }
+      cursor = typeof page.nextCursor === 'string' && page.nextCursor !== '' ? page.nextCursor : undefined;
+      if (!cursor || tools.length >= MAX_TOOLS) break;
     }
-    return tools.slice(0, MAX_TOOLS);
+    if (more > 0 || cursor !== undefined) {
+      const unread = cursor !== undefined ? (tools.length >= MAX_TOOLS ? ', and pages not read' : `, and pages after the ${MAX_PAGES}th not read`) : '';
+      refused.push({ name: '(more tools)', reason: `${more} more tool(s) not taken${unread}: at most ${MAX_TOOLS} tools and ${MAX_PAGES} pages are taken from one server` });
+    }
+    return { tools, refused };
   }
 
   /** Calls a tool with the action's signal and time limit; an error result becomes a PLUGIN_ERROR. */
@@ -133,6 +176,12 @@ export class ExternalServer {
     } catch (error) {
       // Aborted for a cut-off stream: its reason as it is (the SDK wraps it in an error of its own).
       if (overflow.signal.aborted) throw overflow.signal.reason;
+      // Stopped by the action's limit or a cancel: said as such (it was a PLUGIN_ERROR 500 wrapping the
+      // SDK's error). The server was told to stop, which it may not: what it did is unknown.
+      if (call.signal.aborted && isKernelError(call.signal.reason)) {
+        const reason = call.signal.reason;
+        throw new KernelError(reason.code, `${reason.message}; the server was told to stop, and what the call did there is unknown: check before retrying`, { details: { ...reason.details, server: this.name, stillRunning: true } });
+      }
       // A JSON answer past the bound: the tool ran, what it answered is not known.
       if (isMessageTooLarge(error)) throw this.outcomeUnknown(error as Error);
       throw error;

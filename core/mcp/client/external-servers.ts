@@ -9,7 +9,7 @@ import type { ActionRegistry, RegisteredAction } from '../../registry/action-reg
 import { validateManifest, type CompiledAction } from '../../manifest/validate-manifest.js';
 import type { ActionManifest, PluginManifest } from '../../plugin-api.js';
 import { importEffects } from './external-effects.js';
-import type { ExternalServer } from './external-server.js';
+import type { ExternalServer, ToolListing } from './external-server.js';
 import { definitionHash, type ToolPins } from './tool-pins.js';
 
 export type ServerState = 'connected' | 'failed' | 'disabled';
@@ -63,6 +63,9 @@ export interface ServerDescription {
 /** The plugin id an external server's tools are registered under. */
 // User plugins may not take ids with this prefix (activation-plan.ts).
 export const pluginIdOf = (name: string) => `mcp-${name}`;
+
+/** An external tool's input schema, as JSON, at most (a native manifest's are written by hand). */
+const MAX_INPUT_SCHEMA_BYTES = 64 * 1024;
 
 /** Tool names we take from a server: anything else is refused rather than sanitised into a clash. */
 const TOOL_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
@@ -202,7 +205,7 @@ export class ExternalMcpServers {
   }
 
   /** One refresh at a time per server; a list_changed during one runs another right after. */
-  private refresh(entry: ServerEntry, listed?: Promise<Tool[]>): Promise<void> {
+  private refresh(entry: ServerEntry, listed?: Promise<ToolListing>): Promise<void> {
     if (entry.refreshing) {
       entry.again = true;
       return entry.refreshing;
@@ -227,15 +230,16 @@ export class ExternalMcpServers {
 
   /** Lists the server's tools, checks each against its pin, and replaces the server's actions at once. */
   /** `listed`: the server's tools already being listed (at start). */
-  private async refreshOnce(entry: ServerEntry, listed?: Promise<Tool[]>): Promise<void> {
+  private async refreshOnce(entry: ServerEntry, listed?: Promise<ToolListing>): Promise<void> {
     const { server } = entry;
     entry.generation++;
-    const tools = await (listed ?? server.listTools());
+    const listing = await (listed ?? server.listTools());
+    const { tools } = listing;
     const firstSight = !this.pins.known(server.name);
     const actions: RegisteredAction[] = [];
     const offered: ServerEntry['tools'] = [];
     const pending: Pending[] = [];
-    const refused: ServerEntry['refused'] = [];
+    const refused: ServerEntry['refused'] = [...listing.refused];
     const toPin: { tool: string; hash: string; wireName: string }[] = [];
     const seen = new Set<string>();
     for (const tool of tools) {
@@ -301,6 +305,10 @@ export class ExternalMcpServers {
     const pluginId = pluginIdOf(server.name);
     const toolName = server.name.replace(/-/g, '_');
     if (!isValidWireName(wire)) return `no wire name fits '${tool.name}'`;
+    // The schema goes with every model request that offers the tool: one server's 700 KB schema was
+    // about 200,000 tokens in each (its description is cut at 4,096 characters).
+    const schemaBytes = Buffer.byteLength(JSON.stringify(tool.inputSchema));
+    if (schemaBytes > MAX_INPUT_SCHEMA_BYTES) return `its input schema is ${Math.ceil(schemaBytes / 1024)} KiB, more than ${MAX_INPUT_SCHEMA_BYTES / 1024} KiB (it is sent with every model request)`;
     const holder = this.registry.get(wire);
     if (holder && holder.pluginId !== pluginId) return `its name '${wire}' is taken by plugin '${holder.pluginId}'`;
     const key = `${hash}\u0000${wire}`;

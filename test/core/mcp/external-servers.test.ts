@@ -223,6 +223,29 @@ describe('external MCP servers as plugins', () => {
     expect(await kernel.pipeline.call({ target: 'remote_echo', input: { text: 'still here' }, principal: person })).toMatchObject({ status: 'ok' });
   });
 
+  it('refuses one malformed tool, one too big and those past 256 saying so, keeps the others, and ends a stuck call at the time limit as a timeout', async () => {
+    const malformed = { name: 'malformed', description: 'Its input is not an object', inputSchema: { type: 'string' } } as unknown as Tool;
+    const properties = Object.fromEntries(Array.from({ length: 2000 }, (_, i) => [`field${i}`, { type: 'string', description: 'a field of a very large schema' }]));
+    const huge: Tool = { name: 'huge', description: 'A 70 KB schema', inputSchema: { type: 'object', properties } };
+    const hang: Tool = { name: 'hang', description: 'Never answers', inputSchema: { type: 'object', properties: {} }, annotations: { readOnlyHint: true, openWorldHint: false } };
+    const many = Array.from({ length: 300 }, (_, i): Tool => ({ name: `t${i}`, description: `tool ${i}`, inputSchema: { type: 'object', properties: {} } }));
+    const fixture = await stdioFixture([echo, malformed, huge, hang, ...many]);
+    const kernel = await harness.boot({ plugins: ['notes'], config: { actions: { timeoutMs: 500, stopGraceMs: 200 }, mcp: { servers: { fixture: fixture.config(true) } } } });
+    const [server] = kernel.externalMcp.describe();
+    // One malformed tool made the whole server fail (the SDK checks the listing whole).
+    expect(server!.state).toBe('connected');
+    expect(server!.refused).toEqual([
+      { name: 'malformed', reason: expect.stringMatching(/^not a valid MCP tool: inputSchema\.type: /) },
+      { name: '(more tools)', reason: '47 more tool(s) not taken: at most 256 tools and 20 pages are taken from one server' },
+      { name: 'huge', reason: expect.stringMatching(/^its input schema is \d+ KiB, more than 64 KiB/) },
+    ]);
+    expect(server!.tools).toHaveLength(255);
+    expect(await kernel.pipeline.call({ target: 'fixture_echo', input: { text: 'here' }, principal: person })).toMatchObject({ status: 'ok' });
+    // A stuck call is the action's timeout (it was PLUGIN_ERROR 500), and may have acted on the server.
+    const stuck = await caught(kernel.pipeline.call({ target: 'fixture_hang', input: {}, principal: person }));
+    expect([stuck.code, stuck.details?.stillRunning, stuck.details?.server]).toEqual(['ACTION_TIMEOUT', true, 'fixture']);
+  });
+
   it('lists the servers\' tools at start together, not one after another', async () => {
     const first = await new FixtureHttpMcpServer([{ ...echo, annotations: { readOnlyHint: true, openWorldHint: false } }]).start();
     const second = await new FixtureHttpMcpServer([{ ...echo, annotations: { readOnlyHint: true, openWorldHint: false } }]).start();
