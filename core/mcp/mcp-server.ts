@@ -65,7 +65,8 @@ function progressSender(progressToken: string | number, send: SendNotification):
 }
 
 function success(value: unknown): CallToolResult {
-  const structured = typeof value === 'object' && value !== null && !Array.isArray(value) ? value as Record<string, unknown> : { result: value };
+  // Nothing returned is null, as in the text: `{ result: undefined }` went out as `{}`.
+  const structured = typeof value === 'object' && value !== null && !Array.isArray(value) ? value as Record<string, unknown> : { result: value ?? null };
   return { content: [{ type: 'text', text: JSON.stringify(value ?? null) }], structuredContent: structured };
 }
 

@@ -25,7 +25,8 @@ export function actionRoutes(pipeline: () => ActionPipeline, jobs: () => JobMana
   })).then((outcome) => {
     if (outcome.status === 'job') return answerJob(c, outcome.job.id, outcome.done, jobs);
     // Only agent calls can stop at a confirmation; a person's call always runs or fails.
-    return c.json({ result: outcome.status === 'ok' ? outcome.value : null });
+    // A handler that returned nothing answers `result: null` (the field was left out: `{}`).
+    return c.json({ result: outcome.status === 'ok' ? outcome.value ?? null : null });
   }));
   return app;
 }
@@ -37,7 +38,7 @@ async function answerJob(c: Context<HttpEnv>, jobId: string, done: Promise<unkno
   const location = `/api/jobs/${jobId}`;
   if (waitMs > 0 && await settlesWithin(done, waitMs)) {
     try {
-      return c.json({ result: await done, job: jobs().get(jobId) });
+      return c.json({ result: (await done) ?? null, job: jobs().get(jobId) });
     } catch (error) {
       // Failed like any call, and the job's record stays where the header says.
       return errorResponse(c, error, undefined, { location });

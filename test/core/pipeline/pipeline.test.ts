@@ -1,9 +1,13 @@
+import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import type { Principal } from '../../../core/plugin-api.js';
 import type { AuditRecord } from '../../../core/audit/audit-record.js';
 import { KernelError } from '../../../core/errors.js';
 import { caught, useHarness, type UserPlugin } from '../../helpers/harness.js';
+import { connectMcp } from '../../helpers/mcp-client.js';
+import { createHttpApp } from '../../../core/http/app.js';
+import { startHttpServer } from '../../../core/http/serve.js';
 
 const agent: Principal = { kind: 'agent', name: 'agent:s1/t1/c1', role: 'admin', sessionId: 's1', turnId: 't1' };
 const admin: Principal = { kind: 'person', name: 'admin', role: 'admin' };
@@ -244,6 +248,23 @@ describe('action pipeline', () => {
       // What JSON carries as it is, or by its own toJSON: a Date, an undefined property.
       expect(await kernel.pipeline.call({ target: 'memo_odd', input: { kind: 'date' }, principal: admin })).toMatchObject({ status: 'ok' });
       await kernel.close();
+    }
+  });
+
+  it('answers result: null over HTTP and MCP for a handler that returned nothing (the field was left out)', async () => {
+    const token = 'qk_nothing-admin-token';
+    const kernel = await harness.boot({ userPlugins: { 'user-notes': userNotes([]) }, config: { plugins: { 'user-notes': { trusted: true } }, auth: { tokens: [{ name: 'admin', role: 'admin', sha256: createHash('sha256').update(token).digest('hex') }] } } });
+    const app = createHttpApp(kernel);
+    const response = await app.request('/api/actions/user-notes/memo/odd', { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ kind: 'nothing' }) });
+    expect([response.status, await response.json()]).toEqual([200, { result: null }]);
+    const server = await startHttpServer(kernel, { host: '127.0.0.1', port: 0 });
+    try {
+      const client = await connectMcp(server.url, token);
+      const answer = await client.callTool({ name: 'memo_odd', arguments: { kind: 'nothing' } });
+      expect([answer.structuredContent, (answer.content as { text: string }[])[0]!.text]).toEqual([{ result: null }, 'null']);
+      await client.close();
+    } finally {
+      await server.close();
     }
   });
 
