@@ -9,14 +9,15 @@ import { Tree } from './notes/tree.js';
 import { SearchPage } from './search-page.js';
 import { SettingsPage } from './settings-page.js';
 
-/** Where the app is: the hash (`#/doc/<id>/<block>`, `#/search?q=`, `#/agent/<id>`, `#/settings/<tab>`). */
+/** Where the app is: the hash (`#/doc/<id>/<block>`, `#/search?q=&how=&type=&notebook=&page=`, `#/agent/<id>`, `#/settings/<tab>`). */
 interface Route { page: 'home' | 'doc' | 'block' | 'search' | 'agent' | 'settings'; id?: string; focus?: string; query?: string }
 
 function route(): Route {
   const hash = location.hash.replace(/^#\/?/, '');
   const [path, search] = hash.split('?');
   const [page, id, focus] = (path ?? '').split('/').map(safeDecode);
-  const query = new URLSearchParams(search ?? '').get('q') ?? '';
+  // The search's whole address (its words, how, filters, page): Back from a result comes to the same page of results.
+  const query = search ?? '';
   switch (page) {
     case 'doc': return { page: 'doc', ...(id ? { id } : {}), ...(focus ? { focus } : {}) };
     case 'block': return { page: 'block', ...(id ? { id } : {}) };
@@ -86,8 +87,9 @@ export function App(): VNode {
         ${error ? html`<p class="error" role="alert">${error}</p>` : null}
         ${where.page === 'home' ? html`<p class="muted">Choose a document, or search.</p>` : null}
         ${where.page === 'doc' && where.id ? html`<${DocumentPage} key=${where.id} client=${session.client} id=${where.id} focus=${where.focus} canEdit=${isAdmin} onChanged=${() => setRefresh(refresh + 1)} />` : null}
-        ${where.page === 'search' ? html`<${SearchPage} client=${session.client} query=${where.query ?? ''} />` : null}
+        ${where.page === 'search' ? html`<${SearchPage} client=${session.client} address=${where.query ?? ''} />` : null}
         ${where.page === 'agent' && isAdmin ? html`<${AgentPage} client=${session.client} sessionId=${where.id} />` : null}
+        ${where.page === 'agent' && !isAdmin ? html`<p class="muted">The agent is for administrators: signed in as a ${session.role}, you can read and search the notes.</p>` : null}
         ${where.page === 'settings' ? html`<${SettingsPage} client=${session.client} tab=${where.id} isAdmin=${isAdmin} />` : null}
       </main>
     </div>

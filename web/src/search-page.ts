@@ -7,21 +7,43 @@ import { html } from './html.js';
 interface Hit { id: string; documentId: string; hpath?: string; type: string; snippet: string }
 interface Answer { total: number; totalIsLowerBound?: boolean; page: number; pageSize: number; results: Hit[] }
 type Mode = 'fulltext' | 'hybrid' | 'semantic';
+/** A search as asked: kept in the address, so that Back from a result comes to the same page of it. */
+interface Asked { q: string; mode: Mode; type: string; notebook: string }
+
+function fromAddress(address: string): Asked & { page: number } {
+  const params = new URLSearchParams(address);
+  const how = params.get('how');
+  const page = Number(params.get('page'));
+  return {
+    q: params.get('q') ?? '', mode: how === 'hybrid' || how === 'semantic' ? how : 'fulltext', type: params.get('type') ?? '', notebook: params.get('notebook') ?? '',
+    page: Number.isInteger(page) && page >= 1 ? page : 1,
+  };
+}
+
+function toAddress(asked: Asked, page: number): string {
+  const params = new URLSearchParams({ q: asked.q });
+  if (asked.mode !== 'fulltext') params.set('how', asked.mode);
+  if (asked.type) params.set('type', asked.type);
+  if (asked.notebook) params.set('notebook', asked.notebook);
+  if (page > 1) params.set('page', String(page));
+  return `#/search?${params.toString()}`;
+}
 
 /**
  * One search box: full text, and semantic or hybrid when those arms are on (the plugin list says
  * whether they can run). Snippets come back HTML-escaped with the matches in <mark>: they are split on
  * those two tags only and shown as text, so no other markup can get through.
  */
-export function SearchPage({ client, query: initial }: { client: QuireClient; query: string }): VNode {
-  const [query, setQuery] = useState(initial);
-  const [mode, setMode] = useState<Mode>('fulltext');
-  const [type, setType] = useState('');
+export function SearchPage({ client, address }: { client: QuireClient; address: string }): VNode {
+  const start = fromAddress(address);
+  const [query, setQuery] = useState(start.q);
+  const [mode, setMode] = useState<Mode>(start.mode);
+  const [type, setType] = useState(start.type);
   const [page, setPage] = useState(1);
   const [answer, setAnswer] = useState<Answer>();
   const [error, setError] = useState<string>();
   const [modes, setModes] = useState<Mode[]>(['fulltext']);
-  const [notebook, setNotebook] = useState('');
+  const [notebook, setNotebook] = useState(start.notebook);
   const [notebooks, setNotebooks] = useState<{ id: string; name: string }[]>([]);
   useEffect(() => { client.call('notebook_list', { body: {} }).then((answer) => setNotebooks(answer.result.notebooks), () => undefined); }, [client]);
   useEffect(() => {
@@ -35,29 +57,43 @@ export function SearchPage({ client, query: initial }: { client: QuireClient; qu
   }, [client]);
   // Only the newest search's answer is shown: an older one answering last must not replace it (nor its query in the address).
   const latest = useRef(0);
-  const run = async (target: number, text = query): Promise<void> => {
-    if (text.trim() === '') return;
-    const asked = ++latest.current;
+  // The search whose results are shown: the pager goes on with it, not with filters changed and not submitted.
+  const shown = useRef<Asked>();
+  const run = async (target: number, asked: Asked = { q: query, mode, type, notebook }): Promise<void> => {
+    if (asked.q.trim() === '') return;
+    const number = ++latest.current;
     setError(undefined);
     try {
-      const input = { query: text, page: target, pageSize: 20, ...(type ? { types: [type] } : {}), ...(notebook ? { notebooks: [notebook] } : {}) };
-      const result = await client.action(`search_${mode}` as 'search_fulltext', input as never) as Answer;
-      if (asked !== latest.current) return;
+      const input = { query: asked.q, page: target, pageSize: 20, ...(asked.type ? { types: [asked.type] } : {}), ...(asked.notebook ? { notebooks: [asked.notebook] } : {}) };
+      const result = await client.action(`search_${asked.mode}` as 'search_fulltext', input as never) as Answer;
+      if (number !== latest.current) return;
+      shown.current = asked;
       setAnswer(result);
       setPage(target);
-      history.replaceState(null, '', `#/search?q=${encodeURIComponent(text)}`);
+      history.replaceState(null, '', toAddress(asked, target));
     } catch (e) {
-      if (asked === latest.current) setError(describe(e));
+      if (number !== latest.current) return;
+      // The results of the search before are not this one's: they went, and the error says why.
+      shown.current = undefined;
+      setAnswer(undefined);
+      setError(describe(e));
     }
   };
-  // A new address (a tag clicked while here): its query, not the one in the box. Not at the first render:
-  // the box starts with it already, and setting it again after the paint wiped what was typed meanwhile.
+  // A new address (a tag clicked while here, Back from a result): its search, not the one in the form. Not
+  // at the first render: the form starts with it already, and setting it again after the paint wiped
+  // what was typed meanwhile.
   const shownFor = useRef<string>();
   useEffect(() => {
-    if (shownFor.current !== undefined) setQuery(initial);
-    shownFor.current = initial;
-    if (initial) void run(1, initial);
-  }, [initial]);
+    const asked = fromAddress(address);
+    if (shownFor.current !== undefined) {
+      setQuery(asked.q);
+      setMode(asked.mode);
+      setType(asked.type);
+      setNotebook(asked.notebook);
+    }
+    shownFor.current = address;
+    if (asked.q) void run(asked.page, asked);
+  }, [address]);
   const pages = answer ? Math.max(1, Math.ceil(answer.total / answer.pageSize)) : 1;
   return html`<section class="search" aria-labelledby="search-title">
     <h1 id="search-title">Search</h1>
@@ -81,9 +117,9 @@ export function SearchPage({ client, query: initial }: { client: QuireClient; qu
         <a href=${`#/doc/${hit.documentId}/${hit.id}`}><span class="muted">${hit.hpath ?? ''}</span><span class="snippet">${snippet(hit.snippet)}</span></a>
       </li>`)}</ol>
       ${pages > 1 ? html`<nav class="pager" aria-label="Pages">
-        <button type="button" disabled=${page <= 1} onClick=${() => void run(page - 1)}>Previous</button>
+        <button type="button" disabled=${page <= 1} onClick=${() => void run(page - 1, shown.current)}>Previous</button>
         <span>Page ${page} of ${pages}</span>
-        <button type="button" disabled=${page >= pages} onClick=${() => void run(page + 1)}>Next</button>
+        <button type="button" disabled=${page >= pages} onClick=${() => void run(page + 1, shown.current)}>Next</button>
       </nav>` : null}` : null}
   </section>`;
 }

@@ -118,7 +118,13 @@ function Chat({ client, sessionId, onChanged }: { client: QuireClient; sessionId
     // The stored session replaces the live view in one render: the answer is never shown twice.
     const fresh = await client.call('getSession', { params: { id: sessionId } }).catch(() => undefined);
     if (fresh) hold(fresh.session);
-    if (fresh?.session.recoveryState === 'running') {
+    const refused = state.turnID === undefined && state.error !== undefined;
+    if (fresh?.session.recoveryState === 'running' && refused) {
+      // Another turn runs (another tab, the chat): this message was not sent, and the page follows that
+      // turn. It was said as "the connection to the turn was lost", as if this message were being answered.
+      setLive(undefined);
+      setError(`Your message was not sent: ${state.error}. It is back in the box; send it once the running turn has ended.`);
+    } else if (fresh?.session.recoveryState === 'running') {
       // The stream broke (the network, a sleeping laptop) but the turn goes on in the kernel: the page
       // follows it as one it did not start, so that its confirmations appear and Stop is there.
       setLive(undefined);

@@ -4,6 +4,7 @@ import type { QuireClient } from '../../../core/client/quire-client.js';
 import type { Confirmation } from '../../../core/client/api-schema.js';
 import { describe, QuireApiError } from '../api.js';
 import { html } from '../html.js';
+import { useTakeFocus } from './take-focus.js';
 
 const EFFECT_WORDS: Record<string, string> = {
   localWrite: 'changes files on this machine',
@@ -63,8 +64,9 @@ export function ConfirmCard({ client, sessionId, confirmation, onAnswered }: { c
       setBusy(false);
     }
   };
+  const own = useTakeFocus<HTMLElement>();
   const title = confirmation.kind === 'release' ? 'Send local-only notes to the model?' : confirmation.kind === 'budget' ? 'Go past the budget?' : `Run ${confirmation.wireName}?`;
-  return html`<section class="confirm" role="alertdialog" aria-labelledby=${`c-${confirmation.id}`} data-confirmation=${confirmation.id}>
+  return html`<section class="confirm" role="alertdialog" tabindex="-1" ref=${own} aria-labelledby=${`c-${confirmation.id}`} data-confirmation=${confirmation.id}>
     <h3 id=${`c-${confirmation.id}`}>${title}</h3>
     <p class="muted">${confirmation.plugin} / ${confirmation.tool} / ${confirmation.action}${confirmation.destructive ? ' · replaces or removes something' : ''}</p>
     ${confirmation.note ? html`<p>${confirmation.note}</p>` : null}

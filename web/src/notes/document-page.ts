@@ -17,6 +17,8 @@ interface Conflict { mine: string; theirs: string; theirsUpdated: string }
  */
 /** Text typed in a block's editor and not saved when its page was left, by block id (this tab only). */
 const drafts = new Map<string, { typed: string; opened: string; updated: string }>();
+/** Text typed in a document's "Add to the end" and not added, by document id (this tab only). */
+const addDrafts = new Map<string, string>();
 
 export function DocumentPage({ client, id, focus, canEdit, onChanged }: { client: QuireClient; id: string; focus?: string; canEdit: boolean; onChanged: () => void }): VNode {
   const [doc, setDoc] = useState<{ document: BlockData; hpath: string } | undefined>();
@@ -42,23 +44,46 @@ export function DocumentPage({ client, id, focus, canEdit, onChanged }: { client
     const open = editingNow.current;
     if (open && typed.current !== open.opened) drafts.set(open.id, { typed: typed.current, opened: open.opened, updated: open.updated });
   };
-  useEffect(() => { setDoc(undefined); setEditing(undefined); setConflict(undefined); void load(); return keepDraft; }, [id]);
-  // Leaving the app (a reload, the tab closed) with typed text unsaved: the browser asks first.
+  // The linked block is scrolled to once a document and link: each save read the document again, and
+  // the page jumped back to it from wherever the person was.
+  const shownFocus = useRef<string>();
+  useEffect(() => { setDoc(undefined); setEditing(undefined); setConflict(undefined); shownFocus.current = undefined; void load(); return keepDraft; }, [id]);
+  // Leaving the app (a reload, the tab closed) with typed text unsaved (a block's editor, an Add box):
+  // the browser asks first.
   useEffect(() => {
-    const ask = (event: BeforeUnloadEvent): void => { if (editingNow.current && typed.current !== editingNow.current.opened) event.preventDefault(); };
+    const ask = (event: BeforeUnloadEvent): void => {
+      if ((editingNow.current && typed.current !== editingNow.current.opened) || [...addDrafts.values()].some((text) => text.trim() !== '')) event.preventDefault();
+    };
     window.addEventListener('beforeunload', ask);
     return () => window.removeEventListener('beforeunload', ask);
   }, []);
   // After every render: a block whose editor closed (Cancel) shows its image again (kept images cost nothing).
   useEffect(() => { if (doc && root.current) void loadAssets(client, root.current); });
   useEffect(() => {
-    if (!doc || !root.current) return;
-    if (focus) {
-      const target = root.current.querySelector(`[data-block="${CSS.escape(focus)}"]`);
-      target?.scrollIntoView({ block: 'center' });
-      target?.classList.add('focused');
-    }
+    if (!doc || !root.current || !focus || shownFocus.current === focus) return;
+    const target = root.current.querySelector(`[data-block="${CSS.escape(focus)}"]`);
+    if (!target) return;
+    shownFocus.current = focus;
+    target.scrollIntoView({ block: 'center' });
+    target.classList.add('focused');
   }, [doc, focus]);
+  // A closed editor gives the cursor back to its block's Edit button (it went to the top of the page,
+  // and a keyboard user tabbed through the whole document again).
+  const closedEditor = useRef<string>();
+  const closeEditor = (): void => {
+    if (editing) closedEditor.current = editing.id;
+    setEditing(undefined);
+    setConflict(undefined);
+  };
+  useEffect(() => {
+    const closed = closedEditor.current;
+    if (closed === undefined || editing || !root.current) return;
+    const button = root.current.querySelector<HTMLButtonElement>(`.block[data-block="${CSS.escape(closed)}"] > button.edit`);
+    if (button) {
+      button.focus();
+      closedEditor.current = undefined;
+    }
+  });
 
   const edit = async (block: BlockData): Promise<void> => {
     // Another block's editor holds typed text: opening this one would drop it.
@@ -88,8 +113,7 @@ export function DocumentPage({ client, id, focus, canEdit, onChanged }: { client
     setSaving(true);
     try {
       await client.call('block_update', { body: { id: editing.id, markdown, ...(expectedUpdated ? { expectedUpdated } : {}) } });
-      setEditing(undefined);
-      setConflict(undefined);
+      closeEditor();
       await load();
       onChanged();
     } catch (e) {
@@ -121,6 +145,7 @@ export function DocumentPage({ client, id, focus, canEdit, onChanged }: { client
     try {
       await client.call('block_append', { body: { parentId: id, markdown: adding } });
       form.reset();
+      addDrafts.delete(id);
       await load();
     } catch (e) {
       setError(describe(e));
@@ -128,8 +153,13 @@ export function DocumentPage({ client, id, focus, canEdit, onChanged }: { client
   };
 
   // The opened editor takes the cursor: autofocus works once a page in Chromium (the sign-in field had it), and typing went nowhere.
+  // At the end of the text: at its start, what was typed went before the block's text.
   useEffect(() => {
-    if (editing) (document.getElementById(`edit-${editing.id}`) as HTMLTextAreaElement | null)?.focus();
+    const area = editing ? document.getElementById(`edit-${editing.id}`) as HTMLTextAreaElement | null : null;
+    area?.focus();
+    // Before the block's closing line break, which would put what is typed on a line of its own.
+    const end = area?.value.replace(/\n+$/, '').length ?? 0;
+    area?.setSelectionRange(end, end);
   }, [editing?.id]);
 
   const editor = (block: BlockData): VNode => html`<form class="editor" data-block=${block.id} onSubmit=${(event: Event) => { event.preventDefault(); void save((event.currentTarget as HTMLFormElement).markdown.value, editing?.updated); }}>
@@ -145,13 +175,13 @@ export function DocumentPage({ client, id, focus, canEdit, onChanged }: { client
       <div class="compare"><div><h4>Theirs (now)</h4><pre>${conflict.theirs}</pre></div><div><h4>Yours</h4><pre>${conflict.mine}</pre></div></div>
       <div class="row">
         <button type="button" onClick=${() => void save(typed.current, conflict.theirsUpdated)}>Keep mine</button>
-        <button type="button" onClick=${() => { setEditing(undefined); setConflict(undefined); void load(); }}>Use theirs</button>
+        <button type="button" onClick=${() => { closeEditor(); void load(); }}>Use theirs</button>
         <button type="button" onClick=${() => { setEditing({ id: block.id, markdown: typed.current, opened: conflict.theirs, updated: conflict.theirsUpdated }); setConflict(undefined); }}>Go on editing</button>
       </div>
     </div>` : null}
     <div class="row">
       <button type="submit" disabled=${saving}>Save</button>
-      <button type="button" onClick=${() => { setEditing(undefined); setConflict(undefined); }}>Cancel</button>
+      <button type="button" onClick=${closeEditor}>Cancel</button>
     </div>
   </form>`;
 
@@ -172,9 +202,9 @@ export function DocumentPage({ client, id, focus, canEdit, onChanged }: { client
     ${history ? html`<${HistoryPanel} client=${client} id=${id} onRestored=${() => { void load(); onChanged(); }} />` : null}
     ${error ? html`<p class="error" role="alert">${error}</p>` : null}
     <${Blocks} blocks=${doc.document.children ?? []} actions=${actions} />
-    ${canEdit ? html`<form class="add" onSubmit=${add}>
+    ${canEdit ? html`<form class="add" key=${id} onSubmit=${add}>
       <label for="add-block">Add to the end (Markdown)</label>
-      <textarea id="add-block" name="markdown" rows="3"></textarea>
+      <textarea id="add-block" name="markdown" rows="3" onInput=${(event: Event) => addDrafts.set(id, (event.target as HTMLTextAreaElement).value)}>${addDrafts.get(id) ?? ''}</textarea>
       <button type="submit">Add</button>
     </form>` : null}
   </article>`;

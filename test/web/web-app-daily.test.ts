@@ -1,0 +1,133 @@
+import { describe, expect, it } from 'vitest';
+import { framesFor } from '../../fakes/wire-frames.js';
+import { ADMIN, READER, round, useWebApp } from './web-harness.js';
+import { notes, type Created } from './web-notes.js';
+
+const { start } = useWebApp();
+
+/** A paragraph of some length, as a note's are (the page must scroll). */
+const paragraph = (i: number): string => `Paragraph ${i} of the quarterly review: the figures of the quarter, what changed since the last one, and what the team decided to do about the shipping delays and the budget.`;
+
+describe('the web app in daily use: a long document, the agent asking, search and Back', () => {
+  it('keeps the place after a save in a document opened at a block, gives the cursor back to Edit, opens the editor at the end, and keeps an Add box\'s text', async () => {
+    const web = await start();
+    const { work } = await notes(web);
+    const long = await web.act<Created>('document_create', { notebook: work, title: 'Long', markdown: Array.from({ length: 120 }, (_, i) => paragraph(i)).join('\n\n') });
+    const blocks = (await web.act<{ document: { children: { id: string }[] } }>('document_get', { id: long.id })).document.children.map((block) => block.id);
+    await web.signIn(ADMIN);
+    // Opened at its tenth block, as a search hit or a block reference opens it.
+    await web.page.goto(`${web.url}/#/doc/${long.id}/${blocks[10]}`);
+    await web.page.locator(`.block.focused[data-block="${blocks[10]}"]`).waitFor();
+    const far = web.page.locator(`.block[data-block="${blocks[100]}"]`);
+    await far.scrollIntoViewIfNeeded();
+    await far.locator('button.edit').click();
+    const area = web.page.locator(`#edit-${blocks[100]}`);
+    await web.page.waitForFunction((id) => document.activeElement?.id === id, `edit-${blocks[100]}`);
+    // The cursor at the end of the text: typing went before it.
+    await web.page.keyboard.type(' Added at the end.');
+    expect((await area.inputValue()).trim()).toBe(`${paragraph(100)} Added at the end.`);
+    await web.page.getByRole('button', { name: 'Save' }).click();
+    await web.page.getByText('Added at the end.').waitFor();
+    // Still where the person was (the page jumped back to the tenth block), the cursor on that block's Edit.
+    expect(await far.evaluate((element) => { const box = element.getBoundingClientRect(); return box.bottom > 0 && box.top < window.innerHeight; })).toBe(true);
+    await web.page.waitForFunction((id) => document.activeElement?.closest('.block')?.getAttribute('data-block') === id && document.activeElement?.classList.contains('edit') === true, blocks[100]);
+    // Cancel gives the cursor back too.
+    await far.locator('button.edit').click();
+    await web.page.getByRole('button', { name: 'Cancel' }).click();
+    await web.page.waitForFunction((id) => document.activeElement?.closest('.block')?.getAttribute('data-block') === id, blocks[100]);
+    // Text typed in "Add to the end" and not added is there again after the page was left.
+    await web.page.locator('#add-block').fill('Half a thought, not added yet');
+    await web.page.getByRole('link', { name: 'Search' }).click();
+    await web.page.locator('#q').waitFor();
+    await web.page.goBack();
+    expect(await web.page.locator('#add-block').inputValue()).toBe('Half a thought, not added yet');
+  });
+
+  it('sends every ticked option with the typed answer, and a single choice as shown; the card takes the cursor', async () => {
+    const web = await start();
+    await web.signIn(ADMIN);
+    web.fake.reply(
+      round({ calls: [{ id: 'call_q', name: 'question', args: { questions: [
+        { question: 'Which tags?', options: [{ label: 'work' }, { label: 'home' }, { label: 'later' }], multiple: true, custom: true },
+        { question: 'Pick one', options: [{ label: 'A' }, { label: 'B' }], custom: true },
+      ] } }] }),
+      round({ text: 'Tagged.' }),
+    );
+    await web.page.getByRole('link', { name: 'Agent' }).click();
+    await web.page.getByRole('button', { name: 'New session' }).click();
+    await web.page.getByLabel('Message to the agent').fill('Tag my notes');
+    await web.page.getByRole('button', { name: 'Send' }).click();
+    const card = web.page.locator('form.question');
+    await card.waitFor();
+    // The card has the cursor: a keyboard user's keys went on into the message box.
+    await web.page.waitForFunction(() => document.activeElement?.matches('form.question') === true);
+    const [tags, one] = [card.locator('fieldset').nth(0), card.locator('fieldset').nth(1)];
+    await tags.getByLabel('work').check();
+    await tags.getByLabel('home').check();
+    await tags.getByLabel('Your answer').fill('urgent');
+    // Typing kept the ticks (it dropped them).
+    expect([await tags.getByLabel('work').isChecked(), await tags.getByLabel('home').isChecked()]).toEqual([true, true]);
+    await one.getByLabel('Your answer').fill('C, my own');
+    await one.getByLabel('A', { exact: true }).check();
+    // One answer goes: the pick clears the text (it stayed shown, and was not sent).
+    expect(await one.getByLabel('Your answer').inputValue()).toBe('');
+    await card.getByRole('button', { name: 'Answer' }).click();
+    await web.page.locator('.entry.assistant p.content', { hasText: 'Tagged.' }).waitFor();
+    const result = JSON.stringify(web.fake.posts.at(-1)!.body.messages);
+    for (const answer of ['work', 'home', 'urgent']) expect(result).toContain(answer);
+    expect(result).not.toContain('C, my own');
+  });
+
+  it('says a message was not sent when another tab\'s turn is running, instead of "the connection was lost"', async () => {
+    const web = await start();
+    await web.signIn(ADMIN);
+    await web.page.getByRole('link', { name: 'Agent' }).click();
+    await web.page.getByRole('button', { name: 'New session' }).click();
+    await web.page.locator('.chat h1').waitFor();
+    const id = decodeURIComponent(new URL(web.page.url()).hash.split('/')[2]!);
+    // Another tab starts a turn whose model goes quiet; this page, loaded before, does not know it runs.
+    web.fake.reply({ kind: 'sse', frames: framesFor('openai-chat', { text: 'Thinking it over at length.' }), stallAfter: 1 });
+    const other = new AbortController();
+    void fetch(`${web.url}/api/agent/sessions/${id}/turns`, { method: 'POST', signal: other.signal, headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify({ message: 'From the other tab' }) }).catch(() => undefined);
+    await expect.poll(() => web.kernel.turns.isRunning(id)).toBe(true);
+    await web.page.getByLabel('Message to the agent').fill('From this tab');
+    await web.page.getByRole('button', { name: 'Send' }).click();
+    await web.page.getByText('Your message was not sent').waitFor();
+    expect(await web.page.getByText('The connection to the turn was lost').count()).toBe(0);
+    expect(await web.page.getByLabel('Message to the agent').inputValue()).toBe('From this tab');
+    await web.page.getByRole('button', { name: 'Stop' }).click();
+    other.abort();
+  });
+
+  it('comes Back from a result to the same page of the same search, and pages with the filters searched, not those changed since', async () => {
+    const web = await start();
+    const { work } = await notes(web);
+    await web.act('document_create', { notebook: work, title: 'Quarters', markdown: Array.from({ length: 45 }, (_, i) => paragraph(i)).join('\n\n') });
+    await web.signIn(ADMIN);
+    await web.page.getByRole('link', { name: 'Search' }).click();
+    await web.page.locator('#q').fill('quarterly');
+    await web.page.getByLabel('Blocks').selectOption('paragraph');
+    await web.page.getByRole('button', { name: 'Search', exact: true }).click();
+    await web.page.getByText('Page 1 of 3').waitFor();
+    await web.page.getByRole('button', { name: 'Next' }).click();
+    await web.page.getByText('Page 2 of 3').waitFor();
+    // Changed and not searched: the next page is still of paragraphs (headings have none: it was empty).
+    await web.page.getByLabel('Blocks').selectOption('heading');
+    await web.page.getByRole('button', { name: 'Next' }).click();
+    await web.page.getByText('Page 3 of 3').waitFor();
+    expect(await web.page.locator('ol.hits li').count()).toBe(5);
+    expect(new URL(web.page.url()).hash).toBe('#/search?q=quarterly&type=paragraph&page=3');
+    await web.page.locator('ol.hits li a').first().click();
+    await web.page.locator('article.document').waitFor();
+    await web.page.goBack();
+    await web.page.getByText('Page 3 of 3').waitFor();
+    expect([await web.page.locator('#q').inputValue(), await web.page.getByLabel('Blocks').inputValue(), await web.page.locator('ol.hits li').count()]).toEqual(['quarterly', 'paragraph', 5]);
+  });
+
+  it('tells a reader who opens the agent\'s address that it is for administrators', async () => {
+    const web = await start();
+    await web.signIn(READER);
+    await web.page.goto(`${web.url}/#/agent`);
+    await web.page.getByText('The agent is for administrators').waitFor();
+  });
+});
