@@ -8,6 +8,7 @@ import { KERNEL_VERSION } from '../../paths.js';
 import { recordId } from '../../plugins/catalog-checks.js';
 import { EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, exitOnLostLock, type CliIO, type Command } from '../cli-io.js';
 import { parseOptions } from '../parse-options.js';
+import { describeStray, watchStrayErrors } from '../stray-errors.js';
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
 const DEFAULT_WORKSPACE = './workspace';
@@ -83,14 +84,21 @@ async function serve(workspace: string, creating: boolean, overrides: Overrides,
   if (!LOOPBACK.has(host)) io.err(`warning: bound to ${host}, reachable from other machines; add their Host names to server.allowedHosts`);
   // Listened for before the line is printed: whoever waits for it may stop the server at once.
   const stopped = waitForSignal();
+  const strays = watchStrayErrors(kernel);
   // Last, so that whoever waits for this line has everything printed before it.
   io.out(`Listening on ${server.url}`);
-  const lost = await Promise.race([stopped.then(() => undefined), kernel.lockLost]);
-  if (lost !== undefined) exitOnLostLock((line) => io.err(line), 'serve', lost);
+  const ended = await Promise.race([stopped.then(() => ({ kind: 'signal' as const })), kernel.lockLost.then((lost) => ({ kind: 'lock' as const, lost })), strays.error.then((stray) => ({ kind: 'stray' as const, stray }))]);
+  if (ended.kind === 'lock') exitOnLostLock((line) => io.err(line), 'serve', ended.lost);
+  if (ended.kind === 'stray') io.err(describeStray(ended.stray));
   io.out('Stopping…');
+  // A stopping kernel that hangs (the plugin that threw holds it) does not keep the process: a bound.
+  const bound = setTimeout(() => { io.err('quire serve: the kernel did not stop within 30 s; exiting'); process.exit(EXIT_PROBLEMS); }, 30_000);
+  bound.unref();
   await server.close();
   await kernel.close();
-  return EXIT_OK;
+  clearTimeout(bound);
+  strays.stop();
+  return ended.kind === 'stray' ? EXIT_PROBLEMS : EXIT_OK;
 }
 
 /** Listens, or closes the kernel and says why not: for a busy port, which one and how to choose another. */

@@ -148,6 +148,29 @@ describe('quire serve (built, run with plain node)', () => {
     expect(/\n {2}(qk_\S+)\n/.exec(second.stdout)?.[1]).toBe((await readFile(join(early, '.quire', 'admin.token'), 'utf8')).trim());
   });
 
+  it('stops in order, naming the plugin, when a trusted plugin throws outside any call (it died mid-request, leaving serve.json)', async () => {
+    const workspace = join(await harness.tempDir(), 'workspace');
+    await mkdir(workspace, { recursive: true });
+    await writeFile(join(workspace, 'quire.json'), JSON.stringify({ plugins: { stray: { trusted: true } } }));
+    const manifest = {
+      id: 'stray', version: '1.0.0', kernel: '^0.1.0', description: 'A plugin with a careless timer', entry: 'index.js',
+      tools: [{ name: 'stray', description: 'x', actions: { later: { description: 'Answers, then throws from a timer', input: { type: 'object' }, effects: [] } } }],
+    };
+    await writeUserPlugin(workspace, 'stray', { manifest, code: 'export default { activate() { return { stray: { later: () => { setTimeout(() => { throw new Error("forgot to catch this"); }, 20); return "answered"; } } }; } };' });
+    const started = await startServe(['--workspace', workspace], true);
+    children.push(started.child);
+    const exited = new Promise<number | null>((resolve) => { started.child.removeAllListeners('exit'); started.child.on('exit', resolve); });
+    const token = /\n {2}(qk_\S+)\n/.exec(started.stdout())?.[1] ?? '';
+    const response = await fetch(`${started.url}/api/actions/stray/stray/later`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: '{}' });
+    expect(await response.json()).toEqual({ result: 'answered' });
+    expect(await exited).toBe(1);
+    expect(started.stderr()).toMatch(/plugin 'stray' threw outside any call \(Error: forgot to catch this; at .*index\.js/);
+    expect(started.stderr()).toMatch(/run it untrusted/);
+    expect(started.stdout()).toMatch(/Stopping…/);
+    // Closed in order: where it served is not left behind for clients to find.
+    expect(existsSync(join(workspace, '.quire', 'serve.json'))).toBe(false);
+  });
+
   it('starts despite a refused user plugin and a misspelt deny rule, and reports both on start', async () => {
     const workspace = join(await harness.tempDir(), 'workspace');
     await mkdir(workspace, { recursive: true });
