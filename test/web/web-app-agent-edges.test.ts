@@ -67,12 +67,12 @@ describe('the web app in a real browser: a broken stream, a stale card, an edite
     expect(followed.length).toBeGreaterThan(0);
     expect(followed.every((url) => url.searchParams.get('entriesFrom') === '4' && /^\d+$/.test(url.searchParams.get('revision') ?? ''))).toBe(true);
     await card.getByRole('button', { name: 'Approve' }).click();
-    await web.page.locator('.entry.assistant p.content', { hasText: 'Changed, though you lost sight of me.' }).waitFor();
+    await web.page.locator('.entry.assistant .content', { hasText: 'Changed, though you lost sight of me.' }).waitFor();
     expect((await web.act<{ markdown: string }>('block_get', { id: paragraph })).markdown.trim()).toBe('Edited after the stream broke.');
     await web.page.getByRole('button', { name: 'Send' }).waitFor();
     await web.page.getByText('message u0').waitFor();
     // Once only: the stored answer replaced the live one.
-    expect(await web.page.locator('.entry.assistant p.content', { hasText: 'Changed, though you lost sight of me.' }).count()).toBe(1);
+    expect(await web.page.locator('.entry.assistant .content', { hasText: 'Changed, though you lost sight of me.' }).count()).toBe(1);
   });
 
   it('shows a denied call as failed once the turn is stored, the person\'s message while its turn runs, and no Undo for a turn undone whole', async () => {
@@ -86,7 +86,7 @@ describe('the web app in a real browser: a broken stream, a stale card, an edite
     await web.page.getByLabel('Message to the agent').fill('Edit the paragraph');
     await web.page.getByRole('button', { name: 'Send' }).click();
     await web.page.locator('section.confirm').getByRole('button', { name: 'Deny' }).click();
-    await web.page.locator('.entry.assistant p.content', { hasText: 'I was not allowed.' }).waitFor();
+    await web.page.locator('.entry.assistant .content', { hasText: 'I was not allowed.' }).waitFor();
     // The stored entry: it read 'done' (its state is 'finished'; its ok is false).
     expect(await web.page.locator('.entry .tool-call summary').first().innerText()).toContain('failed');
     // A turn that wrote: undone once, the button goes (pressed again, it took back the person's later edit).
@@ -97,7 +97,7 @@ describe('the web app in a real browser: a broken stream, a stale card, an edite
     await web.page.locator('section.confirm').waitFor();
     expect(await web.page.locator('.entry.user', { hasText: 'Edit it now' }).count()).toBe(1);
     await web.page.locator('section.confirm').getByRole('button', { name: 'Approve' }).click();
-    await web.page.locator('.entry.assistant p.content', { hasText: 'Edited.' }).waitFor();
+    await web.page.locator('.entry.assistant .content', { hasText: 'Edited.' }).waitFor();
     expect(await web.page.locator('.entry.user', { hasText: 'Edit it now' }).count()).toBe(1);
     await web.page.getByRole('button', { name: 'Undo last turn' }).click();
     await web.page.getByText('A turn was undone.').waitFor();
@@ -139,7 +139,7 @@ describe('the web app in a real browser: a broken stream, a stale card, an edite
     expect(await web.page.getByRole('button', { name: 'Answer' }).isDisabled()).toBe(true);
     await web.page.getByLabel('Blue').check();
     await web.page.getByRole('button', { name: 'Answer' }).click();
-    await web.page.locator('.entry.assistant p.content', { hasText: 'Blue it is.' }).waitFor();
+    await web.page.locator('.entry.assistant .content', { hasText: 'Blue it is.' }).waitFor();
   });
 
   it('keeps what was typed in a block\'s editor when the page is left, and gives it back when the block is edited again', async () => {
@@ -197,7 +197,7 @@ describe('the web app in a real browser: a broken stream, a stale card, an edite
     await web.kernel.sessions.save({ id, title: 'Long', entries });
     await web.signIn(ADMIN);
     await web.page.goto(`${web.url}/#/agent/${id}`);
-    await web.page.locator('.entry.assistant p.content', { hasText: 'answer 449' }).waitFor();
+    await web.page.locator('.entry.assistant .content', { hasText: 'answer 449' }).waitFor();
     const messages = web.page.locator('ol.entries li.entry.user, ol.entries li.entry.assistant');
     expect(await messages.count()).toBe(200);
     expect(await web.page.getByText('question 248').count()).toBe(0);

@@ -72,7 +72,7 @@ describe('the web app in daily use: a long document, the agent asking, search an
     // One answer goes: the pick clears the text (it stayed shown, and was not sent).
     expect(await one.getByLabel('Your answer').inputValue()).toBe('');
     await card.getByRole('button', { name: 'Answer' }).click();
-    await web.page.locator('.entry.assistant p.content', { hasText: 'Tagged.' }).waitFor();
+    await web.page.locator('.entry.assistant .content', { hasText: 'Tagged.' }).waitFor();
     const result = JSON.stringify(web.fake.posts.at(-1)!.body.messages);
     for (const answer of ['work', 'home', 'urgent']) expect(result).toContain(answer);
     expect(result).not.toContain('C, my own');
@@ -122,6 +122,79 @@ describe('the web app in daily use: a long document, the agent asking, search an
     await web.page.goBack();
     await web.page.getByText('Page 3 of 3').waitFor();
     expect([await web.page.locator('#q').inputValue(), await web.page.getByLabel('Blocks').inputValue(), await web.page.locator('ol.hits li').count()]).toEqual(['quarterly', 'paragraph', 5]);
+    // An address naming a way of searching that is off here (no embedder): full text, not a blank menu and an error.
+    await web.page.goto(`${web.url}/#/search?q=quarterly&how=semantic`);
+    await web.page.getByText('Page 1 of 3').waitFor();
+    expect(await web.page.getByLabel('How').inputValue()).toBe('fulltext');
+    expect(await web.page.locator('p.error').count()).toBe(0);
+    // Opened afresh at it (a bookmark): the same, once the page learns what is on.
+    await web.page.reload();
+    await web.page.getByText('Page 1 of 3').waitFor();
+    await expect.poll(() => web.page.getByLabel('How').inputValue()).toBe('fulltext');
+    await expect.poll(() => web.page.locator('p.error').count()).toBe(0);
+  });
+
+  it('ticks a task, deletes a block after asking, and says when the kernel cannot be reached', async () => {
+    const web = await start();
+    const { plans, paragraph: target } = await notes(web);
+    await web.signIn(ADMIN);
+    await web.page.goto(`${web.url}/#/doc/${plans}`);
+    const task = web.page.locator('li', { hasText: 'write tests' }).getByRole('checkbox');
+    expect(await task.isChecked()).toBe(false);
+    await task.click();
+    await expect.poll(() => task.isChecked()).toBe(true);
+    const item = await task.evaluate((box) => box.closest('li')!.getAttribute('data-block')!);
+    expect((await web.act<{ markdown: string }>('block_get', { id: item })).markdown).toMatch(/^- \[x\] write tests/);
+    await task.click();
+    await expect.poll(async () => (await web.act<{ markdown: string }>('block_get', { id: item })).markdown).toMatch(/^- \[ \] write tests/);
+    // Deleting asks once more, and then the block is gone.
+    await web.page.locator(`[data-block="${target}"] button.edit`).click();
+    await web.page.getByRole('button', { name: 'Delete…' }).click();
+    await web.page.getByRole('button', { name: 'Keep it' }).click();
+    await web.page.getByRole('button', { name: 'Delete…' }).click();
+    await web.page.getByRole('button', { name: 'Delete it' }).click();
+    // Gone from the page (the editor, the block): not only its editor closed.
+    await expect.poll(() => web.page.locator(`[data-block="${target}"]`).count()).toBe(0);
+    const after = await web.act<{ document: { children: { id: string }[] } }>('document_get', { id: plans });
+    expect(after.document.children.map((block) => block.id)).not.toContain(target);
+    // No answer at all: said as the kernel out of reach, not "Failed to fetch".
+    await web.page.route('**/api/**', (route) => route.abort('connectionrefused'));
+    await web.page.getByRole('link', { name: 'Search' }).click();
+    await web.page.locator('#q').fill('plans');
+    await web.page.getByRole('button', { name: 'Search', exact: true }).click();
+    await web.page.getByText('The kernel cannot be reached').waitFor();
+  });
+
+  it('shows an answer\'s Markdown as text and lists, says a stopped answer stopped, and reaches sessions past the first 50', async () => {
+    const web = await start();
+    for (let i = 0; i < 60; i++) await web.kernel.sessions.save({ id: `20261201000000-s${String(i).padStart(6, '0')}`, title: `Session number ${i}`, entries: [] });
+    await web.signIn(ADMIN);
+    await web.page.getByRole('link', { name: 'Agent' }).click();
+    const listed = web.page.locator('aside.sessions li');
+    await expect.poll(() => listed.count()).toBe(50);
+    await web.page.getByRole('button', { name: 'Show more sessions (10 not shown)' }).click();
+    await expect.poll(() => listed.count()).toBe(60);
+    await web.page.getByLabel('Find a session by its title').fill('number 5');
+    await expect.poll(() => listed.count()).toBe(11);
+    await web.page.getByRole('button', { name: 'New session' }).click();
+    await web.page.locator('.chat h1').waitFor();
+    web.fake.reply(round({ text: 'Two things:\n\n- **first** one\n- second <img src=x onerror="window.__pwned=1">\n\n```js\nconst a = 1;\n```' }));
+    await web.page.getByLabel('Message to the agent').fill('List them');
+    await web.page.getByRole('button', { name: 'Send' }).click();
+    const answer = web.page.locator('.entry.assistant:not(.live) .content');
+    await answer.locator('li strong', { hasText: 'first' }).waitFor();
+    expect(await answer.locator('pre code').innerText()).toBe('const a = 1;');
+    expect(await answer.locator('li').nth(1).innerText()).toContain('<img src=x');
+    expect(await web.page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
+    expect(await web.page.locator('.entry .stopped').count()).toBe(0);
+    // Stopped while it was being written: kept, and said to be unfinished.
+    web.fake.reply({ kind: 'sse', frames: framesFor('openai-chat', { text: 'The beginning of a long answer' }), stallAfter: 2 });
+    await web.page.getByLabel('Message to the agent').fill('Tell me at length');
+    await web.page.getByRole('button', { name: 'Send' }).click();
+    await web.page.locator('.entry.assistant.live .content', { hasText: 'The beginning' }).waitFor();
+    await web.page.getByRole('button', { name: 'Stop' }).click();
+    await web.page.getByText('Stopped before it was finished').waitFor();
+    expect(await web.page.locator('.entry.assistant', { hasText: 'Stopped before it was finished' }).innerText()).toContain('The beginning');
   });
 
   it('tells a reader who opens the agent\'s address that it is for administrators', async () => {

@@ -93,7 +93,7 @@ describe('the web app in a real browser: settings, confirmations, MCP servers, r
     const append = web.page.locator('section.confirm', { hasText: 'block_append' });
     await append.locator('[data-before]', { hasText: 'Added inside it' }).waitFor();
     await append.getByRole('button', { name: 'Deny' }).click();
-    await web.page.locator('.entry.assistant p.content', { hasText: 'Nothing installed, nothing added.' }).waitFor();
+    await web.page.locator('.entry.assistant .content', { hasText: 'Nothing installed, nothing added.' }).waitFor();
     expect((await web.act<{ skills: unknown[] }>('skill_list', {})).skills).toEqual([]);
   });
 

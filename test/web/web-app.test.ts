@@ -180,7 +180,7 @@ describe('the web app in a real browser', () => {
     expect(await card.locator('[data-before]').innerText()).toContain('Edited by the agent.');
     await web.shot('agent-confirmation');
     await card.getByRole('button', { name: 'Always allow' }).click();
-    await web.page.locator('.entry.assistant p.content', { hasText: 'I changed the paragraph.' }).waitFor();
+    await web.page.locator('.entry.assistant .content', { hasText: 'I changed the paragraph.' }).waitFor();
     expect((await web.act<{ markdown: string }>('block_get', { id: paragraph })).markdown.trim()).toBe('Edited by the agent.');
     await web.shot('agent-turn');
 
@@ -212,7 +212,7 @@ describe('the web app in a real browser', () => {
     await web.page.getByLabel('Message to the agent').fill('Delete the paragraph');
     await web.page.getByRole('button', { name: 'Send' }).click();
     await web.page.locator('section.confirm').getByRole('button', { name: 'Deny' }).click();
-    await web.page.locator('.entry.assistant p.content', { hasText: 'Understood, I left it.' }).waitFor();
+    await web.page.locator('.entry.assistant .content', { hasText: 'Understood, I left it.' }).waitFor();
     expect((await web.act<{ block: { id: string } }>('block_get', { id: paragraph })).block.id).toBe(paragraph);
 
     // A question, answered by picking an option.
@@ -225,7 +225,7 @@ describe('the web app in a real browser', () => {
     await web.page.locator('form.question legend', { hasText: 'Which colour?' }).waitFor();
     await web.page.getByLabel('Blue').check();
     await web.page.getByRole('button', { name: 'Answer' }).click();
-    await web.page.locator('.entry.assistant p.content', { hasText: 'Blue it is.' }).waitFor();
+    await web.page.locator('.entry.assistant .content', { hasText: 'Blue it is.' }).waitFor();
     const lastRequest = JSON.stringify(web.fake.posts.at(-1)!.body);
     expect(lastRequest).toContain('Blue');
   });
@@ -258,7 +258,7 @@ describe('the web app in a real browser', () => {
     await web.page.getByLabel('Message to the agent').fill('Plan and summarise');
     await web.page.evaluate(`window.__shift = 0; new PerformanceObserver((list) => { for (const entry of list.getEntries()) if (!entry.hadRecentInput) { window.__shift += entry.value; (window.__shifts ??= []).push([entry.value, entry.startTime, (entry.sources ?? []).map((source) => (source.node?.className ?? source.node?.nodeName) + ' ' + JSON.stringify(source.previousRect) + '->' + JSON.stringify(source.currentRect))]); } }).observe({ type: 'layout-shift' })`);
     await web.page.getByRole('button', { name: 'Send' }).click();
-    await web.page.locator('.entry.assistant p.content', { hasText: 'word59' }).waitFor();
+    await web.page.locator('.entry.assistant .content', { hasText: 'word59' }).waitFor();
     const shift = await web.page.evaluate('window.__shift') as number;
     expect(shift, JSON.stringify(await web.page.evaluate('window.__shifts ?? []'))).toBeLessThan(0.01);
     await web.page.locator('details.todos summary').click();
@@ -268,7 +268,7 @@ describe('the web app in a real browser', () => {
     // Auto mode: the write runs without a confirmation. After a reload the selector shows the session's mode.
     await web.page.getByLabel('Mode').selectOption('auto');
     await web.page.reload();
-    await web.page.locator('.entry.assistant p.content', { hasText: 'word59' }).waitFor();
+    await web.page.locator('.entry.assistant .content', { hasText: 'word59' }).waitFor();
     expect(await web.page.getByLabel('Mode').inputValue()).toBe('auto');
     web.fake.reply(
       round({ calls: [{ id: 'call_auto', name: 'block_update', args: { id: paragraph, markdown: 'Written in auto mode.' } }] }),
@@ -276,7 +276,7 @@ describe('the web app in a real browser', () => {
     );
     await web.page.getByLabel('Message to the agent').fill('Edit it');
     await web.page.getByRole('button', { name: 'Send' }).click();
-    await web.page.locator('.entry.assistant p.content', { hasText: 'Done without asking.' }).waitFor();
+    await web.page.locator('.entry.assistant .content', { hasText: 'Done without asking.' }).waitFor();
     expect(await web.page.locator('section.confirm').count()).toBe(0);
     expect((await web.act<{ markdown: string }>('block_get', { id: paragraph })).markdown.trim()).toBe('Written in auto mode.');
 

@@ -35,6 +35,8 @@ export { QuireApiError };
 /** A short sentence for an error shown to the person. */
 export function describe(error: unknown): string {
   if (error instanceof QuireApiError) return `${error.message} (${error.code})`;
+  // The browser's word for no answer at all ("Failed to fetch"): the kernel is down or unreachable.
+  if (error instanceof TypeError && /fetch|network/i.test(error.message)) return `The kernel cannot be reached: is quire serve running, and is this its address? (${error.message})`;
   return error instanceof Error ? error.message : String(error);
 }
 

@@ -53,14 +53,25 @@ export function SearchPage({ client, address }: { client: QuireClient; address: 
         if (!action.unavailable && (action.wireName === 'search_semantic' || action.wireName === 'search_hybrid')) available.add(action.wireName.slice('search_'.length) as Mode);
       }
       setModes([...available]);
+      availableNow.current = available;
+      // A way of searching the address names that is not on (an old link, an arm turned off since):
+      // full text, and the search asked with it again (the menu showed nothing, and Search failed again).
+      const asked = lastAsked.current;
+      if (!available.has(modeNow.current)) setMode('fulltext');
+      if (asked && !available.has(asked.mode)) void run(asked.page, { ...asked, mode: 'fulltext' });
     }, () => undefined);
   }, [client]);
+  const availableNow = useRef<Set<Mode>>();
+  const modeNow = useRef(mode);
+  modeNow.current = mode;
+  const lastAsked = useRef<Asked & { page: number }>();
   // Only the newest search's answer is shown: an older one answering last must not replace it (nor its query in the address).
   const latest = useRef(0);
   // The search whose results are shown: the pager goes on with it, not with filters changed and not submitted.
   const shown = useRef<Asked>();
   const run = async (target: number, asked: Asked = { q: query, mode, type, notebook }): Promise<void> => {
     if (asked.q.trim() === '') return;
+    lastAsked.current = { ...asked, page: target };
     const number = ++latest.current;
     setError(undefined);
     try {
@@ -84,7 +95,8 @@ export function SearchPage({ client, address }: { client: QuireClient; address: 
   // what was typed meanwhile.
   const shownFor = useRef<string>();
   useEffect(() => {
-    const asked = fromAddress(address);
+    const named = fromAddress(address);
+    const asked = availableNow.current && !availableNow.current.has(named.mode) ? { ...named, mode: 'fulltext' as const } : named;
     if (shownFor.current !== undefined) {
       setQuery(asked.q);
       setMode(asked.mode);

@@ -8,6 +8,7 @@ import { html } from '../html.js';
 import { ConfirmCard } from './confirm-card.js';
 import { QuestionCard, type PendingQuestion } from './question-card.js';
 import { ToolCall } from './tool-call.js';
+import { renderAnswer } from './answer-markdown.js';
 import { runTurn, type Live, type LiveCall } from './turn-stream.js';
 
 
@@ -15,8 +16,28 @@ import { runTurn, type Live, type LiveCall } from './turn-stream.js';
 export function AgentPage({ client, sessionId }: { client: QuireClient; sessionId: string | undefined }): VNode {
   const [sessions, setSessions] = useState<{ id: string; title: string; updatedAt: string }[]>([]);
   const [error, setError] = useState<string>();
-  const reloadList = (): void => void client.call('listSessions', { query: { pageSize: 50 } }).then((answer) => setSessions(answer.sessions), (e: unknown) => setError(describe(e)));
-  useEffect(reloadList, [client]);
+  // Sessions past the first 50 were out of reach: pages more on request, and a search by title.
+  const [pages, setPages] = useState(1);
+  const [total, setTotal] = useState(0);
+  const [find, setFind] = useState('');
+  const listed = useRef(0);
+  const reloadList = (): void => {
+    const asked = ++listed.current;
+    void (async () => {
+      const found = new Map<string, { id: string; title: string; updatedAt: string }>();
+      let count = 0;
+      for (let page = 1; page <= pages; page++) {
+        const answer = await client.call('listSessions', { query: { page, pageSize: SESSIONS_PAGE, ...(find.trim() ? { title: find.trim() } : {}) } });
+        count = answer.total;
+        for (const session of answer.sessions) found.set(session.id, session);
+        if (answer.sessions.length < SESSIONS_PAGE) break;
+      }
+      if (asked !== listed.current) return;
+      setSessions([...found.values()]);
+      setTotal(count);
+    })().catch((e: unknown) => setError(describe(e)));
+  };
+  useEffect(reloadList, [client, pages, find]);
   const create = async (): Promise<void> => {
     try {
       const saved = await client.call('createSession', { body: { title: `Session ${new Date().toLocaleString()}` } });
@@ -30,7 +51,9 @@ export function AgentPage({ client, sessionId }: { client: QuireClient; sessionI
     <aside class="sessions" aria-label="Sessions">
       <button type="button" onClick=${() => void create()}>New session</button>
       ${error ? html`<p class="error" role="alert">${error}</p>` : null}
+      <input type="search" aria-label="Find a session by its title" placeholder="Find a session" value=${find} onInput=${(event: Event) => { setFind((event.target as HTMLInputElement).value); setPages(1); }} />
       <ul>${sessions.map((session) => html`<li key=${session.id}><a href=${`#/agent/${session.id}`} aria-current=${session.id === sessionId ? 'page' : undefined}>${session.title}</a></li>`)}</ul>
+      ${total > sessions.length ? html`<button type="button" class="earlier" onClick=${() => setPages(pages + 1)}>Show more sessions (${total - sessions.length} not shown)</button>` : null}
     </aside>
     ${sessionId ? html`<${Chat} key=${sessionId} client=${client} sessionId=${sessionId} onChanged=${reloadList} />` : html`<p class="muted">Choose a session or start one.</p>`}
   </section>`;
@@ -93,6 +116,9 @@ function Chat({ client, sessionId, onChanged }: { client: QuireClient; sessionId
     return () => clearInterval(timer);
   }, [runningElsewhere, sessionId]);
 
+  // The box as typed now, for a send that comes back after the person typed on.
+  const typedNow = useRef(message);
+  typedNow.current = message;
   const send = async (event: Event): Promise<void> => {
     event.preventDefault();
     const text = message.trim();
@@ -112,7 +138,8 @@ function Chat({ client, sessionId, onChanged }: { client: QuireClient; sessionId
     });
     // Refused before it began (no model, a turn already running, too long, the network): nothing of the
     // message was kept, so it goes back in the box unless something new was typed meanwhile.
-    if (state.turnID === undefined && state.error !== undefined) setMessage((now) => (now === '' ? text : now));
+    const backInBox = state.turnID === undefined && state.error !== undefined && typedNow.current === '';
+    if (backInBox) setMessage(text);
     // The turn is over: what it asked is answered or expired; the kernel's list says what still waits.
     announced.current.clear();
     // The stored session replaces the live view in one render: the answer is never shown twice.
@@ -123,7 +150,7 @@ function Chat({ client, sessionId, onChanged }: { client: QuireClient; sessionId
       // Another turn runs (another tab, the chat): this message was not sent, and the page follows that
       // turn. It was said as "the connection to the turn was lost", as if this message were being answered.
       setLive(undefined);
-      setError(`Your message was not sent: ${state.error}. It is back in the box; send it once the running turn has ended.`);
+      setError(`Your message was not sent: ${state.error}. ${backInBox ? 'It is back in the box; send it once the running turn has ended.' : `What you typed since is kept; the message not sent was: ${text}`}`);
     } else if (fresh?.session.recoveryState === 'running') {
       // The stream broke (the network, a sleeping laptop) but the turn goes on in the kernel: the page
       // follows it as one it did not start, so that its confirmations appear and Stop is there.
@@ -163,6 +190,8 @@ function Chat({ client, sessionId, onChanged }: { client: QuireClient; sessionId
   // The newest entries only, a page more on request: a long session's every message and result in the
   // page made each render and the browser's layout slow.
   const entries = session?.entries ?? [];
+  // The draft of a turn still running is being written; any other kept draft is an answer that stopped.
+  const drafting = session?.recoveryState === 'running' ? `runtime_draft_${String(session.recoveryTurnID)}` : undefined;
   const hidden = Math.max(0, entries.length - shown);
   // Stored entries are not walked again at each streamed token: only when the session changes.
   const storedTodos = useMemo(() => latestTodos(session?.entries ?? [], []), [session]);
@@ -184,12 +213,12 @@ function Chat({ client, sessionId, onChanged }: { client: QuireClient; sessionId
     <div class="conversation">
     <ol class="entries" aria-live="polite">
       ${hidden > 0 ? html`<li class="entry system"><button type="button" class="earlier" onClick=${() => setShown(shown + PAGE_ENTRIES)}>Show ${Math.min(hidden, PAGE_ENTRIES)} earlier messages (${hidden} not shown)</button></li>` : null}
-      ${entries.slice(hidden).map((entry) => html`<${Entry} key=${entry.id} entry=${entry} />`)}
+      ${entries.slice(hidden).map((entry) => html`<${Entry} key=${entry.id} entry=${entry} drafting=${entry.id === drafting} />`)}
       ${live?.state === 'running' && asked ? html`<li class="entry user live"><p>${asked}</p></li>` : null}
       ${live ? html`<li class="entry assistant live" aria-busy=${live.state === 'running'}>
         ${live.reasoning ? html`<details class="reasoning"><summary>Reasoning</summary><p>${live.reasoning}</p></details>` : null}
         ${live.calls.map((call) => html`<${ToolCall} key=${call.id} name=${call.name} args=${call.arguments} output=${call.output} ok=${call.ok} progress=${call.progress} />`)}
-        <p class="content">${live.content}</p>
+        <div class="content">${renderAnswer(live.content)}</div>
         ${live.usage ? html`<p class="muted usage">${live.usage}</p>` : null}
         ${live.error ? html`<p class="error" role="alert">${live.error}</p>` : null}
       </li>` : null}
@@ -219,6 +248,9 @@ function Chat({ client, sessionId, onChanged }: { client: QuireClient; sessionId
   </div>`;
 }
 
+/** Sessions listed at first, and added by each "Show more sessions". */
+const SESSIONS_PAGE = 50;
+
 /** Entries of a session shown at first, and added by each "Show earlier". */
 const PAGE_ENTRIES = 200;
 
@@ -235,12 +267,14 @@ function ConflictItem({ client, conflict }: { client: QuireClient; conflict: { p
 }
 
 /** One stored entry; memoised: a streamed token re-renders the live answer, not the whole conversation. */
-const Entry = memo(function Entry({ entry }: { entry: SessionEntry }): VNode | null {
+/** `drafting`: the answer of the turn running now, still being written (a kept draft is a stopped answer). */
+const Entry = memo(function Entry({ entry, drafting }: { entry: SessionEntry; drafting: boolean }): VNode | null {
   switch (entry.type) {
     case 'user': return html`<li class="entry user"><p>${entry.content ?? ''}</p></li>`;
     case 'assistant': return html`<li class="entry assistant">
       ${(entry.toolCalls ?? []).map((call) => html`<${ToolCall} key=${call.id} name=${call.name} args=${typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments ?? {})} output=${call.result} ok=${call.ok !== false && call.state !== 'unknown' && call.state !== 'skipped'} />`)}
-      ${entry.content ? html`<p class="content">${entry.content}</p>` : null}
+      ${entry.content ? html`<div class="content">${renderAnswer(entry.content)}</div>` : null}
+      ${entry.id.startsWith('runtime_draft_') && !drafting ? html`<p class="muted stopped">Stopped before it was finished: this is what had arrived of the answer.</p>` : null}
     </li>`;
     case 'thinking': return entry.content ? html`<li class="entry thinking"><details class="reasoning"><summary>Reasoning</summary><p>${entry.content}</p></details></li>` : null;
     case 'rollback': return html`<li class="entry system muted">A turn was undone.</li>`;

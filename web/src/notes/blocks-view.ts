@@ -21,6 +21,8 @@ export interface BlockActions extends InlineContext {
   editor(block: BlockData): VNode;
   canEdit: boolean;
   edit(block: BlockData): void;
+  /** Ticks or unticks a task item (only where the person may edit). */
+  toggleTask(block: BlockData): void;
 }
 
 const LEAF_EDIT = new Set(['heading', 'paragraph', 'code', 'math', 'table', 'html', 'embed', 'thematicBreak']);
@@ -73,7 +75,9 @@ function renderBlock(block: BlockData, actions: BlockActions): VNode {
         ? html`<ol data-block=${block.id} start=${block.start ?? 1}>${children}</ol>`
         : html`<ul data-block=${block.id} class=${block.subtype === 'task' ? 'tasks' : ''}>${children}</ul>`;
     }
-    case 'listItem': return html`<li data-block=${block.id}>${block.subtype === 'task' ? html`<input type="checkbox" disabled checked=${block.checked === true} aria-label=${block.checked ? 'done' : 'to do'} /> ` : null}${children}</li>`;
+    case 'listItem': return html`<li data-block=${block.id}>${block.subtype === 'task'
+      ? html`<input type="checkbox" disabled=${!actions.canEdit} checked=${block.checked === true} aria-label=${block.checked ? 'done' : 'to do'} onChange=${(event: Event) => { (event.target as HTMLInputElement).checked = block.checked === true; actions.toggleTask(block); }} /> `
+      : null}${children}</li>`;
     case 'code': return html`<figure class="code" data-block=${block.id}>${block.subtype ? html`<figcaption>${block.subtype}</figcaption>` : null}<pre><code>${block.content ?? ''}</code></pre></figure>`;
     case 'math': return html`<pre class="math" data-block=${block.id} aria-label="math (TeX)">${block.content ?? ''}</pre>`;
     case 'table': return tableView(block, actions);

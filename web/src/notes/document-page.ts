@@ -27,6 +27,7 @@ export function DocumentPage({ client, id, focus, canEdit, onChanged }: { client
   const [editing, setEditing] = useState<{ id: string; markdown: string; updated: string; opened: string } | undefined>();
   const [conflict, setConflict] = useState<Conflict | undefined>();
   const [saving, setSaving] = useState(false);
+  const [deleting, setDeleting] = useState(false);
   const [history, setHistory] = useState(false);
   const root = useRef<HTMLElement>(null);
   // The editor's text as typed: kept here, not in state, so that a keystroke does not render the whole
@@ -74,6 +75,7 @@ export function DocumentPage({ client, id, focus, canEdit, onChanged }: { client
     if (editing) closedEditor.current = editing.id;
     setEditing(undefined);
     setConflict(undefined);
+    setDeleting(false);
   };
   useEffect(() => {
     const closed = closedEditor.current;
@@ -131,10 +133,46 @@ export function DocumentPage({ client, id, focus, canEdit, onChanged }: { client
     }
   };
 
+  // A task ticked or unticked: its marker changed in its Markdown, against the block as shown (changed
+  // since by someone else, nothing is written and the page shows the block as it is now).
+  const toggleTask = async (block: BlockData): Promise<void> => {
+    try {
+      const got = (await client.call('block_get', { body: { id: block.id } })).result as { markdown: string };
+      const marker = /^(\s*(?:[-*+]|\d+[.)])\s+)\[([ xX])\]/.exec(got.markdown);
+      if (!marker) throw new Error('this item has no task box in its Markdown any more');
+      const markdown = `${marker[1]}[${marker[2] === ' ' ? 'x' : ' '}]${got.markdown.slice(marker[0].length)}`;
+      const expectedUpdated = block.attrs.updated;
+      await client.call('block_update', { body: { id: block.id, markdown, ...(expectedUpdated ? { expectedUpdated } : {}) } });
+      setError(undefined);
+      onChanged();
+    } catch (e) {
+      setError(e instanceof QuireApiError && e.status === 409 ? 'This task was changed by someone else: it is shown as it is now; tick it again if you still mean to.' : describe(e));
+    }
+    await load();
+  };
+  // A block removed, after the person says so twice (the page's History can bring it back).
+  const remove = async (block: BlockData): Promise<void> => {
+    if (!editing) return;
+    try {
+      await client.call('block_delete', { body: { id: block.id, ...(editing.updated ? { expectedUpdated: editing.updated } : {}) } });
+      setEditing(undefined);
+      setConflict(undefined);
+      setDeleting(false);
+      drafts.delete(block.id);
+      await load();
+      onChanged();
+    } catch (e) {
+      setDeleting(false);
+      setError(e instanceof QuireApiError && e.status === 409 ? 'This block was changed by someone else since you opened it: nothing was deleted. Cancel to see it as it is now.' : describe(e));
+    }
+  };
+
   // Blocks that did not change keep the actions of the render that drew them (they are memoised): their
   // Edit reaches this render's `edit`, which knows what is being edited now, through this ref.
   const editNow = useRef(edit);
   editNow.current = edit;
+  const toggleNow = useRef(toggleTask);
+  toggleNow.current = toggleTask;
 
   const add = async (event: Event): Promise<void> => {
     event.preventDefault();
@@ -182,6 +220,9 @@ export function DocumentPage({ client, id, focus, canEdit, onChanged }: { client
     <div class="row">
       <button type="submit" disabled=${saving}>Save</button>
       <button type="button" onClick=${closeEditor}>Cancel</button>
+      ${deleting
+        ? html`<span role="alert">Delete this block? <button type="button" class="danger" onClick=${() => void remove(block)}>Delete it</button> <button type="button" onClick=${() => setDeleting(false)}>Keep it</button></span>`
+        : html`<button type="button" class="danger" onClick=${() => setDeleting(true)}>Delete…</button>`}
     </div>
   </form>`;
 
@@ -190,6 +231,7 @@ export function DocumentPage({ client, id, focus, canEdit, onChanged }: { client
     tagHref: (tag) => `#/search?q=${encodeURIComponent(`#${tag}#`)}`,
     canEdit,
     edit: (block) => void editNow.current(block),
+    toggleTask: (block) => void toggleNow.current(block),
     editor,
     ...(editing ? { editing: editing.id } : {}),
   };
