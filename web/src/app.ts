@@ -132,13 +132,15 @@ function NewDocument({ session, onCreated }: { session: Session; onCreated: () =
     try {
       const created = await session.client.call('document_create', { body: { notebook, title } });
       form.reset();
+      setError(undefined);
       onCreated();
       location.hash = `#/doc/${created.result.id}`;
     } catch (e) {
       setError(describe(e));
     }
   };
-  if (notebooks.length === 0) return html`<span></span>`;
+  // A fresh workspace: where its first notebook is made (there was nothing here, and no way to make one).
+  if (notebooks.length === 0) return html`<p class="muted new-doc">No notebook yet: <a href="#/settings/notebooks">make the first one</a> (under Settings, Notebooks).</p>`;
   return html`<form class="new-doc" onSubmit=${submit}>
     <label for="new-title">New document</label>
     <input id="new-title" name="title" required placeholder="Title" />

@@ -4,18 +4,20 @@ import type { Grant, McpServer, Plugin } from '../../core/client/api-schema.js';
 import type { QuireClient } from '../../core/client/quire-client.js';
 import { describe, useLoad } from './api.js';
 import { AuditLogView } from './settings-audit.js';
+import { NotebooksSettings } from './settings-notebooks.js';
 import { Snapshots } from './settings-snapshots.js';
 import { html } from './html.js';
 
-type Tab = 'plugins' | 'grants' | 'audit' | 'snapshots' | 'mcp';
+type Tab = 'plugins' | 'notebooks' | 'grants' | 'audit' | 'snapshots' | 'mcp';
 
 /** What limits and extends the agent: plugins and their effects, standing grants, snapshots, MCP servers. */
 export function SettingsPage({ client, tab, isAdmin }: { client: QuireClient; tab: Tab; isAdmin: boolean }): VNode {
-  const tabs: [Tab, string][] = isAdmin ? [['plugins', 'Plugins'], ['grants', 'Grants'], ['audit', 'Audit log'], ['snapshots', 'Snapshots'], ['mcp', 'MCP servers']] : [['plugins', 'Plugins']];
+  const tabs: [Tab, string][] = isAdmin ? [['plugins', 'Plugins'], ['notebooks', 'Notebooks'], ['grants', 'Grants'], ['audit', 'Audit log'], ['snapshots', 'Snapshots'], ['mcp', 'MCP servers']] : [['plugins', 'Plugins']];
   return html`<section class="settings">
     <h1>Settings</h1>
     <nav class="tabs" aria-label="Settings">${tabs.map(([id, label]) => html`<a href=${`#/settings/${id}`} aria-current=${tab === id ? 'page' : undefined}>${label}</a>`)}</nav>
     ${tab === 'plugins' ? html`<${Plugins} client=${client} isAdmin=${isAdmin} />` : null}
+    ${tab === 'notebooks' && isAdmin ? html`<${NotebooksSettings} client=${client} />` : null}
     ${tab === 'grants' && isAdmin ? html`<${Grants} client=${client} />` : null}
     ${tab === 'audit' && isAdmin ? html`<${AuditLogView} client=${client} />` : null}
     ${tab === 'snapshots' && isAdmin ? html`<${Snapshots} client=${client} />` : null}

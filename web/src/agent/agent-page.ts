@@ -9,6 +9,7 @@ import { ConfirmCard } from './confirm-card.js';
 import { QuestionCard, type PendingQuestion } from './question-card.js';
 import { ToolCall } from './tool-call.js';
 import { renderAnswer } from './answer-markdown.js';
+import { SessionTitle } from './session-title.js';
 import { runTurn, type Live, type LiveCall } from './turn-stream.js';
 
 
@@ -203,7 +204,7 @@ function Chat({ client, sessionId, onChanged }: { client: QuireClient; sessionId
     ? undefined : session?.lastCommittedTurnID), [session]);
   return html`<div class="chat">
     <header class="row">
-      <h1>${session?.title ?? 'Session'}</h1>
+      <${SessionTitle} client=${client} session=${session} onChanged=${() => { void load(); onChanged(); }} onDeleted=${() => { onChanged(); location.hash = '#/agent'; }} />
       ${todos.length > 0 ? html`<details class="todos"><summary>To do (${todos.filter((todo) => todo.status === 'completed').length}/${todos.length})</summary>
         <ul aria-label="The agent's to-do list">${todos.map((todo) => html`<li class=${`todo-${todo.status}`}>${todo.status === 'completed' ? '☑' : todo.status === 'in_progress' ? '◐' : '☐'} ${todo.content}</li>`)}</ul></details>` : null}
       <label>Mode <select value=${mode} onChange=${(event: Event) => void changeMode((event.target as HTMLSelectElement).value as 'confirm' | 'auto')}>

@@ -5,6 +5,7 @@ import { describe, QuireApiError } from '../api.js';
 import { html } from '../html.js';
 import { Blocks, type BlockActions, type BlockData } from './blocks-view.js';
 import { loadAssets } from './assets.js';
+import { DocumentTitle } from './document-title.js';
 import { HistoryPanel } from './history-panel.js';
 
 interface Conflict { mine: string; theirs: string; theirsUpdated: string }
@@ -239,8 +240,10 @@ export function DocumentPage({ client, id, focus, canEdit, onChanged }: { client
   if (!doc) return html`<p class="muted">Loading…</p>`;
   return html`<article ref=${root} class="document" aria-labelledby="doc-title">
     <p class="hpath muted">${doc.hpath}</p>
-    <div class="row title-row"><h1 id="doc-title">${doc.document.content ?? ''}</h1>
-      ${canEdit ? html`<button type="button" aria-expanded=${history} onClick=${() => setHistory(!history)}>History</button>` : null}</div>
+    <${DocumentTitle} client=${client} id=${id} title=${doc.document.content ?? ''} updated=${doc.document.attrs.updated} canEdit=${canEdit}
+      onRenamed=${() => { void load(); onChanged(); }} onRemoved=${() => { onChanged(); location.hash = '#/'; }}>
+      ${canEdit ? html`<button type="button" aria-expanded=${history} onClick=${() => setHistory(!history)}>History</button>` : null}
+    </${DocumentTitle}>
     ${history ? html`<${HistoryPanel} client=${client} id=${id} onRestored=${() => { void load(); onChanged(); }} />` : null}
     ${error ? html`<p class="error" role="alert">${error}</p>` : null}
     <${Blocks} blocks=${doc.document.children ?? []} actions=${actions} />

@@ -1,0 +1,85 @@
+import { describe, expect, it } from 'vitest';
+import { ADMIN, useWebApp } from './web-harness.js';
+import type { Created } from './web-notes.js';
+
+const { start } = useWebApp();
+
+interface Listed { id: string; name: string; access?: string; agent: string; egress: string }
+
+describe('the web app manages notebooks, documents and sessions', () => {
+  it('takes a fresh workspace from no notebook to one made, renamed, published, narrowed for the agent, kept local, and removed', async () => {
+    const web = await start();
+    await web.signIn(ADMIN);
+    // Nothing to create a document in: the way to a first notebook is shown (there was none).
+    await web.page.getByRole('link', { name: 'make the first one' }).click();
+    await web.page.getByLabel('New notebook', { exact: true }).fill('Work');
+    await web.page.getByLabel('Readers of the new notebook').selectOption('published');
+    await web.page.getByRole('button', { name: 'Create notebook' }).click();
+    await web.page.getByText('Notebook "Work" created.').waitFor();
+    const listed = async (): Promise<Listed[]> => (await web.act<{ notebooks: Listed[] }>('notebook_list', {})).notebooks;
+    expect(await listed()).toMatchObject([{ name: 'Work', access: 'published', agent: 'write', egress: 'allowed' }]);
+    await web.page.getByLabel('Name of Work').fill('Work notes');
+    await web.page.getByRole('button', { name: 'Rename' }).click();
+    await web.page.getByText('Renamed to "Work notes".').waitFor();
+    await web.page.getByLabel('What the agent may do in Work notes').selectOption('read');
+    await web.page.getByText('The agent may now only read "Work notes".').waitFor();
+    await web.page.getByLabel('Whether the text of Work notes may go to models off this machine').selectOption('local-only');
+    await web.page.getByText('"Work notes" stays on this machine.').waitFor();
+    await web.page.getByLabel('Readers of Work notes').selectOption('private');
+    await web.page.getByText('"Work notes" is private.').waitFor();
+    expect(await listed()).toMatchObject([{ name: 'Work notes', access: 'private', agent: 'read', egress: 'local-only' }]);
+    await web.page.getByRole('button', { name: 'Remove…' }).click();
+    await web.page.getByRole('button', { name: 'Keep it' }).click();
+    expect(await listed()).toHaveLength(1);
+    await web.page.getByRole('button', { name: 'Remove…' }).click();
+    await web.page.getByRole('button', { name: 'Remove it' }).click();
+    await web.page.getByText('"Work notes" removed.').waitFor();
+    expect(await listed()).toEqual([]);
+  });
+
+  it('renames and removes a document from its page, refusing over a change made since it was shown', async () => {
+    const web = await start();
+    const notebook = await web.act<Created>('notebook_create', { name: 'Home' });
+    await web.signIn(ADMIN);
+    await web.page.getByLabel('New document').fill('Groceries');
+    await web.page.getByRole('button', { name: 'Create' }).click();
+    await web.page.locator('h1#doc-title', { hasText: 'Groceries' }).waitFor();
+    const doc = decodeURIComponent(new URL(web.page.url()).hash.split('/')[2]!);
+    await web.page.getByRole('button', { name: 'Rename' }).click();
+    await web.page.getByLabel('Title of the document').fill('Shopping');
+    await web.page.getByRole('button', { name: 'Save title' }).click();
+    await web.page.locator('h1#doc-title', { hasText: 'Shopping' }).waitFor();
+    expect((await web.act<{ documents: { title: string }[] }>('document_list', { notebook: notebook.id })).documents.map((each) => each.title)).toEqual(['Shopping']);
+    // Changed elsewhere after the page showed it: nothing is removed, and that is said.
+    await web.act('block_append', { parentId: doc, markdown: 'Milk, added from another tab.' });
+    await web.page.getByRole('button', { name: 'Remove…' }).click();
+    await web.page.getByRole('button', { name: 'Remove it' }).click();
+    await web.page.getByText('changed by someone else since it was shown').waitFor();
+    expect((await web.act<{ documents: unknown[] }>('document_list', { notebook: notebook.id })).documents).toHaveLength(1);
+    // Shown as it is now, it goes.
+    await web.page.getByText('Milk, added from another tab.').waitFor();
+    await web.page.getByRole('button', { name: 'Remove…' }).click();
+    await web.page.getByRole('button', { name: 'Remove it' }).click();
+    await web.page.waitForURL((url) => url.hash === '#/');
+    expect((await web.act<{ documents: unknown[] }>('document_list', { notebook: notebook.id })).documents).toEqual([]);
+  });
+
+  it('renames a session and deletes it', async () => {
+    const web = await start();
+    await web.signIn(ADMIN);
+    await web.page.getByRole('link', { name: 'Agent' }).click();
+    await web.page.getByRole('button', { name: 'New session' }).click();
+    await web.page.locator('.chat h1').waitFor();
+    await web.page.locator('.chat').getByRole('button', { name: 'Rename' }).click();
+    await web.page.getByLabel('Title of the session').fill('Planning the trip');
+    await web.page.getByRole('button', { name: 'Save title' }).click();
+    await web.page.locator('.chat h1', { hasText: 'Planning the trip' }).waitFor();
+    await web.page.locator('aside.sessions a', { hasText: 'Planning the trip' }).waitFor();
+    expect((await web.kernel.sessions.list()).sessions.map((each) => each.title)).toEqual(['Planning the trip']);
+    await web.page.getByRole('button', { name: 'Delete…' }).click();
+    await web.page.getByRole('button', { name: 'Delete it' }).click();
+    await web.page.waitForURL((url) => url.hash === '#/agent');
+    await expect.poll(() => web.page.locator('aside.sessions li').count()).toBe(0);
+    expect((await web.kernel.sessions.list()).total).toBe(0);
+  });
+});
