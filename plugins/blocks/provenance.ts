@@ -4,7 +4,8 @@ import { forgetFingerprint } from './index-rows.js';
 
 /**
  * Who changed a block, in the form DESIGN.md §3 fixes: `agent:<session>/<turn>/<call>` for the agent,
- * `person:<token name>` for people, so that "what did this turn change" is one query on `updated_by`.
+ * `person:<token name>` for people, so that "what did this turn change" is one query on `updated_by`;
+ * `mcp:<token name>/<client>` for an MCP client that named itself.
  */
 export function updatedBy(call: Pick<ActionCall, 'principal' | 'callId'>): string {
   const principal: Principal = call.principal;
@@ -12,7 +13,9 @@ export function updatedBy(call: Pick<ActionCall, 'principal' | 'callId'>): strin
     case 'agent':
       return principal.name.startsWith('agent:') ? principal.name : `agent:${principal.sessionId ?? '-'}/${principal.turnId ?? '-'}/${call.callId}`;
     case 'person': return `person:${principal.name}`;
-    case 'mcp': return `mcp:${principal.name}`;
+    // With the client program it connected as: two clients on one token are two authors (history kept
+    // one version for both, and the first one's edit, replaced by the second's, was in none).
+    case 'mcp': return principal.client ? `mcp:${principal.name}/${principal.client.replace(/[^\p{L}\p{N} ._-]/gu, '_')}` : `mcp:${principal.name}`;
     case 'kernel': return 'kernel';
   }
 }

@@ -33,8 +33,8 @@ describe('the kernel as an MCP server on /mcp', () => {
     return { kernel, url: server.url };
   }
 
-  async function connect(url: string, token = ADMIN, fetch?: FetchLike): Promise<Client> {
-    const client = new Client({ name: 'quire-test', version: '1.0.0' });
+  async function connect(url: string, token = ADMIN, fetch?: FetchLike, name = 'quire-test'): Promise<Client> {
+    const client = new Client({ name, version: '1.0.0' });
     await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } }, ...(fetch ? { fetch } : {}) }));
     clients.push(client);
     return client;
@@ -250,6 +250,24 @@ describe('the kernel as an MCP server on /mcp', () => {
     await Promise.all(streams.map((stream) => stream.streamOpen));
     const refused = await rawRequest(`${url}/mcp`, { method: 'POST', headers: headers(ADMIN), body: initialize });
     expect([refused.status, refused.json().error?.code, refused.headers['retry-after']]).toEqual([503, 'NOT_READY', '1']);
+  });
+
+  it('keeps in history what one MCP client wrote when another on the same token replaces it moments later', async () => {
+    const { url } = await serve();
+    const desktop = await connect(url, ADMIN, undefined, 'Claude Desktop');
+    const editor = await connect(url, ADMIN, undefined, 'Cursor');
+    const structured = async (client: Client, name: string, args: Record<string, unknown>) => (await client.callTool({ name, arguments: args })).structuredContent as Record<string, unknown>;
+    const notebook = await structured(desktop, 'notebook_create', { name: 'Meetings' });
+    const doc = await structured(desktop, 'document_create', { notebook: notebook.id, title: 'Monday', markdown: 'draft' });
+    const listed = await structured(desktop, 'document_get', { id: doc.id }) as { document: { children: { id: string }[] } };
+    const block = listed.document.children[0]!.id;
+    await structured(desktop, 'block_update', { id: block, markdown: 'A: two hours of meeting notes that matter' });
+    await structured(editor, 'block_update', { id: block, markdown: 'B: replaced' });
+    // Two authors (one token, two programs): the first one's text is a version (it was in none: one burst).
+    const found = await structured(desktop, 'history_search', { query: 'meeting' }) as { results: { by: string }[] };
+    expect(found.results.map((version) => version.by)).toEqual(['mcp:alice/Cursor']);
+    const block2 = await structured(editor, 'block_get', { id: block }) as { block: { attrs: { updatedBy?: string; 'updated-by'?: string } } };
+    expect(JSON.stringify(block2)).toContain('mcp:alice/Cursor');
   });
 
   it('tells connected clients when tools change, as a plugin is disabled and enabled while serving', async () => {
