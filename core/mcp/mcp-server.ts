@@ -64,10 +64,19 @@ function progressSender(progressToken: string | number, send: SendNotification):
   };
 }
 
+/**
+ * The text a client's model reads, at most: a 10,000-block document went out as 7-11 MB of text (and
+ * the same again as structured content), past any model's context. The structured content stays whole.
+ */
+export const MAX_MCP_TEXT = 100_000;
+
 function success(value: unknown): CallToolResult {
   // Nothing returned is null, as in the text: `{ result: undefined }` went out as `{}`.
   const structured = typeof value === 'object' && value !== null && !Array.isArray(value) ? value as Record<string, unknown> : { result: value ?? null };
-  return { content: [{ type: 'text', text: JSON.stringify(value ?? null) }], structuredContent: structured };
+  const text = JSON.stringify(value ?? null);
+  const shown = text.length <= MAX_MCP_TEXT ? text
+    : `${text.slice(0, MAX_MCP_TEXT)}\n\n[Answer cut: ${text.length} characters, the first ${MAX_MCP_TEXT} shown; the whole answer is in this result's structured content. Read less at once where a tool allows it: one block (block_get), a search page by page.]`;
+  return { content: [{ type: 'text', text: shown }], structuredContent: structured };
 }
 
 function failure(code: string, message: string, details?: unknown): CallToolResult {

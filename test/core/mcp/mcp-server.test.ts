@@ -270,6 +270,22 @@ describe('the kernel as an MCP server on /mcp', () => {
     expect(JSON.stringify(block2)).toContain('mcp:alice/Cursor');
   });
 
+  it('cuts the text a client\'s model reads at 100,000 characters, saying where the whole answer is', async () => {
+    const { url } = await serve();
+    const client = await connect(url);
+    const structured = async (name: string, args: Record<string, unknown>) => (await client.callTool({ name, arguments: args })).structuredContent as Record<string, unknown>;
+    const notebook = await structured('notebook_create', { name: 'Long' });
+    const paragraph = (i: number): string => `Paragraph ${i}: ${'the quarterly figures, what changed since the last review and what the team decided. '.repeat(5)}`;
+    const doc = await structured('document_create', { notebook: notebook.id, title: 'Long', markdown: Array.from({ length: 400 }, (_, i) => paragraph(i)).join('\n\n') });
+    const answer = await client.callTool({ name: 'document_get', arguments: { id: doc.id } });
+    const text = (answer.content as { text: string }[])[0]!.text;
+    const whole = JSON.stringify(answer.structuredContent);
+    expect(whole.length).toBeGreaterThan(150_000);
+    expect(text.length).toBeLessThan(100_400);
+    expect(text).toMatch(/\[Answer cut: \d+ characters, the first 100000 shown; the whole answer is in this result's structured content/);
+    expect((answer.structuredContent as { document: { children: unknown[] } }).document.children).toHaveLength(400);
+  });
+
   it('tells connected clients when tools change, as a plugin is disabled and enabled while serving', async () => {
     const { url } = await serve();
     const noting = fetchNotingStream();
