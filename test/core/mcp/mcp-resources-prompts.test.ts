@@ -218,6 +218,8 @@ describe('notebook privacy for MCP clients (they are agents too)', () => {
         expect(localRead).not.toContain('quokkaplinth');
         expect(localRead).toContain('local-only');
         await expect(resource).rejects.toThrow(/local-only/);
+        // Refused, and said as a refusal: -32603 "Internal error" was taken for a fault to retry.
+        await expect(resource).rejects.toMatchObject({ code: -32003, data: { code: 'EGRESS_DENIED' } });
         // A write into it is done, and says so: an error that looked like a failure was retried, writing twice.
         const appended = JSON.stringify(await client.callTool({ name: 'block_append', arguments: { parentId: localDoc.id, markdown: 'once only' } }));
         expect(appended).toContain('do not call it again');
