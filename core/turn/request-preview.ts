@@ -1,7 +1,7 @@
 import type { ModelMessage, ModelToolSpec } from './model-provider.js';
 import { estimateMessage, estimateRequest, countText } from './compaction-tokens.js';
 import { withholdLocalOnly, type EgressPolicy } from './egress-filter.js';
-import { costOf, type ModelPrice } from '../usage/prices.js';
+import { worstCaseCost, type ModelPrice } from '../usage/prices.js';
 
 export interface PreviewInput {
   provider: { id: string; model?: string };
@@ -68,7 +68,7 @@ export function previewRequest(input: PreviewInput) {
     notebooks: { ids: [...notebooks].map((id) => ({ id, name: names.get(id) ?? id, localOnly: localOnly.has(id) })), unknown },
     withheld: sent.withheld,
     ...(sent.answers > 0 ? { withheldAnswers: sent.answers } : {}),
-    cost: input.maxOutputTokens === undefined ? null : costOf({ input: tokens, cachedInput: 0, output: input.maxOutputTokens, reasoning: 0 }, input.price),
+    cost: input.maxOutputTokens === undefined ? null : worstCaseCost(tokens, input.maxOutputTokens, input.price),
     ...(input.price === undefined ? { costNote: 'no price for this model in usage.prices' } : input.maxOutputTokens === undefined ? { costNote: 'no bound on the answer (maxOutputTokens), so no upper bound on the cost' } : {}),
   };
 }

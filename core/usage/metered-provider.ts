@@ -1,6 +1,6 @@
 import type { BudgetLimit, Budgets } from '../config/kernel-config.js';
 import { ModelError, wrapProvider, type ModelEvent, type ModelProvider, type ModelRequest } from '../turn/model-provider.js';
-import { costOf, totalTokens, type ModelPrice } from './prices.js';
+import { costOf, totalTokens, worstCaseCost, type ModelPrice } from './prices.js';
 import type { UsageLedger, UsageRow, UsageScope } from './usage-ledger.js';
 
 export interface MeterContext {
@@ -116,7 +116,7 @@ async function* meteredStream(provider: ModelProvider, context: MeterContext, mo
 function worstCase(context: MeterContext, model: string, request: ModelRequest): Reservation {
   const tokens = context.estimate(request) + (request.maxOutputTokens ?? context.maxOutputTokens ?? ASSUMED_MAX_OUTPUT);
   const output = request.maxOutputTokens ?? context.maxOutputTokens ?? ASSUMED_MAX_OUTPUT;
-  const usd = costOf({ input: tokens - output, cachedInput: 0, output, reasoning: 0 }, context.prices()[model]) ?? 0;
+  const usd = worstCaseCost(tokens - output, output, context.prices()[model]) ?? 0;
   return { tokens, usd, sessionId: context.sessionId, turnId: context.turnId() };
 }
 
@@ -227,7 +227,7 @@ function checkBudgets(context: MeterContext, model: string, request: ModelReques
       if (worst > limit.tokens) return over(`${used} tokens spent${pendingNote}, and this request may take ${prompt + output} more (${prompt} in, up to ${output} out${maxOutput === undefined ? ', assumed: no maxOutputTokens is set' : ''}): over the ${name} budget of ${limit.tokens} tokens`);
     }
     if (limit.usd !== undefined) {
-      const request = costOf({ input: prompt, cachedInput: 0, output: maxOutput ?? ASSUMED_MAX_OUTPUT, reasoning: 0 }, price);
+      const request = worstCaseCost(prompt, maxOutput ?? ASSUMED_MAX_OUTPUT, price);
       if (request === null || (spent && spent.cost === null)) {
         return over(`the price of ${request === null ? `model '${model}'` : 'some of the usage in this scope'} is unknown (usage.prices in quire.json), so the ${name} budget of $${limit.usd} cannot be kept`);
       }

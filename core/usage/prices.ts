@@ -31,3 +31,13 @@ export function costOf(tokens: TokenCounts, price: ModelPrice | undefined): numb
 export function totalTokens(tokens: TokenCounts): number {
   return tokens.input + tokens.output;
 }
+
+/**
+ * A request's cost at worst: its prompt at the input price, and its whole answer at the dearer of the
+ * output and reasoning prices (reasoning is part of the output; priced higher, an answer of reasoning
+ * only cost more than the worst case said, and a budget could be passed).
+ */
+export function worstCaseCost(input: number, output: number, price: ModelPrice | undefined): number | null {
+  const reasoningDearer = price !== undefined && (price.reasoning ?? price.output) > price.output;
+  return costOf({ input, cachedInput: 0, output, reasoning: reasoningDearer ? output : 0 }, price);
+}

@@ -125,6 +125,18 @@ describe('budgets', () => {
     expect(events.find((event) => event.event === 'error')?.data).toMatchObject({ code: 'BUDGET_EXCEEDED', message: expect.stringContaining('turn budget of $0.5') });
   });
 
+  it('prices the worst case of an answer at the reasoning price when it is the dearer: an answer may be reasoning only', async () => {
+    // Output $100/M, reasoning $2,000/M: 1,000 tokens of reasoning may cost $2, over a $1.50 turn budget.
+    const kit = await start('openai-chat', { agent: { maxOutputTokens: 1_000 }, kernelConfig: { usage: { prices: { [MODEL]: { input: 1, output: 100, reasoning: 2_000 } } }, budgets: { turn: { usd: 1.5 } } } });
+    kit.fake.reply(sse('openai-chat', { text: 'never sent' }));
+    const session = await kit.session();
+    const { preview } = await (await kit.http('GET', `/api/agent/sessions/${session}/preview?message=hello`)).json() as { preview: { cost: number; tokens: { prompt: number } } };
+    expect(preview.cost).toBeCloseTo((preview.tokens.prompt * 1 + 1_000 * 2_000) / 1_000_000, 9);
+    const { events } = await kit.turn(session, 'hello');
+    expect(kit.fake.posts).toHaveLength(0);
+    expect(events.find((event) => event.event === 'error')?.data).toMatchObject({ code: 'BUDGET_EXCEEDED', message: expect.stringContaining('turn budget of $1.5') });
+  });
+
   it('asks the person to go past a budget when budgets.whenExceeded is ask: yes sends the request, no stops the turn', async () => {
     const kit = await start('openai-chat', { kernelConfig: { budgets: { turn: { tokens: 50 }, whenExceeded: 'ask' } } });
     kit.fake.reply(sse('openai-chat', { text: 'Hello.' }));
