@@ -6,8 +6,10 @@ import {
   PLUGIN_HOST, WORKSPACE, KERNEL_CONTAINER, SESSION_STORE, SESSION_TODOS, JOB_MANAGER, AUDIT_HEAD, type KernelInfo,
 } from './core-tokens.js';
 import { readKernelConfigFile, withDefaults, type KernelConfig, type KernelConfigFile } from './config/kernel-config.js';
-import { backendProblem, findConfigProblems, logConfigProblems, snapshotsMissing, type ConfigProblem } from './config/config-problems.js';
+import { backendProblem, findConfigProblems, logConfigProblems, modelUnavailable, snapshotsMissing, type ConfigProblem } from './config/config-problems.js';
 import { SNAPSHOT_SERVICE } from './turn/snapshot-service.js';
+import { MODEL_PROVIDER } from './turn/model-provider-token.js';
+import type { ModelProvider } from './turn/model-provider.js';
 import { AuditLog } from './audit/audit-log.js';
 import { ensureAdminToken, type GeneratedToken } from './auth/admin-token.js';
 import { Authenticator } from './auth/authenticator.js';
@@ -231,10 +233,18 @@ export class Kernel {
     return [
       ...findConfigProblems({ config: this.config, records: this.plugins.getCatalog()?.all ?? [], grants: this.grants.list(), env: this.container.resolve<NodeJS.ProcessEnv>(PROCESS_ENV), externalActions }),
       ...this.backends.selectionProblems().map((found) => backendProblem(found.field, found.message)),
+      ...this.modelProblems(),
       // The snapshots plugin turned off: every agent write would fail at the turn's first snapshot, and nothing said why until then.
       ...(this.config.agent.requireSnapshot !== false && !this.container.isRegistered(SNAPSHOT_SERVICE, true)
         && (this.plugins.getCatalog()?.all ?? []).some((record) => (record.ok ? record.compiled.manifest.id : record.id) === 'snapshots') ? [snapshotsMissing()] : []),
     ];
+  }
+
+  /** The configured model, when it cannot be used at all (a plugin other than providers may offer it). */
+  private modelProblems(): ConfigProblem[] {
+    if (!this.container.isRegistered(MODEL_PROVIDER, true)) return [];
+    const unavailable = this.container.resolve<ModelProvider>(MODEL_PROVIDER).unavailable;
+    return unavailable ? [modelUnavailable(unavailable.message, unavailable.field)] : [];
   }
 
   private readonly closers: (() => Promise<void>)[] = [];

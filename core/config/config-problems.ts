@@ -5,7 +5,7 @@ import { escapePointer } from '../schema/ajv.js';
 import { closestName } from './closest-name.js';
 import type { KernelConfig } from './kernel-config.js';
 
-export type ConfigProblemCode = 'CONFIG_UNKNOWN_PLUGIN' | 'CONFIG_UNKNOWN_TOOL' | 'CONFIG_UNKNOWN_ACTION' | 'CONFIG_ENV_UNSET' | 'CONFIG_TOKEN_TOO_SHORT' | 'CONFIG_BACKEND_MISSING' | 'CONFIG_SNAPSHOTS_MISSING';
+export type ConfigProblemCode = 'CONFIG_UNKNOWN_PLUGIN' | 'CONFIG_UNKNOWN_TOOL' | 'CONFIG_UNKNOWN_ACTION' | 'CONFIG_ENV_UNSET' | 'CONFIG_TOKEN_TOO_SHORT' | 'CONFIG_BACKEND_MISSING' | 'CONFIG_SNAPSHOTS_MISSING' | 'CONFIG_MODEL_UNAVAILABLE';
 
 /**
  * A mistake that does not stop a start but leaves part of the configuration doing nothing (a deny rule
@@ -110,6 +110,11 @@ function checkNames(entry: NamedEntry, known: KnownNames, file: ConfigProblem['f
  */
 export function backendProblem(field: string, message: string): ConfigProblem {
   return problem('CONFIG_BACKEND_MISSING', 'quire.json', `/${field.split('.').join('/')}`, message, undefined);
+}
+
+/** The configured model cannot be used (its key's variable unset): every turn would answer 503. */
+export function modelUnavailable(message: string, field: string | undefined): ConfigProblem {
+  return problem('CONFIG_MODEL_UNAVAILABLE', 'quire.json', field ? `/${field.replace(/^\//, '')}` : '/plugins/providers/config/model', `${message}; every turn will fail until it is fixed`, undefined);
 }
 
 /** No snapshot service (the snapshots plugin disabled) while the agent may write only after one. */

@@ -54,6 +54,12 @@ export interface ModelProvider {
   readonly entry?: string;
   /** The model it talks to, when it knows: a compaction summary is reused only for the same one. */
   readonly model?: string;
+  /**
+   * Set when the configured model cannot be used at all (its key's variable unset, a bad local address):
+   * `quire serve` says it at start, with where in quire.json (it was a JSON log line only, and the first
+   * turn's 503 the first place a person saw it).
+   */
+  readonly unavailable?: { message: string; field?: string };
   /** The model's window and answer size, when its configuration gives them (quire.json's agent section wins). */
   readonly limits?: { contextLimit?: number; maxOutputTokens?: number };
   /**

@@ -12,7 +12,12 @@ import { OpenAIEmbedder } from './openai-embedder.js';
  */
 class UnavailableModel implements ModelProvider {
   readonly id = 'unavailable';
-  constructor(readonly reason: KernelError) {}
+  readonly unavailable?: { message: string; field?: string };
+  /** `configured`: a model is set up and cannot be used (said at start); none set up is no mistake. */
+  constructor(readonly reason: KernelError, configured = true) {
+    const field = reason.details.field;
+    if (configured) this.unavailable = { message: reason.message, ...(typeof field === 'string' ? { field } : {}) };
+  }
   prepare(): Promise<void> {
     return Promise.reject(this.reason);
   }
@@ -22,7 +27,7 @@ class UnavailableModel implements ModelProvider {
 }
 
 function modelFrom(config: ModelConfig | undefined): ModelProvider {
-  if (!config) return new UnavailableModel(new KernelError('MODEL_UNAVAILABLE', 'no model is configured: set plugins.providers.config.model (provider, model) in quire.json', { details: { field: 'plugins/providers/config/model' } }));
+  if (!config) return new UnavailableModel(new KernelError('MODEL_UNAVAILABLE', 'no model is configured: set plugins.providers.config.model (provider, model) in quire.json', { details: { field: 'plugins/providers/config/model' } }), false);
   try {
     checkLocal(config, 'plugins/providers/config/model');
     return new LazyProvider(config, resolveKey(config, 'plugins/providers/config/model'));

@@ -97,12 +97,17 @@ describe.each(PROTOCOLS)('how %s fails, through the real SDK and the turn loop',
     expect(noKey.status).toBe(503);
     expect(noKey.body!.error.message).toContain('QUIRE_TEST_MODEL_KEY');
     expect(missing.fake.received).toHaveLength(0);
+    // Said at start too, as a configuration problem `quire serve` prints (a JSON log line only before).
+    expect(missing.kernel.configProblems()).toContainEqual(expect.objectContaining({ code: 'CONFIG_MODEL_UNAVAILABLE', pointer: '/plugins/providers/config/model/apiKeyEnv', message: expect.stringContaining('QUIRE_TEST_MODEL_KEY') }));
 
     // A key pasted where the variable's name goes (a Gemini key fits the name's pattern) is refused, never repeated.
     const pasted = 'AIzaSyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q';
     const keyAsName = await start(protocol, { model: { apiKeyEnv: pasted } });
     const refused = await keyAsName.turn(await keyAsName.session(), 'hi');
     expect([refused.status, JSON.stringify(refused.body).includes(pasted.slice(4, 20)), refused.body!.error.message]).toEqual([503, false, expect.stringContaining('looks like a key')]);
+    expect(JSON.stringify(keyAsName.kernel.configProblems())).not.toContain(pasted.slice(4, 20));
+    // A working model is no problem.
+    expect(typeof (await start(protocol)).kernel.configProblems().find((problem) => problem.code === 'CONFIG_MODEL_UNAVAILABLE')).toBe('undefined');
 
     const typo = await start(protocol, { model: { model: 'no-such-model' } });
     const unknown = await typo.turn(await typo.session(), 'hi');
