@@ -47,6 +47,8 @@ export abstract class ConfiguredProvider implements ModelProvider {
   protected failure(error: unknown): ModelError {
     const mapped = withoutKey(error, this.key, this.endpoint);
     if (mapped.category === 'authentication') return new ModelError('authentication', `${this.id} at ${this.endpoint} refused the key from ${this.keySource}`);
+    // Which server could not be reached: "Connection error." alone (the turn's error event, the web app) left the person to guess.
+    if (mapped.category === 'network') return new ModelError('network', `${this.id} at ${shownEndpoint(this.endpoint)} cannot be reached: ${mapped.message.slice(0, MAX_ERROR_TEXT)}`, mapped.retryAfterMs);
     if (mapped.message.length <= MAX_ERROR_TEXT) return mapped;
     return new ModelError(mapped.category, `${mapped.message.slice(0, MAX_ERROR_TEXT)}… (cut at ${MAX_ERROR_TEXT} characters)`, mapped.retryAfterMs);
   }
@@ -56,4 +58,14 @@ export abstract class ConfiguredProvider implements ModelProvider {
   }
 
   abstract stream(request: ModelRequest, signal: AbortSignal): AsyncIterable<ModelEvent>;
+}
+
+/** A server's address as said in an error: its user, password and query left out (they may hold a key). */
+function shownEndpoint(endpoint: string): string {
+  try {
+    const url = new URL(endpoint);
+    return `${url.protocol}//${url.host}${url.pathname}`;
+  } catch {
+    return '(the configured baseURL)';
+  }
 }

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { framesUntilCall, framesUntilText, midStreamError, overflowBody, rateLimitBody } from '../../../fakes/wire-frames.js';
+import { MODEL_PROVIDER } from '../../../core/turn/model-provider-token.js';
+import type { ModelProvider } from '../../../core/turn/model-provider.js';
 import { KEY, PROTOCOLS, sse, useProviderKernel } from './provider-harness.js';
 
 const { start } = useProviderKernel();
@@ -108,6 +110,20 @@ describe.each(PROTOCOLS)('how %s fails, through the real SDK and the turn loop',
     expect(JSON.stringify(keyAsName.kernel.configProblems())).not.toContain(pasted.slice(4, 20));
     // A working model is no problem.
     expect(typeof (await start(protocol)).kernel.configProblems().find((problem) => problem.code === 'CONFIG_MODEL_UNAVAILABLE')).toBe('undefined');
+
+    // No server at the address: the error names which (it said "Connection error." alone); a key in the query stays out.
+    const closed = await start(protocol, { model: { baseURL: 'http://127.0.0.1:9/v1?api_key=k3y' } });
+    const provider = closed.kernel.container.resolve<ModelProvider>(MODEL_PROVIDER);
+    const said = await (async () => {
+      try {
+        for await (const _event of provider.stream({ messages: [{ role: 'user', content: 'hi' }], tools: [] }, new AbortController().signal)) { /* none */ }
+        return 'no error';
+      } catch (error) {
+        return (error as Error).message;
+      }
+    })();
+    expect(said).toMatch(/at http:\/\/127\.0\.0\.1:9\/v1 cannot be reached/);
+    expect(said).not.toContain('k3y');
 
     const typo = await start(protocol, { model: { model: 'no-such-model' } });
     const unknown = await typo.turn(await typo.session(), 'hi');
