@@ -1,20 +1,8 @@
-import type { VNode } from 'preact';
 import { describe, expect, it } from 'vitest';
 import { renderInline } from '../../web/src/notes/inline.js';
+import { show } from './show-nodes.js';
 
 const context = { blockHref: (id: string) => `#/block/${id}`, tagHref: (tag: string) => `#/search?q=${tag}` };
-
-/** The nodes as a compact string: `<tag attr=value>children</tag>`, text as it is. */
-function show(nodes: unknown[]): string {
-  return nodes.map((node) => {
-    if (typeof node === 'string') return node;
-    const vnode = node as VNode<Record<string, unknown>>;
-    const { children, ...props } = vnode.props;
-    const attrs = Object.entries(props).filter(([, value]) => value !== undefined && value !== null).map(([key, value]) => ` ${key}=${String(value)}`).join('');
-    const inner = children === undefined ? [] : Array.isArray(children) ? children : [children];
-    return `<${String(vnode.type)}${attrs}>${show(inner)}</${String(vnode.type)}>`;
-  }).join('');
-}
 
 describe('the web app\'s inline renderer', () => {
   it('renders what Quire writes: marks, code, refs, tags, safe links and workspace images', () => {

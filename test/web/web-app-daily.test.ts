@@ -147,6 +147,24 @@ describe('the web app in daily use: a long document, the agent asking, search an
     expect((await web.act<{ markdown: string }>('block_get', { id: item })).markdown).toMatch(/^- \[x\] write tests/);
     await task.click();
     await expect.poll(async () => (await web.act<{ markdown: string }>('block_get', { id: item })).markdown).toMatch(/^- \[ \] write tests/);
+    // Changed by someone else since the page showed it: nothing is written, and that is said (a read wiped the message).
+    await web.act('block_update', { id: item, markdown: '- [ ] write tests first' });
+    await task.click();
+    await web.page.getByText('This task was changed by someone else').waitFor();
+    expect((await web.act<{ markdown: string }>('block_get', { id: item })).markdown).toMatch(/^- \[ \] write tests first/);
+    // A removal asked about for one block is not carried over to the next one opened.
+    await web.page.locator(`[data-block="${target}"] button.edit`).click();
+    await web.page.getByRole('button', { name: 'Delete…' }).click();
+    const taskText = web.page.locator('li', { hasText: 'write tests first' }).locator('.block');
+    const taskParagraph = await taskText.getAttribute('data-block');
+    await taskText.locator('button.edit').click();
+    await web.page.locator(`#edit-${taskParagraph}`).waitFor();
+    expect(await web.page.getByRole('button', { name: 'Delete it' }).count()).toBe(0);
+    // The only paragraph of a list item takes the item with it (a bare "- [ ]" was left).
+    await web.page.getByRole('button', { name: 'Delete…' }).click();
+    await web.page.getByRole('button', { name: 'Delete it' }).click();
+    await expect.poll(() => web.page.locator('li', { hasText: 'write tests' }).count()).toBe(0);
+    expect((await web.act<{ markdown: string }>('document_get_markdown', { id: plans })).markdown).not.toMatch(/^- \[ \]\s*$/m);
     // Deleting asks once more, and then the block is gone.
     await web.page.locator(`[data-block="${target}"] button.edit`).click();
     await web.page.getByRole('button', { name: 'Delete…' }).click();

@@ -284,6 +284,13 @@ describe('the kernel as an MCP server on /mcp', () => {
     expect(text.length).toBeLessThan(100_400);
     expect(text).toMatch(/\[Answer cut: \d+ characters, the first 100000 shown; the whole answer is in this result's structured content/);
     expect((answer.structuredContent as { document: { children: unknown[] } }).document.children).toHaveLength(400);
+    // Never between the halves of a surrogate pair (a lone half breaks a client's UTF-8): either parity of the cut.
+    for (const lead of ['', 'a']) {
+      const emoji = await structured('document_create', { notebook: notebook.id, title: `Faces${lead}`, markdown: `${lead}${'😀'.repeat(60_000)}` });
+      const cut = ((await client.callTool({ name: 'document_get', arguments: { id: emoji.id } })).content as { text: string }[])[0]!.text;
+      expect(cut).toMatch(/\[Answer cut/);
+      expect(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])/.test(cut)).toBe(false);
+    }
   });
 
   it('tells connected clients when tools change, as a plugin is disabled and enabled while serving', async () => {

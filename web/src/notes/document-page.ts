@@ -105,6 +105,8 @@ export function DocumentPage({ client, id, focus, canEdit, onChanged }: { client
       typed.current = draft?.typed ?? got.markdown;
       setEditing({ id: block.id, markdown: typed.current, opened: draft?.opened ?? got.markdown, updated: draft?.updated ?? updated });
       setConflict(undefined);
+      // A removal asked about for another block is not carried over to this one.
+      setDeleting(false);
       setError(draft ? 'Your unsaved text from before is back in the editor: save it, or cancel to drop it.' : undefined);
     } catch (e) {
       setError(describe(e));
@@ -144,18 +146,23 @@ export function DocumentPage({ client, id, focus, canEdit, onChanged }: { client
       const markdown = `${marker[1]}[${marker[2] === ' ' ? 'x' : ' '}]${got.markdown.slice(marker[0].length)}`;
       const expectedUpdated = block.attrs.updated;
       await client.call('block_update', { body: { id: block.id, markdown, ...(expectedUpdated ? { expectedUpdated } : {}) } });
-      setError(undefined);
+      await load();
       onChanged();
     } catch (e) {
+      // Said after the document is read again (a successful read clears the page's error).
+      await load();
       setError(e instanceof QuireApiError && e.status === 409 ? 'This task was changed by someone else: it is shown as it is now; tick it again if you still mean to.' : describe(e));
     }
-    await load();
   };
   // A block removed, after the person says so twice (the page's History can bring it back).
   const remove = async (block: BlockData): Promise<void> => {
     if (!editing) return;
+    // The only block of a list item or a quote takes its container with it (a bare "-" or ">" was left,
+    // which the page has no editor for).
+    const holder = doc ? soleHolder(doc.document, block.id) : undefined;
+    const target = holder ? { id: holder.id, ...(holder.attrs.updated ? { expectedUpdated: holder.attrs.updated } : {}) } : { id: block.id, ...(editing.updated ? { expectedUpdated: editing.updated } : {}) };
     try {
-      await client.call('block_delete', { body: { id: block.id, ...(editing.updated ? { expectedUpdated: editing.updated } : {}) } });
+      await client.call('block_delete', { body: target });
       setEditing(undefined);
       setConflict(undefined);
       setDeleting(false);
@@ -253,4 +260,14 @@ export function DocumentPage({ client, id, focus, canEdit, onChanged }: { client
       <button type="submit">Add</button>
     </form>` : null}
   </article>`;
+}
+
+/** The list item or quote whose only child is `id`, or undefined. */
+function soleHolder(root: BlockData, id: string): BlockData | undefined {
+  for (const child of root.children ?? []) {
+    if ((child.type === 'listItem' || child.type === 'blockquote' || child.type === 'callout') && child.children?.length === 1 && child.children[0]!.id === id) return child;
+    const found = soleHolder(child, id);
+    if (found) return found;
+  }
+  return undefined;
 }
