@@ -146,7 +146,9 @@ describe('the web app in daily use: a long document, the agent asking, search an
     const item = await task.evaluate((box) => box.closest('li')!.getAttribute('data-block')!);
     expect((await web.act<{ markdown: string }>('block_get', { id: item })).markdown).toMatch(/^- \[x\] write tests/);
     await task.click();
-    await expect.poll(async () => (await web.act<{ markdown: string }>('block_get', { id: item })).markdown).toMatch(/^- \[ \] write tests/);
+    // Unticked as the page shows it once it read the document again (the box keeps its state until then).
+    await expect.poll(() => task.isChecked()).toBe(false);
+    expect((await web.act<{ markdown: string }>('block_get', { id: item })).markdown).toMatch(/^- \[ \] write tests/);
     // Changed by someone else since the page showed it: nothing is written, and that is said (a read wiped the message).
     await web.act('block_update', { id: item, markdown: '- [ ] write tests first' });
     await task.click();
