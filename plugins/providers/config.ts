@@ -101,9 +101,15 @@ export interface ResolvedKey {
  * lets a Gemini key through, `AIza…`, and any key without a hyphen): it is then never repeated (the
  * "key is missing" message named it in the log, in every turn's 503 and in the chat).
  */
-export function looksLikeKey(variable: string): boolean {
-  return variable.startsWith('AIza') || variable.length > 64 || (variable.length >= 24 && /[a-z]/.test(variable) && /[A-Z]/.test(variable) && /\d/.test(variable));
+export function looksLikeKey(variable: string, env: NodeJS.ProcessEnv = process.env): boolean {
+  // A variable that is set is a name, whatever it looks like (a long mixed-case name was refused).
+  if (env[variable] !== undefined) return false;
+  return KEY_PREFIXES.test(variable) || /^[0-9a-f]{32,}$/i.test(variable) || variable.length > 64
+    || (variable.length >= 24 && /[a-z]/.test(variable) && /[A-Z]/.test(variable) && /\d/.test(variable));
 }
+
+/** Common keys that the name pattern lets through (no hyphen), by their start and a long tail: Gemini, Hugging Face, Groq, Replicate, Stripe-like, GitHub, GitLab (a short `hf_token` is a name). */
+const KEY_PREFIXES = /^(?:AIza|hf_|gsk_|r8_|sk_|rk_|ghp_|gho_|github_pat_|glpat)[A-Za-z0-9_]{16,}$/;
 
 /** The refusal of such an `apiKeyEnv`, which does not show it. */
 export function keyInVariableName(field: string): KernelError {
@@ -117,7 +123,7 @@ export function keyInVariableName(field: string): KernelError {
 export function resolveKey(config: { provider: Protocol | 'openai'; apiKeyEnv?: string | false }, field: string, env: NodeJS.ProcessEnv = process.env): ResolvedKey {
   if (config.apiKeyEnv === false) return { key: NO_KEY, source: 'no key' };
   const variable = config.apiKeyEnv ?? DEFAULT_KEY_ENV[config.provider];
-  if (looksLikeKey(variable)) throw keyInVariableName(field);
+  if (looksLikeKey(variable, env)) throw keyInVariableName(field);
   const key = env[variable];
   if (key === undefined || key.trim() === '') {
     throw new KernelError('MODEL_UNAVAILABLE', `the ${config.provider} key is missing: set the environment variable ${variable} (named by ${field}/apiKeyEnv), or set apiKeyEnv to false for a server that takes no key`, { details: { field: `${field}/apiKeyEnv`, variable } });

@@ -79,7 +79,7 @@ export function rerankerKey(config: RerankerConfig, env: NodeJS.ProcessEnv = pro
   if (config.apiKeyEnv === false) return undefined;
   const variable = config.apiKeyEnv ?? RERANK_SHAPES[config.shape].defaultKeyEnv;
   if (variable === undefined) return undefined;
-  if (looksLikeKey(variable)) throw keyInVariableName(FIELD);
+  if (looksLikeKey(variable, env)) throw keyInVariableName(FIELD);
   const key = env[variable]?.trim();
   if (!key) {
     throw new KernelError('MODEL_UNAVAILABLE', `the ${config.shape} reranker's key is missing: set the environment variable ${variable} (named by ${FIELD}/apiKeyEnv), or set apiKeyEnv to false for a server that takes none`, { details: { field: `${FIELD}/apiKeyEnv`, variable } });

@@ -155,8 +155,8 @@ export class ExternalServer {
       if (!cursor || tools.length >= MAX_TOOLS) break;
     }
     if (more > 0 || cursor !== undefined) {
-      const unread = cursor !== undefined ? (tools.length >= MAX_TOOLS ? ', and pages not read' : `, and pages after the ${MAX_PAGES}th not read`) : '';
-      refused.push({ name: '(more tools)', reason: `${more} more tool(s) not taken${unread}: at most ${MAX_TOOLS} tools and ${MAX_PAGES} pages are taken from one server` });
+      const left = [more > 0 ? `${more} more tool(s) not taken` : '', cursor === undefined ? '' : tools.length >= MAX_TOOLS ? 'pages not read' : `pages after the ${MAX_PAGES}th not read`];
+      refused.push({ name: '(more tools)', reason: `${left.filter((part) => part !== '').join(', and ')}: at most ${MAX_TOOLS} tools and ${MAX_PAGES} pages are taken from one server` });
     }
     return { tools, refused };
   }

@@ -4,6 +4,7 @@ import type { ModelProvider } from '../../../core/turn/model-provider.js';
 import { BACKEND_REGISTRY } from '../../../core/core-tokens.js';
 import type { BackendRegistry } from '../../../core/backends/backend-registry.js';
 import { ModelWireServer } from '../../../fakes/model-wire-server.js';
+import { resolveKey } from '../../../plugins/providers/config.js';
 import { KEY, PROTOCOLS, sse, useProviderKernel } from './provider-harness.js';
 
 const { start } = useProviderKernel();
@@ -86,5 +87,27 @@ describe('the OpenAI-compatible embedder', () => {
       delete process.env.QUIRE_TEST_EMBED_KEY;
       await fake.close();
     }
+  });
+});
+
+describe('a key pasted where its variable\'s name goes', () => {
+  it('is refused without being shown for common key shapes, and a name that is set, or short, is a name whatever it looks like', () => {
+    const field = 'plugins/providers/config/model';
+    const refused = (variable: string, env: NodeJS.ProcessEnv = {}): string => {
+      try {
+        resolveKey({ provider: 'openai-chat', apiKeyEnv: variable }, field, env);
+        return 'resolved';
+      } catch (error) {
+        return (error as Error).message.includes('looks like a key') ? 'looks like a key' : 'missing';
+      }
+    };
+    // Hugging Face (letters only after its prefix), a 64-character hex key: they were taken for names, and repeated.
+    expect(refused('hf_abcdefghijklmnopqrstuvwxyzABCD')).toBe('looks like a key');
+    expect(refused('a3f9'.repeat(16))).toBe('looks like a key');
+    expect(refused('AIzaSyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q')).toBe('looks like a key');
+    // A long mixed-case name that is set is a name (it was refused); a short one is said to be missing.
+    const long = 'MyCompanyOpenAIKeyForProduction2024';
+    expect(refused(long, { [long]: 'sk-secret' })).toBe('resolved');
+    expect(refused('hf_token')).toBe('missing');
   });
 });
