@@ -18,10 +18,12 @@ export const MCP_WITHHELD_DONE = '[done: the call ran and made its changes; do n
  * back (the same rule as the agent's requests to a model off this machine), unless quire.json's
  * mcp.sendLocalOnly says the clients may have them.
  */
-export function heldBackFromMcp(kernel: Kernel, call: Pick<PreparedCall, 'entry' | 'returned'>): boolean {
+export function heldBackFromMcp(kernel: Kernel, call: Pick<PreparedCall, 'entry' | 'returned' | 'deniedNotebooks'>): boolean {
   if (kernel.config.mcp.sendLocalOnly) return false;
   const localOnly = localOnlyNotebooks(kernel.container);
   if (localOnly.size === 0) return false;
+  // A native read that left every local-only notebook out (the pipeline's closedToMcp) holds none of their notes.
+  if ([...localOnly].every((notebook) => call.deniedNotebooks.has(notebook))) return false;
   const notebooks = notebooksInResult(call);
   return notebooks === 'all' || notebooks.some((notebook) => localOnly.has(notebook));
 }

@@ -4,6 +4,7 @@ import type { JobManager, StartedJob } from '../jobs/job-manager.js';
 import type { DependencyContainer } from '../di.js';
 import { NOTEBOOK_SCOPE, type AgentLimit, type NotebookScope } from '../gate/notebook-scope.js';
 import { checkAgentLimits, limitedTo, NO_AGENT_LIMITS } from '../gate/agent-limits.js';
+import { closedToMcp } from '../gate/mcp-closed.js';
 import { crossesLocalOnly, refuseMcpCrossing } from '../gate/local-only-crossing.js';
 import { effectiveEffects } from '../gate/effects.js';
 import { checkRole } from './role-check.js';
@@ -112,7 +113,7 @@ export class ActionPipeline {
       throw new KernelError('WORKSPACE_READ_ONLY', `the workspace is read-only; ${entry.wireName} has effects (${entry.effects.join(', ')})`, { details: { action: entry.wireName } });
     }
     const limits = this.agentLimits(principal);
-    const denied = this.deniedNotebooks(entry, principal, limits);
+    const denied = this.deniedNotebooks(entry, principal, limits, own);
     const notebooks = this.notebooksOf(entry, own, input, principal, denied);
     checkAgentLimits(entry, notebooks, limits);
     const notebook = notebooks[0];
@@ -295,9 +296,9 @@ export class ActionPipeline {
    * The notebooks the agent is closed out of: those deny rules close to this action (rules name
    * people's limits on the agent), and those whose privacy says `agent: none`, for every action.
    */
-  private deniedNotebooks(entry: RegisteredAction, principal: Principal, limits: ReadonlyMap<string, AgentLimit>): ReadonlySet<string> {
+  private deniedNotebooks(entry: RegisteredAction, principal: Principal, limits: ReadonlyMap<string, AgentLimit>, own: readonly Effect[]): ReadonlySet<string> {
     // An MCP client is an agent too (Claude Desktop, Cursor): the notebooks' privacy holds for it; deny rules name quire's own agent.
-    if (principal.kind === 'mcp') return limitedTo('none', limits);
+    if (principal.kind === 'mcp') return closedToMcp(entry, own, limits, this.container, this.config.mcp.sendLocalOnly);
     if (principal.kind !== 'agent') return NO_NOTEBOOKS;
     const denied = new Set<string>(limitedTo('none', limits));
     for (const rule of this.config.gate.deny) {

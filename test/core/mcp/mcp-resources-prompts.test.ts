@@ -211,22 +211,33 @@ describe('notebook privacy for MCP clients (they are agents too)', () => {
       const localRead = JSON.stringify(localCall);
       expect(localCall.isError === true).toBe(!sendLocalOnly);
       const resource = client.readResource({ uri: `quire://documents/${localDoc.id}` });
+      // A search whose only hit is in the local-only notebook, and one for a word that is nowhere.
+      const found = async (query: string) => JSON.stringify((await client.callTool({ name: 'search_fulltext', arguments: { query } })).structuredContent);
       if (sendLocalOnly) {
         expect(localRead).toContain('quokkaplinth');
         expect(JSON.stringify(await resource)).toContain('quokkaplinth');
+        expect(await found('quokkaplinth')).toContain(localDoc.id);
       } else {
+        // Left out as a closed notebook is: read as if it were not there (it was answered "withheld").
         expect(localRead).not.toContain('quokkaplinth');
-        expect(localRead).toContain('local-only');
-        await expect(resource).rejects.toThrow(/local-only/);
-        // Refused, and said as a refusal: -32603 "Internal error" was taken for a fault to retry.
-        await expect(resource).rejects.toMatchObject({ code: -32003, data: { code: 'EGRESS_DENIED' } });
+        expect(localCall).toMatchObject({ isError: true, content: [{ text: expect.stringContaining('NOT_FOUND') }] });
+        await expect(resource).rejects.toMatchObject({ code: -32002, data: { code: 'NOT_FOUND' } });
+        // A search cannot tell a word in local-only notes from one nowhere (the whole answer was withheld
+        // for the first, empty for the second), and a search touching the notebook is not lost.
+        const withoutQuery = (answer: string): string => answer.replace(/"query":"[^"]*"/, '"query":""');
+        expect(withoutQuery(await found('quokkaplinth'))).toBe(withoutQuery(await found('nowherezzqq')));
+        await act('block_append', { parentId: localDoc.id, markdown: 'pangolin in private' });
+        const open = await act<Created>('notebook_create', { name: 'Open' });
+        await act('document_create', { notebook: open.id, title: 'Zoo', markdown: 'pangolin in public' });
+        const both = await found('pangolin');
+        expect([both.includes('in public'), both.includes('in private'), both.includes('withheld')]).toEqual([true, false, false]);
         // A write into it is done, and says so: an error that looked like a failure was retried, writing twice.
         const appended = JSON.stringify(await client.callTool({ name: 'block_append', arguments: { parentId: localDoc.id, markdown: 'once only' } }));
         expect(appended).toContain('do not call it again');
         expect((await act<{ markdown: string }>('document_get_markdown', { id: localDoc.id })).markdown.match(/once only/g)).toHaveLength(1);
-        // The listing names the local-only notebook but not its documents.
+        // The listing leaves the local-only notebook out, as a closed one (it named the notebook, not its documents).
         const uris = (await client.listResources()).resources.map((entry) => entry.uri);
-        expect(uris).toContain(`quire://notebooks/${local.id}`);
+        expect(uris).not.toContain(`quire://notebooks/${local.id}`);
         expect(uris).not.toContain(`quire://documents/${localDoc.id}`);
         expect(uris.join(' ')).not.toContain(closed.id);
       }
