@@ -15,7 +15,8 @@ import type { AgentLimit } from './notebook-scope.js';
 export function closedToMcp(entry: RegisteredAction, own: readonly Effect[], limits: ReadonlyMap<string, AgentLimit>, container: DependencyContainer, sendLocalOnly: boolean): ReadonlySet<string> {
   const closed = limitedTo('none', limits);
   // By the action's own effects: a search using a remote embedder or reranker is still a read.
-  if (sendLocalOnly || entry.source !== 'native' || own.length > 0) return closed;
+  // An action that returns no notes (a schema, a status) has nothing to leave out.
+  if (sendLocalOnly || entry.source !== 'native' || own.length > 0 || entry.spec.returnsNotes === false) return closed;
   const local = localOnlyNotebooks(container);
   return local.size === 0 ? closed : new Set([...closed, ...local]);
 }

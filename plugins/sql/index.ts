@@ -19,7 +19,7 @@ const WARM_AFTER_MS = 1_000;
 function onlyAdmins(call: ActionCall): void {
   if (call.principal.role !== 'admin') throw new KernelError('FORBIDDEN', 'The SQL tool is for administrators and the agent; it can read every notebook');
   // SQL cannot be held out of one notebook, so a deny rule on any notebook closes it to the agent.
-  if (call.deniedNotebooks.size > 0) throw new KernelError('FORBIDDEN', 'Some notebooks are closed to this caller (a deny rule, or a notebook whose privacy is agent: none), and SQL reads all of them; use search or the document tools instead');
+  if (call.deniedNotebooks.size > 0) throw new KernelError('FORBIDDEN', 'Some notebooks are closed to this caller (a deny rule, a notebook whose privacy is agent: none, or for an MCP client one marked local-only unless mcp.sendLocalOnly), and SQL reads all of them; use search or the document tools instead');
 }
 
 export default definePlugin({

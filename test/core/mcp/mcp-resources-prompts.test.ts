@@ -231,6 +231,13 @@ describe('notebook privacy for MCP clients (they are agents too)', () => {
         await act('document_create', { notebook: open.id, title: 'Zoo', markdown: 'pangolin in public' });
         const both = await found('pangolin');
         expect([both.includes('in public'), both.includes('in private'), both.includes('withheld')]).toEqual([true, false, false]);
+        // With only the local-only notebook closed: SQL cannot leave it out, so a query is refused saying why
+        // (it was refused naming deny rules and agent: none); its schema, holding no notes, is answered.
+        await act('notebook_set_privacy', { id: closed.id, agent: 'write' });
+        const query = await client.callTool({ name: 'sql_query', arguments: { sql: 'select 1' } });
+        expect(query).toMatchObject({ isError: true, content: [{ text: expect.stringContaining('local-only') }] });
+        expect((await client.callTool({ name: 'sql_schema', arguments: {} })).isError).not.toBe(true);
+        await act('notebook_set_privacy', { id: closed.id, agent: 'none' });
         // A write into it is done, and says so: an error that looked like a failure was retried, writing twice.
         const appended = JSON.stringify(await client.callTool({ name: 'block_append', arguments: { parentId: localDoc.id, markdown: 'once only' } }));
         expect(appended).toContain('do not call it again');
