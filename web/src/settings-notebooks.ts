@@ -20,11 +20,11 @@ export function NotebooksSettings({ client }: { client: QuireClient }): VNode {
   const [problem, setProblem] = useState<string>();
   const [done, setDone] = useState<string>();
   const [removing, setRemoving] = useState<string>();
-  const act = async (what: () => Promise<unknown>, said: string): Promise<void> => {
+  const act = async (what: () => Promise<unknown>, said: string | ((answer: unknown) => string)): Promise<void> => {
     try {
-      await what();
+      const answer = await what();
       setProblem(undefined);
-      setDone(said);
+      setDone(typeof said === 'string' ? said : said(answer));
     } catch (e) {
       setProblem(describe(e));
       setDone(undefined);
@@ -71,9 +71,16 @@ export function NotebooksSettings({ client }: { client: QuireClient }): VNode {
         }}><option value="allowed">allowed</option><option value="local-only">never (local-only)</option></select></td>
         <td>${notebook.documents ?? ''}</td>
         <td>${removing === notebook.id
-          ? html`<span role="alert">Remove "${notebook.name}" and its ${notebook.documents ?? 0} documents? <button type="button" class="danger" onClick=${() => { setRemoving(undefined); void act(() => client.action('notebook_remove', { id: notebook.id }, { waitSeconds: REMOVE_WAIT_SECONDS }), `"${notebook.name}" removed.`); }}>Remove it</button> <button type="button" onClick=${() => setRemoving(undefined)}>Keep it</button></span>`
+          ? html`<span role="alert">Remove "${notebook.name}" and its ${notebook.documents ?? 0} documents? <button type="button" class="danger" onClick=${() => { setRemoving(undefined); void act(() => client.action('notebook_remove', { id: notebook.id }, { waitSeconds: REMOVE_WAIT_SECONDS }),
+            (answer) => (isJobUnderWay(answer) ? `"${notebook.name}" is being removed (job ${answer.job.id}); it stays listed until that ends.` : `"${notebook.name}" removed.`)); }}>Remove it</button> <button type="button" onClick=${() => setRemoving(undefined)}>Keep it</button></span>`
           : html`<button type="button" class="danger" onClick=${() => setRemoving(notebook.id)}>Remove…</button>`}</td>
       </tr>`)}</tbody>
     </table>`}
   </div>`;
+}
+
+/** A long action still running when the wait ended: the answer is its job, not its result. */
+function isJobUnderWay(answer: unknown): answer is { job: { id: string } } {
+  const job = (answer as { job?: { id?: unknown } } | null)?.job;
+  return typeof job?.id === 'string' && !('result' in (answer as object));
 }

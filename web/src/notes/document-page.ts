@@ -154,7 +154,7 @@ export function DocumentPage({ client, id, focus, canEdit, onChanged }: { client
       setError(e instanceof QuireApiError && e.status === 409 ? 'This task was changed by someone else: it is shown as it is now; tick it again if you still mean to.' : describe(e));
     }
   };
-  // A block removed, after the person says so twice (the page's History can bring it back).
+  // A block removed, after the person says so twice.
   const remove = async (block: BlockData): Promise<void> => {
     if (!editing) return;
     // The only block of a list item or a quote takes its container with it (a bare "-" or ">" was left,
