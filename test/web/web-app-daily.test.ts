@@ -53,8 +53,7 @@ describe('the web app in daily use: a long document, the agent asking, search an
       ] } }] }),
       round({ text: 'Tagged.' }),
     );
-    await web.page.getByRole('link', { name: 'Agent' }).click();
-    await web.page.getByRole('button', { name: 'New session' }).click();
+    await web.newSession();
     await web.page.getByLabel('Message to the agent').fill('Tag my notes');
     await web.page.getByRole('button', { name: 'Send' }).click();
     const card = web.page.locator('form.question');
@@ -81,10 +80,7 @@ describe('the web app in daily use: a long document, the agent asking, search an
   it('says a message was not sent when another tab\'s turn is running, instead of "the connection was lost"', async () => {
     const web = await start();
     await web.signIn(ADMIN);
-    await web.page.getByRole('link', { name: 'Agent' }).click();
-    await web.page.getByRole('button', { name: 'New session' }).click();
-    await web.page.locator('.chat h1').waitFor();
-    const id = decodeURIComponent(new URL(web.page.url()).hash.split('/')[2]!);
+    const id = await web.newSession();
     // Another tab starts a turn whose model goes quiet; this page, loaded before, does not know it runs.
     web.fake.reply({ kind: 'sse', frames: framesFor('openai-chat', { text: 'Thinking it over at length.' }), stallAfter: 1 });
     const other = new AbortController();

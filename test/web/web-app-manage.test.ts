@@ -67,9 +67,7 @@ describe('the web app manages notebooks, documents and sessions', () => {
   it('renames a session and deletes it', async () => {
     const web = await start();
     await web.signIn(ADMIN);
-    await web.page.getByRole('link', { name: 'Agent' }).click();
-    await web.page.getByRole('button', { name: 'New session' }).click();
-    await web.page.locator('.chat h1').waitFor();
+    await web.newSession();
     await web.page.locator('.chat').getByRole('button', { name: 'Rename' }).click();
     await web.page.getByLabel('Title of the session').fill('Planning the trip');
     await web.page.getByRole('button', { name: 'Save title' }).click();

@@ -30,6 +30,8 @@ export interface WebKernel {
   fake: ModelWireServer;
   page: Page;
   signIn(token: string): Promise<void>;
+  /** Opens the agent page and starts a session there, as a person does; answers its id. */
+  newSession(): Promise<string>;
   shot(name: string): Promise<void>;
 }
 
@@ -85,6 +87,12 @@ export function useWebApp() {
         await page.getByLabel('Token').fill(token);
         await page.getByRole('button', { name: 'Sign in' }).click();
         await page.getByRole('button', { name: 'Sign out' }).waitFor();
+      },
+      async newSession() {
+        await page.getByRole('link', { name: 'Agent' }).click();
+        await page.getByRole('button', { name: 'New session' }).click();
+        await page.locator('.chat h1').waitFor();
+        return decodeURIComponent(new URL(page.url()).hash.split('/')[2]!);
       },
       async shot(name) {
         await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
