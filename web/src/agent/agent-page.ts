@@ -146,6 +146,10 @@ function Chat({ client, sessionId, onChanged }: { client: QuireClient; sessionId
     // The stored session replaces the live view in one render: the answer is never shown twice.
     const fresh = await client.call('getSession', { params: { id: sessionId } }).catch(() => undefined);
     if (fresh) hold(fresh.session);
+    // Shown until now, in the same render as the stored session that holds it (it went when the stream
+    // ended, and came back only with the stored session: a moment without the person's message); kept
+    // beside the live answer when the session cannot be read; gone with a message never sent.
+    if (fresh || (state.turnID === undefined && state.error !== undefined)) setAsked(undefined);
     const refused = state.turnID === undefined && state.error !== undefined;
     if (fresh?.session.recoveryState === 'running' && refused) {
       // Another turn runs (another tab, the chat): this message was not sent, and the page follows that
@@ -215,7 +219,7 @@ function Chat({ client, sessionId, onChanged }: { client: QuireClient; sessionId
     <ol class="entries" aria-live="polite">
       ${hidden > 0 ? html`<li class="entry system"><button type="button" class="earlier" onClick=${() => setShown(shown + PAGE_ENTRIES)}>Show ${Math.min(hidden, PAGE_ENTRIES)} earlier messages (${hidden} not shown)</button></li>` : null}
       ${entries.slice(hidden).map((entry) => html`<${Entry} key=${entry.id} entry=${entry} drafting=${entry.id === drafting} />`)}
-      ${live?.state === 'running' && asked ? html`<li class="entry user live"><p>${asked}</p></li>` : null}
+      ${asked !== undefined ? html`<li class="entry user live"><p>${asked}</p></li>` : null}
       ${live ? html`<li class="entry assistant live" aria-busy=${live.state === 'running'}>
         ${live.reasoning ? html`<details class="reasoning"><summary>Reasoning</summary><p>${live.reasoning}</p></details>` : null}
         ${live.calls.map((call) => html`<${ToolCall} key=${call.id} name=${call.name} args=${call.arguments} output=${call.output} ok=${call.ok} progress=${call.progress} />`)}
