@@ -20,9 +20,24 @@ describe('the web app in daily use: a long document, the agent asking, search an
     await web.page.locator(`.block.focused[data-block="${blocks[10]}"]`).waitFor();
     const far = web.page.locator(`.block[data-block="${blocks[100]}"]`);
     await far.scrollIntoViewIfNeeded();
+    // The editor as the page first shows it (a mutation observer runs before the browser takes another key).
+    await web.page.evaluate(() => {
+      const seen = window as unknown as { firstSight?: { focused: boolean; caret: number; end: number } };
+      const observer = new MutationObserver(() => {
+        const opened = document.querySelector<HTMLTextAreaElement>('form.editor textarea');
+        if (!opened) return;
+        seen.firstSight = { focused: document.activeElement === opened, caret: opened.selectionStart, end: opened.value.replace(/\n+$/, '').length };
+        observer.disconnect();
+      });
+      observer.observe(document.body, { childList: true, subtree: true });
+    });
     await far.locator('button.edit').click();
     const area = web.page.locator(`#edit-${blocks[100]}`);
     await web.page.waitForFunction((id) => document.activeElement?.id === id, `edit-${blocks[100]}`);
+    // It has the cursor, at the end of its text, from the moment it appears: the cursor came a frame later
+    // (longer on a busy machine), and a select-all and new text typed meanwhile went after the old text.
+    const firstSight = await web.page.evaluate(() => (window as unknown as { firstSight?: { focused: boolean; caret: number; end: number } }).firstSight);
+    expect(firstSight).toEqual({ focused: true, caret: firstSight?.end, end: paragraph(100).length });
     // The cursor at the end of the text: typing went before it.
     await web.page.keyboard.type(' Added at the end.');
     expect((await area.inputValue()).trim()).toBe(`${paragraph(100)} Added at the end.`);

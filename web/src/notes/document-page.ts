@@ -1,5 +1,5 @@
 import type { VNode } from 'preact';
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import type { QuireClient } from '../../../core/client/quire-client.js';
 import { describe, QuireApiError } from '../api.js';
 import { html } from '../html.js';
@@ -78,7 +78,8 @@ export function DocumentPage({ client, id, focus, canEdit, onChanged }: { client
     setConflict(undefined);
     setDeleting(false);
   };
-  useEffect(() => {
+  // In the render's own task (a layout effect): an effect ran a frame later, and a key pressed meanwhile went elsewhere.
+  useLayoutEffect(() => {
     const closed = closedEditor.current;
     if (closed === undefined || editing || !root.current) return;
     const button = root.current.querySelector<HTMLButtonElement>(`.block[data-block="${CSS.escape(closed)}"] > button.edit`);
@@ -200,7 +201,10 @@ export function DocumentPage({ client, id, focus, canEdit, onChanged }: { client
 
   // The opened editor takes the cursor: autofocus works once a page in Chromium (the sign-in field had it), and typing went nowhere.
   // At the end of the text: at its start, what was typed went before the block's text.
-  useEffect(() => {
+  // A layout effect, run before the browser takes the next key: an effect ran a frame later (longer on
+  // a busy machine), and what was typed at once went to the removed Edit button, or a select-all and
+  // the new text were put after the old text when the caret moved to the end meanwhile.
+  useLayoutEffect(() => {
     const area = editing ? document.getElementById(`edit-${editing.id}`) as HTMLTextAreaElement | null : null;
     area?.focus();
     // Before the block's closing line break, which would put what is typed on a line of its own.
