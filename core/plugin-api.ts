@@ -192,6 +192,12 @@ export interface PluginContext<C = Record<string, unknown>> {
   /** Offers an embedder or reranker that the manifest lists under `embedders` / `rerankers` with this name. */
   provideBackend<K extends BackendKind>(kind: K, name: string, backend: BackendOf[K]): void;
   /**
+   * Says that the embedder or reranker listed under this name cannot be offered, and why (its key's
+   * variable unset, a bad address): a selection naming it answers that reason, at start and at each call.
+   * `field`: the quire.json path of the cause (slashes), e.g. `plugins/my-plugin/config/apiKeyEnv`.
+   */
+  declineBackend(kind: BackendKind, name: string, reason: { message: string; field?: string }): void;
+  /**
    * The embedder or reranker quire.json names (`<plugin id>` or `<plugin id>/<name>`); `field` is that
    * setting's path, named in errors. Resolved at each `current()`, so the offering plugin may activate later.
    */

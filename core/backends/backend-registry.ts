@@ -26,6 +26,8 @@ interface Selection {
 @injectable()
 export class BackendRegistry {
   private readonly offered = new Map<string, Registered<BackendKind>>();
+  /** Backends their plugin could not offer (a key's variable unset, a bad address), with why. */
+  private readonly declined = new Map<string, Declined>();
   private readonly selections = new Map<BackendKind, Selection>();
   private meter: BackendMeter | undefined;
 
@@ -53,6 +55,19 @@ export class BackendRegistry {
       if (this.offered.get(key) !== (entry as Registered<BackendKind>)) return;
       this.offered.delete(key);
       this.changed();
+    };
+  }
+
+  /**
+   * Records that a plugin cannot offer a backend it lists, and why: a selection naming it says so (it said
+   * "which no active plugin offers", and the reason was a log line). `field` points to the cause.
+   */
+  decline(kind: BackendKind, plugin: string, name: string, message: string, field: string | undefined): () => void {
+    const key = keyOf(kind, plugin, name);
+    const entry: Declined = { kind, plugin, name, message, ...(field !== undefined ? { field } : {}) };
+    this.declined.set(key, entry);
+    return () => {
+      if (this.declined.get(key) === entry) this.declined.delete(key);
     };
   }
 
@@ -103,11 +118,14 @@ export class BackendRegistry {
     return selection ? this.resolve(kind, selection.ref).reason : `no ${kind} is selected`;
   }
 
-  /** Selections that name no active backend (a misspelt plugin id, a plugin disabled): the field and why. */
+  /**
+   * Selections that name no active backend (a misspelt plugin id, a plugin disabled, a backend its plugin
+   * declined): the field and why; for a declined one, the field that caused it.
+   */
   selectionProblems(): { field: string; message: string }[] {
     return [...this.selections].flatMap(([kind, selection]) => {
-      const reason = this.resolve(kind, selection.ref).reason;
-      return reason === undefined ? [] : [{ field: selection.field, message: reason }];
+      const { reason, cause } = this.resolve(kind, selection.ref);
+      return reason === undefined ? [] : [{ field: cause ?? selection.field, message: reason }];
     });
   }
 
@@ -142,17 +160,31 @@ export class BackendRegistry {
     return { reason: `a reader's call does not use the ${kind} ${plugin}/${name}, which has effects (${effects.join(', ')}); a local ${kind} serves readers too` };
   }
 
-  private resolve<K extends BackendKind>(kind: K, ref: string): { backend?: SelectedBackend<K>; reason?: string } {
+  /** `cause`: the field behind a declined backend, when its plugin named one. */
+  private resolve<K extends BackendKind>(kind: K, ref: string): { backend?: SelectedBackend<K>; reason?: string; cause?: string } {
     const [plugin, name] = ref.split('/') as [string, string | undefined];
-    const candidates = [...this.offered.values()].filter((entry) => entry.kind === kind && entry.plugin === plugin && (name === undefined || entry.name === name));
+    const matches = (entry: { kind: BackendKind; plugin: string; name: string }): boolean => entry.kind === kind && entry.plugin === plugin && (name === undefined || entry.name === name);
+    const candidates = [...this.offered.values()].filter(matches);
     if (candidates.length === 1) return { backend: candidates[0] as unknown as SelectedBackend<K> };
     const field = this.selections.get(kind)?.field ?? kind;
+    const declined = candidates.length === 0 ? [...this.declined.values()].filter(matches) : [];
+    if (declined.length > 0) {
+      return { reason: `${field} names the ${kind} '${ref}', which cannot be used: ${declined.map((entry) => entry.message).join('; ')}`, ...(declined[0]!.field !== undefined ? { cause: declined[0]!.field } : {}) };
+    }
     if (candidates.length === 0) {
       const others = [...this.offered.values()].filter((entry) => entry.kind === kind).map((entry) => `${entry.plugin}/${entry.name}`);
       return { reason: `${field} names the ${kind} '${ref}', which no active plugin offers${others.length ? ` (offered: ${others.join(', ')})` : ''}` };
     }
     return { reason: `${field}: plugin '${plugin}' offers ${candidates.length} ${kind}s (${candidates.map((entry) => entry.name).join(', ')}); name one as '${plugin}/<name>'` };
   }
+}
+
+interface Declined {
+  kind: BackendKind;
+  plugin: string;
+  name: string;
+  message: string;
+  field?: string;
 }
 
 function keyOf(kind: BackendKind, plugin: string, name: string): string {

@@ -75,6 +75,9 @@ export function createChildContext(request: ActivateRequest, send: Send, callCap
     provideBackend(kind): never {
       throw new CapabilityError(`plugin '${id}' runs in a process of its own and cannot provide a ${kind}; mark it trusted in quire.json to run it in the kernel's process`, { details: { plugin: id, kind } });
     },
+    declineBackend(kind): never {
+      throw new CapabilityError(`plugin '${id}' runs in a process of its own and cannot offer (or decline) a ${kind}; mark it trusted in quire.json to run it in the kernel's process`, { details: { plugin: id, kind } });
+    },
     selectBackend(kind): never {
       throw new CapabilityError(`plugin '${id}' runs in a process of its own and cannot select a ${kind}`, { details: { plugin: id, kind } });
     },

@@ -79,6 +79,13 @@ export function createPluginContext(parts: PluginContextParts): PluginContext {
       if (backend.dispose) parts.addDisposer(() => backend.dispose!());
       parts.addDisposer(parts.backends.provide(kind, manifest.id, name, backend, listed.effects, parts.source, parts.trusted, parts.log));
     },
+    declineBackend(kind, name, reason): void {
+      const listed = (kind === 'embedder' ? manifest.embedders : manifest.rerankers)?.find((entry) => entry.name === name);
+      if (!listed) {
+        throw new CapabilityError(`plugin '${manifest.id}' declined the ${kind} '${name}' but its manifest does not list it in '${kind}s'`, { details: { plugin: manifest.id, kind, name } });
+      }
+      parts.addDisposer(parts.backends.decline(kind, manifest.id, name, reason.message, reason.field));
+    },
     selectBackend(kind, ref, field) {
       return parts.backends.select(kind, ref, field, manifest.id);
     },

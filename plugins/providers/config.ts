@@ -21,9 +21,28 @@ export interface ModelConfig {
   local?: boolean;
 }
 
+/**
+ * Refuses a baseURL holding a user name or password: fetch refuses such an address (every request failed
+ * with "Request cannot be constructed from a URL that includes credentials"), and a password does not
+ * belong in quire.json. The address is not repeated (it holds the password). Unavailable, as a missing
+ * key is (a turn is `503`, not the kernel's fault).
+ */
+export function checkBaseURL(baseURL: string | undefined, field: string): void {
+  if (baseURL === undefined) return;
+  let url: URL;
+  try {
+    url = new URL(baseURL);
+  } catch {
+    throw new KernelError('MODEL_UNAVAILABLE', `${field}/baseURL is not a URL`, { details: { field: `${field}/baseURL` } });
+  }
+  if (url.username !== '' || url.password !== '') {
+    throw new KernelError('MODEL_UNAVAILABLE', `${field}/baseURL holds a user name or password (before '@'): requests cannot be sent to such an address, and a password does not belong in quire.json; give the address without it, and the key by apiKeyEnv`, { details: { field: `${field}/baseURL` } });
+  }
+}
+
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]', '::1']);
 
-/** Refuses `local: true` unless the baseURL names this machine: the claim decides what notes it is sent. */
+/** Refuses `local: true` unless the baseURL names this machine: the claim decides what notes it is sent (a turn is `503`; it was `500`). */
 export function checkLocal(config: ModelConfig, field: string): void {
   if (config.local !== true) return;
   let host: string | undefined;
@@ -33,7 +52,7 @@ export function checkLocal(config: ModelConfig, field: string): void {
     host = undefined;
   }
   if (host === undefined || !(LOOPBACK_HOSTS.has(host) || /^127\.\d+\.\d+\.\d+$/.test(host))) {
-    throw new KernelError('CONFIG_INVALID', `${field}/local is true, but baseURL ${config.baseURL === undefined ? 'is not set' : `(${config.baseURL}) does not name this machine`}: a local model server must be reached on a loopback address (127.0.0.1, localhost, [::1])`, { details: { field: `${field}/local` } });
+    throw new KernelError('MODEL_UNAVAILABLE', `${field}/local is true, but baseURL ${config.baseURL === undefined ? 'is not set' : `(${config.baseURL}) does not name this machine`}: a local model server must be reached on a loopback address (127.0.0.1, localhost, [::1])`, { details: { field: `${field}/local` } });
   }
 }
 

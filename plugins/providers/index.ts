@@ -1,6 +1,6 @@
 import { definePlugin, KernelError, type PluginContext } from '../../core/index.js';
 import { ModelError, type ModelEvent, type ModelProvider } from '../../core/turn/model-provider.js';
-import { checkLocal, resolveKey, type ModelConfig, type ProvidersConfig } from './config.js';
+import { checkBaseURL, checkLocal, resolveKey, type ModelConfig, type ProvidersConfig } from './config.js';
 import { GeminiEmbedder } from './gemini-embedder.js';
 import { HttpReranker, rerankerKey } from './http-reranker.js';
 import { LazyProvider } from './lazy-provider.js';
@@ -29,6 +29,7 @@ class UnavailableModel implements ModelProvider {
 function modelFrom(config: ModelConfig | undefined): ModelProvider {
   if (!config) return new UnavailableModel(new KernelError('MODEL_UNAVAILABLE', 'no model is configured: set plugins.providers.config.model (provider, model) in quire.json', { details: { field: 'plugins/providers/config/model' } }), false);
   try {
+    checkBaseURL(config.baseURL, 'plugins/providers/config/model');
     checkLocal(config, 'plugins/providers/config/model');
     return new LazyProvider(config, resolveKey(config, 'plugins/providers/config/model'));
   } catch (error) {
@@ -41,11 +42,12 @@ function embedderFrom(ctx: PluginContext<ProvidersConfig>): OpenAIEmbedder | Gem
   const config = ctx.config.embedder;
   if (!config) return undefined;
   try {
+    checkBaseURL(config.baseURL, 'plugins/providers/config/embedder');
     const key = resolveKey(config, 'plugins/providers/config/embedder').key;
     return config.provider === 'gemini' ? new GeminiEmbedder(config, key) : new OpenAIEmbedder(config, key);
   } catch (error) {
-    // Semantic search reports itself unavailable; the reason is logged once, naming the variable only.
-    ctx.log.warn('embedder unavailable', { reason: error instanceof Error ? error.message : String(error) });
+    // Semantic search reports itself unavailable, with this reason (at start, and at each call).
+    decline(ctx, 'embedder', config.provider, error);
     return undefined;
   }
 }
@@ -54,12 +56,21 @@ function rerankerFrom(ctx: PluginContext<ProvidersConfig>): HttpReranker | undef
   const config = ctx.config.reranker;
   if (!config) return undefined;
   try {
+    checkBaseURL(config.baseURL, 'plugins/providers/config/reranker');
     return new HttpReranker(config, rerankerKey(config));
   } catch (error) {
-    // Reranking reports itself unavailable and searches keep their fused order; the reason is logged once.
-    ctx.log.warn('reranker unavailable', { reason: error instanceof Error ? error.message : String(error) });
+    // Reranking reports itself unavailable, with this reason, and searches keep their fused order.
+    decline(ctx, 'reranker', 'http', error);
     return undefined;
   }
+}
+
+/** A backend that cannot be made: logged once, and said by a selection naming it (the message names the variable, never a key). */
+function decline(ctx: PluginContext<ProvidersConfig>, kind: 'embedder' | 'reranker', name: string, error: unknown): void {
+  const message = error instanceof Error ? error.message : String(error);
+  ctx.log.warn(`${kind} unavailable`, { reason: message });
+  const field = error instanceof KernelError ? error.details.field : undefined;
+  ctx.declineBackend(kind, name, { message, ...(typeof field === 'string' ? { field } : {}) });
 }
 
 export default definePlugin<ProvidersConfig>({

@@ -342,5 +342,7 @@ describe('local-only notebooks and a model server off this machine', () => {
     const kit = await start('openai-chat', { model: { local: true, baseURL: 'http://192.0.2.1:8080/v1' } });
     const outcome = await kit.turn(await kit.session(), 'hello');
     expect(outcome.body?.error.message).toContain('local is true, but baseURL (http://192.0.2.1:8080/v1) does not name this machine');
+    // The model cannot be used, as with a missing key (it was 500, the kernel's fault).
+    expect([outcome.status, outcome.body?.error.code]).toEqual([503, 'MODEL_UNAVAILABLE']);
   });
 });

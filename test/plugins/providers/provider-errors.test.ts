@@ -125,6 +125,12 @@ describe.each(PROTOCOLS)('how %s fails, through the real SDK and the turn loop',
     expect(said).toMatch(/at http:\/\/127\.0\.0\.1:9\/v1 cannot be reached/);
     expect(said).not.toContain('k3y');
 
+    // A user and password in the address: fetch refused every request; now the model is unavailable from the start, saying why and not how.
+    const credentials = await start(protocol, { model: { baseURL: 'http://me:s3cret@127.0.0.1:9/v1' } });
+    const refusedAddress = await credentials.turn(await credentials.session(), 'hi');
+    expect([refusedAddress.status, refusedAddress.body!.error.message, JSON.stringify(refusedAddress.body).includes('s3cret')]).toEqual([503, expect.stringContaining('baseURL holds a user name or password'), false]);
+    expect(credentials.kernel.configProblems()).toContainEqual(expect.objectContaining({ code: 'CONFIG_MODEL_UNAVAILABLE', pointer: '/plugins/providers/config/model/baseURL' }));
+
     const typo = await start(protocol, { model: { model: 'no-such-model' } });
     const unknown = await typo.turn(await typo.session(), 'hi');
     expect(unknown.status).toBe(503);

@@ -77,6 +77,30 @@ describe('semantic search: indexing after writes', () => {
     expect(kernel.configProblems()).toContainEqual(expect.objectContaining({ code: 'CONFIG_BACKEND_MISSING', pointer: '/plugins/search-semantic/config/embedder', message: expect.stringContaining(why) }));
     expect(kernel.registry.get('search_semantic')?.unavailable?.()).toContain(why);
   });
+
+  it('says why the configured embedder or reranker cannot be used: a key\'s variable unset, an address with a password', async () => {
+    // It said "which no active plugin offers" (the providers plugin was active), and the reason was a log line.
+    const unset = 'QUIRE_TEST_EMBED_KEY_NEVER_SET';
+    const { act, kernel } = await boot(undefined, { config: { plugins: { providers: { config: { embedder: { provider: 'openai', model: 'm', baseURL: 'http://127.0.0.1:9/v1', apiKeyEnv: unset } } } } } });
+    const error = await caught(semantic(act, 'anything'));
+    expect(unavailable(error)).toBe(true);
+    expect(error.message).toContain(`names the embedder 'providers', which cannot be used: the openai key is missing: set the environment variable ${unset}`);
+    expect(kernel.configProblems()).toContainEqual(expect.objectContaining({ code: 'CONFIG_BACKEND_MISSING', pointer: '/plugins/providers/config/embedder/apiKeyEnv', message: expect.stringContaining(unset) }));
+    expect(kernel.registry.get('search_semantic')?.unavailable?.()).toContain(unset);
+
+    // A user and password in an address failed every request ("a URL that includes credentials"); said at start, never repeated.
+    const withPassword = await boot(undefined, { config: { plugins: {
+      providers: { config: { embedder: { provider: 'openai', model: 'm', baseURL: 'http://me:s3cret@127.0.0.1:9/v1', apiKeyEnv: false }, reranker: { shape: 'tei', baseURL: 'http://me:s3cret@127.0.0.1:9', apiKeyEnv: false } } },
+      rerank: { config: { reranker: 'providers' } },
+    } } });
+    const problems = withPassword.kernel.configProblems();
+    expect(problems.filter((found) => found.code === 'CONFIG_BACKEND_MISSING').map((found) => [found.pointer, found.message.includes('holds a user name or password')]).sort()).toEqual([
+      ['/plugins/providers/config/embedder/baseURL', true],
+      ['/plugins/providers/config/reranker/baseURL', true],
+    ]);
+    expect(JSON.stringify(problems)).not.toContain('s3cret');
+    expect((await caught(semantic(withPassword.act, 'anything'))).message).toContain('holds a user name or password');
+  });
 });
 
 describe('semantic search: backoff and the circuit breaker', () => {
