@@ -21,6 +21,23 @@ describe('an agent\'s answer as Markdown', () => {
     // A bound on a hang, not a measure of speed: quadratic, this took 25 s; linear, milliseconds.
   }, 10_000);
 
+  it('nests lists under their items, keeps a list whose items have blank lines between them, and keeps its first number', () => {
+    // Nested items were flattened into their parent's text; "1. a", "", "2. b" was two lists, both numbered from 1.
+    const answer = ['1. Prepare', '   - buy **flour**', '   - heat the oven', '     1. to 200 °C', '', '2. Bake', '', '   Keep an eye on it.', '', '3. Serve', '', 'After.', '', '4. Four', '5. Five', '- bullet', '\t- tabbed under it'].join('\n');
+    expect(show(renderAnswer(answer))).toBe('<ol><li>Prepare<ul><li>buy <strong>flour</strong></li><li>heat the oven<ol><li>to 200 °C</li></ol></li></ul></li>'
+      + '<li>Bake<p>Keep an eye on it.</p></li><li>Serve</li></ol><p>After.</p><ol start=4><li>Four</li><li>Five</li></ol><ul><li>bullet<ul><li>tabbed under it</li></ul></li></ul>');
+  });
+
+  it('shows lists nested past eight levels as text, and reads thousands of them, or of blank lines between items, at once', () => {
+    const deep = Array.from({ length: 1_000 }, (_, i) => `${' '.repeat(i * 2)}- level ${i}`).join('\n');
+    const shown = show(renderAnswer(deep));
+    expect((shown.match(/<ul>/g) ?? []).length).toBe(8);
+    expect(shown).toContain('level 999');
+    const apart = ['- a', ...Array.from({ length: 50_000 }, () => ''), '- b'].join('\n');
+    expect(show(renderAnswer(apart))).toBe('<ul><li>a</li><li>b</li></ul>');
+    // A bound on a hang, not a measure of speed.
+  }, 10_000);
+
   it('leaves HTML in an answer as text', () => {
     expect(show(renderAnswer('<img src=x onerror="alert(1)"> and <script>x()</script>'))).toBe('<p><img src=x onerror="alert(1)"> and <script>x()</script></p>');
   });
