@@ -1,5 +1,6 @@
 import { CapabilityError, isKernelError } from '../errors.js';
 import type { ActionCall } from '../plugin-api.js';
+import { mayRead, type ReadableNotebook } from '../gate/read-scope.js';
 import type { CapabilityOffer } from './plugin-ipc.js';
 
 /**
@@ -27,6 +28,20 @@ const WITHHELD_METHODS: ReadonlyMap<string, ReadonlySet<string>> = new Map([
   // beforeFileChange keeps a history version of a document: a write the calling action did not declare.
   ['blocks.index', new Set(['beforeFileChange', 'onBeforeChange', 'onIndexed', 'onNotebookChange', 'withWritesPaused'])],
 ]);
+
+/**
+ * Answers narrowed to what the call's caller may read (the scope answered in core/gate/read-scope.ts):
+ * `blocks.index`'s `notebooks()` named every notebook with its settings, private ones and ones closed to
+ * the agent too, to a plugin answering a reader or the agent. A plugin in the kernel's process is trusted.
+ */
+const SCOPED_ANSWERS: ReadonlyMap<string, ReadonlyMap<string, (answer: unknown, call: ActionCall) => unknown>> = new Map([
+  ['blocks.index', new Map([['notebooks', readableOnly]])],
+]);
+
+function readableOnly(answer: unknown, call: ActionCall): unknown {
+  if (!(answer instanceof Map)) return answer;
+  return new Map([...(answer as Map<string, ReadableNotebook>)].filter(([id, conf]) => mayRead(call, id, conf)));
+}
 
 function withheldReason(name: string): string | undefined {
   const fixed = WITHHELD.get(name);
@@ -95,7 +110,9 @@ export class CapabilityBroker {
       throw new CapabilityError(`'${name}.${method}' is answered only during one of the plugin's action calls, and none is running (outside one, or after it ended)`, { details: { capability: name, method } });
     }
     const given = Array.isArray(args) ? args : [];
-    return Reflect.apply(fn, service.value, given.map((arg) => (isCallShaped(arg) ? call : arg)));
+    const answer: unknown = await Reflect.apply(fn, service.value, given.map((arg) => (isCallShaped(arg) ? call : arg)));
+    const scoped = SCOPED_ANSWERS.get(name)?.get(method);
+    return scoped ? scoped(answer, call) : answer;
   }
 }
 

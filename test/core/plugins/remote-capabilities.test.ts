@@ -6,7 +6,10 @@ import { caught } from '../../helpers/harness.js';
 /** Services as the kernel would resolve them, by capability name. */
 const services: Record<string, unknown> = {
   'search.lookup': { whoAsks: (call: { principal: { name: string } }) => call.principal.name, echo: (value: unknown) => value },
-  'blocks.index': { visibleTo: () => true, beforeFileChange: () => 'a history version written' },
+  'blocks.index': {
+    visibleTo: () => true, beforeFileChange: () => 'a history version written',
+    notebooks: () => new Map([['nb-open', { name: 'Open', access: 'published' }], ['nb-private', { name: 'Salaries', access: 'private' }], ['nb-closed', { name: 'Diary', access: 'private' }]]),
+  },
   'agent.turn-rollback': { rollbackTurn: () => 'undone' },
   'agent.snapshots': { snapshot: () => 'taken' },
   'gate.policy': { allow: () => true },
@@ -33,8 +36,18 @@ describe('what a plugin in a process of its own may call in the kernel', () => {
 
   it('offers the blocks index without its method that writes a history version', async () => {
     const offer = new CapabilityBroker(['blocks.index'], (name) => services[name]).offers()[0];
-    expect(offer).toEqual({ name: 'blocks.index', kind: 'methods', methods: ['visibleTo'] });
+    expect(offer).toEqual({ name: 'blocks.index', kind: 'methods', methods: ['visibleTo', 'notebooks'] });
     expect((await caught(broker('blocks.index').invoke('blocks.index', 'beforeFileChange', [], realCall))).code).toBe('CAPABILITY_DENIED');
+  });
+
+  it('names only the notebooks the caller may read: a reader\'s the published ones, the agent\'s not those closed to it', async () => {
+    // Every notebook's name and settings went to a plugin answering a reader.
+    const names = async (call: ActionCall): Promise<string[]> => [...(await broker('blocks.index').invoke('blocks.index', 'notebooks', [], call) as Map<string, { name: string }>).values()].map((conf) => conf.name);
+    expect(await names(realCall)).toEqual(['Open']);
+    const agent = { principal: { kind: 'agent', name: 'agent', role: 'admin' }, deniedNotebooks: new Set(['nb-closed']) } as unknown as ActionCall;
+    expect(await names(agent)).toEqual(['Open', 'Salaries']);
+    const admin = { principal: { kind: 'person', name: 'alice', role: 'admin' } } as unknown as ActionCall;
+    expect(await names(admin)).toEqual(['Open', 'Salaries', 'Diary']);
   });
 
   it("puts the kernel's own call in place of a call the plugin passes, so it cannot act for someone else", async () => {
