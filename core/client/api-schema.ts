@@ -2519,11 +2519,16 @@ export interface Operations {
   getSession: {
     /** A session, with its running turn folded in */
     params: { id: string };
-    query: { entriesFrom?: number; revision?: number };
+    query: { entriesFrom?: number; revision?: number; tail?: number };
     response: {
       session: Session;
       entriesFrom?: number;
       entryCount?: number;
+      /** The agent's task list as it stands, when the entries answered start after the first */
+      todos?: Array<{
+        content: string;
+        status: "pending" | "in_progress" | "completed" | "cancelled";
+      }>;
     };
   };
   health: {

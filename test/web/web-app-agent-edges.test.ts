@@ -195,16 +195,24 @@ describe('the web app in a real browser: a broken stream, a stale card, an edite
     const id = newId();
     const entries = Array.from({ length: 450 }, (_, i) => (i % 2 === 0 ? { id: `u${i}`, type: 'user', content: `question ${i}` } : { id: `a${i}`, type: 'assistant', content: `answer ${i}` }));
     await web.kernel.sessions.save({ id, title: 'Long', entries });
+    // What the page reads of the session: its last entries only (it read all of them to show these).
+    const read: number[] = [];
+    web.page.on('response', (answer) => {
+      if (/\/api\/agent\/sessions\/[^/?]+(\?|$)/.test(answer.url()) && answer.request().method() === 'GET') void answer.json().then((body: { session: { entries: unknown[] } }) => read.push(body.session.entries.length), () => undefined);
+    });
     await web.signIn(ADMIN);
     await web.page.goto(`${web.url}/#/agent/${id}`);
     await web.page.locator('.entry.assistant .content', { hasText: 'answer 449' }).waitFor();
     const messages = web.page.locator('ol.entries li.entry.user, ol.entries li.entry.assistant');
     expect(await messages.count()).toBe(200);
     expect(await web.page.getByText('question 248').count()).toBe(0);
+    await expect.poll(() => read).toEqual([200]);
+    // Earlier ones are read when asked for.
     await web.page.getByRole('button', { name: /Show 200 earlier messages \(250 not shown\)/ }).click();
-    expect(await messages.count()).toBe(400);
+    await expect.poll(() => messages.count()).toBe(400);
     await web.page.getByRole('button', { name: /Show 50 earlier messages/ }).click();
-    expect(await messages.count()).toBe(450);
+    await expect.poll(() => messages.count()).toBe(450);
+    await expect.poll(() => read).toEqual([200, 400, 450]);
     expect(await web.page.locator('button.earlier').count()).toBe(0);
     await web.page.getByText('question 0', { exact: true }).waitFor();
   });

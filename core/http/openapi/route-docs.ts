@@ -126,9 +126,13 @@ const SESSIONS: RouteDoc[] = [
     method: 'get', path: '/api/agent/sessions/{id}', operationId: 'getSession', summary: 'A session, with its running turn folded in', tag: 'agent', role: 'admin',
     query: [
       query('entriesFrom', 'Only the entries from this index on (with revision): the answer may start earlier, at entriesFrom', { type: 'integer', minimum: 0 }),
-      query('revision', 'The revision of the entries the client holds: at another, the answer starts at 0', { type: 'integer', minimum: 0 }),
+      query('revision', 'The revision of the entries the client holds: at another, the answer starts at 0 (or as tail says)', { type: 'integer', minimum: 0 }),
+      query('tail', 'Only about the last this many entries, from the person\'s message that began their turn; with entriesFrom and revision, what is answered when the revision is another', { type: 'integer', minimum: 1 }),
     ],
-    responses: ok(object({ session: ref('Session'), entriesFrom: { type: 'integer' }, entryCount: { type: 'integer' } }, ['session'])), errors: ['NOT_FOUND'],
+    responses: ok(object({
+      session: ref('Session'), entriesFrom: { type: 'integer' }, entryCount: { type: 'integer' },
+      todos: { type: 'array', description: 'The agent\'s task list as it stands, when the entries answered start after the first', items: object({ content: { type: 'string' }, status: { type: 'string', enum: ['pending', 'in_progress', 'completed', 'cancelled'] } }, ['content', 'status']) },
+    }, ['session'])), errors: ['NOT_FOUND'],
   },
   { method: 'put', path: '/api/agent/sessions/{id}', operationId: 'saveSession', summary: 'Save a session at a revision (409 with the current one on a conflict)', tag: 'agent', role: 'admin', body: SAVE_SESSION_BODY, responses: ok(ref('SavedSession')), errors: ['CONFLICT'] },
   { method: 'delete', path: '/api/agent/sessions/{id}', operationId: 'deleteSession', summary: 'Delete a session (409 while a turn runs)', tag: 'agent', role: 'admin', responses: { 204: { description: 'Deleted' } }, errors: ['NOT_FOUND', 'CONFLICT'] },

@@ -5,7 +5,7 @@ import type { TurnEvent } from '../../turn/turn-events.js';
 import { undoTurn } from '../../turn/undo-turn.js';
 import { newId } from '../../ids.js';
 import type { Kernel } from '../../kernel.js';
-import type { SessionDocument } from '../../session/session-types.js';
+import type { SessionDocument, SessionEntry } from '../../session/session-types.js';
 import type { HttpEnv } from '../http-env.js';
 import type { JsonSchema } from '../openapi/openapi-types.js';
 import { bodyValidator, readJsonBody } from '../read-body.js';
@@ -107,15 +107,27 @@ function whole(value: string | undefined, field: string): number | undefined {
  * later than the entries the client's copy shares with this one: the stored history's at the same
  * revision, before a turn's user entry; another revision, it starts at 0.
  */
-function sessionFrom(session: SessionDocument, from: number | undefined, revision: number | undefined): { session: SessionDocument; entriesFrom?: number; entryCount?: number } {
-  if (from === undefined && revision === undefined) return { session };
-  if (from === undefined || revision === undefined) {
+function sessionFrom(session: SessionDocument, from: number | undefined, revision: number | undefined, tail: number | undefined): { session: SessionDocument; entriesFrom?: number; entryCount?: number } {
+  if (from === undefined && revision === undefined && tail === undefined) return { session };
+  if ((from === undefined) !== (revision === undefined)) {
     const field = from === undefined ? 'entriesFrom' : 'revision';
     throw new KernelError('INVALID_INPUT', `${field} is needed with ${field === 'revision' ? 'entriesFrom' : 'revision'}: the entries a client holds are those of one revision`, { details: { field } });
   }
   const shared = typeof session.recoveryFrom === 'number' ? session.recoveryFrom : session.entries.length;
-  const start = revision === session.revision ? Math.min(from, shared) : 0;
+  const start = from !== undefined && revision === session.revision ? Math.min(from, shared) : tailStart(session.entries, tail);
   return { session: { ...session, entries: session.entries.slice(start) }, entriesFrom: start, entryCount: session.entries.length };
+}
+
+/**
+ * Where the last `tail` entries start, moved back to the person's message that began their turn (a
+ * turn is never shown in part); 0 without a tail. Opening a long session read all of it (tens of MB)
+ * to show its newest messages, and so did the page after each turn.
+ */
+function tailStart(entries: readonly SessionEntry[], tail: number | undefined): number {
+  if (tail === undefined || tail >= entries.length) return 0;
+  let start = entries.length - tail;
+  while (start > 0 && entries[start]!.type !== 'user') start--;
+  return start;
 }
 
 /**
@@ -137,7 +149,12 @@ export function sessionRoutes(kernel: Kernel): Hono<HttpEnv> {
   app.get('/:id', async (c) => {
     const from = whole(c.req.query('entriesFrom'), 'entriesFrom');
     const revision = whole(c.req.query('revision'), 'revision');
-    return c.json(sessionFrom(await sessions.read(c.req.param('id')), from, revision));
+    const tail = whole(c.req.query('tail'), 'tail');
+    if (tail === 0) throw new KernelError('INVALID_INPUT', 'tail must be 1 or more (the entries to answer from the end)', { details: { field: 'tail' } });
+    const id = c.req.param('id');
+    const answer = sessionFrom(await sessions.read(id), from, revision, tail);
+    // Part of the entries: the agent's task list as it stands, which may have been written before them.
+    return c.json(answer.entriesFrom !== undefined && answer.entriesFrom > 0 ? { ...answer, todos: await sessions.readTodos(id) } : answer);
   });
   app.put('/:id', async (c) => {
     const body = parseSession(await readJsonBody(c));

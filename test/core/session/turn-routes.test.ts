@@ -132,6 +132,36 @@ describe('agent turns over HTTP', () => {
     expect([after.entriesFrom, after.session.entries.map((entry) => entry.type)]).toEqual([0, ['user', 'assistant', 'user', 'assistant']]);
   });
 
+  it('reads only the last entries of a session, from the message that began their turn, with the task list as it stands', async () => {
+    // Opening a long session read all of it (tens of MB) to show its newest messages, and so did the page after each turn.
+    const kernel = await harness.boot({ plugins: ['notes'], config });
+    const { app, id } = await withModel(kernel, scriptedProvider([]));
+    const turn = (n: number) => [
+      { id: `u${n}`, type: 'user', content: `question ${n}` },
+      { id: `a${n}`, type: 'assistant', content: '', toolCalls: [{ id: `c${n}`, name: 'todo_write', arguments: JSON.stringify({ todos: [{ content: `task ${n}`, status: 'pending' }] }) }] },
+      { id: `t${n}`, type: 'tool', toolCallId: `c${n}`, content: 'ok' },
+      { id: `f${n}`, type: 'assistant', content: `answer ${n}` },
+    ];
+    const saved = await kernel.sessions.save({ id, entries: [...turn(0), ...turn(1), ...turn(2)], expectedRevision: 1 });
+    await kernel.sessions.writeTodos(id, [{ content: 'task 2', status: 'in_progress' }]);
+    type Read = { session: { entries: { id: string }[]; revision: number }; entriesFrom?: number; entryCount?: number; todos?: unknown[] };
+    const read = async (query: string): Promise<Read> => (await (await app.request(`/api/agent/sessions/${id}${query}`, request('GET'))).json()) as Read;
+    // The last 2 entries are the middle of turn 2: from its question on.
+    const last = await read('?tail=2');
+    expect([last.entriesFrom, last.entryCount, last.session.entries.map((entry) => entry.id), last.todos]).toEqual([8, 12, ['u2', 'a2', 't2', 'f2'], [{ content: 'task 2', status: 'in_progress' }]]);
+    expect((await read('?tail=5')).session.entries[0]!.id).toBe('u1');
+    // More than there are: the whole, without a task list (the entries hold it).
+    expect(await read('?tail=50')).toMatchObject({ entriesFrom: 0, entryCount: 12 });
+    expect((await read('?tail=50')).todos).toBeUndefined();
+    // A copy at another revision, with a tail: the tail, not the whole; at the same revision, what follows the copy.
+    expect((await read(`?entriesFrom=4&revision=${saved.revision - 1}&tail=2`)).entriesFrom).toBe(8);
+    expect(await read(`?entriesFrom=12&revision=${saved.revision}&tail=2`)).toMatchObject({ entriesFrom: 12, session: { entries: [] } });
+    for (const query of ['?tail=0', '?tail=-1', '?tail=x']) {
+      const refused = await app.request(`/api/agent/sessions/${id}${query}`, request('GET'));
+      expect([refused.status, ((await refused.json()) as { error: { details: { field: string } } }).error.details.field]).toEqual([400, 'tail']);
+    }
+  });
+
   it('closing the kernel stops a running turn and waits for it to save how it ended, before the session store closes', async () => {
     const kernel = await harness.boot({ plugins: ['notes'], config });
     const slow: ModelProvider = {

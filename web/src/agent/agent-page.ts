@@ -78,24 +78,36 @@ function Chat({ client, sessionId, onChanged }: { client: QuireClient; sessionId
   const announced = useRef(new Map<string, Confirmation>());
   const answered = useRef(new Set<string>());
   const end = useRef<HTMLDivElement>(null);
-  // The copy shown, for a poll that asks only for what changed since.
-  const held = useRef<Session>();
-  const hold = (next: Session): void => {
-    held.current = next;
+  // The copy shown, for a poll that asks only for what changed since: the session's last entries, from
+  // `offset` on (opening a long session, and each turn's end, read all of it: tens of MB), and the task
+  // list as it stands when it may have been written before them.
+  const held = useRef<Held>();
+  const [offset, setOffset] = useState(0);
+  const [heldTodos, setHeldTodos] = useState<Todo[]>();
+  // How many entries from the end to read: a page more with each "Show earlier" past those held.
+  const wanted = useRef(PAGE_ENTRIES);
+  const hold = (next: Session, from = 0, todos?: Todo[]): void => {
+    held.current = { session: next, offset: from };
     setSession(next);
+    setOffset(from);
+    setHeldTodos(from > 0 ? todos ?? [] : undefined);
     // The session's own mode: one already in auto must not show "Ask before effects".
     setMode(next.permissionMode ?? 'confirm');
   };
-  const load = (): Promise<void> => client.call('getSession', { params: { id: sessionId } }).then((answer) => hold(answer.session), (e: unknown) => setError(describe(e)));
+  const read = () => client.call('getSession', { params: { id: sessionId }, query: { tail: wanted.current } });
+  const load = (): Promise<void> => read().then((answer) => hold(answer.session, answer.entriesFrom, answer.todos), (e: unknown) => setError(describe(e)));
   // Following a turn started elsewhere: the entries from the turn's on (the whole of a long session,
   // tens of MB, was read every 2 s); the kernel starts earlier when the copy held is out of date.
   const follow = (): Promise<void> => {
     const copy = held.current;
     if (!copy) return load();
-    return client.call('getSession', { params: { id: sessionId }, query: { entriesFrom: copy.recoveryFrom ?? copy.entries.length, revision: copy.revision } }).then((answer) => {
+    const { session: before, offset: from } = copy;
+    return client.call('getSession', { params: { id: sessionId }, query: { entriesFrom: before.recoveryFrom ?? from + before.entries.length, revision: before.revision, tail: wanted.current } }).then((answer) => {
       if (held.current !== copy) return; // a newer copy came meanwhile
       const start = answer.entriesFrom ?? 0;
-      hold({ ...answer.session, entries: start === 0 ? answer.session.entries : [...copy.entries.slice(0, start), ...answer.session.entries] });
+      // Joined to the copy held when it follows on from it; else (another revision) it is the tail anew.
+      if (start >= from) hold({ ...answer.session, entries: [...before.entries.slice(0, start - from), ...answer.session.entries] }, from, answer.todos);
+      else hold(answer.session, start, answer.todos);
     }, (e: unknown) => setError(describe(e)));
   };
   // Only the newest list is shown: an older answer arriving late must not bring back what was answered since.
@@ -144,8 +156,8 @@ function Chat({ client, sessionId, onChanged }: { client: QuireClient; sessionId
     // The turn is over: what it asked is answered or expired; the kernel's list says what still waits.
     announced.current.clear();
     // The stored session replaces the live view in one render: the answer is never shown twice.
-    const fresh = await client.call('getSession', { params: { id: sessionId } }).catch(() => undefined);
-    if (fresh) hold(fresh.session);
+    const fresh = await read().catch(() => undefined);
+    if (fresh) hold(fresh.session, fresh.entriesFrom, fresh.todos);
     // Shown until now, in the same render as the stored session that holds it (it went when the stream
     // ended, and came back only with the stored session: a moment without the person's message); kept
     // beside the live answer when the session cannot be read; gone with a message never sent.
@@ -198,8 +210,18 @@ function Chat({ client, sessionId, onChanged }: { client: QuireClient; sessionId
   // The draft of a turn still running is being written; any other kept draft is an answer that stopped.
   const drafting = session?.recoveryState === 'running' ? `runtime_draft_${String(session.recoveryTurnID)}` : undefined;
   const hidden = Math.max(0, entries.length - shown);
-  // Stored entries are not walked again at each streamed token: only when the session changes.
-  const storedTodos = useMemo(() => latestTodos(session?.entries ?? [], []), [session]);
+  // Earlier than those held: read on request.
+  const notShown = offset + hidden;
+  const showEarlier = (): void => {
+    setShown(shown + PAGE_ENTRIES);
+    if (hidden < PAGE_ENTRIES && offset > 0) {
+      wanted.current = entries.length + PAGE_ENTRIES;
+      void load();
+    }
+  };
+  // Stored entries are not walked again at each streamed token: only when the session changes. Entries
+  // held from later than the first: the list as the kernel keeps it (it may have been written before them).
+  const storedTodos = useMemo(() => (heldTodos ? { found: true, todos: heldTodos } : latestTodos(session?.entries ?? [], [])), [session, heldTodos]);
   const liveTodos = latestTodos([], live?.calls ?? []);
   const todos = liveTodos.found ? liveTodos.todos : storedTodos.todos;
   // A turn undone whole already is not offered again (a second undo took back what was written since).
@@ -217,7 +239,7 @@ function Chat({ client, sessionId, onChanged }: { client: QuireClient; sessionId
     </header>
     <div class="conversation">
     <ol class="entries" aria-live="polite">
-      ${hidden > 0 ? html`<li class="entry system"><button type="button" class="earlier" onClick=${() => setShown(shown + PAGE_ENTRIES)}>Show ${Math.min(hidden, PAGE_ENTRIES)} earlier messages (${hidden} not shown)</button></li>` : null}
+      ${notShown > 0 ? html`<li class="entry system"><button type="button" class="earlier" onClick=${showEarlier}>Show ${Math.min(notShown, PAGE_ENTRIES)} earlier messages (${notShown} not shown)</button></li>` : null}
       ${entries.slice(hidden).map((entry) => html`<${Entry} key=${entry.id} entry=${entry} drafting=${entry.id === drafting} />`)}
       ${asked !== undefined ? html`<li class="entry user live"><p>${asked}</p></li>` : null}
       ${live ? html`<li class="entry assistant live" aria-busy=${live.state === 'running'}>
@@ -302,6 +324,9 @@ function waiting(listed: readonly Confirmation[], announced: ReadonlyMap<string,
 }
 
 interface Todo { content: string; status: string }
+
+/** The session as held: its entries from `offset` on. */
+interface Held { session: Session; offset: number }
 
 /** The agent's to-do list: what its last `todo_write` call wrote (stored entries, then live calls); `found` when there was one. */
 function latestTodos(entries: readonly SessionEntry[], live: readonly LiveCall[]): { found: boolean; todos: Todo[] } {
