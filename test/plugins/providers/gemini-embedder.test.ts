@@ -78,6 +78,6 @@ describe('the Gemini embedder through @google/genai', () => {
     const { kernel } = await boot({ config: { plugins: { providers: { config: { embedder: { provider: 'gemini', model: 'gemini-embedding-001', apiKeyEnv: 'QUIRE_TEST_NO_SUCH_KEY' } } } } } });
     const handle = kernel.container.resolve<BackendRegistry>(BACKEND_REGISTRY).select('embedder', 'providers', 'test', 'test');
     expect(handle.current()).toBeUndefined();
-    expect(handle.unavailable()).toContain("names the embedder 'providers', which no active plugin offers");
+    expect(handle.unavailable()).toContain("names the embedder 'providers', which cannot be used: the gemini key is missing: set the environment variable QUIRE_TEST_NO_SUCH_KEY");
   });
 });

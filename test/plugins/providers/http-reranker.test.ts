@@ -101,7 +101,7 @@ describe('the HTTP /rerank reranker', () => {
     await registry.select('reranker', 'providers', 'test', 'test').current()!.backend.rerank('q', ['a', 'b']);
     expect(fake.requests[0]!.headers.authorization).toBeUndefined();
     const { kernel: missing } = await boot({ config: { plugins: { providers: { config: { reranker: { shape: 'cohere', model: 'rerank-v3.5', apiKeyEnv: 'QUIRE_TEST_NO_SUCH_KEY' } } } } } });
-    expect(missing.container.resolve<BackendRegistry>(BACKEND_REGISTRY).select('reranker', 'providers', 'test', 'test').unavailable()).toContain('which no active plugin offers');
+    expect(missing.container.resolve<BackendRegistry>(BACKEND_REGISTRY).select('reranker', 'providers', 'test', 'test').unavailable()).toContain("which cannot be used: the cohere reranker's key is missing: set the environment variable QUIRE_TEST_NO_SUCH_KEY");
   });
 
   it('refuses at start a TEI reranker without an address and a Cohere or Voyage one without a model', async () => {
