@@ -145,7 +145,7 @@ async function snapshotTurnEnd(deps: TurnDependencies, sessionId: string, turn: 
     turn.endSnapshotID = id;
     await deps.sessions.saveTurn(sessionId, turn);
   } catch (error) {
-    deps.log.warn('the snapshot at the end of a turn failed; rolling this turn back will need force', { error: String(error) });
+    deps.log.warn('the snapshot at the end of a turn failed; undoing this turn will go by the stamps on its blocks, and what they cannot tell will be a conflict', { error: String(error) });
   }
 }
 

@@ -3,8 +3,9 @@ import { join } from 'node:path';
 import { NotFoundError } from '../../core/index.js';
 import { applyJournaled, type FileChange, type TreeChange } from './file-change.js';
 import { isAmong } from './turn-removals.js';
+import { index, own, undoInTree } from './block-undo.js';
 import { treeOf, writtenByOthers, type TreeBlock } from './turn-authorship.js';
-import { isNotebookSettings, keepingPrivacy, privacyDiffers, undoSettings } from './notebook-settings.js';
+import { isNotebookSettings, keepingPrivacy, privacyDiffers, undoSettings, undoneKeepingPrivacy } from './notebook-settings.js';
 import { skillNames, type FileDiff, type FileEntry, type Snapshot, type SnapshotRepo, type Tables } from './snapshot-repo.js';
 
 export interface TurnRollbackResult {
@@ -33,32 +34,13 @@ export const TURN_MEMOS: ReadonlySet<string> = new Set([START, END]);
 export const TURN_END = END;
 export const TURN_START = START;
 
-/**
- * A block's own fields (without its children and the system's time stamps), for comparing versions:
- * every write touches its document block's `updated`, which is not a change of the block's own.
- */
-function own(block: TreeBlock | undefined): string | undefined {
-  if (!block) return undefined;
-  const { children: _children, attrs, ...rest } = block;
-  const { updated: _updated, updatedBy: _by, ...kept } = (attrs ?? {}) as Record<string, unknown>;
-  return JSON.stringify({ ...rest, attrs: kept });
-}
-
-function index(root: TreeBlock): Map<string, { block: TreeBlock; parent: TreeBlock | undefined; position: number }> {
-  const out = new Map<string, { block: TreeBlock; parent: TreeBlock | undefined; position: number }>();
-  const visit = (block: TreeBlock, parent: TreeBlock | undefined, position: number): void => {
-    out.set(block.id, { block, parent, position });
-    (block.children ?? []).forEach((child, i) => visit(child, block, i));
-  };
-  visit(root, undefined, 0);
-  return out;
-}
-
 type BeforeWrite = (path: string, op: 'rollback' | 'remove') => Promise<void>;
 /** A path's last segment: a document's file is named after its id, wherever it lies. */
 const fileName = (path: string): string => path.slice(path.lastIndexOf('/') + 1);
 /** A file's text as a snapshot holds it. */
 const snapshotText = async (repo: SnapshotRepo, snapshot: Snapshot, path: string): Promise<string> => (await repo.objects.get(snapshot.files[path]!.hash)).toString('utf8');
+/** A file's text in the turn's end state: its end snapshot's, or (a turn cut short) the file's as it is now. */
+type ReadText = (path: string) => Promise<string>;
 /** Where blocks are now, by the index: block id → the id of its document. */
 type DocumentsOf = (ids: readonly string[]) => ReadonlyMap<string, string>;
 
@@ -103,7 +85,7 @@ export async function rollbackTurn(repo: SnapshotRepo, sessionId: string, turnId
   };
   // Documents that someone else (a person, another session) changed while the turn ran: restoring the
   // turn's first snapshot would take those changes back too, so they are undone block by block.
-  const mixed = after ? await changedByOthers(repo, start, after) : new Set<string>();
+  const mixed = after ? await changedByOthers(repo, start, after, (path) => snapshotText(repo, after, path)) : new Set<string>();
   // Documents someone else removed or moved while the turn ran: not the turn's to bring back.
   if (after?.removedByOthers !== undefined) {
     for (const path of repo.diff(start.files, after.files).removed) if (removedByOthers(after, path)) mixed.add(path);
@@ -117,9 +99,13 @@ export async function rollbackTurn(repo: SnapshotRepo, sessionId: string, turnId
     return { mode: 'restore', conflicts: [], undone: [] };
   }
   if (!after) {
-    if (!force) return { mode: 'blocks', conflicts: [{ path: '*' }], undone: [] };
-    await repo.rollback(start.id, before, keepingPrivacy(repo.dataDir, 'undo'), beforeSkills);
-    return { mode: 'restore', conflicts: [], undone: [] };
+    // A turn a crash (or a failed end snapshot) cut short left no record of where it ended: restoring its
+    // start whole would take back all a person wrote since. What it wrote is told by the blocks' stamps
+    // (`updatedBy` the turn); what no stamp tells (who removed or moved a document, changed a notebook's
+    // settings or a skill file) is a conflict, undone only when forced.
+    const end: Snapshot = { id: '', memo: END, created: new Date().toISOString(), origin, parent: null, tags: [], files: now.files, skills: now.skills };
+    const readNow: ReadText = (path) => readFile(join(repo.dataDir, ...path.split('/')), 'utf8');
+    return undoBlocks(repo, start, end, now, await changedByOthers(repo, start, end, readNow), force, before, beforeSkills, documentsOf, only, readNow);
   }
   return undoBlocks(repo, start, after, now, mixed, force, before, beforeSkills, documentsOf, only);
 }
@@ -130,10 +116,10 @@ function removedByOthers(after: Snapshot, path: string): boolean {
 }
 
 /** The documents in which a block changed between the turn's snapshots was written by someone else. */
-async function changedByOthers(repo: SnapshotRepo, start: Snapshot, after: Snapshot): Promise<Set<string>> {
+async function changedByOthers(repo: SnapshotRepo, start: Snapshot, after: Snapshot, readAfter: ReadText): Promise<Set<string>> {
   const out = new Set<string>();
   const turn = repo.diff(start.files, after.files);
-  const read = async (snapshot: Snapshot, path: string) => treeOf(await snapshotText(repo, snapshot, path));
+  const read = async (snapshot: Snapshot, path: string) => treeOf(snapshot === after ? await readAfter(path) : await snapshotText(repo, snapshot, path));
   // A document moved during the turn is gone from one path and new at another, its blocks as they were:
   // compared with its old version, not taken for a new document whose blocks others wrote.
   const movedFrom = new Map(turn.removed.map((path) => [fileName(path), path]));
@@ -162,23 +148,35 @@ async function changedByOthers(repo: SnapshotRepo, start: Snapshot, after: Snaps
 }
 
 async function undoBlocks(repo: SnapshotRepo, before: Snapshot, after: Snapshot, tables: Tables, mixed: ReadonlySet<string>, force: boolean, notify: BeforeWrite, notifySkills: BeforeSkills,
-  documentsOf: DocumentsOf, only: ReadonlySet<string> | undefined): Promise<TurnRollbackResult> {
+  documentsOf: DocumentsOf, only: ReadonlySet<string> | undefined, readUnrecorded?: ReadText): Promise<TurnRollbackResult> {
   const result: TurnRollbackResult = { mode: 'blocks', conflicts: [], undone: [] };
   const now = tables.files;
   const turn = keepOnly(repo.diff(before.files, after.files), only);
+  // A turn cut short (no end snapshot): its end state is the notes as they are now, read from the files.
+  const unrecorded = readUnrecorded !== undefined;
+  const afterText: ReadText = readUnrecorded ?? ((path) => snapshotText(repo, after, path));
   const file = (path: string) => join(repo.dataDir, ...path.split('/'));
   // Planned whole first, then applied as one journaled change: a crash midway is finished at the next start.
   const change: FileChange = { label: `undo of turn ${after.origin}`, writes: [], removes: [] };
   const notices: [string, 'rollback' | 'remove'][] = [];
   // Documents someone else moved while the turn ran: their new paths are not the turn's to remove (a conflict if it changed them).
   const movedByOthers = new Map(Object.keys(before.files).filter((path) => removedByOthers(after, path)).map((path) => [fileName(path), path]));
+  // A turn cut short: a document gone from one path and found at another moved since it began, by whom
+  // no record says. Its blocks are undone where it is now (old path → new), the move is left as it is.
+  const movedUnrecorded = new Map(unrecorded ? turn.removed.flatMap((path) => {
+    const to = turn.added.find((added) => fileName(added) === fileName(path));
+    return to === undefined ? [] : [[path, to] as const];
+  }) : []);
+  const movedTo = new Set(movedUnrecorded.values());
   for (const path of turn.added) {
-    if (now[path] === undefined) continue;
+    if (now[path] === undefined || movedTo.has(path)) continue;
     const movedFrom = movedByOthers.get(fileName(path));
     if (movedFrom !== undefined) {
       if (after.files[path]!.hash !== before.files[movedFrom]!.hash) result.conflicts.push({ path });
       continue;
     }
+    // Made since a turn cut short began, with no block of the turn's in it: someone else's, not the undo's.
+    if (unrecorded && !stampedBy(treeOf(await afterText(path)), after.origin)) continue;
     // A document someone else made, or added to, while the turn ran is not the turn's alone to remove.
     if ((mixed.has(path) || now[path]!.hash !== after.files[path]!.hash) && !force) { result.conflicts.push({ path }); continue; }
     notices.push([path, 'remove']);
@@ -189,7 +187,9 @@ async function undoBlocks(repo: SnapshotRepo, before: Snapshot, after: Snapshot,
   const nowAt = new Map(Object.keys(now).map((path) => [fileName(path), path]));
   for (const path of turn.removed) {
     // Removed while the turn ran, by someone else: left removed.
-    if (mixed.has(path)) continue;
+    if (mixed.has(path) || movedUnrecorded.has(path)) continue;
+    // Removed since a turn cut short began, by the turn or by someone else (no record says): theirs to decide.
+    if (unrecorded && !force) { result.conflicts.push({ path }); continue; }
     // Moved on since (after the turn), or its parent: written back, it would be in two places, or unfound.
     const elsewhere = nowAt.get(fileName(path));
     if (elsewhere !== undefined && elsewhere !== path && !change.removes.includes(elsewhere) && !path.endsWith('/.notebook.json')) { result.conflicts.push({ path }); continue; }
@@ -202,40 +202,66 @@ async function undoBlocks(repo: SnapshotRepo, before: Snapshot, after: Snapshot,
     change.writes.push({ path, hash: before.files[path]!.hash });
     result.undone.push({ path, blocks: 0 });
   }
-  for (const path of turn.changed) {
-    if (now[path] === undefined) { result.conflicts.push({ path }); continue; }
+  for (const [path, moved] of [...turn.changed.map((changed) => [changed, undefined] as const), ...movedUnrecorded]) {
+    // A document moved since (after the turn, or since a turn cut short began) is undone where it is now.
+    const at = moved ?? (now[path] !== undefined ? path : isNotebookSettings(path) ? undefined : nowAt.get(fileName(path)));
+    if (at === undefined || now[at] === undefined) { result.conflicts.push({ path }); continue; }
     if (isNotebookSettings(path)) {
-      const settings = undoSettings(await snapshotText(repo, before, path), await snapshotText(repo, after, path), await readFile(file(path), 'utf8'), after, path, force);
+      // A turn cut short: who changed the settings no record says.
+      const settings = unrecorded ? (force ? { conflict: false, text: undoneKeepingPrivacy(await snapshotText(repo, before, path), await readFile(file(path), 'utf8')) } : { conflict: true })
+        : undoSettings(await snapshotText(repo, before, path), await afterText(path), await readFile(file(path), 'utf8'), after, path, force);
       if (settings.conflict) result.conflicts.push({ path });
       else if (settings.text !== undefined) { change.writes.push({ path, text: settings.text }); result.undone.push({ path, blocks: 0 }); }
       continue;
     }
-    notices.push([path, 'rollback']);
-    if (now[path]!.hash === after.files[path]!.hash && !mixed.has(path)) {
+    const mixedHere = mixed.has(path) || mixed.has(at) || moved !== undefined;
+    if (at === path && now[path]!.hash === after.files[path]!.hash && !mixedHere) {
       // Blocks the turn moved out of this document come back with its old text: one moved on since to a
       // document the undo does not touch would then be in two documents (the index skips both).
-      const elsewhere = force ? [] : movedOnSince(JSON.parse(await snapshotText(repo, before, path)) as TreeBlock, JSON.parse(await snapshotText(repo, after, path)) as TreeBlock, path, turn, documentsOf);
+      const elsewhere = force ? [] : movedOnSince(JSON.parse(await snapshotText(repo, before, path)) as TreeBlock, JSON.parse(await afterText(path)) as TreeBlock, path, turn, documentsOf);
       if (elsewhere.length > 0) {
         for (const id of elsewhere) result.conflicts.push({ path, id });
         continue;
       }
+      notices.push([path, 'rollback']);
       change.writes.push({ path, hash: before.files[path]!.hash });
       result.undone.push({ path, blocks: 0 });
       continue;
     }
-    const current = JSON.parse(await readFile(file(path), 'utf8')) as TreeBlock;
-    const undone = undoInTree(JSON.parse(await snapshotText(repo, before, path)) as TreeBlock, JSON.parse(await snapshotText(repo, after, path)) as TreeBlock, current, after.origin, mixed.has(path), force, (id) => result.conflicts.push({ path, id }));
-    change.writes.push({ path, text: `${JSON.stringify(current, null, 2)}\n` });
-    result.undone.push({ path, blocks: undone });
+    const text = await readFile(file(at), 'utf8');
+    const current = JSON.parse(text) as TreeBlock;
+    const undone = undoInTree(JSON.parse(await snapshotText(repo, before, path)) as TreeBlock, JSON.parse(await afterText(moved ?? path)) as TreeBlock, current, after.origin, mixedHere, force, (id) => result.conflicts.push({ path: at, id }));
+    // Nothing of the turn's left in it (only others' changes since): not rewritten, nor kept as a version.
+    if (undone === 0 && `${JSON.stringify(current, null, 2)}\n` === text) continue;
+    notices.push([at, 'rollback']);
+    change.writes.push({ path: at, text: `${JSON.stringify(current, null, 2)}\n` });
+    result.undone.push({ path: at, blocks: undone });
   }
   if (before.skills && after.skills) {
-    const skills = undoSkillFiles(repo, before.skills, after.skills, tables.skills, force, result, only);
+    // A turn cut short: skill files carry no stamp, so a change to one since it began is the person's to judge.
+    const skills = unrecorded && !force ? unjudgedSkills(repo, before.skills, after.skills, result, only) : undoSkillFiles(repo, before.skills, after.skills, tables.skills, force, result, only);
     change.skills = skills;
     await notifySkills(skillNames([...skills.writes.map((write) => write.path), ...skills.removes]));
   }
   for (const [path, op] of notices) await notify(path, op);
   await applyJournaled(repo.roots, repo.objects, repo.journal, change);
   return result;
+}
+
+/** Whether any block of a document carries the turn's stamp. */
+function stampedBy(tree: TreeBlock | undefined, turn: string): boolean {
+  if (!tree) return false;
+  return [...index(tree).values()].some(({ block }) => {
+    const by = ((block.attrs ?? {}) as Record<string, unknown>).updatedBy;
+    return typeof by === 'string' && by.startsWith(`${turn}/`);
+  });
+}
+
+/** Every skill file changed since a turn cut short began, as a conflict: nothing is changed. */
+function unjudgedSkills(repo: SnapshotRepo, before: Record<string, FileEntry>, now: Record<string, FileEntry>, result: TurnRollbackResult, only: ReadonlySet<string> | undefined): TreeChange {
+  const since = keepOnly(repo.diff(before, now), only, SKILLS_PREFIX);
+  for (const path of [...since.added, ...since.removed, ...since.changed]) result.conflicts.push({ path: SKILLS_PREFIX + path });
+  return { writes: [], removes: [] };
 }
 
 /**
@@ -270,110 +296,4 @@ function undoSkillFiles(repo: SnapshotRepo, before: Record<string, FileEntry>, a
     conflict(path);
   }
   return change;
-}
-
-/**
- * Undoes, in `current`, the turn's block changes that took `before` to `after`, where `current` still
- * shows them; blocks stamped by someone else in between are not the turn's and stay, and in such a
- * (`mixed`) document a removed block is a conflict (nobody knows who removed it).
- */
-function undoInTree(before: TreeBlock, after: TreeBlock, current: TreeBlock, turn: string, mixed: boolean, force: boolean, conflict: (id: string) => void): number {
-  const then = index(before);
-  const done = index(after);
-  const live = index(current);
-  let undone = 0;
-  // Blocks older than the turn found inside a block the turn added (a paragraph it moved into a list sits
-  // in the item the move made): they go back to where they were, never out with the added block.
-  const lifted: { block: TreeBlock; parent: TreeBlock; at: number }[] = [];
-  // Added blocks taken out: one inside them went with them (its older blocks were lifted with theirs).
-  const removed = new Set<string>();
-  const inRemoved = (id: string): boolean => {
-    for (let up = live.get(id)?.parent; up; up = live.get(up.id)?.parent) if (removed.has(up.id)) return true;
-    return false;
-  };
-  for (const [id, entry] of done) {
-    const old = then.get(id);
-    if (old && own(old.block) === own(entry.block)) continue;
-    // Written while the turn ran, by someone else: not the turn's change, kept as it is.
-    if (writtenByOthers(turn, old?.block, entry.block)) continue;
-    const present = live.get(id);
-    if (!present) continue;
-    if (own(present.block) !== own(entry.block) && !force) { conflict(id); continue; }
-    if (old) {
-      // Changed by the turn: its own fields go back; its children stay as they are now.
-      for (const key of Object.keys(present.block)) if (key !== 'children') delete present.block[key];
-      Object.assign(present.block, { ...old.block, children: present.block.children });
-      if (old.block.children === undefined) delete present.block.children;
-    } else if (present.parent) {
-      if (inRemoved(id)) continue;
-      const { older, others } = contentsOf(present.block, then, done);
-      // Each older block goes back under its old parent, which must be there (or come back below); a
-      // block someone added inside it since is theirs: else the added block stays, for the person to decide.
-      const returns = (block: TreeBlock): boolean => {
-        const parentId = then.get(block.id)!.parent?.id;
-        return parentId !== undefined && (live.has(parentId) || (!done.has(parentId) && (!mixed || force)));
-      };
-      if ((others && !force) || !older.every(returns)) { conflict(id); continue; }
-      const at = present.parent.children!.indexOf(present.block);
-      for (const block of older) lifted.push({ block, parent: present.parent, at });
-      present.parent.children!.splice(at, 1);
-      removed.add(id);
-    }
-    undone++;
-  }
-  const liftedIds = new Set(lifted.map(({ block }) => block.id));
-  for (const [id, old] of then) {
-    if (done.has(id) || live.has(id) || !old.parent) continue;
-    // In a document someone else also wrote to, who removed it is unknown: it is the person's to bring back.
-    if (mixed && !force) {
-      conflict(id);
-      continue;
-    }
-    // Removed by the turn and still absent: back under its parent, if that is still there.
-    const parent = live.get(old.parent.id)?.block;
-    if (!parent?.children) continue;
-    // Without the blocks that are in the tree still, elsewhere (moved out by the turn): never twice; nor
-    // those the turn left in place that someone removed since.
-    parent.children.splice(Math.min(old.position, parent.children.length), 0, without(structuredClone(old.block), (block) => live.has(block.id) || liftedIds.has(block.id) || done.has(block.id)));
-    undone++;
-  }
-  if (lifted.length > 0) {
-    const now = index(current);
-    for (const { block, parent: holder, at } of lifted) {
-      const old = then.get(block.id)!;
-      const parent = old.parent ? now.get(old.parent.id)?.block : undefined;
-      if (parent?.children) {
-        parent.children.splice(Math.min(old.position, parent.children.length), 0, block);
-        continue;
-      }
-      // Its old parent is gone: it stays where the added block was, for the person to place.
-      holder.children!.splice(Math.min(at, holder.children!.length), 0, block);
-      conflict(block.id);
-    }
-  }
-  return undone;
-}
-
-/**
- * What a block the turn added holds now: the outermost blocks older than the turn, and whether anything
- * is in it that is neither older nor the turn's (added by someone since).
- */
-function contentsOf(block: TreeBlock, then: ReadonlyMap<string, unknown>, done: ReadonlyMap<string, unknown>): { older: TreeBlock[]; others: boolean } {
-  const older: TreeBlock[] = [];
-  let others = false;
-  const visit = (node: TreeBlock): void => {
-    for (const child of node.children ?? []) {
-      if (then.has(child.id)) older.push(child);
-      else if (!done.has(child.id)) others = true;
-      else visit(child);
-    }
-  };
-  visit(block);
-  return { older, others };
-}
-
-/** The tree without the blocks `drop` picks (and what is inside them). */
-function without(block: TreeBlock, drop: (block: TreeBlock) => boolean): TreeBlock {
-  if (block.children) block.children = block.children.filter((child) => !drop(child)).map((child) => without(child, drop));
-  return block;
 }
