@@ -49,6 +49,8 @@ export function undoInTree(before: TreeBlock, after: TreeBlock, current: TreeBlo
     if (writtenByOthers(turn, old?.block, entry.block)) continue;
     const present = live.get(id);
     if (!present) continue;
+    // As it was before the turn already (an undo a kill cut short, or a person's own fix): nothing to undo.
+    if (old && own(present.block) === own(old.block)) continue;
     if (own(present.block) !== own(entry.block) && !force) { conflict(id); continue; }
     if (old) {
       // Changed by the turn: its own fields go back; its children stay as they are now.

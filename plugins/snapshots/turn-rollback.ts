@@ -186,8 +186,8 @@ async function undoBlocks(repo: SnapshotRepo, before: Snapshot, after: Snapshot,
   // Where each document is now, by its file's name (its id).
   const nowAt = new Map(Object.keys(now).map((path) => [fileName(path), path]));
   for (const path of turn.removed) {
-    // Removed while the turn ran, by someone else: left removed.
-    if (mixed.has(path) || movedUnrecorded.has(path)) continue;
+    // Removed while the turn ran, by someone else: left removed. Back as it was (an undo a kill cut short after its files): nothing to do.
+    if (mixed.has(path) || movedUnrecorded.has(path) || now[path]?.hash === before.files[path]!.hash) continue;
     // Removed since a turn cut short began, by the turn or by someone else (no record says): theirs to decide.
     if (unrecorded && !force) { result.conflicts.push({ path }); continue; }
     // Moved on since (after the turn), or its parent: written back, it would be in two places, or unfound.
@@ -206,6 +206,8 @@ async function undoBlocks(repo: SnapshotRepo, before: Snapshot, after: Snapshot,
     // A document moved since (after the turn, or since a turn cut short began) is undone where it is now.
     const at = moved ?? (now[path] !== undefined ? path : isNotebookSettings(path) ? undefined : nowAt.get(fileName(path)));
     if (at === undefined || now[at] === undefined) { result.conflicts.push({ path }); continue; }
+    // As it was before the turn already (an undo a kill cut short after its files, or put back by hand): nothing to undo.
+    if (now[at]!.hash === before.files[path]!.hash) continue;
     if (isNotebookSettings(path)) {
       // A turn cut short: who changed the settings no record says.
       const settings = unrecorded ? (force ? { conflict: false, text: undoneKeepingPrivacy(await snapshotText(repo, before, path), await readFile(file(path), 'utf8')) } : { conflict: true })
@@ -280,6 +282,7 @@ function undoSkillFiles(repo: SnapshotRepo, before: Record<string, FileEntry>, a
     undone(path);
   }
   for (const path of [...turn.removed, ...turn.changed]) {
+    if (now[path]?.hash === before[path]!.hash) continue;
     // Removed by the turn and made again since, or changed by it and changed (or removed) again since.
     const expected = after[path]?.hash;
     if (now[path]?.hash !== expected && !force) { conflict(path); continue; }

@@ -79,7 +79,7 @@ export async function agentTurn(boot: Boot, model?: (act: Act, paragraphs: Parag
   };
   const texts = async () => (await act<Tree>('document_get', { id: doc.id })).document.children.map((block) => block.content);
   const markdown = async () => (await act<{ markdown: string }>('document_get_markdown', { id: doc.id })).markdown;
-  return { kernel, act, doc: doc.id, first: first!.id, second: second!.id, sessionId, rollback, rollbackAnswer, texts, markdown };
+  return { kernel, act, doc: doc.id, first: first!.id, second: second!.id, sessionId, turnId: outcome.turnID, rollback, rollbackAnswer, texts, markdown };
 }
 
 /** agentTurn over a document with a list after its two paragraphs, the model made with the harness's act. */

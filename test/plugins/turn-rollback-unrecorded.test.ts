@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { TURN_ROLLBACK, type TurnRollback } from '../../core/turn/snapshot-service.js';
 import { useBlocks } from './blocks/blocks-harness.js';
 import { agentTurn as agentTurnOf, type Created, type Tree } from './turn-rollback-harness.js';
 
@@ -52,5 +53,22 @@ describe('undoing a turn whose document a person moved since', () => {
     expect(await turn.texts()).toEqual(['person one', 'person two']);
     expect((await turn.act<{ parentId: string | null }>('document_info', { id: turn.doc })).parentId).toBe(parent.id);
     expect(await turn.act<{ problems: unknown[] }>('index_problems', {})).toMatchObject({ problems: [] });
+  });
+});
+
+describe('undoing a turn again after a kill cut its undo short (its files put back, its record not saved)', () => {
+  it('finds nothing left to undo and no conflicts, whether the first undo restored the snapshot or went block by block', async () => {
+    for (const personLater of [false, true]) {
+      const turn = await agentTurn();
+      if (personLater) await turn.act('block_update', { id: turn.second, markdown: 'person edited two later' });
+      // The files are put back (as the journal finishes them at the next start); the session's record is not written.
+      const first = await turn.kernel.container.resolve<TurnRollback>(TURN_ROLLBACK).rollbackTurn(turn.sessionId, turn.turnId, false);
+      expect(first.mode).toBe(personLater ? 'blocks' : 'restore');
+      const again = await turn.rollback();
+      expect(again).toMatchObject({ mode: 'blocks', conflicts: [], undone: [] });
+      expect(await turn.texts()).toEqual(['person one', personLater ? 'person edited two later' : 'person two']);
+      const stored = await turn.kernel.sessions.readStored(turn.sessionId);
+      expect(stored.entries.at(-1)).toMatchObject({ type: 'rollback', conflicts: [] });
+    }
   });
 });
