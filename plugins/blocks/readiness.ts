@@ -20,6 +20,8 @@ export class Readiness {
   private retryFull = true;
   /** A document's file holds a write its index rows do not, until a sync succeeds. */
   private behindFiles = false;
+  /** Work putting files back (`changingFiles`), queued or running: actions wait for it. */
+  private readonly changing = new Set<Promise<void>>();
 
   /** `otherFolders`: more folders to rid of such files (history, sessions), in the background. */
   constructor(private readonly store: BlockStore, full: boolean, then: (report: SyncReport) => Promise<void>, otherFolders: readonly string[] = []) {
@@ -91,10 +93,14 @@ export class Readiness {
    */
   async changingFiles<T>(work: () => Promise<T>): Promise<T> {
     this.running++;
+    const run = work();
+    const settled = run.then(() => undefined, () => undefined);
+    this.changing.add(settled);
     try {
-      return await work();
+      return await run;
     } finally {
       this.running--;
+      this.changing.delete(settled);
     }
   }
 
@@ -106,6 +112,9 @@ export class Readiness {
       if (this.current === awaited) this.current = this.sync(this.retryFull);
       await this.current;
     }
+    // An action waits too for a rollback putting files back (and one a crash cut short, finished at the
+    // start): read meanwhile, the notes were part old, part new, for as long as it took (9 s at 30k files).
+    while (this.changing.size > 0) await Promise.all(this.changing);
   }
 
   /** Settles once the start-up sync and sweeps have (for closing the plugin). */

@@ -25,12 +25,14 @@ const RETENTION_EVERY_MS = 60 * 60 * 1000;
 const FINISH_RETRY_MS = 60_000;
 
 /** A call's stop and progress, as the repository's hooks. */
-function hooksOf(call: ActionCall, what: string): WorkHooks {
+function hooksOf(call: ActionCall, what: string, ifInterrupted?: string): WorkHooks {
   return {
     stopCheck: () => throwIfStopped(call, what),
-    onProgress: (done, total, message) => call.progress({ done, total, message }),
+    onProgress: (done, total, message) => call.progress({ done, total, message, ...(ifInterrupted !== undefined ? { ifInterrupted } : {}) }),
   };
 }
+/** What a rollback's job says when the kernel stopped while it ran (its files are journaled before the first is touched). */
+const ROLLBACK_IF_INTERRUPTED = 'a rollback cut short is finished at the next start, before any note is read; the log names it';
 
 export default definePlugin({
   activate(ctx) {
@@ -214,7 +216,7 @@ export default definePlugin({
           return held(async (ops) => {
             await refuseProtectedChanges(repo, id, call);
             // Only a person sets a notebook's privacy: anyone else's rollback keeps it as it is (notebook-settings.ts).
-            const hooks = hooksOf(call, 'The rollback (nothing was changed)');
+            const hooks = hooksOf(call, 'The rollback (nothing was changed)', ROLLBACK_IF_INTERRUPTED);
             const restored = await changing(ops, 'The rollback', () => repo.rollback(id, (path, op) => blocks.beforeFileChange(path, op, by),
               call.principal.kind === 'person' ? hooks : keepingPrivacy(repo.dataDir, 'rollback', hooks), keepSkillVersions(by)));
             await ops.syncIndex();

@@ -234,13 +234,14 @@ export class SnapshotRepo {
     for (const path of change.changed) await before(path, 'rollback');
     for (const path of change.removed) await before(path, 'remove');
     if (skills) await beforeSkills(skillNames([...skills.changed, ...skills.removed, ...skills.added]));
+    const total = restore.length + change.removed.length + restoreSkills.length + (skills?.removed.length ?? 0);
+    hooks.onProgress?.(0, total, 'files being restored');
     // Journaled: a crash midway is finished at the next start, never left part old, part new.
     await applyJournaled(this.roots, this.objects, this.journal, {
       label: `rollback to snapshot ${id}`,
       writes, removes: change.removed,
       ...(skills ? { skills: { writes: restoreSkills.map((path) => ({ path, hash: target.skills![path]!.hash })), removes: skills.removed } } : {}),
     });
-    const total = restore.length + change.removed.length + restoreSkills.length + (skills?.removed.length ?? 0);
     hooks.onProgress?.(total, total, 'files restored');
     return skills ? { ...change, skills } : change;
   }

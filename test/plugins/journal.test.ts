@@ -93,6 +93,30 @@ describe('changes of several files survive a crash whole', () => {
     expect(titles).not.toContain('changed');
   });
 
+  it('answers reads at the next start only once a rollback a crash cut short is finished: never part old, part new', async () => {
+    const workspace = join(await harness.tempDir(), 'ws');
+    const { kernel, act } = await harness.boot({ workspace });
+    const notebook = await act<Created>('notebook_create', { name: 'Notes' });
+    await act('import_markdown', { notebook: notebook.id, path: await notesFolder(join(await harness.tempDir(), 'a'), 60, 'alpha') });
+    const snapshot = await act<{ id: string }>('snapshot_create', { memo: 'A' });
+    const record = JSON.parse(await readFile(join(workspace, 'repo', 'snapshots', `${snapshot.id}.json`), 'utf8')) as { files: Record<string, { hash: string }> };
+    const docs = (await act<{ documents: { id: string }[] }>('document_list', { notebook: notebook.id })).documents;
+    for (const doc of docs) await act('document_rename', { id: doc.id, title: 'changed' });
+    await kernel.close();
+    // The rollback to A journaled, none of its files put back yet: as a kill right after the journal leaves it.
+    const paths = Object.keys(record.files).filter((path) => path.endsWith('.json') && !path.endsWith('.notebook.json'));
+    await mkdir(join(workspace, '.quire', 'journal', 'snapshots'), { recursive: true });
+    await writeFile(join(workspace, '.quire', 'journal', 'snapshots', '20261130000000-ccccccc.json'), JSON.stringify({ label: `rollback to snapshot ${snapshot.id}`, writes: paths.map((path) => ({ path, hash: record.files[path]!.hash })), removes: [] }));
+    const again = await harness.boot({ workspace });
+    // Read at once, with no rebuild: every document as the snapshot has it.
+    const [listed, first] = await Promise.all([
+      again.act<{ documents: { title: string }[] }>('document_list', { notebook: notebook.id }),
+      again.act<{ title: string }>('document_info', { id: docs[0]!.id }),
+    ]);
+    expect(listed.documents.filter((doc) => doc.title === 'changed')).toEqual([]);
+    expect(first.title).not.toBe('changed');
+  });
+
   it('finishes a document move cut between its two renames, so the children follow their document', async () => {
     const workspace = join(await harness.tempDir(), 'ws');
     const { kernel, act } = await harness.boot({ workspace });
