@@ -152,8 +152,15 @@ export class WriteJournal {
       const length = buffers.reduce((sum, buffer) => sum + buffer.length, 0);
       try {
         const file = await segment.handle;
-        const { bytesWritten } = await file.writev(buffers, segment.size);
-        if (bytesWritten !== length) throw new Error(`the write journal took ${bytesWritten} of ${length} bytes`);
+        let written = (await file.writev(buffers, segment.size)).bytesWritten;
+        // A short write (the disk filled part way): the rest is written again, which fails with the reason
+        // (ENOSPC, answered as DISK_FULL) rather than an unexplained count.
+        for (let rest = written < length ? Buffer.concat(buffers).subarray(written) : undefined; rest !== undefined && rest.length > 0;) {
+          const { bytesWritten } = await file.write(rest, 0, rest.length, segment.size + written);
+          if (bytesWritten === 0) throw Object.assign(new Error(`the write journal took ${written} of ${length} bytes`), { code: 'ENOSPC' });
+          written += bytesWritten;
+          rest = rest.subarray(bytesWritten);
+        }
         await file.datasync();
         segment.size += length;
         for (const waiter of batch) waiter.resolve();

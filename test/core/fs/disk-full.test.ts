@@ -214,6 +214,22 @@ describe.skipIf(!canMount)(`a full disk${mountRefusal ? ` (skipped: ${mountRefus
     expect((await action(url, 'document_create', { notebook: notebook.id, title: 'room', markdown: 'x' })).status).toBe(200);
   });
 
+  it('names the document when the write journal finds too little room for a change, written short then refused, and takes it once there is room', async () => {
+    const { workspace, mount } = await workspaceWith({ at: '.quire/journal/writes', bytes: 1 * MiB });
+    const { url } = await serve(workspace);
+    const notebook = (await action(url, 'notebook_create', { name: 'N' })).json().result as { id: string };
+    const doc = (await action(url, 'document_create', { notebook: notebook.id, title: 'D', markdown: 'first' })).json().result as { id: string };
+    const block = ((await action(url, 'document_get', { id: doc.id })).json().result as { document: { children: { id: string }[] } }).document.children[0]!.id;
+    expect((await action(url, 'block_update', { id: block, markdown: 'second' })).status).toBe(200);
+    const filler = fillDisk(mount);
+    // Larger than what is left (the end of a page, a segment a checkpoint freed): the journal's write is
+    // short first, then meets the full disk. It was a 500 saying how many bytes were taken.
+    expectDiskFull(await action(url, 'block_update', { id: block, markdown: 'x'.repeat(300_000) }), ['document']);
+    expect(((await action(url, 'document_get_markdown', { id: doc.id })).json().result as { markdown: string }).markdown).toBe('second\n');
+    freeDisk(filler);
+    expect((await action(url, 'block_update', { id: block, markdown: 'third' })).status).toBe(200);
+  });
+
   it('finishes a rollback the disk stopped part way without overwriting what was written since: the person\'s edit stays, the rest comes back', async () => {
     const { workspace, mount } = await workspaceWith({ at: 'data', bytes: 2 * MiB });
     const { kernel, url } = await serve(workspace);
