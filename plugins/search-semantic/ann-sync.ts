@@ -90,6 +90,17 @@ export class AnnSync {
     });
   }
 
+  /**
+   * Waits, at most `ms`, while a saved graph is being opened (not rebuilt): a search right after a start
+   * (a one-shot `quire search`) finds the graph rather than answering without semantic results.
+   */
+  async whileOpening(ms: number): Promise<void> {
+    if (this.state !== 'opening' || this.opening === undefined) return;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.opening, new Promise<void>((resolve) => { timer = setTimeout(resolve, ms); })]);
+    clearTimeout(timer);
+  }
+
   /** Waits for the opening or rebuild under way and the changes asked for so far (tests, the CLI). */
   async settled(): Promise<void> {
     await this.opening;

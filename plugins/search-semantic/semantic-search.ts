@@ -16,6 +16,11 @@ import { FILTER_MARGIN, MAX_NEEDED } from './ann/ann-filtered.js';
  * (a larger share would fetch the least, MIN_FETCH, anyway), at a few milliseconds of doclist.
  */
 const SELECTION_COUNTED = 100_000;
+/**
+ * A search waits this long at most for a saved graph being opened (a start, a one-shot CLI search): a
+ * few seconds at a million vectors from a warm disk; past it, the answer says the graph is not ready.
+ */
+const OPENING_WAIT_MS = 5_000;
 /** The deepest rank semantic search answers (hybrid search ranks as deep). */
 export const MAX_RANKED = 1_000;
 
@@ -117,6 +122,7 @@ export function createSemanticSearch(deps: SearchDeps) {
     });
     if (scope !== undefined && scope.length === 0) return answer([], true);
     const filter = filterSql(query, everyNotebook ? undefined : scope);
+    await deps.ann()?.whileOpening(OPENING_WAIT_MS);
     await deps.ann()?.caughtUp();
     const ann = deps.ann()?.ready(model, dimensions);
     if (filter.where.length === 0) {
@@ -214,7 +220,8 @@ async function exactAmong(store: EmbeddingStore, query: Float32Array, keys: read
 
 /** Why there are no semantic results without the graph: being opened or rebuilt, or not available at all. */
 function withoutGraph(sync: AnnSync | undefined): string {
-  if (sync?.state === 'opening' || sync?.state === 'rebuilding') return 'the vector index is being built: semantic results follow once it is ready';
+  if (sync?.state === 'opening') return 'the saved vector index is still being opened: semantic results follow once it is open';
+  if (sync?.state === 'rebuilding') return 'the vector index is being built: semantic results follow once it is ready';
   return 'the vector index is not available (see the embeddings status): semantic search covers only small selections until it is rebuilt';
 }
 

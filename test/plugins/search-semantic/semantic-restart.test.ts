@@ -60,6 +60,15 @@ describe('semantic search across restarts', () => {
     expect((await semantic(act, 'purple plums')).results[0]!.snippet).toBe('plums are purple and sweet');
   });
 
+  it('answers a search made right after a start from the saved HNSW index, once it is open, not with none while it opens', async () => {
+    const { fake, root } = await firstRun();
+    const { act } = await boot(fake, { workspace: root, semantic: ANN_ONLY });
+    // Asked at once, as a one-shot `quire search` does: the saved graph is still being opened.
+    const answer = await semantic(act, 'purple plums');
+    expect(answer.note ?? '').not.toMatch(/vector index/);
+    expect(answer.results[0]?.snippet).toBe('plums are purple and sweet');
+  });
+
   it('keeps the vectors of a server answering under another model name than configured (a deployment, an alias): nothing is embedded again', async () => {
     const fake = await fakeServer();
     fake.servedModel = 'text-embedding-served-2024';
