@@ -9,6 +9,8 @@ export interface RerankConfig {
   candidates?: number;
   maxCharacters?: number;
   timeoutMs?: number;
+  /** After a reranker timed out, how long searches keep the fused order without asking it. */
+  retryAfterMs?: number;
 }
 
 export const DEFAULT_CANDIDATES = 30;
@@ -16,6 +18,11 @@ export const DEFAULT_CANDIDATES = 30;
 export const DEFAULT_MAX_CHARACTERS = 4000;
 /** Whatever the backend (a remote API, a local model on a busy CPU), a search waits no longer for it. */
 const DEFAULT_TIMEOUT_MS = 30_000;
+/**
+ * A reranker that stalled is not asked again for this long: every hybrid search waited its whole
+ * timeout (30 s each) for one that had stopped answering. The first search after it asks again.
+ */
+const DEFAULT_RETRY_AFTER_MS = 60_000;
 
 /**
  * Reranking that never fails the search it serves: whatever goes wrong (no reranker, an error, a
@@ -26,6 +33,10 @@ export function createSearchRerank(handle: BackendHandle<'reranker'> | undefined
   const maxCharacters = config.maxCharacters ?? DEFAULT_MAX_CHARACTERS;
   const timeoutMs = config.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const unavailable = (caller?: BackendCaller): string | undefined => (handle ? handle.unavailable(caller) : 'no reranker is configured (plugins.rerank.config.reranker)');
+  const retryAfterMs = config.retryAfterMs ?? DEFAULT_RETRY_AFTER_MS;
+  // Per reranker (`plugin/name`): until when one that timed out is not asked (a failure that answers at
+  // once costs a search nothing, and is asked again each time).
+  const restUntil = new Map<string, number>();
 
   async function rerank(query: string, candidates: readonly RerankCandidate[], signal?: AbortSignal, caller?: BackendCaller): Promise<RerankAnswer> {
     const kept = (note: string, model?: string): RerankAnswer => ({ order: candidates.map(({ id }) => ({ id })), reranked: false, note, ...(model ? { model } : {}) });
@@ -39,20 +50,31 @@ export function createSearchRerank(handle: BackendHandle<'reranker'> | undefined
     const sent = candidates.filter((candidate) => !(remote && candidate.localOnly));
     const withheld = candidates.length - sent.length;
     if (sent.length < 2) return kept(withheld > 0 ? `not reranked: ${withheld} of the ${candidates.length} candidates are in local-only notebooks, which a remote reranker is not sent` : 'not reranked: fewer than 2 candidates', backend.model);
+    const key = `${selected.plugin}/${selected.name}`;
+    const resting = restUntil.get(key);
+    if (resting !== undefined && Date.now() < resting) {
+      return kept(`not reranked: the reranker ${key} did not answer within ${timeoutMs} ms lately; it is asked again from ${new Date(resting).toISOString()}`, backend.model);
+    }
     let scores: number[];
+    let stalled = false;
     try {
-      scores = await withTimeout((inner) => backend.rerank(query, sent.map((candidate) => firstCodePoints(candidate.text, maxCharacters)), inner), timeoutMs, signal, () => new Error(`the reranker did not answer within ${timeoutMs} ms`));
+      scores = await withTimeout((inner) => backend.rerank(query, sent.map((candidate) => firstCodePoints(candidate.text, maxCharacters)), inner), timeoutMs, signal, () => {
+        stalled = true;
+        return new Error(`the reranker did not answer within ${timeoutMs} ms`);
+      });
     } catch (error) {
       if (signal?.aborted) throw signal.reason;
       const message = error instanceof Error ? error.message : String(error);
-      log.warn('reranker failed; the fused order is kept', { reranker: `${selected.plugin}/${selected.name}`, reason: message });
-      return kept(`the reranker ${selected.plugin}/${selected.name} failed, the fused order is kept: ${message}`, backend.model);
+      if (stalled) restUntil.set(key, Date.now() + retryAfterMs);
+      log.warn('reranker failed; the fused order is kept', { reranker: key, reason: message });
+      return kept(`the reranker ${key} failed, the fused order is kept: ${message}`, backend.model);
     }
     const fault = faultOf(scores, sent.length);
     if (fault) {
-      log.warn('reranker answered wrong; the fused order is kept', { reranker: `${selected.plugin}/${selected.name}`, reason: fault });
-      return kept(`the reranker ${selected.plugin}/${selected.name} ${fault}; the fused order is kept`, backend.model);
+      log.warn('reranker answered wrong; the fused order is kept', { reranker: key, reason: fault });
+      return kept(`the reranker ${key} ${fault}; the fused order is kept`, backend.model);
     }
+    restUntil.delete(key);
     // Best first; equal scores keep the given order (Array.prototype.sort is stable).
     const reordered = sent.map((candidate, index) => ({ id: candidate.id, score: scores[index]! })).sort((a, b) => b.score - a.score);
     // The sent candidates take the places the sent candidates held, in the reranker's order; the withheld keep theirs.

@@ -86,6 +86,23 @@ describe('the rerank plugin', () => {
     }
   });
 
+  it('does not ask a reranker that timed out again until retryAfterMs has passed: searches keep the fused order at once, saying so', async () => {
+    const { act } = await boot({
+      semantic: false, userPlugins: { 'broken-rerank': BROKEN_RERANKER },
+      plugins: { 'broken-rerank': { trusted: true, config: { fault: 'hangs' } }, rerank: { config: { reranker: 'broken-rerank', timeoutMs: 200, retryAfterMs: 1000 } } },
+    });
+    await gardenCorpus(act);
+    const given = [...(await paragraphs(act)).values()].slice(0, 4);
+    const ask = () => act<Reranked>('rerank_rerank', { query: 'tomatoes', ids: given });
+    expect((await ask()).note).toContain('did not answer within 200 ms');
+    // Each search waited the whole timeout for a reranker that had stopped answering (30 s by default).
+    const resting = await ask();
+    expect([resting.reranked, resting.results.map((hit) => hit.id)]).toEqual([false, given]);
+    expect(resting.note).toMatch(/^not reranked: the reranker broken-rerank\/broken did not answer within 200 ms lately; it is asked again from \d{4}-/);
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    expect((await ask()).note).toContain('the reranker broken-rerank/broken failed, the fused order is kept: the reranker did not answer within 200 ms');
+  });
+
   it('treats blocks a reader may not see as missing, and never sends their text', async () => {
     // A reader may call only actions without effects: the reranker is a local one.
     const { act } = await boot({ semantic: false, localReranker: true });
