@@ -58,10 +58,27 @@ export function endInput(): void {
   stdinLines = undefined;
 }
 
+/**
+ * Whether standard output's reader went away (`quire search | head`): what is left to print goes
+ * nowhere and the command ends as it would (its kernel closed); the write's EPIPE crashed the process.
+ */
+let stdoutGone = false;
+let stdoutWatched = false;
+function toStdout(text: string): void {
+  if (!stdoutWatched) {
+    stdoutWatched = true;
+    process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EPIPE') throw error;
+      stdoutGone = true;
+    });
+  }
+  if (!stdoutGone) process.stdout.write(text);
+}
+
 export const processIO: CliIO = {
-  out: (line) => process.stdout.write(`${line}\n`),
+  out: (line) => toStdout(`${line}\n`),
   err: (line) => process.stderr.write(`${line}\n`),
-  write: (text) => process.stdout.write(text),
+  write: (text) => toStdout(text),
   readLine: readStdinLine,
   onInterrupt: (handler) => {
     process.on('SIGINT', handler);

@@ -1,9 +1,10 @@
+import { spawnSync } from 'node:child_process';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCli } from '../../../core/cli/run-cli.js';
 import { bufferIO } from '../../helpers/buffer-io.js';
-import { CliProcess, startServe } from '../../helpers/cli-process.js';
+import { CLI, CliProcess, startServe } from '../../helpers/cli-process.js';
 import { useHarness } from '../../helpers/harness.js';
 import { actor } from '../../plugins/blocks/blocks-harness.js';
 
@@ -57,6 +58,17 @@ describe('quire notebooks, docs, show, search, export by path', () => {
     const folder = join(root, '..', 'out');
     expect((await run(['export', 'Garden/Beds', folder, '--workspace', root])).code).toBe(0);
     expect(await readdir(folder)).toEqual(expect.arrayContaining(['Beds.md']));
+  }, 60_000);
+
+  it('end quietly, their kernel closed, when what reads their output has gone (quire search | head)', async () => {
+    const { root } = await workspace();
+    // `true` reads nothing and is gone before the command prints: each write meets a closed pipe (EPIPE).
+    for (const args of [['search', 'tomatoes'], ['show', 'Garden/Beds'], ['notebooks']]) {
+      const piped = spawnSync('bash', ['-c', `set -o pipefail; "${process.execPath}" "${CLI}" ${args.map((arg) => `'${arg}'`).join(' ')} --workspace '${root}' | true`], { encoding: 'utf8' });
+      expect([args[0], piped.status, piped.stderr]).toEqual([args[0], 0, '']);
+    }
+    // The workspace's lock was let go: the next command opens it.
+    expect(await run(['notebooks', '--workspace', root])).toMatchObject({ code: 0 });
   }, 60_000);
 
   it('ask the kernel that serves the workspace when there is one', async () => {
