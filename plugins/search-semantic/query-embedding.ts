@@ -50,6 +50,11 @@ async function embedQuery(selected: SelectedBackend<'embedder'>, text: string, s
     if (!(vector instanceof Float32Array) || vector.length === 0) {
       throw new KernelError('MODEL_UNAVAILABLE', `the embedder ${name} answered no vector for the query`, { details: { field: CONFIG_FIELD, embedder: name } });
     }
+    // A vector of zeros points nowhere (every block is equally far from it) and one with NaN in it ranks
+    // nothing: either answered hits in an arbitrary order as if they were the query's nearest.
+    if (!vector.every(Number.isFinite) || vector.every((value) => value === 0)) {
+      throw new KernelError('MODEL_UNAVAILABLE', `the embedder ${name} answered a vector for the query that ${vector.every(Number.isFinite) ? 'is all zeros' : 'is not all numbers'}: no block can be compared with it`, { details: { field: CONFIG_FIELD, embedder: name } });
+    }
     return vector;
   } catch (error) {
     if (signal.aborted || error instanceof KernelError) throw error;

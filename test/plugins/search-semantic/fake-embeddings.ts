@@ -51,8 +51,8 @@ export class FakeEmbeddings {
   refuseKey = false;
   /** When it returns true for a request's input, the answer's headers and half its body are sent, then nothing. */
   stallIf: ((input: readonly string[]) => boolean) | undefined;
-  /** Answers that are not whole: every vector at index 0, or a value that is not a number. */
-  corrupt: 'duplicate-index' | 'not-a-number' | 'no-index' | undefined;
+  /** Answers that are not whole: every vector at index 0, or a value that is not a number; or vectors of zeros. */
+  corrupt: 'duplicate-index' | 'not-a-number' | 'no-index' | 'zeros' | undefined;
   /** The model the answers name (default: the one asked for). */
   servedModel: string | undefined;
   /** The size of the vectors answered when the request names none (default DIMENSIONS): a model swapped behind its name. */
@@ -116,7 +116,8 @@ export class FakeEmbeddings {
       object: 'list', model: this.servedModel ?? body.model, usage: { prompt_tokens: input.length, total_tokens: input.length },
       data: input.map((text, index) => ({
         object: 'embedding', ...(this.corrupt === 'no-index' ? {} : { index: this.corrupt === 'duplicate-index' ? 0 : index }),
-        embedding: this.corrupt === 'not-a-number' ? [...Array.from(ngramVector(text, dimensions)).slice(1), 'NaN'] : Array.from(ngramVector(text, dimensions)),
+        embedding: this.corrupt === 'not-a-number' ? [...Array.from(ngramVector(text, dimensions)).slice(1), 'NaN']
+          : this.corrupt === 'zeros' ? new Array<number>(dimensions).fill(0) : Array.from(ngramVector(text, dimensions)),
       })),
     }));
   }

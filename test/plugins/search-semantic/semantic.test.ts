@@ -212,6 +212,12 @@ describe('semantic search: backoff and the circuit breaker', () => {
     expect((await caught(semantic(act, 'a query it refuses'))).code).toBe('MODEL_UNAVAILABLE');
     expect((await semantic(act, 'quick brown fox')).results[0]!.snippet).toContain('fox');
     fake.rejectText = undefined;
+    // A vector of zeros for the query points nowhere: it answered blocks in an arbitrary order as its nearest.
+    fake.corrupt = 'zeros';
+    const zeros = await caught(semantic(act, 'cold frame'));
+    expect(zeros.code).toBe('MODEL_UNAVAILABLE');
+    expect(zeros.message).toContain('the embedder providers/openai answered a vector for the query that is all zeros: no block can be compared with it');
+    fake.corrupt = undefined;
     fake.down = true;
     const refused = await caught(semantic(act, 'warm soil'));
     expect(refused).toMatchObject({ code: 'MODEL_UNAVAILABLE', details: { embedder: 'providers/openai' } });
