@@ -84,11 +84,12 @@ function checkDescription(value: unknown, path: string, present: boolean): strin
   // It is shown in every turn's prompt and at the terminal: an escape sequence or a direction override
   // there could disguise what follows it, so each is shown as U+FFFD (the file keeps what it holds; a
   // skill is not broken for it). The marks of mixed right-to-left text (U+200E, U+200F) stay.
-  if (CONTROL.test(value)) return value.replace(CONTROLS, '\ufffd');
+  // Its length is judged too (a control character before the 1,024th let any length through).
+  const shown = value.replace(CONTROLS, '\ufffd');
   if (value.length > MAX_DESCRIPTION_LENGTH) {
     throw skillError('DESCRIPTION_TOO_LONG', `${path}: the description is ${value.length} characters, more than ${MAX_DESCRIPTION_LENGTH}`, { path, chars: value.length, limit: MAX_DESCRIPTION_LENGTH });
   }
-  return value;
+  return shown;
 }
 
 /** The SKILL.md text with its front matter's name changed, comments and the other fields kept as written. */

@@ -108,6 +108,9 @@ describe('skill writes that must not lose or leak anything', () => {
     await skill('save', { name: 'esc', content: skillMd('name: esc\ndescription: "Fine \\e[8m hidden \\u202e, for \\u200fעברית\\u200e Docs"') });
     const listed = await skill<{ skills: { name: string; description: string }[] }>('list');
     expect(listed.skills.find((entry) => entry.name === 'esc')?.description).toBe('Fine \ufffd[8m hidden \ufffd, for \u200fעברית\u200e Docs');
+    // Nor does one let a description past its 1,024 characters.
+    const long = await caught(skill('save', { name: 'long', content: skillMd(`name: long\ndescription: "\\e${'x'.repeat(1100)}"`) }));
+    expect([long.code, long.details?.problem]).toEqual(['INVALID_INPUT', 'DESCRIPTION_TOO_LONG']);
   });
 
   it('follows a download\'s redirects only where the URL approved could lead: no internal address from the internet, no downgrade, five at most', async () => {
