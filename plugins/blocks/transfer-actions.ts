@@ -1,6 +1,6 @@
 import type { Dirent } from 'node:fs';
 import { lstat, readdir } from 'node:fs/promises';
-import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { claimIds, ConflictError, isKernelError, isValidId, KernelError, newId, stoppedNote, throwIfStopped, type ActionCall, type ActionHandler, type StopReason } from '../../core/index.js';
 import type { DraftBlock } from './block-model.js';
 import { updatedBy } from './provenance.js';
@@ -248,8 +248,9 @@ function isDocumentName(name: string, flavor: Flavor): boolean {
   return name.endsWith('.md') || (flavor === 'markdown' && name.endsWith('.markdown'));
 }
 
+/** A file's title from its path on this system: a backslash is part of a name on Linux (`a\\b.md` is titled `a\\b`). */
 function titleOf(path: string): string {
-  return (path.split(/[\\/]/).pop() ?? path).replace(/\.(md|markdown|sy)$/i, '') || 'Untitled';
+  return basename(path).replace(/\.(md|markdown|sy)$/i, '') || 'Untitled';
 }
 
 /** A SiYuan document's id from its file name, when it is one and not taken twice in the import. */

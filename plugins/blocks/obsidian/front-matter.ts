@@ -53,12 +53,13 @@ export function writeFrontMatter(attrs: Record<string, string>): string {
     return `---\n${attrs['custom-frontmatter']}\n---\n`;
   }
   const renamed = parseKeys(attrs[KEYS_ATTR]);
-  const properties: Record<string, unknown> = {};
+  // A map, not an object: a property named `__proto__` set on an object changed its prototype and was lost.
+  const properties = new Map<string, unknown>();
   for (const [name, value] of Object.entries(attrs).sort(([a], [b]) => a.localeCompare(b))) {
     if (!name.startsWith('custom-') || name === KEYS_ATTR || name === 'custom-frontmatter') continue;
-    properties[renamed[name] ?? name.slice('custom-'.length)] = decodeValue(value);
+    properties.set(Object.hasOwn(renamed, name) ? renamed[name]! : name.slice('custom-'.length), decodeValue(value));
   }
-  if (Object.keys(properties).length === 0) return '';
+  if (properties.size === 0) return '';
   return `---\n${stringify(properties, { lineWidth: 0, customTags: (tags) => [WRITE_AS_SPELT, ...tags] }).trimEnd()}\n---\n`;
 }
 

@@ -1,0 +1,36 @@
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { readFrontMatter, writeFrontMatter } from '../../../plugins/blocks/obsidian/front-matter.js';
+import { useBlocks } from './blocks-harness.js';
+
+interface Created { id: string }
+
+describe('names an import and an export keep as written', () => {
+  const { boot, tempDir } = useBlocks();
+
+  it('keeps a front matter property named __proto__ (or constructor) through an import and an Obsidian export', async () => {
+    const read = readFrontMatter('---\n__proto__: kept\nconstructor: also\ntitle: T\n---\nbody\n');
+    expect(writeFrontMatter(read.attrs)).toBe('---\n__proto__: kept\nconstructor: also\ntitle: T\n---\n');
+    const { act } = await boot();
+    const notebook = await act<Created>('notebook_create', { name: 'Vault' });
+    const vault = join(await tempDir(), 'vault');
+    await mkdir(join(vault, '.obsidian'), { recursive: true });
+    await writeFile(join(vault, 'Note.md'), '---\n__proto__: kept\n---\nbody\n');
+    await act('import_markdown', { notebook: notebook.id, path: vault });
+    const out = join(await tempDir(), 'out');
+    await act('export_markdown', { id: notebook.id, folder: out, flavor: 'obsidian' });
+    expect(await readFile(join(out, 'Note.md'), 'utf8')).toMatch(/^---\n__proto__: kept\n---\n/);
+  });
+
+  it('titles a note whose file name holds a backslash with its whole name (on Linux a backslash is part of a name)', async () => {
+    const { act } = await boot();
+    const notebook = await act<Created>('notebook_create', { name: 'Notes' });
+    const folder = join(await tempDir(), 'notes');
+    await mkdir(folder, { recursive: true });
+    await writeFile(join(folder, 'either\\or.md'), 'text\n');
+    await act('import_markdown', { notebook: notebook.id, path: folder });
+    const listed = await act<{ documents: { title: string }[] }>('document_list', { notebook: notebook.id });
+    expect(listed.documents.map((doc) => doc.title)).toEqual(['either\\or']);
+  });
+});
