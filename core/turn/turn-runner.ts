@@ -69,7 +69,7 @@ export class TurnRunner {
    * configured right), before any stream opens.
    */
   async check(sessionId: string): Promise<void> {
-    if (this.running.has(sessionId)) throw new ConflictError('CONFLICT', `session ${sessionId} is already running a turn`, { details: { reason: 'running' } });
+    if (this.running.has(sessionId)) throw this.busy(sessionId);
     await this.provider().prepare?.(AbortSignal.timeout(PREPARE_TIMEOUT_MS));
   }
 
@@ -85,7 +85,7 @@ export class TurnRunner {
    * check, it throws ACTION_CANCELLED; not run within a minute, the session is let go.
    */
   async prepare(sessionId: string): Promise<PreparedTurn> {
-    if (this.running.has(sessionId)) throw new ConflictError('CONFLICT', `session ${sessionId} is already running a turn`, { details: { reason: 'running' } });
+    if (this.running.has(sessionId)) throw this.busy(sessionId);
     const live: RunningTurn = { controller: new AbortController(), calls: new Map() };
     this.running.set(sessionId, live);
     const ended = this.ending();
@@ -186,12 +186,19 @@ export class TurnRunner {
     });
   }
 
+  /** Why nothing new may start in the session: a turn runs, or one of its turns is being undone. */
+  private busy(sessionId: string): ConflictError {
+    return this.running.get(sessionId)?.hold === true
+      ? new ConflictError('CONFLICT', `session ${sessionId} is undoing a turn; try again once that is done`, { details: { reason: 'rollback' } })
+      : new ConflictError('CONFLICT', `session ${sessionId} is already running a turn`, { details: { reason: 'running' } });
+  }
+
   /**
    * Runs `work` while the session counts as running a turn, so that no turn starts under it (an undo
    * must not race the agent's next writes); refused with CONFLICT while a turn runs.
    */
   async exclusive<T>(sessionId: string, work: () => Promise<T>): Promise<T> {
-    if (this.running.has(sessionId)) throw new ConflictError('CONFLICT', `session ${sessionId} is running a turn`, { details: { reason: 'running' } });
+    if (this.running.has(sessionId)) throw this.busy(sessionId);
     this.running.set(sessionId, { controller: new AbortController(), calls: new Map(), hold: true });
     const ended = this.ending();
     try {

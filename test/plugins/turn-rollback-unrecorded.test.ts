@@ -72,3 +72,13 @@ describe('undoing a turn again after a kill cut its undo short (its files put ba
     }
   });
 });
+
+describe('two undos of a session at once', () => {
+  it('refuses the second while the first runs, saying an undo is under way (409, reason rollback)', async () => {
+    const turn = await agentTurn();
+    const [a, b] = await Promise.all([turn.rollbackAnswer(), turn.rollbackAnswer()]);
+    const refused = [a, b].find((response) => response.status === 409)!;
+    expect([a.status, b.status].sort()).toEqual([200, 409]);
+    expect(await refused.json()).toMatchObject({ error: { code: 'CONFLICT', message: expect.stringContaining('is undoing a turn; try again once that is done'), details: { reason: 'rollback' } } });
+  });
+});
