@@ -2,7 +2,7 @@ import { ModelError, type ModelEvent, type ModelProvider, type ModelRequest } fr
 import { limitsOf, type ModelConfig } from './config.js';
 import type { NativeOrigin } from './conversation.js';
 import { withoutKey } from './errors.js';
-import { ModelCheck } from './model-check.js';
+import { ModelCheck, refusal } from './model-check.js';
 
 const MAX_ERROR_TEXT = 500;
 
@@ -46,7 +46,7 @@ export abstract class ConfiguredProvider implements ModelProvider {
    */
   protected failure(error: unknown): ModelError {
     const mapped = withoutKey(error, this.key, this.endpoint);
-    if (mapped.category === 'authentication') return new ModelError('authentication', `${this.id} at ${this.endpoint} refused the key from ${this.keySource}`);
+    if (mapped.category === 'authentication') return new ModelError('authentication', `${this.id} at ${this.endpoint} ${refusal(this.keySource)}`);
     // Which server could not be reached: "Connection error." alone (the turn's error event, the web app) left the person to guess.
     if (mapped.category === 'network') return new ModelError('network', `${this.id} at ${shownEndpoint(this.endpoint)} cannot be reached: ${mapped.message.slice(0, MAX_ERROR_TEXT)}`, mapped.retryAfterMs);
     if (mapped.message.length <= MAX_ERROR_TEXT) return mapped;

@@ -28,7 +28,7 @@ export class ModelCheck {
     } catch (error) {
       // The server's own words are left out: some echo part of the key back.
       if (toModelError(error).category === 'authentication') {
-        throw new KernelError('MODEL_UNAVAILABLE', `${provider} at ${baseURL} refused the key from ${keySource} (HTTP ${statusOf(error) ?? 'error'})`, { details: { provider, baseURL } });
+        throw new KernelError('MODEL_UNAVAILABLE', `${provider} at ${baseURL} ${refusal(keySource)} (HTTP ${statusOf(error) ?? 'error'})`, { details: { provider, baseURL } });
       }
       return;
     }
@@ -63,4 +63,9 @@ export function lookupById(model: string, fetchOne: (signal: AbortSignal) => Pro
       return text.includes(model) && /not_found_error|NOT_FOUND/.test(text) ? false : undefined;
     }
   };
+}
+
+/** What a server's refusal of the credentials says: the key and where it came from, or that none was sent. */
+export function refusal(keySource: string): string {
+  return keySource === 'no key' ? 'refused the request without a key (apiKeyEnv is false): it needs one; name the variable that holds it in apiKeyEnv' : `refused the key from ${keySource}`;
 }

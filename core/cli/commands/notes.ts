@@ -64,7 +64,10 @@ const docsCommand = readingCommand('docs', 'list the documents of a notebook (or
     if (given === '') return undefined;
     const { notebooks } = await call<{ notebooks: Notebook[] }>('notebook_list', 'blocks/notebook/list', {});
     const notebook = notebooks.find((entry) => entry.id === given) ?? notebooks.find((entry) => entry.name === given) ?? notebooks.find((entry) => entry.name.toLowerCase() === given.toLowerCase());
-    if (!notebook) throw new Error(`no notebook '${given}'`);
+    if (!notebook) {
+      const names = notebooks.slice(0, 20).map((entry) => `'${entry.name}'`).join(', ');
+      throw new Error(`no notebook '${given}' (${notebooks.length === 0 ? 'there are none' : `there are ${names}${notebooks.length > 20 ? `, and ${notebooks.length - 20} more: quire notebooks` : ''}`})`);
+    }
     const parent = typeof values.parent === 'string' ? await resolveDocument(call, values.parent) : undefined;
     return call('document_list', 'blocks/document/list', { notebook: notebook.id, ...(parent ? { parentId: parent } : {}) });
   },
@@ -91,12 +94,16 @@ const showCommand = readingCommand('show', 'print a document (or a block) as Mar
     io.out(`${shown.title !== undefined ? `# ${shown.title}\n\n` : ''}${String(shown.markdown ?? '').replace(/\n$/, '')}`);
   });
 
+/** The deepest page a search answers (its schema's `page.maximum`). */
+const MAX_PAGE = 10_000;
+
 const searchCommand = readingCommand('search', 'search the notes (full text; hybrid when semantic search is on)', 'search <query> [--page <n>]',
   async (call, positionals, values) => {
     const query = positionals.join(' ').trim();
     if (query === '') return undefined;
     const page = values.page === undefined ? 1 : Number(values.page);
     if (!Number.isSafeInteger(page) || page < 1) throw new UsageError(`--page must be a positive whole number, not '${String(values.page)}'`);
+    if (page > MAX_PAGE) throw new UsageError(`--page must be at most ${MAX_PAGE} (a search answers that many pages at most), not ${page}`);
     try {
       // Hybrid says itself when it falls back to full text (no embedder, semantic search off).
       return await call('search_hybrid', 'search-fulltext/search/hybrid', { query, page });

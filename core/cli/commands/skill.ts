@@ -41,7 +41,8 @@ function skillCommand(verb: string, summary: string, usage: string, options: { r
         const result = await withKernel(String(parsed.values.workspace ?? './workspace'), io, (kernel) => callAction(kernel, request.target, request.input, io));
         return print(result, io);
       } catch (error) {
-        io.err(`quire skill ${verb}: ${describeError(error)}`);
+        // The action's words name its input field; here the flag says it.
+        io.err(`quire skill ${verb}: ${describeError(error).replace('install with replace: true to replace it', 'run it again with --replace to replace it')}`);
         return EXIT_PROBLEMS;
       }
     },

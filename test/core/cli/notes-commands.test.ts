@@ -45,6 +45,8 @@ describe('quire notebooks, docs, show, search, export by path', () => {
     expect((await run(['show', 'Garden/Beds/North bed', '--workspace', root])).out).toBe('# North bed\n\ncold frame here');
     expect((await run(['show', beds.id, '--workspace', root])).out).toBe('# Beds\n\ntomatoes and basil');
     expect(await run(['search', 'tomatoes', '--page', '0', '--workspace', root])).toMatchObject({ code: 2, err: "quire search: --page must be a positive whole number, not '0'" });
+    expect(await run(['search', 'tomatoes', '--page', '99999', '--workspace', root])).toMatchObject({ code: 2, err: 'quire search: --page must be at most 10000 (a search answers that many pages at most), not 99999' });
+    expect(await run(['docs', 'Gardn', '--workspace', root])).toMatchObject({ code: 1, err: "quire docs: no notebook 'Gardn' (there are 'Garden')" });
     const found = await run(['search', 'tomatoes', '--workspace', root]);
     expect(found.out).toContain('/Beds');
     expect(found.out).toContain('*tomatoes*');

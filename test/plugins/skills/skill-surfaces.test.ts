@@ -79,6 +79,8 @@ describe('quire skill', () => {
     const again = await run('skill', 'install', join(dir, 'pack.zip'));
     expect(again.code).toBe(1);
     expect(again.err).toContain('CONFLICT');
+    // Said as the command takes it: the flag, not the action's input field.
+    expect(again.err).toContain("a skill named 'tidy' already exists; run it again with --replace to replace it");
     // A verb takes only its own flags: `--dry-run` on remove removed the skill (every verb took all four).
     const dryRemove = await run('skill', 'remove', 'tidy', '--dry-run');
     expect([dryRemove.code, dryRemove.err]).toEqual([2, expect.stringContaining("Unknown option '--dry-run'")]);
