@@ -27,6 +27,8 @@ export function forPerson(output: string): string {
 /** Shows a turn's events as they come, and asks the person what the turn waits for. */
 export class ChatScreen {
   private inText = false;
+  /** Whether the turn under way has shown any of its answer (a stopped turn says what it keeps). */
+  private answered = false;
   /** One progress bar per long call of the turn. */
   private readonly bars = new Map<string, ReturnType<typeof progressBar>>();
 
@@ -52,7 +54,12 @@ export class ChatScreen {
       case 'usage': return this.io.out(`(${event.promptTokens} tokens in, ${event.completionTokens} out)`);
       case 'confirm': return this.confirm(event.confirmation);
       case 'question': return this.ask(event.questionID, event.questions);
-      case 'done': return event.state === 'interrupted' ? this.io.out('(the turn stopped; its answer so far is kept)') : undefined;
+      case 'done': {
+        const answered = this.answered;
+        this.answered = false;
+        if (event.state !== 'interrupted') return undefined;
+        return this.io.out(answered ? '(the turn stopped; its answer so far is kept)' : '(the turn stopped before it answered)');
+      }
       default: return undefined;
     }
   }
@@ -75,6 +82,7 @@ export class ChatScreen {
   }
 
   private text(delta: string): void {
+    if (delta !== '') this.answered = true;
     if (this.io.write) this.io.write(delta);
     else this.io.out(delta);
     this.inText = this.io.write !== undefined;

@@ -37,6 +37,10 @@ Options:
     }, io, 'index embeddings', { max: 0 });
     if (!parsed) return EXIT_USAGE;
     if (parsed.values.help) return io.out(this.help), EXIT_OK;
+    if (parsed.values.reindex && parsed.values['retry-failed']) {
+      io.err('quire index embeddings: give one of --reindex and --retry-failed: --reindex embeds every block again, those that failed too');
+      return EXIT_USAGE;
+    }
     const root = String(parsed.values.workspace ?? './workspace');
     try {
       const started = Date.now();

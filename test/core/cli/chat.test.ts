@@ -149,6 +149,15 @@ describe('quire chat', () => {
     expect(text).not.toMatch(/[\u001b\u009b\r\u202e]/);
   });
 
+  it('says a turn stopped before it answered as that, not that its answer is kept', async () => {
+    const { fake, root } = await emptyChatWorkspace();
+    fake.reply({ kind: 'sse', frames: framesFor('openai-chat', { calls: [{ id: 'call_1', name: 'question', args: { questions: [{ question: 'Which?', options: [{ label: 'A' }, { label: 'B' }] }] } }] }) });
+    const terminal = scriptedTerminal(['ask me']);
+    expect(await runCli(['chat', '--workspace', root], terminal)).toBe(0);
+    expect(terminal.text()).toContain('(the turn stopped before it answered)');
+    expect(terminal.text()).not.toContain('its answer so far is kept');
+  });
+
   it('tells the agent no when the person says no, and the chat goes on', async () => {
     const { fake, root } = await emptyChatWorkspace();
     fake.reply(

@@ -37,6 +37,10 @@ describe('quire index embeddings', () => {
     const reindexed = await run(['index', 'embeddings', '--reindex', '-w', root]);
     expect(reindexed.code).toBe(0);
     expect(fake.texts).toHaveLength(14);
+    // Both: --reindex embeds the failed ones too; taken as either, one was silently dropped.
+    const both = await run(['index', 'embeddings', '--reindex', '--retry-failed', '-w', root]);
+    expect([both.code, both.output]).toEqual([2, expect.stringContaining('give one of --reindex and --retry-failed')]);
+    expect(fake.texts).toHaveLength(14);
     fake.down = true;
     const failed = await run(['index', 'embeddings', '--reindex', '-w', root]);
     expect(failed.code).toBe(1);
