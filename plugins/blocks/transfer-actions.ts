@@ -222,7 +222,13 @@ async function planFolder(state: ImportState, folder: string, parent: string | n
   const entries = listed.sort((a, b) => a.name.localeCompare(b.name));
   const folders = new Set(entries.filter((entry) => entry.isDirectory() && !entry.name.startsWith('.')).map((entry) => entry.name));
   for (const entry of entries) {
-    if (entry.name.startsWith('.')) continue;
+    if (entry.name.startsWith('.')) {
+      // A hidden note or folder is not read, and said (it was left out unlisted); a tool's own folder
+      // (a vault's settings, a repository's history) and hidden files that are no notes are left out unsaid.
+      const note = entry.isFile() && isDocumentName(entry.name.toLowerCase(), state.flavor);
+      if (note || (entry.isDirectory() && !TOOL_FOLDERS.has(entry.name))) state.skipped.push({ path: join(folder, entry.name), reason: `hidden (its name starts with a dot): not imported${note ? '' : ', nor what is in it'}` });
+      continue;
+    }
     const path = join(folder, entry.name);
     if (entry.isSymbolicLink()) { state.skipped.push({ path, reason: 'symbolic links are not followed' }); continue; }
     const isDocument = entry.isFile() && isDocumentName(entry.name.toLowerCase(), state.flavor);
@@ -241,6 +247,9 @@ async function planFolder(state: ImportState, folder: string, parent: string | n
     if (inside.some((entry) => entry.path !== undefined)) plan.push(doc, ...inside);
   }
 }
+
+/** Hidden folders of the tools that keep notes, not notes: left out of an import without a word. */
+const TOOL_FOLDERS: ReadonlySet<string> = new Set(['.obsidian', '.trash', '.git', '.siyuan', '.github', '.vscode', '.idea']);
 
 /** A SiYuan export's documents are `.sy`, an Obsidian vault's notes `.md`; plain Markdown may be `.markdown` too. */
 function isDocumentName(name: string, flavor: Flavor): boolean {

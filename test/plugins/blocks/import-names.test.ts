@@ -33,4 +33,21 @@ describe('names an import and an export keep as written', () => {
     const listed = await act<{ documents: { title: string }[] }>('document_list', { notebook: notebook.id });
     expect(listed.documents.map((doc) => doc.title)).toEqual(['either\\or']);
   });
+
+  it('lists a hidden note or folder it does not import as skipped, and leaves a vault\'s own folders out unsaid', async () => {
+    const { act } = await boot();
+    const notebook = await act<Created>('notebook_create', { name: 'Vault' });
+    const vault = join(await tempDir(), 'vault');
+    await mkdir(join(vault, '.obsidian'), { recursive: true });
+    await mkdir(join(vault, '.drafts'), { recursive: true });
+    await writeFile(join(vault, '.drafts', 'Plan.md'), 'plan\n');
+    await writeFile(join(vault, '.secret.md'), 'secret\n');
+    await writeFile(join(vault, 'Note.md'), 'note\n');
+    const report = await act<{ documents: number; skipped: { path: string; reason: string }[] }>('import_markdown', { notebook: notebook.id, path: vault });
+    expect(report.documents).toBe(1);
+    expect(report.skipped).toEqual([
+      { path: join(vault, '.drafts'), reason: 'hidden (its name starts with a dot): not imported, nor what is in it' },
+      { path: join(vault, '.secret.md'), reason: 'hidden (its name starts with a dot): not imported' },
+    ]);
+  });
 });
