@@ -122,6 +122,9 @@ describe('HTTP API over a real loopback port', () => {
     const response = await post(`${url}/api/actions/notes/note/put`, ADMIN, { name: 'big', text: 'x'.repeat(10_000) });
     expect(response.status).toBe(413);
     expect(response.json().error?.code).toBe('PAYLOAD_TOO_LARGE');
+    // Which setting to raise: an action's schema allows more (a note's 4,000,000 characters) than the default 1 MiB.
+    expect(response.json().error?.message).toContain('the limit server.bodyLimitBytes sets in quire.json');
+    expect(response.json().error?.details).toMatchObject({ field: '/server/bodyLimitBytes' });
     const body = JSON.stringify({ name: 'big', text: 'y'.repeat(10_000) });
     const declared = await post(`${url}/api/actions/notes/note/put`, ADMIN, body, { 'content-length': String(Buffer.byteLength(body)) });
     expect(declared.status).toBe(413);
