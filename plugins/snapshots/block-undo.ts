@@ -28,7 +28,23 @@ export function index(root: TreeBlock): Map<string, { block: TreeBlock; parent: 
  * shows them; blocks stamped by someone else in between are not the turn's and stay, and in such a
  * (`mixed`) document a removed block is a conflict (nobody knows who removed it).
  */
-export function undoInTree(before: TreeBlock, after: TreeBlock, current: TreeBlock, turn: string, mixed: boolean, force: boolean, conflict: (id: string) => void): number {
+export interface TreeUndoOptions {
+  /** A turn cut short: only blocks carrying its own stamp are its (nothing records its end). */
+  stampedOnly?: boolean;
+  /** Blocks that were in other documents before the turn: one found here was moved in, never the turn's to remove. */
+  olderElsewhere?: ReadonlySet<string>;
+  /** Blocks that are in another document now: never put back here too (they would be in two). */
+  elsewhereNow?: ReadonlySet<string>;
+}
+
+/** Whether the turn (`agent:<session>/<turn>`) wrote this block last, by its stamp. */
+export function stampedBy(turn: string, block: TreeBlock): boolean {
+  const by = ((block.attrs ?? {}) as Record<string, unknown>).updatedBy;
+  return typeof by === 'string' && by.startsWith(`${turn}/`);
+}
+
+export function undoInTree(before: TreeBlock, after: TreeBlock, current: TreeBlock, turn: string, mixed: boolean, force: boolean, conflict: (id: string) => void, options: TreeUndoOptions = {}): number {
+  const { stampedOnly = false, olderElsewhere = new Set<string>(), elsewhereNow = new Set<string>() } = options;
   const then = index(before);
   const done = index(after);
   const live = index(current);
@@ -45,10 +61,13 @@ export function undoInTree(before: TreeBlock, after: TreeBlock, current: TreeBlo
   for (const [id, entry] of done) {
     const old = then.get(id);
     if (old && own(old.block) === own(entry.block)) continue;
-    // Written while the turn ran, by someone else: not the turn's change, kept as it is.
-    if (writtenByOthers(turn, old?.block, entry.block)) continue;
+    // Written while the turn ran, by someone else: not the turn's change, kept as it is. A turn cut short:
+    // a block without the turn's stamp (a hand edit, the watcher, no stamp at all) is not known to be its.
+    if (writtenByOthers(turn, old?.block, entry.block) || (stampedOnly && !stampedBy(turn, entry.block))) continue;
     const present = live.get(id);
     if (!present) continue;
+    // Older than the turn, in another document then: moved in (with its container), not made by the turn.
+    if (!old && olderElsewhere.has(id)) { conflict(id); continue; }
     // As it was before the turn already (an undo a kill cut short, or a person's own fix): nothing to undo.
     if (old && own(present.block) === own(old.block)) continue;
     if (own(present.block) !== own(entry.block) && !force) { conflict(id); continue; }
@@ -77,6 +96,11 @@ export function undoInTree(before: TreeBlock, after: TreeBlock, current: TreeBlo
   const liftedIds = new Set(lifted.map(({ block }) => block.id));
   for (const [id, old] of then) {
     if (done.has(id) || live.has(id) || !old.parent) continue;
+    // In another document now (moved there since): put back here too, it would be in two, forced or not.
+    if (elsewhereNow.has(id)) {
+      if (live.has(old.parent.id)) conflict(id);
+      continue;
+    }
     // In a document someone else also wrote to, who removed it is unknown: it is the person's to bring back.
     if (mixed && !force) {
       conflict(id);
@@ -87,7 +111,7 @@ export function undoInTree(before: TreeBlock, after: TreeBlock, current: TreeBlo
     if (!parent?.children) continue;
     // Without the blocks that are in the tree still, elsewhere (moved out by the turn): never twice; nor
     // those the turn left in place that someone removed since.
-    parent.children.splice(Math.min(old.position, parent.children.length), 0, without(structuredClone(old.block), (block) => live.has(block.id) || liftedIds.has(block.id) || done.has(block.id)));
+    parent.children.splice(Math.min(old.position, parent.children.length), 0, without(structuredClone(old.block), (block) => live.has(block.id) || liftedIds.has(block.id) || done.has(block.id) || elsewhereNow.has(block.id)));
     undone++;
   }
   if (lifted.length > 0) {

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { NotFoundError } from '../../core/index.js';
 import { applyJournaled, type FileChange, type TreeChange } from './file-change.js';
 import { isAmong } from './turn-removals.js';
-import { index, own, undoInTree } from './block-undo.js';
+import { index, own, stampedBy, undoInTree } from './block-undo.js';
 import { treeOf, writtenByOthers, type TreeBlock } from './turn-authorship.js';
 import { isNotebookSettings, keepingPrivacy, privacyDiffers, undoSettings, undoneKeepingPrivacy } from './notebook-settings.js';
 import { skillNames, type FileDiff, type FileEntry, type Snapshot, type SnapshotRepo, type Tables } from './snapshot-repo.js';
@@ -56,8 +56,14 @@ function movedOnSince(before: TreeBlock, after: TreeBlock, path: string, turn: {
 type BeforeSkills = (names: string[]) => Promise<void>;
 
 /** A diff cut down to the paths given (as an answer shows them: skill files with their prefix); all without. */
-const keepOnly = (diff: FileDiff, only: ReadonlySet<string> | undefined, prefix = ''): FileDiff => (only === undefined ? diff
-  : { added: diff.added.filter((path) => only.has(prefix + path)), removed: diff.removed.filter((path) => only.has(prefix + path)), changed: diff.changed.filter((path) => only.has(prefix + path)) });
+function keepOnly(diff: FileDiff, only: ReadonlySet<string> | undefined, prefix = ''): FileDiff {
+  if (only === undefined) return diff;
+  // A document is matched by its file's name (its id) too: a conflict is said where the document is now,
+  // which is not the turn's path when someone moved it since.
+  const documents = new Set(prefix === '' ? [...only].filter((path) => !path.startsWith(SKILLS_PREFIX) && !path.endsWith('/.notebook.json')).map(fileName) : []);
+  const kept = (path: string) => only.has(prefix + path) || (prefix === '' && !path.endsWith('/.notebook.json') && documents.has(fileName(path)));
+  return { added: diff.added.filter(kept), removed: diff.removed.filter(kept), changed: diff.changed.filter(kept) };
+}
 /** Skill files' paths as a rollback's answer shows them, apart from the notes' (which start with a notebook id). */
 const SKILLS_PREFIX = 'skills/';
 
@@ -168,23 +174,38 @@ async function undoBlocks(repo: SnapshotRepo, before: Snapshot, after: Snapshot,
     return to === undefined ? [] : [[path, to] as const];
   }) : []);
   const movedTo = new Set(movedUnrecorded.values());
+  // Who moved it no record says: the move is left, and said (its blocks are undone where it is, below).
+  for (const from of movedUnrecorded.keys()) result.conflicts.push({ path: from });
+  // Where each document is now, by its file's name (its id).
+  const nowAt = new Map(Object.keys(now).map((path) => [fileName(path), path]));
   for (const path of turn.added) {
-    if (now[path] === undefined || movedTo.has(path)) continue;
+    if (movedTo.has(path)) continue;
+    // Made by the turn and moved since by someone else: found where it is now (a turn cut short has none such).
+    const at = now[path] !== undefined ? path : unrecorded ? undefined : nowAt.get(fileName(path));
+    if (at === undefined) continue;
     const movedFrom = movedByOthers.get(fileName(path));
     if (movedFrom !== undefined) {
       if (after.files[path]!.hash !== before.files[movedFrom]!.hash) result.conflicts.push({ path });
       continue;
     }
     // Made since a turn cut short began, with no block of the turn's in it: someone else's, not the undo's.
-    if (unrecorded && !stampedBy(treeOf(await afterText(path)), after.origin)) continue;
-    // A document someone else made, or added to, while the turn ran is not the turn's alone to remove.
-    if ((mixed.has(path) || now[path]!.hash !== after.files[path]!.hash) && !force) { result.conflicts.push({ path }); continue; }
-    notices.push([path, 'remove']);
-    change.removes.push(path);
-    result.undone.push({ path, blocks: 0 });
+    if (unrecorded && !stampedAnywhere(treeOf(await afterText(path)), after.origin)) continue;
+    // A document someone else made, or added to, while the turn ran (or moved since) is not the turn's alone to remove.
+    if ((mixed.has(path) || at !== path || now[at]!.hash !== after.files[path]!.hash) && !force) { result.conflicts.push({ path: at }); continue; }
+    notices.push([at, 'remove']);
+    change.removes.push(at);
+    result.undone.push({ path: at, blocks: 0 });
   }
-  // Where each document is now, by its file's name (its id).
-  const nowAt = new Map(Object.keys(now).map((path) => [fileName(path), path]));
+  // A document removed whose folder still holds documents that stay (a person's child documents) would
+  // leave them without a parent, unreadable: it stays, a conflict, forced or not. Deepest first.
+  for (const path of [...change.removes].sort((a, b) => b.length - a.length)) {
+    const folder = `${path.replace(/\.json$/, '')}/`;
+    if (!Object.keys(now).some((other) => other.startsWith(folder) && !change.removes.includes(other))) continue;
+    change.removes.splice(change.removes.indexOf(path), 1);
+    notices.splice(notices.findIndex(([noticed]) => noticed === path), 1);
+    result.undone.splice(result.undone.findIndex((entry) => entry.path === path), 1);
+    result.conflicts.push({ path });
+  }
   for (const path of turn.removed) {
     // Removed while the turn ran, by someone else: left removed. Back as it was (an undo a kill cut short after its files): nothing to do.
     if (mixed.has(path) || movedUnrecorded.has(path) || now[path]?.hash === before.files[path]!.hash) continue;
@@ -202,6 +223,22 @@ async function undoBlocks(repo: SnapshotRepo, before: Snapshot, after: Snapshot,
     change.writes.push({ path, hash: before.files[path]!.hash });
     result.undone.push({ path, blocks: 0 });
   }
+  // Blocks that were in the documents changed since the turn began, before it: a turn cut short did not
+  // make one that appears elsewhere since (a person moved its container); it is never removed as the turn's.
+  const olderElsewhere = new Set<string>();
+  for (const path of unrecorded ? [...turn.changed, ...turn.removed].filter((changed) => !isNotebookSettings(changed)) : []) {
+    const tree = treeOf(await snapshotText(repo, before, path));
+    if (tree) for (const id of index(tree).keys()) olderElsewhere.add(id);
+  }
+  // Blocks gone from a document that are in another now: never put back here too. After a recorded turn,
+  // one in a document the undo also goes over may be on its way back (the turn's own move).
+  const undoneDocs = new Set([...turn.changed, ...turn.added].map((path) => fileName(path).replace(/\.json$/, '')));
+  const elsewhereNowOf = (start: TreeBlock, current: TreeBlock, doc: string): Set<string> => {
+    const live = index(current);
+    const gone = [...index(start).keys()].filter((id) => !live.has(id));
+    if (gone.length === 0) return new Set();
+    return new Set([...documentsOf(gone)].filter(([, where]) => where !== doc && (unrecorded || !undoneDocs.has(where))).map(([id]) => id));
+  };
   for (const [path, moved] of [...turn.changed.map((changed) => [changed, undefined] as const), ...movedUnrecorded]) {
     // A document moved since (after the turn, or since a turn cut short began) is undone where it is now.
     const at = moved ?? (now[path] !== undefined ? path : isNotebookSettings(path) ? undefined : nowAt.get(fileName(path)));
@@ -216,7 +253,8 @@ async function undoBlocks(repo: SnapshotRepo, before: Snapshot, after: Snapshot,
       else if (settings.text !== undefined) { change.writes.push({ path, text: settings.text }); result.undone.push({ path, blocks: 0 }); }
       continue;
     }
-    const mixedHere = mixed.has(path) || mixed.has(at) || moved !== undefined;
+    // A turn cut short never goes whole-file: only blocks with its stamp are known to be its.
+    const mixedHere = mixed.has(path) || mixed.has(at) || moved !== undefined || unrecorded;
     if (at === path && now[path]!.hash === after.files[path]!.hash && !mixedHere) {
       // Blocks the turn moved out of this document come back with its old text: one moved on since to a
       // document the undo does not touch would then be in two documents (the index skips both).
@@ -232,7 +270,9 @@ async function undoBlocks(repo: SnapshotRepo, before: Snapshot, after: Snapshot,
     }
     const text = await readFile(file(at), 'utf8');
     const current = JSON.parse(text) as TreeBlock;
-    const undone = undoInTree(JSON.parse(await snapshotText(repo, before, path)) as TreeBlock, JSON.parse(await afterText(moved ?? path)) as TreeBlock, current, after.origin, mixedHere, force, (id) => result.conflicts.push({ path: at, id }));
+    const start = JSON.parse(await snapshotText(repo, before, path)) as TreeBlock;
+    const undone = undoInTree(start, JSON.parse(await afterText(moved ?? path)) as TreeBlock, current, after.origin, mixedHere, force, (id) => result.conflicts.push({ path: at, id }),
+      { stampedOnly: unrecorded, olderElsewhere, elsewhereNow: elsewhereNowOf(start, current, fileName(at).replace(/\.json$/, '')) });
     // Nothing of the turn's left in it (only others' changes since): not rewritten, nor kept as a version.
     if (undone === 0 && `${JSON.stringify(current, null, 2)}\n` === text) continue;
     notices.push([at, 'rollback']);
@@ -251,12 +291,8 @@ async function undoBlocks(repo: SnapshotRepo, before: Snapshot, after: Snapshot,
 }
 
 /** Whether any block of a document carries the turn's stamp. */
-function stampedBy(tree: TreeBlock | undefined, turn: string): boolean {
-  if (!tree) return false;
-  return [...index(tree).values()].some(({ block }) => {
-    const by = ((block.attrs ?? {}) as Record<string, unknown>).updatedBy;
-    return typeof by === 'string' && by.startsWith(`${turn}/`);
-  });
+function stampedAnywhere(tree: TreeBlock | undefined, turn: string): boolean {
+  return tree !== undefined && [...index(tree).values()].some(({ block }) => stampedBy(turn, block));
 }
 
 /** Every skill file changed since a turn cut short began, as a conflict: nothing is changed. */
