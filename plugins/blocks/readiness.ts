@@ -20,7 +20,7 @@ export class Readiness {
   private retryFull = true;
   /** A document's file holds a write its index rows do not, until a sync succeeds. */
   private behindFiles = false;
-  /** Work putting files back (`changingFiles`), queued or running: actions wait for it. */
+  /** Work putting files back (`changingFiles`), in the write queue or running: actions wait for it. */
   private readonly changing = new Set<Promise<void>>();
 
   /** `otherFolders`: more folders to rid of such files (history, sessions), in the background. */

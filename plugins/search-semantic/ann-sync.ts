@@ -94,11 +94,19 @@ export class AnnSync {
    * Waits, at most `ms`, while a saved graph is being opened (not rebuilt): a search right after a start
    * (a one-shot `quire search`) finds the graph rather than answering without semantic results.
    */
-  async whileOpening(ms: number): Promise<void> {
+  async whileOpening(ms: number, signal?: AbortSignal): Promise<void> {
     if (this.state !== 'opening' || this.opening === undefined) return;
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([this.opening, new Promise<void>((resolve) => { timer = setTimeout(resolve, ms); })]);
+    let onAbort: (() => void) | undefined;
+    // A search cancelled (or at its time limit) meanwhile stops waiting at once.
+    await Promise.race([this.opening, new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, ms);
+      onAbort = resolve;
+      signal?.addEventListener('abort', onAbort, { once: true });
+    })]);
     clearTimeout(timer);
+    if (onAbort) signal?.removeEventListener('abort', onAbort);
+    signal?.throwIfAborted();
   }
 
   /** Waits for the opening or rebuild under way and the changes asked for so far (tests, the CLI). */
