@@ -30,10 +30,10 @@ function readStdinLine(prompt: string, signal?: AbortSignal, options?: { fresh?:
   // A `y` typed while the agent worked approved a write the person was never shown. Piped input (a
   // script answering in advance) keeps its lines.
   if (options?.fresh && process.stdin.isTTY && state.queue.length > 0) {
-    process.stdout.write(`(${state.queue.length === 1 ? 'a line' : `${state.queue.length} lines`} typed before this question set aside)\n`);
+    toStdout(`(${state.queue.length === 1 ? 'a line' : `${state.queue.length} lines`} typed before this question set aside)\n`);
     state.queue.length = 0;
   }
-  process.stdout.write(prompt);
+  toStdout(prompt);
   if (state.queue.length > 0) return Promise.resolve(state.queue.shift());
   if (state.ended || signal?.aborted) return Promise.resolve(undefined);
   return new Promise((resolve) => {
@@ -62,22 +62,26 @@ export function endInput(): void {
  * Whether standard output's reader went away (`quire search | head`): what is left to print goes
  * nowhere and the command ends as it would (its kernel closed); the write's EPIPE crashed the process.
  */
-let stdoutGone = false;
-let stdoutWatched = false;
-function toStdout(text: string): void {
-  if (!stdoutWatched) {
-    stdoutWatched = true;
-    process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+const gone = new WeakSet<NodeJS.WriteStream>();
+const watched = new WeakSet<NodeJS.WriteStream>();
+/** Writes to standard output or error; once its reader has gone (EPIPE), what follows goes nowhere. */
+function toStream(stream: NodeJS.WriteStream, text: string): void {
+  if (!watched.has(stream)) {
+    watched.add(stream);
+    // Progress goes to standard error: `quire import … 2>&1 | head` crashed mid-import, and the next
+    // start undid the import as one a crash had cut short.
+    stream.on('error', (error: NodeJS.ErrnoException) => {
       if (error.code !== 'EPIPE') throw error;
-      stdoutGone = true;
+      gone.add(stream);
     });
   }
-  if (!stdoutGone) process.stdout.write(text);
+  if (!gone.has(stream)) stream.write(text);
 }
+const toStdout = (text: string): void => toStream(process.stdout, text);
 
 export const processIO: CliIO = {
   out: (line) => toStdout(`${line}\n`),
-  err: (line) => process.stderr.write(`${line}\n`),
+  err: (line) => toStream(process.stderr, `${line}\n`),
   write: (text) => toStdout(text),
   readLine: readStdinLine,
   onInterrupt: (handler) => {

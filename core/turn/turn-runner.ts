@@ -186,6 +186,11 @@ export class TurnRunner {
     });
   }
 
+  /** Throws, saying why, while the session runs a turn or undoes one (a deletion waits for neither). */
+  assertIdle(sessionId: string): void {
+    if (this.running.has(sessionId)) throw this.busy(sessionId);
+  }
+
   /** Why nothing new may start in the session: a turn runs, or one of its turns is being undone. */
   private busy(sessionId: string): ConflictError {
     return this.running.get(sessionId)?.hold === true

@@ -223,10 +223,12 @@ async function planFolder(state: ImportState, folder: string, parent: string | n
   const folders = new Set(entries.filter((entry) => entry.isDirectory() && !entry.name.startsWith('.')).map((entry) => entry.name));
   for (const entry of entries) {
     if (entry.name.startsWith('.')) {
-      // A hidden note or folder is not read, and said (it was left out unlisted); a tool's own folder
-      // (a vault's settings, a repository's history) and hidden files that are no notes are left out unsaid.
-      const note = entry.isFile() && isDocumentName(entry.name.toLowerCase(), state.flavor);
-      if (note || (entry.isDirectory() && !TOOL_FOLDERS.has(entry.name))) state.skipped.push({ path: join(folder, entry.name), reason: `hidden (its name starts with a dot): not imported${note ? '' : ', nor what is in it'}` });
+      // A hidden note, or a hidden folder holding notes, is not read, and said (it was left out unlisted);
+      // a tool's own folder (a vault's settings, a repository's history, a sync tool's) and what holds no
+      // note are left out unsaid (listed, they made a clean import exit 1).
+      const at = join(folder, entry.name);
+      if (entry.isFile() && isDocumentName(entry.name.toLowerCase(), state.flavor)) state.skipped.push({ path: at, reason: 'hidden (its name starts with a dot): not imported' });
+      else if (entry.isDirectory() && !isToolFolder(entry.name) && await holdsNote(at, state.flavor)) state.skipped.push({ path: at, reason: 'hidden (its name starts with a dot): the notes in it are not imported' });
       continue;
     }
     const path = join(folder, entry.name);
@@ -248,8 +250,26 @@ async function planFolder(state: ImportState, folder: string, parent: string | n
   }
 }
 
-/** Hidden folders of the tools that keep notes, not notes: left out of an import without a word. */
-const TOOL_FOLDERS: ReadonlySet<string> = new Set(['.obsidian', '.trash', '.git', '.siyuan', '.github', '.vscode', '.idea']);
+/** Hidden folders of the tools that keep or sync notes, not notes: left out of an import without a word, unread. */
+const TOOL_FOLDERS: ReadonlySet<string> = new Set(['.obsidian', '.trash', '.git', '.siyuan', '.github', '.vscode', '.idea', '.stfolder', '.stversions', '.Trashes', '.Spotlight-V100', '.fseventsd']);
+const isToolFolder = (name: string): boolean => TOOL_FOLDERS.has(name) || name.startsWith('.Trash-');
+/** Entries a hidden folder is searched through for a note, at most: a large one is taken to hold some. */
+const HIDDEN_LOOKS = 2_000;
+
+/** Whether a hidden folder holds a note anywhere below it (read breadth first, at most HIDDEN_LOOKS entries). */
+async function holdsNote(folder: string, flavor: Flavor): Promise<boolean> {
+  const queue = [folder];
+  let looked = 0;
+  while (queue.length > 0) {
+    const entries = await readdir(queue.shift()!, { withFileTypes: true }).catch(() => [] as Dirent[]);
+    for (const entry of entries) {
+      if (++looked > HIDDEN_LOOKS) return true;
+      if (entry.isFile() && isDocumentName(entry.name.toLowerCase(), flavor)) return true;
+      if (entry.isDirectory()) queue.push(join(entry.parentPath, entry.name));
+    }
+  }
+  return false;
+}
 
 /** A SiYuan export's documents are `.sy`, an Obsidian vault's notes `.md`; plain Markdown may be `.markdown` too. */
 function isDocumentName(name: string, flavor: Flavor): boolean {

@@ -34,9 +34,9 @@ export function createSearchRerank(handle: BackendHandle<'reranker'> | undefined
   const timeoutMs = config.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const unavailable = (caller?: BackendCaller): string | undefined => (handle ? handle.unavailable(caller) : 'no reranker is configured (plugins.rerank.config.reranker)');
   const retryAfterMs = config.retryAfterMs ?? DEFAULT_RETRY_AFTER_MS;
-  // Per reranker (`plugin/name`): until when one that timed out is not asked (a failure that answers at
-  // once costs a search nothing, and is asked again each time).
-  const restUntil = new Map<string, number>();
+  // Per reranker (its backend: one made again by a config change starts fresh): until when one that
+  // timed out is not asked. A failure that answers at once costs a search nothing, and is asked again each time.
+  const restUntil = new WeakMap<object, number>();
 
   async function rerank(query: string, candidates: readonly RerankCandidate[], signal?: AbortSignal, caller?: BackendCaller): Promise<RerankAnswer> {
     const kept = (note: string, model?: string): RerankAnswer => ({ order: candidates.map(({ id }) => ({ id })), reranked: false, note, ...(model ? { model } : {}) });
@@ -51,10 +51,13 @@ export function createSearchRerank(handle: BackendHandle<'reranker'> | undefined
     const withheld = candidates.length - sent.length;
     if (sent.length < 2) return kept(withheld > 0 ? `not reranked: ${withheld} of the ${candidates.length} candidates are in local-only notebooks, which a remote reranker is not sent` : 'not reranked: fewer than 2 candidates', backend.model);
     const key = `${selected.plugin}/${selected.name}`;
-    const resting = restUntil.get(key);
+    const resting = restUntil.get(backend);
     if (resting !== undefined && Date.now() < resting) {
       return kept(`not reranked: the reranker ${key} did not answer within ${timeoutMs} ms lately; it is asked again from ${new Date(resting).toISOString()}`, backend.model);
     }
+    // Its rest over, one search asks it; those meanwhile keep resting it until that one has its answer
+    // (every search at the end of a rest asked, and each waited the whole timeout again).
+    if (resting !== undefined) restUntil.set(backend, Date.now() + timeoutMs);
     let scores: number[];
     let stalled = false;
     try {
@@ -65,16 +68,18 @@ export function createSearchRerank(handle: BackendHandle<'reranker'> | undefined
     } catch (error) {
       if (signal?.aborted) throw signal.reason;
       const message = error instanceof Error ? error.message : String(error);
-      if (stalled) restUntil.set(key, Date.now() + retryAfterMs);
+      if (stalled) restUntil.set(backend, Date.now() + retryAfterMs);
+      else if (resting !== undefined) restUntil.delete(backend);
       log.warn('reranker failed; the fused order is kept', { reranker: key, reason: message });
       return kept(`the reranker ${key} failed, the fused order is kept: ${message}`, backend.model);
     }
+    // It answered (rightly or not): rested no more.
+    restUntil.delete(backend);
     const fault = faultOf(scores, sent.length);
     if (fault) {
       log.warn('reranker answered wrong; the fused order is kept', { reranker: key, reason: fault });
       return kept(`the reranker ${key} ${fault}; the fused order is kept`, backend.model);
     }
-    restUntil.delete(key);
     // Best first; equal scores keep the given order (Array.prototype.sort is stable).
     const reordered = sent.map((candidate, index) => ({ id: candidate.id, score: scores[index]! })).sort((a, b) => b.score - a.score);
     // The sent candidates take the places the sent candidates held, in the reranker's order; the withheld keep theirs.

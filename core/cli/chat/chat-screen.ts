@@ -43,6 +43,8 @@ export class ChatScreen {
   async show(event: TurnEvent): Promise<void> {
     if (event.type !== 'content' && this.inText) this.endText();
     switch (event.type) {
+      // A new turn: a turn before it that broke off without its end must not lend it its answer.
+      case 'turn': this.answered = false; return undefined;
       case 'content': return this.text(event.delta);
       case 'tool_call': return this.io.out(`→ ${event.name} ${brief(event.arguments, 200)}`);
       case 'tool_result': return this.io.out(`${event.ok ? '←' : '✗'} ${brief(forPerson(event.output).replace(/\s+/g, ' ').trim(), 200)}`);

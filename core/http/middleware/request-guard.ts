@@ -74,7 +74,7 @@ export function requestGuard(options: RequestGuardOptions): MiddlewareHandler<Ht
 
 export function tooLarge(maxBytes: number): KernelError {
   // Said with the setting: an action's own limits (a note's 4,000,000 characters) are larger than the default 1 MiB.
-  return new KernelError('PAYLOAD_TOO_LARGE', `the body is larger than ${maxBytes} bytes, the limit server.bodyLimitBytes sets in quire.json (an action's own limits may be larger; the CLI and the agent do not pass through it)`, { details: { limit: maxBytes, field: '/server/bodyLimitBytes' } });
+  return new KernelError('PAYLOAD_TOO_LARGE', `the body is larger than ${maxBytes} bytes, the limit server.bodyLimitBytes sets in quire.json (an action's own limits may be larger; the CLI and the kernel's own agent do not pass through HTTP)`, { details: { limit: maxBytes, field: '/server/bodyLimitBytes' } });
 }
 
 /**

@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
-import { ConflictError, KernelError, NotFoundError, isKernelError } from '../../errors.js';
+import { KernelError, NotFoundError, isKernelError } from '../../errors.js';
 import type { TurnEvent } from '../../turn/turn-events.js';
 import { undoTurn } from '../../turn/undo-turn.js';
 import { newId } from '../../ids.js';
@@ -161,7 +161,7 @@ export function sessionRoutes(kernel: Kernel): Hono<HttpEnv> {
     return c.json(await sessions.save({ ...body, id: c.req.param('id') }));
   });
   app.delete('/:id', async (c) => {
-    if (kernel.turns.isRunning(c.req.param('id'))) throw new ConflictError('CONFLICT', 'the session is running a turn', { details: { reason: 'running' } });
+    kernel.turns.assertIdle(c.req.param('id'));
     await sessions.delete(c.req.param('id'));
     return c.body(null, 204);
   });

@@ -57,7 +57,9 @@ export function writeFrontMatter(attrs: Record<string, string>): string {
   const properties = new Map<string, unknown>();
   for (const [name, value] of Object.entries(attrs).sort(([a], [b]) => a.localeCompare(b))) {
     if (!name.startsWith('custom-') || name === KEYS_ATTR || name === 'custom-frontmatter') continue;
-    properties.set(Object.hasOwn(renamed, name) ? renamed[name]! : name.slice('custom-'.length), decodeValue(value));
+    // A key kept in custom-frontmatter-keys as anything but text (edited by hand) is not taken: the attribute's own name is.
+    const kept = Object.hasOwn(renamed, name) ? (renamed as Record<string, unknown>)[name] : undefined;
+    properties.set(typeof kept === 'string' ? kept : name.slice('custom-'.length), decodeValue(value));
   }
   if (properties.size === 0) return '';
   return `---\n${stringify(properties, { lineWidth: 0, customTags: (tags) => [WRITE_AS_SPELT, ...tags] }).trimEnd()}\n---\n`;

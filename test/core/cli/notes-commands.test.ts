@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { readdir } from 'node:fs/promises';
+import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCli } from '../../../core/cli/run-cli.js';
@@ -71,6 +71,13 @@ describe('quire notebooks, docs, show, search, export by path', () => {
     }
     // The workspace's lock was let go: the next command opens it.
     expect(await run(['notebooks', '--workspace', root])).toMatchObject({ code: 0 });
+    // Progress goes to standard error: gone too, the import crashed part way and the next start undid it.
+    const notes = join(root, '..', 'to-import');
+    await mkdir(notes, { recursive: true });
+    for (let i = 0; i < 80; i++) await writeFile(join(notes, `note ${i}.md`), `note ${i}\n`);
+    const imported = spawnSync('bash', ['-c', `set -o pipefail; "${process.execPath}" "${CLI}" import '${notes}' --notebook Garden --workspace '${root}' 2>&1 | true`], { encoding: 'utf8' });
+    expect([imported.status, imported.stderr]).toEqual([0, '']);
+    expect((await run(['docs', 'Garden', '--workspace', root])).out.split('\n').filter((line) => / {2}note \d+$/.test(line))).toHaveLength(80);
   }, 60_000);
 
   it('ask the kernel that serves the workspace when there is one', async () => {

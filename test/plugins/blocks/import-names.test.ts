@@ -12,6 +12,8 @@ describe('names an import and an export keep as written', () => {
   it('keeps a front matter property named __proto__ (or constructor) through an import and an Obsidian export', async () => {
     const read = readFrontMatter('---\n__proto__: kept\nconstructor: also\ntitle: T\n---\nbody\n');
     expect(writeFrontMatter(read.attrs)).toBe('---\n__proto__: kept\nconstructor: also\ntitle: T\n---\n');
+    // A kept name that is not text (the attribute edited by hand) is not written as a key: the attribute's own name is.
+    expect(writeFrontMatter({ 'custom-a': 'y', 'custom-frontmatter-keys': '{"custom-a": 5}' })).toBe('---\na: y\n---\n');
     const { act } = await boot();
     const notebook = await act<Created>('notebook_create', { name: 'Vault' });
     const vault = join(await tempDir(), 'vault');
@@ -39,6 +41,10 @@ describe('names an import and an export keep as written', () => {
     const notebook = await act<Created>('notebook_create', { name: 'Vault' });
     const vault = join(await tempDir(), 'vault');
     await mkdir(join(vault, '.obsidian'), { recursive: true });
+    // Syncthing's marker and a folder of pictures hold no note: listed, they made a clean import exit 1.
+    await mkdir(join(vault, '.stfolder'), { recursive: true });
+    await mkdir(join(vault, '.pictures'), { recursive: true });
+    await writeFile(join(vault, '.pictures', 'a.png'), 'png');
     await mkdir(join(vault, '.drafts'), { recursive: true });
     await writeFile(join(vault, '.drafts', 'Plan.md'), 'plan\n');
     await writeFile(join(vault, '.secret.md'), 'secret\n');
@@ -46,7 +52,7 @@ describe('names an import and an export keep as written', () => {
     const report = await act<{ documents: number; skipped: { path: string; reason: string }[] }>('import_markdown', { notebook: notebook.id, path: vault });
     expect(report.documents).toBe(1);
     expect(report.skipped).toEqual([
-      { path: join(vault, '.drafts'), reason: 'hidden (its name starts with a dot): not imported, nor what is in it' },
+      { path: join(vault, '.drafts'), reason: 'hidden (its name starts with a dot): the notes in it are not imported' },
       { path: join(vault, '.secret.md'), reason: 'hidden (its name starts with a dot): not imported' },
     ]);
   });

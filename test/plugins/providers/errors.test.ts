@@ -60,7 +60,7 @@ describe('asking a server whether it offers the model', () => {
     const { ModelCheck } = await import('../../../plugins/providers/model-check.js');
     const refuse = async (): Promise<boolean> => { throw new Anthropic.AuthenticationError(401, {}, 'bad key', headers({})); };
     const keyless = new ModelCheck({ provider: 'openai-chat', model: 'm', baseURL: 'http://127.0.0.1:9/v1', keySource: 'no key' }, refuse);
-    await expect(keyless.ensure(new AbortController().signal)).rejects.toThrow('openai-chat at http://127.0.0.1:9/v1 refused the request without a key (apiKeyEnv is false): it needs one; name the variable that holds it in apiKeyEnv (HTTP 401)');
+    await expect(keyless.ensure(new AbortController().signal)).rejects.toThrow('openai-chat at http://127.0.0.1:9/v1 refused the request, sent without a key (apiKeyEnv is false): if it needs one, name the variable that holds it in apiKeyEnv (HTTP 401)');
     const keyed = new ModelCheck({ provider: 'openai-chat', model: 'm', baseURL: 'http://127.0.0.1:9/v1', keySource: 'MY_KEY' }, refuse);
     await expect(keyed.ensure(new AbortController().signal)).rejects.toThrow('refused the key from MY_KEY (HTTP 401)');
   });
