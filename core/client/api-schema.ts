@@ -597,6 +597,10 @@ export type DocumentGetOutput = {
 export type DocumentGetMarkdownInput = {
   /** document id */
   id: string;
+  /** where the part starts, in characters of the whole Markdown (the next of the part before); default 0 */
+  offset?: number;
+  /** the part's length at most, in characters; default the whole rest */
+  limit?: number;
 };
 
 export type DocumentGetMarkdownOutput = {
@@ -604,6 +608,9 @@ export type DocumentGetMarkdownOutput = {
   title: string;
   hpath: string;
   markdown: string;
+  offset?: number;
+  total?: number;
+  next?: number | null;
 };
 
 export type DocumentInfoInput = {
@@ -2408,7 +2415,7 @@ export interface Operations {
     };
   };
   document_get_markdown: {
-    /** A document's content as Markdown. */
+    /** A document's content as Markdown, whole, or a part of it at a time: `limit` characters from `offset` (a part ends at a line end where one is near), `next` the offset of the part after, null at the end */
     body: DocumentGetMarkdownInput;
     response: {
       result: DocumentGetMarkdownOutput;

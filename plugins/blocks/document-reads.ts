@@ -17,10 +17,14 @@ export function documentReads(rt: BlocksRuntime): Record<string, ActionHandler> 
       return { document: await store.read(id), notebook: entry.notebook, parentId: entry.parent, hpath: store.catalog.hpath(id) };
     },
     get_markdown: async (input, call) => {
-      const { id } = input as { id: string };
+      const { id, offset = 0, limit } = input as { id: string; offset?: number; limit?: number };
       visible(call, id);
       const root = await store.read(id);
-      return { id, title: root.content ?? '', hpath: store.catalog.hpath(id), markdown: blocksToMarkdown(root.children ?? []) };
+      const whole = blocksToMarkdown(root.children ?? []);
+      if (offset > whole.length) throw invalid(`offset ${offset} is past the end of the document's Markdown (${whole.length} characters)`, { field: 'offset' });
+      // A large document read a part at a time: an MCP client sees 100,000 characters of an answer at most.
+      const part = partOf(whole, offset, limit);
+      return { id, title: root.content ?? '', hpath: store.catalog.hpath(id), markdown: part.text, offset, total: whole.length, next: part.next };
     },
     list: (input, call) => {
       const { notebook, parentId } = input as { notebook: string; parentId?: string };
@@ -48,4 +52,17 @@ export function documentReads(rt: BlocksRuntime): Record<string, ActionHandler> 
       };
     },
   };
+}
+
+/**
+ * `limit` characters of `text` from `offset` (all the rest without a limit), ending at a line end in
+ * the last tenth of the part where there is one, and never between the two halves of a surrogate pair.
+ */
+export function partOf(text: string, offset: number, limit: number | undefined): { text: string; next: number | null } {
+  if (limit === undefined || offset + limit >= text.length) return { text: text.slice(offset), next: null };
+  let end = offset + limit;
+  const lineEnd = text.lastIndexOf('\n', end - 1);
+  if (lineEnd >= end - Math.floor(limit / 10)) end = lineEnd + 1;
+  else if (/[\uD800-\uDBFF]/.test(text.charAt(end - 1))) end--;
+  return { text: text.slice(offset, end), next: end };
 }

@@ -39,6 +39,29 @@ describe('documents as files', () => {
     expect(files).toEqual([`${child.id}.json`]);
   });
 
+  it('answers a long document\'s Markdown a part at a time, each ending at a line end, the parts making the whole', async () => {
+    const { act } = await boot();
+    // 600 paragraphs of about 400 characters, some CJK (as the bench corpus): about 240,000 characters,
+    // of which an MCP client saw the first 100,000 only.
+    const paragraphs = Array.from({ length: 600 }, (_, i) => `${i % 7 === 0 ? '会議の記録、' : ''}Paragraph ${i}: ${'words of a note '.repeat(24)}`);
+    const { doc } = await notebookWithDoc(act, paragraphs.join('\n\n'));
+    const whole = await act<{ markdown: string; total: number; next: number | null }>('document_get_markdown', { id: doc });
+    expect([whole.total, whole.next]).toEqual([whole.markdown.length, null]);
+    let text = '';
+    let parts = 0;
+    for (let offset: number | null = 0; offset !== null; parts++) {
+      const part: { markdown: string; offset: number; next: number | null } = await act('document_get_markdown', { id: doc, offset, limit: 50_000 });
+      expect(part.offset).toBe(offset);
+      if (part.next !== null) expect(part.markdown.endsWith('\n')).toBe(true);
+      text += part.markdown;
+      offset = part.next;
+    }
+    expect(text).toBe(whole.markdown);
+    expect(parts).toBeGreaterThan(4);
+    const past = await caught(act('document_get_markdown', { id: doc, offset: whole.total + 1 }));
+    expect([past.code, past.details?.field]).toEqual(['INVALID_INPUT', 'offset']);
+  });
+
   it('returns the document as Markdown and round-trips it through create', async () => {
     const { act } = await boot();
     const { notebook, doc } = await notebookWithDoc(act, '## Tasks\n\n- [ ] open\n- [x] done\n\n| a | b |\n| - | - |\n| 1 | 2 |\n');
