@@ -382,9 +382,16 @@ export type BlockGetOutput = {
 export type BlockGetChildrenInput = {
   /** block or document id */
   id: string;
+  /** the first child's position (the next of the page before); default 0 */
+  offset?: number;
+  /** children in the page at most; default all the rest */
+  limit?: number;
 };
 
 export type BlockGetChildrenOutput = {
+  offset?: number;
+  total?: number;
+  next?: number | null;
   id: string;
   children: Array<{
     id: string;
@@ -2279,7 +2286,7 @@ export interface Operations {
     };
   };
   block_get_children: {
-    /** The direct children of a block, summarised. */
+    /** The direct children of a block, summarised: all of them, or `limit` from `offset` at a time (`next` the offset of the page after, null at the end; `total` how many there are). */
     body: BlockGetChildrenInput;
     response: {
       result: BlockGetChildrenOutput;

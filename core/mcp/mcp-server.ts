@@ -77,7 +77,7 @@ function success(value: unknown): CallToolResult {
   // Not between the two halves of a surrogate pair (a lone half breaks a client's UTF-8).
   const cut = /[\uD800-\uDBFF]/.test(text.charAt(MAX_MCP_TEXT - 1)) ? MAX_MCP_TEXT - 1 : MAX_MCP_TEXT;
   const shown = text.length <= MAX_MCP_TEXT ? text
-    : `${text.slice(0, cut)}\n\n[Answer cut: ${text.length} characters, the first ${MAX_MCP_TEXT} shown; the whole answer is in this result's structured content. Read less at once where a tool allows it: one block (block_get), a document's Markdown a part at a time (document_get_markdown with offset and limit), a search page by page.]`;
+    : `${text.slice(0, cut)}\n\n[Answer cut: ${text.length} characters, the first ${MAX_MCP_TEXT} shown; the whole answer is in this result's structured content. Read less at once where a tool allows it: one block (block_get), a document's Markdown or a block's children a part at a time (document_get_markdown, block_get_children: offset and limit), a search page by page.]`;
   return { content: [{ type: 'text', text: shown }], structuredContent: structured };
 }
 

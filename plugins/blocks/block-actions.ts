@@ -31,8 +31,12 @@ export function blockActions(rt: BlocksRuntime): Record<string, ActionHandler> {
       return describe(rt, docId, at.block, at.parent?.id ?? null);
     },
     get_children: async (input, call) => {
-      const { at } = await found(call, (input as unknown as BlockRef).id);
-      return { id: at.block.id, children: (at.block.children ?? []).map((child) => summary(child)) };
+      const { id, offset = 0, limit } = input as { id: string; offset?: number; limit?: number };
+      const { at } = await found(call, id);
+      const all = at.block.children ?? [];
+      // A page at a time on request: an MCP client sees 100,000 characters of an answer, some 300 summaries.
+      const end = limit === undefined ? all.length : Math.min(all.length, offset + limit);
+      return { id: at.block.id, children: all.slice(offset, end).map((child) => summary(child)), offset, total: all.length, next: end < all.length ? end : null };
     },
     batch_get: (input, call) => batchGet(rt, call, (input as { ids: string[] }).ids, found),
     insert: (input, call) => insert(rt, call, input as unknown as InsertInput),

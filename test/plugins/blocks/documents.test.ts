@@ -62,6 +62,20 @@ describe('documents as files', () => {
     expect([past.code, past.details?.field]).toEqual(['INVALID_INPUT', 'offset']);
   });
 
+  it('answers a block\'s children a page at a time, the pages making the whole list', async () => {
+    const { act } = await boot();
+    const { doc } = await notebookWithDoc(act, Array.from({ length: 25 }, (_, i) => `paragraph ${i}`).join('\n\n'));
+    const all = await act<{ children: { id: string }[]; total: number; next: number | null }>('block_get_children', { id: doc });
+    expect([all.children.length, all.total, all.next]).toEqual([25, 25, null]);
+    const ids: string[] = [];
+    for (let offset: number | null = 0; offset !== null;) {
+      const page: { children: { id: string }[]; next: number | null } = await act('block_get_children', { id: doc, offset, limit: 10 });
+      ids.push(...page.children.map((child) => child.id));
+      offset = page.next;
+    }
+    expect(ids).toEqual(all.children.map((child) => child.id));
+  });
+
   it('returns the document as Markdown and round-trips it through create', async () => {
     const { act } = await boot();
     const { notebook, doc } = await notebookWithDoc(act, '## Tasks\n\n- [ ] open\n- [x] done\n\n| a | b |\n| - | - |\n| 1 | 2 |\n');
