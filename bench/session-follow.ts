@@ -2,7 +2,8 @@
  * Following a turn started elsewhere (the web app after a reload, a second tab): each poll read the
  * whole session; it now reads from the turn's user entry on (`entriesFrom` + `revision`). A long
  * session of tool results holding documents of the realistic corpus (`../shared/bench/corpus.mjs`),
- * a turn running, GET over the HTTP app: the whole against from the turn on, time and bytes.
+ * a turn running, GET over the HTTP app: the whole against from the turn on, time and bytes; and the
+ * read of a session's opening in the web app (`?tail=200`) against the whole it read before.
  *
  *   node /work/shared/bench/corpus.mjs /tmp/turn-corpus 4000 1
  *   CORPUS=/tmp/turn-corpus ENTRIES=4000 node dist/bench/session-follow.js
@@ -22,6 +23,8 @@ import type { ModelEvent, ModelProvider } from '../core/turn/model-provider.js';
 const CORPUS = process.env.CORPUS ?? '/tmp/turn-corpus';
 const ENTRIES = Number(process.env.ENTRIES ?? 4000);
 const READS = Number(process.env.READS ?? 10);
+/** The entries the web app reads on opening a session. */
+const TAIL = Number(process.env.TAIL ?? 200);
 const TOKEN = 'qk_bench-session-follow';
 
 function documents(folder: string): string[] {
@@ -81,9 +84,12 @@ async function main(): Promise<void> {
     const query = `?entriesFrom=${first.body.session.recoveryFrom ?? first.body.session.entries.length}&revision=${first.body.session.revision}`;
     const whole: number[] = [];
     const part: number[] = [];
+    const tail: number[] = [];
     let wholeBytes = 0;
     let partBytes = 0;
     let partCount = 0;
+    let tailBytes = 0;
+    let tailCount = 0;
     for (let i = 0; i < READS; i++) {
       const a = await get('');
       whole.push(a.ms);
@@ -92,10 +98,16 @@ async function main(): Promise<void> {
       part.push(b.ms);
       partBytes = b.bytes;
       partCount = b.body.session.entries.length;
+      // Opening a session in the web app: its last 200 entries (`tail`), from the user message that began their turn.
+      const c = await get(`?tail=${TAIL}`);
+      tail.push(c.ms);
+      tailBytes = c.bytes;
+      tailCount = c.body.session.entries.length;
     }
     console.log(`a session of ${ENTRIES} entries (${(wholeBytes / 1048576).toFixed(1)} MiB as read), a turn running; ${READS} reads each, load ${loadavg()[0]!.toFixed(2)}`);
     console.log(`  whole (the poll before):        median ${median(whole).toFixed(1)} ms, ${(wholeBytes / 1024).toFixed(0)} KiB`);
     console.log(`  from the turn on (${partCount} entries): median ${median(part).toFixed(2)} ms, ${(partBytes / 1024).toFixed(1)} KiB (${(median(whole) / median(part)).toFixed(0)}x quicker, ${(wholeBytes / partBytes).toFixed(0)}x fewer bytes)`);
+    console.log(`  opening, ?tail=${TAIL} (${tailCount} entries): median ${median(tail).toFixed(1)} ms, ${(tailBytes / 1024).toFixed(0)} KiB (${(median(whole) / median(tail)).toFixed(1)}x quicker, ${(wholeBytes / tailBytes).toFixed(1)}x fewer bytes)`);
     release();
     while (!(await reader.read()).done) { /* the turn's remaining events */ }
   } finally {

@@ -153,6 +153,9 @@ export default definePlugin({
     });
     ctx.provide('agent.turn-rollback', {
       rollbackTurn: (sessionId: string, turnId: string, force: boolean, only?: readonly string[]) => held(async (ops) => {
+        // Where blocks are now is read from the index (documentsOf): brought in line with the files first
+        // (a hand edit the watcher has not taken in yet made a block look elsewhere, and it was lost).
+        await ops.syncIndex();
         const result = await changing(ops, 'The undo of the turn', () => rollbackTurn(repo, sessionId, turnId, force, (path, op) => blocks.beforeFileChange(path, op, 'kernel:turn-rollback'), keepSkillVersions('kernel:turn-rollback'), documentsOf,
           only === undefined ? undefined : new Set(only)));
         await ops.syncIndex();

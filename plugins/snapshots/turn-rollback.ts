@@ -44,13 +44,17 @@ type ReadText = (path: string) => Promise<string>;
 /** Where blocks are now, by the index: block id → the id of its document. */
 type DocumentsOf = (ids: readonly string[]) => ReadonlyMap<string, string>;
 
-/** Blocks the turn took out of this document that are now in one the undo leaves alone: its old text would put them back a second time. */
-function movedOnSince(before: TreeBlock, after: TreeBlock, path: string, turn: { changed: string[]; added: string[] }, documentsOf: DocumentsOf): string[] {
+/**
+ * Blocks the turn took out of this document that are now in another, where the undo does not take them
+ * out again (`wayBack`: the turn put them there, so that document's undo removes them): its old text
+ * would put them back a second time.
+ */
+function movedOnSince(before: TreeBlock, after: TreeBlock, path: string, documentsOf: DocumentsOf, wayBack: (id: string, where: string) => boolean): string[] {
   const kept = index(after);
   const gone = [...index(before).keys()].filter((id) => !kept.has(id));
   if (gone.length === 0) return [];
-  const undone = new Set([path, ...turn.changed, ...turn.added].map((file) => fileName(file).replace(/\.json$/, '')));
-  return [...documentsOf(gone)].filter(([, document]) => !undone.has(document)).map(([id]) => id);
+  const here = fileName(path).replace(/\.json$/, '');
+  return [...documentsOf(gone)].filter(([id, document]) => document !== here && !wayBack(id, document)).map(([id]) => id);
 }
 /** Told which skills are about to change, before any of their files does (to keep their versions). */
 type BeforeSkills = (names: string[]) => Promise<void>;
@@ -174,14 +178,15 @@ async function undoBlocks(repo: SnapshotRepo, before: Snapshot, after: Snapshot,
     return to === undefined ? [] : [[path, to] as const];
   }) : []);
   const movedTo = new Set(movedUnrecorded.values());
-  // Who moved it no record says: the move is left, and said (its blocks are undone where it is, below).
-  for (const from of movedUnrecorded.keys()) result.conflicts.push({ path: from });
+  // Who moved it no record says: the move is left, and said unless forced (its blocks are undone where it is, below).
+  if (!force) for (const from of movedUnrecorded.keys()) result.conflicts.push({ path: from });
   // Where each document is now, by its file's name (its id).
-  const nowAt = new Map(Object.keys(now).map((path) => [fileName(path), path]));
+  // Every notebook's settings file has the same name: never matched to another's.
+  const nowAt = new Map(Object.keys(now).filter((path) => !isNotebookSettings(path)).map((path) => [fileName(path), path]));
   for (const path of turn.added) {
     if (movedTo.has(path)) continue;
     // Made by the turn and moved since by someone else: found where it is now (a turn cut short has none such).
-    const at = now[path] !== undefined ? path : unrecorded ? undefined : nowAt.get(fileName(path));
+    const at = now[path] !== undefined ? path : unrecorded || isNotebookSettings(path) ? undefined : nowAt.get(fileName(path));
     if (at === undefined) continue;
     const movedFrom = movedByOthers.get(fileName(path));
     if (movedFrom !== undefined) {
@@ -231,13 +236,21 @@ async function undoBlocks(repo: SnapshotRepo, before: Snapshot, after: Snapshot,
     if (tree) for (const id of index(tree).keys()) olderElsewhere.add(id);
   }
   // Blocks gone from a document that are in another now: never put back here too. After a recorded turn,
-  // one in a document the undo also goes over may be on its way back (the turn's own move).
-  const undoneDocs = new Set([...turn.changed, ...turn.added].map((path) => fileName(path).replace(/\.json$/, '')));
+  // one the turn itself put in that other document is on its way back (the turn's own move: that
+  // document's undo takes it out); one a person moved there since is not (it was put back, and stayed).
+  const addedByTurn = new Map<string, Set<string>>();
+  for (const path of unrecorded ? [] : [...turn.changed, ...turn.added].filter((changed) => !isNotebookSettings(changed))) {
+    const then = turn.changed.includes(path) ? treeOf(await snapshotText(repo, before, path)) : undefined;
+    const left = treeOf(await afterText(path));
+    const older = then ? index(then) : new Map();
+    if (left) addedByTurn.set(fileName(path).replace(/\.json$/, ''), new Set([...index(left).keys()].filter((id) => !older.has(id))));
+  }
+  const wayBack = (id: string, where: string): boolean => addedByTurn.get(where)?.has(id) === true;
   const elsewhereNowOf = (start: TreeBlock, current: TreeBlock, doc: string): Set<string> => {
     const live = index(current);
     const gone = [...index(start).keys()].filter((id) => !live.has(id));
     if (gone.length === 0) return new Set();
-    return new Set([...documentsOf(gone)].filter(([, where]) => where !== doc && (unrecorded || !undoneDocs.has(where))).map(([id]) => id));
+    return new Set([...documentsOf(gone)].filter(([id, where]) => where !== doc && (unrecorded || !wayBack(id, where))).map(([id]) => id));
   };
   for (const [path, moved] of [...turn.changed.map((changed) => [changed, undefined] as const), ...movedUnrecorded]) {
     // A document moved since (after the turn, or since a turn cut short began) is undone where it is now.
@@ -258,7 +271,7 @@ async function undoBlocks(repo: SnapshotRepo, before: Snapshot, after: Snapshot,
     if (at === path && now[path]!.hash === after.files[path]!.hash && !mixedHere) {
       // Blocks the turn moved out of this document come back with its old text: one moved on since to a
       // document the undo does not touch would then be in two documents (the index skips both).
-      const elsewhere = force ? [] : movedOnSince(JSON.parse(await snapshotText(repo, before, path)) as TreeBlock, JSON.parse(await afterText(path)) as TreeBlock, path, turn, documentsOf);
+      const elsewhere = force ? [] : movedOnSince(JSON.parse(await snapshotText(repo, before, path)) as TreeBlock, JSON.parse(await afterText(path)) as TreeBlock, path, documentsOf, wayBack);
       if (elsewhere.length > 0) {
         for (const id of elsewhere) result.conflicts.push({ path, id });
         continue;

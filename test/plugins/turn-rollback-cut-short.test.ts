@@ -109,6 +109,42 @@ describe('undoing a turn cut short, or one whose documents were moved since', ()
     expect(await turn.act<{ problems: unknown[] }>('index_problems', {})).toMatchObject({ problems: [] });
   });
 
+  it("never takes another notebook's settings for those of a notebook the turn made that a person removed since", async () => {
+    for (const force of [false, true]) {
+      const turn = await scene();
+      const keep = await turn.act<Created>('notebook_create', { name: 'Keep' });
+      const kept = await turn.act<Created>('document_create', { notebook: keep.id, title: 'K', markdown: 'person notes' });
+      await turn.begin();
+      const made = await turn.asAgent<Created>('notebook_create', { name: 'Agent notebook' });
+      await turn.asAgent('document_create', { notebook: made.id, title: 'D', markdown: 'agent doc' });
+      await turn.end();
+      await turn.act('notebook_remove', { id: made.id });
+      // Every notebook's settings file has the same name: forced, the person's notebook lost its settings.
+      expect((await turn.undo(turn.kernel, force)).conflicts).toEqual([]);
+      expect((await turn.act<{ notebooks: { name: string }[] }>('notebook_list', {})).notebooks.map((notebook) => notebook.name)).toEqual(['Keep']);
+      expect(await turn.texts(kept.id)).toEqual(['person notes']);
+    }
+  });
+
+  it('puts a block the turn moved back only where it is nowhere else: a person moved it on into a document the turn also wrote', async () => {
+    const turn = await scene();
+    const notebook = await turn.act<Created>('notebook_create', { name: 'N' });
+    const [a, b, c] = [await turn.act<Created>('document_create', { notebook: notebook.id, title: 'A', markdown: 'a1\n\na2' }),
+      await turn.act<Created>('document_create', { notebook: notebook.id, title: 'B', markdown: 'b1' }),
+      await turn.act<Created>('document_create', { notebook: notebook.id, title: 'C', markdown: 'c1\n\nc2' })];
+    const children = async (id: string) => (await turn.act<{ document: Node }>('document_get', { id })).document.children!;
+    const x = (await children(a.id))[0]!.id;
+    await turn.begin();
+    await turn.asAgent('block_move', { id: x, previousId: (await children(b.id))[0]!.id });
+    await turn.asAgent('block_update', { id: (await children(c.id))[1]!.id, markdown: 'c2 agent' });
+    await turn.end();
+    await turn.act('block_move', { id: x, previousId: (await children(c.id))[0]!.id });
+    const result = await turn.undo(turn.kernel);
+    expect(result.conflicts).toContainEqual(expect.objectContaining({ id: x }));
+    // It was put back in A and stayed in C: in two documents, said nowhere.
+    expect([await turn.texts(a.id), await turn.texts(b.id), await turn.texts(c.id)]).toEqual([['a2'], ['b1'], ['c1', 'a1', 'c2']]);
+  });
+
   it('lists a document the turn made that a person moved since where it is now, and undoing again still finds it', async () => {
     const turn = await scene();
     const notebook = await turn.act<Created>('notebook_create', { name: 'N' });
