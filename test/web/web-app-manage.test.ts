@@ -64,6 +64,41 @@ describe('the web app manages notebooks, documents and sessions', () => {
     expect((await web.act<{ documents: unknown[] }>('document_list', { notebook: notebook.id })).documents).toEqual([]);
   });
 
+  it('moves a document under another, and to another notebook, from its page; refusing over a change made since it was shown', async () => {
+    const web = await start();
+    const home = await web.act<Created>('notebook_create', { name: 'Home' });
+    const work = await web.act<Created>('notebook_create', { name: 'Work' });
+    const parent = await web.act<Created>('document_create', { notebook: home.id, title: 'Parent', markdown: 'parent text' });
+    const child = await web.act<Created>('document_create', { notebook: home.id, title: 'Child', markdown: 'child text' });
+    await web.act('document_create', { notebook: home.id, parentId: child.id, title: 'Grandchild', markdown: 'below' });
+    await web.signIn(ADMIN);
+    await web.page.goto(`${web.url}/#/doc/${child.id}`);
+    await web.page.locator('h1#doc-title', { hasText: 'Child' }).waitFor();
+    await web.page.getByRole('button', { name: 'Move…', exact: true }).click();
+    // The document itself and those below it are no place to move it to.
+    const under = web.page.getByLabel('Move under');
+    expect(await under.locator('option').allTextContents()).toEqual(['(the top of the notebook)', 'Parent']);
+    await under.selectOption({ label: 'Parent' });
+    await web.page.getByRole('button', { name: 'Move here' }).click();
+    await web.page.locator('p.hpath', { hasText: '/Parent/Child' }).waitFor();
+    expect(await web.act<{ notebook: string; parentId: string | null }>('document_info', { id: child.id })).toMatchObject({ notebook: home.id, parentId: parent.id });
+    // Changed elsewhere after the page showed it: not moved, and that is said.
+    await web.act('block_append', { parentId: child.id, markdown: 'Added from another tab.' });
+    await web.page.getByRole('button', { name: 'Move…', exact: true }).click();
+    await web.page.getByLabel('Move to notebook').selectOption({ label: 'Work' });
+    await web.page.getByRole('button', { name: 'Move here' }).click();
+    await web.page.getByText('Not moved:').waitFor();
+    expect(await web.act<{ notebook: string }>('document_info', { id: child.id })).toMatchObject({ notebook: home.id });
+    // Shown as it is now, it goes, with the document below it.
+    await web.page.reload();
+    await web.page.getByText('Added from another tab.').waitFor();
+    await web.page.getByRole('button', { name: 'Move…', exact: true }).click();
+    await web.page.getByLabel('Move to notebook').selectOption({ label: 'Work' });
+    await web.page.getByRole('button', { name: 'Move here' }).click();
+    await web.page.locator('p.hpath', { hasText: /^\/Child$/ }).waitFor();
+    expect(await web.act<{ notebook: string; parentId: string | null; childDocuments: string[] }>('document_info', { id: child.id })).toMatchObject({ notebook: work.id, parentId: null, childDocuments: [expect.any(String)] });
+  });
+
   it('renames a session and deletes it', async () => {
     const web = await start();
     await web.signIn(ADMIN);

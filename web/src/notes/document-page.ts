@@ -7,6 +7,7 @@ import { Blocks, type BlockActions, type BlockData } from './blocks-view.js';
 import { loadAssets } from './assets.js';
 import { DocumentTitle } from './document-title.js';
 import { HistoryPanel } from './history-panel.js';
+import { MovePanel } from './move-panel.js';
 
 interface Conflict { mine: string; theirs: string; theirsUpdated: string }
 
@@ -22,7 +23,7 @@ const drafts = new Map<string, { typed: string; opened: string; updated: string 
 const addDrafts = new Map<string, string>();
 
 export function DocumentPage({ client, id, focus, canEdit, onChanged }: { client: QuireClient; id: string; focus?: string; canEdit: boolean; onChanged: () => void }): VNode {
-  const [doc, setDoc] = useState<{ document: BlockData; hpath: string } | undefined>();
+  const [doc, setDoc] = useState<{ document: BlockData; hpath: string; notebook: string; parentId: string | null } | undefined>();
   const [error, setError] = useState<string>();
   // `opened`: the text as the editor opened with it, to tell whether anything was typed since.
   const [editing, setEditing] = useState<{ id: string; markdown: string; updated: string; opened: string } | undefined>();
@@ -30,13 +31,14 @@ export function DocumentPage({ client, id, focus, canEdit, onChanged }: { client
   const [saving, setSaving] = useState(false);
   const [deleting, setDeleting] = useState(false);
   const [history, setHistory] = useState(false);
+  const [moving, setMoving] = useState(false);
   const root = useRef<HTMLElement>(null);
   // The editor's text as typed: kept here, not in state, so that a keystroke does not render the whole
   // document again (every block's Markdown parsed at each key).
   const typed = useRef('');
 
   const load = (): Promise<void> => client.call('document_get', { body: { id } }).then(
-    (answer) => { setDoc(answer.result as { document: BlockData; hpath: string }); setError(undefined); },
+    (answer) => { setDoc(answer.result as { document: BlockData; hpath: string; notebook: string; parentId: string | null }); setError(undefined); },
     (e: unknown) => setError(describe(e)),
   );
   // What the editor holds when the page goes (another document, another page): kept as a draft of its block.
@@ -254,7 +256,10 @@ export function DocumentPage({ client, id, focus, canEdit, onChanged }: { client
     <${DocumentTitle} client=${client} id=${id} title=${doc.document.content ?? ''} updated=${doc.document.attrs.updated} canEdit=${canEdit}
       onRenamed=${() => { void load(); onChanged(); }} onRemoved=${() => { onChanged(); location.hash = '#/'; }}>
       ${canEdit ? html`<button type="button" aria-expanded=${history} onClick=${() => setHistory(!history)}>History</button>` : null}
+      ${canEdit ? html`<button type="button" aria-expanded=${moving} onClick=${() => setMoving(!moving)}>Move…</button>` : null}
     </${DocumentTitle}>
+    ${moving ? html`<${MovePanel} key=${`${id} ${doc.document.attrs.updated ?? ''}`} client=${client} id=${id} notebook=${doc.notebook} parentId=${doc.parentId} updated=${doc.document.attrs.updated}
+      onMoved=${() => { setMoving(false); void load(); onChanged(); }} />` : null}
     ${history ? html`<${HistoryPanel} client=${client} id=${id} onRestored=${() => { void load(); onChanged(); }} />` : null}
     ${error ? html`<p class="error" role="alert">${error}</p>` : null}
     <${Blocks} blocks=${doc.document.children ?? []} actions=${actions} />
