@@ -30,7 +30,7 @@ export type { DiskWrite } from './fs/disk-full.js';
 export { IntentJournal, makeFolderDurably } from './fs/intent-journal.js';
 export { pathExists } from './fs/path-exists.js';
 export { settledMtime } from './fs/settled-mtime.js';
-export { firstCodePoints, firstUtf8Bytes } from './util/code-points.js';
+export { firstCodePoints, firstUtf8Bytes, wholeCharacterEnd } from './util/code-points.js';
 export { escapeHtml } from './util/escape-html.js';
 export { compiledScript, startWorker } from './util/worker-exec-argv.js';
 export { WorkerPool } from './util/worker-pool.js';

@@ -59,8 +59,8 @@ export function endInput(): void {
 }
 
 /**
- * Whether standard output's reader went away (`quire search | head`): what is left to print goes
- * nowhere and the command ends as it would (its kernel closed); the write's EPIPE crashed the process.
+ * The streams whose reader went away (`quire search | head`): what is left to print goes nowhere and
+ * the command ends as it would (its kernel closed); the write's EPIPE crashed the process.
  */
 const gone = new WeakSet<NodeJS.WriteStream>();
 const watched = new WeakSet<NodeJS.WriteStream>();

@@ -1,6 +1,7 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type ServerNotification } from '@modelcontextprotocol/sdk/types.js';
 import { isKernelError } from '../errors.js';
+import { wholeCharacterEnd } from '../util/code-points.js';
 import type { Kernel } from '../kernel.js';
 import { KERNEL_VERSION } from '../paths.js';
 import type { Principal, ProgressUpdate } from '../plugin-api.js';
@@ -74,8 +75,7 @@ function success(value: unknown): CallToolResult {
   // Nothing returned is null, as in the text: `{ result: undefined }` went out as `{}`.
   const structured = typeof value === 'object' && value !== null && !Array.isArray(value) ? value as Record<string, unknown> : { result: value ?? null };
   const text = JSON.stringify(value ?? null);
-  // Not between the two halves of a surrogate pair (a lone half breaks a client's UTF-8).
-  const cut = /[\uD800-\uDBFF]/.test(text.charAt(MAX_MCP_TEXT - 1)) ? MAX_MCP_TEXT - 1 : MAX_MCP_TEXT;
+  const cut = wholeCharacterEnd(text, MAX_MCP_TEXT);
   const shown = text.length <= MAX_MCP_TEXT ? text
     : `${text.slice(0, cut)}\n\n[Answer cut: ${text.length} characters, the first ${MAX_MCP_TEXT} shown; the whole answer is in this result's structured content. Read less at once where a tool allows it: one block (block_get), a document's Markdown or a block's children a part at a time (document_get_markdown, block_get_children: offset and limit), a search page by page.]`;
   return { content: [{ type: 'text', text: shown }], structuredContent: structured };

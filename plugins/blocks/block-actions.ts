@@ -34,6 +34,7 @@ export function blockActions(rt: BlocksRuntime): Record<string, ActionHandler> {
       const { id, offset = 0, limit } = input as { id: string; offset?: number; limit?: number };
       const { at } = await found(call, id);
       const all = at.block.children ?? [];
+      if (offset > all.length) throw invalid(`offset ${offset} is past the block's ${all.length} children`, { field: 'offset' });
       // A page at a time on request: an MCP client sees 100,000 characters of an answer, some 300 summaries.
       const end = limit === undefined ? all.length : Math.min(all.length, offset + limit);
       return { id: at.block.id, children: all.slice(offset, end).map((child) => summary(child)), offset, total: all.length, next: end < all.length ? end : null };

@@ -1,4 +1,4 @@
-import { newId, type ActionCall, type ActionHandler } from '../../core/index.js';
+import { newId, wholeCharacterEnd, type ActionCall, type ActionHandler } from '../../core/index.js';
 import type { Block, DraftBlock } from './block-model.js';
 import type { BlocksRuntime } from './runtime.js';
 import { assertDocumentVisible, assertNotebookVisible, checkExpected, invalid } from './access.js';
@@ -108,6 +108,5 @@ function customAttrs(block: Block): Record<string, string> {
 /** At most `limit` UTF-16 units of `text` (a title's limit is in them), never half a surrogate pair. */
 function firstUtf16Units(text: string, limit: number): string {
   if (text.length <= limit) return text;
-  const cut = text.charCodeAt(limit - 1) >= 0xd800 && text.charCodeAt(limit - 1) <= 0xdbff ? limit - 1 : limit;
-  return text.slice(0, cut);
+  return text.slice(0, wholeCharacterEnd(text, limit));
 }

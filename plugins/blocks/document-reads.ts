@@ -1,4 +1,4 @@
-import type { ActionCall, ActionHandler } from '../../core/index.js';
+import { wholeCharacterEnd, type ActionCall, type ActionHandler } from '../../core/index.js';
 import type { BlocksRuntime } from './runtime.js';
 import { assertDocumentVisible, assertNotebookVisible, invalid } from './access.js';
 import { summary } from './block-actions.js';
@@ -63,6 +63,6 @@ export function partOf(text: string, offset: number, limit: number | undefined):
   let end = offset + limit;
   const lineEnd = text.lastIndexOf('\n', end - 1);
   if (lineEnd >= end - Math.floor(limit / 10)) end = lineEnd + 1;
-  else if (/[\uD800-\uDBFF]/.test(text.charAt(end - 1))) end--;
+  else end = wholeCharacterEnd(text, end);
   return { text: text.slice(offset, end), next: end };
 }

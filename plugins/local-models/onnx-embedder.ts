@@ -1,4 +1,5 @@
 import type { Embedder } from '../../core/backends/contracts.js';
+import { wholeCharacterEnd } from '../../core/util/code-points.js';
 import { DEFAULT_BATCH_SIZE, DEFAULT_EMBED_CHARACTERS, type EmbedderConfig } from './config.js';
 import type { EmbedOptions } from './inference.js';
 import { modelFolder, readModelShape } from './model-folder.js';
@@ -88,6 +89,5 @@ export function batchEnd(texts: readonly string[], start: number, size: number):
 
 /** Cuts at `limit` UTF-16 units without splitting a surrogate pair (a CJK extension character, an emoji). */
 export function cutAt(text: string, limit: number): string {
-  const code = text.charCodeAt(limit - 1);
-  return text.slice(0, code >= 0xd800 && code <= 0xdbff ? limit - 1 : limit);
+  return text.slice(0, wholeCharacterEnd(text, limit));
 }

@@ -108,6 +108,8 @@ const DEFAULT_KEY_ENV: Readonly<Record<Protocol | 'openai', string>> = {
 
 /** A server that takes no key still gets one from the SDKs' point of view; this one is never a secret. */
 const NO_KEY = 'no-key';
+/** Where the key came from when none is sent (`apiKeyEnv: false`): a refusal then says so, not "the key from". */
+export const NO_KEY_SOURCE = 'no key';
 
 export interface ResolvedKey {
   key: string;
@@ -140,7 +142,7 @@ export function keyInVariableName(field: string): KernelError {
  * any request, naming the variable and the config field.
  */
 export function resolveKey(config: { provider: Protocol | 'openai'; apiKeyEnv?: string | false }, field: string, env: NodeJS.ProcessEnv = process.env): ResolvedKey {
-  if (config.apiKeyEnv === false) return { key: NO_KEY, source: 'no key' };
+  if (config.apiKeyEnv === false) return { key: NO_KEY, source: NO_KEY_SOURCE };
   const variable = config.apiKeyEnv ?? DEFAULT_KEY_ENV[config.provider];
   if (looksLikeKey(variable, env)) throw keyInVariableName(field);
   const key = env[variable];

@@ -1,4 +1,5 @@
 import { KernelError } from '../../core/index.js';
+import { NO_KEY_SOURCE } from './config.js';
 import { toModelError } from './errors.js';
 
 export interface CheckTarget {
@@ -67,5 +68,5 @@ export function lookupById(model: string, fetchOne: (signal: AbortSignal) => Pro
 
 /** What a server's refusal of the credentials says: the key and where it came from, or that none was sent. */
 export function refusal(keySource: string): string {
-  return keySource === 'no key' ? 'refused the request, sent without a key (apiKeyEnv is false): if it needs one, name the variable that holds it in apiKeyEnv' : `refused the key from ${keySource}`;
+  return keySource === NO_KEY_SOURCE ? 'refused the request, sent without a key (apiKeyEnv is false): if it needs one, name the variable that holds it in apiKeyEnv' : `refused the key from ${keySource}`;
 }

@@ -52,8 +52,9 @@ async function embedQuery(selected: SelectedBackend<'embedder'>, text: string, s
     }
     // A vector of zeros points nowhere (every block is equally far from it) and one with NaN in it ranks
     // nothing: either answered hits in an arbitrary order as if they were the query's nearest.
-    if (!vector.every(Number.isFinite) || vector.every((value) => value === 0)) {
-      throw new KernelError('MODEL_UNAVAILABLE', `the embedder ${name} answered a vector for the query that ${vector.every(Number.isFinite) ? 'is all zeros' : 'is not all numbers'}: no block can be compared with it`, { details: { field: CONFIG_FIELD, embedder: name } });
+    const finite = vector.every(Number.isFinite);
+    if (!finite || vector.every((value) => value === 0)) {
+      throw new KernelError('MODEL_UNAVAILABLE', `the embedder ${name} answered a vector for the query that ${finite ? 'is all zeros' : 'is not all numbers'}: no block can be compared with it`, { details: { field: CONFIG_FIELD, embedder: name } });
     }
     return vector;
   } catch (error) {

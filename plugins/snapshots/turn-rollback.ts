@@ -44,18 +44,6 @@ type ReadText = (path: string) => Promise<string>;
 /** Where blocks are now, by the index: block id → the id of its document. */
 type DocumentsOf = (ids: readonly string[]) => ReadonlyMap<string, string>;
 
-/**
- * Blocks the turn took out of this document that are now in another, where the undo does not take them
- * out again (`wayBack`: the turn put them there, so that document's undo removes them): its old text
- * would put them back a second time.
- */
-function movedOnSince(before: TreeBlock, after: TreeBlock, path: string, documentsOf: DocumentsOf, wayBack: (id: string, where: string) => boolean): string[] {
-  const kept = index(after);
-  const gone = [...index(before).keys()].filter((id) => !kept.has(id));
-  if (gone.length === 0) return [];
-  const here = fileName(path).replace(/\.json$/, '');
-  return [...documentsOf(gone)].filter(([id, document]) => document !== here && !wayBack(id, document)).map(([id]) => id);
-}
 /** Told which skills are about to change, before any of their files does (to keep their versions). */
 type BeforeSkills = (names: string[]) => Promise<void>;
 
@@ -268,14 +256,12 @@ async function undoBlocks(repo: SnapshotRepo, before: Snapshot, after: Snapshot,
     }
     // A turn cut short never goes whole-file: only blocks with its stamp are known to be its.
     const mixedHere = mixed.has(path) || mixed.has(at) || moved !== undefined || unrecorded;
-    if (at === path && now[path]!.hash === after.files[path]!.hash && !mixedHere) {
-      // Blocks the turn moved out of this document come back with its old text: one moved on since to a
-      // document the undo does not touch would then be in two documents (the index skips both).
-      const elsewhere = force ? [] : movedOnSince(JSON.parse(await snapshotText(repo, before, path)) as TreeBlock, JSON.parse(await afterText(path)) as TreeBlock, path, documentsOf, wayBack);
-      if (elsewhere.length > 0) {
-        for (const id of elsewhere) result.conflicts.push({ path, id });
-        continue;
-      }
+    // Blocks the turn moved out of this document come back with its old text: one moved on since to a
+    // document where the undo leaves it would then be in two (the index skips both). Then the document
+    // goes block by block, which leaves such a block where it is, a conflict, forced or not.
+    const wholeFile = at === path && now[path]!.hash === after.files[path]!.hash && !mixedHere
+      && elsewhereNowOf(JSON.parse(await snapshotText(repo, before, path)) as TreeBlock, JSON.parse(await afterText(path)) as TreeBlock, fileName(path).replace(/\.json$/, '')).size === 0;
+    if (wholeFile) {
       notices.push([path, 'rollback']);
       change.writes.push({ path, hash: before.files[path]!.hash });
       result.undone.push({ path, blocks: 0 });

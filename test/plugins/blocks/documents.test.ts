@@ -74,6 +74,8 @@ describe('documents as files', () => {
       offset = page.next;
     }
     expect(ids).toEqual(all.children.map((child) => child.id));
+    const past = await caught(act('block_get_children', { id: doc, offset: 26 }));
+    expect([past.code, past.details?.field]).toEqual(['INVALID_INPUT', 'offset']);
   });
 
   it('returns the document as Markdown and round-trips it through create', async () => {
