@@ -79,6 +79,10 @@ export class AnnSync {
     if (this.closed || (this.model === model && this.dimensions === dimensions && this.state !== 'failed')) return;
     this.model = model;
     this.dimensions = dimensions;
+    // At once, not when the opening below begins (after the one before it): the graph held is of another
+    // model or size. It stayed 'ready' meanwhile, so a search was handed it (or found none once it was
+    // closed) and a catch-up put vectors of the new size into it.
+    this.state = 'opening';
     // The store's last change now, before the saved graph loads (seconds at a million vectors) while the
     // indexer goes on writing: a graph past this is past the store (it was reset or lost its last writes).
     const storeSeq = this.store.maxSeq();
@@ -116,14 +120,13 @@ export class AnnSync {
   }
 
   private async open(model: string, dimensions: number, storeSeq: number): Promise<void> {
-    if (this.closed || this.model !== model) return;
-    await this.closeIndex(true);
-    this.state = 'opening';
+    if (this.closed || !this.wanted(model, dimensions)) return;
+    await this.closeIndex(false, 'opening');
     const name = `${FILE_PREFIX}${createHash('sha1').update(`${model}\u0000${dimensions}`).digest('hex').slice(0, 16)}`;
     await this.removeOtherFiles(name);
     const { openAnnIndex } = await import('./ann/ann-index.js');
     let index = await openAnnIndex(this.dir, name, { dimensions, model }, annThread());
-    if (this.closed || this.model !== model) { await index.close(); return; }
+    if (this.closed || !this.wanted(model, dimensions)) { await index.close(); return; }
     // A saved graph past the store (embeddings.db removed or reset, or its last commits lost with the
     // power) holds vectors under keys the store gives out again, and would skip its changes up to there:
     // rebuilt from the store instead of trusted.
@@ -133,7 +136,7 @@ export class AnnSync {
       await index.close();
       await this.removeOtherFiles('');
       index = await openAnnIndex(this.dir, name, { dimensions, model }, annThread());
-      if (this.closed || this.model !== model) { await index.close(); return; }
+      if (this.closed || !this.wanted(model, dimensions)) { await index.close(); return; }
     }
     this.index = index;
     const rebuildBecause = ahead ?? index.needsRebuild;
@@ -145,7 +148,8 @@ export class AnnSync {
       const upTo = this.store.maxSeq();
       let after = 0;
       for (;;) {
-        if (this.closed || this.index !== index) return;
+        // Another model or size asked for meanwhile: its opening waits behind this one.
+        if (this.closed || this.index !== index || !this.wanted(model, dimensions)) return;
         const rows = this.store.vectorsOf(model, dimensions, after, PAGE);
         if (rows.length === 0) break;
         after = rows[rows.length - 1]!.key;
@@ -159,7 +163,12 @@ export class AnnSync {
       this.saved = index.savedWatermark;
     }
     await this.catchUpNow();
-    if (this.index === index) this.state = 'ready';
+    if (this.index === index && this.wanted(model, dimensions)) this.state = 'ready';
+  }
+
+  /** Whether the graph of `model` at `dimensions` is still the one asked for (not switched from since). */
+  private wanted(model: string, dimensions: number): boolean {
+    return this.model === model && this.dimensions === dimensions;
   }
 
   /** Applies the store's changes since the last applied (after each batch of vectors). */
@@ -220,12 +229,12 @@ export class AnnSync {
     }
   }
 
-  private async closeIndex(save: boolean): Promise<void> {
+  private async closeIndex(save: boolean, next: AnnState = 'none'): Promise<void> {
     const index = this.index;
     if (!index) return;
     if (save) await this.save().catch(() => undefined);
     this.index = undefined;
-    this.state = 'none';
+    this.state = next;
     await index.close();
   }
 
