@@ -234,49 +234,85 @@ async function undoBlocks(repo: SnapshotRepo, before: Snapshot, after: Snapshot,
     if (left) addedByTurn.set(fileName(path).replace(/\.json$/, ''), new Set([...index(left).keys()].filter((id) => !older.has(id))));
   }
   const wayBack = (id: string, where: string): boolean => addedByTurn.get(where)?.has(id) === true;
+  // Blocks on their way back that the undo of the document they are in now keeps there (a person edited
+  // one since the turn moved it): not put back, found by planning the documents once more.
+  const keepAway = new Set<string>();
   const elsewhereNowOf = (start: TreeBlock, current: TreeBlock, doc: string): Set<string> => {
     const live = index(current);
     const gone = [...index(start).keys()].filter((id) => !live.has(id));
     if (gone.length === 0) return new Set();
-    return new Set([...documentsOf(gone)].filter(([id, where]) => where !== doc && (unrecorded || !wayBack(id, where))).map(([id]) => id));
+    return new Set([...documentsOf(gone)].filter(([id, where]) => where !== doc && (unrecorded || !wayBack(id, where) || keepAway.has(id))).map(([id]) => id));
   };
-  for (const [path, moved] of [...turn.changed.map((changed) => [changed, undefined] as const), ...movedUnrecorded]) {
-    // A document moved since (after the turn, or since a turn cut short began) is undone where it is now.
-    const at = moved ?? (now[path] !== undefined ? path : isNotebookSettings(path) ? undefined : nowAt.get(fileName(path)));
-    if (at === undefined || now[at] === undefined) { result.conflicts.push({ path }); continue; }
-    // As it was before the turn already (an undo a kill cut short after its files, or put back by hand): nothing to undo.
-    if (now[at]!.hash === before.files[path]!.hash) continue;
-    if (isNotebookSettings(path)) {
-      // A turn cut short: who changed the settings no record says.
-      const settings = unrecorded ? (force ? { conflict: false, text: undoneKeepingPrivacy(await snapshotText(repo, before, path), await readFile(file(path), 'utf8')) } : { conflict: true })
-        : undoSettings(await snapshotText(repo, before, path), await afterText(path), await readFile(file(path), 'utf8'), after, path, force);
-      if (settings.conflict) result.conflicts.push({ path });
-      else if (settings.text !== undefined) { change.writes.push({ path, text: settings.text }); result.undone.push({ path, blocks: 0 }); }
-      continue;
+  const marks = [result.conflicts.length, result.undone.length, notices.length, change.writes.length] as const;
+  // Each pass keeps at least one more block away, so the passes end (one, unless such a block is found).
+  for (;;) {
+    // Each document's blocks once undone, and those put back into it (not in it now).
+    const planned = new Map<string, ReadonlySet<string>>();
+    const putBack = new Map<string, string>();
+    await undoChanged(planned, putBack);
+    const twice = [...putBack].filter(([id, doc]) => !keepAway.has(id) && stillElsewhere(id, doc, planned));
+    if (twice.length === 0) break;
+    for (const [id] of twice) keepAway.add(id);
+    result.conflicts.length = marks[0];
+    result.undone.length = marks[1];
+    notices.length = marks[2];
+    change.writes.length = marks[3];
+  }
+  /** Whether a block put back into `doc` stays in another document too: where the undo leaves it, or where it is now if that one is not undone. */
+  function stillElsewhere(id: string, doc: string, planned: ReadonlyMap<string, ReadonlySet<string>>): boolean {
+    for (const [other, ids] of planned) if (other !== doc && ids.has(id)) return true;
+    const now = documentsOf([id]).get(id);
+    return now !== undefined && now !== doc && !planned.has(now) && !change.removes.some((path) => fileName(path) === `${now}.json`);
+  }
+  async function undoChanged(planned: Map<string, ReadonlySet<string>>, putBack: Map<string, string>): Promise<void> {
+    const plannedAs = (doc: string, tree: TreeBlock, current?: TreeBlock): void => {
+      const ids = new Set(index(tree).keys());
+      planned.set(doc, ids);
+      const live = current ? index(current) : new Map();
+      if (current) for (const id of ids) if (!live.has(id)) putBack.set(id, doc);
+    };
+    for (const [path, moved] of [...turn.changed.map((changed) => [changed, undefined] as const), ...movedUnrecorded]) {
+      // A document moved since (after the turn, or since a turn cut short began) is undone where it is now.
+      const at = moved ?? (now[path] !== undefined ? path : isNotebookSettings(path) ? undefined : nowAt.get(fileName(path)));
+      if (at === undefined || now[at] === undefined) { result.conflicts.push({ path }); continue; }
+      // As it was before the turn already (an undo a kill cut short after its files, or put back by hand): nothing to undo.
+      if (now[at]!.hash === before.files[path]!.hash) continue;
+      if (isNotebookSettings(path)) {
+        // A turn cut short: who changed the settings no record says.
+        const settings = unrecorded ? (force ? { conflict: false, text: undoneKeepingPrivacy(await snapshotText(repo, before, path), await readFile(file(path), 'utf8')) } : { conflict: true })
+          : undoSettings(await snapshotText(repo, before, path), await afterText(path), await readFile(file(path), 'utf8'), after, path, force);
+        if (settings.conflict) result.conflicts.push({ path });
+        else if (settings.text !== undefined) { change.writes.push({ path, text: settings.text }); result.undone.push({ path, blocks: 0 }); }
+        continue;
+      }
+      // A turn cut short never goes whole-file: only blocks with its stamp are known to be its.
+      const mixedHere = mixed.has(path) || mixed.has(at) || moved !== undefined || unrecorded;
+      // Blocks the turn moved out of this document come back with its old text: one moved on since to a
+      // document where the undo leaves it would then be in two (the index skips both). Then the document
+      // goes block by block, which leaves such a block where it is, a conflict, forced or not.
+      const wholeFile = at === path && now[path]!.hash === after.files[path]!.hash && !mixedHere
+        && elsewhereNowOf(JSON.parse(await snapshotText(repo, before, path)) as TreeBlock, JSON.parse(await afterText(path)) as TreeBlock, fileName(path).replace(/\.json$/, '')).size === 0;
+      if (wholeFile) {
+        const written = JSON.parse(await snapshotText(repo, before, path)) as TreeBlock;
+        plannedAs(written.id, written, JSON.parse(await readFile(file(path), 'utf8')) as TreeBlock);
+        notices.push([path, 'rollback']);
+        change.writes.push({ path, hash: before.files[path]!.hash });
+        result.undone.push({ path, blocks: 0 });
+        continue;
+      }
+      const text = await readFile(file(at), 'utf8');
+      const current = JSON.parse(text) as TreeBlock;
+      const start = JSON.parse(await snapshotText(repo, before, path)) as TreeBlock;
+      const liveBefore = JSON.parse(text) as TreeBlock;
+      const undone = undoInTree(start, JSON.parse(await afterText(moved ?? path)) as TreeBlock, current, after.origin, mixedHere, force, (id) => result.conflicts.push({ path: at, id }),
+        { stampedOnly: unrecorded, olderElsewhere, elsewhereNow: elsewhereNowOf(start, current, fileName(at).replace(/\.json$/, '')) });
+      plannedAs(current.id, current, liveBefore);
+      // Nothing of the turn's left in it (only others' changes since): not rewritten, nor kept as a version.
+      if (undone === 0 && `${JSON.stringify(current, null, 2)}\n` === text) continue;
+      notices.push([at, 'rollback']);
+      change.writes.push({ path: at, text: `${JSON.stringify(current, null, 2)}\n` });
+      result.undone.push({ path: at, blocks: undone });
     }
-    // A turn cut short never goes whole-file: only blocks with its stamp are known to be its.
-    const mixedHere = mixed.has(path) || mixed.has(at) || moved !== undefined || unrecorded;
-    // Blocks the turn moved out of this document come back with its old text: one moved on since to a
-    // document where the undo leaves it would then be in two (the index skips both). Then the document
-    // goes block by block, which leaves such a block where it is, a conflict, forced or not.
-    const wholeFile = at === path && now[path]!.hash === after.files[path]!.hash && !mixedHere
-      && elsewhereNowOf(JSON.parse(await snapshotText(repo, before, path)) as TreeBlock, JSON.parse(await afterText(path)) as TreeBlock, fileName(path).replace(/\.json$/, '')).size === 0;
-    if (wholeFile) {
-      notices.push([path, 'rollback']);
-      change.writes.push({ path, hash: before.files[path]!.hash });
-      result.undone.push({ path, blocks: 0 });
-      continue;
-    }
-    const text = await readFile(file(at), 'utf8');
-    const current = JSON.parse(text) as TreeBlock;
-    const start = JSON.parse(await snapshotText(repo, before, path)) as TreeBlock;
-    const undone = undoInTree(start, JSON.parse(await afterText(moved ?? path)) as TreeBlock, current, after.origin, mixedHere, force, (id) => result.conflicts.push({ path: at, id }),
-      { stampedOnly: unrecorded, olderElsewhere, elsewhereNow: elsewhereNowOf(start, current, fileName(at).replace(/\.json$/, '')) });
-    // Nothing of the turn's left in it (only others' changes since): not rewritten, nor kept as a version.
-    if (undone === 0 && `${JSON.stringify(current, null, 2)}\n` === text) continue;
-    notices.push([at, 'rollback']);
-    change.writes.push({ path: at, text: `${JSON.stringify(current, null, 2)}\n` });
-    result.undone.push({ path: at, blocks: undone });
   }
   if (before.skills && after.skills) {
     // A turn cut short: skill files carry no stamp, so a change to one since it began is the person's to judge.

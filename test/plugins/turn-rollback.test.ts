@@ -291,6 +291,24 @@ describe('rolling back an agent turn', () => {
     expect(holding).toEqual([made.Third]);
   });
 
+  it.each([false, true])('never leaves a block the turn moved in two documents when a person edited it since (forced: %s)', async (force) => {
+    const made: Record<string, string> = {};
+    const { rollback, act, doc, first } = await agentTurn((act, paragraphs) => twoRounds(async () => {
+      const { notebook } = await act<{ notebook: string }>('document_get', { id: paragraphs.doc });
+      made.Second = (await act<Created>('document_create', { notebook, title: 'Second', markdown: 'Second text' })).id;
+      return toolCalls({ id: 'c1', name: 'block_move', args: { id: paragraphs.first, parentId: made.Second } });
+    }));
+    // After the turn, the person edits the moved block where the turn put it.
+    await act('block_update', { id: first, markdown: 'person edited the moved one' });
+    const result = await rollback(force);
+    const holding: string[] = [];
+    for (const id of [doc, made.Second!]) if ((await act<Tree>('document_get', { id })).document.children.some((child) => child.id === first)) holding.push(id);
+    expect(holding).toHaveLength(1);
+    expect(holding[0]).toBe(force ? doc : made.Second);
+    // Not forced: a conflict where the person's edit is, and where it was not put back.
+    expect(result.conflicts.map((conflict) => conflict.id)).toEqual(force ? [] : [first, first]);
+  });
+
   it('restores the snapshot when nothing changed the notes since the turn, and records it in the session', async () => {
     const { kernel, sessionId, rollback, texts } = await agentTurn();
     expect(await texts()).toEqual(['agent rewrote one', 'person two', 'agent line']);
