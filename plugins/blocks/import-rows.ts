@@ -81,6 +81,8 @@ export interface PreparedDocument extends PreparedRows {
   text: string;
   /** Why the file became an empty document, if it did. */
   problem?: string;
+  /** What of the file was read otherwise than as written (front matter kept as text). */
+  note?: string;
   /** Headings given an id ahead that the parse did not find (links to them point nowhere). */
   unplacedHeadings?: string[];
   /** Block identifiers (`^abc`) links point to that no block of the note took (the links lead nowhere). */
@@ -100,6 +102,7 @@ function prepareDocument(doc: ImportDocWork, maxChars: number, by: string, now: 
   let drafts: DraftBlock[] = [];
   let problem: string | undefined;
   let frontMatter: Record<string, string> | undefined;
+  let note: string | undefined;
   if (doc.drafts !== undefined) drafts = doc.drafts;
   else if (doc.markdown !== undefined || doc.path !== undefined) {
     const parsed = doc.markdown !== undefined ? parseMarkdownSource(doc.markdown, maxChars) : parseMarkdownFile(doc.path!, maxChars);
@@ -109,6 +112,7 @@ function prepareDocument(doc: ImportDocWork, maxChars: number, by: string, now: 
     else problem = parsed.reason;
     // A plain Markdown file's front matter (an Obsidian note's was read before, into doc.attrs).
     if (parsed.ok) frontMatter = parsed.attrs;
+    if (parsed.ok && parsed.note !== undefined) note = parsed.note;
   }
   const linked = attachments && doc.path !== undefined && doc.markdown === undefined ? copyLinkedAttachments(drafts, doc.path, attachments) : undefined;
   const unplaced = doc.headingIds ? assignHeadingIds(drafts, new Map(Object.entries(doc.headingIds))) : [];
@@ -125,6 +129,7 @@ function prepareDocument(doc: ImportDocWork, maxChars: number, by: string, now: 
   root.children = materialise(drafts.length > 0 ? drafts : [{ type: 'paragraph', content: '' }], by, now, true);
   const prepared: PreparedDocument = { id: doc.id, title: doc.title, text: documentText(root), blocks: prepareBlocks(root) };
   if (problem !== undefined) prepared.problem = problem;
+  if (note !== undefined) prepared.note = note;
   if (unplaced.length > 0) prepared.unplacedHeadings = unplaced;
   if (unplacedBlocks.length > 0) prepared.unplacedBlocks = unplacedBlocks;
   if (linked && linked.linked > 0) prepared.attachmentLinks = linked.linked;

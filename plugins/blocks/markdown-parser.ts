@@ -12,7 +12,8 @@ import { prepareImport, type ImportWork, type PreparedDocument } from './import-
 import { prepareRebuild, type RebuildDocWork, type RebuiltDocument } from './rebuild-rows.js';
 
 /** `attrs`: a file's front matter (parseMarkdownFile). */
-export type ParsedFile = { ok: true; drafts: DraftBlock[]; attrs?: Record<string, string> } | { ok: false; reason: string };
+/** `note`: what was read otherwise than as written (front matter that does not parse, kept as text). */
+export type ParsedFile = { ok: true; drafts: DraftBlock[]; attrs?: Record<string, string>; note?: string } | { ok: false; reason: string };
 /** A call's Markdown as drafts, or how deep it would nest (and where, when refused before the parse). */
 export type ParsedText = { ok: true; drafts: DraftBlock[] } | { ok: false; depth: number; line?: number };
 export type ParseWork = { markdown: string } | { prepare: ImportWork } | { rebuild: RebuildDocWork[] };
@@ -98,7 +99,12 @@ export function parseMarkdownFile(path: string, maxChars: number): ParsedFile {
   try {
     const text = decodeNoteText(readFileSync(path));
     const front = text.startsWith('---') && looksLikeProperties(text) ? readFrontMatter(text) : undefined;
-    if (front === undefined || front.problem !== undefined || front.body === text || Object.keys(front.attrs).length === 0) return parseMarkdownSource(text, maxChars);
+    if (front?.problem !== undefined) {
+      // Kept in the note as Markdown (a rule and its lines), nothing lost; said, as the person meant properties.
+      const parsed = parseMarkdownSource(text, maxChars);
+      return parsed.ok ? { ...parsed, note: `${front.problem.replace(/;[^;]*$/, '')}: kept as the note's text` } : parsed;
+    }
+    if (front === undefined || front.body === text || Object.keys(front.attrs).length === 0) return parseMarkdownSource(text, maxChars);
     const parsed = parseMarkdownSource(front.body, maxChars);
     return parsed.ok ? { ...parsed, attrs: front.attrs } : parsed;
   } catch (error) {

@@ -313,6 +313,7 @@ async function importChunk(state: ImportState, chunk: Planned[], work: ImportWor
   let blocks = 0;
   for (const [i, doc] of prepared.entries()) {
     if (doc.problem !== undefined) state.skipped.push({ path: chunk[i]!.path!, reason: `${doc.problem}: imported as an empty document` });
+    if (doc.note !== undefined) state.skipped.push({ path: chunk[i]!.path!, reason: doc.note });
     if (doc.unplacedBlocks) state.skipped.push({ path: chunk[i]!.path!, reason: `links point to block identifiers the note does not end a block with: ${doc.unplacedBlocks.slice(0, 5).map((key) => `^${key}`).join(', ')}` });
     if (doc.unplacedHeadings) state.skipped.push({ path: chunk[i]!.path!, reason: `links point to headings the note does not have as headings: ${doc.unplacedHeadings.slice(0, 5).join(', ')}` });
     if (doc.linksLeft) state.skipped.push({ path: chunk[i]!.path!, reason: `links to local files kept as written (outside the folder imported, missing, or over 256 MiB): ${doc.linksLeft.slice(0, 5).join(', ')}` });

@@ -25,6 +25,23 @@ describe('names an import and an export keep as written', () => {
     expect(await readFile(join(out, 'Note.md'), 'utf8')).toMatch(/^---\n__proto__: kept\n---\n/);
   });
 
+  it('says when a note\'s front matter does not parse (here an alias bomb), and keeps it as the note\'s text', async () => {
+    const { act } = await boot();
+    const notebook = await act<Created>('notebook_create', { name: 'Notes' });
+    const folder = join(await tempDir(), 'posts');
+    await mkdir(folder, { recursive: true });
+    const bomb = ['a: &a [x, x, x, x, x, x, x, x, x]', ...Array.from({ length: 8 }, (_, i) => `${String.fromCharCode(98 + i)}: &${String.fromCharCode(98 + i)} [${Array(9).fill(`*${String.fromCharCode(97 + i)}`).join(', ')}]`)];
+    await writeFile(join(folder, 'Bomb.md'), `---\n${bomb.join('\n')}\n---\nbody of the bomb\n`);
+    await writeFile(join(folder, 'Fine.md'), '---\ntitle: Fine\n---\nbody\n');
+    const result = await act<{ skipped: { path: string; reason: string }[] }>('import_markdown', { notebook: notebook.id, path: folder });
+    expect(result.skipped).toEqual([{ path: expect.stringMatching(/Bomb\.md$/), reason: expect.stringMatching(/^front matter is not valid YAML \(.+\): kept as the note's text$/) }]);
+    const listed = await act<{ documents: { id: string; title: string }[] }>('document_list', { notebook: notebook.id });
+    const id = listed.documents.find((doc) => doc.title === 'Bomb')!.id;
+    const { markdown } = await act<{ markdown: string }>('document_get_markdown', { id });
+    expect(markdown).toContain('a: &a [x, x, x');
+    expect(markdown).toContain('body of the bomb');
+  });
+
   it('titles a note whose file name holds a backslash with its whole name (on Linux a backslash is part of a name)', async () => {
     const { act } = await boot();
     const notebook = await act<Created>('notebook_create', { name: 'Notes' });
