@@ -200,12 +200,16 @@ export class EmbeddingStore {
     this.prepared('INSERT INTO block_embeddings (block_id, hash, ignored, seq) VALUES (?, ?, ?, ?)').run(blockId, hash, ignored, this.nextSeq());
   }
 
-  /** The block's text or its reason to be ignored changed: it needs embedding (again) unless ignored. */
+  /**
+   * The block's text or its reason to be ignored changed: it needs embedding (again) unless ignored. A
+   * vector of the text is current only at the size the model answers now (a text edited and put back
+   * while the store was embedded again at a new size was taken for done at the old one, and never found).
+   */
   update(key: number, hash: string, ignored: IgnoredReason | null, activeModel: string): void {
     this.prepared(`UPDATE block_embeddings SET hash = @hash, ignored = @ignored,
-        ok = (has_vector = 1 AND vector_hash IS @hash AND model IS @model),
+        ok = (has_vector = 1 AND vector_hash IS @hash AND model IS @model AND (@dimensions IS NULL OR dimensions IS @dimensions)),
         fail_count = CASE WHEN hash = @hash THEN fail_count ELSE 0 END, last_tried = CASE WHEN hash = @hash THEN last_tried ELSE 0 END
-      WHERE key = @key`).run({ hash, ignored, model: activeModel, key });
+      WHERE key = @key`).run({ hash, ignored, model: activeModel, dimensions: this.dimensionsOf(activeModel) ?? null, key });
   }
 
   /** Drops a row's vector (ignored now, or made remotely for a notebook now local-only). */
@@ -242,8 +246,10 @@ export class EmbeddingStore {
     const updated = this.prepared(`UPDATE block_embeddings SET hash = CASE WHEN hash = @rowHash THEN @textHash ELSE hash END, vector_hash = @textHash, has_vector = 1,
         model = @model, dimensions = @dimensions, remote = @remote, fail_count = 0, last_tried = 0, last_error = NULL, seq = @seq,
         ok = ((CASE WHEN hash = @rowHash THEN @textHash ELSE hash END) = @textHash AND @model = @activeModel)
-      WHERE key = @key`).run({ rowHash, textHash, model, dimensions, remote: remote ? 1 : 0, seq: this.nextSeq(), activeModel, key });
-    // A block deleted while its batch was at the embedder has no row any more: its vector is not kept.
+      WHERE key = @key AND ignored IS NULL`).run({ rowHash, textHash, model, dimensions, remote: remote ? 1 : 0, seq: this.nextSeq(), activeModel, key });
+    // A block deleted while its batch was at the embedder has no row any more, and one ignored meanwhile
+    // (moved under an ignored path, its type or notebook ignored since) is to have none: its vector is not
+    // kept (it was, and semantic search found the block the person had left out).
     if (updated.changes > 0) this.prepared('INSERT OR REPLACE INTO embedding_vectors (key, vector) VALUES (?, ?)').run(key, vector);
   }
 
@@ -258,7 +264,10 @@ export class EmbeddingStore {
   /** Another model is now in use: every row needs its vector (the old ones stay, never compared, until replaced). */
   activateModel(model: string): void {
     this.transaction(() => {
-      this.prepared('UPDATE block_embeddings SET ok = (has_vector = 1 AND vector_hash IS hash AND model IS ?), fail_count = 0, last_tried = 0').run(model);
+      // At the size the model last answered: a switch back to a model whose size changed while it was
+      // not in use took its vectors of the old size for done.
+      this.prepared('UPDATE block_embeddings SET ok = (has_vector = 1 AND vector_hash IS hash AND model IS @model AND (@dimensions IS NULL OR dimensions IS @dimensions)), fail_count = 0, last_tried = 0')
+        .run({ model, dimensions: this.dimensionsOf(model) ?? null });
       this.setMeta('model', model);
     });
   }

@@ -217,6 +217,12 @@ export class Indexer {
   private async oneByOne(selected: SelectedBackend<'embedder'>, due: DueBlock[], remote: boolean, signal: AbortSignal): Promise<PassEnd | undefined> {
     for (const block of due) {
       if (this.closed) return 'closed';
+      // Checked before each text leaves, as before each batch: a notebook made local-only while these go
+      // one by one (up to a batch's count of calls) keeps the rest here.
+      if (remote && localOnlyAmong(this.deps.blocks.notebooks()).has(block.notebook)) {
+        this.deps.intake.checkIds([block.block_id]);
+        continue;
+      }
       let vector: Float32Array | undefined;
       try {
         [vector] = await selected.backend.embed([block.content], signal);

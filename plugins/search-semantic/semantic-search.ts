@@ -123,7 +123,7 @@ export function createSemanticSearch(deps: SearchDeps) {
     if (scope !== undefined && scope.length === 0) return answer([], true);
     const filter = filterSql(query, everyNotebook ? undefined : scope);
     await deps.ann()?.whileOpening(OPENING_WAIT_MS, call.signal);
-    await deps.ann()?.caughtUp();
+    await deps.ann()?.caughtUp(call.signal);
     const ann = deps.ann()?.ready(model, dimensions);
     if (filter.where.length === 0) {
       if (!ann) {

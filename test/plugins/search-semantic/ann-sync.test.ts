@@ -2,8 +2,9 @@ import Database from 'better-sqlite3';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { silentLogger, type Logger } from '../../../core/log.js';
+import { AnnEngine } from '../../../plugins/search-semantic/ann/ann-engine.js';
 import { AnnSync } from '../../../plugins/search-semantic/ann-sync.js';
 import { EmbeddingStore } from '../../../plugins/search-semantic/embedding-store.js';
 import { vectorToBlob } from '../../../plugins/search-semantic/vector-blob.js';
@@ -23,12 +24,14 @@ function storeAndSync(ids: string[], warnings: string[]): { store: EmbeddingStor
   const blocksFile = join(folder, 'quire.db');
   const blocks = new Database(blocksFile);
   blocks.exec('CREATE TABLE blocks (id TEXT NOT NULL UNIQUE, root_id TEXT, notebook TEXT, path TEXT, hpath TEXT, type TEXT, subtype TEXT, content TEXT)');
-  for (const id of ids) blocks.prepare("INSERT INTO blocks VALUES (?, 'd', 'n', 'n/d.json', '/D', 'paragraph', NULL, ?)").run(id, `text of ${id}`);
+  const insert = blocks.prepare("INSERT INTO blocks VALUES (?, 'd', 'n', 'n/d.json', '/D', 'paragraph', NULL, ?)");
+  blocks.transaction(() => { for (const id of ids) insert.run(id, `text of ${id}`); })();
   blocks.close();
   const store = new EmbeddingStore(join(folder, 'embeddings.db'), blocksFile);
   cleanups.push(() => store.close());
-  for (const id of ids) store.insert(id, `h-${id}`, null);
-  const keys = ids.map((id) => store.rowsOf([id]).get(id)!.key);
+  store.transaction(() => { for (const id of ids) store.insert(id, `h-${id}`, null); });
+  const rows = store.rowsOf(ids);
+  const keys = ids.map((id) => rows.get(id)!.key);
   const log: Logger = { ...silentLogger, warn: (message, fields) => { warnings.push(`${message} ${JSON.stringify(fields ?? {})}`); } };
   const indexDir = join(folder, 'index');
   mkdirSync(indexDir);
@@ -68,6 +71,52 @@ describe('the vector index following the stored vectors', () => {
     expect((await graph.search(vector(2, 32), 1))[0]!.key).toBe(keys[1]);
     // Vectors of 32 were never put into the graph of 64 by a catch-up.
     expect(warnings).toEqual([]);
+  });
+
+  it('uses a graph it rebuilt whose save failed (a full disk), and saves it on the schedule', async () => {
+    vi.stubEnv('QUIRE_ANN_THREAD', 'main');
+    cleanups.push(() => { vi.unstubAllEnvs(); });
+    const ids = ['a', 'b', 'c'];
+    const warnings: string[] = [];
+    const { store, sync, keys } = storeAndSync(ids, warnings);
+    embedAll(store, ids, keys, 16);
+    const save = vi.spyOn(AnnEngine.prototype, 'save').mockImplementationOnce(() => { throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' }); });
+    cleanups.push(() => save.mockRestore());
+    sync.use(MODEL, 16);
+    await sync.settled();
+    // It was 'failed', nothing handed out, until a write to the notes opened it again.
+    expect(sync.state).toBe('ready');
+    expect((await sync.ready(MODEL, 16)!.search(vector(2, 16), 1))[0]!.key).toBe(keys[1]);
+    expect(warnings).toEqual([expect.stringMatching(/^saving the rebuilt vector index failed.*ENOSPC/)]);
+    await sync.save();
+    expect(save).toHaveBeenCalledTimes(2);
+  });
+
+  it('waits for the vectors stored before a query, not for those an embedder goes on writing meanwhile', async () => {
+    const ids = Array.from({ length: 20_000 }, (_, i) => `b${i}`);
+    const { store, sync, keys } = storeAndSync(ids, []);
+    embedAll(store, ids.slice(0, 3), keys.slice(0, 3), 16);
+    sync.use(MODEL, 16);
+    await sync.settled();
+    // A fast embedder: a batch of 200 vectors every millisecond, each followed by a catch-up.
+    let written = 3;
+    const batch = () => {
+      const next = Math.min(ids.length, written + 200);
+      store.transaction(() => { for (let i = written; i < next; i++) store.writeVector(keys[i]!, `h-${ids[i]}`, `h-${ids[i]}`, MODEL, vectorToBlob(vector(i + 1, 16)), 16, false, MODEL); });
+      written = next;
+      sync.catchUp();
+    };
+    batch();
+    const storedBefore = written;
+    const writer = setInterval(() => { if (written < ids.length) batch(); }, 1);
+    cleanups.push(() => clearInterval(writer));
+    await sync.caughtUp();
+    const atAnswer = { size: sync.size(), written };
+    clearInterval(writer);
+    expect(atAnswer.size).toBeGreaterThanOrEqual(storedBefore);
+    // It waited until the writer ran out (all 20,000), the query with it.
+    expect(atAnswer.written).toBeLessThan(ids.length);
+    await sync.settled();
   });
 
   it('stops a rebuild of a size no longer wanted, and the graph of the size asked for last is the one ready', async () => {

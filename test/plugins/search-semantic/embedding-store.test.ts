@@ -87,6 +87,41 @@ describe('the embeddings store', () => {
     store.close();
   });
 
+  it('never takes a vector of the size a model answered before for done: a text put back, or a switch back to the model', () => {
+    const store = storeWith(['a', 'b']);
+    store.insert('a', 'ha', null);
+    store.insert('b', 'hb', null);
+    const rows = store.rowsOf(['a', 'b']);
+    store.activateModel('m1');
+    store.noteDimensions('m1', 2);
+    for (const id of ['a', 'b']) store.writeVector(rows.get(id)!.key, `h${id}`, `h${id}`, 'm1', vectorToBlob(new Float32Array([1, 0])), 2, false, 'm1');
+    expect(store.counts('m1', 5)).toMatchObject({ indexed: 2, pending: 0 });
+    // The model now answers with 3 numbers: both blocks are to be embedded again.
+    expect(store.noteDimensions('m1', 3)).toBe(true);
+    expect(store.counts('m1', 5)).toMatchObject({ indexed: 0, pending: 2 });
+    // a is edited and put back before its turn came: its vector of 2 matches the text, not the size.
+    store.update(rows.get('a')!.key, 'ha2', null, 'm1');
+    store.update(rows.get('a')!.key, 'ha', null, 'm1');
+    // Another model for a while, then back to m1 (whose size is 3 now).
+    store.activateModel('m2');
+    store.activateModel('m1');
+    expect(store.counts('m1', 5)).toMatchObject({ indexed: 0, pending: 2 });
+    store.close();
+  });
+
+  it('keeps no vector of a block ignored while its batch was at the embedder', () => {
+    const store = storeWith(['a']);
+    store.insert('a', 'ha', null);
+    const key = store.rowsOf(['a']).get('a')!.key;
+    // Moved under an ignored path (its text the same) while the batch was out.
+    store.update(key, 'ha', 'path', 'm1');
+    store.writeVector(key, 'ha', 'ha', 'm1', vectorToBlob(new Float32Array([1, 0])), 2, false, 'm1');
+    expect(store.rowsOf(['a']).get('a')!.has_vector).toBe(0);
+    expect(store.db.prepare('SELECT count(*) FROM embedding_vectors').pluck().get()).toBe(0);
+    expect(store.counts('m1', 5)).toMatchObject({ indexed: 0 });
+    store.close();
+  });
+
   it('keeps no vector of a block deleted while its batch was at the embedder, nor of one deleted or dropped later', () => {
     const store = storeWith(['a', 'b', 'c']);
     for (const id of ['a', 'b', 'c']) store.insert(id, `h${id}`, null);

@@ -43,6 +43,8 @@ export class FakeEmbeddings {
   holdIf: ((input: readonly string[]) => boolean) | undefined;
   /** When it returns true for a request's input, that request fails with HTTP 500. */
   failIf: ((input: readonly string[]) => boolean) | undefined;
+  /** Awaited before a request is answered: what a person does while the embedder works. */
+  beforeAnswer: ((input: readonly string[]) => Promise<void>) | undefined;
   /** When it returns true for a text, a request holding it is refused with HTTP 400 (too long for the model). */
   rejectText: ((text: string) => boolean) | undefined;
   /** While true, every request is refused with HTTP 404: the model does not exist (a misspelt name). */
@@ -89,6 +91,7 @@ export class FakeEmbeddings {
     this.requests.push(input);
     this.texts.push(...input);
     if (this.holdIf?.(input) === true) return;
+    await this.beforeAnswer?.(input);
     if (input.some((text) => this.rejectText?.(text) === true)) {
       response.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: "This model's maximum context length is 8192 tokens, however you requested 9000 tokens", type: 'invalid_request_error' } }));
       return;

@@ -96,6 +96,30 @@ describe('semantic search: local-only notebooks never reach a remote embedder', 
     expect(neverSent(fake.texts)).toEqual([]);
   });
 
+  it('checks before each text sent again one by one (a batch refused) that its notebook was not made local-only meanwhile', async () => {
+    const fake = await fakeServer();
+    const { act } = await boot(fake);
+    await embedded(act);
+    const notebook = await act<Created>('notebook_create', { name: 'Soon kept' });
+    let marked = false;
+    // The batch holding a text too long for the model is refused; while its texts go one at a time,
+    // the person marks the notebook local-only.
+    fake.rejectText = (text) => text.includes('far too long');
+    fake.beforeAnswer = async (input) => {
+      if (input.length !== 1 || marked) return;
+      marked = true;
+      await act('notebook_set_privacy', { id: notebook.id, egress: 'local-only' });
+    };
+    fake.texts.length = 0;
+    await act('document_create', { notebook: notebook.id, title: 'Soon kept', markdown: 'far too long paragraph\n\nSECRET one\n\nSECRET two\n\nSECRET three' });
+    await until('the notebook counted local-only', async () => { const now = await status(act); return (now.ignored['local-only'] ?? 0) >= 4 && now.queued === 0 && now.pending === 0; });
+    expect(marked).toBe(true);
+    // Sent in the refused batch only (before the mark), never one by one after it.
+    const single = fake.requests.filter((input) => input.length === 1).flat();
+    expect(single.filter((text) => text.includes('SECRET')).length).toBeLessThanOrEqual(1);
+    expect(single.length).toBeLessThanOrEqual(2);
+  });
+
   it('follows the flag: marking a notebook local-only drops its remote vectors, unmarking embeds it again', async () => {
     const { root, open } = await twoNotebooks();
     const fake = await fakeServer();
