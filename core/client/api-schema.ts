@@ -1425,6 +1425,8 @@ export type SearchHybridInput = {
   subtypes?: string[];
   page?: number;
   pageSize?: number;
+  /** how many of each arm's best hits are fused (default the larger of 50, pageSize and the reranker's candidates); keep it the same across the pages of one query, which are then one ranking */
+  depth?: number;
 };
 
 export type SearchHybridOutput = {

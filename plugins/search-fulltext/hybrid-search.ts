@@ -8,7 +8,7 @@ import { reciprocalRankFusion, RRF_K, type Ranked } from './rank-fusion.js';
 import { snippet } from './snippet.js';
 import { localOnlyAmong } from '../../core/index.js';
 
-export type HybridInput = Omit<FulltextInput, 'documentCounts'>;
+export type HybridInput = Omit<FulltextInput, 'documentCounts'> & { depth?: number };
 
 type Arm = 'fulltext' | 'semantic';
 type ArmScores = Partial<Record<Arm | 'rerank', { rank: number; score: number }>>;
@@ -45,7 +45,10 @@ export function createHybridSearch(deps: HybridDeps) {
     const pageSize = input.pageSize ?? 20;
     const reranker = deps.rerank();
     const rerankWhy = reranker === undefined ? 'reranking is disabled (the rerank plugin is not active)' : reranker.unavailable(call);
-    const depth = Math.min(MAX_DEPTH, Math.max(MIN_DEPTH, page * pageSize, rerankWhy === undefined ? reranker!.candidates : 0));
+    // The same for every page of a query: fused at another depth, the order changes (a block 51st in both
+    // arms outranks one 1st in one), and a page deeper repeated hits of the one before and skipped others.
+    // Nor does it follow whether the reranker answers now (it rests after a timeout).
+    const depth = Math.min(MAX_DEPTH, Math.max(MIN_DEPTH, pageSize, input.depth ?? 0, reranker?.candidates ?? 0));
     const filters = { ...(input.notebooks ? { notebooks: input.notebooks } : {}), ...(input.path !== undefined ? { path: input.path } : {}), ...(input.types ? { types: input.types } : {}), ...(input.subtypes ? { subtypes: input.subtypes } : {}) };
     const notes: string[] = [];
 
@@ -96,6 +99,7 @@ export function createHybridSearch(deps: HybridDeps) {
     const words = wordsOf(input.query, index);
     const fulltextSnippets = new Map(fulltext?.results.map((hit) => [hit.id, hit.snippet]));
     const start = (page - 1) * pageSize;
+    if (start >= ordered.length && page > 1) notes.push(`this page is past the ${ordered.length} fused results (each arm's best ${depth}): search again with a larger depth (at most ${MAX_DEPTH}) for more`);
     const results = ordered.slice(start, start + pageSize).map((item, position) => {
       const row = rows.get(item.id)!;
       return {
@@ -125,7 +129,7 @@ export function createHybridSearch(deps: HybridDeps) {
  * Nothing to fuse and nothing to rerank: the full-text page itself, asked for as such (ranking a
  * deeper list and cutting the page out of it would cost more for the same answer). Same answer shape.
  */
-async function fulltextOnly(deps: HybridDeps, input: HybridInput, filters: Omit<HybridInput, 'query' | 'page' | 'pageSize'>, call: ActionCall, notes: string[]) {
+async function fulltextOnly(deps: HybridDeps, input: HybridInput, filters: Omit<HybridInput, 'query' | 'page' | 'pageSize' | 'depth'>, call: ActionCall, notes: string[]) {
   const page = input.page ?? 1;
   const pageSize = input.pageSize ?? 20;
   const found = await deps.fulltext({ query: input.query, ...filters, page, pageSize }, call);

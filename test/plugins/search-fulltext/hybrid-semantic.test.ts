@@ -62,4 +62,40 @@ describe('hybrid search with the real search-semantic plugin', () => {
     expect(filtered.results.filter((hit) => hit.notebook !== garden)).toEqual([]);
     expect(found.results.some((hit) => hit.notebook === secret)).toBe(true);
   });
+
+  it('pages one ranking: no block on two pages, none skipped, the same total on every page', async () => {
+    const embeddings = await embeddingsServer();
+    servers.push(embeddings);
+    const { act } = await boot({ semantic: false, plugins: {
+      providers: { config: { embedder: { provider: 'openai', model: 'topics-4', baseURL: `${embeddings.url}/v1`, apiKeyEnv: false } } },
+      'search-semantic': { config: { embedder: 'providers' } },
+    } });
+    const notebook = await act<{ id: string }>('notebook_create', { name: 'Many' });
+    // 150 blocks the word finds, ranked differently by each arm (lengths for full text, topic words for meaning).
+    const paragraphs = Array.from({ length: 150 }, (_, i) => `tomato ${'filler '.repeat(i % 37)}${['soup', 'basil soil', 'dog', 'bake cook', 'sun garden grow'][i % 5]} number ${i}`);
+    await act('document_create', { notebook: notebook.id, title: 'Many', markdown: paragraphs.join('\n\n') });
+    await act('embeddings_index', {});
+    const seen = new Map<string, number>();
+    const totals = new Set<number>();
+    const first = await act<HybridAnswer>('search_hybrid', { query: 'tomato basil', page: 1, pageSize: 20 });
+    const pages = Math.ceil(first.total / 20);
+    expect(pages).toBeGreaterThanOrEqual(3);
+    for (let page = 1; page <= pages; page++) {
+      const answer = await act<HybridAnswer>('search_hybrid', { query: 'tomato basil', page, pageSize: 20 });
+      totals.add(answer.total);
+      for (const hit of answer.results) {
+        expect(seen.get(hit.id), `block ${hit.id} on page ${page} was on page ${seen.get(hit.id)}`).toBeUndefined();
+        seen.set(hit.id, page);
+      }
+    }
+    expect([...totals]).toEqual([first.total]);
+    expect(seen.size).toBe(first.total);
+    // Past the fused list: nothing, and said how to go deeper.
+    const past = await act<HybridAnswer & { note?: string }>('search_hybrid', { query: 'tomato basil', page: pages + 1, pageSize: 20 });
+    expect(past.results).toEqual([]);
+    expect(past.note).toMatch(/larger depth/);
+    // A deeper fusion, the same at each page, ranks more.
+    const deeper = await act<HybridAnswer>('search_hybrid', { query: 'tomato basil', page: pages + 1, pageSize: 20, depth: 150 });
+    expect(deeper.results.length).toBeGreaterThan(0);
+  });
 });
