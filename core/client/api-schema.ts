@@ -1899,8 +1899,8 @@ export type SnapshotCreateOutput = {
   /** the snapshot before it */
   parent: string | null;
   tags: string[];
-  /** files of data/ it holds */
-  files: number;
+  /** files of data/ it holds; for a caller who may not see every notebook, those in the notebooks it may see (null in a list, where only the whole count is at hand) */
+  files: number | null;
   /** files of skills/ it holds */
   skillFiles?: number;
 };
@@ -1998,8 +1998,8 @@ export type SnapshotListOutput = {
     /** the snapshot before it */
     parent: string | null;
     tags: string[];
-    /** files of data/ it holds */
-    files: number;
+    /** files of data/ it holds; for a caller who may not see every notebook, those in the notebooks it may see (null in a list, where only the whole count is at hand) */
+    files: number | null;
     /** files of skills/ it holds */
     skillFiles?: number;
   }>;
@@ -2050,8 +2050,8 @@ export type SnapshotTagOutput = {
   /** the snapshot before it */
   parent: string | null;
   tags: string[];
-  /** files of data/ it holds */
-  files: number;
+  /** files of data/ it holds; for a caller who may not see every notebook, those in the notebooks it may see (null in a list, where only the whole count is at hand) */
+  files: number | null;
   /** files of skills/ it holds */
   skillFiles?: number;
 };
@@ -2070,8 +2070,8 @@ export type SnapshotUntagOutput = {
   /** the snapshot before it */
   parent: string | null;
   tags: string[];
-  /** files of data/ it holds */
-  files: number;
+  /** files of data/ it holds; for a caller who may not see every notebook, those in the notebooks it may see (null in a list, where only the whole count is at hand) */
+  files: number | null;
   /** files of skills/ it holds */
   skillFiles?: number;
 };

@@ -1,4 +1,4 @@
-import { ConflictError, KernelError, NotFoundError, mayRead, type ActionCall } from '../../core/index.js';
+import { ConflictError, KernelError, NotFoundError, mayRead, readableNotebooks, type ActionCall } from '../../core/index.js';
 import type { Block } from './block-model.js';
 import type { BlockStore } from './block-store.js';
 import type { NotebookConf } from './notebook-conf.js';
@@ -45,6 +45,19 @@ export function documentOfBlock(store: BlockStore, call: Caller, blockId: string
     throw new NotFoundError('NOT_FOUND', `No block with id '${blockId}'`, { details: { id: blockId } });
   }
   return docId;
+}
+
+/**
+ * An index sync's counts within the notebooks the caller may read: the whole workspace's told the agent
+ * (or a reader, an MCP client) that a notebook hidden from it exists, and how large it is.
+ */
+export function scopedCounts(store: BlockStore, call: Caller, removedIn: Readonly<Record<string, number>>): { notebooks: number; documents: number; indexed: number; blocks: number; removed: number } {
+  const notebooks = readableNotebooks(call, store.catalog.notebooks);
+  const inThem = JSON.stringify(notebooks);
+  const documents = store.index.reader.prepare("SELECT count(*) FROM blocks WHERE type = 'document' AND notebook IN (SELECT value FROM json_each(?))").pluck().get(inThem) as number;
+  const blocks = store.index.reader.prepare('SELECT count(*) FROM blocks WHERE notebook IN (SELECT value FROM json_each(?))').pluck().get(inThem) as number;
+  // A rebuild writes every document again: those it could not are listed in its problems, not counted.
+  return { notebooks: notebooks.length, documents, indexed: documents, blocks, removed: notebooks.reduce((sum, id) => sum + (removedIn[id] ?? 0), 0) };
 }
 
 /**

@@ -1,8 +1,8 @@
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { IntentJournal, NOTEBOOK_SCOPE, WORKSPACE, definePlugin, isValidId, mayRead, throwIfStopped, type ActionHandler, type PluginHandlers } from '../../core/index.js';
-import { canSeeNotebook, mayListProblem, otherDocumentShown } from './access.js';
+import { IntentJournal, NOTEBOOK_SCOPE, WORKSPACE, definePlugin, isValidId, mayRead, readsAreScoped, throwIfStopped, type ActionHandler, type PluginHandlers } from '../../core/index.js';
+import { canSeeNotebook, mayListProblem, otherDocumentShown, scopedCounts } from './access.js';
 import { reportReturned } from './returned-notebooks.js';
 import { attrActions, outlineActions, refActions, tagActions } from './link-actions.js';
 import { blockActions } from './block-actions.js';
@@ -143,7 +143,8 @@ export default definePlugin<Partial<BlocksConfig>>({
             onProgress: (done, total) => { if (done % 256 === 0 || done === total) call.progress({ done, total, message: 'documents indexed' }); },
             prepare: (docs) => rt.files.prepareRebuild(docs),
           });
-          return { ...report, problems: report.problems.filter((problem) => mayListProblem(store, call, problem.path)).map(({ path, reason, other }) => {
+          const { removedIn, ...counts } = report;
+          return { ...counts, ...(readsAreScoped(call) ? scopedCounts(store, call, removedIn) : {}), problems: report.problems.filter((problem) => mayListProblem(store, call, problem.path)).map(({ path, reason, other }) => {
             const shown = otherDocumentShown(store, call, other);
             return { path, reason, ...(shown !== undefined ? { other: shown } : {}) };
           }) };

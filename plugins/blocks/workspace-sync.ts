@@ -25,6 +25,8 @@ export interface SyncReport {
   indexed: number;
   blocks: number;
   removed: number;
+  /** The documents removed, by notebook (so that a caller who may not see every notebook is told of theirs only). */
+  removedIn: Record<string, number>;
   problems: { path: string; reason: string; other?: string }[];
 }
 
@@ -97,7 +99,13 @@ async function syncInTransaction(store: BlockStore, options: SyncOptions): Promi
   reconcileNotebooks(store, notebooks);
   const present = new Set(found.map((doc) => doc.id));
   let removed = 0;
-  for (const id of state.known.keys()) if (!present.has(id)) { store.index.removeDocument(id); removed++; }
+  const removedIn: Record<string, number> = {};
+  for (const [id, record] of state.known) {
+    if (present.has(id)) continue;
+    store.index.removeDocument(id);
+    removed++;
+    removedIn[record.notebook] = (removedIn[record.notebook] ?? 0) + 1;
+  }
   const changed = await reconcileCatalog(state, found, present);
   const { blocks, failed, retitled } = await indexChanged(state, changed);
   // A title edited by hand changes the hpath of every document below it.
@@ -114,7 +122,7 @@ async function syncInTransaction(store: BlockStore, options: SyncOptions): Promi
     for (const [path, problem] of store.index.problems()) if (files.has(path) && !reread.has(path) && !problems.has(path)) problems.set(path, problem);
   }
   recordProblems(store, problems);
-  return { notebooks: notebooks.size, documents: found.length, indexed: changed.length - failed, blocks, removed, problems: [...problems].map(([path, problem]) => ({ path, ...problem })) };
+  return { notebooks: notebooks.size, documents: found.length, indexed: changed.length - failed, blocks, removed, removedIn, problems: [...problems].map(([path, problem]) => ({ path, ...problem })) };
 }
 
 function reconcileNotebooks(store: BlockStore, notebooks: Map<string, NotebookConf>): void {

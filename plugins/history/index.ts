@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { KernelError, NotFoundError, WORKSPACE, definePlugin, isValidId, mayReadRemoved, stoppedNote, sweepRetention, writeFileAtomic, type ActionCall, type ActionHandler, type StopReason } from '../../core/index.js';
+import { KernelError, NotFoundError, WORKSPACE, definePlugin, isValidId, mayReadRemoved, readsAreScoped, stoppedNote, sweepRetention, writeFileAtomic, type ActionCall, type ActionHandler, type StopReason } from '../../core/index.js';
 import { BLOCKS_INDEX } from '../blocks/tokens.js';
 import { HistoryStore, searchableText, titleOf, type Retention, type Version, type VersionInfo } from './history-store.js';
 import { VersionWriter } from './version-writer.js';
@@ -51,8 +51,19 @@ export default definePlugin<Partial<Retention> & { coalesceSeconds?: number }>({
     const readOnlyHit = (call: ActionCall, id: string, notebooks: readonly string[]) =>
       [...notebooks, currentNotebook.get(id) as string | undefined].find((notebook) => notebook !== undefined && call.readOnlyNotebooks.has(notebook));
     const readVisible = async (call: ActionCall, id: string, version: string) => {
-      const found = await history.read(id, version);
-      if (!visible(call, found, id)) throw new NotFoundError('NOT_FOUND', `No version '${version}' of document '${id}'`, { details: { id, version } });
+      const notFound = () => new NotFoundError('NOT_FOUND', `No version '${version}' of document '${id}'`, { details: { id, version } });
+      let found: Awaited<ReturnType<typeof history.read>>;
+      try {
+        found = await history.read(id, version);
+      } catch (error) {
+        // A version file that does not parse is said (and where it lies) only to whoever may see the
+        // version by its record: to others it told that the document and the version exist.
+        // Without a record to go by (an older version, its record damaged too): said to those who see everything.
+        const listed = (await history.list(id).catch(() => [])).find((entry) => entry.version === version);
+        if (listed === undefined ? readsAreScoped(call) : !visible(call, listed, id)) throw notFound();
+        throw error;
+      }
+      if (!visible(call, found, id)) throw notFound();
       return found;
     };
     return {

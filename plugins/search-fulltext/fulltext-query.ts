@@ -221,6 +221,12 @@ export interface FulltextRequest {
   input: FulltextInput;
   /** The notebooks the caller may search (reader and deny scopes applied already), or undefined for all. */
   scope: string[] | undefined;
+  /**
+   * The caller may not see every notebook: bm25 weighs words by their counts in the whole index, so its
+   * scores told a reader how many private blocks hold a word. The order stays bm25's; the score is the
+   * rank's (1 for the first, ½ for the second…).
+   */
+  rankScores?: boolean;
   options: SearchOptions;
 }
 
@@ -282,7 +288,7 @@ export function createFulltextQuery(db: Database.Database): (request: FulltextRe
     }
   };
 
-  function query({ input, scope, options }: FulltextRequest): FulltextAnswer {
+  function query({ input, scope, rankScores, options }: FulltextRequest): FulltextAnswer {
     const parsed = parseQuery(input.query, searchText);
     if (!parsed.ok) throw new KernelError('INVALID_INPUT', parsed.message, { details: { field: 'query' } });
     const page = input.page ?? 1;
@@ -329,9 +335,10 @@ export function createFulltextQuery(db: Database.Database): (request: FulltextRe
       : prepared('SELECT rowid, id, type, subtype, root_id, notebook, hpath, content FROM blocks WHERE rowid IN (SELECT value FROM json_each(?)) AND notebook IN (SELECT value FROM json_each(?))').all(rowids, JSON.stringify(scope))
     ) as BlockRow[]).map((row) => [row.rowid, row]));
     const words = parsed.terms.filter((term) => !term.negated).map((term) => term.text);
-    const results = hits.flatMap((hit) => {
+    const scoreOf = (hit: Hit, position: number): number => (unranked ? 0 : rankScores === true ? 1 / ((page - 1) * pageSize + position + 1) : 0 - hit.rank /* an unranked hit scores 0, not -0 */);
+    const results = hits.flatMap((hit, position) => {
       const row = rows.get(hit.rowid);
-      return row ? [{ id: row.id, documentId: row.root_id, notebook: row.notebook, hpath: row.hpath, type: row.type, subtype: row.subtype, snippet: snippet(row.content, words), score: 0 - hit.rank /* an unranked hit scores 0, not -0 */ }] : [];
+      return row ? [{ id: row.id, documentId: row.root_id, notebook: row.notebook, hpath: row.hpath, type: row.type, subtype: row.subtype, snippet: snippet(row.content, words), score: scoreOf(hit, position) }] : [];
     });
     const hpaths = new Map((prepared('SELECT id, hpath FROM documents WHERE id IN (SELECT value FROM json_each(?))')
       .all(JSON.stringify(counts.map((count) => count.documentId))) as { id: string; hpath: string }[]).map((doc) => [doc.id, doc.hpath]));

@@ -44,7 +44,7 @@ export function createFulltextSearch(index: BlocksIndex, options: SearchOptions 
     // The scope is the caller's when the query started; a notebook closed to them while it waited or ran
     // (a notebook unpublished, then written to) may be in its answer: asked again within the new scope.
     for (let tries = 1; ; tries++) {
-      const answer = await run.query({ input, scope, options: queryOptions }, call.signal);
+      const answer = await run.query({ input, scope, rankScores: readsAreScoped(call), options: queryOptions }, call.signal);
       const now = notebookScope(index, call, input.notebooks);
       if (!narrower(scope, now)) return answer;
       if (tries === 2) throw new KernelError('CONFLICT', 'The notebooks you may read changed during the search; search again');

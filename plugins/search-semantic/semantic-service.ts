@@ -257,7 +257,8 @@ export class SemanticService {
       embedder: selected ? { plugin: selected.plugin, name: selected.name, model: selected.backend.model, dimensions: selected.backend.dimensions, remote: isRemote(selected) } : null,
       ...(this.unavailable() ? { unavailable: this.unavailable() } : {}),
     };
-    if (!this.started || call.principal.role === 'reader') return base;
+    // The counts cover every notebook: a caller who may not see them all (a reader, the agent under a deny rule) learns only whether it is on.
+    if (!this.started || readsAreScoped(call)) return base;
     await this.opened();
     const counts = this.indexer!.counts();
     return {

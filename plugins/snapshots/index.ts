@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { AUDIT_HEAD, IntentJournal, KernelError, WORKSPACE, definePlugin, mayReadRemoved, throwIfStopped, type ActionCall, type Principal } from '../../core/index.js';
+import { AUDIT_HEAD, IntentJournal, KernelError, WORKSPACE, definePlugin, mayReadRemoved, readsAreScoped, throwIfStopped, type ActionCall, type Principal } from '../../core/index.js';
 import { BLOCKS_INDEX } from '../blocks/tokens.js';
 import { SKILLS_WRITES } from '../skills/tokens.js';
 import { blockDiff } from './block-diff.js';
@@ -162,9 +162,17 @@ export default definePlugin({
         return result;
       }, true),
     });
-    const summary = (snapshot: { id: string; memo: string; created: string; origin: string; parent: string | null; tags: string[]; files: Record<string, FileEntry> | number; skills?: Record<string, FileEntry> }) =>
-      ({ id: snapshot.id, memo: snapshot.memo, created: snapshot.created, origin: snapshot.origin, parent: snapshot.parent, tags: snapshot.tags, files: typeof snapshot.files === 'number' ? snapshot.files : Object.keys(snapshot.files).length,
+    // The count of files covers every notebook: a caller who may not see them all (the agent under a deny
+    // rule, an MCP client) gets that of those it may see, or none where only the count is at hand (a list).
+    const summary = (snapshot: { id: string; memo: string; created: string; origin: string; parent: string | null; tags: string[]; files: Record<string, FileEntry> | number; skills?: Record<string, FileEntry> }, call: ActionCall) =>
+      ({ id: snapshot.id, memo: snapshot.memo, created: snapshot.created, origin: snapshot.origin, parent: snapshot.parent, tags: snapshot.tags, files: filesCount(snapshot.files, call),
         ...(snapshot.skills ? { skillFiles: Object.keys(snapshot.skills).length } : {}) });
+    const filesCount = (files: Record<string, FileEntry> | number, call: ActionCall): number | null => {
+      if (!readsAreScoped(call)) return typeof files === 'number' ? files : Object.keys(files).length;
+      if (typeof files === 'number') return null;
+      const visible = seen(call);
+      return Object.keys(files).filter((path) => visible(path)).length;
+    };
     const textOf = async (files: Record<string, FileEntry> | undefined, path: string): Promise<string | undefined> => {
       if (!files) return readFile(join(workspace.dataDir, ...path.split('/')), 'utf8').catch(() => undefined);
       const entry = files[path];
@@ -185,16 +193,24 @@ export default definePlugin({
         create: async (input, call: ActionCall) => {
           const memo = String((input as { memo?: string }).memo ?? '');
           if (TURN_MEMOS.has(memo)) throw new KernelError('INVALID_INPUT', `the memo '${memo}' is the kernel's own, for a turn's snapshots (an undo of the turn finds them by it): choose another`, { details: { field: 'memo' } });
-          return summary(await create(memo, originOf(call.principal), hooksOf(call, 'The snapshot (none was made)')));
+          return summary(await create(memo, originOf(call.principal), hooksOf(call, 'The snapshot (none was made)')), call);
         },
-        list: async (input) => {
+        list: async (input, call: ActionCall) => {
           const page = pageOf(await repo.list(), input as { limit?: number; before?: string; origin?: string });
-          return { ...page, snapshots: page.snapshots.map(summary) };
+          return { ...page, snapshots: page.snapshots.map((snapshot) => summary(snapshot, call)) };
         },
         get: async (input, call: ActionCall) => {
           const snapshot = await repo.get((input as { id: string }).id);
           const visible = seen(call);
-          return { ...snapshot, files: Object.fromEntries(Object.entries(snapshot.files).filter(([path]) => visible(path))) };
+          // A turn's notes of others' removals and renames name documents and notebooks too: the same filter.
+          const { removedByOthers, removedByTurn, settingsByOthers, settingsByTurn, ...rest } = snapshot;
+          const paths = (list: string[] | undefined) => (list === undefined ? {} : list.filter((path) => visible(path)));
+          const settings = (map: Record<string, string[]> | undefined) => (map === undefined ? {} : Object.fromEntries(Object.entries(map).filter(([path]) => visible(path))));
+          return {
+            ...rest, files: Object.fromEntries(Object.entries(snapshot.files).filter(([path]) => visible(path))),
+            ...(removedByOthers ? { removedByOthers: paths(removedByOthers) } : {}), ...(removedByTurn ? { removedByTurn: paths(removedByTurn) } : {}),
+            ...(settingsByOthers ? { settingsByOthers: settings(settingsByOthers) } : {}), ...(settingsByTurn ? { settingsByTurn: settings(settingsByTurn) } : {}),
+          };
         },
         diff: async (input, call: ActionCall) => {
           const { from, to } = input as { from: string; to?: string };
@@ -226,13 +242,13 @@ export default definePlugin({
             return { id, ...restored };
           }, true);
         },
-        tag: async (input) => {
+        tag: async (input, call: ActionCall) => {
           const { id, tag } = input as { id: string; tag: string };
-          return summary(await serial(() => repo.setTags(id, (tags) => [...tags, tag])));
+          return summary(await serial(() => repo.setTags(id, (tags) => [...tags, tag])), call);
         },
-        untag: async (input) => {
+        untag: async (input, call: ActionCall) => {
           const { id, tag } = input as { id: string; tag: string };
-          return summary(await serial(() => repo.setTags(id, (tags) => tags.filter((existing) => existing !== tag))));
+          return summary(await serial(() => repo.setTags(id, (tags) => tags.filter((existing) => existing !== tag))), call);
         },
         delete: (input, call: ActionCall) => serial(async () => {
           // Its turn in the queue is a safe point: stopped while it waited, it deletes nothing.

@@ -223,7 +223,17 @@ describe('who may see kept versions and snapshots', () => {
     const hidden = (await first.act<Versions>('history_list', { id: priv.id })).versions[0]!;
 
     expect((await first.act<Versions>('history_list', { id: priv.id }, reader)).versions).toEqual([]);
-    expect((await caught(first.act('history_get', { id: priv.id, version: hidden.version }, reader))).code).toBe('NOT_FOUND');
+    const plain = await caught(first.act('history_get', { id: priv.id, version: hidden.version }, reader));
+    expect(plain.code).toBe('NOT_FOUND');
+    // Its version file damaged: the same answer as for a version that never was (it said the file did not
+    // parse, and where it lies); the administrator is told.
+    const versionFile = join(first.kernel.workspace.root, 'history', priv.id, `${hidden.version}.json`);
+    const intact = await readFile(versionFile, 'utf8');
+    await writeFile(versionFile, '{"cut short');
+    const damaged = await caught(first.act('history_get', { id: priv.id, version: hidden.version }, reader));
+    expect({ code: damaged.code, message: damaged.message }).toEqual({ code: plain.code, message: plain.message });
+    expect((await caught(first.act('history_get', { id: priv.id, version: hidden.version }))).code).toBe('WORKSPACE_INVALID');
+    await writeFile(versionFile, intact);
     const found = await first.act<{ results: { documentId: string }[] }>('history_search', { query: 'words' }, reader);
     expect(found.results.map((version) => version.documentId)).toEqual([pub.id]);
     for (const action of ['snapshot_list', 'snapshot_verify']) expect((await caught(first.act(action, {}, reader))).code).toBe('FORBIDDEN');

@@ -268,6 +268,23 @@ describe('full-text search: what a reader must not see', () => {
     expect((await search(act, 'walnut')).total).toBe(4);
   });
 
+  it("gives a reader scores that private notebooks do not move (bm25's counted every notebook's blocks)", async () => {
+    const { act } = await boot();
+    const open = await act<Created>('notebook_create', { name: 'Open', access: 'published' });
+    const closed = await act<Created>('notebook_create', { name: 'Closed' });
+    await act('document_create', { notebook: open.id, title: 'Birds', markdown: 'falcon open words here\n\n"project falcon" launch\n\nnothing here\n\nnor here' });
+    const queries = ['falcon', '"project falcon"', 'falcon launch'];
+    const seen = async () => Promise.all(queries.map(async (query) => (await search(act, query, {}, reader)).results.map((hit) => [hit.id, hit.score])));
+    const before = await seen();
+    expect(before[0]).toHaveLength(2);
+    await act('document_create', { notebook: closed.id, title: 'Private', markdown: Array.from({ length: 21 }, (_, i) => `falcon project note ${i}`).join('\n\n') });
+    expect(await seen()).toEqual(before);
+    // The order is the rank's: 1 for the first, ½ for the second.
+    expect(before[0]!.map(([, score]) => score)).toEqual([1, 0.5]);
+    // The person is given bm25's scores.
+    expect((await search(act, 'falcon')).results[0]!.score).not.toBe(1);
+  });
+
   it('answers readers over HTTP with the same scope', async () => {
     const READER = 'qk_reader-search';
     const sha = createHash('sha256').update(READER).digest('hex');

@@ -72,6 +72,11 @@ describe('semantic search: local-only notebooks never reach a remote embedder', 
     expect(scoped.complete).toBe(false);
     expect(scoped.note).toBeDefined();
     expect(scoped.note).not.toMatch(/\d/);
+    // Nor through the status: its counts cover the notebook it may not see.
+    const status = await act<Record<string, unknown>>('embeddings_status', {}, agent());
+    expect(status.enabled).toBe(true);
+    expect(status).not.toHaveProperty('indexed');
+    expect(status).not.toHaveProperty('ignored');
   });
 
   it('drops the remote vectors of a document moved into a local-only notebook, and sends none of its later edits', async () => {
