@@ -57,12 +57,33 @@ export function serveResources(server: Server, kernel: Kernel, caller: () => Pri
   // A notebook marked local-only or closed to the agent (agent: none) since the walk: its titles must not
   // go out from the kept pages.
   const privacyNow = (): string => (scope?.privacy() ?? []).map((notebook) => `${notebook.id}:${notebook.agent}:${notebook.egress}`).sort().join(',');
+  // A document moved (or written) into such a notebook since the walk: the kept pages go too (its title
+  // was served for up to a minute). Listened to only while pages are kept.
+  let keptWatch: (() => void) | undefined;
+  const dropKept = (): void => {
+    kept = undefined;
+    keptWatch?.();
+    keptWatch = undefined;
+  };
+  const withheld = (): Set<string> => new Set((scope?.privacy() ?? []).filter((notebook) => notebook.agent === 'none' || notebook.egress === 'local-only').map((notebook) => notebook.id));
   handlers.setRequestHandler(ListResourcesRequestSchema, async (request, extra) => {
     const { listing, offset } = parseCursor(request.params?.cursor);
     if (!kept || kept.id !== listing || Date.now() - kept.at > LISTING_KEPT_MS || kept.privacy !== privacyNow()) {
-      kept = undefined;
+      dropKept();
       const privacy = privacyNow();
-      kept = { id: randomUUID().slice(0, 8), listed: await listAll(callWith(extra.signal)), at: Date.now(), privacy };
+      let changedMeanwhile = false;
+      keptWatch = scope?.onChanged?.((change) => {
+        const closed = withheld();
+        if (change.all || [...change.notebooks].some((notebook) => closed.has(notebook))) {
+          changedMeanwhile = true;
+          dropKept();
+        }
+      });
+      const listed = await listAll(callWith(extra.signal));
+      if (changedMeanwhile) dropKept();
+      else kept = { id: randomUUID().slice(0, 8), listed, at: Date.now(), privacy };
+      const page = listed.resources.slice(offset, offset + PAGE);
+      if (!kept) return { resources: page, ...(offset + PAGE < listed.resources.length ? { nextCursor: `${randomUUID().slice(0, 8)}.${offset + PAGE}` } : {}) };
     }
     const { resources, truncated } = kept.listed;
     const page = resources.slice(offset, offset + PAGE);
@@ -140,7 +161,10 @@ export function serveResources(server: Server, kernel: Kernel, caller: () => Pri
     subscribed.delete(request.params.uri);
     return {};
   });
-  return () => unsubscribe?.();
+  return () => {
+    unsubscribe?.();
+    dropKept();
+  };
 }
 
 function parseUri(uri: string): { kind: 'blocks' | 'documents' | 'notebooks'; id: string } {

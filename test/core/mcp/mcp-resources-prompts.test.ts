@@ -80,6 +80,22 @@ describe('notes as MCP resources', () => {
     }
   });
 
+  it('walks again for the next page once a document was moved into a local-only notebook since the listing began', async () => {
+    const { client, act } = await serve();
+    const open = await act<Created>('notebook_create', { name: 'Open' });
+    const kept = await act<Created>('notebook_create', { name: 'Kept' });
+    await act('notebook_set_privacy', { id: kept.id, egress: 'local-only' });
+    const made: string[] = [];
+    for (let i = 0; i < 110; i++) made.push((await act<Created>('document_create', { notebook: open.id, title: `Visit ${i}` })).id);
+    const first = await client.listResources();
+    expect(first.nextCursor).toBeDefined();
+    const later = [...made].reverse().find((id) => !JSON.stringify(first.resources).includes(id))!;
+    await act('document_move', { id: later, notebook: kept.id });
+    // Writes elsewhere keep the listing (no walk per page for a busy workspace); this one does not.
+    const second = await client.listResources({ cursor: first.nextCursor! });
+    expect(JSON.stringify(second.resources)).not.toContain(later);
+  });
+
   it('stops walking the notes for a listing its client cancelled', async () => {
     const { kernel, client, act } = await serve();
     const notebook = await act<Created>('notebook_create', { name: 'N' });
