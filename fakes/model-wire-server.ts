@@ -39,6 +39,9 @@ export class ModelWireServer {
     return fake;
   }
 
+  /** Answers a POST when no reply is queued: the test decides from the request (a summary request, or a round). */
+  responder: ((body: Record<string, unknown>) => Reply) | undefined;
+
   /** Queues replies for the next POSTs, in order. */
   reply(...replies: Reply[]): this {
     this.replies.push(...replies);
@@ -70,7 +73,7 @@ export class ModelWireServer {
       this.answerModels(path, response);
       return;
     }
-    const reply = this.replies.shift();
+    const reply = this.replies.shift() ?? this.responder?.(received.body);
     if (!reply) {
       finished = true;
       response.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: `the fake has no reply for request ${this.posts.length}` } }));

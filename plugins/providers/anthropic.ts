@@ -143,8 +143,12 @@ export class AnthropicProvider extends ConfiguredProvider {
     if (!stopped) throw new ModelError('server', 'the message stream ended before message_stop');
     yield { type: 'usage', promptTokens: input, completionTokens: output, cachedTokens: cached };
     // Empty text blocks are dropped: the API refuses them when they are sent back.
-    const native: AnthropicNative = { ...this.origin, content: blocks.filter((block) => block !== undefined && (block.type !== 'text' || hasText(block.text))) };
-    yield { type: 'finish', reason: finish, providerData: native };
+    const content = blocks.filter((block) => block !== undefined && (block.type !== 'text' || hasText(block.text)));
+    // Kept to send back only when it holds signed thinking: the loop never compacts inside a turn whose
+    // answers carry native state, and a long turn without thinking then failed (COMPACTION_FAILED) where
+    // its text and calls, sent as such, say all there is.
+    const signed = content.some((block) => block.type === 'thinking' || block.type === 'redacted_thinking');
+    yield { type: 'finish', reason: finish, ...(signed ? { providerData: { ...this.origin, content } satisfies AnthropicNative } : {}) };
   }
 }
 

@@ -94,8 +94,9 @@ export class GeminiProvider extends ConfiguredProvider {
       const prompt = (usage.promptTokenCount ?? 0) + (usage.toolUsePromptTokenCount ?? 0);
       yield { type: 'usage', promptTokens: prompt, completionTokens: (usage.candidatesTokenCount ?? 0) + (usage.thoughtsTokenCount ?? 0), cachedTokens: usage.cachedContentTokenCount ?? 0, reasoningTokens: usage.thoughtsTokenCount ?? 0 };
     }
-    const native: GeminiNative = { ...this.origin, parts };
-    yield { type: 'finish', reason: finish, providerData: native };
+    // Kept only with a thought signature to send back (see anthropic.ts: a turn holding native state is never compacted inside).
+    const signed = parts.some((part) => part.thoughtSignature !== undefined);
+    yield { type: 'finish', reason: finish, ...(signed ? { providerData: { ...this.origin, parts } satisfies GeminiNative } : {}) };
   }
 }
 

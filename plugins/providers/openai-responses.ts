@@ -96,11 +96,12 @@ export class OpenAIResponsesProvider extends ConfiguredProvider {
           case 'response.incomplete': {
             const { response } = event;
             if (response.usage) yield usageEvent(response.usage);
-            const native: ResponsesNative = { ...this.origin, output: response.output };
+            // Kept only with reasoning items to send back (see anthropic.ts: a turn holding native state is never compacted inside).
+            const native: ResponsesNative | undefined = response.output.some((item) => item.type === 'reasoning') ? { ...this.origin, output: response.output } : undefined;
             const reason = event.type === 'response.incomplete'
               ? (response.incomplete_details?.reason === 'content_filter' ? 'content_filter' : 'length')
               : response.output.some((item) => item.type === 'function_call') ? 'tool_calls' : 'stop';
-            yield { type: 'finish', reason, providerData: native };
+            yield { type: 'finish', reason, ...(native ? { providerData: native } : {}) };
             return;
           }
           case 'response.failed':
