@@ -53,6 +53,8 @@ export interface TurnDependencies {
 export interface TurnRequest {
   sessionId: string;
   message: string;
+  /** The client's id for this message, kept on its entry: the same message sent again is refused (routes/sessions.ts). */
+  messageId?: string;
   provider: ModelProvider;
   /** Where requests go and what must not (egress-filter.ts); absent: nothing is held back. */
   egress?: EgressPolicy;
@@ -91,7 +93,7 @@ export async function runTurn(deps: TurnDependencies, request: TurnRequest, emit
   const { sessionId } = request;
   // A turn that ended but was never committed (its commit failed, or the kernel stopped) is committed first.
   const session = await sessions.commitEndedTurn(sessionId);
-  const userEntry: SessionEntry = { id: newId(), type: 'user', content: request.message, timestamp: new Date().toISOString() };
+  const userEntry: SessionEntry = { id: newId(), type: 'user', content: request.message, timestamp: new Date().toISOString(), ...(request.messageId !== undefined ? { messageId: request.messageId } : {}) };
   const base = await sessions.save({ id: sessionId, entries: [...session.entries, userEntry], expectedRevision: session.revision });
   const turnID = newId();
   sessions.setStreaming(sessionId, true);

@@ -39,7 +39,7 @@ const UNCLAIMED_MS = 60_000;
 
 /** A session's turn taken and its model checked, not begun: `run` begins it, `release` lets it go. */
 export interface PreparedTurn {
-  run(message: string, emit: (event: TurnEvent) => void): Promise<TurnOutcome>;
+  run(message: string, emit: (event: TurnEvent) => void, messageId?: string): Promise<TurnOutcome>;
   release(): void;
 }
 
@@ -111,13 +111,13 @@ export class TurnRunner {
     let begun = false;
     live.controller.signal.addEventListener('abort', () => { if (!begun) release(); }, { once: true });
     return {
-      run: async (message, emit) => {
+      run: async (message, emit, messageId) => {
         begun = true;
         try {
           if (released) throw new KernelError('ACTION_CANCELLED', 'the turn was let go before it began: nothing was sent to the model', { details: { sessionId } });
           clearTimeout(unclaimed);
           if (live.controller.signal.aborted) throw stoppedFirst(sessionId);
-          return await this.runPrepared(sessionId, live, message, emit);
+          return await this.runPrepared(sessionId, live, message, emit, messageId);
         } finally {
           release();
         }
@@ -126,14 +126,14 @@ export class TurnRunner {
     };
   }
 
-  private async runPrepared(sessionId: string, live: RunningTurn, message: string, emit: (event: TurnEvent) => void): Promise<TurnOutcome> {
+  private async runPrepared(sessionId: string, live: RunningTurn, message: string, emit: (event: TurnEvent) => void, messageId?: string): Promise<TurnOutcome> {
     let turnId: string | undefined;
     const { provider, egress } = this.guardedProvider(emit, () => turnId, sessionId, live.controller.signal);
     const { kernel } = this;
     const agentsFile = await readAgentsFile(kernel.workspace.root);
     const skills = await this.skills();
     return await runTurn(turnDependencies(kernel, {}, provider.limits), {
-      sessionId, message, provider, egress, signal: live.controller.signal,
+      sessionId, message, ...(messageId !== undefined ? { messageId } : {}), provider, egress, signal: live.controller.signal,
       systemPrompt: (tools) => buildSystemPrompt({ workspaceRoot: kernel.workspace.root, kernelVersion: KERNEL_VERSION, now: new Date(), tools, skills }, agentsFile),
     }, (event) => {
       if (event.type === 'turn') turnId = event.turnID;

@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
-import { KernelError, NotFoundError, isKernelError } from '../../errors.js';
+import { ConflictError, KernelError, NotFoundError, isKernelError } from '../../errors.js';
 import type { TurnEvent } from '../../turn/turn-events.js';
 import { undoTurn } from '../../turn/undo-turn.js';
 import { newId } from '../../ids.js';
@@ -21,8 +21,11 @@ export const TURN_BODY: JsonSchema = {
   type: 'object',
   required: ['message'],
   additionalProperties: false,
-  properties: { message: { type: 'string', minLength: 1, maxLength: 200_000 } },};
-const parseTurn = bodyValidator<{ message: string }>(TURN_BODY);
+  properties: {
+    message: { type: 'string', minLength: 1, maxLength: 200_000 },
+    messageId: { type: 'string', pattern: '^[A-Za-z0-9._:-]{1,100}$', description: "the client's id for this message: sent again (a retry after the connection dropped), it is refused with 409 (reason duplicate) instead of run as a second turn" },
+  },};
+const parseTurn = bodyValidator<{ message: string; messageId?: string }>(TURN_BODY);
 /** A turn's message bound, for the preview's query parameter too. */
 const MAX_PREVIEW_MESSAGE = 200_000;
 
@@ -173,15 +176,24 @@ export function sessionRoutes(kernel: Kernel): Hono<HttpEnv> {
   });
   app.post('/:id/turns', async (c) => {
     const id = c.req.param('id');
-    const { message } = parseTurn(await readJsonBody(c));
-    await sessions.read(id);
+    const { message, messageId } = parseTurn(await readJsonBody(c));
+    // An unknown session is 404 here (with a message id, by the read below: one read of the session, not two).
+    if (messageId === undefined) await sessions.read(id);
     // The turn is taken before the model check, so that a Stop from now on reaches it.
     const prepared = await kernel.turns.prepare(id);
+    if (messageId !== undefined) {
+      // Read with the session's turn held: no turn of this message can start or end meanwhile.
+      const sent = [...(await sessions.read(id).catch((error: unknown) => { prepared.release(); throw error; })).entries].reverse().find((entry) => entry.type === 'user');
+      if (sent?.messageId === messageId) {
+        prepared.release();
+        throw new ConflictError('CONFLICT', `this message (${messageId}) was sent already and its turn has run: its answer is in the session; send it with another id to ask again`, { details: { reason: 'duplicate', messageId, entryId: sent.id } });
+      }
+    }
     return streamSSE(c, async (stream) => {
       // Events are written in order; the turn goes on if the client leaves (cancel is explicit).
       const events = new EventQueue((event) => stream.writeSSE({ event: event.type, data: JSON.stringify(event) }));
       const emit = (event: TurnEvent): void => events.push(event);
-      await prepared.run(message, emit).catch((error: unknown) => emit({ type: 'error', turnID: '', code: isKernelError(error) ? error.code : 'INTERNAL', message: error instanceof Error ? error.message : String(error) }));
+      await prepared.run(message, emit, messageId).catch((error: unknown) => emit({ type: 'error', turnID: '', code: isKernelError(error) ? error.code : 'INTERNAL', message: error instanceof Error ? error.message : String(error) }));
       await events.drained();
     });
   });

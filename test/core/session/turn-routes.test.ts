@@ -83,6 +83,27 @@ describe('agent turns over HTTP', () => {
     expect(seen.at(-1)).toMatchObject({ event: 'done', data: { state: 'interrupted' } });
   });
 
+  it('refuses a message sent again with the same id (a retry after the connection dropped) instead of running it twice', async () => {
+    const kernel = await harness.boot({ plugins: ['notes'], config });
+    const { app, id } = await withModel(kernel, scriptedProvider([toolCalls({ id: 'c1', name: 'note_put', args: { name: 'n', text: 't' } }), answer('Saved.'), answer('Saved again.')]));
+    await kernel.sessions.setPermissionMode(id, 'auto');
+    kernel.container.registerInstance(Symbol.for('quire:agent.snapshots'), { snapshot: async () => ({ id: 'snap-1' }) });
+    const first = await app.request(`/api/agent/sessions/${id}/turns`, request('POST', { message: 'save a note', messageId: 'm-1' }));
+    expect((await readEvents(first)).at(-1)).toMatchObject({ event: 'done', data: { state: 'finished' } });
+    const again = await app.request(`/api/agent/sessions/${id}/turns`, request('POST', { message: 'save a note', messageId: 'm-1' }));
+    const body = (await again.json()) as { error: { code: string; message: string; details: Record<string, unknown> } };
+    expect([again.status, body.error.code, body.error.details.reason, body.error.details.messageId]).toEqual([409, 'CONFLICT', 'duplicate', 'm-1']);
+    const session = (await (await app.request(`/api/agent/sessions/${id}`, request('GET'))).json()) as { session: { entries: { type: string; messageId?: string }[] } };
+    expect(session.session.entries.filter((entry) => entry.type === 'user').map((entry) => entry.messageId)).toEqual(['m-1']);
+    // The session is free: another id (or none) is a new turn; a malformed id is refused naming the field.
+    const other = await app.request(`/api/agent/sessions/${id}/turns`, request('POST', { message: 'save a note', messageId: 'm-2' }));
+    expect((await readEvents(other)).at(-1)).toMatchObject({ event: 'done', data: { state: 'finished' } });
+    const malformed = await app.request(`/api/agent/sessions/${id}/turns`, request('POST', { message: 'x', messageId: 'has spaces' }));
+    expect(malformed.status).toBe(400);
+    const unknown = await app.request('/api/agent/sessions/20200101000000-abcdefg/turns', request('POST', { message: 'x', messageId: 'm-3' }));
+    expect(unknown.status).toBe(404);
+  });
+
   it('reads a session from an index on for a client following a turn: from the turn on at the same revision, whole at another', async () => {
     const kernel = await harness.boot({ plugins: ['notes'], config });
     let release: () => void = () => undefined;
