@@ -163,3 +163,18 @@ export function toKernelError(value: unknown, fallback: ErrorCode = 'INTERNAL'):
   const message = value instanceof Error ? value.message : String(value);
   return new KernelError(fallback, message, { cause: value });
 }
+
+/** The codes a plugin's own error may carry to its caller; anything else becomes PLUGIN_ERROR. */
+export const PLUGIN_RAISABLE: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
+  'INVALID_INPUT', 'PAYLOAD_TOO_LARGE', 'NOT_FOUND', 'CONFLICT', 'FORBIDDEN', 'EGRESS_DENIED', 'CAPABILITY_DENIED',
+  'WORKSPACE_READ_ONLY', 'ACTION_TIMEOUT', 'ACTION_CANCELLED', 'PLUGIN_ERROR', 'DISK_FULL', 'MODEL_UNAVAILABLE', 'NOT_READY', 'ACTION_DENIED',
+  // A remote the action fetched from (a skill's URL) failed: 502/504, the caller's request was fine.
+  'UPSTREAM_FAILED', 'UPSTREAM_TIMEOUT',
+  // A file of the workspace that is damaged (a document, a snapshot record): named, not hidden behind PLUGIN_ERROR.
+  'WORKSPACE_INVALID',
+]);
+
+/** Whether a plain Error's `code` is one a plugin may raise (a plugin cannot import KernelError; Node's own codes, ENOENT…, are not). */
+export function isRaisableCode(code: unknown): code is ErrorCode {
+  return typeof code === 'string' && PLUGIN_RAISABLE.has(code as ErrorCode);
+}

@@ -3037,6 +3037,8 @@ export interface Operations {
     params: { id: string };
     body: {
       message: string;
+      /** the client's id for this message: sent again (a retry after the connection dropped), it is refused with 409 (reason duplicate) instead of run as a second turn */
+      messageId?: string;
     };
     response: string;
   };

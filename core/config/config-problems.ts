@@ -61,7 +61,15 @@ export function findConfigProblems(input: ConfigCheckInput): ConfigProblem[] {
     problems.push(problem('CONFIG_ENV_UNSET', 'quire.json', `/auth/tokens/${index}/env`, `the environment variable ${token.env} of token '${token.name}' is not set, so the token matches nothing`, closestName(token.env, Object.keys(input.env))));
   });
   for (const id of input.config.plugins.keys()) {
-    if (!onDisk.has(id)) problems.push(problem('CONFIG_UNKNOWN_PLUGIN', 'quire.json', `/plugins/${escapePointer(id)}`, `no plugin has the id '${id}'`, closestName(id, onDisk)));
+    if (onDisk.has(id)) continue;
+    // An external MCP server listed as plugin `mcp-<name>` is configured under mcp.servers: its switch
+    // and trust there (this entry changed nothing, and the warning said no such plugin existed).
+    const server = id.startsWith('mcp-') ? id.slice('mcp-'.length) : undefined;
+    if (server !== undefined && Object.hasOwn(input.config.mcp.servers, server)) {
+      problems.push(problem('CONFIG_UNKNOWN_PLUGIN', 'quire.json', `/plugins/${escapePointer(id)}`, `'${id}' is the external MCP server '${server}': it is configured under mcp.servers.${server} (enabled, trusted there), not under plugins, so this entry changes nothing`, undefined));
+      continue;
+    }
+    problems.push(problem('CONFIG_UNKNOWN_PLUGIN', 'quire.json', `/plugins/${escapePointer(id)}`, `no plugin has the id '${id}'`, closestName(id, onDisk)));
   }
   input.config.gate.deny.forEach((rule, index) => pushDefined(problems, checkNames(rule, known, 'quire.json', `/gate/deny/${index}`)));
   input.grants.forEach((grant, index) => pushDefined(problems, checkNames(grant, known, 'agent/grants.json', `/grants/${index}`)));

@@ -1,4 +1,4 @@
-import { KernelError, PluginError, isKernelError, type ErrorCode } from '../errors.js';
+import { KernelError, PLUGIN_RAISABLE, PluginError, isKernelError, isRaisableCode, type ErrorCode } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { ActionCall, Effect, Principal, ProgressUpdate, StopReason } from '../plugin-api.js';
 import { runInActionScope, type RunningAction } from '../egress/action-scope.js';
@@ -254,16 +254,6 @@ function stillRunning(error: KernelError): KernelError {
   return new KernelError(error.code, `${error.message}; it did not stop, so it may still be running and what it changed is unknown: check before retrying`, { details: { ...error.details, stillRunning: true } });
 }
 
-/** The codes a plugin's own error may carry to its caller; anything else becomes PLUGIN_ERROR. */
-const PLUGIN_RAISABLE: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
-  'INVALID_INPUT', 'PAYLOAD_TOO_LARGE', 'NOT_FOUND', 'CONFLICT', 'FORBIDDEN', 'EGRESS_DENIED', 'CAPABILITY_DENIED',
-  'WORKSPACE_READ_ONLY', 'ACTION_TIMEOUT', 'ACTION_CANCELLED', 'PLUGIN_ERROR', 'DISK_FULL', 'MODEL_UNAVAILABLE', 'NOT_READY', 'ACTION_DENIED',
-  // A remote the action fetched from (a skill's URL) failed: 502/504, the caller's request was fine.
-  'UPSTREAM_FAILED', 'UPSTREAM_TIMEOUT',
-  // A file of the workspace that is damaged (a document, a snapshot record): named, not hidden behind PLUGIN_ERROR.
-  'WORKSPACE_INVALID',
-]);
-
 /**
  * Every error leaves a handler wrapped with the id of the plugin that really ran: a plugin cannot
  * blame another plugin, nor answer with a status that means something else (401 would make a client
@@ -276,5 +266,19 @@ function wrapPluginError(error: unknown, pluginId: string, action: string): Kern
     return new PluginError(code, pluginId, message, { action, cause: error, details: { ...error.details, ...(code !== error.code ? { raised: error.code } : {}) } });
   }
   const message = error instanceof Error ? error.message : String(error);
-  return new PluginError('PLUGIN_ERROR', pluginId, message, { action, cause: error });
+  // A plugin cannot import the kernel's class (an installed plugin has no node_modules): an Error whose
+  // `code` is one of these chooses the status too, as README says (every such error was 500 PLUGIN_ERROR).
+  const raised = raisableCode(error);
+  if (raised !== undefined) {
+    const details = (error as { details?: unknown }).details;
+    return new PluginError(raised, pluginId, message, { action, cause: error, ...(details !== null && typeof details === 'object' && !Array.isArray(details) ? { details: { ...(details as Record<string, unknown>) } } : {}) });
+  }
+  const code = error instanceof Error ? (error as { code?: unknown }).code : undefined;
+  return new PluginError('PLUGIN_ERROR', pluginId, message, { action, cause: error, ...(typeof code === 'string' ? { details: { errorCode: code } } : {}) });
+}
+
+/** The code an Error a plugin threw carries, when it is one a plugin may raise. */
+function raisableCode(error: unknown): ErrorCode | undefined {
+  const code = error instanceof Error ? (error as { code?: unknown }).code : undefined;
+  return isRaisableCode(code) ? code : undefined;
 }

@@ -1,3 +1,4 @@
+import { isRaisableCode } from '../errors.js';
 import type { LogLevel } from '../log.js';
 import type { Effect, Principal, ProgressUpdate, StopReason } from '../plugin-api.js';
 
@@ -84,7 +85,8 @@ export function toWireError(error: unknown, isKernelError: (value: unknown) => b
   const { code, details, permission } = error as Error & { code?: unknown; details?: unknown; permission?: unknown };
   const kernel = isKernelError(error);
   const wire: WireError = { message: error.message, ...(typeof code === 'string' ? { code } : {}), ...(kernel ? { kernel } : {}) };
-  if (kernel && details !== null && typeof details === 'object') wire.details = { ...(details as Record<string, unknown>) };
+  // A plain Error with a code a plugin may raise (it cannot import the kernel's class) keeps its details too.
+  if ((kernel || isRaisableCode(code)) && details !== null && typeof details === 'object') wire.details = { ...(details as Record<string, unknown>) };
   // The permission model's refusals say which permission was missing; the path is left out.
   else if (typeof permission === 'string') wire.details = { permission };
   return wire;

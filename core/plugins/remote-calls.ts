@@ -1,4 +1,4 @@
-import { KernelError, toKernelError, type ErrorCode } from '../errors.js';
+import { KernelError, isRaisableCode, toKernelError, type ErrorCode } from '../errors.js';
 import type { RunningAction } from '../egress/action-scope.js';
 import type { ActionCall, ProgressUpdate } from '../plugin-api.js';
 import type { ChildMessage, KernelMessage, WireError } from './plugin-ipc.js';
@@ -128,6 +128,8 @@ export class RemoteCalls {
 export function fromWireError(wire: WireError): KernelError {
   const message = String(wire.message);
   if (wire.kernel === true && typeof wire.code === 'string') return new KernelError(wire.code as ErrorCode, message, { details: { ...wire.details } });
+  // A plain Error the plugin gave a code it may raise (it cannot import KernelError): that status, as in process.
+  if (isRaisableCode(wire.code)) return new KernelError(wire.code, message, { details: { ...wire.details } });
   return new KernelError('PLUGIN_ERROR', message, { details: { ...wire.details, ...(typeof wire.code === 'string' ? { errorCode: wire.code } : {}) } });
 }
 

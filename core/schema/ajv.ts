@@ -61,8 +61,14 @@ const MAX_REPORTED_ISSUES = 50;
 /** Turns ajv's errors into pointers a person can follow: a missing field points at the field itself. */
 export function toSchemaIssues(errors: readonly ErrorObject[] | null | undefined): SchemaIssue[] {
   if (!errors) return [];
-  return errors.slice(0, MAX_REPORTED_ISSUES).map((error) => {
+  const issues = errors.slice(0, MAX_REPORTED_ISSUES).map((error): SchemaIssue => {
     const params = error.params as Record<string, unknown>;
+    // A key whose name is not allowed (an action named `Write-Tmp`): ajv reports where the map is, and
+    // the name only in its params; pointed at the key itself and named (with nine actions, which one?).
+    const name = (error as ErrorObject & { propertyName?: unknown }).propertyName ?? params.propertyName;
+    if (typeof name === 'string') {
+      return { pointer: `${error.instancePath}/${escapePointer(name)}`, keyword: error.keyword, message: error.keyword === 'propertyNames' ? `the name '${name}' is not allowed here` : `the name '${name}' ${error.message ?? 'is invalid'}` };
+    }
     if (error.keyword === 'required') {
       const field = String(params.missingProperty);
       return { pointer: `${error.instancePath}/${escapePointer(field)}`, keyword: 'required', message: `'${field}' is required` };
@@ -77,6 +83,8 @@ export function toSchemaIssues(errors: readonly ErrorObject[] | null | undefined
     }
     return { pointer: error.instancePath, keyword: error.keyword, message: error.message ?? 'is invalid' };
   });
+  // ajv adds "property name must be valid" after the name's own error: said once.
+  return issues.filter((issue) => issue.keyword !== 'propertyNames' || !issues.some((other) => other !== issue && other.pointer === issue.pointer));
 }
 
 /** Runs a compiled validator and returns a result union instead of ajv's side-channel errors. */

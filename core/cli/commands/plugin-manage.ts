@@ -6,7 +6,8 @@ import { dirname, join, resolve } from 'node:path';
 // The skills plugin's tar reader: it checks every path, link and size before anything is written.
 import { readTarGz } from '../../../plugins/skills/archive-tar.js';
 import { readKernelConfigFile, type KernelConfigFile } from '../../config/kernel-config.js';
-import { readManifestFile } from '../../manifest/load-manifests.js';
+import { loadUserManifests, readManifestFile } from '../../manifest/load-manifests.js';
+import { crossCheck } from './plugin-validate.js';
 import { pluginsListing } from '../../http/routes/plugins.js';
 import { findServingKernel } from '../../http/serve-address.js';
 import { Workspace } from '../../workspace.js';
@@ -108,10 +109,23 @@ async function install(source: string, workspace: Workspace, replace: boolean, i
 async function installFolder(folder: string, workspace: Workspace, replace: boolean, io: CliIO): Promise<number> {
   const manifestFile = join(folder, 'manifest.json');
   if (!existsSync(manifestFile)) return io.err(`quire plugin install: ${manifestFile} is missing`), EXIT_PROBLEMS;
-  const declaredId = String((JSON.parse(await readFile(manifestFile, 'utf8')) as { id?: unknown }).id ?? '');
+  // The id the manifest declares is what the folder is installed as; a manifest that does not parse is the checked reader's to say.
+  let declaredId = '';
+  try {
+    declaredId = String((JSON.parse(await readFile(manifestFile, 'utf8')) as { id?: unknown }).id ?? '');
+  } catch {
+    // read again below, which names the file and the problem
+  }
   const record = await readManifestFile(manifestFile, { source: 'user', expectedId: declaredId, entryBase: folder });
   if (!record.ok) {
     for (const issue of record.issues) io.err(`${issue.file}#${issue.pointer}: ${issue.code} ${issue.message}`);
+    io.err('quire plugin install: nothing was installed');
+    return EXIT_PROBLEMS;
+  }
+  // As `plugin validate` does, and a start would: an id or action name a native or another installed
+  // plugin has, or a requirement nothing provides (it was installed, then refused at the next start).
+  const installed = (await loadUserManifests(workspace.pluginsDir)).filter((other) => !other.ok || other.compiled.manifest.id !== record.compiled.manifest.id);
+  if (await crossCheck([record], io, installed) > 0) {
     io.err('quire plugin install: nothing was installed');
     return EXIT_PROBLEMS;
   }

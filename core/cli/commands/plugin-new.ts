@@ -10,7 +10,8 @@ import { KERNEL_VERSION, PACKAGE_ROOT } from '../../paths.js';
 
 /** The files of a new plugin: a manifest, a TypeScript entry typed by `quire/plugin`, its build and a README. */
 export function pluginScaffold(id: string): Record<string, string> {
-  const tool = id.replace(/-/g, '_');
+  // A tool name holds at most 48 characters, an id 64: a long id's tool is cut (it failed validation).
+  const tool = id.replace(/-/g, '_').slice(0, 48).replace(/_+$/, '');
   const manifest = {
     id, version: '0.1.0', kernel: `^${KERNEL_VERSION}`, description: `What ${id} does, in one sentence.`, entry: 'dist/index.js',
     tools: [{

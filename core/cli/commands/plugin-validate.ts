@@ -70,9 +70,9 @@ Prints every problem as  <file>#<JSON pointer>: <CODE> <reason>  and exits 1 if 
  * kernel plans a start: shadowed ids and wire names, config-free requirements (missing, cyclic, or
  * provided by a plugin that is itself refused). Problems of the given manifests themselves were printed already.
  */
-async function crossCheck(given: readonly ManifestRecord[], io: CliIO): Promise<number> {
+export async function crossCheck(given: readonly ManifestRecord[], io: CliIO, installed: readonly ManifestRecord[] = []): Promise<number> {
   const files = new Set(given.map((record) => record.file));
-  const all = [...(await loadNativeManifests(NATIVE_MANIFESTS_DIR)).filter((record) => !files.has(record.file)), ...given];
+  const all = [...(await loadNativeManifests(NATIVE_MANIFESTS_DIR)).filter((record) => !files.has(record.file)), ...installed, ...given];
   let plan: ActivationPlan;
   try {
     plan = planActivation(all, { isEnabled: () => true, isFatal: () => false });
@@ -83,7 +83,8 @@ async function crossCheck(given: readonly ManifestRecord[], io: CliIO): Promise<
   }
   let problems = 0;
   for (const record of all) {
-    if (!record.ok) continue;
+    // Those already installed are the start's to report (plugin list); the ones given are checked against them.
+    if (!record.ok || !files.has(record.file) && installed.includes(record)) continue;
     for (const problem of plan.refused.get(record.file) ?? []) {
       problems += 1;
       io.err(`${record.file}: ${problem.code} ${problem.message}`);

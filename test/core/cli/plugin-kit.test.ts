@@ -21,6 +21,18 @@ async function cli(args: string[]) {
 describe('the plugin kit', () => {
   const harness = useHarness();
 
+  it('scaffolds a manifest that validates for the longest id a plugin may have', async () => {
+    const base = await harness.tempDir('quire-plugin-kit-');
+    const id = `a-very-long-plugin-identifier-${'x'.repeat(34)}`;
+    expect(id).toHaveLength(64);
+    expect((await cli(['plugin', 'new', id, '--dir', base])).code).toBe(0);
+    // The entry as its build would leave it: only the manifest is judged here.
+    await mkdir(join(base, id, 'dist'), { recursive: true });
+    await writeFile(join(base, id, 'dist', 'index.js'), 'export default { activate() { return {}; } };\n');
+    const validated = await cli(['plugin', 'validate', join(base, id)]);
+    expect([validated.code, validated.err]).toEqual([0, '']);
+  });
+
   it('scaffolds a TypeScript plugin that type-checks against quire/plugin, validates, installs and runs in a kernel; a wrong use is a type error', async () => {
     const base = await harness.tempDir('quire-plugin-kit-');
     // As after `npm install quire` in the plugin's folder.

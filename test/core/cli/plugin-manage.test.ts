@@ -91,6 +91,31 @@ describe('quire plugin install and list', () => {
     expect(existsSync(join(root, 'plugins'))).toBe(false);
   });
 
+  it('checks a plugin against the native and installed ones as a start would, and names a manifest that does not parse', async () => {
+    const base = await tempDir('quire-plugin-cli-');
+    const root = join(base, 'workspace');
+    await mkdir(root);
+    // An id a native plugin has, and one reserved for external MCP servers: a start refuses both.
+    for (const id of ['blocks', 'mcp-notes']) {
+      await writeUserPlugin(base, id, { ...SENDER, manifest: { ...SENDER.manifest, id } });
+      const refused = await run(['plugin', 'install', join(base, 'plugins', id), '--workspace', root]);
+      expect([id, refused.code, refused.err]).toEqual([id, 1, expect.stringMatching(/PLUGIN_(DUPLICATE|RESERVED)_ID[\s\S]*nothing was installed/)]);
+    }
+    // An action name another installed plugin has.
+    await writeUserPlugin(base, 'sender', SENDER);
+    expect((await run(['plugin', 'install', join(base, 'plugins', 'sender'), '--workspace', root])).code).toBe(0);
+    await writeUserPlugin(base, 'twin', { ...SENDER, manifest: { ...SENDER.manifest, id: 'twin' } });
+    const twin = await run(['plugin', 'install', join(base, 'plugins', 'twin'), '--workspace', root]);
+    expect([twin.code, twin.err]).toEqual([1, expect.stringMatching(/post_send[\s\S]*nothing was installed/)]);
+    // Replacing a plugin is not a clash with itself.
+    expect((await run(['plugin', 'install', join(base, 'plugins', 'sender'), '--replace', '--workspace', root])).code).toBe(0);
+    expect(await readdir(join(root, 'plugins'))).toEqual(['sender']);
+    await mkdir(join(base, 'plugins', 'unparsed'), { recursive: true });
+    await writeFile(join(base, 'plugins', 'unparsed', 'manifest.json'), '{ id: "unparsed" }');
+    const unparsed = await run(['plugin', 'install', join(base, 'plugins', 'unparsed'), '--workspace', root]);
+    expect([unparsed.code, unparsed.err]).toEqual([1, expect.stringMatching(/unparsed\/manifest\.json#: MANIFEST_JSON_INVALID [\s\S]*nothing was installed/)]);
+  });
+
   it('installs from a .tgz as npm pack makes it (one top folder), with the same checks', async () => {
     const base = await tempDir('quire-plugin-cli-');
     const root = join(base, 'workspace');

@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { readKernelConfigFile, type KernelConfigFile } from '../../../core/config/kernel-config.js';
+import { findConfigProblems } from '../../../core/config/config-problems.js';
+import { readKernelConfigFile, withDefaults, type KernelConfigFile } from '../../../core/config/kernel-config.js';
 import { startHttpServer, type RunningServer } from '../../../core/http/serve.js';
 import { Kernel } from '../../../core/kernel.js';
 import { createLogger } from '../../../core/log.js';
@@ -69,6 +70,15 @@ describe('mistakes in quire.json and grants.json are reported at start', () => {
     // A reader sees the plugins, not the configuration's problems.
     const asReader = await api('GET', '/api/plugins', undefined, READER);
     expect([asReader.status, asReader.body.configProblems]).toEqual([200, undefined]);
+  });
+
+  it("says that an external MCP server's entry under plugins changes nothing, and where it is configured", () => {
+    const config = withDefaults({ mcp: { servers: { echo: { command: 'node', args: ['echo.js'] } } }, plugins: { 'mcp-echo': { enabled: false }, 'mcp-other': {} } });
+    const problems = findConfigProblems({ config, records: [], grants: [], env: {} }).map(({ code, pointer, message }) => [code, pointer, message]);
+    expect(problems).toEqual([
+      ['CONFIG_UNKNOWN_PLUGIN', '/plugins/mcp-echo', expect.stringContaining('configured under mcp.servers.echo (enabled, trusted there)')],
+      ['CONFIG_UNKNOWN_PLUGIN', '/plugins/mcp-other', "no plugin has the id 'mcp-other'"],
+    ]);
   });
 
   it('writes each mistake to the log as a warning at start', async () => {

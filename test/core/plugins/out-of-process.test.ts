@@ -83,6 +83,28 @@ describe('untrusted user plugins run in a process of their own', () => {
     expect((await listed(url, 'spoofer'))?.problems?.map((problem) => problem.code)).toEqual(['PLUGIN_ACTIVATION_FAILED']);
   });
 
+  it('answers the status a plugin gives its Error by code, with its details, in its own process and in the kernel\'s; other codes are 500', async () => {
+    const actions = {
+      missing: { code: "() => { throw Object.assign(new Error('no item with that id'), { code: 'NOT_FOUND', details: { id: 'x1' } }); }" },
+      bad: { code: "() => { throw Object.assign(new Error('the name is too long'), { code: 'INVALID_INPUT', details: { field: 'name' } }); }" },
+      node: { code: "() => { throw Object.assign(new Error('ENOENT: no such file'), { code: 'ENOENT' }); }" },
+      spoof: { code: "() => { throw Object.assign(new Error('sign in again'), { code: 'UNAUTHENTICATED' }); }" },
+    };
+    const { url } = await serve({ apart: plugin('apart', actions), inside: plugin('inside', actions) }, { plugins: { inside: { trusted: true } } });
+    for (const id of ['apart', 'inside']) {
+      const missing = await call(url, `${id}/${id}/missing`);
+      expect([id, missing.status, missing.body.error]).toEqual([id, 404, expect.objectContaining({ code: 'NOT_FOUND', details: expect.objectContaining({ id: 'x1', plugin: id }) })]);
+      const bad = await call(url, `${id}/${id}/bad`);
+      expect([id, bad.status, bad.body.error?.details.field]).toEqual([id, 400, 'name']);
+      // Node's own code, and one a plugin may not raise (a 401 would make a client drop a good token).
+      for (const action of ['node', 'spoof']) {
+        const other = await call(url, `${id}/${id}/${action}`);
+        expect([id, action, other.status, other.body.error?.code]).toEqual([id, action, 500, 'PLUGIN_ERROR']);
+      }
+      expect((await call(url, `${id}/${id}/node`)).body.error?.details.errorCode).toBe('ENOENT');
+    }
+  });
+
   it('ends a process that writes bytes of its own making to its message pipe, and goes on serving', async () => {
     // A frame that does not deserialize, and one that claims 4 GB: Node's IPC channel threw in its own
     // read callback on the first (ending the kernel), and buffered the second.
