@@ -12,6 +12,9 @@ export const MCP_WITHHELD = '[withheld: this result holds notes of notebooks mar
  */
 export const MCP_WITHHELD_DONE = '[done: the call ran and made its changes; do not call it again. Only its answer is withheld: it names notebooks marked local-only (egress: local-only), which are not sent to MCP clients. A person can set mcp.sendLocalOnly in quire.json to send them.]';
 
+/** What an MCP client gets in place of an error's text that names notes it may not be sent. */
+export const MCP_WITHHELD_ERROR = 'the call failed; its message is withheld: it names notes of a notebook marked local-only (egress: local-only), which are not sent to MCP clients. A person can set mcp.sendLocalOnly in quire.json to send them.';
+
 /**
  * An MCP client (Claude Desktop, Cursor...) may send what it reads to a model anywhere: a result that
  * holds notes of a local-only notebook, or cannot say whose notes it holds while one exists, is held

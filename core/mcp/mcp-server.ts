@@ -7,7 +7,8 @@ import { KERNEL_VERSION } from '../paths.js';
 import type { Principal, ProgressUpdate } from '../plugin-api.js';
 import { servedOverMcp, toolDefinitions } from './tool-definitions.js';
 import { serveResources } from './mcp-resources.js';
-import { heldBackFromMcp, MCP_WITHHELD, MCP_WITHHELD_DONE } from './mcp-egress.js';
+import { heldBackFromMcp, MCP_WITHHELD, MCP_WITHHELD_DONE, MCP_WITHHELD_ERROR } from './mcp-egress.js';
+import { failedCallOf } from '../pipeline/prepared-call.js';
 import { servePrompts } from './mcp-prompts.js';
 
 /**
@@ -45,6 +46,13 @@ export function createMcpServer(kernel: Kernel, principal: Principal): Server {
       }
       return success(value);
     } catch (error) {
+      // An error that names notes of a local-only notebook (a stale expectedUpdated told when the block
+      // was last written) is held back as a result is: its code stays, its text and details do not.
+      const failed = failedCallOf(error);
+      if (isKernelError(error) && failed?.returned.said === true && heldBackFromMcp(kernel, failed)) {
+        const running = error.details?.stillRunning === true ? { stillRunning: true } : undefined;
+        return { ...failure(error.code, MCP_WITHHELD_ERROR, running), _meta: { 'quire/withheld': 'local-only' } };
+      }
       if (isKernelError(error)) return failure(error.code, error.message, error.details);
       kernel.log.error('mcp tool call failed', { tool: name, error: error instanceof Error ? error.message : String(error) });
       return failure('INTERNAL', 'the tool failed; the kernel log has the details');

@@ -41,6 +41,20 @@ export function notebooksInResult(call: Pick<PreparedCall, 'entry' | 'returned'>
   return call.entry.spec.returnsNotes === false ? [] : 'all';
 }
 
+/**
+ * The call an error came out of, once its handler ran: a surface that holds back results (MCP, for
+ * local-only notebooks) holds back an error's text too when the handler said it names such notes.
+ */
+const failedCalls = new WeakMap<object, PreparedCall>();
+
+export function noteFailedCall(error: unknown, call: PreparedCall): void {
+  if (typeof error === 'object' && error !== null) failedCalls.set(error, call);
+}
+
+export function failedCallOf(error: unknown): PreparedCall | undefined {
+  return typeof error === 'object' && error !== null ? failedCalls.get(error) : undefined;
+}
+
 export interface ActionRef {
   plugin: string;
   tool: string;

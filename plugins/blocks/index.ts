@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { IntentJournal, NOTEBOOK_SCOPE, WORKSPACE, definePlugin, isValidId, mayRead, readsAreScoped, throwIfStopped, type ActionHandler, type PluginHandlers } from '../../core/index.js';
+import { IntentJournal, NOTEBOOK_SCOPE, WORKSPACE, definePlugin, isKernelError, isValidId, mayRead, readsAreScoped, throwIfStopped, type ActionHandler, type PluginHandlers } from '../../core/index.js';
 import { canSeeNotebook, mayListProblem, otherDocumentShown, scopedCounts } from './access.js';
 import { reportReturned } from './returned-notebooks.js';
 import { attrActions, outlineActions, refActions, tagActions } from './link-actions.js';
@@ -175,7 +175,15 @@ function afterReady(tools: PluginHandlers, readiness: Readiness, store: BlockSto
     for (const [name, handler] of Object.entries(actions)) {
       wrapped[name] = async (input, call) => {
         await readiness.wait();
-        const result = await handler(input, call);
+        let result: unknown;
+        try {
+          result = await handler(input, call);
+        } catch (error) {
+          // A conflict names its block and when it was last written: the notebook it lies in is said, so
+          // that a surface holding back local-only notes holds back that too (MCP).
+          if (isKernelError(error) && error.code === 'CONFLICT' && error.details !== undefined) reportReturned(store, call, error.details);
+          throw error;
+        }
         if (tool === 'tag' && name === 'list') call.returned([...store.catalog.notebooks.keys()].filter((id) => canSeeNotebook(store, call, id)));
         // Notebook names and counts are no notes: listing them holds back nothing (else every listing
         // would be withheld from a model off this machine as soon as one notebook is local-only).

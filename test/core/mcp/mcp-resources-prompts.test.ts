@@ -258,6 +258,13 @@ describe('notebook privacy for MCP clients (they are agents too)', () => {
         const appended = JSON.stringify(await client.callTool({ name: 'block_append', arguments: { parentId: localDoc.id, markdown: 'once only' } }));
         expect(appended).toContain('do not call it again');
         expect((await act<{ markdown: string }>('document_get_markdown', { id: localDoc.id })).markdown.match(/once only/g)).toHaveLength(1);
+        // A write that fails on a stale expectedUpdated says CONFLICT, not when the block was last written.
+        const [block] = (await act<{ document: { children: { id: string; updated: string }[] } }>('document_get', { id: localDoc.id })).document.children;
+        const updated = (await act<{ block: { updated?: string; attrs?: { updated?: string } } }>('block_get', { id: block!.id }));
+        const stamp = JSON.stringify(updated).match(/"updated":"([^"]+)"/)![1]!;
+        const stale = await client.callTool({ name: 'block_update', arguments: { id: block!.id, markdown: 'changed', expectedUpdated: '2000-01-01T00:00:00.000Z' } });
+        expect(stale).toMatchObject({ isError: true, content: [{ text: expect.stringContaining('CONFLICT') }] });
+        expect(JSON.stringify(stale)).not.toContain(stamp);
         // The listing leaves the local-only notebook out, as a closed one (it named the notebook, not its documents).
         const uris = (await client.listResources()).resources.map((entry) => entry.uri);
         expect(uris).not.toContain(`quire://notebooks/${local.id}`);
