@@ -72,12 +72,29 @@ export class AnnSync {
    */
   async caughtUp(signal?: AbortSignal): Promise<void> {
     const upTo = this.store.maxSeq();
-    while (this.catching && this.applied < upTo) {
-      // Woken at each page applied: the catch-up itself goes on while changes keep coming.
-      const page = new Promise<void>((resolve) => this.pageWaiters.push(resolve));
-      await Promise.race([this.catching, page, ...(signal ? [aborted(signal)] : [])]);
-      signal?.throwIfAborted();
+    if (!this.catching || this.applied >= upTo) return;
+    // One listener for the whole wait (one per page waited piled up: MaxListenersExceededWarning).
+    let wake: (() => void) | undefined;
+    const onAbort = (): void => wake?.();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      while (this.catchingNow() && this.applied < upTo && !signal?.aborted) {
+        // Woken at each page applied (the catch-up itself goes on while changes keep coming), when it
+        // ends, or at the cancel.
+        const woken = new Promise<void>((resolve) => { wake = resolve; this.pageWaiters.push(resolve); });
+        await Promise.race([this.catching ?? Promise.resolve(), woken]);
+        const waiter = wake;
+        this.pageWaiters = this.pageWaiters.filter((other) => other !== waiter);
+      }
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
     }
+    signal?.throwIfAborted();
+  }
+
+  /** Whether a catch-up runs (read anew each time: it ends and starts while a query waits). */
+  private catchingNow(): boolean {
+    return this.catching !== undefined;
   }
 
   size(): number {
@@ -265,12 +282,4 @@ export class AnnSync {
     while (this.catching) await this.catching;
     await this.closeIndex(this.state === 'ready');
   }
-}
-
-/** Resolves when `signal` aborts (at once when it has). */
-function aborted(signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) resolve();
-    else signal.addEventListener('abort', () => resolve(), { once: true });
-  });
 }

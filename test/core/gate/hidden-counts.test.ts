@@ -1,3 +1,5 @@
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SNAPSHOT_SERVICE, type SnapshotService } from '../../../core/turn/snapshot-service.js';
 import { agent, useBlocks } from '../../plugins/blocks/blocks-harness.js';
@@ -24,10 +26,11 @@ async function scene() {
 
 describe('counts and notes of the whole workspace, asked by the agent', () => {
   it("index rebuild counts the notebooks, documents and blocks the agent may see, and the removals there", async () => {
-    const { act, hidden, hiddenDocs, seenByAgent } = await scene();
+    const { kernel, act, hidden, hiddenDocs, seenByAgent } = await scene();
     const whole = await act<Record<string, number>>('index_rebuild', {});
     expect(whole).toMatchObject({ notebooks: 2, documents: 6 });
-    await act('document_remove', { id: hiddenDocs[0] });
+    // A hidden document's file removed by hand: the rebuild takes it out of the index (a removal it counts).
+    await rm(join(kernel.workspace.dataDir, hidden, `${hiddenDocs[0]}.json`));
     const seen = await seenByAgent<Record<string, unknown>>('index_rebuild', {});
     // One notebook of one document (its document block and two paragraphs); the removal was in the hidden one.
     expect(seen).toMatchObject({ notebooks: 1, documents: 1, indexed: 1, blocks: 3, removed: 0 });

@@ -1,4 +1,5 @@
 import Database from 'better-sqlite3';
+import { getEventListeners } from 'node:events';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -106,16 +107,20 @@ describe('the vector index following the stored vectors', () => {
       written = next;
       sync.catchUp();
     };
-    batch();
+    // A backlog of several pages (512 vectors each) before the query.
+    for (let i = 0; i < 15; i++) batch();
     const storedBefore = written;
     const writer = setInterval(() => { if (written < ids.length) batch(); }, 1);
     cleanups.push(() => clearInterval(writer));
-    await sync.caughtUp();
+    const query = new AbortController();
+    await sync.caughtUp(query.signal);
     const atAnswer = { size: sync.size(), written };
     clearInterval(writer);
     expect(atAnswer.size).toBeGreaterThanOrEqual(storedBefore);
     // It waited until the writer ran out (all 20,000), the query with it.
     expect(atAnswer.written).toBeLessThan(ids.length);
+    // Nothing left listening on the query's signal (a listener a page waited piled up).
+    expect(getEventListeners(query.signal, 'abort')).toHaveLength(0);
     await sync.settled();
   });
 
