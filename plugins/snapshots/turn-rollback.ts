@@ -250,7 +250,12 @@ async function undoBlocks(repo: SnapshotRepo, before: Snapshot, after: Snapshot,
     const planned = new Map<string, ReadonlySet<string>>();
     const putBack = new Map<string, string>();
     await undoChanged(planned, putBack);
-    const twice = [...putBack].filter(([id, doc]) => !keepAway.has(id) && stillElsewhere(id, doc, planned));
+    // Where each block put back is now (one query for all), and the documents the undo removes.
+    const nowIn = putBack.size === 0 ? new Map<string, string>() : documentsOf([...putBack.keys()]);
+    const removedDocs = new Set(change.removes.map((path) => fileName(path).replace(/\.json$/, '')));
+    const plannedIn = new Map<string, string[]>();
+    for (const [doc, ids] of planned) for (const id of ids) if (putBack.has(id)) plannedIn.set(id, [...plannedIn.get(id) ?? [], doc]);
+    const twice = [...putBack].filter(([id, doc]) => !keepAway.has(id) && stillElsewhere(id, doc, plannedIn.get(id) ?? [], nowIn.get(id), planned, removedDocs));
     if (twice.length === 0) break;
     for (const [id] of twice) keepAway.add(id);
     result.conflicts.length = marks[0];
@@ -259,17 +264,16 @@ async function undoBlocks(repo: SnapshotRepo, before: Snapshot, after: Snapshot,
     change.writes.length = marks[3];
   }
   /** Whether a block put back into `doc` stays in another document too: where the undo leaves it, or where it is now if that one is not undone. */
-  function stillElsewhere(id: string, doc: string, planned: ReadonlyMap<string, ReadonlySet<string>>): boolean {
-    for (const [other, ids] of planned) if (other !== doc && ids.has(id)) return true;
-    const now = documentsOf([id]).get(id);
-    return now !== undefined && now !== doc && !planned.has(now) && !change.removes.some((path) => fileName(path) === `${now}.json`);
+  function stillElsewhere(id: string, doc: string, plannedIn: readonly string[], now: string | undefined, planned: ReadonlyMap<string, unknown>, removedDocs: ReadonlySet<string>): boolean {
+    if (plannedIn.some((other) => other !== doc)) return true;
+    return now !== undefined && now !== doc && !planned.has(now) && !removedDocs.has(now);
   }
   async function undoChanged(planned: Map<string, ReadonlySet<string>>, putBack: Map<string, string>): Promise<void> {
-    const plannedAs = (doc: string, tree: TreeBlock, current?: TreeBlock): void => {
+    /** A document's blocks once undone (`tree`), and those of them it does not hold now (`live`): put back. */
+    const plannedAs = (doc: string, tree: TreeBlock, live: ReadonlySet<string>): void => {
       const ids = new Set(index(tree).keys());
       planned.set(doc, ids);
-      const live = current ? index(current) : new Map();
-      if (current) for (const id of ids) if (!live.has(id)) putBack.set(id, doc);
+      for (const id of ids) if (!live.has(id)) putBack.set(id, doc);
     };
     for (const [path, moved] of [...turn.changed.map((changed) => [changed, undefined] as const), ...movedUnrecorded]) {
       // A document moved since (after the turn, or since a turn cut short began) is undone where it is now.
@@ -290,11 +294,14 @@ async function undoBlocks(repo: SnapshotRepo, before: Snapshot, after: Snapshot,
       // Blocks the turn moved out of this document come back with its old text: one moved on since to a
       // document where the undo leaves it would then be in two (the index skips both). Then the document
       // goes block by block, which leaves such a block where it is, a conflict, forced or not.
-      const wholeFile = at === path && now[path]!.hash === after.files[path]!.hash && !mixedHere
-        && elsewhereNowOf(JSON.parse(await snapshotText(repo, before, path)) as TreeBlock, JSON.parse(await afterText(path)) as TreeBlock, fileName(path).replace(/\.json$/, '')).size === 0;
+      // Each text read once per pass (a document of 50,000 blocks is megabytes of JSON).
+      const startText = await snapshotText(repo, before, path);
+      // The file is as the turn left it: its blocks now are those of the end snapshot.
+      const asLeft = at === path && now[path]!.hash === after.files[path]!.hash && !mixedHere ? JSON.parse(await afterText(path)) as TreeBlock : undefined;
+      const wholeFile = asLeft !== undefined && elsewhereNowOf(JSON.parse(startText) as TreeBlock, asLeft, fileName(path).replace(/\.json$/, '')).size === 0;
       if (wholeFile) {
-        const written = JSON.parse(await snapshotText(repo, before, path)) as TreeBlock;
-        plannedAs(written.id, written, JSON.parse(await readFile(file(path), 'utf8')) as TreeBlock);
+        const written = JSON.parse(startText) as TreeBlock;
+        plannedAs(written.id, written, new Set(index(asLeft).keys()));
         notices.push([path, 'rollback']);
         change.writes.push({ path, hash: before.files[path]!.hash });
         result.undone.push({ path, blocks: 0 });
@@ -302,8 +309,8 @@ async function undoBlocks(repo: SnapshotRepo, before: Snapshot, after: Snapshot,
       }
       const text = await readFile(file(at), 'utf8');
       const current = JSON.parse(text) as TreeBlock;
-      const start = JSON.parse(await snapshotText(repo, before, path)) as TreeBlock;
-      const liveBefore = JSON.parse(text) as TreeBlock;
+      const start = JSON.parse(startText) as TreeBlock;
+      const liveBefore = new Set(index(current).keys());
       const undone = undoInTree(start, JSON.parse(await afterText(moved ?? path)) as TreeBlock, current, after.origin, mixedHere, force, (id) => result.conflicts.push({ path: at, id }),
         { stampedOnly: unrecorded, olderElsewhere, elsewhereNow: elsewhereNowOf(start, current, fileName(at).replace(/\.json$/, '')) });
       plannedAs(current.id, current, liveBefore);
