@@ -99,7 +99,11 @@ export function createHybridSearch(deps: HybridDeps) {
     const words = wordsOf(input.query, index);
     const fulltextSnippets = new Map(fulltext?.results.map((hit) => [hit.id, hit.snippet]));
     const start = (page - 1) * pageSize;
-    if (start >= ordered.length && page > 1) notes.push(`this page is past the ${ordered.length} fused results (each arm's best ${depth}): search again with a larger depth (at most ${MAX_DEPTH}) for more`);
+    if (start >= ordered.length && page > 1) {
+      notes.push(depth < MAX_DEPTH
+        ? `this page is past the ${ordered.length} fused results (each arm's best ${depth}): search again with a larger depth (at most ${MAX_DEPTH}) for more`
+        : `this page is past the ${ordered.length} fused results (each arm's best ${MAX_DEPTH}, the most): narrow the query for more`);
+    }
     const results = ordered.slice(start, start + pageSize).map((item, position) => {
       const row = rows.get(item.id)!;
       return {

@@ -72,8 +72,28 @@ describe('the web app in a real browser', () => {
       await web.page.getByLabel('How').selectOption('hybrid');
       await web.page.getByLabel('Search the notes').fill('tomatoes');
       await web.page.getByRole('button', { name: 'Search' }).click();
+      const asked: string[] = [];
+      web.page.on('request', (request) => { if (request.url().includes('/search/')) asked.push(request.postData() ?? ''); });
       await web.page.locator('ol.hits li', { hasText: 'Vegetables want a sunny garden bed.' }).waitFor();
       await web.shot('search-hybrid');
+      // Semantic search counts no total: the page says how many are shown (it said "undefined results").
+      await web.page.getByLabel('How').selectOption('semantic');
+      await web.page.getByRole('button', { name: 'Search' }).click();
+      await web.page.getByText('on this page, nearest first').waitFor();
+      expect(await web.page.locator('.search').innerText()).not.toContain('undefined');
+      // Hybrid pages are fused at one depth for the whole query (the kernel's default reached five pages).
+      await web.page.getByLabel('How').selectOption('hybrid');
+      const doc = (await web.act<{ documents: { id: string }[] }>('document_list', { notebook: notebook.id })).documents[0]!.id;
+      // A search still running when the person opens a document must not write its address over the document's.
+      await web.page.route('**/search/hybrid', async (route) => { await new Promise((resolve) => setTimeout(resolve, 1_500)); await route.continue(); });
+      await web.page.getByLabel('Search the notes').fill('fox');
+      await web.page.getByRole('button', { name: 'Search' }).click();
+      await web.page.evaluate((id) => { location.hash = `#/doc/${id}`; }, doc);
+      await web.page.getByRole('heading', { name: 'Beds', level: 1 }).waitFor();
+      await web.page.waitForTimeout(2_500);
+      expect(new URL(web.page.url()).hash).toBe(`#/doc/${doc}`);
+      expect(asked.filter((body) => body.includes('"query":"fox"')).every((body) => body.includes('"depth":200'))).toBe(true);
+      expect(asked.some((body) => body.includes('"query":"fox"'))).toBe(true);
     } finally {
       await embedder.close();
     }

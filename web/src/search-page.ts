@@ -5,7 +5,13 @@ import { describe } from './api.js';
 import { html } from './html.js';
 
 interface Hit { id: string; documentId: string; hpath?: string; type: string; snippet: string }
-interface Answer { total: number; totalIsLowerBound?: boolean; page: number; pageSize: number; results: Hit[] }
+/** `total` is absent from a semantic answer (the index ranks the nearest, it does not count them). */
+interface Answer { total?: number; totalIsLowerBound?: boolean; page: number; pageSize: number; results: Hit[] }
+/**
+ * How many of each arm's hits a hybrid search fuses, the same for every page of a query so that the
+ * pages are one ranking (at the kernel's default of 50, about five pages of 20 could be reached).
+ */
+const HYBRID_DEPTH = 200;
 type Mode = 'fulltext' | 'hybrid' | 'semantic';
 /** A search as asked: kept in the address, so that Back from a result comes to the same page of it. */
 interface Asked { q: string; mode: Mode; type: string; notebook: string }
@@ -67,6 +73,8 @@ export function SearchPage({ client, address }: { client: QuireClient; address: 
   const lastAsked = useRef<Asked & { page: number }>();
   // Only the newest search's answer is shown: an older one answering last must not replace it (nor its query in the address).
   const latest = useRef(0);
+  const mounted = useRef(true);
+  useEffect(() => () => { mounted.current = false; }, []);
   // The search whose results are shown: the pager goes on with it, not with filters changed and not submitted.
   const shown = useRef<Asked>();
   const run = async (target: number, asked: Asked = { q: query, mode, type, notebook }): Promise<void> => {
@@ -75,15 +83,16 @@ export function SearchPage({ client, address }: { client: QuireClient; address: 
     const number = ++latest.current;
     setError(undefined);
     try {
-      const input = { query: asked.q, page: target, pageSize: 20, ...(asked.type ? { types: [asked.type] } : {}), ...(asked.notebook ? { notebooks: [asked.notebook] } : {}) };
+      const input = { query: asked.q, page: target, pageSize: 20, ...(asked.mode === 'hybrid' ? { depth: HYBRID_DEPTH } : {}), ...(asked.type ? { types: [asked.type] } : {}), ...(asked.notebook ? { notebooks: [asked.notebook] } : {}) };
       const result = await client.action(`search_${asked.mode}` as 'search_fulltext', input as never) as Answer;
-      if (number !== latest.current) return;
+      // A search answering after the person left the page must not write its address over the page they went to.
+      if (number !== latest.current || !mounted.current) return;
       shown.current = asked;
       setAnswer(result);
       setPage(target);
       history.replaceState(null, '', toAddress(asked, target));
     } catch (e) {
-      if (number !== latest.current) return;
+      if (number !== latest.current || !mounted.current) return;
       // The results of the search before are not this one's: they went, and the error says why.
       shown.current = undefined;
       setAnswer(undefined);
@@ -106,7 +115,9 @@ export function SearchPage({ client, address }: { client: QuireClient; address: 
     shownFor.current = address;
     if (asked.q) void run(asked.page, asked);
   }, [address]);
-  const pages = answer ? Math.max(1, Math.ceil(answer.total / answer.pageSize)) : 1;
+  // Without a total (semantic search), a full page offers the next one.
+  const counted = answer?.total !== undefined;
+  const pages = !answer ? 1 : answer.total !== undefined ? Math.max(1, Math.ceil(answer.total / answer.pageSize)) : answer.results.length === answer.pageSize ? page + 1 : page;
   return html`<section class="search" aria-labelledby="search-title">
     <h1 id="search-title">Search</h1>
     <form role="search" onSubmit=${(event: Event) => { event.preventDefault(); void run(1); }}>
@@ -124,13 +135,13 @@ export function SearchPage({ client, address }: { client: QuireClient; address: 
       <button type="submit">Search</button>
     </form>
     ${error ? html`<p class="error" role="alert">${error}</p>` : null}
-    ${answer ? html`<p class="muted" aria-live="polite">${answer.total}${answer.totalIsLowerBound ? '+' : ''} result${answer.total === 1 ? '' : 's'}</p>
+    ${answer ? html`<p class="muted" aria-live="polite">${counted ? `${answer.total}${answer.totalIsLowerBound ? '+' : ''} result${answer.total === 1 ? '' : 's'}` : `${answer.results.length} result${answer.results.length === 1 ? '' : 's'} on this page, nearest first`}</p>
       <ol class="hits">${answer.results.map((hit) => html`<li key=${hit.id}>
         <a href=${`#/doc/${hit.documentId}/${hit.id}`}><span class="muted">${hit.hpath ?? ''}</span><span class="snippet">${snippet(hit.snippet)}</span></a>
       </li>`)}</ol>
       ${pages > 1 ? html`<nav class="pager" aria-label="Pages">
         <button type="button" disabled=${page <= 1} onClick=${() => void run(page - 1, shown.current)}>Previous</button>
-        <span>Page ${page} of ${pages}</span>
+        <span>${counted ? `Page ${page} of ${pages}` : `Page ${page}`}</span>
         <button type="button" disabled=${page >= pages} onClick=${() => void run(page + 1, shown.current)}>Next</button>
       </nav>` : null}` : null}
   </section>`;

@@ -106,7 +106,9 @@ const searchCommand = readingCommand('search', 'search the notes (full text; hyb
     if (page > MAX_PAGE) throw new UsageError(`--page must be at most ${MAX_PAGE} (a search answers that many pages at most), not ${page}`);
     try {
       // Hybrid says itself when it falls back to full text (no embedder, semantic search off).
-      return await call('search_hybrid', 'search-fulltext/search/hybrid', { query, page });
+      // Fused at a depth that is the same for pages 1 to 10 (then 11 to 20, …), so that they are one
+      // ranking; at the kernel's default of 50, page 4 or 5 was past the fused results.
+      return await call('search_hybrid', 'search-fulltext/search/hybrid', { query, page, depth: Math.min(1000, Math.ceil(page / 10) * 200) });
     } catch (error) {
       // Only when hybrid search is not there at all; any other failure is said as it is.
       if ((error as { code?: string }).code !== 'ACTION_NOT_FOUND') throw error;
