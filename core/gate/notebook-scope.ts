@@ -40,6 +40,8 @@ export interface NotesChange {
   ids: ReadonlySet<string>;
   notebooks: ReadonlySet<string>;
   all: boolean;
+  /** The index was rebuilt (anything may have moved); `all` alone may be a removal, which moves nothing in. */
+  rebuilt?: boolean;
 }
 
 export interface NotebookPrivacy {

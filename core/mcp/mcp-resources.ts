@@ -5,7 +5,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { randomUUID } from 'node:crypto';
 import { KernelError, isKernelError } from '../errors.js';
-import { NOTEBOOK_SCOPE, type NotebookScope } from '../gate/notebook-scope.js';
+import { NOTEBOOK_SCOPE, type NotebookScope, type NotesChange } from '../gate/notebook-scope.js';
 import { isValidId } from '../ids.js';
 import type { Kernel } from '../kernel.js';
 import type { Principal } from '../plugin-api.js';
@@ -53,37 +53,58 @@ export function serveResources(server: Server, kernel: Kernel, caller: () => Pri
   // The session's last listing, walked once for all its pages (each page walked the whole tree again: a
   // client paging through 20,000 documents made 200 walks). Pages then show the notes as they were when
   // the listing began; a cursor of another listing, or one kept past its time, walks again.
-  let kept: { id: string; listed: ListingFound; at: number; privacy: string } | undefined;
+  let kept: { id: string; listed: ListingFound; at: number; privacy: string; unwatch: (() => void) | undefined } | undefined;
   // A notebook marked local-only or closed to the agent (agent: none) since the walk: its titles must not
   // go out from the kept pages.
   const privacyNow = (): string => (scope?.privacy() ?? []).map((notebook) => `${notebook.id}:${notebook.agent}:${notebook.egress}`).sort().join(',');
-  // A document moved (or written) into such a notebook since the walk: the kept pages go too (its title
-  // was served for up to a minute). Listened to only while pages are kept.
-  let keptWatch: (() => void) | undefined;
   const dropKept = (): void => {
+    kept?.unwatch?.();
     kept = undefined;
-    keptWatch?.();
-    keptWatch = undefined;
   };
   const withheld = (): Set<string> => new Set((scope?.privacy() ?? []).filter((notebook) => notebook.agent === 'none' || notebook.egress === 'local-only').map((notebook) => notebook.id));
+  // A document moved (or written) into such a notebook since the walk began, or the index rebuilt: its
+  // title would go out from the walk's pages (for up to a minute). A removal moves nothing in: it keeps them.
+  const movesIn = (change: NotesChange): boolean => {
+    if (change.rebuilt === true) return true;
+    const closed = withheld();
+    return [...change.notebooks].some((notebook) => closed.has(notebook));
+  };
+  /**
+   * Walks the notes, listening for such changes meanwhile: a walk one happened during is walked again
+   * (three times at most, then the client is asked to list again). The walk kept listens on, each its
+   * own listener (two listings at once undid each other's), and goes at such a change.
+   */
+  const walk = async (signal: AbortSignal | undefined): Promise<NonNullable<typeof kept>> => {
+    for (let attempt = 1; ; attempt++) {
+      let changed = false;
+      let entry: NonNullable<typeof kept> | undefined;
+      const unwatch = scope?.onChanged?.((change) => {
+        if (!movesIn(change)) return;
+        changed = true;
+        if (entry !== undefined && kept === entry) dropKept();
+      });
+      const privacy = privacyNow();
+      let listed: ListingFound;
+      try {
+        listed = await listAll(callWith(signal));
+      } catch (error) {
+        unwatch?.();
+        throw error;
+      }
+      if (!changed && privacy === privacyNow()) {
+        entry = { id: randomUUID().slice(0, 8), listed, at: Date.now(), privacy, unwatch };
+        return entry;
+      }
+      unwatch?.();
+      if (attempt === 3) throw new KernelError('NOT_READY', 'the notes kept moving between notebooks while they were listed; list them again', { details: { retryable: true } });
+    }
+  };
   handlers.setRequestHandler(ListResourcesRequestSchema, async (request, extra) => {
     const { listing, offset } = parseCursor(request.params?.cursor);
     if (!kept || kept.id !== listing || Date.now() - kept.at > LISTING_KEPT_MS || kept.privacy !== privacyNow()) {
+      const walked = await walk(extra.signal);
       dropKept();
-      const privacy = privacyNow();
-      let changedMeanwhile = false;
-      keptWatch = scope?.onChanged?.((change) => {
-        const closed = withheld();
-        if (change.all || [...change.notebooks].some((notebook) => closed.has(notebook))) {
-          changedMeanwhile = true;
-          dropKept();
-        }
-      });
-      const listed = await listAll(callWith(extra.signal));
-      if (changedMeanwhile) dropKept();
-      else kept = { id: randomUUID().slice(0, 8), listed, at: Date.now(), privacy };
-      const page = listed.resources.slice(offset, offset + PAGE);
-      if (!kept) return { resources: page, ...(offset + PAGE < listed.resources.length ? { nextCursor: `${randomUUID().slice(0, 8)}.${offset + PAGE}` } : {}) };
+      kept = walked;
     }
     const { resources, truncated } = kept.listed;
     const page = resources.slice(offset, offset + PAGE);

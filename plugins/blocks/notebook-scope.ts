@@ -47,7 +47,7 @@ export function createNotebookScope(store: BlockStore, isSyncing: () => boolean)
         }
         for (const doc of change.documents) { const notebook = store.catalog.doc(doc)?.notebook; if (notebook) notebooks.add(notebook); }
         // A removed block's document is not known any more: every subscriber looks again.
-        listener({ ids, notebooks, all: change.rebuilt || change.removed.length > 0 });
+        listener({ ids, notebooks, all: change.rebuilt || change.removed.length > 0, rebuilt: change.rebuilt });
       });
     },
     privacy() {
