@@ -5,7 +5,7 @@ import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 // The skills plugin's tar reader: it checks every path, link and size before anything is written.
 import { readTarGz } from '../../../plugins/skills/archive-tar.js';
-import { readKernelConfigFile, type KernelConfigFile } from '../../config/kernel-config.js';
+import { isPluginEnabled, readKernelConfigFile, withDefaults, type KernelConfigFile } from '../../config/kernel-config.js';
 import { loadUserManifests, readManifestFile } from '../../manifest/load-manifests.js';
 import { crossCheck } from './plugin-validate.js';
 import { pluginsListing } from '../../http/routes/plugins.js';
@@ -125,7 +125,9 @@ async function installFolder(folder: string, workspace: Workspace, replace: bool
   // As `plugin validate` does, and a start would: an id or action name a native or another installed
   // plugin has, or a requirement nothing provides (it was installed, then refused at the next start).
   const installed = (await loadUserManifests(workspace.pluginsDir)).filter((other) => !other.ok || other.compiled.manifest.id !== record.compiled.manifest.id);
-  if (await crossCheck([record], io, installed) > 0) {
+  // A plugin quire.json disables is not started, so nothing of it can clash (the one installed is checked whatever quire.json says).
+  const config = withDefaults(await readKernelConfigFile(workspace.configFile).catch(() => ({}) as KernelConfigFile));
+  if (await crossCheck([record], io, installed, (id) => id === record.compiled.manifest.id || isPluginEnabled(config, id)) > 0) {
     io.err('quire plugin install: nothing was installed');
     return EXIT_PROBLEMS;
   }

@@ -70,12 +70,12 @@ Prints every problem as  <file>#<JSON pointer>: <CODE> <reason>  and exits 1 if 
  * kernel plans a start: shadowed ids and wire names, config-free requirements (missing, cyclic, or
  * provided by a plugin that is itself refused). Problems of the given manifests themselves were printed already.
  */
-export async function crossCheck(given: readonly ManifestRecord[], io: CliIO, installed: readonly ManifestRecord[] = []): Promise<number> {
+export async function crossCheck(given: readonly ManifestRecord[], io: CliIO, installed: readonly ManifestRecord[] = [], isEnabled: (id: string) => boolean = () => true): Promise<number> {
   const files = new Set(given.map((record) => record.file));
   const all = [...(await loadNativeManifests(NATIVE_MANIFESTS_DIR)).filter((record) => !files.has(record.file)), ...installed, ...given];
   let plan: ActivationPlan;
   try {
-    plan = planActivation(all, { isEnabled: () => true, isFatal: () => false });
+    plan = planActivation(all, { isEnabled, isFatal: () => false });
   } catch (error) {
     if (!isKernelError(error)) throw error;
     io.err(`${error.code} ${error.message}`);

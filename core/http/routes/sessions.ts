@@ -177,16 +177,20 @@ export function sessionRoutes(kernel: Kernel): Hono<HttpEnv> {
   app.post('/:id/turns', async (c) => {
     const id = c.req.param('id');
     const { message, messageId } = parseTurn(await readJsonBody(c));
-    // An unknown session is 404 here (with a message id, by the read below: one read of the session, not two).
-    if (messageId === undefined) await sessions.read(id);
+    // An unknown session is 404 here, before the model is checked (up to 15 s).
+    await sessions.read(id);
     // The turn is taken before the model check, so that a Stop from now on reaches it.
     const prepared = await kernel.turns.prepare(id);
     if (messageId !== undefined) {
       // Read with the session's turn held: no turn of this message can start or end meanwhile.
-      const sent = [...(await sessions.read(id).catch((error: unknown) => { prepared.release(); throw error; })).entries].reverse().find((entry) => entry.type === 'user');
+      const entries = (await sessions.read(id).catch((error: unknown) => { prepared.release(); throw error; })).entries;
+      const at = entries.findLastIndex((entry) => entry.type === 'user');
+      const sent = entries[at];
       if (sent?.messageId === messageId) {
         prepared.release();
-        throw new ConflictError('CONFLICT', `this message (${messageId}) was sent already and its turn has run: its answer is in the session; send it with another id to ask again`, { details: { reason: 'duplicate', messageId, entryId: sent.id } });
+        // Said as it is: a turn that failed (the model's error, a Stop) before any answer left none.
+        const answered = entries.slice(at + 1).some((entry) => entry.type === 'assistant' && typeof entry.content === 'string' && entry.content !== '');
+        throw new ConflictError('CONFLICT', `this message (${messageId}) was sent already and its turn has run: ${answered ? 'its answer is in the session' : 'it ended without an answer'}; send it with another id to ask again`, { details: { reason: 'duplicate', messageId, entryId: sent.id, answered } });
       }
     }
     return streamSSE(c, async (stream) => {

@@ -1,4 +1,4 @@
-import { mkdir, readdir, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -110,6 +110,11 @@ describe('quire plugin install and list', () => {
     // Replacing a plugin is not a clash with itself.
     expect((await run(['plugin', 'install', join(base, 'plugins', 'sender'), '--replace', '--workspace', root])).code).toBe(0);
     expect(await readdir(join(root, 'plugins'))).toEqual(['sender']);
+    // Nor is a plugin quire.json disables a clash: a start would not load it.
+    await writeFile(join(root, 'quire.json'), JSON.stringify({ plugins: { sender: { enabled: false } } }));
+    expect((await run(['plugin', 'install', join(base, 'plugins', 'twin'), '--workspace', root])).code).toBe(0);
+    await rm(join(root, 'plugins', 'twin'), { recursive: true });
+    await writeFile(join(root, 'quire.json'), '{}');
     await mkdir(join(base, 'plugins', 'unparsed'), { recursive: true });
     await writeFile(join(base, 'plugins', 'unparsed', 'manifest.json'), '{ id: "unparsed" }');
     const unparsed = await run(['plugin', 'install', join(base, 'plugins', 'unparsed'), '--workspace', root]);

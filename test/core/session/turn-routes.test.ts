@@ -92,7 +92,8 @@ describe('agent turns over HTTP', () => {
     expect((await readEvents(first)).at(-1)).toMatchObject({ event: 'done', data: { state: 'finished' } });
     const again = await app.request(`/api/agent/sessions/${id}/turns`, request('POST', { message: 'save a note', messageId: 'm-1' }));
     const body = (await again.json()) as { error: { code: string; message: string; details: Record<string, unknown> } };
-    expect([again.status, body.error.code, body.error.details.reason, body.error.details.messageId]).toEqual([409, 'CONFLICT', 'duplicate', 'm-1']);
+    expect([again.status, body.error.code, body.error.details.reason, body.error.details.messageId, body.error.details.answered]).toEqual([409, 'CONFLICT', 'duplicate', 'm-1', true]);
+    expect(body.error.message).toContain('its answer is in the session');
     const session = (await (await app.request(`/api/agent/sessions/${id}`, request('GET'))).json()) as { session: { entries: { type: string; messageId?: string }[] } };
     expect(session.session.entries.filter((entry) => entry.type === 'user').map((entry) => entry.messageId)).toEqual(['m-1']);
     // The session is free: another id (or none) is a new turn; a malformed id is refused naming the field.
