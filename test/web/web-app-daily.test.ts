@@ -56,6 +56,31 @@ describe('the web app in daily use: a long document, the agent asking, search an
     await web.page.locator('#q').waitFor();
     await web.page.goBack();
     expect(await web.page.locator('#add-block').inputValue()).toBe('Half a thought, not added yet');
+    // Left for another page with that text kept: leaving the app asks first (it asked only on the document).
+    const asks = (): Promise<boolean> => web.page.evaluate(() => { const event = new Event('beforeunload', { cancelable: true }); window.dispatchEvent(event); return event.defaultPrevented; });
+    await web.page.getByRole('link', { name: 'Search' }).click();
+    await web.page.locator('#q').waitFor();
+    expect(await asks()).toBe(true);
+    // Signed out: what was typed is not kept for whoever signs in next on this tab (and saved as theirs).
+    await web.page.getByRole('button', { name: 'Sign out' }).click();
+    await web.signIn(ADMIN);
+    expect(await asks()).toBe(false);
+    await web.page.goto(`${web.url}/#/doc/${long.id}`);
+    await web.page.locator('#add-block').waitFor();
+    expect(await web.page.locator('#add-block').inputValue()).toBe('');
+  });
+
+  it('keeps a message typed and not sent when another session is opened, and asks before the app is left with it', async () => {
+    const web = await start();
+    await web.signIn(ADMIN);
+    const first = await web.newSession();
+    await web.page.locator('#message').fill('A question not sent yet');
+    await web.newSession();
+    expect(await web.page.locator('#message').inputValue()).toBe('');
+    expect(await web.page.evaluate(() => { const event = new Event('beforeunload', { cancelable: true }); window.dispatchEvent(event); return event.defaultPrevented; })).toBe(true);
+    await web.page.goto(`${web.url}/#/agent/${first}`);
+    await web.page.locator('#message').waitFor();
+    expect(await web.page.locator('#message').inputValue()).toBe('A question not sent yet');
   });
 
   it('sends every ticked option with the typed answer, and a single choice as shown; the card takes the cursor', async () => {

@@ -1,10 +1,10 @@
 import type { VNode } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { describe, forgetToken, QuireApiError, safeDecode, savedToken, signIn, type Session } from './api.js';
-import { AgentPage } from './agent/agent-page.js';
+import { AgentPage, forgetComposed, unsentMessages } from './agent/agent-page.js';
 import { forgetAssets } from './notes/assets.js';
 import { html } from './html.js';
-import { DocumentPage } from './notes/document-page.js';
+import { DocumentPage, forgetDrafts, unsavedNotes } from './notes/document-page.js';
 import { Tree } from './notes/tree.js';
 import { SearchPage } from './search-page.js';
 import { SettingsPage } from './settings-page.js';
@@ -66,7 +66,7 @@ export function App(): VNode {
   if (!session && error && savedToken()) return html`<p class="error center" role="alert">${error} <button type="button" onClick=${resume}>Try again</button></p>`;
   if (!session) return html`<${SignIn} onSignedIn=${setSession} />`;
   const isAdmin = session.role === 'admin';
-  const signOut = (): void => { forgetToken(); forgetAssets(); setSession(undefined); };
+  const signOut = (): void => { forgetToken(); forgetAssets(); forgetDrafts(); forgetComposed(); setSession(undefined); };
   return html`<div class="shell">
     <a class="skip" href="#main" onClick=${skipToContent}>Skip to the content</a>
     <header class="top">
@@ -158,3 +158,10 @@ function skipToContent(event: Event): void {
   event.preventDefault();
   document.getElementById('main')?.focus();
 }
+
+// Leaving the app (a reload, the tab closed) with anything typed and not saved or sent, on whatever
+// page: the browser asks first (it asked only on the document whose editor was open, and the drafts
+// kept from the pages left were lost without a word).
+window.addEventListener('beforeunload', (event) => {
+  if (unsavedNotes() || unsentMessages()) event.preventDefault();
+});

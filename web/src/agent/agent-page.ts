@@ -12,6 +12,18 @@ import { renderAnswer } from './answer-markdown.js';
 import { SessionTitle } from './session-title.js';
 import { runTurn, type Live, type LiveCall } from './turn-stream.js';
 
+/** A message typed and not sent, by session (this tab only): kept when another session is opened, asked about before leaving. */
+const composed = new Map<string, string>();
+
+export function unsentMessages(): boolean {
+  return [...composed.values()].some((text) => text.trim() !== '');
+}
+
+/** At sign-out: not the next person's. */
+export function forgetComposed(): void {
+  composed.clear();
+}
+
 
 /** The agent: a session's conversation, a turn streamed as it runs, and what it asks of the person. */
 export function AgentPage({ client, sessionId }: { client: QuireClient; sessionId: string | undefined }): VNode {
@@ -64,7 +76,12 @@ function Chat({ client, sessionId, onChanged }: { client: QuireClient; sessionId
   const [session, setSession] = useState<Session>();
   const [live, setLive] = useState<Live>();
   const [pending, setPending] = useState<{ confirmations: Confirmation[]; questions: PendingQuestion[] }>({ confirmations: [], questions: [] });
-  const [message, setMessage] = useState('');
+  const [message, setTyped] = useState(() => composed.get(sessionId) ?? '');
+  const setMessage = (text: string): void => {
+    if (text === '') composed.delete(sessionId);
+    else composed.set(sessionId, text);
+    setTyped(text);
+  };
   const [error, setError] = useState<string>();
   const [undo, setUndo] = useState<{ text: string; turnId?: string; conflicts?: { path: string; id?: string }[] }>();
   const [mode, setMode] = useState<'confirm' | 'auto'>('confirm');

@@ -21,6 +21,21 @@ interface Conflict { mine: string; theirs: string; theirsUpdated: string }
 const drafts = new Map<string, { typed: string; opened: string; updated: string }>();
 /** Text typed in a document's "Add to the end" and not added, by document id (this tab only). */
 const addDrafts = new Map<string, string>();
+/** The editor open on the page shown, if any: what it holds now, and what it opened with. */
+let openEditor: (() => { typed: string; opened: string } | undefined) | undefined;
+
+/** Whether anything typed in the notes is unsaved: an open editor, a block's kept draft, an Add box. */
+export function unsavedNotes(): boolean {
+  const open = openEditor?.();
+  return (open !== undefined && open.typed !== open.opened) || [...drafts.values()].some((draft) => draft.typed !== draft.opened)
+    || [...addDrafts.values()].some((text) => text.trim() !== '');
+}
+
+/** At sign-out: what one person typed and left unsaved is not the next person's to find (and save as theirs). */
+export function forgetDrafts(): void {
+  drafts.clear();
+  addDrafts.clear();
+}
 
 export function DocumentPage({ client, id, focus, canEdit, onChanged }: { client: QuireClient; id: string; focus?: string; canEdit: boolean; onChanged: () => void }): VNode {
   const [doc, setDoc] = useState<{ document: BlockData; hpath: string; notebook: string; parentId: string | null } | undefined>();
@@ -52,14 +67,12 @@ export function DocumentPage({ client, id, focus, canEdit, onChanged }: { client
   // the page jumped back to it from wherever the person was.
   const shownFocus = useRef<string>();
   useEffect(() => { setDoc(undefined); setEditing(undefined); setConflict(undefined); shownFocus.current = undefined; void load(); return keepDraft; }, [id]);
-  // Leaving the app (a reload, the tab closed) with typed text unsaved (a block's editor, an Add box):
-  // the browser asks first.
+  // What the open editor holds, for the app's question before leaving (app.ts: asked on every page, as
+  // the drafts kept from this one outlive it).
   useEffect(() => {
-    const ask = (event: BeforeUnloadEvent): void => {
-      if ((editingNow.current && typed.current !== editingNow.current.opened) || [...addDrafts.values()].some((text) => text.trim() !== '')) event.preventDefault();
-    };
-    window.addEventListener('beforeunload', ask);
-    return () => window.removeEventListener('beforeunload', ask);
+    const mine = (): { typed: string; opened: string } | undefined => (editingNow.current ? { typed: typed.current, opened: editingNow.current.opened } : undefined);
+    openEditor = mine;
+    return () => { if (openEditor === mine) openEditor = undefined; };
   }, []);
   // After every render: a block whose editor closed (Cancel) shows its image again (kept images cost nothing).
   useEffect(() => { if (doc && root.current) void loadAssets(client, root.current); });
