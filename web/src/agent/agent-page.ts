@@ -136,7 +136,17 @@ function Chat({ client, sessionId, onChanged }: { client: QuireClient; sessionId
     }, () => undefined);
   };
   useEffect(() => { void load(); void loadPending(); }, [sessionId]);
-  useEffect(() => { end.current?.scrollIntoView({ block: 'end' }); }, [session, live?.content.length, live?.calls.length, pending]);
+  // To the end as the conversation grows, only while the person is at its end: reading earlier messages,
+  // the 2-second follow of a turn (and every token of one streaming here) pulled them back down.
+  const atEnd = useRef(true);
+  useEffect(() => {
+    const box = end.current?.closest('.conversation');
+    if (!box) return;
+    const onScroll = (): void => { atEnd.current = box.scrollHeight - box.scrollTop - box.clientHeight < 80; };
+    box.addEventListener('scroll', onScroll, { passive: true });
+    return () => box.removeEventListener('scroll', onScroll);
+  }, [session === undefined]);
+  useEffect(() => { if (atEnd.current) end.current?.scrollIntoView({ block: 'end' }); }, [session, live?.content.length, live?.calls.length, pending]);
   // A turn that runs without this page following it (started before a reload, or elsewhere): it can be
   // stopped here, and the session is read again until it ends.
   const runningElsewhere = !live && session?.recoveryState === 'running';
@@ -153,6 +163,8 @@ function Chat({ client, sessionId, onChanged }: { client: QuireClient; sessionId
     event.preventDefault();
     const text = message.trim();
     if (text === '' || live?.state === 'running' || runningElsewhere) return;
+    // Their own message and its answer are followed, wherever they had scrolled.
+    atEnd.current = true;
     setMessage('');
     setAsked(text);
     setError(undefined);
@@ -190,7 +202,12 @@ function Chat({ client, sessionId, onChanged }: { client: QuireClient; sessionId
       // follows it as one it did not start, so that its confirmations appear and Stop is there.
       setLive(undefined);
       setLost(state.error ?? 'the stream ended early');
-    } else setLive(state.error || !fresh ? { ...state } : undefined);
+    } else if (fresh && (state.error || (state.stopped && !fresh.session.entries.some((entry) => entry.id === `runtime_draft_${String(state.turnID)}`)))) {
+      // The stored session holds what arrived; the live view keeps only what went wrong (the answer was
+      // shown twice), or that the turn was stopped (a Stop during a call, or before the first word, read
+      // as a finished answer; one stopped while its text came is marked on that text).
+      setLive({ ...state, reasoning: '', content: '', calls: [], usage: undefined, error: state.error ?? 'Stopped before it was finished.' });
+    } else setLive(fresh ? undefined : { ...state, ...(state.stopped && !state.error ? { error: 'Stopped before it was finished.' } : {}) });
     await loadPending();
     onChanged();
   };

@@ -5,7 +5,8 @@ import { readEvents } from './sse.js';
 
 export interface LiveCall { id: string; name: string; arguments: string; output?: string; ok?: boolean; progress?: string }
 /** A turn as it streams: what the chat shows until the stored session replaces it. */
-export interface Live { turnID?: string; reasoning: string; content: string; calls: LiveCall[]; state: 'running' | 'ended'; error?: string; usage?: string }
+/** `stopped`: the turn ended interrupted (a Stop here or elsewhere, a time limit) without an error of its own. */
+export interface Live { turnID?: string; reasoning: string; content: string; calls: LiveCall[]; state: 'running' | 'ended'; error?: string; usage?: string; stopped?: boolean }
 
 export interface TurnListener {
   /** A fresh copy of the live state after each event. */
@@ -61,6 +62,11 @@ function apply(state: Live, type: string, event: Record<string, unknown>, listen
     case 'question': listener.question(); break;
     case 'usage': state.usage = `${String(event.promptTokens)} in, ${String(event.completionTokens)} out${typeof event.cost === 'number' ? `, $${event.cost.toFixed(4)}` : ''}`; break;
     case 'error': state.error = `${String(event.message)} (${String(event.code)})`; break;
-    case 'done': state.state = 'ended'; break;
+    case 'done':
+      state.state = 'ended';
+      // Stopped (a Stop here, in another tab or the chat; a time limit) with no error of its own: said,
+      // or the answer so far read as a finished one.
+      if (event.state === 'interrupted' && state.error === undefined) state.stopped = true;
+      break;
   }
 }
