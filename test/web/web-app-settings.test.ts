@@ -40,6 +40,12 @@ describe('the web app in a real browser: settings, confirmations, MCP servers, r
     await web.page.getByRole('button', { name: 'Show' }).first().click();
     await web.page.locator('.history pre', { hasText: 'Ship the **web app**' }).waitFor();
     await web.shot('document-history');
+    // Asked first: dismissed, nothing is restored; accepted, it is.
+    web.page.once('dialog', (dialog) => void dialog.dismiss());
+    await web.page.getByRole('button', { name: 'Restore' }).first().click();
+    await web.page.waitForTimeout(300);
+    expect(await web.page.getByText('Restored the version').count()).toBe(0);
+    web.page.once('dialog', (dialog) => void dialog.accept());
     await web.page.getByRole('button', { name: 'Restore' }).first().click();
     await web.page.getByText('Restored the version').waitFor();
     await web.page.locator('article p strong', { hasText: 'web app' }).waitFor();

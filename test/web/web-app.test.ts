@@ -43,6 +43,12 @@ describe('the web app in a real browser', () => {
     await web.page.goto(`${web.url}/#/doc/${withImage.id}`);
     await web.page.locator('img.asset[src^="blob:"]').waitFor();
     expect(await web.page.locator('img.asset').evaluate((img: unknown) => (img as { naturalWidth: number }).naturalWidth)).toBe(1);
+    // A file that is no image, linked as one: not fetched into the tab (a video was downloaded whole).
+    await writeFile(join(web.kernel.workspace.root, 'assets', 'clip.mp4'), Buffer.alloc(4096));
+    const withClip = await web.act<Created>('document_create', { notebook: (await web.act<{ notebooks: { id: string; name: string }[] }>('notebook_list', {})).notebooks.find((n) => n.name === 'Work')!.id, title: 'Clip', markdown: 'Watch: ![a clip](assets/clip.mp4)' });
+    await web.page.goto(`${web.url}/#/doc/${withClip.id}`);
+    await web.page.locator('img.asset.image-off').waitFor();
+    expect(await web.page.locator('img.asset[src^="blob:"]').count()).toBe(0);
 
     await web.page.getByRole('link', { name: 'Hostile' }).click();
     await web.page.getByRole('heading', { name: 'Hostile', level: 1 }).waitFor();

@@ -1,4 +1,6 @@
+import { createReadStream } from 'node:fs';
 import { readFile, realpath, stat } from 'node:fs/promises';
+import { Readable } from 'node:stream';
 import { extname, join, resolve, sep } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { Hono, type Context } from 'hono';
@@ -66,10 +68,14 @@ export function webAppRoutes(kernel: Kernel): Hono<HttpEnv> {
   });
   app.get('/api/assets/:name', requireRole('admin'), async (c) => {
     const name = c.req.param('name');
-    const bytes = await attachmentBytes(kernel.workspace.root, name);
-    if (!bytes) throw new NotFoundError('NOT_FOUND', `no attachment '${name}' in the workspace`);
+    const found = await attachmentFile(kernel.workspace.root, name);
+    if (!found) throw new NotFoundError('NOT_FOUND', `no attachment '${name}' in the workspace`);
     const ext = extname(name).toLowerCase();
-    return c.body(new Uint8Array(bytes), 200, {
+    // Streamed from the file: read whole (and copied once more), a 1.5 GB video linked as an image cost
+    // 3 GB of the kernel's memory each time a note showing it was opened.
+    const stream = Readable.toWeb(createReadStream(found.path)) as ReadableStream<Uint8Array>;
+    return c.body(stream, 200, {
+      'content-length': String(found.size),
       'content-type': IMAGES.has(ext) || ext === '.pdf' ? TYPES[ext]! : 'application/octet-stream',
       'content-disposition': IMAGES.has(ext) ? 'inline' : 'attachment',
       'content-security-policy': "default-src 'none'; sandbox",
@@ -85,13 +91,13 @@ export function webAppRoutes(kernel: Kernel): Hono<HttpEnv> {
  * cloned workspace may hold one) leading out of `assets/` served the file it led to. No hidden segment
  * (`sub/.env`), regular files only.
  */
-async function attachmentBytes(workspaceRoot: string, name: string): Promise<Buffer | undefined> {
+async function attachmentFile(workspaceRoot: string, name: string): Promise<{ path: string; size: number } | undefined> {
   if (name.split(/[/\\]/).some((segment) => segment.startsWith('.'))) return undefined;
   const root = await realpath(resolve(workspaceRoot, 'assets')).catch(() => undefined);
   const path = root === undefined ? undefined : await realpath(resolve(root, name)).catch(() => undefined);
   if (root === undefined || path === undefined || !path.startsWith(`${root}${sep}`)) return undefined;
   // Where it leads must be no hidden file either (a link `alias.png` to `assets/.env`).
   if (path.slice(root.length + 1).split(sep).some((segment) => segment.startsWith('.'))) return undefined;
-  if (!(await stat(path).catch(() => undefined))?.isFile()) return undefined;
-  return readFile(path).catch(() => undefined);
+  const info = await stat(path).catch(() => undefined);
+  return info?.isFile() ? { path, size: info.size } : undefined;
 }

@@ -62,6 +62,15 @@ function fetchAsset(client: QuireClient, path: string): Promise<string | undefin
         cached.refused = response.status >= 400 && response.status < 500 && response.status !== 408 && response.status !== 429;
         return undefined;
       }
+      // Only an image, and not one larger than the cache itself: `![x](assets/talk.mp4)` fetched the
+      // whole video into the tab's memory before it could be seen not to be an image.
+      const type = response.headers.get('content-type') ?? '';
+      const size = Number(response.headers.get('content-length') ?? '0');
+      if (!type.startsWith('image/') || size > MAX_BYTES) {
+        void response.body?.cancel().catch(() => undefined);
+        cached.refused = true;
+        return undefined;
+      }
       const fetched = await response.blob();
       // Served as bytes (an SVG is never served as a page); shown from a blob typed as an image, where
       // its scripts cannot run, or the browser does not draw it.

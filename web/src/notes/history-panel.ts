@@ -21,6 +21,8 @@ export function HistoryPanel({ client, id, onRestored }: { client: QuireClient; 
     }
   };
   const restore = async (version: string): Promise<void> => {
+    // Asked, as a snapshot's rollback is: one click beside Show replaced the document (a change made meanwhile included).
+    if (!confirm(`Put this document back as it was at ${version.slice(0, 19)}? What it holds now is kept in its history.`)) return;
     try {
       await client.call('history_rollback', { body: { id, version } });
       setNote(`Restored the version of ${version.slice(0, 19)}; what it replaced is kept in the history too.`);
