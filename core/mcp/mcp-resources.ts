@@ -5,7 +5,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { randomUUID } from 'node:crypto';
 import { KernelError, isKernelError } from '../errors.js';
-import { NOTEBOOK_SCOPE, type NotebookScope, type NotesChange } from '../gate/notebook-scope.js';
+import { NOTEBOOK_SCOPE, type NotebookScope } from '../gate/notebook-scope.js';
 import { isValidId } from '../ids.js';
 import type { Kernel } from '../kernel.js';
 import type { Principal } from '../plugin-api.js';
@@ -62,26 +62,32 @@ export function serveResources(server: Server, kernel: Kernel, caller: () => Pri
     kept = undefined;
   };
   const withheld = (): Set<string> => new Set((scope?.privacy() ?? []).filter((notebook) => notebook.agent === 'none' || notebook.egress === 'local-only').map((notebook) => notebook.id));
-  // A document moved (or written) into such a notebook since the walk began, or the index rebuilt: its
-  // title would go out from the walk's pages (for up to a minute). A removal moves nothing in: it keeps them.
-  const movesIn = (change: NotesChange): boolean => {
-    if (change.rebuilt === true) return true;
-    const closed = withheld();
-    return [...change.notebooks].some((notebook) => closed.has(notebook));
-  };
+  // A document of the listing moved into such a notebook since the walk began, or the index rebuilt:
+  // its title would go out from the walk's pages (for up to a minute). A write inside such a notebook
+  // (none of its documents is listed) or a removal moves nothing in: the pages stay.
+  const MAX_NOTED = 10_000;
+  let closed = false;
+  const idsOf = (listed: ListingFound): Set<string> => new Set(listed.resources.map((resource) => resource.uri.slice(resource.uri.lastIndexOf('/') + 1)));
   /**
-   * Walks the notes, listening for such changes meanwhile: a walk one happened during is walked again
-   * (three times at most, then the client is asked to list again). The walk kept listens on, each its
-   * own listener (two listings at once undid each other's), and goes at such a change.
+   * Walks the notes, noting meanwhile the ids written in withheld notebooks: a walk that listed one of
+   * them is walked again (three times at most, then the client is asked to list again). The walk kept
+   * listens on, each its own listener (two listings at once undid each other's), and goes at such a change.
    */
   const walk = async (signal: AbortSignal | undefined): Promise<NonNullable<typeof kept>> => {
     for (let attempt = 1; ; attempt++) {
-      let changed = false;
+      let rebuilt = false;
+      const noted = new Set<string>();
       let entry: NonNullable<typeof kept> | undefined;
+      let listedIds: Set<string> | undefined;
       const unwatch = scope?.onChanged?.((change) => {
-        if (!movesIn(change)) return;
-        changed = true;
-        if (entry !== undefined && kept === entry) dropKept();
+        if (change.rebuilt === true) rebuilt = true;
+        else {
+          const closed = withheld();
+          if (![...change.notebooks].some((notebook) => closed.has(notebook))) return;
+          for (const id of change.ids) if (noted.size <= MAX_NOTED) noted.add(id);
+        }
+        // The walk kept: dropped at once when the change names one of its documents.
+        if (entry !== undefined && kept === entry && (rebuilt || [...change.ids].some((id) => listedIds!.has(id)))) dropKept();
       });
       const privacy = privacyNow();
       let listed: ListingFound;
@@ -91,28 +97,31 @@ export function serveResources(server: Server, kernel: Kernel, caller: () => Pri
         unwatch?.();
         throw error;
       }
-      if (!changed && privacy === privacyNow()) {
+      listedIds = idsOf(listed);
+      const crossed = rebuilt || noted.size > MAX_NOTED || [...noted].some((id) => listedIds!.has(id));
+      if (!crossed && privacy === privacyNow() && !closed) {
+        // Kept here, in the same step: a change between the walk's end and its keeping is not missed.
+        dropKept();
         entry = { id: randomUUID().slice(0, 8), listed, at: Date.now(), privacy, unwatch };
+        kept = entry;
         return entry;
       }
       unwatch?.();
+      if (closed) throw new KernelError('ACTION_CANCELLED', 'the MCP session closed while its notes were listed');
       if (attempt === 3) throw new KernelError('NOT_READY', 'the notes kept moving between notebooks while they were listed; list them again', { details: { retryable: true } });
     }
   };
   handlers.setRequestHandler(ListResourcesRequestSchema, async (request, extra) => {
     const { listing, offset } = parseCursor(request.params?.cursor);
-    if (!kept || kept.id !== listing || Date.now() - kept.at > LISTING_KEPT_MS || kept.privacy !== privacyNow()) {
-      const walked = await walk(extra.signal);
-      dropKept();
-      kept = walked;
-    }
-    const { resources, truncated } = kept.listed;
+    // The listing this page comes from: kept, or walked now (another listing may be kept meanwhile).
+    const serving = kept && kept.id === listing && Date.now() - kept.at <= LISTING_KEPT_MS && kept.privacy === privacyNow() ? kept : await walk(extra.signal);
+    const { resources, truncated } = serving.listed;
     const page = resources.slice(offset, offset + PAGE);
     const more = offset + PAGE < resources.length;
     // A listing cut at its bound says so on its last page (MCP has no field for it): the rest is reached
     // through the notebooks' own resources (quire://notebooks/<id>) and search.
     return {
-      resources: page, ...(more ? { nextCursor: `${kept.id}.${offset + PAGE}` } : {}),
+      resources: page, ...(more ? { nextCursor: `${serving.id}.${offset + PAGE}` } : {}),
       ...(!more && truncated ? { _meta: { 'quire/truncated': true, 'quire/limit': MAX_LISTED } } : {}),
     };
   });
@@ -183,6 +192,7 @@ export function serveResources(server: Server, kernel: Kernel, caller: () => Pri
     return {};
   });
   return () => {
+    closed = true;
     unsubscribe?.();
     dropKept();
   };

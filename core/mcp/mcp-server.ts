@@ -49,7 +49,8 @@ export function createMcpServer(kernel: Kernel, principal: Principal): Server {
       // An error that names notes of a local-only notebook (a stale expectedUpdated told when the block
       // was last written) is held back as a result is: its code stays, its text and details do not.
       const failed = failedCallOf(error);
-      if (isKernelError(error) && failed?.returned.said === true && heldBackFromMcp(kernel, failed)) {
+      // As for the agent's model (tool-batch.ts): a plugin's own error may quote any note, unless it said which.
+      if (isKernelError(error) && failed !== undefined && (failed.returned.said || failed.entry.source !== 'native') && heldBackFromMcp(kernel, failed)) {
         const running = error.details?.stillRunning === true ? { stillRunning: true } : undefined;
         return { ...failure(error.code, MCP_WITHHELD_ERROR, running), _meta: { 'quire/withheld': 'local-only' } };
       }

@@ -22,7 +22,7 @@ import type { Logger } from '../log.js';
 import type { Effect, Principal, ProgressUpdate, StopReason } from '../plugin-api.js';
 import type { ActionRegistry, RegisteredAction } from '../registry/action-registry.js';
 import { formatIssues, runValidator } from '../schema/ajv.js';
-import { noteFailedCall, type ActionRef, type CallDecision, type PreparedCall } from './prepared-call.js';
+import type { ActionRef, CallDecision, PreparedCall } from './prepared-call.js';
 import { runHandler, type RunOptions } from './run-handler.js';
 import { RefusalWindow } from './refusal-window.js';
 import type { ActionRequest, CallOutcome, ExecuteOptions } from './action-request.js';
@@ -245,9 +245,6 @@ export class ActionPipeline {
       onProgress: limits.onProgress,
       onStopped: limits.onStopped,
       ...(limits.onLate ? { onLate: limits.onLate } : {}),
-    }).catch((error: unknown) => {
-      noteFailedCall(error, call);
-      throw error;
     });
   }
 

@@ -4,7 +4,7 @@ import type { ActionCall, Effect, Principal, ProgressUpdate, StopReason } from '
 import { runInActionScope, type RunningAction } from '../egress/action-scope.js';
 import { DeadlineWatch, Watched } from './deadline-watch.js';
 import { isCancelled, type CancelSource } from './cancel-source.js';
-import type { PreparedCall } from './prepared-call.js';
+import { noteFailedCall, type PreparedCall } from './prepared-call.js';
 
 export interface RunOptions {
   timeoutMs: number;
@@ -169,6 +169,8 @@ class HandlerRun extends Watched implements RunningAction {
   #fail(error: unknown): void {
     const { entry } = this.#call;
     const wrapped = wrapPluginError(error, entry.pluginId, `${entry.tool}.${entry.action}`);
+    // Which call it came out of (what its handler said it returned), for a surface that holds back errors too (MCP).
+    noteFailedCall(wrapped, this.#call);
     if (!this.#settle()) {
       if (this.#abandoned) this.#options.onLate?.({ ok: false, code: isKernelError(wrapped) ? wrapped.code : 'INTERNAL' });
       return;

@@ -1,4 +1,3 @@
-import type { Stats } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { diskFull, isKernelError, isValidId } from '../../core/index.js';
@@ -9,6 +8,7 @@ import { parseDocumentText } from './document-file.js';
 import { PARSE_WORKERS } from './markdown-parser.js';
 import { NOTEBOOK_CONF_FILE, parseNotebookConf, type NotebookConf } from './notebook-conf.js';
 import type { RebuildDocWork, RebuiltDocument } from './rebuild-rows.js';
+import { countBlocks, statAll, storageFailure } from './sync-helpers.js';
 
 interface FoundDoc {
   id: string;
@@ -98,14 +98,10 @@ async function syncInTransaction(store: BlockStore, options: SyncOptions): Promi
   const state: SyncState = { store, options, problems, known };
   reconcileNotebooks(store, notebooks);
   const present = new Set(found.map((doc) => doc.id));
-  let removed = 0;
+  // Counted by notebook too, for a caller who may not see them all (index rebuild, access.ts).
   const removedIn: Record<string, number> = {};
-  for (const [id, record] of state.known) {
-    if (present.has(id)) continue;
-    store.index.removeDocument(id);
-    removed++;
-    removedIn[record.notebook] = (removedIn[record.notebook] ?? 0) + 1;
-  }
+  for (const [id, record] of state.known) if (!present.has(id)) { store.index.removeDocument(id); removedIn[record.notebook] = (removedIn[record.notebook] ?? 0) + 1; }
+  const removed = Object.values(removedIn).reduce((sum, count) => sum + count, 0);
   const changed = await reconcileCatalog(state, found, present);
   const { blocks, failed, retitled } = await indexChanged(state, changed);
   // A title edited by hand changes the hpath of every document below it.
@@ -370,37 +366,6 @@ async function scanFolder(dataDir: string, notebook: string, parent: string | nu
   }
 }
 
-/**
- * Many stats at once: one awaited after the other, each waited for a round trip to the thread pool
- * (10,000 documents took most of a second of the start-up sync, which every action waits for).
- */
-const STATS_IN_FLIGHT = 64;
-
-async function statAll(files: readonly string[]): Promise<(Stats | undefined)[]> {
-  const out = new Array<Stats | undefined>(files.length);
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < files.length) {
-      const i = next++;
-      out[i] = await stat(files[i]!).catch(() => undefined);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(STATS_IN_FLIGHT, files.length) }, worker));
-  return out;
-}
-
 function depth(doc: FoundDoc): number {
   return doc.relativePath.split('/').length;
-}
-
-function countBlocks(root: { children?: unknown[] }): number {
-  let count = 1;
-  for (const child of (root.children ?? []) as { children?: unknown[] }[]) count += countBlocks(child);
-  return count;
-}
-
-/** SQLite's storage itself failing (a full disk, I/O, memory): running again or per document changes nothing. */
-function storageFailure(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && (code === 'DISK_FULL' || /^SQLITE_(FULL|IOERR|NOMEM|CORRUPT|READONLY|CANTOPEN)/.test(code));
 }

@@ -61,13 +61,23 @@ describe('the web app in daily use: a long document, the agent asking, search an
     await web.page.getByRole('link', { name: 'Search' }).click();
     await web.page.locator('#q').waitFor();
     expect(await asks()).toBe(true);
-    // Signed out: what was typed is not kept for whoever signs in next on this tab (and saved as theirs).
+    // Signed out with a block's editor open: what was typed is not kept for whoever signs in next on
+    // this tab (and saved as theirs); the page closing after the sign-out kept it.
+    await web.page.goBack();
+    await far.locator('button.edit').click();
+    await area.fill('SECRET typed before signing out');
     await web.page.getByRole('button', { name: 'Sign out' }).click();
-    await web.signIn(ADMIN);
+    // Signed in again on the same page (web.signIn loads the page anew, which forgets everything anyway).
+    await web.page.getByLabel('Token').fill(ADMIN);
+    await web.page.getByRole('button', { name: 'Sign in' }).click();
+    await web.page.getByRole('button', { name: 'Sign out' }).waitFor();
     expect(await asks()).toBe(false);
     await web.page.goto(`${web.url}/#/doc/${long.id}`);
     await web.page.locator('#add-block').waitFor();
     expect(await web.page.locator('#add-block').inputValue()).toBe('');
+    await far.locator('button.edit').click();
+    expect(await area.inputValue()).not.toContain('SECRET');
+    expect((await area.inputValue()).trim()).toBe(`${paragraph(100)} Added at the end.`);
   });
 
   it('keeps a message typed and not sent when another session is opened, and asks before the app is left with it', async () => {

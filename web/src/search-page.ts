@@ -12,6 +12,8 @@ interface Answer { total?: number; totalIsLowerBound?: boolean; page: number; pa
  * pages are one ranking (at the kernel's default of 50, about five pages of 20 could be reached).
  */
 const HYBRID_DEPTH = 200;
+/** How many results semantic search ranks at most (its page and pageSize bounds). */
+const SEMANTIC_RANKED = 1_000;
 type Mode = 'fulltext' | 'hybrid' | 'semantic';
 /** A search as asked: kept in the address, so that Back from a result comes to the same page of it. */
 interface Asked { q: string; mode: Mode; type: string; notebook: string }
@@ -117,7 +119,8 @@ export function SearchPage({ client, address }: { client: QuireClient; address: 
   }, [address]);
   // Without a total (semantic search), a full page offers the next one.
   const counted = answer?.total !== undefined;
-  const pages = !answer ? 1 : answer.total !== undefined ? Math.max(1, Math.ceil(answer.total / answer.pageSize)) : answer.results.length === answer.pageSize ? page + 1 : page;
+  // (Semantic search ranks at most its first 1,000 results: no page past them is offered.)
+  const pages = !answer ? 1 : answer.total !== undefined ? Math.max(1, Math.ceil(answer.total / answer.pageSize)) : answer.results.length === answer.pageSize && page * answer.pageSize < SEMANTIC_RANKED ? page + 1 : page;
   return html`<section class="search" aria-labelledby="search-title">
     <h1 id="search-title">Search</h1>
     <form role="search" onSubmit=${(event: Event) => { event.preventDefault(); void run(1); }}>

@@ -1,5 +1,4 @@
-import { createReadStream } from 'node:fs';
-import { readFile, realpath, stat } from 'node:fs/promises';
+import { open, readFile, realpath, stat } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { extname, join, resolve, sep } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -72,16 +71,26 @@ export function webAppRoutes(kernel: Kernel): Hono<HttpEnv> {
     if (!found) throw new NotFoundError('NOT_FOUND', `no attachment '${name}' in the workspace`);
     const ext = extname(name).toLowerCase();
     // Streamed from the file: read whole (and copied once more), a 1.5 GB video linked as an image cost
-    // 3 GB of the kernel's memory each time a note showing it was opened.
-    const stream = Readable.toWeb(createReadStream(found.path)) as ReadableStream<Uint8Array>;
-    return c.body(stream, 200, {
-      'content-length': String(found.size),
+    // 3 GB of the kernel's memory each time a note showing it was opened. Opened first, its size taken
+    // from what is open and no more sent (a file changed meanwhile cut the answer short of its length).
+    const handle = await open(found.path, 'r').catch(() => undefined);
+    if (!handle) throw new NotFoundError('NOT_FOUND', `no attachment '${name}' in the workspace`);
+    const size = await handle.stat().then((info) => info.size, async (error: unknown) => { await handle.close(); throw error; });
+    // A HEAD is answered from the GET's handler without its body: a stream opened for it was never read,
+    // and each such request kept a file open for good.
+    const headers = {
+      'content-length': String(size),
       'content-type': IMAGES.has(ext) || ext === '.pdf' ? TYPES[ext]! : 'application/octet-stream',
       'content-disposition': IMAGES.has(ext) ? 'inline' : 'attachment',
       'content-security-policy': "default-src 'none'; sandbox",
       'x-content-type-options': 'nosniff',
       'cache-control': 'private, max-age=3600',
-    });
+    };
+    if (c.req.method === 'HEAD' || size === 0) {
+      await handle.close();
+      return c.req.method === 'HEAD' ? c.body(null, 200, headers) : c.body('', 200, headers);
+    }
+    return c.body(Readable.toWeb(handle.createReadStream({ start: 0, end: size - 1 })) as ReadableStream<Uint8Array>, 200, headers);
   });
   return app;
 }
@@ -91,13 +100,12 @@ export function webAppRoutes(kernel: Kernel): Hono<HttpEnv> {
  * cloned workspace may hold one) leading out of `assets/` served the file it led to. No hidden segment
  * (`sub/.env`), regular files only.
  */
-async function attachmentFile(workspaceRoot: string, name: string): Promise<{ path: string; size: number } | undefined> {
+async function attachmentFile(workspaceRoot: string, name: string): Promise<{ path: string } | undefined> {
   if (name.split(/[/\\]/).some((segment) => segment.startsWith('.'))) return undefined;
   const root = await realpath(resolve(workspaceRoot, 'assets')).catch(() => undefined);
   const path = root === undefined ? undefined : await realpath(resolve(root, name)).catch(() => undefined);
   if (root === undefined || path === undefined || !path.startsWith(`${root}${sep}`)) return undefined;
   // Where it leads must be no hidden file either (a link `alias.png` to `assets/.env`).
   if (path.slice(root.length + 1).split(sep).some((segment) => segment.startsWith('.'))) return undefined;
-  const info = await stat(path).catch(() => undefined);
-  return info?.isFile() ? { path, size: info.size } : undefined;
+  return (await stat(path).catch(() => undefined))?.isFile() ? { path } : undefined;
 }

@@ -1,4 +1,7 @@
 import { createHash } from 'node:crypto';
+import { readdirSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createHttpApp } from '../../../core/http/app.js';
 import { HTTP_STATUS } from '../../../core/http/status-table.js';
@@ -27,6 +30,24 @@ describe('HTTP routes (app.request)', () => {
     method,
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+
+  it('streams an attachment with its length, and answers HEAD without opening it for good', async () => {
+    const kernel = await harness.boot({ plugins: ['notes'], config });
+    const routes = createHttpApp(kernel);
+    await mkdir(join(kernel.workspace.root, 'assets'), { recursive: true });
+    const bytes = Buffer.alloc(300_000, 7);
+    await writeFile(join(kernel.workspace.root, 'assets', 'big.png'), bytes);
+    const got = await routes.request('/api/assets/big.png', call(ADMIN, undefined, 'GET'));
+    expect([got.status, got.headers.get('content-length'), Buffer.from(await got.arrayBuffer()).equals(bytes)]).toEqual([200, '300000', true]);
+    const open = (): number => readdirSync('/proc/self/fd').length;
+    const before = open();
+    for (let i = 0; i < 20; i++) {
+      const head = await routes.request('/api/assets/big.png', call(ADMIN, undefined, 'HEAD'));
+      expect([head.status, head.headers.get('content-length')]).toEqual([200, '300000']);
+    }
+    // Each HEAD kept a file open (a stream opened for a body never read): 20 more.
+    expect(open() - before).toBeLessThan(5);
   });
 
   it('maps every error code to a client or server status', () => {

@@ -94,10 +94,12 @@ describe('notes as MCP resources', () => {
     // Writes elsewhere keep the listing (no walk per page for a busy workspace); this one does not.
     const second = await client.listResources({ cursor: first.nextCursor! });
     expect(JSON.stringify(second.resources)).not.toContain(later);
-    // A removal moves nothing into a withheld notebook: the pages kept are served, not walked again.
+    // A removal, and a write inside the withheld notebook, move nothing into it: the pages kept are
+    // served, not walked again (every such write forced a walk, and three made the listing fail).
     const third = await client.listResources();
     const shownLater = made.filter((id) => id !== later).find((id) => !JSON.stringify(third.resources).includes(id))!;
     await act('document_remove', { id: shownLater });
+    await act('block_append', { parentId: later, markdown: 'written where the client cannot see' });
     const fourth = await client.listResources({ cursor: third.nextCursor! });
     expect(JSON.stringify(fourth.resources)).toContain(shownLater);
   });

@@ -19,8 +19,12 @@ export function unsentMessages(): boolean {
   return [...composed.values()].some((text) => text.trim() !== '');
 }
 
+/** Counts sign-outs: a send that comes back after one (its message refused) keeps nothing for the next person. */
+let signedOut = 0;
+
 /** At sign-out: not the next person's. */
 export function forgetComposed(): void {
+  signedOut++;
   composed.clear();
 }
 
@@ -77,7 +81,9 @@ function Chat({ client, sessionId, onChanged }: { client: QuireClient; sessionId
   const [live, setLive] = useState<Live>();
   const [pending, setPending] = useState<{ confirmations: Confirmation[]; questions: PendingQuestion[] }>({ confirmations: [], questions: [] });
   const [message, setTyped] = useState(() => composed.get(sessionId) ?? '');
+  const openedAfter = useRef(signedOut);
   const setMessage = (text: string): void => {
+    if (openedAfter.current !== signedOut) return;
     if (text === '') composed.delete(sessionId);
     else composed.set(sessionId, text);
     setTyped(text);
@@ -142,9 +148,14 @@ function Chat({ client, sessionId, onChanged }: { client: QuireClient; sessionId
   useEffect(() => {
     const box = end.current?.closest('.conversation');
     if (!box) return;
-    const onScroll = (): void => { atEnd.current = box.scrollHeight - box.scrollTop - box.clientHeight < 80; };
+    // The conversation scrolls itself on a wide screen; on a narrow one (under 760 px) the page does.
+    const onScroll = (): void => {
+      const scroller = box.scrollHeight > box.clientHeight + 1 ? box : document.scrollingElement ?? document.documentElement;
+      atEnd.current = scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < 80;
+    };
     box.addEventListener('scroll', onScroll, { passive: true });
-    return () => box.removeEventListener('scroll', onScroll);
+    window.addEventListener('scroll', onScroll, { passive: true });
+    return () => { box.removeEventListener('scroll', onScroll); window.removeEventListener('scroll', onScroll); };
   }, [session === undefined]);
   useEffect(() => { if (atEnd.current) end.current?.scrollIntoView({ block: 'end' }); }, [session, live?.content.length, live?.calls.length, pending]);
   // A turn that runs without this page following it (started before a reload, or elsewhere): it can be

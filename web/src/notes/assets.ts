@@ -66,7 +66,8 @@ function fetchAsset(client: QuireClient, path: string): Promise<string | undefin
       // whole video into the tab's memory before it could be seen not to be an image.
       const type = response.headers.get('content-type') ?? '';
       const size = Number(response.headers.get('content-length') ?? '0');
-      if (!type.startsWith('image/') || size > MAX_BYTES) {
+      // An SVG is served as bytes (never as a page), typed as an image below.
+      if ((!type.startsWith('image/') && !/\.svg$/i.test(path)) || size > MAX_BYTES) {
         void response.body?.cancel().catch(() => undefined);
         cached.refused = true;
         return undefined;

@@ -31,8 +31,12 @@ export function unsavedNotes(): boolean {
     || [...addDrafts.values()].some((text) => text.trim() !== '');
 }
 
+/** Counts sign-outs: a page that closes after one (its editor's text) keeps nothing for the next person. */
+let signedOut = 0;
+
 /** At sign-out: what one person typed and left unsaved is not the next person's to find (and save as theirs). */
 export function forgetDrafts(): void {
+  signedOut++;
   drafts.clear();
   addDrafts.clear();
 }
@@ -59,7 +63,10 @@ export function DocumentPage({ client, id, focus, canEdit, onChanged }: { client
   // What the editor holds when the page goes (another document, another page): kept as a draft of its block.
   const editingNow = useRef(editing);
   editingNow.current = editing;
+  // The sign-outs when this page opened: closed by a sign-out (the page goes after it), it keeps nothing.
+  const openedAfter = useRef(signedOut);
   const keepDraft = (): void => {
+    if (openedAfter.current !== signedOut) return;
     const open = editingNow.current;
     if (open && typed.current !== open.opened) drafts.set(open.id, { typed: typed.current, opened: open.opened, updated: open.updated });
   };
