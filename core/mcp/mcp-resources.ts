@@ -82,8 +82,8 @@ export function serveResources(server: Server, kernel: Kernel, caller: () => Pri
       const unwatch = scope?.onChanged?.((change) => {
         if (change.rebuilt === true) rebuilt = true;
         else {
-          const closed = withheld();
-          if (![...change.notebooks].some((notebook) => closed.has(notebook))) return;
+          const hidden = withheld();
+          if (![...change.notebooks].some((notebook) => hidden.has(notebook))) return;
           for (const id of change.ids) if (noted.size <= MAX_NOTED) noted.add(id);
         }
         // The walk kept: dropped at once when the change names one of its documents.

@@ -94,6 +94,9 @@ const showCommand = readingCommand('show', 'print a document (or a block) as Mar
     io.out(`${shown.title !== undefined ? `# ${shown.title}\n\n` : ''}${String(shown.markdown ?? '').replace(/\n$/, '')}`);
   });
 
+/** The most of each arm's hits a hybrid search fuses (its schema's `depth.maximum`). */
+const MAX_HYBRID_DEPTH = 1_000;
+
 /** The deepest page a search answers (its schema's `page.maximum`). */
 const MAX_PAGE = 10_000;
 
@@ -108,7 +111,7 @@ const searchCommand = readingCommand('search', 'search the notes (full text; hyb
       // Hybrid says itself when it falls back to full text (no embedder, semantic search off).
       // Fused at a depth that is the same for pages 1 to 10 (then 11 to 20, …), so that they are one
       // ranking; at the kernel's default of 50, page 4 or 5 was past the fused results.
-      return await call('search_hybrid', 'search-fulltext/search/hybrid', { query, page, depth: Math.min(1000, Math.ceil(page / 10) * 200) });
+      return await call('search_hybrid', 'search-fulltext/search/hybrid', { query, page, depth: Math.min(MAX_HYBRID_DEPTH, Math.ceil(page / 10) * 200) });
     } catch (error) {
       // Only when hybrid search is not there at all; any other failure is said as it is.
       if ((error as { code?: string }).code !== 'ACTION_NOT_FOUND') throw error;

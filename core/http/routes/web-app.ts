@@ -1,4 +1,4 @@
-import { open, readFile, realpath, stat } from 'node:fs/promises';
+import { open, readFile, realpath } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { extname, join, resolve, sep } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -75,7 +75,13 @@ export function webAppRoutes(kernel: Kernel): Hono<HttpEnv> {
     // from what is open and no more sent (a file changed meanwhile cut the answer short of its length).
     const handle = await open(found.path, 'r').catch(() => undefined);
     if (!handle) throw new NotFoundError('NOT_FOUND', `no attachment '${name}' in the workspace`);
-    const size = await handle.stat().then((info) => info.size, async (error: unknown) => { await handle.close(); throw error; });
+    // Regular files only, by the file opened (checked once, not before the open too).
+    const info = await handle.stat().catch(async (error: unknown) => { await handle.close(); throw error; });
+    if (!info.isFile()) {
+      await handle.close();
+      throw new NotFoundError('NOT_FOUND', `no attachment '${name}' in the workspace`);
+    }
+    const size = info.size;
     // A HEAD is answered from the GET's handler without its body: a stream opened for it was never read,
     // and each such request kept a file open for good.
     const headers = {
@@ -107,5 +113,5 @@ async function attachmentFile(workspaceRoot: string, name: string): Promise<{ pa
   if (root === undefined || path === undefined || !path.startsWith(`${root}${sep}`)) return undefined;
   // Where it leads must be no hidden file either (a link `alias.png` to `assets/.env`).
   if (path.slice(root.length + 1).split(sep).some((segment) => segment.startsWith('.'))) return undefined;
-  return (await stat(path).catch(() => undefined))?.isFile() ? { path } : undefined;
+  return { path };
 }

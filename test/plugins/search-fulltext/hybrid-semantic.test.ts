@@ -31,6 +31,14 @@ async function embeddingsServer(): Promise<{ url: string; inputs: string[]; clos
   };
 }
 
+/** A kernel whose semantic arm embeds through the providers plugin, with `embeddings` as its OpenAI-compatible server. */
+function bootWith(embeddings: { url: string }) {
+  return boot({ semantic: false, plugins: {
+    providers: { config: { embedder: { provider: 'openai', model: 'topics-4', baseURL: `${embeddings.url}/v1`, apiKeyEnv: false } } },
+    'search-semantic': { config: { embedder: 'providers' } },
+  } });
+}
+
 describe('hybrid search with the real search-semantic plugin', () => {
   const servers: { close(): Promise<void> }[] = [];
   afterEach(async () => {
@@ -40,10 +48,7 @@ describe('hybrid search with the real search-semantic plugin', () => {
   it('fuses full text with semantic hits from an OpenAI-compatible embedder, end to end, within the filters', async () => {
     const embeddings = await embeddingsServer();
     servers.push(embeddings);
-    const { act } = await boot({ semantic: false, plugins: {
-      providers: { config: { embedder: { provider: 'openai', model: 'topics-4', baseURL: `${embeddings.url}/v1`, apiKeyEnv: false } } },
-      'search-semantic': { config: { embedder: 'providers' } },
-    } });
+    const { act } = await bootWith(embeddings);
     const { secret } = await gardenCorpus(act);
     await act('embeddings_index', {});
     const found = await act<HybridAnswer>('search_hybrid', { query: 'tomatoes' });
@@ -66,10 +71,7 @@ describe('hybrid search with the real search-semantic plugin', () => {
   it('pages one ranking: no block on two pages, none skipped, the same total on every page', async () => {
     const embeddings = await embeddingsServer();
     servers.push(embeddings);
-    const { act } = await boot({ semantic: false, plugins: {
-      providers: { config: { embedder: { provider: 'openai', model: 'topics-4', baseURL: `${embeddings.url}/v1`, apiKeyEnv: false } } },
-      'search-semantic': { config: { embedder: 'providers' } },
-    } });
+    const { act } = await bootWith(embeddings);
     const notebook = await act<{ id: string }>('notebook_create', { name: 'Many' });
     // 150 blocks the word finds, ranked differently by each arm (lengths for full text, topic words for meaning).
     const paragraphs = Array.from({ length: 150 }, (_, i) => `tomato ${'filler '.repeat(i % 37)}${['soup', 'basil soil', 'dog', 'bake cook', 'sun garden grow'][i % 5]} number ${i}`);

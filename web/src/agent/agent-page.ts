@@ -19,6 +19,9 @@ export function unsentMessages(): boolean {
   return [...composed.values()].some((text) => text.trim() !== '');
 }
 
+/** What a turn stopped without an error of its own says under its answer. */
+const STOPPED = 'Stopped before it was finished.';
+
 /** Counts sign-outs: a send that comes back after one (its message refused) keeps nothing for the next person. */
 let signedOut = 0;
 
@@ -217,8 +220,8 @@ function Chat({ client, sessionId, onChanged }: { client: QuireClient; sessionId
       // The stored session holds what arrived; the live view keeps only what went wrong (the answer was
       // shown twice), or that the turn was stopped (a Stop during a call, or before the first word, read
       // as a finished answer; one stopped while its text came is marked on that text).
-      setLive({ ...state, reasoning: '', content: '', calls: [], usage: undefined, error: state.error ?? 'Stopped before it was finished.' });
-    } else setLive(fresh ? undefined : { ...state, ...(state.stopped && !state.error ? { error: 'Stopped before it was finished.' } : {}) });
+      setLive({ ...state, reasoning: '', content: '', calls: [], usage: undefined, error: state.error ?? STOPPED });
+    } else setLive(fresh ? undefined : { ...state, ...(state.stopped && !state.error ? { error: STOPPED } : {}) });
     await loadPending();
     onChanged();
   };
