@@ -5,7 +5,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { runCli } from '../../../core/cli/run-cli.js';
 import { bufferIO } from '../../helpers/buffer-io.js';
 import { CLI, CliProcess, startServe } from '../../helpers/cli-process.js';
-import { useHarness } from '../../helpers/harness.js';
+import { useHarness, writeUserPlugin } from '../../helpers/harness.js';
+import type { KernelConfigFile } from '../../../core/config/kernel-config.js';
+import { FAKE_SEMANTIC } from '../../plugins/search-fulltext/hybrid-harness.js';
 import { actor } from '../../plugins/blocks/blocks-harness.js';
 
 /** Issue 18, point 10: reading the notes from the terminal, with the workspace opened or served. */
@@ -94,5 +96,32 @@ describe('quire notebooks, docs, show, search, export by path', () => {
     } finally {
       delete process.env.QUIRE_TOKEN;
     }
+  }, 60_000);
+  it('page through one hybrid ranking: every page of a search has results until they end, none twice', async () => {
+    const root = join(await harness.tempDir('quire-notes-cli-'), 'workspace');
+    // Semantic search by a stand-in with fixed topic vectors, so that the search is hybrid (fused).
+    const config: KernelConfigFile = { plugins: { blocks: { config: { watch: false, welcome: false } }, 'fake-semantic': { trusted: true, config: {} }, 'search-semantic': { enabled: false } } };
+    await mkdir(root, { recursive: true });
+    await writeFile(join(root, 'quire.json'), JSON.stringify(config));
+    await writeUserPlugin(root, 'fake-semantic', FAKE_SEMANTIC);
+    const kernel = await harness.boot({ realManifests: true, workspace: root, config });
+    const act = actor(kernel);
+    const notebook = await act<Created>('notebook_create', { name: 'Many' });
+    // 150 blocks the word finds: eight pages of 20, past the 50 a hybrid search fuses by default.
+    const paragraphs = Array.from({ length: 150 }, (_, i) => `tomato ${'filler '.repeat(i % 37)}${['soup', 'basil soil', 'dog', 'bake cook', 'sun garden grow'][i % 5]} number ${i}`);
+    await act('document_create', { notebook: notebook.id, title: 'Many', markdown: paragraphs.join('\n\n') });
+    await kernel.close();
+    const seen = new Map<string, number>();
+    for (let page = 1; page <= 8; page++) {
+      const answer = await run(['search', 'tomato', '--page', String(page), '--workspace', root]);
+      const ids = [...answer.out.matchAll(/^(\S+) {2}\/Many/gm)].map((match) => match[1]!);
+      expect([page, answer.code, ids.length]).toEqual([page, 0, page === 8 ? 10 : 20]);
+      for (const id of ids) {
+        expect(seen.get(id), `block ${id} on page ${page} was on page ${seen.get(id)}`).toBeUndefined();
+        seen.set(id, page);
+      }
+    }
+    expect(seen.size).toBe(150);
+    expect((await run(['search', 'tomato', '--page', '9', '--workspace', root])).out).toContain('no results');
   }, 60_000);
 });

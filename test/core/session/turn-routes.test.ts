@@ -105,6 +105,23 @@ describe('agent turns over HTTP', () => {
     expect(unknown.status).toBe(404);
   });
 
+  it('says of a message sent again whose turn ended without an answer (the model failed) that it has none', async () => {
+    const kernel = await harness.boot({ plugins: ['notes'], config });
+    const failing: ModelProvider = {
+      id: 'failing',
+      async *stream(): AsyncGenerator<ModelEvent> {
+        throw new Error('the model is overloaded');
+      },
+    };
+    const { app, id } = await withModel(kernel, failing);
+    const first = await app.request(`/api/agent/sessions/${id}/turns`, request('POST', { message: 'save a note', messageId: 'm-lost' }));
+    expect((await readEvents(first)).at(-1)).toMatchObject({ event: 'done', data: { state: 'interrupted' } });
+    const again = await app.request(`/api/agent/sessions/${id}/turns`, request('POST', { message: 'save a note', messageId: 'm-lost' }));
+    const body = (await again.json()) as { error: { code: string; message: string; details: Record<string, unknown> } };
+    expect([again.status, body.error.details.reason, body.error.details.answered]).toEqual([409, 'duplicate', false]);
+    expect(body.error.message).toContain('it ended without an answer');
+  });
+
   it('reads a session from an index on for a client following a turn: from the turn on at the same revision, whole at another', async () => {
     const kernel = await harness.boot({ plugins: ['notes'], config });
     let release: () => void = () => undefined;
