@@ -217,6 +217,47 @@ describe('the web app in a real browser: a broken stream, a stale card, an edite
     await web.page.getByText('question 0', { exact: true }).waitFor();
   });
 
+  it('follows a streaming answer to the end only while the person is there: reading earlier messages, they stay where they are', async () => {
+    const web = await start();
+    const id = newId();
+    const entries = Array.from({ length: 60 }, (_, i) => (i % 2 === 0 ? { id: `u${i}`, type: 'user', content: `question ${i}` } : { id: `a${i}`, type: 'assistant', content: `answer ${i}\n\n${'a long line of the answer. '.repeat(8)}` }));
+    await web.kernel.sessions.save({ id, title: 'Long', entries });
+    await web.signIn(ADMIN);
+    await web.page.goto(`${web.url}/#/agent/${id}`);
+    await web.page.locator('.entry.assistant .content', { hasText: 'answer 59' }).waitFor();
+    // How far the conversation is from its end (it scrolls itself on this wide screen).
+    const fromEnd = (): Promise<number> => web.page.evaluate('(() => { const box = document.querySelector(".conversation"); return box.scrollHeight - box.scrollTop - box.clientHeight; })()') as Promise<number>;
+    const top = (): Promise<number> => web.page.evaluate('document.querySelector(".conversation").scrollTop') as Promise<number>;
+    await expect.poll(fromEnd).toBeLessThan(80);
+    const stream = (word: string) => {
+      const words = Array.from({ length: 40 }, (_, i) => `${word}${i} `);
+      return { kind: 'sse' as const, frames: framesFor('openai-chat', { text: words.join(''), deltas: words }), frameDelayMs: 40 };
+    };
+    // At the end, the answer is followed as it grows.
+    web.fake.reply(stream('followed'));
+    await web.page.getByLabel('Message to the agent').fill('Answer at length');
+    await web.page.getByRole('button', { name: 'Send' }).click();
+    await web.page.locator('.entry.assistant .content', { hasText: 'followed39' }).waitFor();
+    await expect.poll(fromEnd).toBeLessThan(80);
+    // Scrolled up to read the first messages while the next answer streams: the page leaves them there.
+    web.fake.reply(stream('unseen'));
+    await web.page.getByLabel('Message to the agent').fill('Answer again');
+    await web.page.getByRole('button', { name: 'Send' }).click();
+    await web.page.locator('.entry.assistant .content', { hasText: 'unseen1' }).waitFor();
+    await web.page.evaluate('document.querySelector(".conversation").scrollTo(0, 0)');
+    await expect.poll(top).toBe(0);
+    await web.page.locator('.entry.assistant .content', { hasText: 'unseen39' }).waitFor();
+    await web.page.getByRole('button', { name: 'Send' }).waitFor();
+    expect(await top()).toBe(0);
+    await web.page.getByText('question 0', { exact: true }).waitFor({ state: 'visible' });
+    // Their own next message takes them to the end again, and its answer is followed.
+    web.fake.reply(stream('sent'));
+    await web.page.getByLabel('Message to the agent').fill('And once more');
+    await web.page.getByRole('button', { name: 'Send' }).click();
+    await web.page.locator('.entry.assistant .content', { hasText: 'sent39' }).waitFor();
+    await expect.poll(fromEnd).toBeLessThan(80);
+  });
+
   it('shows a block\'s image again after its editor is cancelled, and its new alt text after an edit', async () => {
     const web = await start();
     await notes(web);
