@@ -91,6 +91,11 @@ describe('the web app in daily use: a long document, the agent asking, search an
     await web.page.goto(`${web.url}/#/agent/${first}`);
     await web.page.locator('#message').waitFor();
     expect(await web.page.locator('#message').inputValue()).toBe('A question not sent yet');
+    // The session deleted, its message goes with it: leaving the app no longer asks about it.
+    await web.page.getByRole('button', { name: 'Delete…' }).click();
+    await web.page.getByRole('button', { name: 'Delete it' }).click();
+    await web.page.waitForURL(/#\/agent$/);
+    expect(await web.page.evaluate(() => { const event = new Event('beforeunload', { cancelable: true }); window.dispatchEvent(event); return event.defaultPrevented; })).toBe(false);
   });
 
   it('sends every ticked option with the typed answer, and a single choice as shown; the card takes the cursor', async () => {

@@ -278,7 +278,7 @@ function Chat({ client, sessionId, onChanged }: { client: QuireClient; sessionId
     ? undefined : session?.lastCommittedTurnID), [session]);
   return html`<div class="chat">
     <header class="row">
-      <${SessionTitle} client=${client} session=${session} onChanged=${() => { void load(); onChanged(); }} onDeleted=${() => { onChanged(); location.hash = '#/agent'; }} />
+      <${SessionTitle} client=${client} session=${session} onChanged=${() => { void load(); onChanged(); }} onDeleted=${() => { composed.delete(sessionId); onChanged(); location.hash = '#/agent'; }} />
       ${todos.length > 0 ? html`<details class="todos"><summary>To do (${todos.filter((todo) => todo.status === 'completed').length}/${todos.length})</summary>
         <ul aria-label="The agent's to-do list">${todos.map((todo) => html`<li class=${`todo-${todo.status}`}>${todo.status === 'completed' ? '☑' : todo.status === 'in_progress' ? '◐' : '☐'} ${todo.content}</li>`)}</ul></details>` : null}
       <label>Mode <select value=${mode} onChange=${(event: Event) => void changeMode((event.target as HTMLSelectElement).value as 'confirm' | 'auto')}>
