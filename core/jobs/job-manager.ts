@@ -20,6 +20,8 @@ export interface JobControl {
   readonly signal: AbortSignal;
   progress(update: ProgressUpdate): void;
   stopped(reason: StopReason): void;
+  /** How work the call was answered without (stopped, it did not stop in time) ended after all. */
+  late(outcome: { ok: true; value: unknown } | { ok: false; error: unknown }): void;
 }
 
 export interface StartedJob {
@@ -34,6 +36,9 @@ interface Live {
   listeners: Set<(event: JobEvent) => void>;
   lastWrite: number;
   done: Promise<unknown>;
+  /** Settles when the record is final: the work ended (answered, or later), or the kernel closed. */
+  ended: Promise<void>;
+  markEnded(): void;
 }
 
 /** Progress is written to disk at most this often; the end always is. */
@@ -85,7 +90,9 @@ export class JobManager {
       state: 'running', created: now, updated: now, progress: { done: 0 },
     };
     const controller = new AbortController();
-    const live: Live = { record, controller, listeners: new Set(), lastWrite: Date.now(), done: Promise.resolve() };
+    let markEnded = (): void => undefined;
+    const ended = new Promise<void>((resolve) => { markEnded = resolve; });
+    const live: Live = { record, controller, listeners: new Set(), lastWrite: Date.now(), done: Promise.resolve(), ended, markEnded };
     this.live.set(record.id, live);
     void this.store.write(record);
     const control: JobControl = {
@@ -93,11 +100,20 @@ export class JobManager {
       signal: controller.signal,
       progress: (update) => this.progress(live, update),
       stopped: (reason) => { live.record.stopped = reason; },
+      late: (outcome) => void (outcome.ok ? this.end(live, 'succeeded', { result: outcome.value }) : this.end(live, 'failed', { error: outcome.error })),
     };
     // The answer is given once the final record is on disk, so a client that reads the record next finds it.
     live.done = work(control).then(
       async (value) => { await this.end(live, 'succeeded', { result: value }); return value; },
-      async (error: unknown) => { await this.end(live, 'failed', { error }); throw error; },
+      async (error: unknown) => {
+        // Answered without its work, which did not stop within its grace (a rollback past its point of no
+        // return): the record stays running, stopping, until the work ends (`late`) or the kernel closes.
+        if (isKernelError(error) && error.details?.stillRunning === true) {
+          live.record.updated = new Date().toISOString();
+          void this.store.write(live.record);
+        } else await this.end(live, 'failed', { error });
+        throw error;
+      },
     );
     live.done.catch(() => undefined);
     return { record, done: live.done };
@@ -141,7 +157,7 @@ export class JobManager {
     }
     let timer: NodeJS.Timeout | undefined;
     const limit = new Promise<void>((resolve) => { timer = setTimeout(resolve, waitMs); });
-    await Promise.race([Promise.allSettled(running.map((live) => live.done)), limit]);
+    await Promise.race([Promise.all(running.map((live) => live.ended)), limit]);
     clearTimeout(timer);
     for (const live of [...this.live.values()]) await this.end(live, 'interrupted', {});
     await this.store.flush();
@@ -165,22 +181,26 @@ export class JobManager {
     const { record } = live;
     if (isFinished(record.state)) return;
     const now = new Date().toISOString();
-    // Stopped by the kernel closing (at a safe point, answering or throwing, or still running when the wait
-    // ended): interrupted, with the same words as a job a crash cut short. One that failed on its own
+    // Said by what the work did, not by what it was asked: a job asked to stop that answered having done
+    // everything (a cancel after a rollback's point of no return) succeeded; one that stopped at a safe
+    // point says why, with what its answer says it did. Only work still running when the kernel's wait
+    // ended is interrupted, with the same words as a job a crash cut short. One that failed on its own
     // meanwhile (a full disk) keeps its error.
-    const closed = this.stoppedByClose.has(record.id) && (record.stopped !== undefined || (isKernelError(outcome.error) && outcome.error.code === 'ACTION_CANCELLED'));
-    const interrupted = state === 'interrupted' || closed;
-    // A job stopped by its limit or a cancel says so, whether its action answered or threw.
-    record.state = interrupted ? 'interrupted' : record.stopped === 'time_limit' ? 'timed_out' : record.stopped === 'cancelled' ? 'cancelled' : state;
+    const stop = state === 'interrupted' ? undefined : stopOf(outcome);
+    record.state = state === 'interrupted' ? 'interrupted' : stop === 'time_limit' ? 'timed_out' : stop === 'cancelled' ? 'cancelled' : state;
+    if (stop) record.stopped = stop;
+    else if (state !== 'interrupted') delete record.stopped;
     record.updated = now;
     record.ended = now;
     if (outcome.result !== undefined) record.result = outcome.result;
-    if (interrupted) record.error = interruptedError(record.progress);
+    if (state === 'interrupted') record.error = interruptedError(record.progress);
+    else if (stop && this.stoppedByClose.has(record.id)) record.error = { code: 'ACTION_CANCELLED', message: `the kernel was closing: this job stopped at a safe point, ${outcome.result !== undefined ? `after ${describeProgress(record.progress)}; its result says what it did` : 'before writing anything'}` };
     else if (outcome.error !== undefined) record.error = errorOf(outcome.error);
     this.live.delete(record.id);
     this.finished.set(record.id, record);
     // Watchers hear of the end once it is on disk.
     await this.store.write(record);
+    live.markEnded();
     this.tell(live, { type: 'end', job: record });
     live.listeners.clear();
     await this.prune(record.id);
@@ -210,6 +230,14 @@ export class JobManager {
       await this.store.remove(record.id);
     }
   }
+}
+
+/** Why work stopped early, by what it answered: a result saying `stopped`, or a stop's own error. */
+function stopOf(outcome: { result?: unknown; error?: unknown }): StopReason | undefined {
+  const said = (outcome.result as { stopped?: unknown } | null | undefined)?.stopped;
+  if (said === 'cancelled' || said === 'time_limit') return said;
+  if (!isKernelError(outcome.error)) return undefined;
+  return outcome.error.code === 'ACTION_CANCELLED' ? 'cancelled' : outcome.error.code === 'ACTION_TIMEOUT' ? 'time_limit' : undefined;
 }
 
 function errorOf(error: unknown): NonNullable<JobRecord['error']> {

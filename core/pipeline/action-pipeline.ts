@@ -19,11 +19,11 @@ import type { ConfirmationStore } from '../gate/confirmation-store.js';
 import { decide, denyRuleMatches, type SessionMode } from '../gate/decide.js';
 import type { GrantsStore } from '../gate/grants-store.js';
 import type { Logger } from '../log.js';
-import type { Effect, Principal, ProgressUpdate, StopReason } from '../plugin-api.js';
+import type { Effect, Principal, StopReason } from '../plugin-api.js';
 import type { ActionRegistry, RegisteredAction } from '../registry/action-registry.js';
 import { formatIssues, runValidator } from '../schema/ajv.js';
 import type { ActionRef, CallDecision, PreparedCall } from './prepared-call.js';
-import { runHandler, type RunOptions } from './run-handler.js';
+import { runHandler, type LateOutcome, type RunLimits } from './run-handler.js';
 import { RefusalWindow } from './refusal-window.js';
 import type { ActionRequest, CallOutcome, ExecuteOptions } from './action-request.js';
 import { assertJsonResult } from './json-result.js';
@@ -164,7 +164,10 @@ export class ActionPipeline {
     const { entry } = call;
     const job = this.jobs.start({ action: entry.wireName, plugin: entry.pluginId, tool: entry.tool, name: entry.action, principal: call.principal }, (control) => {
       const asJob: PreparedCall = { ...call, cancel: control.signal };
-      return this.executeRecorded(asJob, options, { timeoutMs: this.config.actions.jobTimeoutMs, onProgress: (update) => { control.progress(update); options.onProgress?.(update); }, onStopped: (reason) => control.stopped(reason) });
+      return this.executeRecorded(asJob, options, {
+        timeoutMs: this.config.actions.jobTimeoutMs, onProgress: (update) => { control.progress(update); options.onProgress?.(update); },
+        onStopped: (reason) => control.stopped(reason), onLate: (late) => control.late(late),
+      });
     });
     // The caller going away (a cancelled turn, an MCP cancel) cancels the job it waits for.
     const cancel = call.cancel;
@@ -204,8 +207,11 @@ export class ActionPipeline {
       ...limits, ...(onProgress ? { onProgress } : {}),
       onStopped: (reason) => { stopped = reason; limits.onStopped?.(reason); },
       // A handler answered as "may still be running" that finishes after all: a second line says how, so
-      // the log does not stand on a failure whose effects landed.
-      ...(audited ? { onLate: (late: { ok: true } | { ok: false; code: string }) => void this.record(call, late.ok ? 'ok' : 'error', late.ok ? undefined : late.code, { late: true }).catch(() => undefined) } : {}),
+      // the log does not stand on a failure whose effects landed (and a job's record, how it ended).
+      ...(audited || limits.onLate ? { onLate: (late: LateOutcome) => {
+        if (audited) void this.record(call, late.ok ? 'ok' : 'error', late.ok ? undefined : late.code, { late: true }).catch(() => undefined);
+        limits.onLate?.(late);
+      } } : {}),
     };
     let value: unknown;
     try {
@@ -385,14 +391,6 @@ export class ActionPipeline {
       throw error;
     });
   }
-}
-
-/** What a job or a caller changes about one run of a handler. */
-interface RunLimits {
-  timeoutMs?: number;
-  onProgress?: (update: ProgressUpdate) => void;
-  onStopped?: (reason: StopReason) => void;
-  onLate?: RunOptions['onLate'];
 }
 
 const REFUSALS: ReadonlySet<string> = new Set(['FORBIDDEN', 'WORKSPACE_READ_ONLY', 'ACTION_DENIED']);

@@ -22,8 +22,19 @@ export interface RunOptions {
    * Told when a handler the call was answered without (stopped, it did not stop: "may still be running")
    * finishes after all, with how: the audit says then what it did.
    */
-  onLate?: (outcome: { ok: true } | { ok: false; code: string }) => void;
+  onLate?: (outcome: LateOutcome) => void;
 }
+
+/** What a job or a caller changes about one run of a handler. */
+export interface RunLimits {
+  timeoutMs?: number;
+  onProgress?: (update: ProgressUpdate) => void;
+  onStopped?: (reason: StopReason) => void;
+  onLate?: RunOptions['onLate'];
+}
+
+/** How a handler answered without waiting for finished after all: its checked value, or its error. */
+export type LateOutcome = { ok: true; value: unknown } | { ok: false; code: string; error: unknown };
 
 const deadlines = new DeadlineWatch();
 
@@ -146,7 +157,7 @@ class HandlerRun extends Watched implements RunningAction {
 
   #succeed(value: unknown): void {
     if (!this.#settle()) {
-      if (this.#abandoned) this.#options.onLate?.({ ok: true });
+      if (this.#abandoned) this.#late(value);
       return;
     }
     // Refused egress is recorded before the call answers.
@@ -172,11 +183,25 @@ class HandlerRun extends Watched implements RunningAction {
     // Which call it came out of (what its handler said it returned), for a surface that holds back errors too (MCP).
     noteFailedCall(wrapped, this.#call);
     if (!this.#settle()) {
-      if (this.#abandoned) this.#options.onLate?.({ ok: false, code: isKernelError(wrapped) ? wrapped.code : 'INTERNAL' });
+      if (this.#abandoned) this.#options.onLate?.({ ok: false, code: isKernelError(wrapped) ? wrapped.code : 'INTERNAL', error: wrapped });
       return;
     }
     if (this.#refusals) void Promise.all(this.#refusals).then(() => this.#reject(wrapped), () => this.#reject(wrapped));
     else this.#reject(wrapped);
+  }
+
+  /** A value that came after the call was answered without it, checked as an answer would have been. */
+  #late(value: unknown): void {
+    const onLate = this.#options.onLate;
+    if (!onLate) return;
+    let checked: unknown;
+    try {
+      checked = this.#options.accept ? this.#options.accept(value) : value;
+    } catch (error) {
+      onLate({ ok: false, code: isKernelError(error) ? error.code : 'INTERNAL', error });
+      return;
+    }
+    onLate({ ok: true, value: checked });
   }
 
   /** Answers the call without its handler, which did not stop: what it does after is told to onLate. */

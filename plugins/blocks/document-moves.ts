@@ -88,7 +88,14 @@ export function moveDocument(rt: BlocksRuntime, call: ActionCall, input: MoveInp
     }
     const intent: MoveIntent = { file: [relative(oldFile), relative(newFile)], folder: [relative(oldFolder), relative(newFolder)] };
     // Journaled: a crash between the two renames is finished at the next start, not left as an orphan folder.
-    const journaled = await rt.moves.begin(intent);
+    let journaled: Awaited<ReturnType<typeof rt.moves.begin>>;
+    try {
+      journaled = await rt.moves.begin(intent);
+    } catch (error) {
+      // Nothing moved: the catalog goes back too (it listed the document where no file of it was).
+      for (const entry of before) store.catalog.setDoc(entry);
+      throw error;
+    }
     try {
       await mkdir(dirname(newFile), { recursive: true });
       await rename(oldFile, newFile);

@@ -117,6 +117,22 @@ describe('writes racing removals', () => {
     expect(await readdir(join(kernel.workspace.dataDir, notebook.id))).toEqual(['.notebook.json', `${mover.id}.json`]);
   });
 
+  it('leaves a document where it was, for every reader, when its move cannot be journaled', async () => {
+    const { kernel, act } = await boot();
+    const from = await act<Created>('notebook_create', { name: 'From' });
+    const to = await act<Created>('notebook_create', { name: 'To' });
+    const doc = await act<Created>('document_create', { notebook: from.id, title: 'Mover', markdown: 'stays put' });
+    // The moves journal cannot be written (a file where its folder goes, as a full disk would refuse it).
+    const journal = join(kernel.workspace.privateDir, 'journal', 'moves');
+    await rm(journal, { recursive: true, force: true });
+    await writeFile(journal, 'not a folder');
+    expect((await caught(act('document_move', { id: doc.id, notebook: to.id }))).message).toMatch(/ENOTDIR|not a directory/);
+    const listed = async (notebook: string) => (await act<{ documents: { id: string }[] }>('document_list', { notebook })).documents.map((item) => item.id);
+    expect([await listed(from.id), await listed(to.id)]).toEqual([[doc.id], []]);
+    expect((await act<{ markdown: string }>('document_get_markdown', { id: doc.id })).markdown).toContain('stays put');
+    await act('document_rename', { id: doc.id, title: 'Still here' });
+  });
+
   it('makes one daily note when two first appends arrive together', async () => {
     const { act } = await boot();
     const notebook = await act<Created>('notebook_create', { name: 'N' });
