@@ -85,6 +85,8 @@ export class ModelWireServer {
       return;
     }
     response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    // Sent at once, as a streaming server does: a stall after them is a server that took the request.
+    response.flushHeaders();
     for (const [index, frame] of reply.frames.entries()) {
       if (reply.stallAfter !== undefined && index >= reply.stallAfter) return; // headers sent, then silence
       if (response.destroyed) return;

@@ -46,7 +46,8 @@ export async function streamRound(provider: ModelProvider, request: ModelRequest
       await provider.beforeRequest(request, signal);
     } catch (error) {
       result.cancelled = signal.aborted;
-      result.error = error;
+      // A Stop while the budget question was open is a Stop, not BUDGET_EXCEEDED (as on the stream's path).
+      if (!result.cancelled) result.error = error;
       return result;
     }
   }

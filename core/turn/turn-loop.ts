@@ -128,6 +128,11 @@ export async function runTurn(deps: TurnDependencies, request: TurnRequest, emit
     // Not saved to the session (kept, and committed before the next turn): not 'finished' to a client.
     if (!await commitWithRetry(deps, sessionId, base.session.entries, turnID, emit)) state = 'interrupted';
     return { turnID, state };
+  } catch (error) {
+    if (!announced) throw error;
+    // After the turn was announced (its ending failed to save: a full disk), said before `done`, which is last.
+    emit({ type: 'error', turnID, code: isKernelError(error) ? error.code : 'INTERNAL', message: error instanceof Error ? error.message : String(error) });
+    return { turnID, state: 'interrupted' };
   } finally {
     sessions.setStreaming(sessionId, false);
     if (announced) emit({ type: 'done', turnID, state });

@@ -42,7 +42,7 @@ export class AnthropicProvider extends ConfiguredProvider {
         // Blocks, not one joined text: the summary stays its own block after the rules.
         ...(system.length > 0 ? { system: system.map((text) => ({ type: 'text' as const, text })) } : {}),
         messages: toMessages(rest, this.origin),
-        ...(request.tools.length > 0 ? { tools: request.tools.map(toTool) } : {}),
+        ...toolsOf(request, rest),
         // Summarised thinking is shown and keeps the stream alive: newer models default to none shown, and
         // minutes of silence read as a stalled stream.
         ...(config.reasoningEffort ? { thinking: { type: 'adaptive' as const, display: 'summarized' as const }, output_config: { effort: config.reasoningEffort === 'minimal' ? 'low' as const : config.reasoningEffort } } : {}),
@@ -158,6 +158,18 @@ function finishReason(reason: string | null): FinishReason {
   if (reason === 'max_tokens' || reason === 'model_context_window_exceeded') return 'length';
   if (reason === 'refusal') return 'content_filter';
   return 'other';
+}
+
+/**
+ * The round's tools; none offered (the last round after maxToolRounds), the history's calls still need
+ * theirs described ("Requests which include tool_use or tool_result blocks must define tools"): the
+ * tools it called, by name, with `tool_choice: none`, so the model answers without calling.
+ */
+function toolsOf(request: ModelRequest, history: readonly ModelMessage[]): { tools?: Tool[]; tool_choice?: { type: 'none' } } {
+  if (request.tools.length > 0) return { tools: request.tools.map(toTool) };
+  const called = [...new Set(history.flatMap((message) => (message.role === 'assistant' ? (message.toolCalls ?? []).map((call) => call.name) : [])))];
+  if (called.length === 0) return {};
+  return { tools: called.map((name) => ({ name, description: 'Not offered now: answer without calling it.', input_schema: { type: 'object' } })), tool_choice: { type: 'none' } };
 }
 
 function toTool(tool: ModelRequest['tools'][number]): Tool {

@@ -60,6 +60,9 @@ export class GeminiProvider extends ConfiguredProvider {
           ...(config.reasoningEffort ? { thinkingConfig: { includeThoughts: true, thinkingLevel: LEVEL[config.reasoningEffort] } } : {}),
         },
       });
+      // The SDK answers once the server took the request (its status checked): said at once, so that a
+      // request then silent (thinking not shown) is tried once more, not as often as one never answered.
+      yield { type: 'keepalive' };
       for await (const chunk of stream) {
         // Each chunk's usage is the request's running total: the last one counts (PROTOCOLS.md §3.5).
         if (chunk.usageMetadata) usage = chunk.usageMetadata;

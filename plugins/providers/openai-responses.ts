@@ -20,6 +20,11 @@ interface ResponsesNative extends NativeOrigin {
  */
 export class OpenAIResponsesProvider extends ConfiguredProvider {
   private readonly client: OpenAI;
+  /**
+   * Whether the encrypted reasoning is asked for: a model that does not reason (gpt-4.1, gpt-4o) refuses
+   * the request that asks (400, param `include`), every one of them; then asked again without, and never after.
+   */
+  private encryptedReasoning = true;
 
   constructor(config: ModelConfig, key: { key: string; source: string }) {
     super(PROTOCOL, config);
@@ -28,13 +33,29 @@ export class OpenAIResponsesProvider extends ConfiguredProvider {
   }
 
   async *stream(request: ModelRequest, signal: AbortSignal): AsyncIterable<ModelEvent> {
-    const { config } = this;
     const { system, rest } = splitLeadingSystem(request.messages);
+    let stream: AsyncIterable<ResponseStreamEvent> | undefined;
+    while (!stream) {
+      const asked = this.encryptedReasoning;
+      try {
+        stream = await this.create(request, system, rest, asked, signal);
+      } catch (error) {
+        if (signal.aborted) return;
+        if (asked && refusesInclude(error)) {
+          this.encryptedReasoning = false;
+          continue;
+        }
+        throw this.failure(error);
+      }
+    }
+    yield* this.events(stream, signal);
+  }
+
+  private create(request: ModelRequest, system: string[], rest: ModelMessage[], encryptedReasoning: boolean, signal: AbortSignal): Promise<AsyncIterable<ResponseStreamEvent>> {
+    const { config } = this;
     const maxTokens = request.maxOutputTokens ?? config.maxOutputTokens;
     const temperature = request.temperature ?? config.temperature;
-    let stream: AsyncIterable<ResponseStreamEvent>;
-    try {
-      stream = await this.client.responses.create({
+    return this.client.responses.create({
         model: config.model,
         // The rules are the instructions; what follows them (the summary) is a system message of its own.
         ...(system.length > 0 ? { instructions: system[0] } : {}),
@@ -42,15 +63,14 @@ export class OpenAIResponsesProvider extends ConfiguredProvider {
         ...(request.tools.length > 0 ? { tools: request.tools.map(toFunctionTool) } : {}),
         stream: true,
         store: false,
-        include: ['reasoning.encrypted_content'],
+        ...(encryptedReasoning ? { include: ['reasoning.encrypted_content' as const] } : {}),
         ...(config.reasoningEffort ? { reasoning: { effort: config.reasoningEffort, summary: 'auto' as const } } : {}),
         ...(maxTokens !== undefined ? { max_output_tokens: maxTokens } : {}),
         ...(temperature !== undefined ? { temperature } : {}),
       }, { signal });
-    } catch (error) {
-      if (signal.aborted) return;
-      throw this.failure(error);
-    }
+  }
+
+  private async *events(stream: AsyncIterable<ResponseStreamEvent>, signal: AbortSignal): AsyncIterable<ModelEvent> {
     const calls = new Set<number>();
     // The arguments each call streamed, to set against the whole the call's last event carries.
     const streamed = new Map<number, string>();
@@ -157,6 +177,12 @@ function toInput(messages: readonly ModelMessage[], origin: NativeOrigin): Respo
     }
   }
   return input;
+}
+
+/** A 400 refusing the `include` of encrypted reasoning ("Encrypted content is not supported with this model"). */
+function refusesInclude(error: unknown): boolean {
+  if (!(error instanceof OpenAI.APIError) || error.status !== 400) return false;
+  return error.param === 'include' || /encrypted content/i.test(error.message);
 }
 
 /** Whether two texts are the same JSON value, however spaced (a whole sent again, formatted otherwise). */

@@ -165,6 +165,18 @@ describe('budgets', () => {
     expect(no.events.find((event) => event.event === 'error')?.data).toMatchObject({ code: 'BUDGET_EXCEEDED' });
   });
 
+  it('ends a turn stopped while its budget question is open as stopped, not as over its budget', async () => {
+    const kit = await start('openai-chat', { kernelConfig: { budgets: { turn: { tokens: 50 }, whenExceeded: 'ask' } } });
+    const session = await kit.session();
+    const response = await kit.http('POST', `/api/agent/sessions/${session}/turns`, { message: 'hello there' });
+    const events = await readEvents(response, async (event) => {
+      if (event.event === 'confirm') await kit.http('POST', `/api/agent/sessions/${session}/turns/cancel`, {});
+    });
+    expect(events.filter((event) => event.event === 'error')).toEqual([]);
+    expect(events.at(-1)).toMatchObject({ event: 'done', data: { state: 'interrupted' } });
+    expect(kit.fake.posts).toHaveLength(0);
+  });
+
   it('waits for the person\'s answer to a budget question longer than the stream\'s idle limit', async () => {
     const kit = await start('openai-chat', { agent: { idleTimeoutMs: 1_000 }, kernelConfig: { budgets: { turn: { tokens: 50 }, whenExceeded: 'ask' } } });
     kit.fake.reply(sse('openai-chat', { text: 'Hello.' }));

@@ -47,6 +47,10 @@ describe('what the APIs refuse, kept out of requests', () => {
       if (block.type === 'text') expect(block.text!.trim()).not.toBe('');
       if (block.type === 'tool_result') expect(block.content!.trim()).not.toBe('');
     }
+    // No tools offered (the round after maxToolRounds), yet calls in the history: the API refuses a request
+    // whose tool_use blocks have no tools defined; they are, by name, and no call is allowed.
+    expect(fake.posts[0]!.body.tools).toEqual([{ name: 'notebook_list', description: 'Not offered now: answer without calling it.', input_schema: { type: 'object' } }]);
+    expect(fake.posts[0]!.body.tool_choice).toEqual({ type: 'none' });
   });
 
   it('Gemini: the first content is the user\'s, and no part is an empty text', async () => {
@@ -103,6 +107,26 @@ describe('calls as compatible servers stream them', () => {
     const { started, all } = await streamedCalls(kernel.container.resolve<ModelProvider>(MODEL_PROVIDER));
     expect(started.map(({ name }) => name)).toEqual(['notebook_list']);
     expect(JSON.parse(all)).toEqual({ limit: 1, offset: 2 });
+  });
+
+  it('Responses: a model that does not reason, refusing encrypted reasoning, is asked again without it, and never with it after', async () => {
+    const { kernel, fake } = await start('openai-responses');
+    const refusal = { error: { message: 'Encrypted content is not supported with this model.', type: 'invalid_request_error', param: 'include', code: null } };
+    fake.reply({ kind: 'json', status: 400, body: refusal }, sse('openai-responses', { text: 'ok' }), sse('openai-responses', { text: 'ok again' }));
+    const provider = kernel.container.resolve<ModelProvider>(MODEL_PROVIDER);
+    await drain(provider, [{ role: 'user', content: 'hello' }]);
+    await drain(provider, [{ role: 'user', content: 'hello again' }]);
+    expect(fake.posts.map((post) => post.body.include)).toEqual([['reasoning.encrypted_content'], undefined, undefined]);
+  });
+
+  it('Gemini: a request the server took says so at once, so that one then silent (thinking unseen) is tried once more, not five times', async () => {
+    const { kernel, fake } = await start('gemini');
+    fake.reply({ kind: 'sse', frames: framesFor('gemini', { text: 'late' }), stallAfter: 0 });
+    const controller = new AbortController();
+    const events = kernel.container.resolve<ModelProvider>(MODEL_PROVIDER).stream({ messages: [{ role: 'user', content: 'go' }], tools: [] }, controller.signal)[Symbol.asyncIterator]();
+    const first = await Promise.race([events.next(), new Promise((resolve) => setTimeout(() => resolve('nothing within 3 s'), 3_000))]);
+    controller.abort();
+    expect(first).toEqual({ done: false, value: { type: 'keepalive' } });
   });
 
   it('Responses: a call whose arguments come whole at its end only runs with them, not with none', async () => {
