@@ -9,22 +9,25 @@
  * The OS file cache is as the machine left it: warm after the first start. COLD=1 drops it before
  * each start (`sync; echo 3 > /proc/sys/vm/drop_caches`, as root): a start after a reboot, which reads
  * the graph, the notes index, the store and the modules from disk. In a virtual machine that empties
- * only the guest's cache, and the host may still hold the files: COLD_DISK=<MB/s>:<reads/s> (root, cgroup
+ * only the guest's cache, and the host may still hold the files. COLD=evict (no root) evicts the
+ * workspace's files from the page cache instead (the bench's own modules stay loaded). COLD_DISK=<MB/s>:<reads/s> (root, cgroup
  * v1 blkio) moves this process into a cgroup whose reads from the workspace's disk are throttled so,
  * as a disk that caches nothing would read (60:1500 is what this machine's disk did uncached).
  *   - then search_hybrid, search_fulltext and search_semantic end to end: p50/p99 over QUERIES queries.
- *   npm run build && node dist/bench/semantic-start.js <workspace>   (env: STARTS=3 QUERIES=100 COLD=1 COLD_DISK=60:1500)
+ *   npm run build && node dist/bench/semantic-start.js <workspace>   (env: STARTS=3 QUERIES=100 COLD=1|evict COLD_DISK=60:1500)
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Kernel } from '../core/kernel.js';
 import { createLogger } from '../core/log.js';
-import { dropCaches, throttleDisk } from './cold-disk.js';
+import { dropCaches, evictFiles, throttleDisk } from './cold-disk.js';
 import { call, load, pct, semanticPlugins, startFakeEmbedder, threeWordQueries, timeSearches } from './semantic-kit.js';
 
 const WORKSPACE = process.argv[2];
 const STARTS = Number(process.env.STARTS ?? 3);
 const QUERIES = Number(process.env.QUERIES ?? 100);
 const COLD = process.env.COLD === '1';
+/** COLD=evict: the workspace's files evicted from the page cache before each start (no root needed). */
+const EVICT = process.env.COLD === 'evict';
 const COLD_DISK = process.env.COLD_DISK;
 const STATUS_EVERY_MS = 1_000;
 const DEADLINE_MS = Number(process.env.DEADLINE_MS ?? 1_800_000);
@@ -42,6 +45,7 @@ async function timed(kernel: Kernel, target: string, query: string): Promise<num
 
 async function start(fakeUrl: string, queries: string[], round: number): Promise<Kernel> {
   if (COLD) dropCaches();
+  if (EVICT) console.log(`  the workspace's files evicted from the page cache: ${(evictFiles(WORKSPACE!) / 2 ** 20).toFixed(1)} MiB of them still cached`);
   const t0 = Date.now();
   const activated: string[] = [];
   const logger = createLogger({
@@ -87,7 +91,7 @@ async function start(fakeUrl: string, queries: string[], round: number): Promise
 
 async function main(): Promise<void> {
   if (!WORKSPACE) throw new Error('usage: node dist/bench/semantic-start.js <workspace made with semantic-indexer KEEP=>');
-  console.log(`semantic start bench: ${WORKSPACE}, STARTS=${STARTS}${COLD ? ', caches dropped before each start' : ''}; load before: ${load()}`);
+  console.log(`semantic start bench: ${WORKSPACE}, STARTS=${STARTS}${COLD ? ', caches dropped before each start' : EVICT ? ', the workspace evicted from the page cache before each start' : ''}; load before: ${load()}`);
   if (COLD_DISK) throttleDisk(COLD_DISK, WORKSPACE);
   const fake = await startFakeEmbedder();
   try {
