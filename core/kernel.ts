@@ -309,7 +309,7 @@ function registerCore(container: DependencyContainer, workspace: Workspace, conf
   container.registerSingleton(AUTHENTICATOR, Authenticator);
   container.registerSingleton(SESSION_STORE, FileSessionStore);
   const log = options.logger ?? container.resolve<Logger>(LOGGER);
-  container.registerInstance(JOB_MANAGER, new JobManager(join(workspace.root, 'jobs'), config.actions.keepJobs, log.child('jobs')));
+  container.registerInstance(JOB_MANAGER, new JobManager(join(workspace.root, 'jobs'), config.actions.keepJobs, log.child('jobs'), config.actions.jobTimeoutMs));
 }
 
 /** HMAC-SHA256 of a challenge under a boot's key, base64url: what /healthz answers and a client checks. */

@@ -721,6 +721,8 @@ export type EmbeddingsIndexInput = {
 export type EmbeddingsIndexOutput = {
   /** done: nothing pending; breaker: the embedder kept failing; stopped: time limit or cancel; none: no embedder */
   outcome: "done" | "breaker" | "stopped" | "none";
+  /** why it stopped, when outcome is stopped (its job then ends cancelled or timed_out) */
+  stopped?: "time_limit" | "cancelled";
   /** an embedder is configured */
   enabled: boolean;
   embedder: {

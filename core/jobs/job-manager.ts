@@ -20,7 +20,9 @@ export interface JobControl {
   readonly signal: AbortSignal;
   progress(update: ProgressUpdate): void;
   stopped(reason: StopReason): void;
-  /** How work the call was answered without (stopped, it did not stop in time) ended after all. */
+  /** The call was answered without its work (stopped, it did not stop within its grace): `late` may follow. */
+  abandoned(): void;
+  /** How work the call was answered without ended after all. */
   late(outcome: { ok: true; value: unknown } | { ok: false; error: unknown }): void;
 }
 
@@ -39,6 +41,8 @@ interface Live {
   /** Settles when the record is final: the work ended (answered, or later), or the kernel closed. */
   ended: Promise<void>;
   markEnded(): void;
+  /** Answered without its work, which goes on: ended by its late outcome, the cap, or the kernel closing. */
+  abandoned?: NodeJS.Timeout;
 }
 
 /** Progress is written to disk at most this often; the end always is. */
@@ -58,7 +62,11 @@ export class JobManager {
   /** The jobs `close` stopped: one that stops for it (or does not answer) is interrupted, not cancelled. */
   private readonly stoppedByClose = new Set<string>();
 
-  constructor(dir: string, private readonly keep: number, private readonly log: Logger) {
+  /**
+   * `abandonedLimitMs`: how long a job whose work did not stop when asked stays running for it (the job
+   * time limit): then it ends, saying its work may still be running.
+   */
+  constructor(dir: string, private readonly keep: number, private readonly log: Logger, private readonly abandonedLimitMs = 3_600_000) {
     this.store = new JobStore(dir, log);
   }
 
@@ -100,6 +108,13 @@ export class JobManager {
       signal: controller.signal,
       progress: (update) => this.progress(live, update),
       stopped: (reason) => { live.record.stopped = reason; },
+      abandoned: () => {
+        if (isFinished(live.record.state) || live.abandoned) return;
+        const code = live.record.stopped === 'cancelled' ? 'ACTION_CANCELLED' : 'ACTION_TIMEOUT';
+        const error = new KernelError(code, `${subject.name} did not stop when asked and may still be running: its effects are unknown`, { details: { stillRunning: true } });
+        live.abandoned = setTimeout(() => void this.end(live, 'failed', { error }), this.abandonedLimitMs);
+        live.abandoned.unref();
+      },
       late: (outcome) => void (outcome.ok ? this.end(live, 'succeeded', { result: outcome.value }) : this.end(live, 'failed', { error: outcome.error })),
     };
     // The answer is given once the final record is on disk, so a client that reads the record next finds it.
@@ -107,11 +122,13 @@ export class JobManager {
       async (value) => { await this.end(live, 'succeeded', { result: value }); return value; },
       async (error: unknown) => {
         // Answered without its work, which did not stop within its grace (a rollback past its point of no
-        // return): the record stays running, stopping, until the work ends (`late`) or the kernel closes.
-        if (isKernelError(error) && error.details?.stillRunning === true) {
+        // return; told by the pipeline, never read from an error's details, which a plugin can set): the
+        // record stays running, stopping, until the work ends (`late`), its cap, or the kernel closes.
+        if (!live.abandoned) await this.end(live, 'failed', { error });
+        else if (!isFinished(live.record.state)) {
           live.record.updated = new Date().toISOString();
           void this.store.write(live.record);
-        } else await this.end(live, 'failed', { error });
+        }
         throw error;
       },
     );
@@ -180,13 +197,15 @@ export class JobManager {
   private async end(live: Live, state: JobState, outcome: { result?: unknown; error?: unknown }): Promise<void> {
     const { record } = live;
     if (isFinished(record.state)) return;
+    if (live.abandoned) clearTimeout(live.abandoned);
     const now = new Date().toISOString();
     // Said by what the work did, not by what it was asked: a job asked to stop that answered having done
     // everything (a cancel after a rollback's point of no return) succeeded; one that stopped at a safe
     // point says why, with what its answer says it did. Only work still running when the kernel's wait
     // ended is interrupted, with the same words as a job a crash cut short. One that failed on its own
     // meanwhile (a full disk) keeps its error.
-    const stop = state === 'interrupted' ? undefined : stopOf(outcome);
+    // A handler that failed on its stop (Node's AbortError from a timer or a stream) stopped for it.
+    const stop = state === 'interrupted' ? undefined : stopOf(outcome) ?? (outcome.error !== undefined ? record.stopped : undefined);
     record.state = state === 'interrupted' ? 'interrupted' : stop === 'time_limit' ? 'timed_out' : stop === 'cancelled' ? 'cancelled' : state;
     if (stop) record.stopped = stop;
     else if (state !== 'interrupted') delete record.stopped;

@@ -166,7 +166,7 @@ export class ActionPipeline {
       const asJob: PreparedCall = { ...call, cancel: control.signal };
       return this.executeRecorded(asJob, options, {
         timeoutMs: this.config.actions.jobTimeoutMs, onProgress: (update) => { control.progress(update); options.onProgress?.(update); },
-        onStopped: (reason) => control.stopped(reason), onLate: (late) => control.late(late),
+        onStopped: (reason) => control.stopped(reason), onLate: (late) => control.late(late), onAbandoned: () => control.abandoned(),
       });
     });
     // The caller going away (a cancelled turn, an MCP cancel) cancels the job it waits for.
@@ -251,6 +251,7 @@ export class ActionPipeline {
       onProgress: limits.onProgress,
       onStopped: limits.onStopped,
       ...(limits.onLate ? { onLate: limits.onLate } : {}),
+      ...(limits.onAbandoned ? { onAbandoned: limits.onAbandoned } : {}),
     });
   }
 

@@ -23,6 +23,8 @@ export interface RunOptions {
    * finishes after all, with how: the audit says then what it did.
    */
   onLate?: (outcome: LateOutcome) => void;
+  /** Told when the call is answered without its handler (stopped, it did not stop within the grace): `onLate` may follow. */
+  onAbandoned?: () => void;
 }
 
 /** What a job or a caller changes about one run of a handler. */
@@ -31,6 +33,7 @@ export interface RunLimits {
   onProgress?: (update: ProgressUpdate) => void;
   onStopped?: (reason: StopReason) => void;
   onLate?: RunOptions['onLate'];
+  onAbandoned?: RunOptions['onAbandoned'];
 }
 
 /** How a handler answered without waiting for finished after all: its checked value, or its error. */
@@ -208,6 +211,7 @@ class HandlerRun extends Watched implements RunningAction {
   #abandon(error: KernelError): void {
     if (!this.#settle()) return;
     this.#abandoned = true;
+    this.#options.onAbandoned?.();
     this.#reject(stillRunning(error));
   }
 

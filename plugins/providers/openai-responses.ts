@@ -35,19 +35,22 @@ export class OpenAIResponsesProvider extends ConfiguredProvider {
   async *stream(request: ModelRequest, signal: AbortSignal): AsyncIterable<ModelEvent> {
     const { system, rest } = splitLeadingSystem(request.messages);
     let stream: AsyncIterable<ResponseStreamEvent> | undefined;
+    let retriedWithout = false;
     while (!stream) {
-      const asked = this.encryptedReasoning;
+      const asked = this.encryptedReasoning && !retriedWithout;
       try {
         stream = await this.create(request, system, rest, asked, signal);
       } catch (error) {
         if (signal.aborted) return;
         if (asked && refusesInclude(error)) {
-          this.encryptedReasoning = false;
+          retriedWithout = true;
           continue;
         }
         throw this.failure(error);
       }
     }
+    // Kept only once a request without it was taken: a refusal that was about something else stays one request's.
+    if (retriedWithout) this.encryptedReasoning = false;
     yield* this.events(stream, signal);
   }
 
@@ -182,7 +185,10 @@ function toInput(messages: readonly ModelMessage[], origin: NativeOrigin): Respo
 /** A 400 refusing the `include` of encrypted reasoning ("Encrypted content is not supported with this model"). */
 function refusesInclude(error: unknown): boolean {
   if (!(error instanceof OpenAI.APIError) || error.status !== 400) return false;
-  return error.param === 'include' || /encrypted content/i.test(error.message);
+  // Not `invalid_encrypted_content` ("The encrypted content … could not be verified"): reasoning sent back
+  // that another key or organisation made; leaving `include` out would break every later round.
+  if (error.code === 'invalid_encrypted_content') return false;
+  return error.param === 'include' || /not supported with this model/i.test(error.message);
 }
 
 /** Whether two texts are the same JSON value, however spaced (a whole sent again, formatted otherwise). */

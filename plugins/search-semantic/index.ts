@@ -68,7 +68,8 @@ export default definePlugin<SemanticConfig>({
           if (reindex) await service.reindex();
           if (retryFailed) await service.retryFailed();
           const outcome = await service.drain(call);
-          return { outcome, ...(await service.status(call)) };
+          // Said as import and export say it: the job that ran it ends cancelled or timed_out, not succeeded.
+          return { outcome, ...(outcome === 'stopped' && call.stopped ? { stopped: call.stopped } : {}), ...(await service.status(call)) };
         },
       },
     };

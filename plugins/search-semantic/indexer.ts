@@ -301,11 +301,14 @@ export class Indexer {
    * Passes until no block is due now: every pending block embedded, or failed. Stops early when the
    * breaker opens (the embedder is failing) or `stopped` says so.
    */
-  async drain(progress: (counts: StoreCounts) => void, stopped: () => boolean): Promise<'done' | 'breaker' | 'stopped' | 'none'> {
+  async drain(progress: (counts: StoreCounts) => void, stopped: () => boolean, signal?: AbortSignal): Promise<'done' | 'breaker' | 'stopped' | 'none'> {
     this.resume();
     for (;;) {
       if (stopped()) return 'stopped';
-      const end = await this.run();
+      // A pass embeds everything due: a stop is not waited out to its end (the pass goes on, as the
+      // background indexer's does; the drain's caller stops waiting for it).
+      const end = await untilStopped(this.run(), signal);
+      if (end === 'stop') return 'stopped';
       progress(this.counts());
       if (end === 'none') return 'none';
       if (end === 'breaker') return 'breaker';
@@ -331,6 +334,19 @@ export class Indexer {
     if (this.timer) clearTimeout(this.timer);
     this.abort.abort();
     await this.running;
+  }
+}
+
+/** `work`'s end, or 'stop' as soon as `signal` aborts (its listener removed either way). */
+async function untilStopped<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T | 'stop'> {
+  if (!signal) return work;
+  if (signal.aborted) return 'stop';
+  let onAbort = (): void => undefined;
+  const stop = new Promise<'stop'>((resolve) => { onAbort = () => resolve('stop'); signal.addEventListener('abort', onAbort, { once: true }); });
+  try {
+    return await Promise.race([work, stop]);
+  } finally {
+    signal.removeEventListener('abort', onAbort);
   }
 }
 

@@ -295,11 +295,13 @@ export class SemanticService {
 
   /** Waits for the comparison under way, then embeds until nothing is due (the CLI's `index embeddings`). */
   async drain(call: ActionCall): Promise<'done' | 'breaker' | 'stopped' | 'none'> {
+    // Read first: the call watches its stop from its start (a stop before it looked abandoned the job).
+    const { signal } = call;
     await this.opened();
     while (this.comparing) await this.comparing;
     const outcome = await this.indexer!.drain((counts) => {
       call.progress({ done: counts.indexed, total: counts.indexed + counts.pending + counts.failed - counts.gaveUp, message: 'blocks embedded' });
-    }, () => call.stopped !== undefined);
+    }, () => call.stopped !== undefined, signal);
     await this.ann!.settled();
     await this.ann!.save();
     return outcome;

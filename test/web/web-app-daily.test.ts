@@ -96,6 +96,14 @@ describe('the web app in daily use: a long document, the agent asking, search an
     await web.page.getByRole('button', { name: 'Delete it' }).click();
     await web.page.waitForURL(/#\/agent$/);
     expect(await web.page.evaluate(() => { const event = new Event('beforeunload', { cancelable: true }); window.dispatchEvent(event); return event.defaultPrevented; })).toBe(false);
+    // Deleted elsewhere (another tab, the CLI): found gone when opened, its message is forgotten too.
+    const second = await web.newSession();
+    await web.page.locator('#message').fill('Another question not sent');
+    await web.newSession();
+    await web.kernel.sessions.delete(second);
+    await web.page.goto(`${web.url}/#/agent/${second}`);
+    await web.page.getByText(/NOT_FOUND|No session/).first().waitFor();
+    expect(await web.page.evaluate(() => { const event = new Event('beforeunload', { cancelable: true }); window.dispatchEvent(event); return event.defaultPrevented; })).toBe(false);
   });
 
   it('sends every ticked option with the typed answer, and a single choice as shown; the card takes the cursor', async () => {

@@ -13,10 +13,10 @@ const subject = (name: string) => ({ action: `blocks/import/${name}`, plugin: 'b
 describe('the job manager', () => {
   const folders: string[] = [];
   afterEach(async () => { for (const folder of folders.splice(0)) await rm(folder, { recursive: true, force: true }); });
-  const manager = async (keep: number) => {
+  const manager = async (keep: number, abandonedLimitMs?: number) => {
     const folder = await mkdtemp(join(tmpdir(), 'quire-jobs-'));
     folders.push(folder);
-    const jobs = new JobManager(folder, keep, silentLogger);
+    const jobs = new JobManager(folder, keep, silentLogger, abandonedLimitMs);
     await jobs.load();
     return jobs;
   };
@@ -60,5 +60,26 @@ describe('the job manager', () => {
     expect(jobs.get(deaf.record.id)).toMatchObject({ state: 'interrupted', error: { code: 'JOB_INTERRUPTED', message: 'the kernel stopped while this job ran; it had done 7' } });
     expect(jobs.get(full.record.id)).toMatchObject({ state: 'failed', error: { code: 'DISK_FULL' } });
     expect(() => jobs.start(subject('late'), async () => 'never')).toThrow(expect.objectContaining({ code: 'NOT_READY' }));
+  });
+  it('keeps a job whose work did not stop when asked running until it ends, and ends it at its cap saying it may still run', async () => {
+    const jobs = await manager(10, 200);
+    const gaveUp = new KernelError('ACTION_CANCELLED', 'did not stop', { details: { stillRunning: true } });
+    let late!: (value: unknown) => void;
+    const answered = jobs.start(subject('late'), (control) => {
+      late = (value) => control.late({ ok: true, value });
+      control.stopped('cancelled');
+      control.abandoned();
+      return Promise.reject(gaveUp);
+    });
+    await expect(answered.done).rejects.toBe(gaveUp);
+    expect(jobs.get(answered.record.id).state).toBe('running');
+    late({ all: 'done' });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(jobs.get(answered.record.id)).toMatchObject({ state: 'succeeded', result: { all: 'done' } });
+    const never = jobs.start(subject('never'), (control) => { control.stopped('cancelled'); control.abandoned(); return Promise.reject(gaveUp); });
+    await expect(never.done).rejects.toBe(gaveUp);
+    expect(jobs.get(never.record.id).state).toBe('running');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(jobs.get(never.record.id)).toMatchObject({ state: 'cancelled', error: { code: 'ACTION_CANCELLED', details: { stillRunning: true } } });
   });
 });

@@ -20,14 +20,20 @@ function writer(folder: string): UserPlugin {
       id: 'writer', version: '1.0.0', kernel: '^0.1.0', description: 'writes files slowly', entry: 'main.js',
       tools: [{ name: 'files', description: 'files', actions: {
         write: { description: 'writes count files', long: true, effects: ['localWrite'], input: { type: 'object', required: ['count', 'prefix', 'pointOfNoReturn'], properties: { count: { type: 'integer' }, prefix: { type: 'string' }, pointOfNoReturn: { type: 'integer' } } } },
+        raise: { description: 'fails saying its outcome is unknown', long: true, effects: ['localWrite'], input: { type: 'object' } },
+        nap: { description: 'waits 5 s on its signal', long: true, effects: ['localWrite'], input: { type: 'object' } },
       } }],
     },
     entry: 'main.js',
     code: `import { writeFile } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 export default {
   activate() {
-    return { files: { write: async (input, call) => {
+    return { files: {
+    raise: async () => { throw Object.assign(new Error('the server did not answer'), { code: 'UPSTREAM_TIMEOUT', details: { stillRunning: true } }); },
+    nap: async (_input, call) => { await sleep(5000, null, { signal: call.signal }); return { napped: true }; },
+    write: async (input, call) => {
       for (let i = 0; i < input.count; i++) {
         if (call.stopped && i < input.pointOfNoReturn) return { written: i, stopped: call.stopped, message: 'wrote ' + i + ' of ' + input.count };
         await writeFile(join(${JSON.stringify(folder)}, input.prefix + '-' + i), 'x');
@@ -62,8 +68,8 @@ describe('a job\'s record says what its work did, not what it was asked', () => 
   const post = (url: string, path: string, body: unknown) =>
     fetch(`${url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
-  async function start(url: string, input: { count: number; prefix: string; pointOfNoReturn: number }): Promise<string> {
-    const answer = await post(url, '/api/actions/writer/files/write', input);
+  async function start(url: string, input: Record<string, unknown>, action = 'write'): Promise<string> {
+    const answer = await post(url, `/api/actions/writer/files/${action}`, input);
     expect(answer.status).toBe(202);
     return ((await answer.json()) as { job: JobRecord }).job.id;
   }
@@ -107,6 +113,18 @@ describe('a job\'s record says what its work did, not what it was asked', () => 
     expect(ended).toMatchObject({ state: 'succeeded', result: { written: 40 } });
     expect(ended.error).toBeUndefined();
     expect(await readdir(folder)).toHaveLength(40);
+  });
+
+  it('a plugin\'s own error saying its outcome is unknown ends the job at once, failed with that error; one failing on its stop is cancelled', async () => {
+    const { kernel, url } = await serve();
+    const raised = await start(url, {}, 'raise');
+    const failed = await until(kernel, raised, (job) => job.state !== 'running');
+    expect(failed).toMatchObject({ state: 'failed', error: { code: 'UPSTREAM_TIMEOUT', details: { stillRunning: true } } });
+    // Node's AbortError from a timer watching the signal: the job stopped for the cancel.
+    const napping = await start(url, {}, 'nap');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await post(url, `/api/jobs/${napping}/cancel`, {});
+    expect(await until(kernel, napping, (job) => job.state !== 'running')).toMatchObject({ state: 'cancelled', stopped: 'cancelled' });
   });
 
   it('a job that stops at a safe point as the kernel closes is cancelled with its result, not interrupted "to be undone"', async () => {

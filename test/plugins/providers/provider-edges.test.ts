@@ -119,6 +119,16 @@ describe('calls as compatible servers stream them', () => {
     expect(fake.posts.map((post) => post.body.include)).toEqual([['reasoning.encrypted_content'], undefined, undefined]);
   });
 
+  it('Responses: encrypted reasoning that could not be verified fails that request only, and is asked for again after', async () => {
+    const { kernel, fake } = await start('openai-responses');
+    const unverified = { error: { message: 'The encrypted content gAAAA could not be verified.', type: 'invalid_request_error', param: null, code: 'invalid_encrypted_content' } };
+    fake.reply({ kind: 'json', status: 400, body: unverified }, sse('openai-responses', { text: 'ok' }));
+    const provider = kernel.container.resolve<ModelProvider>(MODEL_PROVIDER);
+    await expect(drain(provider, [{ role: 'user', content: 'hello' }])).rejects.toMatchObject({ message: expect.stringContaining('could not be verified') });
+    await drain(provider, [{ role: 'user', content: 'hello again' }]);
+    expect(fake.posts.map((post) => post.body.include)).toEqual([['reasoning.encrypted_content'], ['reasoning.encrypted_content']]);
+  });
+
   it('Gemini: a request the server took says so at once, so that one then silent (thinking unseen) is tried once more, not five times', async () => {
     const { kernel, fake } = await start('gemini');
     fake.reply({ kind: 'sse', frames: framesFor('gemini', { text: 'late' }), stallAfter: 0 });

@@ -131,6 +131,26 @@ describe('semantic search: backoff and the circuit breaker', () => {
     expect((await semantic(act, 'paragraph')).complete).toBe(true);
   });
 
+  it('says an embedding pass it stopped at a cancel was stopped, so its job ends cancelled, not succeeded', async () => {
+    const fake = await fakeServer();
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => { release = resolve; });
+    fake.beforeAnswer = () => held;
+    const { kernel, act } = await boot(fake, { semantic: { batchSize: 4 } });
+    const notebook = await act<Created>('notebook_create', { name: 'N' });
+    await act('document_create', { notebook: notebook.id, title: 'Many', markdown: Array.from({ length: 40 }, (_, i) => `paragraph number ${i} of many`).join('\n\n') });
+    // Taken in, and the first batch at the embedder (held there).
+    await until('the blocks are taken in', async () => ((await act<Status>('embeddings_status', {})).pending >= 40 ? true : undefined));
+    const answer = act<{ outcome: string; stopped?: string }>('embeddings_index', {});
+    const job = await until('the index job runs', async () => kernel.jobs.list().find((item) => item.action === 'embeddings_index' && item.state === 'running'));
+    kernel.jobs.cancel(job.id);
+    // The embedder answers only once the stop reached the call: the pass it waits for is not waited out.
+    await until('the stop reached the call', async () => kernel.jobs.get(job.id).stopped);
+    release();
+    expect(await answer).toMatchObject({ outcome: 'stopped', stopped: 'cancelled' });
+    expect(await until('the job ended', async () => { const record = kernel.jobs.get(job.id); return record.state === 'running' ? undefined : record; })).toMatchObject({ state: 'cancelled', stopped: 'cancelled' });
+  });
+
   it('pauses, sending no block alone, when the embedder refuses every request (a misspelt model)', async () => {
     const fake = await fakeServer();
     const { act } = await boot(fake, { semantic: { retry: { baseMs: 20, maxMs: 60_000, maxFailures: 3, pauseMs: 60_000 } } });

@@ -3,7 +3,7 @@ import { memo } from 'preact/compat';
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import type { Confirmation, Session, SessionEntry } from '../../../core/client/api-schema.js';
 import type { QuireClient } from '../../../core/client/quire-client.js';
-import { describe } from '../api.js';
+import { describe, QuireApiError } from '../api.js';
 import { html } from '../html.js';
 import { ConfirmCard } from './confirm-card.js';
 import { QuestionCard, type PendingQuestion } from './question-card.js';
@@ -121,7 +121,11 @@ function Chat({ client, sessionId, onChanged }: { client: QuireClient; sessionId
     setMode(next.permissionMode ?? 'confirm');
   };
   const read = () => client.call('getSession', { params: { id: sessionId }, query: { tail: wanted.current } });
-  const load = (): Promise<void> => read().then((answer) => hold(answer.session, answer.entriesFrom, answer.todos), (e: unknown) => setError(describe(e)));
+  const load = (): Promise<void> => read().then((answer) => hold(answer.session, answer.entriesFrom, answer.todos), (e: unknown) => {
+    // Deleted elsewhere (another tab, the CLI): a message typed for it is no longer asked about on leaving.
+    if (e instanceof QuireApiError && e.status === 404) composed.delete(sessionId);
+    setError(describe(e));
+  });
   // Following a turn started elsewhere: the entries from the turn's on (the whole of a long session,
   // tens of MB, was read every 2 s); the kernel starts earlier when the copy held is out of date.
   const follow = (): Promise<void> => {
