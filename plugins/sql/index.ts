@@ -45,7 +45,12 @@ export default definePlugin({
           await index.ready();
           const { sql, limit = 100, timeoutMs = 2_000 } = input as unknown as QueryInput;
           const response = await runner.run({ sql, maxRows: limit, maxCellBytes: MAX_CELL_BYTES, maxResultBytes: MAX_RESULT_BYTES, timeoutMs }, call.signal);
-          if (!response.ok) throw new KernelError('INVALID_INPUT', response.message, { details: { field: 'sql', reason: response.reason } });
+          if (!response.ok) {
+            // SQLite puts values into some messages (`bad JSON path: '<a block's text>'`): the error holds
+            // notes as a result does (every notebook's, for the release rules), and is cut to a bound.
+            call.returned(index.notebooks().keys());
+            throw new KernelError('INVALID_INPUT', cutMessage(response.message), { details: { field: 'sql', reason: response.reason } });
+          }
           return fitAnswer({ ...response, limit }, MAX_RESULT_BYTES);
         },
         schema: (_input, call) => {
@@ -56,6 +61,14 @@ export default definePlugin({
     };
   },
 });
+
+/** The most of an SQL error's message kept: enough to say what was wrong, never a table's worth of text. */
+const MAX_ERROR_CHARS = 1_000;
+
+function cutMessage(message: string): string {
+  if (message.length <= MAX_ERROR_CHARS) return message;
+  return `${message.slice(0, MAX_ERROR_CHARS)}… (cut at ${MAX_ERROR_CHARS} of ${message.length} characters)`;
+}
 
 function describeTables(index: BlocksIndex) {
   return [...TABLES].map(([name, doc]) => ({

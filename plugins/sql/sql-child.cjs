@@ -71,7 +71,7 @@ function run(request) {
   try {
     statement = db.prepare(sql);
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
+    const message = said(error);
     if (/more than one statement/i.test(message)) return { ok: false, reason: 'multiple_statements', message: 'Only one statement can be run at a time; remove everything after the first ;' };
     return { ok: false, reason: 'sql_error', message };
   }
@@ -96,7 +96,7 @@ function run(request) {
       rows.push(row);
     }
   } catch (error) {
-    return { ok: false, reason: 'sql_error', message: error instanceof Error ? error.message : String(error) };
+    return { ok: false, reason: 'sql_error', message: said(error) };
   }
   const candidates = new Set();
   columns.forEach((name, index) => {
@@ -107,6 +107,13 @@ function run(request) {
   return { ok: true, columns, rows, truncated, cellsTruncated: state.cellsTruncated, existing };
 }
 
+/** An error's message as sent to the kernel: SQLite may quote a value in it, of any size (a 60 MB string). */
+const MAX_MESSAGE_CHARS = 4000;
+function said(error) {
+  const message = error instanceof Error ? error.message : String(error);
+  return message.length <= MAX_MESSAGE_CHARS ? message : message.slice(0, MAX_MESSAGE_CHARS);
+}
+
 process.on('message', (request) => {
   let response;
   // The parent kills this process at the deadline; the watchdog does so a little later if it cannot.
@@ -114,7 +121,7 @@ process.on('message', (request) => {
   try {
     response = { id: request.id, ...run(request) };
   } catch (error) {
-    response = { id: request.id, ok: false, reason: 'sql_error', message: error instanceof Error ? error.message : String(error) };
+    response = { id: request.id, ok: false, reason: 'sql_error', message: said(error) };
   }
   deadline[0] = 0;
   process.send?.(response);

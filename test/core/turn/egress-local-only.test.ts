@@ -255,6 +255,20 @@ describe('local-only notebooks and a model server off this machine', () => {
     expect(bytesSent(kit)).not.toContain(MARKER);
   });
 
+  it('withholds an SQL error that quotes local-only notes (SQLite puts values into messages), as it would the result', async () => {
+    const kit = await start('openai-chat', { agent: { localOnlyResults: 'withhold' } });
+    await notes(kit);
+    const sql = "select json_extract('{}', (select group_concat(content, ' | ') from blocks))";
+    kit.fake.reply(sse('openai-chat', { calls: [{ id: 'call_sql', name: 'sql_query', args: { sql } }] }), sse('openai-chat', { text: 'Done.' }));
+    const outcome = await turn(kit, await kit.session(), 'Query my notes', () => ({ approved: true }));
+    expect(outcome.events.filter((event) => event.event === 'withheld')).toHaveLength(1);
+    expect(bytesSent(kit)).not.toContain(MARKER);
+    // Over HTTP, to the person, the message is cut to a bound (it carried a whole table of text).
+    const long = await kit.http('POST', '/api/actions/sql/sql/query', { sql: "select json_extract('{}', printf('%.*c', 600000, 'x'))" });
+    const body = (await long.json()) as { error: { message: string } };
+    expect([long.status, body.error.message.length < 1_100, body.error.message]).toEqual([400, true, expect.stringContaining('(cut at 1000 of')]);
+  });
+
   it('sends everything to a model server on this machine (model.local, a loopback baseURL): the rule, switched off by the provider, lets the marker through', async () => {
     const kit = await start('openai-chat', { model: { local: true } });
     const { secretDoc } = await notes(kit);
