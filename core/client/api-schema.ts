@@ -1053,6 +1053,15 @@ export type HistoryRollbackOutput = {
   version: string;
   /** data/-relative path written */
   restored: string;
+  /** blocks of the version that are in another document now (moved there since): put back under a new id, as two blocks with one id cannot both be reached */
+  renewed?: Array<{
+    /** the new id */
+    id: string;
+    /** its id in the version */
+    was: string;
+    /** the document the block with that id is in now */
+    in: string;
+  }>;
 };
 
 export type HistorySearchInput = {

@@ -8,6 +8,7 @@ import { VersionWriter } from './version-writer.js';
 import { restorePlace, type Place } from './restore-place.js';
 import { keptPrivacyAllows, privacyOf, refuseOpening, type KeptPrivacy } from './version-privacy.js';
 import { reportingNotes } from '../blocks/report-notes.js';
+import { renewMoved } from './renew-moved.js';
 
 interface SearchInput { query?: string; notebook?: string; op?: Version['op']; from?: string; to?: string; limit?: number }
 
@@ -84,6 +85,15 @@ export default definePlugin<Partial<Retention> & { coalesceSeconds?: number }>({
           const fromMs = from === undefined ? undefined : Date.parse(from);
           const toMs = to === undefined ? undefined : Date.parse(to);
           const results: VersionInfo[] = [];
+          // A damaged version (its text cut short, edited by hand) is passed over, as a listing does; it failed the whole search.
+          const textOf = async (doc: string, version: string): Promise<string> => {
+            try {
+              return searchableText((await history.read(doc, version)).text).toLowerCase();
+            } catch (error) {
+              if ((error as { code?: string }).code !== 'WORKSPACE_INVALID') throw error;
+              return '';
+            }
+          };
           const partly = () => ({ results, truncated: true, message: `searched part of the history: ${stoppedNote(call.stopped as StopReason)}` });
           // Bounded: stops at `limit` results, newest documents' versions first, or at the call's stop.
           for (const id of (await history.documents()).reverse()) {
@@ -95,7 +105,7 @@ export default definePlugin<Partial<Retention> & { coalesceSeconds?: number }>({
               if (op !== undefined && version.op !== op) continue;
               const time = Date.parse(version.time);
               if ((fromMs !== undefined && time < fromMs) || (toMs !== undefined && time > toMs)) continue;
-              if (needle !== undefined && !(version.title.toLowerCase().includes(needle) || searchableText((await history.read(id, version.version)).text).toLowerCase().includes(needle))) continue;
+              if (needle !== undefined && !(version.title.toLowerCase().includes(needle) || (await textOf(id, version.version)).includes(needle))) continue;
               results.push(version);
               if (results.length >= limit) return { results, truncated: true };
             }
@@ -127,9 +137,12 @@ export default definePlugin<Partial<Retention> & { coalesceSeconds?: number }>({
               // With its notebook's privacy, as every version: without it, it was never judged written while private or local-only.
               await history.record({ documentId: id, op: 'rollback', by, notebook: target.notebook, path: target.path, hpath: target.hpath, text: await readFile(path, 'utf8'), ...privacyOf(blocks.notebooks().get(target.notebook)) });
             }
-            await writeFileAtomic(path, found.text);
+            // A block of the version that is in another document now (moved there since) is put back under
+            // a new id: with its own, it was in two files, the index knew one, and the other could not be reached.
+            const { text, renewed } = renewMoved(found.text, id, blocks.reader);
+            await writeFileAtomic(path, text);
             await ops.syncIndex();
-            return { id, version, restored: target.path };
+            return { id, version, restored: target.path, ...(renewed.length > 0 ? { renewed } : {}) };
           }, { changesFiles: true });
         },
         clear: async (input, call) => {

@@ -93,7 +93,7 @@ export class SkillVersions {
     if (!VERSION.test(version)) throw skillError('PATH_INVALID', `'${version.slice(0, 60)}' is not a skill version (skill_versions lists them)`, { version: version.slice(0, 60) });
     const text = await readFile(join(this.skillFolder(name), `${version}.json`), 'utf8').catch(() => undefined);
     if (text === undefined) throw skillError('SKILL_NOT_FOUND', `the skill '${name}' has no version '${version}'; skill_versions lists them`, { name, version });
-    return checkedVersion(text, `version '${version}' of '${name}'`);
+    return checkedVersion(text, `version '${version}' of '${name}'`, { version });
   }
 
   /** Skills with versions kept (removed ones among them), by name. */
@@ -149,7 +149,9 @@ function descriptionOf(skillMd: SkillVersionFile | undefined): string {
  * A kept version as read from its file, checked like a package before anything uses it: the file may
  * have been edited or damaged (a shared or restored workspace), and its paths are written on restore.
  */
-function checkedVersion(text: string, what: string): SkillVersion {
+const OPS: ReadonlySet<unknown> = new Set<SkillVersionOp>(['save', 'install', 'rename', 'remove', 'restore', 'rollback']);
+
+function checkedVersion(text: string, what: string, expected: { version: string }): SkillVersion {
   const invalid = (why: string): never => { throw skillError('VERSION_INVALID', `${what} cannot be used: ${why}`, { field: 'version' }); };
   let value: unknown;
   try {
@@ -159,6 +161,10 @@ function checkedVersion(text: string, what: string): SkillVersion {
   }
   const version = value as Partial<SkillVersion> | null;
   if (typeof version !== 'object' || version === null || !Array.isArray(version.files)) return invalid('it lists no files');
+  // What a listing shows of it, as its file name says: one without them failed the whole listing (500).
+  if (version.version !== expected.version) return invalid('its version is not the one its file is named by');
+  if (typeof version.name !== 'string' || version.name === '') return invalid('it names no skill');
+  if (!OPS.has(version.op) || typeof version.by !== 'string' || typeof version.time !== 'string') return invalid('it says no change, author or time');
   const files: SkillVersionFile[] = [];
   for (const file of version.files as unknown[]) {
     const entry = file as Partial<SkillVersionFile> | null;

@@ -55,6 +55,28 @@ describe('restoring a removed document from its history', () => {
   });
 });
 
+describe('restoring a version whose blocks moved away since', () => {
+  it('puts such a block back under a new id, so no block is in two documents, and says which', async () => {
+    const { act } = await boot();
+    const notebook = await act<Created>('notebook_create', { name: 'N' });
+    const from = await act<Created>('document_create', { notebook: notebook.id, title: 'From', markdown: 'para one\n\nsecret moved para' });
+    const to = await act<Created>('document_create', { notebook: notebook.id, title: 'To', markdown: 'already here' });
+    const children = (await act<{ document: { children: { id: string; content?: string }[] } }>('document_get', { id: from.id })).document.children;
+    const moved = children[1]!.id;
+    await act('block_move', { id: moved, parentId: to.id });
+    const versions = (await act<Versions>('history_list', { id: from.id })).versions;
+    let before: string | undefined;
+    for (const { version } of versions) if ((await act<{ text: string }>('history_get', { id: from.id, version })).text.includes('secret moved para')) before ??= version;
+    const restored = await act<{ renewed?: { id: string; was: string; in: string }[] }>('history_rollback', { id: from.id, version: before! });
+    expect(restored.renewed).toEqual([{ id: expect.any(String), was: moved, in: to.id }]);
+    expect((await act<{ problems: unknown[] }>('index_problems', {})).problems).toEqual([]);
+    // Both are there and each can be reached by its id: the moved one where it went, its copy back where it was.
+    expect((await act<{ markdown: string }>('document_get_markdown', { id: from.id })).markdown).toContain('secret moved para');
+    expect((await act<{ markdown: string }>('block_get', { id: moved })).markdown).toContain('secret moved para');
+    expect((await act<{ markdown: string }>('block_get', { id: restored.renewed![0]!.id })).markdown).toContain('secret moved para');
+  });
+});
+
 describe('restoring as the agent', () => {
   it('treats a parent in a notebook closed to it as gone, and may restore into a notebook it may write what was removed from one it may only read', async () => {
     const { act } = await boot();

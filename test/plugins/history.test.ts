@@ -233,6 +233,8 @@ describe('who may see kept versions and snapshots', () => {
     const damaged = await caught(first.act('history_get', { id: priv.id, version: hidden.version }, reader));
     expect({ code: damaged.code, message: damaged.message }).toEqual({ code: plain.code, message: plain.message });
     expect((await caught(first.act('history_get', { id: priv.id, version: hidden.version }))).code).toBe('WORKSPACE_INVALID');
+    // A search passes over it (it failed whole, for everyone who may see that version).
+    expect((await first.act<{ results: { documentId: string }[] }>('history_search', { query: 'words' })).results.map((version) => version.documentId)).toContain(pub.id);
     await writeFile(versionFile, intact);
     const found = await first.act<{ results: { documentId: string }[] }>('history_search', { query: 'words' }, reader);
     expect(found.results.map((version) => version.documentId)).toEqual([pub.id]);

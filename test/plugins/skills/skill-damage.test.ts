@@ -37,6 +37,12 @@ describe('skills that are broken, tampered with, or given files that cannot all 
     expect(existsSync(join(kernel.workspace.root, 'escaped.txt'))).toBe(false);
     await writeFile(file, '{ not json');
     expect((await caught(skill('restore_version', { name: 'weekly', version: versions[0]!.version }))).details).toMatchObject({ problem: 'VERSION_INVALID' });
+    // A version file that lists files but not what it was (a damaged or hand-made one) is passed over in
+    // the listing, not a 500 that hid every version; so is one kept under another version's name.
+    await writeFile(file, JSON.stringify({ files: [] }));
+    await writeFile(join(folder, '20250101T000000000Z-save.json'), JSON.stringify({ ...kept, version: '20240101T000000000Z-save' }));
+    expect((await skill<Versions>('versions', { name: 'weekly' })).versions).toEqual([]);
+    expect((await caught(skill('restore_version', { name: 'weekly', version: versions[0]!.version }))).details).toMatchObject({ problem: 'VERSION_INVALID' });
   });
 
   it('refuses, naming them, files of which one is a folder of another or two differ only in case', async () => {
