@@ -1057,10 +1057,10 @@ export type HistoryRollbackOutput = {
   renewed?: Array<{
     /** the new id */
     id: string;
-    /** its id in the version */
-    was: string;
-    /** the document the block with that id is in now */
-    in: string;
+    /** its id in the version (left out where the caller may not see the document it is in now) */
+    was?: string;
+    /** the document the block with that id is in now (left out where the caller may not see it) */
+    in?: string;
   }>;
 };
 
@@ -1093,6 +1093,8 @@ export type HistorySearchOutput = {
   truncated: boolean;
   /** set when the search stopped early (its time limit or a cancel): what it covered */
   message?: string;
+  /** versions whose text could not be read (damaged, or removed by pruning while the search ran): their titles were searched, not their text */
+  unreadable?: number;
 };
 
 export type ImportMarkdownInput = {

@@ -112,10 +112,13 @@ export class JobManager {
         if (isFinished(live.record.state) || live.abandoned) return;
         const code = live.record.stopped === 'cancelled' ? 'ACTION_CANCELLED' : 'ACTION_TIMEOUT';
         const error = new KernelError(code, `${subject.name} did not stop when asked and may still be running: its effects are unknown`, { details: { stillRunning: true } });
-        live.abandoned = setTimeout(() => void this.end(live, 'failed', { error }), this.abandonedLimitMs);
+        live.abandoned = setTimeout(() => { this.end(live, 'failed', { error }).catch((failure: unknown) => this.log.warn('a job\'s end could not be recorded', { job: live.record.id, error: String(failure) })); }, this.abandonedLimitMs);
         live.abandoned.unref();
       },
-      late: (outcome) => void (outcome.ok ? this.end(live, 'succeeded', { result: outcome.value }) : this.end(live, 'failed', { error: outcome.error })),
+      late: (outcome) => {
+        const ended = outcome.ok ? this.end(live, 'succeeded', { result: outcome.value }) : this.end(live, 'failed', { error: outcome.error });
+        ended.catch((failure: unknown) => this.log.warn('a job\'s end could not be recorded', { job: live.record.id, error: String(failure) }));
+      },
     };
     // The answer is given once the final record is on disk, so a client that reads the record next finds it.
     live.done = work(control).then(
@@ -204,8 +207,9 @@ export class JobManager {
     // point says why, with what its answer says it did. Only work still running when the kernel's wait
     // ended is interrupted, with the same words as a job a crash cut short. One that failed on its own
     // meanwhile (a full disk) keeps its error.
-    // A handler that failed on its stop (Node's AbortError from a timer or a stream) stopped for it.
-    const stop = state === 'interrupted' ? undefined : stopOf(outcome) ?? (outcome.error !== undefined ? record.stopped : undefined);
+    // A handler that failed on its stop (Node's AbortError from a timer or a stream) stopped for it; one
+    // that failed otherwise after a stop (a full disk) failed, and keeps its error.
+    const stop = state === 'interrupted' ? undefined : stopOf(outcome) ?? (isAbort(outcome.error) ? record.stopped : undefined);
     record.state = state === 'interrupted' ? 'interrupted' : stop === 'time_limit' ? 'timed_out' : stop === 'cancelled' ? 'cancelled' : state;
     if (stop) record.stopped = stop;
     else if (state !== 'interrupted') delete record.stopped;
@@ -257,6 +261,15 @@ function stopOf(outcome: { result?: unknown; error?: unknown }): StopReason | un
   if (said === 'cancelled' || said === 'time_limit') return said;
   if (!isKernelError(outcome.error)) return undefined;
   return outcome.error.code === 'ACTION_CANCELLED' ? 'cancelled' : outcome.error.code === 'ACTION_TIMEOUT' ? 'time_limit' : undefined;
+}
+
+/** Node's AbortError (`ABORT_ERR`), as thrown or as the cause of the plugin error it was wrapped in. */
+function isAbort(error: unknown): boolean {
+  for (let cause = error, depth = 0; cause !== null && typeof cause === 'object' && depth < 4; cause = (cause as { cause?: unknown }).cause, depth++) {
+    const { name, code, details } = cause as { name?: unknown; code?: unknown; details?: { errorCode?: unknown } };
+    if (name === 'AbortError' || code === 'ABORT_ERR' || details?.errorCode === 'ABORT_ERR') return true;
+  }
+  return false;
 }
 
 function errorOf(error: unknown): NonNullable<JobRecord['error']> {

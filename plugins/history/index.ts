@@ -85,16 +85,21 @@ export default definePlugin<Partial<Retention> & { coalesceSeconds?: number }>({
           const fromMs = from === undefined ? undefined : Date.parse(from);
           const toMs = to === undefined ? undefined : Date.parse(to);
           const results: VersionInfo[] = [];
-          // A damaged version (its text cut short, edited by hand) is passed over, as a listing does; it failed the whole search.
+          // A damaged version (its text cut short, edited by hand) or one pruned meanwhile is passed over, and
+          // counted: either failed the whole search.
+          let unreadable = 0;
           const textOf = async (doc: string, version: string): Promise<string> => {
             try {
               return searchableText((await history.read(doc, version)).text).toLowerCase();
             } catch (error) {
-              if ((error as { code?: string }).code !== 'WORKSPACE_INVALID') throw error;
+              const code = (error as { code?: string }).code;
+              if (code !== 'WORKSPACE_INVALID' && code !== 'NOT_FOUND') throw error;
+              unreadable++;
               return '';
             }
           };
-          const partly = () => ({ results, truncated: true, message: `searched part of the history: ${stoppedNote(call.stopped as StopReason)}` });
+          const counted = () => (unreadable > 0 ? { unreadable } : {});
+          const partly = () => ({ results, truncated: true, ...counted(), message: `searched part of the history: ${stoppedNote(call.stopped as StopReason)}` });
           // Bounded: stops at `limit` results, newest documents' versions first, or at the call's stop.
           for (const id of (await history.documents()).reverse()) {
             if (call.stopped !== undefined) return partly();
@@ -107,10 +112,10 @@ export default definePlugin<Partial<Retention> & { coalesceSeconds?: number }>({
               if ((fromMs !== undefined && time < fromMs) || (toMs !== undefined && time > toMs)) continue;
               if (needle !== undefined && !(version.title.toLowerCase().includes(needle) || (await textOf(id, version.version)).includes(needle))) continue;
               results.push(version);
-              if (results.length >= limit) return { results, truncated: true };
+              if (results.length >= limit) return { results, truncated: true, ...counted() };
             }
           }
-          return { results, truncated: false };
+          return { results, truncated: false, ...counted() };
         },
         rollback: async (input, call) => {
           const { id, version, notebook } = input as { id: string; version: string; notebook?: string };
@@ -139,7 +144,7 @@ export default definePlugin<Partial<Retention> & { coalesceSeconds?: number }>({
             }
             // A block of the version that is in another document now (moved there since) is put back under
             // a new id: with its own, it was in two files, the index knew one, and the other could not be reached.
-            const { text, renewed } = renewMoved(found.text, id, blocks.reader);
+            const { text, renewed } = renewMoved(found.text, id, blocks.reader, (notebook) => blocks.visibleTo(call, notebook));
             await writeFileAtomic(path, text);
             await ops.syncIndex();
             return { id, version, restored: target.path, ...(renewed.length > 0 ? { renewed } : {}) };

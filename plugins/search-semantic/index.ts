@@ -69,7 +69,8 @@ export default definePlugin<SemanticConfig>({
           if (retryFailed) await service.retryFailed();
           const outcome = await service.drain(call);
           // Said as import and export say it: the job that ran it ends cancelled or timed_out, not succeeded.
-          return { outcome, ...(outcome === 'stopped' && call.stopped ? { stopped: call.stopped } : {}), ...(await service.status(call)) };
+          // Stopped by the indexer closing (the kernel stopping), not the call: a cancel, as the kernel's close is one.
+          return { outcome, ...(outcome === 'stopped' ? { stopped: call.stopped ?? 'cancelled' } : {}), ...(await service.status(call)) };
         },
       },
     };

@@ -338,7 +338,7 @@ export class Indexer {
 }
 
 /** `work`'s end, or 'stop' as soon as `signal` aborts (its listener removed either way). */
-async function untilStopped<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T | 'stop'> {
+export async function untilStopped<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T | 'stop'> {
   if (!signal) return work;
   if (signal.aborted) return 'stop';
   let onAbort = (): void => undefined;

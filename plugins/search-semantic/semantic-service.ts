@@ -8,7 +8,7 @@ import { intakeFingerprint, recordCleanStop, unchangedSinceCleanStop } from './c
 import { DEFAULT_BATCH, DEFAULT_EXACT_BELOW, DEFAULT_RETRY, DEFAULT_SCAN_WHILE_BUILDING_BELOW, DEFAULT_SAVE_EVERY_MS, DEFAULT_QUERY_TIMEOUT_MS, type SemanticConfig } from './config.js';
 import { EmbeddingStore } from './embedding-store.js';
 import { ignoreRules } from './ignore-rules.js';
-import { Indexer, isRemote } from './indexer.js';
+import { Indexer, isRemote, untilStopped } from './indexer.js';
 import { blocksOf, createSemanticSearch, unavailableReason, type HitBlock, type KeyedAnswer } from './semantic-search.js';
 import type { SemanticQuery } from './tokens.js';
 import { localOnlyAmong } from '../../core/index.js';
@@ -297,11 +297,13 @@ export class SemanticService {
   async drain(call: ActionCall): Promise<'done' | 'breaker' | 'stopped' | 'none'> {
     // Read first: the call watches its stop from its start (a stop before it looked abandoned the job).
     const { signal } = call;
-    await this.opened();
-    while (this.comparing) await this.comparing;
+    // Each wait stops at the call's stop: a start's comparison of every block can take minutes.
+    if (await untilStopped(this.opened(), signal) === 'stop') return 'stopped';
+    while (this.comparing) if (await untilStopped(this.comparing, signal) === 'stop') return 'stopped';
     const outcome = await this.indexer!.drain((counts) => {
       call.progress({ done: counts.indexed, total: counts.indexed + counts.pending + counts.failed - counts.gaveUp, message: 'blocks embedded' });
     }, () => call.stopped !== undefined, signal);
+    if (outcome === 'stopped') return outcome;
     await this.ann!.settled();
     await this.ann!.save();
     return outcome;

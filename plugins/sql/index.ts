@@ -67,7 +67,9 @@ const MAX_ERROR_CHARS = 1_000;
 
 function cutMessage(message: string): string {
   if (message.length <= MAX_ERROR_CHARS) return message;
-  return `${message.slice(0, MAX_ERROR_CHARS)}… (cut at ${MAX_ERROR_CHARS} of ${message.length} characters)`;
+  // Whole characters: a cut between the two halves of a surrogate pair leaves half a character.
+  const end = /[\ud800-\udbff]/.test(message[MAX_ERROR_CHARS - 1] ?? '') ? MAX_ERROR_CHARS - 1 : MAX_ERROR_CHARS;
+  return `${message.slice(0, end)}… (cut at ${end} characters)`;
 }
 
 function describeTables(index: BlocksIndex) {

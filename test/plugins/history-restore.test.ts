@@ -57,7 +57,8 @@ describe('restoring a removed document from its history', () => {
 
 describe('restoring a version whose blocks moved away since', () => {
   it('puts such a block back under a new id, so no block is in two documents, and says which', async () => {
-    const { act } = await boot();
+    // Every change keeps a version (none coalesced), so the state before each move is there to restore.
+    const { act } = await boot({ config: { plugins: { history: { config: { coalesceSeconds: 0 } } } } });
     const notebook = await act<Created>('notebook_create', { name: 'N' });
     const from = await act<Created>('document_create', { notebook: notebook.id, title: 'From', markdown: 'para one\n\nsecret moved para' });
     const to = await act<Created>('document_create', { notebook: notebook.id, title: 'To', markdown: 'already here' });
@@ -74,6 +75,21 @@ describe('restoring a version whose blocks moved away since', () => {
     expect((await act<{ markdown: string }>('document_get_markdown', { id: from.id })).markdown).toContain('secret moved para');
     expect((await act<{ markdown: string }>('block_get', { id: moved })).markdown).toContain('secret moved para');
     expect((await act<{ markdown: string }>('block_get', { id: restored.renewed![0]!.id })).markdown).toContain('secret moved para');
+
+    // Moved into a notebook closed to the agent: renewed for it too, without naming where it went.
+    const closed = await act<Created>('notebook_create', { name: 'Closed' });
+    const hidden = await act<Created>('document_create', { notebook: closed.id, title: 'Hidden', markdown: 'hidden text' });
+    const again = (await act<{ document: { children: { id: string }[] } }>('document_get', { id: from.id })).document.children.at(-1)!.id;
+    await act('block_move', { id: again, parentId: hidden.id });
+    await act('notebook_set_privacy', { id: closed.id, agent: 'none' });
+    let withIt: string | undefined;
+    for (const { version } of (await act<Versions>('history_list', { id: from.id })).versions) {
+      if ((await act<{ text: string }>('history_get', { id: from.id, version })).text.includes(again)) withIt ??= version;
+    }
+    const asAgent = await act<{ renewed?: { id: string; was?: string; in?: string }[] }>('history_rollback', { id: from.id, version: withIt! }, agent());
+    expect(asAgent.renewed).toEqual([{ id: expect.any(String) }]);
+    expect(JSON.stringify(asAgent)).not.toContain(hidden.id);
+    expect(JSON.stringify(asAgent)).not.toContain(again);
   });
 });
 

@@ -22,6 +22,7 @@ function writer(folder: string): UserPlugin {
         write: { description: 'writes count files', long: true, effects: ['localWrite'], input: { type: 'object', required: ['count', 'prefix', 'pointOfNoReturn'], properties: { count: { type: 'integer' }, prefix: { type: 'string' }, pointOfNoReturn: { type: 'integer' } } } },
         raise: { description: 'fails saying its outcome is unknown', long: true, effects: ['localWrite'], input: { type: 'object' } },
         nap: { description: 'waits 5 s on its signal', long: true, effects: ['localWrite'], input: { type: 'object' } },
+        full: { description: 'fails with a full disk once stopped', long: true, effects: ['localWrite'], input: { type: 'object' } },
       } }],
     },
     entry: 'main.js',
@@ -33,6 +34,10 @@ export default {
     return { files: {
     raise: async () => { throw Object.assign(new Error('the server did not answer'), { code: 'UPSTREAM_TIMEOUT', details: { stillRunning: true } }); },
     nap: async (_input, call) => { await sleep(5000, null, { signal: call.signal }); return { napped: true }; },
+    full: async (_input, call) => {
+      await new Promise((resolve) => call.signal.addEventListener('abort', resolve, { once: true }));
+      throw Object.assign(new Error('no room left on the device'), { code: 'DISK_FULL' });
+    },
     write: async (input, call) => {
       for (let i = 0; i < input.count; i++) {
         if (call.stopped && i < input.pointOfNoReturn) return { written: i, stopped: call.stopped, message: 'wrote ' + i + ' of ' + input.count };
@@ -125,6 +130,16 @@ describe('a job\'s record says what its work did, not what it was asked', () => 
     await new Promise((resolve) => setTimeout(resolve, 100));
     await post(url, `/api/jobs/${napping}/cancel`, {});
     expect(await until(kernel, napping, (job) => job.state !== 'running')).toMatchObject({ state: 'cancelled', stopped: 'cancelled' });
+    // One that fails otherwise once stopped (a full disk) failed, and says why; also when the kernel closes.
+    const full = await start(url, {}, 'full');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await post(url, `/api/jobs/${full}/cancel`, {});
+    expect(await until(kernel, full, (job) => job.state !== 'running')).toMatchObject({ state: 'failed', error: { code: 'DISK_FULL' } });
+    const closing = await start(url, {}, 'full');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await servers.pop()!.close();
+    await kernel.close();
+    expect(kernel.jobs.get(closing)).toMatchObject({ state: 'failed', error: { code: 'DISK_FULL' } });
   });
 
   it('a job that stops at a safe point as the kernel closes is cancelled with its result, not interrupted "to be undone"', async () => {

@@ -266,7 +266,7 @@ describe('local-only notebooks and a model server off this machine', () => {
     // Over HTTP, to the person, the message is cut to a bound (it carried a whole table of text).
     const long = await kit.http('POST', '/api/actions/sql/sql/query', { sql: "select json_extract('{}', printf('%.*c', 600000, 'x'))" });
     const body = (await long.json()) as { error: { message: string } };
-    expect([long.status, body.error.message.length < 1_100, body.error.message]).toEqual([400, true, expect.stringContaining('(cut at 1000 of')]);
+    expect([long.status, body.error.message.length < 1_100, body.error.message]).toEqual([400, true, expect.stringContaining('(cut at 1000 characters)')]);
   });
 
   it('sends everything to a model server on this machine (model.local, a loopback baseURL): the rule, switched off by the provider, lets the marker through', async () => {
