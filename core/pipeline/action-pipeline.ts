@@ -240,7 +240,7 @@ export class ActionPipeline {
   private run(call: PreparedCall, limits: RunLimits, answer?: (value: unknown) => unknown): Promise<unknown> {
     const { entry } = call;
     return runHandler(call, {
-      timeoutMs: limits.timeoutMs ?? this.config.actions.timeoutMs,
+      timeoutMs: limits.timeoutMs ?? entry.timeoutMs ?? this.config.actions.timeoutMs,
       stopGraceMs: this.config.actions.stopGraceMs,
       log: entry.log,
       onRefused: (target) => this.record(call, 'egress_denied', 'EGRESS_DENIED', { target }).catch(() => undefined),

@@ -32,6 +32,8 @@ export interface RegisteredAction {
    * the agent is not offered it meanwhile. Absent on actions that need nothing.
    */
   unavailable?: () => string | undefined;
+  /** Its own time limit, in place of actions.timeoutMs (an external MCP server's `timeoutMs`). */
+  timeoutMs?: number;
 }
 
 /** The callable actions of the enabled, activated plugins, looked up by wire name or by path. */

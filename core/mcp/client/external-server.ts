@@ -169,9 +169,10 @@ export class ExternalServer {
     try {
       result = await this.connected().callTool({ name: tool, arguments: input as Record<string, unknown>, _meta: { [CALL_MARK]: marker } }, undefined, {
         signal: AbortSignal.any([call.signal, overflow.signal]),
-        // The server's own limit when quire.json gives one; otherwise the action's (its signal above): the
-        // SDK's default of 60 s ended a call an actions.timeoutMs of ten minutes allows, as a PLUGIN_ERROR.
-        timeout: this.config.timeoutMs ?? NO_SDK_LIMIT_MS,
+        // The action's limit is the server's `timeoutMs` or actions.timeoutMs, kept by the pipeline (the
+        // signal above): the SDK's own timer must not end the call first (its default of 60 s, or the same
+        // limit a moment earlier, answered PLUGIN_ERROR 500 without saying the tool may still run).
+        timeout: NO_SDK_LIMIT_MS,
       }) as CallToolResult;
     } catch (error) {
       // Aborted for a cut-off stream: its reason as it is (the SDK wraps it in an error of its own).

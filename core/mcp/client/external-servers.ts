@@ -332,6 +332,8 @@ export class ExternalMcpServers {
       spec, declaredEffects: spec.effects, effects: spec.effects, validateInput: compiled.validateInput, validateOutput: undefined,
       handler: (input, call) => server.call(tool.name, input, call),
       log: this.log.child(pluginId), externalName: tool.name,
+      // The server's limit is the action's, kept by the pipeline (504, stillRunning), not only the SDK's.
+      ...(server.config.timeoutMs !== undefined ? { timeoutMs: server.config.timeoutMs } : {}),
     };
   }
 }

@@ -246,6 +246,21 @@ describe('external MCP servers as plugins', () => {
     expect([stuck.code, stuck.details?.stillRunning, stuck.details?.server]).toEqual(['ACTION_TIMEOUT', true, 'fixture']);
   });
 
+  it('holds a server\'s own timeoutMs as the action\'s limit, shorter or longer than actions.timeoutMs', async () => {
+    const hang: Tool = { name: 'hang', description: 'Never answers', inputSchema: { type: 'object', properties: {} }, annotations: { readOnlyHint: true, openWorldHint: false } };
+    const slow: Tool = { name: 'slow', description: 'Answers after ms', inputSchema: { type: 'object', properties: { ms: { type: 'number' } } }, annotations: { readOnlyHint: true, openWorldHint: false } };
+    const quick = await stdioFixture([hang]);
+    const patient = await stdioFixture([slow]);
+    const kernel = await harness.boot({ plugins: ['notes'], config: { actions: { timeoutMs: 1_500, stopGraceMs: 100 }, mcp: { servers: {
+      quick: { ...quick.config(true), timeoutMs: 300 }, patient: { ...patient.config(true), timeoutMs: 5_000 },
+    } } } });
+    // Shorter: the action's timeout, saying the tool may still run (the SDK's own timer answered PLUGIN_ERROR 500).
+    const stuck = await caught(kernel.pipeline.call({ target: 'quick_hang', input: {}, principal: person }));
+    expect([stuck.code, stuck.details?.stillRunning, stuck.message]).toEqual(['ACTION_TIMEOUT', true, expect.stringContaining('300 ms')]);
+    // Longer: the server's limit, not actions.timeoutMs, holds the call.
+    expect(await kernel.pipeline.call({ target: 'patient_slow', input: { ms: 2_000 }, principal: person })).toMatchObject({ status: 'ok', value: { slept: 2_000 } });
+  });
+
   it('lists the servers\' tools at start together, not one after another', async () => {
     const first = await new FixtureHttpMcpServer([{ ...echo, annotations: { readOnlyHint: true, openWorldHint: false } }]).start();
     const second = await new FixtureHttpMcpServer([{ ...echo, annotations: { readOnlyHint: true, openWorldHint: false } }]).start();
