@@ -1,5 +1,5 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
@@ -31,16 +31,43 @@ export async function relayStdioToKernel(stdio: Transport, url: string, token: s
     upstream.catch(() => { upstream = undefined; });
     return upstream;
   };
-  server.setRequestHandler(ListToolsRequestSchema, async (request, extra) => (await connect()).listTools(request.params, { signal: extra.signal }));
-  server.setRequestHandler(ListResourcesRequestSchema, async (request, extra) => (await connect()).listResources(request.params, { signal: extra.signal }));
-  server.setRequestHandler(ListResourceTemplatesRequestSchema, async (request, extra) => (await connect()).listResourceTemplates(request.params, { signal: extra.signal }));
-  server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) => (await connect()).readResource(request.params, { signal: extra.signal }));
-  server.setRequestHandler(SubscribeRequestSchema, async (request, extra) => (await connect()).subscribeResource(request.params, { signal: extra.signal }));
-  server.setRequestHandler(UnsubscribeRequestSchema, async (request, extra) => (await connect()).unsubscribeResource(request.params, { signal: extra.signal }));
-  server.setRequestHandler(ListPromptsRequestSchema, async (request, extra) => (await connect()).listPrompts(request.params, { signal: extra.signal }));
-  server.setRequestHandler(GetPromptRequestSchema, async (request, extra) => (await connect()).getPrompt(request.params, { signal: extra.signal }));
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
-    const client = await connect();
+  /**
+   * A request relayed upstream. The SDK's HTTP client never says its server went away (its `onclose`
+   * fires only on its own close), so what a request meets says it: a session the kernel does not know
+   * (it restarted, or swept the session while idle) is opened anew and the request sent once more (it was
+   * refused, so it did not run); a kernel that cannot be reached ends the relay, so that the client sees
+   * its server close and may start it again (it stayed open, every request failing, for good).
+   */
+  const relay = async <T,>(work: (client: Client) => Promise<T>): Promise<T> => {
+    for (let attempt = 0; ; attempt++) {
+      let client: Client | undefined;
+      try {
+        client = await connect();
+        return await work(client);
+      } catch (error) {
+        if (attempt === 0 && client && sessionGone(error)) {
+          forget(client);
+          continue;
+        }
+        if (unreachable(error)) void server.close().catch(() => undefined);
+        throw error;
+      }
+    }
+  };
+  const forget = (client: Client): void => {
+    upstream = undefined;
+    client.onclose = undefined;
+    void client.close().catch(() => undefined);
+  };
+  server.setRequestHandler(ListToolsRequestSchema, (request, extra) => relay((client) => client.listTools(request.params, { signal: extra.signal })));
+  server.setRequestHandler(ListResourcesRequestSchema, (request, extra) => relay((client) => client.listResources(request.params, { signal: extra.signal })));
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, (request, extra) => relay((client) => client.listResourceTemplates(request.params, { signal: extra.signal })));
+  server.setRequestHandler(ReadResourceRequestSchema, (request, extra) => relay((client) => client.readResource(request.params, { signal: extra.signal })));
+  server.setRequestHandler(SubscribeRequestSchema, (request, extra) => relay((client) => client.subscribeResource(request.params, { signal: extra.signal })));
+  server.setRequestHandler(UnsubscribeRequestSchema, (request, extra) => relay((client) => client.unsubscribeResource(request.params, { signal: extra.signal })));
+  server.setRequestHandler(ListPromptsRequestSchema, (request, extra) => relay((client) => client.listPrompts(request.params, { signal: extra.signal })));
+  server.setRequestHandler(GetPromptRequestSchema, (request, extra) => relay((client) => client.getPrompt(request.params, { signal: extra.signal })));
+  server.setRequestHandler(CallToolRequestSchema, (request, extra): Promise<CallToolResult> => relay(async (client) => {
     const progressToken = request.params._meta?.progressToken;
     const result = await client.callTool({ name: request.params.name, ...(request.params.arguments ? { arguments: request.params.arguments } : {}) }, undefined, {
       signal: extra.signal,
@@ -52,7 +79,7 @@ export async function relayStdioToKernel(stdio: Transport, url: string, token: s
       timeout: 24 * 3_600_000,
     });
     return result as CallToolResult;
-  });
+  }));
   const closed = new Promise<void>((resolve) => {
     server.onclose = () => {
       void upstream?.then((client) => client.close()).catch(() => undefined);
@@ -61,4 +88,18 @@ export async function relayStdioToKernel(stdio: Transport, url: string, token: s
   });
   await server.connect(stdio);
   return { closed };
+}
+
+/** The kernel answered 404 for the session: it does not know it (a restart, or swept while idle). */
+function sessionGone(error: unknown): boolean {
+  return error instanceof StreamableHTTPError && error.code === 404;
+}
+
+/** Nobody answers at the kernel's address (it stopped): fetch fails with a refused connection. */
+function unreachable(error: unknown): boolean {
+  for (let cause = error, depth = 0; cause instanceof Error && depth < 4; cause = cause.cause, depth++) {
+    const code = (cause as { code?: unknown }).code;
+    if (code === 'ECONNREFUSED' || code === 'ECONNRESET' || code === 'UND_ERR_SOCKET') return true;
+  }
+  return error instanceof TypeError && error.message === 'fetch failed';
 }

@@ -72,5 +72,20 @@ describe('quire mcp (stdio)', () => {
     expect(JSON.stringify(await listed.json())).toContain('Relayed');
     const audited = (await auditLines(root)).filter((line) => line.tool === 'notebook');
     expect(audited.at(-1)).toMatchObject({ principal: { kind: 'mcp', client: 'Cursor' } });
+
+    // The kernel restarted (at the same address): the relay opens a new session and goes on (every
+    // request answered 404 "no such MCP session" for good).
+    await serve.process.stop();
+    const again = CliProcess.start(['serve', '--workspace', root, '--port', new URL(serve.url).port]);
+    processes.push(again);
+    await again.next(/Listening on/);
+    expect((await client.listTools()).tools.map((tool) => tool.name)).toContain('notebook_create');
+    // The kernel gone: the relay ends, so the client sees its server close and may start it again.
+    let closed!: () => void;
+    const relayClosed = new Promise<void>((resolve) => { closed = resolve; });
+    client.onclose = () => closed();
+    await again.stop();
+    await expect(client.listTools()).rejects.toThrow();
+    await relayClosed;
   }, 60_000);
 });
