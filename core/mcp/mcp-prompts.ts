@@ -1,10 +1,10 @@
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { ErrorCode, GetPromptRequestSchema, ListPromptsRequestSchema, type GetPromptResult, type Prompt } from '@modelcontextprotocol/sdk/types.js';
+import { GetPromptRequestSchema, ListPromptsRequestSchema, type GetPromptResult, type Prompt } from '@modelcontextprotocol/sdk/types.js';
 import { KernelError } from '../errors.js';
 import type { Kernel } from '../kernel.js';
 import type { Principal } from '../plugin-api.js';
 import { heldBackFromMcp, MCP_WITHHELD } from './mcp-egress.js';
-import { answeringJsonRpcErrors } from './mcp-errors.js';
+import { answeringJsonRpcErrors, RESOURCE_NOT_FOUND } from './mcp-errors.js';
 
 type Call = <T>(target: string, input: Record<string, unknown>) => Promise<T>;
 
@@ -61,8 +61,9 @@ const BUILT_IN: readonly BuiltIn[] = [
  * the request. Everything is read through the pipeline as the MCP caller.
  */
 export function servePrompts(server: Server, kernel: Kernel, caller: () => Principal): void {
-  // An unknown prompt or a missing argument is invalid params (the specification's), not an internal error.
-  const handlers = answeringJsonRpcErrors(server, ErrorCode.InvalidParams);
+  // An unknown prompt or a missing argument is invalid params (the specification's), not an internal
+  // error; a note a prompt names that is not there (or not for this client) is not found, as for a resource.
+  const handlers = answeringJsonRpcErrors(server, RESOURCE_NOT_FOUND);
   // Each request's calls carry its signal, so that a client's cancel reaches them.
   const callWith = (signal: AbortSignal): Call => async <T,>(target: string, input: Record<string, unknown>): Promise<T> => {
     const outcome = await kernel.pipeline.call({ target, input, principal: caller(), signal });
@@ -95,7 +96,7 @@ export function servePrompts(server: Server, kernel: Kernel, caller: () => Princ
         messages: [{ role: 'user', content: { type: 'text', text: `Follow the skill "${skill.name}" below where it fits the request.\n\n<skill>\n${skill.body}\n</skill>${args.request ? `\n\nRequest: ${args.request}` : ''}` } }],
       };
     }
-    throw new KernelError('NOT_FOUND', `no prompt named '${request.params.name.slice(0, 100)}'`, { details: { prompt: request.params.name.slice(0, 100) } });
+    throw new KernelError('INVALID_INPUT', `no prompt named '${request.params.name.slice(0, 100)}'`, { details: { field: 'name', prompt: request.params.name.slice(0, 100) } });
   });
 }
 

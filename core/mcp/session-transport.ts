@@ -1,6 +1,6 @@
 import type { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { CallToolRequestSchema, ErrorCode, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage, type MessageExtraInfo, type RequestId } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ErrorCode, GetPromptRequestSchema, ReadResourceRequestSchema, SubscribeRequestSchema, UnsubscribeRequestSchema, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage, type MessageExtraInfo, type RequestId } from '@modelcontextprotocol/sdk/types.js';
 
 /** A request as the route read it: the JSON-RPC body and the headers the transport would check. */
 export interface SessionRequest {
@@ -179,12 +179,24 @@ function isResponse(message: JSONRPCMessage): boolean {
  * naming the field. The SDK checks it before any handler and answered -32603 with its validator's
  * whole dump as the message.
  */
+/**
+ * The requests whose params the SDK checks against these before our handlers run: a mismatch there
+ * is answered -32603 with the validator's whole dump; here it is -32602 naming the field.
+ */
+type ParamsCheck = (value: unknown) => { success: true } | { success: false; error: { issues: readonly { path: readonly PropertyKey[]; message: string }[] } };
+const PARAMS_CHECKED: ReadonlyMap<string, ParamsCheck> = new Map<string, ParamsCheck>([
+  ['tools/call', (value) => CallToolRequestSchema.safeParse(value)], ['resources/read', (value) => ReadResourceRequestSchema.safeParse(value)],
+  ['resources/subscribe', (value) => SubscribeRequestSchema.safeParse(value)], ['resources/unsubscribe', (value) => UnsubscribeRequestSchema.safeParse(value)],
+  ['prompts/get', (value) => GetPromptRequestSchema.safeParse(value)],
+]);
+
 function invalidToolCall(message: JSONRPCMessage): (JSONRPCMessage & { id: RequestId }) | undefined {
   const { id, method } = message as { id?: RequestId; method?: unknown };
-  if (method !== 'tools/call' || id === undefined) return undefined;
-  const checked = CallToolRequestSchema.safeParse(message);
+  const check = typeof method === 'string' ? PARAMS_CHECKED.get(method) : undefined;
+  if (!check || id === undefined) return undefined;
+  const checked = check(message);
   if (checked.success) return undefined;
   const issue = checked.error.issues[0];
-  const where = issue?.path.join('.') || 'params';
-  return { jsonrpc: '2.0', id, error: { code: ErrorCode.InvalidParams, message: `Invalid params: ${where}: ${issue?.message ?? 'does not fit tools/call'}` } } as JSONRPCMessage & { id: RequestId };
+  const where = issue?.path.map(String).join('.') || 'params';
+  return { jsonrpc: '2.0', id, error: { code: ErrorCode.InvalidParams, message: `Invalid params: ${where}: ${issue?.message ?? `does not fit ${String(method)}`}` } } as JSONRPCMessage & { id: RequestId };
 }

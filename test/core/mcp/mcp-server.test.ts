@@ -209,6 +209,11 @@ describe('the kernel as an MCP server on /mcp', () => {
       const malformed = await post({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'waiter_wait', arguments: 'not an object', ...(meta ? { _meta: meta } : {}) } });
       expect([id, malformed.status, malformed.body]).toEqual([id, 200, expect.stringMatching(/"code":-32602,"message":"Invalid params: params\.arguments: [^"]{1,120}"/)]);
     }
+    // So do those of resources and prompts (-32603 with the dump, as for a server fault a client may retry).
+    for (const [id, method, params, field] of [[63, 'resources/read', {}, 'params.uri'], [64, 'prompts/get', {}, 'params.name'], [65, 'prompts/get', { name: 'summarize_document', arguments: { id: 1 } }, 'params.arguments.id'], [66, 'resources/subscribe', { uri: 7 }, 'params.uri']] as const) {
+      const malformed = await post({ jsonrpc: '2.0', id, method, params });
+      expect([id, malformed.body]).toEqual([id, expect.stringMatching(new RegExp(`"code":-32602,"message":"Invalid params: ${field.replace(/\./g, '\\.')}: [^"]{1,120}"`))]);
+    }
     const batch = await post([wait(40), wait(41)]);
     expect([batch.status, batch.json().error?.code]).toEqual([400, 'INVALID_INPUT']);
     // An empty batch is one Invalid Request, as JSON-RPC 2.0 says (it was 202 with nothing).
