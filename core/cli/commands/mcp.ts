@@ -66,7 +66,10 @@ async function serveOverStdio(root: string, stdio: StdioServerTransport): Promis
   try {
     // The person who launched the client owns the machine and the workspace: an administrator, named as the client.
     const server = createMcpServer(kernel, { kind: 'mcp', name: 'stdio', role: 'admin' });
-    const unsubscribe = kernel.registry.onChange(() => { void server.sendToolListChanged().catch(() => undefined); });
+    const toolsChanged = (): void => { void server.sendToolListChanged().catch(() => undefined); };
+    const unsubscribe = kernel.registry.onChange(toolsChanged);
+    // A backend coming or going makes tools available or not, as over HTTP (/mcp).
+    const unsubscribeBackends = kernel.backends.onChange(toolsChanged);
     const previous = server.onclose;
     const closed = new Promise<void>((done) => { server.onclose = () => { previous?.(); done(); }; });
     await server.connect(stdio);
@@ -75,6 +78,7 @@ async function serveOverStdio(root: string, stdio: StdioServerTransport): Promis
     void kernel.lockLost.then((holder) => exitOnLostLock((line) => process.stderr.write(`${line}\n`), 'mcp', holder));
     await closed;
     unsubscribe();
+    unsubscribeBackends();
   } finally {
     await kernel.close();
   }
