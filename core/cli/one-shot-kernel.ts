@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { readKernelConfigFile, type KernelConfigFile } from '../config/kernel-config.js';
 import { KernelError, isKernelError } from '../errors.js';
@@ -42,13 +42,24 @@ export async function withKernel<T>(root: string, io: CliIO, run: (kernel: Kerne
   }
 }
 
+/** What only a Quire workspace holds at its top. */
+const WORKSPACE_MARKS = ['.quire', 'quire.json', 'data', 'plugins'];
+
 /**
  * A command other than `serve --init` opens only a workspace that is there: a mistyped path made a new,
  * empty workspace at it, and the command answered as if the notes were gone (exit 0).
  */
 export function assertWorkspaceExists(root: string): void {
+  const hint = 'check the path (quire serve --workspace <dir> --init makes a new one)';
   if (!existsSync(root)) {
-    throw new KernelError('NOT_FOUND', `there is no workspace at ${resolve(root)}: check the path (quire serve --workspace <dir> --init makes a new one)`, { details: { field: 'workspace' } });
+    throw new KernelError('NOT_FOUND', `there is no workspace at ${resolve(root)}: ${hint}`, { details: { field: 'workspace' } });
+  }
+  if (!statSync(root).isDirectory()) throw new KernelError('NOT_FOUND', `${resolve(root)} is a file, not a workspace: ${hint}`, { details: { field: 'workspace' } });
+  // A folder of something else (a folder of notes, the home folder) is not made a workspace: one was
+  // written into it, a Welcome notebook and all, and the command answered 0. A workspace holds what Quire
+  // makes (its private folder, data/, plugins/) or the quire.json a person wrote; an empty folder is one to begin in.
+  if (!WORKSPACE_MARKS.some((name) => existsSync(join(root, name))) && readdirSync(root).length > 0) {
+    throw new KernelError('NOT_FOUND', `${resolve(root)} is a folder of other files, not a Quire workspace (none of ${WORKSPACE_MARKS.join(', ')} in it), and nothing was written to it: ${hint}`, { details: { field: 'workspace' } });
   }
 }
 

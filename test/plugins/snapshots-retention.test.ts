@@ -188,6 +188,7 @@ describe('snapshots: paging, deletion and the retention of the agent\'s turn sna
     const deleted = bufferIO();
     expect(await runCli(['snapshot', 'delete', a, '--workspace', workspace], deleted)).toBe(0);
     expect(deleted.outText()).toContain('deleted 1 snapshot(s)');
+    expect(deleted.outText()).not.toContain('undefined');
     const after = bufferIO();
     expect(await runCli(['snapshot', 'list', '--workspace', workspace], after)).toBe(0);
     expect([after.outText().includes(a), after.outText().includes(b)]).toEqual([false, true]);

@@ -1,4 +1,5 @@
-import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
@@ -184,10 +185,17 @@ describe('snapshots', () => {
     const first = await boot({ workspace });
     const { doc } = await notes(first.act);
     await first.kernel.close();
+    await mkdir(join(workspace, 'skills', 'weekly'), { recursive: true });
+    await writeFile(join(workspace, 'skills', 'weekly', 'SKILL.md'), '---\nname: weekly\ndescription: A weekly review.\n---\n\nList open tasks.\n');
     const io = () => bufferIO();
     const created = io();
     expect(await runCli(['snapshot', 'create', '--memo', 'cli', '--workspace', workspace], created)).toBe(0);
     const id = /snapshot (\S+):/.exec(created.outText())![1]!;
+    const unchanged = io();
+    expect(await runCli(['snapshot', 'diff', id, '--workspace', workspace], unchanged)).toBe(0);
+    expect(unchanged.outText().trim()).toBe('no changes');
+    // A skill removed since is in the diff and put back by the rollback (both printed nothing of skills).
+    await rm(join(workspace, 'skills', 'weekly'), { recursive: true });
     const second = await boot({ workspace });
     const [block] = (await second.act<Tree>('document_get', { id: doc })).document.children;
     await second.act('block_update', { id: block!.id, markdown: 'edited' });
@@ -198,7 +206,11 @@ describe('snapshots', () => {
     const diff = io();
     expect(await runCli(['snapshot', 'diff', id, '--workspace', workspace], diff)).toBe(0);
     expect(diff.outText()).toMatch(new RegExp(`^~ .*${doc}\\.json$`, 'm'));
-    expect(await runCli(['snapshot', 'rollback', id, '--workspace', workspace], io())).toBe(0);
+    expect(diff.outText()).toMatch(/^- skills\/weekly\/SKILL\.md$/m);
+    const rolled = io();
+    expect(await runCli(['snapshot', 'rollback', id, '--workspace', workspace], rolled)).toBe(0);
+    expect(rolled.outText()).toContain('restored 2 file(s), removed 0');
+    expect(existsSync(join(workspace, 'skills', 'weekly', 'SKILL.md'))).toBe(true);
     expect(await runCli(['snapshot', 'verify', '--workspace', workspace], io())).toBe(0);
     const third = await boot({ workspace });
     expect((await third.act<{ markdown: string }>('document_get_markdown', { id: doc })).markdown).toContain('original text');

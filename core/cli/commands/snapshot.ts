@@ -51,17 +51,22 @@ export const snapshotCommands: readonly Command[] = [
     return EXIT_OK;
   }, { flags: { limit: { type: 'string', short: 'n' }, before: { type: 'string' } }, help: '  -n, --limit <n>         at most n snapshots (default 200, at most 1000)\n      --before <id>       the snapshots older than this one\n' }),
   snapshotCommand('diff', 'what changed since a snapshot (or between two)', 'diff <from> [<to>]', ([from, to]) => (from ? { from, ...(to ? { to } : {}) } : undefined), (result, io) => {
-    for (const path of lines(result.added)) io.out(`+ ${path}`);
-    for (const path of lines(result.removed)) io.out(`- ${path}`);
-    for (const path of lines(result.changed)) io.out(`~ ${path}`);
+    // The notes' files, then the skills' (they were left out: a removed skill's diff printed nothing).
+    const changes = withSkills(result);
+    for (const path of changes.added) io.out(`+ ${path}`);
+    for (const path of changes.removed) io.out(`- ${path}`);
+    for (const path of changes.changed) io.out(`~ ${path}`);
+    if (changes.added.length + changes.removed.length + changes.changed.length === 0) io.out('no changes');
     return EXIT_OK;
   }, { maxPositionals: 2 }),
   snapshotCommand('rollback', 'make the notes exactly as in a snapshot', 'rollback <id>', ([id]) => (id ? { id } : undefined), (result, io) => {
-    io.out(`restored ${lines(result.added).length + lines(result.changed).length} file(s), removed ${lines(result.removed).length}`);
+    const changes = withSkills(result);
+    io.out(`restored ${changes.added.length + changes.changed.length} file(s), removed ${changes.removed.length}`);
     return EXIT_OK;
   }, { maxPositionals: 1 }),
   snapshotCommand('delete', 'delete snapshots and what only they stored', 'delete <id>...', (ids) => (ids.length > 0 ? { ids: [...new Set(ids)] } : undefined), (result, io) => {
-    io.out(`deleted ${lines(result.deleted).length} snapshot(s), removed ${String(result.removed)} stored object(s)`);
+    // What only they stored is removed after the answer (it said "removed undefined stored object(s)").
+    io.out(`deleted ${lines(result.deleted).length} snapshot(s); what only they stored is removed in the background`);
     return EXIT_OK;
   }, { maxPositionals: Number.POSITIVE_INFINITY }),
   snapshotCommand('verify', 'check every stored object against its hash', 'verify', () => ({}), (result, io) => {
@@ -71,3 +76,10 @@ export const snapshotCommands: readonly Command[] = [
     return damaged.length > 0 ? EXIT_PROBLEMS : EXIT_OK;
   }),
 ];
+
+/** A diff's or rollback's files: the notes' as they are, the skills' under `skills/`. */
+function withSkills(result: Record<string, unknown>): { added: string[]; removed: string[]; changed: string[] } {
+  const skills = (result.skills ?? {}) as Record<string, unknown>;
+  const both = (key: 'added' | 'removed' | 'changed'): string[] => [...lines(result[key]), ...lines(skills[key]).map((path) => `skills/${path}`)];
+  return { added: both('added'), removed: both('removed'), changed: both('changed') };
+}

@@ -57,6 +57,12 @@ describe('quire notebooks, docs, show, search, export by path', () => {
       const nowhere = join(root, '..', 'nowhere');
       expect(await run([verb, '--workspace', nowhere])).toMatchObject({ code: 2, err: expect.stringContaining(`quire ${verb}: Usage: quire ${verb} <`) });
     }
+    // A folder of other files (a mistyped path to one's notes) is not made a workspace: it got a Welcome notebook, exit 0.
+    const notesFolder = join(root, '..', 'my notes');
+    await mkdir(notesFolder);
+    await writeFile(join(notesFolder, 'Compost.md'), '# Compost\n');
+    expect(await run(['notebooks', '--workspace', notesFolder])).toMatchObject({ code: 1, err: expect.stringContaining('is a folder of other files, not a Quire workspace') });
+    expect(await readdir(notesFolder)).toEqual(['Compost.md']);
     const missing = await run(['show', 'Garden/Nowhere', '--workspace', root]);
     expect(missing).toMatchObject({ code: 1, err: "quire show: NOT_FOUND: no document at 'Garden/Nowhere'" });
     const folder = join(root, '..', 'out');
