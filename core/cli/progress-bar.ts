@@ -7,7 +7,7 @@ const WIDTH = 24;
  * Shows an action's progress as a bar on standard error: redrawn in place on a terminal, and as a
  * new line at most every tenth of the way (and at the end) otherwise, so that a log stays short.
  */
-export function progressBar(io: CliIO, stream: NodeJS.WriteStream | undefined = process.stderr): { update(progress: ProgressUpdate): void; end(): void } {
+export function progressBar(io: CliIO, stream: NodeJS.WriteStream | null = process.stderr): { update(progress: ProgressUpdate): void; end(): void } {
   const inPlace = stream?.isTTY === true && io.write !== undefined;
   let lastTenth = -1;
   let drawn = false;
@@ -31,7 +31,8 @@ export function progressBar(io: CliIO, stream: NodeJS.WriteStream | undefined = 
 }
 
 function render(progress: ProgressUpdate): string {
-  const what = progress.message ? ` ${progress.message}` : '';
+  // A plugin's words, written to a terminal: control characters (an escape sequence) shown, not obeyed.
+  const what = progress.message ? ` ${progress.message.replace(/[\u0000-\u001f\u007f-\u009f]/g, '\ufffd')}` : '';
   if (!progress.total) return `  ${progress.done}${what}`;
   const share = Math.min(1, progress.done / progress.total);
   const filled = Math.round(share * WIDTH);

@@ -70,7 +70,8 @@ export class ChatScreen {
     let bar = this.bars.get(toolCallID);
     if (!bar) {
       // Lines, not a bar redrawn in place: the chat's own lines come between.
-      bar = progressBar(this.io, undefined);
+      // (null: no stream of its own; `undefined` took the default, stderr, and drew escape codes there.)
+      bar = progressBar(this.io, null);
       this.bars.set(toolCallID, bar);
     }
     return bar;
