@@ -14,7 +14,7 @@ import { KERNEL_VERSION } from '../paths.js';
  * gate, same audit). The relay connects once the stdio client has said who it is, under that client's
  * name, so the kernel names the caller as that client. Progress and cancellation pass through.
  */
-export async function relayStdioToKernel(stdio: Transport, url: string, token: string): Promise<{ closed: Promise<void> }> {
+export async function relayStdioToKernel(stdio: Transport, url: string, token: string): Promise<{ closed: Promise<void>; settled(): Promise<void> }> {
   const server = new Server({ name: 'quire', version: KERNEL_VERSION }, { capabilities: { tools: { listChanged: true }, resources: { subscribe: true }, prompts: {} } });
   let upstream: Promise<Client> | undefined;
   const connect = (): Promise<Client> => {
@@ -38,7 +38,16 @@ export async function relayStdioToKernel(stdio: Transport, url: string, token: s
    * refused, so it did not run); a kernel that cannot be reached ends the relay, so that the client sees
    * its server close and may start it again (it stayed open, every request failing, for good).
    */
-  const relay = async <T,>(work: (client: Client) => Promise<T>): Promise<T> => {
+  // Requests under way upstream: a client that sends its last requests and closes its end still gets
+  // their answers (the relay closed at once and dropped them; the workspace opened directly answered).
+  const inFlight = new Set<Promise<unknown>>();
+  const relay = <T,>(work: (client: Client) => Promise<T>): Promise<T> => {
+    const relayed = relayOnce(work);
+    inFlight.add(relayed);
+    void relayed.catch(() => undefined).finally(() => inFlight.delete(relayed));
+    return relayed;
+  };
+  const relayOnce = async <T,>(work: (client: Client) => Promise<T>): Promise<T> => {
     for (let attempt = 0; ; attempt++) {
       let client: Client | undefined;
       try {
@@ -87,7 +96,11 @@ export async function relayStdioToKernel(stdio: Transport, url: string, token: s
     };
   });
   await server.connect(stdio);
-  return { closed };
+  const settled = async (): Promise<void> => {
+    // A request arrives a moment after the one before it is read: settle until none is left.
+    while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+  };
+  return { closed, settled };
 }
 
 /** The kernel answered 404 for the session: it does not know it (a restart, or swept while idle). */

@@ -42,8 +42,8 @@ export const mcpCommand: Command = {
         const token = process.env.QUIRE_TOKEN?.trim() || (await readFile(join(root, '.quire', 'admin.token'), 'utf8').catch(() => '')).trim();
         if (token === '') throw new KernelError('UNAUTHENTICATED', `the workspace is served at ${serving.url}, but neither QUIRE_TOKEN nor ${join(root, '.quire', 'admin.token')} gives a token to talk to it with`);
         const relay = await relayStdioToKernel(stdio, serving.url, token);
-        // stdin's end (the client quit) ends the relay too.
-        process.stdin.once('end', () => { void stdio.close(); });
+        // stdin's end (the client quit) ends the relay too, once the requests it sent are answered.
+        process.stdin.once('end', () => { void relay.settled().then(() => stdio.close()); });
         io.err(`quire mcp: relaying to the kernel at ${serving.url}`);
         await relay.closed;
         return EXIT_OK;

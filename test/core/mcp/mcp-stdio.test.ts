@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -72,6 +73,21 @@ describe('quire mcp (stdio)', () => {
     expect(JSON.stringify(await listed.json())).toContain('Relayed');
     const audited = (await auditLines(root)).filter((line) => line.tool === 'notebook');
     expect(audited.at(-1)).toMatchObject({ principal: { kind: 'mcp', client: 'Cursor' } });
+
+    // A client that sends its last requests and closes its end gets their answers (only initialize's came).
+    const child = spawn(process.execPath, [CLI, 'mcp', '--workspace', root], { cwd: REPO_ROOT, stdio: ['pipe', 'pipe', 'ignore'] });
+    let answers = '';
+    child.stdout.on('data', (chunk: Buffer) => { answers += chunk.toString(); });
+    const requests = [
+      { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'batch', version: '1' } } },
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+      { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'notebook_list', arguments: {} } },
+      { jsonrpc: '2.0', id: 3, method: 'tools/list' },
+    ];
+    child.stdin.end(requests.map((request) => `${JSON.stringify(request)}\n`).join(''));
+    await new Promise((resolve) => child.on('exit', resolve));
+    const ids = answers.trim().split('\n').map((line) => (JSON.parse(line) as { id?: number }).id);
+    expect(ids).toEqual([1, 2, 3]);
 
     // The kernel restarted (at the same address): the relay opens a new session and goes on (every
     // request answered 404 "no such MCP session" for good).
