@@ -43,7 +43,7 @@ export async function withKernel<T>(root: string, io: CliIO, run: (kernel: Kerne
 }
 
 /** What only a Quire workspace holds at its top. */
-const WORKSPACE_MARKS = ['.quire', 'quire.json', 'data', 'plugins'];
+const WORKSPACE_MARKS = ['.quire', 'quire.json', 'data', 'plugins', 'models'];
 
 /**
  * A command other than `serve --init` opens only a workspace that is there: a mistyped path made a new,

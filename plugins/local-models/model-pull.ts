@@ -153,6 +153,10 @@ function checkHost(host: string): void {
   } catch {
     throw new KernelError('INVALID_INPUT', `remoteHost '${host.slice(0, 200)}' is not a URL`, { details: { field: 'remoteHost' } });
   }
+  // Refused without being repeated: it was echoed in "pulling … from" and in fetch's own refusal.
+  if (url.username !== '' || url.password !== '') {
+    throw new KernelError('INVALID_INPUT', `remoteHost ${url.origin} holds a user name or password, which is not sent: give a host without them`, { details: { field: 'remoteHost' } });
+  }
   const loopback = url.hostname === 'localhost' || url.hostname === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(url.hostname);
   if (url.protocol === 'https:' || (url.protocol === 'http:' && loopback)) return;
   throw new KernelError('INVALID_INPUT', `remoteHost ${url.origin} is not https: models are downloaded over https, or plain http from this machine only (the weights are not signed)`, { details: { field: 'remoteHost' } });

@@ -71,7 +71,7 @@ ${WORKSPACE_OPTION}
     try {
       // A mistyped workspace got a models folder made there, as the first step of a download.
       assertWorkspaceExists(root);
-      io.out(`pulling ${model} from ${remoteHost}`);
+      io.out(`pulling ${model} from ${hostShown(remoteHost)}`);
       const result = await pullModel({
         modelsDir: join(root, 'models'), model, remoteHost, force: parsed.values.force === true, onProgress: fileProgress(io),
         ...(dtype ? { dtype: dtype as ModelDtype } : {}),
@@ -115,3 +115,15 @@ ${WORKSPACE_OPTION}`,
   },
 };
 
+/** The host as said at the terminal: never a password or user name it may hold (the pull refuses those). */
+function hostShown(host: string): string {
+  try {
+    const url = new URL(host);
+    if (url.username === '' && url.password === '') return host;
+    url.username = '';
+    url.password = '';
+    return url.href;
+  } catch {
+    return host.slice(0, 200);
+  }
+}

@@ -56,6 +56,11 @@ describe('quire models', () => {
     const io = bufferIO();
     expect(await runCli(['models', 'pull', 'test-org/tiny-reranker', '-w', workspace], io)).toBe(0);
     expect(io.outText()).toContain(`from ${host.url}`);
+    // A host holding a password is refused without the password being repeated anywhere.
+    const secret = bufferIO();
+    expect(await runCli(['models', 'pull', 'test-org/not-pulled-yet', '-w', workspace, '--remote-host', host.url.replace('://', '://me:s3cret@')], secret)).toBe(1);
+    expect([secret.errText(), secret.outText()].join('\n')).not.toContain('s3cret');
+    expect(secret.errText()).toContain('holds a user name or password');
   });
 
   it('exits 1 with a clear message for a model the host does not have, and leaves no folder', async () => {
