@@ -10,6 +10,7 @@ import { QuestionCard, type PendingQuestion } from './question-card.js';
 import { ToolCall } from './tool-call.js';
 import { renderAnswer } from './answer-markdown.js';
 import { SessionTitle } from './session-title.js';
+import { useFollowEnd } from './follow-end.js';
 import { runTurn, type Live, type LiveCall } from './turn-stream.js';
 
 /** A message typed and not sent, by session (this tab only): kept when another session is opened, asked about before leaving. */
@@ -149,22 +150,7 @@ function Chat({ client, sessionId, onChanged }: { client: QuireClient; sessionId
     }, () => undefined);
   };
   useEffect(() => { void load(); void loadPending(); }, [sessionId]);
-  // To the end as the conversation grows, only while the person is at its end: reading earlier messages,
-  // the 2-second follow of a turn (and every token of one streaming here) pulled them back down.
-  const atEnd = useRef(true);
-  useEffect(() => {
-    const box = end.current?.closest('.conversation');
-    if (!box) return;
-    // The conversation scrolls itself on a wide screen; on a narrow one (under 760 px) the page does.
-    const onScroll = (): void => {
-      const scroller = box.scrollHeight > box.clientHeight + 1 ? box : document.scrollingElement ?? document.documentElement;
-      atEnd.current = scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < 80;
-    };
-    box.addEventListener('scroll', onScroll, { passive: true });
-    window.addEventListener('scroll', onScroll, { passive: true });
-    return () => { box.removeEventListener('scroll', onScroll); window.removeEventListener('scroll', onScroll); };
-  }, [session === undefined]);
-  useEffect(() => { if (atEnd.current) end.current?.scrollIntoView({ block: 'end' }); }, [session, live?.content.length, live?.calls.length, pending]);
+  const following = useFollowEnd(end, session !== undefined, [session, live?.content.length, live?.calls.length, pending]);
   // A turn that runs without this page following it (started before a reload, or elsewhere): it can be
   // stopped here, and the session is read again until it ends.
   const runningElsewhere = !live && session?.recoveryState === 'running';
@@ -182,7 +168,7 @@ function Chat({ client, sessionId, onChanged }: { client: QuireClient; sessionId
     const text = message.trim();
     if (text === '' || live?.state === 'running' || runningElsewhere) return;
     // Their own message and its answer are followed, wherever they had scrolled.
-    atEnd.current = true;
+    following.follow();
     setMessage('');
     setAsked(text);
     setError(undefined);
