@@ -90,7 +90,11 @@ export function servePrompts(server: Server, kernel: Kernel, caller: () => Princ
     if (builtIn) return { description: builtIn.prompt.description, messages: await builtIn.messages(args, call) };
     if (request.params.name.startsWith(SKILL_PREFIX) && skillsOn()) {
       const name = request.params.name.slice(SKILL_PREFIX.length);
-      const skill = await call<{ name: string; description: string; body: string }>('skill_load', { name });
+      // A skill that is not there is a prompt that is not there: invalid params, as any unknown prompt.
+      const skill = await call<{ name: string; description: string; body: string }>('skill_load', { name }).catch((error: unknown) => {
+        if ((error as { code?: string }).code !== 'NOT_FOUND') throw error;
+        throw new KernelError('INVALID_INPUT', `no prompt named '${request.params.name.slice(0, 100)}'`, { details: { field: 'name', prompt: request.params.name.slice(0, 100) } });
+      });
       return {
         description: skill.description,
         messages: [{ role: 'user', content: { type: 'text', text: `Follow the skill "${skill.name}" below where it fits the request.\n\n<skill>\n${skill.body}\n</skill>${args.request ? `\n\nRequest: ${args.request}` : ''}` } }],

@@ -17,19 +17,31 @@ import { KERNEL_VERSION } from '../paths.js';
 export async function relayStdioToKernel(stdio: Transport, url: string, token: string): Promise<{ closed: Promise<void>; settled(): Promise<void> }> {
   const server = new Server({ name: 'quire', version: KERNEL_VERSION }, { capabilities: { tools: { listChanged: true }, resources: { subscribe: true }, prompts: {} } });
   let upstream: Promise<Client> | undefined;
+  /** Every client opened upstream, closed with the relay (one let go may still be closing). */
+  const opened = new Set<Client>();
   const connect = (): Promise<Client> => {
-    upstream ??= (async () => {
+    if (upstream) return upstream;
+    const connecting: Promise<Client> = (async () => {
       const client = new Client({ name: server.getClientVersion()?.name ?? 'quire-mcp-stdio', version: server.getClientVersion()?.version ?? KERNEL_VERSION });
+      opened.add(client);
       client.setNotificationHandler(ToolListChangedNotificationSchema, () => { void server.sendToolListChanged().catch(() => undefined); });
       client.setNotificationHandler(ResourceUpdatedNotificationSchema, (notification) => { void server.sendResourceUpdated(notification.params).catch(() => undefined); });
       // The kernel going away ends the relay: the client sees its server close, and may start it again.
       client.onclose = () => { void server.close().catch(() => undefined); };
-      await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+      try {
+        await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+      } catch (error) {
+        // Closed, so that nothing of it (a stream it would open again) keeps the process from ending.
+        client.onclose = undefined;
+        void client.close().catch(() => undefined);
+        throw error;
+      }
       return client;
     })();
+    upstream = connecting;
     // A failed connection is tried again by the next request, not kept.
-    upstream.catch(() => { upstream = undefined; });
-    return upstream;
+    connecting.catch(() => { if (upstream === connecting) upstream = undefined; });
+    return connecting;
   };
   /**
    * A request relayed upstream. The SDK's HTTP client never says its server went away (its `onclose`
@@ -50,12 +62,13 @@ export async function relayStdioToKernel(stdio: Transport, url: string, token: s
   const relayOnce = async <T,>(work: (client: Client) => Promise<T>): Promise<T> => {
     for (let attempt = 0; ; attempt++) {
       let client: Client | undefined;
+      const connected = connect();
       try {
-        client = await connect();
+        client = await connected;
         return await work(client);
       } catch (error) {
         if (attempt === 0 && client && sessionGone(error)) {
-          forget(client);
+          forget(connected, client);
           continue;
         }
         if (unreachable(error)) void server.close().catch(() => undefined);
@@ -63,8 +76,9 @@ export async function relayStdioToKernel(stdio: Transport, url: string, token: s
       }
     }
   };
-  const forget = (client: Client): void => {
-    upstream = undefined;
+  /** The session the kernel no longer knows: let go once (requests refused together share the next). */
+  const forget = (connected: Promise<Client>, client: Client): void => {
+    if (upstream === connected) upstream = undefined;
     client.onclose = undefined;
     void client.close().catch(() => undefined);
   };
@@ -91,17 +105,29 @@ export async function relayStdioToKernel(stdio: Transport, url: string, token: s
   }));
   const closed = new Promise<void>((resolve) => {
     server.onclose = () => {
-      void upstream?.then((client) => client.close()).catch(() => undefined);
+      for (const client of opened) {
+        client.onclose = undefined;
+        void client.close().catch(() => undefined);
+      }
       resolve();
     };
   });
   await server.connect(stdio);
   const settled = async (): Promise<void> => {
-    // A request arrives a moment after the one before it is read: settle until none is left.
-    while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+    // A request arrives a moment after the one before it is read: settle until none is left, for at most
+    // SETTLE_MS (a long call the client no longer waits for is then stopped by the close).
+    const deadline = Date.now() + SETTLE_MS;
+    while (inFlight.size > 0 && Date.now() < deadline) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([Promise.allSettled([...inFlight]), new Promise((resolve) => { timer = setTimeout(resolve, deadline - Date.now()); })]);
+      clearTimeout(timer);
+    }
   };
   return { closed, settled };
 }
+
+/** How long the requests a client sent before closing its end are waited for. */
+const SETTLE_MS = 30_000;
 
 /** The kernel answered 404 for the session: it does not know it (a restart, or swept while idle). */
 function sessionGone(error: unknown): boolean {

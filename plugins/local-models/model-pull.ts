@@ -151,7 +151,7 @@ function checkHost(host: string): void {
   try {
     url = new URL(host);
   } catch {
-    throw new KernelError('INVALID_INPUT', `remoteHost '${host.slice(0, 200)}' is not a URL`, { details: { field: 'remoteHost' } });
+    throw new KernelError('INVALID_INPUT', `remoteHost '${host.slice(0, 200).replace(/\/\/[^/]*@/, '//***@')}' is not a URL`, { details: { field: 'remoteHost' } });
   }
   // Refused without being repeated: it was echoed in "pulling … from" and in fetch's own refusal.
   if (url.username !== '' || url.password !== '') {

@@ -124,6 +124,7 @@ function hostShown(host: string): string {
     url.password = '';
     return url.href;
   } catch {
-    return host.slice(0, 200);
+    // Not a URL (the pull says so): what may be a user name and password before an @ is not shown either.
+    return host.slice(0, 200).replace(/\/\/[^/]*@/, '//***@');
   }
 }

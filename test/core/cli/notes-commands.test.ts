@@ -63,6 +63,11 @@ describe('quire notebooks, docs, show, search, export by path', () => {
     await writeFile(join(notesFolder, 'Compost.md'), '# Compost\n');
     expect(await run(['notebooks', '--workspace', notesFolder])).toMatchObject({ code: 1, err: expect.stringContaining('is a folder of other files, not a Quire workspace') });
     expect(await readdir(notesFolder)).toEqual(['Compost.md']);
+    // A folder holding only what a system leaves everywhere (Finder's .DS_Store) is an empty one to begin in.
+    const fresh = join(root, '..', 'fresh');
+    await mkdir(fresh);
+    await writeFile(join(fresh, '.DS_Store'), '');
+    expect((await run(['notebooks', '--workspace', fresh])).code).toBe(0);
     const missing = await run(['show', 'Garden/Nowhere', '--workspace', root]);
     expect(missing).toMatchObject({ code: 1, err: "quire show: NOT_FOUND: no document at 'Garden/Nowhere'" });
     const folder = join(root, '..', 'out');

@@ -211,6 +211,7 @@ describe('MCP prompts', () => {
     expect(skill.messages[0]!.content).toMatchObject({ type: 'text', text: expect.stringMatching(/Start with the decisions\.[\s\S]*Request: minutes of today/) });
     await expect(client.getPrompt({ name: 'summarize_document', arguments: {} })).rejects.toMatchObject({ code: -32602, message: expect.stringMatching(/needs the argument 'id'/) });
     await expect(client.getPrompt({ name: 'nope' })).rejects.toMatchObject({ code: -32602, message: expect.stringMatching(/no prompt named/) });
+    await expect(client.getPrompt({ name: 'skill_nope' })).rejects.toMatchObject({ code: -32602, message: expect.stringMatching(/no prompt named 'skill_nope'/) });
     // A note it names that is not there is not found, as a resource's is (it was invalid params).
     await expect(client.getPrompt({ name: 'summarize_document', arguments: { id: '20200101000000-abcdefg' } })).rejects.toMatchObject({ code: -32002 });
   });

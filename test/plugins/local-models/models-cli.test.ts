@@ -61,6 +61,10 @@ describe('quire models', () => {
     expect(await runCli(['models', 'pull', 'test-org/not-pulled-yet', '-w', workspace, '--remote-host', host.url.replace('://', '://me:s3cret@')], secret)).toBe(1);
     expect([secret.errText(), secret.outText()].join('\n')).not.toContain('s3cret');
     expect(secret.errText()).toContain('holds a user name or password');
+    // Nor where the host is not even a URL (it was repeated whole, password and all).
+    const broken = bufferIO();
+    expect(await runCli(['models', 'pull', 'test-org/not-pulled-yet', '-w', workspace, '--remote-host', 'https://me:s3cret@exa mple.com'], broken)).toBe(1);
+    expect([broken.errText(), broken.outText()].join('\n')).not.toContain('s3cret');
   });
 
   it('exits 1 with a clear message for a model the host does not have, and leaves no folder', async () => {
