@@ -1,5 +1,6 @@
 import type { ProgressUpdate } from '../plugin-api.js';
 import type { CliIO } from './cli-io.js';
+import { printable } from './chat/terminal-text.js';
 
 const WIDTH = 24;
 
@@ -32,7 +33,7 @@ export function progressBar(io: CliIO, stream: NodeJS.WriteStream | null = proce
 
 function render(progress: ProgressUpdate): string {
   // A plugin's words, written to a terminal: control characters (an escape sequence) shown, not obeyed.
-  const what = progress.message ? ` ${progress.message.replace(/[\u0000-\u001f\u007f-\u009f]/g, '\ufffd')}` : '';
+  const what = progress.message ? ` ${printable(progress.message)}` : '';
   if (!progress.total) return `  ${progress.done}${what}`;
   const share = Math.min(1, progress.done / progress.total);
   const filled = Math.round(share * WIDTH);

@@ -146,12 +146,25 @@ async function sizes(folder: string, files: readonly string[]): Promise<{ path: 
  * http from this machine only (a mirror on loopback, the tests' fake). Over http from elsewhere, anyone
  * on the path could swap them.
  */
+/** A host as it may be said: never a user name or password it holds, a URL or not (cut to 200 characters). */
+export function hostWithoutCredentials(host: string): string {
+  try {
+    const url = new URL(host);
+    if (url.username === '' && url.password === '') return host.slice(0, 200);
+    url.username = '';
+    url.password = '';
+    return url.href.slice(0, 200);
+  } catch {
+    return host.slice(0, 200).replace(/\/\/[^/]*@/, '//***@');
+  }
+}
+
 function checkHost(host: string): void {
   let url: URL;
   try {
     url = new URL(host);
   } catch {
-    throw new KernelError('INVALID_INPUT', `remoteHost '${host.slice(0, 200).replace(/\/\/[^/]*@/, '//***@')}' is not a URL`, { details: { field: 'remoteHost' } });
+    throw new KernelError('INVALID_INPUT', `remoteHost '${hostWithoutCredentials(host)}' is not a URL`, { details: { field: 'remoteHost' } });
   }
   // Refused without being repeated: it was echoed in "pulling … from" and in fetch's own refusal.
   if (url.username !== '' || url.password !== '') {

@@ -1,4 +1,4 @@
-import { KernelError, definePlugin, type ActionCall } from '../../core/index.js';
+import { KernelError, definePlugin, wholeCharacterEnd, type ActionCall } from '../../core/index.js';
 import { BLOCKS_INDEX, type BlocksIndex } from '../blocks/tokens.js';
 import { TABLES } from './schema-doc.js';
 import { SqlRunner } from './sql-runner.js';
@@ -67,8 +67,7 @@ const MAX_ERROR_CHARS = 1_000;
 
 function cutMessage(message: string): string {
   if (message.length <= MAX_ERROR_CHARS) return message;
-  // Whole characters: a cut between the two halves of a surrogate pair leaves half a character.
-  const end = /[\ud800-\udbff]/.test(message[MAX_ERROR_CHARS - 1] ?? '') ? MAX_ERROR_CHARS - 1 : MAX_ERROR_CHARS;
+  const end = wholeCharacterEnd(message, MAX_ERROR_CHARS);
   return `${message.slice(0, end)}… (cut at ${end} characters)`;
 }
 

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DTYPE_FILE_SUFFIX, type ModelDtype } from '../../../plugins/local-models/config.js';
-import { DEFAULT_REMOTE_HOST, listModels, pullModel } from '../../../plugins/local-models/model-pull.js';
+import { DEFAULT_REMOTE_HOST, hostWithoutCredentials, listModels, pullModel } from '../../../plugins/local-models/model-pull.js';
 import { EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, type CliIO, type Command } from '../cli-io.js';
 import { assertWorkspaceExists, describeError } from '../one-shot-kernel.js';
 import { parseOptions } from '../parse-options.js';
@@ -71,7 +71,7 @@ ${WORKSPACE_OPTION}
     try {
       // A mistyped workspace got a models folder made there, as the first step of a download.
       assertWorkspaceExists(root);
-      io.out(`pulling ${model} from ${hostShown(remoteHost)}`);
+      io.out(`pulling ${model} from ${hostWithoutCredentials(remoteHost)}`);
       const result = await pullModel({
         modelsDir: join(root, 'models'), model, remoteHost, force: parsed.values.force === true, onProgress: fileProgress(io),
         ...(dtype ? { dtype: dtype as ModelDtype } : {}),
@@ -114,17 +114,3 @@ ${WORKSPACE_OPTION}`,
     return EXIT_OK;
   },
 };
-
-/** The host as said at the terminal: never a password or user name it may hold (the pull refuses those). */
-function hostShown(host: string): string {
-  try {
-    const url = new URL(host);
-    if (url.username === '' && url.password === '') return host;
-    url.username = '';
-    url.password = '';
-    return url.href;
-  } catch {
-    // Not a URL (the pull says so): what may be a user name and password before an @ is not shown either.
-    return host.slice(0, 200).replace(/\/\/[^/]*@/, '//***@');
-  }
-}

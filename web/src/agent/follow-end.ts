@@ -11,7 +11,7 @@ const scrollerOf = (box: Element): Element => (box.scrollHeight > box.clientHeig
  */
 function nearEnd(box: Element, marker: Element | null): boolean {
   if (!marker) return true;
-  const bottom = box.scrollHeight > box.clientHeight + 1 ? box.getBoundingClientRect().bottom : window.innerHeight;
+  const bottom = scrollerOf(box) === box ? box.getBoundingClientRect().bottom : window.innerHeight;
   return marker.getBoundingClientRect().bottom - bottom < 80;
 }
 
