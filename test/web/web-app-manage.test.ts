@@ -76,7 +76,9 @@ describe('the web app manages notebooks, documents and sessions', () => {
     await web.page.locator('h1#doc-title', { hasText: 'Child' }).waitFor();
     await web.page.getByRole('button', { name: 'Move…', exact: true }).click();
     // The document itself and those below it are no place to move it to.
+    // The panel shows its form once the places are loaded (allTextContents does not wait: CI once read none).
     const under = web.page.getByLabel('Move under');
+    await under.waitFor();
     expect(await under.locator('option').allTextContents()).toEqual(['(the top of the notebook)', 'Parent']);
     await under.selectOption({ label: 'Parent' });
     await web.page.getByRole('button', { name: 'Move here' }).click();
