@@ -3,23 +3,34 @@ import { EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, type CliIO, type Command } from './
 import { COMMANDS, type CommandEntry } from './command-list.js';
 import { isKernelError } from '../errors.js';
 
-function usage(commands: readonly CommandEntry[]): string {
+function listed(commands: readonly CommandEntry[]): string[] {
   const width = Math.max(...commands.map((command) => command.name.length));
+  return commands.map((command) => `  ${command.name.padEnd(width)}   ${command.summary}`);
+}
+
+function usage(commands: readonly CommandEntry[]): string {
   return [
     `Quire ${KERNEL_VERSION}: a local-first block notebook kernel with an agent inside.`,
     '',
     'Usage: quire <command> [options]',
     '',
     'Commands:',
-    ...commands.map((command) => `  ${command.name.padEnd(width)}   ${command.summary}`),
+    ...listed(commands),
     '',
     "Run 'quire <command> --help' for a command's options.",
   ].join('\n');
 }
 
+/** `quire snapshot` and its kin: the group's commands, as `quire --help` lists them. */
+function groupUsage(name: string, group: readonly CommandEntry[]): string {
+  return [`Usage: quire ${name} <command> [options]`, '', 'Commands:', ...listed(group), '', `Run 'quire ${name} <command> --help' for a command's options.`].join('\n');
+}
+
+const asksForHelp = (word: string | undefined): boolean => word === '--help' || word === '-h' || word === 'help';
+
 /** Finds the command named by the first one or two words and runs it; returns the exit code. */
 export async function runCli(argv: string[], io: CliIO, commands: readonly CommandEntry[] = COMMANDS): Promise<number> {
-  if (argv.length === 0 || argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') {
+  if (argv.length === 0 || asksForHelp(argv[0])) {
     io.out(usage(commands));
     return argv.length === 0 ? EXIT_USAGE : EXIT_OK;
   }
@@ -28,8 +39,12 @@ export async function runCli(argv: string[], io: CliIO, commands: readonly Comma
   const command = byName.get(`${argv[0]} ${argv[1] ?? ''}`) ?? byName.get(argv[0] ?? '');
   if (!command) {
     const group = commands.filter((candidate) => candidate.name.startsWith(`${argv[0]} `));
+    // `quire snapshot --help` was refused (exit 2) as an unknown subcommand; asked for, the group's list is help.
+    if (group.length > 0 && asksForHelp(argv[1])) return io.out(groupUsage(argv[0] ?? '', group)), EXIT_OK;
     io.err(group.length > 0
-      ? `quire ${argv[0]}: expected one of: ${group.map((candidate) => candidate.name).join(', ')}`
+      ? argv.length === 1
+        ? groupUsage(argv[0] ?? '', group)
+        : `quire ${argv[0]}: unknown command '${argv[1] ?? ''}', expected one of: ${group.map((candidate) => candidate.name).join(', ')}`
       : `quire: unknown command '${argv.join(' ')}'\n\n${usage(commands)}`);
     return EXIT_USAGE;
   }

@@ -28,7 +28,8 @@ Options:
     const root = String(parsed.values.workspace ?? './workspace');
     if (!existsSync(root)) {
       io.err(`quire audit anchor: workspace ${root} does not exist`);
-      return EXIT_USAGE;
+      // As every command that opens a workspace says of one not there (2 is for a command line that was wrong).
+      return EXIT_PROBLEMS;
     }
     const workspace = new Workspace(root);
     const { result } = await verifyWorkspaceAudit(workspace);

@@ -69,7 +69,8 @@ Options:
     const root = String(parsed.values.workspace ?? './workspace');
     if (!existsSync(root)) {
       io.err(`quire audit verify: workspace ${root} does not exist`);
-      return EXIT_USAGE;
+      // As every command that opens a workspace says of one not there (2 is for a command line that was wrong).
+      return EXIT_PROBLEMS;
     }
     const { result, anchorProblems } = await verifyWorkspaceAudit(new Workspace(root), given);
     for (const note of [...endNotes(result), ...anchorNotes(result)]) io.out(note);

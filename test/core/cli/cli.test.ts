@@ -46,9 +46,12 @@ describe('quire command line', () => {
     expect(io.errText()).toContain('/no/such/manifest.json: no such file');
   });
 
-  it('exits 2 when auditing a workspace that does not exist', async () => {
-    const io = bufferIO();
-    expect(await runCli(['audit', 'verify', '--workspace', '/no/such/workspace'], io)).toBe(2);
+  it('exits 1 when auditing a workspace that does not exist, as the commands that open one do', async () => {
+    for (const verb of ['verify', 'anchor']) {
+      const io = bufferIO();
+      expect(await runCli(['audit', verb, '--workspace', '/no/such/workspace'], io)).toBe(1);
+      expect(io.errText()).toContain(`quire audit ${verb}: workspace /no/such/workspace does not exist`);
+    }
   });
 });
 

@@ -40,4 +40,26 @@ describe('the CLI command list (each command loaded only when it runs)', () => {
     expect(await runCli(['broken'], io, broken)).toBe(1);
     expect(said).toEqual(["quire broken: its code could not be loaded (Cannot find module 'gone'); reinstall Quire"]);
   });
+
+  it('answers a group\'s --help with its commands (exit 0), the group alone or an unknown one in it with exit 2', async () => {
+    const run = async (argv: string[]): Promise<{ code: number; out: string[]; err: string[] }> => {
+      const out: string[] = [];
+      const err: string[] = [];
+      const code = await runCli(argv, { out: (text) => void out.push(text), err: (text) => void err.push(text) });
+      return { code, out, err };
+    };
+    for (const ask of ['--help', '-h', 'help']) {
+      const help = await run(['snapshot', ask]);
+      expect(help.code).toBe(0);
+      expect(help.err).toEqual([]);
+      expect(help.out.join('\n')).toMatch(/^Usage: quire snapshot <command> \[options\]/);
+      expect(help.out.join('\n')).toContain('  snapshot rollback   make the notes exactly as in a snapshot');
+    }
+    const alone = await run(['skill']);
+    expect(alone.code).toBe(2);
+    expect(alone.err.join('\n')).toMatch(/^  skill restore +put an earlier version back/m);
+    const unknown = await run(['snapshot', 'undo']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.err).toEqual(["quire snapshot: unknown command 'undo', expected one of: snapshot create, snapshot list, snapshot diff, snapshot rollback, snapshot delete, snapshot verify"]);
+  });
 });
