@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, type Command } from '../cli-io.js';
-import { KernelError } from '../../errors.js';
+import { isKernelError, KernelError } from '../../errors.js';
 import { isValidId } from '../../ids.js';
 import type { Kernel } from '../../kernel.js';
 import { callAction, describeError, withKernel } from '../one-shot-kernel.js';
@@ -86,7 +86,9 @@ Options:
       if (result.stopped !== undefined) io.err(`quire export: ${String(result.message)}`);
       return result.stopped !== undefined ? EXIT_PROBLEMS : EXIT_OK;
     } catch (error) {
-      io.err(`quire export: ${describeError(error)}`);
+      // The action names its own input (`overwrite: true`); at the terminal that is a flag.
+      const existing = isKernelError(error) && error.code === 'CONFLICT' ? (error.details as { file?: unknown } | undefined)?.file : undefined;
+      io.err(`quire export: ${typeof existing === 'string' ? `${existing} already exists; give --overwrite to replace it (nothing was written)` : describeError(error)}`);
       return EXIT_PROBLEMS;
     }
   },

@@ -73,6 +73,10 @@ describe('quire notebooks, docs, show, search, export by path', () => {
     const folder = join(root, '..', 'out');
     expect((await run(['export', 'Garden/Beds', folder, '--workspace', root])).code).toBe(0);
     expect(await readdir(folder)).toEqual(expect.arrayContaining(['Beds.md']));
+    // Again into the same folder: refused naming the flag that replaces (it said `pass overwrite: true`).
+    const again = await run(['export', 'Garden/Beds', folder, '--workspace', root]);
+    expect(again).toMatchObject({ code: 1, err: `quire export: ${join(folder, 'Beds.md')} already exists; give --overwrite to replace it (nothing was written)` });
+    expect((await run(['export', 'Garden/Beds', folder, '--overwrite', '--workspace', root])).code).toBe(0);
   }, 60_000);
 
   it('end quietly, their kernel closed, when what reads their output has gone (quire search | head)', async () => {
