@@ -118,23 +118,29 @@ export interface ResolvedKey {
 }
 
 /**
- * Whether an `apiKeyEnv` looks like a key pasted in place of a variable's name (the schema's name pattern
- * lets a Gemini key through, `AIza…`, and any key without a hyphen): it is then never repeated (the
+ * Whether an `apiKeyEnv` looks like a key pasted in place of a variable's name: not a name at all, or a
+ * name-shaped key (a Gemini key, `AIza…`, any key without a hyphen). It is then never repeated (the
  * "key is missing" message named it in the log, in every turn's 503 and in the chat).
  */
 export function looksLikeKey(variable: string, env: NodeJS.ProcessEnv = process.env): boolean {
+  // Not a name at all (OpenAI's `sk-proj-…`, Anthropic's `sk-ant-…`): the schema refused it by its pattern,
+  // and a native plugin's config refused stopped every command, `quire notebooks` too; it is refused
+  // here, the notes readable and turns answered 503, as any key pasted in place of a name is.
+  if (!VARIABLE_NAME.test(variable)) return true;
   // A variable that is set is a name, whatever it looks like (a long mixed-case name was refused).
   if (env[variable] !== undefined) return false;
   return KEY_PREFIXES.test(variable) || /^[0-9a-f]{32,}$/i.test(variable) || variable.length > 64
     || (variable.length >= 24 && /[a-z]/.test(variable) && /[A-Z]/.test(variable) && /\d/.test(variable));
 }
 
+const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,199}$/;
+
 /** Common keys that the name pattern lets through (no hyphen), by their start and a long tail: Gemini, Hugging Face, Groq, Replicate, Stripe-like, GitHub, GitLab (a short `hf_token` is a name). */
 const KEY_PREFIXES = /^(?:AIza|hf_|gsk_|r8_|sk_|rk_|ghp_|gho_|github_pat_|glpat)[A-Za-z0-9_]{16,}$/;
 
 /** The refusal of such an `apiKeyEnv`, which does not show it. */
 export function keyInVariableName(field: string): KernelError {
-  return new KernelError('MODEL_UNAVAILABLE', `${field}/apiKeyEnv looks like a key, not the name of an environment variable: put the key in a variable (export MY_KEY=…) and name the variable there (the value is not shown)`, { details: { field: `${field}/apiKeyEnv` } });
+  return new KernelError('MODEL_UNAVAILABLE', `${field}/apiKeyEnv looks like a key, not the name of an environment variable (letters, digits and _): put the key in a variable (export MY_KEY=…) and name the variable there (the value is not shown)`, { details: { field: `${field}/apiKeyEnv` } });
 }
 
 /**

@@ -109,5 +109,9 @@ describe('a key pasted where its variable\'s name goes', () => {
     const long = 'MyCompanyOpenAIKeyForProduction2024';
     expect(refused(long, { [long]: 'sk-secret' })).toBe('resolved');
     expect(refused('hf_token')).toBe('missing');
+    // Not a name at all: OpenAI's and Anthropic's keys hold hyphens (the schema refused them, and the kernel did not start).
+    expect(refused('sk-proj-Ab12Cd34Ef56Gh78Ij90Kl12Mn34')).toBe('looks like a key');
+    expect(refused('sk-ant-api03-abcdefghijklmnop')).toBe('looks like a key');
+    expect(refused('MY-KEY', { 'MY-KEY': 'sk-secret' })).toBe('looks like a key');
   });
 });

@@ -108,6 +108,12 @@ describe.each(PROTOCOLS)('how %s fails, through the real SDK and the turn loop',
     const refused = await keyAsName.turn(await keyAsName.session(), 'hi');
     expect([refused.status, JSON.stringify(refused.body).includes(pasted.slice(4, 20)), refused.body!.error.message]).toEqual([503, false, expect.stringContaining('looks like a key')]);
     expect(JSON.stringify(keyAsName.kernel.configProblems())).not.toContain(pasted.slice(4, 20));
+    // An OpenAI or Anthropic key (hyphens, not a name): the kernel did not start at all (the schema's pattern), notes unreadable.
+    const hyphened = 'sk-proj-Zq81Xw72Vu63Ts54Rq45Po36';
+    const hyphenKey = await start(protocol, { model: { apiKeyEnv: hyphened } });
+    const refusedToo = await hyphenKey.turn(await hyphenKey.session(), 'hi');
+    expect([refusedToo.status, JSON.stringify(refusedToo.body).includes(hyphened.slice(8, 20)), refusedToo.body!.error.message]).toEqual([503, false, expect.stringContaining('looks like a key')]);
+    expect(JSON.stringify(hyphenKey.kernel.configProblems())).not.toContain(hyphened.slice(8, 20));
     // A working model is no problem.
     expect(typeof (await start(protocol)).kernel.configProblems().find((problem) => problem.code === 'CONFIG_MODEL_UNAVAILABLE')).toBe('undefined');
 
