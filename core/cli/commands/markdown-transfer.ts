@@ -114,10 +114,14 @@ function flavorReport(result: Record<string, unknown>): string[] {
   return [];
 }
 
-/** A notebook named on the command line: its name must match exactly one notebook (case aside). */
+/**
+ * A notebook named on the command line: its name must match exactly one notebook, exactly, else case
+ * aside (`Work` beside `work` was "several notebooks", though one is named as given, as `export` picks it).
+ */
 async function notebookByName(kernel: Kernel, name: string): Promise<string> {
   const { notebooks } = await callAction(kernel, 'notebook_list', {}) as { notebooks: { id: string; name: string }[] };
-  const matches = notebooks.filter((notebook) => notebook.name.toLowerCase() === name.toLowerCase());
+  const exact = notebooks.filter((notebook) => notebook.name === name);
+  const matches = exact.length > 0 ? exact : notebooks.filter((notebook) => notebook.name.toLowerCase() === name.toLowerCase());
   if (matches.length === 1) return matches[0]!.id;
   const known = notebooks.map((notebook) => `${notebook.name} (${notebook.id})`).join(', ') || 'none';
   throw new KernelError('NOT_FOUND', matches.length === 0 ? `No notebook named '${name}'; notebooks: ${known}` : `Several notebooks are named '${name}'; give its id: ${known}`);

@@ -324,6 +324,27 @@ describe('import and export of Markdown', () => {
     expect(await readFile(join(out, 'note-007.md'), 'utf8')).toBe('# Note 7\n\nBody #n2#\n');
   });
 
+  it('imports from the CLI into the notebook named exactly as given, beside one named so but for case', async () => {
+    const workspace = join(await tempDir(), 'ws');
+    const { kernel, act } = await boot({ workspace });
+    const upper = await act<Created>('notebook_create', { name: 'Work' });
+    const lower = await act<Created>('notebook_create', { name: 'work' });
+    await kernel.close();
+    const folder = await tempDir('quire-case-');
+    await writeFile(join(folder, 'plan.md'), '# Plan\n\nSteps.\n');
+    // It was "Several notebooks are named 'work'", exit 1, though one is named so.
+    for (const [name, expected] of [['work', lower.id], ['Work', upper.id]] as const) {
+      const io = bufferIO();
+      expect([name, await runCli(['import', folder, '--notebook', name, '--workspace', workspace], io), io.errText()]).toEqual([name, 0, expect.any(String)]);
+      const { kernel: again, act: actAgain } = await boot({ workspace });
+      expect((await actAgain<{ documents: unknown[] }>('document_list', { notebook: expected })).documents).toHaveLength(1);
+      await again.close();
+    }
+    const neither = bufferIO();
+    expect(await runCli(['import', folder, '--notebook', 'WORK', '--workspace', workspace], neither)).toBe(1);
+    expect(neither.errText()).toContain("Several notebooks are named 'WORK'; give its id");
+  });
+
   it('imports with the built CLI, which parses on a worker thread', async () => {
     const workspace = join(await tempDir(), 'ws');
     const { kernel, act } = await boot({ workspace });
