@@ -40,4 +40,9 @@ export interface ChatBackend {
   snapshots(): Promise<SnapshotSummary[]>;
   /** What the session's turn waits for: confirmations and questions not answered yet. */
   pending(): Promise<{ confirmations: Confirmation[]; questions: PendingQuestion[] }>;
+  /**
+   * A kernel in another process may stop under the chat: after a request that did not reach it, whether
+   * one serves the workspace (`restarted`: its address, when it is another boot), or why the chat cannot go on.
+   */
+  stillConnected?(): Promise<{ ok: true; restarted?: string } | { ok: false; reason: string }>;
 }

@@ -1,4 +1,4 @@
-import { EXIT_OK, type CliIO } from '../cli-io.js';
+import { EXIT_OK, EXIT_PROBLEMS, type CliIO } from '../cli-io.js';
 import { describeError } from '../one-shot-kernel.js';
 import type { ChatBackend } from './chat-backend.js';
 import { ChatScreen } from './chat-screen.js';
@@ -50,14 +50,22 @@ async function chatLoop(chat: Chat): Promise<number> {
     if (text === undefined) return EXIT_OK;
     if (text === '') continue;
     const command = COMMAND.exec(text);
-    if (!command) {
-      await runTurn(chat, text);
-      continue;
-    }
-    const name = command[1]!.toLowerCase();
-    if (name === 'quit' || name === 'exit') return EXIT_OK;
-    await runCommand(chat, name, command[2]?.trim() ?? '');
+    if (command && ['quit', 'exit'].includes(command[1]!.toLowerCase())) return EXIT_OK;
+    if (command) await runCommand(chat, command[1]!.toLowerCase(), command[2]?.trim() ?? '');
+    else await runTurn(chat, text);
+    if (!await stillConnected(chat)) return EXIT_PROBLEMS;
   }
+}
+
+/** Whether the chat can go on after a request that did not reach the kernel (see ChatBackend.stillConnected). */
+async function stillConnected({ backend, io }: Chat): Promise<boolean> {
+  const state = await backend.stillConnected?.() ?? { ok: true };
+  if (!state.ok) {
+    io.err(`${state.reason}; session ${backend.sessionId} is kept: \`quire chat --session ${backend.sessionId}\` goes on with it`);
+    return false;
+  }
+  if (state.restarted) io.out(`(the workspace's kernel was started again, at ${state.restarted}: the chat goes on there; what did not reach it was not sent)`);
+  return true;
 }
 
 async function runCommand(chat: Chat, name: string, argument: string): Promise<void> {

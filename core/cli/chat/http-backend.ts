@@ -6,6 +6,12 @@ import type { TurnEvent } from '../../turn/turn-events.js';
 import type { ChatBackend, SnapshotSummary } from './chat-backend.js';
 import type { KernelClient } from './kernel-client.js';
 
+/** A kernel serving the workspace: a client of it, and its boot (serve.json's instance). */
+export interface ServingKernel {
+  client: KernelClient;
+  instance: string;
+}
+
 /**
  * The chat on a kernel that serves the workspace (`quire serve`), through the documented session
  * routes of its HTTP API, as the administrator whose token the workspace keeps.
@@ -13,16 +19,33 @@ import type { KernelClient } from './kernel-client.js';
 export class HttpChatBackend implements ChatBackend {
   readonly where: string;
 
-  private constructor(private readonly client: KernelClient, readonly sessionId: string) {
+  /** `findKernel`: the kernel serving the workspace now (serve.json checked) and its boot, or none. */
+  private constructor(private client: KernelClient, private instance: string, readonly sessionId: string, private readonly findKernel: () => Promise<ServingKernel | undefined>) {
     this.where = `on the kernel at ${client.url}`;
   }
 
   /** Goes on with `sessionId`, or starts a new session. */
-  static async open(client: KernelClient, sessionId: string | undefined): Promise<HttpChatBackend> {
+  static async open(serving: ServingKernel, sessionId: string | undefined, findKernel: () => Promise<ServingKernel | undefined>): Promise<HttpChatBackend> {
+    const { client } = serving;
     const id = sessionId !== undefined
       ? (await client.json<{ session: SessionDocument }>('GET', `/api/agent/sessions/${encodeURIComponent(sessionId)}`)).session.id
       : (await client.json<{ session: SessionDocument }>('POST', '/api/agent/sessions', { title: 'Terminal chat' })).session.id;
-    return new HttpChatBackend(client, id);
+    return new HttpChatBackend(client, serving.instance, id, findKernel);
+  }
+
+  /**
+   * After a request that could not reach the kernel: a chat beside a `quire serve` that stopped went on
+   * prompting, each message failing "does not answer". A kernel serving the workspace again (restarted,
+   * perhaps at another port) is taken up; none, and the chat ends saying how to go on with the session.
+   */
+  async stillConnected(): Promise<{ ok: true; restarted?: string } | { ok: false; reason: string }> {
+    if (!this.client.lostContact) return { ok: true };
+    const now = await this.findKernel().catch(() => undefined);
+    if (!now) return { ok: false, reason: `the kernel at ${this.client.url} has stopped` };
+    const restarted = now.instance !== this.instance ? now.client.url : undefined;
+    this.client = now.client;
+    this.instance = now.instance;
+    return restarted ? { ok: true, restarted } : { ok: true };
   }
 
   private ownTurnRunning = false;

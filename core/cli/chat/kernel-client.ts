@@ -15,6 +15,9 @@ export interface ServerEvent {
 export class KernelClient {
   constructor(readonly url: string, private readonly token: string) {}
 
+  /** Whether the last request could not reach the kernel, or lost it mid-answer: the kernel may have stopped. */
+  lostContact = false;
+
   /** A JSON request; an error answer is thrown as the kernel's own error (code and message). */
   async json<T>(method: string, path: string, body?: unknown): Promise<T> {
     const response = await this.send(method, path, body);
@@ -55,6 +58,7 @@ export class KernelClient {
   }
 
   private lost(cause: unknown): KernelError {
+    this.lostContact = true;
     return new KernelError('INTERNAL', `the connection to the kernel at ${this.url} was lost`, cause === undefined ? {} : { cause });
   }
 
@@ -67,8 +71,14 @@ export class KernelClient {
           authorization: `Bearer ${this.token}`,
           ...(payload !== undefined ? { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) } : {}),
         },
-      }, resolve);
-      outgoing.on('error', (error) => reject(new KernelError('INTERNAL', `the kernel at ${this.url} does not answer (${error.message})`, { cause: error })));
+      }, (response) => {
+        this.lostContact = false;
+        resolve(response);
+      });
+      outgoing.on('error', (error) => {
+        this.lostContact = true;
+        reject(new KernelError('INTERNAL', `the kernel at ${this.url} does not answer (${error.message})`, { cause: error }));
+      });
       outgoing.end(payload);
     });
   }

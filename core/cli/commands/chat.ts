@@ -6,7 +6,7 @@ import { EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, type CliIO, type Command } from '..
 import { describeError, withKernel } from '../one-shot-kernel.js';
 import { parseOptions } from '../parse-options.js';
 import { CHAT_COMMANDS, runChat } from '../chat/chat-loop.js';
-import { HttpChatBackend } from '../chat/http-backend.js';
+import { HttpChatBackend, type ServingKernel } from '../chat/http-backend.js';
 import { KernelClient } from '../chat/kernel-client.js';
 import { LocalChatBackend } from '../chat/local-backend.js';
 import { modelServerName } from '../chat/model-server.js';
@@ -62,7 +62,12 @@ async function chatOverHttp(root: string, serving: ServeAddress, session: string
   if (token === '') {
     throw new KernelError('UNAUTHENTICATED', `the workspace is served at ${serving.url}, but ${tokenFile} holds no admin token to talk to it with`);
   }
-  const backend = await HttpChatBackend.open(new KernelClient(serving.url, token), session);
+  const findKernel = async (): Promise<ServingKernel | undefined> => {
+    const now = await findServingKernel(root);
+    const tokenNow = (await readFile(tokenFile, 'utf8').catch(() => '')).trim();
+    return now && tokenNow !== '' ? { client: new KernelClient(now.url, tokenNow), instance: now.instance } : undefined;
+  };
+  const backend = await HttpChatBackend.open({ client: new KernelClient(serving.url, token), instance: serving.instance }, session, findKernel);
   const stopWatching = cancelTurnOnSignal(backend);
   try {
     return await runChat(backend, io, await modelServerName(root), session !== undefined);

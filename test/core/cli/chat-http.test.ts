@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ModelWireServer } from '../../../fakes/model-wire-server.js';
-import { adminJson, callReply, chatWorkspace, sse, startChat } from '../../helpers/chat-workspace.js';
+import { KEY_ENV, adminJson, callReply, chatWorkspace, sse, startChat } from '../../helpers/chat-workspace.js';
 import { CLI, CliProcess, STACK_TRACE, startServe } from '../../helpers/cli-process.js';
 import { useHarness } from '../../helpers/harness.js';
 
@@ -64,6 +64,30 @@ describe('quire chat beside quire serve', () => {
     const markdown = await adminJson<{ result: { markdown: string } }>(serve!.url, serve!.token, 'POST', '/api/actions/blocks/document/get_markdown', { id: docId });
     expect(markdown.result.markdown).toContain('from the chat');
     expect(fake.posts).toHaveLength(2);
+  });
+
+  it('goes on with a kernel started again at another address, and ends saying how to go on when none serves (it kept prompting)', async () => {
+    const fake = await ModelWireServer.start(['chat-model']);
+    fakes.push(fake);
+    const { root } = await chatWorkspace(harness.boot, `${fake.url}/v1`);
+    const { chat, serve } = await startChat(root, 'over HTTP', processes);
+    const sessionId = (await chat.next(/Session (\S+)/))[1]!;
+    await chat.next('> ');
+    expect(await serve!.process.stop()).toBe(0);
+    const again = await startServe(root, KEY_ENV);
+    processes.push(again.process);
+    chat.type('are you there?');
+    await chat.next(`(the workspace's kernel was started again, at ${again.url}: the chat goes on there; what did not reach it was not sent)`);
+    fake.reply(sse({ text: 'Here, on the new kernel.' }));
+    await chat.next('> ');
+    chat.type('hello again');
+    await chat.next('Here, on the new kernel.');
+    await chat.next('> ');
+    expect(await again.process.stop()).toBe(0);
+    chat.type('and now?');
+    expect(await chat.exited).toBe(1);
+    expect(chat.output).toContain(`the kernel at ${again.url} has stopped; session ${sessionId} is kept: \`quire chat --session ${sessionId}\` goes on with it`);
+    expect(chat.output).not.toMatch(STACK_TRACE);
   });
 
   it("stops its turn on the serving kernel when it is ended by SIGTERM or SIGHUP (the turn waited there at a confirmation)", async () => {
