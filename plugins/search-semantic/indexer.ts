@@ -6,6 +6,9 @@ import type { DueBlock, EmbeddingStore, StoreCounts } from './embedding-store.js
 import { vectorToBlob } from './vector-blob.js';
 import { localOnlyAmong } from '../../core/index.js';
 
+/** How often a drain (the CLI's `index embeddings`) reports its counts while a pass runs. */
+const DRAIN_PROGRESS_MS = 1_000;
+
 /** `<plugin>/<backend>:<model>`: vectors of another model id (or backend serving it) are never compared. */
 export function modelKeyOf(selected: SelectedBackend<'embedder'>): string {
   return `${selected.plugin}/${selected.name}:${selected.backend.model}`;
@@ -307,7 +310,10 @@ export class Indexer {
       if (stopped()) return 'stopped';
       // A pass embeds everything due: a stop is not waited out to its end (the pass goes on, as the
       // background indexer's does; the drain's caller stops waiting for it).
-      const end = await untilStopped(this.run(), signal);
+      // Said while the pass runs too: a pass is every block due, so a first run over a large workspace
+      // (an hour at 1M blocks) showed 0% until its end.
+      const ticker = setInterval(() => { try { progress(this.counts()); } catch { /* closing: the pass's end says it */ } }, DRAIN_PROGRESS_MS);
+      const end = await untilStopped(this.run(), signal).finally(() => clearInterval(ticker));
       if (end === 'stop') return 'stopped';
       progress(this.counts());
       if (end === 'none') return 'none';

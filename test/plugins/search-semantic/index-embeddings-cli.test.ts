@@ -47,4 +47,32 @@ describe('quire index embeddings', () => {
     expect(failed.output).toContain('the embedder failed: ');
     expect(failed.output).toContain('the fake embedder is down');
   });
+
+  it('reports its progress while a pass runs, not only at its end', async () => {
+    const first = await boot(undefined, { embedder: 'none' });
+    const notebook = await first.act<Created>('notebook_create', { name: 'N' });
+    await first.act('document_create', { notebook: notebook.id, title: 'Progress', markdown: Array.from({ length: 6 }, (_, i) => `paragraph ${i} to embed`).join('\n\n') });
+    const root = first.kernel.workspace.root;
+    await first.kernel.close();
+    const fake = await fakeServer();
+    await writeFile(join(root, 'quire.json'), JSON.stringify({
+      plugins: {
+        providers: { config: { embedder: { provider: 'openai', model: 'fake-embed', baseURL: fake.url, apiKeyEnv: false } } },
+        'search-semantic': { config: { embedder: 'providers', batchSize: 2 } },
+      },
+    }));
+    const cli = CliProcess.start(['index', 'embeddings', '-w', root]);
+    // The third batch waits until the command has said how far it is (at most 20 s): one pass embeds
+    // every block due, and the count was said once it ended, so it waited the 20 s and said nothing.
+    const partway = /\] \d+% [1-6]\/7 blocks embedded/;
+    let saidWhileWaiting = false;
+    fake.beforeAnswer = async () => {
+      if (fake.requests.length !== 3) return;
+      for (let waited = 0; !partway.test(cli.output) && waited < 20_000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
+      saidWhileWaiting = partway.test(cli.output);
+    };
+    expect(await cli.exited).toBe(0);
+    expect(saidWhileWaiting).toBe(true);
+    expect(cli.output).toMatch(/7 of 7 block\(s\) embedded/);
+  }, 60_000);
 });
