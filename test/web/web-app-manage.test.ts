@@ -1,3 +1,6 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ADMIN, useWebApp } from './web-harness.js';
 import type { Created } from './web-notes.js';
@@ -62,6 +65,38 @@ describe('the web app manages notebooks, documents and sessions', () => {
     await web.page.getByRole('button', { name: 'Remove it' }).click();
     await web.page.waitForURL((url) => url.hash === '#/');
     expect((await web.act<{ documents: unknown[] }>('document_list', { notebook: notebook.id })).documents).toEqual([]);
+  });
+
+  it('finds a place to move a document by its title in a notebook of more documents than are listed', async () => {
+    const web = await start();
+    const home = await web.act<Created>('notebook_create', { name: 'Home' });
+    const big = await web.act<Created>('notebook_create', { name: 'Big' });
+    const moved = await web.act<Created>('document_create', { notebook: home.id, title: 'Wanderer', markdown: 'goes far' });
+    const folder = await mkdtemp(join(tmpdir(), 'quire-many-places-'));
+    try {
+      for (let i = 0; i < 506; i++) await writeFile(join(folder, `place-${String(i).padStart(3, '0')}.md`), `Place ${i}.\n`);
+      await web.act('import_markdown', { notebook: big.id, path: folder });
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
+    await web.signIn(ADMIN);
+    await web.page.goto(`${web.url}/#/doc/${moved.id}`);
+    await web.page.locator('h1#doc-title', { hasText: 'Wanderer' }).waitFor();
+    await web.page.getByRole('button', { name: 'Move…', exact: true }).click();
+    await web.page.getByLabel('Move to notebook').selectOption({ label: 'Big' });
+    // Past the first 500, a document could not be chosen: moving it there needed the CLI or the API.
+    await web.page.getByText('find the others by their title').waitFor();
+    const under = web.page.getByLabel('Move under');
+    const offered = new Set((await under.locator('option').allTextContents()).map((label) => label.trim()));
+    expect(offered.size).toBe(501);
+    const landing = (await web.act<{ documents: { id: string; title: string }[] }>('document_list', { notebook: big.id })).documents.find((doc) => !offered.has(doc.title))!;
+    await web.page.getByLabel('Find a document').fill(landing.title);
+    await web.page.getByLabel('Find a document').press('Enter');
+    await expect.poll(() => under.locator('option').allTextContents()).toEqual(['(the top of the notebook)', `/${landing.title}`]);
+    await under.selectOption({ label: `/${landing.title}` });
+    await web.page.getByRole('button', { name: 'Move here' }).click();
+    await web.page.locator('p.hpath', { hasText: `/${landing.title}/Wanderer` }).waitFor();
+    expect(await web.act<{ notebook: string; parentId: string | null }>('document_info', { id: moved.id })).toMatchObject({ notebook: big.id, parentId: landing.id });
   });
 
   it('moves a document under another, and to another notebook, from its page; refusing over a change made since it was shown', async () => {

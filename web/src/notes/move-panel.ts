@@ -20,7 +20,16 @@ export function MovePanel({ client, id, notebook, parentId, updated, onMoved }: 
   const [target, setTarget] = useState(notebook);
   const [parent, setParent] = useState(parentId ?? '');
   const [places, placesError] = useLoad(() => placesIn(client, target, id), [target]);
+  // A notebook of more than PLACES_LISTED documents: the others are found by their title.
+  const [finding, setFinding] = useState<{ query: string; found?: Place[]; error?: string }>();
+  const [draft, setDraft] = useState('');
   const [note, setNote] = useState<string>();
+  const find = async (query: string): Promise<void> => {
+    setFinding({ query });
+    const outcome = await placesFound(client, target, id, query).then((found) => ({ found }), (e: unknown) => ({ error: describe(e) }));
+    // Only the latest search's answer is shown (an earlier, slower one came after it).
+    setFinding((now) => (now?.query === query && now.found === undefined && now.error === undefined ? { query, ...outcome } : now));
+  };
   const move = async (event: Event): Promise<void> => {
     event.preventDefault();
     try {
@@ -34,15 +43,20 @@ export function MovePanel({ client, id, notebook, parentId, updated, onMoved }: 
   if (!notebooks || !places) return html`<p class="muted">${notebooksError ?? placesError ?? 'Loading the places it can go…'}</p>`;
   return html`<form class="move" aria-label="Move this document" onSubmit=${move}>
     <label for="move-notebook">Move to notebook</label>
-    <select id="move-notebook" value=${target} onChange=${(event: Event) => { setTarget((event.target as HTMLSelectElement).value); setParent(''); }}>
+    <select id="move-notebook" value=${target} onChange=${(event: Event) => { setTarget((event.target as HTMLSelectElement).value); setParent(''); setFinding(undefined); setDraft(''); }}>
       ${notebooks.map((each) => html`<option key=${each.id} value=${each.id}>${each.name}</option>`)}
     </select>
+    ${places.more ? html`<p class="muted">The first ${PLACES_LISTED} documents are offered; find the others by their title.</p>
+      <label for="move-find">Find a document</label>
+      <input id="move-find" type="search" maxlength="200" value=${draft} onInput=${(event: Event) => setDraft((event.target as HTMLInputElement).value)}
+        onKeyDown=${(event: KeyboardEvent) => { if (event.key === 'Enter') { event.preventDefault(); void find(draft.trim()); } }} />
+      <button type="button" onClick=${() => void find(draft.trim())}>Find</button>
+      ${finding?.error ? html`<p class="error">${finding.error}</p>` : finding?.found?.length === 0 ? html`<p class="muted">No document of this notebook has that in its title.</p>` : null}` : null}
     <label for="move-parent">Move under</label>
     <select id="move-parent" value=${parent} onChange=${(event: Event) => setParent((event.target as HTMLSelectElement).value)}>
       <option value="">(the top of the notebook)</option>
-      ${places.list.map((place) => html`<option key=${place.id} value=${place.id}>${place.label}</option>`)}
+      ${(finding?.query && finding.found ? finding.found : places.list).map((place) => html`<option key=${place.id} value=${place.id}>${place.label}</option>`)}
     </select>
-    ${places.more ? html`<p class="muted">Only the first ${PLACES_LISTED} documents are offered; move it in steps, or with quire or the API.</p>` : null}
     <button type="submit">Move here</button>
     ${note ? html`<p class="notice" role="status">${note}</p>` : null}
   </form>`;
@@ -62,4 +76,14 @@ async function placesIn(client: QuireClient, notebook: string, moved: string): P
     return false;
   };
   return { list, more: await visit(undefined, 0) };
+}
+
+/** Documents of a notebook whose title holds `query` (full-text search), never the moved one nor those below it. */
+async function placesFound(client: QuireClient, notebook: string, moved: string, query: string): Promise<Place[] | undefined> {
+  if (query === '') return undefined;
+  type Hits = { results: { documentId: string; hpath?: string }[] };
+  const search = async (path?: string): Promise<Hits> => (await client.call('search_fulltext', { body: { query, notebooks: [notebook], types: ['document'], pageSize: 100, ...(path ? { path } : {}) } })).result as Hits;
+  const [found, below] = await Promise.all([search(), search(moved).catch(() => ({ results: [] }))]);
+  const excluded = new Set([moved, ...below.results.map((hit) => hit.documentId)]);
+  return found.results.filter((hit) => !excluded.has(hit.documentId)).map((hit) => ({ id: hit.documentId, label: hit.hpath ?? hit.documentId }));
 }
