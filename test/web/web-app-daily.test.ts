@@ -277,9 +277,11 @@ describe('the web app in daily use: a long document, the agent asking, search an
     // Stopped after a call, before the next answer's first word: said too (it read as a finished answer).
     web.fake.reply(round({ text: 'Let me look at the notebooks first.', calls: [{ id: 'call_look', name: 'notebook_list', args: {} }] }), { kind: 'sse', frames: framesFor('openai-chat', { text: 'never sent' }), stallAfter: 0 });
     await web.page.getByLabel('Message to the agent').fill('Look around');
+    const postsBefore = web.fake.posts.length;
     await web.page.getByRole('button', { name: 'Send' }).click();
     await web.page.locator('.entry.assistant.live', { hasText: 'Let me look at the notebooks first.' }).waitFor();
-    await web.page.waitForTimeout(500);
+    // Stopped once the next answer is asked for (after the call), not at a guessed moment.
+    await expect.poll(() => web.fake.posts.length).toBe(postsBefore + 2);
     await web.page.getByRole('button', { name: 'Stop' }).click();
     await expect.poll(() => web.page.getByText('Stopped before it was finished').count()).toBe(2);
     // An answer cut by an error is shown once (the stored one), the error under the live view.
@@ -287,8 +289,8 @@ describe('the web app in daily use: a long document, the agent asking, search an
     web.fake.reply({ kind: 'sse', frames: framesFor('openai-chat', { text: 'An answer that will be shown once only.' }).map((frame) => frame.replace('"finish_reason":"stop"', '"finish_reason":"length"')) });
     await web.page.getByLabel('Message to the agent').fill('Answer once');
     await web.page.getByRole('button', { name: 'Send' }).click();
-    await web.page.getByText('An answer that will be shown once only.').first().waitFor();
-    await web.page.waitForTimeout(1_000);
+    // Once stored, the live copy is gone or still there twice: counted then, not after a guessed second.
+    await web.page.locator('li.entry.assistant:not(.live) .content', { hasText: 'An answer that will be shown once only.' }).waitFor();
     expect(await web.page.getByText('An answer that will be shown once only.').count()).toBe(1);
     expect(await web.page.locator('.entry.assistant.live .error').innerText()).toContain('OUTPUT_LIMIT');
   });

@@ -91,7 +91,8 @@ export function useWebApp() {
       async newSession() {
         await page.getByRole('link', { name: 'Agent' }).click();
         await page.getByRole('button', { name: 'New session' }).click();
-        await page.locator('.chat h1').waitFor();
+        // Loaded: its title's Rename is offered once the session is read (the placeholder "Session" came before).
+        await page.locator('.chat').getByRole('button', { name: 'Rename' }).waitFor();
         return decodeURIComponent(new URL(page.url()).hash.split('/')[2]!);
       },
       async shot(name) {
