@@ -99,9 +99,17 @@ describe('the web app in a real browser: a broken stream, a stale card, an edite
     // While the turn waits for the person, the message it answers is shown (it appeared only once the turn ended).
     await web.page.locator('section.confirm').waitFor();
     expect(await web.page.locator('.entry.user', { hasText: 'Edit it now' }).count()).toBe(1);
+    // The session read at the turn's end held back: until it is shown, neither Undo (it named the turn
+    // before, and undid that one) nor Send (the late end wiped the next message from view) is offered.
+    const sessionId = decodeURIComponent(new URL(web.page.url()).hash.split('/')[2]!);
+    const slowRead = (url: URL): boolean => url.pathname === `/api/agent/sessions/${sessionId}`;
+    await web.page.route(slowRead, async (route) => { await new Promise((resolve) => setTimeout(resolve, 1_500)); await route.continue(); });
     await web.page.locator('section.confirm').getByRole('button', { name: 'Approve' }).click();
-    // Stored: until then Undo named the turn before.
+    await web.page.locator('li.entry.assistant.live .content', { hasText: 'Edited.' }).waitFor();
+    await web.page.getByRole('button', { name: 'Send' }).waitFor();
+    expect([await web.page.getByRole('button', { name: 'Undo last turn' }).count(), await web.page.getByRole('button', { name: 'Send' }).isDisabled()]).toEqual([0, true]);
     await web.page.locator('li.entry.assistant:not(.live) .content', { hasText: 'Edited.' }).waitFor();
+    await web.page.unroute(slowRead);
     expect(await web.page.locator('.entry.user', { hasText: 'Edit it now' }).count()).toBe(1);
     await web.page.getByRole('button', { name: 'Undo last turn' }).click();
     await web.page.getByText('A turn was undone.').waitFor();

@@ -100,6 +100,10 @@ function Chat({ client, sessionId, onChanged }: { client: QuireClient; sessionId
   const [shown, setShown] = useState(PAGE_ENTRIES);
   // The person's message of the turn the page runs: shown above its live answer until the stored session has it.
   const [asked, setAsked] = useState<string>();
+  // From a send until its turn's end is shown (the stored session read): a message sent, or Undo pressed,
+  // in between had its view wiped by that late end, and Undo still named the turn before.
+  const [ending, setEnding] = useState(false);
+  const sending = useRef(false);
   // Confirmations the turn's stream announced, and those answered here: a list fetched before the
   // newest one existed must neither hide it nor bring back one already answered.
   const announced = useRef(new Map<string, Confirmation>());
@@ -166,7 +170,18 @@ function Chat({ client, sessionId, onChanged }: { client: QuireClient; sessionId
   const send = async (event: Event): Promise<void> => {
     event.preventDefault();
     const text = message.trim();
-    if (text === '' || live?.state === 'running' || runningElsewhere) return;
+    // A ref as well: two Enters before the next render both read `ending` false.
+    if (text === '' || live?.state === 'running' || runningElsewhere || sending.current) return;
+    sending.current = true;
+    setEnding(true);
+    try {
+      await sendNow(text);
+    } finally {
+      sending.current = false;
+      setEnding(false);
+    }
+  };
+  const sendNow = async (text: string): Promise<void> => {
     // Their own message and its answer are followed, wherever they had scrolled.
     following.follow();
     setMessage('');
@@ -304,11 +319,11 @@ function Chat({ client, sessionId, onChanged }: { client: QuireClient; sessionId
         onKeyDown=${(event: KeyboardEvent) => { if (event.key === 'Enter' && !event.shiftKey && !event.isComposing && event.keyCode !== 229) { event.preventDefault(); (event.currentTarget as HTMLTextAreaElement).form?.requestSubmit(); } }}></textarea>
       ${live?.state === 'running' || runningElsewhere
         ? html`<button type="button" class="cancel" onClick=${() => void cancel()}>Stop</button>`
-        : html`<button type="submit">Send</button>`}
+        : html`<button type="submit" disabled=${ending}>Send</button>`}
       ${runningElsewhere ? html`<p class="muted" role="status">${lost
         ? `The connection to the turn was lost (${lost}); the turn goes on, and this page follows it: what it asks appears here, and its answer as it is written.`
         : 'A turn is running that this page did not start; its answer appears here as it is written.'}</p>` : null}
-      ${lastTurn && live?.state !== 'running' && !runningElsewhere ? html`<button type="button" class="undo" onClick=${() => void undoTurn(lastTurn)}>Undo last turn</button>` : null}
+      ${lastTurn && live?.state !== 'running' && !runningElsewhere && !ending ? html`<button type="button" class="undo" onClick=${() => void undoTurn(lastTurn)}>Undo last turn</button>` : null}
     </form>
   </div>`;
 }
