@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { newId } from '../../../core/ids.js';
 import { RESULT_UNKNOWN } from '../../../core/session/session-types.js';
 import { REPO_ROOT, useHarness, writeUserPlugin } from '../../helpers/harness.js';
@@ -20,6 +20,9 @@ export default { activate(ctx) { return { hang: { forever: () => { writeFileSync
 
 function childScript(workspace: string, sessionId: string, call: { name: string; args: string } = { name: 'hang_forever', args: '{}' }): string {
   return `
+    // Alive until killed: every timer of the kernel is unref'd, so a turn waiting on a promise that never
+    // settles ended the process by itself (exit 13) before the test's kill, whose 'exit' then never came.
+    setInterval(() => {}, 1 << 30);
     const { Kernel } = await import(${JSON.stringify(join(DIST, 'kernel.js'))});
     const { silentLogger } = await import(${JSON.stringify(join(DIST, 'log.js'))});
     const { turnDependencies } = await import(${JSON.stringify(join(DIST, 'turn', 'kernel-turns.js'))});
@@ -42,6 +45,9 @@ function childScript(workspace: string, sessionId: string, call: { name: string;
 /** A kernel whose model streams an answer a word every 50 ms and never ends it. */
 function streamingChild(workspace: string, sessionId: string): string {
   return `
+    // Alive until killed: every timer of the kernel is unref'd, so a turn waiting on a promise that never
+    // settles ended the process by itself (exit 13) before the test's kill, whose 'exit' then never came.
+    setInterval(() => {}, 1 << 30);
     const { Kernel } = await import(${JSON.stringify(join(DIST, 'kernel.js'))});
     const { silentLogger } = await import(${JSON.stringify(join(DIST, 'log.js'))});
     const { turnDependencies } = await import(${JSON.stringify(join(DIST, 'turn', 'kernel-turns.js'))});
@@ -57,7 +63,18 @@ function streamingChild(workspace: string, sessionId: string): string {
   `;
 }
 
+/** A kernel process to be killed: its exit watched from its start, and killed at the end whatever happened. */
+function startChild(script: string, env: NodeJS.ProcessEnv = {}): { child: ReturnType<typeof spawn>; exited: Promise<[number | null, NodeJS.Signals | null]>; alive(): boolean } {
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const exited = new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.once('exit', (code, signal) => resolve([code, signal])));
+  children.push(child);
+  return { child, exited, alive: () => child.exitCode === null && child.signalCode === null };
+}
+
+const children: ReturnType<typeof spawn>[] = [];
+
 describe('a kernel killed in the middle of a tool call', () => {
+  afterEach(() => { for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL'); });
   const { boot, tempDir } = useHarness();
 
   it('leaves a session that reads, with the turn interrupted and the call marked result-unknown', async () => {
@@ -68,11 +85,11 @@ describe('a kernel killed in the middle of a tool call', () => {
     await first.sessions.save({ id: sessionId, title: 'Crash', entries: [{ id: 'u0', type: 'user', content: 'earlier question' }, { id: 'a0', type: 'assistant', content: 'earlier answer' }] });
     await first.close();
     const marker = join(await tempDir(), 'started');
-    const child = spawn(process.execPath, ['--input-type=module', '-e', childScript(workspace, sessionId)], { env: { ...process.env, QUIRE_MARKER: marker }, stdio: ['ignore', 'ignore', 'inherit'] });
-    for (let i = 0; i < 300 && !existsSync(marker); i++) await new Promise((resolve) => setTimeout(resolve, 50));
+    const { child, exited, alive } = startChild(childScript(workspace, sessionId), { QUIRE_MARKER: marker });
+    for (let i = 0; i < 300 && !existsSync(marker) && alive(); i++) await new Promise((resolve) => setTimeout(resolve, 50));
     expect(existsSync(marker)).toBe(true);
     child.kill('SIGKILL');
-    await new Promise((resolve) => child.once('exit', resolve));
+    expect(await exited).toEqual([null, 'SIGKILL']);
     const again = await boot({ workspace, realManifests: true, config: { plugins: { hang: { trusted: true } } } });
     const session = await again.sessions.read(sessionId);
     expect(session.recoveryState).toBe('interrupted');
@@ -91,13 +108,13 @@ describe('a kernel killed in the middle of a tool call', () => {
     const first = await boot({ workspace, realManifests: true, config: { plugins: { hang: { trusted: true } } } });
     await first.sessions.save({ id: sessionId, title: 'Crash at a question', entries: [] });
     await first.close();
-    const child = spawn(process.execPath, ['--input-type=module', '-e', childScript(workspace, sessionId, { name: 'notebook_create', args: '{"name":"Asked for"}' })], { stdio: ['ignore', 'ignore', 'inherit'] });
+    const { child, exited, alive } = startChild(childScript(workspace, sessionId, { name: 'notebook_create', args: '{"name":"Asked for"}' }));
     const confirmations = join(workspace, 'agent', 'confirmations.json');
     const pending = (): boolean => { try { return readFileSync(confirmations, 'utf8').includes('"pending"'); } catch { return false; } };
-    for (let i = 0; i < 300 && !pending(); i++) await new Promise((resolve) => setTimeout(resolve, 50));
+    for (let i = 0; i < 300 && !pending() && alive(); i++) await new Promise((resolve) => setTimeout(resolve, 50));
     expect(pending()).toBe(true);
     child.kill('SIGKILL');
-    await new Promise((resolve) => child.once('exit', resolve));
+    expect(await exited).toEqual([null, 'SIGKILL']);
 
     const again = await boot({ workspace, realManifests: true, config: { plugins: { hang: { trusted: true } } } });
     expect((await again.sessions.read(sessionId)).recoveryState).toBe('interrupted');
@@ -116,13 +133,13 @@ describe('a kernel killed in the middle of a tool call', () => {
     const first = await boot({ workspace });
     await first.sessions.save({ id: sessionId, title: 'Story', entries: [] });
     await first.close();
-    const child = spawn(process.execPath, ['--input-type=module', '-e', streamingChild(workspace, sessionId)], { stdio: ['ignore', 'ignore', 'inherit'] });
+    const { child, exited, alive } = startChild(streamingChild(workspace, sessionId));
     // Killed once a draft with some words is on disk (in runtime.json or its journal).
     const folder = join(workspace, 'agent', 'sessions', sessionId);
     const saved = (): string => ['runtime.json', 'runtime.journal.jsonl'].map((name) => { try { return readFileSync(join(folder, name), 'utf8'); } catch { return ''; } }).join('');
-    for (let i = 0; i < 300 && !/"draftContent":\s*"word0 word1 word2/.test(saved()); i++) await new Promise((resolve) => setTimeout(resolve, 50));
+    for (let i = 0; i < 300 && !/"draftContent":\s*"word0 word1 word2/.test(saved()) && alive(); i++) await new Promise((resolve) => setTimeout(resolve, 50));
     child.kill('SIGKILL');
-    await new Promise((resolve) => child.once('exit', resolve));
+    expect(await exited).toEqual([null, 'SIGKILL']);
     const again = await boot({ workspace });
     const session = await again.sessions.read(sessionId);
     expect(session.recoveryState).toBe('interrupted');
