@@ -61,7 +61,14 @@ export class SemanticService {
   constructor(private readonly deps: ServiceDeps) {
     if (deps.handle) {
       // Subscribed at once, so no write between activation and the first comparison goes unseen.
-      this.unsubscribe = deps.blocks.onIndexed((change) => { this.changes.push(change); this.background(() => this.scheduleChanges()); });
+      this.unsubscribe = deps.blocks.onIndexed((change) => {
+        // Every sync (each start's) reads every notebook's file again and reports it: nothing for this
+        // plugin unless its local-only flag changed. Counted, it said "blocks just written are being
+        // taken in" for the moment after a start, with nothing written (semantic-restart saw it).
+        if (this.nothingToTakeIn(change)) return;
+        this.changes.push(change);
+        this.background(() => this.scheduleChanges());
+      });
       this.started = deps.blocks.ready().then(() => this.start());
       this.started.catch((error: unknown) => deps.log.error('semantic search could not start', { error: String(error) }));
     }
@@ -205,6 +212,16 @@ export class SemanticService {
   }
 
   private readonly egress = new Map<string, boolean>();
+
+  /** A change of notebooks only, none of whose local-only flag differs from what was last seen. */
+  private nothingToTakeIn(change: IndexChange): boolean {
+    if (change.rebuilt || change.upserted.length > 0 || change.removed.length > 0 || change.documents.length > 0) return false;
+    const all = localOnlyAmong(this.deps.blocks.notebooks());
+    return change.notebooks.every((id) => {
+      const before = this.egress.get(id);
+      return before === undefined ? !all.has(id) : before === all.has(id);
+    });
+  }
 
   /** Of the notebooks written, those whose local-only flag changed since last seen (or first seen). */
   private egressChanged(notebooks: readonly string[]): string[] {

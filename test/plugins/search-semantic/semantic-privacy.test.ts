@@ -214,3 +214,19 @@ describe('disabling search-semantic', () => {
     }
   });
 });
+
+describe('semantic search: a notebook written again with its local-only flag unchanged', () => {
+  it('leaves a search complete right after (a rename or a start\'s sync was counted as blocks being taken in)', async () => {
+    const fake = await fakeServer();
+    const { act } = await boot(fake);
+    const notebook = await act<Created>('notebook_create', { name: 'Plain' });
+    await act('document_create', { notebook: notebook.id, title: 'Plums', markdown: 'purple plums ripen in the sun' });
+    await embedded(act);
+    const notes: (string | undefined)[] = [];
+    for (let i = 0; i < 5; i++) {
+      await act('notebook_rename', { id: notebook.id, name: `Plain ${i}` });
+      notes.push((await semantic(act, 'purple plums')).note);
+    }
+    expect(notes).toEqual([undefined, undefined, undefined, undefined, undefined]);
+  });
+});
