@@ -384,13 +384,13 @@ export class BlockIndex {
     this.feed.clear();
   }
 
-  /**
-   * Calls `listener` after writes committed, with the blocks, documents and notebooks they touched;
-   * never inside a write. Returns the unsubscribe.
-   */
+  /** Calls `listener` after writes committed (never inside one), with what they touched; returns the unsubscribe. */
   onIndexed(listener: IndexChangeListener): () => void {
     return this.feed.listen(listener);
   }
+
+  /** A transaction opened outside the index's helpers (a sync's) has ended: its changes are reported now. */
+  transactionEnded(): void { this.feed.settle(); }
 
   /** Whether a write is open, or committed and not yet reported to onIndexed listeners. */
   changesUnreported(): boolean {

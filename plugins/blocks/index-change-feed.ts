@@ -90,7 +90,19 @@ export class IndexChangeFeed {
     setImmediate(() => this.flush());
   }
 
+  /**
+   * The writer's transaction has ended (a sync's COMMIT or ROLLBACK): what it collected is reported now,
+   * not at the next 20 ms look. Until then the changes counted as unreported, and a kernel closed in
+   * that moment (a one-shot CLI command) recorded no clean stop for semantic search, so its next start
+   * compared every block.
+   */
+  settle(): void {
+    if (this.scheduled && !this.writing()) this.flush();
+  }
+
   private flush(): void {
+    // Reported already (settle), since this look was scheduled.
+    if (!this.scheduled) return;
     // Still inside the transaction (a sync awaiting files): report once it has ended.
     if (this.writing()) {
       setTimeout(() => this.flush(), 20).unref();

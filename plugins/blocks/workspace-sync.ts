@@ -59,9 +59,11 @@ export async function syncWithFiles(store: BlockStore, options: SyncOptions = {}
   try {
     const report = await syncInTransaction(store, options);
     db.exec('COMMIT');
+    store.index.transactionEnded();
     return report;
   } catch (error) {
     if (db.inTransaction) db.exec('ROLLBACK');
+    store.index.transactionEnded();
     store.index.forgetKnown();
     // Once more, a document at a time (without the workers' bulk rows): a document whose rows SQLite
     // refuses failed the whole sync, every time, and with it every sync after (a write whose rows failed
