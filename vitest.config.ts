@@ -8,6 +8,8 @@ export default defineConfig({
     // Times read in the local zone (a SiYuan export's) have fixed expectations: one zone for every machine.
     env: { TZ: 'UTC' },
     hookTimeout: 30_000,
+    // expect.poll's default second was passed by cross-process events (an audit line, a tool list) under load.
+    expect: { poll: { timeout: 10_000 } },
     // Each file in its own process: the egress guard patches process-wide globals.
     pool: 'forks',
     // Two files at a time at least: vitest's default (the cores less one) runs them one by one on a machine

@@ -80,7 +80,8 @@ describe('a job\'s record says what its work did, not what it was asked', () => 
   }
 
   async function until(kernel: Kernel, id: string, done: (job: JobRecord) => boolean): Promise<JobRecord> {
-    for (let i = 0; i < 400; i++) {
+    // A deadline, not a count of turns: 400 × 10 ms was about 4 s, which a slow disk's writes could pass.
+    for (const end = Date.now() + 20_000; Date.now() < end;) {
       const job = kernel.jobs.get(id);
       if (done(job)) return job;
       await new Promise((resolve) => setTimeout(resolve, 10));

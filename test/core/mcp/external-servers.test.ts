@@ -230,7 +230,8 @@ describe('external MCP servers as plugins', () => {
     const hang: Tool = { name: 'hang', description: 'Never answers', inputSchema: { type: 'object', properties: {} }, annotations: { readOnlyHint: true, openWorldHint: false } };
     const many = Array.from({ length: 300 }, (_, i): Tool => ({ name: `t${i}`, description: `tool ${i}`, inputSchema: { type: 'object', properties: {} } }));
     const fixture = await stdioFixture([echo, malformed, huge, hang, ...many]);
-    const kernel = await harness.boot({ plugins: ['notes'], config: { actions: { timeoutMs: 500, stopGraceMs: 200 }, mcp: { servers: { fixture: fixture.config(true) } } } });
+    // 2 s: the limit holds the echo's round trip to another process too (500 ms could be passed under load).
+    const kernel = await harness.boot({ plugins: ['notes'], config: { actions: { timeoutMs: 2_000, stopGraceMs: 200 }, mcp: { servers: { fixture: fixture.config(true) } } } });
     const [server] = kernel.externalMcp.describe();
     // One malformed tool made the whole server fail (the SDK checks the listing whole).
     expect(server!.state).toBe('connected');

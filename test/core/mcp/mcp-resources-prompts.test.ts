@@ -6,6 +6,7 @@ import { MAX_SUBSCRIPTIONS } from '../../../core/mcp/mcp-resources.js';
 import { useHarness } from '../../helpers/harness.js';
 import { useMcpOverHttp } from '../../helpers/mcp-client.js';
 import { admin, actor, agent } from '../../plugins/blocks/blocks-harness.js';
+import { isCancelled } from '../../../core/pipeline/cancel-source.js';
 
 /** Issue 18, point 4: notes as MCP resources, with the SDK's HTTP client. */
 const ADMIN = 'qk_mcp-resources-admin';
@@ -117,17 +118,19 @@ describe('notes as MCP resources', () => {
     const call = kernel.pipeline.call.bind(kernel.pipeline);
     kernel.pipeline.call = async (request) => {
       if (request.target !== 'document_list') return call(request);
+      // Started after the server knew of the cancel (counted by the server's signal, not the client's: the
+      // notice takes a moment to arrive, longer under load).
+      if (request.signal && isCancelled(request.signal)) afterCancel++;
       // Each listing takes a while, as in a large workspace; the client gives up after the third.
       await new Promise((resolve) => setTimeout(resolve, 20));
       if (++listings === 3) cancel.abort();
-      const outcome = await call(request);
-      if (cancel.signal.aborted && listings > 3) afterCancel++;
-      return outcome;
+      return call(request);
     };
     await expect(client.listResources(undefined, { signal: cancel.signal })).rejects.toThrow();
     // Waited for (the walk's end), not timed: 31 listings in all.
     await new Promise((resolve) => setTimeout(resolve, 1_000));
-    expect(afterCancel).toBeLessThan(5);
+    expect(afterCancel).toBeLessThanOrEqual(1);
+    expect(listings).toBeLessThan(31);
   });
 
   it('lets one session watch at most 1,000 resources', async () => {

@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
-import { writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { open, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -12,9 +13,11 @@ import { useHarness } from '../../helpers/harness.js';
  */
 const BLOCKING = `
 import { parentPort, threadId } from 'node:worker_threads';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 parentPort.on('message', (job) => {
   if (job.sleepMs) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, job.sleepMs);
+  // Says it is about to read, for the test to wait on (a fixed 100 ms was not always enough under load).
+  if (job.fifo) writeFileSync(job.fifo + '.reading', '');
   const text = job.fifo ? readFileSync(job.fifo, 'utf8') : 'quick';
   parentPort.postMessage({ id: job.id, text, thread: threadId });
 });
@@ -22,6 +25,21 @@ parentPort.on('message', (job) => {
 
 interface Job { fifo?: string; sleepMs?: number }
 interface Reply { id: number; text: string; thread: number }
+
+/** Waits until the worker is at its read of `fifo` (at most 20 s). */
+const reading = async (fifo: string): Promise<void> => {
+  for (let waited = 0; !existsSync(`${fifo}.reading`) && waited < 20_000; waited += 10) await new Promise((resolve) => setTimeout(resolve, 10));
+};
+
+/** Writes to a FIFO without blocking when nobody reads it (read-write open never waits on Linux). */
+const release = async (fifo: string, text: string): Promise<void> => {
+  const handle = await open(fifo, 'r+');
+  try {
+    await handle.write(text);
+  } finally {
+    await handle.close();
+  }
+};
 
 const settledYet = async (promise: Promise<unknown>): Promise<boolean> => {
   let settled = false;
@@ -44,14 +62,14 @@ describe('worker pool', () => {
       expect((await pool.run({})).text).toBe('quick');
       const caller = new AbortController();
       const stuck = pool.run({ fifo }, caller.signal);
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await reading(fifo);
       caller.abort(new Error('time limit'));
       await expect(stuck).rejects.toThrow('time limit');
       // The ended thread is still inside its read: the next job waits rather than start a second thread.
       const next = pool.run({});
       expect(await settledYet(next)).toBe(false);
       // The read returns, the ended thread exits, and the next job gets a new one.
-      await writeFile(fifo, 'released');
+      await release(fifo, 'released');
       expect((await next).text).toBe('quick');
     } finally {
       await pool.close();
@@ -95,13 +113,13 @@ describe('worker pool', () => {
       expect((await pool.run({})).thread).toBe(first);
       const stuck = new AbortController();
       const blocked = pool.run({ fifo }, stuck.signal);
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      await reading(fifo);
       stuck.abort(new Error('time limit'));
       await expect(blocked).rejects.toThrow('time limit');
       // Past the grace period it is ended; it exits once its read returns, and a new thread follows.
       await new Promise((resolve) => setTimeout(resolve, 1_200));
       const next = pool.run({});
-      await writeFile(fifo, 'released');
+      await release(fifo, 'released');
       expect((await next).thread).not.toBe(first);
     } finally {
       await pool.close();

@@ -145,7 +145,8 @@ describe('the workspace lock', () => {
     const workspace = join(await tempDir(), 'ws');
     await mkdir(join(workspace, '.quire'), { recursive: true });
     const lockFile = join(workspace, '.quire', 'kernel.lock');
-    await writeFile(lockFile, JSON.stringify({ pid: 7, host: 'elsewhere.example', since: '2026-01-01T00:00:00.000Z', beat: 40 }));
+    // A beat of 400 ms: watched for 1 s (at 40 ms, for 100 ms, a loaded thread pool could finish no touch in time).
+    await writeFile(lockFile, JSON.stringify({ pid: 7, host: 'elsewhere.example', since: '2026-01-01T00:00:00.000Z', beat: 400 }));
     // The holder's clock is eleven minutes behind this host's: every touch it makes looks old here.
     const behind = () => new Date(Date.now() - 11 * 60_000);
     await utimes(lockFile, behind(), behind());

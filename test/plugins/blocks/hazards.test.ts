@@ -196,7 +196,7 @@ describe('the gate while the index is built', () => {
     const { act } = await boot({ workspace, config: { gate: { allowAutoMode: true, deny: [{ tool: 'block', notebook: notebook.id }] } } });
     const codes = new Set<string>();
     // Until the sync has finished the gate cannot know the block's notebook and says so; then it denies.
-    for (let i = 0; i < 200 && !codes.has('ACTION_DENIED'); i++) {
+    for (const end = Date.now() + 20_000; Date.now() < end && !codes.has('ACTION_DENIED');) {
       codes.add((await caught(act('block_update', { id: block!.id, markdown: 'y' }, agent()))).code ?? 'none');
       await new Promise((resolve) => setTimeout(resolve, 10));
     }

@@ -14,8 +14,11 @@ import { measured } from '../../helpers/loop-gap.js';
  * so every SQLite read of the index waits, retrying, as a query does on a disk that does not answer (a
  * cold disk took 15 to 24 s for one query at a million blocks).
  */
-/** A generous bound on one turn of the event loop while the kernel works: far from any real turn, far below a stall. */
-const STALL_MS = 200;
+/**
+ * A generous bound on one turn of the event loop while the kernel works: far from any real turn, far
+ * below a stall (200 ms could be passed by a loaded 2-core machine's scheduling and a major GC alone).
+ */
+const STALL_MS = 500;
 const PYTHON = spawnSync('python3', ['-c', 'import fcntl'], { stdio: 'ignore' }).status === 0;
 
 interface Created { id: string }
@@ -96,7 +99,7 @@ describe('full-text queries off the main thread (the built kernel over HTTP)', (
 
   it('(the same query on the main thread, queryWorkers 0, holds the event loop until the index reads)', async () => {
     const { url, search, shm } = await serve({ actions: { timeoutMs: 1_000 } }, { queryWorkers: 0 });
-    const lock = await lockReaders(shm, 1_500);
+    const lock = await lockReaders(shm, 3_000);
     const { value: [answered, health], maxDelayMs } = await measured(() => Promise.all([
       search('keeper'),
       new Promise<RawResponse>((resolve) => setTimeout(() => resolve(rawRequest(`${url}/healthz`)), 300)),

@@ -131,7 +131,10 @@ describe('the vector index following the stored vectors', () => {
     embedAll(store, ids, keys, 16);
     sync.use(MODEL, 16);
     // While that graph is built (no saved file: rebuilt from the store, page by page), the size changes.
-    while (sync.state !== 'rebuilding') await new Promise((resolve) => setTimeout(resolve, 1));
+    for (const end = Date.now() + 20_000; sync.state !== 'rebuilding';) {
+      if (Date.now() > end) throw new Error(`the graph was never seen rebuilding (state ${sync.state})`);
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
     embedAll(store, ids, keys, 8);
     sync.use(MODEL, 8);
     expect(sync.ready(MODEL, 16)).toBeUndefined();

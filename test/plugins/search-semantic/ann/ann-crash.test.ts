@@ -38,7 +38,8 @@ describe('an ANN index killed while it saves', () => {
       const child = spawn(process.execPath, ['--input-type=module', '-e', saver, moduleUrl, dir], { stdio: ['ignore', 'pipe', 'inherit'] });
       let saved = 0;
       let out = '';
-      const exited = new Promise((resolve) => child.on('exit', resolve));
+      // 'close', not 'exit': the last 'saved' line may still be in the pipe when the process has exited.
+      const exited = new Promise((resolve) => child.on('close', resolve));
       await new Promise<void>((resolve, reject) => {
         child.stdout.on('data', (chunk: Buffer) => {
           out += chunk.toString();
