@@ -1,4 +1,3 @@
-import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { formatAnchor, recordAnchor } from '../../audit/anchors.js';
 import { verifyWorkspaceAudit } from '../../audit/verify-workspace.js';
@@ -6,6 +5,7 @@ import { isKernelError } from '../../errors.js';
 import { Workspace } from '../../workspace.js';
 import { EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, type Command } from '../cli-io.js';
 import { parseOptions } from '../parse-options.js';
+import { assertWorkspaceExists } from '../workspace-check.js';
 
 export const auditAnchorCommand: Command = {
   name: 'audit anchor',
@@ -26,9 +26,12 @@ Options:
     if (!parsed) return EXIT_USAGE;
     if (parsed.values.help) return io.out(this.help), EXIT_OK;
     const root = String(parsed.values.workspace ?? './workspace');
-    if (!existsSync(root)) {
-      io.err(`quire audit anchor: workspace ${root} does not exist`);
-      // As every command that opens a workspace says of one not there (2 is for a command line that was wrong).
+    // As every command that opens a workspace: one not there, a file, or a folder of other files is
+    // refused, exit 1 (a mistyped path printed "audit log intact: 0 line(s)", and anchor made audit/ in it).
+    try {
+      assertWorkspaceExists(root);
+    } catch (error) {
+      io.err(`quire audit anchor: ${error instanceof Error ? error.message : String(error)}`);
       return EXIT_PROBLEMS;
     }
     const workspace = new Workspace(root);

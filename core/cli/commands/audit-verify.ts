@@ -1,4 +1,3 @@
-import { existsSync } from 'node:fs';
 import { checkGivenAnchor, type AuditAnchor } from '../../audit/anchors.js';
 import type { AuditVerification } from '../../audit/verify-audit.js';
 import { verifyWorkspaceAudit } from '../../audit/verify-workspace.js';
@@ -6,6 +5,7 @@ import { isKernelError } from '../../errors.js';
 import { Workspace } from '../../workspace.js';
 import { EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, type CliIO, type Command } from '../cli-io.js';
 import { parseOptions } from '../parse-options.js';
+import { assertWorkspaceExists } from '../workspace-check.js';
 
 /** Torn appends, recovered or not: facts a person should see, none of them tampering. */
 function endNotes(result: AuditVerification): string[] {
@@ -67,9 +67,12 @@ Options:
     const given = givenAnchors(parsed.values.anchor, io, 'audit verify');
     if (!given) return EXIT_USAGE;
     const root = String(parsed.values.workspace ?? './workspace');
-    if (!existsSync(root)) {
-      io.err(`quire audit verify: workspace ${root} does not exist`);
-      // As every command that opens a workspace says of one not there (2 is for a command line that was wrong).
+    // As every command that opens a workspace: one not there, a file, or a folder of other files is
+    // refused, exit 1 (a mistyped path printed "audit log intact: 0 line(s)", and anchor made audit/ in it).
+    try {
+      assertWorkspaceExists(root);
+    } catch (error) {
+      io.err(`quire audit verify: ${error instanceof Error ? error.message : String(error)}`);
       return EXIT_PROBLEMS;
     }
     const { result, anchorProblems } = await verifyWorkspaceAudit(new Workspace(root), given);

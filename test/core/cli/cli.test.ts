@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../../../core/cli/run-cli.js';
 import { bufferIO } from '../../helpers/buffer-io.js';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { REPO_ROOT, useHarness } from '../../helpers/harness.js';
 
@@ -46,11 +47,22 @@ describe('quire command line', () => {
     expect(io.errText()).toContain('/no/such/manifest.json: no such file');
   });
 
-  it('exits 1 when auditing a workspace that does not exist, as the commands that open one do', async () => {
-    for (const verb of ['verify', 'anchor']) {
-      const io = bufferIO();
-      expect(await runCli(['audit', verb, '--workspace', '/no/such/workspace'], io)).toBe(1);
-      expect(io.errText()).toContain(`quire audit ${verb}: workspace /no/such/workspace does not exist`);
+  it('exits 1 when auditing a workspace that does not exist or a folder of other files, as the commands that open one do, writing nothing', async () => {
+    const notes = await mkdtemp(join(tmpdir(), 'quire-not-a-workspace-'));
+    try {
+      await writeFile(join(notes, 'Compost.md'), '# Compost\n');
+      for (const verb of ['verify', 'anchor']) {
+        const missing = bufferIO();
+        expect(await runCli(['audit', verb, '--workspace', '/no/such/workspace'], missing)).toBe(1);
+        expect(missing.errText()).toContain(`quire audit ${verb}: there is no workspace at /no/such/workspace`);
+        // A mistyped path to a folder of notes: "audit log intact: 0 line(s)", exit 0, and anchor made audit/ in it.
+        const other = bufferIO();
+        expect(await runCli(['audit', verb, '--workspace', notes], other)).toBe(1);
+        expect(other.errText()).toContain('is a folder of other files, not a Quire workspace');
+      }
+      expect(await readdir(notes)).toEqual(['Compost.md']);
+    } finally {
+      await rm(notes, { recursive: true, force: true });
     }
   });
 });
