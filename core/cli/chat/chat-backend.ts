@@ -42,7 +42,8 @@ export interface ChatBackend {
   pending(): Promise<{ confirmations: Confirmation[]; questions: PendingQuestion[] }>;
   /**
    * A kernel in another process may stop under the chat: after a request that did not reach it, whether
-   * one serves the workspace (`restarted`: its address, when it is another boot), or why the chat cannot go on.
+   * one serves the workspace (`restarted`: its address, when it is another boot, and whether a request was
+   * cut off there rather than never sent), or why the chat cannot go on.
    */
-  stillConnected?(): Promise<{ ok: true; restarted?: string } | { ok: false; reason: string }>;
+  stillConnected?(): Promise<{ ok: true; restarted?: { url: string; cutOff: boolean } } | { ok: false; reason: string }>;
 }

@@ -64,7 +64,12 @@ async function stillConnected({ backend, io }: Chat): Promise<boolean> {
     io.err(`${state.reason}; session ${backend.sessionId} is kept: \`quire chat --session ${backend.sessionId}\` goes on with it`);
     return false;
   }
-  if (state.restarted) io.out(`(the workspace's kernel was started again, at ${state.restarted}: the chat goes on there; what did not reach it was not sent)`);
+  if (state.restarted) {
+    // Cut off mid-answer, the message was taken and its turn may have written: sent again, it would act twice.
+    io.out(`(the workspace's kernel was started again, at ${state.restarted.url}: the chat goes on there; ${state.restarted.cutOff
+      ? 'the turn under way was cut off when it stopped, and what it did stays: see the session, or /undo, before asking again'
+      : 'your message did not reach it and was not sent: type it again'})`);
+  }
   return true;
 }
 

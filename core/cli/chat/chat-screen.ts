@@ -150,6 +150,8 @@ export class ChatScreen {
         // Answered elsewhere (another client of the session) or its turn ended: nothing to answer again.
         const code = (error as { code?: string }).code;
         if (code === 'CONFLICT' || code === 'NOT_FOUND') return void this.io.out(`(the question was answered elsewhere, or its turn ended)`);
+        // The kernel is out of reach: asking again would not help (the chat notices once the turn ends).
+        if ((error as { details?: { unreachable?: unknown } }).details?.unreachable === true) return void this.io.err(describeError(error));
         this.io.err(`${describeError(error)}; please answer again`);
       }
     }

@@ -38,14 +38,21 @@ export class HttpChatBackend implements ChatBackend {
    * prompting, each message failing "does not answer". A kernel serving the workspace again (restarted,
    * perhaps at another port) is taken up; none, and the chat ends saying how to go on with the session.
    */
-  async stillConnected(): Promise<{ ok: true; restarted?: string } | { ok: false; reason: string }> {
-    if (!this.client.lostContact) return { ok: true };
+  async stillConnected(): Promise<{ ok: true; restarted?: { url: string; cutOff: boolean } } | { ok: false; reason: string }> {
+    const lost = this.client.lostContact;
+    if (!lost) return { ok: true };
     const now = await this.findKernel().catch(() => undefined);
     if (!now) return { ok: false, reason: `the kernel at ${this.client.url} has stopped` };
-    const restarted = now.instance !== this.instance ? now.client.url : undefined;
+    if (now.instance === this.instance) {
+      this.client = now.client;
+      return { ok: true };
+    }
+    // Another boot: the session must be there (a session deleted meanwhile answered 404 to every message, for good).
+    const there = await now.client.json('GET', this.path()).then(() => true, (error: unknown) => !(isKernelError(error) && error.code === 'NOT_FOUND'));
+    if (!there) return { ok: false, reason: `the kernel started again at ${now.client.url} has no session ${this.sessionId}` };
     this.client = now.client;
     this.instance = now.instance;
-    return restarted ? { ok: true, restarted } : { ok: true };
+    return { ok: true, restarted: { url: now.client.url, cutOff: lost === 'during' } };
   }
 
   private ownTurnRunning = false;

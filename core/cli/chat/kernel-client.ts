@@ -15,8 +15,11 @@ export interface ServerEvent {
 export class KernelClient {
   constructor(readonly url: string, private readonly token: string) {}
 
-  /** Whether the last request could not reach the kernel, or lost it mid-answer: the kernel may have stopped. */
-  lostContact = false;
+  /**
+   * Whether the last request could not reach the kernel (`before`: it was not sent), or lost it mid-answer
+   * (`during`: it was taken, and may have acted): the kernel may have stopped. Undefined once one answers.
+   */
+  lostContact: 'before' | 'during' | undefined;
 
   /** A JSON request; an error answer is thrown as the kernel's own error (code and message). */
   async json<T>(method: string, path: string, body?: unknown): Promise<T> {
@@ -58,8 +61,8 @@ export class KernelClient {
   }
 
   private lost(cause: unknown): KernelError {
-    this.lostContact = true;
-    return new KernelError('INTERNAL', `the connection to the kernel at ${this.url} was lost`, cause === undefined ? {} : { cause });
+    this.lostContact = 'during';
+    return new KernelError('INTERNAL', `the connection to the kernel at ${this.url} was lost`, { details: { unreachable: true }, ...(cause === undefined ? {} : { cause }) });
   }
 
   private send(method: string, path: string, body: unknown): Promise<IncomingMessage> {
@@ -72,12 +75,12 @@ export class KernelClient {
           ...(payload !== undefined ? { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) } : {}),
         },
       }, (response) => {
-        this.lostContact = false;
+        this.lostContact = undefined;
         resolve(response);
       });
       outgoing.on('error', (error) => {
-        this.lostContact = true;
-        reject(new KernelError('INTERNAL', `the kernel at ${this.url} does not answer (${error.message})`, { cause: error }));
+        this.lostContact = 'before';
+        reject(new KernelError('INTERNAL', `the kernel at ${this.url} does not answer (${error.message})`, { details: { unreachable: true }, cause: error }));
       });
       outgoing.end(payload);
     });

@@ -77,7 +77,7 @@ describe('quire chat beside quire serve', () => {
     const again = await startServe(root, KEY_ENV);
     processes.push(again.process);
     chat.type('are you there?');
-    await chat.next(`(the workspace's kernel was started again, at ${again.url}: the chat goes on there; what did not reach it was not sent)`);
+    await chat.next(`(the workspace's kernel was started again, at ${again.url}: the chat goes on there; your message did not reach it and was not sent: type it again)`);
     fake.reply(sse({ text: 'Here, on the new kernel.' }));
     await chat.next('> ');
     chat.type('hello again');
@@ -88,6 +88,23 @@ describe('quire chat beside quire serve', () => {
     expect(await chat.exited).toBe(1);
     expect(chat.output).toContain(`the kernel at ${again.url} has stopped; session ${sessionId} is kept: \`quire chat --session ${sessionId}\` goes on with it`);
     expect(chat.output).not.toMatch(STACK_TRACE);
+  });
+
+  it('ends when the kernel started again has no such session (deleted meanwhile), instead of failing each message', async () => {
+    const fake = await ModelWireServer.start(['chat-model']);
+    fakes.push(fake);
+    const { root } = await chatWorkspace(harness.boot, `${fake.url}/v1`);
+    const { chat, serve } = await startChat(root, 'over HTTP', processes);
+    const sessionId = (await chat.next(/Session (\S+)/))[1]!;
+    await chat.next('> ');
+    expect(await serve!.process.stop()).toBe(0);
+    const again = await startServe(root, KEY_ENV);
+    processes.push(again.process);
+    const deleted = await fetch(`${again.url}/api/agent/sessions/${sessionId}`, { method: 'DELETE', headers: { authorization: `Bearer ${serve!.token}` } });
+    expect(deleted.ok).toBe(true);
+    chat.type('still there?');
+    expect(await chat.exited).toBe(1);
+    expect(chat.output).toContain(`the kernel started again at ${again.url} has no session ${sessionId}; session ${sessionId} is kept`);
   });
 
   it("stops its turn on the serving kernel when it is ended by SIGTERM or SIGHUP (the turn waited there at a confirmation)", async () => {
