@@ -103,11 +103,15 @@ describe('the web app in a real browser: a broken stream, a stale card, an edite
     // before, and undid that one) nor Send (the late end wiped the next message from view) is offered.
     const sessionId = decodeURIComponent(new URL(web.page.url()).hash.split('/')[2]!);
     const slowRead = (url: URL): boolean => url.pathname === `/api/agent/sessions/${sessionId}`;
-    await web.page.route(slowRead, async (route) => { await new Promise((resolve) => setTimeout(resolve, 1_500)); await route.continue(); });
+    // Held until the test has looked (a fixed delay could pass first on a loaded machine).
+    let letGo!: () => void;
+    const held = new Promise<void>((resolve) => { letGo = resolve; });
+    await web.page.route(slowRead, async (route) => { await held; await route.continue(); });
     await web.page.locator('section.confirm').getByRole('button', { name: 'Approve' }).click();
     await web.page.locator('li.entry.assistant.live .content', { hasText: 'Edited.' }).waitFor();
     await web.page.getByRole('button', { name: 'Send' }).waitFor();
     expect([await web.page.getByRole('button', { name: 'Undo last turn' }).count(), await web.page.getByRole('button', { name: 'Send' }).isDisabled()]).toEqual([0, true]);
+    letGo();
     await web.page.locator('li.entry.assistant:not(.live) .content', { hasText: 'Edited.' }).waitFor();
     await web.page.unroute(slowRead);
     expect(await web.page.locator('.entry.user', { hasText: 'Edit it now' }).count()).toBe(1);

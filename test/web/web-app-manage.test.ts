@@ -90,6 +90,17 @@ describe('the web app manages notebooks, documents and sessions', () => {
     const offered = new Set((await under.locator('option').allTextContents()).map((label) => label.trim()));
     expect(offered.size).toBe(501);
     const landing = (await web.act<{ documents: { id: string; title: string }[] }>('document_list', { notebook: big.id })).documents.find((doc) => !offered.has(doc.title))!;
+    // A place chosen before a search is not kept hidden behind it: the select showed none, and the move went there.
+    await under.selectOption({ index: 1 });
+    await web.page.getByLabel('Find a document').fill(landing.title);
+    await web.page.getByLabel('Find a document').press('Enter');
+    await expect.poll(() => under.locator('option').allTextContents()).toEqual(['(the top of the notebook)', `/${landing.title}`]);
+    await web.page.getByRole('button', { name: 'Move here' }).click();
+    await expect.poll(async () => (await web.act<{ notebook: string }>('document_info', { id: moved.id })).notebook).toBe(big.id);
+    expect(await web.act<{ notebook: string; parentId: string | null }>('document_info', { id: moved.id })).toMatchObject({ notebook: big.id, parentId: null });
+    await web.page.locator('p.hpath', { hasText: /^\/Wanderer$/ }).waitFor();
+    // Then under the one found.
+    await web.page.getByRole('button', { name: 'Move…', exact: true }).click();
     await web.page.getByLabel('Find a document').fill(landing.title);
     await web.page.getByLabel('Find a document').press('Enter');
     await expect.poll(() => under.locator('option').allTextContents()).toEqual(['(the top of the notebook)', `/${landing.title}`]);

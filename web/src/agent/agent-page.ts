@@ -227,6 +227,9 @@ function Chat({ client, sessionId, onChanged }: { client: QuireClient; sessionId
       // as a finished answer; one stopped while its text came is marked on that text).
       setLive({ ...state, reasoning: '', content: '', calls: [], usage: undefined, error: state.error ?? STOPPED });
     } else setLive(fresh ? undefined : { ...state, ...(state.stopped && !state.error ? { error: STOPPED } : {}) });
+    // The end is shown: the next message may go (not after the pending list's read as well).
+    sending.current = false;
+    setEnding(false);
     await loadPending();
     onChanged();
   };

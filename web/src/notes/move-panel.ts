@@ -21,14 +21,16 @@ export function MovePanel({ client, id, notebook, parentId, updated, onMoved }: 
   const [parent, setParent] = useState(parentId ?? '');
   const [places, placesError] = useLoad(() => placesIn(client, target, id), [target]);
   // A notebook of more than PLACES_LISTED documents: the others are found by their title.
-  const [finding, setFinding] = useState<{ query: string; found?: Place[]; error?: string }>();
+  const [finding, setFinding] = useState<{ query: string; target: string; found?: Place[]; error?: string }>();
   const [draft, setDraft] = useState('');
   const [note, setNote] = useState<string>();
   const find = async (query: string): Promise<void> => {
-    setFinding({ query });
+    // The place chosen may not be among what is found: a select showing none would still move it there.
+    setParent('');
+    setFinding({ query, target });
     const outcome = await placesFound(client, target, id, query).then((found) => ({ found }), (e: unknown) => ({ error: describe(e) }));
-    // Only the latest search's answer is shown (an earlier, slower one came after it).
-    setFinding((now) => (now?.query === query && now.found === undefined && now.error === undefined ? { query, ...outcome } : now));
+    // Only the latest search's answer is shown (an earlier, slower one came after it, or was of another notebook).
+    setFinding((now) => (now?.query === query && now.target === target && now.found === undefined && now.error === undefined ? { query, target, ...outcome } : now));
   };
   const move = async (event: Event): Promise<void> => {
     event.preventDefault();
