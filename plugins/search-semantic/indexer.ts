@@ -6,6 +6,9 @@ import type { DueBlock, EmbeddingStore, StoreCounts } from './embedding-store.js
 import { vectorToBlob } from './vector-blob.js';
 import { localOnlyAmong } from '../../core/index.js';
 
+/** What a drain reports as it goes. */
+export type DrainCounts = Pick<StoreCounts, 'indexed' | 'pending' | 'failed' | 'gaveUp'>;
+
 /** How often a drain (the CLI's `index embeddings`) reports its counts while a pass runs. */
 const DRAIN_PROGRESS_MS = 1_000;
 
@@ -304,7 +307,7 @@ export class Indexer {
    * Passes until no block is due now: every pending block embedded, or failed. Stops early when the
    * breaker opens (the embedder is failing) or `stopped` says so.
    */
-  async drain(progress: (counts: StoreCounts) => void, stopped: () => boolean, signal?: AbortSignal): Promise<'done' | 'breaker' | 'stopped' | 'none'> {
+  async drain(progress: (counts: DrainCounts) => void, stopped: () => boolean, signal?: AbortSignal): Promise<'done' | 'breaker' | 'stopped' | 'none'> {
     this.resume();
     for (;;) {
       if (stopped()) return 'stopped';
@@ -312,7 +315,16 @@ export class Indexer {
       // background indexer's does; the drain's caller stops waiting for it).
       // Said while the pass runs too: a pass is every block due, so a first run over a large workspace
       // (an hour at 1M blocks) showed 0% until its end.
-      const ticker = setInterval(() => { try { progress(this.counts()); } catch { /* closing: the pass's end says it */ } }, DRAIN_PROGRESS_MS);
+      // From the counts the triggers keep only: the full counts' stale and ignored ones scan rows (a
+      // re-embedding at 1M, every second on the main thread); the ignored rows hardly move in a pass.
+      const { store } = this.deps;
+      const ignored = Object.values(store.ignoredCounts()).reduce((sum, n) => sum + n, 0);
+      const ticker = setInterval(() => {
+        try {
+          const todo = store.todo(this.deps.retry.maxFailures);
+          progress({ ...todo, indexed: store.rowCount() - todo.pending - todo.failed - ignored });
+        } catch { /* closing: the pass's end says it */ }
+      }, DRAIN_PROGRESS_MS);
       const end = await untilStopped(this.run(), signal).finally(() => clearInterval(ticker));
       if (end === 'stop') return 'stopped';
       progress(this.counts());

@@ -216,6 +216,8 @@ export class SemanticService {
   /** A change of notebooks only, none of whose local-only flag differs from what was last seen. */
   private nothingToTakeIn(change: IndexChange): boolean {
     if (change.rebuilt || change.upserted.length > 0 || change.removed.length > 0 || change.documents.length > 0) return false;
+    // Before the start: it reads every notebook's flag itself (the start's own sync reports them first).
+    if (!this.intake) return true;
     const all = localOnlyAmong(this.deps.blocks.notebooks());
     return change.notebooks.every((id) => {
       const before = this.egress.get(id);
