@@ -154,8 +154,17 @@ describe('the web app in a real browser', () => {
     const asked: string[] = [];
     web.page.on('request', (request) => { if (request.url().includes('/api/assets/')) asked.push(new URL(request.url()).pathname); });
     await web.page.goto(`${web.url}/#/doc/${pictures.id}`);
-    await web.page.locator('img.asset[src^="blob:"]').waitFor();
-    await expect.poll(() => web.page.locator('img.asset[src^="blob:"]').evaluate((img: unknown) => (img as { naturalWidth: number }).naturalWidth)).toBe(3);
+    const shape = web.page.locator('img.asset[data-asset="assets/shape.svg"][src]');
+    await shape.waitFor();
+    await expect.poll(() => shape.evaluate((img: unknown) => (img as { naturalWidth: number }).naturalWidth)).toBe(3);
+    // From a data: URL, whose origin is opaque: a blob: URL has the app's, and an SVG's script ran there
+    // when the image was opened on its own (Open image in new tab).
+    const src = (await shape.getAttribute('src'))!;
+    expect(src).toMatch(/^data:image\/svg\+xml;base64,/);
+    const alone = await web.page.context().newPage();
+    await alone.goto(src).catch(() => undefined);
+    expect(await alone.evaluate(() => window.origin).catch(() => 'not opened')).not.toBe(new URL(web.url).origin);
+    await alone.close();
     for (let round = 0; round < 3; round++) {
       await web.page.locator('article .block', { hasText: 'A line.' }).locator('button.edit').click();
       await web.page.getByRole('button', { name: 'Cancel' }).click();

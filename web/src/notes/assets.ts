@@ -3,7 +3,7 @@ import { safeDecode } from '../api.js';
 
 /**
  * Images of the workspace (`assets/…`) need the token, which an <img> cannot send: each is fetched
- * with it and shown from a blob URL. A reader, who may not read them, sees the alt text.
+ * with it and shown from a blob URL (an SVG from a data: URL). A reader, who may not read them, sees the alt text.
  */
 interface Cached {
   url: Promise<string | undefined>;
@@ -31,7 +31,16 @@ export function forgetAssets(): void {
 }
 
 function revoke(cached: Cached): void {
-  void cached.url.then((src) => { if (src) URL.revokeObjectURL(src); });
+  void cached.url.then((src) => { if (src?.startsWith('blob:')) URL.revokeObjectURL(src); });
+}
+
+function dataUrl(blob: Blob): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    const reader = new FileReader();
+    reader.onload = () => resolve(typeof reader.result === 'string' ? reader.result : undefined);
+    reader.onerror = () => resolve(undefined);
+    reader.readAsDataURL(blob);
+  });
 }
 
 function evict(): void {
@@ -73,13 +82,14 @@ function fetchAsset(client: QuireClient, path: string): Promise<string | undefin
         return undefined;
       }
       const fetched = await response.blob();
-      // Served as bytes (an SVG is never served as a page); shown from a blob typed as an image, where
-      // its scripts cannot run, or the browser does not draw it.
-      const blob = /\.svg$/i.test(path) ? new Blob([fetched], { type: 'image/svg+xml' }) : fetched;
+      const svg = /\.svg$/i.test(path) || /^image\/svg\+xml\b/i.test(fetched.type);
       // Signed out meanwhile: not kept, and not shown.
       if (started !== generation) return undefined;
-      cached.bytes = blob.size;
-      return URL.createObjectURL(blob);
+      cached.bytes = fetched.size;
+      // An SVG can hold script. Drawn by an <img> it runs none, but a blob: URL has the app's origin:
+      // opened on its own (Open image in new tab) its script ran there, beside the token. A data: URL
+      // has an opaque origin, and browsers do not open an SVG one as a page.
+      return svg ? await dataUrl(new Blob([fetched], { type: 'image/svg+xml' })) : URL.createObjectURL(fetched);
     }, () => undefined);
   cache.set(path, cached);
   // An image read is kept, and so is a refusal; another failure (the network, a restart) is tried again at the next render.
