@@ -66,6 +66,13 @@ describe('the web app in daily use: a long document, the agent asking, search an
     await web.page.goBack();
     await far.locator('button.edit').click();
     await area.fill('SECRET typed before signing out');
+    // Asked first (it was forgotten without a word): kept on "Cancel", forgotten on "OK".
+    const asked: string[] = [];
+    web.page.once('dialog', (dialog) => { asked.push(dialog.message()); void dialog.dismiss(); });
+    await web.page.getByRole('button', { name: 'Sign out' }).click();
+    await expect.poll(() => asked).toEqual([expect.stringContaining('signing out forgets it')]);
+    expect(await area.inputValue()).toBe('SECRET typed before signing out');
+    web.page.once('dialog', (dialog) => void dialog.accept());
     await web.page.getByRole('button', { name: 'Sign out' }).click();
     // Signed in again on the same page (web.signIn loads the page anew, which forgets everything anyway).
     await web.page.getByLabel('Token').fill(ADMIN);

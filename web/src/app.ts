@@ -66,7 +66,11 @@ export function App(): VNode {
   if (!session && error && savedToken()) return html`<p class="error center" role="alert">${error} <button type="button" onClick=${resume}>Try again</button></p>`;
   if (!session) return html`<${SignIn} onSignedIn=${setSession} />`;
   const isAdmin = session.role === 'admin';
-  const signOut = (): void => { forgetToken(); forgetAssets(); forgetDrafts(); forgetComposed(); setSession(undefined); };
+  const signOut = (): void => {
+    // What is typed and not saved is forgotten at sign-out (the next person must not find it): asked first, as leaving is.
+    if ((unsavedNotes() || unsentMessages()) && !confirm('Text you typed in your notes or to the agent is not saved, and signing out forgets it. Sign out anyway?')) return;
+    forgetToken(); forgetAssets(); forgetDrafts(); forgetComposed(); setSession(undefined);
+  };
   return html`<div class="shell">
     <a class="skip" href="#main" onClick=${skipToContent}>Skip to the content</a>
     <header class="top">

@@ -13,11 +13,16 @@ export function EditableTitle({ title, headingId, inputLabel, maxLength, canEdit
 }): VNode {
   const [mode, setMode] = useState<'show' | 'rename' | 'remove'>('show');
   const [error, setError] = useState<string>();
+  // The title typed, kept over the one shown when a rename was refused.
+  const [draft, setDraft] = useState<string>();
   const saveTitle = async (event: Event): Promise<void> => {
     event.preventDefault();
     const next = ((event.currentTarget as HTMLFormElement).elements.namedItem('title') as HTMLInputElement).value.trim();
-    if (next !== '' && next !== title) setError(await rename(next));
-    setMode('show');
+    const problem = next !== '' && next !== title ? await rename(next) : undefined;
+    setError(problem);
+    // Refused (someone changed the document since, the network): the field stays open with what was typed (it closed, and the title typed was gone).
+    setDraft(problem === undefined ? undefined : next);
+    if (problem === undefined) setMode('show');
   };
   const removeIt = async (): Promise<void> => {
     const problem = await remove();
@@ -29,8 +34,8 @@ export function EditableTitle({ title, headingId, inputLabel, maxLength, canEdit
   return html`<div class="title-block">
     ${mode === 'rename'
       ? html`<form class="row title-row" onSubmit=${saveTitle}>
-          <input name="title" aria-label=${inputLabel} value=${title} maxlength=${maxLength} required autofocus />
-          <button type="submit">Save title</button><button type="button" onClick=${() => setMode('show')}>Cancel</button>
+          <input name="title" aria-label=${inputLabel} value=${draft ?? title} maxlength=${maxLength} required autofocus />
+          <button type="submit">Save title</button><button type="button" onClick=${() => { setDraft(undefined); setMode('show'); }}>Cancel</button>
         </form>`
       : html`<div class="row title-row"><h1 id=${headingId}>${title}</h1>
           ${canEdit ? html`<button type="button" onClick=${() => { setError(undefined); setMode('rename'); }}>Rename</button>` : null}

@@ -6,7 +6,7 @@ import { html } from './html.js';
 
 interface Hit { id: string; documentId: string; hpath?: string; type: string; snippet: string }
 /** `total` is absent from a semantic answer (the index ranks the nearest, it does not count them). */
-interface Answer { total?: number; totalIsLowerBound?: boolean; page: number; pageSize: number; results: Hit[] }
+interface Answer { total?: number; totalIsLowerBound?: boolean; page: number; pageSize: number; results: Hit[]; note?: string }
 /**
  * How many of each arm's hits a hybrid search fuses, the same for every page of a query so that the
  * pages are one ranking (at the kernel's default of 50, about five pages of 20 could be reached).
@@ -139,6 +139,7 @@ export function SearchPage({ client, address }: { client: QuireClient; address: 
     </form>
     ${error ? html`<p class="error" role="alert">${error}</p>` : null}
     ${answer ? html`<p class="muted" aria-live="polite">${counted ? `${answer.total}${answer.totalIsLowerBound ? '+' : ''} result${answer.total === 1 ? '' : 's'}` : `${answer.results.length} result${answer.results.length === 1 ? '' : 's'} on this page, nearest first`}</p>
+      ${answer.note ? html`<p class="muted note">${answer.note}</p>` : null}
       <ol class="hits">${answer.results.map((hit) => html`<li key=${hit.id}>
         <a href=${`#/doc/${hit.documentId}/${hit.id}`}><span class="muted">${hit.hpath ?? ''}</span><span class="snippet">${snippet(hit.snippet)}</span></a>
       </li>`)}</ol>

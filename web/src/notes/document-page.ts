@@ -18,7 +18,7 @@ interface Conflict { mine: string; theirs: string; theirsUpdated: string }
  * typed is lost.
  */
 /** Text typed in a block's editor and not saved when its page was left, by block id (this tab only). */
-const drafts = new Map<string, { typed: string; opened: string; updated: string }>();
+const drafts = new Map<string, { typed: string; opened: string; updated: string; document: string }>();
 /** Text typed in a document's "Add to the end" and not added, by document id (this tab only). */
 const addDrafts = new Map<string, string>();
 /** The editor open on the page shown, if any: what it holds now, and what it opened with. */
@@ -57,9 +57,42 @@ export function DocumentPage({ client, id, focus, canEdit, onChanged }: { client
   const typed = useRef('');
 
   const load = (): Promise<void> => client.call('document_get', { body: { id } }).then(
-    (answer) => { setDoc(answer.result as { document: BlockData; hpath: string; notebook: string; parentId: string | null }); setError(undefined); },
+    (answer) => {
+      const got = answer.result as { document: BlockData; hpath: string; notebook: string; parentId: string | null };
+      setDoc(got);
+      setError(rescueRemoved(got.document));
+    },
     (e: unknown) => setError(describe(e)),
   );
+  /**
+   * Text typed for blocks of this document that are gone (removed by the agent, another tab, a restore):
+   * their editor vanished, no other block could be edited ("save or cancel… first", with nothing to save),
+   * and a kept draft asked before every reload for good, out of reach. It goes to the Add box, said.
+   */
+  const rescueRemoved = (tree: BlockData): string | undefined => {
+    const present = new Set<string>();
+    const stack = [tree];
+    while (stack.length > 0) { const block = stack.pop()!; present.add(block.id); stack.push(...(block.children ?? [])); }
+    const rescued: string[] = [];
+    for (const [blockId, draft] of drafts) {
+      if (draft.document !== id || present.has(blockId)) continue;
+      drafts.delete(blockId);
+      if (draft.typed !== draft.opened) rescued.push(draft.typed);
+    }
+    const open = editingNow.current;
+    if (open && !present.has(open.id)) {
+      if (typed.current !== open.opened) rescued.push(typed.current);
+      editingNow.current = undefined;
+      setEditing(undefined);
+      setConflict(undefined);
+    }
+    if (rescued.length === 0) return undefined;
+    const box = document.getElementById('add-block') as HTMLTextAreaElement | null;
+    const text = [box?.value ?? addDrafts.get(id) ?? '', ...rescued].filter((part) => part.trim() !== '').join('\n\n');
+    addDrafts.set(id, text);
+    if (box) box.value = text;
+    return 'A block you were editing was removed meanwhile: what you typed for it is in the Add box below.';
+  };
   // What the editor holds when the page goes (another document, another page): kept as a draft of its block.
   const editingNow = useRef(editing);
   editingNow.current = editing;
@@ -68,7 +101,7 @@ export function DocumentPage({ client, id, focus, canEdit, onChanged }: { client
   const keepDraft = (): void => {
     if (openedAfter.current !== signedOut) return;
     const open = editingNow.current;
-    if (open && typed.current !== open.opened) drafts.set(open.id, { typed: typed.current, opened: open.opened, updated: open.updated });
+    if (open && typed.current !== open.opened) drafts.set(open.id, { typed: typed.current, opened: open.opened, updated: open.updated, document: id });
   };
   // The linked block is scrolled to once a document and link: each save read the document again, and
   // the page jumped back to it from wherever the person was.
@@ -111,14 +144,20 @@ export function DocumentPage({ client, id, focus, canEdit, onChanged }: { client
     }
   });
 
+  // The latest Edit asked for: an earlier one answered later (two quick clicks) opened over it and dropped its kept draft.
+  const opening = useRef(0);
   const edit = async (block: BlockData): Promise<void> => {
     // Another block's editor holds typed text: opening this one would drop it.
     if (editing && editing.id !== block.id && (typed.current !== editing.opened || conflict)) {
       setError('Save or cancel the block you are editing first: its changes are not saved.');
       return;
     }
+    // A save under way closes the editor when it is done: it would close the one opened meanwhile.
+    if (saving) return;
+    const ticket = ++opening.current;
     try {
       const answer = await client.call('block_get', { body: { id: block.id } });
+      if (ticket !== opening.current) return;
       const got = answer.result as { markdown: string; updated?: string; block?: { attrs?: Record<string, string> } };
       const updated = got.updated ?? got.block?.attrs?.updated ?? block.attrs.updated ?? '';
       // Text typed here before the page was left comes back; saved, it is checked against the block as it was then
@@ -184,13 +223,21 @@ export function DocumentPage({ client, id, focus, canEdit, onChanged }: { client
     // which the page has no editor for).
     const holder = doc ? soleHolder(doc.document, block.id) : undefined;
     const target = holder ? { id: holder.id, ...(holder.attrs.updated ? { expectedUpdated: holder.attrs.updated } : {}) } : { id: block.id, ...(editing.updated ? { expectedUpdated: editing.updated } : {}) };
+    // The cursor goes to the next block's Edit (or the Add box): it fell to the page's top, and a keyboard
+    // user started again from there.
+    // (The block edited is its editor now, which carries its id too.)
+    const gone = root.current?.querySelector(`[data-block="${CSS.escape(target.id)}"]`);
+    const next = gone ? [...root.current!.querySelectorAll<HTMLElement>('.block[data-block]')]
+      .find((element) => !gone.contains(element) && (gone.compareDocumentPosition(element) & Node.DOCUMENT_POSITION_FOLLOWING) !== 0) : undefined;
     try {
       await client.call('block_delete', { body: target });
+      closedEditor.current = next?.dataset.block;
       setEditing(undefined);
       setConflict(undefined);
       setDeleting(false);
       drafts.delete(block.id);
       await load();
+      if (!next) document.getElementById('add-block')?.focus();
       onChanged();
     } catch (e) {
       setDeleting(false);
@@ -205,19 +252,32 @@ export function DocumentPage({ client, id, focus, canEdit, onChanged }: { client
   const toggleNow = useRef(toggleTask);
   toggleNow.current = toggleTask;
 
+  // One append at a time: a second click while the first was answered appended the text twice.
+  const [appending, setAppending] = useState(false);
+  const appendingNow = useRef(false);
   const add = async (event: Event): Promise<void> => {
     event.preventDefault();
     // Read at submit (not kept in state at each key, which rendered the document again).
     const form = event.currentTarget as HTMLFormElement;
-    const adding = (form.elements.namedItem('markdown') as HTMLTextAreaElement).value;
-    if (adding.trim() === '') return;
+    const box = form.elements.namedItem('markdown') as HTMLTextAreaElement;
+    const adding = box.value;
+    if (adding.trim() === '' || appendingNow.current) return;
+    appendingNow.current = true;
+    setAppending(true);
     try {
       await client.call('block_append', { body: { parentId: id, markdown: adding } });
-      form.reset();
-      addDrafts.delete(id);
+      // What was typed while it was added stays (a reset of the form emptied the box and forgot it).
+      // (Changed within what was added: kept whole, rather than lost.)
+      const rest = box.value.startsWith(adding) ? box.value.slice(adding.length).replace(/^\n+/, '') : box.value;
+      box.value = rest;
+      if (rest === '') addDrafts.delete(id);
+      else addDrafts.set(id, rest);
       await load();
     } catch (e) {
       setError(describe(e));
+    } finally {
+      appendingNow.current = false;
+      setAppending(false);
     }
   };
 
@@ -280,13 +340,13 @@ export function DocumentPage({ client, id, focus, canEdit, onChanged }: { client
     </${DocumentTitle}>
     ${moving ? html`<${MovePanel} key=${`${id} ${doc.document.attrs.updated ?? ''}`} client=${client} id=${id} notebook=${doc.notebook} parentId=${doc.parentId} updated=${doc.document.attrs.updated}
       onMoved=${() => { setMoving(false); void load(); onChanged(); }} />` : null}
-    ${history ? html`<${HistoryPanel} client=${client} id=${id} onRestored=${() => { void load(); onChanged(); }} />` : null}
+    ${history ? html`<${HistoryPanel} client=${client} id=${id} updated=${doc.document.attrs.updated} onRestored=${() => { void load(); onChanged(); }} />` : null}
     ${error ? html`<p class="error" role="alert">${error}</p>` : null}
     <${Blocks} blocks=${doc.document.children ?? []} actions=${actions} />
     ${canEdit ? html`<form class="add" key=${id} onSubmit=${add}>
       <label for="add-block">Add to the end (Markdown)</label>
       <textarea id="add-block" name="markdown" rows="3" onInput=${(event: Event) => addDrafts.set(id, (event.target as HTMLTextAreaElement).value)}>${addDrafts.get(id) ?? ''}</textarea>
-      <button type="submit">Add</button>
+      <button type="submit" disabled=${appending}>Add</button>
     </form>` : null}
   </article>`;
 }

@@ -8,8 +8,9 @@ import { html } from '../html.js';
 type Version = HistoryListOutput['versions'][number];
 
 /** A document's earlier versions (kept before each change): look at one as it was, and restore it. */
-export function HistoryPanel({ client, id, onRestored }: { client: QuireClient; id: string; onRestored: () => void }): VNode {
-  const [versions, error, reload] = useLoad(() => client.call('history_list', { body: { id } }).then((answer): Version[] => (answer.result as HistoryListOutput).versions), [id]);
+export function HistoryPanel({ client, id, updated, onRestored }: { client: QuireClient; id: string; updated?: string; onRestored: () => void }): VNode {
+  // Read again when the document changes (a save kept a version the open list did not show, and a restore from it missed the newest).
+  const [versions, error, reload] = useLoad(() => client.call('history_list', { body: { id } }).then((answer): Version[] => (answer.result as HistoryListOutput).versions), [id, updated]);
   const [shown, setShown] = useState<{ version: string; text: string }>();
   const [note, setNote] = useState<string>();
   const show = async (version: string): Promise<void> => {

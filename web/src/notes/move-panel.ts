@@ -51,7 +51,7 @@ export function MovePanel({ client, id, notebook, parentId, updated, onMoved }: 
     ${places.more ? html`<p class="muted">The first ${PLACES_LISTED} documents are offered; find the others by their title.</p>
       <label for="move-find">Find a document</label>
       <input id="move-find" type="search" maxlength="200" value=${draft} onInput=${(event: Event) => setDraft((event.target as HTMLInputElement).value)}
-        onKeyDown=${(event: KeyboardEvent) => { if (event.key === 'Enter') { event.preventDefault(); void find(draft.trim()); } }} />
+        onKeyDown=${(event: KeyboardEvent) => { if (event.key === 'Enter' && !event.isComposing && event.keyCode !== 229) { event.preventDefault(); void find(draft.trim()); } }} />
       <button type="button" onClick=${() => void find(draft.trim())}>Find</button>
       ${finding?.error ? html`<p class="error">${finding.error}</p>` : finding?.found?.length === 0 ? html`<p class="muted">No document of this notebook has that in its title.</p>` : null}` : null}
     <label for="move-parent">Move under</label>
