@@ -1362,6 +1362,8 @@ export type RefForwardOutput = {
     /** whether the block referred to exists (and the caller may see it) */
     resolved: boolean;
   }>;
+  /** more references than the 200 listed */
+  truncated: boolean;
 };
 
 export type RerankRerankInput = {
@@ -2190,6 +2192,8 @@ export type TagListOutput = {
     tag: string;
     blocks: number;
   }>;
+  /** more tags than the 1,000 listed */
+  truncated: boolean;
 };
 
 /** Every operation: its path and query parameters, body, and the JSON answered on success. */

@@ -1,4 +1,4 @@
-import { KernelError, type ActionCall, type ActionHandler } from '../../core/index.js';
+import { KernelError, wholeCharacterEnd, type ActionCall, type ActionHandler } from '../../core/index.js';
 import type { Block } from './block-model.js';
 import type { BlocksRuntime } from './runtime.js';
 import { checkExpected, documentOfBlock, invalid } from './access.js';
@@ -209,7 +209,8 @@ export function summary(block: Block) {
   const text = block.content ?? '';
   return {
     id: block.id, type: block.type, subtype: block.subtype ?? null,
-    preview: text.length > 200 ? `${text.slice(0, 200)}…` : text,
+    // Cut between whole characters: an emoji cut in half made a string no UTF-8 encoder takes.
+    preview: text.length > 200 ? `${text.slice(0, wholeCharacterEnd(text, 200))}…` : text,
     childCount: block.children?.length ?? 0, updated: block.attrs.updated ?? null,
   };
 }

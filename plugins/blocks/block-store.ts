@@ -4,7 +4,7 @@ import { dirname, join, relative, sep } from 'node:path';
 import { NotFoundError, KernelError, replaceFile, syncFolder, writeFileAtomic, type IntentJournal, type Logger } from '../../core/index.js';
 import type { Block } from './block-model.js';
 import type { BlockIndex, Problem } from './block-index.js';
-import { childFolderOf, type DocCatalog, type DocEntry } from './doc-catalog.js';
+import { childFolderOf, MAX_DOCUMENT_DEPTH, tooDeep, type DocCatalog, type DocEntry } from './doc-catalog.js';
 import { documentBytes } from './document-bytes.js';
 import { documentText, parseDocumentText } from './document-file.js';
 import type { PreparedDocument } from './import-rows.js';
@@ -286,15 +286,13 @@ export class BlockStore {
     if (journaled !== undefined) await this.together!.done(journaled).catch((error: unknown) => this.log.warn('the record of a change of several documents could not be removed; the next start drops it', { error: (error as Error).message }));
   }
 
-  /**
-   * A document is written only where its notebook and parent still are: a removal queued just before
-   * would otherwise leave it in a folder no one will ever read.
-   */
+  /** A document is written only where its notebook and parent still are (a removal queued just before), and not too deep. */
   private checkPlace(entry: DocEntry): void {
     this.notebook(entry.notebook);
     if (entry.parent !== null) {
       const parent = this.entry(entry.parent);
       if (parent.notebook !== entry.notebook) throw new KernelError('INVALID_INPUT', `The parent document '${entry.parent}' is in another notebook`, { details: { parentId: entry.parent } });
+      if (this.catalog.depth(entry.parent) >= MAX_DOCUMENT_DEPTH) throw tooDeep(this.catalog.depth(entry.parent) + 1, 'parentId');
     }
   }
 
@@ -324,7 +322,7 @@ export class BlockStore {
     // Parents come first: each document's parent is in the catalog or earlier in this call. The new
     // documents enter the catalog (and so every listing) only once all their files are written, so a
     // caller that finds one listed can read it.
-    const here = new Map<string, { entry: DocEntry; path: string }>();
+    const here = new Map<string, { entry: DocEntry; path: string; depth: number }>();
     for (const { entry } of docs) {
       // Its file would be written over another's (an import that kept the ids of its source).
       if (here.has(entry.id) || this.catalog.doc(entry.id)) throw new KernelError('CONFLICT', `A document with id '${entry.id}' already exists`, { details: { id: entry.id } });
@@ -332,8 +330,9 @@ export class BlockStore {
       if (parent === undefined) this.checkPlace(entry);
       else if (parent.entry.notebook !== entry.notebook) {
         throw new KernelError('INVALID_INPUT', `The parent document '${entry.parent}' is in another notebook`, { details: { parentId: entry.parent } });
-      }
-      here.set(entry.id, { entry, path: parent === undefined ? this.catalog.filePathOf(this.dataDir, entry) : this.catalog.filePathBelow(parent.path, entry.id) });
+      } else if (parent.depth >= MAX_DOCUMENT_DEPTH) throw tooDeep(parent.depth + 1, 'parentId');
+      const depth = parent ? parent.depth + 1 : entry.parent === null ? 1 : this.catalog.depth(entry.parent) + 1;
+      here.set(entry.id, { entry, depth, path: parent === undefined ? this.catalog.filePathOf(this.dataDir, entry) : this.catalog.filePathBelow(parent.path, entry.id) });
     }
     const files = docs.map(({ entry }) => here.get(entry.id)!.path);
     await beforeWrite?.(files.map((path, i) => ({ path: relative(this.dataDir, path).split(sep).join('/'), text: docs[i]!.text() })));

@@ -1,6 +1,18 @@
 import { join } from 'node:path';
-import { isValidId } from '../../core/index.js';
+import { isValidId, KernelError } from '../../core/index.js';
 import type { NotebookConf } from './notebook-conf.js';
+
+/**
+ * How deep documents nest at most. Each level lengthens a file's path by 23 characters: past the
+ * system's limit (4,096 bytes on Linux, 1,024 on macOS) a create failed with the absolute path in its
+ * error, and a move answered ok while the deepest documents it took along became unreadable.
+ */
+export const MAX_DOCUMENT_DEPTH = 32;
+
+/** The refusal of a document that would be nested deeper than MAX_DOCUMENT_DEPTH. */
+export function tooDeep(depth: number, field: string): KernelError {
+  return new KernelError('INVALID_INPUT', `Documents nest at most ${MAX_DOCUMENT_DEPTH} deep; this would make one ${depth} deep`, { details: { field, depth, max: MAX_DOCUMENT_DEPTH } });
+}
 
 export interface DocEntry {
   id: string;
@@ -69,6 +81,17 @@ export class DocCatalog {
       for (const child of this.children(entry.notebook, entry.id)) stack.push(child);
     }
     return out;
+  }
+
+  /** How deep `id` is: 1 at the top of its notebook. */
+  depth(id: string): number {
+    return this.ancestors(id).length + 1;
+  }
+
+  /** How many levels `id` and the documents below it take: 1 without any. */
+  height(id: string): number {
+    const top = this.depth(id);
+    return Math.max(...this.subtree(id).map((entry) => this.ancestors(entry.id).length + 2 - top));
   }
 
   /** Ancestor document ids, the top-level one first. */

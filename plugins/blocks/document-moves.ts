@@ -3,7 +3,7 @@ import { dirname, join, relative, sep } from 'node:path';
 import { ConflictError, pathExists, type ActionCall, type IntentJournal } from '../../core/index.js';
 import type { BlocksRuntime } from './runtime.js';
 import { assertDocumentVisible, assertNoBrokenFiles, assertNotebookVisible, checkExpected, invalid } from './access.js';
-import type { DocEntry } from './doc-catalog.js';
+import { MAX_DOCUMENT_DEPTH, tooDeep, type DocEntry } from './doc-catalog.js';
 import { removeDocumentFiles } from './document-removal.js';
 import { touch, updatedBy } from './provenance.js';
 
@@ -51,6 +51,9 @@ function checkMove(rt: BlocksRuntime, call: ActionCall, input: MoveInput): void 
       throw invalid('A document cannot be moved under itself or one of its own child documents', { field: 'parentId', id: input.id, parentId: input.parentId });
     }
     if (store.entry(input.parentId).notebook !== input.notebook) throw invalid(`The parent document '${input.parentId}' is not in notebook '${input.notebook}'`, { field: 'parentId' });
+    // With the documents below it, which move along (the deepest of them became unreadable).
+    const depth = store.catalog.depth(input.parentId) + store.catalog.height(input.id);
+    if (depth > MAX_DOCUMENT_DEPTH) throw tooDeep(depth, 'parentId');
   }
   // Broken files move along with their folder, but the index could not follow them.
   const relative = store.catalog.relativePath(input.id);

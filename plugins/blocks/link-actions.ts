@@ -10,6 +10,8 @@ import { locate } from './tree-ops.js';
 
 /** Attributes a person or the agent may set: their own (`custom-*`) and the searchable ones. */
 const RESULT_LIMIT = 200;
+/** Tags listed at most; a listing with more says so (`truncated`). */
+const TAGS_LISTED = 1_000;
 
 /**
  * Keeps index queries to what the caller may see: readers, published notebooks only; the agent, none
@@ -76,8 +78,9 @@ export function refActions(rt: BlocksRuntime): Record<string, ActionHandler> {
       const rows = db.prepare(`SELECT r.block_id AS fromId, r.def_block_id AS id, r.anchor, t.type, t.root_id AS documentId,
           substr(t.content, 1, 200) AS preview, t.id IS NOT NULL AS resolved
         FROM refs r LEFT JOIN blocks t ON t.id = r.def_block_id ${seen}
-        WHERE r.block_id = ? OR r.root_id = ? ORDER BY r.block_id, r.ordinal LIMIT ${RESULT_LIMIT}`).all(id, id) as { resolved: number }[];
-      return { id, refs: rows.map((row) => ({ ...row, resolved: row.resolved === 1 })) };
+        WHERE r.block_id = ? OR r.root_id = ? ORDER BY r.block_id, r.ordinal LIMIT ${RESULT_LIMIT + 1}`).all(id, id) as { resolved: number }[];
+      // Said when there are more (the 201st and after were dropped without a word, unlike backlinks).
+      return { id, refs: rows.slice(0, RESULT_LIMIT).map((row) => ({ ...row, resolved: row.resolved === 1 })), truncated: rows.length > RESULT_LIMIT };
     },
   };
 }
@@ -88,8 +91,8 @@ export function tagActions(rt: BlocksRuntime): Record<string, ActionHandler> {
     list: (input, call) => {
       const { prefix } = input as { prefix?: string };
       const rows = db.prepare(`SELECT t.tag, count(*) AS blocks FROM tags t JOIN blocks b ON b.id = t.block_id
-        WHERE (? IS NULL OR substr(t.tag, 1, length(?)) = ?) ${scopeClause(call, rt.store.catalog.notebooks)} GROUP BY t.tag ORDER BY t.tag LIMIT 1000`).all(prefix ?? null, prefix ?? null, prefix ?? null);
-      return { tags: rows };
+        WHERE (? IS NULL OR substr(t.tag, 1, length(?)) = ?) ${scopeClause(call, rt.store.catalog.notebooks)} GROUP BY t.tag ORDER BY t.tag LIMIT ${TAGS_LISTED + 1}`).all(prefix ?? null, prefix ?? null, prefix ?? null);
+      return { tags: rows.slice(0, TAGS_LISTED), truncated: rows.length > TAGS_LISTED };
     },
     blocks: (input, call) => {
       const { tag, limit } = input as { tag: string; limit?: number };
