@@ -3,7 +3,7 @@
  * markers, indentation, `> ` prefixes and the blank lines between blocks; leaf content is already
  * Markdown, so it goes in as a raw node and is never re-escaped (refs and tags stay byte-identical).
  */
-import type { BlockContent, Blockquote, Html, List, ListItem, Paragraph, PhrasingContent, Root } from 'mdast';
+import type { BlockContent, Blockquote, Html, List, ListItem, Nodes, Paragraph, PhrasingContent, Root } from 'mdast';
 import { trimMarkdownSpace } from './ascii-space.js';
 import remarkGfm from 'remark-gfm';
 import remarkMath from 'remark-math';
@@ -34,7 +34,22 @@ const STRINGIFY_OPTIONS: StringifyOptions = {
   tightDefinitions: false,
 };
 
-const stringifier = unified().use(remarkStringify, STRINGIFY_OPTIONS).use(remarkGfm).use(remarkMath).freeze();
+/**
+ * In a tight list item, a paragraph followed by a quote or list whose first line is an empty list item
+ * (`> 1.`, `- 1.`) gets a blank line before it: an empty item cannot interrupt a paragraph, so it was
+ * read back as the paragraph's text ("1.", "-"). remark already does so for a list that is itself one.
+ */
+function startsWithEmptyItem(node: Nodes): boolean {
+  if (node.type === 'blockquote') return node.children[0] !== undefined && startsWithEmptyItem(node.children[0]);
+  if (node.type !== 'list') return false;
+  const first = node.children[0]?.children[0];
+  return first === undefined || startsWithEmptyItem(first);
+}
+type Join = NonNullable<StringifyOptions['join']>[number];
+const emptyItemAfterParagraph: Join = (left, right, parent) =>
+  parent.type === 'listItem' && left.type === 'paragraph' && (right.type === 'blockquote' || right.type === 'list') && startsWithEmptyItem(right) ? 1 : undefined;
+
+const stringifier = unified().use(remarkStringify, { ...STRINGIFY_OPTIONS, join: [emptyItemAfterParagraph] }).use(remarkGfm).use(remarkMath).freeze();
 
 type AnyBlock = Block | DraftBlock;
 type FlowNode = BlockContent;

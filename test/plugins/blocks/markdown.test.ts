@@ -114,6 +114,16 @@ describe('Markdown round trip', () => {
     expect(parse('\n  \n\n')).toEqual([]);
     expect(blocksToMarkdown([])).toBe('');
   });
+
+  it('writes an empty list item that starts a quote or list in a list item so that it reads back as one', () => {
+    // Its text deleted, `> 1.` was written straight after the item's paragraph, and read back as the text "1.".
+    const layout = (blocks: readonly DraftBlock[]): unknown => blocks.map((block) => ({ type: block.type, content: block.content ?? null, children: layout(block.children ?? []) }));
+    for (const source of ['1. a\n\n   > 1. b', '- a\n  > - b', '- a\n  - 1. b']) {
+      const emptied = (blocks: DraftBlock[]): DraftBlock[] => blocks.map((block) => ({ ...block, children: emptied((block.children ?? []).filter((child) => child.content !== 'b')) }));
+      const blocks = emptied(parse(source));
+      expect([source, layout(parse(blocksToMarkdown(blocks)))]).toEqual([source, layout(blocks)]);
+    }
+  });
 });
 
 describe('markdownToBlocks', () => {
