@@ -1,3 +1,4 @@
+import { basename, isAbsolute, sep } from 'node:path';
 import { KernelError, PLUGIN_RAISABLE, PluginError, isKernelError, isRaisableCode, type ErrorCode } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { ActionCall, Effect, Principal, ProgressUpdate, StopReason } from '../plugin-api.js';
@@ -296,7 +297,7 @@ function wrapPluginError(error: unknown, pluginId: string, action: string): Kern
     const message = error instanceof PluginError ? error.message.replace(/^\[plugin [^\]]*\] /, '') : error.message;
     return new PluginError(code, pluginId, message, { action, cause: error, details: { ...error.details, ...(code !== error.code ? { raised: error.code } : {}) } });
   }
-  const message = error instanceof Error ? error.message : String(error);
+  const message = withoutAbsolutePaths(error);
   // A plugin cannot import the kernel's class (an installed plugin has no node_modules): an Error whose
   // `code` is one of these chooses the status too, as README says (every such error was 500 PLUGIN_ERROR).
   const raised = raisableCode(error);
@@ -306,6 +307,20 @@ function wrapPluginError(error: unknown, pluginId: string, action: string): Kern
   }
   const code = error instanceof Error ? (error as { code?: unknown }).code : undefined;
   return new PluginError('PLUGIN_ERROR', pluginId, message, { action, cause: error, ...(typeof code === 'string' ? { details: { errorCode: code } } : {}) });
+}
+
+/**
+ * A system error's message names the file by its absolute path (`ENAMETOOLONG: name too long, stat
+ * '/home/me/notes/data/…'`): the caller (an agent, whose words go to a model) is told its last part only.
+ */
+function withoutAbsolutePaths(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  let message = error.message;
+  for (const key of ['path', 'dest'] as const) {
+    const path = (error as { path?: unknown; dest?: unknown })[key];
+    if (typeof path === 'string' && isAbsolute(path)) message = message.split(path).join(`…${sep}${basename(path)}`);
+  }
+  return message;
 }
 
 /** The code an Error a plugin threw carries, when it is one a plugin may raise. */

@@ -25,13 +25,15 @@ function userNotes(effectsOfPut: string[]): UserPlugin {
         stuck: { description: 'never ends, never looks at its signal', input: { type: 'object' }, effects: [] },
         late: { description: 'ends 300 ms later, never looks at its signal', input: { type: 'object' }, effects: ['localWrite'] },
         boom: { description: 'throws', input: { type: 'object' }, effects: ['localWrite'] },
+        missing: { description: 'reads a file that is not there', input: { type: 'object' }, effects: [] },
         secret: { description: 'agent only', input: { type: 'object' }, effects: [], agentOnly: true },
         odd: { description: 'a result JSON cannot carry', input: { type: 'object', properties: { kind: { type: 'string' } } }, effects: [] },
         shaped: { description: 'output schema', input: { type: 'object' }, effects: [], output: { type: 'object', required: ['n'], properties: { n: { type: 'number' } } } },
       } }],
     },
     entry: 'main.js',
-    code: `export default {
+    code: `import { readFileSync } from 'node:fs';
+export default {
   activate(ctx) {
     const saved = [];
     return { memo: {
@@ -41,6 +43,7 @@ function userNotes(effectsOfPut: string[]): UserPlugin {
       stuck: () => new Promise(() => undefined),
       late: () => new Promise((resolve) => setTimeout(() => resolve({ late: true }), 300)),
       boom: () => { throw new Error('disk on fire'); },
+      missing: () => readFileSync('/home/somebody/private-notes/workspace/data/file.json'),
       secret: () => ({ secret: 42 }),
       shaped: () => ({ n: 'not a number' }),
       odd: (input) => {
@@ -183,6 +186,10 @@ describe('action pipeline', () => {
     expect(error.message).toContain('user-notes');
     expect(error.message).toContain('disk on fire');
     expect((await auditLines(kernel.audit.logFile)).at(-1)).toMatchObject({ action: 'boom', outcome: 'error', errorCode: 'PLUGIN_ERROR' });
+    // A system error names its file by the last part of its path only (the whole path reached the caller, an agent's model too).
+    const missing = await caught(kernel.pipeline.call({ target: 'memo_missing', input: {}, principal: admin }));
+    expect([missing.code, missing.message, missing.details?.errorCode]).toEqual(['PLUGIN_ERROR', expect.stringContaining("open '…/file.json'"), 'ENOENT']);
+    expect(missing.message).not.toContain('private-notes');
   });
 
   it('audits a call answered as still running at its time limit as such, and what it did once it ends after all', async () => {
