@@ -2163,6 +2163,7 @@ export type SystemInfoOutput = {
 };
 
 export type TagBlocksInput = {
+  /** the tag as tag_list lists it */
   tag: string;
   limit?: number;
 };

@@ -292,7 +292,8 @@ export class BlockStore {
     if (entry.parent !== null) {
       const parent = this.entry(entry.parent);
       if (parent.notebook !== entry.notebook) throw new KernelError('INVALID_INPUT', `The parent document '${entry.parent}' is in another notebook`, { details: { parentId: entry.parent } });
-      if (this.catalog.depth(entry.parent) >= MAX_DOCUMENT_DEPTH) throw tooDeep(this.catalog.depth(entry.parent) + 1, 'parentId');
+      // Only for a document new here or moved here: one already deeper (by hand, an older version) stays writable.
+      if (this.catalog.doc(entry.id)?.parent !== entry.parent && this.catalog.depth(entry.parent) >= MAX_DOCUMENT_DEPTH) throw tooDeep(this.catalog.depth(entry.parent) + 1, 'parentId');
     }
   }
 

@@ -90,8 +90,20 @@ export class DocCatalog {
 
   /** How many levels `id` and the documents below it take: 1 without any. */
   height(id: string): number {
-    const top = this.depth(id);
-    return Math.max(...this.subtree(id).map((entry) => this.ancestors(entry.id).length + 2 - top));
+    const root = this.docs.get(id);
+    if (!root) return 0;
+    // A walk carrying each level (a spread of 150,000 levels overflowed the stack), each document once.
+    let height = 1;
+    const seen = new Set<string>();
+    const stack: [DocEntry, number][] = [[root, 1]];
+    while (stack.length > 0) {
+      const [entry, level] = stack.pop()!;
+      if (seen.has(entry.id)) continue;
+      seen.add(entry.id);
+      if (level > height) height = level;
+      for (const child of this.children(entry.notebook, entry.id)) stack.push([child, level + 1]);
+    }
+    return height;
   }
 
   /** Ancestor document ids, the top-level one first. */

@@ -49,15 +49,10 @@ export function runLength(src: string, i: number, code: number, end = src.length
 const REF_START = /\(\(\d{14}-[0-9a-z]{7}/;
 
 /** `#text#` at `i`, closed before `end`: text non-empty, on one line, without `#` or a backtick, not starting or ending with space; `\#` closes nothing. */
-/** A tag's longest text, in UTF-16 units (the web app's renderer holds the same). */
-export const MAX_TAG_LENGTH = 200;
-
 export function tagAt(src: string, i: number, end = src.length): { text: string; end: number } | undefined {
   const close = src.indexOf('#', i + 1);
   if (close <= i + 1 || close >= end || isEscaped(src, close)) return undefined;
   const text = src.slice(i + 1, close);
-  // No longer than a tag can be asked for (tag_blocks takes 200): a longer one was listed and could not be queried.
-  if (text.length > MAX_TAG_LENGTH) return undefined;
   // The space rule keeps `C# and F#` from being read as a tag.
   if (text.includes('\n') || SPACE.test(text.charAt(0)) || SPACE.test(text.charAt(text.length - 1))) return undefined;
   // A tag does not run into a reference (its anchor's `#` is no tag's end).

@@ -1,11 +1,12 @@
 import type { Dirent } from 'node:fs';
 import { lstat, readdir } from 'node:fs/promises';
-import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
+import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { claimIds, ConflictError, isKernelError, isValidId, KernelError, newId, stoppedNote, throwIfStopped, type ActionCall, type ActionHandler, type StopReason } from '../../core/index.js';
 import type { DraftBlock } from './block-model.js';
 import { updatedBy } from './provenance.js';
 import type { BlocksRuntime } from './runtime.js';
 import { assertDocumentVisible, assertNotebookVisible, invalid } from './access.js';
+import { MAX_DOCUMENT_DEPTH } from './doc-catalog.js';
 import { exportMarkdown } from './markdown-export.js';
 import { outsideWorkspace } from './outside-workspace.js';
 import { PARSE_WORKERS } from './markdown-parser.js';
@@ -119,6 +120,7 @@ export async function importMarkdown(rt: BlocksRuntime, call: ActionCall, input:
         if (doc.parent !== null && doc.parent !== input.parentId) doc.parent = siyuan.idOf(doc.parent);
       }
     }
+    assertFits(plan, input.parentId === undefined ? 0 : store.catalog.depth(input.parentId), source);
     const toWork = (doc: Planned): Promise<ImportDocWork> | ImportDocWork => obsidian?.work(doc) ?? siyuan?.work(doc) ?? { id: doc.id, title: doc.title, ...(doc.path === undefined ? {} : { path: doc.path }) };
     const chunks: Planned[][] = [];
     for (let i = 0; i < plan.length; i += CHUNK) chunks.push(plan.slice(i, i + CHUNK));
@@ -210,6 +212,22 @@ function forgetSteps(rt: BlocksRuntime, state: ImportState): Promise<void> {
  * Lays out what an import creates, parents before children: each `.md` file is a document; a folder is
  * the document of the same-named file beside it, or a document of its own when there is none.
  */
+/**
+ * Every planned document within MAX_DOCUMENT_DEPTH, checked before the first is written: checked as
+ * each chunk was written, a deep folder stopped the import half-way, what came before it kept.
+ */
+function assertFits(plan: readonly Planned[], base: number, source: string): void {
+  const depth = new Map<string, number>();
+  for (const doc of plan) {
+    const level = (doc.parent === null ? base : depth.get(doc.parent) ?? base) + 1;
+    depth.set(doc.id, level);
+    if (level > MAX_DOCUMENT_DEPTH) {
+      const where = doc.path === undefined ? doc.title : relative(source, doc.path) || basename(doc.path);
+      throw invalid(`Documents nest at most ${MAX_DOCUMENT_DEPTH} deep; '${where}' would be ${level} deep: nothing was imported`, { field: 'path', file: where, depth: level, max: MAX_DOCUMENT_DEPTH });
+    }
+  }
+}
+
 async function planFolder(state: ImportState, folder: string, parent: string | null, plan: Planned[]): Promise<void> {
   let listed: Dirent[];
   try {

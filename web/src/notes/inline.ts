@@ -83,7 +83,7 @@ function parse(text: string, context: InlineContext, depth: number, inLink: bool
       continue;
     }
     // A tag does not run into a reference (an anchor's `#`, `((id "Note#Goals"))`, ends no tag) nor into code, nor ends at an escaped `#`, as the index reads them.
-    if (c === '#' && !inLink && (match = TAG.exec(rest)) && match[1]!.length <= 200 && !/\s$/.test(match[1]!) && !/(?<!\\)(?:\\\\)*\\$/.test(match[1]!) && !/\(\(\d{14}-[0-9a-z]{7}/.test(match[1]!)) {
+    if (c === '#' && !inLink && (match = TAG.exec(rest)) && !/\s$/.test(match[1]!) && !/(?<!\\)(?:\\\\)*\\$/.test(match[1]!) && !/\(\(\d{14}-[0-9a-z]{7}/.test(match[1]!)) {
       flush();
       out.push(h('a', { class: 'tag', href: context.tagHref(match[1]!) }, `#${match[1]}`));
       i += match[0].length;
