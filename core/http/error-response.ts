@@ -24,6 +24,9 @@ export function httpError(code: ErrorCode, message: string, details?: Record<str
   return new KernelError(code, message, details ? { details } : {});
 }
 
+/** The error and what caused it: a caller is told a system error's file by its last part, the log keeps the whole path. */
 function describe(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  if (!(error instanceof Error)) return String(error);
+  const cause = error.cause instanceof Error && error.cause.message !== error.message ? ` (cause: ${error.cause.message})` : '';
+  return `${error.name}: ${error.message}${cause}`;
 }

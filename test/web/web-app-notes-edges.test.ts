@@ -55,6 +55,15 @@ describe('the web app keeps what a person types through what happens around it',
     await web.page.locator('article .block', { hasText: 'Keep this one.' }).locator('button.edit').click();
     await web.page.locator('form.editor textarea').waitFor();
     expect(await web.page.locator('form.editor textarea').inputValue()).toContain('Keep this one.');
+    // Another block's Edit clicked, then typing here before it answers: this editor and its text stay (it was replaced, the text gone).
+    let letGo!: () => void;
+    const held = new Promise<void>((resolve) => { letGo = resolve; });
+    await web.page.route('**/blocks/block/get', async (route) => { await held; await route.continue(); });
+    await web.page.locator('article .block', { hasText: 'Added meanwhile.' }).locator('button.edit').click();
+    await web.page.locator('form.editor textarea').fill('Keep this one, typed while the other opened.');
+    letGo();
+    await web.page.getByText('Save or cancel the block you are editing first').waitFor();
+    expect(await web.page.locator('form.editor textarea').inputValue()).toBe('Keep this one, typed while the other opened.');
   });
 
   it('keeps a title typed when the rename is refused, and the cursor on the next block after a removal', async () => {
@@ -71,6 +80,8 @@ describe('the web app keeps what a person types through what happens around it',
     await web.page.getByRole('button', { name: 'Save title' }).click();
     await web.page.locator('.title-block [role="alert"]').waitFor();
     expect(await web.page.getByLabel('Title of the document').inputValue()).toBe('A title worth keeping');
+    // The title as it is now is shown beside it (the heading is hidden while the field is open).
+    await web.page.locator('.title-block', { hasText: 'The title now: Old title' }).waitFor();
     await web.page.getByRole('button', { name: 'Cancel' }).click();
     // A block deleted from its editor: the cursor goes to the next block's Edit (it fell to the page's top).
     await web.page.reload();

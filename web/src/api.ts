@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { createQuireClient, QuireApiError, type QuireClient } from '../../core/client/quire-client.js';
 
 /**
@@ -45,7 +45,12 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): [T | undefi
   const [value, setValue] = useState<T>();
   const [error, setError] = useState<string>();
   const [tick, setTick] = useState(0);
-  useEffect(() => { load().then((result) => { setValue(result); setError(undefined); }, (e: unknown) => setError(describe(e))); }, [...deps, tick]);
+  // Only the latest load's answer is shown: an earlier one answered later (a list read again at each change) showed what was before.
+  const latest = useRef(0);
+  useEffect(() => {
+    const ticket = ++latest.current;
+    load().then((result) => { if (ticket === latest.current) { setValue(result); setError(undefined); } }, (e: unknown) => { if (ticket === latest.current) setError(describe(e)); });
+  }, [...deps, tick]);
   return [value, error, () => setTick(tick + 1)];
 }
 

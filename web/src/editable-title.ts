@@ -36,6 +36,7 @@ export function EditableTitle({ title, headingId, inputLabel, maxLength, canEdit
       ? html`<form class="row title-row" onSubmit=${saveTitle}>
           <input name="title" aria-label=${inputLabel} value=${draft ?? title} maxlength=${maxLength} required autofocus />
           <button type="submit">Save title</button><button type="button" onClick=${() => { setDraft(undefined); setMode('show'); }}>Cancel</button>
+          ${draft !== undefined ? html`<span class="muted">The title now: ${title}</span>` : null}
         </form>`
       : html`<div class="row title-row"><h1 id=${headingId}>${title}</h1>
           ${canEdit ? html`<button type="button" onClick=${() => { setError(undefined); setMode('rename'); }}>Rename</button>` : null}

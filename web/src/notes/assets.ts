@@ -83,13 +83,18 @@ function fetchAsset(client: QuireClient, path: string): Promise<string | undefin
       }
       const fetched = await response.blob();
       const svg = /\.svg$/i.test(path) || /^image\/svg\+xml\b/i.test(fetched.type);
-      // Signed out meanwhile: not kept, and not shown.
-      if (started !== generation) return undefined;
-      cached.bytes = fetched.size;
       // An SVG can hold script. Drawn by an <img> it runs none, but a blob: URL has the app's origin:
       // opened on its own (Open image in new tab) its script ran there, beside the token. A data: URL
       // has an opaque origin, and browsers do not open an SVG one as a page.
-      return svg ? await dataUrl(new Blob([fetched], { type: 'image/svg+xml' })) : URL.createObjectURL(fetched);
+      const url = svg ? await dataUrl(new Blob([fetched], { type: 'image/svg+xml' })) : URL.createObjectURL(fetched);
+      // Signed out meanwhile: not kept, and not shown.
+      if (started !== generation || url === undefined) {
+        if (url?.startsWith('blob:')) URL.revokeObjectURL(url);
+        return undefined;
+      }
+      // What it takes in memory (base64 is a third larger than the bytes).
+      cached.bytes = svg ? url.length : fetched.size;
+      return url;
     }, () => undefined);
   cache.set(path, cached);
   // An image read is kept, and so is a refusal; another failure (the network, a restart) is tried again at the next render.
@@ -111,11 +116,13 @@ export async function loadAssets(client: QuireClient, root: HTMLElement): Promis
     // in data-alt (Preact keeps it up to date): without its image it shows that, said to be an image.
     const alt = img.dataset.alt ?? '';
     if (src) {
-      if (img.getAttribute('src') !== src) img.src = src;
+      // Compared by the path shown, not the address (an SVG's data: URL is its whole text, copied at each read).
+      if (img.dataset.shown !== path || !img.hasAttribute('src')) { img.src = src; img.dataset.shown = path; }
       img.alt = alt;
       img.classList.remove('image-off');
     } else {
       img.removeAttribute('src');
+      delete img.dataset.shown;
       img.alt = `[image: ${alt || path}]`;
       img.classList.add('image-off');
     }

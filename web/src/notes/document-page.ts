@@ -56,13 +56,17 @@ export function DocumentPage({ client, id, focus, canEdit, onChanged }: { client
   // document again (every block's Markdown parsed at each key).
   const typed = useRef('');
 
+  // The document shown now: an answer for the one before (a slow read, an Edit clicked before leaving) is dropped.
+  const shownId = useRef(id);
+  shownId.current = id;
   const load = (): Promise<void> => client.call('document_get', { body: { id } }).then(
     (answer) => {
+      if (shownId.current !== id) return;
       const got = answer.result as { document: BlockData; hpath: string; notebook: string; parentId: string | null };
       setDoc(got);
       setError(rescueRemoved(got.document));
     },
-    (e: unknown) => setError(describe(e)),
+    (e: unknown) => { if (shownId.current === id) setError(describe(e)); },
   );
   /**
    * Text typed for blocks of this document that are gone (removed by the agent, another tab, a restore):
@@ -72,7 +76,11 @@ export function DocumentPage({ client, id, focus, canEdit, onChanged }: { client
   const rescueRemoved = (tree: BlockData): string | undefined => {
     const present = new Set<string>();
     const stack = [tree];
-    while (stack.length > 0) { const block = stack.pop()!; present.add(block.id); stack.push(...(block.children ?? [])); }
+    while (stack.length > 0) {
+      const block = stack.pop()!;
+      present.add(block.id);
+      for (const child of block.children ?? []) stack.push(child);
+    }
     const rescued: string[] = [];
     for (const [blockId, draft] of drafts) {
       if (draft.document !== id || present.has(blockId)) continue;
@@ -106,7 +114,7 @@ export function DocumentPage({ client, id, focus, canEdit, onChanged }: { client
   // The linked block is scrolled to once a document and link: each save read the document again, and
   // the page jumped back to it from wherever the person was.
   const shownFocus = useRef<string>();
-  useEffect(() => { setDoc(undefined); setEditing(undefined); setConflict(undefined); shownFocus.current = undefined; void load(); return keepDraft; }, [id]);
+  useEffect(() => { opening.current++; setDoc(undefined); setEditing(undefined); setConflict(undefined); shownFocus.current = undefined; void load(); return keepDraft; }, [id]);
   // What the open editor holds, for the app's question before leaving (app.ts: asked on every page, as
   // the drafts kept from this one outlive it).
   useEffect(() => {
@@ -157,7 +165,13 @@ export function DocumentPage({ client, id, focus, canEdit, onChanged }: { client
     const ticket = ++opening.current;
     try {
       const answer = await client.call('block_get', { body: { id: block.id } });
-      if (ticket !== opening.current) return;
+      if (ticket !== opening.current || shownId.current !== id) return;
+      // Text typed meanwhile in the editor open then: opening this one would drop it.
+      const openNow = editingNow.current;
+      if (openNow && openNow.id !== block.id && typed.current !== openNow.opened) {
+        setError('Save or cancel the block you are editing first: its changes are not saved.');
+        return;
+      }
       const got = answer.result as { markdown: string; updated?: string; block?: { attrs?: Record<string, string> } };
       const updated = got.updated ?? got.block?.attrs?.updated ?? block.attrs.updated ?? '';
       // Text typed here before the page was left comes back; saved, it is checked against the block as it was then
