@@ -27,6 +27,8 @@ interface Planned {
   title: string;
   parent: string | null;
   path: string | undefined;
+  /** A folder's document without a file of its own: the folder (for messages). */
+  folder?: string;
 }
 
 interface ImportState {
@@ -107,6 +109,8 @@ export async function importMarkdown(rt: BlocksRuntime, call: ActionCall, input:
       plan.push({ id: state.flavor === 'siyuan' ? keptId(state, titleOf(source)) : newId(), title: titleOf(source), parent: input.parentId ?? null, path: source });
     }
     state.total = plan.length;
+    // Before the flavours' plans, which copy attachments (a refused import left them in assets/).
+    assertFits(plan, input.parentId === undefined ? 0 : store.catalog.depth(input.parentId), source);
     const obsidian = state.flavor === 'obsidian'
       ? await planObsidianImport(call, root, plan.flatMap((doc) => (doc.path === undefined ? [] : [{ id: doc.id, path: doc.path }])), state.attachments, join(rt.workspaceRoot, 'assets'), rt.config.maxMarkdownChars)
       : undefined;
@@ -120,7 +124,6 @@ export async function importMarkdown(rt: BlocksRuntime, call: ActionCall, input:
         if (doc.parent !== null && doc.parent !== input.parentId) doc.parent = siyuan.idOf(doc.parent);
       }
     }
-    assertFits(plan, input.parentId === undefined ? 0 : store.catalog.depth(input.parentId), source);
     const toWork = (doc: Planned): Promise<ImportDocWork> | ImportDocWork => obsidian?.work(doc) ?? siyuan?.work(doc) ?? { id: doc.id, title: doc.title, ...(doc.path === undefined ? {} : { path: doc.path }) };
     const chunks: Planned[][] = [];
     for (let i = 0; i < plan.length; i += CHUNK) chunks.push(plan.slice(i, i + CHUNK));
@@ -209,10 +212,6 @@ function forgetSteps(rt: BlocksRuntime, state: ImportState): Promise<void> {
 }
 
 /**
- * Lays out what an import creates, parents before children: each `.md` file is a document; a folder is
- * the document of the same-named file beside it, or a document of its own when there is none.
- */
-/**
  * Every planned document within MAX_DOCUMENT_DEPTH, checked before the first is written: checked as
  * each chunk was written, a deep folder stopped the import half-way, what came before it kept.
  */
@@ -222,12 +221,17 @@ function assertFits(plan: readonly Planned[], base: number, source: string): voi
     const level = (doc.parent === null ? base : depth.get(doc.parent) ?? base) + 1;
     depth.set(doc.id, level);
     if (level > MAX_DOCUMENT_DEPTH) {
-      const where = doc.path === undefined ? doc.title : relative(source, doc.path) || basename(doc.path);
+      const at = doc.path ?? doc.folder;
+      const where = at === undefined ? doc.title : relative(source, at) || basename(at);
       throw invalid(`Documents nest at most ${MAX_DOCUMENT_DEPTH} deep; '${where}' would be ${level} deep: nothing was imported`, { field: 'path', file: where, depth: level, max: MAX_DOCUMENT_DEPTH });
     }
   }
 }
 
+/**
+ * Lays out what an import creates, parents before children: each `.md` file is a document; a folder is
+ * the document of the same-named file beside it, or a document of its own when there is none.
+ */
 async function planFolder(state: ImportState, folder: string, parent: string | null, plan: Planned[]): Promise<void> {
   let listed: Dirent[];
   try {
@@ -260,7 +264,7 @@ async function planFolder(state: ImportState, folder: string, parent: string | n
     if (folders.delete(doc.title)) await planFolder(state, join(folder, doc.title), doc.id, plan);
   }
   for (const name of folders) {
-    const doc: Planned = { id: newId(), title: name, parent, path: undefined };
+    const doc: Planned = { id: newId(), title: name, parent, path: undefined, folder: join(folder, name) };
     const inside: Planned[] = [];
     await planFolder(state, join(folder, name), doc.id, inside);
     // A folder with no note anywhere below it (attachments, a vault's images) is no document.

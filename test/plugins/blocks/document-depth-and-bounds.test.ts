@@ -72,6 +72,13 @@ describe('documents nest at most 32 deep: what is there already, and imports', (
       const refused = await caught(act('import_markdown', { notebook: target.id, path: source }));
       expect([refused.code, refused.details?.field, refused.message]).toEqual(['INVALID_INPUT', 'path', expect.stringContaining('would be 33 deep: nothing was imported')]);
       expect((await act<{ documents: unknown[] }>('document_list', { notebook: target.id })).documents).toEqual([]);
+      // As an Obsidian vault with an attachment: refused before its attachments are copied (one was left in assets/).
+      await mkdir(join(source, '.obsidian'));
+      await writeFile(join(source, 'a000.md'), 'see ![[pic.png]]');
+      await writeFile(join(source, 'pic.png'), 'not really a picture');
+      const vault = await caught(act('import_markdown', { notebook: target.id, path: source, flavor: 'obsidian' }));
+      expect([vault.code, vault.message]).toEqual(['INVALID_INPUT', expect.stringContaining('nothing was imported')]);
+      expect(await readdir(join(workspace, 'assets')).catch(() => [])).toEqual([]);
     } finally {
       await rm(source, { recursive: true, force: true });
     }

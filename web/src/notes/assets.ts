@@ -116,8 +116,10 @@ export async function loadAssets(client: QuireClient, root: HTMLElement): Promis
     // in data-alt (Preact keeps it up to date): without its image it shows that, said to be an image.
     const alt = img.dataset.alt ?? '';
     if (src) {
-      // Compared by the path shown, not the address (an SVG's data: URL is its whole text, copied at each read).
-      if (img.dataset.shown !== path || !img.hasAttribute('src')) { img.src = src; img.dataset.shown = path; }
+      // An SVG's data: URL is its whole text, copied at each read of the attribute: compared by the path
+      // shown (it is never revoked); a blob: URL by itself (an image fetched again after eviction has a new one).
+      const shown = src.startsWith('data:') ? img.dataset.shown === path && img.hasAttribute('src') : img.getAttribute('src') === src;
+      if (!shown) { img.src = src; img.dataset.shown = path; }
       img.alt = alt;
       img.classList.remove('image-off');
     } else {

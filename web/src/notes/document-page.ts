@@ -48,6 +48,9 @@ export function DocumentPage({ client, id, focus, canEdit, onChanged }: { client
   const [editing, setEditing] = useState<{ id: string; markdown: string; updated: string; opened: string } | undefined>();
   const [conflict, setConflict] = useState<Conflict | undefined>();
   const [saving, setSaving] = useState(false);
+  // The same, read after an await (state is the render's).
+  const savingNow = useRef(false);
+  savingNow.current = saving;
   const [deleting, setDeleting] = useState(false);
   const [history, setHistory] = useState(false);
   const [moving, setMoving] = useState(false);
@@ -56,17 +59,17 @@ export function DocumentPage({ client, id, focus, canEdit, onChanged }: { client
   // document again (every block's Markdown parsed at each key).
   const typed = useRef('');
 
-  // The document shown now: an answer for the one before (a slow read, an Edit clicked before leaving) is dropped.
-  const shownId = useRef(id);
-  shownId.current = id;
+  // Whether the page was left (each document has a page of its own): an answer that comes after (a slow
+  // read, an Edit clicked before leaving) changes nothing (it took a kept draft, or wrote into the next page's box).
+  const left = useRef(false);
   const load = (): Promise<void> => client.call('document_get', { body: { id } }).then(
     (answer) => {
-      if (shownId.current !== id) return;
+      if (left.current) return;
       const got = answer.result as { document: BlockData; hpath: string; notebook: string; parentId: string | null };
       setDoc(got);
       setError(rescueRemoved(got.document));
     },
-    (e: unknown) => { if (shownId.current === id) setError(describe(e)); },
+    (e: unknown) => { if (!left.current) setError(describe(e)); },
   );
   /**
    * Text typed for blocks of this document that are gone (removed by the agent, another tab, a restore):
@@ -114,7 +117,11 @@ export function DocumentPage({ client, id, focus, canEdit, onChanged }: { client
   // The linked block is scrolled to once a document and link: each save read the document again, and
   // the page jumped back to it from wherever the person was.
   const shownFocus = useRef<string>();
-  useEffect(() => { opening.current++; setDoc(undefined); setEditing(undefined); setConflict(undefined); shownFocus.current = undefined; void load(); return keepDraft; }, [id]);
+  useEffect(() => {
+    left.current = false;
+    setDoc(undefined); setEditing(undefined); setConflict(undefined); shownFocus.current = undefined; void load();
+    return () => { left.current = true; opening.current++; keepDraft(); };
+  }, [id]);
   // What the open editor holds, for the app's question before leaving (app.ts: asked on every page, as
   // the drafts kept from this one outlive it).
   useEffect(() => {
@@ -165,7 +172,9 @@ export function DocumentPage({ client, id, focus, canEdit, onChanged }: { client
     const ticket = ++opening.current;
     try {
       const answer = await client.call('block_get', { body: { id: block.id } });
-      if (ticket !== opening.current || shownId.current !== id) return;
+      if (ticket !== opening.current || left.current) return;
+      // A save under way closes the editor when it is done: it would close this one.
+      if (savingNow.current) return;
       // Text typed meanwhile in the editor open then: opening this one would drop it.
       const openNow = editingNow.current;
       if (openNow && openNow.id !== block.id && typed.current !== openNow.opened) {
@@ -185,12 +194,13 @@ export function DocumentPage({ client, id, focus, canEdit, onChanged }: { client
       setDeleting(false);
       setError(draft ? 'Your unsaved text from before is back in the editor: save it, or cancel to drop it.' : undefined);
     } catch (e) {
-      setError(describe(e));
+      if (ticket === opening.current && !left.current) setError(describe(e));
     }
   };
 
   const save = async (markdown: string, expectedUpdated: string | undefined): Promise<void> => {
     if (!editing) return;
+    savingNow.current = true;
     setSaving(true);
     try {
       await client.call('block_update', { body: { id: editing.id, markdown, ...(expectedUpdated ? { expectedUpdated } : {}) } });
@@ -208,6 +218,7 @@ export function DocumentPage({ client, id, focus, canEdit, onChanged }: { client
         }
       } else setError(describe(e));
     } finally {
+      savingNow.current = false;
       setSaving(false);
     }
   };
