@@ -39,6 +39,12 @@ const ID = /^\d{14}-[0-9a-z]{7}$/;
 
 interface Listed { id: string; name?: string; title?: string }
 
+/** The entries named exactly `name`, else those named so but for case (a name on the command line). */
+export function namedAs<E extends Listed>(list: readonly E[], name: string, key: 'name' | 'title'): E[] {
+  const exact = list.filter((entry) => entry[key] === name);
+  return exact.length > 0 ? exact : list.filter((entry) => entry[key]?.toLowerCase() === name.toLowerCase());
+}
+
 /**
  * A document named by its id or by its path of names (`Notebook/Document/Child`, as `hpath` shows
  * it, with or without the notebook): each step matched by exact name, then case-insensitively.
@@ -48,8 +54,7 @@ export async function resolveDocument(call: ActionCaller, given: string): Promis
   const parts = given.split('/').map((part) => part.trim()).filter((part) => part !== '');
   if (parts.length === 0) throw new KernelError('INVALID_INPUT', 'give a document id or a path such as Notebook/Document', { details: { field: 'path' } });
   const { notebooks } = await call<{ notebooks: Listed[] }>('notebook_list', 'blocks/notebook/list', {});
-  const pick = <E extends Listed>(list: E[], name: string, key: 'name' | 'title'): E | undefined =>
-    list.find((entry) => entry[key] === name) ?? list.find((entry) => entry[key]?.toLowerCase() === name.toLowerCase());
+  const pick = <E extends Listed>(list: E[], name: string, key: 'name' | 'title'): E | undefined => namedAs(list, name, key)[0];
   const starts = pick(notebooks, parts[0]!, 'name') ? [pick(notebooks, parts[0]!, 'name')!] : notebooks;
   const rest = pick(notebooks, parts[0]!, 'name') ? parts.slice(1) : parts;
   for (const notebook of starts) {

@@ -90,18 +90,13 @@ export class DocCatalog {
 
   /** How many levels `id` and the documents below it take: 1 without any. */
   height(id: string): number {
-    const root = this.docs.get(id);
-    if (!root) return 0;
-    // A walk carrying each level (a spread of 150,000 levels overflowed the stack), each document once.
-    let height = 1;
-    const seen = new Set<string>();
-    const stack: [DocEntry, number][] = [[root, 1]];
-    while (stack.length > 0) {
-      const [entry, level] = stack.pop()!;
-      if (seen.has(entry.id)) continue;
-      seen.add(entry.id);
-      if (level > height) height = level;
-      for (const child of this.children(entry.notebook, entry.id)) stack.push([child, level + 1]);
+    // The subtree comes parents first: each level is its parent's plus one (no spread: 150,000 overflowed it).
+    const level = new Map<string, number>();
+    let height = 0;
+    for (const entry of this.subtree(id)) {
+      const here = entry.id === id ? 1 : (level.get(entry.parent ?? '') ?? 0) + 1;
+      level.set(entry.id, here);
+      if (here > height) height = here;
     }
     return height;
   }

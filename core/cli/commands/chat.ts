@@ -58,16 +58,18 @@ export const chatCommand: Command = {
 /** A kernel serves the workspace (and holds its lock): the chat is one more of its HTTP clients. */
 async function chatOverHttp(root: string, serving: ServeAddress, session: string | undefined, io: Terminal): Promise<number> {
   const tokenFile = join(root, '.quire', 'admin.token');
-  const token = (await readFile(tokenFile, 'utf8').catch(() => '')).trim();
-  if (token === '') {
-    throw new KernelError('UNAUTHENTICATED', `the workspace is served at ${serving.url}, but ${tokenFile} holds no admin token to talk to it with`);
-  }
+  // Read again for a kernel started again (the token file may have been renewed).
+  const servingKernel = async (at: ServeAddress): Promise<ServingKernel | undefined> => {
+    const token = (await readFile(tokenFile, 'utf8').catch(() => '')).trim();
+    return token === '' ? undefined : { client: new KernelClient(at.url, token), instance: at.instance };
+  };
+  const first = await servingKernel(serving);
+  if (!first) throw new KernelError('UNAUTHENTICATED', `the workspace is served at ${serving.url}, but ${tokenFile} holds no admin token to talk to it with`);
   const findKernel = async (): Promise<ServingKernel | undefined> => {
     const now = await findServingKernel(root);
-    const tokenNow = (await readFile(tokenFile, 'utf8').catch(() => '')).trim();
-    return now && tokenNow !== '' ? { client: new KernelClient(now.url, tokenNow), instance: now.instance } : undefined;
+    return now ? servingKernel(now) : undefined;
   };
-  const backend = await HttpChatBackend.open({ client: new KernelClient(serving.url, token), instance: serving.instance }, session, findKernel);
+  const backend = await HttpChatBackend.open(first, session, findKernel);
   const stopWatching = cancelTurnOnSignal(backend);
   try {
     return await runChat(backend, io, await modelServerName(root), session !== undefined);

@@ -5,7 +5,7 @@ import { isValidId } from '../../ids.js';
 import type { Kernel } from '../../kernel.js';
 import { callAction, describeError, withKernel } from '../one-shot-kernel.js';
 import { parseOptions } from '../parse-options.js';
-import { resolveDocument, type ActionCaller } from '../notes-access.js';
+import { namedAs, resolveDocument, type ActionCaller } from '../notes-access.js';
 import type { ObsidianPlan } from '../../../plugins/blocks/obsidian/obsidian-import.js';
 import type { SiyuanReport } from '../../../plugins/blocks/siyuan-import.js';
 
@@ -120,8 +120,7 @@ function flavorReport(result: Record<string, unknown>): string[] {
  */
 async function notebookByName(kernel: Kernel, name: string): Promise<string> {
   const { notebooks } = await callAction(kernel, 'notebook_list', {}) as { notebooks: { id: string; name: string }[] };
-  const exact = notebooks.filter((notebook) => notebook.name === name);
-  const matches = exact.length > 0 ? exact : notebooks.filter((notebook) => notebook.name.toLowerCase() === name.toLowerCase());
+  const matches = namedAs(notebooks, name, 'name');
   if (matches.length === 1) return matches[0]!.id;
   const known = notebooks.map((notebook) => `${notebook.name} (${notebook.id})`).join(', ') || 'none';
   throw new KernelError('NOT_FOUND', matches.length === 0 ? `No notebook named '${name}'; notebooks: ${known}` : `Several notebooks are named '${name}'; give its id: ${known}`);
@@ -131,6 +130,6 @@ async function notebookByName(kernel: Kernel, name: string): Promise<string> {
 async function notebookOrDocument(call: ActionCaller, given: string): Promise<string> {
   if (/^\d{14}-[0-9a-z]{7}$/.test(given)) return given;
   const { notebooks } = await call<{ notebooks: { id: string; name: string }[] }>('notebook_list', 'blocks/notebook/list', {});
-  const notebook = notebooks.find((entry) => entry.name === given) ?? notebooks.find((entry) => entry.name.toLowerCase() === given.toLowerCase());
+  const [notebook] = namedAs(notebooks, given, 'name');
   return notebook ? notebook.id : resolveDocument(call, given);
 }

@@ -66,7 +66,8 @@ describe('quire chat beside quire serve', () => {
     expect(fake.posts).toHaveLength(2);
   });
 
-  it('goes on with a kernel started again at another address, and ends saying how to go on when none serves (it kept prompting)', async () => {
+  /** A chat beside `quire serve`, at its prompt, the kernel then stopped and started again (at another port). */
+  async function restartedUnderChat() {
     const fake = await ModelWireServer.start(['chat-model']);
     fakes.push(fake);
     const { root } = await chatWorkspace(harness.boot, `${fake.url}/v1`);
@@ -76,6 +77,11 @@ describe('quire chat beside quire serve', () => {
     expect(await serve!.process.stop()).toBe(0);
     const again = await startServe(root, KEY_ENV);
     processes.push(again.process);
+    return { chat, serve: serve!, again, sessionId, fake };
+  }
+
+  it('goes on with a kernel started again at another address, and ends saying how to go on when none serves (it kept prompting)', async () => {
+    const { chat, again, sessionId, fake } = await restartedUnderChat();
     chat.type('are you there?');
     await chat.next(`(the workspace's kernel was started again, at ${again.url}: the chat goes on there; your message did not reach it and was not sent: type it again)`);
     fake.reply(sse({ text: 'Here, on the new kernel.' }));
@@ -91,16 +97,8 @@ describe('quire chat beside quire serve', () => {
   });
 
   it('ends when the kernel started again has no such session (deleted meanwhile), instead of failing each message', async () => {
-    const fake = await ModelWireServer.start(['chat-model']);
-    fakes.push(fake);
-    const { root } = await chatWorkspace(harness.boot, `${fake.url}/v1`);
-    const { chat, serve } = await startChat(root, 'over HTTP', processes);
-    const sessionId = (await chat.next(/Session (\S+)/))[1]!;
-    await chat.next('> ');
-    expect(await serve!.process.stop()).toBe(0);
-    const again = await startServe(root, KEY_ENV);
-    processes.push(again.process);
-    const deleted = await fetch(`${again.url}/api/agent/sessions/${sessionId}`, { method: 'DELETE', headers: { authorization: `Bearer ${serve!.token}` } });
+    const { chat, serve, again, sessionId } = await restartedUnderChat();
+    const deleted = await fetch(`${again.url}/api/agent/sessions/${sessionId}`, { method: 'DELETE', headers: { authorization: `Bearer ${serve.token}` } });
     expect(deleted.ok).toBe(true);
     chat.type('still there?');
     expect(await chat.exited).toBe(1);

@@ -13,20 +13,26 @@ async function run(args: string[]): Promise<{ code: number | null; output: strin
   return { code, output: cli.output };
 }
 
+/** A workspace of one document of six paragraphs (and its title) written without an embedder, then configured with the fake (batches of 2). */
+async function toEmbed(title: string, paragraph: (i: number) => string, semantic: Record<string, unknown> = {}) {
+  const first = await boot(undefined, { embedder: 'none' });
+  const notebook = await first.act<Created>('notebook_create', { name: 'N' });
+  await first.act('document_create', { notebook: notebook.id, title, markdown: Array.from({ length: 6 }, (_, i) => paragraph(i)).join('\n\n') });
+  const root = first.kernel.workspace.root;
+  await first.kernel.close();
+  const fake = await fakeServer();
+  await writeFile(join(root, 'quire.json'), JSON.stringify({
+    plugins: {
+      providers: { config: { embedder: { provider: 'openai', model: 'fake-embed', baseURL: fake.url, apiKeyEnv: false } } },
+      'search-semantic': { config: { embedder: 'providers', batchSize: 2, ...semantic } },
+    },
+  }));
+  return { root, fake };
+}
+
 describe('quire index embeddings', () => {
   it('embeds everything pending with a progress report, can reindex, and fails with the embedder\'s error', async () => {
-    const first = await boot(undefined, { embedder: 'none' });
-    const notebook = await first.act<Created>('notebook_create', { name: 'N' });
-    await first.act('document_create', { notebook: notebook.id, title: 'Cli notes', markdown: Array.from({ length: 6 }, (_, i) => `line number ${i} for the command`).join('\n\n') });
-    const root = first.kernel.workspace.root;
-    await first.kernel.close();
-    const fake = await fakeServer();
-    await writeFile(join(root, 'quire.json'), JSON.stringify({
-      plugins: {
-        providers: { config: { embedder: { provider: 'openai', model: 'fake-embed', baseURL: fake.url, apiKeyEnv: false } } },
-        'search-semantic': { config: { embedder: 'providers', batchSize: 2, retry: { baseMs: 20, maxMs: 100, maxFailures: 2, pauseMs: 20 } } },
-      },
-    }));
+    const { root, fake } = await toEmbed('Cli notes', (i) => `line number ${i} for the command`, { retry: { baseMs: 20, maxMs: 100, maxFailures: 2, pauseMs: 20 } });
     const done = await run(['index', 'embeddings', '-w', root]);
     expect([done.code, done.output]).toEqual([0, expect.stringMatching(/7 of 7 block\(s\) embedded with providers\/openai:fake-embed in [\d.]+ s; 0 pending, 0 failed/)]);
     expect(done.output).toContain('blocks embedded');
@@ -49,18 +55,7 @@ describe('quire index embeddings', () => {
   });
 
   it('reports its progress while a pass runs, not only at its end', async () => {
-    const first = await boot(undefined, { embedder: 'none' });
-    const notebook = await first.act<Created>('notebook_create', { name: 'N' });
-    await first.act('document_create', { notebook: notebook.id, title: 'Progress', markdown: Array.from({ length: 6 }, (_, i) => `paragraph ${i} to embed`).join('\n\n') });
-    const root = first.kernel.workspace.root;
-    await first.kernel.close();
-    const fake = await fakeServer();
-    await writeFile(join(root, 'quire.json'), JSON.stringify({
-      plugins: {
-        providers: { config: { embedder: { provider: 'openai', model: 'fake-embed', baseURL: fake.url, apiKeyEnv: false } } },
-        'search-semantic': { config: { embedder: 'providers', batchSize: 2 } },
-      },
-    }));
+    const { root, fake } = await toEmbed('Progress', (i) => `paragraph ${i} to embed`);
     const cli = CliProcess.start(['index', 'embeddings', '-w', root]);
     // The third batch waits until the command has said how far it is (at most 20 s): one pass embeds
     // every block due, and the count was said once it ended, so it waited the 20 s and said nothing.
